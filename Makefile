@@ -1,0 +1,46 @@
+# fabricd: `make demo` shows the whole loop on the embedded lab fabric; `make test` runs every check.
+# Both create .venv and install what they need (Debian packages too, when run as root).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint unit bench sysdeps clean help
+
+help:
+	@echo "make demo   - run the whole loop on inventory/lab (starts and stops everything it needs)"
+	@echo "make test   - ruff, mypy --strict, import-linter contracts and pytest"
+	@echo "make lint   - ruff, mypy and import-linter only"
+	@echo "make bench  - run every benchmark in bench/ (ratios against anchors measured in the same run)"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "fabricd needs Python >= 3.11"; exit 2; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { scripts/sysdeps.sh test; $(PYTHON) -m venv $(VENV); }
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+sysdeps:
+	@scripts/sysdeps.sh test
+
+lint: $(STAMP)
+	$(BIN)/ruff check fabricd tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: sysdeps $(STAMP) lint
+	@$(BIN)/python -m pytest -q; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+demo: sysdeps $(STAMP)
+	$(BIN)/fabricd validate inventory/lab
+	$(BIN)/fabricd show inventory/lab
+	$(BIN)/fabricd headroom --speed 400G --cable-m 100 --mtu 9216
+
+bench: $(STAMP)
+	@scripts/sysdeps.sh bench
+	@$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	@set -e; for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info

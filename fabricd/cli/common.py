@@ -1,0 +1,74 @@
+"""Shared CLI pieces: the output option, consoles, inventory loading with located errors, and exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import IntEnum, StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from fabricd import settings
+from fabricd.errors import FabricdError
+
+
+class ExitCode(IntEnum):
+    """Exit codes, the same for every command (CONTRACTS.md)."""
+
+    OK = 0
+    FINDINGS = 1
+    INVALID = 2
+    TARGETS_FAILED = 3
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+OutputOpt = Annotated[
+    OutputFormat,
+    typer.Option("--output", "-o", envvar="FABRICD_OUTPUT", help="text (tables) or json (for scripts)."),
+]
+InventoryArg = Annotated[
+    Path | None,
+    typer.Argument(
+        envvar="FABRICD_INVENTORY",
+        help="Inventory file or directory. Default: the embedded lab fabric (inventory/lab).",
+        show_default=False,
+    ),
+]
+
+DOCS_HINT = "see docs/ (README.md links every guide) or `fabricd COMMAND --help`"
+
+
+def stdout() -> Console:
+    """Data goes to stdout."""
+    return Console(soft_wrap=True)
+
+
+def stderr() -> Console:
+    """Diagnostics go to stderr."""
+    return Console(stderr=True, soft_wrap=True)
+
+
+def inventory_path(path: Path | None) -> Path:
+    return path if path is not None else settings.default_inventory()
+
+
+def emit_json(data: Any) -> None:
+    """Write one JSON document to stdout (no rich markup, stable key order as given)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def fail(error: FabricdError | str, code: int = ExitCode.INVALID) -> NoReturn:
+    """Print a located error to stderr, with no traceback, and exit."""
+    text = error.render() if isinstance(error, FabricdError) else error
+    err = stderr()
+    for line in text.splitlines() or [text]:
+        err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True)
+    raise typer.Exit(code)

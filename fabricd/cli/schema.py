@@ -1,0 +1,45 @@
+"""``fabricd schema``: the JSON Schema (draft 2020-12) of the inventory, for editors and CI."""
+
+from __future__ import annotations
+
+import typer
+
+from fabricd.model import Fabric
+
+from .common import OutputFormat, OutputOpt, emit_json
+
+
+def inventory_schema() -> dict[str, object]:
+    schema: dict[str, object] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://fabricd.dev/schema/inventory.json",
+        "title": "fabricd inventory",
+        "description": "One YAML file, or a directory of YAML files merged together. Devices inherit from "
+        "defaults.{switch,host,port,nic} and then from the groups they list.",
+    }
+    body = Fabric.model_json_schema(mode="validation")
+    props = dict(body.get("properties", {}))
+    props["defaults"] = {
+        "type": "object",
+        "description": "Values every switch, host, port or NIC inherits unless it sets its own.",
+        "properties": {k: {"type": "object"} for k in ("switch", "host", "port", "nic")},
+        "additionalProperties": False,
+    }
+    props["groups"] = {
+        "type": "object",
+        "description": "Named sets of device fields; a device lists the groups it inherits from, in order.",
+        "additionalProperties": {"type": "object"},
+    }
+    body["properties"] = props
+    schema.update(body)
+    return schema
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("schema")
+    def schema_cmd(output: OutputOpt = OutputFormat.JSON) -> None:
+        """Print the JSON Schema of the inventory (draft 2020-12).
+
+        [bold]Example[/]: fabricd schema > fabricd.schema.json   (then point your editor's YAML plugin at it)
+        """
+        emit_json(inventory_schema())

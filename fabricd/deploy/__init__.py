@@ -1,0 +1,1 @@
+"""L3: plan, push, verify and roll back across targets; results per target."""

@@ -1,0 +1,1 @@
+"""L2: host backends (netlink, sysfs, dcb): read_state, plan, apply, restore."""

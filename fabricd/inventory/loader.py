@@ -1,0 +1,424 @@
+"""Load a YAML inventory (one file or a directory) into a :class:`~fabricd.model.Fabric`.
+
+Inheritance, as nornir and AVD users expect: ``defaults`` -> ``groups`` (in the order a device lists them) ->
+the device itself. Mappings merge deeply; lists and scalars replace. ``defaults.port`` and ``defaults.nic`` apply
+to every switch port and host NIC.
+
+Every problem is collected and raised at once as an :class:`~fabricd.errors.InventoryError`, each located at
+``file:line`` with a dotted path. Locations are resolved lazily, so loading a large fabric pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from fabricd.errors import InventoryError, Location, Problem
+from fabricd.model import Fabric
+
+from .yamlsrc import Loc, Located, load_located
+
+TOP_LEVEL_KEYS = ("name", "description", "policy", "defaults", "groups", "switches", "hosts", "links")
+LIST_SECTIONS = ("switches", "hosts", "links")
+MAP_SECTIONS = ("policy", "defaults", "groups")
+DEFAULT_KINDS = ("switch", "host", "port", "nic")
+YAML_SUFFIXES = (".yml", ".yaml")
+
+
+@dataclass
+class Inventory:
+    """A loaded fabric plus what is needed to locate any value in the files it came from."""
+
+    fabric: Fabric
+    path: Path
+    data: dict[str, Any]
+    located: Located = field(repr=False)
+    origins: dict[Loc, list[Loc]] = field(repr=False)
+    files: list[Path] = field(default_factory=list)
+
+    def locate(self, loc: Loc) -> Location | None:
+        return _locate(self.located, self.origins, loc)
+
+    def dotted(self, loc: Loc) -> str:
+        return dotted_path(self.data, loc)
+
+    def problem(
+        self,
+        loc: Loc,
+        message: str,
+        *,
+        expected: str | None = None,
+        got: str | None = None,
+        hint: str | None = None,
+        code: str = "INV000",
+        severity: str = "error",
+    ) -> Problem:
+        """A problem at ``loc`` (a path in the merged data), located in the file that wrote it."""
+        return Problem(
+            message,
+            path=self.dotted(loc),
+            location=self.locate(loc),
+            expected=expected,
+            got=got,
+            hint=hint,
+            code=code,
+            severity=severity,
+        )
+
+
+def load_inventory(path: Path | str) -> Inventory:
+    """Load and validate the inventory at ``path``. Raises InventoryError with every problem found."""
+    root = Path(path)
+    problems: list[Problem] = []
+    located = Located()
+    if not root.exists():
+        raise InventoryError([
+            Problem("inventory not found", location=Location(root), expected="a YAML file or a directory",
+                    got="nothing at that path", hint="pass an existing path, or omit it for inventory/lab",
+                    code="INV010")
+        ])
+    if root.is_dir():
+        files = sorted(p for p in root.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
+        if not files:
+            raise InventoryError([
+                Problem("no YAML files in the inventory directory", location=Location(root),
+                        expected="one or more *.yml or *.yaml files", got="none",
+                        hint="add fabric.yml (see inventory/lab for an example)", code="INV011")
+            ])
+    else:
+        files = [root]
+
+    docs: list[tuple[Loc, dict[str, Any]]] = []
+    for index, file in enumerate(files):
+        prefix: Loc = ("@", index)
+        doc = load_located(file, located, problems, prefix)
+        if doc is None:
+            if not problems or problems[-1].location is None or str(problems[-1].location.file) != str(file):
+                problems.append(Problem("file is empty", location=Location(file), code="INV012",
+                                        expected="a mapping of inventory sections", got="nothing",
+                                        hint=f"add sections such as {', '.join(TOP_LEVEL_KEYS[2:])}"))
+            continue
+        if not isinstance(doc, dict):
+            problems.append(Problem("the top level must be a mapping", location=located.where(prefix),
+                                    expected="keys such as policy:, switches:, hosts:",
+                                    got=type(doc).__name__, code="INV013",
+                                    hint="start the file with section keys, not a list or a scalar"))
+            continue
+        docs.append((prefix, doc))
+
+    data, origins = _combine(docs, located, problems)
+    if problems:
+        raise InventoryError(problems)
+    merged = _apply_inheritance(data, origins, located, problems)
+    if problems:
+        raise InventoryError(problems)
+    try:
+        fabric = Fabric.model_validate(merged)
+    except ValidationError as exc:
+        raise InventoryError(_validation_problems(exc, merged, located, origins)) from None
+    return Inventory(fabric=fabric, path=root, data=merged, located=located, origins=origins, files=files)
+
+
+# --- combining files -------------------------------------------------------------------------------------------
+
+
+def _combine(
+    docs: list[tuple[Loc, dict[str, Any]]], located: Located, problems: list[Problem]
+) -> tuple[dict[str, Any], dict[Loc, list[Loc]]]:
+    data: dict[str, Any] = {}
+    origins: dict[Loc, list[Loc]] = {}
+    for prefix, doc in docs:
+        for key, value in doc.items():
+            where = located.lines.get((*prefix, key))
+            if key not in TOP_LEVEL_KEYS:
+                close = difflib.get_close_matches(str(key), TOP_LEVEL_KEYS, n=1)
+                problems.append(Problem(f"unknown top-level key {key!r}", path=str(key), location=where,
+                                        expected="one of " + ", ".join(TOP_LEVEL_KEYS), got=repr(key),
+                                        hint=f"did you mean {close[0]!r}?" if close else "remove it",
+                                        code="INV014"))
+                continue
+            if key in LIST_SECTIONS:
+                if value is None:
+                    continue
+                if not isinstance(value, list):
+                    problems.append(Problem(f"{key} must be a list", path=key, location=where,
+                                            expected="a YAML list (- name: ...)", got=type(value).__name__,
+                                            code="INV015", hint=f"write each entry of {key} as '- ...'"))
+                    continue
+                items = data.setdefault(key, [])
+                for j, item in enumerate(value):
+                    origins[(key, len(items))] = [(*prefix, key, j)]
+                    items.append(item)
+            elif key in MAP_SECTIONS:
+                if value is None:
+                    continue
+                if not isinstance(value, dict):
+                    problems.append(Problem(f"{key} must be a mapping", path=key, location=where,
+                                            expected="a YAML mapping (key: value)", got=type(value).__name__,
+                                            code="INV016", hint=f"write {key} as indented 'key: value' lines"))
+                    continue
+                _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located, problems)
+                origins.setdefault((key,), []).append((*prefix, key))
+            else:
+                if key in data:
+                    problems.append(Problem(f"{key!r} is set in more than one file", path=key, location=where,
+                                            expected="one value", got="two", code="INV017",
+                                            hint="keep it in one file"))
+                    continue
+                data[key] = value
+                origins[(key,)] = [(*prefix, key)]
+    return data, origins
+
+
+def _merge_section(
+    into: dict[str, Any], new: dict[str, Any], loc: Loc, src: Loc, located: Located, problems: list[Problem]
+) -> None:
+    for key, value in new.items():
+        if key in into:
+            if isinstance(into[key], dict) and isinstance(value, dict):
+                _merge_section(into[key], value, (*loc, key), (*src, key), located, problems)
+                continue
+            problems.append(Problem(f"{dotted_path({}, (*loc, key))} is defined in more than one file",
+                                    path=dotted_path({}, (*loc, key)), location=located.lines.get((*src, key)),
+                                    expected="one definition", got="a second one", code="INV017",
+                                    hint="keep one definition, or split the section by different keys"))
+            continue
+        into[key] = value
+
+
+# --- inheritance -----------------------------------------------------------------------------------------------
+
+
+def _deep_merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for key, value in over.items():
+            out[key] = _deep_merge(base[key], value) if key in base else value
+        return out
+    return over
+
+
+def _apply_inheritance(
+    data: dict[str, Any], origins: dict[Loc, list[Loc]], located: Located, problems: list[Problem]
+) -> dict[str, Any]:
+    defaults = data.get("defaults", {})
+    groups = data.get("groups", {})
+    defaults_roots = origins.get(("defaults",), [])
+    groups_roots = origins.get(("groups",), [])
+    for kind in defaults:
+        if kind not in DEFAULT_KINDS:
+            problems.append(Problem(f"unknown defaults kind {kind!r}", path=f"defaults.{kind}",
+                                    location=_first_line(located, defaults_roots, (kind,)),
+                                    expected="one of " + ", ".join(DEFAULT_KINDS), got=repr(kind), code="INV018",
+                                    hint="defaults holds switch:, host:, port: and nic: sections"))
+    for name, body in groups.items():
+        if not isinstance(body, dict):
+            problems.append(Problem("a group must be a mapping of device fields", path=f"groups.{name}",
+                                    location=_first_line(located, groups_roots, (name,)),
+                                    expected="a mapping", got=type(body).__name__, code="INV019",
+                                    hint="write the group's shared fields as 'key: value' lines"))
+    if problems:
+        return data
+
+    out = {k: v for k, v in data.items() if k not in ("defaults", "groups")}
+    for section, kind, child, child_kind in (("switches", "switch", "ports", "port"), ("hosts", "host", "nics", "nic")):
+        merged_items = []
+        for i, item in enumerate(data.get(section, [])):
+            own_roots = origins[(section, i)]
+            if not isinstance(item, dict):
+                merged_items.append(item)  # pydantic reports the type error at this location
+                continue
+            layers: list[tuple[Any, list[Loc]]] = []
+            if isinstance(defaults.get(kind), dict):
+                layers.append((defaults[kind], [(*r, kind) for r in defaults_roots]))
+            names = item.get("groups", [])
+            for g_index, g in enumerate(names if isinstance(names, list) else []):
+                if not isinstance(g, str) or g not in groups:
+                    close = difflib.get_close_matches(str(g), list(groups), n=1)
+                    where = dotted_path(data, (section, i, "groups", g_index))
+                    problems.append(Problem(f"unknown group {g!r}", path=where,
+                                            location=_first_line(located, own_roots, ("groups", g_index)),
+                                            expected="a name under groups:", got=repr(g), code="INV020",
+                                            hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
+                    continue
+                layers.append((groups[g], [(*r, g) for r in groups_roots]))
+            merged: Any = {}
+            roots: list[Loc] = []
+            for layer, layer_roots in layers:
+                merged = _deep_merge(merged, copy.deepcopy(layer))
+                roots.extend(layer_roots)
+            merged = _deep_merge(merged, item)
+            origins[(section, i)] = roots + own_roots
+            children = merged.get(child)
+            if isinstance(children, list) and isinstance(defaults.get(child_kind), dict):
+                child_roots = [(*r, child_kind) for r in defaults_roots]
+                new_children = []
+                for j, c in enumerate(children):
+                    base = copy.deepcopy(defaults[child_kind])
+                    new_children.append(_deep_merge(base, c) if isinstance(c, dict) else c)
+                    origins[(section, i, child, j)] = child_roots + [(*r, child, j) for r in origins[(section, i)]]
+                merged[child] = new_children
+            merged_items.append(merged)
+        if section in data:
+            out[section] = merged_items
+    return out
+
+
+def _first_line(located: Located, roots: list[Loc], rest: Loc) -> Location | None:
+    for root in reversed(roots):
+        hit = located.lines.get((*root, *rest))
+        if hit is not None:
+            return hit
+    return None
+
+
+def _locate(located: Located, origins: dict[Loc, list[Loc]], loc: Loc) -> Location | None:
+    for n in range(len(loc), 0, -1):
+        roots = origins.get(tuple(loc[:n]))
+        if roots is None:
+            continue
+        rest = tuple(loc[n:])
+        for cut in range(len(rest), -1, -1):
+            hit = _first_line(located, roots, rest[:cut])
+            if hit is not None:
+                return hit
+        break
+    return located.where(("@", 0)) if located.lines else None
+
+
+# --- paths and pydantic errors ----------------------------------------------------------------------------------
+
+_NAME_KEYS = ("name", "netdev")
+
+
+def dotted_path(data: Any, loc: Loc) -> str:
+    """``('switches', 2, 'ports', 0, 'mtu')`` -> ``switches[leaf1].ports[Ethernet0].mtu`` (names where known)."""
+    out = ""
+    node = data
+    for part in loc:
+        if isinstance(part, int):
+            label = str(part)
+            if isinstance(node, list) and 0 <= part < len(node) and isinstance(node[part], dict):
+                for key in _NAME_KEYS:
+                    value = node[part].get(key)
+                    if isinstance(value, str | int) and not isinstance(value, bool):
+                        label = str(value)
+                        break
+            out += f"[{label}]"
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+        else:
+            out += ("." if out else "") + str(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
+
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The pydantic model class that owns the mapping at ``loc`` (for 'did you mean' hints)."""
+    model: Any = Fabric
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return None
+        model = _unwrap(model.model_fields[part].annotation)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _unwrap(annotation: Any) -> Any:
+    while get_origin(annotation) is not None:
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if not args:
+            return None
+        annotation = args[-1] if get_origin(annotation) is dict else args[0]
+    return annotation
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _validation_problems(
+    exc: ValidationError, data: dict[str, Any], located: Located, origins: dict[Loc, list[Loc]]
+) -> list[Problem]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if p != "[key]")
+        # pydantic adds tagged-union or enum tags to loc for some types; keep only parts that exist in the data
+        etype = err["type"]
+        ctx = err.get("ctx") or {}
+        expected: str | None = None
+        got: str | None = None if etype == "missing" else _short(err.get("input"))
+        hint: str | None = None
+        message = err["msg"]
+        if etype == "extra_forbidden":
+            key = loc[-1] if loc else "?"
+            model = _model_at(loc[:-1])
+            allowed = sorted(model.model_fields) if model else []
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            message = f"unknown key {key!r}"
+            expected = "one of " + ", ".join(allowed) if allowed else "a known key"
+            got = repr(key)
+            hint = f"did you mean {close[0]!r}?" if close else "remove it (see `fabricd schema`)"
+        elif etype == "missing":
+            message = f"missing required key {loc[-1]!r}"
+            expected = f"a value for {loc[-1]!r}"
+            got = "nothing"
+            hint = f"add {loc[-1]}: ... (see `fabricd schema`)"
+        elif etype in ("less_than_equal", "greater_than_equal", "less_than", "greater_than"):
+            bound = {"less_than_equal": "<= {le}", "greater_than_equal": ">= {ge}", "less_than": "< {lt}",
+                     "greater_than": "> {gt}"}[etype].format(**ctx)
+            message = "value out of range"
+            expected = bound
+            hint = "use a value in the documented range (see `fabricd schema`)"
+        elif etype == "enum":
+            message = "not one of the allowed values"
+            expected = str(ctx.get("expected", "")).replace("'", "")
+            hint = "pick one of the listed values"
+        elif etype in ("too_short", "too_long"):
+            message = message[0].lower() + message[1:]
+            expected = f"{ctx.get('min_length', 0)}..{ctx.get('max_length', 'n')} items"
+            hint = "adjust the number of entries"
+        else:
+            message = message[0].lower() + message[1:] if message else "invalid value"
+            expected = _expected_for(etype, ctx)
+            hint = "fix the value (see `fabricd schema` for the field's type and range)"
+        problems.append(Problem(message, path=dotted_path(data, loc), location=_locate(located, origins, loc),
+                                expected=expected, got=got, hint=hint, code="INV100"))
+    problems.sort(key=lambda p: (str(p.location.file) if p.location else "", p.location.line if p.location else 0))
+    return problems
+
+
+_EXPECTED = {
+    "int_parsing": "an integer",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "bool_parsing": "true or false",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "float_parsing": "a number",
+    "float_type": "a number",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "ip_v4_interface": "an IPv4 address with prefix, e.g. 10.0.0.1/24",
+    "ip_v4_network": "an IPv4 network, e.g. 10.0.0.0/24",
+    "string_pattern_mismatch": "a string matching the field's pattern",
+    "value_error": "a valid value",
+}
+
+
+def _expected_for(etype: str, ctx: dict[str, Any]) -> str:
+    if etype == "string_pattern_mismatch" and "pattern" in ctx:
+        return f"a string matching {ctx['pattern']}"
+    return _EXPECTED.get(etype, "a valid value")

@@ -1,0 +1,122 @@
+"""Devices and links: switches with ports, hosts with RDMA NICs, and the cables between them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from ipaddress import IPv4Interface
+from pathlib import Path
+
+from pydantic import Field, model_validator
+
+from .policy import LinkRole
+from .types import Bytes, Meters, Model, MtuBytes, Name, Speed, TcpPort, VlanId
+
+
+class Platform(StrEnum):
+    """Switch OS ids. Each maps to a netmiko device_type inside its driver."""
+
+    SONIC = "sonic"
+    ARISTA_EOS = "arista_eos"
+    CISCO_NXOS = "cisco_nxos"
+    CUMULUS_NVUE = "cumulus_nvue"
+
+
+class SwitchRole(StrEnum):
+    LEAF = "leaf"
+    SPINE = "spine"
+    SUPERSPINE = "superspine"
+
+
+class Credentials(Model):
+    """A *reference* to a secret: an environment variable or a file readable only by its owner (0600).
+
+    The secret itself never appears in the inventory.
+    """
+
+    username: Name = "admin"
+    password_env: Name | None = Field(default=None, description="environment variable holding the password")
+    password_file: Path | None = Field(default=None, description="file (mode 0600) holding the password")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Credentials:
+        if self.password_env and self.password_file:
+            raise ValueError("give password_env or password_file, not both")
+        return self
+
+
+class Management(Model):
+    """How fabricd reaches a device: address (name or IP) and SSH port."""
+
+    host: Name
+    port: TcpPort = 22
+
+
+class Port(Model):
+    """A switch port. ``role`` (what it connects) picks the cable length used for headroom."""
+
+    name: Name
+    speed: Speed = Speed.G400
+    mtu: MtuBytes = 9216
+    role: LinkRole = LinkRole.HOST
+    description: str | None = Field(default=None, max_length=200, pattern=r"^[^\n\r\"'`$;|&<>\\]*$")
+
+
+class SwitchBuffer(Model):
+    """Known ASIC buffer figures for the headroom-fits and ECN-fits checks; None when unknown."""
+
+    total_bytes: Bytes | None = None
+    headroom_pool_bytes: Bytes | None = None
+    max_queue_bytes: Bytes | None = Field(default=None, description="largest ECN threshold the queue can hold")
+
+
+class Switch(Model):
+    name: Name
+    platform: Platform
+    role: SwitchRole = SwitchRole.LEAF
+    mgmt: Management
+    credentials: Credentials = Field(default_factory=Credentials)
+    groups: list[Name] = Field(default_factory=list)
+    ports: list[Port] = Field(default_factory=list)
+    buffer: SwitchBuffer = Field(default_factory=SwitchBuffer)
+
+    def port(self, name: str) -> Port | None:
+        return next((p for p in self.ports if p.name == name), None)
+
+
+class Nic(Model):
+    """A host RDMA NIC port: its netdev, RDMA device, driver, address, optional RDMA VLAN and switch peer."""
+
+    netdev: Name
+    rdma_device: Name | None = Field(default=None, description="e.g. mlx5_0; None for a NIC without RDMA")
+    rdma_port: int = Field(default=1, ge=1, le=2)
+    driver: Name = "mlx5_core"
+    ip: IPv4Interface | None = None
+    vlan: VlanId | None = None
+    mtu: MtuBytes = 9000
+    speed: Speed | None = None
+    peer: str | None = Field(default=None, description="'switch:port' this NIC is cabled to")
+    cable_m: Meters | None = None
+
+
+class Host(Model):
+    name: Name
+    mgmt: Management | None = None
+    groups: list[Name] = Field(default_factory=list)
+    nics: list[Nic] = Field(default_factory=list)
+
+
+class Link(Model):
+    """A cable between two switch ports, each end ``device:port``. Host cables are given by ``Nic.peer``."""
+
+    a: str
+    b: str
+    role: LinkRole | None = Field(default=None, description="defaults to the ports' role")
+    cable_m: Meters | None = Field(default=None, description="overrides the role's cable length")
+
+
+def split_endpoint(endpoint: str) -> tuple[str, str]:
+    """``'leaf1:Ethernet0'`` -> ``('leaf1', 'Ethernet0')``. Raises ValueError on a malformed endpoint."""
+    device, sep, port = endpoint.partition(":")
+    if not sep or not device or not port:
+        raise ValueError(f"endpoint must be 'device:port', got {endpoint!r}")
+    return device, port

@@ -1,0 +1,82 @@
+"""Constrained scalar types. Each carries its range, unit and source in the Field description (DESIGN.md §4.1)."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+class Model(BaseModel):
+    """Base of every intent model: unknown keys are errors and instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_enum_values=False)
+
+
+Priority = Annotated[int, Field(ge=0, le=7, description="IEEE 802.1p priority / PFC priority, 0-7")]
+TrafficClassId = Annotated[int, Field(ge=0, le=7, description="Egress traffic class (queue), 0-7")]
+Dscp = Annotated[int, Field(ge=0, le=63, description="DSCP code point, 0-63 (RFC 2474)")]
+VlanId = Annotated[int, Field(ge=1, le=4094, description="802.1Q VLAN id, 1-4094")]
+Tos = Annotated[int, Field(ge=0, le=255, description="IPv4 ToS byte = DSCP << 2 | ECN bits, 0-255")]
+MtuBytes = Annotated[int, Field(ge=576, le=9216, description="L2 MTU in bytes, 576-9216")]
+Bytes = Annotated[int, Field(ge=0, description="A size in bytes")]
+Milliseconds = Annotated[int, Field(ge=0, description="A duration in milliseconds")]
+Percent = Annotated[int, Field(ge=0, le=100, description="A percentage, 0-100")]
+Meters = Annotated[float, Field(ge=0, le=100_000, description="A cable length in metres, 0-100000")]
+TcpPort = Annotated[int, Field(ge=1, le=65535, description="A TCP port, 1-65535")]
+
+# Names that may reach a device CLI or a shell line: no whitespace, quotes, newlines or shell metacharacters.
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}$")
+
+
+def _safe(value: str) -> str:
+    if not _SAFE_NAME.match(value):
+        raise ValueError(
+            "must be 1-64 characters of letters, digits and _ . : / @ + -, starting with a letter or digit "
+            "(it reaches device CLIs and shell lines)"
+        )
+    return value
+
+
+Name = Annotated[str, AfterValidator(_safe), Field(description="An identifier safe on a CLI line")]
+
+
+class Speed(StrEnum):
+    """Port speed as vendors print it. Pause quanta per speed come from SONiC's buffer_headroom_mellanox.lua."""
+
+    G10 = "10G"
+    G25 = "25G"
+    G40 = "40G"
+    G50 = "50G"
+    G100 = "100G"
+    G200 = "200G"
+    G400 = "400G"
+    G800 = "800G"
+
+    @property
+    def bps(self) -> int:
+        """Line rate in bits per second."""
+        return int(self.value[:-1]) * 1_000_000_000
+
+    @property
+    def gbps(self) -> int:
+        return int(self.value[:-1])
+
+    @property
+    def pause_quanta(self) -> int:
+        """Peer response time in 512-bit pause quanta (SONiC buffer_headroom_mellanox.lua)."""
+        return _PAUSE_QUANTA[self]
+
+
+_PAUSE_QUANTA = {
+    Speed.G10: 67,
+    Speed.G25: 80,
+    Speed.G40: 118,
+    Speed.G50: 147,
+    Speed.G100: 394,
+    Speed.G200: 453,
+    Speed.G400: 905,
+    Speed.G800: 905,
+}

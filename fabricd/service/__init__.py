@@ -1,0 +1,1 @@
+"""L4: fabricd serve, the long-running exporter, watchdog and drift auditor."""

@@ -1,0 +1,40 @@
+"""Where fabricd finds its shipped data and keeps its state. No side effects at import time.
+
+Every global option has a ``FABRICD_*`` environment variable (DESIGN.md §4.6); the CLI reads them through Typer's
+``envvar=`` and hands the values down, so nothing below the CLI reads the environment except through here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_REPO_ROOT = _PACKAGE_DIR.parent
+
+
+def data_dir(name: str) -> Path:
+    """Return a shipped data folder: ``templates``, ``exporters`` or ``inventory/lab``.
+
+    In a wheel they live in ``fabricd/_data/<name>``; in a source checkout (editable install) at the repo root.
+    """
+    packaged = _PACKAGE_DIR / "_data" / name
+    if packaged.is_dir():
+        return packaged
+    return _REPO_ROOT / name
+
+
+def default_inventory() -> Path:
+    """The embedded default fabric (``inventory/lab``), or ``FABRICD_INVENTORY`` when set."""
+    env = os.environ.get("FABRICD_INVENTORY")
+    return Path(env) if env else data_dir("inventory/lab")
+
+
+def state_dir() -> Path:
+    """Where the lab and service keep their state: ``FABRICD_STATE_DIR``, else ``$XDG_STATE_HOME/fabricd``."""
+    env = os.environ.get("FABRICD_STATE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
+    return base / "fabricd"

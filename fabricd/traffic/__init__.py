@@ -1,0 +1,1 @@
+"""L2: the pyverbs traffic generator."""

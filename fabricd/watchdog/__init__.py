@@ -1,0 +1,1 @@
+"""L2: the in-process PFC storm and drop detector."""

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install the Debian packages fabricd's tests and demo use, when they are missing and we are root.
+# Usage: scripts/sysdeps.sh [test|demo|bench]. Says what it installs; never fails the build by itself:
+# tests that need a missing tool skip with the reason.
+set -u
+what="${1:-test}"
+# command-or-path -> Debian package
+declare -A need=(
+  [promtool]=prometheus
+  [prometheus]=prometheus
+  [shellcheck]=shellcheck
+  [ip]=iproute2
+  [ethtool]=ethtool
+  [strace]=strace
+)
+if [ "$what" = "bench" ]; then
+  need[prometheus-node-exporter]=prometheus-node-exporter
+fi
+missing=()
+for cmd in "${!need[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/bin/$cmd" ] || missing+=("${need[$cmd]}")
+done
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+[ ${#missing[@]} -eq 0 ] && exit 0
+pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+if [ "$(id -u)" != 0 ]; then
+  echo "sysdeps: missing Debian packages: $pkgs(run as root, or 'sudo apt-get install $pkgs'); tests that need them skip" >&2
+  exit 0
+fi
+echo "sysdeps: installing Debian packages: $pkgs" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null 2>&1 || true
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $pkgs >/dev/null 2>&1 \
+  || echo "sysdeps: apt-get install failed for: $pkgs; tests that need them skip" >&2
+exit 0
