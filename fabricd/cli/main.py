@@ -16,6 +16,7 @@ from .common import fail
 # One module per command (or command group). Each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES: tuple[str, ...] = (
     "schema",
+    "doctor",
 )
 
 
