@@ -1,0 +1,528 @@
+"""Host intent: everything a RoCE host must be set to, decided from the :class:`~fabricd.model.Fabric` model.
+
+L1: pure, no device libraries. ``templates/linux_host/*.sh`` print a :class:`HostIntent` as it is; the host
+backends (``fabricd.hosts``) apply it; ``fabricd audit host`` diffs live state against it. Every decision lives
+here: which priorities are lossless, how the 8 hardware TCs are scheduled, the full DSCP -> priority table, the
+RoCE ToS, which DCQCN knobs are touched (only those the inventory sets; ``None`` leaves the device alone).
+
+A :class:`HostPlan` is the list of typed steps a backend would take (``backend``, ``object``, ``path``,
+``current``, ``desired``); ``fabricd render`` writes the desired-only plan (``current`` = null) as
+``DIR/hosts/<name>.plan.json`` and ``fabricd host plan`` fills ``current`` from the live host.
+
+Sources: mlnx-tools ``mlnx_qos``/``cma_roce_tos``/``cma_roce_mode``; Linux ``Documentation/ABI/testing/
+configfs-rdma_cm``; iproute2 dcb-ets(8), dcb-pfc(8), dcb-app(8), dcb-apptrust(8); MLNX_OFED ECN sysfs
+(``/sys/class/net/<if>/ecn/roce_np|roce_rp``, parsed by prometheus/procfs ``sysfs/net_class_ecn.go``).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from ipaddress import IPv4Interface
+from typing import Literal
+
+from pydantic import Field, JsonValue
+
+from fabricd.model import Fabric, Host, Nic, Scheduler, Speed, TrustMode, split_endpoint
+from fabricd.model.types import Model
+
+NUM_PRIORITIES = 8
+"""IEEE 802.1p priorities 0-7."""
+NUM_TCS = 8
+"""Hardware traffic classes on mlx5 / IEEE 802.1Qaz ETS: 8."""
+NUM_DSCP = 64
+"""DSCP code points 0-63."""
+IFNAMSIZ = 15
+"""Longest Linux interface name (IFNAMSIZ 16 minus the NUL)."""
+ROCE_MODE_V2 = "RoCE v2"
+"""``default_roce_mode`` value for RoCEv2, as the kernel prints it (configfs-rdma_cm ABI, cma_roce_mode -m 2)."""
+ROCE_MODE_V1 = "IB/RoCE v1"
+"""``default_roce_mode`` value for RoCEv1."""
+
+DCQCN_RP_PARAMS: tuple[str, ...] = (
+    "rpg_time_reset",
+    "rpg_byte_reset",
+    "rpg_threshold",
+    "rpg_ai_rate",
+    "rpg_hai_rate",
+    "rpg_gd",
+    "rpg_min_dec_fac",
+    "rpg_min_rate",
+    "rpg_max_rate",
+    "rate_to_set_on_first_cnp",
+    "rate_reduce_monitor_period",
+    "dce_tcp_g",
+    "dce_tcp_rtt",
+    "initial_alpha_value",
+    "clamp_tgt_rate",
+    "clamp_tgt_rate_after_time_inc",
+)
+"""Files under ``/sys/class/net/<if>/ecn/roce_rp/`` (MLNX_OFED mlx5), in the order fabricd writes them."""
+DCQCN_NP_PARAMS: tuple[str, ...] = ("min_time_between_cnps",)
+"""Parameter files under ``/sys/class/net/<if>/ecn/roce_np/`` besides ``cnp_dscp`` and ``cnp_802p_prio``."""
+
+
+class Tsa(StrEnum):
+    """Transmission selection algorithm of a TC (IEEE 802.1Qaz; dcb-ets(8) ``tc-tsa``)."""
+
+    STRICT = "strict"
+    ETS = "ets"
+
+
+class Backend(StrEnum):
+    """Which host backend applies a step (fabricd.hosts)."""
+
+    NETLINK = "netlink"
+    SYSFS = "sysfs"
+    DCB = "dcb"
+
+
+class DscpPriority(Model):
+    """One DCB APP entry, selector DSCP (IEEE 802.1Qcd, selector 5): packets with ``dscp`` get ``priority``."""
+
+    dscp: int = Field(ge=0, le=63, description="DSCP code point, 0-63")
+    priority: int = Field(ge=0, le=7, description="802.1p priority, 0-7")
+
+
+class NicIntent(Model):
+    """The desired state of one RDMA NIC port on a host. Flat and template-friendly: lists are indexed by
+    priority (0-7) or TC (0-7), scalars are the values written to the device."""
+
+    netdev: str = Field(description="physical netdev name, e.g. ens1f0np0 (/sys/class/net/<netdev>)")
+    rdma_device: str | None = Field(
+        description="RDMA device, e.g. mlx5_0 (/sys/class/infiniband/<dev>); None for a NIC without RDMA"
+    )
+    rdma_port: int = Field(ge=1, le=2, description="RDMA port number, 1-2 (ports/<n> in sysfs and configfs)")
+    driver: str = Field(description="kernel driver, e.g. mlx5_core (from `ethtool -i`)")
+    speed: Speed | None = Field(description="expected link speed; None = not checked")
+
+    # --- netlink: links, MTU, VLAN, address, pause -------------------------------------------------------
+    mtu_bytes: int = Field(ge=576, le=9216, description="L3 MTU in bytes on the netdev (and its VLAN netdev)")
+    vlan_id: int | None = Field(description="802.1Q VLAN id 1-4094 of the RDMA VLAN; None = untagged")
+    vlan_netdev: str | None = Field(
+        description="VLAN netdev name '<netdev>.<vid>' (the netdev part shortened to fit 15 characters); "
+        "None when untagged"
+    )
+    ip_netdev: str = Field(description="netdev that carries the RDMA address: vlan_netdev if set, else netdev")
+    address: str | None = Field(description="RDMA IPv4 address with prefix, e.g. 10.100.0.11/16; None = none")
+    global_pause: bool | None = Field(
+        description="desired 802.3x global pause (rx and tx, `ethtool -A`); False = off, which PFC requires; "
+        "None = leave alone (lossy transports)"
+    )
+
+    # --- DCB: trust, PFC, ETS, APP ----------------------------------------------------------------------
+    trust: TrustMode = Field(description="ingress classification: dscp or pcp (dcb apptrust / mlnx_qos --trust)")
+    pfc_priorities: list[int] = Field(description="priorities with PFC enabled, 0-7 each (dcb pfc prio-pfc)")
+    pfc_mask: int = Field(ge=0, le=255, description="PFC enable bitmap, bit p = priority p (ieee_pfc.pfc_en)")
+    prio_tc: list[int] = Field(description="TC (0-7) of each priority 0-7 (dcb ets prio-tc, mlnx_qos -p)")
+    tc_tsa: list[Tsa] = Field(description="TSA of each TC 0-7 (dcb ets tc-tsa, mlnx_qos -s)")
+    tc_bw_percent: list[int] = Field(
+        description="ETS bandwidth share of each TC 0-7 in %, summing to 100 over ETS TCs; 0 for strict TCs "
+        "(dcb ets tc-bw, mlnx_qos -t)"
+    )
+    dscp_to_priority: list[DscpPriority] = Field(
+        description="all 64 DSCP -> priority APP entries (unmapped DSCPs get the policy's default priority); "
+        "dcb app dscp-prio, mlnx_qos --dscp2prio"
+    )
+
+    # --- sysfs / configfs: RoCE ToS and mode, DCQCN ------------------------------------------------------
+    roce_tos: int = Field(
+        ge=0,
+        le=255,
+        description="IPv4 ToS of RoCE traffic = DSCP << 2 | ECT(0), 106 by default; written to configfs "
+        "rdma_cm/<dev>/ports/<p>/default_roce_tos and /sys/class/infiniband/<dev>/tc/<p>/traffic_class",
+    )
+    roce_mode: Literal["RoCE v2", "IB/RoCE v1"] = Field(
+        description="configfs rdma_cm/<dev>/ports/<p>/default_roce_mode ('RoCE v2' for RoCEv2)"
+    )
+    cnp_dscp: int | None = Field(description="ecn/roce_np/cnp_dscp, 0-63; None = leave alone (no DCQCN)")
+    cnp_802p_prio: int | None = Field(description="ecn/roce_np/cnp_802p_prio, 0-7; None = leave alone")
+    np_priorities: list[int] = Field(
+        description="priorities whose ecn/roce_np/enable/<prio> is set to 1 (DCQCN notification point); "
+        "the others are left alone"
+    )
+    rp_priorities: list[int] = Field(
+        description="priorities whose ecn/roce_rp/enable/<prio> is set to 1 (DCQCN reaction point); "
+        "the others are left alone"
+    )
+    dcqcn_rp: dict[str, int] = Field(
+        description="ecn/roce_rp/<name> -> value, only the parameters the inventory sets (units in "
+        "fabricd.model.DcqcnRp); absent = leave alone"
+    )
+    dcqcn_np: dict[str, int] = Field(
+        description="ecn/roce_np/<name> -> value, only the parameters the inventory sets; absent = leave alone"
+    )
+
+    # --- context for audit -------------------------------------------------------------------------------
+    peer: str | None = Field(description="'switch:port' this NIC is cabled to, None if unknown")
+    peer_port_mtu_bytes: int | None = Field(
+        description="MTU of the peer switch port in bytes (L2, as the switch counts it); None if unknown"
+    )
+    roce_dscp: int = Field(ge=0, le=63, description="DSCP of RoCE data (policy.qos.roce.dscp)")
+    roce_priority: int = Field(ge=0, le=7, description="priority of RoCE data (policy.qos.roce.priority)")
+
+    @property
+    def address_ip(self) -> str | None:
+        """The bare IPv4 address (no prefix) of the RDMA interface, or None."""
+        return str(IPv4Interface(self.address).ip) if self.address else None
+
+
+class HostIntent(Model):
+    """Everything fabricd sets on one host, per NIC. Built by :func:`host_intent`; never typed in."""
+
+    host: str = Field(description="host name as in the inventory")
+    fabric: str = Field(description="fabric name as in the inventory")
+    lossless: bool = Field(description="True when the fabric runs RoCEv2 lossless (PFC + ECN)")
+    nics: list[NicIntent] = Field(description="one entry per RDMA NIC port, inventory order")
+
+    def nic(self, netdev: str) -> NicIntent | None:
+        return next((n for n in self.nics if n.netdev == netdev), None)
+
+
+class HostStep(Model):
+    """One typed step of a host plan: set ``object``'s ``path`` from ``current`` to ``desired``.
+
+    ``path`` is the sysfs/configfs file (absolute, as on the host) for the sysfs backend, the link attribute
+    (``mtu``, ``state``, ``vlan``, ``address``, ``pause``) for netlink, and the DCB object (``pfc``, ``ets``,
+    ``app``, ``apptrust``) for dcb. ``current`` is None in a rendered plan (not read) and when the object is
+    missing on the host. ``check`` names the audit check the step belongs to.
+    """
+
+    backend: Backend
+    object: str = Field(description="interface or RDMA device the step acts on")
+    path: str = Field(description="sysfs/configfs path, link attribute or DCB object")
+    current: JsonValue = Field(default=None, description="value read from the host; None = unknown or absent")
+    desired: JsonValue = Field(description="value fabricd sets")
+    check: str = Field(description="audit check code, e.g. HOST-PFC")
+
+
+class HostPlan(Model):
+    """The steps to bring a host to its intent, in apply order (netlink, then dcb, then sysfs)."""
+
+    host: str
+    steps: list[HostStep] = Field(default_factory=list)
+
+    def for_backend(self, backend: Backend) -> list[HostStep]:
+        return [s for s in self.steps if s.backend == backend]
+
+    def to_json(self) -> str:
+        """The HostPlan JSON format written as ``DIR/hosts/<name>.plan.json``."""
+        return self.model_dump_json(indent=2) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Decisions
+# ------------------------------------------------------------------------------------------------------------
+
+
+def vlan_netdev_name(netdev: str, vlan_id: int) -> str:
+    """``<netdev>.<vid>``, the netdev part shortened so the whole fits IFNAMSIZ (15 characters)."""
+    suffix = f".{vlan_id}"
+    return netdev[: IFNAMSIZ - len(suffix)] + suffix
+
+
+def _split_bandwidth(weights: dict[int, int]) -> dict[int, int]:
+    """Scale DWRR weights to integer percentages summing to exactly 100 (largest remainder)."""
+    total = sum(weights.values())
+    if not weights or total <= 0:
+        return dict.fromkeys(weights, 0)
+    exact = {tc: w * 100 / total for tc, w in weights.items()}
+    out = {tc: int(v) for tc, v in exact.items()}
+    short = 100 - sum(out.values())
+    for tc in sorted(exact, key=lambda t: (-(exact[t] - out[t]), t))[:short]:
+        out[tc] += 1
+    return out
+
+
+def _ets(fabric: Fabric) -> tuple[list[int], list[Tsa], list[int]]:
+    """prio_tc, tc_tsa and tc_bw_percent for the 8 hardware TCs from the policy's traffic classes.
+
+    A priority in no class goes to the class of the default priority (else TC 0). TCs no class uses are ETS
+    with 0 % (no priority maps to them). DWRR classes without a weight share equally.
+    """
+    qos = fabric.policy.qos
+    default_tc = qos.class_of(qos.default_priority)
+    prio_tc = []
+    for prio in range(NUM_PRIORITIES):
+        tc = qos.class_of(prio) or default_tc
+        prio_tc.append(tc.id if tc is not None else 0)
+    tsa = [Tsa.ETS] * NUM_TCS
+    weights: dict[int, int] = {}
+    for tc in qos.traffic_classes:
+        if tc.scheduler == Scheduler.STRICT:
+            tsa[tc.id] = Tsa.STRICT
+        else:
+            weights[tc.id] = tc.weight_percent if tc.weight_percent is not None else 1
+    if weights and all(tc.weight_percent is None for tc in qos.traffic_classes if tc.id in weights):
+        weights = dict.fromkeys(weights, 1)
+    shares = _split_bandwidth(weights)
+    bw = [shares.get(tc, 0) for tc in range(NUM_TCS)]
+    return prio_tc, tsa, bw
+
+
+def _peer_mtu(fabric: Fabric, nic: Nic) -> int | None:
+    if not nic.peer:
+        return None
+    try:
+        switch_name, port_name = split_endpoint(nic.peer)
+    except ValueError:
+        return None
+    switch = fabric.switch(switch_name)
+    port = switch.port(port_name) if switch else None
+    return port.mtu if port else None
+
+
+def nic_intent(fabric: Fabric, nic: Nic) -> NicIntent:
+    """Decide the desired state of one NIC port from the fabric policy."""
+    policy = fabric.policy
+    qos = policy.qos
+    lossless = policy.lossless
+    dcqcn_on = policy.congestion_control.value == "dcqcn" and nic.rdma_device is not None
+    prio_tc, tsa, bw = _ets(fabric)
+    pfc = sorted(set(policy.pfc.priorities)) if lossless else []
+    vlan_netdev = vlan_netdev_name(nic.netdev, nic.vlan) if nic.vlan is not None else None
+    rp_prios = policy.dcqcn.rp_priorities or [qos.roce.priority]
+    np_prios = policy.dcqcn.np_priorities or [qos.roce.priority]
+    rp_params = policy.dcqcn.rp.model_dump(exclude_none=True)
+    np_params = policy.dcqcn.np.model_dump(exclude_none=True)
+    return NicIntent(
+        netdev=nic.netdev,
+        rdma_device=nic.rdma_device,
+        rdma_port=nic.rdma_port,
+        driver=nic.driver,
+        speed=nic.speed,
+        mtu_bytes=nic.mtu,
+        vlan_id=nic.vlan,
+        vlan_netdev=vlan_netdev,
+        ip_netdev=vlan_netdev or nic.netdev,
+        address=str(nic.ip) if nic.ip is not None else None,
+        global_pause=False if lossless else None,
+        trust=qos.trust,
+        pfc_priorities=pfc,
+        pfc_mask=sum(1 << p for p in pfc),
+        prio_tc=prio_tc,
+        tc_tsa=tsa,
+        tc_bw_percent=bw,
+        dscp_to_priority=[DscpPriority(dscp=d, priority=qos.priority_of(d)) for d in range(NUM_DSCP)],
+        roce_tos=qos.roce.effective_tos,
+        roce_mode=ROCE_MODE_V2,
+        cnp_dscp=qos.cnp.dscp if dcqcn_on else None,
+        cnp_802p_prio=qos.cnp.priority if dcqcn_on else None,
+        np_priorities=sorted(set(np_prios)) if dcqcn_on else [],
+        rp_priorities=sorted(set(rp_prios)) if dcqcn_on else [],
+        dcqcn_rp={k: rp_params[k] for k in DCQCN_RP_PARAMS if k in rp_params} if dcqcn_on else {},
+        dcqcn_np={k: np_params[k] for k in DCQCN_NP_PARAMS if k in np_params} if dcqcn_on else {},
+        peer=nic.peer,
+        peer_port_mtu_bytes=_peer_mtu(fabric, nic),
+        roce_dscp=qos.roce.dscp,
+        roce_priority=qos.roce.priority,
+    )
+
+
+def _host_intent(fabric: Fabric, host: Host) -> HostIntent:
+    return HostIntent(
+        host=host.name,
+        fabric=fabric.name,
+        lossless=fabric.policy.lossless,
+        nics=[nic_intent(fabric, nic) for nic in host.nics],
+    )
+
+
+def host_intent(fabric: Fabric, host_name: str) -> HostIntent:
+    """The :class:`HostIntent` of ``host_name``. Raises KeyError when the fabric has no such host."""
+    host = fabric.host(host_name)
+    if host is None:
+        raise KeyError(host_name)
+    return _host_intent(fabric, host)
+
+
+def host_intents(fabric: Fabric) -> list[HostIntent]:
+    """The :class:`HostIntent` of every host, inventory order."""
+    return [_host_intent(fabric, h) for h in fabric.hosts]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Desired steps (the plan with current values unknown)
+# ------------------------------------------------------------------------------------------------------------
+
+SYS_NET = "/sys/class/net"
+SYS_IB = "/sys/class/infiniband"
+CONFIGFS_RDMA_CM = "/sys/kernel/config/rdma_cm"
+
+
+def ecn_path(netdev: str, point: str, name: str) -> str:
+    """``/sys/class/net/<netdev>/ecn/<point>/<name>``; point is roce_np or roce_rp."""
+    return f"{SYS_NET}/{netdev}/ecn/{point}/{name}"
+
+
+def roce_tos_path(dev: str, port: int) -> str:
+    return f"{CONFIGFS_RDMA_CM}/{dev}/ports/{port}/default_roce_tos"
+
+
+def roce_mode_path(dev: str, port: int) -> str:
+    return f"{CONFIGFS_RDMA_CM}/{dev}/ports/{port}/default_roce_mode"
+
+
+def traffic_class_path(dev: str, port: int) -> str:
+    return f"{SYS_IB}/{dev}/tc/{port}/traffic_class"
+
+
+def netlink_steps(nic: NicIntent, skip: frozenset[str] = frozenset()) -> list[HostStep]:
+    """Desired netlink steps of one NIC: MTU and up on the netdev, the VLAN netdev, the address, pause off."""
+    steps = [
+        HostStep(backend=Backend.NETLINK, object=nic.netdev, path="mtu", desired=nic.mtu_bytes, check="HOST-MTU"),
+        HostStep(backend=Backend.NETLINK, object=nic.netdev, path="state", desired="up", check="HOST-LINK"),
+    ]
+    if nic.vlan_netdev is not None and "vlan" not in skip:
+        steps += [
+            HostStep(
+                backend=Backend.NETLINK,
+                object=nic.vlan_netdev,
+                path="vlan",
+                desired={"link": nic.netdev, "id": nic.vlan_id},
+                check="HOST-VLAN",
+            ),
+            HostStep(
+                backend=Backend.NETLINK, object=nic.vlan_netdev, path="mtu", desired=nic.mtu_bytes, check="HOST-MTU"
+            ),
+            HostStep(backend=Backend.NETLINK, object=nic.vlan_netdev, path="state", desired="up", check="HOST-LINK"),
+        ]
+    if nic.address is not None and not (nic.vlan_netdev is not None and "vlan" in skip):
+        steps.append(
+            HostStep(
+                backend=Backend.NETLINK, object=nic.ip_netdev, path="address", desired=nic.address, check="HOST-ADDR"
+            )
+        )
+    if nic.global_pause is not None and "pause" not in skip:
+        steps.append(
+            HostStep(
+                backend=Backend.NETLINK,
+                object=nic.netdev,
+                path="pause",
+                desired={"rx": nic.global_pause, "tx": nic.global_pause},
+                check="HOST-PAUSE",
+            )
+        )
+    return steps
+
+
+def dcb_steps(nic: NicIntent) -> list[HostStep]:
+    """Desired DCB steps of one NIC: apptrust, PFC, ETS and the DSCP APP table."""
+    return [
+        HostStep(
+            backend=Backend.DCB,
+            object=nic.netdev,
+            path="apptrust",
+            desired=["dscp"] if nic.trust == TrustMode.DSCP else ["pcp"],
+            check="HOST-TRUST",
+        ),
+        HostStep(backend=Backend.DCB, object=nic.netdev, path="pfc", desired=nic.pfc_mask, check="HOST-PFC"),
+        HostStep(
+            backend=Backend.DCB,
+            object=nic.netdev,
+            path="ets",
+            desired={
+                "prio_tc": list(nic.prio_tc),
+                "tc_tsa": [t.value for t in nic.tc_tsa],
+                "tc_bw": list(nic.tc_bw_percent),
+            },
+            check="HOST-ETS",
+        ),
+        HostStep(
+            backend=Backend.DCB,
+            object=nic.netdev,
+            path="app",
+            desired={str(e.dscp): e.priority for e in nic.dscp_to_priority},
+            check="HOST-DSCP-MAP",
+        ),
+    ]
+
+
+def sysfs_steps(nic: NicIntent) -> list[HostStep]:
+    """Desired sysfs/configfs steps of one NIC: RoCE ToS and mode, traffic_class, CNP, NP/RP enables, DCQCN."""
+    steps: list[HostStep] = []
+    dev = nic.rdma_device
+    if dev is not None:
+        steps += [
+            HostStep(
+                backend=Backend.SYSFS,
+                object=dev,
+                path=roce_tos_path(dev, nic.rdma_port),
+                desired=nic.roce_tos,
+                check="HOST-ROCE-TOS",
+            ),
+            HostStep(
+                backend=Backend.SYSFS,
+                object=dev,
+                path=roce_mode_path(dev, nic.rdma_port),
+                desired=nic.roce_mode,
+                check="HOST-ROCE-MODE",
+            ),
+            HostStep(
+                backend=Backend.SYSFS,
+                object=dev,
+                path=traffic_class_path(dev, nic.rdma_port),
+                desired=nic.roce_tos,
+                check="HOST-TRAFFIC-CLASS",
+            ),
+        ]
+    if nic.cnp_dscp is not None:
+        steps.append(
+            HostStep(
+                backend=Backend.SYSFS,
+                object=nic.netdev,
+                path=ecn_path(nic.netdev, "roce_np", "cnp_dscp"),
+                desired=nic.cnp_dscp,
+                check="HOST-CNP",
+            )
+        )
+    if nic.cnp_802p_prio is not None:
+        steps.append(
+            HostStep(
+                backend=Backend.SYSFS,
+                object=nic.netdev,
+                path=ecn_path(nic.netdev, "roce_np", "cnp_802p_prio"),
+                desired=nic.cnp_802p_prio,
+                check="HOST-CNP",
+            )
+        )
+    for point, prios in (("roce_np", nic.np_priorities), ("roce_rp", nic.rp_priorities)):
+        steps += [
+            HostStep(
+                backend=Backend.SYSFS,
+                object=nic.netdev,
+                path=ecn_path(nic.netdev, point, f"enable/{p}"),
+                desired=1,
+                check="HOST-ECN-ENABLE",
+            )
+            for p in prios
+        ]
+    for point, params in (("roce_rp", nic.dcqcn_rp), ("roce_np", nic.dcqcn_np)):
+        steps += [
+            HostStep(
+                backend=Backend.SYSFS,
+                object=nic.netdev,
+                path=ecn_path(nic.netdev, point, name),
+                desired=value,
+                check="HOST-DCQCN",
+            )
+            for name, value in params.items()
+        ]
+    return steps
+
+
+def desired_plan(intent: HostIntent, skip: frozenset[str] = frozenset()) -> HostPlan:
+    """The whole plan of a host with ``current`` unknown: what ``fabricd render`` writes as <name>.plan.json.
+
+    ``skip`` drops step groups by name: ``vlan``, ``pause``, ``netlink``, ``dcb``, ``sysfs``.
+    """
+    steps: list[HostStep] = []
+    for nic in intent.nics:
+        if "netlink" not in skip:
+            steps += netlink_steps(nic, skip)
+    for nic in intent.nics:
+        if "dcb" not in skip:
+            steps += dcb_steps(nic)
+    for nic in intent.nics:
+        if "sysfs" not in skip:
+            steps += sysfs_steps(nic)
+    return HostPlan(host=intent.host, steps=steps)
