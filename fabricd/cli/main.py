@@ -17,6 +17,7 @@ from .common import fail
 COMMAND_MODULES: tuple[str, ...] = (
     "schema",
     "doctor",
+    "report",
 )
 
 
