@@ -89,7 +89,7 @@ def test_desired_plan_json_round_trips(lab: Fabric) -> None:
     steps = json.loads(text)["steps"]
     assert all(s["current"] is None for s in steps)
     assert {s["backend"] for s in steps} == {"netlink", "dcb", "sysfs"}
-    paths = {s["path"] for s in plan.for_backend(Backend.SYSFS)}
+    paths = {s.path for s in plan.for_backend(Backend.SYSFS)}
     assert "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos" in paths
     assert "/sys/class/infiniband/mlx5_0/tc/1/traffic_class" in paths
     assert "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3" in paths
