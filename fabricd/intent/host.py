@@ -386,11 +386,11 @@ def netlink_steps(nic: NicIntent, skip: frozenset[str] = frozenset()) -> list[Ho
             ),
             HostStep(backend=Backend.NETLINK, object=nic.vlan_netdev, path="state", desired="up", check="HOST-LINK"),
         ]
-    if nic.address is not None and not (nic.vlan_netdev is not None and "vlan" in skip):
+    if nic.address is not None:
+        # with the VLAN skipped (no 802.1Q on this kernel, or an untagged test bed) the address goes untagged
+        where = nic.netdev if "vlan" in skip else nic.ip_netdev
         steps.append(
-            HostStep(
-                backend=Backend.NETLINK, object=nic.ip_netdev, path="address", desired=nic.address, check="HOST-ADDR"
-            )
+            HostStep(backend=Backend.NETLINK, object=where, path="address", desired=nic.address, check="HOST-ADDR")
         )
     if nic.global_pause is not None and "pause" not in skip:
         steps.append(
@@ -462,7 +462,7 @@ def sysfs_steps(nic: NicIntent) -> list[HostStep]:
                 object=dev,
                 path=traffic_class_path(dev, nic.rdma_port),
                 desired=nic.roce_tos,
-                check="HOST-TRAFFIC-CLASS",
+                check="HOST-ROCE-TOS",
             ),
         ]
     if nic.cnp_dscp is not None:
@@ -513,7 +513,8 @@ def sysfs_steps(nic: NicIntent) -> list[HostStep]:
 def desired_plan(intent: HostIntent, skip: frozenset[str] = frozenset()) -> HostPlan:
     """The whole plan of a host with ``current`` unknown: what ``fabricd render`` writes as <name>.plan.json.
 
-    ``skip`` drops step groups by name: ``vlan``, ``pause``, ``netlink``, ``dcb``, ``sysfs``.
+    ``skip`` drops step groups by name: ``vlan`` (no VLAN netdev; the address goes on the untagged netdev),
+    ``pause``, ``netlink``, ``dcb``, ``sysfs``.
     """
     steps: list[HostStep] = []
     for nic in intent.nics:

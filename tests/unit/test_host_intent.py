@@ -95,5 +95,5 @@ def test_desired_plan_json_round_trips(lab: Fabric) -> None:
     assert "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3" in paths
     skipped = desired_plan(host_intent(lab, "gpu3"), frozenset({"vlan"}))
     assert not any(s.path == "vlan" for s in skipped.steps)
-    # without the VLAN netdev there is nowhere to put the VLAN address
-    assert not any(s.path == "address" for s in skipped.steps)
+    # without the VLAN netdev the address goes on the untagged netdev
+    assert [(s.object, s.desired) for s in skipped.steps if s.path == "address"] == [("ens1f0np0", "10.100.0.13/16")]

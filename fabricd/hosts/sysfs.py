@@ -1,0 +1,160 @@
+"""The sysfs/configfs backend: DCQCN knobs, CNP marking, RoCE ToS and mode, traffic_class, under a root.
+
+Files (MLNX_OFED mlx5 and the kernel ABI; anchors.md §3.2):
+
+- ``/sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio>`` (0/1), ``roce_np/cnp_dscp``, ``roce_np/cnp_802p_prio``
+  and the DCQCN parameter files (``roce_rp/rpg_*``..., ``roce_np/min_time_between_cnps``);
+- configfs ``/sys/kernel/config/rdma_cm/<dev>/ports/<p>/default_roce_tos`` and ``default_roce_mode``
+  (Documentation/ABI/testing/configfs-rdma_cm). Like mlnx-tools ``cma_roce_tos``, fabricd mounts configfs when it
+  is not mounted (only when the root is ``/``) and creates the ``rdma_cm/<dev>`` group (mkdir) when it is missing;
+- ``/sys/class/infiniband/<dev>/tc/<p>/traffic_class`` (MLNX_OFED), only where present: the inbox driver has no
+  such file and RDMA-CM's default_roce_tos covers RDMA-CM applications there.
+
+Every path is resolved under ``root`` and refused when it would leave it (``..`` or a symlink pointing out).
+Files are opened for writing without O_CREAT: sysfs attributes cannot be created, and a missing file is an error
+located at its path.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+from pathlib import Path
+
+from fabricd.errors import HostBackendError
+from fabricd.intent.host import CONFIGFS_RDMA_CM, SYS_IB, Backend, HostStep
+
+from .base import HostBackend, Reading
+
+CONFIGFS_MOUNT = "/sys/kernel/config"
+
+
+def _parse(text: str) -> int | str:
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+class SysfsBackend(HostBackend):
+    """Read and write sysfs/configfs files under ``root`` (``/`` on a live host, a fake tree in tests)."""
+
+    backend = Backend.SYSFS
+
+    def __init__(self, root: str | os.PathLike[str] = "/", *, mount_configfs: bool | None = None) -> None:
+        self.root = Path(root)
+        self._real_root = os.path.realpath(self.root)
+        self._mount_configfs = (self._real_root == "/") if mount_configfs is None else mount_configfs
+        self.created_groups: list[str] = []
+
+    # -- paths ----------------------------------------------------------------------------------------------
+
+    def resolve(self, path: str) -> Path:
+        """The file for host path ``path`` under the root; HostBackendError when it leaves the root."""
+        if not path.startswith("/") or ".." in Path(path).parts:
+            raise HostBackendError("resolve", path, "refused: only absolute paths without '..' are allowed",
+                                   hint="fabricd only touches /sys/class/... and /sys/kernel/config/...")
+        full = self.root / path.lstrip("/")
+        real = os.path.realpath(full)
+        if real != self._real_root and not real.startswith(self._real_root.rstrip("/") + "/"):
+            raise HostBackendError("resolve", path, f"refused: resolves to {real}, outside the root {self._real_root}",
+                                   hint="a symlink in the tree points out of --root; fix the tree or the root")
+        return full
+
+    # -- primitives -----------------------------------------------------------------------------------------
+
+    def read(self, obj: str, path: str) -> Reading:
+        try:
+            full = self.resolve(path)
+        except HostBackendError as exc:
+            return Reading(object=obj, path=path, present=False, error=exc.render())
+        try:
+            text = full.read_text()
+        except FileNotFoundError:
+            return Reading(object=obj, path=path, present=False)
+        except OSError as exc:
+            return Reading(object=obj, path=path, present=False, error=f"{exc.strerror} (errno {exc.errno})")
+        return Reading(object=obj, path=path, value=_parse(text))
+
+    def applicable(self, step: HostStep, current: Reading) -> bool:
+        # traffic_class exists only with MLNX_OFED; elsewhere RDMA-CM's default_roce_tos is the knob
+        return not (step.path.startswith(SYS_IB) and step.path.endswith("/traffic_class") and not current.present
+                    and current.error is None)
+
+    def satisfied(self, step: HostStep, current: Reading) -> bool:
+        if not current.present:
+            return False
+        if isinstance(step.desired, str) and isinstance(current.value, str):
+            return current.value.strip() == step.desired.strip()
+        return current.value == step.desired
+
+    def write(self, step: HostStep) -> None:
+        if step.path.startswith(CONFIGFS_RDMA_CM + "/"):
+            self._ensure_rdma_cm_group(step)
+        self._write_file(step.path, step.desired)
+
+    def write_back(self, reading: Reading) -> None:
+        if not reading.present:
+            return  # a sysfs attribute that did not exist cannot be removed; nothing was written to it
+        self._write_file(reading.path, reading.value)
+
+    # -- helpers --------------------------------------------------------------------------------------------
+
+    def _write_file(self, path: str, value: object) -> None:
+        full = self.resolve(path)
+        data = f"{value}\n".encode()
+        try:
+            fd = os.open(full, os.O_WRONLY | os.O_TRUNC)
+        except OSError as exc:
+            raise HostBackendError("write", path, f"cannot open: {exc.strerror}", errno=exc.errno,
+                                   hint=_hint(path, exc.errno)) from exc
+        try:
+            os.write(fd, data)
+        except OSError as exc:
+            raise HostBackendError("write", path, f"{exc.strerror} writing {value!r}", errno=exc.errno,
+                                   hint=_hint(path, exc.errno)) from exc
+        finally:
+            os.close(fd)
+
+    def _ensure_rdma_cm_group(self, step: HostStep) -> None:
+        """Mount configfs if needed (live root only) and mkdir ``rdma_cm/<dev>``, as cma_roce_tos does."""
+        rel = step.path[len(CONFIGFS_RDMA_CM) + 1 :]
+        dev = rel.split("/", 1)[0]
+        config = self.resolve(CONFIGFS_MOUNT)
+        if self._mount_configfs and not os.path.ismount(config):
+            proc = subprocess.run(["mount", "-t", "configfs", "none", str(config)], capture_output=True, text=True,
+                                  check=False)
+            if proc.returncode != 0:
+                raise HostBackendError("mount", CONFIGFS_MOUNT, f"cannot mount configfs: {proc.stderr.strip()}",
+                                       hint="mount -t configfs none /sys/kernel/config (needs root)")
+        cm = self.resolve(CONFIGFS_RDMA_CM)
+        if not cm.is_dir():
+            raise HostBackendError("write", CONFIGFS_RDMA_CM, "rdma_cm has no configfs directory",
+                                   errno=errno.ENOENT, hint="modprobe rdma_cm (kernel >= 4.11 with CONFIG_CONFIGFS_FS)")
+        group = self.resolve(f"{CONFIGFS_RDMA_CM}/{dev}")
+        if not group.is_dir():
+            try:
+                group.mkdir()
+            except OSError as exc:
+                raise HostBackendError("mkdir", f"{CONFIGFS_RDMA_CM}/{dev}", f"cannot create the group: {exc.strerror}",
+                                       errno=exc.errno, hint=f"is {dev} an RDMA device? see `fabricd gids`") from exc
+            self.created_groups.append(dev)
+        port_dir = Path(os.path.dirname(self.resolve(step.path)))
+        if not port_dir.is_dir():
+            raise HostBackendError("write", step.path, f"device {dev} has no such port in rdma_cm",
+                                   errno=errno.ENOENT, hint="check rdma_port in the inventory against `fabricd gids`")
+
+
+def _hint(path: str, code: int | None) -> str:
+    if code == errno.ENOENT:
+        if "/ecn/" in path:
+            return "this driver exposes no ECN/DCQCN sysfs (MLNX_OFED mlx5 does); install MLNX_OFED/DOCA-OFED or " \
+                   "unset the DCQCN knobs"
+        return "the NIC or file is missing: check the netdev/RDMA device names in the inventory"
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return "run as root on a writable /sys"
+    if code == errno.EINVAL:
+        return "the driver rejected the value: check its range in fabricd.model.DcqcnRp"
+    return "see dmesg for the driver's reason"
