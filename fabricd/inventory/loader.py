@@ -10,7 +10,6 @@ Every problem is collected and raised at once as an :class:`~fabricd.errors.Inve
 
 from __future__ import annotations
 
-import copy
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,31 @@ DEFAULT_KINDS = ("switch", "host", "port", "nic")
 YAML_SUFFIXES = (".yml", ".yaml")
 
 
+class Origins:
+    """Where each part of the merged data came from: a list of source roots per data path, most specific last.
+
+    A root is a path into the located source documents (``("@", file_index, ...)``). List items get their own
+    roots; a device's roots chain defaults -> groups -> the device. Roots of a device's ports and NICs are derived
+    on demand (``defaults.port|nic`` then the port in each of the device's roots), so loading stores nothing per
+    port.
+    """
+
+    def __init__(self) -> None:
+        self.roots: dict[Loc, list[Loc]] = {}
+        self.child_defaults: dict[str, list[Loc]] = {}
+
+    def get(self, prefix: Loc) -> list[Loc] | None:
+        hit = self.roots.get(prefix)
+        if hit is not None:
+            return hit
+        if len(prefix) == 4 and isinstance(prefix[2], str) and prefix[2] in self.child_defaults:
+            parent = self.roots.get(prefix[:2])
+            if parent is not None:
+                child, index = prefix[2], prefix[3]
+                return self.child_defaults[child] + [(*r, child, index) for r in parent]
+        return None
+
+
 @dataclass
 class Inventory:
     """A loaded fabric plus what is needed to locate any value in the files it came from."""
@@ -38,11 +62,13 @@ class Inventory:
     path: Path
     data: dict[str, Any]
     located: Located = field(repr=False)
-    origins: dict[Loc, list[Loc]] = field(repr=False)
+    origins: Origins = field(repr=False)
     files: list[Path] = field(default_factory=list)
 
     def locate(self, loc: Loc) -> Location | None:
-        return _locate(self.located, self.origins, loc)
+        """``file:line`` that wrote the value at ``loc`` (or its nearest written ancestor); the inventory path
+        when the value is a model default that no file mentions."""
+        return _locate(self.located, self.origins, loc) or Location(self.path)
 
     def dotted(self, loc: Loc) -> str:
         return dotted_path(self.data, loc)
@@ -71,6 +97,15 @@ class Inventory:
         )
 
 
+def _yaml_files(root: Path) -> list[Path]:
+    """The YAML files of a directory inventory, sorted, skipping hidden files and directories."""
+    return sorted(
+        p for p in root.rglob("*")
+        if p.suffix in YAML_SUFFIXES and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
 def load_inventory(path: Path | str) -> Inventory:
     """Load and validate the inventory at ``path``. Raises InventoryError with every problem found."""
     root = Path(path)
@@ -83,7 +118,7 @@ def load_inventory(path: Path | str) -> Inventory:
                     code="INV010")
         ])
     if root.is_dir():
-        files = sorted(p for p in root.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
+        files = _yaml_files(root)
         if not files:
             raise InventoryError([
                 Problem("no YAML files in the inventory directory", location=Location(root),
@@ -94,11 +129,12 @@ def load_inventory(path: Path | str) -> Inventory:
         files = [root]
 
     docs: list[tuple[Loc, dict[str, Any]]] = []
-    for index, file in enumerate(files):
-        prefix: Loc = ("@", index)
+    for file in files:
+        prefix: Loc = ("@", located.add_file(file))
+        before = len(problems)
         doc = load_located(file, located, problems, prefix)
         if doc is None:
-            if not problems or problems[-1].location is None or str(problems[-1].location.file) != str(file):
+            if len(problems) == before:
                 problems.append(Problem("file is empty", location=Location(file), code="INV012",
                                         expected="a mapping of inventory sections", got="nothing",
                                         hint=f"add sections such as {', '.join(TOP_LEVEL_KEYS[2:])}"))
@@ -106,12 +142,13 @@ def load_inventory(path: Path | str) -> Inventory:
         if not isinstance(doc, dict):
             problems.append(Problem("the top level must be a mapping", location=located.where(prefix),
                                     expected="keys such as policy:, switches:, hosts:",
-                                    got=type(doc).__name__, code="INV013",
+                                    got=_short(doc), code="INV013",
                                     hint="start the file with section keys, not a list or a scalar"))
             continue
         docs.append((prefix, doc))
 
-    data, origins = _combine(docs, located, problems)
+    origins = Origins()
+    data = _combine(docs, located, origins, problems)
     if problems:
         raise InventoryError(problems)
     merged = _apply_inheritance(data, origins, located, problems)
@@ -120,7 +157,7 @@ def load_inventory(path: Path | str) -> Inventory:
     try:
         fabric = Fabric.model_validate(merged)
     except ValidationError as exc:
-        raise InventoryError(_validation_problems(exc, merged, located, origins)) from None
+        raise InventoryError(_validation_problems(exc, merged, located, origins, root)) from None
     return Inventory(fabric=fabric, path=root, data=merged, located=located, origins=origins, files=files)
 
 
@@ -128,13 +165,13 @@ def load_inventory(path: Path | str) -> Inventory:
 
 
 def _combine(
-    docs: list[tuple[Loc, dict[str, Any]]], located: Located, problems: list[Problem]
-) -> tuple[dict[str, Any], dict[Loc, list[Loc]]]:
+    docs: list[tuple[Loc, dict[str, Any]]], located: Located, origins: Origins, problems: list[Problem]
+) -> dict[str, Any]:
     data: dict[str, Any] = {}
-    origins: dict[Loc, list[Loc]] = {}
+    roots = origins.roots
     for prefix, doc in docs:
         for key, value in doc.items():
-            where = located.lines.get((*prefix, key))
+            where = located.get((*prefix, key))
             if key not in TOP_LEVEL_KEYS:
                 close = difflib.get_close_matches(str(key), TOP_LEVEL_KEYS, n=1)
                 problems.append(Problem(f"unknown top-level key {key!r}", path=str(key), location=where,
@@ -147,32 +184,35 @@ def _combine(
                     continue
                 if not isinstance(value, list):
                     problems.append(Problem(f"{key} must be a list", path=key, location=where,
-                                            expected="a YAML list (- name: ...)", got=type(value).__name__,
+                                            expected="a YAML list (- name: ...)", got=_short(value),
                                             code="INV015", hint=f"write each entry of {key} as '- ...'"))
                     continue
                 items = data.setdefault(key, [])
-                for j, item in enumerate(value):
-                    origins[(key, len(items))] = [(*prefix, key, j)]
-                    items.append(item)
+                base = len(items)
+                for j in range(len(value)):
+                    roots[(key, base + j)] = [(*prefix, key, j)]
+                items.extend(value)
             elif key in MAP_SECTIONS:
                 if value is None:
                     continue
                 if not isinstance(value, dict):
                     problems.append(Problem(f"{key} must be a mapping", path=key, location=where,
-                                            expected="a YAML mapping (key: value)", got=type(value).__name__,
+                                            expected="a YAML mapping (key: value)", got=_short(value),
                                             code="INV016", hint=f"write {key} as indented 'key: value' lines"))
                     continue
                 _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located, problems)
-                origins.setdefault((key,), []).append((*prefix, key))
+                roots.setdefault((key,), []).append((*prefix, key))
             else:
                 if key in data:
+                    first = roots[(key,)][0]
                     problems.append(Problem(f"{key!r} is set in more than one file", path=key, location=where,
-                                            expected="one value", got="two", code="INV017",
-                                            hint="keep it in one file"))
+                                            expected="one value",
+                                            got=f"a second one (first in {located.file_of(first)})",
+                                            code="INV017", hint="keep it in one file"))
                     continue
                 data[key] = value
-                origins[(key,)] = [(*prefix, key)]
-    return data, origins
+                roots[(key,)] = [(*prefix, key)]
+    return data
 
 
 def _merge_section(
@@ -184,7 +224,7 @@ def _merge_section(
                 _merge_section(into[key], value, (*loc, key), (*src, key), located, problems)
                 continue
             problems.append(Problem(f"{dotted_path({}, (*loc, key))} is defined in more than one file",
-                                    path=dotted_path({}, (*loc, key)), location=located.lines.get((*src, key)),
+                                    path=dotted_path({}, (*loc, key)), location=located.get((*src, key)),
                                     expected="one definition", got="a second one", code="INV017",
                                     hint="keep one definition, or split the section by different keys"))
             continue
@@ -195,6 +235,8 @@ def _merge_section(
 
 
 def _deep_merge(base: Any, over: Any) -> Any:
+    """``over`` on top of ``base``: mappings merge recursively, anything else replaces. Inputs are not modified;
+    unmodified sub-trees are shared (nothing downstream mutates the merged data)."""
     if isinstance(base, dict) and isinstance(over, dict):
         out = dict(base)
         for key, value in over.items():
@@ -204,65 +246,65 @@ def _deep_merge(base: Any, over: Any) -> Any:
 
 
 def _apply_inheritance(
-    data: dict[str, Any], origins: dict[Loc, list[Loc]], located: Located, problems: list[Problem]
+    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem]
 ) -> dict[str, Any]:
     defaults = data.get("defaults", {})
     groups = data.get("groups", {})
-    defaults_roots = origins.get(("defaults",), [])
-    groups_roots = origins.get(("groups",), [])
-    for kind in defaults:
+    roots = origins.roots
+    defaults_roots = roots.get(("defaults",), [])
+    groups_roots = roots.get(("groups",), [])
+    for kind, body in defaults.items():
         if kind not in DEFAULT_KINDS:
             problems.append(Problem(f"unknown defaults kind {kind!r}", path=f"defaults.{kind}",
                                     location=_first_line(located, defaults_roots, (kind,)),
                                     expected="one of " + ", ".join(DEFAULT_KINDS), got=repr(kind), code="INV018",
                                     hint="defaults holds switch:, host:, port: and nic: sections"))
+        elif body is not None and not isinstance(body, dict):
+            problems.append(Problem(f"defaults.{kind} must be a mapping", path=f"defaults.{kind}",
+                                    location=_first_line(located, defaults_roots, (kind,)),
+                                    expected=f"a mapping of {kind} fields", got=_short(body), code="INV018",
+                                    hint=f"write defaults.{kind} as indented 'key: value' lines"))
     for name, body in groups.items():
         if not isinstance(body, dict):
             problems.append(Problem("a group must be a mapping of device fields", path=f"groups.{name}",
                                     location=_first_line(located, groups_roots, (name,)),
-                                    expected="a mapping", got=type(body).__name__, code="INV019",
+                                    expected="a mapping", got=_short(body), code="INV019",
                                     hint="write the group's shared fields as 'key: value' lines"))
     if problems:
         return data
 
     out = {k: v for k, v in data.items() if k not in ("defaults", "groups")}
     for section, kind, child, child_kind in (("switches", "switch", "ports", "port"), ("hosts", "host", "nics", "nic")):
+        origins.child_defaults[child] = [(*r, child_kind) for r in defaults_roots] if child_kind in defaults else []
+        kind_default = defaults.get(kind)
+        kind_roots = [(*r, kind) for r in defaults_roots] if isinstance(kind_default, dict) else []
+        child_default = defaults.get(child_kind)
         merged_items = []
         for i, item in enumerate(data.get(section, [])):
-            own_roots = origins[(section, i)]
             if not isinstance(item, dict):
                 merged_items.append(item)  # pydantic reports the type error at this location
                 continue
-            layers: list[tuple[Any, list[Loc]]] = []
-            if isinstance(defaults.get(kind), dict):
-                layers.append((defaults[kind], [(*r, kind) for r in defaults_roots]))
+            own_roots = roots[(section, i)]
+            merged: Any = kind_default if isinstance(kind_default, dict) else {}
+            layer_roots = list(kind_roots)
             names = item.get("groups", [])
             for g_index, g in enumerate(names if isinstance(names, list) else []):
                 if not isinstance(g, str) or g not in groups:
-                    close = difflib.get_close_matches(str(g), list(groups), n=1)
+                    close = difflib.get_close_matches(str(g), [str(n) for n in groups], n=1)
                     where = dotted_path(data, (section, i, "groups", g_index))
                     problems.append(Problem(f"unknown group {g!r}", path=where,
                                             location=_first_line(located, own_roots, ("groups", g_index)),
                                             expected="a name under groups:", got=repr(g), code="INV020",
                                             hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
                     continue
-                layers.append((groups[g], [(*r, g) for r in groups_roots]))
-            merged: Any = {}
-            roots: list[Loc] = []
-            for layer, layer_roots in layers:
-                merged = _deep_merge(merged, copy.deepcopy(layer))
-                roots.extend(layer_roots)
+                merged = _deep_merge(merged, groups[g])
+                layer_roots.extend((*r, g) for r in groups_roots)
             merged = _deep_merge(merged, item)
-            origins[(section, i)] = roots + own_roots
+            if layer_roots:
+                roots[(section, i)] = layer_roots + own_roots
             children = merged.get(child)
-            if isinstance(children, list) and isinstance(defaults.get(child_kind), dict):
-                child_roots = [(*r, child_kind) for r in defaults_roots]
-                new_children = []
-                for j, c in enumerate(children):
-                    base = copy.deepcopy(defaults[child_kind])
-                    new_children.append(_deep_merge(base, c) if isinstance(c, dict) else c)
-                    origins[(section, i, child, j)] = child_roots + [(*r, child, j) for r in origins[(section, i)]]
-                merged[child] = new_children
+            if isinstance(children, list) and isinstance(child_default, dict):
+                merged[child] = [_deep_merge(child_default, c) if isinstance(c, dict) else c for c in children]
             merged_items.append(merged)
         if section in data:
             out[section] = merged_items
@@ -271,13 +313,13 @@ def _apply_inheritance(
 
 def _first_line(located: Located, roots: list[Loc], rest: Loc) -> Location | None:
     for root in reversed(roots):
-        hit = located.lines.get((*root, *rest))
+        hit = located.get((*root, *rest))
         if hit is not None:
             return hit
     return None
 
 
-def _locate(located: Located, origins: dict[Loc, list[Loc]], loc: Loc) -> Location | None:
+def _locate(located: Located, origins: Origins, loc: Loc) -> Location | None:
     for n in range(len(loc), 0, -1):
         roots = origins.get(tuple(loc[:n]))
         if roots is None:
@@ -288,7 +330,7 @@ def _locate(located: Located, origins: dict[Loc, list[Loc]], loc: Loc) -> Locati
             if hit is not None:
                 return hit
         break
-    return located.where(("@", 0)) if located.lines else None
+    return None
 
 
 # --- paths and pydantic errors ----------------------------------------------------------------------------------
@@ -348,7 +390,7 @@ def _short(value: Any) -> str:
 
 
 def _validation_problems(
-    exc: ValidationError, data: dict[str, Any], located: Located, origins: dict[Loc, list[Loc]]
+    exc: ValidationError, data: dict[str, Any], located: Located, origins: Origins, root: Path
 ) -> list[Problem]:
     problems = []
     for err in exc.errors(include_url=False):
@@ -392,7 +434,8 @@ def _validation_problems(
             message = message[0].lower() + message[1:] if message else "invalid value"
             expected = _expected_for(etype, ctx)
             hint = "fix the value (see `fabricd schema` for the field's type and range)"
-        problems.append(Problem(message, path=dotted_path(data, loc), location=_locate(located, origins, loc),
+        where = _locate(located, origins, loc) or Location(root)
+        problems.append(Problem(message, path=dotted_path(data, loc), location=where,
                                 expected=expected, got=got, hint=hint, code="INV100"))
     problems.sort(key=lambda p: (str(p.location.file) if p.location else "", p.location.line if p.location else 0))
     return problems
