@@ -1,0 +1,311 @@
+"""RDMA sysfs: ``/sys/class/infiniband/<dev>/ports/<n>/{counters,counters_ext,hw_counters,state,phys_state,rate,
+link_layer,gids,gid_attrs}`` under a root (``/`` on a live host, a replay directory otherwise).
+
+Facts the reader handles (Linux ``Documentation/ABI/stable/sysfs-class-infiniband``, prometheus/procfs
+``sysfs/class_infiniband.go``, and the captures in tests/golden/readers/sysfs/):
+
+- ``port_rcv_data``/``port_xmit_data`` (and the ``counters_ext/*_64`` variants on mlx4) count **4-octet units**;
+  :meth:`RdmaPort.normalised` returns bytes;
+- PMA counters read ``N/A (no PMA)`` on devices without a performance-management agent (i40iw): ``None``;
+- 32-bit PMA counters saturate at 4294967295; they are passed through and listed in :attr:`RdmaPort.saturated`;
+- ``counters_ext/*_64`` win over their 32-bit ``counters/`` twins;
+- RoCE congestion and transport counters live in ``hw_counters`` with driver-specific names: mlx5 (``np_cnp_sent``,
+  ``rp_cnp_handled``, ``out_of_sequence``...) and Soft-RoCE rxe (``sent_pkts``, ``rcvd_pkts``,
+  ``out_of_seq_request``, ``rcvd_seq_err``, ``completer_retry_err``...; rxe has no ``counters/`` at all);
+  :data:`HW_COUNTER_MAP` maps both to one vocabulary. ``lifespan`` is a cache-lifetime knob, not a counter.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .common import SATURATED_U32, Direction, Problems, ReadProblem, list_dir, parse_counter, read_text
+
+CLASS_DIR = os.path.join("sys", "class", "infiniband")
+
+_STATE = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec")
+
+NOT_COUNTERS = frozenset({"lifespan"})
+"""hw_counters entries that are settings, not counters (rxe/mlx5 ``lifespan``: stats cache lifetime)."""
+
+DATA_4_OCTETS = frozenset({"port_rcv_data", "port_xmit_data"})
+"""PMA counters in units of 4 octets (IBTA PortCounters / PortCountersExtended)."""
+
+# sysfs name -> (normalised counter, direction or None, qualifier or None)
+PMA_COUNTER_MAP: dict[str, tuple[str, Direction | None, str | None]] = {
+    "port_rcv_data": ("data_bytes", "rx", None),
+    "port_xmit_data": ("data_bytes", "tx", None),
+    "port_rcv_packets": ("packets", "rx", None),
+    "port_xmit_packets": ("packets", "tx", None),
+    "unicast_rcv_packets": ("unicast_packets", "rx", None),
+    "unicast_xmit_packets": ("unicast_packets", "tx", None),
+    "multicast_rcv_packets": ("multicast_packets", "rx", None),
+    "multicast_xmit_packets": ("multicast_packets", "tx", None),
+    "port_rcv_discards": ("discards", "rx", None),
+    "port_xmit_discards": ("discards", "tx", None),
+    "port_xmit_wait": ("xmit_wait_ticks", "tx", None),
+    "link_downed": ("link_downed", None, None),
+    "link_error_recovery": ("link_error_recovery", None, None),
+    "port_rcv_errors": ("errors", "rx", "receive"),
+    "symbol_error": ("errors", "rx", "symbol"),
+    "port_rcv_remote_physical_errors": ("errors", "rx", "remote_physical"),
+    "port_rcv_switch_relay_errors": ("errors", "rx", "switch_relay"),
+    "port_rcv_constraint_errors": ("errors", "rx", "constraint"),
+    "port_xmit_constraint_errors": ("errors", "tx", "constraint"),
+    "local_link_integrity_errors": ("errors", None, "local_link_integrity"),
+    "excessive_buffer_overrun_errors": ("errors", "rx", "buffer_overrun"),
+    "VL15_dropped": ("errors", "rx", "vl15_dropped"),
+}
+"""PMA ``counters/`` names (IBTA) -> normalised meaning. ``data_bytes`` is converted from 4-octet units."""
+
+_EXT_TWINS: dict[str, str] = {
+    "port_rcv_data_64": "port_rcv_data",
+    "port_xmit_data_64": "port_xmit_data",
+    "port_rcv_packets_64": "port_rcv_packets",
+    "port_xmit_packets_64": "port_xmit_packets",
+    "port_unicast_rcv_packets": "unicast_rcv_packets",
+    "port_unicast_xmit_packets": "unicast_xmit_packets",
+    "port_multicast_rcv_packets": "multicast_rcv_packets",
+    "port_multicast_xmit_packets": "multicast_xmit_packets",
+}
+"""``counters_ext`` (64-bit, mlx4) names -> the ``counters/`` name they replace."""
+
+HW_COUNTER_MAP: dict[str, tuple[str, Direction | None, str | None]] = {
+    # mlx5 (Linux Documentation/infiniband/... and NVIDIA "Understanding mlx5 Linux Counters")
+    "np_cnp_sent": ("cnp_sent", "tx", None),
+    "rp_cnp_handled": ("cnp_handled", "rx", None),
+    "rp_cnp_ignored": ("cnp_ignored", "rx", None),
+    "np_ecn_marked_roce_packets": ("ecn_marked_packets", "rx", None),
+    "out_of_sequence": ("out_of_sequence", "rx", None),
+    "out_of_buffer": ("out_of_buffer", "rx", None),
+    "packet_seq_err": ("packet_seq_errors", "rx", None),
+    "local_ack_timeout_err": ("local_ack_timeout_errors", "tx", None),
+    "implied_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
+    "roce_adp_retrans": ("retransmits", "tx", None),
+    "roce_adp_retrans_to": ("retransmit_timeouts", "tx", None),
+    "duplicate_request": ("duplicate_requests", "rx", None),
+    "rnr_nak_retry_err": ("rnr_nak_retry_errors", "tx", None),
+    "req_transport_retries_exceeded": ("retry_exceeded_errors", "tx", None),
+    # Soft-RoCE rxe, Linux 6.1 (../shared/reference/lab.md "Counters that rxe exposes")
+    "sent_pkts": ("packets", "tx", None),
+    "rcvd_pkts": ("packets", "rx", None),
+    "out_of_seq_request": ("out_of_sequence", "rx", None),
+    "rcvd_seq_err": ("packet_seq_errors", "rx", None),
+    "completer_retry_err": ("retransmits", "tx", None),
+    "retry_exceeded_err": ("retry_exceeded_errors", "tx", None),
+}
+"""hw_counters names of mlx5 and rxe -> normalised meaning. Unlisted hw_counters stay available by their own name.
+For ``packets``, a PMA ``counters/`` value wins over the rxe hw_counter."""
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaKey:
+    """A normalised RDMA counter: ``counter`` name, ``direction`` rx|tx or None, ``qualifier`` (error reason)."""
+
+    counter: str
+    direction: Direction | None = None
+    qualifier: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GidEntry:
+    """One populated GID table slot: index, GID text, type (``RoCE v2``, ``IB/RoCE v1``) and netdev (None if unset)."""
+
+    index: int
+    gid: str
+    type: str | None
+    ndev: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaPort:
+    """One port of an RDMA device. Counter values are raw sysfs units; :meth:`normalised` converts data to bytes."""
+
+    device: str
+    port: int
+    state: int | None
+    state_name: str | None
+    phys_state: int | None
+    phys_state_name: str | None
+    rate: str | None
+    rate_gbps: float | None
+    link_layer: str | None
+    counters: Mapping[str, int | None]
+    hw_counters: Mapping[str, int | None]
+    saturated: tuple[str, ...] = ()
+
+    def normalised(self) -> dict[RdmaKey, int]:
+        """Counters by meaning (:data:`PMA_COUNTER_MAP`, :data:`HW_COUNTER_MAP`); data in bytes; absent: left out."""
+        out: dict[RdmaKey, int] = {}
+        for name, value in self.counters.items():
+            meaning = PMA_COUNTER_MAP.get(name)
+            if meaning is None or value is None:
+                continue
+            out[RdmaKey(*meaning)] = value * 4 if name in DATA_4_OCTETS else value
+        for name, value in self.hw_counters.items():
+            meaning = HW_COUNTER_MAP.get(name)
+            if meaning is None or value is None:
+                continue
+            out.setdefault(RdmaKey(*meaning), value)
+        return out
+
+    def unmapped_hw_counters(self) -> dict[str, int]:
+        """hw_counters without a normalised meaning (and not settings like ``lifespan``), by their own name."""
+        return {
+            n: v
+            for n, v in self.hw_counters.items()
+            if v is not None and n not in HW_COUNTER_MAP and n not in NOT_COUNTERS
+        }
+
+    @property
+    def rate_bytes_per_second(self) -> float | None:
+        """Link rate in bytes per second (``rate`` is in Gb/s), None when unknown."""
+        return None if self.rate_gbps is None else self.rate_gbps * 1e9 / 8
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaDevice:
+    """One RDMA device: identity files, its ports, the netdevs it sits on, and problems met while reading."""
+
+    name: str
+    fw_ver: str | None
+    board_id: str | None
+    hca_type: str | None
+    node_guid: str | None
+    node_type: str | None
+    netdevs: tuple[str, ...]
+    ports: tuple[RdmaPort, ...]
+    hw_counters: Mapping[str, int | None]
+    problems: tuple[ReadProblem, ...] = ()
+
+
+def class_dir(root: str | os.PathLike[str]) -> str:
+    """``<root>/sys/class/infiniband``."""
+    return os.path.join(os.fspath(root), CLASS_DIR)
+
+
+def list_rdma_devices(root: str | os.PathLike[str]) -> list[str]:
+    """RDMA device names under the root, sorted; ``[]`` when the class directory does not exist."""
+    try:
+        return sorted(os.listdir(class_dir(root)))
+    except OSError:
+        return []
+
+
+def _state(text: str | None) -> tuple[int | None, str | None]:
+    if text is None:
+        return None, None
+    m = _STATE.match(text)
+    if m is None:
+        return None, text or None
+    return int(m.group(1)), m.group(2) or None
+
+
+def _rate(text: str | None) -> float | None:
+    if text is None:
+        return None
+    m = _RATE.match(text)
+    return float(m.group(1)) if m else None
+
+
+def _read_counter_dir(path: str, problems: Problems, *, optional: bool) -> dict[str, int | None]:
+    out: dict[str, int | None] = {}
+    for name in list_dir(path, problems, optional=optional):
+        fpath = os.path.join(path, name)
+        text = read_text(fpath, problems, optional=False)
+        out[name] = None if text is None else parse_counter(text, fpath, problems)
+    return out
+
+
+def read_port(dev_dir: str, device: str, port: int, problems: Problems) -> RdmaPort:
+    """Read one port directory (``<dev_dir>/ports/<port>``)."""
+    pdir = os.path.join(dev_dir, "ports", str(port))
+    state, state_name = _state(read_text(os.path.join(pdir, "state"), problems))
+    phys, phys_name = _state(read_text(os.path.join(pdir, "phys_state"), problems))
+    rate = read_text(os.path.join(pdir, "rate"), problems)
+    link_layer = read_text(os.path.join(pdir, "link_layer"), problems)
+    counters = _read_counter_dir(os.path.join(pdir, "counters"), problems, optional=True)
+    ext = _read_counter_dir(os.path.join(pdir, "counters_ext"), problems, optional=True)
+    replaced: set[str] = set()
+    for ext_name, value in ext.items():
+        twin = _EXT_TWINS.get(ext_name)
+        if twin is not None and value is not None:
+            counters[twin] = value
+            replaced.add(twin)
+    saturated = tuple(sorted(n for n, v in counters.items() if v == SATURATED_U32 and n not in replaced))
+    hw = _read_counter_dir(os.path.join(pdir, "hw_counters"), problems, optional=True)
+    if state is None and not counters and not hw and not os.path.isdir(pdir):
+        problems.add(pdir, "vanished after discovery (device removed or tree rewritten)")
+    return RdmaPort(
+        device=device,
+        port=port,
+        state=state,
+        state_name=state_name,
+        phys_state=phys,
+        phys_state_name=phys_name,
+        rate=rate,
+        rate_gbps=_rate(rate),
+        link_layer=link_layer,
+        counters=counters,
+        hw_counters=hw,
+        saturated=saturated,
+    )
+
+
+def read_rdma_device(root: str | os.PathLike[str], device: str) -> RdmaDevice:
+    """Read one device under the root. A device that vanished since discovery gives a snapshot with a problem."""
+    problems = Problems()
+    dev_dir = os.path.join(class_dir(root), device)
+    ports: list[RdmaPort] = []
+    port_names = list_dir(os.path.join(dev_dir, "ports"), problems, optional=not os.path.isdir(dev_dir))
+    if not port_names and not os.path.isdir(dev_dir):
+        problems.add(dev_dir, "vanished after discovery (device removed or tree rewritten)")
+    for name in port_names:
+        if not name.isdigit():
+            continue
+        ports.append(read_port(dev_dir, device, int(name), problems))
+    netdevs = tuple(list_dir(os.path.join(dev_dir, "device", "net"), problems, optional=True))
+    return RdmaDevice(
+        name=device,
+        fw_ver=read_text(os.path.join(dev_dir, "fw_ver"), problems),
+        board_id=read_text(os.path.join(dev_dir, "board_id"), problems),
+        hca_type=read_text(os.path.join(dev_dir, "hca_type"), problems),
+        node_guid=read_text(os.path.join(dev_dir, "node_guid"), problems),
+        node_type=read_text(os.path.join(dev_dir, "node_type"), problems),
+        netdevs=netdevs,
+        ports=tuple(sorted(ports, key=lambda p: p.port)),
+        hw_counters=_read_counter_dir(os.path.join(dev_dir, "hw_counters"), problems, optional=True),
+        problems=tuple(problems),
+    )
+
+
+def read_rdma(root: str | os.PathLike[str]) -> list[RdmaDevice]:
+    """Every RDMA device under the root."""
+    return [read_rdma_device(root, d) for d in list_rdma_devices(root)]
+
+
+_ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+
+
+def read_gids(root: str | os.PathLike[str], device: str, port: int) -> tuple[GidEntry, ...]:
+    """The populated GID table of one port (``gids/N``, ``gid_attrs/types/N``, ``gid_attrs/ndevs/N``).
+
+    Empty slots (all-zero GID, or attribute files that fail with EINVAL as the kernel does for unset slots) are skipped.
+    """
+    pdir = os.path.join(class_dir(root), device, "ports", str(port))
+    problems = Problems()
+    entries: list[GidEntry] = []
+    for name in list_dir(os.path.join(pdir, "gids"), problems, optional=True):
+        if not name.isdigit():
+            continue
+        gid = read_text(os.path.join(pdir, "gids", name), problems)
+        if not gid or gid == _ZERO_GID:
+            continue
+        gtype = read_text(os.path.join(pdir, "gid_attrs", "types", name), Problems())
+        ndev = read_text(os.path.join(pdir, "gid_attrs", "ndevs", name), Problems())
+        entries.append(GidEntry(int(name), gid, gtype or None, ndev or None))
+    return tuple(sorted(entries, key=lambda e: e.index))

@@ -1,0 +1,172 @@
+"""SONiC show outputs (sonic-utilities ``pfcstat``, ``queuestat``, ``wredstat``, ``pfcwd``), as pure parsers.
+
+Formats follow the real captures in tests/golden/readers/switch/sonic/: ``tabulate`` tables with a dashed rule,
+thousands separators (``15,437``), ``N/A`` cells, prompt lines and several outputs in one text. Queue names are
+``UC<n>`` (unicast), ``MC<n>`` (multicast) or ``ALL<n>``; ``<n>`` is SONiC's queue index, whose numbering differs per
+ASIC (UC0-7 + MC8-15, or UC0-9 + MC10-19).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..common import Direction
+from .model import PfcCounter, PfcwdConfig, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
+from .tables import dashed_tables, to_int
+
+PLATFORM = "sonic"
+
+COMMANDS: dict[str, str] = {
+    "pfc": "show pfc counters",
+    "queue": "show queue counters",
+    "wred": "show queue wredcounters",
+    "pfcwd": "show pfcwd stats",
+}
+"""The commands the switch exporter runs on SONiC, by role."""
+
+_QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
+_PFC_COL = re.compile(r"^PFC([0-7])$")
+_KINDS: dict[str, QueueKind] = {"UC": "unicast", "MC": "multicast", "ALL": "all"}
+
+
+def _pair(cell: str | None) -> tuple[int | None, int | None]:
+    """``'0/41507426'`` -> (0, 41507426); missing halves -> None."""
+    if not cell or "/" not in cell:
+        return None, None
+    a, b = cell.split("/", 1)
+    return to_int(a), to_int(b)
+
+
+def parse_show_pfc_counters(text: str) -> SwitchCounters:
+    """``show pfc counters``: a ``Port Rx`` and a ``Port Tx`` table with PFC0..PFC7 columns (frames)."""
+    out: list[PfcCounter] = []
+    for table in dashed_tables(text):
+        first = table.columns[0] if table.columns else ""
+        direction: Direction | None = "rx" if first.endswith("Rx") else "tx" if first.endswith("Tx") else None
+        if direction is None:
+            continue
+        prios = [(c, int(m.group(1))) for c in table.columns if (m := _PFC_COL.match(c))]
+        for row in table.rows:
+            port = row.get(first, "")
+            if not port:
+                continue
+            for col, prio in prios:
+                out.append(PfcCounter(port, direction, prio, to_int(row.get(col))))
+    return SwitchCounters(pfc=tuple(out))
+
+
+def _queue_tables(text: str) -> list[tuple[str, int, QueueKind, dict[str, str]]]:
+    rows = []
+    for table in dashed_tables(text):
+        if "TxQ" not in table.columns or "Port" not in table.columns:
+            continue
+        for row in table.rows:
+            m = _QUEUE.match(row.get("TxQ", ""))
+            port = row.get("Port", "")
+            if m is None or not port:
+                continue
+            rows.append((port, int(m.group(2)), _KINDS[m.group(1)], row))
+    return rows
+
+
+def parse_show_queue_counters(text: str) -> SwitchCounters:
+    """``show queue counters [IF]``: Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes per queue."""
+    return SwitchCounters(
+        queues=tuple(
+            QueueCounter(
+                interface=port,
+                index=idx,
+                kind=kind,
+                packets=to_int(row.get("Counter/pkts")),
+                bytes=to_int(row.get("Counter/bytes")),
+                dropped_packets=to_int(row.get("Drop/pkts")),
+                dropped_bytes=to_int(row.get("Drop/bytes")),
+            )
+            for port, idx, kind, row in _queue_tables(text)
+        )
+    )
+
+
+def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
+    """``show queue wredcounters [IF]``: WredDrp/pkts|bytes and EcnMarked/pkts|bytes per queue (``N/A`` where the
+    ASIC lacks the counter)."""
+    return SwitchCounters(
+        queues=tuple(
+            QueueCounter(
+                interface=port,
+                index=idx,
+                kind=kind,
+                wred_dropped_packets=to_int(row.get("WredDrp/pkts")),
+                wred_dropped_bytes=to_int(row.get("WredDrp/bytes")),
+                ecn_marked_packets=to_int(row.get("EcnMarked/pkts")),
+                ecn_marked_bytes=to_int(row.get("EcnMarked/bytes")),
+            )
+            for port, idx, kind, row in _queue_tables(text)
+        )
+    )
+
+
+def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
+    """``show pfcwd stats`` / ``pfcwd show stats``: QUEUE ``<port>:<queue>``, STATUS, and OK/DROP pairs.
+
+    When the text holds several outputs (a capture of repeated runs), the last row of each queue wins.
+    """
+    found: dict[tuple[str, int], PfcwdCounter] = {}
+    for table in dashed_tables(text):
+        if "QUEUE" not in table.columns:
+            continue
+        for row in table.rows:
+            port, _, queue = row.get("QUEUE", "").rpartition(":")
+            if not port or not queue.isdigit():
+                continue
+            detected, restored = _pair(row.get("STORM DETECTED/RESTORED"))
+            tx_ok, tx_drop = _pair(row.get("TX OK/DROP"))
+            rx_ok, rx_drop = _pair(row.get("RX OK/DROP"))
+            txl_ok, txl_drop = _pair(row.get("TX LAST OK/DROP"))
+            rxl_ok, rxl_drop = _pair(row.get("RX LAST OK/DROP"))
+            found[(port, int(queue))] = PfcwdCounter(
+                interface=port,
+                queue=int(queue),
+                status=row.get("STATUS") or None,
+                detected=detected,
+                restored=restored,
+                tx_ok=tx_ok,
+                tx_drop=tx_drop,
+                rx_ok=rx_ok,
+                rx_drop=rx_drop,
+                tx_last_ok=txl_ok,
+                tx_last_drop=txl_drop,
+                rx_last_ok=rxl_ok,
+                rx_last_drop=rxl_drop,
+            )
+    return SwitchCounters(pfcwd=tuple(found.values()))
+
+
+def parse_show_pfcwd_config(text: str) -> SwitchCounters:
+    """``show pfcwd config``: PORT, ACTION, DETECTION TIME, RESTORATION TIME (milliseconds)."""
+    out: list[PfcwdConfig] = []
+    for table in dashed_tables(text):
+        if "PORT" not in table.columns:
+            continue
+        for row in table.rows:
+            port = row.get("PORT", "")
+            if not port:
+                continue
+            out.append(
+                PfcwdConfig(
+                    interface=port,
+                    action=row.get("ACTION") or None,
+                    detection_ms=to_int(row.get("DETECTION TIME")),
+                    restoration_ms=to_int(row.get("RESTORATION TIME")),
+                )
+            )
+    return SwitchCounters(pfcwd_config=tuple(out))
+
+
+PARSERS = {
+    "pfc": parse_show_pfc_counters,
+    "queue": parse_show_queue_counters,
+    "wred": parse_show_queue_wredcounters,
+    "pfcwd": parse_show_pfcwd_stats,
+}
+"""Role -> parser, matching :data:`COMMANDS`."""
