@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -30,7 +31,16 @@ from .base import HostBackend, Reading
 CONFIGFS_MOUNT = "/sys/kernel/config"
 
 
-def _parse(text: str) -> int | str:
+_TCLASS = re.compile(r"^Global tclass=(-?\d+)", re.MULTILINE)
+
+
+def _parse(text: str, path: str = "") -> int | str | None:
+    """A sysfs value: an int when decimal, else the stripped text. MLNX_OFED's ``tc/<p>/traffic_class`` prints
+    ``Global tclass=106`` when set and nothing when unset (mlx5 ``traffic_class_show``): int or None."""
+    if path.endswith("/traffic_class"):
+        m = _TCLASS.search(text)
+        value = int(m.group(1)) if m else (int(text) if text.strip().lstrip("-").isdigit() else None)
+        return value if value is not None and value >= 0 else None
     text = text.strip()
     try:
         return int(text)
@@ -76,7 +86,7 @@ class SysfsBackend(HostBackend):
             return Reading(object=obj, path=path, present=False)
         except OSError as exc:
             return Reading(object=obj, path=path, present=False, error=f"{exc.strerror} (errno {exc.errno})")
-        return Reading(object=obj, path=path, value=_parse(text))
+        return Reading(object=obj, path=path, value=_parse(text, path))
 
     def applicable(self, step: HostStep, current: Reading) -> bool:
         # traffic_class exists only with MLNX_OFED; elsewhere RDMA-CM's default_roce_tos is the knob
@@ -98,6 +108,10 @@ class SysfsBackend(HostBackend):
     def write_back(self, reading: Reading) -> None:
         if not reading.present:
             return  # a sysfs attribute that did not exist cannot be removed; nothing was written to it
+        if reading.value is None and reading.path.endswith("/traffic_class"):
+            # unset before: mlx5 traffic_class_store takes -1 as "no global tclass" (tcd->val = -1)
+            self._write_file(reading.path, -1)
+            return
         self._write_file(reading.path, reading.value)
 
     # -- helpers --------------------------------------------------------------------------------------------

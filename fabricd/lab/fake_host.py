@@ -1,0 +1,143 @@
+"""A fake mlx5 host under a directory: the sysfs/configfs files fabricd reads and writes, from real captures.
+
+Used by tests (sysfs backend, audit, ``fabricd gids``) and by demos that have no RDMA NIC. It covers every file
+fabricd touches on a RoCE host:
+
+- ``sys/class/net/<if>/{mtu,operstate,flags,address,type,carrier,speed,duplex,ifindex}`` and the whole
+  ``ecn/roce_np|roce_rp`` tree: values from prometheus/procfs' fixture (tests/golden/host/
+  net-class-eth0-ecn-procfs.txt), the MLNX_OFED files as the exporter of record parses them;
+- ``sys/class/net/<vlan>/...`` for the RDMA VLAN netdev when there is one;
+- ``sys/class/infiniband/<dev>/...`` from procfs' mlx5_0 fixture (tests/golden/host/ib-mlx5_0-procfs), with
+  ``link_layer`` Ethernet (a RoCE port), a GID table (``gids/``, ``gid_attrs/types|ndevs``) laid out as the kernel
+  does and as mlnx-tools ``show_gids`` reads it (link-local and IPv4-mapped GIDs, each as RoCE v1 and v2, netdev
+  = the RDMA netdev), and MLNX_OFED's ``tc/<p>/traffic_class`` (empty = unset, as on a fresh host);
+- ``sys/kernel/config/rdma_cm/<dev>/ports/<p>/{default_roce_tos,default_roce_mode}`` (configfs, kernel ABI
+  configfs-rdma_cm; a fresh host has ToS 0 and mode "RoCE v2").
+
+No capture of the configfs files or traffic_class exists; their content follows the kernel ABI and mlx5's
+``traffic_class_show`` (tests/golden/host/SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import fabricd
+from fabricd.intent.host import HostIntent
+
+ROCE_V1 = "IB/RoCE v1"
+ROCE_V2 = "RoCE v2"
+CAPTURE_MAC = "08:c0:eb:21:03:da"
+"""MAC behind the link-local GID fe80::0ac0:ebff:fe21:03da of tests/golden/host/show_gids-mlx5_0-rdma0.txt."""
+GID_SLOTS = 8
+"""GID table slots written (real mlx5 ports have 256; the rest read as zero GIDs)."""
+
+
+def default_captures() -> Path:
+    """tests/golden/host in a source checkout (where the captures live)."""
+    return Path(fabricd.__file__).resolve().parent.parent / "tests" / "golden" / "host"
+
+
+@dataclass(frozen=True)
+class FakeNic:
+    """One RDMA NIC port of the fake host."""
+
+    netdev: str
+    rdma_device: str = "mlx5_0"
+    rdma_port: int = 1
+    ip: str | None = None
+    ip_netdev: str | None = None
+    vlan_netdev: str | None = None
+    mac: str = CAPTURE_MAC
+    mtu: int | None = None
+
+
+def _read_capture(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition("\t")
+        out[key] = value
+    return out
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def link_local_gid(mac: str) -> str:
+    """fe80::/64 GID from a MAC (modified EUI-64, RFC 4291), in the kernel's 8x4-hex-digit sysfs form."""
+    b = [int(x, 16) for x in mac.split(":")]
+    eui = [b[0] ^ 0x02, b[1], b[2], 0xFF, 0xFE, b[3], b[4], b[5]]
+    words = ["fe80", "0000", "0000", "0000"] + [f"{eui[i]:02x}{eui[i + 1]:02x}" for i in range(0, 8, 2)]
+    return ":".join(words)
+
+
+def ipv4_gid(ip: str) -> str:
+    """The IPv4-mapped GID (::ffff:a.b.c.d) in sysfs form."""
+    packed = ipaddress.IPv4Address(ip).packed
+    return "0000:0000:0000:0000:0000:ffff:" + f"{packed[0]:02x}{packed[1]:02x}:{packed[2]:02x}{packed[3]:02x}"
+
+
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+
+
+def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path | None = None) -> Path:
+    """Write the fake tree for ``nics`` under ``root`` (created); returns the root."""
+    root = Path(root)
+    cap = Path(captures) if captures is not None else default_captures()
+    net = _read_capture(cap / "net-class-eth0-ecn-procfs.txt")
+    ib_src = cap / "ib-mlx5_0-procfs"
+    for nic in nics:
+        ndir = root / "sys/class/net" / nic.netdev
+        for rel, value in net.items():
+            _write(ndir / rel, value + "\n")
+        _write(ndir / "address", nic.mac + "\n")
+        if nic.mtu is not None:
+            _write(ndir / "mtu", f"{nic.mtu}\n")
+        if nic.vlan_netdev:
+            vdir = root / "sys/class/net" / nic.vlan_netdev
+            for rel in ("mtu", "operstate", "flags", "address", "type", "carrier"):
+                _write(vdir / rel, (nic.mac if rel == "address" else net[rel]) + "\n")
+            if nic.mtu is not None:
+                _write(vdir / "mtu", f"{nic.mtu}\n")
+        dev = root / "sys/class/infiniband" / nic.rdma_device
+        if not dev.exists():
+            shutil.copytree(ib_src, dev)
+            if nic.rdma_port != 1:
+                (dev / "ports" / "1").rename(dev / "ports" / str(nic.rdma_port))
+        port = dev / "ports" / str(nic.rdma_port)
+        _write(port / "link_layer", "Ethernet\n")
+        ndev = nic.ip_netdev or nic.vlan_netdev or nic.netdev
+        gids = [(link_local_gid(nic.mac), ROCE_V1), (link_local_gid(nic.mac), ROCE_V2)]
+        if nic.ip:
+            gids += [(ipv4_gid(nic.ip), ROCE_V1), (ipv4_gid(nic.ip), ROCE_V2)]
+        for i in range(GID_SLOTS):
+            if i < len(gids):
+                _write(port / "gids" / str(i), gids[i][0] + "\n")
+                _write(port / "gid_attrs/types" / str(i), gids[i][1] + "\n")
+                _write(port / "gid_attrs/ndevs" / str(i), ndev + "\n")
+            else:
+                _write(port / "gids" / str(i), ZERO_GID + "\n")
+        _write(dev / "tc" / str(nic.rdma_port) / "traffic_class", "")
+        cm = root / "sys/kernel/config/rdma_cm" / nic.rdma_device / "ports" / str(nic.rdma_port)
+        _write(cm / "default_roce_tos", "0\n")
+        _write(cm / "default_roce_mode", ROCE_V2 + "\n")
+    return root
+
+
+def fake_nics_for(intent: HostIntent, *, skip_vlan: bool = False) -> list[FakeNic]:
+    """FakeNic entries matching a host intent's NICs (names, RDMA device/port, address, VLAN netdev)."""
+    out = []
+    for n in intent.nics:
+        if n.rdma_device is None:
+            continue
+        vlan = None if skip_vlan else n.vlan_netdev
+        out.append(FakeNic(netdev=n.netdev, rdma_device=n.rdma_device, rdma_port=n.rdma_port, ip=n.address_ip,
+                           ip_netdev=vlan or n.netdev, vlan_netdev=vlan))
+    return out
