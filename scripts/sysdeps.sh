@@ -12,6 +12,8 @@ declare -A need=(
   [ip]=iproute2
   [ethtool]=ethtool
   [strace]=strace
+  [amtool]=prometheus-alertmanager
+  [prometheus-alertmanager]=prometheus-alertmanager
 )
 if [ "$what" = "bench" ]; then
   need[prometheus-node-exporter]=prometheus-node-exporter
