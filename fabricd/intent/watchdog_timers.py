@@ -1,0 +1,182 @@
+"""PFC watchdog timers per platform: the policy's milliseconds in each NOS's own units and ranges.
+
+The policy stores ``detection_ms``, ``restoration_ms``, ``poll_ms`` and an action (drop | forward | alert). Each
+platform expresses a different subset (anchors.md §2.1):
+
+========  ===========================================================  ==========================================
+Platform  How it is expressed                                          What it cannot express
+========  ===========================================================  ==========================================
+SONiC     ``config pfcwd start --action A ... detection-time D         values outside detection 100-5000 ms,
+          --restoration-time R``, ``config pfcwd interval P``; ms      restoration 100-60000, poll 100-1000 and
+          (sonic-utilities ``pfcwd/main.py``)                          poll <= min(detection, restoration)
+EOS       ``priority-flow-control pause watchdog port timer timeout T  ``alert`` (EOS actions are drop, no-drop,
+          polling-interval P recovery-time R``; decimal seconds         errdisable); timers outside 0.01-60 s,
+          (AVD ``qos-profiles.j2``)                                     polling outside 0.005-30 s or above half
+                                                                       the smaller timer (third-party guide,
+                                                                       anchors.md §6: unverified)
+NX-OS     ``priority-flow-control watch-dog shutdown-multiplier N``,   a poll other than 100 ms; timers that are
+          ``priority-flow-control auto-restore multiplier M``;          not multiples of 100 ms; actions other
+          multiples of the fixed 100 ms poll (Nexus 9000 QoS guide)     than drop
+NVUE      ``nv set qos pfc-watchdog polling-interval P`` (100-5000 ms)  detection that is not a multiple of the
+          and ``robustness N`` (1-1000 polls); detection = P x N        poll; restoration (it is one clean poll);
+          (Cumulus 5.x QoS guide)                                       actions other than drop
+========  ===========================================================  ==========================================
+
+Rounding is to the nearest multiple (half up); every change is a :class:`RenderWarning` via ``warn``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import Field
+
+from fabricd.model import Platform, Watchdog, WatchdogAction
+from fabricd.model.types import Model
+
+from .units import ms_to_seconds
+
+Warn = Callable[[str, str, str, str], None]
+"""``warn(field, intended, rendered, reason)``."""
+
+SONIC_DETECTION_MS = (100, 5000)
+SONIC_RESTORATION_MS = (100, 60000)
+SONIC_POLL_MS = (100, 1000)
+EOS_TIMER_MS = (10, 60000)
+EOS_POLL_MS = (5, 30000)
+NXOS_POLL_MS = 100
+NXOS_SHUTDOWN_MULTIPLIER = (1, 10)
+NXOS_RESTORE_MULTIPLIER = (1, 100)
+NVUE_POLL_MS = (100, 5000)
+NVUE_ROBUSTNESS = (1, 1000)
+
+
+class SonicWatchdog(Model):
+    """SONiC PFC_WD: milliseconds as ``config pfcwd`` takes them."""
+
+    action: str = Field(description="drop | forward | alert (config pfcwd start --action)")
+    detection_ms: int = Field(description="detection time, 100-5000 ms")
+    restoration_ms: int = Field(description="restoration time, 100-60000 ms")
+    poll_ms: int = Field(description="PFC_WD|GLOBAL POLL_INTERVAL, 100-1000 ms, <= min(detection, restoration)")
+
+
+class EosWatchdog(Model):
+    """EOS ``priority-flow-control pause watchdog``: decimal seconds as text, exactly as the CLI prints them."""
+
+    action: str = Field(description="drop | no-drop (EOS port action)")
+    timeout_s: str = Field(description="detection timeout in seconds, e.g. 0.2")
+    recovery_s: str = Field(description="recovery time in seconds")
+    polling_s: str = Field(description="polling interval in seconds")
+
+
+class NxosWatchdog(Model):
+    """NX-OS PFC watchdog: multiples of the fixed 100 ms poll."""
+
+    shutdown_multiplier: int = Field(description="detection = 100 ms x this, 1-10")
+    restore_multiplier: int = Field(description="auto-restore = 100 ms x this, 1-100")
+
+
+class NvueWatchdog(Model):
+    """Cumulus NVUE PFC watchdog: the poll in ms and the number of polls before mitigation."""
+
+    polling_interval_ms: int = Field(description="nv set qos pfc-watchdog polling-interval, 100-5000 ms")
+    robustness: int = Field(description="nv set qos pfc-watchdog robustness, 1-1000 polls")
+
+
+PlatformWatchdog = SonicWatchdog | EosWatchdog | NxosWatchdog | NvueWatchdog
+
+
+def _clamp(value: int, bounds: tuple[int, int]) -> int:
+    return max(bounds[0], min(bounds[1], value))
+
+
+def _nearest_multiple(value: int, step: int) -> int:
+    """``value / step`` rounded half up (integers only)."""
+    return (value + step // 2) // step
+
+
+def sonic_watchdog(wd: Watchdog, warn: Warn) -> SonicWatchdog:
+    det = _clamp(wd.detection_ms, SONIC_DETECTION_MS)
+    if det != wd.detection_ms:
+        warn("watchdog.detection_ms", f"{wd.detection_ms} ms", f"{det} ms", "SONiC pfcwd takes 100-5000 ms")
+    rest = _clamp(wd.restoration_ms, SONIC_RESTORATION_MS)
+    if rest != wd.restoration_ms:
+        warn("watchdog.restoration_ms", f"{wd.restoration_ms} ms", f"{rest} ms", "SONiC pfcwd takes 100-60000 ms")
+    poll = min(_clamp(wd.poll_ms, SONIC_POLL_MS), det, rest)
+    if poll != wd.poll_ms:
+        warn("watchdog.poll_ms", f"{wd.poll_ms} ms", f"{poll} ms",
+             "SONiC pfcwd interval is 100-1000 ms and must not exceed detection or restoration")
+    return SonicWatchdog(action=wd.action.value, detection_ms=det, restoration_ms=rest, poll_ms=poll)
+
+
+def eos_watchdog(wd: Watchdog, warn: Warn) -> EosWatchdog:
+    action = "drop"
+    if wd.action == WatchdogAction.FORWARD:
+        action = "no-drop"
+    elif wd.action == WatchdogAction.ALERT:
+        action = "no-drop"
+        warn("watchdog.action", "alert", "no-drop",
+             "EOS watchdog actions are drop, no-drop and errdisable; no-drop (ignore pause, keep forwarding) is "
+             "the closest to alert-only")
+    det = _clamp(wd.detection_ms, EOS_TIMER_MS)
+    if det != wd.detection_ms:
+        warn("watchdog.timeout_s", f"{wd.detection_ms} ms", f"{ms_to_seconds(det)} s", "EOS timeout is 0.01-60 s")
+    rest = _clamp(wd.restoration_ms, EOS_TIMER_MS)
+    if rest != wd.restoration_ms:
+        warn("watchdog.recovery_s", f"{wd.restoration_ms} ms", f"{ms_to_seconds(rest)} s",
+             "EOS recovery-time is 0.01-60 s")
+    poll = min(_clamp(wd.poll_ms, EOS_POLL_MS), min(det, rest) // 2)
+    if poll != wd.poll_ms:
+        warn("watchdog.polling_s", f"{wd.poll_ms} ms", f"{ms_to_seconds(poll)} s",
+             "EOS polling-interval is 0.005-30 s and at most half the smaller timer")
+    return EosWatchdog(action=action, timeout_s=ms_to_seconds(det), recovery_s=ms_to_seconds(rest),
+                       polling_s=ms_to_seconds(poll))
+
+
+def nxos_watchdog(wd: Watchdog, warn: Warn) -> NxosWatchdog:
+    if wd.action != WatchdogAction.DROP:
+        warn("watchdog.action", wd.action.value, "drop",
+             "the NX-OS PFC watchdog always disables PFC on the stuck queue and drops")
+    if wd.poll_ms != NXOS_POLL_MS:
+        warn("watchdog.poll_ms", f"{wd.poll_ms} ms", f"{NXOS_POLL_MS} ms", "the NX-OS watchdog polls every 100 ms")
+    shut = _clamp(_nearest_multiple(wd.detection_ms, NXOS_POLL_MS), NXOS_SHUTDOWN_MULTIPLIER)
+    if shut * NXOS_POLL_MS != wd.detection_ms:
+        warn("watchdog.shutdown_multiplier", f"{wd.detection_ms} ms", f"{shut} x 100 ms = {shut * NXOS_POLL_MS} ms",
+             "NX-OS detection is a multiple (1-10) of its 100 ms poll")
+    restore = _clamp(_nearest_multiple(wd.restoration_ms, NXOS_POLL_MS), NXOS_RESTORE_MULTIPLIER)
+    if restore * NXOS_POLL_MS != wd.restoration_ms:
+        warn("watchdog.restore_multiplier", f"{wd.restoration_ms} ms",
+             f"{restore} x 100 ms = {restore * NXOS_POLL_MS} ms",
+             "NX-OS auto-restore is a multiple (1-100) of its 100 ms poll")
+    return NxosWatchdog(shutdown_multiplier=shut, restore_multiplier=restore)
+
+
+def nvue_watchdog(wd: Watchdog, warn: Warn) -> NvueWatchdog:
+    if wd.action != WatchdogAction.DROP:
+        warn("watchdog.action", wd.action.value, "drop",
+             "the Cumulus PFC watchdog always stops honouring pause on the queue and discards to it")
+    poll = _clamp(wd.poll_ms, NVUE_POLL_MS)
+    if poll != wd.poll_ms:
+        warn("watchdog.polling_interval_ms", f"{wd.poll_ms} ms", f"{poll} ms",
+             "NVUE pfc-watchdog polling-interval is 100-5000 ms")
+    robust = _clamp(_nearest_multiple(wd.detection_ms, poll), NVUE_ROBUSTNESS)
+    if robust * poll != wd.detection_ms:
+        warn("watchdog.robustness", f"{wd.detection_ms} ms", f"{robust} x {poll} ms = {robust * poll} ms",
+             "NVUE detection is polling-interval x robustness (1-1000)")
+    if wd.restoration_ms != poll:
+        warn("watchdog.restoration_ms", f"{wd.restoration_ms} ms", f"{poll} ms (one polling interval)",
+             "Cumulus restores a queue after one polling interval without pause; restoration is not settable")
+    return NvueWatchdog(polling_interval_ms=poll, robustness=robust)
+
+
+_BUILDERS: dict[Platform, Callable[[Watchdog, Warn], PlatformWatchdog]] = {
+    Platform.SONIC: sonic_watchdog,
+    Platform.ARISTA_EOS: eos_watchdog,
+    Platform.CISCO_NXOS: nxos_watchdog,
+    Platform.CUMULUS_NVUE: nvue_watchdog,
+}
+
+
+def platform_watchdog(platform: Platform, wd: Watchdog, warn: Warn) -> PlatformWatchdog:
+    """The watchdog of ``wd`` in ``platform``'s units; every rounding or clamp goes to ``warn``."""
+    return _BUILDERS[platform](wd, warn)
