@@ -27,10 +27,10 @@ from fabricd.intent.host import Backend, HostStep
 from .base import HostBackend, Reading
 from .dcbnl import (
     SEL_DSCP,
-    TSA_CODES,
-    TSA_NAMES,
     TRUST_CODES,
     TRUST_NAMES,
+    TSA_CODES,
+    TSA_NAMES,
     DcbApp,
     DcbClient,
     DcbNetlinkError,
@@ -127,13 +127,13 @@ class DcbBackend(HostBackend):
                     raise HostBackendError("set apptrust", ifname, f"unknown selector {unknown[0]!r}")
                 self.client.set_trust(ifname, [TRUST_CODES[n] for n in names])
             elif path == "pfc":
-                cur = self._get(ifname).pfc or IeeePfc()
-                self.client.set_pfc(ifname, cur.model_copy(update={"pfc_en": int(str(value))}))
+                pfc_cur = self._get(ifname).pfc or IeeePfc()
+                self.client.set_pfc(ifname, pfc_cur.model_copy(update={"pfc_en": int(str(value))}))
             elif path == "ets":
                 if not isinstance(value, dict):
                     raise HostBackendError("set ets", ifname, f"bad value {value!r}")
-                cur = self._get(ifname).ets or IeeeEts()
-                self.client.set_ets(ifname, cur.model_copy(update={
+                ets_cur = self._get(ifname).ets or IeeeEts()
+                self.client.set_ets(ifname, ets_cur.model_copy(update={
                     "prio_tc": [int(str(x)) for x in _list(value["prio_tc"])],
                     "tc_tsa": [TSA_CODES[str(x)] for x in _list(value["tc_tsa"])],
                     "tc_tx_bw": [int(str(x)) for x in _list(value["tc_bw"])],

@@ -172,3 +172,46 @@ def _hint(path: str, code: int | None) -> str:
     if code == errno.EINVAL:
         return "the driver rejected the value: check its range in fabricd.model.DcqcnRp"
     return "see dmesg for the driver's reason"
+
+
+class SysfsLinks(HostBackend):
+    """Read-only link facts from ``/sys/class/net/<if>/{mtu,flags,operstate}`` under a replay root.
+
+    Used by ``fabricd audit host --root DIR`` without ``--netns``: the replay tree has no netlink. It answers the
+    netlink paths ``mtu``, ``state`` (IFF_UP from ``flags``) and ``operstate``; VLAN ids, addresses and pause
+    are not in sysfs (:attr:`unsupported`), so the audit reports those checks as skipped.
+    """
+
+    backend = Backend.NETLINK
+    unsupported = frozenset({"vlan", "address", "pause"})
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._files = SysfsBackend(root)
+
+    def read(self, obj: str, path: str) -> Reading:
+        base = f"/sys/class/net/{obj}"
+        if path == "mtu":
+            r = self._files.read(obj, f"{base}/mtu")
+        elif path == "state":
+            r = self._files.read(obj, f"{base}/flags")
+            if r.present:
+                flags = int(str(r.value), 16) if isinstance(r.value, str) else int(str(r.value))
+                r = r.model_copy(update={"value": "up" if flags & 0x1 else "down"})
+        elif path == "operstate":
+            r = self._files.read(obj, f"{base}/operstate")
+            if r.present:
+                r = r.model_copy(update={"value": str(r.value).upper()})
+        else:
+            return Reading(object=obj, path=path, present=False, error="not in sysfs")
+        return r.model_copy(update={"path": path})
+
+    def applicable(self, step: HostStep, current: Reading) -> bool:
+        return step.path not in self.unsupported
+
+    def write(self, step: HostStep) -> None:
+        raise HostBackendError("write", f"{step.object} {step.path}", "a replay root is read-only for links",
+                               hint="use --netns NS or run on the host to change links")
+
+    def write_back(self, reading: Reading) -> None:
+        self.write(HostStep(backend=self.backend, object=reading.object, path=reading.path, desired=None,
+                            check="restore"))

@@ -1,0 +1,198 @@
+"""``fabricd audit host``: the live RoCE host against its intent, check by check.
+
+Each check has a code, a title and a fix hint. Differences come from the backends' pure ``plan`` (a step left in
+the plan is a finding of its check); checks that no step covers are computed here: the NIC exists, the link is
+operationally up, the MTU fits the peer switch port, and a RoCEv2 GID exists for the RDMA address. A NIC or file
+the intent names but the host lacks is a finding, never an error. A check with no source (e.g. DCB on a replay
+root, or ``--skip dcb``) is reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from fabricd.hosts.base import HostBackend, Reading
+from fabricd.hosts.sysfs import SysfsLinks
+from fabricd.intent.host import Backend, HostIntent, HostStep, NicIntent, desired_plan
+from fabricd.readers.rdma import read_gids
+
+from .report import AuditReport, CheckResult, Finding, Status
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    code: str
+    title: str
+    hint: str
+    backend: Backend | None = None
+
+
+HOST_CHECKS: tuple[HostCheck, ...] = (
+    HostCheck("HOST-NIC", "RDMA NIC present", "check the NIC's netdev name in the inventory (`ip link`)",
+              Backend.NETLINK),
+    HostCheck("HOST-LINK", "link admin and oper up", "`fabricd host apply` sets it up; check the cable and the peer "
+              "switch port", Backend.NETLINK),
+    HostCheck("HOST-MTU", "MTU as intended and within the switch port MTU",
+              "`fabricd host apply`; keep the host MTU <= the switch port MTU", Backend.NETLINK),
+    HostCheck("HOST-VLAN", "RDMA VLAN netdev", "`fabricd host apply` creates it (needs the 8021q module)",
+              Backend.NETLINK),
+    HostCheck("HOST-ADDR", "RDMA address", "`fabricd host apply`; remove a competing address in the same subnet",
+              Backend.NETLINK),
+    HostCheck("HOST-PAUSE", "802.3x global pause off", "`ethtool -A IF rx off tx off` (PFC and global pause "
+              "exclude each other)", Backend.NETLINK),
+    HostCheck("HOST-TRUST", "trust mode", "`dcb apptrust set dev IF order dscp` or `mlnx_qos -i IF --trust dscp`",
+              Backend.DCB),
+    HostCheck("HOST-PFC", "PFC enable mask", "`mlnx_qos -i IF --pfc 0,0,0,1,0,0,0,0` or `dcb pfc set dev IF "
+              "prio-pfc all:off 3:on`", Backend.DCB),
+    HostCheck("HOST-ETS", "ETS: priority to TC, TSA and bandwidth", "`dcb ets set dev IF prio-tc ... tc-tsa ... "
+              "tc-bw ...`", Backend.DCB),
+    HostCheck("HOST-DSCP-MAP", "DSCP to priority map", "`dcb app replace dev IF dscp-prio 26:3 48:6 ...` or "
+              "`mlnx_qos --dscp2prio set,26,3`", Backend.DCB),
+    HostCheck("HOST-ROCE-TOS", "RoCE ToS (RDMA-CM default and traffic_class)", "`cma_roce_tos -d DEV -t 106`; "
+              "`echo 106 > /sys/class/infiniband/DEV/tc/1/traffic_class`", Backend.SYSFS),
+    HostCheck("HOST-ROCE-MODE", "RDMA-CM default RoCE mode", "`cma_roce_mode -d DEV -p 1 -m 2`", Backend.SYSFS),
+    HostCheck("HOST-CNP", "CNP DSCP and 802.1p priority", "write ecn/roce_np/cnp_dscp and cnp_802p_prio",
+              Backend.SYSFS),
+    HostCheck("HOST-ECN-ENABLE", "DCQCN NP/RP enabled on the RoCE priority",
+              "`echo 1 > /sys/class/net/IF/ecn/roce_np/enable/3` (and roce_rp)", Backend.SYSFS),
+    HostCheck("HOST-DCQCN", "DCQCN parameters", "`fabricd host apply`; values are per firmware, so set what the "
+              "inventory sets", Backend.SYSFS),
+    HostCheck("HOST-GID", "RoCEv2 GID for the RDMA address", "the GID appears when the address is on the RDMA "
+              "netdev (VLAN netdev when tagged); check `fabricd gids`", Backend.SYSFS),
+)
+CHECK_BY_CODE = {c.code: c for c in HOST_CHECKS}
+ROCE_V2 = "RoCE v2"
+OPER_OK = ("UP", "UNKNOWN")
+
+
+def _ipv4_gid(ip: str) -> str:
+    parts = [int(x) for x in ip.split(".")]
+    return f"0000:0000:0000:0000:0000:ffff:{parts[0]:02x}{parts[1]:02x}:{parts[2]:02x}{parts[3]:02x}"
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.findings: dict[str, list[Finding]] = {c.code: [] for c in HOST_CHECKS}
+        self.skipped: dict[str, str] = {}
+        self.touched: set[str] = set()
+
+    def add(self, code: str, obj: str, path: str, message: str, expected: JsonValue, got: JsonValue) -> None:
+        check = CHECK_BY_CODE[code]
+        self.findings[code].append(Finding(code=code, object=obj, path=path, message=message,
+                                           expected=expected, got=got, hint=check.hint))
+
+    def skip(self, code: str, why: str) -> None:
+        self.skipped.setdefault(code, why)
+
+
+def _step_message(step: HostStep, current: Reading | None) -> str:
+    if current is not None and current.error:
+        return f"cannot read: {current.error}"
+    if current is None or not current.present:
+        return "missing on this host"
+    return "differs from intent"
+
+
+def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str | os.PathLike[str] | None = None,
+               skip: frozenset[str] = frozenset(), sources: dict[Backend, str] | None = None) -> AuditReport:
+    """Compare the host with ``intent`` through ``backends`` (their read_state/plan; nothing is written).
+
+    ``gid_root`` is the sysfs root holding /sys/class/infiniband (None: no GID check). ``sources`` names where
+    each backend read from, for the report's notes.
+    """
+    col = _Collector()
+    have = {b.backend: b for b in backends}
+    for kind, why in ((Backend.NETLINK, "no link source"), (Backend.DCB, "no DCB source (a replay root without "
+                      "--netns, or --skip dcb)"), (Backend.SYSFS, "no sysfs source (--skip sysfs)")):
+        if kind not in have:
+            for c in HOST_CHECKS:
+                if c.backend == kind:
+                    col.skip(c.code, why)
+    for backend in backends:
+        snap = backend.read_state(intent, skip)
+        plan = backend.plan(intent, snap, skip)
+        for step in plan.steps:
+            reading = snap.get(step.object, step.path)
+            col.add(step.check, step.object, step.path, _step_message(step, reading), step.desired, step.current)
+        if isinstance(backend, SysfsLinks):
+            for code, path in (("HOST-VLAN", "vlan"), ("HOST-ADDR", "address"), ("HOST-PAUSE", "pause")):
+                if any(s.path == path for s in backend.steps(intent, skip)):
+                    col.skip(code, f"{path} is not in a replay root's sysfs; audit with --netns or on the host")
+        for step in backend.steps(intent, skip):
+            col.touched.add(step.check)
+    netlink = have.get(Backend.NETLINK)
+    for nic in intent.nics:
+        if netlink is not None:
+            _nic_and_link(col, netlink, nic, skip)
+        _mtu_vs_switch(col, nic)
+        if gid_root is not None and Backend.SYSFS in have:
+            _gid(col, gid_root, nic, skip)
+    for code, why in (("HOST-VLAN", "no NIC has a VLAN" if "vlan" not in skip else "--skip vlan"),
+                      ("HOST-PAUSE", "global pause is left alone (lossy transport)" if "pause" not in skip
+                       else "--skip pause"),
+                      ("HOST-ECN-ENABLE", "no DCQCN in the policy"), ("HOST-DCQCN", "the inventory sets no DCQCN "
+                       "parameter"), ("HOST-CNP", "no DCQCN in the policy"), ("HOST-ADDR", "no NIC has an address")):
+        if code not in col.touched and code not in col.skipped:
+            col.skip(code, why)
+    if gid_root is None or Backend.SYSFS not in have:
+        col.skip("HOST-GID", "no sysfs root to read GIDs from")
+    checks = []
+    for c in HOST_CHECKS:
+        found = col.findings[c.code]
+        if found:
+            checks.append(CheckResult(code=c.code, title=c.title, status=Status.FAIL, findings=found))
+        elif c.code in col.skipped:
+            checks.append(CheckResult(code=c.code, title=c.title, status=Status.SKIP, note=col.skipped[c.code]))
+        else:
+            note = (sources or {}).get(c.backend) if c.backend else None
+            checks.append(CheckResult(code=c.code, title=c.title, status=Status.PASS, note=note))
+    return AuditReport(kind="host", target=intent.host, checks=checks)
+
+
+def _nic_and_link(col: _Collector, netlink: HostBackend, nic: NicIntent, skip: frozenset[str]) -> None:
+    col.touched.update({"HOST-NIC", "HOST-LINK"})
+    mtu = netlink.read(nic.netdev, "mtu")
+    if not mtu.present:
+        col.add("HOST-NIC", nic.netdev, "link", "the NIC the inventory names is not on this host", nic.netdev,
+                mtu.error)
+        return
+    names = [nic.netdev] + ([nic.vlan_netdev] if nic.vlan_netdev and "vlan" not in skip else [])
+    for name in names:
+        oper = netlink.read(name, "operstate")
+        if oper.present and str(oper.value).upper() not in OPER_OK:
+            col.add("HOST-LINK", name, "operstate", "link is not operationally up", "UP", oper.value)
+
+
+def _mtu_vs_switch(col: _Collector, nic: NicIntent) -> None:
+    if nic.peer_port_mtu_bytes is None:
+        return
+    col.touched.add("HOST-MTU")
+    if nic.mtu_bytes > nic.peer_port_mtu_bytes:
+        col.add("HOST-MTU", nic.netdev, f"peer {nic.peer}", "host MTU exceeds the switch port MTU: large frames "
+                "are dropped at the switch", f"<= {nic.peer_port_mtu_bytes}", nic.mtu_bytes)
+
+
+def _gid(col: _Collector, root: str | os.PathLike[str], nic: NicIntent, skip: frozenset[str]) -> None:
+    if nic.rdma_device is None or nic.address_ip is None:
+        return
+    col.touched.add("HOST-GID")
+    want = _ipv4_gid(nic.address_ip)
+    ndev = nic.netdev if "vlan" in skip else nic.ip_netdev
+    entries = read_gids(root, nic.rdma_device, nic.rdma_port)
+    where = f"/sys/class/infiniband/{nic.rdma_device}/ports/{nic.rdma_port}/gids"
+    if any(e.gid == want and (e.type or "").strip() == ROCE_V2 and e.ndev == ndev for e in entries):
+        return
+    got: JsonValue = [f"{e.index}:{e.gid}:{e.type}:{e.ndev}" for e in entries if e.gid == want] or None
+    col.add("HOST-GID", nic.rdma_device, where, f"no RoCE v2 GID for {nic.address_ip} on {ndev}",
+            f"{want} RoCE v2 {ndev}", got)
+
+
+def planned_checks(intent: HostIntent, skip: frozenset[str] = frozenset()) -> set[str]:
+    """The check codes the intent's desired plan touches (for documentation and tests)."""
+    return {s.check for s in desired_plan(intent, skip).steps}
