@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "schema",
     "doctor",
     "report",
+    "render",
 )
 
 
