@@ -19,6 +19,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "doctor",
     "report",
     "render",
+    "host",
+    "audit",
+    "gids",
 )
 
 

@@ -1,0 +1,292 @@
+"""``fabricd host plan|apply|restore|install-unit``: apply a host's RoCE intent on the host itself.
+
+Backends (fabricd.hosts): netlink (links, MTU, VLAN, address, pause), dcb (trust, PFC, ETS, DSCP map) and
+sysfs (RoCE ToS/mode, traffic_class, CNP, DCQCN). ``apply`` saves a snapshot of everything it will touch under
+the state directory first; any failure restores it, and ``fabricd host restore`` brings it back later.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from fabricd import settings
+from fabricd.errors import FabricdError, HostBackendError, UsageError
+from fabricd.hosts.base import HostBackend, Snapshot, apply_all
+from fabricd.hosts.factory import close_backends, open_backends
+from fabricd.intent.host import HostIntent, HostPlan, host_intent
+from fabricd.inventory import load_inventory
+
+from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+
+SKIP_NAMES = ("vlan", "pause", "netlink", "dcb", "sysfs")
+
+HostOpt = Annotated[str, typer.Option("--host", envvar="FABRICD_HOST", help="Host name as in the inventory.")]
+RootOpt = Annotated[Path, typer.Option("--root", envvar="FABRICD_ROOT",
+                                       help="Root of /sys (a fake or replay tree in tests). Default /.")]
+NetnsOpt = Annotated[str | None, typer.Option("--netns", envvar="FABRICD_NETNS",
+                                              help="Apply netlink and DCB inside this network namespace.")]
+SkipOpt = Annotated[str, typer.Option("--skip", help=f"Comma list of parts to leave alone: {', '.join(SKIP_NAMES)}."
+                                      " --skip vlan puts the address on the untagged netdev.")]
+
+
+def parse_skip(text: str) -> frozenset[str]:
+    names = frozenset(s.strip() for s in text.split(",") if s.strip())
+    bad = sorted(names - set(SKIP_NAMES))
+    if bad:
+        raise UsageError(f"--skip: unknown part {bad[0]!r}", hint=f"expected a comma list of {', '.join(SKIP_NAMES)}")
+    return names
+
+
+def load_host_intent(inventory: Path | None, host: str) -> HostIntent:
+    fabric = load_inventory(inventory_path(inventory)).fabric
+    try:
+        return host_intent(fabric, host)
+    except KeyError:
+        known = ", ".join(h.name for h in fabric.hosts) or "none"
+        raise UsageError(f"--host: no host {host!r} in the inventory {inventory_path(inventory)}",
+                         hint=f"expected one of: {known}") from None
+
+
+def check_root(root: Path) -> None:
+    if not root.is_dir():
+        raise UsageError(f"--root {root}: not a directory", hint="give the directory that holds sys/ (default /)")
+
+
+def snapshot_dir(host: str) -> Path:
+    return settings.state_dir() / "hosts" / host
+
+
+def print_plan(plan: HostPlan, title: str) -> None:
+    table = Table(title=title)
+    for col in ("backend", "object", "path", "current", "desired", "check"):
+        table.add_column(col, overflow="fold")
+    for s in plan.steps:
+        table.add_row(s.backend.value, s.object, s.path, json.dumps(s.current), json.dumps(s.desired), s.check)
+    out = stdout()
+    out.print(table)
+    if not plan.steps:
+        out.print(f"{plan.host}: nothing to do, the host matches its intent")
+
+
+def live_plan(intent: HostIntent, root: Path, netns: str | None,
+              skip: frozenset[str]) -> tuple[HostPlan, list[HostBackend]]:
+    backends = open_backends(root, netns, skip)
+    steps = []
+    for b in backends:
+        snap = b.read_state(intent, skip)
+        steps += b.plan(intent, snap, skip).steps
+    return HostPlan(host=intent.host, steps=steps), backends
+
+
+def register(app: typer.Typer) -> None:
+    host_app = typer.Typer(help="Apply, plan and restore a host's RoCE settings (run on the host itself).",
+                           no_args_is_help=True)
+    app.add_typer(host_app, name="host")
+
+    @host_app.command("plan")
+    def plan_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
+                 netns: NetnsOpt = None, skip: SkipOpt = "", output: OutputOpt = OutputFormat.TEXT) -> None:
+        """Show what `host apply` would change: each step with backend, object, path, current and desired value.
+
+        [bold]Example[/]: fabricd host plan --host gpu1
+        [bold]Example[/]: fabricd host plan inventory/lab --host gpu1 --netns gpu1 --root /tmp/fake --output json
+        """
+        intent, skips = _prepare(inventory, host, root, skip)
+        plan, backends = live_plan(intent, root, netns, skips)
+        close_backends(backends)
+        if output == OutputFormat.JSON:
+            emit_json(plan.model_dump(mode="json"))
+        else:
+            print_plan(plan, f"fabricd host plan {intent.host}")
+
+    @host_app.command("apply")
+    def apply_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
+                  netns: NetnsOpt = None, skip: SkipOpt = "",
+                  dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and stop.")] = False,
+                  yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+                  output: OutputOpt = OutputFormat.TEXT) -> None:
+        """Apply the host intent: netlink, then DCB, then sysfs/configfs. A snapshot is saved first; on any
+        failure everything already changed is restored (exit 3). Exit 0 when applied or nothing to do.
+
+        [bold]Example[/]: fabricd host apply --host gpu1 --yes
+        [bold]Example[/]: fabricd host apply --host gpu1 --netns gpu1 --skip vlan,dcb --dry-run
+        """
+        intent, skips = _prepare(inventory, host, root, skip)
+        plan, backends = live_plan(intent, root, netns, skips)
+        try:
+            if dry_run or (not yes and output == OutputFormat.TEXT):
+                if output == OutputFormat.JSON:
+                    emit_json(plan.model_dump(mode="json"))
+                else:
+                    print_plan(plan, f"fabricd host apply {intent.host} (plan)")
+            if dry_run or not plan.steps:
+                return
+            if not yes:
+                if not sys.stdin.isatty():
+                    raise UsageError("refusing to change the host without confirmation",
+                                     hint="add --yes (non-interactive), or --dry-run to only see the plan")
+                if not typer.confirm(f"apply {len(plan.steps)} step(s) to {intent.host}?"):
+                    raise typer.Exit(ExitCode.OK)
+            snaps = [b.snapshot_for(plan) for b in backends]
+            saved = _save_snapshots(intent.host, snaps)
+            stderr().print(f"snapshot saved: {saved}")
+            report = apply_all(backends, plan)
+        finally:
+            close_backends(backends)
+        if output == OutputFormat.JSON:
+            emit_json(report.to_dict() | {"snapshot": str(saved)})
+        else:
+            out = stdout()
+            for r in report.results:
+                out.print(f"{r.backend.value}: {len(r.applied)} step(s) applied" + ("" if r.ok else
+                          f", FAILED at {r.failed.step.object} {r.failed.step.path}" if r.failed else ""))
+            if not report.ok:
+                failed = next(r.failed for r in report.results if r.failed)
+                stderr().print(f"[bold red]error:[/] {failed.error}")
+                stderr().print("restored the snapshot: " + ("complete" if not report.rollback_errors and all(
+                    r.restored or r.ok for r in report.results) else "INCOMPLETE: " + "; ".join(
+                    report.rollback_errors + [e for r in report.results for e in r.restore_errors])))
+        if not report.ok:
+            raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+    @host_app.command("restore")
+    def restore_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
+                    netns: NetnsOpt = None,
+                    snapshot: Annotated[Path | None, typer.Option(help="Snapshot file (default: the last one "
+                                                                  "`host apply` saved).")] = None,
+                    output: OutputOpt = OutputFormat.TEXT) -> None:
+        """Write a saved snapshot back: the host returns to what it was before the last `host apply`.
+
+        [bold]Example[/]: fabricd host restore --host gpu1
+        """
+        intent, _ = _prepare(inventory, host, root, "")
+        path = snapshot or snapshot_dir(intent.host) / "last.json"
+        try:
+            data = json.loads(path.read_text())
+            snaps = [Snapshot.model_validate(s) for s in data["snapshots"]]
+        except FileNotFoundError:
+            raise UsageError(f"no snapshot at {path}", hint="run `fabricd host apply` first, or give --snapshot") \
+                from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}: not a fabricd host snapshot ({exc})") from None
+        backends = {b.backend: b for b in open_backends(root, netns)}
+        errors: list[str] = []
+        try:
+            for snap in snaps:
+                b = backends.get(snap.backend)
+                if b is None:
+                    errors.append(f"{snap.backend.value}: no such backend here (replay root?)")
+                    continue
+                errors += b.restore(snap)
+        finally:
+            close_backends(list(backends.values()))
+        if output == OutputFormat.JSON:
+            emit_json({"host": intent.host, "snapshot": str(path), "ok": not errors, "errors": errors})
+        else:
+            stdout().print(f"{intent.host}: restored {path}" if not errors else f"{intent.host}: restore incomplete")
+            for e in errors:
+                stderr().print(f"[bold red]error:[/] {e}")
+        if errors:
+            raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+    @host_app.command("install-unit")
+    def install_unit_cmd(inventory: InventoryArg = None, host: HostOpt = "",
+                         out: Annotated[Path | None, typer.Option("--out", help="Write the files here instead of "
+                                                                  "/etc/systemd/system and /etc/udev/rules.d.")] = None,
+                         output: OutputOpt = OutputFormat.TEXT) -> None:
+        """Write a systemd unit that re-applies the host intent at boot, and a udev rule that re-applies it when
+        the NIC driver reloads (these settings are not persistent across reboots or driver restarts).
+
+        [bold]Example[/]: fabricd host install-unit /etc/fabricd/inventory --host gpu1 && systemctl enable fabricd-host
+        """
+        intent = load_host_intent(inventory, host) if host else _no_host()
+        inv = inventory_path(inventory).resolve()
+        files = unit_files(intent, inv)
+        unit_dir = out if out is not None else Path("/etc/systemd/system")
+        rule_dir = out if out is not None else Path("/etc/udev/rules.d")
+        written = []
+        for name, text in files.items():
+            target = (unit_dir if name.endswith(".service") else rule_dir) / name
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text)
+            except OSError as exc:
+                raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno,
+                                       hint="run as root, or use --out DIR") from exc
+            written.append(str(target))
+        if output == OutputFormat.JSON:
+            emit_json({"host": intent.host, "written": written})
+        else:
+            for w in written:
+                stdout().print(f"wrote {w}")
+            stdout().print("enable with: systemctl daemon-reload && systemctl enable --now fabricd-host.service && "
+                           "udevadm control --reload")
+
+
+def _no_host() -> HostIntent:
+    raise UsageError("--host is required", hint="name the host as in the inventory, e.g. --host gpu1")
+
+
+def _prepare(inventory: Path | None, host: str, root: Path, skip: str) -> tuple[HostIntent, frozenset[str]]:
+    if not host:
+        _no_host()
+    check_root(root)
+    skips = parse_skip(skip)
+    return load_host_intent(inventory, host), skips
+
+
+def _save_snapshots(host: str, snaps: list[Snapshot]) -> Path:
+    folder = snapshot_dir(host)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        body = json.dumps({"host": host, "taken": stamp, "snapshots": [s.model_dump(mode="json") for s in snaps]},
+                          indent=2)
+        path = folder / f"snapshot-{stamp}.json"
+        path.write_text(body)
+        (folder / "last.json").write_text(body)
+    except OSError as exc:
+        raise FabricdError(f"cannot save the snapshot under {folder}: {exc.strerror}",
+                           hint="set FABRICD_STATE_DIR to a writable directory") from exc
+    return path
+
+
+def unit_files(intent: HostIntent, inventory: Path) -> dict[str, str]:
+    """The systemd unit and udev rule that re-apply ``intent`` at boot and on NIC driver (re)load."""
+    exe = shutil.which("fabricd") or "/usr/local/bin/fabricd"
+    netdevs = " ".join(n.netdev for n in intent.nics)
+    unit = f"""# Written by `fabricd host install-unit --host {intent.host}`.
+# RoCE NIC settings (trust, PFC, ETS, DSCP map, RoCE ToS, DCQCN) are not persistent: re-apply them at boot,
+# after the NIC driver and RDMA stack are up, as the NVIDIA nic-configuration-operator does.
+[Unit]
+Description=fabricd: apply the RoCE host intent of {intent.host} ({netdevs})
+Wants=network-online.target
+After=network-online.target openibd.service rdma-load-modules@rdma.service sys-kernel-config.mount
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart={exe} host apply {inventory} --host {intent.host} --yes
+# a udev-triggered restart re-applies after a driver reload
+Restart=no
+
+[Install]
+WantedBy=multi-user.target
+"""
+    rules = [f"# Written by `fabricd host install-unit --host {intent.host}`: re-apply after a NIC driver reload."]
+    for n in intent.nics:
+        rules.append(f'ACTION=="add", SUBSYSTEM=="net", KERNEL=="{n.netdev}", '
+                     'RUN+="/usr/bin/systemctl --no-block restart fabricd-host.service"')
+        if n.rdma_device:
+            rules.append(f'ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="{n.rdma_device}", '
+                         'RUN+="/usr/bin/systemctl --no-block restart fabricd-host.service"')
+    return {"fabricd-host.service": unit, "90-fabricd-host.rules": "\n".join(rules) + "\n"}
+
