@@ -150,7 +150,8 @@ class HostBackend(ABC):
                 self.write(step)
             except HostBackendError as exc:
                 log.warning("%s: %s failed: %s; restoring the snapshot", self.backend.value, step.path, exc.render())
-                errors = self._restore_touched(snap, [*applied, step])
+                touched = [*applied] if self._unchanged(snap, step) else [*applied, step]
+                errors = self._restore_touched(snap, touched)
                 return result.model_copy(update={
                     "applied": applied,
                     "failed": StepOutcome(step=step, ok=False, error=exc.render()),
@@ -159,6 +160,14 @@ class HostBackend(ABC):
                 })
             applied.append(step)
         return result.model_copy(update={"applied": applied})
+
+    def _unchanged(self, snap: Snapshot, step: HostStep) -> bool:
+        """Whether a failed step left its object as the snapshot had it (then it needs no write-back)."""
+        before = snap.get(step.object, step.path)
+        if before is None:
+            return False
+        now = self.read(step.object, step.path)
+        return now.present == before.present and now.value == before.value
 
     def _restore_touched(self, snap: Snapshot, touched: list[HostStep]) -> list[str]:
         errors: list[str] = []
