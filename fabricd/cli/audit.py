@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd audit host --host gpu1 --junit audit.xml
         [bold]Example[/]: fabricd audit host inventory/lab --host gpu1 --root /tmp/replay --output json
         """
-        intent, skips = _prepare(inventory, host, root, skip)
+        intent, skips = _prepare(inventory, host, root, skip, netns)
         backends = open_backends(root, netns, skips)
         live = is_live(root, netns)
         sources = {b.backend: (f"netns {netns}" if netns and b.backend.value != "sysfs" else

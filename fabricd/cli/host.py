@@ -21,6 +21,7 @@ from fabricd import settings
 from fabricd.errors import FabricdError, HostBackendError, UsageError
 from fabricd.hosts.base import HostBackend, Snapshot, apply_all
 from fabricd.hosts.factory import close_backends, open_backends
+from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
 
@@ -99,7 +100,7 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd host plan --host gpu1
         [bold]Example[/]: fabricd host plan inventory/lab --host gpu1 --netns gpu1 --root /tmp/fake --output json
         """
-        intent, skips = _prepare(inventory, host, root, skip)
+        intent, skips = _prepare(inventory, host, root, skip, netns)
         plan, backends = live_plan(intent, root, netns, skips)
         close_backends(backends)
         if output == OutputFormat.JSON:
@@ -119,7 +120,7 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd host apply --host gpu1 --yes
         [bold]Example[/]: fabricd host apply --host gpu1 --netns gpu1 --skip vlan,dcb --dry-run
         """
-        intent, skips = _prepare(inventory, host, root, skip)
+        intent, skips = _prepare(inventory, host, root, skip, netns)
         plan, backends = live_plan(intent, root, netns, skips)
         try:
             if dry_run or (not yes and output == OutputFormat.TEXT):
@@ -167,7 +168,7 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd host restore --host gpu1
         """
-        intent, _ = _prepare(inventory, host, root, "")
+        intent, _ = _prepare(inventory, host, root, "", netns)
         path = snapshot or snapshot_dir(intent.host) / "last.json"
         try:
             data = json.loads(path.read_text())
@@ -235,10 +236,14 @@ def _no_host() -> HostIntent:
     raise UsageError("--host is required", hint="name the host as in the inventory, e.g. --host gpu1")
 
 
-def _prepare(inventory: Path | None, host: str, root: Path, skip: str) -> tuple[HostIntent, frozenset[str]]:
+def _prepare(inventory: Path | None, host: str, root: Path, skip: str,
+             netns: str | None = None) -> tuple[HostIntent, frozenset[str]]:
     if not host:
         _no_host()
     check_root(root)
+    if netns is not None and not (Path(NETNS_RUN_DIR) / netns).exists():
+        raise UsageError(f"--netns {netns}: no such network namespace ({NETNS_RUN_DIR}/{netns})",
+                         hint=f"create it with `ip netns add {netns}` or drop --netns")
     skips = parse_skip(skip)
     return load_host_intent(inventory, host), skips
 
