@@ -1,0 +1,271 @@
+"""The semantic-check framework: a check is a named function of a :class:`Context` that yields findings.
+
+Each check has a stable code (``FABnnn``), a fixed severity, a one-line title, a rationale and a default fix hint.
+A check yields :class:`Finding` objects holding a path into the merged inventory data (``("switches", 2, "ports",
+0, "mtu")``); the runner turns them into located :class:`~fabricd.errors.Problem` objects, so a check never pays for
+``file:line`` resolution unless it actually finds something.
+
+The :class:`Context` holds indexes built once and shared by all checks (switch/port/host lookups, cabling), so that
+every check is linear in the size of the fabric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from fabricd.errors import Problem
+from fabricd.intent.deadlock import DeadlockReport, FailureReport, Topology, analyze, fail_links
+from fabricd.model import Fabric, Host, Nic, Policy, Port, Switch, Transport, split_endpoint
+
+if TYPE_CHECKING:
+    from fabricd.inventory import Inventory
+
+Loc = tuple[str | int, ...]
+
+
+class Severity(StrEnum):
+    """``error`` makes ``fabricd validate`` exit 1; ``warning`` is reported but does not fail."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing a check found: where (a path into the merged data) and what, with expected/got and a hint.
+
+    ``hint`` None means the check's default fix.
+    """
+
+    loc: Loc
+    message: str
+    expected: str | None = None
+    got: str | None = None
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Options that change what some checks do.
+
+    ``fail_links``: 0 = no failure analysis; N > 0 = try N-link failures for PFC deadlock (FAB091).
+    ``max_failure_scenarios``: above this many N-link combinations, a seeded random sample of this size is tried.
+    ``seed``: the sampling seed, printed in the output so a run can be repeated.
+    """
+
+    fail_links: int = 0
+    max_failure_scenarios: int = 2000
+    seed: int = 0
+
+
+CheckFunc = Callable[["Context"], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A named semantic check (see docs/checks.md, generated from these fields)."""
+
+    code: str
+    name: str
+    severity: Severity
+    title: str
+    why: str
+    fix: str
+    area: str
+    func: CheckFunc = field(repr=False, compare=False)
+
+    def run(self, ctx: Context) -> list[Problem]:
+        """Run the check and locate each finding in the inventory files."""
+        out = []
+        for f in self.func(ctx):
+            out.append(ctx.inventory.problem(
+                f.loc, f.message, expected=f.expected, got=f.got, hint=f.hint if f.hint is not None else self.fix,
+                code=self.code, severity=self.severity.value))
+        return out
+
+
+def check(code: str, name: str, severity: Severity, *, area: str, title: str, why: str, fix: str
+          ) -> Callable[[CheckFunc], Check]:
+    """Decorator: turn ``def f(ctx) -> Iterable[Finding]`` into a :class:`Check` (no global registry is touched;
+    each module lists its checks in ``CHECKS``)."""
+
+    def wrap(func: CheckFunc) -> Check:
+        return Check(code=code, name=name, severity=severity, title=title, why=why, fix=fix, area=area, func=func)
+
+    return wrap
+
+
+# --- shared indexes ----------------------------------------------------------------------------------------------
+
+PortRef = tuple[int, int]
+"""(switch index, port index) into ``fabric.switches[i].ports[j]``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    """One physical cable as the inventory declares it.
+
+    ``kind`` is ``link`` (``links[i]``, switch to switch) or ``nic`` (``hosts[i].nics[j].peer``). ``ends`` are the
+    resolved switch ports (None for an end that does not resolve). ``loc`` is where the cable is declared;
+    ``end_locs`` where each end is written.
+    """
+
+    kind: str
+    loc: Loc
+    ends: tuple[PortRef | None, ...]
+    end_locs: tuple[Loc, ...]
+    nic: tuple[int, int] | None = None
+    link: int | None = None
+
+
+class Context:
+    """The inventory plus indexes shared by the checks. Everything is computed on first use, once."""
+
+    def __init__(self, inventory: Inventory, options: CheckOptions | None = None) -> None:
+        self.inventory = inventory
+        self.fabric: Fabric = inventory.fabric
+        self.policy: Policy = inventory.fabric.policy
+        self.options = options or CheckOptions()
+
+    # names -------------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def switch_index(self) -> dict[str, int]:
+        """Switch name -> index of its first definition."""
+        out: dict[str, int] = {}
+        for i, s in enumerate(self.fabric.switches):
+            out.setdefault(s.name, i)
+        return out
+
+    @cached_property
+    def host_index(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for i, h in enumerate(self.fabric.hosts):
+            out.setdefault(h.name, i)
+        return out
+
+    @cached_property
+    def port_index(self) -> dict[tuple[str, str], PortRef]:
+        """(switch name, port name) -> (switch index, port index), first definitions only."""
+        out: dict[tuple[str, str], PortRef] = {}
+        index = self.switch_index
+        for i, s in enumerate(self.fabric.switches):
+            if index[s.name] != i:
+                continue
+            name = s.name
+            for j, p in enumerate(s.ports):
+                out.setdefault((name, p.name), (i, j))
+        return out
+
+    def switch(self, ref: PortRef) -> Switch:
+        return self.fabric.switches[ref[0]]
+
+    def port(self, ref: PortRef) -> Port:
+        return self.fabric.switches[ref[0]].ports[ref[1]]
+
+    def port_loc(self, ref: PortRef, *rest: str | int) -> Loc:
+        return ("switches", ref[0], "ports", ref[1], *rest)
+
+    def port_label(self, ref: PortRef) -> str:
+        return f"{self.fabric.switches[ref[0]].name}:{self.fabric.switches[ref[0]].ports[ref[1]].name}"
+
+    def resolve(self, endpoint: str) -> PortRef | None:
+        """``'leaf1:Ethernet0'`` -> its PortRef, or None when malformed or dangling."""
+        try:
+            device, port = split_endpoint(endpoint)
+        except ValueError:
+            return None
+        return self.port_index.get((device, port))
+
+    def nics(self) -> Iterator[tuple[int, int, Host, Nic]]:
+        for i, h in enumerate(self.fabric.hosts):
+            for j, n in enumerate(h.nics):
+                yield i, j, h, n
+
+    # cabling ------------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def cables(self) -> list[Cable]:
+        """Every declared cable: ``links`` and every NIC with a ``peer``."""
+        out: list[Cable] = []
+        resolve = self.resolve
+        for k, link in enumerate(self.fabric.links):
+            out.append(Cable("link", ("links", k), (resolve(link.a), resolve(link.b)),
+                             (("links", k, "a"), ("links", k, "b")), link=k))
+        for i, j, _h, nic in self.nics():
+            if nic.peer is not None:
+                loc = ("hosts", i, "nics", j, "peer")
+                out.append(Cable("nic", loc, (resolve(nic.peer),), (loc,), nic=(i, j)))
+        return out
+
+    @cached_property
+    def cabled(self) -> dict[PortRef, list[Cable]]:
+        """Switch port -> the cables plugged into it (more than one is an error, FAB011)."""
+        out: dict[PortRef, list[Cable]] = {}
+        for c in self.cables:
+            for end in c.ends:
+                if end is not None:
+                    out.setdefault(end, []).append(c)
+        return out
+
+    @cached_property
+    def nic_peer(self) -> dict[tuple[int, int], PortRef]:
+        """(host index, NIC index) -> the switch port its ``peer`` resolves to."""
+        return {c.nic: c.ends[0] for c in self.cables if c.nic is not None and c.ends[0] is not None}
+
+    # policy -------------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def lossless(self) -> bool:
+        """True when the transport is lossless RoCEv2 (PFC on ``policy.pfc.priorities``)."""
+        return self.policy.transport == Transport.ROCE_V2_LOSSLESS
+
+    @cached_property
+    def pfc_priorities(self) -> frozenset[int]:
+        """The priorities with PFC enabled by the policy (on every port and NIC: there is no per-port override)."""
+        return frozenset(self.policy.pfc.priorities)
+
+    # PFC deadlock ---------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def deadlock_applies(self) -> bool:
+        """Deadlock needs lossless traffic: a lossless transport with at least one PFC priority."""
+        return self.lossless and bool(self.pfc_priorities)
+
+    @cached_property
+    def topology(self) -> Topology:
+        return Topology.from_fabric(self.fabric)
+
+    @cached_property
+    def deadlock(self) -> DeadlockReport:
+        """The buffer-dependency analysis of the intact fabric (computed once, used by FAB090 and FAB092)."""
+        return analyze(self.topology)
+
+    @cached_property
+    def failures(self) -> FailureReport | None:
+        """``--fail-links N`` analysis; None when not asked for (N = 0), not applicable, or when the intact fabric
+        already has a cycle (every failure scenario would report it again)."""
+        if self.options.fail_links <= 0 or not self.deadlock_applies or self.deadlock.has_cycle:
+            return None
+        return fail_links(self.topology, self.options.fail_links, max_scenarios=self.options.max_failure_scenarios,
+                          seed=self.options.seed)
+
+    @cached_property
+    def used_platforms(self) -> dict[str, list[int]]:
+        """Platform id -> indexes of the switches running it."""
+        out: dict[str, list[int]] = {}
+        for i, s in enumerate(self.fabric.switches):
+            out.setdefault(s.platform.value, []).append(i)
+        return out
+
+
+def names(items: Iterable[str], limit: int = 5) -> str:
+    """``a, b, c and 12 more`` - a short list for messages about many objects."""
+    seq = list(items)
+    if len(seq) <= limit:
+        return ", ".join(seq)
+    return f"{', '.join(seq[:limit])} and {len(seq) - limit} more"
