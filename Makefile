@@ -36,6 +36,7 @@ demo: sysdeps $(STAMP)
 	$(BIN)/fabricd validate inventory/lab
 	$(BIN)/fabricd show inventory/lab
 	$(BIN)/fabricd headroom --speed 400G --cable-m 100 --mtu 9216
+	@scripts/demo-host.sh $(BIN)
 
 bench: $(STAMP)
 	@scripts/sysdeps.sh bench

@@ -29,7 +29,7 @@ build_fake_host(sys.argv[1], fake_nics_for(intent, skip_vlan=True))
 PY
 export FABRICD_STATE_DIR="$root/state"
 # this kernel has no 802.1Q and veth has no DCB: run untagged and leave DCB out (the Soft-RoCE VM covers both)
-args=(inventory/lab --host "$host" --netns "$ns" --root "$root" --skip vlan,dcb)
+args=(inventory/lab --host "$host" --netns "$ns" --root "$root" --skip "vlan,dcb")
 echo "== fabricd audit host ${args[*]}   (before: findings expected)"
 "$bin/fabricd" audit host "${args[@]}" || true
 echo "== fabricd host apply ${args[*]} --yes"
