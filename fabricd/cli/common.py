@@ -10,6 +10,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from fabricd import settings
 from fabricd.errors import FabricdError
@@ -70,5 +71,5 @@ def fail(error: FabricdError | str, code: int = ExitCode.INVALID) -> NoReturn:
     text = error.render() if isinstance(error, FabricdError) else error
     err = stderr()
     for line in text.splitlines() or [text]:
-        err.print(f"[bold red]error:[/] {line}", highlight=False, markup=True)
+        err.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True)
     raise typer.Exit(code)
