@@ -504,9 +504,10 @@ class SwitchIntentBuilder:
             buffers = self.fabric.policy.buffers
             xoff, xon, size = _headroom(speed, cable_m, mtu, buffers.lossless_mtu_bytes, buffers.xon_bytes)
             if platform == Platform.SONIC:
-                name = f"pg_lossless_{speed.gbps * 1000}_{_cable_text(cable_m)}m_profile"
+                cable = _cable_text(cable_m).replace(".", "p")
+                name = f"pg_lossless_{speed.gbps * 1000}_{cable}m_profile"
                 if mtu != 9216:
-                    name = f"pg_lossless_{speed.gbps * 1000}_{_cable_text(cable_m)}m_mtu{mtu}_profile"
+                    name = f"pg_lossless_{speed.gbps * 1000}_{cable}m_mtu{mtu}_profile"
             else:
                 name = f"fabricd-{speed.value.lower()}-{_cable_text(cable_m).replace('.', 'p')}m"
                 if mtu != 9216:
@@ -607,7 +608,7 @@ class SwitchIntentBuilder:
                                     lossy_pool_percent=lossy_pct, watchdog=parts.watchdog, warnings=sink.items,
                                     **common)
         assert parts.watchdog is None or isinstance(parts.watchdog, SonicWatchdog)
-        config_db = self._sonic_config_db(parts, ports, vlans)
+        config_db = self._sonic_config_db(parts, ports, vlans, sink)
         dumped = config_db.model_dump(exclude_none=True)
 
         def lines(*tables: str) -> list[SonicTableLine]:
@@ -679,7 +680,7 @@ class SwitchIntentBuilder:
             h = p.headroom
             if h is None or h.profile in seen:
                 continue
-            cable = max(1, min(100_000, round(h.cable_m)))
+            cable = max(1, min(100_000, math.floor(h.cable_m + 0.5)))
             if cable != h.cable_m:
                 sink(f"ports[{p.name}].headroom.cable_m", f"{_cable_text(h.cable_m)} m", f"{cable} m",
                      "NVUE cable-length takes whole metres, 1-100000")
@@ -699,8 +700,8 @@ class SwitchIntentBuilder:
         pct = max(1, min(99, math.ceil(pool * 100 / total)))
         return pct, 100 - pct
 
-    def _sonic_config_db(self, parts: _PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent]
-                         ) -> SonicConfigDb:
+    def _sonic_config_db(self, parts: _PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent],
+                         sink: WarningSink) -> SonicConfigDb:
         trust_dscp = self.fabric.policy.qos.trust == TrustMode.DSCP
         qos = self.fabric.policy.qos
         lossless = parts.lossless_priorities
@@ -754,9 +755,15 @@ class SwitchIntentBuilder:
         tables["QUEUE"] = queue_rows
         headrooms = [p for p in ports if p.headroom is not None]
         if headrooms:
-            tables["CABLE_LENGTH"] = {
-                SONIC_CABLE_PROFILE: {p.name: f"{_cable_text(p.headroom.cable_m)}m" for p in headrooms if p.headroom}
-            }
+            cables: dict[str, str] = {}
+            for p in headrooms:
+                assert p.headroom is not None
+                whole = math.floor(p.headroom.cable_m + 0.5)
+                if whole != p.headroom.cable_m:
+                    sink(f"ports[{p.name}].headroom.cable_m", f"{_cable_text(p.headroom.cable_m)} m", f"{whole} m",
+                         "SONiC CABLE_LENGTH takes whole metres ('5m'); the buffer profile keeps the exact headroom")
+                cables[p.name] = f"{whole}m"
+            tables["CABLE_LENGTH"] = {SONIC_CABLE_PROFILE: cables}
             tables["BUFFER_PROFILE"] = {
                 p.headroom.profile: {
                     "pool": SONIC_LOSSLESS_POOL, "xon": str(p.headroom.xon_bytes), "xoff": str(p.headroom.xoff_bytes),
