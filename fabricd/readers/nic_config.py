@@ -79,10 +79,22 @@ def list_net_interfaces(root: str | os.PathLike[str]) -> list[str]:
         return []
 
 
+def _entries(path: str, problems: Problems) -> list[tuple[str, bool]]:
+    """``(name, is_dir)`` of a directory's entries, sorted; ``[]`` when it does not exist."""
+    try:
+        with os.scandir(path) as it:
+            return sorted((e.name, e.is_dir()) for e in it)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        problems.add(path, exc.strerror or str(exc))
+        return []
+
+
 def _read_ecn_point(base: str, point: EcnPoint, problems: Problems) -> EcnConfig | None:
     pdir = os.path.join(base, f"roce_{point}")
-    names = list_dir(pdir, problems, optional=True)
-    if not names:
+    entries = _entries(pdir, problems)
+    if not entries:
         return None
     enabled: dict[int, bool | None] = {}
     edir = os.path.join(pdir, "enable")
@@ -94,12 +106,10 @@ def _read_ecn_point(base: str, point: EcnPoint, problems: Problems) -> EcnConfig
         value = None if text is None else parse_counter(text, path, problems)
         enabled[int(prio)] = None if value is None else value != 0
     params: dict[str, int | None] = {}
-    for name in names:
-        if name == "enable":
+    for name, is_dir in entries:
+        if is_dir:
             continue
         path = os.path.join(pdir, name)
-        if os.path.isdir(path):
-            continue
         text = read_text(path, problems, optional=False)
         params[name] = None if text is None else parse_counter(text, path, problems)
     return EcnConfig(point=point, enabled=dict(sorted(enabled.items())), parameters=params)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..common import Direction
-from .model import PfcCounter, PfcwdConfig, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
+from .model import InterfaceCounter, PfcCounter, PfcwdConfig, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
 from .tables import dashed_tables, to_int
 
 PLATFORM = "sonic"
@@ -161,6 +161,69 @@ def parse_show_pfcwd_config(text: str) -> SwitchCounters:
                 )
             )
     return SwitchCounters(pfcwd_config=tuple(out))
+
+
+_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
+    "RX_OK": ("rx", "packets", None),
+    "RX_ERR": ("rx", "errors", None),
+    "RX_DRP": ("rx", "discards", None),
+    "RX_OVR": ("rx", "discards", "overrun"),
+    "TX_OK": ("tx", "packets", None),
+    "TX_ERR": ("tx", "errors", None),
+    "TX_DRP": ("tx", "discards", None),
+    "TX_OVR": ("tx", "discards", "overrun"),
+}
+
+
+def parse_show_interfaces_counters(text: str) -> SwitchCounters:
+    """``show interfaces counters`` (portstat) and ``show interface counters errors``: OK/ERR/DRP/OVR per port.
+
+    Rates and utilisation columns are left out (Prometheus computes rates from the counters).
+    """
+    found: dict[tuple[str, str, str, str | None], InterfaceCounter] = {}
+    for table in dashed_tables(text):
+        if "IFACE" not in table.columns:
+            continue
+        for row in table.rows:
+            port = row.get("IFACE", "")
+            if not port:
+                continue
+            for col, (direction, counter, reason) in _PORTSTAT.items():
+                value = to_int(row.get(col))
+                if value is not None:  # a repeated output (several runs in one text): the last one wins
+                    key = (port, direction, counter, reason)
+                    found[key] = InterfaceCounter(port, direction, counter, value, reason)
+    return SwitchCounters(interfaces=tuple(found.values()))
+
+
+_DETAILED = re.compile(r"^(?P<label>[A-Za-z][^.]*?)\.{2,}\s*(?P<value>\S+)\s*$")
+_DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = {
+    "Total Packets Received Without Errors": ("rx", "packets", None),
+    "Total Packets Transmitted Successfully": ("tx", "packets", None),
+    "Overruns Received": ("rx", "discards", "overrun"),
+    "Undersize Received": ("rx", "errors", "undersize"),
+    "Jabbers Received": ("rx", "errors", "jabber"),
+    "Fragments Received": ("rx", "errors", "fragments"),
+    "WRED Green Dropped Packets": ("tx", "discards", "wred_green"),
+    "WRED Yellow Dropped Packets": ("tx", "discards", "wred_yellow"),
+    "WRED Red Dropped Packets": ("tx", "discards", "wred_red"),
+    "WRED Total Dropped Packets": ("tx", "discards", "wred"),
+    "Trimmed Dropped Packets": ("tx", "discards", "trimmed"),
+}
+
+
+def parse_show_interfaces_counters_detailed(text: str, interface: str) -> SwitchCounters:
+    """``show interfaces counters detailed <IF>``: dotted ``Label....... value`` lines (``N/A`` left out)."""
+    out: list[InterfaceCounter] = []
+    for line in text.splitlines():
+        m = _DETAILED.match(line.strip())
+        if m is None:
+            continue
+        meaning = _DETAILED_MAP.get(m.group("label").strip())
+        value = to_int(m.group("value"))
+        if meaning is not None and value is not None:
+            out.append(InterfaceCounter(interface, meaning[0], meaning[1], value, meaning[2]))
+    return SwitchCounters(interfaces=tuple(out))
 
 
 PARSERS = {

@@ -1,0 +1,50 @@
+"""The host exporter's collectors, registered explicitly (node_exporter style)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .core import Collector, Registry
+from .nic import EthtoolSource, NicCollector, ReplayEthtoolSource
+from .nic_config import NicConfigCollector
+from .rdma import RdmaCollector
+
+HOST_COLLECTORS: tuple[str, ...] = ("nic", "rdma", "nic_config")
+"""Collector names of ``fabricd export host``, in scrape order."""
+
+
+def host_collectors(
+    root: str | os.PathLike[str] = "/",
+    *,
+    replay: bool = False,
+    ethtool: EthtoolSource | None = None,
+    include: re.Pattern[str] | None = None,
+    enabled: tuple[str, ...] = HOST_COLLECTORS,
+) -> list[Collector]:
+    """The host collectors reading ``root``.
+
+    ethtool statistics come from ``ethtool`` when given, else from the replay root's ``ethtool/`` files when
+    ``replay``, else from the live ioctl (this process's network namespace).
+    """
+    if ethtool is None:
+        if replay:
+            ethtool = ReplayEthtoolSource(root)
+        else:
+            from .ethtool_live import LiveEthtoolSource
+
+            ethtool = LiveEthtoolSource(os.path.join(os.fspath(root), "sys", "class", "net"))
+    available: dict[str, Collector] = {
+        "nic": NicCollector(ethtool, include=include),
+        "rdma": RdmaCollector(root, include=include),
+        "nic_config": NicConfigCollector(root, include=include),
+    }
+    unknown = [n for n in enabled if n not in available]
+    if unknown:
+        raise ValueError(f"unknown collector(s) {', '.join(unknown)}; expected some of {', '.join(HOST_COLLECTORS)}")
+    return [available[n] for n in HOST_COLLECTORS if n in enabled]
+
+
+def host_registry(root: str | os.PathLike[str] = "/", **options: object) -> Registry:
+    """A :class:`Registry` with :func:`host_collectors` (same options)."""
+    return Registry(host_collectors(root, **options))  # type: ignore[arg-type]

@@ -1,0 +1,100 @@
+"""NIC configuration collector: ECN/DCQCN enables and parameters, RDMA-CM ToS, trust and PFC where the kernel
+exposes them, as gauges, so that a rule can alert when a host drifts from intent (node_exporter exports none of it).
+
+Interfaces: every netdev under ``<root>/sys/class/net`` that has an ``ecn/`` directory or backs an RDMA device.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from fabricd.readers.nic_config import list_net_interfaces, read_nic_config, read_roce_tos
+from fabricd.readers.rdma import class_dir, list_rdma_devices
+
+from .core import MetricSpec, Scrape
+
+ECN_SRC = "sysfs /sys/class/net/<if>/ecn/roce_np|roce_rp"
+
+ECN_ENABLED = MetricSpec(
+    "fabricd_nic_ecn_enabled", "gauge",
+    "1 when DCQCN is enabled for the priority: point np = notification point (receiver sends CNPs), "
+    "rp = reaction point (sender slows down on CNPs); 0 when disabled.",
+    ("interface", "point", "priority"), f"{ECN_SRC}/enable/<prio>")
+DCQCN_PARAMETER = MetricSpec(
+    "fabricd_nic_dcqcn_parameter", "gauge",
+    "A DCQCN parameter as read back from the NIC (name is the sysfs file: cnp_dscp, cnp_802p_prio, "
+    "min_time_between_cnps (us), rpg_time_reset (us), rpg_ai_rate (Mb/s)...; units are the driver's).",
+    ("interface", "point", "name"), ECN_SRC)
+ROCE_TOS = MetricSpec(
+    "fabricd_nic_roce_tos", "gauge",
+    "ToS byte RDMA-CM puts on RoCE traffic (DSCP << 2 | ECN, 0-255; 106 = DSCP 26 + ECT(0)); 0 means lossy TC0.",
+    ("device", "port"), "configfs rdma_cm/<dev>/ports/<n>/default_roce_tos; MLNX_OFED tc/<n>/traffic_class")
+PFC_ENABLED = MetricSpec(
+    "fabricd_nic_pfc_enabled", "gauge", "1 when PFC is enabled on the priority, 0 when not (where sysfs exposes it).",
+    ("interface", "priority"), "sysfs /sys/class/net/<if>/qos/pfc (MLNX_OFED)")
+TRUST = MetricSpec(
+    "fabricd_nic_trust_info", "gauge", "The NIC's QoS trust mode (pcp or dscp) where sysfs exposes it; value 1.",
+    ("interface", "trust"), "sysfs /sys/class/net/<if>/qos/trust (MLNX_OFED)")
+MTU = MetricSpec(
+    "fabricd_nic_mtu_bytes", "gauge", "Interface MTU, in bytes.", ("interface",), "sysfs /sys/class/net/<if>/mtu")
+
+_PRIO = tuple(str(p) for p in range(8))
+
+
+class NicConfigCollector:
+    """``nic_config``: lossless configuration read back from sysfs/configfs under a root."""
+
+    name = "nic_config"
+    metrics: tuple[MetricSpec, ...] = (ECN_ENABLED, DCQCN_PARAMETER, ROCE_TOS, PFC_ENABLED, TRUST, MTU)
+
+    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None) -> None:
+        self.root = os.fspath(root)
+        self.include = include
+
+    def _interfaces(self, devices: list[str]) -> list[str]:
+        names = set()
+        net = os.path.join(self.root, "sys", "class", "net")
+        for ifname in list_net_interfaces(self.root):
+            if os.path.isdir(os.path.join(net, ifname, "ecn")):
+                names.add(ifname)
+        for dev in devices:
+            try:
+                names.update(os.listdir(os.path.join(class_dir(self.root), dev, "device", "net")))
+            except OSError:
+                continue
+        return sorted(n for n in names if self.include is None or self.include.search(n))
+
+    def collect(self, scrape: Scrape) -> None:
+        fam = scrape.family
+        ecn, params, tos = fam(ECN_ENABLED), fam(DCQCN_PARAMETER), fam(ROCE_TOS)
+        pfc, trust, mtu = fam(PFC_ENABLED), fam(TRUST), fam(MTU)
+        devices = list_rdma_devices(self.root)
+        for ifname in self._interfaces(devices):
+            cfg = read_nic_config(self.root, ifname)
+            for problem in cfg.problems:
+                scrape.problem(str(problem))
+            for point in cfg.ecn:
+                for prio, enabled in point.enabled.items():
+                    if enabled is not None and 0 <= prio <= 7:
+                        ecn.samples.append(((ifname, point.point, _PRIO[prio]), int(enabled)))
+                for pname, value in point.parameters.items():
+                    params.add((ifname, point.point, pname), value)
+            if cfg.pfc_enabled is not None:
+                for prio, on in enumerate(cfg.pfc_enabled):
+                    pfc.samples.append(((ifname, _PRIO[prio]), int(on)))
+            if cfg.trust is not None:
+                trust.add((ifname, cfg.trust), 1)
+            mtu.add((ifname,), cfg.mtu)
+        for dev in devices:
+            if self.include is not None and not self.include.search(dev):
+                continue
+            try:
+                ports = [p for p in os.listdir(os.path.join(class_dir(self.root), dev, "ports")) if p.isdigit()]
+            except OSError:
+                continue
+            for port in sorted(ports, key=int):
+                t = read_roce_tos(self.root, dev, int(port))
+                for problem in t.problems:
+                    scrape.problem(str(problem))
+                tos.add((dev, port), t.tos)

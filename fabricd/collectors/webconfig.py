@@ -1,0 +1,157 @@
+"""exporter-toolkit web configuration (``--web-config FILE``): TLS and basic auth, in the same YAML format
+Prometheus exporters use (prometheus/exporter-toolkit ``docs/web-configuration.md``)::
+
+    tls_server_config:
+      cert_file: server.crt          # PEM; relative paths are relative to this file
+      key_file: server.key
+      client_auth_type: RequireAndVerifyClientCert   # optional; needs client_ca_file
+      client_ca_file: ca.crt
+      min_version: TLS12             # TLS10 | TLS11 | TLS12 | TLS13
+    basic_auth_users:
+      prometheus: $2y$10$...         # bcrypt hash (htpasswd -nBC 10 "" | tr -d ':\\n')
+
+Unknown keys are errors, so a typo never silently disables authentication.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ssl
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabricd.errors import UsageError
+
+_TLS_KEYS = {"cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version", "max_version",
+             "cipher_suites", "curve_preferences", "prefer_server_cipher_suites"}
+_TOP_KEYS = {"tls_server_config", "basic_auth_users", "http_server_config"}
+_VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1, "TLS12": ssl.TLSVersion.TLSv1_2,
+             "TLS13": ssl.TLSVersion.TLSv1_3}
+_CLIENT_AUTH = {"NoClientCert": ssl.CERT_NONE, "RequestClientCert": ssl.CERT_OPTIONAL,
+                "RequireAnyClientCert": ssl.CERT_REQUIRED, "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+                "RequireAndVerifyClientCert": ssl.CERT_REQUIRED}
+
+
+@dataclass
+class WebConfig:
+    """Parsed web configuration. ``tls`` is None for plain HTTP; ``users`` maps user -> bcrypt hash."""
+
+    path: Path | None = None
+    tls: ssl.SSLContext | None = None
+    users: dict[str, bytes] = field(default_factory=dict)
+    _verified: dict[str, bytes] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def authorized(self, header: str | None) -> bool:
+        """Check an ``Authorization: Basic ...`` header. True when no users are configured.
+
+        A successful bcrypt check is remembered (as a SHA-256 of the credentials) so that a Prometheus scraping every
+        few seconds does not pay bcrypt's deliberate cost on every scrape, as exporter-toolkit does.
+        """
+        if not self.users:
+            return True
+        if not header or not header.startswith("Basic "):
+            return False
+        try:
+            user, _, password = base64.b64decode(header[6:], validate=True).decode("utf-8").partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return False
+        hashed = self.users.get(user)
+        if hashed is None:
+            return False
+        digest = hashlib.sha256(f"{user}\0{password}".encode()).digest()
+        with self._lock:
+            known = self._verified.get(user)
+        if known is not None and hmac.compare_digest(known, digest):
+            return True
+        import bcrypt
+
+        try:
+            ok = bcrypt.checkpw(password.encode(), hashed)
+        except ValueError:
+            return False
+        if ok:
+            with self._lock:
+                self._verified[user] = digest
+        return ok
+
+
+def _fail(path: Path, where: str, what: str, hint: str) -> UsageError:
+    return UsageError(f"{path}: {where}: {what}", hint=hint)
+
+
+def load_web_config(path: str | Path) -> WebConfig:
+    """Read and check a web-config file; raise :class:`~fabricd.errors.UsageError` with the key and a fix hint."""
+    p = Path(path)
+    try:
+        data: Any = yaml.safe_load(p.read_text()) or {}
+    except OSError as exc:
+        raise UsageError(f"{p}: cannot read the web config: {exc.strerror}",
+                         hint="give --web-config an existing YAML file") from exc
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{p}: not valid YAML: {exc}", hint="fix the YAML syntax") from exc
+    if not isinstance(data, dict):
+        raise _fail(p, "top level", f"expected a mapping, got {type(data).__name__}",
+                    "see exporter-toolkit's web-configuration.md")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise _fail(p, ", ".join(sorted(unknown)), "unknown key", f"expected one of {', '.join(sorted(_TOP_KEYS))}")
+    cfg = WebConfig(path=p)
+    users = data.get("basic_auth_users") or {}
+    if not isinstance(users, dict):
+        raise _fail(p, "basic_auth_users", "expected a mapping of user: bcrypt-hash", "e.g. prometheus: $2y$10$...")
+    for user, hashed in users.items():
+        if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
+            raise _fail(p, f"basic_auth_users.{user}", "expected a bcrypt hash ($2a$/$2b$/$2y$...)",
+                        "make one with: htpasswd -nBC 10 '' | tr -d ':\\n'")
+        cfg.users[str(user)] = hashed.encode()
+    tls = data.get("tls_server_config")
+    if tls:
+        cfg.tls = _tls_context(p, tls)
+    return cfg
+
+
+def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
+    if not isinstance(tls, dict):
+        raise _fail(p, "tls_server_config", "expected a mapping", "give cert_file and key_file")
+    unknown = set(tls) - _TLS_KEYS
+    if unknown:
+        raise _fail(p, f"tls_server_config.{sorted(unknown)[0]}", "unknown key",
+                    f"expected one of {', '.join(sorted(_TLS_KEYS))}")
+    for key in ("cert_file", "key_file"):
+        if not tls.get(key):
+            raise _fail(p, f"tls_server_config.{key}", "missing", "give the PEM certificate and key paths")
+    base = p.parent
+
+    def rel(value: str) -> str:
+        q = Path(value)
+        return str(q if q.is_absolute() else base / q)
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = _VERSIONS.get(str(tls.get("min_version", "TLS12")), ssl.TLSVersion.TLSv1_2)
+    if "max_version" in tls:
+        ctx.maximum_version = _VERSIONS.get(str(tls["max_version"]), ssl.TLSVersion.TLSv1_3)
+    try:
+        ctx.load_cert_chain(rel(tls["cert_file"]), rel(tls["key_file"]))
+    except (OSError, ssl.SSLError) as exc:
+        raise _fail(p, "tls_server_config.cert_file/key_file", f"cannot load: {exc}",
+                    "check the paths and that the key matches the certificate") from exc
+    auth = str(tls.get("client_auth_type", "NoClientCert"))
+    if auth not in _CLIENT_AUTH:
+        raise _fail(p, "tls_server_config.client_auth_type", f"unknown value {auth!r}",
+                    f"expected one of {', '.join(_CLIENT_AUTH)}")
+    ctx.verify_mode = _CLIENT_AUTH[auth]
+    if tls.get("client_ca_file"):
+        try:
+            ctx.load_verify_locations(rel(tls["client_ca_file"]))
+        except (OSError, ssl.SSLError) as exc:
+            raise _fail(p, "tls_server_config.client_ca_file", f"cannot load: {exc}", "give a PEM CA bundle") from exc
+    elif ctx.verify_mode != ssl.CERT_NONE:
+        raise _fail(p, "tls_server_config.client_ca_file", "missing", f"{auth} needs a client CA file")
+    return ctx

@@ -1,0 +1,245 @@
+"""NVIDIA Cumulus Linux (NVUE) show outputs, as pure parsers, text and ``-o json`` forms.
+
+Real captures (Cumulus Linux 5.14 documentation, tests/golden/readers/switch/cumulus_nvue/):
+
+- ``nv show interface <if> counters qos``: sections "Ingress Buffer Statistics", "Egress Queue Statistics" (per
+  traffic class tx-frames, tx-bytes, tx-uc-buffer-discards, wred-discards), "PFC Statistics" (per switch priority
+  rx/tx pause frames and pause duration) and "Qos Port Statistics"; human units (``0 Bytes``, ``7.29 MB``);
+- ``nv show interface <if> qos roce counters``: a key/value tree (``tx-ecn-stats`` ``ecn-marked-packets``, RoCE
+  PFC pause packets and duration, no-buffer discards);
+- ``nv show interface --view counters`` and ``cl-netstat``: RX_OK/RX_ERR/RX_DRP/... per interface;
+- ``nv show interface <if> counters errors``.
+
+The ``-o json`` form of ``counters qos`` carries the same names as the text's columns (NVUE renders its JSON as those
+tables); no public JSON capture exists, so its golden is written from those names and says so. Pause duration is
+taken as microseconds (Spectrum PPCNT); sizes use 1024-based units.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .model import InterfaceCounter, PfcCounter, QueueCounter, SwitchCounters
+from .tables import dashed_tables, is_prompt, to_int
+
+PLATFORM = "cumulus_nvue"
+
+COMMANDS: dict[str, str] = {
+    "qos": "nv show interface {interface} counters qos -o json",
+}
+"""Per-interface commands (``{interface}`` is filled from the inventory's ports)."""
+
+_UNITS = {"bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)?\s*$")
+_PROMPT_IF = re.compile(r"nv show interface (\S+)")
+
+
+def to_bytes(cell: str | None) -> int | None:
+    """``0 Bytes`` -> 0, ``7.29 MB`` -> 7644119 (1024-based), ``n/a``/``inf`` -> None."""
+    if cell is None:
+        return None
+    m = _SIZE.match(cell.replace(",", ""))
+    if m is None:
+        return None
+    unit = (m.group(2) or "bytes").lower()
+    if unit not in _UNITS:
+        return None
+    return round(float(m.group(1)) * _UNITS[unit])
+
+
+def _interface_from_prompt(text: str, interface: str | None) -> str | None:
+    if interface:
+        return interface
+    for line in text.splitlines()[:3]:
+        m = _PROMPT_IF.search(line)
+        if m and not m.group(1).startswith("-"):
+            return m.group(1)
+    return None
+
+
+def _sections(text: str) -> dict[str, str]:
+    """Split NVUE output into sections by their ``====`` underlined titles."""
+    lines = text.splitlines()
+    out: dict[str, list[str]] = {}
+    title = ""
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and set(lines[i + 1].strip()) == {"="} and line.strip():
+            title = line.strip()
+            out[title] = []
+            continue
+        if set(line.strip()) == {"="}:
+            continue
+        out.setdefault(title, []).append(line)
+    return {k: "\n".join(v) for k, v in out.items()}
+
+
+def parse_counters_qos(text: str, interface: str | None = None) -> SwitchCounters:
+    """``nv show interface <if> counters qos`` (text or ``-o json``): queue and PFC counters of one interface."""
+    port = _interface_from_prompt(text, interface) or ""
+    start = text.find("{")
+    head = text[:start].strip() if start >= 0 else ""
+    if start >= 0 and all(is_prompt(line) for line in head.splitlines()):
+        try:
+            return _qos_json(json.loads(text[start:]), port)
+        except ValueError:
+            pass
+    queues: list[QueueCounter] = []
+    pfc: list[PfcCounter] = []
+    sections = _sections(text)
+    for title, body in sections.items():
+        for table in dashed_tables(body):
+            if title.startswith("Egress Queue") and "traffic-class" in table.columns:
+                for row in table.rows:
+                    tc = to_int(row.get("traffic-class"))
+                    if tc is None:
+                        continue
+                    queues.append(QueueCounter(port, tc, "unicast", packets=to_int(row.get("tx-frames")),
+                                               bytes=to_bytes(row.get("tx-bytes")),
+                                               dropped_bytes=to_bytes(row.get("tx-uc-buffer-discards")),
+                                               wred_dropped_packets=to_int(row.get("wred-discards"))))
+            elif title.startswith("PFC") and "switch-priority" in table.columns:
+                for row in table.rows:
+                    prio = to_int(row.get("switch-priority"))
+                    if prio is None:
+                        continue
+                    for d in ("rx", "tx"):
+                        pfc.append(PfcCounter(port, d, prio, to_int(row.get(f"{d}-pause-frames")),
+                                              to_int(row.get(f"{d}-pause-duration"))))
+    return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues))
+
+
+def _num(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return to_int(value) if to_int(value) is not None else to_bytes(value)
+    return None
+
+
+def _qos_json(data: Any, port: str) -> SwitchCounters:
+    queues: list[QueueCounter] = []
+    pfc: list[PfcCounter] = []
+    for tc, row in sorted(((data or {}).get("egress-queue-stats") or {}).items()):
+        if str(tc).isdigit() and isinstance(row, dict):
+            queues.append(QueueCounter(port, int(tc), "unicast", packets=_num(row.get("tx-frames")),
+                                       bytes=_num(row.get("tx-bytes")),
+                                       dropped_bytes=_num(row.get("tx-uc-buffer-discards")),
+                                       wred_dropped_packets=_num(row.get("wred-discards"))))
+    for prio, row in sorted(((data or {}).get("pfc-stats") or {}).items()):
+        if str(prio).isdigit() and isinstance(row, dict):
+            for d in ("rx", "tx"):
+                pfc.append(PfcCounter(port, d, int(prio), _num(row.get(f"{d}-pause-frames")),
+                                      _num(row.get(f"{d}-pause-duration"))))
+    return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues))
+
+
+def _tree(text: str) -> dict[str, str]:
+    """Flatten an NVUE key/value tree (``parent`` lines, indented ``key  value  description``) to
+    ``{"parent.key": "value"}`` using the header's column offsets."""
+    lines = text.splitlines()
+    header_i = next((i for i, ln in enumerate(lines) if "operational" in ln and i + 1 < len(lines)
+                     and lines[i + 1].lstrip().startswith("---")), None)
+    if header_i is None:
+        return {}
+    col = lines[header_i].index("operational")
+    rule = lines[header_i + 1]
+    spans = [m.span() for m in re.finditer(r"-+", rule)]
+    end = spans[1][1] if len(spans) > 1 else len(rule)
+    out: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in lines[header_i + 2:]:
+        if not line.strip() or set(line.strip()) == {"="}:
+            continue
+        indent = len(line) - len(line.lstrip())
+        key = line[:col].strip()
+        value = line[col:end].strip() if len(line) > col else ""
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = ".".join([s for _, s in stack] + [key])
+        if value:
+            out[path] = value
+        else:
+            stack.append((indent, key))
+    return out
+
+
+def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCounters:
+    """``nv show interface <if> qos roce counters``: RoCE PFC pause (priority None: the RoCE priority), ECN marks
+    and buffer discards of one interface."""
+    port = _interface_from_prompt(text, interface) or ""
+    t = _tree(text)
+    pfc = [
+        PfcCounter(port, d, None, to_int(t.get(f"{d}-stats.{d}-pfc-stats.pause-packets")),
+                   to_int(t.get(f"{d}-stats.{d}-pfc-stats.pause-duration")))
+        for d in ("rx", "tx")
+        if f"{d}-stats.{d}-pfc-stats.pause-packets" in t
+    ]
+    ifs: list[InterfaceCounter] = []
+    marked = to_int(t.get("tx-stats.tx-ecn-stats.ecn-marked-packets"))
+    if marked is not None:
+        ifs.append(InterfaceCounter(port, "tx", "ecn_marked_packets", marked))
+    for key, direction, reason in (
+        ("rx-stats.rx-roce-stats.no-buffer-discard", "rx", "roce_no_buffer"),
+        ("rx-stats.rx-non-roce-stats.no-buffer-discard", "rx", "non_roce_no_buffer"),
+        ("tx-stats.tx-roce-stats.unicast-no-buffer-discard", "tx", "roce_no_buffer"),
+        ("tx-stats.tx-cnp-stats.unicast-no-buffer-discard", "tx", "cnp_no_buffer"),
+    ):
+        value = to_int(t.get(key))
+        if value is not None:
+            ifs.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", value, reason))
+    return SwitchCounters(pfc=tuple(pfc), interfaces=tuple(ifs))
+
+
+_NETSTAT = {"RX_OK": ("rx", "packets", None), "RX_ERR": ("rx", "errors", None), "RX_DRP": ("rx", "discards", None),
+            "RX_OVR": ("rx", "discards", "overrun"), "TX_OK": ("tx", "packets", None),
+            "TX_ERR": ("tx", "errors", None), "TX_DRP": ("tx", "discards", None),
+            "TX_OVR": ("tx", "discards", "overrun")}
+
+
+def parse_interface_counters_table(text: str) -> SwitchCounters:
+    """``nv show interface --view counters`` and ``cl-netstat``: packets, errors, drops and overruns per interface."""
+    out: list[InterfaceCounter] = []
+    lines = text.splitlines()
+    header: list[str] = []
+    for line in lines:
+        cells = line.split()
+        if not cells or is_prompt(line) or set(line.strip()) <= {"-", " "}:
+            continue
+        if "RX_OK" in cells:
+            header = cells
+            continue
+        if not header or len(cells) < len(header) - 1:
+            continue
+        row = dict(zip(header, cells, strict=False))
+        name = cells[0]
+        for col, (direction, counter, reason) in _NETSTAT.items():
+            value = to_int(row.get(col))
+            if value is not None:
+                out.append(InterfaceCounter(name, "rx" if direction == "rx" else "tx", counter, value, reason))
+    return SwitchCounters(interfaces=tuple(out))
+
+
+def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCounters:
+    """``nv show interface <if> counters errors``: per-reason receive/transmit errors (``n/a`` left out)."""
+    port = _interface_from_prompt(text, interface) or ""
+    out: list[InterfaceCounter] = []
+    for table in dashed_tables(text):
+        if "Counter" not in table.columns:
+            continue
+        for row in table.rows:
+            name = row.get("Counter", "")
+            reason = name.lower().removesuffix(" errors").replace(" ", "_") or None
+            if reason == "total":
+                reason = None
+            for col, direction in (("Receive", "rx"), ("Transmit", "tx")):
+                value = to_int(row.get(col))
+                if value is not None:
+                    out.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "errors", value, reason))
+    return SwitchCounters(interfaces=tuple(out))
+
+
+PARSERS = {"qos": parse_counters_qos}
