@@ -12,6 +12,7 @@ declare -A need=(
   [ip]=iproute2
   [ethtool]=ethtool
   [strace]=strace
+  [gcc]=gcc
   [amtool]=prometheus-alertmanager
   [prometheus-alertmanager]=prometheus-alertmanager
 )
