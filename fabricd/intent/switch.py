@@ -118,7 +118,8 @@ class PriorityQueue(Model):
 class ClassifierLine(Model):
     """Ingress codepoints (DSCPs, or PCPs under PCP trust) that classify to one priority."""
 
-    codepoints: str = Field(description="platform-formatted list: EOS '0 1 2', NVUE '0,1,2'")
+    codepoints: list[int] = Field(description="DSCPs 0-63 (or PCPs 0-7) classified to `priority`")
+    text: str = _label("the codepoints as the platform lists them: EOS '0 1 2', NVUE '0,1,2'")
     priority: int = Field(ge=0, le=7)
 
 
@@ -366,12 +367,12 @@ def _policy_parts(fabric: Fabric, platform: Platform) -> _PolicyParts:
             by_prio.setdefault(qos.priority_of(d), []).append(d)
         per_line = EOS_DSCP_PER_LINE if platform == Platform.ARISTA_EOS else NUM_DSCP
         classifier = [
-            ClassifierLine(codepoints=plain_list(part, sep), priority=p)
+            ClassifierLine(codepoints=part, text=plain_list(part, sep), priority=p)
             for p in sorted(by_prio)
             for part in chunks(by_prio[p], per_line)
         ]
     else:
-        classifier = [ClassifierLine(codepoints=str(p), priority=p) for p in range(NUM_PRIORITIES)]
+        classifier = [ClassifierLine(codepoints=[p], text=str(p), priority=p) for p in range(NUM_PRIORITIES)]
 
     # priority -> queue
     class_of = _class_of_priority(fabric)
@@ -653,12 +654,11 @@ class SwitchIntentBuilder:
         by_queue: dict[int, list[int]] = {}
         for line in parts.classifier:
             q = prio_queue[line.priority]
-            by_queue.setdefault(q, []).extend(int(c) for c in line.codepoints.split(","))
+            by_queue.setdefault(q, []).extend(line.codepoints)
         names = {q.id: q.name for q in parts.queues}
         return [
             NxosQosClass(name=f"FABRICD_{_ident(names[q]).upper()}", match=range_list(cps), qos_group=q)
             for q, cps in sorted(by_queue.items())
-            if q != 0
         ]
 
     @staticmethod

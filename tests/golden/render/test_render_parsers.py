@@ -51,8 +51,8 @@ def _numbers(spec: str) -> set[int]:
 
 
 def _shape(line: str) -> str:
-    """A command with its values abstracted: numbers -> N, names after known keywords -> W."""
-    line = re.sub(r"\b\d+(\.\d+)?\b", "N", line.strip())
+    """A command with its values abstracted: numbers, ranges and lists -> N, a profile name -> W."""
+    line = re.sub(r"\b\d+(\.\d+)?(-\d+)?(,\d+(-\d+)?)*\b", "N", line.strip())
     return re.sub(r"\bprofile [A-Za-z_][\w-]*", "profile W", line)
 
 
@@ -116,7 +116,7 @@ def test_eos_hierarchy(platform: str, case: str) -> None:
             for cp in _numbers(m.group(1)):
                 assert cp not in seen
                 seen[cp] = int(m.group(2))
-        assert seen == {cp: line.priority for line in sw.classifier for cp in _numbers(line.codepoints)}
+        assert seen == {cp: line.priority for line in sw.classifier for cp in line.codepoints}
         assert len(seen) == (64 if sw.trust_dscp else 8)
         for pq in sw.priority_queues:
             assert parse.find_objects(rf"^qos map traffic-class {pq.priority} to tx-queue {pq.queue}$")
@@ -169,13 +169,11 @@ def test_nxos_hierarchy(platform: str, case: str) -> None:
     for sw in intents(platform, case):
         assert isinstance(sw, NxosSwitchIntent)
         parse = CiscoConfParse(texts[sw.name].splitlines(), syntax="nxos")
-        # classification: class-maps cover exactly the codepoints of non-default queues
+        # classification: the class-maps cover every codepoint once, each to its queue's qos-group
         prio_queue = {pq.priority: pq.queue for pq in sw.priority_queues}
         want: dict[int, set[int]] = {}
         for line in sw.classifier:
-            q = prio_queue[line.priority]
-            if q:
-                want.setdefault(q, set()).update(_numbers(line.codepoints))
+            want.setdefault(prio_queue[line.priority], set()).update(line.codepoints)
         (qos_policy,) = parse.find_objects(r"^policy-map type qos FABRICD_QOS$")
         got: dict[int, set[int]] = {}
         for cls in qos_policy.children:

@@ -1,0 +1,93 @@
+"""Every value of every switch intent appears in that switch's rendered output, or in a "cannot express" warning.
+
+The walk covers each scalar leaf of the per-platform switch intent (thresholds in the platform's unit, watchdog
+timers, weights, MTUs, headroom, VLANs, DSCP maps, CONFIG_DB rows...). Skipped by design, and only these:
+booleans and enums (they select which commands are printed; test_render_parsers.py checks those structurally),
+None, and fields marked ``walk=False`` in fabricd/intent/switch.py (labels such as profile names and pre-formatted
+text such as the cfggen JSON). A number must occur in the output as a number, or inside a range such as 24-31; a
+string must occur verbatim. A warning covers a field when its dotted path (indices dropped) is a prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from enum import Enum
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from render_cases import case_ids, intents, renders
+
+from fabricd.intent.render_warnings import RenderWarning
+
+SWITCH_PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")
+
+
+def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    if value is None or isinstance(value, bool | Enum):
+        return
+    if isinstance(value, BaseModel):
+        for name, field in type(value).model_fields.items():
+            extra = field.json_schema_extra
+            if name == "warnings" or (isinstance(extra, dict) and extra.get("walk") is False):
+                continue
+            yield from _walk(getattr(value, name), f"{path}.{name}" if path else name)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _walk(item, path)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _walk(item, path)
+    else:
+        yield path, value
+
+
+def _numbers(text: str) -> set[float]:
+    out: set[float] = set()
+    for m in re.finditer(r"(?<![\d.])(\d+(?:\.\d+)?)(?:-(\d+))?", text):
+        first = float(m.group(1))
+        out.add(first)
+        if m.group(2) and first.is_integer() and int(m.group(2)) - int(first) < 4096:
+            out.update(float(v) for v in range(int(first), int(m.group(2)) + 1))
+    return out
+
+
+def missing_values(intent: BaseModel, text: str, warnings: list[RenderWarning]) -> list[str]:
+    """Leaves of ``intent`` found neither in ``text`` nor in a warning, as 'path = value'."""
+    numbers = _numbers(text)
+    warned = {re.sub(r"\[[^]]*\]", "", w.field) for w in warnings}
+    out = []
+    for path, value in _walk(intent, ""):
+        if any(path == w or path.startswith(w + ".") for w in warned):
+            continue
+        found = float(value) in numbers if isinstance(value, int | float) else str(value) in text
+        if not found:
+            out.append(f"{path} = {value!r}")
+    return out
+
+
+CASES = [(p, c) for p, c in case_ids() if p in SWITCH_PLATFORMS]
+
+
+@pytest.mark.parametrize(("platform", "case"), CASES, ids=[f"{p}-{c}" for p, c in CASES])
+def test_every_intent_value_is_rendered_or_warned(platform: str, case: str) -> None:
+    by_device = {r.device: r for r in renders(platform, case)}
+    for sw in intents(platform, case):
+        r = by_device[sw.name]
+        text = "\n".join(f.text for f in r.files)
+        missing = missing_values(sw, text, list(r.warnings))
+        assert missing == [], f"{sw.name}: values neither rendered nor warned about: {missing}"
+
+
+def test_the_walk_notices_a_dropped_value() -> None:
+    """Removing the ECN line from a rendered EOS config makes its thresholds 'missing': the check has teeth."""
+    (sw, *_) = intents("arista_eos", "standard")
+    r = next(r for r in renders("arista_eos", "standard") if r.device == sw.name)
+    text = r.primary.text
+    assert missing_values(sw, text, list(r.warnings)) == []
+    cut = "\n".join(line for line in text.splitlines() if "random-detect" not in line)
+    missing = missing_values(sw, cut, list(r.warnings))
+    assert "queues.ecn.min_threshold = 150" in missing and "queues.ecn.max_threshold = 1500" in missing
+    # and without the headroom warning, the per-port xoff values are reported
+    assert any(m.startswith("ports.headroom.xoff_bytes") for m in missing_values(sw, text, []))
