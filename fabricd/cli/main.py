@@ -16,12 +16,17 @@ from .common import fail
 # One module per command (or command group). Each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES: tuple[str, ...] = (
     "schema",
+    "validate",
+    "show",
+    "headroom",
     "doctor",
     "report",
     "render",
     "host",
     "audit",
     "gids",
+    "watch",
+    "export",
 )
 
 

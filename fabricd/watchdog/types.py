@@ -127,6 +127,9 @@ class Event(Model):
     direction: Direction | None = None
     origin: str | None = Field(default=None, description="'device:interface' at the root of the pause tree")
     origin_path: list[str] | None = Field(default=None, description="ports walked from this one to the origin")
+    origin_kind: str | None = Field(
+        default=None, description="stalled_receiver | switch_congestion | inferred_peer | deadlock | unknown"
+    )
     paused_ms: float | None = Field(default=None, description="continuous pause measured at detection, ms")
     storm_duration_s: float | None = Field(default=None, description="detected -> restored, seconds")
     reason: str | None = None
@@ -139,5 +142,3 @@ class Event(Model):
         """The JSON object of the event, without empty fields."""
         return self.model_dump(mode="json", exclude_none=True)
 
-    def with_origin(self, origin: str | None, path: list[str] | None) -> Event:
-        return self.model_copy(update={"origin": origin, "origin_path": path})
