@@ -2,7 +2,7 @@
 
 Unlike Debian's node_exporter 1.5 it exports ``hw_counters`` (CNP, ECN, out-of-sequence, out-of-buffer, timeouts,
 retransmits) for mlx5 and Soft-RoCE rxe under one vocabulary (:data:`fabricd.readers.rdma.HW_COUNTER_MAP`), and keeps
-every other hw_counter as ``fabricd_rdma_hw_counter_total{counter}``. ``port_rcv_data``/``port_xmit_data`` are
+every other hw_counter as ``fabricd_rdma_hw_counters_total{counter}``. ``port_rcv_data``/``port_xmit_data`` are
 converted from 4-octet units to bytes.
 """
 
@@ -107,7 +107,7 @@ RETRY_EXCEEDED = MetricSpec(
     "Requests that exhausted their transport retries (rxe retry_exceeded_err, mlx5 req_transport_retries_exceeded).",
     DP, HW)
 HW_OTHER = MetricSpec(
-    "fabricd_rdma_hw_counter_total", "counter",
+    "fabricd_rdma_hw_counters_total", "counter",
     "Every other hw_counter, by its driver name (e.g. req_cqe_error, rx_write_requests, rdma_sends).",
     ("device", "port", "counter"), HW)
 

@@ -1,0 +1,209 @@
+"""``fabricd export host|switches``: the Prometheus exporters (NIC, RDMA and NIC-config counters of this host; PFC,
+queue, ECN and watchdog counters of the inventory's switches)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from fabricd.collectors.core import Family, Registry, render
+from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
+from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, parse_listen
+from fabricd.collectors.webconfig import WebConfig, load_web_config
+from fabricd.errors import UsageError
+
+from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr
+
+log = logging.getLogger(__name__)
+
+ListenOpt = Annotated[
+    str,
+    typer.Option("--listen", envvar="FABRICD_LISTEN", help="Address and port to serve /metrics on (loopback by "
+                 "default; anything else should use --web-config)."),
+]
+WebConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--web-config", envvar="FABRICD_WEB_CONFIG",
+                 help="exporter-toolkit web config (YAML): tls_server_config and basic_auth_users (bcrypt).",
+                 show_default=False),
+]
+
+
+def families_json(families: list[Family]) -> list[dict[str, object]]:
+    """Samples as JSON rows: ``{"name", "type", "labels", "value"}``."""
+    return [
+        {"name": f.spec.name, "type": f.spec.type, "labels": dict(zip(f.spec.labels, labels, strict=True)),
+         "value": value}
+        for f in families
+        for labels, value in f.samples
+    ]
+
+
+def _include(pattern: str | None) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"--include {pattern!r}: not a regular expression ({exc})",
+                         hint="give a Python regex such as '^(eth|ens|mlx5_)'") from exc
+
+
+def _collectors_opt(value: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in HOST_COLLECTORS]
+    if unknown or not names:
+        raise UsageError(f"--collectors {value!r}: unknown collector(s) {', '.join(unknown) or '(none given)'}",
+                         hint=f"choose from {','.join(HOST_COLLECTORS)}")
+    return names
+
+
+def _web(path: Path | None) -> WebConfig | None:
+    return load_web_config(path) if path is not None else None
+
+
+def serve(registry: Registry, listen: str, web: WebConfig | None, what: str) -> None:
+    """Serve ``registry`` until SIGTERM/SIGINT; log the URL to stderr."""
+    try:
+        host, port = parse_listen(listen)
+    except ValueError as exc:
+        raise UsageError(f"--listen: {exc}", hint="e.g. --listen 127.0.0.1:9860") from exc
+    try:
+        server = ExporterServer((host, port), registry.exposition, web)
+    except OSError as exc:
+        raise UsageError(f"--listen {listen}: cannot bind: {exc.strerror}",
+                         hint="pick a free port, or stop what listens there") from exc
+    err = stderr()
+    if host not in ("127.0.0.1", "::1", "localhost") and (web is None or (web.tls is None and not web.users)):
+        err.print(f"[yellow]warning:[/] serving {what} on {host} without TLS or authentication; "
+                  "give --web-config to protect it", highlight=False)
+    err.print(f"fabricd {what} exporter on {server.url} (stop with Ctrl-C or SIGTERM)", highlight=False)
+    stop = threading.Event()
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        server.server_close()
+
+
+def register(app: typer.Typer) -> None:
+    export_app = typer.Typer(help="Prometheus exporters: this host's NIC/RDMA counters, or the fabric's switches.",
+                             no_args_is_help=True)
+    app.add_typer(export_app, name="export")
+
+    @export_app.command("host")
+    def host_cmd(
+        root: Annotated[Path | None, typer.Option(
+            "--root", envvar="FABRICD_ROOT", show_default=False,
+            help="Replay root to read instead of this host: DIR/sys/class/{net,infiniband}, "
+                 "DIR/sys/kernel/config/rdma_cm, DIR/ethtool/<if>.stats|.info.")] = None,
+        listen: ListenOpt = DEFAULT_LISTEN,
+        once: Annotated[bool, typer.Option("--once", help="Print one scrape to stdout and exit (textfile style).")]
+        = False,
+        web_config: WebConfigOpt = None,
+        include: Annotated[str | None, typer.Option(
+            "--include", help="Only interfaces/RDMA devices whose name matches this regex.", show_default=False)]
+        = None,
+        collectors: Annotated[str, typer.Option(
+            "--collectors", help=f"Comma-separated collectors to run ({','.join(HOST_COLLECTORS)}).")]
+        = ",".join(HOST_COLLECTORS),
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
+        """Export this host's NIC, RDMA and NIC-config counters to Prometheus: per-priority PFC pause frames and
+        pause time, per-priority traffic, discards, RoCE hw_counters (CNP, ECN, out-of-sequence, timeouts) and the
+        ECN/DCQCN/ToS configuration, normalised across drivers (mlx5, mlx4, bnxt_en, ice, i40e, ixgbe, rxe).
+
+        With --once it prints one scrape (Prometheus text format, or JSON rows with --output json) and exits 0;
+        otherwise it serves /metrics until stopped.
+
+        [bold]Example[/]: fabricd export host
+        [bold]Example[/]: fabricd export host --root /tmp/capture --once
+        [bold]Example[/]: fabricd export host --listen 0.0.0.0:9860 --web-config web.yml
+        """
+        base = root if root is not None else Path("/")
+        if root is not None and not root.is_dir():
+            raise UsageError(f"--root {root}: not a directory",
+                             hint="give the replay directory that holds sys/ and ethtool/ (see CONTRACTS.md)")
+        web = _web(web_config)
+        registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
+                                            enabled=_collectors_opt(collectors)))
+        if once:
+            families = registry.scrape()
+            if output == OutputFormat.JSON:
+                emit_json(families_json(families))
+            else:
+                sys.stdout.write(render(families))
+                sys.stdout.flush()
+            return
+        serve(registry, listen, web, "host")
+
+    @export_app.command("switches")
+    def switches_cmd(
+        inventory: InventoryArg = None,
+        listen: Annotated[str, typer.Option(
+            "--listen", envvar="FABRICD_SWITCH_LISTEN", help="Address and port to serve /metrics on.")]
+        = "127.0.0.1:9861",
+        once: Annotated[bool, typer.Option("--once", help="Poll once, print the exposition and exit.")] = False,
+        web_config: WebConfigOpt = None,
+        device: Annotated[list[str] | None, typer.Option("--device", help="Only these switches (repeatable).",
+                                                         show_default=False)] = None,
+        concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256,
+                                                 help="Switches polled at once.")] = 16,
+        timeout_s: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds one switch's poll may take.")]
+        = 30.0,
+        insecure: Annotated[bool, typer.Option(
+            "--no-verify-host-key", help="Do not verify SSH host keys (explicit opt-out; lab use only).")] = False,
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
+        """Export the PFC, queue, ECN and PFC-watchdog counters of the inventory's switches to Prometheus. Each
+        switch is polled through its platform driver over an SSH session kept open between scrapes, with bounded
+        concurrency; a switch that fails shows fabricd_switch_up 0 and the others are still exported.
+
+        Exit codes with --once: 0 all switches answered, 3 some failed (their fabricd_switch_up is 0).
+
+        [bold]Example[/]: fabricd lab up && fabricd export switches --once
+        [bold]Example[/]: fabricd export switches inventory/lab --listen 127.0.0.1:9861
+        """
+        from fabricd.collectors.switch import SwitchCollector, SwitchPoller
+        from fabricd.inventory import load_inventory
+
+        from .export_switches import runner_factory, targets_of
+
+        inv = load_inventory(inventory_path(inventory))
+        targets = targets_of(inv.fabric, device)
+        web = _web(web_config)
+        poller = SwitchPoller(targets, runner_factory(inv.fabric, verify_host_key=not insecure),
+                              concurrency=concurrency, timeout_s=timeout_s)
+        registry = Registry([SwitchCollector(poller)])
+        try:
+            if once:
+                families = registry.scrape()
+                if output == OutputFormat.JSON:
+                    emit_json(families_json(families))
+                else:
+                    sys.stdout.write(render(families))
+                    sys.stdout.flush()
+                failed = [labels[0] for f in families if f.spec.name == "fabricd_switch_up"
+                          for labels, value in f.samples if value == 0]
+                if failed:
+                    stderr().print(f"switches that failed: {', '.join(failed)} (see the log above)", highlight=False)
+                    raise typer.Exit(3)
+                return
+            serve(registry, listen, web, "switch")
+        finally:
+            poller.close()
