@@ -1,0 +1,167 @@
+"""``fabricd validate``: load an inventory and run every semantic check, PFC deadlock analysis included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from fabricd.errors import InventoryError, Problem
+from fabricd.intent.checks import CheckOptions, Validation, validate
+from fabricd.intent.deadlock import Cycle
+from fabricd.inventory import load_inventory
+
+from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+
+_STYLE = {"error": "bold red", "warning": "yellow"}
+
+
+def problem_line(p: Problem) -> str:
+    """``error: file:line: path: message (expected X, got Y); hint [CODE]`` (plain text, no markup)."""
+    return f"{p.severity}: {p.render()} [{p.code}]"
+
+
+def problem_json(p: Problem) -> dict[str, Any]:
+    return {
+        "severity": p.severity,
+        "code": p.code,
+        "file": str(p.location.file) if p.location else None,
+        "line": p.location.line if p.location and p.location.line else None,
+        "path": p.path or None,
+        "message": p.message,
+        "expected": p.expected,
+        "got": p.got,
+        "hint": p.hint,
+        "text": p.render(),
+    }
+
+
+def _cycle_json(c: Cycle) -> dict[str, Any]:
+    return {"text": c.describe(), "links": list(c.links),
+            "hops": [{"switch": h.switch, "ingress": h.ingress, "egress": h.egress} for h in c.hops]}
+
+
+_PLURALS = {"switch": "switches", "buffer dependency": "buffer dependencies", "twin class": "twin classes"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word if n == 1 else _PLURALS.get(word, word + 's')}"
+
+
+def _deadlock_lines(v: Validation) -> list[str]:
+    ctx = v.context
+    if not ctx.deadlock_applies:
+        why = f"transport {ctx.policy.transport.value}" if not ctx.lossless else "no PFC priority"
+        lines = [f"PFC deadlock: not applicable ({why}: no lossless traffic)"]
+        if ctx.options.fail_links:
+            lines.append(f"--fail-links {ctx.options.fail_links}: not applicable")
+        return lines
+    d = ctx.deadlock
+    stats = (f"{_plural(d.endpoints, 'switch')} with RDMA hosts in {_plural(d.classes, 'twin class')}, "
+             f"{d.transit_switches} transit, {_plural(d.dependencies, 'buffer dependency')}")
+    lines = [f"PFC deadlock: {_plural(len(d.cycles), 'cycle')} found ({stats})" if d.cycles
+             else f"PFC deadlock: no cyclic buffer dependency ({stats})"]
+    n = ctx.options.fail_links
+    if n:
+        f = ctx.failures
+        if f is None:
+            lines.append(f"--fail-links {n}: skipped, the intact fabric already has a cycle")
+        elif f.total_scenarios == 0:
+            lines.append(f"--fail-links {n}: no {n}-link failure possible ({_plural(f.candidate_links, 'link')})")
+        elif f.failing:
+            stopped = " (stopped early)" if f.tried < min(f.total_scenarios, ctx.options.max_failure_scenarios) else ""
+            lines.append(f"--fail-links {n}: tried {f.method}{stopped}: {len(f.failing)} create a cycle")
+        else:
+            lines.append(f"--fail-links {n}: tried {f.method}: none creates a cycle")
+    return lines
+
+
+def _report_json(path: Path, v: Validation, code: int) -> dict[str, Any]:
+    ctx = v.context
+    fabric = ctx.fabric
+    out: dict[str, Any] = {
+        "inventory": str(path),
+        "fabric": fabric.name,
+        "ok": code == ExitCode.OK,
+        "exit_code": code,
+        "stage": "checks",
+        "counts": {"switches": len(fabric.switches), "hosts": len(fabric.hosts), "links": len(fabric.links)},
+        "summary": {"errors": len(v.errors), "warnings": len(v.warnings)},
+        "problems": [problem_json(p) for p in v.problems],
+    }
+    if ctx.deadlock_applies:
+        d = ctx.deadlock
+        out["deadlock"] = {"applicable": True, "endpoint_switches": d.endpoints, "twin_classes": d.classes,
+                           "transit_switches": d.transit_switches, "dependencies": d.dependencies,
+                           "islands": len(d.components), "cycles": [_cycle_json(c) for c in d.cycles]}
+    else:
+        out["deadlock"] = {"applicable": False}
+    f = ctx.failures
+    out["fail_links"] = None if f is None else {
+        "n": f.n, "method": f.method, "candidate_links": f.candidate_links, "total_scenarios": f.total_scenarios,
+        "tried": f.tried, "sampled": f.sampled, "seed": f.seed,
+        "failing": [{"links": list(s), "cycle": _cycle_json(c)} for s, c in f.failing],
+    }
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("validate")
+    def validate_cmd(
+        inventory: InventoryArg = None,
+        fail_links: Annotated[int, typer.Option(
+            "--fail-links", min=0, max=8, envvar="FABRICD_FAIL_LINKS",
+            help="Also try every N-link failure (switch-to-switch links) for PFC deadlock; above --max-scenarios "
+            "combinations a seeded random sample is tried.")] = 0,
+        max_scenarios: Annotated[int, typer.Option(
+            "--max-scenarios", min=1, help="Most failure combinations to try before sampling.")] = 2000,
+        seed: Annotated[int, typer.Option("--seed", help="Seed of the failure sample (printed with the result).")] = 0,
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
+        """Check an inventory: every problem at once, errors and warnings, each with file:line, a dotted path,
+        expected vs got and a fix. Includes the PFC deadlock analysis (cycles of lossless buffer dependencies over
+        the ECMP shortest paths); --fail-links N repeats it for N-link failures. Codes: docs/checks.md.
+
+        Exit codes: [bold]0[/] no errors (warnings allowed), [bold]1[/] semantic errors found (FABnnn),
+        [bold]2[/] the inventory could not be loaded (YAML syntax, unknown keys, wrong types or ranges: INVnnn,
+        printed to stderr).
+
+        [bold]Example[/]: fabricd validate
+
+        [bold]Example[/]: fabricd validate inventory/examples/sonic-only.yml --fail-links 1 --output json
+        """
+        path = inventory_path(inventory)
+        try:
+            inv = load_inventory(path)
+        except InventoryError as exc:
+            if output == OutputFormat.JSON:
+                emit_json({"inventory": str(path), "ok": False, "exit_code": int(ExitCode.INVALID), "stage": "load",
+                           "summary": {"errors": len(exc.problems), "warnings": 0},
+                           "problems": [problem_json(p) for p in exc.problems]})
+            else:
+                err = stderr()
+                for p in exc.problems:
+                    err.print(f"[bold red]error:[/] {escape(f'{p.render()} [{p.code}]')}", highlight=False,
+                              markup=True)
+            raise typer.Exit(ExitCode.INVALID) from None
+
+        v = validate(inv, CheckOptions(fail_links=fail_links, max_failure_scenarios=max_scenarios, seed=seed))
+        code = ExitCode.FINDINGS if v.errors else ExitCode.OK
+        if output == OutputFormat.JSON:
+            emit_json(_report_json(path, v, code))
+            raise typer.Exit(code)
+        out = stdout()
+        for p in v.problems:
+            out.print(f"[{_STYLE.get(p.severity, 'bold')}]{p.severity}:[/] {escape(f'{p.render()} [{p.code}]')}",
+                      highlight=False)
+        for line in _deadlock_lines(v):
+            out.print(escape(line), highlight=False)
+        fabric = inv.fabric
+        verdict = "[bold green]ok[/]" if code == ExitCode.OK else "[bold red]failed[/]"
+        out.print(f"{escape(fabric.name)}: {_plural(len(fabric.switches), 'switch')}, "
+                  f"{_plural(len(fabric.hosts), 'host')}, {_plural(len(fabric.links), 'link')}: "
+                  f"{_plural(len(v.errors), 'error')}, {_plural(len(v.warnings), 'warning')}: {verdict}",
+                  highlight=False)
+        raise typer.Exit(code)
