@@ -1,0 +1,134 @@
+"""`fabricd render` end to end through the Typer app (in-process), and the shipped templates stay logic-free."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fabricd import settings
+from fabricd.cli.main import build_app
+from fabricd.inventory import load_inventory
+
+runner = CliRunner()
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    """In-process run of the Typer app (fast); wide console so tables do not wrap."""
+    result = runner.invoke(build_app(), list(args), env={"COLUMNS": "250"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _run_main(*args: str) -> tuple[int, str, str]:
+    """The real entry point in a subprocess: error handling and exit codes exactly as a user sees them."""
+    proc = subprocess.run([sys.executable, "-m", "fabricd", *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "COLUMNS": "250"}, timeout=60)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_render_out_writes_every_device(tmp_path: Path) -> None:
+    code, out, _ = _run("render", "--out", str(tmp_path), "--output", "json")
+    assert code == 0
+    data = json.loads(out)
+    fabric = load_inventory(settings.default_inventory()).fabric
+    assert data["totals"]["devices"] == len(fabric.switches) + len(fabric.hosts)
+    for sw in fabric.switches:
+        suffix = {"sonic": "json", "arista_eos": "cfg", "cisco_nxos": "cfg", "cumulus_nvue": "nvue"}[sw.platform.value]
+        assert (tmp_path / "switches" / f"{sw.name}.{suffix}").is_file()
+    assert (tmp_path / "switches" / "leaf1-sonic.cli").read_text().startswith("# fabricd: leaf1-sonic")
+    for host in fabric.hosts:
+        script = tmp_path / "hosts" / f"{host.name}.sh"
+        assert script.stat().st_mode & 0o111
+        assert json.loads((tmp_path / "hosts" / f"{host.name}.plan.json").read_text())["host"] == host.name
+    by_name = {d["device"]: d for d in data["devices"]}
+    assert {w["field"] for w in by_name["leaf2-eos"]["warnings"]} == {"ports.headroom"}
+    assert by_name["leaf1-sonic"]["files"][0]["bytes"] == len((tmp_path / "switches/leaf1-sonic.json").read_bytes())
+
+
+def test_render_text_summary_lists_devices_and_warnings(tmp_path: Path) -> None:
+    code, out, _ = _run("render", "--out", str(tmp_path))
+    assert code == 0
+    assert "leaf3-nxos" in out and "cisco_nxos" in out and "gpu8" in out
+    assert "cannot express exactly" in out and "ports.headroom" in out
+
+
+def test_render_device_prints_one_config() -> None:
+    code, out, err = _run("render", "--device", "leaf2-eos")
+    assert code == 0
+    assert out.startswith("! fabricd: leaf2-eos (arista_eos)") and out.rstrip().endswith("end")
+    assert "ports.headroom" in err  # warnings go to stderr
+    code, out, _ = _run("render", "--device", "leaf1-sonic")
+    assert code == 0 and json.loads(out)["PFC_WD"]["GLOBAL"] == {"POLL_INTERVAL": "100"}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "give --out DIR"),
+    (("--device", "leaf9-eos"), "no device named 'leaf9-eos'"),
+    (("--device", "leaf2-eos", "--templates-dir", "/nonexistent/fabricd"), "does not exist"),
+])
+def test_render_bad_usage_exits_2_with_a_message(args: tuple[str, ...], message: str) -> None:
+    code, _, err = _run_main("render", *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_templates_dir_overrides_one_section(tmp_path: Path) -> None:
+    (tmp_path / "arista_eos").mkdir()
+    (tmp_path / "arista_eos" / "vlans.j2").write_text(
+        "{% for v in sw.vlans %}\nvlan {{ v.id }}\n   name site-{{ v.name }}\n!\n{% endfor %}\n")
+    code, out, _ = _run("render", "--device", "leaf2-eos", "--templates-dir", str(tmp_path))
+    assert code == 0
+    assert "   name site-rdma" in out and "qos profile FABRICD_ROCE" in out  # the rest comes from the shipped set
+
+
+def test_a_broken_override_is_a_render_error(tmp_path: Path) -> None:
+    (tmp_path / "arista_eos").mkdir()
+    (tmp_path / "arista_eos" / "vlans.j2").write_text("{{ sw.no_such_field }}\n")
+    code, _, err = _run_main("render", "--device", "leaf2-eos", "--templates-dir", str(tmp_path))
+    assert code == 2 and "undefined value" in err and "no_such_field" in err
+
+
+# --- dumb templates ---------------------------------------------------------------------------------------------
+
+_ATTR = r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*"
+_ALLOWED_BLOCKS = [
+    re.compile(rf"^for [a-z_]+ in {_ATTR}$"),
+    re.compile(rf"^if (not )?{_ATTR}( or (not )?{_ATTR})*$"),
+    re.compile(rf"^elif (not )?{_ATTR}$"),
+    re.compile(r"^(else|endif|endfor)$"),
+    re.compile(r'^include "[a-z_]+/[a-z_]+\.j2"$'),
+    re.compile(rf"^set [a-z_]+ = {_ATTR}$"),
+]
+
+
+def test_shipped_templates_only_print_loop_and_test_flags() -> None:
+    """DESIGN §2: no arithmetic, filters, comparisons or calls in templates; intent decides everything."""
+    root = settings.data_dir("templates")
+    templates = sorted(root.rglob("*.j2"))
+    assert {p.parent.name for p in templates} == {"sonic", "arista_eos", "cisco_nxos", "cumulus_nvue", "linux_host"}
+    for path in templates:
+        text = re.sub(r"\{#.*?#\}", "", path.read_text(), flags=re.S)
+        for expr in re.findall(r"\{\{-?\s*(.*?)\s*-?\}\}", text):
+            assert re.fullmatch(_ATTR, expr), f"{path}: {{{{ {expr} }}}} computes; print a field of the intent"
+        for block in re.findall(r"\{%-?\s*(.*?)\s*-?%\}", text):
+            assert any(p.match(block) for p in _ALLOWED_BLOCKS), f"{path}: {{% {block} %}} is logic"
+    for platform in ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue", "linux_host"):
+        assert (root / platform / "main.j2").is_file()
+        assert len(list((root / platform).glob("*.j2"))) >= 6, f"{platform}: one template per section"
+
+
+def test_lab_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (Debian package shellcheck)")
+    code, _, _ = _run("render", "--out", str(tmp_path))
+    assert code == 0
+    scripts = sorted(str(p) for p in (tmp_path / "hosts").glob("*.sh"))
+    sc = subprocess.run(["shellcheck", "--severity=style", *scripts], capture_output=True, text=True, check=False)
+    assert sc.returncode == 0, sc.stdout
