@@ -31,6 +31,7 @@ _QROW = re.compile(
     r"^(?P<port>(?:Et|Ethernet|Po|Port-Channel)\S+)\s+TC(?P<tc>\d+)\s+(?P<dp>DP\S+)\s+(?P<dest>UC|MC|ALL)\s+"
     r"(?P<pkts>\S+)\s+(?P<octets>\S+)\s+(?P<dpkts>\S+)\s+(?P<doctets>\S+)\s*$"
 )
+_PORT = re.compile(r"^(?:Et|Ethernet|Po|Port-Channel)\d")
 _KIND: dict[str, QueueKind] = {"UC": "unicast", "MC": "multicast", "ALL": "all"}
 
 
@@ -95,11 +96,11 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
         return SwitchCounters(pfc=tuple(out))
     for line in text.splitlines():
         cells = line.split()
-        if len(cells) == 4 and cells[1].isdigit() and re.match(r"^(Et|Po)", cells[0]):
+        if len(cells) == 4 and cells[1].isdigit() and _PORT.match(cells[0]):
             port, prio = long_interface(cells[0]), int(cells[1])
             out.append(PfcCounter(port, "rx", prio, to_int(cells[2])))
             out.append(PfcCounter(port, "tx", prio, to_int(cells[3])))
-        elif len(cells) == 3 and re.match(r"^(Et|Po)", cells[0]):
+        elif len(cells) == 3 and _PORT.match(cells[0]):
             port = long_interface(cells[0])
             out.append(PfcCounter(port, "rx", None, to_int(cells[1])))
             out.append(PfcCounter(port, "tx", None, to_int(cells[2])))

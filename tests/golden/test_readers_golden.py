@@ -1,0 +1,246 @@
+"""Golden tests of every reader over the real captures in tests/golden/readers/ (copied from ../shared/fixtures with a
+first line naming the source). Each capture has an expected normalised JSON next to it; regenerate them with
+``pytest tests/golden/test_readers_golden.py --update-goldens`` and review the diff."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricd.readers.ethtool import EthtoolStats, normalise, parse_ethtool_stats
+from fabricd.readers.perfquery import parse_perfquery
+from fabricd.readers.rdma import RdmaDevice, read_rdma
+from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
+from fabricd.readers.switch.model import SwitchCounters, merge
+
+GOLDEN = Path(__file__).parent / "readers"
+
+
+def capture(path: Path) -> str:
+    """The capture without its first ``# source:`` line."""
+    text = path.read_text()
+    first, _, rest = text.partition("\n")
+    assert first.startswith("# source:"), f"{path} must start with a '# source:' line"
+    return rest
+
+
+def check(expected_path: Path, data: Any, update: bool) -> None:
+    got = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
+    if update:
+        expected_path.write_text(got)
+        return
+    assert expected_path.exists(), f"missing golden {expected_path}; run pytest --update-goldens and review it"
+    assert json.loads(got) == json.loads(expected_path.read_text()), f"{expected_path} differs"
+
+
+# -- ethtool -------------------------------------------------------------------------------------------------------
+
+ETHTOOL_DRIVERS = {
+    "mlx5-": "mlx5_core",
+    "mlx4-": "mlx4_en",
+    "bnxt_en-": "bnxt_en",
+    "ice-": "ice",
+    "i40e-": "i40e",
+    "ixgbe-": "ixgbe",
+    "virtio_net-": "virtio_net",
+    "ethtool-S-swp1": None,  # Cumulus switch port: no driver map, nothing normalised
+}
+
+
+def ethtool_json(stats: EthtoolStats) -> dict[str, Any]:
+    return {
+        "driver": stats.driver,
+        "raw_count": len(stats.raw),
+        "counters": [
+            {"counter": c.key.counter, "direction": c.key.direction, "priority": c.key.priority,
+             "qualifier": c.key.qualifier, "value": c.value, "source": c.source}
+            for c in stats.counters
+        ],
+    }
+
+
+@pytest.mark.parametrize("path", sorted((GOLDEN / "ethtool").glob("*.txt")), ids=lambda p: p.stem)
+def test_ethtool_golden(path: Path, update_goldens: bool) -> None:
+    driver = next(d for prefix, d in ETHTOOL_DRIVERS.items() if path.name.startswith(prefix))
+    raw = parse_ethtool_stats(capture(path))
+    assert raw, "every capture has name: value lines"
+    stats = normalise(path.stem, raw, driver)
+    check(path.with_suffix(".json"), ethtool_json(stats), update_goldens)
+    # the same names classify identically with the driver unknown (maps do not collide)
+    assert ethtool_json(normalise(path.stem, raw, None))["counters"] == ethtool_json(stats)["counters"]
+
+
+def test_ethtool_key_facts() -> None:
+    """Spot checks of normalisation against values read by eye from the captures."""
+    mlx4 = normalise("eth1", parse_ethtool_stats(capture(GOLDEN / "ethtool/mlx4-grep-prio3-pfc-notes.txt")), "mlx4_en")
+    assert mlx4.get("pause_frames", "rx", 3) == 14812
+    assert mlx4.get("pause_duration_us", "tx", 3) == 47848
+    assert mlx4.get("pause_frames", "tx", 3) == 0  # the line has trailing spaces
+    mlx5 = normalise("eth03", parse_ethtool_stats(
+        capture(GOLDEN / "ethtool/mlx5-cx4lx-grep-pause-pci-globalpause-notes.txt")), "mlx5_core")
+    assert mlx5.get("link_pause_duration_us", "tx") == 555665182
+    assert mlx5.get("pause_frames", "tx", 0) is None  # global pause only: no per-priority counter, not 0
+    bnxt = normalise("x", parse_ethtool_stats(capture(GOLDEN / "ethtool/bnxt_en-ethq.txt")), "bnxt_en")
+    assert bnxt.get("discards", qualifier="rx_out_of_buffer") == 655430134
+    assert "[0]: rx_ucast_packets" in bnxt.raw
+
+
+# -- RDMA sysfs ----------------------------------------------------------------------------------------------------
+
+def rdma_json(dev: RdmaDevice) -> dict[str, Any]:
+    return {
+        "name": dev.name, "fw_ver": dev.fw_ver, "board_id": dev.board_id, "hca_type": dev.hca_type,
+        "node_guid": dev.node_guid, "problems": [str(p) for p in dev.problems],
+        "ports": [
+            {
+                "port": p.port, "state": p.state, "state_name": p.state_name, "phys_state": p.phys_state,
+                "phys_state_name": p.phys_state_name, "rate": p.rate, "rate_gbps": p.rate_gbps,
+                "link_layer": p.link_layer, "saturated": list(p.saturated),
+                "counters": dict(sorted(p.counters.items())), "hw_counters": dict(sorted(p.hw_counters.items())),
+                "normalised": sorted(
+                    ({"counter": k.counter, "direction": k.direction, "qualifier": k.qualifier, "value": v}
+                     for k, v in p.normalised().items()),
+                    key=lambda r: (r["counter"], str(r["direction"]), str(r["qualifier"])),
+                ),
+                "unmapped_hw_counters": dict(sorted(p.unmapped_hw_counters().items())),
+            }
+            for p in dev.ports
+        ],
+    }
+
+
+@pytest.mark.parametrize("tree", sorted(p for p in (GOLDEN / "sysfs").iterdir() if p.is_dir()), ids=lambda p: p.name)
+def test_rdma_sysfs_golden(tree: Path, tmp_path: Path, update_goldens: bool) -> None:
+    assert (tree / "SOURCE").read_text().startswith("# source:")
+    cls = tmp_path / "sys/class/infiniband"
+    cls.mkdir(parents=True)
+    for dev in tree.iterdir():
+        if dev.is_dir():
+            shutil.copytree(dev, cls / dev.name)
+    devices = read_rdma(tmp_path)
+    assert devices
+    check(tree.with_suffix(".json"), [rdma_json(d) for d in devices], update_goldens)
+
+
+def test_rdma_units_and_edge_cases(tmp_path: Path) -> None:
+    """4-octet data units, N/A (no PMA), saturated 32-bit counters, counters_ext preferred."""
+    cls = tmp_path / "sys/class/infiniband"
+    shutil.copytree(GOLDEN / "sysfs/node_exporter-sys", cls)
+    devs = {d.name: d for d in read_rdma(tmp_path)}
+    i40iw = devs["i40iw0"].ports[0]
+    assert i40iw.counters["port_rcv_data"] is None and not devs["i40iw0"].problems
+    assert i40iw.normalised() == {}
+    mlx4 = devs["mlx4_0"].ports[0]
+    assert mlx4.saturated == ("port_xmit_wait",)
+    norm = {(k.counter, k.direction): v for k, v in mlx4.normalised().items()}
+    assert norm[("data_bytes", "rx")] == 4631917 * 4
+    assert norm[("packets", "rx")] == 0  # counters_ext/port_rcv_packets_64 (0) wins over counters/ (6825908347)
+
+
+# -- perfquery -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted((GOLDEN / "perfquery").glob("*.txt")), ids=lambda p: p.stem)
+def test_perfquery_golden(path: Path, update_goldens: bool) -> None:
+    blocks = parse_perfquery(capture(path))
+    assert blocks
+    data = [
+        {"kind": b.kind, "lid": b.lid, "port": b.port, "cap_mask": b.cap_mask, "counters": dict(b.counters),
+         "normalised": sorted(([k.counter, k.direction, k.qualifier, v] for k, v in b.normalised().items()),
+                              key=lambda r: (str(r[0]), str(r[1]), str(r[2])))}
+        for b in blocks
+    ]
+    check(path.with_suffix(".json"), data, update_goldens)
+
+
+def test_perfquery_data_is_bytes() -> None:
+    (block,) = parse_perfquery(capture(GOLDEN / "perfquery/perfquery-l-x-hca-treydock.txt"))
+    norm = {(k.counter, k.direction): v for k, v in block.normalised().items()}
+    assert norm[("data_bytes", "tx")] == 37108676853855 * 4
+    assert block.counters["QP1Dropped"] == 0
+
+
+# -- switches ------------------------------------------------------------------------------------------------------
+
+def _both(*parsers: Callable[[str], SwitchCounters]) -> Callable[[str], SwitchCounters]:
+    return lambda text: merge(p(text) for p in parsers)
+
+
+SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
+    "sonic/pfcwd-show-stats-stormed-dx010-issue5898": sonic.parse_show_pfcwd_stats,
+    "sonic/portstat-show-interfaces-counters-ntc": sonic.parse_show_interfaces_counters,
+    "sonic/show-interface-counters-errors-s6000-cmdref": sonic.parse_show_interfaces_counters,
+    "sonic/show-interfaces-counters-cmdref": sonic.parse_show_interfaces_counters,
+    "sonic/show-interfaces-counters-detailed-cmdref":
+        lambda t: sonic.parse_show_interfaces_counters_detailed(t, "Ethernet8"),
+    "sonic/show-pfc-counters-ntc": sonic.parse_show_pfc_counters,
+    "sonic/show-pfcwd-config-voq-issue17434": sonic.parse_show_pfcwd_config,
+    "sonic/show-pfcwd-config-z9332-issue9193": sonic.parse_show_pfcwd_config,
+    "sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430":
+        _both(sonic.parse_show_pfcwd_stats, sonic.parse_show_pfc_counters),
+    "sonic/show-pfcwd-stats-z9332-issue8483": sonic.parse_show_pfcwd_stats,
+    "sonic/show-queue-counters-nonzero-drops-issue2393": sonic.parse_show_queue_counters,
+    "sonic/show-queue-counters-td3-issue6290": sonic.parse_show_queue_counters,
+    "sonic/show-queue-wredcounters-ecn-only-sonic-mgmt": sonic.parse_show_queue_wredcounters,
+    "sonic/show-queue-wredcounters-sonic-utilities-test": sonic.parse_show_queue_wredcounters,
+    "arista_eos/show-hardware-counter-drop-ntc": arista_eos.parse_show_hardware_counter_drop,
+    "arista_eos/show-interfaces-counters-queue-detail-egress-ntc":
+        arista_eos.parse_show_interfaces_counters_queue_detail,
+    "arista_eos/show-pfc-counters-detail-json-documented": arista_eos.parse_show_priority_flow_control_counters,
+    "arista_eos/show-pfc-counters-text-documented": arista_eos.parse_show_priority_flow_control_counters,
+    "arista_eos/show-pfc-counters-watchdog-json-documented": arista_eos.parse_show_pfc_counters_watchdog,
+    "arista_eos/show-qos-ecn-counters-json-documented": arista_eos.parse_show_qos_ecn_counters,
+    "cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog": lambda t: cisco_nxos.parse_show_interface(t, "e1/47"),
+    "cisco_nxos/show-interface-counters-errors-genieparser": cisco_nxos.parse_show_interface_counters_errors,
+    "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":
+        cisco_nxos.parse_show_interface_priority_flow_control,
+    "cisco_nxos/show-queuing-interface-n5k-excerpt-mierdin-blog": cisco_nxos.parse_show_queuing_interface,
+    "cumulus_nvue/cl-netstat-cl37-docs": cumulus_nvue.parse_interface_counters_table,
+    "cumulus_nvue/nv-show-interface-counters-errors-cl514-docs": cumulus_nvue.parse_counters_errors,
+    "cumulus_nvue/nv-show-interface-counters-qos-cl514-docs": cumulus_nvue.parse_counters_qos,
+    "cumulus_nvue/nv-show-interface-counters-qos-json-documented":
+        lambda t: cumulus_nvue.parse_counters_qos(t, "swp1"),
+    "cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs": cumulus_nvue.parse_qos_roce_counters,
+    "cumulus_nvue/nv-show-interface-view-counters-cl514-docs": cumulus_nvue.parse_interface_counters_table,
+}
+
+
+def test_every_switch_capture_has_a_parser() -> None:
+    captures = {str(p.relative_to(GOLDEN / "switch").with_suffix("")) for p in (GOLDEN / "switch").rglob("*.txt")}
+    assert captures == set(SWITCH_PARSERS)
+
+
+@pytest.mark.parametrize("name", sorted(SWITCH_PARSERS))
+def test_switch_golden(name: str, update_goldens: bool) -> None:
+    path = GOLDEN / "switch" / f"{name}.txt"
+    counters = SWITCH_PARSERS[name](capture(path))
+    data = counters.as_dict()
+    assert any(data[k] for k in ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops")), "parsed nothing"
+    check(path.with_suffix(".json"), data, update_goldens)
+
+
+def test_switch_key_facts() -> None:
+    """Spot checks against values read by eye from the captures."""
+    pfc = sonic.parse_show_pfc_counters(capture(GOLDEN / "switch/sonic/show-pfc-counters-ntc.txt")).pfc
+    nonzero = {(p.interface, p.direction, p.priority): p.frames for p in pfc if p.frames}
+    assert nonzero == {("Ethernet52", "rx", 3): 52, ("Ethernet40", "tx", 3): 40}
+    tx = sonic.parse_show_pfc_counters(
+        capture(GOLDEN / "switch/sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430.txt"))
+    assert {(p.interface, p.priority): p.frames for p in tx.pfc if p.frames} == {("Ethernet6", 3): 15437}
+    wd = sonic.parse_show_pfcwd_stats(capture(GOLDEN / "switch/sonic/show-pfcwd-stats-z9332-issue8483.txt")).pfcwd
+    assert [(w.interface, w.queue, w.status, w.detected, w.restored, w.tx_drop) for w in wd] == [
+        ("Ethernet4", 3, "stormed", 2, 1, 46497254)]
+    q = sonic.parse_show_queue_counters(capture(GOLDEN / "switch/sonic/show-queue-counters-td3-issue6290.txt")).queues
+    mc11 = next(x for x in q if x.index == 11)
+    assert (mc11.kind, mc11.dropped_packets, mc11.dropped_bytes) == ("multicast", 260, 26992)
+    ecn = sonic.parse_show_queue_wredcounters(
+        capture(GOLDEN / "switch/sonic/show-queue-wredcounters-ecn-only-sonic-mgmt.txt")).queues
+    uc2 = next(x for x in ecn if x.index == 2)
+    assert (uc2.wred_dropped_packets, uc2.ecn_marked_packets) == (None, 32098257)
+    roce = cumulus_nvue.parse_qos_roce_counters(
+        capture(GOLDEN / "switch/cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs.txt"))
+    assert any(i.counter == "ecn_marked_packets" and i.value == 693777677344 for i in roce.interfaces)
