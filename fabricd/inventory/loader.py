@@ -188,6 +188,7 @@ def _combine(
                                             code="INV015", hint=f"write each entry of {key} as '- ...'"))
                     continue
                 items = data.setdefault(key, [])
+                roots.setdefault((key,), []).append((*prefix, key))
                 base = len(items)
                 for j in range(len(value)):
                     roots[(key, base + j)] = [(*prefix, key, j)]

@@ -100,9 +100,9 @@ def ecn_binding_mismatch(ctx: Context) -> Iterator[Finding]:
             listed = classes.get(tc_id)
             if listed is not None and listed.ecn_profile != p.name:
                 yield Finding((*PROFILES, k, "traffic_classes", m), f"profile {p.name!r} lists class {tc_id} "
-                              f"({listed.name}), whose ecn_profile is {listed.ecn_profile!r}",
+                              f"({listed.name}), whose ecn_profile is {listed.ecn_profile or 'not set'}",
                               expected=f"traffic class {tc_id} with ecn_profile: {p.name}",
-                              got=f"ecn_profile: {listed.ecn_profile}")
+                              got=f"ecn_profile: {listed.ecn_profile or 'none'}")
 
 
 @check("FAB055", "roce-class-without-ecn", Severity.ERROR, area="ecn",

@@ -123,16 +123,19 @@ def nic_address_conflict(ctx: Context) -> Iterator[Finding]:
        fix="add the peer port to the VLAN's members")
 def nic_port_not_in_vlan(ctx: Context) -> Iterator[Finding]:
     members: dict[int, set[str]] = {}
+    vlan_names: dict[int, str] = {}
     for v in ctx.policy.vlans:
         if v.members:
             members.setdefault(v.id, set()).update(v.members)
+            vlan_names.setdefault(v.id, v.name)
     if not members:
         return
     for (i, j), _ref in ctx.nic_peer.items():
         n = ctx.fabric.hosts[i].nics[j]
         if n.vlan in members and n.peer not in members[n.vlan]:
             yield Finding(("hosts", i, "nics", j, "peer"), f"peer port {n.peer} is not a member of VLAN {n.vlan}",
-                          expected=f"{n.peer} in policy.vlans[{n.vlan}].members", got="not listed")
+                          expected=f"{n.peer} in the members of VLAN {n.vlan} ({vlan_names[n.vlan]})",
+                          got="not listed")
 
 
 CHECKS = (

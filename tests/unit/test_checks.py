@@ -1,0 +1,253 @@
+"""Every semantic check (FABnnn) fires on a minimal mutation of the lab inventory, at the right place.
+
+Each case copies inventory/lab to a temp dir, applies one mutation to the YAML documents, loads the result with
+the real loader and runs the real checks. The lab itself must be clean (no errors, no warnings).
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabricd.intent.checks import ALL_CHECKS, CHECKS_BY_CODE, CheckOptions, run_checks
+from fabricd.inventory import load_inventory
+
+REPO = Path(__file__).resolve().parents[2]
+LAB = REPO / "inventory" / "lab"
+
+Docs = dict[str, Any]
+
+
+def lab_docs() -> Docs:
+    return {f.name: yaml.safe_load(f.read_text()) for f in sorted(LAB.glob("*.yml"))}
+
+
+def write(root: Path, docs: Docs) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, data in docs.items():
+        (root / name).write_text(yaml.safe_dump(data, sort_keys=False))
+    return root
+
+
+# Short handles into the lab documents.
+def P(d: Docs) -> Any:  # noqa: N802 - policy
+    return d["fabric.yml"]["policy"]
+
+
+def TC(d: Docs) -> Any:  # noqa: N802 - traffic classes
+    return P(d)["qos"]["traffic_classes"]
+
+
+def S(d: Docs) -> Any:  # noqa: N802 - switches
+    return d["switches.yml"]["switches"]
+
+
+def H(d: Docs) -> Any:  # noqa: N802 - hosts
+    return d["hosts.yml"]["hosts"]
+
+
+def NIC(d: Docs, i: int = 0) -> Any:  # noqa: N802
+    return H(d)[i]["nics"][0]
+
+
+def L(d: Docs) -> Any:  # noqa: N802 - links
+    return d["links.yml"]["links"]
+
+
+def D(d: Docs) -> Any:  # noqa: N802 - defaults
+    return d["groups.yml"]["defaults"]
+
+
+def _set(getter: Callable[[Docs], Any], key: Any, value: Any) -> Callable[[Docs], None]:
+    def mutate(d: Docs) -> None:
+        getter(d)[key] = value
+    return mutate
+
+
+def _ring(d: Docs) -> None:
+    """Leaves cabled in a ring leaf1-leaf2-leaf3-leaf4-leaf1, spines left out."""
+    d["links.yml"]["links"] = [
+        {"a": "leaf1-sonic:Ethernet48", "b": "leaf2-eos:Ethernet49"},
+        {"a": "leaf2-eos:Ethernet50", "b": "leaf3-nxos:Ethernet1/49"},
+        {"a": "leaf3-nxos:Ethernet1/50", "b": "leaf4-nvue:swp51"},
+        {"a": "leaf4-nvue:swp52", "b": "leaf1-sonic:Ethernet56"},
+    ]
+
+
+def _add_dup_nic(d: Docs) -> None:
+    nics = H(d)[0]["nics"]
+    nics.append({**nics[0], "ip": "10.100.0.111/16", "peer": None})
+    nics[-1].pop("peer")
+
+
+def _pcp_untagged(d: Docs) -> None:
+    P(d)["qos"]["trust"] = "pcp"
+    del D(d)["nic"]["vlan"]
+
+
+def _mixed_class(d: Docs) -> None:
+    TC(d)[0]["priorities"].remove(4)
+    TC(d)[1]["priorities"] = [3, 4]
+
+
+def _unused_lossless(d: Docs) -> None:
+    P(d)["pfc"]["priorities"] = [3, 4]
+
+
+def _unmarked_roce(d: Docs) -> None:
+    del TC(d)[1]["ecn_profile"]
+    P(d)["ecn_profiles"][0]["traffic_classes"] = []
+
+
+def _dscp_dup(d: Docs) -> None:
+    P(d)["qos"]["dscp_to_priority"]["26"] = 3
+
+
+CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
+    ("FAB001", lambda d: S(d).append(copy.deepcopy(S(d)[0])), None),
+    ("FAB002", lambda d: H(d).append({"name": "gpu1", "nics": []}), None),
+    ("FAB003", _set(lambda d: H(d)[0], "name", "spine1"), None),
+    ("FAB004", lambda d: S(d)[0]["ports"].append({"name": "Ethernet0", "role": "leaf_spine"}), None),
+    ("FAB005", _add_dup_nic, None),
+    ("FAB006", _set(lambda d: L(d)[0], "b", "spine9:Ethernet0"), None),
+    ("FAB007", lambda d: L(d)[0].update(b=L(d)[0]["a"]), None),
+    ("FAB008", _set(lambda d: S(d)[0]["ports"][0], "speed", "100G"), None),
+    ("FAB009", _set(NIC, "peer", "leaf1-sonic:Ethernet99"), None),
+    ("FAB010", lambda d: NIC(d).pop("peer"), None),
+    ("FAB011", lambda d: NIC(d, 1).update(peer=NIC(d)["peer"]), None),
+    ("FAB012", _set(NIC, "speed", "100G"), None),
+    ("FAB013", _set(NIC, "mtu", 9200), None),
+    ("FAB014", _set(lambda d: S(d)[0]["ports"][0], "mtu", 9000), None),
+    ("FAB015", _set(lambda d: S(d)[2]["ports"][0], "role", "leaf_spine"), None),
+    ("FAB020", _set(lambda d: P(d)["pfc"], "priorities", [2, 3, 4]), None),
+    ("FAB021", _set(lambda d: P(d)["pfc"], "priorities", [3, 3]), None),
+    ("FAB022", _set(lambda d: P(d)["pfc"], "priorities", [3, 6]), None),
+    ("FAB023", _set(lambda d: P(d)["qos"]["cnp"], "priority", 3), None),
+    ("FAB024", _set(lambda d: P(d)["qos"], "dscp_to_priority", {26: 2, 48: 6}), None),
+    ("FAB025", _set(lambda d: P(d)["qos"]["roce"], "priority", 4), None),
+    ("FAB026", _set(lambda d: P(d)["qos"]["cnp"], "dscp", 46), None),
+    ("FAB027", _set(lambda d: P(d)["qos"]["cnp"], "dscp", 26), None),
+    ("FAB028", _dscp_dup, None),
+    ("FAB029", lambda d: TC(d)[0]["priorities"].append(3), None),
+    ("FAB030", lambda d: TC(d)[0]["priorities"].remove(7), None),
+    ("FAB031", _set(lambda d: TC(d)[2], "id", 3), None),
+    ("FAB032", _set(lambda d: TC(d)[0], "weight_percent", 40), None),
+    ("FAB033", _set(lambda d: TC(d)[2], "weight_percent", 10), None),
+    ("FAB034", _set(lambda d: P(d)["qos"]["roce"], "tos", 104), None),
+    ("FAB035", lambda d: TC(d)[2].update(scheduler="dwrr", weight_percent=10), None),
+    ("FAB036", _mixed_class, None),
+    ("FAB037", _set(lambda d: P(d)["qos"], "default_priority", 3), None),
+    ("FAB038", _unused_lossless, None),
+    ("FAB039", _pcp_untagged, None),
+    ("FAB040", _set(lambda d: P(d)["pfc"]["watchdog"], "poll_ms", 300), None),
+    ("FAB041", _set(lambda d: P(d)["pfc"]["watchdog"], "detection_ms", 6000), None),
+    ("FAB042", _set(lambda d: P(d)["pfc"]["watchdog"], "detection_ms", 250), None),
+    ("FAB043", _set(lambda d: P(d)["pfc"]["watchdog"], "enabled", False), None),
+    ("FAB044", _set(lambda d: P(d)["pfc"], "priorities", []), None),
+    ("FAB045", _set(P, "transport", "roce_v2_lossy"), None),
+    ("FAB046", _set(P, "transport", "infiniband"), None),
+    ("FAB047", _set(lambda d: P(d)["dcqcn"], "rp_priorities", [4]), None),
+    ("FAB048", _set(P, "congestion_control", "none"), None),
+    ("FAB050", _set(lambda d: P(d)["ecn_profiles"][0], "min_bytes", 2_000_000), None),
+    ("FAB051", _set(lambda d: P(d)["ecn_profiles"][0], "max_bytes", 20_000_000), None),
+    ("FAB052", _set(lambda d: TC(d)[1], "ecn_profile", "rocee"), None),
+    ("FAB053", _set(lambda d: P(d)["ecn_profiles"][0], "traffic_classes", [3, 5]), None),
+    ("FAB054", _set(lambda d: P(d)["ecn_profiles"][0], "traffic_classes", [3, 0]), None),
+    ("FAB055", _unmarked_roce, None),
+    ("FAB056", lambda d: P(d)["ecn_profiles"].append(copy.deepcopy(P(d)["ecn_profiles"][0])), None),
+    ("FAB057", _set(lambda d: P(d)["ecn_profiles"][0], "max_mark_probability_percent", 0), None),
+    ("FAB058", lambda d: P(d)["ecn_profiles"].append({"name": "spare", "traffic_classes": []}), None),
+    ("FAB060", _set(lambda d: D(d)["switch"]["buffer"], "headroom_pool_bytes", 100_000), None),
+    ("FAB061", _set(lambda d: P(d)["buffers"], "lossless_mtu_bytes", 9500), None),
+    ("FAB062", _set(lambda d: P(d)["buffers"], "cable_length_m", {"host": 5}), None),
+    ("FAB063", _set(lambda d: D(d)["switch"]["buffer"], "total_bytes", 1_000_000), None),
+    ("FAB070", lambda d: P(d)["vlans"].append({"id": 100, "name": "other", "subnet": "10.200.0.0/16"}), None),
+    ("FAB071", lambda d: P(d)["vlans"].append({"id": 101, "name": "b", "subnet": "10.100.128.0/17"}), None),
+    ("FAB072", lambda d: P(d)["vlans"][0]["members"].append("leaf1-sonic:Ethernet99"), None),
+    ("FAB073", _set(NIC, "vlan", 200), None),
+    ("FAB074", _set(NIC, "ip", "10.200.0.11/16"), None),
+    ("FAB075", lambda d: NIC(d, 1).update(ip=NIC(d)["ip"]), None),
+    ("FAB076", lambda d: P(d)["vlans"][0]["members"].remove("leaf1-sonic:Ethernet0"), None),
+    ("FAB090", _ring, None),
+    ("FAB091", lambda d: None, CheckOptions(fail_links=2)),
+    ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
+]
+
+
+def test_every_check_has_a_case() -> None:
+    assert {c for c, _, _ in CASES} == set(CHECKS_BY_CODE)
+    assert len(ALL_CHECKS) == len(CHECKS_BY_CODE) >= 20, "codes must be unique"
+
+
+def test_registry_fields_are_complete() -> None:
+    for c in ALL_CHECKS:
+        assert c.code.startswith("FAB") and len(c.code) == 6, c.code
+        assert c.title and c.why and c.fix and c.name and c.area, c.code
+        assert c.severity.value in ("error", "warning")
+
+
+def test_lab_is_clean(lab_inventory: Path) -> None:
+    assert run_checks(load_inventory(lab_inventory)) == []
+
+
+@pytest.mark.parametrize(("code", "mutate", "options"), CASES, ids=[c[0] for c in CASES])
+def test_check_fires(tmp_path: Path, code: str, mutate: Callable[[Docs], None], options: CheckOptions | None
+                     ) -> None:
+    docs = lab_docs()
+    mutate(docs)
+    root = write(tmp_path / "inv", docs)
+    problems = run_checks(load_inventory(root), options)
+    mine = [p for p in problems if p.code == code]
+    assert mine, f"{code} did not fire; got {[p.code for p in problems]}"
+    check = CHECKS_BY_CODE[code]
+    for p in mine:
+        assert p.severity == check.severity.value
+        assert p.location is not None and Path(p.location.file).is_relative_to(root), p.render()
+        assert p.location.line > 0, p.render()
+        assert p.message and p.hint and p.path, p.render()
+        assert p.expected is not None and p.got is not None, p.render()
+
+
+def test_messages_name_expected_and_got(tmp_path: Path) -> None:
+    """Exact renderings on the lab files edited in place, to pin the format and the line numbers
+    (file:line: path: what (expected X, got Y); hint)."""
+    root = tmp_path / "inv"
+    shutil.copytree(LAB, root)
+    fabric = root / "fabric.yml"
+    fabric.write_text(fabric.read_text().replace("min_bytes: 150000", "min_bytes: 2000000"))
+    hosts = root / "hosts.yml"
+    hosts.write_text(hosts.read_text().replace("ip: 10.100.0.11/16", "ip: 10.100.0.11/16, mtu: 9200"))
+    by_code = {p.code: p for p in run_checks(load_inventory(root))}
+    assert by_code["FAB050"].render() == (
+        f"{root}/fabric.yml:23: policy.ecn_profiles[roce].min_bytes: ECN profile 'roce': min threshold is not "
+        "below max (expected min_bytes < max_bytes (1500000), got 2000000); lower min_bytes or raise max_bytes "
+        "(NVIDIA: 150000 / 1500000)")
+    assert by_code["FAB013"].render() == (
+        f"{root}/hosts.yml:5: hosts[gpu1].nics[ens1f0np0].mtu: MTU 9200 gives 9218-byte frames, larger than the "
+        "MTU of peer port leaf1-sonic:Ethernet0 (expected NIC MTU <= 9198 (port MTU 9216), got 9200); lower the "
+        "NIC MTU or raise the port MTU")
+    assert sorted(by_code) == ["FAB013", "FAB050"]
+
+
+def test_inherited_value_is_located_where_written(tmp_path: Path) -> None:
+    """A problem in a value inherited from defaults points at groups.yml, not at the device."""
+    docs = lab_docs()
+    D(docs)["switch"]["buffer"]["headroom_pool_bytes"] = 100_000
+    root = write(tmp_path / "inv", docs)
+    hits = [p for p in run_checks(load_inventory(root)) if p.code == "FAB060"]
+    assert len(hits) == 6  # every switch inherits the too-small pool
+    assert {Path(p.location.file).name for p in hits if p.location} == {"groups.yml"}
+
+
+def test_examples_validate_clean() -> None:
+    examples = sorted((REPO / "inventory" / "examples").iterdir())
+    assert len(examples) >= 3
+    for path in examples:
+        problems = run_checks(load_inventory(path), CheckOptions(fail_links=1))
+        assert [p.render() for p in problems if p.severity == "error"] == [], path
