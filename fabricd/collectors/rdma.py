@@ -62,7 +62,7 @@ LINK_DOWNED = MetricSpec(
 LINK_RECOVERY = MetricSpec(
     "fabricd_rdma_port_link_error_recovery_total", "counter", "Link error recoveries (link_error_recovery).", DP, PMA)
 SATURATED = MetricSpec(
-    "fabricd_rdma_port_counter_saturated", "gauge",
+    "fabricd_rdma_port_saturated", "gauge",
     "1 for a 32-bit PMA counter stuck at 4294967295 (its rate reads 0 from then on; clear it or use counters_ext).",
     ("device", "port", "counter"), PMA)
 CNP_SENT = MetricSpec(

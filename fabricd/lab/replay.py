@@ -388,3 +388,14 @@ def add_sysfs_files(root: str | os.PathLike[str], files: Mapping[str, str]) -> N
     """Write ``{relative path: content}`` under the root (e.g. ``sys/class/net/eth0/ecn/roce_np/enable/3``)."""
     for rel, text in files.items():
         _mkfile(os.path.join(os.fspath(root), rel), text)
+
+
+def add_net_capture(root: str | os.PathLike[str], interface: str, capture_text: str) -> None:
+    """Write a captured ``/sys/class/net/<if>`` tree given as ``<relative path> TAB <content>`` lines (``#`` lines are
+    comments), the format of tests/golden/host/net-class-eth0-ecn-procfs.txt, under ``sys/class/net/<interface>``."""
+    base = os.path.join(os.fspath(root), "sys", "class", "net", interface)
+    for line in capture_text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        rel, _, content = line.partition("\t")
+        _mkfile(os.path.join(base, rel.strip()), content)

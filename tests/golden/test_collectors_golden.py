@@ -1,0 +1,187 @@
+"""expected.prom goldens of the collectors, each also checked by Debian's ``promtool check metrics``.
+
+Cases:
+- ``captures-host``: a replay root built only from real captures (ethtool text of mlx5, mlx4, bnxt_en, ice, i40e,
+  ixgbe and virtio_net NICs; the procfs/node_exporter/show_counters sysfs trees; procfs' eth0 ECN tree);
+- ``replay-mlx5``: two mlx5-like NICs from :class:`fabricd.lab.replay.ReplayHost`, driven with pause and traffic;
+- ``switch-<platform>``: the switch collector over each platform's captures. The switch session here is a stand-in
+  (:class:`CapturedSwitch`) that answers each show command with a real capture, because these exact outputs need
+  no SSH; tests/integration/test_export_switches_lab.py drives the lab simulators over real SSH.
+
+Durations come from an injected clock that never advances, so the goldens are stable.
+Regenerate with ``pytest tests/golden/test_collectors_golden.py --update-goldens`` and review.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fabricd.collectors.core import Registry, render
+from fabricd.collectors.host import host_collectors
+from fabricd.collectors.switch import SwitchCollector, SwitchPoller, SwitchTarget, commands_for
+from fabricd.lab.replay import ReplayHost, add_ethtool_capture, add_net_capture, add_rdma_tree, add_sysfs_files
+
+HERE = Path(__file__).parent
+READERS = HERE / "readers"
+CASES = HERE / "collectors"
+HOST_CAPTURES = HERE / "host"
+PROMTOOL = shutil.which("promtool")
+
+ETHTOOL_CAPTURES = {
+    "eth0": ("mlx5-ethq-global-pause.txt", "mlx5_core"),
+    "eth1": ("mlx4-grep-prio3-pfc-notes.txt", "mlx4_en"),
+    "eth2": ("bnxt_en-ethq.txt", "bnxt_en"),
+    "eth3": ("ice-ethq.txt", "ice"),
+    "eth4": ("i40e-ethq.txt", "i40e"),
+    "eth5": ("mlx5-cx4lx-grep-pause-pci-globalpause-notes.txt", "mlx5_core"),
+    "eth6": ("mlx5-cx4lx-grep-discards-notes.txt", "mlx5_core"),
+    "eth7": ("ixgbe-82599-grep-flowcontrol-notes.txt", "ixgbe"),
+    "eth8": ("virtio_net-ethq.txt", "virtio_net"),
+    "eth9": ("mlx5-grep-prio-bytes-packets-byteps-issue179.txt", "mlx5_core"),
+}
+RDMA_TREES = {
+    "hfi1_0": "procfs-testdata/hfi1_0",
+    "mlx4_0": "procfs-testdata/mlx4_0",
+    "mlx5_0": "procfs-testdata/mlx5_0",
+    "i40iw0": "node_exporter-sys/i40iw0",
+    "mlx4_1": "node_exporter-sys/mlx4_0",
+    "mlx5_bond_0": "mlx5_bond_0-show_counters-notes/mlx5_bond_0",
+}
+CONFIG_FILES = {
+    # No capture of these exists: RDMA-CM configfs (kernel ABI configfs-rdma_cm) and MLNX_OFED's qos/pfc, written
+    # by the test with the standard recipe's values (ToS 106, PFC on priority 3).
+    "sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos": "106",
+    "sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_mode": "RoCE v2",
+    "sys/class/net/eth0/qos/pfc": "0,0,0,1,0,0,0,0",
+    "sys/class/net/eth0/qos/trust": "dscp",
+    "sys/class/infiniband/mlx5_0/device/net/eth0/ifindex": "2",
+}
+
+
+def strip_source(text: str) -> str:
+    first, _, rest = text.partition("\n")
+    return rest if first.startswith("# source:") else text
+
+
+def build_capture_host(root: Path) -> Path:
+    """A replay root made of the real captures (plus CONFIG_FILES, which have no capture)."""
+    for ifname, (name, driver) in ETHTOOL_CAPTURES.items():
+        add_ethtool_capture(root, ifname, strip_source((READERS / "ethtool" / name).read_text()), driver=driver)
+    for dev, rel in RDMA_TREES.items():
+        add_rdma_tree(root, READERS / "sysfs" / rel, dev)
+    add_net_capture(root, "eth0", (HOST_CAPTURES / "net-class-eth0-ecn-procfs.txt").read_text())
+    add_sysfs_files(root, CONFIG_FILES)
+    return root
+
+
+def frozen_clock() -> float:
+    return 0.0
+
+
+def check_prom(case: str, text: str, update: bool) -> None:
+    path = CASES / case / "expected.prom"
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.exists(), f"missing {path}; run pytest --update-goldens and review it"
+    assert text == path.read_text(), f"{path} differs"
+    if PROMTOOL is None:
+        pytest.skip("promtool not installed (Debian package prometheus; scripts/sysdeps.sh installs it)")
+    res = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, f"promtool check metrics failed for {case}:\n{res.stdout}{res.stderr}"
+
+
+def test_captures_host(tmp_path: Path, update_goldens: bool) -> None:
+    root = build_capture_host(tmp_path)
+    registry = Registry(host_collectors(root, replay=True), clock=frozen_clock)
+    check_prom("captures-host", registry.exposition(), update_goldens)
+
+
+def test_replay_mlx5(tmp_path: Path, update_goldens: bool) -> None:
+    host = ReplayHost.mlx5(tmp_path, 2, channels=2)
+    host.build()
+    host.pause("eth0", 3, direction="rx", frames=1200, duration_us=350_000, transitions=4)
+    host.pause("eth1", 3, direction="tx", frames=40, duration_us=2_000)
+    host.traffic("eth0", 3, direction="tx", packets=1000, packet_bytes=4096)
+    host.hw_add("mlx5_0", "np_cnp_sent", 17)
+    host.hw_add("mlx5_1", "rp_cnp_handled", 17)
+    host.hw_add("mlx5_1", "np_ecn_marked_roce_packets", 17)
+    host.add("eth1", "rx_out_of_buffer", 5)
+    host.flush()
+    registry = Registry(host_collectors(tmp_path, replay=True), clock=frozen_clock)
+    check_prom("replay-mlx5", registry.exposition(), update_goldens)
+
+
+class CapturedSwitch:
+    """Stand-in switch session: answers each show command with a real capture (see the module docstring)."""
+
+    def __init__(self, outputs: dict[str, str]) -> None:
+        self.outputs = outputs
+        self.closed = False
+
+    def run(self, commands: list[str]) -> dict[str, str]:
+        return {c: self.outputs[c] for c in commands}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
+    "sonic": (SwitchTarget("leaf-sonic", "sonic"), {
+        "show pfc counters": "sonic/show-pfc-counters-ntc.txt",
+        "show queue counters": "sonic/show-queue-counters-nonzero-drops-issue2393.txt",
+        "show queue wredcounters": "sonic/show-queue-wredcounters-sonic-utilities-test.txt",
+        "show pfcwd stats": "sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430.txt",
+    }),
+    "arista_eos": (SwitchTarget("leaf-eos", "arista_eos"), {
+        "show priority-flow-control counters detail | json": "arista_eos/show-pfc-counters-detail-json-documented.txt",
+        "show interfaces counters queue detail": "arista_eos/show-interfaces-counters-queue-detail-egress-ntc.txt",
+        "show qos interfaces ecn counters queue | json": "arista_eos/show-qos-ecn-counters-json-documented.txt",
+        "show priority-flow-control counters watchdog | json":
+            "arista_eos/show-pfc-counters-watchdog-json-documented.txt",
+    }),
+    "cisco_nxos": (SwitchTarget("leaf-nxos", "cisco_nxos"), {
+        "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",
+        "show queuing interface": "cisco_nxos/show-queuing-interface-n5k-excerpt-mierdin-blog.txt",
+        "show interface counters errors": "cisco_nxos/show-interface-counters-errors-genieparser.txt",
+    }),
+    "cumulus_nvue": (SwitchTarget("leaf-nvue", "cumulus_nvue", ("swp1",)), {
+        "nv show interface swp1 counters qos -o json": "cumulus_nvue/nv-show-interface-counters-qos-json-documented.txt",
+    }),
+}
+
+
+@pytest.mark.parametrize("platform", sorted(SWITCH_CASES))
+def test_switch_captures(platform: str, update_goldens: bool) -> None:
+    target, files = SWITCH_CASES[platform]
+    assert sorted(c for _, c, _ in commands_for(target)) == sorted(files), "the collector's commands changed"
+    outputs = {cmd: strip_source((READERS / "switch" / rel).read_text()) for cmd, rel in files.items()}
+    session = CapturedSwitch(outputs)
+    poller = SwitchPoller([target], lambda t: session, clock=frozen_clock)
+    try:
+        registry = Registry([SwitchCollector(poller)], clock=frozen_clock)
+        text = registry.exposition()
+    finally:
+        poller.close()
+    assert session.closed
+    assert f'fabricd_switch_up{{switch="{target.name}"}} 1' in text
+    check_prom(f"switch-{platform}", text, update_goldens)
+
+
+def test_render_roundtrip_through_prometheus_client(tmp_path: Path) -> None:
+    """Our fast exposition parses back, series for series, with prometheus_client's own text parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    root = build_capture_host(tmp_path)
+    families = Registry(host_collectors(root, replay=True), clock=frozen_clock).scrape()
+    ours = {(f.spec.name, labels): float(v) for f in families for labels, v in f.samples}
+    parsed = {}
+    for fam in text_string_to_metric_families(render(families)):
+        for s in fam.samples:
+            spec = next(f.spec for f in families if f.spec.name == s.name)
+            parsed[(s.name, tuple(s.labels[n] for n in spec.labels))] = s.value
+    assert parsed == ours
