@@ -8,7 +8,8 @@ Storm detection (per channel: port, priority, direction) follows SONiC's timing 
 ``detection <= t - s <= detection + poll``; restoration likewise. How each poll interval is judged:
 
 - **Duration mode** (the device counts time paused: mlx5 ``rx_prioN_pause_duration`` µs, bnxt
-  ``pfc_priN_rx_duration_us``, SONiC PFC history): ``paused = Δpause_s`` clamped to the interval ``dt``.
+  ``pfc_priN_rx_duration_us``, SONiC PFC history): ``paused = Δpause_s`` (a delta above 1.5 × ``dt`` is a counter
+  jump, not pause).
   The interval is *paused throughout* when ``paused >= full_pause_fraction × dt`` and the queue did not drain
   (``Δprogress == 0`` when a drain counter is known: SONiC's "no TX" condition, sonic-swss PR #3036).
   The run of continuous pause is the **sum of measured pause**, not wall time: the first interval of a run
@@ -26,8 +27,10 @@ Storm detection (per channel: port, priority, direction) follows SONiC's timing 
   the run. A link that stays down counts as pause-free for restoration.
 
 Restoration: pause-free time accumulates; the interval in which the storm ended contributes its unpaused part
-(duration mode) and any new pause restarts the count (SONiC ``pfc_restore.lua``: the counter has not changed
-for ``restoration_time``).
+(duration mode) and new pause restarts the count (SONiC ``pfc_restore.lua``: the counter has not changed for
+``restoration_time``). A sliver of pause below ``restore_noise_fraction`` of an interval only subtracts its own
+time: a counter read a few ms late (a replay tree's writer tick) shows the storm's last microseconds one poll
+later, and restarting on it would cost a whole extra poll.
 
 Drops: a drop counter on the lossless path that grows emits ``lossless_drop`` at most once per
 ``drop_holdoff_s`` per channel. A switch watchdog that detected a storm and has not restored it after
@@ -55,6 +58,8 @@ from .types import (
 log = logging.getLogger(__name__)
 
 _EPS = 1e-9
+_MAX_OVERRUN = 1.5
+"""A pause-duration delta above 1.5 x the interval cannot be real time (even with one late read): a counter jump."""
 
 
 @dataclass(slots=True)
@@ -161,9 +166,11 @@ class Detector:
             drained = dp > 0
         if cur.pause_s is not None and prev.pause_s is not None:
             d = cur.pause_s - prev.pause_s
-            if d < 0:
-                return None
-            paused = min(d, dt)
+            if d < 0 or d > _MAX_OVERRUN * dt:
+                return None  # went backwards (reset) or jumped by more than time allows (reset to a new base)
+            # not clamped to dt: a counter read late in one poll shows its missing time in the next one, and the
+            # sum over a run telescopes to the paused time up to the last read (never more than real time)
+            paused = d
             heavy = paused >= self.params.full_pause_fraction * dt - _EPS
             return Interval(paused=paused, heavy=heavy, full=heavy and drained is not True, drained=drained)
         if cur.frames is not None and prev.frames is not None:
@@ -250,7 +257,11 @@ class Detector:
             elif iv.heavy:
                 st.quiet_s = 0.0
             elif st.quiet_s <= 0:
-                st.quiet_s = dt - iv.paused  # the storm ended inside this interval (its pause came first)
+                st.quiet_s = max(0.0, dt - iv.paused)  # the storm ended inside this interval (pause came first)
+            elif iv.paused <= self.params.restore_noise_fraction * dt:
+                # a sliver: the storm's last microseconds read late, or pause noise; its time does not count as
+                # quiet, but it does not restart the restoration timer either
+                st.quiet_s = max(0.0, st.quiet_s + dt - iv.paused)
             else:
                 st.quiet_s = 0.0  # pause came back inside the restoration window
         elif iv.heavy:  # frame mode: frames moved, storm or intermittent pause: not quiet

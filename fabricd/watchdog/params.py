@@ -34,6 +34,8 @@ class WatchdogParams:
       reported as stuck (Meta DNE-TaaC ``pfc_wd_health_check``: deadlock > 0 and recovery == 0 over 60 s).
     - ``drop_holdoff_s``: at most one ``lossless_drop`` event per channel in this period; later drops in the
       period are added to the next event.
+    - ``restore_noise_fraction``: during restoration, pause shorter than this share of a poll interval does not
+      restart the restoration timer (its own time is not counted as quiet either).
     """
 
     detection_s: float = DEFAULT_DETECTION_MS / 1000.0
@@ -42,6 +44,7 @@ class WatchdogParams:
     full_pause_fraction: float = 0.8
     stuck_after_s: float = 60.0
     drop_holdoff_s: float = 5.0
+    restore_noise_fraction: float = 0.1
 
     def __post_init__(self) -> None:
         problems = []
@@ -57,6 +60,8 @@ class WatchdogParams:
             )
         if not 0.5 <= self.full_pause_fraction <= 1.0:
             problems.append(f"full pause fraction must be 0.5-1.0, got {self.full_pause_fraction}")
+        if not 0.0 <= self.restore_noise_fraction < 0.5:
+            problems.append(f"restore noise fraction must be 0-0.5, got {self.restore_noise_fraction}")
         if self.stuck_after_s <= 0 or self.drop_holdoff_s < 0:
             problems.append("stuck-after must be positive and drop hold-off not negative")
         if problems:

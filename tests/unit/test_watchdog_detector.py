@@ -59,7 +59,10 @@ class Timeline:
         )
 
 
-def run(tl: Timeline, end: float, phase: float, params: WatchdogParams = WatchdogParams(D, R, P),
+PARAMS = WatchdogParams(D, R, P)
+
+
+def run(tl: Timeline, end: float, phase: float, params: WatchdogParams = PARAMS,
         **kw: bool) -> list[tuple[EventKind, float]]:
     det = Detector(params)
     out = []
@@ -223,3 +226,28 @@ def test_params_validation_and_resolution() -> None:
     assert (p.detection_ms, p.restoration_ms, p.poll_ms) == (200, 800, 50)
     p = resolve_params(None, detection_ms=150)
     assert (p.detection_ms, p.restoration_ms, p.poll_ms) == (150, 150, 100)
+
+
+def test_stale_reads_keep_the_bounds_within_the_staleness() -> None:
+    """Counters read up to 5 ms late (a replay tree's writer tick): the bounds widen by at most that much, and the
+    lower bounds hold exactly (a late read never makes a storm look longer than it is)."""
+    lag_max = 0.005
+    rng = random.Random(11)
+    for i, phase in enumerate(phases(60, seed=3)):
+        start = 1.0 + i * 0.0093
+        end = start + 0.8
+        tl = Timeline([(start, end)])
+        det = Detector(WatchdogParams(D, R, P))
+        events = []
+        t = phase
+        while t <= end + 1.0:
+            stale = tl.sample(t - rng.uniform(0.0, lag_max))
+            sample = PauseSample(KEY, t, pause_s=stale.pause_s, frames=stale.frames, progress=stale.progress,
+                                 link_up=True, link_epoch=0)
+            ev = det.observe(sample, wall=t)
+            if ev is not None:
+                events.append((ev.event, t))
+            t += P
+        assert [e for e, _ in events] == [EventKind.STORM_DETECTED, EventKind.STORM_RESTORED]
+        assert D <= events[0][1] - start <= D + P + lag_max + 1e-9
+        assert R <= events[1][1] - end <= R + P + lag_max + 1e-9

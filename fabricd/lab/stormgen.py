@@ -1,0 +1,245 @@
+"""Live pause traffic in a replay root: storms, bursts, link flaps and counter resets with real time passing.
+
+:class:`StormGen` drives a :class:`~fabricd.lab.replay.ReplayHost` from a schedule of episodes and rewrites the
+changed files every ``tick_s`` (atomically, so readers never see half a file). It is what the watchdog's
+timer-accuracy tests, ``bench/watchdog.py`` and ``fabricd demo`` use to play a storm on a host that a separate
+``fabricd watch --root`` or ``fabricd serve`` process reads.
+
+Counter model per NIC port and priority (mlx5 names, ``Documentation/networking/device_drivers/ethernet/mellanox/
+mlx5/counters.rst``):
+
+- while a ``pause`` episode is active in direction ``rx`` (the NIC is paused by its peer) or ``tx`` (the NIC sends
+  pause: its receive pipeline is stalled), ``<dir>_prioN_pause_duration`` grows by the paused time in µs and
+  ``<dir>_prioN_pause`` by one frame per :data:`PAUSE_REFRESH_US` (a pause refresh; the exact refresh period
+  depends on quanta and link speed and does not matter to duration-based detection);
+- traffic flows at ``traffic_pps`` on the priority in both directions while nothing pauses it: an ``rx`` pause holds
+  the NIC's transmit (``tx_prioN_packets`` stops), a ``tx`` pause stops what it receives (``rx_prioN_packets``);
+- a ``link_down`` episode writes ``operstate`` down, counts ``carrier_changes`` (+1 down, +1 up) and
+  ``link_down_events_phy``, and stops traffic. With ``pause_while_down`` the duration counter keeps growing while the
+  link is down, as the firmware behind sonic-swss #1586's false storms did;
+- :meth:`StormGen.reset` zeroes every counter of the NIC at a given time (driver reload).
+
+Times are epoch seconds (``time.time()``), so a watcher in another process can compare its events' ``ts``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .replay import ReplayHost, add_sysfs_files
+
+PAUSE_REFRESH_US = 50
+"""One pause frame per 50 µs paused (illustrative refresh period)."""
+
+
+@dataclass
+class Episode:
+    """A pause storm/burst (``kind='pause'``) or a link outage (``kind='link_down'``) on one port, in epoch seconds.
+    ``end`` None means until stopped."""
+
+    interface: str
+    kind: str
+    start: float
+    end: float | None = None
+    priority: int = 3
+    direction: str = "rx"
+    pause_while_down: bool = False
+
+    def overlap(self, a: float, b: float) -> float:
+        """Seconds of this episode within (a, b]."""
+        end = self.end if self.end is not None else b
+        return max(0.0, min(b, end) - max(a, self.start))
+
+    def active(self, t: float) -> bool:
+        return self.start <= t and (self.end is None or t < self.end)
+
+
+@dataclass
+class _Port:
+    interface: str
+    traffic_pps: float
+    priorities: tuple[int, ...]
+    last_t: float
+    carry_us: dict[tuple[int, str], float] = field(default_factory=dict)
+    carry_pkts: dict[tuple[int, str], float] = field(default_factory=dict)
+    link_up: bool = True
+    carrier_changes: int = 0
+    resets: list[float] = field(default_factory=list)
+
+
+class StormGen:
+    """Plays episodes into ``host`` (already built) in real time. Thread-safe scheduling; one writer thread."""
+
+    def __init__(
+        self,
+        host: ReplayHost,
+        *,
+        tick_s: float = 0.005,
+        traffic_pps: float = 0.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.host = host
+        self.tick_s = tick_s
+        self.clock = clock
+        self.episodes: list[Episode] = []
+        self._lock = threading.Lock()
+        now = clock()
+        self.ports: dict[str, _Port] = {
+            nic.interface: _Port(nic.interface, traffic_pps, nic.pfc_priorities, now) for nic in host.nics
+        }
+        for port in self.ports.values():
+            self._write_link(port)
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.writes = 0
+
+    # -- scheduling ---------------------------------------------------------------------------------------------
+
+    def set_traffic(self, interface: str, pps: float) -> None:
+        """Traffic on the port's PFC priorities, packets per second per direction, while nothing pauses it."""
+        with self._lock:
+            self._advance(self.clock())
+            self.ports[interface].traffic_pps = pps
+
+    def pause(self, interface: str, *, priority: int = 3, direction: str = "rx", start: float | None = None,
+              duration_s: float | None = None) -> Episode:
+        """Schedule pause on one port and priority from ``start`` (default now) for ``duration_s`` (None: until
+        :meth:`stop`). A pause longer than the watchdog's detection time is a storm; shorter is a burst."""
+        t0 = self.clock() if start is None else start
+        ep = Episode(interface, "pause", t0, None if duration_s is None else t0 + duration_s, priority, direction)
+        with self._lock:
+            self.episodes.append(ep)
+        return ep
+
+    def flap(self, interface: str, *, start: float | None = None, duration_s: float = 0.3,
+             pause_while_down: bool = True, priority: int = 3) -> Episode:
+        """Schedule a link outage; with ``pause_while_down`` the pause duration counter keeps rising meanwhile."""
+        t0 = self.clock() if start is None else start
+        ep = Episode(interface, "link_down", t0, t0 + duration_s, priority, "rx", pause_while_down)
+        with self._lock:
+            self.episodes.append(ep)
+        return ep
+
+    def reset(self, interface: str, *, at: float | None = None) -> None:
+        """Zero all counters of the NIC at ``at`` (default now), as a driver reload does."""
+        with self._lock:
+            self.ports[interface].resets.append(self.clock() if at is None else at)
+
+    def stop(self, ep: Episode, at: float | None = None) -> float:
+        """End an open episode at ``at`` (default now); returns the end time."""
+        with self._lock:
+            ep.end = self.clock() if at is None else at
+            return ep.end
+
+    # -- writing ------------------------------------------------------------------------------------------------
+
+    def _advance(self, now: float) -> None:
+        """Bring every port's counters from its last write to ``now``. Caller holds the lock."""
+        for port in self.ports.values():
+            a = port.last_t
+            if now <= a:
+                continue
+            eps = [e for e in self.episodes if e.interface == port.interface and e.overlap(a, now) > 0]
+            due = [r for r in port.resets if a < r <= now]
+            for r in due:
+                self._segment(port, eps, a, r)
+                self.host.reset(port.interface)
+                port.resets.remove(r)
+                a = r
+            self._segment(port, eps, a, now)
+            port.last_t = now
+            down = any(e.kind == "link_down" and e.active(now) for e in self.episodes if e.interface == port.interface)
+            if down == port.link_up:
+                port.link_up = not down
+                port.carrier_changes += 1
+                if down:
+                    self.host.add(port.interface, "link_down_events_phy", 1)
+                self._write_link(port)
+
+    def _segment(self, port: _Port, eps: list[Episode], a: float, b: float) -> None:
+        dt = b - a
+        if dt <= 0:
+            return
+        down_s = sum(e.overlap(a, b) for e in eps if e.kind == "link_down")
+        for prio in port.priorities:
+            paused = {"rx": 0.0, "tx": 0.0}
+            for e in eps:
+                if e.priority != prio:
+                    continue
+                if e.kind == "pause":
+                    paused[e.direction] = max(paused[e.direction], e.overlap(a, b))
+                elif e.kind == "link_down" and e.pause_while_down:
+                    paused["rx"] = max(paused["rx"], e.overlap(a, b))
+            for d, p in paused.items():
+                if p <= 0:
+                    continue
+                key = (prio, d)
+                us = port.carry_us.get(key, 0.0) + p * 1e6
+                whole = int(us)
+                port.carry_us[key] = us - whole
+                self.host.pause(port.interface, prio, direction=d, frames=max(1, whole // PAUSE_REFRESH_US),
+                                duration_us=whole)
+            if port.traffic_pps <= 0:
+                continue
+            # an rx pause holds the NIC's transmit; a tx pause stops what it receives; a down link stops both
+            for d, held in (("tx", paused["rx"]), ("rx", paused["tx"])):
+                flowing = max(0.0, dt - max(held, down_s))
+                key = (prio, d)
+                pk = port.carry_pkts.get(key, 0.0) + flowing * port.traffic_pps
+                whole = int(pk)
+                port.carry_pkts[key] = pk - whole
+                if whole:
+                    self.host.traffic(port.interface, prio, direction=d, packets=whole)
+
+    def _write_link(self, port: _Port) -> None:
+        base = os.path.join("sys", "class", "net", port.interface)
+        add_sysfs_files(self.host.root, {
+            os.path.join(base, "operstate"): "up" if port.link_up else "down",
+            os.path.join(base, "carrier_changes"): str(port.carrier_changes),
+        })
+
+    def tick(self, now: float | None = None) -> None:
+        """Advance to ``now`` and rewrite what changed (the writer thread calls this every ``tick_s``)."""
+        with self._lock:
+            self._advance(self.clock() if now is None else now)
+            self.host.flush()
+            self.writes += 1
+
+    def _next_boundary(self, now: float) -> float:
+        with self._lock:
+            times = [t for e in self.episodes for t in (e.start, e.end) if t is not None and t > now]
+            times += [r for p in self.ports.values() for r in p.resets if r > now]
+        return min(times, default=now + 3600.0)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            now = self.clock()
+            active = any(e.active(now) for e in self.episodes) or any(p.traffic_pps > 0 for p in self.ports.values())
+            nxt = self._next_boundary(now)
+            wait = min(self.tick_s if active else 0.25, max(0.0, nxt - now))
+            if wait > 0 and self._stop.wait(wait):
+                break
+            self.tick()
+
+    def start(self) -> StormGen:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="stormgen", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+            self._thread = None
+        self.tick()
+
+    def __enter__(self) -> StormGen:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
