@@ -36,6 +36,7 @@ demo: sysdeps $(STAMP)
 	$(BIN)/fabricd validate inventory/lab
 	$(BIN)/fabricd show inventory/lab
 	$(BIN)/fabricd headroom --speed 400G --cable-m 100 --mtu 9216
+	@d=$$(mktemp -d -t fabricd-render-XXXXXX) && $(BIN)/fabricd render inventory/lab --out $$d && echo "configs rendered into $$d"
 	@scripts/demo-host.sh $(BIN)
 
 bench: $(STAMP)
