@@ -66,6 +66,12 @@ def _collectors_opt(value: str) -> tuple[str, ...]:
     return names
 
 
+def _logging() -> None:
+    """Warnings (a collector's problems, a switch that failed) go to stderr unless logging is already set up."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", stream=sys.stderr)
+
+
 def _web(path: Path | None) -> WebConfig | None:
     return load_web_config(path) if path is not None else None
 
@@ -135,6 +141,7 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd export host --root /tmp/capture --once
         [bold]Example[/]: fabricd export host --listen 0.0.0.0:9860 --web-config web.yml
         """
+        _logging()
         base = root if root is not None else Path("/")
         if root is not None and not root.is_dir():
             raise UsageError(f"--root {root}: not a directory",
@@ -151,6 +158,26 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.flush()
             return
         serve(registry, listen, web, "host")
+
+    @export_app.command("metrics-doc", hidden=True)
+    def metrics_doc_cmd(
+        write: Annotated[bool, typer.Option("--write", help="Rewrite exporters/METRICS.md instead of printing.")]
+        = False,
+    ) -> None:
+        """Print (or --write) exporters/METRICS.md, generated from the collectors' metric specs.
+
+        [bold]Example[/]: fabricd export metrics-doc --write
+        """
+        from fabricd import settings
+        from fabricd.collectors.docs import metrics_markdown
+
+        text = metrics_markdown()
+        if write:
+            path = settings.data_dir("exporters") / "METRICS.md"
+            path.write_text(text)
+            stderr().print(f"wrote {path}", highlight=False)
+        else:
+            sys.stdout.write(text)
 
     @export_app.command("switches")
     def switches_cmd(
@@ -184,6 +211,7 @@ def register(app: typer.Typer) -> None:
 
         from .export_switches import runner_factory, targets_of
 
+        _logging()
         inv = load_inventory(inventory_path(inventory))
         targets = targets_of(inv.fabric, device)
         web = _web(web_config)

@@ -139,6 +139,7 @@ class Registry:
         self._clock = clock
         self._previous: dict[str, dict[tuple[str, tuple[str, ...]], Value]] = {}
         self._resets: dict[str, int] = {}
+        self._last_problem: dict[str, str | None] = {}
         for c in collectors:
             self.register(c)
 
@@ -178,6 +179,18 @@ class Registry:
             self._resets[name] += resets
             log.info("collector %s: %d counter series went backwards (counter reset)", name, resets)
 
+    def _report(self, name: str, problems: list[str]) -> None:
+        """Log a collector's problems at WARNING when they change, at DEBUG while they stay the same."""
+        first = problems[0] if problems else None
+        changed = first != self._last_problem.get(name)
+        self._last_problem[name] = first
+        if first is None:
+            if changed:
+                log.info("collector %s: reading again without problems", name, extra={"target": name})
+            return
+        level = logging.WARNING if changed else logging.DEBUG
+        log.log(level, "collector %s: %d problem(s); first: %s", name, len(problems), first, extra={"target": name})
+
     def scrape(self) -> list[Family]:
         """Run every collector once; return their families followed by the meta families."""
         out: list[Family] = []
@@ -193,14 +206,7 @@ class Registry:
                 scrape.problem(f"{type(exc).__name__}: {exc}")
                 log.debug("collector %s raised", collector.name, exc_info=True)
             elapsed = self._clock() - start
-            if scrape.problems:
-                log.warning(
-                    "collector %s: %d problem(s); first: %s",
-                    collector.name,
-                    len(scrape.problems),
-                    scrape.problems[0],
-                    extra={"target": collector.name},
-                )
+            self._report(collector.name, scrape.problems)
             families = list(scrape.families.values())
             self._count_resets(collector.name, families)
             out.extend(families)
