@@ -140,7 +140,8 @@ def load_inventory(path: Path | str) -> Inventory:
                                         hint=f"add sections such as {', '.join(TOP_LEVEL_KEYS[2:])}"))
             continue
         if not isinstance(doc, dict):
-            problems.append(Problem("the top level must be a mapping", location=located.where(prefix),
+            problems.append(Problem("the top level must be a mapping",
+                                    location=located.where(prefix) or Location(file),
                                     expected="keys such as policy:, switches:, hosts:",
                                     got=_short(doc), code="INV013",
                                     hint="start the file with section keys, not a list or a scalar"))

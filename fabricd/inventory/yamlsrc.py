@@ -135,7 +135,9 @@ class _Builder:
         event = nxt()
         if type(event) is _STREAM_END:
             return None
-        value = self.value(nxt(), prefix)  # after DocumentStart
+        event = nxt()  # the root node, after DocumentStart
+        self.lines[prefix] = event.start_mark.line + 1
+        value = self.value(event, prefix)
         nxt()  # DocumentEnd
         event = nxt()
         if type(event) is not _STREAM_END:
