@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from fabricd.errors import UsageError
+from fabricd.errors import InventoryError, Problem, UsageError
+from fabricd.intent.checks import run_checks
 from fabricd.inventory import load_inventory
 from fabricd.render.render import DeviceRender, render_devices, write_render
 
@@ -68,7 +70,7 @@ def _warnings_table(renders: list[DeviceRender], limit: int = 40) -> Table | Non
     for col in ("device", "field", "intended", "rendered", "why"):
         table.add_column(col, overflow="fold")
     for w in rows[:limit]:
-        table.add_row(w.device, w.field, w.intended, w.rendered, w.reason)
+        table.add_row(*(escape(x) for x in (w.device, w.field, w.intended, w.rendered, w.reason)))
     if len(rows) > limit:
         table.caption = f"{len(rows) - limit} more; --output json lists all"
     return table
@@ -94,12 +96,18 @@ def register(app: typer.Typer) -> None:
                          help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2).",
                          show_default=False),
         ] = None,
+        force: Annotated[
+            bool,
+            typer.Option("--force", help="Render even when the semantic checks of `fabricd validate` find errors "
+                         "(they are then printed as warnings)."),
+        ] = False,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Render RoCE-ready configs for every switch (SONiC, Arista EOS, Cisco NX-OS, Cumulus NVUE) and host.
 
         SONiC gets <name>.json (CONFIG_DB, for `config load`) and <name>.cli (the same state as `config` and
         `sonic-cfggen` lines). Values a platform cannot express exactly are listed as warnings (exit code stays 0).
+        The inventory must pass the checks of `fabricd validate` first (exit 2 with every problem), unless --force.
 
         [bold]Example[/]: fabricd render --out build/
         [bold]Example[/]: fabricd render inventory/lab --device leaf2-eos
@@ -108,7 +116,15 @@ def register(app: typer.Typer) -> None:
         if out is None and device is None:
             raise UsageError("nothing to do: give --out DIR (all devices) or --device NAME (print one)",
                              hint="e.g. `fabricd render --out build/` or `fabricd render --device leaf1-sonic`")
-        fabric = load_inventory(inventory_path(inventory)).fabric
+        loaded = load_inventory(inventory_path(inventory))
+        errors = [p for p in run_checks(loaded) if p.severity == "error"]
+        if errors and not force:
+            raise InventoryError([*errors, Problem(
+                "not rendered: the inventory has the errors above", code="RND001",
+                hint="fix them (`fabricd validate` explains each) or pass --force to render anyway")])
+        for problem in errors:
+            stderr().print(f"[yellow]warning:[/] {escape(problem.render())}", highlight=False)
+        fabric = loaded.fabric
         if out is None:
             assert device is not None
             (r,) = list(render_devices(fabric, templates_dir=templates_dir, device=device))
@@ -120,7 +136,7 @@ def register(app: typer.Typer) -> None:
                 stdout().file.write(r.primary.text)
                 err = stderr()
                 for w in r.warnings:
-                    err.print(f"[yellow]warning:[/] {w.render()}", highlight=False)
+                    err.print(f"[yellow]warning:[/] {escape(w.render())}", highlight=False)
             return
 
         total = 1 if device is not None else len(fabric.switches) + len(fabric.hosts)

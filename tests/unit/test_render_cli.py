@@ -132,3 +132,19 @@ def test_lab_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
     scripts = sorted(str(p) for p in (tmp_path / "hosts").glob("*.sh"))
     sc = subprocess.run(["shellcheck", "--severity=style", *scripts], capture_output=True, text=True, check=False)
     assert sc.returncode == 0, sc.stdout
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "render"
+
+
+def test_an_inventory_with_check_errors_is_refused_unless_forced(tmp_path: Path) -> None:
+    """pcp_odd_values is deliberately invalid (DWRR shares sum to 120 %, ...): render says so, --force renders."""
+    inv = str(GOLDEN / "sonic" / "pcp_odd_values" / "inventory.yml")
+    code, out, err = _run_main("render", inv, "--out", str(tmp_path / "a"))
+    assert code == 2 and out == ""
+    assert "DWRR weights do not sum to 100 %" in err and "--force" in err
+    assert not (tmp_path / "a").exists()
+    code, out, err = _run_main("render", inv, "--out", str(tmp_path / "b"), "--force")
+    assert code == 0 and "warning:" in err and "hosts[gpu2].nics[ens1f0np0]" in err
+    assert (tmp_path / "b" / "switches" / "leaf1.json").is_file()
+    assert "ports[Ethernet48].headroom.cable_m" in out  # the render warnings table, brackets intact
