@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "audit",
     "gids",
     "watch",
+    "serve",
     "export",
 )
 

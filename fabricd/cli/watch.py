@@ -14,14 +14,7 @@ from typing import Annotated
 import typer
 
 from fabricd.inventory import Inventory, load_inventory
-from fabricd.service.wiring import (
-    RootSpec,
-    SessionRunner,
-    build_watchdog,
-    host_sources,
-    params_for,
-    switch_sources,
-)
+from fabricd.service.wiring import RootSpec, SwitchFleet, build_watchdog, host_sources, params_for
 from fabricd.watchdog.runner import EventSink, Source
 from fabricd.watchdog.types import Event, EventKind
 from fabricd.watchdog.webhook import WebhookSink
@@ -106,6 +99,9 @@ def register(app: typer.Typer) -> None:
         restoration_ms: Annotated[float | None, typer.Option(
             "--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's, else "
                                             "detection.")] = None,
+        insecure: Annotated[bool, typer.Option(
+            "--no-verify-host-key", help="Do not verify switch SSH host keys (explicit opt-out; lab use only).")]
+        = False,
         switch_poll_ms: Annotated[float, typer.Option(
             "--switch-poll-ms", min=10, help="Sampling period of switch sessions, ms.")] = 1000,
         full_pause_fraction: Annotated[float, typer.Option(
@@ -137,12 +133,12 @@ def register(app: typer.Typer) -> None:
                             full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
         roots = [RootSpec.parse(r) for r in (root or [])]
         sources: list[Source] = list(host_sources(fabric, roots, host=host, interfaces=interface))
-        runners: list[SessionRunner] = []
+        fleet: SwitchFleet | None = None
         periods: dict[str, float] = {}
         if (switches or switch) and fabric is not None:
-            sw_sources, runners = switch_sources(fabric, names=switch)
-            sources.extend(sw_sources)
-            periods = {s.name: switch_poll_ms / 1000.0 for s in sw_sources}
+            fleet = SwitchFleet(fabric, switch, verify_host_key=not insecure)
+            sources.append(fleet)
+            periods = {fleet.name: switch_poll_ms / 1000.0}
         elif (switches or switch) and fabric is None:
             err.print("[yellow]warning:[/] --switches needs an inventory; watching hosts only")
         printer = _Printer(output)
@@ -164,8 +160,8 @@ def register(app: typer.Typer) -> None:
             wd.join(5.0)
             for hook in hooks:
                 hook.close()
-            for r in runners:
-                r.close()
+            if fleet is not None:
+                fleet.close()
         failed = [s for s in wd.source_status() if s.polls and s.failures == s.polls]
         for s in failed:
             err.print(f"[red]error:[/] {s.name}: every poll failed; last error: {s.last_error}", highlight=False)

@@ -14,18 +14,18 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabricd.collectors.switch import CommandRunner, SwitchPoll, SwitchPoller, SwitchTarget
 from fabricd.errors import DriverError, UsageError
 from fabricd.inventory import Inventory
-from fabricd.model import Fabric, Switch
+from fabricd.model import Fabric
 from fabricd.watchdog.params import WatchdogParams, resolve_params
 from fabricd.watchdog.rootcause import Topology
 from fabricd.watchdog.runner import EventSink, Source, Watchdog
-from fabricd.watchdog.sources import HostSource, SwitchSource, switch_parsers
+from fabricd.watchdog.sources import Batch, HostSource, SwitchSource
 
 log = logging.getLogger(__name__)
 
@@ -124,93 +124,75 @@ def _live_host(name: str, prios: Iterable[int] | None, ifaces: list[str] | None)
                       raw_stats=raw)
 
 
-class SessionRunner:
-    """Runs show commands over one kept-open driver session; reconnects with back-off (1 s doubling to 30 s)."""
+class SwitchFleet:
+    """Every watched switch behind one :class:`~fabricd.collectors.switch.SwitchPoller` (kept-open sessions,
+    bounded concurrency): each poll feeds the watchdog and is kept for the exporter's next scrape, so ``fabricd
+    serve`` opens one session per switch for both."""
 
-    def __init__(self, switch: Switch, connect: Callable[[Switch], object]) -> None:
-        self.switch = switch
-        self._connect = connect
-        self._driver: object | None = None
-        self._retry_at = 0.0
-        self._backoff = 1.0
+    def __init__(self, fabric: Fabric, names: Sequence[str] | None = None, *,
+                 factory: Callable[[SwitchTarget], CommandRunner] | None = None,
+                 concurrency: int = 16, timeout_s: float = 10.0, verify_host_key: bool = True) -> None:
+        wanted = list(names) if names else [s.name for s in fabric.switches]
+        unknown = [n for n in wanted if fabric.switch(n) is None]
+        if unknown:
+            raise UsageError(f"unknown switch(es): {', '.join(unknown)}",
+                             hint=f"use names from the inventory: {', '.join(s.name for s in fabric.switches)}")
+        self.fabric = fabric
+        self.targets = []
+        for name in wanted:
+            sw = fabric.switch(name)
+            assert sw is not None
+            self.targets.append(SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports)))
+        self.poller = SwitchPoller(self.targets, factory or driver_factory(fabric, verify_host_key=verify_host_key),
+                                   concurrency=concurrency, timeout_s=timeout_s)
+        prios = fabric.policy.pfc.priorities
+        self.converters = {t.name: SwitchSource(t.name, priorities=prios) for t in self.targets}
+        self.name = "switches"
+        self.last: list[SwitchPoll] = []
         self._lock = threading.Lock()
 
-    def __call__(self, command: str) -> str:
+    def poll(self, t: float) -> Batch:
+        """Poll every switch once; samples of the ones that answered, problems for the others."""
+        results = self.poller.poll()
         with self._lock:
-            driver = self._ensure()
-            try:
-                out: dict[str, str] = driver.run([command])  # type: ignore[attr-defined]
-            except Exception:
-                self._drop()
-                raise
-            return out.get(command, "")
+            self.last = results
+        out = Batch()
+        for r in results:
+            if r.counters is None:
+                out.problems.append(f"{r.target.name}: {r.error}")
+                continue
+            b = self.converters[r.target.name].to_batch(r.counters, t)
+            out.pause.extend(b.pause)
+            out.drops.extend(b.drops)
+            out.wd.extend(b.wd)
+            out.problems.extend(b.problems)
+        if results and all(r.counters is None for r in results):
+            raise DriverError("switches", "poll", "; ".join(out.problems))
+        return out
 
-    def _ensure(self) -> object:
-        if self._driver is not None:
-            return self._driver
-        now = time.monotonic()
-        if now < self._retry_at:
-            raise DriverError(self.switch.name, "connect",
-                              f"not connected; next attempt in {self._retry_at - now:.1f} s")
-        try:
-            self._driver = self._connect(self.switch)
-        except Exception:
-            self._retry_at = now + self._backoff
-            self._backoff = min(self._backoff * 2, 30.0)
-            raise
-        self._backoff = 1.0
-        return self._driver
-
-    def _drop(self) -> None:
-        driver, self._driver = self._driver, None
-        self._retry_at = time.monotonic() + self._backoff
-        if driver is not None:
-            try:
-                driver.close()  # type: ignore[attr-defined]
-            except Exception:
-                log.debug("closing %s failed", self.switch.name, exc_info=True)
+    def latest(self) -> list[SwitchPoll]:
+        with self._lock:
+            return list(self.last)
 
     def close(self) -> None:
-        with self._lock:
-            self._drop()
+        self.poller.close()
 
 
-def connect_switch(switch: Switch) -> object:
-    """Open a platform driver session to ``switch`` (credentials and host keys as ``fabricd push`` resolves them)."""
+def driver_factory(fabric: Fabric, *, verify_host_key: bool = True) -> Callable[[SwitchTarget], CommandRunner]:
+    """Open a connected platform driver (netmiko over SSH, host key verified unless told not to) for a target."""
     from fabricd.platforms.access import resolve_access
     from fabricd.platforms.base import DriverOptions
     from fabricd.platforms.registry import make_driver
 
-    driver = make_driver(switch, resolve_access(switch), DriverOptions(read_timeout_s=10.0, conn_timeout_s=10.0))
-    driver.open()
-    return driver
+    def factory(target: SwitchTarget) -> CommandRunner:
+        switch = fabric.switch(target.name)
+        assert switch is not None
+        driver = make_driver(switch, resolve_access(switch, verify_host_key=verify_host_key),
+                             DriverOptions(read_timeout_s=10.0, conn_timeout_s=10.0))
+        driver.open()
+        return driver
 
-
-def switch_sources(
-    fabric: Fabric,
-    *,
-    names: Sequence[str] | None = None,
-    connect: Callable[[Switch], object] = connect_switch,
-) -> tuple[list[SwitchSource], list[SessionRunner]]:
-    """A :class:`SwitchSource` per inventory switch (or per named one) with a kept-open session runner."""
-    prios = fabric.policy.pfc.priorities
-    wanted = list(names) if names else [s.name for s in fabric.switches]
-    unknown = [n for n in wanted if fabric.switch(n) is None]
-    if unknown:
-        raise UsageError(f"unknown switch(es): {', '.join(unknown)}",
-                         hint=f"use names from the inventory: {', '.join(s.name for s in fabric.switches)}")
-    sources: list[SwitchSource] = []
-    runners: list[SessionRunner] = []
-    for name in wanted:
-        sw = fabric.switch(name)
-        assert sw is not None
-        if switch_parsers(sw.platform.value) is None:
-            log.warning("no show-output parsers for %s (%s) yet; not watching it", sw.name, sw.platform.value)
-            continue
-        runner = SessionRunner(sw, connect)
-        runners.append(runner)
-        sources.append(SwitchSource(sw.name, sw.platform.value, runner, priorities=prios))
-    return sources, runners
+    return factory
 
 
 def build_watchdog(

@@ -7,9 +7,9 @@ Both turn the readers' normalised counters into detector samples (:mod:`fabricd.
   and, at a slower cadence, RDMA ``hw_counters/out_of_buffer``. The driver's name map (``readers.ethtool_maps``) says
   which raw names matter; after the first full parse, each poll only looks those names up in the file's bytes,
   which keeps a 64-port host at 20 polls/s within a few % of one core (bench/watchdog.py).
-- :class:`SwitchSource` runs the platform's show commands through a runner the caller provides (a driver session)
-  and parses them with ``readers.switch.<platform>``: PFC frames (and pause duration where the platform has it),
-  egress queue packets and drops, and the switch's own PFC watchdog counters.
+- :class:`SwitchSource` turns a switch's parsed show outputs (``readers.switch``, read by the service over a
+  kept-open driver session) into samples: PFC frames (and pause duration where the platform has it), egress queue
+  packets and drops, and the switch's own PFC watchdog counters.
 
 Files are re-read on every poll (a replay tree may be rewritten at any time); nothing caches values.
 """
@@ -17,12 +17,10 @@ Files are re-read on every poll (a replay tree may be rewritten at any time); no
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 
 from fabricd.readers import ethtool_maps as kinds
 from fabricd.readers.common import read_bytes
@@ -34,7 +32,7 @@ from fabricd.readers.ethtool import (
     parse_ethtool_stats,
 )
 from fabricd.readers.rdma import list_rdma_devices
-from fabricd.readers.switch.model import SwitchCounters, merge
+from fabricd.readers.switch.model import SwitchCounters
 
 from .types import (
     ChannelKey,
@@ -60,9 +58,6 @@ DROP_REASONS: dict[tuple[str, str | None], str] = {
 
 RawStats = Callable[[str], Mapping[str, int] | None]
 """A live ``ethtool -S`` provider: interface -> {name: value}, or None when the interface is gone."""
-
-CommandRunner = Callable[[str], str]
-"""Runs one show command on a switch and returns its text (a driver session's ``run``)."""
 
 
 @dataclass
@@ -312,54 +307,31 @@ class HostSource:
 
 # -- switches ------------------------------------------------------------------------------------------------------
 
-SWITCH_ROLES: tuple[str, ...] = ("pfc", "queue", "pfcwd")
-"""Show-command roles the watchdog needs from a switch (``readers.switch.<platform>.COMMANDS``)."""
-
-
-def switch_parsers(platform: str) -> ModuleType | None:
-    """The ``fabricd.readers.switch.<platform>`` module, or None when fabricd has no parsers for it yet."""
-    try:
-        return importlib.import_module(f"fabricd.readers.switch.{platform}")
-    except ImportError:
-        return None
-
 
 class SwitchSource:
-    """Samples one switch through ``run`` (one show command -> its text) and the platform's parsers.
+    """Turns one switch's parsed counters (``readers.switch`` :class:`SwitchCounters`) into detector samples.
 
-    ``priorities``: the lossless priorities to watch (None: every priority the switch reports). The drain of a
-    paused port is its egress unicast queue with the same number as the priority (standard recipe: priority 3 ->
-    queue 3); its drops on that queue are ``lossless_drop`` events.
+    ``read`` returns a fresh snapshot (the service runs the platform's show commands over a kept-open driver session
+    and parses them). ``priorities``: the lossless priorities to watch (None: every priority the switch reports).
+    The drain of a paused port is its egress unicast queue with the same number as the priority (standard recipe:
+    priority 3 -> queue 3); drops on that queue are ``lossless_drop`` events.
     """
 
     def __init__(
         self,
         device: str,
-        platform: str,
-        run: CommandRunner,
+        read: Callable[[], SwitchCounters] | None = None,
         *,
         priorities: Iterable[int] | None = None,
-        roles: Iterable[str] = SWITCH_ROLES,
     ) -> None:
-        mod = switch_parsers(platform)
-        if mod is None:
-            raise ValueError(f"no show-output parsers for platform {platform!r}")
         self.device = device
-        self.platform = platform
         self.name = f"switch:{device}"
-        self.run = run
+        self.read = read
         self.priorities = frozenset(priorities) if priorities is not None else None
-        commands: Mapping[str, str] = getattr(mod, "COMMANDS", {})
-        parsers: Mapping[str, Callable[[str], SwitchCounters]] = getattr(mod, "PARSERS", {})
-        self.steps = [(commands[r], parsers[r]) for r in roles if r in commands and r in parsers]
-
-    def read(self) -> SwitchCounters:
-        parts = []
-        for command, parse in self.steps:
-            parts.append(parse(self.run(command)))
-        return merge(parts)
 
     def poll(self, t: float) -> Batch:
+        if self.read is None:
+            raise ValueError(f"switch source {self.device} has no reader")
         return self.to_batch(self.read(), t)
 
     def to_batch(self, counters: SwitchCounters, t: float) -> Batch:

@@ -1,0 +1,135 @@
+"""``fabricd serve``: host exporter, switch poller, watchdog, drift audit and a JSON status API in one service."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from fabricd.collectors.server import parse_listen
+from fabricd.collectors.webconfig import load_web_config
+from fabricd.errors import UsageError
+from fabricd.inventory import load_inventory
+from fabricd.service.api import DEFAULT_LISTEN
+from fabricd.service.serve import ServeOptions, Service
+from fabricd.service.wiring import RootSpec, params_for
+
+from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("serve")
+    def serve_cmd(
+        inventory: InventoryArg = None,
+        listen: Annotated[str, typer.Option(
+            "--listen", envvar="FABRICD_SERVE_LISTEN",
+            help="Address for /metrics, /healthz, /status and /events (loopback by default).")] = DEFAULT_LISTEN,
+        web_config: Annotated[Path | None, typer.Option(
+            "--web-config", envvar="FABRICD_WEB_CONFIG", show_default=False,
+            help="exporter-toolkit web config (YAML): TLS and basic auth.")] = None,
+        root: Annotated[list[str] | None, typer.Option(
+            "--root", envvar="FABRICD_ROOT",
+            help="Replay root to read instead of this host; HOST=DIR names the inventory host (repeatable; the "
+                 "first one is exported, all are watched).")] = None,
+        host: Annotated[str | None, typer.Option(
+            "--host", help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
+        switches: Annotated[bool, typer.Option(
+            "--switches/--no-switches", help="Poll the inventory's switches (exporter and watchdog).")] = True,
+        switch: Annotated[list[str] | None, typer.Option(
+            "--switch", help="Poll only these inventory switches (repeatable).")] = None,
+        switch_poll_ms: Annotated[float, typer.Option(
+            "--switch-poll-ms", min=10, help="How often each switch is polled, ms.")] = 1000,
+        poll_ms: Annotated[float | None, typer.Option(
+            "--poll-ms", min=1, help="Host watchdog sampling period, ms. Default: the intent's.")] = None,
+        detection_ms: Annotated[float | None, typer.Option(
+            "--detection-ms", min=1, help="Continuous pause that makes a storm, ms. Default: the intent's.")] = None,
+        restoration_ms: Annotated[float | None, typer.Option(
+            "--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's.")] = None,
+        full_pause_fraction: Annotated[float, typer.Option(
+            "--full-pause-fraction", min=0.5, max=1.0,
+            help="Share of a poll interval that must be paused for it to count as paused throughout.")] = 0.8,
+        stuck_after_s: Annotated[float, typer.Option(
+            "--stuck-after-s", min=0.1, help="Switch watchdog detected without restoring this long = stuck.")]
+        = 60.0,
+        drift_interval_s: Annotated[float, typer.Option(
+            "--drift-interval-s", min=1.0, help="How often hosts and switches are audited against the intent.")]
+        = 300.0,
+        drift: Annotated[bool, typer.Option("--drift/--no-drift", help="Run the periodic drift audit.")] = True,
+        webhook: Annotated[list[str] | None, typer.Option(
+            "--webhook", help="POST watchdog events there in Alertmanager's webhook format (repeatable).")] = None,
+        insecure: Annotated[bool, typer.Option(
+            "--no-verify-host-key", help="Do not verify switch SSH host keys (explicit opt-out; lab use only).")]
+        = False,
+        duration: Annotated[float | None, typer.Option(
+            "--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM).")] = None,
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
+        """Run fabricd as a service: host exporter, switch poller, PFC storm watchdog, drift audit, and
+        /metrics, /healthz, /status, /events on one loopback port. Stops cleanly on SIGTERM.
+
+        With --output json, the final /status is printed on exit.
+
+        [bold]Example[/]: fabricd serve inventory/lab --host gpu1
+        [bold]Example[/]: fabricd serve inventory/lab --root gpu1=/srv/replay/gpu1 --webhook http://127.0.0.1:5001/
+        [bold]Example[/]: curl -s 127.0.0.1:9862/status   (while it runs)
+        """
+        if not logging.getLogger().handlers:
+            logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(name)s: %(message)s",
+                                stream=sys.stderr)
+        err = stderr()
+        try:
+            address = parse_listen(listen)
+        except ValueError as exc:
+            raise UsageError(f"--listen: {exc}", hint="e.g. --listen 127.0.0.1:9862") from exc
+        inv = load_inventory(inventory_path(inventory))
+        params = params_for(inv.fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
+                            full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
+        options = ServeOptions(
+            listen=address, web=load_web_config(web_config) if web_config is not None else None,
+            roots=[RootSpec.parse(r) for r in (root or [])], host=host, switches=switches or bool(switch),
+            switch_names=switch, switch_poll_s=switch_poll_ms / 1000.0, verify_host_key=not insecure,
+            drift_interval_s=drift_interval_s, drift=drift, webhooks=webhook or [], params=params,
+        )
+        service = Service(inv, options)
+        try:
+            service.start()
+        except OSError as exc:
+            raise UsageError(f"--listen {listen}: cannot bind: {exc.strerror}",
+                             hint="pick a free port, or stop what listens there") from exc
+        assert service.server is not None
+        host_addr = address[0]
+        if host_addr not in ("127.0.0.1", "::1", "localhost") and (options.web is None or (
+                options.web.tls is None and not options.web.users)):
+            err.print(f"[yellow]warning:[/] serving on {host_addr} without TLS or authentication; give --web-config",
+                      highlight=False)
+        err.print(
+            f"fabricd serve on {service.server.base_url} (/metrics /healthz /status /events); watching "
+            f"{', '.join(s.name for s in service.watchdog.sources)}; detection {params.detection_ms} ms, "
+            f"restoration {params.restoration_ms} ms, poll {params.poll_ms} ms",
+            highlight=False,
+        )
+        done = threading.Event()
+
+        def _stop(signum: int, frame: FrameType | None) -> None:
+            done.set()
+
+        old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+        deadline = None if duration is None else time.monotonic() + duration
+        try:
+            while not done.wait(0.5):
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            service.stop()
+        if output == OutputFormat.JSON:
+            emit_json(service.status())
+        err.print("fabricd serve stopped", highlight=False)
