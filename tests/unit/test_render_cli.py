@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from fabricd import settings
-from fabricd.cli.main import build_app
+from fabricd.cli.main import build_app, main
 from fabricd.inventory import load_inventory
 
 runner = CliRunner()
@@ -26,11 +26,24 @@ def _run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def _run_main(*args: str) -> tuple[int, str, str]:
-    """The real entry point in a subprocess: error handling and exit codes exactly as a user sees them."""
-    proc = subprocess.run([sys.executable, "-m", "fabricd", *args], capture_output=True, text=True, check=False,
-                          env={**os.environ, "COLUMNS": "250"}, timeout=60)
-    return proc.returncode, proc.stdout, proc.stderr
+Runner = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
+    """The real entry point (fabricd.cli.main.main) in-process: error handling and exit codes as a user sees them."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
+        monkeypatch.setenv("COLUMNS", "250")
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main()
+        captured = capsys.readouterr()
+        code = exc.value.code
+        return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+    return run
 
 
 def test_render_out_writes_every_device(tmp_path: Path) -> None:
@@ -73,8 +86,10 @@ def test_render_device_prints_one_config() -> None:
     (("--device", "leaf9-eos"), "no device named 'leaf9-eos'"),
     (("--device", "leaf2-eos", "--templates-dir", "/nonexistent/fabricd"), "does not exist"),
 ])
-def test_render_bad_usage_exits_2_with_a_message(args: tuple[str, ...], message: str) -> None:
-    code, _, err = _run_main("render", *args)
+def test_render_bad_usage_exits_2_with_a_message(
+    args: tuple[str, ...], message: str, run_main: Runner
+) -> None:
+    code, _, err = run_main("render", *args)
     assert code == 2
     assert message in err and "Traceback" not in err
 
@@ -88,10 +103,10 @@ def test_templates_dir_overrides_one_section(tmp_path: Path) -> None:
     assert "   name site-rdma" in out and "qos profile FABRICD_ROCE" in out  # the rest comes from the shipped set
 
 
-def test_a_broken_override_is_a_render_error(tmp_path: Path) -> None:
+def test_a_broken_override_is_a_render_error(tmp_path: Path, run_main: Runner) -> None:
     (tmp_path / "arista_eos").mkdir()
     (tmp_path / "arista_eos" / "vlans.j2").write_text("{{ sw.no_such_field }}\n")
-    code, _, err = _run_main("render", "--device", "leaf2-eos", "--templates-dir", str(tmp_path))
+    code, _, err = run_main("render", "--device", "leaf2-eos", "--templates-dir", str(tmp_path))
     assert code == 2 and "undefined value" in err and "no_such_field" in err
 
 
@@ -137,14 +152,16 @@ def test_lab_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "render"
 
 
-def test_an_inventory_with_check_errors_is_refused_unless_forced(tmp_path: Path) -> None:
+def test_an_inventory_with_check_errors_is_refused_unless_forced(
+    tmp_path: Path, run_main: Runner
+) -> None:
     """pcp_odd_values is deliberately invalid (DWRR shares sum to 120 %, ...): render says so, --force renders."""
     inv = str(GOLDEN / "sonic" / "pcp_odd_values" / "inventory.yml")
-    code, out, err = _run_main("render", inv, "--out", str(tmp_path / "a"))
+    code, out, err = run_main("render", inv, "--out", str(tmp_path / "a"))
     assert code == 2 and out == ""
     assert "DWRR weights do not sum to 100 %" in err and "--force" in err
     assert not (tmp_path / "a").exists()
-    code, out, err = _run_main("render", inv, "--out", str(tmp_path / "b"), "--force")
+    code, out, err = run_main("render", inv, "--out", str(tmp_path / "b"), "--force")
     assert code == 0 and "warning:" in err and "hosts[gpu2].nics[ens1f0np0]" in err
     assert (tmp_path / "b" / "switches" / "leaf1.json").is_file()
     assert "ports[Ethernet48].headroom.cable_m" in out  # the render warnings table, brackets intact
