@@ -6,9 +6,16 @@ switches and compare only the host outputs. Shared by test_render_golden.py and 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from enum import Enum
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+from pydantic import BaseModel
+
+from fabricd.intent.render_warnings import RenderWarning
 from fabricd.intent.switch import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
@@ -43,3 +50,48 @@ def intents(platform: str, case: str) -> tuple[AnySwitchIntent, ...]:
 
 def expected_dir(platform: str, case: str) -> Path:
     return HERE / platform / case / "expected"
+
+
+# --- the value walk (test_render_values.py, tests/fuzz/test_render_fuzz.py) ---------------------------------
+
+def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    if value is None or isinstance(value, bool | Enum):
+        return
+    if isinstance(value, BaseModel):
+        for name, field in type(value).model_fields.items():
+            extra = field.json_schema_extra
+            if name == "warnings" or (isinstance(extra, dict) and extra.get("walk") is False):
+                continue
+            yield from _walk(getattr(value, name), f"{path}.{name}" if path else name)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _walk(item, path)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _walk(item, path)
+    else:
+        yield path, value
+
+
+def _numbers(text: str) -> set[float]:
+    out: set[float] = set()
+    for m in re.finditer(r"(?<![\d.])(\d+(?:\.\d+)?)(?:-(\d+))?", text):
+        first = float(m.group(1))
+        out.add(first)
+        if m.group(2) and first.is_integer() and int(m.group(2)) - int(first) < 4096:
+            out.update(float(v) for v in range(int(first), int(m.group(2)) + 1))
+    return out
+
+
+def missing_values(intent: BaseModel, text: str, warnings: list[RenderWarning]) -> list[str]:
+    """Leaves of ``intent`` found neither in ``text`` nor in a warning, as 'path = value'."""
+    numbers = _numbers(text)
+    warned = {re.sub(r"\[[^]]*\]", "", w.field) for w in warnings}
+    out = []
+    for path, value in _walk(intent, ""):
+        if any(path == w or path.startswith(w + ".") for w in warned):
+            continue
+        found = float(value) in numbers if isinstance(value, int | float) else str(value) in text
+        if not found:
+            out.append(f"{path} = {value!r}")
+    return out

@@ -10,61 +10,10 @@ string must occur verbatim. A warning covers a field when its dotted path (indic
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from enum import Enum
-from typing import Any
-
 import pytest
-from pydantic import BaseModel
-from render_cases import case_ids, intents, renders
-
-from fabricd.intent.render_warnings import RenderWarning
+from render_cases import case_ids, intents, missing_values, renders
 
 SWITCH_PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")
-
-
-def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    if value is None or isinstance(value, bool | Enum):
-        return
-    if isinstance(value, BaseModel):
-        for name, field in type(value).model_fields.items():
-            extra = field.json_schema_extra
-            if name == "warnings" or (isinstance(extra, dict) and extra.get("walk") is False):
-                continue
-            yield from _walk(getattr(value, name), f"{path}.{name}" if path else name)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _walk(item, path)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _walk(item, path)
-    else:
-        yield path, value
-
-
-def _numbers(text: str) -> set[float]:
-    out: set[float] = set()
-    for m in re.finditer(r"(?<![\d.])(\d+(?:\.\d+)?)(?:-(\d+))?", text):
-        first = float(m.group(1))
-        out.add(first)
-        if m.group(2) and first.is_integer() and int(m.group(2)) - int(first) < 4096:
-            out.update(float(v) for v in range(int(first), int(m.group(2)) + 1))
-    return out
-
-
-def missing_values(intent: BaseModel, text: str, warnings: list[RenderWarning]) -> list[str]:
-    """Leaves of ``intent`` found neither in ``text`` nor in a warning, as 'path = value'."""
-    numbers = _numbers(text)
-    warned = {re.sub(r"\[[^]]*\]", "", w.field) for w in warnings}
-    out = []
-    for path, value in _walk(intent, ""):
-        if any(path == w or path.startswith(w + ".") for w in warned):
-            continue
-        found = float(value) in numbers if isinstance(value, int | float) else str(value) in text
-        if not found:
-            out.append(f"{path} = {value!r}")
-    return out
 
 
 CASES = [(p, c) for p, c in case_ids() if p in SWITCH_PLATFORMS]
