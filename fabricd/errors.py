@@ -21,6 +21,14 @@ class Location:
         return f"{self.file}:{self.line}" if self.line else str(self.file)
 
 
+def _printable(text: str) -> str:
+    """Escape control and other non-printable characters (they come from user input and would split lines or
+    drive the terminal): ``\x1b`` -> ``\\x1b``."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One located problem in user input.
@@ -46,7 +54,7 @@ class Problem:
             text += f" (expected {self.expected}, got {self.got})"
         if self.hint:
             text += f"; {self.hint}"
-        return text
+        return _printable(text)
 
 
 class FabricdError(Exception):

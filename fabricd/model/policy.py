@@ -7,13 +7,13 @@ priority 6 strict, ECN 150 KB / 1500 KB / 100 %, PFC watchdog 200 / 200 / 100 ms
 from __future__ import annotations
 
 from enum import StrEnum
-from ipaddress import IPv4Network
 
 from pydantic import Field
 
 from .types import (
     Bytes,
     Dscp,
+    IPv4Subnet,
     Meters,
     Milliseconds,
     Model,
@@ -225,7 +225,7 @@ class Vlan(Model):
 
     id: VlanId
     name: Name
-    subnet: IPv4Network
+    subnet: IPv4Subnet
     members: list[str] = Field(default_factory=list, description="'switch:port' endpoints; hosts join by NIC vlan")
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from ipaddress import IPv4Interface
 from pathlib import Path
 
 from pydantic import Field, model_validator
 
 from .policy import LinkRole
-from .types import Bytes, Meters, Model, MtuBytes, Name, Speed, TcpPort, VlanId
+from .types import Bytes, IPv4Address, Meters, Model, MtuBytes, Name, Speed, TcpPort, VlanId
 
 
 class Platform(StrEnum):
@@ -90,7 +89,7 @@ class Nic(Model):
     rdma_device: Name | None = Field(default=None, description="e.g. mlx5_0; None for a NIC without RDMA")
     rdma_port: int = Field(default=1, ge=1, le=2)
     driver: Name = "mlx5_core"
-    ip: IPv4Interface | None = None
+    ip: IPv4Address | None = None
     vlan: VlanId | None = None
     mtu: MtuBytes = 9000
     speed: Speed | None = None

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from ipaddress import IPv4Interface, IPv4Network
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 
 class Model(BaseModel):
@@ -41,6 +42,19 @@ def _safe(value: str) -> str:
 
 
 Name = Annotated[str, AfterValidator(_safe), Field(description="An identifier safe on a CLI line")]
+
+
+def _address_text(value: object) -> object:
+    # pydantic would read a YAML number or boolean as an integer address (ip: 10 -> 0.0.0.10/32)
+    if isinstance(value, bool | int | float):
+        raise ValueError("write the address as text with a prefix length, e.g. 10.0.0.1/24")
+    return value
+
+
+IPv4Address = Annotated[IPv4Interface, BeforeValidator(_address_text),
+                        Field(description="IPv4 address with prefix length, e.g. 10.100.0.11/16")]
+IPv4Subnet = Annotated[IPv4Network, BeforeValidator(_address_text),
+                       Field(description="IPv4 network, e.g. 10.100.0.0/16")]
 
 
 class Speed(StrEnum):
