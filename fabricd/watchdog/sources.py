@@ -158,14 +158,17 @@ class HostSource:
     # -- discovery ----------------------------------------------------------------------------------------------
 
     def _ports(self) -> list[str]:
+        """The watched ports: the given ones, or every one with statistics plus any that vanished since."""
         if self.interfaces is not None:
             return self.interfaces
         if self.raw_stats is None:
-            return list_ethtool_interfaces(self.root)
-        try:
-            return sorted(os.listdir(self._net))
-        except OSError:
-            return []
+            found = list_ethtool_interfaces(self.root)
+        else:
+            try:
+                found = os.listdir(self._net)
+            except OSError:
+                found = []
+        return sorted(set(found) | set(self._plans))
 
     def _driver(self, iface: str) -> str | None:
         if self.raw_stats is not None:
