@@ -101,16 +101,18 @@ class EthtoolSource(Protocol):
 
 
 class ReplayEthtoolSource:
-    """``DIR/ethtool/<if>.stats`` and ``.info`` of a replay root, re-read on every call."""
+    """``DIR/ethtool/<if>.stats`` and ``.info`` of a replay root, re-read on every call. By default only the
+    statistics with a normalised meaning are converted (``full=True`` keeps every raw value)."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, full: bool = False) -> None:
         self.root = os.fspath(root)
+        self.full = full
 
     def interfaces(self) -> list[str]:
         return list_ethtool_interfaces(self.root)
 
     def read(self, interface: str) -> EthtoolStats:
-        return read_ethtool(self.root, interface)
+        return read_ethtool(self.root, interface, full=self.full)
 
 
 class NicCollector:

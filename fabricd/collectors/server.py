@@ -55,6 +55,7 @@ class ExporterServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ExporterServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall on keep-alive
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)

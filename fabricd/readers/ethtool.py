@@ -18,11 +18,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
 
 from .common import Direction, Problems, ReadProblem, read_text
 from .ethtool_maps import DRIVER_ALIASES, DRIVER_RULES, NameRule
 
-_STAT_LINE = re.compile(r"^[ \t]*(\S.*?):[ \t]+(-?\d+)[ \t]*$", re.MULTILINE)
+_STAT_LINE = re.compile(r"^[ \t]*((?:\[\d+\]: )?[^\n:]+?):[ \t]+(-?\d+)[ \t]*$", re.MULTILINE)
 _INFO_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9 _-]*?):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 
 
@@ -92,12 +93,30 @@ class EthtoolStats:
         )
 
 
+def _regular_tokens(text: str) -> tuple[list[str], list[str]] | None:
+    """Fast path for the usual ``ethtool -S`` layout (an optional ``NIC statistics:`` header, then one
+    ``name: value`` per line with no spaces in names): ``(names with their colon, values)`` from one
+    ``str.split()``, about 3x cheaper than a per-line regex. None when the text is not that regular."""
+    toks = text.split()
+    if toks[:2] == ["NIC", "statistics:"]:
+        del toks[:2]
+    names, values = toks[0::2], toks[1::2]
+    if len(names) != len(values) or not all(map(str.endswith, names, repeat(":"))):
+        return None
+    if not all(map(str.isdigit, values)):
+        return None
+    return names, values
+
+
 def parse_ethtool_stats(text: str) -> dict[str, int]:
     """Parse ``ethtool -S`` text into ``{name: value}`` in printed order.
 
     Tolerates the ``NIC statistics:`` header, any indentation, names with dots or a ``[N]: `` ring prefix (bnxt),
     trailing spaces and comment lines (only ``name: integer`` lines count). A repeated name keeps its last value.
     """
+    regular = _regular_tokens(text)
+    if regular is not None:
+        return {n[:-1]: int(v) for n, v in zip(*regular, strict=True)}
     return {name: int(value) for name, value in _STAT_LINE.findall(text)}
 
 
@@ -138,6 +157,18 @@ class NameMap:
         self.driver = driver
         self._rules = _compiled(driver)
         self._memo: dict[str, CounterKey | None] = {}
+        self.seen_tokens: set[str] = set()
+        self.relevant_tokens: dict[str, CounterKey] = {}
+
+    def classify_token(self, token: str) -> CounterKey | None:
+        """:meth:`classify` of a ``name:`` token (with its colon); remembers it in :attr:`seen_tokens` and, when it
+        has a meaning, in :attr:`relevant_tokens` (both bounded)."""
+        key = self.classify(token[:-1])
+        if len(self.seen_tokens) < 65536:
+            self.seen_tokens.add(token)
+            if key is not None:
+                self.relevant_tokens[token] = key
+        return key
 
     def classify(self, name: str) -> CounterKey | None:
         """The meaning of ``name``, or None when it has none for a lossless fabric."""
@@ -200,6 +231,55 @@ def normalise(
     )
 
 
+def normalise_text(
+    interface: str,
+    text: str,
+    driver: str | None,
+    *,
+    info: EthtoolInfo | None = None,
+    problems: Iterable[ReadProblem] = (),
+    full: bool = True,
+) -> EthtoolStats:
+    """:func:`parse_ethtool_stats` + :func:`normalise` in one pass. With ``full=False`` only the names that have a
+    normalised meaning are converted and kept in ``raw`` (about 3x cheaper on a 750-line mlx5 dump)."""
+    if full:
+        return normalise(interface, parse_ethtool_stats(text), driver, info=info, problems=problems)
+    nmap = name_map(driver)
+    raw: dict[str, int] = {}
+    counters: list[NicCounter] = []
+    index: dict[CounterKey, int] = {}
+    regular = _regular_tokens(text)
+    if regular is not None:
+        # Only the ~40 tokens with a meaning are looked up: new tokens are classified once (set difference in C),
+        # known ones are read from a dict built in C. This keeps a 750-line mlx5 dump near 0.1 ms.
+        values = dict(zip(*regular, strict=True))
+        if values.keys() - nmap.seen_tokens:
+            seen = nmap.seen_tokens
+            for token in values:  # in printed order, so that the output order is deterministic
+                if token not in seen:
+                    nmap.classify_token(token)
+        for token, meaning in nmap.relevant_tokens.items():
+            text_value = values.get(token)
+            if text_value is None or meaning in index:
+                continue
+            v = int(text_value)
+            raw[token[:-1]] = v
+            counters.append(NicCounter(meaning, v, token[:-1]))
+            index[meaning] = v
+    else:
+        classify = nmap.classify
+        for name, value in _STAT_LINE.findall(text):
+            key = classify(name)
+            if key is None or key in index:
+                continue
+            v = int(value)
+            raw[name] = v
+            counters.append(NicCounter(key, v, name))
+            index[key] = v
+    return EthtoolStats(interface=interface, driver=driver, raw=raw, counters=tuple(counters),
+                        info=info or EthtoolInfo(driver=driver), problems=tuple(problems), _index=index)
+
+
 def list_ethtool_interfaces(root: str | os.PathLike[str]) -> list[str]:
     """Interfaces with a captured ``DIR/ethtool/<if>.stats`` file in a replay root, sorted."""
     base = os.path.join(os.fspath(root), "ethtool")
@@ -210,14 +290,18 @@ def list_ethtool_interfaces(root: str | os.PathLike[str]) -> list[str]:
     return sorted(n[: -len(".stats")] for n in names if n.endswith(".stats"))
 
 
-def read_ethtool(root: str | os.PathLike[str], interface: str) -> EthtoolStats:
-    """Read ``DIR/ethtool/<if>.stats`` (required) and ``<if>.info`` (optional, gives the driver) from a replay root."""
-    base = os.path.join(os.fspath(root), "ethtool", interface)
+def read_ethtool(root: str | os.PathLike[str], interface: str, *, full: bool = True) -> EthtoolStats:
+    """Read ``DIR/ethtool/<if>.stats`` (required) and ``<if>.info`` (optional, gives the driver) from a replay root.
+
+    ``full=False`` keeps in ``raw`` only the statistics with a normalised meaning (see :func:`normalise_text`).
+    """
+    base = f"{os.fspath(root)}/ethtool/{interface}"
     problems = Problems()
     info_text = read_text(base + ".info", problems, optional=True)
     info = parse_ethtool_info(info_text) if info_text is not None else EthtoolInfo()
     stats_text = read_text(base + ".stats", problems, optional=False)
-    raw = parse_ethtool_stats(stats_text) if stats_text is not None else {}
-    if stats_text is not None and not raw and stats_text.strip():
+    if stats_text is None:
+        return normalise(interface, {}, info.driver, info=info, problems=problems)
+    if stats_text.strip() and not _STAT_LINE.search(stats_text):
         problems.add(base + ".stats", "no 'name: value' lines (is this `ethtool -S` output?)")
-    return normalise(interface, raw, info.driver, info=info, problems=problems)
+    return normalise_text(interface, stats_text, info.driver, info=info, problems=problems, full=full)

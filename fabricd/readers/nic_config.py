@@ -92,16 +92,16 @@ def _entries(path: str, problems: Problems) -> list[tuple[str, bool]]:
 
 
 def _read_ecn_point(base: str, point: EcnPoint, problems: Problems) -> EcnConfig | None:
-    pdir = os.path.join(base, f"roce_{point}")
+    pdir = f"{base}/roce_{point}"
     entries = _entries(pdir, problems)
     if not entries:
         return None
     enabled: dict[int, bool | None] = {}
-    edir = os.path.join(pdir, "enable")
+    edir = f"{pdir}/enable"
     for prio in list_dir(edir, problems, optional=True):
         if not prio.isdigit():
             continue
-        path = os.path.join(edir, prio)
+        path = f"{edir}/{prio}"
         text = read_text(path, problems, optional=False)
         value = None if text is None else parse_counter(text, path, problems)
         enabled[int(prio)] = None if value is None else value != 0
@@ -109,7 +109,7 @@ def _read_ecn_point(base: str, point: EcnPoint, problems: Problems) -> EcnConfig
     for name, is_dir in entries:
         if is_dir:
             continue
-        path = os.path.join(pdir, name)
+        path = f"{pdir}/{name}"
         text = read_text(path, problems, optional=False)
         params[name] = None if text is None else parse_counter(text, path, problems)
     return EcnConfig(point=point, enabled=dict(sorted(enabled.items())), parameters=params)

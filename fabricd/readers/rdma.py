@@ -215,7 +215,7 @@ def _rate(text: str | None) -> float | None:
 def _read_counter_dir(path: str, problems: Problems, *, optional: bool) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for name in list_dir(path, problems, optional=optional):
-        fpath = os.path.join(path, name)
+        fpath = f"{path}/{name}"
         text = read_text(fpath, problems, optional=False)
         out[name] = None if text is None else parse_counter(text, fpath, problems)
     return out
@@ -223,13 +223,13 @@ def _read_counter_dir(path: str, problems: Problems, *, optional: bool) -> dict[
 
 def read_port(dev_dir: str, device: str, port: int, problems: Problems) -> RdmaPort:
     """Read one port directory (``<dev_dir>/ports/<port>``)."""
-    pdir = os.path.join(dev_dir, "ports", str(port))
-    state, state_name = _state(read_text(os.path.join(pdir, "state"), problems))
-    phys, phys_name = _state(read_text(os.path.join(pdir, "phys_state"), problems))
-    rate = read_text(os.path.join(pdir, "rate"), problems)
-    link_layer = read_text(os.path.join(pdir, "link_layer"), problems)
-    counters = _read_counter_dir(os.path.join(pdir, "counters"), problems, optional=True)
-    ext = _read_counter_dir(os.path.join(pdir, "counters_ext"), problems, optional=True)
+    pdir = f"{dev_dir}/ports/{port}"
+    state, state_name = _state(read_text(f"{pdir}/state", problems))
+    phys, phys_name = _state(read_text(f"{pdir}/phys_state", problems))
+    rate = read_text(f"{pdir}/rate", problems)
+    link_layer = read_text(f"{pdir}/link_layer", problems)
+    counters = _read_counter_dir(f"{pdir}/counters", problems, optional=True)
+    ext = _read_counter_dir(f"{pdir}/counters_ext", problems, optional=True)
     replaced: set[str] = set()
     for ext_name, value in ext.items():
         twin = _EXT_TWINS.get(ext_name)
@@ -237,7 +237,7 @@ def read_port(dev_dir: str, device: str, port: int, problems: Problems) -> RdmaP
             counters[twin] = value
             replaced.add(twin)
     saturated = tuple(sorted(n for n, v in counters.items() if v == SATURATED_U32 and n not in replaced))
-    hw = _read_counter_dir(os.path.join(pdir, "hw_counters"), problems, optional=True)
+    hw = _read_counter_dir(f"{pdir}/hw_counters", problems, optional=True)
     if state is None and not counters and not hw and not os.path.isdir(pdir):
         problems.add(pdir, "vanished after discovery (device removed or tree rewritten)")
     return RdmaPort(
@@ -259,7 +259,7 @@ def read_port(dev_dir: str, device: str, port: int, problems: Problems) -> RdmaP
 def read_rdma_device(root: str | os.PathLike[str], device: str) -> RdmaDevice:
     """Read one device under the root. A device that vanished since discovery gives a snapshot with a problem."""
     problems = Problems()
-    dev_dir = os.path.join(class_dir(root), device)
+    dev_dir = f"{class_dir(root)}/{device}"
     ports: list[RdmaPort] = []
     port_names = list_dir(os.path.join(dev_dir, "ports"), problems, optional=not os.path.isdir(dev_dir))
     if not port_names and not os.path.isdir(dev_dir):
@@ -271,14 +271,14 @@ def read_rdma_device(root: str | os.PathLike[str], device: str) -> RdmaDevice:
     netdevs = tuple(list_dir(os.path.join(dev_dir, "device", "net"), problems, optional=True))
     return RdmaDevice(
         name=device,
-        fw_ver=read_text(os.path.join(dev_dir, "fw_ver"), problems),
-        board_id=read_text(os.path.join(dev_dir, "board_id"), problems),
-        hca_type=read_text(os.path.join(dev_dir, "hca_type"), problems),
-        node_guid=read_text(os.path.join(dev_dir, "node_guid"), problems),
-        node_type=read_text(os.path.join(dev_dir, "node_type"), problems),
+        fw_ver=read_text(f"{dev_dir}/fw_ver", problems),
+        board_id=read_text(f"{dev_dir}/board_id", problems),
+        hca_type=read_text(f"{dev_dir}/hca_type", problems),
+        node_guid=read_text(f"{dev_dir}/node_guid", problems),
+        node_type=read_text(f"{dev_dir}/node_type", problems),
         netdevs=netdevs,
         ports=tuple(sorted(ports, key=lambda p: p.port)),
-        hw_counters=_read_counter_dir(os.path.join(dev_dir, "hw_counters"), problems, optional=True),
+        hw_counters=_read_counter_dir(f"{dev_dir}/hw_counters", problems, optional=True),
         problems=tuple(problems),
     )
 
