@@ -180,7 +180,8 @@ def main() -> None:
           f"node_exporter {sum(1 for ln in bodies['node_exporter'].decode().splitlines() if 'cnp' in ln)} cnp lines")
     print(f"exposition: fabricd render {expo['render_us_per_series']:.2f} us/series ({expo['render_ms']:.2f} ms), "
           f"prometheus_client generate_latest {expo['prometheus_client_us_per_series']:.2f} us/series "
-          f"({expo['prometheus_client_ms']:.2f} ms) for {int(expo['series'])} series; collect {expo['collect_ms']:.2f} ms")
+          f"({expo['prometheus_client_ms']:.2f} ms) for {int(expo['series'])} series; "
+          f"collect {expo['collect_ms']:.2f} ms")
     print(f"RSS: fabricd {fab_rss:.1f} MB, node_exporter {ne_rss:.1f} MB")
     value = result["fabricd"]["p50_ms"]
     anchor = result["node_exporter"]["p50_ms"]
