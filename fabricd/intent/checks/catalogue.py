@@ -1,0 +1,118 @@
+"""The check catalogue (docs/checks.md) as Markdown, generated from the registry so it cannot drift.
+
+Regenerate with ``python scripts/gen_checks_doc.py``; tests/unit/test_checks_doc.py fails when the file differs.
+"""
+
+from __future__ import annotations
+
+from fabricd.model import Platform
+
+from .base import Check
+from .pfc import WATCHDOG_LIMITS
+
+AREAS = {
+    "topology": "Topology: names, references and cabling",
+    "qos": "QoS: DSCP map, RoCE and CNP classes, traffic classes",
+    "pfc": "PFC, watchdog, transport and congestion control",
+    "ecn": "ECN / WRED",
+    "buffers": "Buffers and headroom",
+    "vlans": "VLANs and addressing",
+    "deadlock": "PFC deadlock and connectivity",
+}
+
+LOAD_CODES = (
+    ("INV001", "a YAML merge key (`<<`); use `defaults:` or `groups:`"),
+    ("INV002", "a key repeated in one YAML mapping"),
+    ("INV003", "a file that is not UTF-8"),
+    ("INV004", "a file that cannot be read"),
+    ("INV005", "a YAML syntax error, an undefined alias, or more than one document in a file"),
+    ("INV006", "a YAML tag such as `!!set` or `!!omap` on a mapping or list"),
+    ("INV010", "the inventory path does not exist"),
+    ("INV011", "a directory inventory without any `*.yml`/`*.yaml` file"),
+    ("INV012", "an empty file"),
+    ("INV013", "a file whose top level is not a mapping"),
+    ("INV014", "an unknown top-level key (with a 'did you mean')"),
+    ("INV015", "`switches`, `hosts` or `links` that is not a list"),
+    ("INV016", "`policy`, `defaults` or `groups` that is not a mapping"),
+    ("INV017", "a value defined in more than one file of a directory inventory"),
+    ("INV018", "an unknown or malformed `defaults` section (only switch, host, port, nic)"),
+    ("INV019", "a group that is not a mapping"),
+    ("INV020", "a device listing a group that is not defined"),
+    ("INV100", "a model error: unknown key, wrong type, out-of-range or not-allowed value, missing required key"),
+)
+
+
+def _watchdog_table() -> list[str]:
+    rows = ["| Platform | Detection ms | Restoration ms | Poll ms | Notes (source) |", "|---|---|---|---|---|"]
+    for platform in Platform:
+        lim = WATCHDOG_LIMITS[platform]
+        rest = f"{lim.restoration_ms[0]}-{lim.restoration_ms[1]}" if lim.restoration_ms else "not configurable"
+        notes = [lim.source]
+        if lim.step_ms:
+            notes.append(f"multiples of {lim.step_ms} ms")
+        if lim.detect_in_polls:
+            notes.append("detection = poll x robustness")
+        rows.append(f"| `{platform.value}` | {lim.detection_ms[0]}-{lim.detection_ms[1]} | {rest} | "
+                    f"{lim.poll_ms[0]}-{lim.poll_ms[1]} | {'; '.join(notes)} |")
+    return rows
+
+
+def catalogue_markdown(checks: tuple[Check, ...]) -> str:
+    """docs/checks.md for ``checks`` (the registry, in code order)."""
+    lines = [
+        "# fabricd checks",
+        "",
+        "<!-- Generated from fabricd/intent/checks by scripts/gen_checks_doc.py; do not edit by hand. -->",
+        "",
+        "`fabricd validate [INVENTORY]` loads the inventory (problems `INVnnn`, exit 2) and then runs every semantic",
+        "check below (problems `FABnnn`). Each problem is printed as",
+        "`severity: file:line: dotted.path: what is wrong (expected X, got Y); how to fix [CODE]`.",
+        "Exit codes: 0 when there is no error (warnings allowed), 1 when a check reports an error, 2 when the",
+        "inventory cannot be loaded. `--output json` gives the same as one JSON document.",
+        "",
+        f"There are {len(checks)} semantic checks: "
+        f"{sum(c.severity.value == 'error' for c in checks)} errors and "
+        f"{sum(c.severity.value == 'warning' for c in checks)} warnings.",
+        "",
+        "## Contents",
+        "",
+    ]
+    for area, title in AREAS.items():
+        codes = [c.code for c in checks if c.area == area]
+        if codes:
+            lines.append(f"- {title}: {', '.join(f'[{c}](#{c.lower()})' for c in codes)}")
+    lines += ["- [Load problems (INVnnn)](#load-problems-invnnn)", ""]
+    for area, title in AREAS.items():
+        area_checks = [c for c in checks if c.area == area]
+        if not area_checks:
+            continue
+        lines += [f"## {title}", ""]
+        for c in area_checks:
+            lines += [
+                f"### {c.code}",
+                "",
+                f"**{c.title}** (`{c.name}`, {c.severity.value})",
+                "",
+                f"Why: {c.why}",
+                "",
+                f"Fix: {c.fix}.",
+                "",
+            ]
+        if area == "pfc":
+            lines += ["### Watchdog timer ranges per platform (FAB041, FAB042)", "", *_watchdog_table(), "",
+                      "EOS ranges come from a third-party guide and NX-OS multiplier ranges from Cisco's "
+                      "configuration guide; neither was checked against a device here.", "",
+                      "### Host <-> switch consistency", "",
+                      "fabricd derives the PFC priorities, trust mode, DSCP map and CNP class of both ends of every "
+                      "host link from the one fabric-wide policy; there is deliberately no per-host or per-port "
+                      "override, so a PFC mismatch between a NIC and its switch port cannot be written in the "
+                      "intent. What can still differ is checked: the peer exists (FAB009), speeds match (FAB012), "
+                      "NIC frames fit the port MTU (FAB013), the port carries the NIC's VLAN (FAB076), the port has "
+                      "the host role (FAB015) and PCP trust has tagged NICs (FAB039). The live comparison of both "
+                      "ends is `fabricd audit`.", ""]
+    lines += ["## Load problems (INVnnn)", "",
+              "Reported before any semantic check runs; `fabricd validate` exits 2 and prints them to stderr.", "",
+              "| Code | Meaning |", "|---|---|"]
+    lines += [f"| {code} | {meaning} |" for code, meaning in LOAD_CODES]
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,14 @@
+#!/usr/bin/env python3
+"""Regenerate docs/checks.md from the check registry (run from the repo root)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabricd.intent.checks import ALL_CHECKS
+from fabricd.intent.checks.catalogue import catalogue_markdown
+
+if __name__ == "__main__":
+    target = Path(__file__).resolve().parent.parent / "docs" / "checks.md"
+    target.write_text(catalogue_markdown(ALL_CHECKS))
+    print(f"wrote {target}")
