@@ -4,19 +4,17 @@ queue, ECN and watchdog counters of the inventory's switches)."""
 from __future__ import annotations
 
 import logging
+import os
 import re
-import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
 
 from fabricd.collectors.core import Family, Registry, render
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
-from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, parse_listen
+from fabricd.collectors.server import DEFAULT_LISTEN, parse_listen
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import UsageError
 
@@ -77,34 +75,35 @@ def _web(path: Path | None) -> WebConfig | None:
 
 
 def serve(registry: Registry, listen: str, web: WebConfig | None, what: str) -> None:
-    """Serve ``registry`` until SIGTERM/SIGINT; log the URL to stderr."""
+    """Serve ``registry`` until SIGTERM/SIGINT, in this process (the switch exporter)."""
+    from .export_serve import serve_registry
+
     try:
-        host, port = parse_listen(listen)
+        serve_registry(registry, listen, web, what)
     except ValueError as exc:
         raise UsageError(f"--listen: {exc}", hint="e.g. --listen 127.0.0.1:9860") from exc
-    try:
-        server = ExporterServer((host, port), registry.exposition, web)
     except OSError as exc:
         raise UsageError(f"--listen {listen}: cannot bind: {exc.strerror}",
                          hint="pick a free port, or stop what listens there") from exc
-    err = stderr()
-    if host not in ("127.0.0.1", "::1", "localhost") and (web is None or (web.tls is None and not web.users)):
-        err.print(f"[yellow]warning:[/] serving {what} on {host} without TLS or authentication; "
-                  "give --web-config to protect it", highlight=False)
-    err.print(f"fabricd {what} exporter on {server.url} (stop with Ctrl-C or SIGTERM)", highlight=False)
-    stop = threading.Event()
 
-    def _stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-        threading.Thread(target=server.shutdown, daemon=True).start()
 
-    old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+def exec_slim_host_server(root: Path | None, listen: str, web_config: Path | None, include: str | None,
+                          collectors: str) -> None:
+    """Replace this process (same pid) with the slim host-exporter process (:mod:`fabricd.cli.export_serve`)."""
     try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        server.server_close()
+        parse_listen(listen)  # check before replacing the process
+    except ValueError as exc:
+        raise UsageError(f"--listen: {exc}", hint="e.g. --listen 127.0.0.1:9860") from exc
+    argv = [sys.executable, "-m", "fabricd.cli.export_serve", "--listen", listen, "--collectors", collectors]
+    if root is not None:
+        argv += ["--root", str(root)]
+    if web_config is not None:
+        argv += ["--web-config", str(web_config.resolve())]
+    if include is not None:
+        argv += ["--include", include]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)
 
 
 def register(app: typer.Typer) -> None:
@@ -157,7 +156,10 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write(render(families))
                 sys.stdout.flush()
             return
-        serve(registry, listen, web, "host")
+        if os.environ.get("FABRICD_EXPORT_NO_EXEC"):
+            serve(registry, listen, web, "host")
+        else:
+            exec_slim_host_server(root, listen, web_config, include, collectors)
 
     @export_app.command("metrics-doc", hidden=True)
     def metrics_doc_cmd(
