@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "watch",
     "serve",
     "export",
+    "traffic",
 )
 
 

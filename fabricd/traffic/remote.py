@@ -35,11 +35,17 @@ class Started(Protocol):
         """Block until it exits (kill it and raise on timeout)."""
         ...
 
+    def kill(self) -> None:
+        """Stop it now (best effort)."""
+        ...
+
 
 class Runner(Protocol):
     """Runs commands on one endpoint host. ``name`` is the inventory host name."""
 
     name: str
+    traffic_command: tuple[str, ...]
+    """How to invoke ``fabricd traffic`` on this endpoint (``("fabricd", "traffic")`` on a normal host)."""
 
     def run(
         self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,

@@ -106,7 +106,7 @@ IMAGE_SIZE = "2048M"
 """Apparent size of root.ext4 (sparse; about 500 MB used)."""
 
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
-"""Files baked into the image: ``init`` (PID 1) and ``fabricd`` (the CLI wrapper)."""
+"""Files baked into the image: ``init`` (PID 1), ``fabricd`` and ``fabricd-traffic`` (CLI wrappers)."""
 
 
 class VmError(FabricdError):
@@ -461,9 +461,10 @@ def _configure(rootfs: Path, logfile: Path) -> None:
     """Bake the guest init and fabricd wrapper, a passwordless root, a virtio-only initramfs, and trim."""
     shutil.copy2(GUEST_DIR / "init", rootfs / "sbin" / "fabricd-init")
     (rootfs / "sbin" / "fabricd-init").chmod(0o755)
-    wrapper = rootfs / "usr" / "local" / "bin" / "fabricd"
-    shutil.copy2(GUEST_DIR / "fabricd", wrapper)
-    wrapper.chmod(0o755)
+    for name in ("fabricd", "fabricd-traffic"):
+        wrapper = rootfs / "usr" / "local" / "bin" / name
+        shutil.copy2(GUEST_DIR / name, wrapper)
+        wrapper.chmod(0o755)
     (rootfs / "etc" / "hostname").write_text("fabricd-lab\n")
     _run(["chroot", str(rootfs), "passwd", "-d", "root"], logfile, what="passwd")
     conf = rootfs / "etc" / "initramfs-tools" / "initramfs.conf"

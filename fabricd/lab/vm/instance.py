@@ -133,9 +133,15 @@ class _StartedInGuest:
     def wait(self, timeout_s: float) -> CommandResult:
         return self.agent.wait(self.pid, self.argv, timeout_s=timeout_s, started=self.t0)
 
+    def kill(self) -> None:
+        self.agent.kill(self.pid)
+
 
 class VmRunner:
     """Runs commands in one lab guest through its agent (implements :class:`fabricd.traffic.remote.Runner`)."""
+
+    traffic_command: tuple[str, ...] = ("fabricd-traffic",)
+    """The image's wrapper for ``python3 -m fabricd.cli.traffic`` (4 s to start under TCG instead of 20 s)."""
 
     def __init__(self, agent: GuestAgent) -> None:
         self.agent = agent
