@@ -119,6 +119,57 @@ def list_dir(path: str, problems: Problems, *, optional: bool = True) -> list[st
         return []
 
 
+def read_dir_values(path: str, problems: Problems, *, optional: bool = True,
+                    skip_dirs: bool = False) -> dict[str, str | None]:
+    """Every file of one directory as ``{name: stripped text}`` (sorted by name), opened relative to a directory fd.
+
+    Opening ``name`` under an open directory saves the kernel the whole path walk per file (sysfs counter
+    directories hold 20-40 one-line files). A file that fails is recorded in ``problems`` and maps to None; with
+    ``skip_dirs`` sub-directories are left out silently. A missing directory gives ``{}`` (recorded unless
+    ``optional``).
+    """
+    try:
+        dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if not optional:
+            problems.add(path, "vanished after discovery (device removed or tree rewritten)")
+        return {}
+    except OSError as exc:
+        problems.add(path, os.strerror(exc.errno) if exc.errno else str(exc))
+        return {}
+    out: dict[str, str | None] = {}
+    try:
+        for name in sorted(os.listdir(dfd)):
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dfd)
+            except OSError as exc:
+                if exc.errno == errno.EISDIR and skip_dirs:
+                    continue
+                problems.add(f"{path}/{name}", "vanished after discovery (device removed or tree rewritten)"
+                             if exc.errno == errno.ENOENT else os.strerror(exc.errno or 0))
+                out[name] = None
+                continue
+            try:
+                data = os.read(fd, _CHUNK)
+            except IsADirectoryError:
+                if not skip_dirs:
+                    problems.add(f"{path}/{name}", "is a directory, expected a file")
+                    out[name] = None
+                continue
+            except OSError as exc:
+                problems.add(f"{path}/{name}", os.strerror(exc.errno or 0))
+                out[name] = None
+                continue
+            finally:
+                os.close(fd)
+            out[name] = data.decode("utf-8", "replace").strip()
+    except OSError as exc:
+        problems.add(path, os.strerror(exc.errno or 0))
+    finally:
+        os.close(dfd)
+    return out
+
+
 def is_missing(exc: OSError) -> bool:
     """True when an ``OSError`` means the path is gone (ENOENT/ENODEV/ENXIO), as for a hot-removed device."""
     return exc.errno in (errno.ENOENT, errno.ENODEV, errno.ENXIO)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from .common import Problems, ReadProblem, list_dir, parse_counter, read_text
+from .common import Problems, ReadProblem, parse_counter, read_dir_values, read_text
 
 NET_DIR = os.path.join("sys", "class", "net")
 RDMA_CM_DIR = os.path.join("sys", "kernel", "config", "rdma_cm")
@@ -79,40 +79,23 @@ def list_net_interfaces(root: str | os.PathLike[str]) -> list[str]:
         return []
 
 
-def _entries(path: str, problems: Problems) -> list[tuple[str, bool]]:
-    """``(name, is_dir)`` of a directory's entries, sorted; ``[]`` when it does not exist."""
-    try:
-        with os.scandir(path) as it:
-            return sorted((e.name, e.is_dir()) for e in it)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        problems.add(path, exc.strerror or str(exc))
-        return []
-
-
 def _read_ecn_point(base: str, point: EcnPoint, problems: Problems) -> EcnConfig | None:
     pdir = f"{base}/roce_{point}"
-    entries = _entries(pdir, problems)
-    if not entries:
+    files = read_dir_values(pdir, problems, optional=True, skip_dirs=True)
+    enable = read_dir_values(f"{pdir}/enable", problems, optional=True)
+    if not files and not enable:
         return None
     enabled: dict[int, bool | None] = {}
-    edir = f"{pdir}/enable"
-    for prio in list_dir(edir, problems, optional=True):
+    for prio, text in enable.items():
         if not prio.isdigit():
             continue
-        path = f"{edir}/{prio}"
-        text = read_text(path, problems, optional=False)
-        value = None if text is None else parse_counter(text, path, problems)
+        value = None if text is None else parse_counter(text, f"{pdir}/enable/{prio}", problems)
         enabled[int(prio)] = None if value is None else value != 0
-    params: dict[str, int | None] = {}
-    for name, is_dir in entries:
-        if is_dir:
-            continue
-        path = f"{pdir}/{name}"
-        text = read_text(path, problems, optional=False)
-        params[name] = None if text is None else parse_counter(text, path, problems)
-    return EcnConfig(point=point, enabled=dict(sorted(enabled.items())), parameters=params)
+    params = {
+        name: None if text is None else parse_counter(text, f"{pdir}/{name}", problems)
+        for name, text in files.items()
+    }
+    return EcnConfig(point=point, enabled=dict(sorted(enabled.items(), key=lambda kv: kv[0])), parameters=params)
 
 
 def _parse_pfc(text: str | None, path: str, problems: Problems) -> tuple[bool, ...] | None:

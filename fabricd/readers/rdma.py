@@ -22,7 +22,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .common import SATURATED_U32, Direction, Problems, ReadProblem, list_dir, parse_counter, read_text
+from .common import (
+    SATURATED_U32,
+    Direction,
+    Problems,
+    ReadProblem,
+    list_dir,
+    parse_counter,
+    read_dir_values,
+    read_text,
+)
 
 CLASS_DIR = os.path.join("sys", "class", "infiniband")
 
@@ -213,12 +222,10 @@ def _rate(text: str | None) -> float | None:
 
 
 def _read_counter_dir(path: str, problems: Problems, *, optional: bool) -> dict[str, int | None]:
-    out: dict[str, int | None] = {}
-    for name in list_dir(path, problems, optional=optional):
-        fpath = f"{path}/{name}"
-        text = read_text(fpath, problems, optional=False)
-        out[name] = None if text is None else parse_counter(text, fpath, problems)
-    return out
+    return {
+        name: None if text is None else parse_counter(text, f"{path}/{name}", problems)
+        for name, text in read_dir_values(path, problems, optional=optional).items()
+    }
 
 
 def read_port(dev_dir: str, device: str, port: int, problems: Problems) -> RdmaPort:
