@@ -32,12 +32,9 @@ test: sysdeps $(STAMP) lint
 	@$(BIN)/python -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
+# validate, render, push, host apply + audit, export into Prometheus, a PFC storm, verbs traffic: `fabricd demo --help`
 demo: sysdeps $(STAMP)
-	$(BIN)/fabricd validate inventory/lab
-	$(BIN)/fabricd show inventory/lab
-	$(BIN)/fabricd headroom --speed 400G --cable-m 100 --mtu 9216
-	@d=$$(mktemp -d -t fabricd-render-XXXXXX) && $(BIN)/fabricd render inventory/lab --out $$d && echo "configs rendered into $$d"
-	@scripts/demo-host.sh $(BIN)
+	$(BIN)/fabricd demo
 
 bench: $(STAMP)
 	@scripts/sysdeps.sh bench

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "headroom",
     "doctor",
     "report",
+    "demo",
     "render",
     "host",
     "audit",

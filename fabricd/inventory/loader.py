@@ -240,9 +240,10 @@ def _deep_merge(base: Any, over: Any) -> Any:
     """``over`` on top of ``base``: mappings merge recursively, anything else replaces. Inputs are not modified;
     unmodified sub-trees are shared (nothing downstream mutates the merged data)."""
     if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
+        out = {**base, **over}
         for key, value in over.items():
-            out[key] = _deep_merge(base[key], value) if key in base else value
+            if type(value) is dict and type(base.get(key)) is dict:
+                out[key] = _deep_merge(base[key], value)
         return out
     return over
 

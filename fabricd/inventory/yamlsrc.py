@@ -204,6 +204,7 @@ class _Builder:
                 i += 1
         self._check_tag(event, _MAP_TAG, loc)
         result: dict[Any, Any] = self._anchor(event, {})
+        typed_first = _Loader._TYPED_FIRST
         while True:
             key_event = nxt()
             if type(key_event) is _MAP_END:
@@ -211,14 +212,17 @@ class _Builder:
             key_line = key_event.start_mark.line + 1
             value_event = nxt()
             if type(key_event) is _SCALAR_EV:
-                if key_event.value == "<<" and key_event.tag is None and key_event.implicit[0]:
-                    self.problems.append(Problem(
-                        "YAML merge keys (<<) are not supported", path=_dotted(loc),
-                        location=Location(self.file, key_line), expected="plain keys", got="<<",
-                        hint="use defaults: or groups: for inheritance", code="INV001"))
-                    self._skip(value_event)
-                    continue
-                key = self.scalar(key_event)
+                key = key_event.value
+                # fast path: an untagged plain scalar that cannot be a bool/int/float/null/merge key is a string
+                if key_event.tag is not None or not key or key[0] in typed_first:
+                    if key == "<<" and key_event.tag is None and key_event.implicit[0]:
+                        self.problems.append(Problem(
+                            "YAML merge keys (<<) are not supported", path=_dotted(loc),
+                            location=Location(self.file, key_line), expected="plain keys", got="<<",
+                            hint="use defaults: or groups: for inheritance", code="INV001"))
+                        self._skip(value_event)
+                        continue
+                    key = self.scalar(key_event)
             else:
                 key = self._skip(key_event)
                 key = str(key) if isinstance(key, list | dict) else key
@@ -233,7 +237,13 @@ class _Builder:
                 continue
             lines[child] = key_line
             if type(value_event) is _SCALAR_EV:
-                result[key] = self._anchor(value_event, self.scalar(value_event))
+                text = value_event.value
+                if value_event.tag is None and text and (text[0] not in typed_first or not value_event.implicit[0]):
+                    result[key] = text
+                else:
+                    result[key] = self.scalar(value_event)
+                if value_event.anchor is not None:
+                    self.anchors[value_event.anchor] = result[key]
             else:
                 result[key] = self.value(value_event, child)
                 lines[child] = key_line

@@ -44,6 +44,10 @@ def _safe(value: str) -> str:
 Name = Annotated[str, AfterValidator(_safe), Field(description="An identifier safe on a CLI line")]
 
 
+_DOTTED_QUAD = re.compile(
+    r"^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})/(0|[12]?\d|3[0-2])$")
+
+
 def _address_text(value: object) -> object:
     # pydantic would read a YAML number or boolean as an integer address (ip: 10 -> 0.0.0.10/32)
     if isinstance(value, bool | int | float):
@@ -51,7 +55,20 @@ def _address_text(value: object) -> object:
     return value
 
 
-IPv4Address = Annotated[IPv4Interface, BeforeValidator(_address_text),
+def _interface(value: object) -> object:
+    """Plain ``a.b.c.d/len`` is built from integers (ipaddress parses the text twice, ~3x slower on 16,000
+    NICs); anything else goes to pydantic's own validator, which reports the error."""
+    value = _address_text(value)
+    if isinstance(value, str):
+        m = _DOTTED_QUAD.match(value)
+        if m:
+            a, b, c, d, prefix = (int(g) for g in m.groups())
+            if a < 256 and b < 256 and c < 256 and d < 256:
+                return IPv4Interface(((a << 24) | (b << 16) | (c << 8) | d, prefix))
+    return value
+
+
+IPv4Address = Annotated[IPv4Interface, BeforeValidator(_interface),
                         Field(description="IPv4 address with prefix length, e.g. 10.100.0.11/16")]
 IPv4Subnet = Annotated[IPv4Network, BeforeValidator(_address_text),
                        Field(description="IPv4 network, e.g. 10.100.0.0/16")]

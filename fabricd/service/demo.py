@@ -1,0 +1,863 @@
+"""``fabricd demo``: the whole loop on one inventory (the embedded lab fabric by default), bounded and honest.
+
+Stages, in order (:data:`STAGES`); each returns a :class:`StageResult` with its key figures as JSON-able data:
+
+1. ``validate``: every semantic check, the host-to-switch ones counted apart, and the PFC deadlock analysis;
+2. ``render``: every switch config (four NOSes) and every host's script and plan, written under the state dir;
+3. ``push``: the switch lab over SSH, a push with diffs, an idempotent re-push;
+4. ``host``: one host's plan applied into a network namespace (netlink, pyroute2) and a fake mlx5 ``/sys`` tree
+   built from real captures (sysfs/configfs), audited before and after;
+5. ``export``: mlx5-like replay roots (two inventory hosts, live-updated), the host exporter serving them, the
+   watchdog's metrics, and a real Prometheus scraping them every second with the shipped rule pack;
+6. ``storm``: a PFC storm injected on the first host's NIC (a stalled receiver sending pause), detected by the
+   watchdog (latency against its timing contract), alerted (``FabricPfcStormActive`` in Prometheus), its origin
+   named by the root-cause walk, then stopped and restored;
+7. ``vm``: verbs traffic through ``validate-fabric`` in the Soft-RoCE VM.
+
+A stage whose prerequisites are missing (not root, no Prometheus, no VM image, a part not in this build) is
+``skipped`` with the reason; a stage that ran and did not get the expected result is ``failed``. Nothing here
+prints: progress goes to a :class:`DemoObserver`, results are returned.
+
+Everything started is registered on an :class:`contextlib.ExitStack` and stopped by :meth:`Demo.close`, also on
+errors and Ctrl-C. With ``keep_running`` the long-lived parts (Prometheus) are detached instead, and
+:attr:`DemoReport.services` says where they are and how to stop them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from fabricd import settings
+from fabricd.audit.report import AuditReport, Status
+from fabricd.errors import FabricdError, HostBackendError
+from fabricd.intent.checks import ALL_CHECKS, validate
+from fabricd.inventory import Inventory, load_inventory
+from fabricd.model import Fabric, Host, Nic, split_endpoint
+
+from .demo_prom import PROMETHEUS_BIN, PrometheusServer, ScrapeJob
+
+log = logging.getLogger(__name__)
+
+
+class StageStatus(StrEnum):
+    OK = "ok"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+STAGES: tuple[tuple[str, str], ...] = (
+    ("validate", "Validate the intent (host-to-switch checks included)"),
+    ("render", "Render configs for four NOSes and the hosts"),
+    ("push", "Push to the simulated switches over SSH"),
+    ("host", "Apply and audit a host"),
+    ("export", "Export counters into a real Prometheus"),
+    ("storm", "Inject a PFC storm: detect, alert, find its origin, restore"),
+    ("vm", "Verbs traffic through validate-fabric (Soft-RoCE VM)"),
+)
+"""(name, title) of every stage, in run order."""
+
+HOST_SWITCH_CHECKS: tuple[str, ...] = ("FAB009", "FAB010", "FAB012", "FAB013", "FAB034", "FAB039", "FAB076")
+"""Semantic checks that compare a host NIC with its peer switch port or the switch-side policy: peer exists, RDMA
+NIC has a peer, speed, MTU (frame vs port), RoCE ToS vs the DSCP map, PCP trust needs tagging, VLAN on the port."""
+
+HOST_SKIP_PARTS = frozenset({"vlan", "dcb"})
+HOST_SKIP_REASON = ("this kernel has no 802.1Q and veth has no DCB, so VLAN and DCB are left to the Soft-RoCE VM "
+                    "(`fabricd lab vm`)")
+NETNS_PREFIX = "fdt-demo-"
+STORM_HOLD_S = 5.0
+"""The storm lasts at least this long (seconds) so the pictures show its plateau."""
+TAIL_S = 6.0
+"""Seconds recorded after the storm stops, so the 5 s rate windows fall back to zero in the pictures."""
+ALERT_NAME = "FabricPfcStormActive"
+WRITER_TICK_S = 0.01
+"""How often the replay roots are rewritten (s); a poll can read counters up to one tick old."""
+
+
+@dataclass
+class StageResult:
+    """What one stage did: ``summary`` is one line; ``data`` holds the key figures (JSON-able)."""
+
+    name: str
+    title: str
+    status: StageStatus
+    summary: str
+    data: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "status": self.status.value, "summary": self.summary,
+                "seconds": round(self.seconds, 3), "data": self.data}
+
+
+@dataclass
+class DemoReport:
+    """The whole run: stages in order, the saved run record, and what was left running (``keep_running``)."""
+
+    fabric: str
+    inventory: str
+    stages: list[StageResult] = field(default_factory=list)
+    started_ts: float = 0.0
+    ended_ts: float = 0.0
+    run_record: str | None = None
+    run_record_note: str | None = None
+    services: dict[str, Any] = field(default_factory=dict)
+    workdir: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(s.status is not StageStatus.FAILED for s in self.stages)
+
+    def stage(self, name: str) -> StageResult | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "fabric": self.fabric,
+            "inventory": self.inventory,
+            "ok": self.ok,
+            "wall_s": round(self.ended_ts - self.started_ts, 3),
+            "stages": [s.as_dict() for s in self.stages],
+            "counts": {st.value: sum(1 for s in self.stages if s.status is st) for st in StageStatus},
+            "run_record": self.run_record,
+            "run_record_note": self.run_record_note,
+            "services": self.services,
+            "workdir": self.workdir,
+        }
+
+
+class DemoObserver(Protocol):
+    """Receives progress while the demo runs (the CLI narrates it). Called from the demo's thread."""
+
+    def stage_started(self, index: int, total: int, name: str, title: str) -> None: ...
+
+    def note(self, stage: str, text: str) -> None: ...
+
+    def stage_done(self, result: StageResult) -> None: ...
+
+
+class _Silent:
+    def stage_started(self, index: int, total: int, name: str, title: str) -> None:
+        return None
+
+    def note(self, stage: str, text: str) -> None:
+        return None
+
+    def stage_done(self, result: StageResult) -> None:
+        return None
+
+
+@dataclass
+class DemoOptions:
+    """What to run. ``state`` defaults to ``settings.state_dir()/demo``; ``host`` (the host applied, audited and
+    stormed) defaults to the first host with an RDMA NIC, ``victim`` to the first such host on another switch."""
+
+    inventory: Path
+    keep_running: bool = False
+    vm: bool = True
+    host: str | None = None
+    victim: str | None = None
+    state: Path | None = None
+    prometheus_bin: str = PROMETHEUS_BIN
+    traffic_pps: float = 20_000.0
+    storm_hold_s: float = STORM_HOLD_S
+    tail_s: float = TAIL_S
+
+
+class _SkipError(Exception):
+    """Raised inside a stage: it cannot run here, for the stated reason."""
+
+
+class _StageFailedError(Exception):
+    """Raised inside a stage: it ran and did not get the expected result."""
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.data = data or {}
+
+
+def _rdma_nic(host: Host) -> Nic | None:
+    return next((n for n in host.nics if n.rdma_device is not None and n.peer), None)
+
+
+def _peer_switch(nic: Nic) -> str:
+    return split_endpoint(nic.peer)[0] if nic.peer else ""
+
+
+def pick_hosts(fabric: Fabric, host: str | None = None, victim: str | None = None) -> tuple[Host, Host | None]:
+    """The host to apply and storm (an RDMA NIC with a peer) and a victim on another switch (None if none)."""
+    candidates = [h for h in fabric.hosts if _rdma_nic(h) is not None]
+    if not candidates:
+        raise _SkipError("the inventory has no host with an RDMA NIC and a peer switch port")
+    chosen = next((h for h in candidates if h.name == host), None) if host else candidates[0]
+    if chosen is None:
+        raise FabricdError(f"--host {host}: no such host with an RDMA NIC and a peer in the inventory",
+                           hint=f"use one of: {', '.join(h.name for h in candidates)}")
+    nic = _rdma_nic(chosen)
+    assert nic is not None
+    if victim:
+        other = next((h for h in candidates if h.name == victim), None)
+    else:
+        other = next((h for h in candidates if _peer_switch(_rdma_nic(h)) != _peer_switch(nic)  # type: ignore[arg-type]
+                      and h.name != chosen.name), None)
+    return chosen, other
+
+
+class _EventLog:
+    """Watchdog events as they arrive, with waiting on a predicate (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, ev: Any) -> None:
+        with self._cond:
+            self.events.append(ev)
+            self._cond.notify_all()
+
+    def wait_for(self, pred: Callable[[Any], bool], timeout_s: float) -> Any | None:
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                hit = next((e for e in self.events if pred(e)), None)
+                left = deadline - time.monotonic()
+                if hit is not None or left <= 0:
+                    return hit
+                self._cond.wait(left)
+
+
+@dataclass
+class _Exporter:
+    """An in-process exporter: an HTTP server on 127.0.0.1 serving one registry from its own thread."""
+
+    name: str
+    server: Any
+    thread: threading.Thread
+
+    @property
+    def address(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"{host}:{port}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5.0)
+
+
+def _rate_text(speed_gbps: int) -> str:
+    """sysfs ``ports/1/rate`` text as mlx5 prints it for common speeds (e.g. ``400 Gb/sec (4X NDR)``)."""
+    known = {400: "400 Gb/sec (4X NDR)", 200: "200 Gb/sec (4X HDR)", 100: "100 Gb/sec (2X HDR)",
+             50: "50 Gb/sec (2X HDR)", 25: "25 Gb/sec (1X EDR)"}
+    return known.get(speed_gbps, f"{speed_gbps} Gb/sec")
+
+
+class Demo:
+    """Runs the stages; use as a context manager (or call :meth:`close`) so everything started is stopped."""
+
+    def __init__(self, options: DemoOptions, observer: DemoObserver | None = None) -> None:
+        self.options = options
+        self.observer: DemoObserver = observer or _Silent()
+        self.state = options.state or settings.state_dir() / "demo"
+        self._stack = contextlib.ExitStack()
+        self._owner_pid = os.getpid()
+        self._inv: Inventory | None = None
+        self.report: DemoReport | None = None
+        # shared between stages
+        self._prom: PrometheusServer | None = None
+        self._prom_started_ts: float | None = None
+        self._gens: dict[str, Any] = {}
+        self._replay: dict[str, Any] = {}
+        self._watchdog: Any = None
+        self._events = _EventLog()
+        self._storm: Any = None  # the report's StormTimeline
+        self._workdir: Path | None = None
+        self._keep: list[Callable[[], dict[str, Any]]] = []
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    def __enter__(self) -> Demo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop everything this demo started (in reverse order). Safe to call more than once.
+
+        Only the process that made the demo cleans up: pyroute2 forks helper children to open sockets inside a
+        network namespace, and a child stopped by a signal unwinds the parent's frames it inherited, this
+        ``close`` included; it must not delete the namespaces and files the parent still uses.
+        """
+        if os.getpid() != self._owner_pid:
+            return
+        self._stack.close()
+
+    @property
+    def inventory(self) -> Inventory:
+        if self._inv is None:
+            self._inv = load_inventory(self.options.inventory)
+        return self._inv
+
+    @property
+    def fabric(self) -> Fabric:
+        return self.inventory.fabric
+
+    def _note(self, stage: str, text: str) -> None:
+        log.info("demo %s: %s", stage, text)
+        self.observer.note(stage, text)
+
+    def workdir(self) -> Path:
+        """A temporary directory for this run, removed on close (unless kept for --keep-running)."""
+        if self._workdir is None:
+            self._workdir = Path(tempfile.mkdtemp(prefix="fabricd-demo-"))
+            wd = self._workdir
+            self._stack.callback(lambda: shutil.rmtree(wd, ignore_errors=True) if not self._kept(wd) else None)
+        return self._workdir
+
+    def _kept(self, path: Path) -> bool:
+        return self.options.keep_running and self._prom is not None and self._prom.workdir.is_relative_to(path)
+
+    # -- the run --------------------------------------------------------------------------------------------------
+
+    def run(self) -> DemoReport:
+        fabric = self.fabric  # bad input raises here, before anything starts
+        report = DemoReport(fabric=fabric.name, inventory=str(self.options.inventory), started_ts=time.time())
+        self.report = report
+        self.state.mkdir(parents=True, exist_ok=True)
+        funcs: dict[str, Callable[[], StageResult]] = {
+            "validate": self.stage_validate,
+            "render": self.stage_render,
+            "push": self.stage_push,
+            "host": self.stage_host,
+            "export": self.stage_export,
+            "storm": self.stage_storm,
+            "vm": self.stage_vm,
+        }
+        for index, (name, title) in enumerate(STAGES, start=1):
+            self.observer.stage_started(index, len(STAGES), name, title)
+            t0 = time.monotonic()
+            try:
+                result = funcs[name]()
+            except _SkipError as exc:
+                result = StageResult(name, title, StageStatus.SKIPPED, f"skipped: {exc}", {"reason": str(exc)})
+            except _StageFailedError as exc:
+                result = StageResult(name, title, StageStatus.FAILED, f"failed: {exc}",
+                                     {"error": str(exc), **exc.data})
+            except FabricdError as exc:
+                result = StageResult(name, title, StageStatus.FAILED, f"failed: {exc.render()}",
+                                     {"error": exc.render()})
+            except OSError as exc:
+                result = StageResult(name, title, StageStatus.FAILED, f"failed: {exc}", {"error": str(exc)})
+            result.seconds = time.monotonic() - t0
+            report.stages.append(result)
+            self.observer.stage_done(result)
+        self._save_record(report)
+        if self.options.keep_running:
+            for keep in self._keep:
+                report.services.update(keep())
+        report.workdir = str(self._workdir) if self._workdir is not None else None
+        report.ended_ts = time.time()
+        return report
+
+    def _result(self, name: str, status: StageStatus, summary: str, data: dict[str, Any]) -> StageResult:
+        title = dict(STAGES)[name]
+        return StageResult(name, title, status, summary, data)
+
+    # -- 1. validate ------------------------------------------------------------------------------------------------
+
+    def stage_validate(self) -> StageResult:
+        v = validate(self.inventory)
+        fabric = self.fabric
+        ctx = v.context
+        nics = [n for h in fabric.hosts for n in h.nics if n.peer]
+        hs = [p for p in v.problems if p.code in HOST_SWITCH_CHECKS]
+        hs_errors = [p for p in hs if p.severity == "error"]
+        if ctx.deadlock_applies:
+            cycles = len(ctx.deadlock.cycles)
+            deadlock = {"applicable": True, "cycles": cycles,
+                        "dependencies": ctx.deadlock.dependencies, "endpoint_switches": ctx.deadlock.endpoints}
+            dl_text = (f"{cycles} PFC deadlock cycle(s)" if cycles else
+                       f"no PFC deadlock cycle ({ctx.deadlock.dependencies} buffer dependencies)")
+        else:
+            deadlock = {"applicable": False, "cycles": 0}
+            dl_text = "PFC deadlock analysis not applicable (no lossless traffic)"
+        data: dict[str, Any] = {
+            "switches": len(fabric.switches), "hosts": len(fabric.hosts), "links": len(fabric.links),
+            "checks": len(ALL_CHECKS), "errors": len(v.errors), "warnings": len(v.warnings),
+            "problems": [{"severity": p.severity, "code": p.code, "text": p.render()} for p in v.problems],
+            "host_switch": {"checks": list(HOST_SWITCH_CHECKS), "nics": len(nics), "errors": len(hs_errors),
+                            "warnings": len(hs) - len(hs_errors)},
+            "deadlock": deadlock,
+        }
+        summary = (f"{fabric.name}: {len(fabric.switches)} switches, {len(fabric.hosts)} hosts, "
+                   f"{len(fabric.links)} links; {len(ALL_CHECKS)} checks: {len(v.errors)} errors, "
+                   f"{len(v.warnings)} warnings; host-to-switch checks on {len(nics)} NICs: "
+                   f"{len(hs_errors)} errors; {dl_text}")
+        if v.errors:
+            raise _StageFailedError(f"{len(v.errors)} validation error(s); `fabricd validate` lists them", data)
+        return self._result("validate", StageStatus.OK, summary, data)
+
+    # -- 2. render --------------------------------------------------------------------------------------------------
+
+    def stage_render(self) -> StageResult:
+        from fabricd.render.render import render_devices, write_render
+
+        out = self.state / "render"
+        shutil.rmtree(out, ignore_errors=True)
+        rows: list[dict[str, Any]] = []
+        for r in render_devices(self.fabric):
+            write_render(r, out)
+            rows.append({"device": r.device, "kind": r.kind, "platform": r.platform,
+                         "files": [f.relpath for f in r.files], "lines": sum(f.lines for f in r.files),
+                         "bytes": sum(f.size_bytes for f in r.files), "warnings": len(r.warnings)})
+        switches = [r for r in rows if r["kind"] == "switch"]
+        hosts = [r for r in rows if r["kind"] == "host"]
+        nos = sorted({r["platform"] for r in switches})
+        data = {"out": str(out), "devices": len(rows), "switches": len(switches), "hosts": len(hosts), "nos": nos,
+                "files": sum(len(r["files"]) for r in rows), "lines": sum(r["lines"] for r in rows),
+                "warnings": sum(r["warnings"] for r in rows), "rows": rows}
+        summary = (f"{len(rows)} devices -> {out}: {len(switches)} switches on {len(nos)} NOSes "
+                   f"({', '.join(nos)}), {len(hosts)} hosts; {data['files']} files, {data['lines']} lines; "
+                   f"{data['warnings']} values a platform cannot express exactly (listed by `fabricd render`)")
+        return self._result("render", StageStatus.OK, summary, data)
+
+    # -- 3. push ------------------------------------------------------------------------------------------------
+
+    def stage_push(self) -> StageResult:
+        raise _SkipError("the switch lab and `fabricd push` (issue 4) are not in this build yet")
+
+    # -- 4. host ------------------------------------------------------------------------------------------------
+
+    def stage_host(self) -> StageResult:
+        if os.geteuid() != 0:
+            raise _SkipError("needs root to create a network namespace (run `sudo fabricd demo`)")
+        if shutil.which("ip") is None:
+            raise _SkipError("needs iproute2 (`ip`) to create a network namespace (apt-get install iproute2)")
+        from fabricd.audit.host import audit_host
+        from fabricd.hosts.base import apply_all
+        from fabricd.hosts.factory import close_backends, open_backends
+        from fabricd.intent.host import HostPlan, host_intent
+        from fabricd.lab.fake_host import build_fake_host, fake_nics_for
+
+        host, _ = pick_hosts(self.fabric, self.options.host, self.options.victim)
+        intent = host_intent(self.fabric, host.name)
+        ns, peer_ns = self._make_netns(host)
+        root = build_fake_host(self.workdir() / f"{host.name}-sys", fake_nics_for(intent, skip_vlan=True))
+        self._note("host", f"network namespace {ns} (NIC side) and {peer_ns} (switch side, MTU of the peer port); "
+                           f"fake mlx5 /sys tree from real captures at {root}")
+        skip = HOST_SKIP_PARTS
+
+        def audit() -> AuditReport:
+            backends = open_backends(root, ns, skip)
+            sources = {b.backend: (f"root {root}" if b.backend.value == "sysfs" else f"netns {ns}") for b in backends}
+            try:
+                return audit_host(intent, backends, gid_root=root, skip=skip, sources=sources)
+            finally:
+                close_backends(backends)
+
+        def plan() -> tuple[HostPlan, list[Any]]:
+            backends = open_backends(root, ns, skip)
+            steps = []
+            for b in backends:
+                steps += b.plan(intent, b.read_state(intent, skip), skip).steps
+            return HostPlan(host=intent.host, steps=steps), backends
+
+        before = audit()
+        self._note("host", f"audit before apply: {len(before.findings)} finding(s) (a fresh host)")
+        the_plan, backends = plan()
+        try:
+            applied = apply_all(backends, the_plan)
+        finally:
+            close_backends(backends)
+        self._note("host", f"applied {sum(len(r.applied) for r in applied.results)} of {len(the_plan.steps)} step(s)"
+                           f" with {', '.join(r.backend.value for r in applied.results)}")
+        after = audit()
+        replan, backends = plan()
+        close_backends(backends)
+        by_backend: dict[str, int] = {}
+        for s in the_plan.steps:
+            by_backend[s.backend.value] = by_backend.get(s.backend.value, 0) + 1
+        data: dict[str, Any] = {
+            "host": host.name, "netns": ns, "root": str(root), "skipped_parts": sorted(skip),
+            "skip_reason": HOST_SKIP_REASON,
+            "before": {"compliant": before.compliant, "findings": len(before.findings),
+                       "failed_checks": [c.code for c in before.checks if c.status is Status.FAIL]},
+            "plan": {"steps": len(the_plan.steps), "by_backend": by_backend},
+            "apply": {"ok": applied.ok, "applied": sum(len(r.applied) for r in applied.results),
+                      "rolled_back": [b.value for b in applied.rolled_back]},
+            "after": {"compliant": after.compliant, "findings": len(after.findings),
+                      "summary": {st.value: sum(1 for c in after.checks if c.status is st) for st in Status},
+                      "checks": [{"code": c.code, "title": c.title, "status": c.status.value, "note": c.note,
+                                  "findings": [f.render() for f in c.findings]} for c in after.checks]},
+            "replan_steps": len(replan.steps),
+        }
+        summary = (f"{host.name}: {len(before.findings)} findings before; applied {data['apply']['applied']} steps "
+                   f"({', '.join(f'{k} {v}' for k, v in by_backend.items())}); after: "
+                   f"{'compliant' if after.compliant else f'{len(after.findings)} findings'} "
+                   f"({data['after']['summary']['pass']} pass, {data['after']['summary']['skip']} skipped); "
+                   f"re-plan: {len(replan.steps)} steps")
+        if not applied.ok or not after.compliant or replan.steps:
+            raise _StageFailedError("the host does not match its intent after apply", data)
+        return self._result("host", StageStatus.OK, summary, data)
+
+    def _make_netns(self, host: Host) -> tuple[str, str]:
+        """Two namespaces joined by a veth pair: the host's NIC netdev and a switch-side end with the peer port's MTU.
+
+        Made with iproute2 (``ip netns add`` also sets up /var/run/netns as a shared mount); removed on close.
+        """
+        nic = _rdma_nic(host)
+        assert nic is not None
+        port_mtu = 9216
+        sw, port = split_endpoint(nic.peer or "")
+        switch = self.fabric.switch(sw)
+        if switch is not None:
+            port_mtu = next((p.mtu for p in switch.ports if p.name == port), port_mtu)
+        ns = f"{NETNS_PREFIX}{os.getpid()}"
+        peer_ns = f"{ns}-sw"
+        for name in (ns, peer_ns):
+            _ip("netns", "add", name)
+            self._stack.callback(_ip, "netns", "del", name, check=False)
+        peer_if = "swp1"  # the switch side only needs to exist and be up; switch port names may not be netdev names
+        _ip("-n", ns, "link", "add", nic.netdev, "type", "veth", "peer", "name", peer_if, "netns", peer_ns)
+        _ip("-n", peer_ns, "link", "set", peer_if, "mtu", str(port_mtu), "up")
+        return ns, peer_ns
+
+    # -- 5. export ------------------------------------------------------------------------------------------------
+
+    def stage_export(self) -> StageResult:
+        prom = PrometheusServer(self.workdir() / "prometheus", [], [self._rules_file()],
+                                binary=self.options.prometheus_bin)
+        if not Path(prom.binary).exists() and shutil.which(prom.binary) is None:
+            raise _SkipError(f"{prom.binary} is not installed (apt-get install prometheus; `make demo` does it)")
+        from fabricd.collectors.core import Registry
+        from fabricd.collectors.host import host_collectors
+        from fabricd.collectors.watchdog import WatchdogCollector
+        from fabricd.lab.replay import ReplayHost, ReplayNic
+        from fabricd.lab.stormgen import StormGen
+        from fabricd.service.wiring import RootSpec, build_watchdog, host_sources, params_for
+
+        fabric = self.fabric
+        origin, victim = pick_hosts(fabric, self.options.host, self.options.victim)
+        hosts = [origin] + ([victim] if victim is not None else [])
+        prios = tuple(fabric.policy.pfc.priorities)
+        ecn_prios = tuple(fabric.policy.dcqcn.np_priorities or [fabric.policy.qos.roce.priority])
+        roce = fabric.policy.qos.roce
+        exporters: list[_Exporter] = []
+        for h in hosts:
+            nic = _rdma_nic(h)
+            assert nic is not None and nic.rdma_device is not None
+            rnic = ReplayNic(nic.netdev, nic.rdma_device, port=nic.rdma_port, channels=2, pfc_priorities=prios,
+                             ecn_priorities=ecn_prios, roce_tos=roce.dscp << 2 | 2, mtu=nic.mtu,
+                             rate=_rate_text(nic.speed.gbps) if nic.speed else "100 Gb/sec (2X HDR)")
+            root = self.workdir() / "replay" / h.name
+            replay = ReplayHost(root, [rnic])
+            replay.build()
+            gen = StormGen(replay, tick_s=WRITER_TICK_S, traffic_pps=self.options.traffic_pps)
+            gen.start()
+            self._stack.callback(gen.close)
+            self._replay[h.name] = replay
+            self._gens[h.name] = gen
+            exporters.append(self._serve(f"host {h.name}", Registry(host_collectors(root, replay=True))))
+        self._note("export", f"replay roots (mlx5-like, rewritten every {WRITER_TICK_S * 1000:.0f} ms with RoCE "
+                             f"traffic at {self.options.traffic_pps:.0f} packets/s on priority "
+                             f"{roce.priority}) for {', '.join(h.name for h in hosts)}; host exporters on "
+                             f"{', '.join(e.address for e in exporters)}")
+        params = params_for(fabric, detection_ms=None, restoration_ms=None, poll_ms=None)
+        sources = host_sources(fabric, [RootSpec(self.workdir() / "replay" / h.name, h.name) for h in hosts])
+        wd = build_watchdog(self.inventory, params, sources, sinks=[self._events])
+        stop = threading.Event()
+        wd.start(stop)
+
+        def stop_watchdog() -> None:
+            stop.set()
+            wd.join(5.0)
+
+        self._stack.callback(stop_watchdog)
+        self._watchdog = wd
+        wd_exp = self._serve("watchdog", Registry([WatchdogCollector(wd)]))
+        self._note("export", f"watchdog polling {', '.join(s.name for s in sources)} every {params.poll_ms:g} ms "
+                             f"(detection {params.detection_ms:g} ms, restoration {params.restoration_ms:g} ms); "
+                             f"its metrics on {wd_exp.address}")
+        prom.jobs = [
+            ScrapeJob("fabricd-host", [(e.address, {"host": h.name}) for e, h in zip(exporters, hosts, strict=True)]),
+            ScrapeJob("fabricd-watchdog", [(wd_exp.address, {})]),
+        ]
+        version = prom.version()
+        self._prom_started_ts = time.time()
+        url = prom.start()
+        self._prom = prom
+        self._stack.callback(self._stop_prometheus)
+        self._keep.append(self._keep_prometheus)
+        self._note("export", f"{version} on {url} (1 s scrape and rule evaluation, rules "
+                             f"{self._rules_file().name}, storage {prom.workdir / 'data'})")
+        targets = self._wait_targets(prom, len(hosts) + 1, timeout_s=20.0)
+        time.sleep(3.5)  # a few scrapes, so rates have two points
+        counters = self._counter_table(prom)
+        series = prom.query('count({job=~"fabricd.*"})')
+        n_series = int(series[0].value) if series else 0
+        data = {"prometheus": {"url": url, "version": version, "pid": prom.proc.pid if prom.proc else None},
+                "targets": targets, "series": n_series, "counters": counters,
+                "hosts": [h.name for h in hosts]}
+        up = sum(1 for t in targets if t["health"] == "up")
+        summary = (f"Prometheus {url}: {up}/{len(targets)} targets up, {n_series} fabricd series; "
+                   f"{len(counters)} key counters read back through PromQL")
+        if up < len(targets) or not counters:
+            raise _StageFailedError("Prometheus did not scrape every exporter", data)
+        return self._result("export", StageStatus.OK, summary, data)
+
+    def _rules_file(self) -> Path:
+        return settings.data_dir("exporters") / "rules" / "fabricd.rules.yml"
+
+    def _serve(self, name: str, registry: Any) -> _Exporter:
+        from fabricd.collectors.server import ExporterServer
+
+        server = ExporterServer(("127.0.0.1", 0), registry.exposition)
+        th = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=f"exporter-{name}",
+                              daemon=True)
+        th.start()
+        exp = _Exporter(name, server, th)
+        self._stack.callback(exp.stop)
+        return exp
+
+    def _stop_prometheus(self) -> None:
+        if self._prom is not None and self._prom.proc is not None:
+            self._prom.stop()
+
+    def _keep_prometheus(self) -> dict[str, Any]:
+        prom = self._prom
+        if prom is None or prom.proc is None:
+            return {}
+        pid = prom.detach()
+        return {"prometheus": {"url": prom.url, "pid": pid, "workdir": str(prom.workdir),
+                               "stop": f"kill {pid}  (then rm -rf {prom.workdir.parent})",
+                               "note": "keeps the demo's recorded series; the demo's in-process exporters stopped "
+                                       "with it"}}
+
+    def _wait_targets(self, prom: PrometheusServer, expected: int, timeout_s: float) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout_s
+        rows: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            rows = [{"job": t["labels"].get("job", ""), "instance": t["labels"].get("instance", ""),
+                     "health": t.get("health", "unknown"), "labels": t["labels"]} for t in prom.targets()]
+            if len(rows) >= expected and all(r["health"] == "up" for r in rows):
+                break
+            time.sleep(0.25)
+        return rows
+
+    def _counter_table(self, prom: PrometheusServer) -> list[dict[str, Any]]:
+        pol = self.fabric.policy
+        p = pol.qos.roce.priority
+        queries = (
+            (f"RoCE traffic on priority {p}", "bytes/s",
+             f'sum by (host, direction) (rate(fabricd_nic_priority_bytes_total{{priority="{p}"}}[5s]))'),
+            (f"PFC pause frames on priority {p}", "frames",
+             f'sum by (host, direction) (fabricd_nic_pfc_pause_frames_total{{priority="{p}"}})'),
+            ("RDMA port data", "bytes/s",
+             "sum by (host, direction) (rate(fabricd_rdma_port_data_bytes_total[5s]))"),
+            (f"ECN enabled on priority {p} (roce_np, roce_rp)", "0/1",
+             f'min by (host) (fabricd_nic_ecn_enabled{{priority="{p}"}})'),
+            ("RoCE ToS (RDMA-CM default)", "", "max by (host) (fabricd_nic_roce_tos)"),
+            ("watchdog detection time", "s", "max(fabricd_watchdog_detection_seconds)"),
+        )
+        rows = []
+        for what, unit, q in queries:
+            for s in prom.query(q):
+                where = " ".join(f"{k}={s.labels[k]}" for k in ("host", "switch", "direction") if k in s.labels)
+                rows.append({"what": what, "where": where, "value": s.value, "unit": unit, "query": q})
+        return rows
+
+    # -- 6. storm -------------------------------------------------------------------------------------------------
+
+    def stage_storm(self) -> StageResult:
+        from fabricd.report.record import StormTimeline
+        from fabricd.watchdog.types import EventKind
+
+        prom, wd = self._prom, self._watchdog
+        if prom is None or wd is None:
+            raise _SkipError("needs the export stage (Prometheus and the watchdog)")
+        origin, _victim = pick_hosts(self.fabric, self.options.host, self.options.victim)
+        nic = _rdma_nic(origin)
+        assert nic is not None
+        prio = self.fabric.policy.pfc.priorities[0]
+        params = wd.params
+        gen = self._gens[origin.name]
+        self._note("storm", f"{origin.name} {nic.netdev} stops draining priority {prio}: it sends PFC pause "
+                            f"continuously (tx_prio{prio}_pause_duration grows 1 s per s) - a stalled receiver")
+        episode = gen.pause(nic.netdev, priority=prio, direction="tx")
+        injected = episode.start
+
+        def is_detect(e: Any) -> bool:
+            return bool(e.event is EventKind.STORM_DETECTED and e.device == origin.name
+                        and e.interface == nic.netdev and e.priority == prio)
+
+        detected = self._events.wait_for(is_detect, timeout_s=params.detection_s + params.poll_s + 5.0)
+        data: dict[str, Any] = {
+            "injected": {"device": origin.name, "interface": nic.netdev, "priority": prio, "direction": "tx",
+                         "ts": injected},
+            "contract_ms": {"min": params.detection_ms, "max": params.detection_ms + params.poll_ms,
+                            "tolerance_ms": WRITER_TICK_S * 1000 + 20.0,
+                            "source": "sonic-mgmt test_pfcwd_timer_accuracy: detection <= observed <= "
+                                      "detection + poll"},
+        }
+        if detected is None:
+            gen.stop(episode)
+            raise _StageFailedError("the watchdog did not detect the storm", data)
+        latency_ms = (detected.ts - injected) * 1000.0
+        tol = data["contract_ms"]["tolerance_ms"]
+        data.update({
+            "detected_ts": detected.ts, "detection_latency_ms": round(latency_ms, 1),
+            "within_contract": params.detection_ms <= latency_ms <= params.detection_ms + params.poll_ms + tol,
+            "origin": {"port": detected.origin, "kind": detected.origin_kind, "path": detected.origin_path},
+        })
+        self._note("storm", f"watchdog: storm_detected on {origin.name} {nic.netdev} priority {prio} after "
+                            f"{latency_ms:.0f} ms (contract {params.detection_ms:g}-"
+                            f"{params.detection_ms + params.poll_ms:g} ms); origin {detected.origin} "
+                            f"({detected.origin_kind})")
+        alert = self._wait_alert(prom, origin.name, firing=True, timeout_s=20.0)
+        if alert is not None:
+            data["alert"] = {"name": ALERT_NAME, "state": alert["state"], "labels": alert["labels"],
+                             "active_at": alert.get("activeAt"), "seen_ts": alert["_seen"],
+                             "latency_s": round(alert["_seen"] - injected, 2),
+                             "summary": alert.get("annotations", {}).get("summary", "")}
+            self._note("storm", f"Prometheus: {ALERT_NAME} firing {alert['_seen'] - injected:.1f} s after the "
+                                f"injection: {data['alert']['summary']}")
+        origin_info = prom.query("fabricd_pfc_storm_origin_info == 1")
+        data["origin_metric"] = [s.labels for s in origin_info]
+        active = [{"device": c.device, "interface": c.interface, "priority": c.priority, "direction": c.direction}
+                  for c in wd.channel_stats() if c.active]
+        data["paused_ports"] = sorted({f"{c['device']}:{c['interface']}" for c in active})
+        hold = injected + self.options.storm_hold_s - time.time()
+        if hold > 0:
+            time.sleep(hold)
+        stopped = gen.stop(episode)
+        self._note("storm", f"{origin.name} {nic.netdev} drains again: pause stops")
+
+        def is_restore(e: Any) -> bool:
+            return bool(e.event is EventKind.STORM_RESTORED and e.device == origin.name
+                        and e.interface == nic.netdev and e.priority == prio)
+
+        restored = self._events.wait_for(is_restore, timeout_s=params.restoration_s + params.poll_s + 5.0)
+        data["stopped_ts"] = stopped
+        if restored is not None:
+            data["restored_ts"] = restored.ts
+            data["restoration_latency_ms"] = round((restored.ts - stopped) * 1000.0, 1)
+            self._note("storm", f"watchdog: storm_restored after {(restored.ts - stopped) * 1000:.0f} ms of no pause")
+        cleared = self._wait_alert(prom, origin.name, firing=False, timeout_s=10.0)
+        data["alert_resolved"] = cleared is not None
+        data["events"] = [e.as_dict() for e in self._events.events]
+        origin_port = detected.origin or ""
+        o_dev, _, o_if = origin_port.partition(":")
+        self._storm = StormTimeline(
+            device=origin.name, interface=nic.netdev, priority=prio, direction="tx", injected_ts=injected,
+            detected_ts=detected.ts, stopped_ts=stopped, restored_ts=restored.ts if restored else None,
+            origin_device=o_dev or None, origin_interface=o_if or None, paused_ports=data["paused_ports"])
+        tail = stopped + self.options.tail_s - time.time()
+        if tail > 0:
+            self._note("storm", f"recording {tail:.0f} s more for the pictures")
+            time.sleep(tail)
+        fired = f"fired after {data['alert']['latency_s']:.1f} s" if alert else "did NOT fire"
+        back = f"restored after {data['restoration_latency_ms']:.0f} ms" if restored else "NOT restored"
+        summary = (f"injected on {origin.name}:{nic.netdev} prio {prio}; detected in {latency_ms:.0f} ms "
+                   f"({'within' if data['within_contract'] else 'OUTSIDE'} {params.detection_ms:g}-"
+                   f"{params.detection_ms + params.poll_ms:g} ms); {ALERT_NAME} {fired}; "
+                   f"origin {detected.origin} ({detected.origin_kind}); {back}")
+        problems = []
+        if not data["within_contract"]:
+            problems.append("detection outside the timing contract")
+        if alert is None:
+            problems.append(f"{ALERT_NAME} did not fire")
+        if origin_port != f"{origin.name}:{nic.netdev}":
+            problems.append(f"origin named {origin_port}, injected at {origin.name}:{nic.netdev}")
+        if restored is None:
+            problems.append("not restored")
+        if problems:
+            raise _StageFailedError("; ".join(problems), data)
+        return self._result("storm", StageStatus.OK, summary, data)
+
+    def _wait_alert(self, prom: PrometheusServer, device: str, *, firing: bool,
+                    timeout_s: float) -> dict[str, Any] | None:
+        """Poll ``/api/v1/alerts``: with ``firing`` until the storm alert fires for ``device``, else until it is
+        gone. Returns the alert (or ``{}`` when gone) with ``_seen`` (epoch s), None on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            mine = [a for a in prom.alerts() if a.get("labels", {}).get("alertname") == ALERT_NAME
+                    and a.get("labels", {}).get("device") == device]
+            hit = next((a for a in mine if a.get("state") == "firing"), None)
+            if firing and hit is not None:
+                return {**hit, "_seen": time.time()}
+            if not firing and not mine:
+                return {"_seen": time.time()}
+            time.sleep(0.2)
+        return None
+
+    # -- 7. vm ----------------------------------------------------------------------------------------------------
+
+    def stage_vm(self) -> StageResult:
+        if not self.options.vm:
+            raise _SkipError("--no-vm")
+        raise _SkipError("`fabricd validate-fabric` (issue 8) is not in this build yet")
+
+    # -- the run record -------------------------------------------------------------------------------------------
+
+    def _save_record(self, report: DemoReport) -> None:
+        from fabricd.report.prometheus import fetch_panels, query_range
+        from fabricd.report.record import ReportError, RunRecord, Series, save_record
+
+        prom = self._prom
+        if prom is None or prom.proc is None or self._prom_started_ts is None:
+            report.run_record_note = "no run record: Prometheus did not run (see the export stage)"
+            return
+        start, end = self._prom_started_ts, time.time()
+        # irate: the last two 1 s scrapes, so the storm shows as the plateau it is (a 5 s rate would ramp)
+        q = ("sum by (host, interface, priority, direction) "
+             "(irate(fabricd_nic_pfc_pause_duration_seconds_total[3s]))")
+        try:
+            pause = [Series(name=s.name, labels=_host_as_device(s.labels), points=s.points)
+                     for s in query_range(prom.url, q, start, end)]
+            panels = fetch_panels(prom.url, start, end)
+        except ReportError as exc:
+            report.run_record_note = f"no run record: {exc.render()}"
+            return
+        record = RunRecord(fabric=self.fabric.name, inventory=str(self.options.inventory), started_ts=start,
+                           ended_ts=end, pause=pause, storm=self._storm, panels=panels)
+        path = self.state / "run.json"
+        save_record(record, path)
+        report.run_record = str(path)
+
+
+def _ip(*args: str, check: bool = True) -> None:
+    """Run ``ip ARGS`` (iproute2); a failure raises HostBackendError with its stderr when ``check``."""
+    res = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
+    if check and res.returncode != 0:
+        raise HostBackendError("ip", " ".join(args), res.stderr.strip() or f"exit {res.returncode}",
+                               hint="the host stage needs root and iproute2 (`fabricd doctor`)")
+
+
+def _host_as_device(labels: dict[str, str]) -> dict[str, str]:
+    """Name a host series by its inventory host (the scrape target's ``host`` label) as the report's ``device``."""
+    out = dict(labels)
+    if "host" in out:
+        out["device"] = out.pop("host")
+    return out
+
+
+@contextlib.contextmanager
+def running(options: DemoOptions, observer: DemoObserver | None = None) -> Iterator[Demo]:
+    """``with running(opts) as demo: demo.run()``: everything started is stopped on exit, errors included."""
+    demo = Demo(options, observer)
+    try:
+        yield demo
+    finally:
+        demo.close()

@@ -1,0 +1,208 @@
+"""``fabricd demo --no-vm --output json`` end to end, as a subprocess: each stage's key result from its JSON output,
+nothing left behind (no Prometheus, no lab daemon, no network namespace, no temp dir), and the docs pictures
+regenerated from the run it saved with ``fabricd report --run``.
+
+Real parts only: Debian's /usr/bin/prometheus, network namespaces (root), the replay roots and watchdog of the
+product itself. The demo runs once per module (about 25 s); its state dir is a temp dir of the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabricd.inventory import load_inventory
+from fabricd.report.record import load_record
+from fabricd.settings import default_inventory
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+FABRICD = str(Path(sys.executable).with_name("fabricd"))
+PROMETHEUS = "/usr/bin/prometheus"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists()
+
+
+def _cmdlines() -> list[str]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                out.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                continue
+    return out
+
+
+def _netns() -> set[str]:
+    try:
+        return set(os.listdir("/var/run/netns"))
+    except OSError:
+        return set()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if not os.access(PROMETHEUS, os.X_OK):
+        pytest.skip(f"{PROMETHEUS} is not installed (scripts/sysdeps.sh installs the prometheus package)")
+    state = tmp_path_factory.mktemp("demo-state")
+    env = dict(os.environ, FABRICD_STATE_DIR=str(state))
+    env.pop("FABRICD_INVENTORY", None)
+    proc = subprocess.run([FABRICD, "demo", "--no-vm", "--output", "json"], capture_output=True, text=True, env=env,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    data: dict[str, Any] = json.loads(proc.stdout)
+    data["_state"] = str(state)
+    data["_by_name"] = {s["name"]: s for s in data["stages"]}
+    return data
+
+
+def stage(demo: dict[str, Any], name: str) -> dict[str, Any]:
+    s: dict[str, Any] = demo["_by_name"][name]
+    return s
+
+
+def test_every_stage_reported_in_order(demo: dict[str, Any]) -> None:
+    assert [s["name"] for s in demo["stages"]] == ["validate", "render", "push", "host", "export", "storm", "vm"]
+    assert demo["ok"] is True
+    assert demo["counts"]["failed"] == 0
+    for s in demo["stages"]:
+        assert s["status"] in ("ok", "skipped"), s
+        if s["status"] == "skipped":
+            assert s["data"]["reason"], f"{s['name']} skipped without a reason"
+
+
+def test_validate_stage(demo: dict[str, Any]) -> None:
+    v = stage(demo, "validate")
+    fabric = load_inventory(default_inventory()).fabric
+    assert v["status"] == "ok"
+    d = v["data"]
+    assert d["errors"] == 0
+    assert (d["switches"], d["hosts"], d["links"]) == (len(fabric.switches), len(fabric.hosts), len(fabric.links))
+    assert d["host_switch"]["errors"] == 0
+    assert d["host_switch"]["nics"] == sum(1 for h in fabric.hosts for n in h.nics if n.peer)
+    assert d["deadlock"] == {**d["deadlock"], "applicable": True, "cycles": 0}
+
+
+def test_render_stage_four_noses_and_hosts(demo: dict[str, Any]) -> None:
+    r = stage(demo, "render")
+    fabric = load_inventory(default_inventory()).fabric
+    assert r["status"] == "ok"
+    d = r["data"]
+    assert d["devices"] == len(fabric.switches) + len(fabric.hosts)
+    assert d["hosts"] == len(fabric.hosts)
+    assert set(d["nos"]) == {"sonic", "arista_eos", "cisco_nxos", "cumulus_nvue"}
+    assert all(row["lines"] > 0 for row in d["rows"])
+
+
+def test_push_stage(demo: dict[str, Any]) -> None:
+    p = stage(demo, "push")
+    if p["status"] == "skipped":
+        pytest.skip(f"push stage skipped: {p['data']['reason']}")
+    d = p["data"]
+    assert d["push"]["failed"] == 0 and d["push"]["ok"] == d["devices"]
+    assert d["repush"]["changed"] == 0 and d["repush"]["failed"] == 0
+
+
+def test_host_stage_apply_and_audit(demo: dict[str, Any]) -> None:
+    h = stage(demo, "host")
+    if os.geteuid() != 0:
+        assert h["status"] == "skipped"
+        return
+    assert h["status"] == "ok"
+    d = h["data"]
+    assert d["before"]["compliant"] is False and d["before"]["findings"] > 0
+    assert d["apply"]["ok"] is True and d["apply"]["applied"] == d["plan"]["steps"] > 0
+    assert d["after"]["compliant"] is True and d["after"]["findings"] == 0
+    assert d["after"]["summary"]["fail"] == 0 and d["after"]["summary"]["pass"] > 0
+    assert d["replan_steps"] == 0
+
+
+def test_export_stage_real_prometheus(demo: dict[str, Any]) -> None:
+    e = stage(demo, "export")
+    assert e["status"] == "ok"
+    d = e["data"]
+    assert d["targets"] and all(t["health"] == "up" for t in d["targets"])
+    assert {t["job"] for t in d["targets"]} >= {"fabricd-host", "fabricd-watchdog"}
+    assert d["series"] > 100
+    traffic = [c for c in d["counters"] if c["what"].startswith("RoCE traffic")]
+    assert traffic and all(c["value"] > 0 for c in traffic)
+    tos = [c for c in d["counters"] if c["what"].startswith("RoCE ToS")]
+    assert tos and all(c["value"] == 106 for c in tos)
+
+
+def test_storm_detected_alerted_traced_restored(demo: dict[str, Any]) -> None:
+    s = stage(demo, "storm")
+    assert s["status"] == "ok"
+    d = s["data"]
+    c = d["contract_ms"]
+    assert c["min"] <= d["detection_latency_ms"] <= c["max"] + c["tolerance_ms"]
+    assert d["within_contract"] is True
+    assert d["alert"]["name"] == "FabricPfcStormActive" and d["alert"]["state"] == "firing"
+    inj = d["injected"]
+    assert d["alert"]["labels"]["device"] == inj["device"]
+    assert d["origin"]["port"] == f"{inj['device']}:{inj['interface']}"
+    assert d["origin"]["kind"] == "stalled_receiver"
+    assert d["restored_ts"] > d["stopped_ts"] > d["detected_ts"] > inj["ts"]
+    assert d["alert_resolved"] is True
+    kinds = [e["event"] for e in d["events"] if e["device"] == inj["device"]]
+    assert kinds[:2] == ["storm_detected", "storm_restored"]
+
+
+def test_vm_stage_off(demo: dict[str, Any]) -> None:
+    v = stage(demo, "vm")
+    assert v["status"] == "skipped" and v["data"]["reason"] == "--no-vm"
+
+
+def test_nothing_left_behind(demo: dict[str, Any]) -> None:
+    pid = stage(demo, "export")["data"]["prometheus"]["pid"]
+    assert not (_alive(pid) and "prometheus" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
+    workdir = demo["workdir"]
+    assert workdir and not Path(workdir).exists()
+    leftovers = [c for c in _cmdlines() if workdir in c or demo["_state"] in c]
+    assert leftovers == []
+    host = stage(demo, "host")["data"]
+    if "netns" in host:
+        assert {host["netns"], host["netns"] + "-sw"} & _netns() == set()
+    assert demo["services"] == {}
+
+
+def test_run_record_and_pictures(demo: dict[str, Any], tmp_path: Path) -> None:
+    run = Path(demo["run_record"])
+    assert run == Path(demo["_state"]) / "demo" / "run.json"
+    record = load_record(run)
+    assert record.storm is not None and record.storm.detected_ts is not None
+    assert record.storm.origin_device == stage(demo, "storm")["data"]["injected"]["device"]
+    assert record.pause and any(max(v for _, v in s.points) > 0.5 for s in record.pause if s.points)
+    assert {p.title for p in record.panels} and any(p.series for p in record.panels)
+    out = tmp_path / "img"
+    proc = subprocess.run([FABRICD, "report", "--run", str(run), "--out", str(out), "--output", "json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    pictures = [Path(p) for p in json.loads(proc.stdout)["pictures"]]
+    assert sorted(p.name for p in pictures) == ["dashboard.png", "storm-timeline.png", "topology.png"]
+    for p in pictures:
+        blob = p.read_bytes()
+        assert blob.startswith(PNG_MAGIC), p
+        assert len(blob) > 20_000, (p, len(blob))
+
+
+def test_bad_inventory_is_bad_input(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yml"
+    proc = subprocess.run([FABRICD, "demo", str(missing), "--no-vm"], capture_output=True, text=True, timeout=60,
+                          check=False, env=dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state")))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and str(missing) in proc.stderr
