@@ -348,10 +348,12 @@ def run_client(
             vport.connect_qp(i, remote_qpn=int(rq["qpn"]), remote_psn=int(rq["psn"]), remote_gid=acc["gid"],
                              mtu=int(acc["mtu"]), tos=spec.tos, rd_atomic=rd_atomic)
         results = []
+        recv_state = _RecvState()
         for op in spec.ops:
             for size in spec.effective_sizes(op):
                 progress(f"{op.value} {size} B x {spec.qps} QP(s) ({spec.mode.value})")
-                results.append(_client_phase(vport, ch, spec, op, size, phase_seed(seed, op, size), acc["mr"]))
+                results.append(_client_phase(vport, ch, spec, op, size, phase_seed(seed, op, size), acc["mr"],
+                                             recv_state))
         ch.send({"type": "bye"})
         return SessionResult(
             ok=all(r.verify is None or r.verify.ok for r in results), peer=peer, local_ip=local_ip,
@@ -365,8 +367,16 @@ def run_client(
             vport.close()
 
 
+@dataclass
+class _RecvState:
+    """The client's latency-mode receive buffer stays posted from one phase to the next (one per QP fits)."""
+
+    posted: bool = False
+    handle: Any = None
+
+
 def _client_phase(vport: VerbsPort, ch: Channel, spec: TrafficSpec, op: Op, size: int, seed: int,
-                  peer_mr: dict[str, int]) -> OpResult:
+                  peer_mr: dict[str, int], recv_state: _RecvState) -> OpResult:
     layout = Layout.of(spec)
     slots = layout.slots
     if op in (Op.WRITE, Op.WRITE_IMM, Op.SEND):
@@ -391,7 +401,7 @@ def _client_phase(vport: VerbsPort, ch: Channel, spec: TrafficSpec, op: Op, size
         messages = sum(ring.posted) - before
         counts = list(ring.posted)
     else:
-        samples, counts = _client_latency(vport, ch, spec, op, size, layout, peer_mr)
+        samples, counts = _client_latency(vport, spec, op, size, layout, peer_mr, recv_state)
         seconds = sum(samples)
         messages = len(samples)
         latency = _latency("one_way" if op.needs_recv else "rtt",
@@ -422,30 +432,43 @@ def _single(vport: VerbsPort, q: int, op: Op, size: int, layout: Layout, peer_mr
     return vport.prepare(q, op, [item], int(peer_mr["rkey"]))
 
 
-def _wait(vport: VerbsPort, want: Callable[[Completion], bool], op: str) -> Completion:
-    t0 = time.monotonic()
-    while True:
-        for wc in vport.poll(4):
-            _check_wc(wc, op, vport.device)
-            if want(wc):
-                return wc
-        if time.monotonic() - t0 > STALL_S:
-            raise TrafficError(f"{vport.device}: no completion for {STALL_S:.0f}s during {op} latency",
-                               hint="the peer or the link stalled")
+class _Completions:
+    """Completions of one CQ handed out one at a time (a poll may return several)."""
+
+    def __init__(self, vport: VerbsPort, op: str) -> None:
+        self.vport, self.op = vport, op
+        self.pending: list[Completion] = []
+
+    def next(self) -> Completion:
+        t0 = time.monotonic()
+        while not self.pending:
+            self.pending.extend(self.vport.poll(4))
+            if not self.pending and time.monotonic() - t0 > STALL_S:
+                raise TrafficError(f"{self.vport.device}: no completion for {STALL_S:.0f}s during {self.op} latency",
+                                   hint="the peer or the link stalled")
+        wc = self.pending.pop(0)
+        _check_wc(wc, self.op, self.vport.device)
+        return wc
 
 
-def _client_latency(vport: VerbsPort, ch: Channel, spec: TrafficSpec, op: Op, size: int, layout: Layout,
-                    peer_mr: dict[str, int]) -> tuple[list[float], list[int]]:
+def _client_latency(vport: VerbsPort, spec: TrafficSpec, op: Op, size: int, layout: Layout,
+                    peer_mr: dict[str, int], recv_state: _RecvState) -> tuple[list[float], list[int]]:
     """One message at a time on QP 0; returns per-iteration round-trip seconds and per-QP message counts."""
     chain = _single(vport, 0, op, size, layout, peer_mr)
-    recv = vport.prepare_recv(0, layout.offset(0, 0), layout.stride, 0) if op.needs_recv else None
+    recv = None
+    if op.needs_recv:
+        if recv_state.handle is None:
+            recv_state.handle = vport.prepare_recv(0, layout.offset(0, 0), layout.stride, 0)
+        recv = recv_state.handle
     samples: list[float] = []
     perf = time.perf_counter
     deadline = perf() + spec.duration_s if spec.iterations is None and spec.duration_s else None
     limit = spec.iterations
-    if recv is not None:
+    if recv is not None and not recv_state.posted:
         vport.post_recv(0, recv)
+        recv_state.posted = True
     cas_value = 0
+    comps = _Completions(vport, op.value)
     while (limit is None or len(samples) < limit) and (deadline is None or perf() < deadline):
         if op == Op.CMP_SWAP:
             vport.set_atomic(chain, 0, cas_value, cas_value + 1)
@@ -453,11 +476,11 @@ def _client_latency(vport: VerbsPort, ch: Channel, spec: TrafficSpec, op: Op, si
         t0 = perf()
         vport.post(0, chain)
         if recv is None:
-            _wait(vport, lambda wc: True, op.value)
+            comps.next()
         else:
             got_send = got_recv = False
             while not (got_send and got_recv):
-                wc = _wait(vport, lambda wc: True, op.value)
+                wc = comps.next()
                 if wc.opcode in (WC_RECV, WC_RECV_RDMA_WITH_IMM):
                     got_recv = True
                 else:
