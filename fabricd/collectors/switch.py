@@ -63,11 +63,13 @@ class SwitchPoll:
     duration_s: float
 
 
-def commands_for(target: SwitchTarget) -> list[tuple[str, str, str | None]]:
-    """``(role, command, interface)`` triples for a target; per-interface commands are expanded."""
+def commands_for(target: SwitchTarget, *, optional: bool = False) -> list[tuple[str, str, str | None]]:
+    """``(role, command, interface)`` triples for a target (its ``OPTIONAL_COMMANDS`` with ``optional``);
+    per-interface commands are expanded."""
     module = PLATFORMS[target.platform]
     out: list[tuple[str, str, str | None]] = []
-    for role, command in module.COMMANDS.items():
+    table: dict[str, str] = module.OPTIONAL_COMMANDS if optional else module.COMMANDS
+    for role, command in table.items():
         if "{interface}" in command:
             out.extend((role, command.format(interface=i), i) for i in target.interfaces)
         else:
@@ -80,13 +82,15 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str]) -> SwitchCou
     module = PLATFORMS[target.platform]
     parts: list[SwitchCounters] = []
     problems: list[str] = []
-    for role, command, interface in commands_for(target):
-        text = outputs.get(command)
-        if text is None:
-            problems.append(f"{target.name}: no output for {command!r}")
-            continue
-        parser = module.PARSERS[role]
-        parts.append(parser(text, interface) if interface is not None else parser(text))
+    for optional in (False, True):
+        for role, command, interface in commands_for(target, optional=optional):
+            text = outputs.get(command)
+            if text is None:
+                if not optional:
+                    problems.append(f"{target.name}: no output for {command!r}")
+                continue
+            parser = module.PARSERS[role]
+            parts.append(parser(text, interface) if interface is not None else parser(text))
     merged = merge(parts)
     if problems:
         return SwitchCounters(merged.pfc, merged.queues, merged.pfcwd, merged.pfcwd_config, merged.interfaces,
@@ -114,6 +118,7 @@ class SwitchPoller:
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="fabricd-switch")
         self._sessions: dict[str, CommandRunner] = {}
         self._busy: dict[str, Future[SwitchPoll]] = {}
+        self._unsupported: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
     def _poll_one(self, target: SwitchTarget) -> SwitchPoll:
@@ -126,6 +131,16 @@ class SwitchPoller:
                 with self._lock:
                     self._sessions[target.name] = runner
             outputs = runner.run([c for _, c, _ in commands_for(target)])
+            skip = self._unsupported.setdefault(target.name, set())
+            for _, command, _ in commands_for(target, optional=True):
+                if command in skip:
+                    continue
+                try:
+                    outputs.update(runner.run([command]))
+                except Exception as exc:  # an optional command this device lacks: remember, poll on without it
+                    skip.add(command)
+                    log.info("switch %s: %r not supported (%s); not asking again on this session", target.name,
+                             command, exc, extra={"target": target.name})
             counters = parse_outputs(target, outputs)
             return SwitchPoll(target, counters, None, self._clock() - start)
         except Exception as exc:  # one switch's failure never stops the others
@@ -137,6 +152,7 @@ class SwitchPoller:
     def _drop_session(self, name: str) -> None:
         with self._lock:
             runner = self._sessions.pop(name, None)
+            self._unsupported.pop(name, None)
         if runner is not None:
             try:
                 runner.close()

@@ -206,6 +206,21 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
         lambda t: cumulus_nvue.parse_counters_qos(t, "swp1"),
     "cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs": cumulus_nvue.parse_qos_roce_counters,
     "cumulus_nvue/nv-show-interface-view-counters-cl514-docs": cumulus_nvue.parse_interface_counters_table,
+    # the formats fabricd's own lab simulators print (capture_lab.py): no public capture exists for these
+    "sonic/lab-pfc": sonic.parse_show_pfc_counters,
+    "sonic/lab-queue": sonic.parse_show_queue_counters,
+    "sonic/lab-wred": sonic.parse_show_queue_wredcounters,
+    "sonic/lab-pfcwd": sonic.parse_show_pfcwd_stats,
+    "sonic/lab-pfc_history": sonic.parse_show_pfc_counters_history,
+    "arista_eos/lab-pfc": arista_eos.parse_show_priority_flow_control_counters,
+    "arista_eos/lab-queue": arista_eos.parse_show_interfaces_counters_queue_detail,
+    "arista_eos/lab-ecn": arista_eos.parse_show_qos_ecn_counters,
+    "arista_eos/lab-pfcwd": arista_eos.parse_show_pfc_counters_watchdog,
+    "cisco_nxos/lab-pfc": cisco_nxos.parse_show_interface_priority_flow_control,
+    "cisco_nxos/lab-queuing": cisco_nxos.parse_show_queuing,
+    "cisco_nxos/lab-pfcwd": cisco_nxos.parse_show_queuing_pfc_queue,
+    "cumulus_nvue/lab-qos": cumulus_nvue.parse_counters_qos,
+    "cumulus_nvue/lab-pfcwd": cumulus_nvue.parse_pfc_watchdog,
 }
 
 

@@ -162,6 +162,9 @@ def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
     return SwitchCounters(drops=tuple(out))
 
 
+OPTIONAL_COMMANDS: dict[str, str] = {}
+"""Commands whose failure does not fail the poll (none on EOS)."""
+
 PARSERS = {
     "pfc": parse_show_priority_flow_control_counters,
     "queue": parse_show_interfaces_counters_queue_detail,

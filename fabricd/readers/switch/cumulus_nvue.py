@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from .model import InterfaceCounter, PfcCounter, QueueCounter, SwitchCounters
+from .model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from .tables import dashed_tables, is_prompt, to_int
 
 PLATFORM = "cumulus_nvue"
@@ -30,6 +30,11 @@ COMMANDS: dict[str, str] = {
     "qos": "nv show interface {interface} counters qos -o json",
 }
 """Per-interface commands (``{interface}`` is filled from the inventory's ports)."""
+
+OPTIONAL_COMMANDS: dict[str, str] = {
+    "pfcwd": "nv show interface {interface} qos pfc-watchdog -o json",
+}
+"""Commands whose failure (a release without the PFC watchdog, ports without it) does not fail the poll."""
 
 _UNITS = {"bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)?\s*$")
@@ -134,7 +139,42 @@ def _qos_json(data: Any, port: str) -> SwitchCounters:
             for d in ("rx", "tx"):
                 pfc.append(PfcCounter(port, d, int(prio), _num(row.get(f"{d}-pause-frames")),
                                       _num(row.get(f"{d}-pause-duration"))))
-    return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues))
+    ifs: list[InterfaceCounter] = []
+    port_stats = (data or {}).get("port-stats") or {}
+    for key, counter in (("ecn-marked-packets", "ecn_marked_packets"), ("pause-frames", "pause_frames")):
+        entry = port_stats.get(key) or {}
+        for col, direction in (("receive", "rx"), ("transmit", "tx")):
+            value = _num(entry.get(col)) if isinstance(entry, dict) else None
+            if value is not None and counter == "ecn_marked_packets":
+                ifs.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", counter, value))
+    return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues), interfaces=tuple(ifs))
+
+
+def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounters:
+    """``nv show interface <if> qos pfc-watchdog [-o json]``: per traffic class ``status`` (OK | DEADLOCK) and
+    ``deadlock-count`` (storms detected). No public capture exists; the names follow NVUE's documented
+    ``pfc-watchdog`` status fields as fabricd's lab simulator prints them. NVUE gives no restore count."""
+    port = _interface_from_prompt(text, interface) or ""
+    rows: dict[str, dict[str, Any]] = {}
+    start = text.find("{")
+    if start >= 0:
+        try:
+            rows = (json.loads(text[start:]) or {}).get("traffic-class") or {}
+        except (ValueError, AttributeError):
+            rows = {}
+    else:
+        for table in dashed_tables(text):
+            if "traffic-class" in table.columns:
+                rows.update({r["traffic-class"]: {"status": r.get("status"), "deadlock-count": r.get("deadlock-count")}
+                             for r in table.rows if r.get("traffic-class")})
+    out = []
+    for tc, row in sorted(rows.items()):
+        if not str(tc).isdigit() or not isinstance(row, dict):
+            continue
+        status = str(row.get("status") or "")
+        out.append(PfcwdCounter(port, int(tc), "stormed" if status.upper() == "DEADLOCK" else "operational"
+                                if status else None, _num(row.get("deadlock-count")), None))
+    return SwitchCounters(pfcwd=tuple(out))
 
 
 def _tree(text: str) -> dict[str, str]:
@@ -242,4 +282,4 @@ def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCoun
     return SwitchCounters(interfaces=tuple(out))
 
 
-PARSERS = {"qos": parse_counters_qos}
+PARSERS = {"qos": parse_counters_qos, "pfcwd": parse_pfc_watchdog}

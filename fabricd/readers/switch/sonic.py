@@ -24,6 +24,9 @@ COMMANDS: dict[str, str] = {
 }
 """The commands the switch exporter runs on SONiC, by role."""
 
+OPTIONAL_COMMANDS: dict[str, str] = {"pfc_history": "show pfc counters --history"}
+"""Commands whose failure (releases before SONiC's PFC history feature) does not fail the poll."""
+
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _PFC_COL = re.compile(r"^PFC([0-7])$")
 _KINDS: dict[str, QueueKind] = {"UC": "unicast", "MC": "multicast", "ALL": "all"}
@@ -163,6 +166,23 @@ def parse_show_pfcwd_config(text: str) -> SwitchCounters:
     return SwitchCounters(pfcwd_config=tuple(out))
 
 
+def parse_show_pfc_counters_history(text: str) -> SwitchCounters:
+    """``show pfc counters --history`` (SONiC PFC historical statistics): per port and priority, RX pause
+    transitions and total RX pause time in microseconds (``Total RX Pause Time US``). No public capture exists;
+    the columns are those of the feature's HLD as fabricd's lab simulator prints them."""
+    out: list[PfcCounter] = []
+    for table in dashed_tables(text):
+        if "Total RX Pause Time US" not in table.columns:
+            continue
+        for row in table.rows:
+            port = row.get("Port", "")
+            m = _PFC_COL.match(row.get("Priority", ""))
+            if not port or m is None:
+                continue
+            out.append(PfcCounter(port, "rx", int(m.group(1)), None, to_int(row.get("Total RX Pause Time US"))))
+    return SwitchCounters(pfc=tuple(out))
+
+
 _PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
     "RX_OK": ("rx", "packets", None),
     "RX_ERR": ("rx", "errors", None),
@@ -228,6 +248,7 @@ def parse_show_interfaces_counters_detailed(text: str, interface: str) -> Switch
 
 PARSERS = {
     "pfc": parse_show_pfc_counters,
+    "pfc_history": parse_show_pfc_counters_history,
     "queue": parse_show_queue_counters,
     "wred": parse_show_queue_wredcounters,
     "pfcwd": parse_show_pfcwd_stats,
