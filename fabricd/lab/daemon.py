@@ -1,0 +1,357 @@
+"""``fabricd lab up`` / ``down`` / ``status``: the simulators as a detached background process.
+
+``up`` writes into ``<state_dir>/lab`` (mode 0700), using the layout of :mod:`fabricd.platforms.access`:
+
+- ``password`` (0600): one random password for every lab switch (the inventory references it through
+  ``password_env: FABRICD_LAB_PASSWORD``; drivers fall back to this file when the variable is unset);
+- ``host_key`` (0600): the lab's ed25519 host key; ``known_hosts``: one line per switch (``[127.0.0.1]:port``);
+- ``spec.json``: the switches and faults to simulate; ``lab.pid``; ``lab.json`` once every switch listens;
+- ``lab.log``: the daemon's log; ``control.sock``: a Unix socket to drive counters and read configs.
+
+then starts ``python -m fabricd.lab.daemon --dir DIR`` in a new session (detached from the terminal) and waits for
+``lab.json``. ``down`` stops exactly that process: it checks that the pid's command line is this daemon for this
+directory before signalling it, then removes the state files (the log stays).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from fabricd.errors import FabricdError, UsageError
+from fabricd.model import Fabric, Platform
+from fabricd.platforms.access import (
+    LAB_CONTROL_SOCKET,
+    LAB_KNOWN_HOSTS,
+    LAB_LOG_FILE,
+    LAB_PASSWORD_FILE,
+    LAB_PID_FILE,
+    LAB_STATE_FILE,
+    lab_dir,
+)
+
+from .counters import UnknownPortError
+from .device import DeviceSpec
+from .faults import Fault, FaultKind
+from .runtime import Lab
+from .ssh import generate_host_key
+
+log = logging.getLogger(__name__)
+
+SPEC_FILE = "spec.json"
+HOST_KEY_FILE = "host_key"
+DAEMON_MODULE = "fabricd.lab.daemon"
+
+
+class LabError(FabricdError):
+    """The lab could not be started, stopped or reached."""
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    path.chmod(0o600)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def running_pid(state_dir: Path | None = None) -> int | None:
+    """The pid of this state dir's lab daemon, if it runs (checked against its command line)."""
+    d = lab_dir(state_dir)
+    try:
+        pid = int((d / LAB_PID_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    cmd = _cmdline(pid)
+    if _pid_alive(pid) and DAEMON_MODULE in cmd and str(d) in cmd:
+        return pid
+    return None
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def up(
+    fabric: Fabric,
+    faults: Iterable[Fault] = (),
+    *,
+    state_dir: Path | None = None,
+    timeout_s: float = 30.0,
+) -> dict[str, Any]:
+    """Start one simulator per switch of ``fabric`` in a detached daemon; returns :func:`status`."""
+    d = lab_dir(state_dir)
+    pid = running_pid(state_dir)
+    if pid is not None:
+        raise LabError(f"a lab is already running (pid {pid}, state in {d})", hint="run `fabricd lab down` first")
+    fault_list = list(faults)
+    names = {s.name for s in fabric.switches}
+    for f in fault_list:
+        if f.device not in names:
+            raise UsageError(f"--fault {f}: no switch named {f.device!r}", hint=f"switches: {', '.join(sorted(names))}")
+    for s in fabric.switches:
+        if not _port_free(s.mgmt.host, s.mgmt.port):
+            raise LabError(
+                f"{s.name}: {s.mgmt.host}:{s.mgmt.port} is already in use",
+                hint="another lab or program listens there; `fabricd lab status`, or change mgmt.port in the inventory",
+            )
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    d.chmod(0o700)
+    for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET):
+        (d / name).unlink(missing_ok=True)
+    _write_private(d / LAB_PASSWORD_FILE, secrets.token_urlsafe(18) + "\n")
+    key = generate_host_key()
+    _write_private(d / HOST_KEY_FILE, key.export_private_key("openssh").decode())
+    spec = {
+        "fabric": fabric.name,
+        "devices": [
+            {
+                "name": s.name,
+                "platform": s.platform.value,
+                "host": s.mgmt.host,
+                "port": s.mgmt.port,
+                "username": s.credentials.username,
+                "ports": [[p.name, p.speed.bps] for p in s.ports],
+                "faults": [[f.kind.value, f.arg] for f in fault_list if f.device == s.name],
+            }
+            for s in fabric.switches
+        ],
+    }
+    _write_private(d / SPEC_FILE, json.dumps(spec, indent=2))
+    log_file = open(d / LAB_LOG_FILE, "ab")  # noqa: SIM115 - handed to the child, closed below
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", DAEMON_MODULE, "--dir", str(d)],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, start_new_session=True, close_fds=True,
+        )
+    finally:
+        log_file.close()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if (d / LAB_STATE_FILE).exists():
+            return status(state_dir)
+        if proc.poll() is not None:
+            tail = (d / LAB_LOG_FILE).read_text(errors="replace").strip().splitlines()[-3:]
+            raise LabError(
+                f"the lab daemon exited with status {proc.returncode}: {' / '.join(tail) or 'no output'}",
+                hint=f"see {d / LAB_LOG_FILE}",
+            )
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    raise LabError(f"the lab did not start within {timeout_s:.0f} s", hint=f"see {d / LAB_LOG_FILE}")
+
+
+def down(state_dir: Path | None = None, timeout_s: float = 10.0) -> dict[str, Any]:
+    """Stop the lab this state dir started; returns what was stopped. Not running is not an error."""
+    d = lab_dir(state_dir)
+    pid = running_pid(state_dir)
+    stopped = False
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while _pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        stopped = True
+    for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET, LAB_KNOWN_HOSTS, LAB_PASSWORD_FILE,
+                 HOST_KEY_FILE, SPEC_FILE):
+        (d / name).unlink(missing_ok=True)
+    return {"stopped": stopped, "pid": pid, "state_dir": str(d)}
+
+
+def status(state_dir: Path | None = None) -> dict[str, Any]:
+    """The lab's devices (platform, host, port, username, password file) and whether the daemon runs."""
+    d = lab_dir(state_dir)
+    pid = running_pid(state_dir)
+    try:
+        state = json.loads((d / LAB_STATE_FILE).read_text())
+    except (OSError, ValueError):
+        state = {"devices": []}
+    return {
+        "running": pid is not None,
+        "pid": pid,
+        "state_dir": str(d),
+        "known_hosts": str(d / LAB_KNOWN_HOSTS),
+        "fabric": state.get("fabric"),
+        "devices": state.get("devices", []) if pid is not None else [],
+    }
+
+
+def control(request: dict[str, Any], state_dir: Path | None = None, timeout_s: float = 10.0) -> dict[str, Any]:
+    """Send one request to the running lab's control socket (see :func:`_handle`)."""
+    path = lab_dir(state_dir) / LAB_CONTROL_SOCKET
+    if running_pid(state_dir) is None:
+        raise LabError("no lab is running", hint="start one with `fabricd lab up`")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout_s)
+        s.connect(str(path))
+        s.sendall(json.dumps(request).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    reply: dict[str, Any] = json.loads(data or b"{}")
+    if not reply.get("ok"):
+        raise LabError(f"lab: {reply.get('error', 'no reply')}")
+    return reply
+
+
+DRIVE_ACTIONS = ("traffic", "pause", "drop", "ecn", "storm-start", "storm-stop", "clear")
+
+
+def _handle(lab: Lab, req: dict[str, Any]) -> dict[str, Any]:
+    """Control requests: ``{"op": "running-config", "device": D}`` and
+    ``{"op": "drive", "device": D, "action": A, "port": P, "priority": N, "packets": N, "fraction": F}``."""
+    device = lab.switches.get(str(req.get("device")))
+    if device is None:
+        return {"ok": False, "error": f"no lab switch named {req.get('device')!r}"}
+    if req.get("op") == "running-config":
+        return {"ok": True, "config": device.running_config()}
+    if req.get("op") != "drive":
+        return {"ok": False, "error": f"unknown op {req.get('op')!r}"}
+    c = device.counters
+    action = req.get("action")
+    port = str(req.get("port", ""))
+    prio = int(req.get("priority", 3))
+    count = int(req.get("packets", 1000))
+    try:
+        if action == "traffic":
+            c.traffic(port, prio, count)
+        elif action == "pause":
+            c.pause(port, prio, count, direction=str(req.get("direction", "rx")))
+        elif action == "drop":
+            c.drop(port, prio, count)
+        elif action == "ecn":
+            c.ecn_mark(port, prio, count)
+        elif action == "storm-start":
+            c.storm_start(
+                port, prio, direction=str(req.get("direction", "rx")), fraction=float(req.get("fraction", 1.0))
+            )
+        elif action == "storm-stop":
+            c.storm_stop(port, prio)
+        elif action == "clear":
+            c.clear()
+        else:
+            return {"ok": False, "error": f"unknown action {action!r}; expected one of {', '.join(DRIVE_ACTIONS)}"}
+    except UnknownPortError:
+        return {"ok": False, "error": f"{device.name} has no port {port!r}; ports: {', '.join(device.port_names)}"}
+    return {"ok": True}
+
+
+async def _serve(d: Path) -> None:
+    spec = json.loads((d / SPEC_FILE).read_text())
+    password = (d / LAB_PASSWORD_FILE).read_text().strip()
+    key = asyncssh.import_private_key((d / HOST_KEY_FILE).read_text())
+    specs = [
+        DeviceSpec(
+            name=dev["name"], platform=Platform(dev["platform"]), host=dev["host"], port=dev["port"],
+            username=dev["username"], password=password, ports=tuple((p[0], int(p[1])) for p in dev["ports"]),
+            faults=tuple(Fault(dev["name"], FaultKind(k), a) for k, a in dev["faults"]),
+        )
+        for dev in spec["devices"]
+    ]
+    lab = Lab(specs, host_key=key)
+    await lab.start()
+
+    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await reader.readline()
+            try:
+                reply = _handle(lab, json.loads(line or b"{}"))
+            except (ValueError, TypeError) as exc:
+                reply = {"ok": False, "error": f"bad request: {exc}"}
+            writer.write(json.dumps(reply).encode() + b"\n")
+            await writer.drain()
+        finally:
+            writer.close()
+
+    sock_path = d / LAB_CONTROL_SOCKET
+    sock_path.unlink(missing_ok=True)
+    server = await asyncio.start_unix_server(on_client, path=str(sock_path))
+    sock_path.chmod(0o600)
+    (d / LAB_KNOWN_HOSTS).write_text(lab.known_hosts())
+    state = {
+        "fabric": spec.get("fabric"),
+        "pid": os.getpid(),
+        "devices": [
+            {
+                "name": e.name, "platform": e.platform.value, "host": e.host, "port": e.port,
+                "username": e.username, "password_file": str(d / LAB_PASSWORD_FILE),
+                "faults": [str(f) for f in lab.switches[e.name].spec.faults],
+            }
+            for e in lab.endpoints.values()
+        ],
+    }
+    tmp = d / (LAB_STATE_FILE + ".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    tmp.replace(d / LAB_STATE_FILE)
+    log.info("lab ready: %d switches", len(specs))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    server.close()
+    await lab.stop()
+    log.info("lab stopped")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Daemon entry point: ``python -m fabricd.lab.daemon --dir DIR``."""
+    parser = argparse.ArgumentParser(prog=DAEMON_MODULE)
+    parser.add_argument("--dir", required=True, type=Path)
+    args = parser.parse_args(argv)
+    d: Path = args.dir
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    (d / LAB_PID_FILE).write_text(f"{os.getpid()}\n")
+    try:
+        asyncio.run(_serve(d))
+    except OSError as exc:
+        log.error("lab failed: %s", exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,642 @@
+"""Simulated Arista EOS: config sessions with diffs, commit, abort and commit timers; checkpoints; QoS show commands.
+
+Behaviour follows EOS's documented CLI (Arista EOS User Manual, "Configuration sessions"; AVD's qos-profiles and
+priority-flow-control templates, anchors.md §3.6):
+
+- login as a privilege-15 user lands in ``host#``; ``terminal length 0`` answers ``Pagination disabled.`` and
+  ``terminal width N`` answers ``Width set to N columns.`` (the strings netmiko's arista_eos driver waits for);
+- ``configure session NAME`` edits a copy of the running config; ``show session-config diffs`` prints a unified
+  diff; ``commit`` replaces the running config; ``commit timer hh:mm:ss`` commits and reverts unless
+  ``configure session NAME commit`` confirms in time; ``abort`` discards (and reverts a pending timer);
+- ``configure checkpoint save NAME`` / ``configure replace checkpoint:NAME``;
+- bad lines answer ``% Invalid input``, ``% Invalid input (at token N: 'x')`` or ``% Incomplete command``.
+
+Counter output: ``show interfaces counters queue detail`` follows the captured format
+(fixtures/eos/show-interfaces-counters-queue-detail-egress-ntc.txt). ``show priority-flow-control counters`` and its
+``| json`` form, and ``show priority-flow-control counters watchdog | json`` (key names from facebook/DNE-TaaC's
+``pfc_wd_health_check.py``), have no capture: they are written from EOS's documented column and field names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from fabricd.model import Platform
+
+from .cli import ModalShell, TreeSwitch, split_pipes
+from .counters import WatchdogSettings
+from .device import Cancellable, DeviceSpec, Reply
+from .grammar import Rule
+from .textconfig import Node
+
+_UNITS = "(bytes|kbytes|mbytes|segments|milliseconds|microseconds)"
+_PFC_LINES = (
+    Rule.of("priority-flow-control (on|off)", key=1),
+    Rule.of("priority-flow-control mode (on|off)", name="priority-flow-control"),
+    Rule.of("priority-flow-control priority <int:0-7> (drop|no-drop)", key=3),
+    Rule.of("priority-flow-control pause watchdog"),
+    Rule.of("priority-flow-control pause watchdog port action (drop|no-drop|errdisable)", key=5),
+    Rule.of(
+        "priority-flow-control pause watchdog port timer timeout <num> polling-interval <word> recovery-time <num>"
+        " [forced]",
+        key=5,
+    ),
+)
+_QOS_PORT = (
+    Rule.of("qos trust (dscp|cos)", key=2),
+    Rule.of("no qos trust", name="qos trust"),
+    Rule.of("qos (dscp|cos) <int:0-63>", key=2),
+    Rule.of("service-policy type qos input <word>", key=4),
+    Rule.of("shape rate <rest>", key=2),
+)
+_TXQ = (
+    Rule.of("bandwidth percent <int:1-100>", key=2),
+    Rule.of("bandwidth guaranteed percent <int:1-100>", key=2),
+    Rule.of("priority strict", name="priority"),
+    Rule.of("no priority", name="priority"),
+    Rule.of("shape rate <rest>", key=2),
+    Rule.of(
+        f"random-detect ecn minimum-threshold <int> {_UNITS} maximum-threshold <int> {_UNITS}"
+        " [max-mark-probability <int:1-100>] [weight <int:0-15>]",
+        name="random-detect ecn threshold",
+    ),
+    Rule.of("random-detect ecn count"),
+    Rule.of("random-detect ecn delay threshold <int> (milliseconds|microseconds)", key=4),
+)
+
+GRAMMAR: dict[str, tuple[Rule, ...]] = {
+    "config": (
+        Rule.of("hostname <word>", key=1),
+        Rule.of("interface <word>", mode="if", key=2),
+        Rule.of("qos profile <word>", mode="qos-profile", key=3),
+        Rule.of("qos map dscp <ints> to traffic-class <int:0-7>"),
+        Rule.of("qos map cos <ints> to traffic-class <int:0-7>"),
+        Rule.of("qos map traffic-class <ints> to tx-queue <int:0-7>"),
+        Rule.of("qos rewrite dscp"),
+        Rule.of("priority-flow-control all (on|off)", key=2),
+        Rule.of("priority-flow-control pause watchdog action (drop|no-drop|errdisable)", key=4),
+        Rule.of("priority-flow-control pause watchdog default timeout <num>", key=5),
+        Rule.of("priority-flow-control pause watchdog default polling-interval <num>", key=5),
+        Rule.of("priority-flow-control pause watchdog default recovery-time <num>", key=5),
+        Rule.of("priority-flow-control pause watchdog override action drop", key=5),
+        Rule.of("priority-flow-control pause watchdog hardware monitor priority <list>", key=5),
+        Rule.of("dcbx application udp <int> priority <int:0-7>", key=4),
+        Rule.of("vlan <list>", mode="vlan", key=2),
+        Rule.of("spanning-tree mode <word>", key=2),
+        Rule.of("ip routing"),
+        Rule.of("no ip routing", name="ip routing"),
+        Rule.of("policy-map type qos <word>", mode="pmap", key=4),
+        Rule.of("class-map type qos match-any <word>", mode="cmap", key=5),
+        Rule.of("platform <rest>"),
+        Rule.of("management api http-commands", mode="api", key=3),
+    ),
+    "if": (
+        Rule.of("description <rest>", key=1),
+        Rule.of("mtu <int:68-9216>", key=1),
+        Rule.of("l2 mtu <int:68-10178>", key=2),
+        Rule.of("shutdown", name="shutdown"),
+        Rule.of("no shutdown", name="shutdown"),
+        Rule.of("switchport", name="switchport"),
+        Rule.of("no switchport", name="switchport"),
+        Rule.of("switchport mode (access|trunk)", key=2),
+        Rule.of("switchport access vlan <int:1-4094>", key=3),
+        Rule.of("switchport trunk allowed vlan <rest>", key=4),
+        Rule.of("switchport trunk native vlan <int:1-4094>", key=4),
+        Rule.of("speed <word>", key=1),
+        Rule.of("ip address <word>", key=2),
+        Rule.of("service-profile <word>", key=1),
+        Rule.of("dcbx mode (ieee|cee)", key=2),
+        Rule.of("tx-queue <int:0-7>", mode="txq", key=2),
+        Rule.of("uc-tx-queue <int:0-7>", mode="txq", key=2),
+        *_QOS_PORT,
+        *_PFC_LINES,
+    ),
+    "qos-profile": (*_QOS_PORT, *_PFC_LINES, Rule.of("tx-queue <int:0-7>", mode="txq", key=2),
+                    Rule.of("uc-tx-queue <int:0-7>", mode="txq", key=2)),
+    "txq": _TXQ,
+    "vlan": (Rule.of("name <word>", key=1), Rule.of("state (active|suspend)", key=1)),
+    "pmap": (Rule.of("class <word>", mode="pmap-c", key=2),),
+    "pmap-c": (Rule.of("set (dscp|traffic-class|drop-precedence|cos) <int>", key=2), Rule.of("police <rest>", key=1)),
+    "cmap": (Rule.of("match <rest>"),),
+    "api": (Rule.of("shutdown", name="shutdown"), Rule.of("no shutdown", name="shutdown")),
+}
+
+_IFNAMES = (
+    (re.compile(r"^(?:ethernet|eth|et)(\d[\d/]*)$", re.I), "Ethernet"),
+    (re.compile(r"^(?:port-channel|po)(\d+)$", re.I), "Port-Channel"),
+    (re.compile(r"^(?:management|ma)(\d[\d/]*)$", re.I), "Management"),
+    (re.compile(r"^(?:vlan|vl)(\d+)$", re.I), "Vlan"),
+    (re.compile(r"^(?:loopback|lo)(\d+)$", re.I), "Loopback"),
+)
+
+
+def canonical_interface(name: str) -> str:
+    """``Et1`` / ``eth1`` / ``Ethernet1`` -> ``Ethernet1`` (EOS prints full names in running-config)."""
+    for pattern, prefix in _IFNAMES:
+        m = pattern.match(name)
+        if m:
+            return prefix + m.group(1)
+    return name
+
+
+def short_interface(name: str) -> str:
+    """``Ethernet1`` -> ``Et1`` (EOS counter tables print short names)."""
+    for long, short in (("Ethernet", "Et"), ("Port-Channel", "Po"), ("Management", "Ma")):
+        if name.startswith(long):
+            return short + name[len(long) :]
+    return name
+
+
+@dataclass
+class ConfigSession:
+    """One EOS configuration session. ``state``: pending | pendingCommitTimer | completed | aborted."""
+
+    name: str
+    tree: Node
+    state: str = "pending"
+    before: Node | None = None
+    timer: Cancellable | None = None
+    log: list[str] = field(default_factory=list)
+
+
+class EosSwitch(TreeSwitch):
+    platform = Platform.ARISTA_EOS
+    grammar = GRAMMAR
+    indent = "   "
+    block_bang = True
+
+    def __init__(self, spec: DeviceSpec, **kwargs: float | Callable[[], float]) -> None:
+        self.sessions_by_name: dict[str, ConfigSession] = {}
+        super().__init__(spec, **kwargs)
+
+    def normalize(self, tokens: list[str]) -> list[str]:
+        if len(tokens) >= 2 and tokens[0] == "interface":
+            return [tokens[0], canonical_interface(tokens[1]), *tokens[2:]]
+        return tokens
+
+    def base_config(self) -> Node:
+        lines = [f"hostname {self.name}", "spanning-tree mode mstp", "management api http-commands", "   no shutdown"]
+        for port in self.port_names:
+            lines += [f"interface {port}"]
+        lines += ["interface Management1", "   ip address 127.0.0.1/8"]
+        return self.seed("\n".join(lines))
+
+    def running_config(self) -> str:
+        return self.render_text(self.running)
+
+    def render_text(self, tree: Node) -> str:
+        head = [
+            "! Command: show running-config",
+            f"! device: {self.name} (vEOS-lab, EOS-4.31.2F-fabricd-lab)",
+            "!",
+            "! boot system flash:/vEOS-lab.swi",
+            "!",
+        ]
+        return "\n".join([*head, *self.render_body(tree), "end"])
+
+    def config_changed(self) -> None:
+        """Derive the counter model's watchdog from the running config: priorities marked ``no-drop`` on ports
+        (directly or through a ``service-profile``) that enable ``priority-flow-control pause watchdog``."""
+        timeout_s = 0.2
+        recovery_s = 0.2
+        action = "errdisable"
+        for node in self.running.children.values():
+            words = node.line.split()
+            if node.line.startswith("priority-flow-control pause watchdog default timeout"):
+                timeout_s = float(words[-1])
+            elif node.line.startswith("priority-flow-control pause watchdog default recovery-time"):
+                recovery_s = float(words[-1])
+            elif node.line.startswith("priority-flow-control pause watchdog action"):
+                action = words[-1]
+        profiles = {n.line.split()[2]: n for n in self.running.children.values() if n.line.startswith("qos profile ")}
+        ports: set[str] = set()
+        prios: set[int] = set()
+        for node in self.running.children.values():
+            if not node.line.startswith("interface "):
+                continue
+            sources = [node]
+            for child in node.children.values():
+                if child.line.startswith("service-profile ") and child.line.split()[1] in profiles:
+                    sources.append(profiles[child.line.split()[1]])
+            lines = [c.line for src in sources for c in src.children.values()]
+            if "priority-flow-control pause watchdog" in lines:
+                found = {
+                    int(ln.split()[2]) for ln in lines if re.match(r"priority-flow-control priority \d no-drop", ln)
+                }
+                if found:
+                    ports.add(node.line.split()[1])
+                    prios |= found
+        settings = None
+        if ports:
+            settings = WatchdogSettings(
+                frozenset(prios),
+                detection_ms=int(timeout_s * 1000),
+                restoration_ms=int(recovery_s * 1000),
+                action="drop" if action in ("drop", "errdisable") else "forward",
+                ports=frozenset(ports),
+            )
+        self.counters.set_watchdog(settings)
+
+    # -- sessions ------------------------------------------------------------------------------------------------
+
+    def commit_session(self, session: ConfigSession, timer_s: int | None) -> str | None:
+        """Commit ``session``; returns an error message or None."""
+        if self.faults.commit_fails:
+            return f"% Failed to commit configuration session {session.name}: configuration could not be applied"
+        if session.state != "pending":
+            return f"% Session {session.name} is not pending (state {session.state})"
+        before = self.running
+        self.set_running(session.tree.copy())
+        if timer_s is None:
+            session.state = "completed"
+            return None
+        session.state = "pendingCommitTimer"
+        session.before = before
+
+        def expire() -> None:
+            if session.state == "pendingCommitTimer" and session.before is not None:
+                self.set_running(session.before)
+                session.state = "aborted"
+                session.log.append("commit timer expired: configuration reverted")
+
+        session.timer = self.schedule(timer_s, expire)
+        return None
+
+    def confirm_session(self, session: ConfigSession) -> str | None:
+        if session.state != "pendingCommitTimer":
+            if session.state == "pending":
+                return self.commit_session(session, None)
+            return f"% Session {session.name} has no pending commit timer"
+        if session.timer is not None:
+            session.timer.cancel()
+        session.state = "completed"
+        session.before = None
+        return None
+
+    def abort_session(self, session: ConfigSession) -> None:
+        if session.state == "pendingCommitTimer":
+            if session.timer is not None:
+                session.timer.cancel()
+            if session.before is not None:
+                self.set_running(session.before)
+        if session.state in ("pending", "pendingCommitTimer"):
+            session.state = "aborted"
+
+    # -- counters ------------------------------------------------------------------------------------------------
+
+    def pfc_counters(self, as_json: bool) -> str:
+        ports = self.counters.read()
+        if as_json:
+            data = {
+                "interfaceCounters": {
+                    name: {"rxFrames": sum(c.rx_frames for c in p.pfc), "txFrames": sum(c.tx_frames for c in p.pfc)}
+                    for name, p in ports.items()
+                }
+            }
+            return json.dumps(data, indent=2)
+        rows = [(short_interface(n), sum(c.rx_frames for c in p.pfc), sum(c.tx_frames for c in p.pfc))
+                for n, p in ports.items()]
+        out = [f"{'Port':<10} {'RxPfc':>12} {'TxPfc':>12}"]
+        out += [f"{n:<10} {rx:>12} {tx:>12}" for n, rx, tx in rows]
+        return "\n".join(out)
+
+    def pfc_counters_detail(self, as_json: bool) -> str:
+        ports = self.counters.read()
+        if as_json:
+            data = {
+                "interfaces": {
+                    name: {
+                        "priorities": {
+                            str(i): {"rxFrames": c.rx_frames, "txFrames": c.tx_frames} for i, c in enumerate(p.pfc)
+                        }
+                    }
+                    for name, p in ports.items()
+                }
+            }
+            return json.dumps(data, indent=2)
+        out = [f"{'Port':<10} {'Priority':>8} {'RxPfc':>12} {'TxPfc':>12}"]
+        for name, p in ports.items():
+            out += [
+                f"{short_interface(name):<10} {i:>8} {c.rx_frames:>12} {c.tx_frames:>12}" for i, c in enumerate(p.pfc)
+            ]
+        return "\n".join(out)
+
+    def watchdog_counters(self, as_json: bool) -> str:
+        ports = self.counters.read()
+        data: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+        for name, p in ports.items():
+            queues = {
+                str(prio): {
+                    "stuckCount": wd.detected,
+                    "recoveryCount": wd.restored,
+                    "droppedPackets": wd.tx_drop,
+                }
+                for prio, wd in p.watchdog.items()
+                if wd.detected or wd.restored
+            }
+            if queues:
+                data[name] = {"txQueues": queues}
+        if as_json:
+            return json.dumps({"interfaces": data}, indent=2)
+        out = [f"{'Port':<10} {'TxQ':>4} {'Stuck':>8} {'Recovered':>10} {'Dropped':>10}"]
+        for name, entry in data.items():
+            for q, v in entry["txQueues"].items():
+                out.append(
+                    f"{short_interface(name):<10} {q:>4} {v['stuckCount']:>8} {v['recoveryCount']:>10}"
+                    f" {v['droppedPackets']:>10}"
+                )
+        return "\n".join(out)
+
+    def queue_counters_detail(self) -> str:
+        """Format of fixtures/eos/show-interfaces-counters-queue-detail-egress-ntc.txt."""
+        ports = self.counters.read()
+        out = [
+            "Egress Queue Counters",
+            "Port               Traffic   DropPrec   DestType        OutEnqPkts      OutEnqOctets       OutDropPkts"
+            "     OutDropOctets",
+            "                    Class",
+        ]
+        for name, p in ports.items():
+            for tc, q in enumerate(p.queues):
+                if not (q.tx_packets or q.dropped_packets):
+                    continue
+                out.append(
+                    f"{short_interface(name):<15}{'TC' + str(tc):>11}{'DP0-3':>11}{'UC':>11}{q.tx_packets:>18}"
+                    f"{q.tx_bytes:>18}{q.dropped_packets:>18}{q.dropped_bytes:>18}"
+                )
+        return "\n".join(out)
+
+    def ecn_counters(self, as_json: bool) -> str:
+        ports = self.counters.read()
+        if as_json:
+            data = {
+                "interfaces": {
+                    name: {
+                        "txQueues": {str(i): {"ecnMarkedPackets": q.ecn_marked_packets} for i, q in enumerate(p.queues)}
+                    }
+                    for name, p in ports.items()
+                }
+            }
+            return json.dumps(data, indent=2)
+        out = [f"{'Port':<10} {'TxQ':>4} {'ECN Marked':>14}"]
+        for name, p in ports.items():
+            out += [f"{short_interface(name):<10} {i:>4} {q.ecn_marked_packets:>14}" for i, q in enumerate(p.queues)]
+        return "\n".join(out)
+
+    def open_shell(self) -> EosShell:
+        return EosShell(self)
+
+
+_MODE_PROMPT: dict[str, Callable[[list[str]], str]] = {
+    "if": lambda t: f"if-{short_interface(t[1])}",
+    "qos-profile": lambda t: f"qos-profile-{t[2]}",
+    "txq": lambda t: f"txq-{t[1]}",
+    "vlan": lambda t: f"vlan-{t[1]}",
+    "pmap": lambda t: f"pmap-qos-{t[3]}",
+    "pmap-c": lambda t: f"pmap-c-qos-{t[1]}",
+    "cmap": lambda t: f"cmap-qos-{t[4]}",
+    "api": lambda t: "mgmt-api-http-cmds",
+}
+
+
+class EosShell(ModalShell):
+    switch: EosSwitch
+
+    def __init__(self, switch: EosSwitch) -> None:
+        super().__init__(switch)
+        self.session: ConfigSession | None = None
+        self.privileged = True
+
+    def greeting(self) -> str:
+        return "Last login: from 127.0.0.1\n"
+
+    def prompt(self) -> str:
+        if self.editor is None:
+            return f"{self.hostname}{'#' if self.privileged else '>'}"
+        parts = ["config"]
+        if self.session is not None:
+            parts.append(f"s-{self.session.name[:6]}")
+        frames = self.editor.stack[1:]
+        if frames:
+            frame = frames[-1]
+            fmt = _MODE_PROMPT.get(frame.mode)
+            parts.append(fmt(list(frame.tokens)) if fmt else frame.mode)
+        return f"{self.hostname}({'-'.join(parts)})#"
+
+    def length_message(self, length: int) -> str:
+        return "Pagination disabled." if length == 0 else f"Pagination set to {length} lines."
+
+    def width_message(self, width: int) -> str:
+        return f"Width set to {width} columns."
+
+    @staticmethod
+    def invalid(tokens: list[str], bad: int) -> str:
+        if bad < 0:
+            return "% Incomplete command"
+        if bad == 0:
+            return "% Invalid input"
+        return f"% Invalid input (at token {bad}: '{tokens[bad]}')"
+
+    # -- exec mode -----------------------------------------------------------------------------------------------
+
+    def exec_line(self, line: str) -> Reply:
+        cmd, filters, as_json = split_pipes(line)
+        tokens = cmd.split()
+        term = self.terminal(tokens)
+        if term is not None:
+            return term
+        word = tokens[0]
+        if word in ("exit", "logout", "quit"):
+            return Reply(close=True)
+        if word == "enable":
+            self.privileged = True
+            return Reply()
+        if word == "disable":
+            self.privileged = False
+            return Reply()
+        if not self.privileged:
+            if word == "show":
+                return self.show(tokens, filters, as_json)
+            return Reply(self.invalid(tokens, 0))
+        if word in ("configure", "config", "conf"):
+            return self.configure(tokens)
+        if word == "show":
+            return self.show(tokens, filters, as_json)
+        if tokens[:2] in (["copy", "running-config"], ["write", "memory"]) or tokens == ["write"]:
+            self.switch.startup = self.switch.running.copy()
+            return Reply("Copy completed successfully.")
+        if tokens[:2] == ["clear", "counters"]:
+            self.switch.counters.clear()
+            return Reply()
+        return Reply(self.invalid(tokens, 0))
+
+    def configure(self, tokens: list[str]) -> Reply:
+        sw = self.switch
+        if len(tokens) == 1 or tokens[1:] == ["terminal"]:
+            self.editor = sw.editor(sw.running)
+            self.session = None
+            return Reply()
+        if tokens[1] == "session" and len(tokens) >= 3:
+            name = tokens[2]
+            session = sw.sessions_by_name.get(name)
+            if len(tokens) == 4 and tokens[3] in ("commit", "abort"):
+                if session is None:
+                    return Reply(f"% Session {name} does not exist")
+                if tokens[3] == "abort":
+                    sw.abort_session(session)
+                    return Reply()
+                error = sw.confirm_session(session)
+                return Reply(error or "")
+            if len(tokens) != 3:
+                return Reply(self.invalid(tokens, 3))
+            if session is None or session.state in ("completed", "aborted"):
+                session = ConfigSession(name, sw.running.copy())
+                sw.sessions_by_name[name] = session
+            elif session.state == "pendingCommitTimer":
+                return Reply(f"% Session {name} has a pending commit timer; confirm or abort it first")
+            self.session = session
+            self.editor = sw.editor(session.tree)
+            return Reply()
+        if tokens[1] == "checkpoint" and len(tokens) == 4 and tokens[2] in ("save", "restore"):
+            if tokens[2] == "save":
+                sw.checkpoints[tokens[3]] = sw.running.copy()
+                return Reply()
+            saved = sw.checkpoints.get(tokens[3])
+            if saved is None:
+                return Reply(f"% Checkpoint {tokens[3]} does not exist")
+            sw.set_running(saved.copy())
+            return Reply()
+        if tokens[1] == "replace" and len(tokens) >= 3 and tokens[2].startswith("checkpoint:"):
+            saved = sw.checkpoints.get(tokens[2].split(":", 1)[1])
+            if saved is None:
+                return Reply(f"% Error: file {tokens[2]} not found")
+            sw.set_running(saved.copy())
+            return Reply()
+        return Reply(self.invalid(tokens, 1))
+
+    def show(self, tokens: list[str], filters: list[str], as_json: bool) -> Reply:
+        sw = self.switch
+        args = tokens[1:]
+        text: str
+        if args[:1] == ["running-config"]:
+            tree = sw.running
+            text = sw.render_text(tree)
+            if len(args) >= 3 and args[1] == "section":
+                filters = [f"section {' '.join(args[2:])}", *filters]
+            elif len(args) >= 3 and args[1] == "interfaces":
+                name = canonical_interface(args[2])
+                filters = [f"section ^interface {re.escape(name)}$", *filters]
+        elif args == ["startup-config"]:
+            text = sw.render_text(sw.startup)
+        elif args[:1] == ["session-config"]:
+            return self.show_session(args[1:], filters)
+        elif args[:2] == ["configuration", "sessions"]:
+            text = self.sessions_table()
+        elif args == ["priority-flow-control", "counters"]:
+            text = sw.pfc_counters(as_json)
+        elif args == ["priority-flow-control", "counters", "detail"]:
+            text = sw.pfc_counters_detail(as_json)
+        elif args == ["priority-flow-control", "counters", "watchdog"]:
+            text = sw.watchdog_counters(as_json)
+        elif args[:3] == ["interfaces", "counters", "queue"]:
+            text = sw.queue_counters_detail()
+        elif args[:2] == ["qos", "interfaces"] and args[-3:] == ["ecn", "counters", "queue"]:
+            text = sw.ecn_counters(as_json)
+        elif args == ["version"]:
+            text = json.dumps({"modelName": "vEOS-lab", "version": "4.31.2F"}) if as_json else (
+                "Arista vEOS-lab\nSoftware image version: 4.31.2F (fabricd lab simulator)"
+            )
+        elif args == ["hostname"]:
+            text = f"Hostname: {sw.name}\nFQDN:     {sw.name}"
+        else:
+            return Reply(self.invalid(tokens, 1 if len(tokens) > 1 else -1))
+        return Reply(self.filtered(text, filters))
+
+    def show_session(self, args: list[str], filters: list[str]) -> Reply:
+        sw = self.switch
+        session = self.session
+        if args[:1] == ["named"] and len(args) >= 2:
+            session = sw.sessions_by_name.get(args[1])
+            args = args[2:]
+            if session is None:
+                return Reply("% Session does not exist")
+        if session is None:
+            return Reply("% Not in a configuration session")
+        if args == ["diffs"]:
+            before = sw.render_text(sw.running).splitlines()
+            after = sw.render_text(session.tree).splitlines()
+            diff = difflib.unified_diff(
+                before, after, "system:/running-config", f"session:/{session.name}-session-config", lineterm=""
+            )
+            return Reply(self.filtered("\n".join(diff), filters))
+        if not args:
+            return Reply(self.filtered(sw.render_text(session.tree), filters))
+        return Reply(self.invalid(["show", "session-config", *args], 2))
+
+    def sessions_table(self) -> str:
+        out = [
+            "Maximum number of completed sessions: 1",
+            "Maximum number of pending sessions: 5",
+            "",
+            f"  {'Name':<16} {'State':<26} {'User':<10} Terminal",
+            f"  {'-' * 16} {'-' * 26} {'-' * 10} --------",
+        ]
+        for s in self.switch.sessions_by_name.values():
+            mark = "*" if s is self.session else " "
+            out.append(f"{mark} {s.name:<16} {s.state:<26} {'':<10}")
+        return "\n".join(out)
+
+    # -- config mode ---------------------------------------------------------------------------------------------
+
+    def config_line(self, line: str) -> Reply:
+        assert self.editor is not None
+        sw = self.switch
+        cmd, filters, as_json = split_pipes(line)
+        tokens = cmd.split()
+        word = tokens[0]
+        if word == "end":
+            self.editor = None
+            return Reply()
+        if word == "exit":
+            if not self.editor.exit():
+                self.editor = None
+            return Reply()
+        if word == "do":
+            return self.exec_line(line[2:].strip())
+        if word == "show":
+            return self.show(tokens, filters, as_json)
+        if self.session is not None:
+            if tokens == ["abort"]:
+                sw.abort_session(self.session)
+                self.editor, self.session = None, None
+                return Reply()
+            if tokens == ["commit"] or tokens[:2] == ["commit", "timer"]:
+                timer_s: int | None = None
+                if len(tokens) == 3:
+                    hms = tokens[2].split(":")
+                    if len(hms) != 3 or not all(p.isdigit() for p in hms):
+                        return Reply(self.invalid(tokens, 2))
+                    timer_s = int(hms[0]) * 3600 + int(hms[1]) * 60 + int(hms[2])
+                elif len(tokens) != 1:
+                    return Reply(self.invalid(tokens, 1) if len(tokens) == 2 else self.invalid(tokens, 3))
+                failure = sw.commit_session(self.session, timer_s)
+                if failure:
+                    return Reply(failure)
+                self.editor, self.session = None, None
+                return Reply()
+        if sw.faults.rejects(cmd):
+            return Reply(self.invalid(tokens, 0))
+        error = self.editor.apply(cmd)
+        if error is not None:
+            return Reply(self.invalid(tokens, error.bad_token))
+        if self.session is None:
+            sw.config_changed()
+        return Reply()
+
+    def closed(self) -> None:
+        """A dropped SSH session leaves its configuration session pending, as on EOS (nothing is applied)."""
+        self.editor = None

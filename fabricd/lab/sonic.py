@@ -1,0 +1,663 @@
+"""Simulated SONiC: a bash login with sonic-utilities' ``show`` and ``config`` commands over a CONFIG_DB.
+
+Behaviour follows sonic-net/sonic-utilities (``config/main.py``, ``generic_config_updater``, ``scripts/pfcstat``,
+``scripts/queuestat``, ``scripts/wredstat``, ``pfcwd/main.py``; anchors.md §3.1):
+
+- ``admin@host:~$``; ``sudo -s`` gives ``root@host:/home/admin#``; ``config`` without root answers
+  ``Root privileges are required for this operation``; unknown commands ``-bash: X: command not found``;
+- the Generic Config Updater: ``config checkpoint NAME``, ``config rollback NAME``, ``config list-checkpoints``,
+  ``config delete-checkpoint NAME``, ``config apply-patch [--dry-run] FILE`` (RFC 6902 JSON patch, with GCU's
+  checks: known tables, field ranges, min <= max, no empty tables) and ``config replace FILE``, printing GCU's
+  ``Patch Applier: ...`` progress lines and ``Patch applied successfully.`` / ``Failed to apply patch due to: ...``;
+- ``show runningconfiguration all`` prints CONFIG_DB as JSON; ``config save -y``; ``config interface mtu``,
+  ``config vlan add``, ``config vlan member add``, ``config pfcwd start|stop|interval`` and
+  ``sonic-cfggen -a JSON --write-to-db`` edit CONFIG_DB directly (the lines of ``fabricd render``'s ``.cli`` file);
+- files for patches are written with ``echo DATA | base64 -d > FILE`` (``>>`` appends), read with ``cat``.
+
+Counter tables follow the captures in fixtures/sonic: ``show pfc counters`` (Rx and Tx tables),
+``show queue counters [PORT] [--json]``, ``show queue wredcounters``, ``show pfcwd stats``, ``show pfcwd config``
+and ``show interfaces counters``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import re
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from fabricd.model import Platform
+
+from . import tables
+from .counters import WatchdogSettings
+from .device import DeviceSpec, Reply, Shell, SimSwitch
+
+ConfigDb = dict[str, dict[str, dict[str, str]]]
+
+KNOWN_TABLES = frozenset({
+    "DEVICE_METADATA", "PORT", "VLAN", "VLAN_MEMBER", "VLAN_INTERFACE", "INTERFACE", "LOOPBACK_INTERFACE",
+    "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+    "MAP_PFC_PRIORITY_TO_QUEUE", "PORT_QOS_MAP", "WRED_PROFILE", "QUEUE", "SCHEDULER", "BUFFER_POOL",
+    "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD", "FLEX_COUNTER_TABLE",
+    "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN",
+})
+"""Tables this simulated image has YANG models for; a patch touching another table is rejected."""
+
+_NATURAL = re.compile(r"(\d+)")
+
+
+def natural(name: str) -> list[object]:
+    return [int(t) if t.isdigit() else t for t in _NATURAL.split(name)]
+
+
+def _int_in(value: str, lo: int, hi: int) -> bool:
+    return value.isdigit() and lo <= int(value) <= hi
+
+
+def validate(db: ConfigDb) -> str | None:
+    """The subset of sonic-yang checks the lab enforces; returns an error message or None."""
+    for table, entries in db.items():
+        if table not in KNOWN_TABLES:
+            return f"Table {table} does not have a YANG model"
+        if not isinstance(entries, dict) or not entries:
+            return f"Table {table} is empty; empty tables are not allowed in ConfigDb"
+        for key, fields in entries.items():
+            if not isinstance(fields, dict):
+                return f"{table}|{key}: expected an object of fields"
+            for field, value in fields.items():
+                if not isinstance(value, str):
+                    return f"{table}|{key}|{field}: value must be a string, got {json.dumps(value)}"
+    for key, port in db.get("PORT", {}).items():
+        if "mtu" in port and not _int_in(port["mtu"], 68, 9216):
+            return f"PORT|{key}: mtu {port['mtu']} out of range 68..9216"
+    for key, prof in db.get("WRED_PROFILE", {}).items():
+        for color in ("green", "yellow", "red"):
+            lo, hi = prof.get(f"{color}_min_threshold"), prof.get(f"{color}_max_threshold")
+            if lo is not None and hi is not None and (not lo.isdigit() or not hi.isdigit() or int(lo) > int(hi)):
+                return f"WRED_PROFILE|{key}: {color}_min_threshold {lo} must be <= {color}_max_threshold {hi}"
+            prob = prof.get(f"{color}_drop_probability")
+            if prob is not None and not _int_in(prob, 0, 100):
+                return f"WRED_PROFILE|{key}: {color}_drop_probability {prob} out of range 0..100"
+    for key, wd in db.get("PFC_WD", {}).items():
+        if key == "GLOBAL":
+            if "POLL_INTERVAL" in wd and not _int_in(wd["POLL_INTERVAL"], 100, 3000):
+                return f"PFC_WD|GLOBAL: POLL_INTERVAL {wd['POLL_INTERVAL']} out of range 100..3000"
+            continue
+        if "detection_time" in wd and not _int_in(wd["detection_time"], 100, 5000):
+            return f"PFC_WD|{key}: detection_time {wd['detection_time']} out of range 100..5000"
+        if "restoration_time" in wd and not _int_in(wd["restoration_time"], 100, 60000):
+            return f"PFC_WD|{key}: restoration_time {wd['restoration_time']} out of range 100..60000"
+        if wd.get("action", "drop") not in ("drop", "forward", "alert"):
+            return f"PFC_WD|{key}: action {wd.get('action')} is not one of drop, forward, alert"
+    for key, qos in db.get("PORT_QOS_MAP", {}).items():
+        for field in ("pfc_enable", "pfcwd_sw_enable"):
+            if field in qos and qos[field] and not re.fullmatch(r"[0-7](,[0-7])*", qos[field]):
+                return f"PORT_QOS_MAP|{key}: {field} {qos[field]!r} is not a list of priorities 0-7"
+    ports = db.get("PORT", {})
+    for table in ("QUEUE", "BUFFER_PG", "BUFFER_QUEUE"):
+        for key in db.get(table, {}):
+            port_name = key.split("|", 1)[0]
+            if port_name not in ports:
+                return f"{table}|{key}: port {port_name} does not exist"
+    return None
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def apply_patch(db: ConfigDb, ops: list[dict[str, Any]]) -> ConfigDb:
+    """Apply RFC 6902 operations (add, remove, replace) to a copy of ``db``; raises ValueError on a bad op."""
+    out: Any = copy.deepcopy(db)
+    for op in ops:
+        kind = op.get("op")
+        path = op.get("path")
+        if kind not in ("add", "remove", "replace") or not isinstance(path, str) or not path.startswith("/"):
+            raise ValueError(f"unsupported operation {json.dumps(op)}")
+        parts = [_unescape(p) for p in path.split("/")[1:]]
+        parent = out
+        for part in parts[:-1]:
+            if not isinstance(parent, dict) or part not in parent:
+                raise ValueError(f"path {path} does not exist")
+            parent = parent[part]
+        last = parts[-1]
+        if not isinstance(parent, dict):
+            raise ValueError(f"path {path} does not address an object member")
+        if kind == "remove":
+            if last not in parent:
+                raise ValueError(f"can't remove a non-existent object '{last}'")
+            del parent[last]
+        elif kind == "replace":
+            if last not in parent:
+                raise ValueError(f"can't replace a non-existent object '{last}'")
+            parent[last] = op.get("value")
+        else:
+            parent[last] = op.get("value")
+    result: ConfigDb = out
+    return result
+
+
+class SonicSwitch(SimSwitch):
+    platform = Platform.SONIC
+
+    def __init__(self, spec: DeviceSpec, **kwargs: float | Callable[[], float]) -> None:
+        super().__init__(spec, **kwargs)  # type: ignore[arg-type]
+        self.db: ConfigDb = self.base_config()
+        self.saved: ConfigDb = copy.deepcopy(self.db)
+        self.checkpoints: dict[str, ConfigDb] = {}
+        self.files: dict[str, bytes] = {}
+        self.config_changed()
+
+    def base_config(self) -> ConfigDb:
+        ports = {}
+        for i, (name, speed) in enumerate(self.spec.ports):
+            ports[name] = {
+                "admin_status": "up", "alias": f"etp{i + 1}", "index": str(i + 1), "lanes": ",".join(
+                    str(8 * i + n) for n in range(8)), "mtu": "9100", "speed": str(speed // 1_000_000),
+            }
+        return {
+            "DEVICE_METADATA": {"localhost": {
+                "hostname": self.name, "hwsku": "Mellanox-SN4700-O8C48", "platform": "x86_64-mlnx_msn4700-r0",
+                "mac": "1c:34:da:00:00:01", "type": "LeafRouter", "buffer_model": "traditional",
+                "default_pfcwd_status": "disable",
+            }},
+            "PORT": ports,
+            "BUFFER_POOL": {
+                "ingress_lossless_pool": {"mode": "dynamic", "size": "47218432", "type": "ingress"},
+                "egress_lossless_pool": {"mode": "dynamic", "size": "60817392", "type": "egress"},
+                "egress_lossy_pool": {"mode": "dynamic", "size": "47218432", "type": "egress"},
+            },
+            "FLEX_COUNTER_TABLE": {"PFCWD": {"FLEX_COUNTER_STATUS": "enable"},
+                                   "QUEUE": {"FLEX_COUNTER_STATUS": "enable"}},
+        }
+
+    def running_config(self) -> str:
+        return json.dumps(self.db, indent=4, sort_keys=True)
+
+    def config_changed(self) -> None:
+        """PFC watchdog from CONFIG_DB: ports with a ``PFC_WD|<port>`` entry, watching their ``pfcwd_sw_enable``
+        (or ``pfc_enable``) priorities with that entry's timers and action."""
+        wd = self.db.get("PFC_WD", {})
+        qos = self.db.get("PORT_QOS_MAP", {})
+        ports: set[str] = set()
+        prios: set[int] = set()
+        detect, restore, action = 200, 200, "drop"
+        for port, entry in wd.items():
+            if port == "GLOBAL" or port not in self.counters.ports:
+                continue
+            enabled = qos.get(port, {}).get("pfcwd_sw_enable") or qos.get(port, {}).get("pfc_enable") or ""
+            found = {int(p) for p in enabled.split(",") if p.isdigit()}
+            if found:
+                ports.add(port)
+                prios |= found
+                detect = int(entry.get("detection_time", detect))
+                restore = int(entry.get("restoration_time", restore))
+                action = entry.get("action", action)
+        settings = None
+        if ports:
+            settings = WatchdogSettings(frozenset(prios), detect, restore, action, frozenset(ports))
+        self.counters.set_watchdog(settings)
+
+    def set_db(self, db: ConfigDb) -> None:
+        self.db = db
+        self.config_changed()
+
+    def open_shell(self) -> SonicShell:
+        return SonicShell(self)
+
+    # -- counters ------------------------------------------------------------------------------------------------
+
+    def sorted_ports(self) -> list[str]:
+        return sorted(self.counters.ports, key=natural)
+
+    def pfc_counters(self) -> str:
+        ports = self.counters.read()
+        titles = [f"PFC{i}" for i in range(8)]
+        rx = [[n, *(tables.comma(c.rx_frames) for c in ports[n].pfc)] for n in self.sorted_ports()]
+        tx = [[n, *(tables.comma(c.tx_frames) for c in ports[n].pfc)] for n in self.sorted_ports()]
+        return tables.simple(["Port Rx", *titles], rx) + "\n\n" + tables.simple(["Port Tx", *titles], tx)
+
+    def pfc_history(self) -> str:
+        ports = self.counters.read()
+        rows = []
+        for n in self.sorted_ports():
+            for prio, c in enumerate(ports[n].pfc):
+                if c.rx_frames:
+                    rows.append([n, f"PFC{prio}", tables.comma(c.rx_transitions), tables.comma(c.rx_pause_us),
+                                 tables.comma(c.rx_pause_us), "N/A"])
+        headers = ["Port", "Priority", "RX Pause Transitions", "Total RX Pause Time US", "Recent RX Pause Time US",
+                   "Recent RX Pause Timestamp"]
+        return tables.simple(headers, rows)
+
+    def queue_counters(self, port: str | None, as_json: bool, wred: bool) -> str:
+        ports = self.counters.read()
+        names = [port] if port else self.sorted_ports()
+        if as_json:
+            data: dict[str, dict[str, dict[str, str]]] = {}
+            for n in names:
+                entry = {}
+                for i, q in enumerate(ports[n].queues):
+                    if wred:
+                        entry[f"UC{i}"] = {"wreddroppacket": str(q.wred_dropped_packets),
+                                           "wreddropbytes": str(q.wred_dropped_bytes),
+                                           "ecnmarkedpacket": str(q.ecn_marked_packets),
+                                           "ecnmarkedbytes": str(q.ecn_marked_bytes)}
+                    else:
+                        entry[f"UC{i}"] = {"totalpacket": str(q.tx_packets), "totalbytes": str(q.tx_bytes),
+                                           "droppacket": str(q.dropped_packets), "dropbytes": str(q.dropped_bytes)}
+                data[n] = entry
+            return json.dumps(data, indent=4)
+        blocks = []
+        for n in names:
+            rows = []
+            for i, q in enumerate(ports[n].queues):
+                if wred:
+                    rows.append([n, f"UC{i}", str(q.wred_dropped_packets), str(q.wred_dropped_bytes),
+                                 str(q.ecn_marked_packets), str(q.ecn_marked_bytes)])
+                else:
+                    rows.append([n, f"UC{i}", str(q.tx_packets), str(q.tx_bytes), str(q.dropped_packets),
+                                 str(q.dropped_bytes)])
+            for i in range(8, 16):
+                rows.append([n, f"MC{i}", "0", "0", "0", "0"])
+            headers = (["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"] if wred
+                       else ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"])
+            blocks.append(tables.simple(headers, rows))
+        return "\n\n".join(blocks)
+
+    def pfcwd_stats(self) -> str:
+        ports = self.counters.read()
+        rows = []
+        for n in self.sorted_ports():
+            for prio, wd in sorted(ports[n].watchdog.items()):
+                rows.append([
+                    f"{n}:{prio}", "stormed" if wd.stormed else "operational", f"{wd.detected}/{wd.restored}",
+                    f"{wd.tx_ok}/{wd.tx_drop}", f"{wd.rx_ok}/{wd.rx_drop}", f"{wd.last_tx_ok}/{wd.last_tx_drop}",
+                    f"{wd.last_rx_ok}/{wd.last_rx_drop}",
+                ])
+        headers = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
+                   "RX LAST OK/DROP"]
+        return tables.simple(headers, rows)
+
+    def pfcwd_config(self) -> str:
+        wd = self.db.get("PFC_WD", {})
+        rows = [[p, e.get("action", "drop"), e.get("detection_time", "N/A"), e.get("restoration_time", "N/A")]
+                for p, e in sorted(wd.items(), key=lambda kv: natural(kv[0])) if p != "GLOBAL"]
+        text = tables.simple(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME"], rows)
+        poll = wd.get("GLOBAL", {}).get("POLL_INTERVAL")
+        return (f"Changed polling interval to {poll}ms\n" if poll else "") + text
+
+    def interface_counters(self) -> str:
+        ports = self.counters.read()
+        rows = [[n, "U", tables.comma(p.rx_packets), "0.00 B/s", "0.00%", "0", tables.comma(p.rx_drops), "0",
+                 tables.comma(p.tx_packets), "0.00 B/s", "0.00%", "0", tables.comma(p.tx_drops), "0"]
+                for n in self.sorted_ports() for p in [ports[n]]]
+        headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS",
+                   "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
+        return tables.simple(headers, rows)
+
+
+_B64_WRITE = re.compile(r"^echo\s+'?([A-Za-z0-9+/=]*)'?\s*\|\s*base64\s+(?:-d|--decode)\s*(>>?)\s*(\S+)$")
+
+
+class SonicShell(Shell):
+    """bash as ``admin`` (or root after ``sudo -s``) on a SONiC switch."""
+
+    def __init__(self, switch: SonicSwitch) -> None:
+        self.switch = switch
+        self.root = False
+        self.rc = 0
+
+    def greeting(self) -> str:
+        return (
+            f"Linux {self.switch.name} 6.1.0-29-2-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.123-1 x86_64\n"
+            "You are on\n  SONiC (fabricd lab simulator)\n\n"
+            "Unauthorized access and/or use are prohibited.\n"
+            "All access and/or use are subject to monitoring.\n\n"
+        )
+
+    def prompt(self) -> str:
+        if self.root:
+            return f"root@{self.switch.name}:/home/{self.switch.spec.username}# "
+        return f"{self.switch.spec.username}@{self.switch.name}:~$ "
+
+    def _done(self, text: str, rc: int = 0) -> Reply:
+        self.rc = rc
+        return Reply(text)
+
+    def handle(self, line: str) -> Reply:
+        line = line.strip()
+        if not line:
+            return Reply()
+        if line == "echo $?":
+            return Reply(str(self.rc))
+        m = _B64_WRITE.match(line)
+        if m:
+            return self._write_file(m.group(1), m.group(2) == ">>", m.group(3))
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            return self._done(f"-bash: syntax error: {exc}", 2)
+        if not argv:
+            return Reply()
+        if argv[0] in ("exit", "logout"):
+            if self.root:
+                self.root = False
+                return self._done("exit")
+            return Reply(close=True)
+        root = self.root
+        if argv[0] == "sudo":
+            if argv[1:] in (["-s"], ["-i"], ["su"]):
+                self.root = True
+                return self._done("")
+            argv = argv[1:]
+            root = True
+            if not argv:
+                return self._done("usage: sudo -h | -K | -k | -V", 1)
+        cmd = argv[0]
+        if cmd == "show":
+            return self.show(argv[1:])
+        if cmd == "config":
+            if not root:
+                return self._done("Root privileges are required for this operation", 1)
+            return self.config(argv[1:])
+        if cmd == "sonic-cfggen":
+            return self.cfggen(argv[1:], root)
+        if cmd == "cat" and len(argv) == 2:
+            data = self.switch.files.get(argv[1])
+            if data is None:
+                return self._done(f"cat: {argv[1]}: No such file or directory", 1)
+            return self._done(data.decode(errors="replace").rstrip("\n"))
+        if cmd == "rm":
+            for path in argv[1:]:
+                if not path.startswith("-"):
+                    self.switch.files.pop(path, None)
+            return self._done("")
+        if cmd in ("pfcstat",):
+            return self._done(self.switch.pfc_counters())
+        if cmd == "pfcwd" and argv[1:] == ["show", "stats"]:
+            return self._done(self.switch.pfcwd_stats())
+        if cmd == "hostname":
+            return self._done(self.switch.name)
+        return self._done(f"-bash: {cmd}: command not found", 127)
+
+    def _write_file(self, data: str, append: bool, path: str) -> Reply:
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return self._done("base64: invalid input", 1)
+        files = self.switch.files
+        files[path] = (files.get(path, b"") + raw) if append else raw
+        return self._done("")
+
+    # -- show ----------------------------------------------------------------------------------------------------
+
+    def show(self, args: list[str]) -> Reply:
+        sw = self.switch
+        as_json = "--json" in args or "-j" in args
+        args = [a for a in args if a not in ("--json", "-j")]
+        if args[:2] == ["runningconfiguration", "all"]:
+            return self._done(sw.running_config())
+        if args == ["pfc", "counters"]:
+            return self._done(sw.pfc_counters())
+        if args == ["pfc", "counters", "--history"]:
+            return self._done(sw.pfc_history())
+        if args[:2] == ["queue", "counters"] or args[:2] == ["queue", "counter"]:
+            port = args[2] if len(args) > 2 else None
+            if port is not None and port not in sw.counters.ports:
+                return self._done(f"Port doesn't exist! {port}", 1)
+            return self._done(sw.queue_counters(port, as_json, wred=False))
+        if args[:2] == ["queue", "wredcounters"]:
+            port = args[2] if len(args) > 2 else None
+            if port is not None and port not in sw.counters.ports:
+                return self._done(f"Port doesn't exist! {port}", 1)
+            return self._done(sw.queue_counters(port, as_json, wred=True))
+        if args == ["pfcwd", "stats"]:
+            return self._done(sw.pfcwd_stats())
+        if args == ["pfcwd", "config"]:
+            return self._done(sw.pfcwd_config())
+        if args[:2] in (["interfaces", "counters"], ["interface", "counters"]) and len(args) == 2:
+            return self._done(sw.interface_counters())
+        if args == ["version"]:
+            return self._done("SONiC Software Version: SONiC.202411.fabricd-lab\nDistribution: Debian 12.8")
+        what = args[0] if args else ""
+        return self._done(
+            'Usage: show [OPTIONS] COMMAND [ARGS]...\nTry "show -h" for help.\n\n'
+            + (f'Error: No such command "{what}".' if what else "Error: Missing command."), 2,
+        )
+
+    # -- config --------------------------------------------------------------------------------------------------
+
+    def _fail(self, usage: str, message: str) -> Reply:
+        head = usage.split(maxsplit=1)[0]
+        return self._done(f'Usage: config {usage}\nTry "config {head} -h" for help.\n\nError: {message}', 2)
+
+    def config(self, args: list[str]) -> Reply:
+        sw = self.switch
+        sub = args[0] if args else ""
+        rest = args[1:]
+        if sub == "checkpoint" and len(rest) == 1:
+            sw.checkpoints[rest[0]] = copy.deepcopy(sw.db)
+            return self._done("\n".join([*self._gcu("Config Rollbacker", [
+                "Config checkpoint starting.", f"Checkpoint name: {rest[0]}.", "Getting current config db.",
+                "Getting checkpoint full-path.", "Ensuring checkpoint directory exist.",
+                f"Saving config db content to /etc/sonic/checkpoints/{rest[0]}.cp.json.",
+                "Config checkpoint completed.",
+            ]), "Checkpoint created successfully."]))
+        if sub == "rollback" and len([a for a in rest if not a.startswith("-")]) == 1:
+            name = next(a for a in rest if not a.startswith("-"))
+            lines = self._gcu("Config Rollbacker", ["Config rollbacking starting.", f"Checkpoint name: {name}.",
+                                                    f"Verifying '{name}' exists."])
+            saved = sw.checkpoints.get(name)
+            if saved is None:
+                return self._done("\n".join([*lines, "Failed to rollback config", "Usage: config rollback [OPTIONS] "
+                                             "CHECKPOINT_NAME", "", f"Error: Checkpoint '{name}' does not exist"]), 1)
+            if "-d" not in rest and "--dry-run" not in rest:
+                sw.set_db(copy.deepcopy(saved))
+            lines += self._gcu("Config Rollbacker", ["Loading checkpoint into memory.",
+                                                     "Replacing config using 'Config Replacer'.",
+                                                     "Config rollbacking completed."])
+            return self._done("\n".join([*lines, "Config rolled back successfully."]))
+        if sub == "list-checkpoints":
+            return self._done(json.dumps(sorted(sw.checkpoints), indent=4))
+        if sub == "delete-checkpoint" and len(rest) == 1:
+            if sw.checkpoints.pop(rest[0], None) is None:
+                return self._done(
+                    f"Failed to delete config checkpoint\nError: Checkpoint '{rest[0]}' does not exist", 1
+                )
+            return self._done("Checkpoint deleted successfully.")
+        if sub == "apply-patch":
+            return self.apply_patch(rest)
+        if sub == "replace":
+            return self.replace(rest)
+        if sub == "save":
+            sw.saved = copy.deepcopy(sw.db)
+            return self._done(
+                "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json"
+            )
+        if sub in ("interface", "vlan", "pfcwd"):
+            return self.cli_edit(sub, rest)
+        return self._done(
+            'Usage: config [OPTIONS] COMMAND [ARGS]...\nTry "config -h" for help.\n\n'
+            f'Error: No such command "{sub}".', 2,
+        )
+
+    @staticmethod
+    def _gcu(title: str, messages: list[str]) -> list[str]:
+        return [f"{title}: {m}" for m in messages]
+
+    def apply_patch(self, args: list[str]) -> Reply:
+        sw = self.switch
+        dry = any(a in ("-d", "--dry-run") for a in args)
+        files = [a for a in args if not a.startswith("-") and a not in ("CONFIGDB", "SONICYANG")]
+        if len(files) != 1:
+            return self._fail("apply-patch [OPTIONS] PATCH_FILE_PATH", "Missing argument 'PATCH_FILE_PATH'.")
+        raw = sw.files.get(files[0])
+        head = ["** DRY RUN EXECUTION **"] if dry else []
+        if raw is None:
+            return self._done("\n".join([*head, f"Failed to apply patch due to: [Errno 2] No such file or directory: "
+                                         f"'{files[0]}'", "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH",
+                                         f"Error: [Errno 2] No such file or directory: '{files[0]}'"]), 1)
+        try:
+            ops = json.loads(raw)
+            if not isinstance(ops, list):
+                raise ValueError("a JSON patch is a list of operations")
+        except ValueError as exc:
+            return self._done("\n".join([*head, f"Failed to apply patch due to: {exc}", f"Error: {exc}"]), 1)
+        title = "Patch Applier"
+        lines = head + self._gcu(title, [
+            "localhost: Patch application starting.", f"localhost: Patch: {json.dumps(ops)}",
+            "localhost getting current config db.",
+            "localhost: simulating the target full config after applying the patch.",
+            "localhost: validating all JsonPatch operations are permitted on the specified fields",
+            "localhost: validating target config does not have empty tables, since they do not show up in ConfigDb.",
+        ])
+        for op in ops:
+            unit = f"{op.get('op')} {op.get('path')} {json.dumps(op.get('value'), sort_keys=True)}"
+            if sw.faults.rejects(unit):
+                return self._failed(lines, f"Given patch will produce invalid config. Error: operation {unit} "
+                                    "is not permitted by the YANG model")
+        try:
+            target = apply_patch(sw.db, ops)
+        except ValueError as exc:
+            return self._failed(lines, str(exc))
+        problem = validate(target)
+        if problem:
+            return self._failed(lines, f"Given patch will produce invalid config. Error: {problem}")
+        lines += self._gcu(title, [
+            "localhost: sorting patch updates.", f"The localhost patch was converted into {len(ops)} changes:",
+            f"localhost: applying {len(ops)} change{'s' if len(ops) != 1 else ''} in order:",
+            *[f"  * [{json.dumps(op)}]" for op in ops],
+        ])
+        if not dry:
+            if sw.faults.commit_fails:
+                half = apply_patch(sw.db, ops[: len(ops) // 2])
+                sw.set_db(half)
+                return self._failed(lines, "Failed to apply change: orchagent did not acknowledge the update "
+                                    "(swss timeout)")
+            sw.set_db(target)
+        lines += self._gcu(title, ["localhost: verifying patch updates are reflected on ConfigDB.",
+                                   "localhost patch application completed."])
+        return self._done("\n".join([*lines, "Patch applied successfully."]))
+
+    def _failed(self, lines: list[str], message: str) -> Reply:
+        return self._done("\n".join([*lines, f"Failed to apply patch due to: {message}",
+                                     "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH",
+                                     'Try "config apply-patch -h" for help.', "", f"Error: {message}"]), 1)
+
+    def replace(self, args: list[str]) -> Reply:
+        sw = self.switch
+        files = [a for a in args if not a.startswith("-")]
+        raw = sw.files.get(files[0]) if len(files) == 1 else None
+        if raw is None:
+            return self._done("Failed to replace config\nError: target file not found", 1)
+        try:
+            target = json.loads(raw)
+        except ValueError as exc:
+            return self._done(f"Failed to replace config\nError: {exc}", 1)
+        problem = validate(target)
+        if problem:
+            return self._done(f"Failed to replace config\nError: {problem}", 1)
+        if "-d" not in args and "--dry-run" not in args:
+            sw.set_db(target)
+        return self._done("Config replaced successfully.")
+
+    def cli_edit(self, sub: str, rest: list[str]) -> Reply:
+        """``config interface mtu``, ``config vlan add``, ``config vlan member add``, ``config pfcwd ...``."""
+        sw = self.switch
+        db = copy.deepcopy(sw.db)
+        line = " ".join([sub, *rest])
+        if sw.faults.rejects("config " + line):
+            return self._done(f"Error: {line!r} is not permitted", 1)
+        if sub == "interface" and len(rest) == 3 and rest[0] == "mtu":
+            port, mtu = rest[1], rest[2]
+            if port not in db.get("PORT", {}):
+                return self._done("Error: Interface name is invalid. Please enter a valid interface name!!", 2)
+            db["PORT"][port]["mtu"] = mtu
+        elif sub == "vlan" and rest[:1] == ["add"] and len(rest) == 2 and rest[1].isdigit():
+            db.setdefault("VLAN", {})[f"Vlan{rest[1]}"] = {"vlanid": rest[1]}
+        elif sub == "vlan" and rest[:2] == ["member", "add"]:
+            opts = [a for a in rest[2:] if a.startswith("-")]
+            vid, port = [a for a in rest[2:] if not a.startswith("-")][:2]
+            if f"Vlan{vid}" not in db.get("VLAN", {}):
+                return self._done(f"Error: Vlan{vid} doesn't exist", 2)
+            mode = "untagged" if "-u" in opts or "--untagged" in opts else "tagged"
+            db.setdefault("VLAN_MEMBER", {})[f"Vlan{vid}|{port}"] = {"tagging_mode": mode}
+        elif sub == "pfcwd" and rest[:1] == ["interval"] and len(rest) == 2:
+            db.setdefault("PFC_WD", {}).setdefault("GLOBAL", {})["POLL_INTERVAL"] = rest[1]
+        elif sub == "pfcwd" and rest[:1] == ["stop"]:
+            wd = db.get("PFC_WD", {})
+            for port in [p for p in wd if p != "GLOBAL" and (len(rest) == 1 or p in rest[1:])]:
+                del wd[port]
+            if not wd:
+                db.pop("PFC_WD", None)
+        elif sub == "pfcwd" and rest[:1] == ["start"]:
+            return self._pfcwd_start(db, rest[1:])
+        else:
+            return self._done(f'Usage: config {sub} [OPTIONS] COMMAND [ARGS]...\n\nError: No such command.', 2)
+        problem = validate(db)
+        if problem:
+            return self._done(f"Error: {problem}", 1)
+        sw.set_db(db)
+        return self._done("")
+
+    def _pfcwd_start(self, db: ConfigDb, args: list[str]) -> Reply:
+        action, restore, detect, ports = "drop", None, None, []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a in ("--action", "-a") and i + 1 < len(args):
+                action = args[i + 1]
+                i += 2
+            elif a in ("--restoration-time", "-r") and i + 1 < len(args):
+                restore = args[i + 1]
+                i += 2
+            elif a == "detection-time" and i + 1 < len(args):
+                detect = args[i + 1]
+                i += 2
+            elif a == "ports":
+                i += 1
+            else:
+                ports.append(a)
+                i += 1
+        if detect is None or not ports:
+            return self._done("Error: Missing argument 'DETECTION_TIME'.", 2)
+        for port in ports:
+            if port not in db.get("PORT", {}):
+                return self._done(f"Error: Invalid port {port}", 2)
+            db.setdefault("PFC_WD", {})[port] = {
+                "action": action, "detection_time": detect,
+                "restoration_time": restore or str(2 * int(detect)),
+            }
+        problem = validate(db)
+        if problem:
+            return self._done(f"Error: {problem}", 1)
+        self.switch.set_db(db)
+        return self._done("")
+
+    def cfggen(self, args: list[str], root: bool) -> Reply:
+        """``sonic-cfggen -a JSON --write-to-db``: merge tables into CONFIG_DB (fields replace, keys add)."""
+        if "--write-to-db" in args and not root:
+            return self._done("Root privileges are required for this operation", 1)
+        if "-a" not in args or "--write-to-db" not in args:
+            return self._done("sonic-cfggen: the lab supports only `-a JSON --write-to-db`", 2)
+        sw = self.switch
+        text = args[args.index("-a") + 1]
+        if sw.faults.rejects(text):
+            return self._done("Error: the data is not permitted by the YANG model", 1)
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            return self._done(f"sonic-cfggen: error: invalid JSON: {exc}", 2)
+        db = copy.deepcopy(sw.db)
+        for table, entries in data.items():
+            for key, fields in entries.items():
+                db.setdefault(table, {}).setdefault(key, {}).update(fields)
+        problem = validate(db)
+        if problem:
+            return self._done(f"Error: {problem}", 1)
+        sw.set_db(db)
+        return self._done("")
