@@ -1,0 +1,144 @@
+"""How fabricd reaches a switch: address, username, password and the known_hosts files to verify its host key.
+
+Credentials come from the inventory's reference (``credentials.password_env`` or ``credentials.password_file``),
+never from the YAML itself (DESIGN.md §4.8). Resolution order for the password:
+
+1. the environment variable named by ``password_env``, when it is set;
+2. the file named by ``password_file``, which must not be readable by group or others (0600 or 0400);
+3. **lab fallback**: when ``password_env`` is named but unset and ``fabricd lab up`` is running a simulator for this
+   switch at the same host and port, the lab's password file (``<state_dir>/lab/password``, 0600).
+
+So after ``fabricd lab up`` every command works without exporting anything; ``lab up`` also prints the
+``export FABRICD_LAB_PASSWORD=...`` line for people who prefer the environment.
+
+Host keys are always verified unless the caller opts out explicitly. Known hosts are read from, in order: files
+given by the caller, the lab's ``known_hosts`` (when the lab is up), and ``~/.ssh/known_hosts``.
+
+The lab state layout is defined here, at L2, so that drivers can read what ``fabricd.lab`` (L3) writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from fabricd import settings
+from fabricd.errors import DriverError
+from fabricd.model import Switch
+
+from .secrets import Secret
+
+LAB_STATE_FILE = "lab.json"
+LAB_PID_FILE = "lab.pid"
+LAB_KNOWN_HOSTS = "known_hosts"
+LAB_PASSWORD_FILE = "password"
+LAB_LOG_FILE = "lab.log"
+LAB_CONTROL_SOCKET = "control.sock"
+
+
+def lab_dir(state_dir: Path | None = None) -> Path:
+    """``<state_dir>/lab``: where ``fabricd lab up`` keeps its pid, known_hosts, password and device list."""
+    return (state_dir or settings.state_dir()) / "lab"
+
+
+@dataclass(frozen=True)
+class Access:
+    """Everything needed to open an SSH session to one switch. ``password`` is a :class:`Secret` (never printed)."""
+
+    target: str
+    host: str
+    port: int
+    username: str
+    password: Secret
+    known_hosts: tuple[Path, ...]
+    verify_host_key: bool = True
+    password_source: str = ""
+
+
+def check_secret_file(path: Path, target: str) -> str:
+    """Read a secret file; refuse one that group or others can read (0600 required), or that is missing."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise DriverError(
+            target, "credentials", f"password file {path} cannot be read: {exc.strerror}",
+            hint="create it with `install -m 600 /dev/null FILE` and write the password into it",
+        ) from None
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise DriverError(
+            target, "credentials",
+            f"password file {path} is readable by group or others (mode {stat.S_IMODE(st.st_mode):04o}, expected 0600)",
+            hint=f"run `chmod 600 {path}`",
+        )
+    return path.read_text().strip("\r\n")
+
+
+def lab_device(switch: Switch, state_dir: Path | None = None) -> dict[str, object] | None:
+    """The running lab's entry for ``switch`` (same name, host and port), or None when the lab is not up."""
+    state_file = lab_dir(state_dir) / LAB_STATE_FILE
+    try:
+        data = json.loads(state_file.read_text())
+    except (OSError, ValueError):
+        return None
+    for dev in data.get("devices", []):
+        same = (dev.get("name"), dev.get("host"), dev.get("port")) == (switch.name, switch.mgmt.host, switch.mgmt.port)
+        if same:
+            return dict(dev)
+    return None
+
+
+def resolve_access(
+    switch: Switch,
+    *,
+    environ: Mapping[str, str] | None = None,
+    state_dir: Path | None = None,
+    known_hosts: tuple[Path, ...] = (),
+    verify_host_key: bool = True,
+) -> Access:
+    """Resolve the password and known_hosts for ``switch`` (order in the module docstring)."""
+    env = os.environ if environ is None else environ
+    creds = switch.credentials
+    password: str | None = None
+    source = ""
+    if creds.password_env and env.get(creds.password_env):
+        password, source = env[creds.password_env], f"environment variable {creds.password_env}"
+    elif creds.password_file:
+        password, source = check_secret_file(creds.password_file, switch.name), f"file {creds.password_file}"
+    lab_hosts: list[Path] = []
+    lab = lab_device(switch, state_dir)
+    if lab is not None:
+        kh = lab_dir(state_dir) / LAB_KNOWN_HOSTS
+        if kh.exists():
+            lab_hosts.append(kh)
+        if password is None and creds.password_env:
+            pw_file = Path(str(lab.get("password_file", "")))
+            password, source = check_secret_file(pw_file, switch.name), f"lab password file {pw_file}"
+    if password is None:
+        if creds.password_env:
+            hint = (
+                f"export {creds.password_env}=... (for the lab: start it with `fabricd lab up`, which writes the "
+                "password and prints the export line)"
+            )
+            what = f"environment variable {creds.password_env} is not set and no lab simulator serves this switch"
+        else:
+            hint = "set credentials.password_env or credentials.password_file for this switch in the inventory"
+            what = "no password source is configured"
+        raise DriverError(switch.name, "credentials", what, hint=hint)
+    user_hosts = Path.home() / ".ssh" / "known_hosts"
+    files = [*known_hosts, *lab_hosts]
+    if user_hosts.exists():
+        files.append(user_hosts)
+    return Access(
+        target=switch.name,
+        host=switch.mgmt.host,
+        port=switch.mgmt.port,
+        username=creds.username,
+        password=Secret(password),
+        known_hosts=tuple(files),
+        verify_host_key=verify_host_key,
+        password_source=source,
+    )

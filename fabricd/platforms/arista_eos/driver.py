@@ -1,0 +1,128 @@
+"""Arista EOS driver: the candidate is staged in a configuration session, EOS computes the diff, ``commit timer``
+gives commit-confirm, and ``configure checkpoint save`` keeps the rollback point.
+
+Push on EOS (napalm's eos driver does the same): ``configure checkpoint save fabricd-last``;
+``configure session fabricd-<time>`` + the change lines; ``show session-config diffs``; ``commit timer hh:mm:ss``;
+re-read and verify; ``configure session NAME commit`` to confirm, or ``configure session NAME abort`` to revert.
+"""
+
+from __future__ import annotations
+
+import time
+
+from fabricd.errors import DriverError
+from fabricd.model import Platform
+from fabricd.platforms import textcfg
+from fabricd.platforms.base import Capabilities, ConfigDelta
+from fabricd.platforms.netmiko_base import NetmikoDriver
+
+from . import patterns
+
+
+class EosDriver(NetmikoDriver):
+    platform = Platform.ARISTA_EOS
+    device_type = patterns.DEVICE_TYPE
+    capabilities = Capabilities(
+        config_session=True, checkpoint=True, commit_confirm=True, native_diff=True, atomic_commit=True
+    )
+    error_pattern = patterns.ERROR
+    checkpoint_name = patterns.CHECKPOINT
+
+    session: str | None = None
+    in_session = False
+    timer_pending = False
+
+    def prepare(self) -> None:
+        if not self.conn.check_enable_mode():
+            self.conn.enable()
+        super().prepare()
+        self.cfg_prompt = patterns.config_prompt(self.conn.base_prompt)
+
+    def _checked(self, command: str, op: str) -> str:
+        out = self.exec(command, op=op)
+        self.check(op, [(command, out)])
+        return out
+
+    def get_config(self) -> str:
+        return self.exec("show running-config", op="get_config")
+
+    def compare(self, running: str, candidate: str) -> ConfigDelta:
+        own = patterns.OWNERSHIP
+        changes = list(textcfg.walk(textcfg.parse(running, own), textcfg.parse(candidate, own), own))
+        problems = textcfg.verify(textcfg.parse(running, own), textcfg.parse(candidate, own), own)
+        return ConfigDelta(tuple(problems), textcfg.diff_text(changes))
+
+    def checkpoint(self) -> None:
+        self._checked(f"configure checkpoint save {self.checkpoint_name}", "checkpoint")
+
+    def load_candidate(self, candidate: str, *, replace: bool = True) -> None:
+        own = patterns.OWNERSHIP
+        running = textcfg.parse(self.get_config(), own)
+        changes = list(textcfg.walk(running, textcfg.parse(candidate, own), own))
+        if not replace:
+            changes = [c for c in changes if c.kind == "add"]
+        self.session = f"{patterns.SESSION_NAME}-{time.time_ns() // 1_000_000}"
+        lines = [f"configure session {self.session}", *textcfg.commands(changes)]
+        self.in_session = True
+        pairs = self.send_lines(lines, op="load_candidate", prompt=self.cfg_prompt)
+        try:
+            self.check("load_candidate", pairs)
+        except DriverError:
+            self.discard()
+            raise
+
+    def diff(self) -> str:
+        if not self.in_session:
+            raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
+        return self.exec("show session-config diffs", op="diff")
+
+    def commit(self, *, confirm_in_s: int | None = None) -> None:
+        if not self.in_session:
+            raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
+        if confirm_in_s is not None:
+            h, rem = divmod(max(1, confirm_in_s), 3600)
+            m, s = divmod(rem, 60)
+            command = f"commit timer {h:02d}:{m:02d}:{s:02d}"
+        else:
+            command = "commit"
+        out = self.exec(command, op="commit")
+        if self.error_pattern.search(out):
+            self.discard()
+            self.check("commit", [(command, out)])
+        self.in_session = False
+        self.timer_pending = confirm_in_s is not None
+
+    def confirm(self) -> None:
+        if self.timer_pending and self.session:
+            self._checked(f"configure session {self.session} commit", "confirm")
+        self.timer_pending = False
+
+    def discard(self) -> None:
+        if self.in_session:
+            self.exec("abort", op="discard")
+        elif self.session:
+            self.exec(f"configure session {self.session} abort", op="discard")
+        self.in_session = False
+
+    def pending_sessions(self) -> dict[str, str]:
+        """fabricd's configuration sessions that are still open on the device: name -> state."""
+        out = self.exec("show configuration sessions", op="rollback")
+        found = {}
+        for m in patterns.SESSION_ROW.finditer(out):
+            if m.group("state") in ("pending", "pendingCommitTimer"):
+                found[m.group("name")] = m.group("state")
+        return found
+
+    def rollback(self) -> None:
+        """Abort fabricd's sessions with a pending commit timer (EOS reverts them at once); else restore the
+        checkpoint. Works from a fresh connection too (after a dropped session, or from ``fabricd rollback``)."""
+        if self.in_session:
+            self.discard()
+            return
+        reverted = False
+        for name, state in self.pending_sessions().items():
+            self._checked(f"configure session {name} abort", "rollback")
+            reverted = reverted or state == "pendingCommitTimer"
+        self.timer_pending = False
+        if not reverted:
+            self._checked(f"configure replace checkpoint:{self.checkpoint_name}", "rollback")

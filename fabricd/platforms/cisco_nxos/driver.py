@@ -1,0 +1,105 @@
+"""Cisco NX-OS driver: NX-OS has no candidate config, so fabricd stages the change client-side.
+
+Push on NX-OS (napalm's nxos_ssh merge works the same way): ``checkpoint fabricd-last``; the diff is computed by
+fabricd from the running config and the intent (nothing is sent for a dry run); commit sends the change lines in
+config mode and saves with ``copy running-config startup-config``; verify re-reads; any failure after the first
+line runs ``rollback running-config checkpoint fabricd-last``.
+"""
+
+from __future__ import annotations
+
+from fabricd.errors import DriverError
+from fabricd.model import Platform
+from fabricd.platforms import textcfg
+from fabricd.platforms.base import Capabilities, ConfigDelta
+from fabricd.platforms.netmiko_base import NetmikoDriver
+
+from . import patterns
+
+
+class NxosDriver(NetmikoDriver):
+    platform = Platform.CISCO_NXOS
+    device_type = patterns.DEVICE_TYPE
+    capabilities = Capabilities(
+        config_session=False, checkpoint=True, commit_confirm=False, native_diff=False, atomic_commit=False
+    )
+    error_pattern = patterns.ERROR
+    checkpoint_name = patterns.CHECKPOINT
+
+    staged: list[str] | None = None
+    staged_diff = ""
+
+    def prepare(self) -> None:
+        super().prepare()
+        self.cfg_prompt = patterns.config_prompt(self.conn.base_prompt)
+        self.prompt_re = self.cfg_prompt
+
+    def exec(self, command: str, *, op: str = "command", timeout: float | None = None) -> str:
+        self._write(command + "\n", op)
+        raw = self._read_until(self.cfg_prompt, op, timeout=timeout)
+        return self._strip(raw, command)
+
+    def _strip(self, raw: str, command: str) -> str:
+        lines = raw.split("\n")
+        if lines and command and command.strip() in lines[0]:
+            lines = lines[1:]
+        if lines and self.cfg_prompt.match(lines[-1]) and self.cfg_prompt.sub("", lines[-1]).strip() == "":
+            lines = lines[:-1]
+        return "\n".join(lines).rstrip()
+
+    def fingerprint(self, config: str) -> str:
+        return patterns.VOLATILE.sub("", config)
+
+    def get_config(self) -> str:
+        return self.exec("show running-config", op="get_config")
+
+    def _changes(self, running: str, candidate: str) -> list[textcfg.Change]:
+        own = patterns.OWNERSHIP
+        return list(textcfg.walk(textcfg.parse(running, own), textcfg.parse(candidate, own), own))
+
+    def compare(self, running: str, candidate: str) -> ConfigDelta:
+        own = patterns.OWNERSHIP
+        problems = textcfg.verify(textcfg.parse(running, own), textcfg.parse(candidate, own), own)
+        return ConfigDelta(tuple(problems), textcfg.diff_text(self._changes(running, candidate), "  "))
+
+    def checkpoint(self) -> None:
+        self.exec(f"no checkpoint {self.checkpoint_name}", op="checkpoint")  # absent is fine
+        out = self.exec(f"checkpoint {self.checkpoint_name}", op="checkpoint")
+        self.check("checkpoint", [(f"checkpoint {self.checkpoint_name}", out)])
+
+    def load_candidate(self, candidate: str, *, replace: bool = True) -> None:
+        changes = self._changes(self.get_config(), candidate)
+        if not replace:
+            changes = [c for c in changes if c.kind == "add"]
+        self.staged = textcfg.commands(changes)
+        self.staged_diff = textcfg.diff_text(changes, "  ")
+
+    def diff(self) -> str:
+        if self.staged is None:
+            raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
+        return self.staged_diff
+
+    def commit(self, *, confirm_in_s: int | None = None) -> None:
+        if self.staged is None:
+            raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
+        lines = ["configure terminal", *self.staged, "end"]
+        pairs = self.send_lines(lines, op="commit", prompt=self.cfg_prompt)
+        self.staged = None
+        self.check("commit", pairs)
+        command = "copy running-config startup-config"
+        out = self.exec(command, op="commit", timeout=max(60.0, self.options.read_timeout_s))
+        self.check("commit", [(command, out)])
+
+    def confirm(self) -> None:
+        """NX-OS has no commit-confirm: the pipeline verifies before declaring success."""
+
+    def discard(self) -> None:
+        self.staged = None
+        self.staged_diff = ""
+
+    def rollback(self) -> None:
+        command = f"rollback running-config checkpoint {self.checkpoint_name}"
+        out = self.exec(command, op="rollback", timeout=max(120.0, self.options.read_timeout_s))
+        self.check("rollback", [(command, out)])
+        if not patterns.ROLLBACK_OK.search(out):
+            raise DriverError(self.name, "rollback", f"rollback did not report success: {out.strip()[-200:]}")

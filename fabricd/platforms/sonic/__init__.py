@@ -1,0 +1,1 @@
+"""SONiC driver (netmiko ``linux``): Generic Config Updater checkpoint, JSON patch, rollback."""
