@@ -29,6 +29,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "watch",
     "serve",
     "export",
+    "lab",
+    "push",
+    "diff",
+    "rollback",
     "traffic",
 )
 

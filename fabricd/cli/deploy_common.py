@@ -1,0 +1,126 @@
+"""Options and output shared by ``push``, ``diff`` and ``rollback`` (switch commands over SSH)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from fabricd.deploy.pipeline import PushOptions
+from fabricd.deploy.result import TargetResult, TargetState
+from fabricd.platforms.base import DriverOptions
+
+from .common import stderr
+
+DeviceOpt = Annotated[
+    list[str] | None,
+    typer.Option("--device", "-d", help="Only this switch (repeatable).", show_default=False),
+]
+GroupOpt = Annotated[
+    list[str] | None,
+    typer.Option("--group", "-g", help="Only switches of this inventory group (repeatable).", show_default=False),
+]
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option("--concurrency", "-c", min=1, max=1024, envvar="FABRICD_CONCURRENCY",
+                 help="Switches worked on at the same time."),
+]
+KnownHostsOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--known-hosts", envvar="FABRICD_KNOWN_HOSTS",
+                 help="Extra known_hosts file (repeatable). Also read: the lab's and ~/.ssh/known_hosts.",
+                 show_default=False),
+]
+InsecureOpt = Annotated[
+    bool,
+    typer.Option("--insecure-no-host-key-check", envvar="FABRICD_INSECURE_NO_HOST_KEY_CHECK",
+                 help="Accept unknown SSH host keys (not recommended: opens the door to impostors)."),
+]
+ReadTimeoutOpt = Annotated[
+    float,
+    typer.Option("--read-timeout", min=1.0, envvar="FABRICD_READ_TIMEOUT",
+                 help="Seconds to wait for a device prompt before giving up on it."),
+]
+SessionLogOpt = Annotated[
+    Path | None,
+    typer.Option("--session-log", envvar="FABRICD_SESSION_LOG",
+                 help="Write one SSH session log per device into this directory (passwords are masked).",
+                 show_default=False),
+]
+
+
+def push_options(
+    *,
+    concurrency: int,
+    known_hosts: list[Path] | None,
+    insecure: bool,
+    read_timeout: float,
+    session_log: Path | None,
+    dry_run: bool = False,
+    confirm_timeout_s: int = 120,
+) -> PushOptions:
+    return PushOptions(
+        dry_run=dry_run,
+        concurrency=concurrency,
+        confirm_timeout_s=confirm_timeout_s,
+        driver=DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
+        verify_host_key=not insecure,
+        known_hosts=tuple(known_hosts or ()),
+    )
+
+
+@contextmanager
+def progress_bar(label: str, total: int, *, enabled: bool) -> Iterator[Callable[[Any], None]]:
+    """A rich progress bar on stderr; yields a callback to call once per finished target."""
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr(), transient=True, disable=not enabled) as progress:
+        task = progress.add_task(label, total=total)
+
+        def advance(_: Any) -> None:
+            progress.advance(task)
+
+        yield advance
+
+
+_STATE_STYLE = {
+    TargetState.CHANGED: "green",
+    TargetState.UNCHANGED: "dim",
+    TargetState.ROLLED_BACK: "yellow",
+    TargetState.UNTOUCHED: "yellow",
+    TargetState.UNKNOWN: "bold red",
+    TargetState.SKIPPED: "dim",
+}
+
+
+def results_table(results: list[TargetResult], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("device", "platform", "batch", "result", "state", "time", "error"):
+        table.add_column(col, overflow="fold", justify="right" if col == "time" else "left")
+    for r in results:
+        if r.failed:
+            verdict = "[red]failed[/]"
+        elif r.state is TargetState.SKIPPED:
+            verdict = "skipped"
+        elif r.dry_run:
+            verdict = "would change" if r.diff else "no change"
+        else:
+            verdict = "[green]changed[/]" if r.changed else "no change"
+        style = _STATE_STYLE.get(r.state, "")
+        table.add_row(
+            r.target, r.platform, r.batch or "", verdict, f"[{style}]{r.state.value}[/]" if style else r.state.value,
+            f"{r.duration_s:.2f}s", escape(r.error or ""),
+        )
+    return table
+
+
+def print_diff(console: Any, name: str, diff: str) -> None:
+    console.print(f"[bold]--- {escape(name)}[/]")
+    for line in diff.splitlines():
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+        console.print(f"[{style}]{escape(line)}[/]" if style else escape(line), highlight=False, soft_wrap=True)
