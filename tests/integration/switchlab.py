@@ -1,0 +1,98 @@
+"""Helpers for the switch-lab integration tests: simulators of inventory/lab on ephemeral ports, in this process.
+
+Every test gets its own simulators (port 0), its own known_hosts file and its own state dir, so parallel test runs
+never collide. The drivers connect over real SSH (netmiko/paramiko -> asyncssh) with host-key verification on.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricd.deploy.pipeline import DriverFactory, PushOptions
+from fabricd.deploy.targets import render_candidates
+from fabricd.inventory import load_inventory
+from fabricd.lab.faults import Fault
+from fabricd.lab.runtime import LabThread, spec_for
+from fabricd.model import Fabric, Switch
+from fabricd.platforms.access import Access
+from fabricd.platforms.base import DriverOptions
+from fabricd.platforms.netmiko_base import NetmikoDriver
+from fabricd.platforms.registry import make_driver
+from fabricd.platforms.secrets import Secret
+
+REPO = Path(__file__).resolve().parents[2]
+LAB_INVENTORY = REPO / "inventory" / "lab"
+LEAVES = ("leaf1-sonic", "leaf2-eos", "leaf3-nxos", "leaf4-nvue")
+"""One switch per platform: sonic, arista_eos, cisco_nxos, cumulus_nvue."""
+
+
+def lab_fabric() -> Fabric:
+    return load_inventory(LAB_INVENTORY).fabric
+
+
+@dataclass
+class SwitchLab:
+    """Running simulators plus everything needed to drive them: retargeted switches, candidates, options."""
+
+    thread: LabThread
+    switches: dict[str, Switch]
+    candidates: dict[str, str]
+    password: str
+    known_hosts: Path
+    state_dir: Path
+    options: PushOptions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.options = self.push_options()
+
+    def push_options(self, **kw: object) -> PushOptions:
+        base: dict[str, object] = {
+            "known_hosts": (self.known_hosts,), "state_dir": self.state_dir,
+            "driver": DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0), "confirm_timeout_s": 60,
+        }
+        base.update(kw)
+        return PushOptions(**base)  # type: ignore[arg-type]
+
+    def access(self, name: str, *, known_hosts: tuple[Path, ...] | None = None, verify: bool = True) -> Access:
+        sw = self.switches[name]
+        return Access(name, sw.mgmt.host, sw.mgmt.port, sw.credentials.username, Secret(self.password),
+                      known_hosts if known_hosts is not None else (self.known_hosts,), verify_host_key=verify)
+
+    def driver(self, name: str, options: DriverOptions | None = None) -> NetmikoDriver:
+        return make_driver(self.switches[name], self.access(name),
+                           options or DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0))
+
+    def factory(self, options: DriverOptions | None = None) -> DriverFactory:
+        return lambda sw: self.driver(sw.name, options)
+
+    def running(self, name: str) -> str:
+        return self.thread.running_config(name)
+
+    def targets(self, names: Sequence[str] | None = None) -> list[Switch]:
+        return [self.switches[n] for n in (names or list(self.switches))]
+
+
+@contextmanager
+def switch_lab(tmp: Path, names: Sequence[str] = LEAVES, faults: Sequence[Fault] = ()) -> Iterator[SwitchLab]:
+    """Simulate ``names`` from inventory/lab on ephemeral 127.0.0.1 ports (optionally with faults)."""
+    fabric = lab_fabric()
+    password = secrets.token_urlsafe(12)
+    originals = [fabric.switch(n) for n in names]
+    specs = [spec_for(sw, password=password, faults=faults, port=0) for sw in originals if sw is not None]
+    with LabThread(specs) as thread:
+        switches = {}
+        for sw in originals:
+            assert sw is not None
+            port = thread.endpoint(sw.name).port
+            switches[sw.name] = sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": port})})
+        tmp.mkdir(parents=True, exist_ok=True)
+        kh = tmp / "known_hosts"
+        kh.write_text(thread.known_hosts())
+        state = tmp / "state"
+        state.mkdir(exist_ok=True)
+        candidates = render_candidates(fabric, [s for s in originals if s is not None])
+        yield SwitchLab(thread, switches, candidates, password, kh, state)
