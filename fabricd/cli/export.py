@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from fabricd.collectors.core import Family, Registry, render
+from fabricd.collectors.core import Family, MetricSpec, Registry, render
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
 from fabricd.collectors.server import DEFAULT_LISTEN, parse_listen
 from fabricd.collectors.webconfig import WebConfig, load_web_config
@@ -43,6 +43,17 @@ def families_json(families: list[Family]) -> list[dict[str, object]]:
         for f in families
         for labels, value in f.samples
     ]
+
+
+def metric_groups() -> list[tuple[str, str, tuple[MetricSpec, ...]]]:
+    """Every metric group METRICS.md lists: the collectors' and the service's drift audit."""
+    from fabricd.collectors.docs import GROUPS
+    from fabricd.service.drift import DriftCollector
+
+    groups = list(GROUPS)
+    groups.insert(len(groups) - 1, ("drift", "`fabricd serve`: periodic drift audit of switches and hosts against "
+                                             "intent", DriftCollector.metrics))
+    return groups
 
 
 def _include(pattern: str | None) -> re.Pattern[str] | None:
@@ -173,7 +184,7 @@ def register(app: typer.Typer) -> None:
         from fabricd import settings
         from fabricd.collectors.docs import metrics_markdown
 
-        text = metrics_markdown()
+        text = metrics_markdown(metric_groups())
         if write:
             path = settings.data_dir("exporters") / "METRICS.md"
             path.write_text(text)

@@ -10,6 +10,7 @@ from .nic import NicCollector
 from .nic_config import NicConfigCollector
 from .rdma import RdmaCollector
 from .switch import SwitchCollector
+from .watchdog import WatchdogCollector
 
 GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
     ("nic", "`fabricd export host`: NIC counters from ethtool statistics, normalised across drivers",
@@ -19,9 +20,11 @@ GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
     ("nic_config", "`fabricd export host`: lossless configuration read back from sysfs/configfs",
      NicConfigCollector.metrics),
     ("switch", "`fabricd export switches`: switch counters through the platform drivers", SwitchCollector.metrics),
+    ("watchdog", "`fabricd serve` / `fabricd watch`: the in-process PFC storm watchdog", WatchdogCollector.metrics),
     ("meta", "Every exporter: per-collector health", META_METRICS),
 )
-"""(collector, what it covers, its metric specs), in the order METRICS.md lists them."""
+"""(collector, what it covers, its metric specs) of the L2 collectors, in the order METRICS.md lists them;
+``fabricd.cli.export.metric_groups`` adds the service's (drift audit)."""
 
 HEADER = """# fabricd metrics
 
