@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
         params = params_for(fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
                             full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
         roots = [RootSpec.parse(r) for r in (root or [])]
-        sources: list[Source] = list(host_sources(fabric, roots, host=host, interfaces=interface))
+        sources: list[Source] = list(host_sources(fabric, roots, host=host, interfaces=interface, params=params))
         fleet: SwitchFleet | None = None
         periods: dict[str, float] = {}
         if (switches or switch) and fabric is not None:

@@ -86,7 +86,8 @@ class Service:
         self.inventory = inventory
         self.options = options
         fabric = inventory.fabric if inventory is not None else None
-        self.hosts: list[HostSource] = host_sources(fabric, list(options.roots), host=options.host)
+        self.hosts: list[HostSource] = host_sources(fabric, list(options.roots), host=options.host,
+                                                    params=options.params)
         sources: list[Source] = list(self.hosts)
         periods: dict[str, float] = {}
         self.fleet: SwitchFleet | None = None

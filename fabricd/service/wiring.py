@@ -79,8 +79,9 @@ def host_sources(
     *,
     host: str | None = None,
     interfaces: Sequence[str] | None = None,
+    params: WatchdogParams | None = None,
 ) -> list[HostSource]:
-    """One :class:`HostSource` per root, or one for this machine when there is none."""
+    """One :class:`HostSource` per root, or one for this machine when there is none; tuned to ``params``."""
     prios = fabric.policy.pfc.priorities if fabric is not None else None
     unnamed = [r for r in roots if r.host is None]
     if len(unnamed) > 1 and host is None:
@@ -105,8 +106,11 @@ def host_sources(
                 raise UsageError(f"--root {spec.path}: not a directory",
                                  hint="pass a replay root laid out as CONTRACTS.md says (DIR/ethtool, DIR/sys/...)")
             out.append(HostSource(spec.path, name, priorities=prios, interfaces=ifaces))
-            continue
-        out.append(_live_host(name, prios, ifaces))
+        else:
+            out.append(_live_host(name, prios, ifaces))
+    if params is not None:
+        for src in out:
+            src.tune(params.detection_s, params.restoration_s, params.poll_s)
     return out
 
 

@@ -140,6 +140,8 @@ class Detector:
         if dt <= 0:
             return None
         st.prev = sample
+        if not st.active and not st.run_open and sample.pause_s == prev.pause_s and sample.frames == prev.frames:
+            return None  # fast path: idle channel, no new pause (whatever the link did, nothing can start)
         iv = self._judge(prev, sample, dt)
         if iv is None:  # reset, flap or missing data: no evidence either way
             self._break_run(st)

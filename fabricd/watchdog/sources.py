@@ -86,39 +86,135 @@ class _Drop:
 
 @dataclass
 class _Plan:
-    """Which raw ethtool names one interface needs, decided from a full parse of its statistics."""
+    """Which raw ethtool names one interface needs, decided from a full parse of its statistics.
+
+    ``names`` are looked up on every poll (pause duration, or pause frames where there is no duration; the drain
+    counter; the link-flap counter when sysfs has no ``carrier_changes``); drop counters only every ``drop_every``
+    polls. Paths are joined once.
+    """
 
     driver: str | None
     channels: list[_Channel]
     drops: list[_Drop]
     epoch_name: bytes | None
     names: tuple[bytes, ...]
+    stats: _File
+    operstate: _File
+    carrier: _File | None
+    hints: dict[bytes, int] = field(default_factory=dict)
+    all_duration: bool = False
+    last: tuple[int | None, ...] = ()
+    hot_until: int = 0
+    next_read: int = 0
+
+    def close(self) -> None:
+        for f in (self.stats, self.operstate, self.carrier):
+            if f is not None:
+                f.close()
+
+
+_SEPARATORS = frozenset(b" \t\n")
 
 
 def _value(data: bytes, name: bytes) -> int | None:
     """The integer after ``name:`` on a line of ``ethtool -S`` text, or None. ``name`` must start the line's
     text (after indentation), so ``rx_prio3_pause`` never matches ``rx_prio3_pause_duration`` or ``xrx_...``."""
-    needle = name + b":"
-    start = 0
-    while True:
-        i = data.find(needle, start)
+    return _lookup(data, (name,))[name]
+
+
+def _lookup(
+    raw: bytes | Mapping[str, int], names: Iterable[bytes], hints: dict[bytes, int] | None = None
+) -> dict[bytes, int | None]:
+    """Values of ``names`` in ``ethtool -S`` text (bytes) or in a live {name: value} mapping.
+
+    On text this is one ``find`` per name plus one ``int`` (the watchdog's hot path: no full parse). ``hints``
+    remembers where each name was found: the next poll checks there first (the lines move by a few bytes at most
+    when values grow), which avoids scanning the kilobytes before the per-priority block.
+    """
+    out: dict[bytes, int | None] = {}
+    if not isinstance(raw, bytes):
+        for n in names:
+            out[n] = raw.get(n.decode())
+        return out
+    find = raw.find
+    startswith = raw.startswith
+    seps = _SEPARATORS
+    for n in names:
+        needle = n + b":"
+        i = -1
+        if hints is not None:
+            h = hints.get(n, -1)
+            if h > 0 and startswith(needle, h) and raw[h - 1] in seps:
+                i = h
+            elif h > 0:
+                k = find(needle, max(0, h - 512), h + 512 + len(needle))
+                if k > 0 and raw[k - 1] in seps:
+                    i = k
         if i < 0:
-            return None
-        if i == 0 or data[i - 1] in b" \t\n":
-            j = i + len(needle)
-            end = data.find(b"\n", j)
-            text = data[j:end] if end >= 0 else data[j:]
+            i = find(needle)
+            while i > 0 and raw[i - 1] not in seps:
+                i = find(needle, i + 1)
+        if i < 0:
+            out[n] = None
+            continue
+        if hints is not None:
+            hints[n] = i
+        j = i + len(needle)
+        try:
+            out[n] = int(raw[j:j + 24].split(b"\n", 1)[0])
+        except ValueError:
+            out[n] = None
+    return out
+
+
+class _File:
+    """One file read on every poll through a kept-open descriptor (``pread`` at offset 0: two syscalls instead of
+    open/read/close and a path walk). On a replay root a writer replaces files by rename; ``fstat`` then shows the
+    old inode unlinked (``st_nlink == 0``) and the file is reopened, so a rewrite is never missed. sysfs attributes
+    regenerate their text on every read at offset 0."""
+
+    __slots__ = ("fd", "path", "replaced")
+
+    def __init__(self, path: str, *, replaced: bool) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.replaced = replaced
+
+    def read(self) -> bytes | None:
+        fd = self.fd
+        if fd is not None and self.replaced:
             try:
-                return int(text)
-            except ValueError:
+                if os.fstat(fd).st_nlink == 0:
+                    self.close()
+                    fd = None
+            except OSError:
+                self.close()
+                fd = None
+        if fd is None:
+            try:
+                fd = self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
                 return None
-        start = i + 1
+        try:
+            data = os.pread(fd, _CHUNK, 0)
+            if len(data) == _CHUNK:
+                parts = [data]
+                while chunk := os.pread(fd, _CHUNK, _CHUNK * len(parts)):
+                    parts.append(chunk)
+                data = b"".join(parts)
+        except OSError:
+            self.close()
+            return None
+        return data
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
 
 
-def _lookup(raw: bytes | Mapping[str, int], names: Iterable[bytes]) -> dict[bytes, int | None]:
-    if isinstance(raw, bytes):
-        return {n: _value(raw, n) for n in names}
-    return {n: raw.get(n.decode()) for n in names}
+_CHUNK = 65536
 
 
 class HostSource:
@@ -128,7 +224,8 @@ class HostSource:
     limits the watched priorities (the intent's lossless ones); None watches every priority with pause counters.
     ``interfaces`` limits the ports (the host's NIC netdevs in the inventory); None watches every interface the
     root has statistics for. ``raw_stats`` replaces the replay root's ``ethtool/<if>.stats`` files with a live
-    provider. ``drop_every`` reads RDMA ``out_of_buffer`` every N polls (it changes slowly and costs a file each).
+    provider. ``drop_every`` reads drop counters every N polls (they change slowly and RDMA's cost a file each);
+    ``discover_every`` looks for new interfaces every N polls; ``replan_every`` re-reads the whole statistic set.
     """
 
     def __init__(
@@ -141,6 +238,7 @@ class HostSource:
         raw_stats: RawStats | None = None,
         drop_every: int = 10,
         replan_every: int = 200,
+        discover_every: int = 20,
     ) -> None:
         self.root = os.fspath(root)
         self.device = device
@@ -150,6 +248,10 @@ class HostSource:
         self.raw_stats = raw_stats
         self.drop_every = max(1, drop_every)
         self.replan_every = max(1, replan_every)
+        self.discover_every = max(1, discover_every)
+        self._port_cache: list[str] | None = None
+        self.idle_every = 1
+        self.hot_polls = 1
         self._plans: dict[str, _Plan] = {}
         self._polls = 0
         self._net = os.path.join(self.root, "sys", "class", "net")
@@ -182,14 +284,6 @@ class HostSource:
         except OSError:
             return None
         return parse_ethtool_info(text).driver
-
-    def _raw(self, iface: str) -> bytes | Mapping[str, int] | None:
-        if self.raw_stats is not None:
-            return self.raw_stats(iface)
-        try:
-            return read_bytes(os.path.join(self._eth, iface + ".stats"))
-        except OSError:
-            return None
 
     def _plan(self, iface: str, raw: bytes | Mapping[str, int]) -> _Plan:
         driver = self._driver(iface)
@@ -230,63 +324,130 @@ class HostSource:
             reason = DROP_REASONS.get((key.counter, key.qualifier))
             if reason is not None and key.priority is None:
                 drops.append(_Drop(DropKey(Scope.NIC, self.device, iface, None, reason), name.encode()))
-        epoch = next((n.encode() for n in LINK_FLAP_COUNTERS if n in values), None)
-        names = {c for ch in channels for c in (ch.duration, ch.frames, ch.progress) if c is not None}
-        names.update(dr.name for dr in drops)
+        base = os.path.join(self._net, iface)
+        carrier: str | None = os.path.join(base, "carrier_changes")
+        if not os.path.exists(carrier):  # type: ignore[arg-type]
+            carrier = None
+        epoch = None if carrier is not None else next(
+            (n.encode() for n in LINK_FLAP_COUNTERS if n in values), None)
+        names: set[bytes] = set()
+        for ch in channels:
+            names.add(ch.duration if ch.duration is not None else ch.frames)  # type: ignore[arg-type]
+            if ch.progress is not None:
+                names.add(ch.progress)
         if epoch is not None:
             names.add(epoch)
-        return _Plan(driver, channels, drops, epoch, tuple(sorted(names)))
+        replay = self.raw_stats is None
+        old = self._plans.get(iface)
+        if old is not None:
+            old.close()
+        return _Plan(driver, channels, drops, epoch, tuple(sorted(names)),
+                     _File(os.path.join(self._eth, iface + ".stats"), replaced=replay),
+                     _File(os.path.join(base, "operstate"), replaced=replay),
+                     _File(carrier, replaced=replay) if carrier is not None else None,
+                     all_duration=bool(channels) and all(ch.duration is not None for ch in channels),
+                     hot_until=self._polls + self.hot_polls)
 
     # -- polling ------------------------------------------------------------------------------------------------
 
-    def _link(self, iface: str) -> tuple[bool | None, int | None]:
-        base = os.path.join(self._net, iface)
+    @staticmethod
+    def _link(plan: _Plan) -> tuple[bool | None, int | None]:
         up: bool | None = None
         epoch: int | None = None
-        try:
-            state = read_bytes(os.path.join(base, "operstate")).strip()
+        state = plan.operstate.read()
+        if state:
+            state = state.strip()
             up = state in (b"up", b"unknown") if state else None
-        except OSError:
-            pass
-        with contextlib.suppress(OSError, ValueError):
-            epoch = int(read_bytes(os.path.join(base, "carrier_changes")))
+        if plan.carrier is not None:
+            text = plan.carrier.read()
+            if text:
+                with contextlib.suppress(ValueError):
+                    epoch = int(text)
         return up, epoch
+
+    def _ports_now(self) -> list[str]:
+        if self._port_cache is None or self._polls % self.discover_every == 1:
+            self._port_cache = self._ports()
+        return self._port_cache
 
     def poll(self, t: float) -> Batch:
         """Read every watched port once; ``t`` is the monotonic time of the poll (seconds)."""
         batch = Batch()
         self._polls += 1
         replan = self._polls % self.replan_every == 0
-        read_drops = self._polls % self.drop_every == 1 or self.drop_every == 1
-        for iface in self._ports():
-            raw = self._raw(iface)
+        read_drops = self.drop_every == 1 or self._polls % self.drop_every == 1
+        append = batch.pause.append
+        plans = self._plans
+        polls = self._polls
+        for iface in self._ports_now():
+            plan = plans.get(iface)
+            if plan is not None and polls < plan.next_read and not replan and not read_drops:
+                continue  # an idle port with pause-duration counters, read every idle_every polls
+            if self.raw_stats is None:
+                if plan is not None:
+                    raw: bytes | Mapping[str, int] | None = plan.stats.read()
+                else:
+                    try:
+                        raw = read_bytes(os.path.join(self._eth, iface + ".stats"))
+                    except OSError:
+                        raw = None
+            else:
+                raw = self.raw_stats(iface)
             if raw is None:
-                if iface in self._plans:
+                if plan is not None:
                     batch.problems.append(f"{self.device}:{iface}: statistics vanished")
                 continue
-            plan = self._plans.get(iface)
             if plan is None or replan:
-                plan = self._plans[iface] = self._plan(iface, raw)
-            vals = _lookup(raw, plan.names)
-            up, epoch = self._link(iface)
-            if epoch is None and plan.epoch_name is not None:
+                plan = plans[iface] = self._plan(iface, raw)
+            vals = _lookup(raw, plan.names, plan.hints)
+            primary = tuple(vals.get(ch.duration) for ch in plan.channels if ch.duration is not None)
+            if primary != plan.last:
+                plan.last = primary
+                plan.hot_until = polls + self.hot_polls
+            hot = polls < plan.hot_until or not plan.all_duration
+            plan.next_read = polls + (1 if hot else self.idle_every)
+            up, epoch = self._link(plan)
+            if plan.epoch_name is not None:
                 epoch = vals.get(plan.epoch_name)
             for ch in plan.channels:
-                dur = vals.get(ch.duration) if ch.duration is not None else None
-                frm = vals.get(ch.frames) if ch.frames is not None else None
-                if (ch.duration is not None and dur is None) or (ch.duration is None and frm is None):
-                    continue  # a torn or partial read: skip this poll for the channel, never guess
-                prog = vals.get(ch.progress) if ch.progress is not None else None
-                batch.pause.append(PauseSample(
-                    ch.key, t, pause_s=dur / 1e6 if dur is not None else None, frames=frm, progress=prog,
-                    link_up=up, link_epoch=epoch,
-                ))
-            if read_drops:
+                if ch.duration is not None:
+                    dur = vals.get(ch.duration)
+                    if dur is None:
+                        continue  # a torn or partial read: skip this poll for the channel, never guess
+                    append(PauseSample(ch.key, t, dur / 1e6, None,
+                                       vals.get(ch.progress) if ch.progress is not None else None, up, epoch))
+                else:
+                    frm = vals.get(ch.frames) if ch.frames is not None else None
+                    if frm is None:
+                        continue
+                    append(PauseSample(ch.key, t, None, frm,
+                                       vals.get(ch.progress) if ch.progress is not None else None, up, epoch))
+            if read_drops and plan.drops:
+                dvals = _lookup(raw, [dr.name for dr in plan.drops])
                 for dr in plan.drops:
-                    batch.drops.append(DropSample(dr.key, t, vals.get(dr.name)))
+                    batch.drops.append(DropSample(dr.key, t, dvals.get(dr.name)))
         if read_drops:
             batch.drops.extend(self._rdma_drops(t))
         return batch
+
+    def tune(self, detection_s: float, restoration_s: float, poll_s: float) -> None:
+        """Read idle ports less often without loosening the timing contract.
+
+        A port whose pause-duration counters have not moved for ``ceil(restoration / poll) + 2`` polls is *idle*
+        and is read every ``idle_every = floor((detection - poll) / poll)`` polls. A storm that starts on an idle
+        port is seen within ``detection - poll``; its measured pause (the duration counter's delta) opens the run
+        with the time already paused, the port is read every poll from then on, and the storm is still declared at
+        the first poll after ``detection``. Restoration happens while the port is still hot. Ports with only pause
+        frames are always read every poll (frames cannot tell how long the pause already lasted).
+        """
+        self.idle_every = max(1, int((detection_s - poll_s) / poll_s + 1e-9))
+        self.hot_polls = int(-(-restoration_s // poll_s)) + 2
+        self.drop_every = max(1, round(1.0 / poll_s))  # drop counters once a second
+
+    def close(self) -> None:
+        """Close the kept-open files."""
+        for plan in self._plans.values():
+            plan.close()
 
     def _rdma_drops(self, t: float) -> list[DropSample]:
         """RDMA ``hw_counters/out_of_buffer`` per device and port (receive WQE missing: an RDMA drop)."""

@@ -55,7 +55,7 @@ def test_host_source_channels_per_driver(tmp_path: Path) -> None:
     bnxt = by_key[ChannelKey(Scope.NIC, "h1", "bnxt0", 3, Direction.RX)]
     raw = parse_ethtool_stats((GOLDEN / "bnxt_en-ethq.txt").read_text())
     assert bnxt.pause_s == raw["pfc_pri3_rx_duration_us"] / 1e6
-    assert bnxt.frames == raw["rx_pfc_ena_frames_pri3"]
+    assert bnxt.frames is None  # with a duration counter the frames are not read (duration mode)
     ice = by_key[ChannelKey(Scope.NIC, "h1", "ice0", 3, Direction.TX)]
     raw = parse_ethtool_stats((GOLDEN / "ice-ethq.txt").read_text())
     assert ice.pause_s is None and ice.frames == raw["tx_priority_3_xoff.nic"]
@@ -76,7 +76,7 @@ def test_host_source_on_a_replay_host_follows_the_intent_priorities(tmp_path: Pa
     keys = {(s.key.priority, s.key.direction) for s in batch.pause}
     assert keys == {(3, Direction.RX), (3, Direction.TX)}  # priority 4 has counters but is not watched
     tx = next(s for s in batch.pause if s.key.direction is Direction.TX)
-    assert tx.pause_s == pytest.approx(0.0015) and tx.frames == 10 and tx.progress == 7
+    assert tx.pause_s == pytest.approx(0.0015) and tx.frames is None and tx.progress == 7
     assert tx.link_up is True and tx.link_epoch == 0  # operstate up; mlx5 link_down_events_phy
     drops = {(d.key.reason, d.key.interface): d.count for d in batch.drops}
     assert drops[("out_of_buffer", "eth0")] == 3
@@ -115,3 +115,41 @@ def test_switch_source_maps_pfc_queues_and_watchdog() -> None:
     assert len(batch.pause) == 2  # priority 0 and the all-priority total are not watched
     assert [(d.key.priority, d.count) for d in batch.drops] == [(3, 2)]
     assert [(w.key.priority, w.detected, w.restored) for w in batch.wd] == [(3, 2, 1)]
+
+
+def test_idle_ports_are_read_less_often_and_the_contract_still_holds(tmp_path: Path) -> None:
+    """With detection 200 ms and poll 50 ms an idle port is read every 3rd poll; a storm that starts between two
+    reads is still declared at the first poll after 200 ms (its duration counter says how long it has lasted)."""
+    from fabricd.watchdog.detector import Detector
+    from fabricd.watchdog.params import WatchdogParams
+    from fabricd.watchdog.types import EventKind
+
+    d, r, p = 0.2, 0.2, 0.05
+    host = ReplayHost(tmp_path, [ReplayNic("eth0", "mlx5_0", channels=0), ReplayNic("eth1", "mlx5_1", channels=0)])
+    host.build()
+    for k, start in enumerate((1.013, 3.049, 5.0251, 7.0377)):
+        src = HostSource(tmp_path, "h", drop_every=10_000)
+        src.tune(d, r, p)
+        assert (src.idle_every, src.hot_polls) == (3, 6)
+        det = Detector(WatchdogParams(d, r, p))
+        end = start + 0.6
+        events: list[tuple[EventKind, float]] = []
+        idle_reads = 0
+        t = 0.0
+        for _ in range(int(2.5 / p) + k * int(2 / p) + 40):
+            t = round(t + p, 6)
+            paused = max(0.0, min(t, end) - start)
+            host.set("eth0", "rx_prio3_pause_duration", int(paused * 1e6))
+            host.flush()
+            batch = src.poll(t)
+            idle_reads += sum(1 for s in batch.pause if s.key.interface == "eth1")
+            for s in batch.pause:
+                ev = det.observe(s, wall=t)
+                if ev is not None:
+                    events.append((ev.event, t))
+        assert [e for e, _ in events] == [EventKind.STORM_DETECTED, EventKind.STORM_RESTORED], start
+        assert d <= events[0][1] - start <= d + p + 1e-6
+        assert r <= events[1][1] - end <= r + p + 1e-6
+        polls = round(t / p)
+        # 2 channels; every 3rd poll, plus a hot window of 6 polls after the first plan and after each re-plan
+        assert idle_reads <= 2 * (polls // 3 + 2 * (src.hot_polls + 1) * (1 + polls // src.replan_every))
