@@ -43,7 +43,7 @@ def _cycle_json(c: Cycle) -> dict[str, Any]:
             "hops": [{"switch": h.switch, "ingress": h.ingress, "egress": h.egress} for h in c.hops]}
 
 
-_PLURALS = {"switch": "switches", "buffer dependency": "buffer dependencies", "twin class": "twin classes"}
+_PLURALS = {"switch": "switches", "dependency": "dependencies", "twin class": "twin classes"}
 
 
 def _plural(n: int, word: str) -> str:
@@ -60,7 +60,7 @@ def _deadlock_lines(v: Validation) -> list[str]:
         return lines
     d = ctx.deadlock
     stats = (f"{_plural(d.endpoints, 'switch')} with RDMA hosts in {_plural(d.classes, 'twin class')}, "
-             f"{d.transit_switches} transit, {_plural(d.dependencies, 'buffer dependency')}")
+             f"{d.transit_switches} transit, {_plural(d.dependencies, 'dependency')} between transit buffers")
     lines = [f"PFC deadlock: {_plural(len(d.cycles), 'cycle')} found ({stats})" if d.cycles
              else f"PFC deadlock: no cyclic buffer dependency ({stats})"]
     n = ctx.options.fail_links

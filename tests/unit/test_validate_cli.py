@@ -73,7 +73,7 @@ def test_validate_lab_text(runner: CliRunner, lab_inventory: Path) -> None:
     assert (code, err) == (0, "")
     assert out.splitlines() == [
         "PFC deadlock: no cyclic buffer dependency (4 switches with RDMA hosts in 1 twin class, 2 transit, "
-        "0 buffer dependencies)",
+        "0 dependencies between transit buffers)",
         "--fail-links 1: tried all 8 1-link failures: none creates a cycle",
         "lab: 6 switches, 8 hosts, 8 links: 0 errors, 0 warnings: ok",
     ]
