@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fabricd import settings
-from fabricd.service.demo import Demo, DemoOptions, DemoReport, StageResult, StageStatus
+from fabricd.service.demo import Demo, DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
 
@@ -205,11 +205,16 @@ def _summary(console: Console, report: DemoReport, keep_running: bool) -> None:
     elif report.run_record_note:
         console.print(report.run_record_note, highlight=False)
     if keep_running:
-        if report.services:
+        services = {k: v for k, v in report.services.items() if isinstance(v, dict) and "pid" in v}
+        if services:
             console.print("[bold]left running[/] (--keep-running):")
-            for name, svc in report.services.items():
-                console.print(f"  {name}: {svc.get('url', '')} (pid {svc.get('pid', '?')}); stop: {svc['stop']}"
+            for name, svc in services.items():
+                console.print(f"  {name}: {svc['url']} (pid {svc['pid']})"
                               + (f"; {svc['note']}" if svc.get("note") else ""), highlight=False)
+            stop = report.services["stop"]
+            console.print(f"stop them with [bold]{stop['command']}[/] ({stop['note']})", highlight=False)
+            if report.services.get("note"):
+                console.print(str(report.services["note"]), highlight=False)
         else:
             console.print("--keep-running: nothing was left running (no stage started a long-lived service)")
     else:
@@ -242,6 +247,8 @@ def register(app: typer.Typer) -> None:
                                    "and how to stop them.")] = False,
         no_vm: Annotated[bool, typer.Option("--no-vm", help="Skip the Soft-RoCE VM stage (verbs traffic).")]
         = False,
+        stop: Annotated[bool, typer.Option(
+            "--stop", help="Stop what an earlier `fabricd demo --keep-running` left up, then exit.")] = False,
         host: Annotated[str | None, typer.Option(
             "--host", help="Inventory host to apply, audit and storm (default: the first with an RDMA NIC).",
             show_default=False)] = None,
@@ -260,8 +267,16 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: sudo fabricd demo
         [bold]Example[/]: fabricd demo --no-vm --output json > demo.json
-        [bold]Example[/]: fabricd demo --keep-running && fabricd report --out pictures/
+        [bold]Example[/]: fabricd demo --keep-running && fabricd report --out pictures/ && fabricd demo --stop
         """
+        if stop:
+            lines = stop_kept(settings.state_dir() / "demo")
+            if output == OutputFormat.JSON:
+                emit_json({"stopped": lines})
+            else:
+                for line in lines or ["nothing to stop: no `fabricd demo --keep-running` is recorded"]:
+                    stdout().print(escape(line), highlight=False)
+            return
         path = inventory_path(inventory)
         options = DemoOptions(inventory=path, keep_running=keep_running, vm=not no_vm, host=host,
                               state=settings.state_dir() / "demo")

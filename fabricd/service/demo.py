@@ -26,13 +26,17 @@ errors and Ctrl-C. With ``keep_running`` the long-lived parts (Prometheus) are d
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
-import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -46,7 +50,7 @@ from fabricd.intent.checks import ALL_CHECKS, validate
 from fabricd.inventory import Inventory, load_inventory
 from fabricd.model import Fabric, Host, Nic, split_endpoint
 
-from .demo_prom import PROMETHEUS_BIN, PrometheusServer, ScrapeJob
+from .demo_prom import PROMETHEUS_BIN, PrometheusServer, ScrapeJob, free_port
 
 log = logging.getLogger(__name__)
 
@@ -214,46 +218,73 @@ def pick_hosts(fabric: Fabric, host: str | None = None, victim: str | None = Non
     return chosen, other
 
 
-class _EventLog:
-    """Watchdog events as they arrive, with waiting on a predicate (thread-safe)."""
-
-    def __init__(self) -> None:
-        self.events: list[Any] = []
-        self._cond = threading.Condition()
-
-    def __call__(self, ev: Any) -> None:
-        with self._cond:
-            self.events.append(ev)
-            self._cond.notify_all()
-
-    def wait_for(self, pred: Callable[[Any], bool], timeout_s: float) -> Any | None:
-        deadline = time.monotonic() + timeout_s
-        with self._cond:
-            while True:
-                hit = next((e for e in self.events if pred(e)), None)
-                left = deadline - time.monotonic()
-                if hit is not None or left <= 0:
-                    return hit
-                self._cond.wait(left)
+FABRICD_ARGV: tuple[str, ...] = (sys.executable, "-m", "fabricd")
+"""How the demo starts fabricd's own long-running commands (serve, export host): this interpreter, this package."""
+RUNNING_FILE = "running.json"
+"""Under the demo state dir: what ``--keep-running`` left up, for ``fabricd demo --stop``."""
 
 
 @dataclass
-class _Exporter:
-    """An in-process exporter: an HTTP server on 127.0.0.1 serving one registry from its own thread."""
+class _Child:
+    """A process the demo started in its own session (Ctrl-C reaches the demo, which stops it in order)."""
 
     name: str
-    server: Any
-    thread: threading.Thread
+    proc: subprocess.Popen[bytes]
+    log: Path
+    url: str
 
     @property
     def address(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"{host}:{port}"
+        return self.url.removeprefix("http://")
 
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5.0)
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """SIGTERM, wait, SIGKILL if needed. Safe to call twice; a detached child is left alone."""
+        if self.proc.returncode is not None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5.0)
+
+    def detach(self) -> int:
+        """Leave it running (``--keep-running``); returns its pid."""
+        pid = int(self.proc.pid)
+        self.proc.returncode = 0  # meant to outlive the demo: no stop, no "still running" warning
+        return pid
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+def _http_json(url: str, timeout_s: float = 5.0) -> Any:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            return json.loads(resp.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
+        raise _StageFailedError(f"{url}: {exc}") from None
+
+
+def _wait_http(url: str, timeout_s: float, proc: subprocess.Popen[bytes]) -> bool:
+    """True once ``url`` answers 200; False when ``proc`` exits or the time is up."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as resp:
+                if int(resp.status) == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.1)
+    return False
 
 
 def _rate_text(speed_gbps: int) -> str:
@@ -278,12 +309,12 @@ class Demo:
         self._prom: PrometheusServer | None = None
         self._prom_started_ts: float | None = None
         self._gens: dict[str, Any] = {}
-        self._replay: dict[str, Any] = {}
-        self._watchdog: Any = None
-        self._events = _EventLog()
+        self._serve: _Child | None = None
+        self._children: list[_Child] = []
+        self._lab_up = False
+        self._keep_workdir = False
         self._storm: Any = None  # the report's StormTimeline
         self._workdir: Path | None = None
-        self._keep: list[Callable[[], dict[str, Any]]] = []
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -323,11 +354,8 @@ class Demo:
         if self._workdir is None:
             self._workdir = Path(tempfile.mkdtemp(prefix="fabricd-demo-"))
             wd = self._workdir
-            self._stack.callback(lambda: shutil.rmtree(wd, ignore_errors=True) if not self._kept(wd) else None)
+            self._stack.callback(lambda: None if self._keep_workdir else shutil.rmtree(wd, ignore_errors=True))
         return self._workdir
-
-    def _kept(self, path: Path) -> bool:
-        return self.options.keep_running and self._prom is not None and self._prom.workdir.is_relative_to(path)
 
     # -- the run --------------------------------------------------------------------------------------------------
 
@@ -365,8 +393,7 @@ class Demo:
             self.observer.stage_done(result)
         self._save_record(report)
         if self.options.keep_running:
-            for keep in self._keep:
-                report.services.update(keep())
+            report.services.update(self._keep_services())
         report.workdir = str(self._workdir) if self._workdir is not None else None
         report.ended_ts = time.time()
         return report
@@ -541,12 +568,8 @@ class Demo:
                                 binary=self.options.prometheus_bin)
         if not Path(prom.binary).exists() and shutil.which(prom.binary) is None:
             raise _SkipError(f"{prom.binary} is not installed (apt-get install prometheus; `make demo` does it)")
-        from fabricd.collectors.core import Registry
-        from fabricd.collectors.host import host_collectors
-        from fabricd.collectors.watchdog import WatchdogCollector
         from fabricd.lab.replay import ReplayHost, ReplayNic
         from fabricd.lab.stormgen import StormGen
-        from fabricd.service.wiring import RootSpec, build_watchdog, host_sources, params_for
 
         fabric = self.fabric
         origin, victim = pick_hosts(fabric, self.options.host, self.options.victim)
@@ -554,7 +577,7 @@ class Demo:
         prios = tuple(fabric.policy.pfc.priorities)
         ecn_prios = tuple(fabric.policy.dcqcn.np_priorities or [fabric.policy.qos.roce.priority])
         roce = fabric.policy.qos.roce
-        exporters: list[_Exporter] = []
+        roots: dict[str, Path] = {}
         for h in hosts:
             nic = _rdma_nic(h)
             assert nic is not None and nic.rdma_device is not None
@@ -567,83 +590,114 @@ class Demo:
             gen = StormGen(replay, tick_s=WRITER_TICK_S, traffic_pps=self.options.traffic_pps)
             gen.start()
             self._stack.callback(gen.close)
-            self._replay[h.name] = replay
             self._gens[h.name] = gen
-            exporters.append(self._serve(f"host {h.name}", Registry(host_collectors(root, replay=True))))
-        self._note("export", f"replay roots (mlx5-like, rewritten every {WRITER_TICK_S * 1000:.0f} ms with RoCE "
-                             f"traffic at {self.options.traffic_pps:.0f} packets/s on priority "
-                             f"{roce.priority}) for {', '.join(h.name for h in hosts)}; host exporters on "
-                             f"{', '.join(e.address for e in exporters)}")
-        params = params_for(fabric, detection_ms=None, restoration_ms=None, poll_ms=None)
-        sources = host_sources(fabric, [RootSpec(self.workdir() / "replay" / h.name, h.name) for h in hosts])
-        wd = build_watchdog(self.inventory, params, sources, sinks=[self._events])
-        stop = threading.Event()
-        wd.start(stop)
-
-        def stop_watchdog() -> None:
-            stop.set()
-            wd.join(5.0)
-
-        self._stack.callback(stop_watchdog)
-        self._watchdog = wd
-        wd_exp = self._serve("watchdog", Registry([WatchdogCollector(wd)]))
-        self._note("export", f"watchdog polling {', '.join(s.name for s in sources)} every {params.poll_ms:g} ms "
-                             f"(detection {params.detection_ms:g} ms, restoration {params.restoration_ms:g} ms); "
-                             f"its metrics on {wd_exp.address}")
+            roots[h.name] = root
+        self._note("export", f"replay roots (mlx5-like sysfs and ethtool text, rewritten every "
+                             f"{WRITER_TICK_S * 1000:.0f} ms with RoCE traffic at {self.options.traffic_pps:.0f} "
+                             f"packets/s on priority {roce.priority}) for {', '.join(roots)}")
+        switches = self._lab_up
+        serve_argv = ["serve", str(self.options.inventory),
+                      *[a for name, root in roots.items() for a in ("--root", f"{name}={root}")],
+                      "--switches" if switches else "--no-switches"]
+        jobs = [("serve", serve_argv, "/healthz")]
+        jobs += [(f"export-{name}", ["export", "host", "--root", str(root)], "/metrics")
+                 for name, root in list(roots.items())[1:]]
+        children = self._fabricd(jobs)
+        serve = children[0]
+        self._serve = serve
+        exporters = {origin.name: serve}
+        exporters.update(zip(list(roots)[1:], children[1:], strict=True))
+        self._note("export", f"fabricd serve on {serve.url}: host exporter ({origin.name}), watchdog on "
+                             f"{', '.join(roots)}" + (", switch poller on the lab" if switches else "")
+                             + ", drift audit, /status and /events")
+        for name, exp in list(exporters.items())[1:]:
+            self._note("export", f"fabricd export host --root <replay root of {name}> on {exp.url}")
         prom.jobs = [
-            ScrapeJob("fabricd-host", [(e.address, {"host": h.name}) for e, h in zip(exporters, hosts, strict=True)]),
-            ScrapeJob("fabricd-watchdog", [(wd_exp.address, {})]),
+            ScrapeJob("fabricd-serve", [(serve.address, {"host": origin.name})]),
+            ScrapeJob("fabricd-host", [(e.address, {"host": n}) for n, e in exporters.items() if e is not serve]),
         ]
         version = prom.version()
         self._prom_started_ts = time.time()
         url = prom.start()
         self._prom = prom
-        self._stack.callback(self._stop_prometheus)
-        self._keep.append(self._keep_prometheus)
+        self._stack.callback(prom.stop)
         self._note("export", f"{version} on {url} (1 s scrape and rule evaluation, rules "
                              f"{self._rules_file().name}, storage {prom.workdir / 'data'})")
-        targets = self._wait_targets(prom, len(hosts) + 1, timeout_s=20.0)
+        targets = self._wait_targets(prom, len(exporters), timeout_s=20.0)
         time.sleep(3.5)  # a few scrapes, so rates have two points
         counters = self._counter_table(prom)
         series = prom.query('count({job=~"fabricd.*"})')
         n_series = int(series[0].value) if series else 0
         data = {"prometheus": {"url": url, "version": version, "pid": prom.proc.pid if prom.proc else None},
-                "targets": targets, "series": n_series, "counters": counters,
-                "hosts": [h.name for h in hosts]}
+                "serve": {"url": serve.url, "pid": serve.proc.pid},
+                "exporters": {n: {"url": e.url, "pid": e.proc.pid} for n, e in exporters.items() if e is not serve},
+                "targets": targets, "series": n_series, "counters": counters, "hosts": list(roots)}
         up = sum(1 for t in targets if t["health"] == "up")
-        summary = (f"Prometheus {url}: {up}/{len(targets)} targets up, {n_series} fabricd series; "
+        jobs = ", ".join(sorted({t["job"] for t in targets}))
+        summary = (f"Prometheus {url}: {up}/{len(targets)} targets up ({jobs}), {n_series} fabricd series; "
                    f"{len(counters)} key counters read back through PromQL")
         if up < len(targets) or not counters:
             raise _StageFailedError("Prometheus did not scrape every exporter", data)
         return self._result("export", StageStatus.OK, summary, data)
 
+    def _fabricd(self, jobs: list[tuple[str, list[str], str]], timeout_s: float = 30.0) -> list[_Child]:
+        """Start ``fabricd ARGV --listen 127.0.0.1:<free port>`` for each (name, argv, ready path) at once, each in
+        its own session, and wait until each answers on its ready path (a lost port race is retried)."""
+        out: list[_Child] = []
+        pending = [self._spawn(name, argv) for name, argv, _ in jobs]
+        for (name, argv, ready), first in zip(jobs, pending, strict=True):
+            child = first
+            for attempt in range(3):
+                if _wait_http(child.url + ready, timeout_s, child.proc):
+                    break
+                last = _tail(child.log)
+                child.stop()
+                if "cannot bind" not in last or attempt == 2:
+                    raise _StageFailedError(f"fabricd {argv[0]} did not come up: {last or 'no output'}")
+                child = self._spawn(name, argv)
+            out.append(child)
+        return out
+
+    def _spawn(self, name: str, argv: list[str]) -> _Child:
+        port = free_port()
+        log_path = self.workdir() / f"{name}.log"
+        with log_path.open("ab") as logf:
+            proc = subprocess.Popen([*FABRICD_ARGV, *argv, "--listen", f"127.0.0.1:{port}"],
+                                    stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
+        child = _Child(name, proc, log_path, f"http://127.0.0.1:{port}")
+        self._children.append(child)
+        self._stack.callback(child.stop)
+        return child
+
     def _rules_file(self) -> Path:
         return settings.data_dir("exporters") / "rules" / "fabricd.rules.yml"
 
-    def _serve(self, name: str, registry: Any) -> _Exporter:
-        from fabricd.collectors.server import ExporterServer
-
-        server = ExporterServer(("127.0.0.1", 0), registry.exposition)
-        th = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=f"exporter-{name}",
-                              daemon=True)
-        th.start()
-        exp = _Exporter(name, server, th)
-        self._stack.callback(exp.stop)
-        return exp
-
-    def _stop_prometheus(self) -> None:
-        if self._prom is not None and self._prom.proc is not None:
-            self._prom.stop()
-
-    def _keep_prometheus(self) -> dict[str, Any]:
+    def _keep_services(self) -> dict[str, Any]:
+        """--keep-running: detach Prometheus and the fabricd processes; record them for `fabricd demo --stop`."""
+        out: dict[str, Any] = {}
+        kept: list[dict[str, Any]] = []
         prom = self._prom
-        if prom is None or prom.proc is None:
-            return {}
-        pid = prom.detach()
-        return {"prometheus": {"url": prom.url, "pid": pid, "workdir": str(prom.workdir),
-                               "stop": f"kill {pid}  (then rm -rf {prom.workdir.parent})",
-                               "note": "keeps the demo's recorded series; the demo's in-process exporters stopped "
-                                       "with it"}}
+        if prom is not None and prom.proc is not None:
+            pid = prom.detach()
+            out["prometheus"] = {"url": prom.url, "pid": pid,
+                                 "note": f"alerts {prom.url}/alerts, graphs {prom.url}/graph"}
+            kept.append({"name": "prometheus", "pid": pid, "marker": str(prom.workdir)})
+        for child in self._children:
+            if child.proc.poll() is None:
+                pid = child.detach()
+                out[child.name] = {"url": child.url, "pid": pid}
+                kept.append({"name": child.name, "pid": pid, "marker": f"--listen {child.address}"})
+        if kept:
+            self._keep_workdir = True
+            record = {"workdir": str(self._workdir), "processes": kept, "lab": self._lab_up}
+            (self.state / RUNNING_FILE).write_text(json.dumps(record, indent=1))
+            out["stop"] = {"command": "fabricd demo --stop",
+                           "note": "stops these processes" + (" and the switch lab (`fabricd lab down`)"
+                                                              if self._lab_up else "")
+                                   + " and removes the replay roots"}
+            out["note"] = ("the replay roots stay as the storm left them: their counters no longer move once the "
+                           "demo has exited")
+        return out
 
     def _wait_targets(self, prom: PrometheusServer, expected: int, timeout_s: float) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout_s
@@ -669,6 +723,11 @@ class Demo:
             (f"ECN enabled on priority {p} (roce_np, roce_rp)", "0/1",
              f'min by (host) (fabricd_nic_ecn_enabled{{priority="{p}"}})'),
             ("RoCE ToS (RDMA-CM default)", "", "max by (host) (fabricd_nic_roce_tos)"),
+            (f"switch PFC pause frames on priority {p}", "frames/s",
+             f'sum by (switch, direction) (rate(fabricd_switch_pfc_pause_frames_total{{priority="{p}"}}[5s]))'),
+            (f"switch ECN-marked packets, queue {p}", "packets/s",
+             f'sum by (switch) (rate(fabricd_switch_queue_ecn_marked_packets_total{{queue="{p}"}}[5s]))'),
+            ("switches up", "", "sum(fabricd_switch_up)"),
             ("watchdog detection time", "s", "max(fabricd_watchdog_detection_seconds)"),
         )
         rows = []
@@ -682,49 +741,52 @@ class Demo:
 
     def stage_storm(self) -> StageResult:
         from fabricd.report.record import StormTimeline
-        from fabricd.watchdog.types import EventKind
 
-        prom, wd = self._prom, self._watchdog
-        if prom is None or wd is None:
-            raise _SkipError("needs the export stage (Prometheus and the watchdog)")
+        prom, serve = self._prom, self._serve
+        if prom is None or serve is None:
+            raise _SkipError("needs the export stage (Prometheus and fabricd serve)")
         origin, _victim = pick_hosts(self.fabric, self.options.host, self.options.victim)
         nic = _rdma_nic(origin)
         assert nic is not None
         prio = self.fabric.policy.pfc.priorities[0]
-        params = wd.params
+        status = _http_json(serve.url + "/status")
+        wd = status["watchdog"]
+        det_ms, rest_ms, poll_ms = float(wd["detection_ms"]), float(wd["restoration_ms"]), float(wd["poll_ms"])
         gen = self._gens[origin.name]
         self._note("storm", f"{origin.name} {nic.netdev} stops draining priority {prio}: it sends PFC pause "
-                            f"continuously (tx_prio{prio}_pause_duration grows 1 s per s) - a stalled receiver")
+                            f"continuously (tx_prio{prio}_pause_duration grows 1 s per s): a stalled receiver")
         episode = gen.pause(nic.netdev, priority=prio, direction="tx")
         injected = episode.start
 
-        def is_detect(e: Any) -> bool:
-            return bool(e.event is EventKind.STORM_DETECTED and e.device == origin.name
-                        and e.interface == nic.netdev and e.priority == prio)
+        def mine(kind: str) -> Callable[[dict[str, Any]], bool]:
+            return lambda e: bool(e.get("event") == kind and e.get("device") == origin.name
+                                  and e.get("interface") == nic.netdev and e.get("priority") == prio)
 
-        detected = self._events.wait_for(is_detect, timeout_s=params.detection_s + params.poll_s + 5.0)
+        detected = self._wait_event(serve, injected - 1.0, mine("storm_detected"), det_ms / 1000 + 10.0)
+        tol = WRITER_TICK_S * 1000 + 20.0
         data: dict[str, Any] = {
             "injected": {"device": origin.name, "interface": nic.netdev, "priority": prio, "direction": "tx",
                          "ts": injected},
-            "contract_ms": {"min": params.detection_ms, "max": params.detection_ms + params.poll_ms,
-                            "tolerance_ms": WRITER_TICK_S * 1000 + 20.0,
+            "contract_ms": {"min": det_ms, "max": det_ms + poll_ms, "tolerance_ms": tol,
                             "source": "sonic-mgmt test_pfcwd_timer_accuracy: detection <= observed <= "
                                       "detection + poll"},
         }
         if detected is None:
             gen.stop(episode)
-            raise _StageFailedError("the watchdog did not detect the storm", data)
-        latency_ms = (detected.ts - injected) * 1000.0
-        tol = data["contract_ms"]["tolerance_ms"]
+            raise _StageFailedError(f"fabricd serve did not report the storm (see {serve.log})", data)
+        latency_ms = (float(detected["ts"]) - injected) * 1000.0
         data.update({
-            "detected_ts": detected.ts, "detection_latency_ms": round(latency_ms, 1),
-            "within_contract": params.detection_ms <= latency_ms <= params.detection_ms + params.poll_ms + tol,
-            "origin": {"port": detected.origin, "kind": detected.origin_kind, "path": detected.origin_path},
+            "detected_ts": detected["ts"], "detection_latency_ms": round(latency_ms, 1),
+            "within_contract": det_ms <= latency_ms <= det_ms + poll_ms + tol,
+            "origin": {"port": detected.get("origin"), "kind": detected.get("origin_kind"),
+                       "path": detected.get("origin_path")},
         })
-        self._note("storm", f"watchdog: storm_detected on {origin.name} {nic.netdev} priority {prio} after "
-                            f"{latency_ms:.0f} ms (contract {params.detection_ms:g}-"
-                            f"{params.detection_ms + params.poll_ms:g} ms); origin {detected.origin} "
-                            f"({detected.origin_kind})")
+        self._note("storm", f"fabricd serve: storm_detected on {origin.name} {nic.netdev} priority {prio} after "
+                            f"{latency_ms:.0f} ms (contract {det_ms:g}-{det_ms + poll_ms:g} ms); origin "
+                            f"{detected.get('origin')} ({detected.get('origin_kind')})")
+        status = _http_json(serve.url + "/status")
+        data["paused_ports"] = sorted({f"{c['device']}:{c['interface']}" for c in status["active_storms"]})
+        data["origins"] = status["origins"]
         alert = self._wait_alert(prom, origin.name, firing=True, timeout_s=20.0)
         if alert is not None:
             data["alert"] = {"name": ALERT_NAME, "state": alert["state"], "labels": alert["labels"],
@@ -733,35 +795,28 @@ class Demo:
                              "summary": alert.get("annotations", {}).get("summary", "")}
             self._note("storm", f"Prometheus: {ALERT_NAME} firing {alert['_seen'] - injected:.1f} s after the "
                                 f"injection: {data['alert']['summary']}")
-        origin_info = prom.query("fabricd_pfc_storm_origin_info == 1")
-        data["origin_metric"] = [s.labels for s in origin_info]
-        active = [{"device": c.device, "interface": c.interface, "priority": c.priority, "direction": c.direction}
-                  for c in wd.channel_stats() if c.active]
-        data["paused_ports"] = sorted({f"{c['device']}:{c['interface']}" for c in active})
+        data["origin_metric"] = [s.labels for s in prom.query("fabricd_pfc_storm_origin_info == 1")]
         hold = injected + self.options.storm_hold_s - time.time()
         if hold > 0:
             time.sleep(hold)
         stopped = gen.stop(episode)
         self._note("storm", f"{origin.name} {nic.netdev} drains again: pause stops")
-
-        def is_restore(e: Any) -> bool:
-            return bool(e.event is EventKind.STORM_RESTORED and e.device == origin.name
-                        and e.interface == nic.netdev and e.priority == prio)
-
-        restored = self._events.wait_for(is_restore, timeout_s=params.restoration_s + params.poll_s + 5.0)
+        restored = self._wait_event(serve, stopped - 1.0, mine("storm_restored"), rest_ms / 1000 + 10.0)
         data["stopped_ts"] = stopped
         if restored is not None:
-            data["restored_ts"] = restored.ts
-            data["restoration_latency_ms"] = round((restored.ts - stopped) * 1000.0, 1)
-            self._note("storm", f"watchdog: storm_restored after {(restored.ts - stopped) * 1000:.0f} ms of no pause")
+            data["restored_ts"] = restored["ts"]
+            data["restoration_latency_ms"] = round((float(restored["ts"]) - stopped) * 1000.0, 1)
+            self._note("storm", f"fabricd serve: storm_restored {data['restoration_latency_ms']:.0f} ms after the "
+                                f"pause stopped")
         cleared = self._wait_alert(prom, origin.name, firing=False, timeout_s=10.0)
         data["alert_resolved"] = cleared is not None
-        data["events"] = [e.as_dict() for e in self._events.events]
-        origin_port = detected.origin or ""
+        data["events"] = _http_json(f"{serve.url}/events?since={injected - 1.0:.3f}")
+        origin_port = str(detected.get("origin") or "")
         o_dev, _, o_if = origin_port.partition(":")
         self._storm = StormTimeline(
             device=origin.name, interface=nic.netdev, priority=prio, direction="tx", injected_ts=injected,
-            detected_ts=detected.ts, stopped_ts=stopped, restored_ts=restored.ts if restored else None,
+            detected_ts=float(detected["ts"]), stopped_ts=stopped,
+            restored_ts=float(restored["ts"]) if restored else None,
             origin_device=o_dev or None, origin_interface=o_if or None, paused_ports=data["paused_ports"])
         tail = stopped + self.options.tail_s - time.time()
         if tail > 0:
@@ -770,9 +825,8 @@ class Demo:
         fired = f"fired after {data['alert']['latency_s']:.1f} s" if alert else "did NOT fire"
         back = f"restored after {data['restoration_latency_ms']:.0f} ms" if restored else "NOT restored"
         summary = (f"injected on {origin.name}:{nic.netdev} prio {prio}; detected in {latency_ms:.0f} ms "
-                   f"({'within' if data['within_contract'] else 'OUTSIDE'} {params.detection_ms:g}-"
-                   f"{params.detection_ms + params.poll_ms:g} ms); {ALERT_NAME} {fired}; "
-                   f"origin {detected.origin} ({detected.origin_kind}); {back}")
+                   f"({'within' if data['within_contract'] else 'OUTSIDE'} {det_ms:g}-{det_ms + poll_ms:g} ms); "
+                   f"{ALERT_NAME} {fired}; origin {origin_port} ({detected.get('origin_kind')}); {back}")
         problems = []
         if not data["within_contract"]:
             problems.append("detection outside the timing contract")
@@ -785,6 +839,19 @@ class Demo:
         if problems:
             raise _StageFailedError("; ".join(problems), data)
         return self._result("storm", StageStatus.OK, summary, data)
+
+    def _wait_event(self, serve: _Child, since: float, pred: Callable[[dict[str, Any]], bool],
+                    timeout_s: float) -> dict[str, Any] | None:
+        """Poll ``/events?since=`` of fabricd serve every 50 ms until an event matches; None on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for ev in _http_json(f"{serve.url}/events?since={since:.3f}"):
+                if pred(ev):
+                    return dict(ev)
+            if serve.proc.poll() is not None:
+                raise _StageFailedError(f"fabricd serve exited: {_tail(serve.log)}")
+            time.sleep(0.05)
+        return None
 
     def _wait_alert(self, prom: PrometheusServer, device: str, *, firing: bool,
                     timeout_s: float) -> dict[str, Any] | None:
@@ -851,6 +918,56 @@ def _host_as_device(labels: dict[str, str]) -> dict[str, str]:
     if "host" in out:
         out["device"] = out.pop("host")
     return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _lab_down() -> list[str]:
+    """``fabricd lab down``: stops exactly the lab daemon of this state dir."""
+    res = subprocess.run([*FABRICD_ARGV, "lab", "down"], capture_output=True, text=True, timeout=60, check=False)
+    text = (res.stdout.strip() or res.stderr.strip() or f"exit {res.returncode}").splitlines()
+    return [f"fabricd lab down: {text[-1] if text else 'done'}"]
+
+
+def stop_kept(state: Path | None = None, timeout_s: float = 10.0) -> list[str]:
+    """Stop what ``fabricd demo --keep-running`` left up (recorded in ``<state>/demo/running.json``): each process
+    whose command line still matches, the switch lab when it was started, then the run's temp directory.
+    Returns what was done, one line each (empty when nothing was recorded)."""
+    state = state or settings.state_dir() / "demo"
+    path = state / RUNNING_FILE
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise FabricdError(f"{path}: unreadable ({exc})",
+                           hint=f"remove {path} and stop the processes by hand") from None
+    done: list[str] = []
+    for item in record.get("processes", []):
+        pid, name, marker = int(item["pid"]), str(item["name"]), str(item["marker"])
+        if marker not in _cmdline(pid):
+            done.append(f"{name} (pid {pid}) was not running")
+            continue
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while marker in _cmdline(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if marker in _cmdline(pid):
+            os.kill(pid, signal.SIGKILL)
+        done.append(f"stopped {name} (pid {pid})")
+    if record.get("lab"):
+        done.extend(_lab_down())
+    workdir = record.get("workdir")
+    if workdir and Path(workdir).name.startswith("fabricd-demo-"):
+        shutil.rmtree(workdir, ignore_errors=True)
+        done.append(f"removed {workdir}")
+    path.unlink(missing_ok=True)
+    return done
 
 
 @contextlib.contextmanager

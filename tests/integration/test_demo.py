@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,8 @@ def test_export_stage_real_prometheus(demo: dict[str, Any]) -> None:
     assert e["status"] == "ok"
     d = e["data"]
     assert d["targets"] and all(t["health"] == "up" for t in d["targets"])
-    assert {t["job"] for t in d["targets"]} >= {"fabricd-host", "fabricd-watchdog"}
+    assert {t["job"] for t in d["targets"]} >= {"fabricd-serve", "fabricd-host"}
+    assert d["serve"]["url"].startswith("http://127.0.0.1:")
     assert d["series"] > 100
     traffic = [c for c in d["counters"] if c["what"].startswith("RoCE traffic")]
     assert traffic and all(c["value"] > 0 for c in traffic)
@@ -168,8 +170,11 @@ def test_vm_stage_off(demo: dict[str, Any]) -> None:
 
 
 def test_nothing_left_behind(demo: dict[str, Any]) -> None:
-    pid = stage(demo, "export")["data"]["prometheus"]["pid"]
-    assert not (_alive(pid) and "prometheus" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
+    export = stage(demo, "export")["data"]
+    started = [("prometheus", export["prometheus"]["pid"]), ("fabricd", export["serve"]["pid"])]
+    started += [("fabricd", e["pid"]) for e in export["exporters"].values()]
+    for what, pid in started:
+        assert not (_alive(pid) and what in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
     workdir = demo["workdir"]
     assert workdir and not Path(workdir).exists()
     leftovers = [c for c in _cmdlines() if workdir in c or demo["_state"] in c]
@@ -206,3 +211,34 @@ def test_bad_inventory_is_bad_input(tmp_path: Path) -> None:
                           check=False, env=dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state")))
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and str(missing) in proc.stderr
+
+
+def test_keep_running_then_stop(tmp_path: Path) -> None:
+    """--keep-running leaves Prometheus and fabricd serve answering after the demo exits; --stop ends them."""
+    if not os.access(PROMETHEUS, os.X_OK):
+        pytest.skip(f"{PROMETHEUS} is not installed")
+    env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"))
+    proc = subprocess.run([FABRICD, "demo", "--no-vm", "--keep-running", "--output", "json"], capture_output=True,
+                          text=True, env=env, timeout=300, check=False)
+    data = json.loads(proc.stdout)
+    services = {k: v for k, v in data["services"].items() if isinstance(v, dict) and "pid" in v}
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert {"prometheus", "serve"} <= set(services)
+        assert data["services"]["stop"]["command"] == "fabricd demo --stop"
+        for svc in services.values():
+            assert _alive(svc["pid"])
+        with urllib.request.urlopen(services["serve"]["url"] + "/healthz", timeout=5) as resp:
+            assert resp.status == 200
+        with urllib.request.urlopen(services["prometheus"]["url"] + "/-/ready", timeout=5) as resp:
+            assert resp.status == 200
+    finally:
+        stop = subprocess.run([FABRICD, "demo", "--stop", "--output", "json"], capture_output=True, text=True,
+                              env=env, timeout=120, check=False)
+    assert stop.returncode == 0, stop.stderr
+    lines = json.loads(stop.stdout)["stopped"]
+    for name, svc in services.items():
+        assert f"stopped {name} (pid {svc['pid']})" in lines
+        port = svc["url"].rsplit(":", 1)[1]
+        assert not any(port in c for c in _cmdlines()), f"{name} still running"
+    assert not Path(data["workdir"]).exists()
