@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from fabricd.model import Fabric
@@ -18,17 +20,26 @@ def inventory_schema() -> dict[str, object]:
         "defaults.{switch,host,port,nic} and then from the groups they list.",
     }
     body = Fabric.model_json_schema(mode="validation")
+    defs: dict[str, Any] = body.setdefault("$defs", {})
+    # Inherited fields: a switch may get platform and mgmt (or mgmt.host) from defaults or groups, so the raw
+    # files only require what cannot sensibly be inherited (names). The loader still requires the merged values.
+    defs["Switch"]["required"] = ["name"]
+    defs["Management"].pop("required", None)
+    for kind in ("Switch", "Host", "Port", "Nic"):
+        partial = {k: v for k, v in defs[kind].items() if k != "required"}
+        partial["title"] = f"{kind} fields (inherited)"
+        defs[f"{kind}Fields"] = partial
     props = dict(body.get("properties", {}))
     props["defaults"] = {
         "type": "object",
         "description": "Values every switch, host, port or NIC inherits unless it sets its own.",
-        "properties": {k: {"type": "object"} for k in ("switch", "host", "port", "nic")},
+        "properties": {k: {"$ref": f"#/$defs/{k.capitalize()}Fields"} for k in ("switch", "host", "port", "nic")},
         "additionalProperties": False,
     }
     props["groups"] = {
         "type": "object",
         "description": "Named sets of device fields; a device lists the groups it inherits from, in order.",
-        "additionalProperties": {"type": "object"},
+        "additionalProperties": {"anyOf": [{"$ref": "#/$defs/SwitchFields"}, {"$ref": "#/$defs/HostFields"}]},
     }
     body["properties"] = props
     schema.update(body)
