@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fabricd.errors import InventoryError, Problem
 from fabricd.intent.checks import CheckOptions, Validation, validate
@@ -147,7 +150,15 @@ def register(app: typer.Typer) -> None:
                               markup=True)
             raise typer.Exit(ExitCode.INVALID) from None
 
-        v = validate(inv, CheckOptions(fail_links=fail_links, max_failure_scenarios=max_scenarios, seed=seed))
+        options = CheckOptions(fail_links=fail_links, max_failure_scenarios=max_scenarios, seed=seed)
+        if fail_links and output == OutputFormat.TEXT and sys.stderr.isatty():
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=stderr(), transient=True) as bar:
+                task = bar.add_task(f"--fail-links {fail_links}", total=None)
+                v = validate(inv, replace(options, progress=lambda done, total: bar.update(
+                    task, completed=done, total=total)))
+        else:
+            v = validate(inv, options)
         code = ExitCode.FINDINGS if v.errors else ExitCode.OK
         if output == OutputFormat.JSON:
             emit_json(_report_json(path, v, code))

@@ -37,6 +37,7 @@ import itertools
 import math
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fabricd.model import Fabric, split_endpoint
@@ -388,8 +389,10 @@ def _describe(topo: Topology, channels: list[tuple[int, int]], channel_links: di
 
 
 def fail_links(topo: Topology, n: int, *, max_scenarios: int = 2000, seed: int = 0,
-               max_failing: int = 50) -> FailureReport:
-    """Try N-link failures of switch-to-switch links; report those whose remaining fabric has a cycle."""
+               max_failing: int = 50, progress: Callable[[int, int], None] | None = None) -> FailureReport:
+    """Try N-link failures of switch-to-switch links; report those whose remaining fabric has a cycle.
+
+    ``progress(done, total)`` is called after each scenario (the CLI draws a progress bar with it)."""
     candidates = sorted(topo.links)
     total = math.comb(len(candidates), n) if 0 < n <= len(candidates) else 0
     sampled = total > max_scenarios
@@ -406,6 +409,8 @@ def fail_links(topo: Topology, n: int, *, max_scenarios: int = 2000, seed: int =
     for scenario in scenarios:
         tried += 1
         report = analyze(topo, frozenset(scenario), max_cycles=1)
+        if progress is not None:
+            progress(tried, len(scenarios))
         if report.cycles:
             failing.append((scenario, report.cycles[0]))
             if len(failing) >= max_failing:

@@ -209,3 +209,9 @@ def test_fast_algorithm_matches_brute_force(case: tuple[int, set[tuple[int, int]
         for i in range(len(hops)):
             u, v, w = closed[i], closed[i + 1], closed[(i + 2) % len(closed)] if i + 2 < len(closed) else closed[1]
             assert ((u, v), (v, w)) in deps, (cycle.describe(), sorted(deps))
+
+
+def test_failure_progress_is_reported() -> None:
+    seen: list[tuple[int, int]] = []
+    fail_links(Topology.from_fabric(clos(2, 4)), 1, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, 8) for i in range(1, 9)]

@@ -55,11 +55,13 @@ class CheckOptions:
     ``fail_links``: 0 = no failure analysis; N > 0 = try N-link failures for PFC deadlock (FAB091).
     ``max_failure_scenarios``: above this many N-link combinations, a seeded random sample of this size is tried.
     ``seed``: the sampling seed, printed in the output so a run can be repeated.
+    ``progress``: called with (scenarios done, scenarios to try) during the failure analysis.
     """
 
     fail_links: int = 0
     max_failure_scenarios: int = 2000
     seed: int = 0
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
 CheckFunc = Callable[["Context"], Iterable[Finding]]
@@ -252,7 +254,7 @@ class Context:
         if self.options.fail_links <= 0 or not self.deadlock_applies or self.deadlock.has_cycle:
             return None
         return fail_links(self.topology, self.options.fail_links, max_scenarios=self.options.max_failure_scenarios,
-                          seed=self.options.seed)
+                          seed=self.options.seed, progress=self.options.progress)
 
     @cached_property
     def used_platforms(self) -> dict[str, list[int]]:
