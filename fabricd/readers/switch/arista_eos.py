@@ -54,6 +54,11 @@ def _load(text: str) -> Any:
         return {}
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (damaged or unexpected output)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
@@ -85,21 +90,21 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
     out: list[PfcCounter] = []
     data = _load(text)
     if isinstance(data, dict) and data:
-        for name, entry in (data.get("interfaces") or {}).items():
-            for prio, c in ((entry or {}).get("priorities") or {}).items():
+        for name, entry in _dict(data.get("interfaces")).items():
+            for prio, c in _dict(_dict(entry).get("priorities")).items():
                 if str(prio).isdigit():
-                    out.append(PfcCounter(name, "rx", int(prio), _int(c.get("rxFrames"))))
-                    out.append(PfcCounter(name, "tx", int(prio), _int(c.get("txFrames"))))
-        for name, c in (data.get("interfaceCounters") or {}).items():
-            out.append(PfcCounter(name, "rx", None, _int((c or {}).get("rxFrames"))))
-            out.append(PfcCounter(name, "tx", None, _int((c or {}).get("txFrames"))))
+                    out.append(PfcCounter(name, "rx", int(prio), _int(_dict(c).get("rxFrames"))))
+                    out.append(PfcCounter(name, "tx", int(prio), _int(_dict(c).get("txFrames"))))
+        for name, c in _dict(data.get("interfaceCounters")).items():
+            out.append(PfcCounter(name, "rx", None, _int(_dict(c).get("rxFrames"))))
+            out.append(PfcCounter(name, "tx", None, _int(_dict(c).get("txFrames"))))
         return SwitchCounters(pfc=tuple(out))
     for line in text.splitlines():
         cells = line.split()
         if len(cells) == 4 and cells[1].isdigit() and _PORT.match(cells[0]):
-            port, prio = long_interface(cells[0]), int(cells[1])
-            out.append(PfcCounter(port, "rx", prio, to_int(cells[2])))
-            out.append(PfcCounter(port, "tx", prio, to_int(cells[3])))
+            port, priority = long_interface(cells[0]), int(cells[1])
+            out.append(PfcCounter(port, "rx", priority, to_int(cells[2])))
+            out.append(PfcCounter(port, "tx", priority, to_int(cells[3])))
         elif len(cells) == 3 and _PORT.match(cells[0]):
             port = long_interface(cells[0])
             out.append(PfcCounter(port, "rx", None, to_int(cells[1])))
@@ -124,8 +129,9 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     (detected), ``recoveryCount`` (restored) and ``droppedPackets``. EOS omits interfaces with no event yet."""
     out: list[PfcwdCounter] = []
     data = _load(text)
-    for name, entry in ((data or {}).get("interfaces") or {}).items():
-        for queue, c in ((entry or {}).get("txQueues") or {}).items():
+    for name, entry in _dict(_dict(data).get("interfaces")).items():
+        for queue, raw in _dict(_dict(entry).get("txQueues")).items():
+            c = _dict(raw)
             if not str(queue).isdigit():
                 continue
             detected, restored = _int(c.get("stuckCount")), _int(c.get("recoveryCount"))
@@ -141,10 +147,10 @@ def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
     """``show qos interfaces [IF] ecn counters queue | json``: ECN-marked packets per TX queue."""
     out: list[QueueCounter] = []
     data = _load(text)
-    for name, entry in ((data or {}).get("interfaces") or {}).items():
-        for queue, c in ((entry or {}).get("txQueues") or {}).items():
+    for name, entry in _dict(_dict(data).get("interfaces")).items():
+        for queue, c in _dict(_dict(entry).get("txQueues")).items():
             if str(queue).isdigit():
-                marked = _int(c.get("ecnMarkedPackets"))
+                marked = _int(_dict(c).get("ecnMarkedPackets"))
                 out.append(QueueCounter(name, int(queue), "unicast", ecn_marked_packets=marked))
     return SwitchCounters(queues=tuple(out))
 

@@ -228,9 +228,12 @@ def parse_show_queuing(text: str) -> SwitchCounters:
     if isinstance(data, dict):
         queues: list[QueueCounter] = []
         pfc: list[PfcCounter] = []
-        for name, rows in (data.get("interfaces") or {}).items():
+        interfaces = data.get("interfaces")
+        for name, rows in (interfaces.items() if isinstance(interfaces, dict) else []):
             port = long_interface(str(name))
             for row in rows if isinstance(rows, list) else []:
+                if not isinstance(row, dict):
+                    continue
                 group = _num(row.get("qos-group"))
                 if group is None:
                     continue

@@ -125,22 +125,27 @@ def _num(value: Any) -> int | None:
     return None
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _qos_json(data: Any, port: str) -> SwitchCounters:
     queues: list[QueueCounter] = []
     pfc: list[PfcCounter] = []
-    for tc, row in sorted(((data or {}).get("egress-queue-stats") or {}).items()):
+    data = _dict(data)
+    for tc, row in sorted(_dict(data.get("egress-queue-stats")).items()):
         if str(tc).isdigit() and isinstance(row, dict):
             queues.append(QueueCounter(port, int(tc), "unicast", packets=_num(row.get("tx-frames")),
                                        bytes=_num(row.get("tx-bytes")),
                                        dropped_bytes=_num(row.get("tx-uc-buffer-discards")),
                                        wred_dropped_packets=_num(row.get("wred-discards"))))
-    for prio, row in sorted(((data or {}).get("pfc-stats") or {}).items()):
+    for prio, row in sorted(_dict(data.get("pfc-stats")).items()):
         if str(prio).isdigit() and isinstance(row, dict):
             for d in ("rx", "tx"):
                 pfc.append(PfcCounter(port, d, int(prio), _num(row.get(f"{d}-pause-frames")),
                                       _num(row.get(f"{d}-pause-duration"))))
     ifs: list[InterfaceCounter] = []
-    port_stats = (data or {}).get("port-stats") or {}
+    port_stats = _dict(data.get("port-stats"))
     for key, counter in (("ecn-marked-packets", "ecn_marked_packets"), ("pause-frames", "pause_frames")):
         entry = port_stats.get(key) or {}
         for col, direction in (("receive", "rx"), ("transmit", "tx")):
@@ -159,8 +164,8 @@ def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounter
     start = text.find("{")
     if start >= 0:
         try:
-            rows = (json.loads(text[start:]) or {}).get("traffic-class") or {}
-        except (ValueError, AttributeError):
+            rows = _dict(_dict(json.loads(text[start:])).get("traffic-class"))
+        except ValueError:
             rows = {}
     else:
         for table in dashed_tables(text):
