@@ -99,7 +99,7 @@ def serve(registry: Registry, listen: str, web: WebConfig | None, what: str) -> 
 
 
 def exec_slim_host_server(root: Path | None, listen: str, web_config: Path | None, include: str | None,
-                          collectors: str) -> None:
+                          collectors: str, include_virtual: bool = False) -> None:
     """Replace this process (same pid) with the slim host-exporter process (:mod:`fabricd.cli.export_serve`)."""
     try:
         parse_listen(listen)  # check before replacing the process
@@ -112,6 +112,8 @@ def exec_slim_host_server(root: Path | None, listen: str, web_config: Path | Non
         argv += ["--web-config", str(web_config.resolve())]
     if include is not None:
         argv += ["--include", include]
+    if include_virtual:
+        argv.append("--include-virtual")
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, argv)
@@ -138,6 +140,9 @@ def register(app: typer.Typer) -> None:
         collectors: Annotated[str, typer.Option(
             "--collectors", help=f"Comma-separated collectors to run ({','.join(HOST_COLLECTORS)}).")]
         = ",".join(HOST_COLLECTORS),
+        include_virtual: Annotated[bool, typer.Option(
+            "--include-virtual", help="Live host: also read ethtool stats of virtual netdevs (veth, bridge, lo).")]
+        = False,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Export this host's NIC, RDMA and NIC-config counters to Prometheus: per-priority PFC pause frames and
@@ -158,7 +163,7 @@ def register(app: typer.Typer) -> None:
                              hint="give the replay directory that holds sys/ and ethtool/ (see CONTRACTS.md)")
         web = _web(web_config)
         registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
-                                            enabled=_collectors_opt(collectors)))
+                                            enabled=_collectors_opt(collectors), include_virtual=include_virtual))
         if once:
             families = registry.scrape()
             if output == OutputFormat.JSON:
@@ -170,7 +175,7 @@ def register(app: typer.Typer) -> None:
         if os.environ.get("FABRICD_EXPORT_NO_EXEC"):
             serve(registry, listen, web, "host")
         else:
-            exec_slim_host_server(root, listen, web_config, include, collectors)
+            exec_slim_host_server(root, listen, web_config, include, collectors, include_virtual)
 
     @export_app.command("metrics-doc", hidden=True)
     def metrics_doc_cmd(

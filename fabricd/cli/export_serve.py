@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--web-config", default=None)
     parser.add_argument("--include", default=None)
     parser.add_argument("--collectors", default=",".join(HOST_COLLECTORS))
+    parser.add_argument("--include-virtual", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", stream=sys.stderr)
     try:
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             args.root or "/", replay=args.root is not None,
             include=re.compile(args.include) if args.include else None,
             enabled=tuple(n for n in args.collectors.split(",") if n),
+            include_virtual=args.include_virtual,
         ))
         serve_registry(registry, args.listen, web, "host")
     except FabricdError as exc:

@@ -21,11 +21,13 @@ def host_collectors(
     ethtool: EthtoolSource | None = None,
     include: re.Pattern[str] | None = None,
     enabled: tuple[str, ...] = HOST_COLLECTORS,
+    include_virtual: bool = False,
 ) -> list[Collector]:
     """The host collectors reading ``root``.
 
     ethtool statistics come from ``ethtool`` when given, else from the replay root's ``ethtool/`` files when
-    ``replay``, else from the live ioctl (this process's network namespace).
+    ``replay``, else from the live ioctl (this process's network namespace; interfaces without a device, such as
+    veth, bridges and lo, only with ``include_virtual``).
     """
     if ethtool is None:
         if replay:
@@ -33,7 +35,8 @@ def host_collectors(
         else:
             from .ethtool_live import LiveEthtoolSource
 
-            ethtool = LiveEthtoolSource(os.path.join(os.fspath(root), "sys", "class", "net"))
+            ethtool = LiveEthtoolSource(os.path.join(os.fspath(root), "sys", "class", "net"),
+                                        include_virtual=include_virtual)
     available: dict[str, Collector] = {
         "nic": NicCollector(ethtool, include=include),
         "rdma": RdmaCollector(root, include=include),
