@@ -1,0 +1,72 @@
+"""``fabricd export switches --once`` end to end, as a user runs it: ``fabricd lab up`` on a copy of inventory/lab
+(ephemeral ports and a private state dir, so parallel runs never collide), ``fabricd lab drive`` to put pause, ECN
+and a storm into the simulators, then the exporter resolves credentials and host keys from the lab's state and polls
+every switch over SSH."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+FABRICD = str(Path(sys.executable).parent / "fabricd")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run(*args: str, env: dict[str, str], timeout: int = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([FABRICD, *args], capture_output=True, text=True, timeout=timeout, env=env, check=False)
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    inv = tmp_path / "inventory"
+    shutil.copytree(REPO / "inventory" / "lab", inv)
+    switches = inv / "switches.yml"
+    switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {free_port()}", switches.read_text()))
+    env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
+    env.pop("FABRICD_INVENTORY", None)
+    up = run("lab", "up", str(inv), env=env)
+    if up.returncode != 0:
+        pytest.fail(f"fabricd lab up failed: {up.stderr}")
+    try:
+        yield inv, env
+    finally:
+        run("lab", "down", env=env, timeout=60)
+
+
+def test_export_switches_once_against_the_lab(lab: tuple[Path, dict[str, str]]) -> None:
+    inv, env = lab
+    for args in (("leaf1-sonic", "pause", "--port", "Ethernet0", "--packets", "1234"),
+                 ("leaf2-eos", "ecn", "--port", "Ethernet1", "--packets", "321"),
+                 ("leaf3-nxos", "drop", "--port", "Ethernet1/1", "--priority", "0", "--packets", "9"),
+                 ("leaf4-nvue", "storm-start", "--port", "swp1")):
+        res = run("lab", "drive", *args, env=env)
+        assert res.returncode == 0, res.stderr
+    res = run("export", "switches", str(inv), "--once", env=env)
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    assert "Traceback" not in res.stderr
+    for name in ("spine1", "spine2", "leaf1-sonic", "leaf2-eos", "leaf3-nxos", "leaf4-nvue"):
+        assert f'fabricd_switch_up{{switch="{name}"}} 1' in text
+    assert ('fabricd_switch_pfc_pause_frames_total{switch="leaf1-sonic",interface="Ethernet0",priority="3",'
+            'direction="rx"} 1234') in text
+    assert 'fabricd_switch_queue_ecn_marked_packets_total{switch="leaf2-eos",interface="Ethernet1",queue="3"' in text
+    assert re.search(r'fabricd_switch_queue_dropped_packets_total\{switch="leaf3-nxos",interface="Ethernet1/1",'
+                     r'queue="0",type="unicast"\} 9\b', text)
+    assert re.search(r'fabricd_switch_pfc_pause_duration_seconds_total\{switch="leaf4-nvue",interface="swp1",'
+                     r'priority="3",direction="rx"\} [0-9.e-]+', text)
+    assert 'fabricd_scrape_collector_success{collector="switch"} 1' in text
