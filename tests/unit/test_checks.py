@@ -251,3 +251,15 @@ def test_examples_validate_clean() -> None:
     for path in examples:
         problems = run_checks(load_inventory(path), CheckOptions(fail_links=1))
         assert [p.render() for p in problems if p.severity == "error"] == [], path
+
+
+def test_nxos_fixed_poll_is_a_warning_not_an_error(tmp_path: Path) -> None:
+    """NX-OS polls every 100 ms whatever the intent says: a 200 ms fabric poll only warns (the render rounds it)."""
+    docs = lab_docs()
+    P(docs)["pfc"]["watchdog"].update(poll_ms=200, detection_ms=400, restoration_ms=400)
+    problems = run_checks(load_inventory(write(tmp_path / "inv", docs)))
+    codes = {(p.code, p.severity) for p in problems if p.path.endswith("poll_ms")}
+    assert ("FAB042", "warning") in codes
+    assert not any(p.code == "FAB041" for p in problems)
+    nxos = [p for p in problems if p.code == "FAB042" and p.path.endswith("poll_ms")]
+    assert "cisco_nxos polls at a fixed 100 ms" in nxos[0].message and nxos[0].got == "200 ms (rendered as 100 ms)"

@@ -35,12 +35,15 @@ WATCHDOG = ("policy", "pfc", "watchdog")
 @dataclass(frozen=True)
 class WatchdogLimits:
     """Inclusive ranges in ms; None = the platform has no such knob. ``step_ms``: timers are whole multiples of
-    this (NX-OS multipliers of its fixed poll); ``detect_in_polls``: detection = poll x an integer (NVUE)."""
+    this (NX-OS multipliers of its fixed poll); ``detect_in_polls``: detection = poll x an integer (NVUE);
+    ``fixed_poll_ms``: the platform polls at this rate whatever the intent says (NX-OS), so a different poll_ms
+    is a warning, not an error: the switch only polls more or less often than the rest of the fabric."""
 
     detection_ms: tuple[int, int]
     restoration_ms: tuple[int, int] | None
-    poll_ms: tuple[int, int]
+    poll_ms: tuple[int, int] | None
     source: str
+    fixed_poll_ms: int | None = None
     step_ms: int | None = None
     detect_in_polls: bool = False
 
@@ -52,9 +55,9 @@ WATCHDOG_LIMITS: dict[Platform, WatchdogLimits] = {
                                           detect_in_polls=True),
     Platform.ARISTA_EOS: WatchdogLimits((10, 60000), (10, 60000), (5, 30000),
                                         "EOS timeout/recovery-time 0.01-60 s, polling-interval 0.005-30 s"),
-    Platform.CISCO_NXOS: WatchdogLimits((100, 1000), (100, 10000), (100, 100),
+    Platform.CISCO_NXOS: WatchdogLimits((100, 1000), (100, 10000), None,
                                         "NX-OS fixed 100 ms poll x shutdown-multiplier 1-10 / "
-                                        "auto-restore-multiplier 1-100", step_ms=100),
+                                        "auto-restore-multiplier 1-100", step_ms=100, fixed_poll_ms=100),
 }
 
 
@@ -120,6 +123,10 @@ def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
                     yield Finding((*WATCHDOG, field), f"{field} is not a multiple of {platform}'s {lim.step_ms} ms "
                                   "poll", expected=f"a multiple of {lim.step_ms} ms",
                                   got=f"{value} ms (renders as {-(-value // lim.step_ms) * lim.step_ms} ms)")
+        if lim.fixed_poll_ms is not None and wd.poll_ms != lim.fixed_poll_ms:
+            yield Finding((*WATCHDOG, "poll_ms"), f"{platform} polls at a fixed {lim.fixed_poll_ms} ms; poll_ms "
+                          "applies to the other platforms only", expected=f"{lim.fixed_poll_ms} ms",
+                          got=f"{wd.poll_ms} ms (rendered as {lim.fixed_poll_ms} ms)")
         if lim.detect_in_polls and wd.poll_ms and wd.detection_ms % wd.poll_ms:
             yield Finding((*WATCHDOG, "detection_ms"), f"detection is not a whole number of polls on {platform}",
                           expected=f"a multiple of poll_ms {wd.poll_ms}",
