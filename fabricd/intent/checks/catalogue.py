@@ -52,10 +52,7 @@ def _watchdog_table() -> list[str]:
             notes.append(f"multiples of {lim.step_ms} ms")
         if lim.detect_in_polls:
             notes.append("detection = poll x robustness")
-        if lim.poll_ms:
-            poll = f"{lim.poll_ms[0]}-{lim.poll_ms[1]}"
-        else:
-            poll = f"fixed {lim.fixed_poll_ms}"
+        poll = f"{lim.poll_ms[0]}-{lim.poll_ms[1]}" if lim.poll_ms else f"fixed {lim.fixed_poll_ms}"
         rows.append(f"| `{platform.value}` | {lim.detection_ms[0]}-{lim.detection_ms[1]} | {rest} | "
                     f"{poll} | {'; '.join(notes)} |")
     return rows
