@@ -36,10 +36,20 @@ log = logging.getLogger(__name__)
 
 
 class _VerifiedHostKeys:
-    """netmiko connection mixin: load every known_hosts file and reject unknown keys (paramiko RejectPolicy)."""
+    """netmiko connection mixin: load every known_hosts file and reject unknown keys (paramiko RejectPolicy);
+    fail fast when the device closes the session (netmiko would otherwise poll an empty channel until its
+    read timeout)."""
 
     fabricd_known_hosts: tuple[str, ...] = ()
     fabricd_verify: bool = True
+    remote_conn: Any
+
+    def read_channel(self) -> str:
+        data: str = super().read_channel()  # type: ignore[misc]
+        chan = self.remote_conn
+        if not data and chan is not None and (chan.closed or chan.eof_received):
+            raise EOFError("the device closed the SSH session")
+        return data
 
     def _build_ssh_client(self) -> paramiko.SSHClient:
         client = paramiko.SSHClient()

@@ -1,0 +1,117 @@
+"""``fabricd lab up/status/down`` as a user runs them (a detached daemon), with push/diff/rollback through the CLI.
+
+The lab inventory is copied with its six management ports moved to free ephemeral ports, and FABRICD_STATE_DIR points
+into the test's temp dir, so the test never touches a lab someone else runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+FABRICD = [sys.executable, "-c", "from fabricd.cli.main import main; main()"]
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def _inventory(tmp: Path) -> Path:
+    inv = tmp / "inv"
+    shutil.copytree(REPO / "inventory" / "lab", inv)
+    text = (inv / "switches.yml").read_text()
+    old = sorted(set(int(p) for p in re.findall(r"port: (102\d\d)", text)))
+    for before, after in zip(old, _free_ports(len(old)), strict=True):
+        text = text.replace(f"port: {before}", f"port: {after}")
+    (inv / "switches.yml").write_text(text)
+    return inv
+
+
+def _run(args: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*FABRICD, *args], env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert proc.returncode in ok, f"fabricd {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def test_lab_up_push_diff_rollback_down(tmp_path: Path) -> None:
+    inv = _inventory(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
+    env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), COLUMNS="200", HOME=str(tmp_path))
+    up = _run(["lab", "up", str(inv), "--output", "json"], env)
+    try:
+        st = json.loads(up.stdout)
+        assert st["running"] and len(st["devices"]) == 6
+        pid = st["pid"]
+        status = json.loads(_run(["lab", "status", "--output", "json"], env).stdout)
+        by_name = {d["name"]: d for d in status["devices"]}
+        assert by_name["leaf2-eos"]["platform"] == "arista_eos" and by_name["leaf2-eos"]["username"] == "admin"
+        pw = Path(by_name["spine1"]["password_file"])
+        assert stat.S_IMODE(pw.stat().st_mode) == 0o600
+        assert stat.S_IMODE(pw.parent.stat().st_mode) == 0o700
+        kh = Path(status["known_hosts"]).read_text()
+        assert f"[127.0.0.1]:{by_name['leaf4-nvue']['port']} ssh-ed25519 " in kh
+
+        # no FABRICD_LAB_PASSWORD: the drivers fall back to the lab's password file; host keys stay verified
+        first = json.loads(_run(["push", str(inv), "--yes", "--output", "json"], env).stdout)
+        assert [r["state"] for r in first["results"]] == ["changed"] * 6, first
+        second = _run(["push", str(inv), "--yes"], env)
+        assert "nothing to change: all 6 switches already match the intent" in second.stdout
+        _run(["diff", str(inv)], env)
+
+        back = json.loads(_run(["rollback", str(inv), "--device", "leaf3-nxos", "--output", "json"], env).stdout)
+        assert back["results"][0]["state"] == "rolled_back"
+        drift = _run(["diff", str(inv), "--device", "leaf3-nxos", "--output", "json"], env, ok=(1,))
+        assert json.loads(drift.stdout)["drift"] == 1
+
+        dry = json.loads(_run(["push", str(inv), "--dry-run", "--device", "leaf3-nxos", "--output", "json"],
+                              env).stdout)
+        assert dry["dry_run"] and dry["results"][0]["diff"]
+        _run(["diff", str(inv), "--device", "leaf3-nxos"], env, ok=(1,))
+
+        _run(["lab", "drive", "leaf1-sonic", "traffic", "--port", "Ethernet0", "--packets", "42"], env)
+        bad = _run(["lab", "drive", "leaf1-sonic", "traffic", "--port", "Ethernet99"], env, ok=(2,))
+        assert "has no port 'Ethernet99'" in bad.stderr
+
+        again = _run(["lab", "up", str(inv)], env, ok=(2,))
+        assert "already running" in again.stderr
+    finally:
+        down = json.loads(_run(["lab", "down", "--output", "json"], env).stdout)
+    assert down["stopped"] and down["pid"] == pid
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not json.loads(_run(["lab", "status", "--output", "json"], env).stdout)["running"]
+    assert not (tmp_path / "state" / "lab" / "password").exists()
+
+
+def test_push_without_password_or_lab_is_a_clear_error(tmp_path: Path) -> None:
+    inv = _inventory(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
+    env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), HOME=str(tmp_path))
+    res = _run(["push", str(inv), "--yes", "--device", "leaf2-eos", "--output", "json"], env, ok=(3,))
+    (r,) = json.loads(res.stdout)["results"]
+    assert r["failed"] and r["state"] == "untouched"
+    assert "FABRICD_LAB_PASSWORD is not set" in r["error"] and "fabricd lab up" in r["error"]
+    bad = _run(["lab", "up", str(inv), "--fault", "leaf9:auth-fail"], env, ok=(2,))
+    assert "no switch named 'leaf9'" in bad.stderr
+    bad = _run(["lab", "up", str(inv), "--fault", "leaf2-eos:slow-ms=fast"], env, ok=(2,))
+    assert "expects a whole number" in bad.stderr
