@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 from fabricd.lab.vm import image as vm_image
 from fabricd.lab.vm import instance as vm_instance
@@ -79,6 +80,9 @@ def up_cmd(
     = None,
     memory: Annotated[int, typer.Option("--memory", min=512, max=8192, help="MiB per VM.")] = 1024,
     cpus: Annotated[int, typer.Option("--cpus", min=1, max=8, help="vCPUs per VM (1 is fastest on 2 cores).")] = 1,
+    wire: Annotated[str, typer.Option(
+        "--wire", help="stream: unix socketpair, lossless (back-pressure like a PFC link); udp: datagrams on "
+        "127.0.0.1 that drop under load (rxe's go-back-N counters then move).")] = "stream",
     mirror: MirrorOpt = None,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -92,8 +96,10 @@ def up_cmd(
     """
     inv = load_inventory(inventory_path(inventory))
     recipe = vm_image.default_recipe(mirror=mirror)
+    if wire not in ("stream", "udp"):
+        raise UsageError(f"unknown --wire {wire!r}", hint="use --wire stream or --wire udp")
     vm_instance.up(inv, recipe=recipe, hosts=host or (), name=name, accel=accel, memory_mib=memory, cpus=cpus,
-                   progress=_progress())
+                   wire=wire, progress=_progress())
     _print_status(vm_instance.status(name), output)
 
 

@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "diff",
     "rollback",
     "traffic",
+    "validate_fabric",
 )
 
 

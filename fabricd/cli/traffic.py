@@ -15,8 +15,10 @@ from rich.table import Table
 from fabricd.errors import UsageError
 from fabricd.traffic.engine import DEFAULT_POOL_BYTES, Server, ServerSession, run_client
 from fabricd.traffic.spec import (
+    DEFAULT_ACK_TIMEOUT,
     DEFAULT_PORT,
     DEFAULT_TOS,
+    LAB_ACK_TIMEOUT,
     SWEEP_SIZES,
     Mode,
     Op,
@@ -152,6 +154,9 @@ def client_cmd(
     inventory: Annotated[Path | None, typer.Option(
         "--inventory", envvar="FABRICD_INVENTORY", help="Inventory whose qos.roce gives the ToS.")] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip payload verification.")] = False,
+    ack_timeout: Annotated[int, typer.Option("--ack-timeout", min=1, max=31,
+                                             help="Local ACK timeout 4.096 µs x 2^N (14 = 67 ms).")]
+    = DEFAULT_ACK_TIMEOUT,
     port: PortOpt = DEFAULT_PORT,
     device: DeviceOpt = None,
     gid_index: GidOpt = None,
@@ -188,7 +193,7 @@ def client_cmd(
                 qps=qps, depth=depth if mode == Mode.BW else 1, post_list=post_list if mode == Mode.BW else 1,
                 signal_every=signal_every if mode == Mode.BW else 1,
                 duration_s=None if iterations is not None and duration is None else (duration or 5.0),
-                iterations=iterations, tos=tos, verify=not no_verify,
+                iterations=iterations, tos=tos, verify=not no_verify, ack_timeout=ack_timeout,
             )
         except ValidationError as exc:
             first = exc.errors()[0]
@@ -235,7 +240,7 @@ def selftest_cmd(
     inst = vm_instance.require_running(name)
     a, b = inst.endpoints
     spec = TrafficSpec(ops=_ops(op or ["all"]), sizes=[size], qps=qps, iterations=iterations, duration_s=None,
-                       tos=DEFAULT_TOS)
+                       tos=DEFAULT_TOS, ack_timeout=LAB_ACK_TIMEOUT if inst.accel == "tcg" else DEFAULT_ACK_TIMEOUT)
     run = run_pair(inst.runner("a"), inst.runner("b"), a.address, spec)
     data = {
         "ok": run.ok, "server": f"{a.host} ({a.address})", "client": f"{b.host} ({b.address})",

@@ -346,7 +346,8 @@ def run_client(
         rd_atomic = min(vport.max_rd_atomic, int(acc.get("rd_atomic", 1)))
         for i, rq in enumerate(acc["qps"]):
             vport.connect_qp(i, remote_qpn=int(rq["qpn"]), remote_psn=int(rq["psn"]), remote_gid=acc["gid"],
-                             mtu=int(acc["mtu"]), tos=spec.tos, rd_atomic=rd_atomic)
+                             mtu=int(acc["mtu"]), tos=spec.tos, rd_atomic=rd_atomic,
+                             ack_timeout=spec.ack_timeout)
         results = []
         recv_state = _RecvState()
         for op in spec.ops:
@@ -590,7 +591,7 @@ class Server:
                 for i, rq in enumerate(hello["qps"]):
                     vport.connect_qp(i, remote_qpn=int(rq["qpn"]), remote_psn=int(rq["psn"]),
                                      remote_gid=hello["gid"], mtu=int(hello["mtu"]), tos=spec.tos,
-                                     rd_atomic=rd_atomic)
+                                     rd_atomic=rd_atomic, ack_timeout=spec.ack_timeout)
             except (TrafficError, UsageError, ValueError, KeyError) as exc:
                 text = exc.render() if isinstance(exc, TrafficError | UsageError) else f"bad hello: {exc}"
                 ch.send({"type": "error", "message": text})

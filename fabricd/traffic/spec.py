@@ -17,6 +17,12 @@ DEFAULT_PORT = 18515
 """TCP port of the out-of-band channel (perftest's default, so firewalls opened for perftest work)."""
 DEFAULT_TOS = 106
 """DSCP 26 << 2 | ECT(0): the standard RoCE class (DESIGN.md §6); the intent's ``qos.roce.effective_tos``."""
+DEFAULT_ACK_TIMEOUT = 14
+"""IBTA local ACK timeout exponent: 4.096 us x 2^14 = 67 ms (perftest's default)."""
+LAB_ACK_TIMEOUT = 20
+"""4.096 us x 2^20 = 4.3 s, for TCG guests on a shared 2-core host: a descheduled vCPU delays ACKs and rxe then
+retransmits spuriously. Measured over 256 x 64 KiB WRITEs on the lossless wire: 14 (67 ms) gave duplicate_request
++218; 18 (1.07 s) still +13 at load average 4; 20 gave none."""
 ATOMIC_SIZE = 8
 """Atomic operations act on one 8-byte word (IBTA: 64-bit fetch-and-add / compare-and-swap)."""
 MAX_SIZE = 1 << 30
@@ -72,6 +78,8 @@ class TrafficSpec(Model):
     iterations: int | None = Field(default=None, ge=1, description="messages per QP per (op, size)")
     warmup: bool = Field(default=True, description="one untimed round of depth WRs per QP first (bw mode)")
     tos: int = Field(default=DEFAULT_TOS, ge=0, le=255, description="GRH traffic class = IPv4 ToS, 0-255")
+    ack_timeout: int = Field(default=DEFAULT_ACK_TIMEOUT, ge=1, le=31,
+                             description="local ACK timeout, 4.096 us x 2^N (IBTA); 14 = 67 ms as perftest")
     verify: bool = True
     verify_stride: int = Field(default=16, ge=1, description="SEND: check every Nth received message")
     seed: int = Field(default=0, ge=0, description="payload pattern seed; 0 means: chosen per session")

@@ -114,9 +114,11 @@ class VerbsPort(Protocol):
         ...
 
     def connect_qp(
-        self, index: int, *, remote_qpn: int, remote_psn: int, remote_gid: str, mtu: int, tos: int, rd_atomic: int
+        self, index: int, *, remote_qpn: int, remote_psn: int, remote_gid: str, mtu: int, tos: int, rd_atomic: int,
+        ack_timeout: int,
     ) -> None:
-        """Move QP ``index`` to RTR then RTS towards the remote QP, with ``tos`` as GRH traffic class."""
+        """Move QP ``index`` to RTR then RTS towards the remote QP, with ``tos`` as GRH traffic class and the local
+        ACK timeout ``4.096 us x 2^ack_timeout``."""
         ...
 
     def prepare(self, index: int, op: Op, items: Sequence[WrItem], rkey: int) -> Any:
@@ -230,7 +232,8 @@ class PyverbsPort:
         return [(int(qp.qp_num), psn) for qp, psn in zip(self._qps, self._psns, strict=True)]
 
     def connect_qp(
-        self, index: int, *, remote_qpn: int, remote_psn: int, remote_gid: str, mtu: int, tos: int, rd_atomic: int
+        self, index: int, *, remote_qpn: int, remote_psn: int, remote_gid: str, mtu: int, tos: int, rd_atomic: int,
+        ack_timeout: int,
     ) -> None:
         from pyverbs.addr import GID, AHAttr, GlobalRoute
         from pyverbs.qp import QPAttr
@@ -249,7 +252,7 @@ class PyverbsPort:
             gr = GlobalRoute(dgid=dgid, sgid_index=self.gid_index, hop_limit=64, traffic_class=tos)
             attr.ah_attr = AHAttr(port_num=self.port, is_global=1, gr=gr)
             qp.to_rtr(attr)
-            attr.timeout = 14
+            attr.timeout = ack_timeout
             attr.retry_cnt = 7
             attr.rnr_retry = 7
             attr.sq_psn = self._psns[index]

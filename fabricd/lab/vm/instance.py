@@ -22,6 +22,7 @@ import logging
 import os
 import shlex
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -87,6 +88,7 @@ class Instance:
     inventory: str
     endpoints: list[Endpoint]
     pids: dict[str, int]
+    wire: str
     wire_ports: dict[str, int]
     started_at: float
     timings: dict[str, float] = field(default_factory=dict)
@@ -104,6 +106,7 @@ class Instance:
         data = json.loads((run_dir / "instance.json").read_text())
         data["run_dir"] = Path(data["run_dir"])
         data["endpoints"] = [Endpoint(**e) for e in data["endpoints"]]
+        data.setdefault("wire", "udp")
         return cls(**data)
 
     def endpoint(self, which: str) -> Endpoint:
@@ -261,7 +264,7 @@ def setup_script(ep: Endpoint) -> str:
         'cur=""; for d in /sys/class/net/*; do [ "$(cat "$d/address")" = "$mac" ] && cur=${d##*/}; done',
         '[ -n "$cur" ] || { echo "no NIC with MAC $mac" >&2; exit 3; }',
         'if [ "$cur" != "$want" ]; then ip link set "$cur" down; ip link set "$cur" name "$want"; fi',
-        f"ip link set {q(ep.netdev)} mtu {ep.mtu} up",
+        f"ip link set {q(ep.netdev)} mtu {ep.mtu} txqueuelen 10000 up",
     ]
     if ep.vlan is not None:
         lines += [
@@ -337,6 +340,7 @@ def up(
     accel: str | None = None,
     memory_mib: int = 1024,
     cpus: int = 1,
+    wire: str = "stream",
     progress: Progress = log.info,
 ) -> Instance:
     """Boot the two endpoints (building the image first if it is not cached) and configure them.
@@ -365,12 +369,12 @@ def up(
         if image is None:
             progress("no cached lab image for this recipe: building it (first time ~4.5 min, then cached)")
             image = build_image(recipe, state=state, progress=progress)
-        return _boot(image, endpoints, inventory, rdir, name, state, accel, memory_mib, cpus, progress)
+        return _boot(image, endpoints, inventory, rdir, name, state, accel, memory_mib, cpus, wire, progress)
 
 
 def _boot(
     image: Image, endpoints: list[Endpoint], inventory: Inventory, rdir: Path, name: str, state: Path | None,
-    accel: str | None, memory_mib: int, cpus: int, progress: Progress,
+    accel: str | None, memory_mib: int, cpus: int, wire: str, progress: Progress,
 ) -> Instance:
     t0 = time.monotonic()
     choice = qemu.choose_accel(image, vm_state_dir(state), forced=accel)
@@ -383,24 +387,37 @@ def _boot(
             p.unlink()
     rdir.mkdir(parents=True, exist_ok=True)
     copy_fabricd_tree(rdir / "share" / "code")
-    pa, pb = qemu.free_udp_ports(2)
+    pa = pb = 0
+    fds: tuple[int, int] | tuple[None, None] = (None, None)
+    if wire == "udp":
+        pa, pb = qemu.free_udp_ports(2)
+    else:
+        sa, sb = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        fds = (sa.detach(), sb.detach())
     specs = [
-        qemu.VmSpec(role="a", hostname=endpoints[0].host, mac=endpoints[0].mac, wire_local_port=pa,
-                    wire_peer_port=pb, run_dir=rdir, accel=choice.accel, memory_mib=memory_mib, cpus=cpus),
-        qemu.VmSpec(role="b", hostname=endpoints[1].host, mac=endpoints[1].mac, wire_local_port=pb,
-                    wire_peer_port=pa, run_dir=rdir, accel=choice.accel, memory_mib=memory_mib, cpus=cpus),
+        qemu.VmSpec(role="a", hostname=endpoints[0].host, mac=endpoints[0].mac, run_dir=rdir, wire=wire,
+                    wire_fd=fds[0], wire_local_port=pa, wire_peer_port=pb, accel=choice.accel,
+                    memory_mib=memory_mib, cpus=cpus),
+        qemu.VmSpec(role="b", hostname=endpoints[1].host, mac=endpoints[1].mac, run_dir=rdir, wire=wire,
+                    wire_fd=fds[1], wire_local_port=pb, wire_peer_port=pa, accel=choice.accel,
+                    memory_mib=memory_mib, cpus=cpus),
     ]
     inst = Instance(
         name=name, run_dir=rdir, accel=choice.accel, accel_reason=choice.reason, image_dir=str(image.dir),
         image_key=str(image.manifest.get("key", image.dir.name)), inventory=str(inventory.path),
-        endpoints=endpoints, pids={}, wire_ports={"a": pa, "b": pb}, started_at=time.time(),
+        endpoints=endpoints, pids={}, wire=wire, wire_ports={"a": pa, "b": pb}, started_at=time.time(),
     )
     try:
-        for spec in specs:
-            inst.pids[spec.role] = qemu.launch(spec, image)
+        try:
+            for spec in specs:
+                inst.pids[spec.role] = qemu.launch(spec, image)
+        finally:
+            for fd in fds:
+                if fd is not None:
+                    os.close(fd)  # the VMs hold their ends now
         inst.save()
         progress(f"booting {endpoints[0].host} (pid {inst.pids['a']}) and {endpoints[1].host} (pid {inst.pids['b']})"
-                 f" on a UDP wire 127.0.0.1:{pa} <-> 127.0.0.1:{pb}")
+                 f" on {_wire_text(inst)}")
         def wait_agent(role: str) -> float:
             pid = inst.pids[role]
             return inst.agent(role).wait_ready(timeout_s=BOOT_TIMEOUT_S, alive=lambda: qemu.pid_alive(pid))
@@ -443,6 +460,12 @@ def _boot(
         if isinstance(exc, Exception):
             raise VmError(f"lab VM boot failed: {type(exc).__name__}: {exc} [{tails}]") from exc
         raise
+
+
+def _wire_text(inst: Instance) -> str:
+    if inst.wire == "udp":
+        return f"a UDP wire 127.0.0.1:{inst.wire_ports.get('a')} <-> 127.0.0.1:{inst.wire_ports.get('b')} (lossy)"
+    return "a unix stream socketpair wire (lossless: back-pressure, no drops)"
 
 
 def _tail(path: Path, n: int = 3) -> str:
@@ -515,7 +538,7 @@ def status(name: str = DEFAULT_NAME, state: Path | None = None, *, probe: bool =
         "run_dir": str(inst.run_dir),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(inst.started_at)),
         "timings": inst.timings,
-        "wire": f"udp 127.0.0.1:{inst.wire_ports.get('a')} <-> 127.0.0.1:{inst.wire_ports.get('b')}",
+        "wire": _wire_text(inst),
         "endpoints": [],
     }
     for ep in inst.endpoints:

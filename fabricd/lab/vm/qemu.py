@@ -44,9 +44,12 @@ class VmSpec:
     role: str
     hostname: str
     mac: str
-    wire_local_port: int
-    wire_peer_port: int
     run_dir: Path
+    wire: str = "stream"
+    """``stream``: one end of a unix socketpair (lossless, back-pressured); ``udp``: datagrams on 127.0.0.1."""
+    wire_fd: int | None = None
+    wire_local_port: int = 0
+    wire_peer_port: int = 0
     accel: str = "tcg"
     memory_mib: int = 1024
     cpus: int = 1
@@ -102,10 +105,19 @@ def qemu_argv(spec: VmSpec, image: Image) -> list[str]:
         "-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
         "-qmp", f"unix:{spec.qmp_socket},server=on,wait=off",
         "-pidfile", str(spec.pidfile),
-        "-netdev",
-        f"socket,id=n0,udp=127.0.0.1:{spec.wire_peer_port},localaddr=127.0.0.1:{spec.wire_local_port}",
+        "-netdev", _netdev(spec),
         "-device", f"virtio-net-pci,netdev=n0,mac={spec.mac},host_mtu=9000",
     ]
+
+
+def _netdev(spec: VmSpec) -> str:
+    if spec.wire == "stream":
+        if spec.wire_fd is None:
+            raise VmError("internal: a stream wire needs a socket fd")
+        return f"socket,id=n0,fd={spec.wire_fd}"
+    if spec.wire == "udp":
+        return f"socket,id=n0,udp=127.0.0.1:{spec.wire_peer_port},localaddr=127.0.0.1:{spec.wire_local_port}"
+    raise UsageError(f"unknown lab wire {spec.wire!r}", hint="use --wire stream or --wire udp")
 
 
 def require_qemu() -> str:
@@ -219,7 +231,8 @@ def launch(spec: VmSpec, image: Image) -> int:
     (spec.run_dir / f"{spec.role}.argv.json").write_text(json.dumps(argv) + "\n")
     with spec.qemu_log.open("w") as out:
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            pass_fds=(spec.wire_fd,) if spec.wire_fd is not None else (),
         )
     deadline = time.monotonic() + 5
     while not pid_alive(proc.pid) and proc.poll() is None and time.monotonic() < deadline:

@@ -1,0 +1,201 @@
+"""``fabricd validate-fabric [INVENTORY]``: traffic between host pairs plus counter-delta assertions.
+
+Commands reach the hosts through the running Soft-RoCE lab (``fabricd lab vm up``), whose two VMs play two inventory
+hosts. A pair with a host no lab VM plays is reported as not run (exit 3): this version has no remote execution
+for real hosts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from fabricd.audit.report import AuditReport, CheckResult, Finding, Status, render_junit
+from fabricd.errors import UsageError
+from fabricd.intent.host import vlan_netdev_name
+from fabricd.inventory import load_inventory
+from fabricd.model import Fabric, Host
+from fabricd.model.topology import split_endpoint
+from fabricd.traffic.remote import Runner
+from fabricd.traffic.spec import DEFAULT_ACK_TIMEOUT, LAB_ACK_TIMEOUT, Op, TrafficSpec
+from fabricd.traffic.validate import CheckStatus, Endpoint, PairReport, validate_pair
+
+from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+
+
+def _nic(host: Host) -> Any:
+    return next((n for n in host.nics if n.rdma_device and n.ip is not None), None)
+
+
+def _leaf(host: Host) -> str | None:
+    nic = _nic(host)
+    if nic is None or not nic.peer:
+        return None
+    try:
+        return split_endpoint(nic.peer)[0]
+    except ValueError:
+        return None
+
+
+def default_pairs(fabric: Fabric) -> list[tuple[str, str]]:
+    """Each RDMA host as client towards the next RDMA host on another leaf (or the next one when all share a leaf),
+    skipping pairs already covered in the other direction."""
+    hosts = [h for h in fabric.hosts if _nic(h) is not None]
+    pairs: list[tuple[str, str]] = []
+    covered: set[frozenset[str]] = set()
+    for i, h in enumerate(hosts):
+        rest = hosts[i + 1:] + hosts[:i]
+        other = next((o for o in rest if _leaf(o) != _leaf(h) or _leaf(h) is None), rest[0] if rest else None)
+        if other is None or frozenset((h.name, other.name)) in covered:
+            continue
+        covered.add(frozenset((h.name, other.name)))
+        pairs.append((h.name, other.name))
+    return pairs
+
+
+def endpoint_of(host: Host) -> Endpoint:
+    nic = _nic(host)
+    assert nic is not None and nic.ip is not None and nic.rdma_device is not None
+    vlan_dev = vlan_netdev_name(nic.netdev, nic.vlan) if nic.vlan is not None else None
+    return Endpoint(host=host.name, rdma_device=nic.rdma_device, rdma_port=nic.rdma_port, netdev=nic.netdev,
+                    ip_netdev=vlan_dev or nic.netdev, address=str(nic.ip.ip))
+
+
+def _runners(fabric: Fabric, inventory: Path, name: str) -> tuple[dict[str, Runner], str, str | None]:
+    """Runners for the hosts the lab VMs play (after checking they play them as this inventory says), why other
+    hosts have none, and the lab's accelerator (None without a lab)."""
+    from fabricd.lab.vm import instance as vm_instance
+
+    inst = vm_instance.load(name)
+    if inst is None or inst.stopped or not all(inst.alive().values()):
+        return {}, "no lab VM is running ('fabricd lab vm up INVENTORY' makes two of its hosts reachable)", None
+    runners: dict[str, Runner] = {}
+    for ep in inst.endpoints:
+        host = fabric.host(ep.host)
+        nic = _nic(host) if host is not None else None
+        if host is None or nic is None or str(nic.ip) != ep.ip or nic.rdma_device != ep.rdma_device:
+            raise UsageError(
+                f"lab VM {ep.role} plays {ep.host} as {ep.ip} on {ep.rdma_device} (from {inst.inventory}), "
+                f"which {inventory} does not describe the same way",
+                hint=f"run 'fabricd lab vm down' and 'fabricd lab vm up {inventory}'",
+            )
+        runners[ep.host] = inst.runner(ep.role)
+    return runners, f"not a lab VM endpoint (the lab VMs play {', '.join(runners)}); remote execution on real " \
+                    "hosts is not available in this version", inst.accel
+
+
+def _to_audit(r: PairReport) -> AuditReport:
+    checks = []
+    if not r.ran:
+        checks.append(CheckResult(code="FABRIC-TRAFFIC", title="RDMA traffic ran", status=Status.FAIL, findings=[
+            Finding(code="FABRIC-TRAFFIC", object=f"{r.client}->{r.server}", path="traffic", message=r.error or
+                    "did not run", expected="a completed session", got="none")]))
+    for c in r.checks:
+        status = {CheckStatus.PASS: Status.PASS, CheckStatus.FAIL: Status.FAIL,
+                  CheckStatus.NOT_CHECKABLE: Status.SKIP}[c.status]
+        findings = [Finding(code=c.code, object=f"{r.client}->{r.server}", path=c.code.lower(), message=c.detail,
+                            expected=c.expected, got=c.got)] if status == Status.FAIL else []
+        note = c.detail if status != Status.SKIP else f"{c.detail}; needs {c.needs}" if c.needs else c.detail
+        checks.append(CheckResult(code=c.code, title=c.title, status=status, findings=findings, note=note))
+    return AuditReport(kind="fabric", target=f"{r.client}->{r.server}", checks=checks)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("validate-fabric")
+    def validate_fabric(
+        inventory: InventoryArg = None,
+        pair: Annotated[list[str] | None, typer.Option(
+            "--pair", help="CLIENT:SERVER host names (repeatable). Default: each host to one on another leaf.")]
+        = None,
+        name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab VM instance.")] = "lab",
+        size: Annotated[int, typer.Option("--size", min=1, help="RDMA WRITE message bytes.")] = 65536,
+        iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, help="Messages per QP.")] = 256,
+        qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 1,
+        depth: Annotated[int, typer.Option("--depth", min=1, max=4096, help="Outstanding WRs per QP.")] = 1,
+        ack_timeout: Annotated[int | None, typer.Option(
+            "--ack-timeout", min=1, max=31, help="Local ACK timeout 4.096 µs x 2^N. Default: 14 (67 ms); 20 (4.3 s) "
+            "when the endpoints are TCG lab VMs, whose descheduled vCPUs delay ACKs.")] = None,
+        junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
+        """Run RDMA WRITEs between host pairs with the intent's ToS, snapshot counters before and after, and assert
+        the deltas: bytes ~ payload, no out-of-sequence, no drops, the intent's DSCP on the wire, bytes on the
+        intended priority. Checks a NIC cannot support (rxe: PFC, ECN, per-priority counters) are reported as not
+        checkable, with what they need. Exit 0 ok, 1 findings, 2 bad input, 3 some pairs did not run.
+
+        [bold]Example[/]: fabricd validate-fabric inventory/examples/softroce.yml   (after 'fabricd lab vm up' of it)
+        [bold]Example[/]: fabricd validate-fabric --pair gpu1:gpu3 --junit validate.xml
+        """
+        path = inventory_path(inventory)
+        fabric = load_inventory(path).fabric
+        wanted: list[tuple[str, str]] = []
+        for p in pair or []:
+            c, sep, s = p.partition(":")
+            if not sep or not c or not s or c == s:
+                raise UsageError(f"--pair {p!r} is not CLIENT:SERVER", hint="e.g. --pair gpu1:gpu3")
+            for h in (c, s):
+                host = fabric.host(h)
+                if host is None or _nic(host) is None:
+                    raise UsageError(f"--pair {p}: {h!r} is not an inventory host with an RDMA NIC and an address",
+                                     hint="see 'fabricd show' for the hosts")
+            wanted.append((c, s))
+        pairs = wanted or default_pairs(fabric)
+        if not pairs:
+            raise UsageError("the inventory has fewer than two hosts with an RDMA NIC and an address",
+                             hint="add hosts, or use inventory/examples/softroce.yml")
+        runners, why_not, accel = _runners(fabric, path, name)
+        tos = fabric.policy.qos.roce.effective_tos
+        if ack_timeout is None:
+            ack_timeout = LAB_ACK_TIMEOUT if accel == "tcg" else DEFAULT_ACK_TIMEOUT
+        spec = TrafficSpec(ops=[Op.WRITE], sizes=[size], qps=qps, depth=depth, post_list=1, signal_every=1,
+                           iterations=iterations, duration_s=None, warmup=False, tos=tos, ack_timeout=ack_timeout)
+        reports: list[PairReport] = []
+        err = stderr()
+        for client, server in pairs:
+            missing = [h for h in (client, server) if h not in runners]
+            if missing:
+                reports.append(PairReport(client=client, server=server, ran=False,
+                                          error=f"{', '.join(missing)}: {why_not}"))
+                continue
+            err.print(f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
+                      f"ACK timeout {4.096 * 2 ** ack_timeout / 1000:.0f} ms", highlight=False)
+            c_host, s_host = fabric.host(client), fabric.host(server)
+            assert c_host is not None and s_host is not None
+            reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
+                                         fabric.policy, spec))
+        audits = [_to_audit(r) for r in reports]
+        if junit is not None:
+            junit.parent.mkdir(parents=True, exist_ok=True)
+            junit.write_text(render_junit(audits))
+        if output == OutputFormat.JSON:
+            emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [
+                {"client": r.client, "server": r.server, "ran": r.ran, "ok": r.ok, "error": r.error,
+                 "checks": [c.__dict__ | {"status": c.status.value} for c in r.checks], "traffic": r.traffic,
+                 "deltas": r.deltas} for r in reports]})
+        else:
+            _print_text(reports)
+        if any(not r.ran for r in reports):
+            raise typer.Exit(ExitCode.TARGETS_FAILED)
+        if not all(r.ok for r in reports):
+            raise typer.Exit(ExitCode.FINDINGS)
+
+
+def _print_text(reports: list[PairReport]) -> None:
+    out = stdout()
+    for r in reports:
+        state = "[green]ok[/]" if r.ok else ("[red]NOT RUN[/]" if not r.ran else "[red]FINDINGS[/]")
+        out.print(f"{r.client} -> {r.server}: {state}" + (f" ({r.error})" if r.error else ""), highlight=False)
+        if not r.checks:
+            continue
+        table = Table(show_lines=False)
+        for col in ("check", "", "detail"):
+            table.add_column(col, overflow="fold")
+        for c in r.checks:
+            mark = {CheckStatus.PASS: "[green]pass[/]", CheckStatus.FAIL: "[red]FAIL[/]",
+                    CheckStatus.NOT_CHECKABLE: "[yellow]not checkable[/]"}[c.status]
+            detail = c.detail + (f" [dim](needs {c.needs})[/]" if c.needs else "")
+            table.add_row(c.code, mark, detail)
+        out.print(table)
