@@ -56,6 +56,32 @@ def _render_view(d: dict[str, Any]) -> list[Any]:
                    "exactly (`fabricd render` lists them)"]
 
 
+def _push_view(d: dict[str, Any]) -> list[Any]:
+    lab = d["lab"]
+    out: list[Any] = [("lab (already running): " if lab["reused"] else "fabricd lab up: ") + ", ".join(
+        f"{x['name']} ({x['platform']}) {x['address']}" for x in lab["devices"])]
+    style = {"+": "green", "-": "red"}
+    for name, diff in d["diffs"].items():
+        if not diff["lines"]:
+            continue
+        out.append(f"[bold]diff {name}[/] (+{diff['added']} -{diff['removed']})")
+        for line in diff["head"]:
+            color = style.get(line[:1])
+            out.append(f"  [{color}]{escape(line)}[/]" if color else f"  {escape(line)}")
+        if diff["lines"] > len(diff["head"]):
+            out.append(f"  [dim]... {diff['lines'] - len(diff['head'])} more lines (`fabricd push --dry-run` "
+                       "shows them all)[/]")
+    table = Table(title="fabricd push, then the same push again", title_justify="left")
+    for col, just in (("device", "left"), ("platform", "left"), ("push", "left"), ("s", "right"),
+                      ("re-push", "left")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in d["rows"]:
+        table.add_row(r["target"], r["platform"], r["state"] + (f" ({escape(r['error'])})" if r["error"] else ""),
+                      f"{r['seconds']:.2f}", r["repush_state"])
+    out.append(table)
+    return out
+
+
 def _host_view(d: dict[str, Any]) -> list[Any]:
     b, a = d["before"], d["after"]
     lines: list[Any] = [
@@ -129,6 +155,20 @@ def _storm_view(d: dict[str, Any]) -> list[Any]:
     if "restored_ts" in d:
         row(d["restored_ts"], f"watchdog: storm_restored ({d['restoration_latency_ms']:.0f} ms after the stop)")
     out: list[Any] = [table]
+    if d.get("spread"):
+        spread = Table(title="the storm's spread, as fabricd serve saw it (switches polled every second)",
+                       title_justify="left")
+        for col, just in (("paused port", "left"), ("dir", "left"), ("detected after", "right"),
+                          ("origin named at detection", "left")):
+            spread.add_column(col, justify=just)  # type: ignore[arg-type]
+        for sp in d["spread"]:
+            spread.add_row(sp["port"], sp["direction"],
+                           f"{sp['latency_ms']:.0f} ms" if sp["detected"] else "[red]not seen[/]",
+                           f"{sp['origin']} ({sp['origin_kind']})" if sp["origin"] else "-")
+        out.append(spread)
+        out.append("root cause over all active storms (fabricd serve /status): " + ", ".join(
+            f"[bold]{o['device']}:{o['interface']}[/] ({o['kind']}, {o['affected']} storms lead to it)"
+            for o in d.get("origins", [])))
     origin = d.get("origin") or {}
     if origin.get("port"):
         path = " <- ".join(origin.get("path") or [])
@@ -142,7 +182,8 @@ def _storm_view(d: dict[str, Any]) -> list[Any]:
     return out
 
 
-VIEWS = {"validate": _validate_view, "render": _render_view, "host": _host_view, "export": _export_view,
+VIEWS = {"validate": _validate_view, "render": _render_view, "push": _push_view, "host": _host_view,
+         "export": _export_view,
          "storm": _storm_view}
 
 

@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -85,6 +86,8 @@ STORM_HOLD_S = 5.0
 TAIL_S = 6.0
 """Seconds recorded after the storm stops, so the 5 s rate windows fall back to zero in the pictures."""
 ALERT_NAME = "FabricPfcStormActive"
+DIFF_HEAD_LINES = 12
+"""Lines of each switch's push diff kept in the stage result (the full diff: `fabricd push --dry-run`)."""
 WRITER_TICK_S = 0.01
 """How often the replay roots are rewritten (s); a poll can read counters up to one tick old."""
 
@@ -287,6 +290,78 @@ def _wait_http(url: str, timeout_s: float, proc: subprocess.Popen[bytes]) -> boo
     return False
 
 
+def storm_path(fabric: Fabric, origin: Host, victim: Host | None) -> list[tuple[str, str, str]]:
+    """The switch ports a storm from ``origin``'s stalled NIC pauses on its way to ``victim``'s sender, as
+    (switch, port, direction): pause spreads against the traffic, hop by hop (Guo et al. 2016). The origin's peer
+    port receives pause (rx); its switch then sends pause (tx) on the uplinks that feed it; each spine that links
+    both leaves receives it there (rx) and sends it (tx) towards the victim's leaf, which receives it on its
+    uplinks (rx) and sends it to the victim's NIC (tx)."""
+    o_nic = _rdma_nic(origin)
+    assert o_nic is not None and o_nic.peer
+    leaf_a, port_a = split_endpoint(o_nic.peer)
+    out = [(leaf_a, port_a, "rx")]
+    v_nic = _rdma_nic(victim) if victim is not None else None
+    if v_nic is None or not v_nic.peer:
+        return out
+    leaf_b, port_b = split_endpoint(v_nic.peer)
+    if leaf_b != leaf_a:
+        cables: dict[str, list[tuple[str, str, str]]] = {}  # switch -> (its port, peer switch, peer port)
+        for link in fabric.links:
+            (da, pa), (db, pb) = split_endpoint(link.a), split_endpoint(link.b)
+            cables.setdefault(da, []).append((pa, db, pb))
+            cables.setdefault(db, []).append((pb, da, pa))
+        for up_port, spine, spine_port_a in cables.get(leaf_a, []):
+            down = [(sp, lp) for sp, peer, lp in cables.get(spine, []) if peer == leaf_b]
+            if not down:
+                continue
+            out += [(leaf_a, up_port, "tx"), (spine, spine_port_a, "rx")]
+            for spine_port_b, leaf_b_port in down:
+                out += [(spine, spine_port_b, "tx"), (leaf_b, leaf_b_port, "rx")]
+    out.append((leaf_b, port_b, "tx"))
+    return list(dict.fromkeys(out))
+
+
+class _LabTraffic:
+    """Keeps the lab's counters moving like a busy fabric: every :attr:`PERIOD_S`, RoCE packets out of every switch
+    port on the RoCE priority and ECN marks on a small share of them (``fabricd lab drive``'s traffic and ecn
+    actions)."""
+
+    PERIOD_S = 2.0
+    """Seconds between two rounds of drive requests (two per port; kept low for a 2-core machine)."""
+
+    def __init__(self, ports: list[tuple[str, str]], priority: int, pps: float, ecn_share: float = 0.01) -> None:
+        self.ports = ports
+        self.priority = priority
+        self.pps = pps
+        self.ecn_share = ecn_share
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lab-traffic", daemon=True)
+        self.errors = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        from fabricd.lab import daemon
+
+        while not self._stop.wait(self.PERIOD_S):
+            for device, port in self.ports:
+                try:
+                    daemon.control({"op": "drive", "device": device, "action": "traffic", "port": port,
+                                    "priority": self.priority, "packets": int(self.pps * self.PERIOD_S)})
+                    daemon.control({"op": "drive", "device": device, "action": "ecn", "port": port,
+                                    "priority": self.priority,
+                                    "packets": int(self.pps * self.PERIOD_S * self.ecn_share)})
+                except (FabricdError, OSError, ValueError):
+                    self.errors += 1
+                if self._stop.is_set():
+                    return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10.0)
+
+
 def _rate_text(speed_gbps: int) -> str:
     """sysfs ``ports/1/rate`` text as mlx5 prints it for common speeds (e.g. ``400 Gb/sec (4X NDR)``)."""
     known = {400: "400 Gb/sec (4X NDR)", 200: "200 Gb/sec (4X HDR)", 100: "100 Gb/sec (2X HDR)",
@@ -312,6 +387,7 @@ class Demo:
         self._serve: _Child | None = None
         self._children: list[_Child] = []
         self._lab_up = False
+        self._lab_reused = False
         self._keep_workdir = False
         self._storm: Any = None  # the report's StormTimeline
         self._workdir: Path | None = None
@@ -463,7 +539,95 @@ class Demo:
     # -- 3. push ------------------------------------------------------------------------------------------------
 
     def stage_push(self) -> StageResult:
-        raise _SkipError("the switch lab and `fabricd push` (issue 4) are not in this build yet")
+        from fabricd.deploy.pipeline import PushOptions, push
+        from fabricd.deploy.result import TargetResult, TargetState
+        from fabricd.deploy.targets import render_candidates, select_targets
+        from fabricd.lab import daemon
+
+        fabric = self.fabric
+        if not fabric.switches:
+            raise _SkipError("the inventory has no switches")
+        st = daemon.status()
+        if st["running"]:
+            if st.get("fabric") != fabric.name:
+                raise _StageFailedError(
+                    f"a lab for fabric {st.get('fabric')!r} is already running (pid {st['pid']})",
+                    {"hint": "stop it with `fabricd lab down`, then run the demo again"})
+            self._lab_reused = True
+            self._note("push", f"using the switch lab that is already running (pid {st['pid']}); it stays up")
+        else:
+            st = daemon.up(fabric)
+            self._stack.callback(self._lab_down)
+            self._note("push", f"fabricd lab up: {len(st['devices'])} SSH simulators on 127.0.0.1 "
+                               f"(pid {st['pid']}); host keys in {st['known_hosts']}")
+        self._lab_up = True
+        targets = select_targets(fabric)
+        candidates = render_candidates(fabric, targets)
+        opts = PushOptions(concurrency=16)
+
+        def done(r: TargetResult) -> None:
+            self._note("push", f"{r.target} ({r.platform}): {r.state.value} in {r.duration_s:.2f} s"
+                               + (f": {r.error}" if r.error else ""))
+
+        first = push(targets, candidates, opts, on_result=done)
+        self._note("push", "pushing the same intent again (it must change nothing)")
+        second = push(targets, candidates, opts)
+
+        def counts(report: Any) -> dict[str, int]:
+            states = [r.state for r in report.results]
+            return {"devices": len(states), "ok": sum(1 for r in report.results if not r.failed),
+                    "changed": sum(1 for r in report.results if r.changed),
+                    "unchanged": states.count(TargetState.UNCHANGED),
+                    "failed": len(report.failed)}
+
+        diffs = {}
+        for r in first.results:
+            lines = r.diff.splitlines()
+            diffs[r.target] = {"lines": len(lines), "added": sum(1 for x in lines if x.startswith("+")),
+                               "removed": sum(1 for x in lines if x.startswith("-")),
+                               "head": lines[:DIFF_HEAD_LINES]}
+        data: dict[str, Any] = {
+            "lab": {"pid": st["pid"], "reused": self._lab_reused,
+                    "devices": [{"name": d["name"], "platform": d["platform"],
+                                 "address": f"{d['host']}:{d['port']}"} for d in st["devices"]]},
+            "devices": len(targets),
+            "push": counts(first),
+            "repush": counts(second),
+            "rows": [{"target": r.target, "platform": r.platform, "state": r.state.value, "changed": r.changed,
+                      "seconds": round(r.duration_s, 2), "error": r.error,
+                      "repush_state": r2.state.value}
+                     for r, r2 in zip(first.results, second.results, strict=True)],
+            "diffs": diffs,
+        }
+        p, r2 = data["push"], data["repush"]
+        summary = (f"lab: {len(st['devices'])} switches over SSH; push: {p['changed']} changed, "
+                   f"{p['unchanged']} already matched, {p['failed']} failed; re-push: {r2['changed']} changed, "
+                   f"{r2['unchanged']} unchanged, {r2['failed']} failed")
+        if p["failed"] or r2["failed"] or r2["changed"]:
+            raise _StageFailedError("the push or the idempotent re-push did not go cleanly", data)
+        return self._result("push", StageStatus.OK, summary, data)
+
+    def _lab_down(self) -> None:
+        """Stop the lab this demo started (not one it found running), unless --keep-running keeps it."""
+        if self._lab_reused or self._keep_workdir:
+            return
+        from fabricd.lab import daemon
+
+        pid = daemon.running_pid()
+        if pid is not None:
+            # daemon.up started it from this process: it is our child, so reap it here (a zombie would look
+            # alive to daemon.down's wait); daemon.down then removes the state files
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10.0
+            while time.monotonic() < deadline:
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:  # not our child after all: daemon.down waits for it
+                    break
+                if done:
+                    break
+                time.sleep(0.05)
+        daemon.down()
 
     # -- 4. host ------------------------------------------------------------------------------------------------
 
@@ -612,6 +776,14 @@ class Demo:
                              + ", drift audit, /status and /events")
         for name, exp in list(exporters.items())[1:]:
             self._note("export", f"fabricd export host --root <replay root of {name}> on {exp.url}")
+        if switches:
+            ports = [(sw.name, p.name) for sw in fabric.switches for p in sw.ports]
+            traffic = _LabTraffic(ports, roce.priority, self.options.traffic_pps)
+            traffic.start()
+            self._stack.callback(traffic.stop)
+            self._note("export", f"lab traffic: {self.options.traffic_pps:.0f} packets/s on priority "
+                                 f"{roce.priority} out of each of the {len(ports)} switch ports, 1% ECN-marked "
+                                 "(`fabricd lab drive` traffic/ecn)")
         prom.jobs = [
             ScrapeJob("fabricd-serve", [(serve.address, {"host": origin.name})]),
             ScrapeJob("fabricd-host", [(e.address, {"host": n}) for n, e in exporters.items() if e is not serve]),
@@ -633,8 +805,8 @@ class Demo:
                 "exporters": {n: {"url": e.url, "pid": e.proc.pid} for n, e in exporters.items() if e is not serve},
                 "targets": targets, "series": n_series, "counters": counters, "hosts": list(roots)}
         up = sum(1 for t in targets if t["health"] == "up")
-        jobs = ", ".join(sorted({t["job"] for t in targets}))
-        summary = (f"Prometheus {url}: {up}/{len(targets)} targets up ({jobs}), {n_series} fabricd series; "
+        job_names = ", ".join(sorted({t["job"] for t in targets}))
+        summary = (f"Prometheus {url}: {up}/{len(targets)} targets up ({job_names}), {n_series} fabricd series; "
                    f"{len(counters)} key counters read back through PromQL")
         if up < len(targets) or not counters:
             raise _StageFailedError("Prometheus did not scrape every exporter", data)
@@ -687,13 +859,25 @@ class Demo:
                 pid = child.detach()
                 out[child.name] = {"url": child.url, "pid": pid}
                 kept.append({"name": child.name, "pid": pid, "marker": f"--listen {child.address}"})
-        if kept:
+        lab_kept = self._lab_up and not self._lab_reused
+        if lab_kept:
+            from fabricd.lab import daemon
+
+            st = daemon.status()
+            if st["running"]:
+                first, last = st["devices"][0], st["devices"][-1]
+                out["lab"] = {"url": f"ssh://{first['host']}:{first['port']}-{last['port']}", "pid": st["pid"],
+                              "note": "`fabricd lab status` lists each switch; `fabricd push`, `fabricd diff` and "
+                                      "`fabricd lab drive` work on it"}
+            else:
+                lab_kept = False
+        if kept or lab_kept:
             self._keep_workdir = True
-            record = {"workdir": str(self._workdir), "processes": kept, "lab": self._lab_up}
+            record = {"workdir": str(self._workdir), "processes": kept, "lab": lab_kept}
             (self.state / RUNNING_FILE).write_text(json.dumps(record, indent=1))
             out["stop"] = {"command": "fabricd demo --stop",
                            "note": "stops these processes" + (" and the switch lab (`fabricd lab down`)"
-                                                              if self._lab_up else "")
+                                                              if lab_kept else "")
                                    + " and removes the replay roots"}
             out["note"] = ("the replay roots stay as the storm left them: their counters no longer move once the "
                            "demo has exited")
@@ -745,34 +929,59 @@ class Demo:
         prom, serve = self._prom, self._serve
         if prom is None or serve is None:
             raise _SkipError("needs the export stage (Prometheus and fabricd serve)")
-        origin, _victim = pick_hosts(self.fabric, self.options.host, self.options.victim)
+        origin, victim = pick_hosts(self.fabric, self.options.host, self.options.victim)
         nic = _rdma_nic(origin)
         assert nic is not None
         prio = self.fabric.policy.pfc.priorities[0]
         status = _http_json(serve.url + "/status")
         wd = status["watchdog"]
         det_ms, rest_ms, poll_ms = float(wd["detection_ms"]), float(wd["restoration_ms"]), float(wd["poll_ms"])
-        gen = self._gens[origin.name]
+        path = storm_path(self.fabric, origin, victim) if self._lab_up else []
+        v_nic = _rdma_nic(victim) if victim is not None and path else None
+        # every channel the storm pauses: (scope, device, interface, direction)
+        channels = [("nic", origin.name, nic.netdev, "tx")]
+        channels += [("switch", sw, port, d) for sw, port, d in path]
+        if victim is not None and v_nic is not None:
+            channels.append(("nic", victim.name, v_nic.netdev, "rx"))
         self._note("storm", f"{origin.name} {nic.netdev} stops draining priority {prio}: it sends PFC pause "
                             f"continuously (tx_prio{prio}_pause_duration grows 1 s per s): a stalled receiver")
-        episode = gen.pause(nic.netdev, priority=prio, direction="tx")
-        injected = episode.start
+        episodes = [(self._gens[origin.name], self._gens[origin.name].pause(nic.netdev, priority=prio,
+                                                                             direction="tx"))]
+        injected = episodes[0][1].start
+        if path:
+            from fabricd.lab import daemon
 
-        def mine(kind: str) -> Callable[[dict[str, Any]], bool]:
-            return lambda e: bool(e.get("event") == kind and e.get("device") == origin.name
-                                  and e.get("interface") == nic.netdev and e.get("priority") == prio)
+            for sw, port, d in path:
+                daemon.control({"op": "drive", "device": sw, "action": "storm-start", "port": port,
+                                "priority": prio, "direction": d})
+            if victim is not None and v_nic is not None:
+                gen = self._gens[victim.name]
+                episodes.append((gen, gen.pause(v_nic.netdev, priority=prio, direction="rx")))
+            self._note("storm", "the pause spreads against the traffic: " + ", ".join(
+                f"{sw}:{port} {d}" for sw, port, d in path) + (f", {victim.name} {v_nic.netdev} rx" if v_nic
+                                                               and victim else "")
+                       + " (lab counter model and replay root)")
 
-        detected = self._wait_event(serve, injected - 1.0, mine("storm_detected"), det_ms / 1000 + 10.0)
+        def is_event(kind: str, ch: tuple[str, str, str, str]) -> Callable[[dict[str, Any]], bool]:
+            return lambda e: bool(e.get("event") == kind and e.get("scope") == ch[0] and e.get("device") == ch[1]
+                                  and e.get("interface") == ch[2] and e.get("direction") == ch[3]
+                                  and e.get("priority") == prio)
+
+        detected = self._wait_event(serve, injected - 1.0, is_event("storm_detected", channels[0]),
+                                    det_ms / 1000 + 10.0)
         tol = WRITER_TICK_S * 1000 + 20.0
         data: dict[str, Any] = {
             "injected": {"device": origin.name, "interface": nic.netdev, "priority": prio, "direction": "tx",
                          "ts": injected},
+            "channels": [{"scope": c[0], "device": c[1], "interface": c[2], "direction": c[3]} for c in channels],
             "contract_ms": {"min": det_ms, "max": det_ms + poll_ms, "tolerance_ms": tol,
                             "source": "sonic-mgmt test_pfcwd_timer_accuracy: detection <= observed <= "
                                       "detection + poll"},
         }
         if detected is None:
-            gen.stop(episode)
+            for gen, ep in episodes:
+                gen.stop(ep)
+            self._lab_storm_stop(path, prio)
             raise _StageFailedError(f"fabricd serve did not report the storm (see {serve.log})", data)
         latency_ms = (float(detected["ts"]) - injected) * 1000.0
         data.update({
@@ -784,9 +993,6 @@ class Demo:
         self._note("storm", f"fabricd serve: storm_detected on {origin.name} {nic.netdev} priority {prio} after "
                             f"{latency_ms:.0f} ms (contract {det_ms:g}-{det_ms + poll_ms:g} ms); origin "
                             f"{detected.get('origin')} ({detected.get('origin_kind')})")
-        status = _http_json(serve.url + "/status")
-        data["paused_ports"] = sorted({f"{c['device']}:{c['interface']}" for c in status["active_storms"]})
-        data["origins"] = status["origins"]
         alert = self._wait_alert(prom, origin.name, firing=True, timeout_s=20.0)
         if alert is not None:
             data["alert"] = {"name": ALERT_NAME, "state": alert["state"], "labels": alert["labels"],
@@ -795,19 +1001,46 @@ class Demo:
                              "summary": alert.get("annotations", {}).get("summary", "")}
             self._note("storm", f"Prometheus: {ALERT_NAME} firing {alert['_seen'] - injected:.1f} s after the "
                                 f"injection: {data['alert']['summary']}")
+        # the other paused ports: the switches are polled every second, so they are seen a little later
+        spread: list[dict[str, Any]] = []
+        for ch in channels[1:]:
+            ev = self._wait_event(serve, injected - 1.0, is_event("storm_detected", ch), 8.0)
+            spread.append({"port": f"{ch[1]}:{ch[2]}", "scope": ch[0], "direction": ch[3],
+                           "detected": ev is not None,
+                           "latency_ms": round((float(ev["ts"]) - injected) * 1000.0, 1) if ev else None,
+                           "origin": ev.get("origin") if ev else None,
+                           "origin_kind": ev.get("origin_kind") if ev else None})
+        data["spread"] = spread
+        status = _http_json(serve.url + "/status")
+        data["paused_ports"] = sorted({f"{c['device']}:{c['interface']}" for c in status["active_storms"]})
+        data["origins"] = status["origins"]
         data["origin_metric"] = [s.labels for s in prom.query("fabricd_pfc_storm_origin_info == 1")]
+        roots = [f"{o['device']}:{o['interface']}" for o in status["origins"]]
+        storms = 1 + sum(1 for s in spread if s["detected"])
+        if spread:
+            self._note("storm", f"{storms - 1} of {len(spread)} other paused ports detected; root cause over all "
+                                f"active storms: " + ", ".join(f"{o['device']}:{o['interface']} ({o['kind']}, "
+                                                               f"{o['affected']} storms lead to it)"
+                                                               for o in status["origins"]))
         hold = injected + self.options.storm_hold_s - time.time()
         if hold > 0:
             time.sleep(hold)
-        stopped = gen.stop(episode)
-        self._note("storm", f"{origin.name} {nic.netdev} drains again: pause stops")
-        restored = self._wait_event(serve, stopped - 1.0, mine("storm_restored"), rest_ms / 1000 + 10.0)
+        stopped = time.time()
+        for gen, ep in episodes:
+            gen.stop(ep, at=stopped)
+        self._lab_storm_stop(path, prio)
+        self._note("storm", f"{origin.name} {nic.netdev} drains again: pause stops everywhere")
+        restored = self._wait_event(serve, stopped - 1.0, is_event("storm_restored", channels[0]),
+                                    rest_ms / 1000 + 10.0)
         data["stopped_ts"] = stopped
         if restored is not None:
             data["restored_ts"] = restored["ts"]
             data["restoration_latency_ms"] = round((float(restored["ts"]) - stopped) * 1000.0, 1)
             self._note("storm", f"fabricd serve: storm_restored {data['restoration_latency_ms']:.0f} ms after the "
                                 f"pause stopped")
+        seen = [ch for ch, s in zip(channels[1:], spread, strict=True) if s["detected"]]
+        others = [self._wait_event(serve, stopped - 1.0, is_event("storm_restored", ch), 8.0) for ch in seen]
+        data["all_restored"] = all(e is not None for e in others)
         cleared = self._wait_alert(prom, origin.name, firing=False, timeout_s=10.0)
         data["alert_resolved"] = cleared is not None
         data["events"] = _http_json(f"{serve.url}/events?since={injected - 1.0:.3f}")
@@ -817,16 +1050,22 @@ class Demo:
             device=origin.name, interface=nic.netdev, priority=prio, direction="tx", injected_ts=injected,
             detected_ts=float(detected["ts"]), stopped_ts=stopped,
             restored_ts=float(restored["ts"]) if restored else None,
-            origin_device=o_dev or None, origin_interface=o_if or None, paused_ports=data["paused_ports"])
+            origin_device=o_dev or None, origin_interface=o_if or None,
+            paused_ports=sorted({f"{origin.name}:{nic.netdev}"} | {s["port"] for s in spread if s["detected"]}))
         tail = stopped + self.options.tail_s - time.time()
         if tail > 0:
             self._note("storm", f"recording {tail:.0f} s more for the pictures")
             time.sleep(tail)
         fired = f"fired after {data['alert']['latency_s']:.1f} s" if alert else "did NOT fire"
         back = f"restored after {data['restoration_latency_ms']:.0f} ms" if restored else "NOT restored"
+        traced_text = ""
+        if spread:
+            traced_text = f"; all {storms} paused ports lead to it" if roots == [origin_port] else \
+                f"; roots found: {', '.join(roots)}"
         summary = (f"injected on {origin.name}:{nic.netdev} prio {prio}; detected in {latency_ms:.0f} ms "
                    f"({'within' if data['within_contract'] else 'OUTSIDE'} {det_ms:g}-{det_ms + poll_ms:g} ms); "
-                   f"{ALERT_NAME} {fired}; origin {origin_port} ({detected.get('origin_kind')}); {back}")
+                   f"{ALERT_NAME} {fired}; origin {origin_port} ({detected.get('origin_kind')}){traced_text}; "
+                   f"{back}")
         problems = []
         if not data["within_contract"]:
             problems.append("detection outside the timing contract")
@@ -834,11 +1073,21 @@ class Demo:
             problems.append(f"{ALERT_NAME} did not fire")
         if origin_port != f"{origin.name}:{nic.netdev}":
             problems.append(f"origin named {origin_port}, injected at {origin.name}:{nic.netdev}")
-        if restored is None:
-            problems.append("not restored")
+        if spread and roots != [f"{origin.name}:{nic.netdev}"]:
+            problems.append(f"root cause over all active storms named {', '.join(roots) or 'nothing'}")
+        if restored is None or not data["all_restored"]:
+            problems.append("not restored everywhere")
         if problems:
             raise _StageFailedError("; ".join(problems), data)
         return self._result("storm", StageStatus.OK, summary, data)
+
+    def _lab_storm_stop(self, path: list[tuple[str, str, str]], prio: int) -> None:
+        if not path:
+            return
+        from fabricd.lab import daemon
+
+        for sw, port, _d in path:
+            daemon.control({"op": "drive", "device": sw, "action": "storm-stop", "port": port, "priority": prio})
 
     def _wait_event(self, serve: _Child, since: float, pred: Callable[[dict[str, Any]], bool],
                     timeout_s: float) -> dict[str, Any] | None:

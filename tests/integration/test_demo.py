@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -55,10 +56,26 @@ def _netns() -> set[str]:
         return set()
 
 
+def _lab_ports_busy() -> list[int]:
+    """Management ports of inventory/lab's switches that something already listens on (another lab)."""
+    busy = []
+    for sw in load_inventory(default_inventory()).fabric.switches:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((sw.mgmt.host, sw.mgmt.port))
+            except OSError:
+                busy.append(sw.mgmt.port)
+    return busy
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if not os.access(PROMETHEUS, os.X_OK):
         pytest.skip(f"{PROMETHEUS} is not installed (scripts/sysdeps.sh installs the prometheus package)")
+    busy = _lab_ports_busy()
+    if busy:
+        pytest.skip(f"another switch lab listens on inventory/lab's ports {busy} (`fabricd lab down` stops it)")
     state = tmp_path_factory.mktemp("demo-state")
     env = dict(os.environ, FABRICD_STATE_DIR=str(state))
     env.pop("FABRICD_INVENTORY", None)
@@ -109,13 +126,18 @@ def test_render_stage_four_noses_and_hosts(demo: dict[str, Any]) -> None:
     assert all(row["lines"] > 0 for row in d["rows"])
 
 
-def test_push_stage(demo: dict[str, Any]) -> None:
+def test_push_stage_lab_push_and_idempotent_repush(demo: dict[str, Any]) -> None:
     p = stage(demo, "push")
-    if p["status"] == "skipped":
-        pytest.skip(f"push stage skipped: {p['data']['reason']}")
+    fabric = load_inventory(default_inventory()).fabric
+    assert p["status"] == "ok"
     d = p["data"]
+    assert d["devices"] == len(fabric.switches)
+    assert {x["platform"] for x in d["lab"]["devices"]} == {"sonic", "arista_eos", "cisco_nxos", "cumulus_nvue"}
     assert d["push"]["failed"] == 0 and d["push"]["ok"] == d["devices"]
-    assert d["repush"]["changed"] == 0 and d["repush"]["failed"] == 0
+    assert d["push"]["changed"] + d["push"]["unchanged"] == d["devices"]
+    assert d["repush"] == {**d["repush"], "changed": 0, "failed": 0, "unchanged": d["devices"]}
+    changed = [r["target"] for r in d["rows"] if r["state"] == "changed"]
+    assert all(d["diffs"][t]["lines"] > 0 for t in changed)
 
 
 def test_host_stage_apply_and_audit(demo: dict[str, Any]) -> None:
@@ -162,6 +184,13 @@ def test_storm_detected_alerted_traced_restored(demo: dict[str, Any]) -> None:
     assert d["alert_resolved"] is True
     kinds = [e["event"] for e in d["events"] if e["device"] == inj["device"]]
     assert kinds[:2] == ["storm_detected", "storm_restored"]
+    # the pause tree through the lab's switches: every paused port seen, one root, the injected port
+    assert d["spread"] and all(s["detected"] for s in d["spread"])
+    assert {s["port"].split(":")[0] for s in d["spread"] if s["scope"] == "switch"} >= {"spine1", "spine2"}
+    assert [(o["device"], o["interface"], o["kind"]) for o in d["origins"]] == [
+        (inj["device"], inj["interface"], "stalled_receiver")]
+    assert d["origins"][0]["affected"] == 1 + len(d["spread"])
+    assert d["all_restored"] is True
 
 
 def test_vm_stage_off(demo: dict[str, Any]) -> None:
@@ -214,9 +243,13 @@ def test_bad_inventory_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_keep_running_then_stop(tmp_path: Path) -> None:
-    """--keep-running leaves Prometheus and fabricd serve answering after the demo exits; --stop ends them."""
+    """--keep-running leaves the lab, Prometheus and fabricd serve answering after the demo exits; --stop ends
+    them all (the lab through `fabricd lab down`)."""
     if not os.access(PROMETHEUS, os.X_OK):
         pytest.skip(f"{PROMETHEUS} is not installed")
+    busy = _lab_ports_busy()
+    if busy:
+        pytest.skip(f"another switch lab listens on inventory/lab's ports {busy}")
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"))
     proc = subprocess.run([FABRICD, "demo", "--no-vm", "--keep-running", "--output", "json"], capture_output=True,
                           text=True, env=env, timeout=300, check=False)
@@ -224,7 +257,7 @@ def test_keep_running_then_stop(tmp_path: Path) -> None:
     services = {k: v for k, v in data["services"].items() if isinstance(v, dict) and "pid" in v}
     try:
         assert proc.returncode == 0, proc.stderr
-        assert {"prometheus", "serve"} <= set(services)
+        assert {"prometheus", "serve", "lab"} <= set(services)
         assert data["services"]["stop"]["command"] == "fabricd demo --stop"
         for svc in services.values():
             assert _alive(svc["pid"])
@@ -237,7 +270,11 @@ def test_keep_running_then_stop(tmp_path: Path) -> None:
                               env=env, timeout=120, check=False)
     assert stop.returncode == 0, stop.stderr
     lines = json.loads(stop.stdout)["stopped"]
+    assert any(line.startswith("fabricd lab down: lab stopped") for line in lines), lines
     for name, svc in services.items():
+        if name == "lab":
+            assert not any("fabricd.lab.daemon" in c and str(tmp_path) in c for c in _cmdlines())
+            continue
         assert f"stopped {name} (pid {svc['pid']})" in lines
         port = svc["url"].rsplit(":", 1)[1]
         assert not any(port in c for c in _cmdlines()), f"{name} still running"
