@@ -271,7 +271,7 @@ class NxosSwitch(TreeSwitch):
             ]}}, indent=2)
         bar = "=" * 60
         out = [bar, "Port               Mode Oper(VL bmap)  RxPPP      TxPPP     ", bar, ""]
-        out += [f"{n:<19}{m:<5}{o:<15}{rx:<11}{tx:<10}" for n, m, o, rx, tx in rows]
+        out += [f"{n:<19}{m:<5}{o:<14}{rx:<11}{tx:<11}" for n, m, o, rx, tx in rows]
         return "\n".join(out)
 
     def queuing(self, port: str | None, as_json: bool) -> str:

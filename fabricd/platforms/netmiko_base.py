@@ -285,10 +285,16 @@ class NetmikoDriver:
         """Raise on the first reply matching the platform's error pattern, naming the line and the device's words."""
         for line, reply in pairs:
             if self.error_pattern.search(reply):
-                words = " / ".join(ln.strip() for ln in reply.splitlines() if ln.strip() and set(ln.strip()) != {"^"})
+                lines = [ln.strip() for ln in reply.splitlines() if ln.strip() and set(ln.strip()) != {"^"}]
+                errors = [ln for ln in lines if self.error_pattern.search(ln)] or lines[-3:]
+                words = " / ".join(dict.fromkeys(errors))
+                if len(words) > 400:
+                    words = words[:400] + "..."
+                sent = line.strip() if len(line.strip()) <= 200 else line.strip()[:200] + "..."
                 raise DriverError(
-                    self.name, op, f"device rejected {line.strip()!r}: {words}",
-                    hint="the device was left unchanged; fix the template or intent that produced this line",
+                    self.name, op, f"device rejected {sent!r}: {words}",
+                    hint="fix the template or intent that produced this line (a push discards or rolls back "
+                    "what it started)",
                 )
 
     def fingerprint(self, config: str) -> str:

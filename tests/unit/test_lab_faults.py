@@ -1,0 +1,48 @@
+"""``--fault DEVICE:KIND[=ARG]`` parsing and the per-device fault plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricd.errors import UsageError
+from fabricd.lab.faults import Fault, FaultKind, FaultPlan, parse_fault
+
+
+def test_parse_every_kind() -> None:
+    want = Fault("leaf2-eos", FaultKind.DISCONNECT_AFTER_LINES, "12")
+    assert parse_fault("leaf2-eos:disconnect-after-lines=12") == want
+    assert parse_fault("s:reject-line=^mtu 9216$").arg == "^mtu 9216$"
+    assert parse_fault("s:reject-line=a=b").arg == "a=b"
+    assert parse_fault("s:commit-fails").kind is FaultKind.COMMIT_FAILS
+    assert parse_fault("s:slow-ms=250").arg == "250"
+    assert str(parse_fault("s:auth-fail")) == "s:auth-fail"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("leaf2-eos", "expected DEVICE:KIND"),
+        ("leaf2-eos:explode", "unknown kind 'explode'"),
+        ("s:slow-ms", "needs an argument"),
+        ("s:commit-fails=1", "takes no argument"),
+        ("s:slow-ms=fast", "expects a whole number"),
+        ("s:slow-ms=99999", "expects 1..60000"),
+        ("s:disconnect-after-lines=0", "expects 1..1000000"),
+        ("s:reject-line=(", "not a valid regular expression"),
+    ],
+)
+def test_bad_faults_are_usage_errors(text: str, words: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_fault(text)
+    assert words in info.value.message
+
+
+def test_plan() -> None:
+    plan = FaultPlan((parse_fault("s:reject-line=random-detect"), parse_fault("s:slow-ms=20"),
+                      parse_fault("s:disconnect-after-lines=5")))
+    assert plan.rejects("random-detect ecn minimum-threshold 1 kbytes") and not plan.rejects("mtu 9216")
+    assert plan.slow_s == 0.02 and not plan.auth_fails and not plan.commit_fails
+    assert plan.disconnect_after == 5
+    plan.disconnect_fired = True
+    assert plan.disconnect_after is None
+    assert FaultPlan().disconnect_after is None and FaultPlan().slow_s == 0.0
