@@ -1,7 +1,7 @@
 """``fabricd audit host|switch``: live state against intent, as checks with codes and fix hints (text, JSON, JUnit).
 
-Exit codes: 0 compliant, 1 findings, 2 bad input (a NIC or file the intent names but the host lacks is a finding,
-not bad input).
+Exit codes: 0 compliant, 1 findings, 2 bad input, 3 switch unreachable (a NIC or file the intent names but the host
+lacks is a finding, not bad input).
 """
 
 from __future__ import annotations
@@ -10,16 +10,27 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from fabricd.audit.host import audit_host
 from fabricd.audit.report import AuditReport, render_junit, render_text
-from fabricd.errors import HostBackendError
+from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable
+from fabricd.deploy.targets import select_targets
+from fabricd.errors import HostBackendError, UsageError
 from fabricd.hosts.factory import close_backends, is_live, open_backends
+from fabricd.inventory import load_inventory
+from fabricd.platforms.base import DriverOptions
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json
+from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr
+from .deploy_common import InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, _prepare
 
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one testcase per check).")]
+SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
+                                                     help="Switch to audit (repeatable).")]
+TemplatesOpt = Annotated[Path | None, typer.Option("--templates-dir", envvar="FABRICD_TEMPLATES_DIR",
+                                                   show_default=False,
+                                                   help="Templates searched before the shipped ones.")]
 
 
 def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None) -> None:
@@ -66,3 +77,36 @@ def register(app: typer.Typer) -> None:
         finally:
             close_backends(backends)
         finish([report], output, junit)
+
+    @audit_app.command("switch")
+    def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
+                         templates_dir: TemplatesOpt = None, known_hosts: KnownHostsOpt = None,
+                         insecure: InsecureOpt = False, read_timeout: ReadTimeoutOpt = 60.0,
+                         session_log: SessionLogOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
+        """Read a switch back over SSH and check it against its intent: drift from the rendered config, trust,
+        DSCP map, PFC per port, ECN on the lossless queue, PFC watchdog on and its timers, MTU, and watchdogs
+        stuck (storm detected, never restored). Read-only.
+        Exit 0 compliant, 1 findings, 2 bad input, 3 switch unreachable.
+
+        [bold]Example[/]: fabricd audit switch --device leaf1-sonic --junit audit.xml
+        [bold]Example[/]: fabricd audit switch inventory/lab --device leaf2-eos --device leaf3-nxos --output json
+        """
+        if not device:
+            raise UsageError("audit switch: --device is missing", hint="name the switch to audit, e.g. "
+                             "`fabricd audit switch --device leaf1-sonic` (repeatable)")
+        fabric = load_inventory(inventory_path(inventory)).fabric
+        opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
+                            verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+        factory = driver_factory(opts)
+        reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir)
+                   for sw in select_targets(fabric, device)]
+        down = [f for r in reports if not reachable(r) for c in r.checks for f in c.findings if c.code == "SW-REACH"]
+        for f in down:
+            stderr().print(f"[bold red]error:[/] {escape(str(f.got))}", highlight=False)
+        try:
+            finish(reports, output, junit)
+        except typer.Exit:
+            if not down:
+                raise
+        if down:
+            raise typer.Exit(ExitCode.TARGETS_FAILED)

@@ -1,0 +1,538 @@
+"""``fabricd audit switch``: a switch read back through its driver over SSH and checked against its intent.
+
+Checks (each with a code and a platform-specific fix hint):
+
+- ``SW-REACH``: the switch answers over SSH (host key verified) and its running config can be read. When it fails,
+  every other check is skipped and the CLI exits 3;
+- ``SW-DRIFT``: the running config against the rendered intent, on what fabricd owns, with the platform driver's
+  ``compare`` (the same comparison ``fabricd diff`` and the push pipeline's verify step use);
+- lossless semantics, from the running config parsed by ``fabricd.readers.switch.config_<platform>``:
+  ``SW-TRUST`` (trust mode), ``SW-DSCP-MAP`` (DSCP, or PCP under PCP trust, -> priority -> egress queue),
+  ``SW-PFC`` (PFC on exactly the lossless priorities of every port), ``SW-ECN`` (ECN marking and thresholds on the
+  queues the policy gives ECN, normally the lossless one), ``SW-WD`` (PFC watchdog on those priorities with the
+  intended detection/restoration timers), ``SW-MTU`` (port MTU; on NX-OS also the no-drop class MTU);
+- ``SW-WD-STUCK``: Meta's health check (facebook/DNE-TaaC ``pfc_wd_health_check.py``): a queue whose PFC watchdog
+  detected storms but never restored (detected > 0 and restored == 0) is stuck. NVUE keeps no restore count, so
+  there a queue with storms counted and still in ``DEADLOCK`` is stuck. The counters come from the platform's
+  watchdog show command, parsed by ``fabricd.readers.switch.<platform>``.
+
+Semantic checks compare what is *in effect* per port, so the same problem on several ports (a global map, a
+shared profile) is one finding naming every port. :func:`evaluate` is pure (intent + read-back in, report out);
+:func:`read_switch` does the I/O; :func:`audit_switch` ties them together. Nothing here prints or exits.
+
+``fabricd.deploy`` is a sibling layer (import-linter), so this module renders the candidate and builds drivers
+itself from the same L1/L2 pieces ``fabricd.deploy.targets`` and ``fabricd.deploy.pipeline`` use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from pydantic import JsonValue
+
+from fabricd.errors import FabricdError
+from fabricd.intent.switch import AnySwitchIntent, PortIntent, SwitchIntentBuilder
+from fabricd.intent.watchdog_timers import NXOS_POLL_MS, EosWatchdog, NxosWatchdog, SonicWatchdog
+from fabricd.model import Fabric, Platform, Switch
+from fabricd.platforms.access import resolve_access
+from fabricd.platforms.base import ConfigDelta, DriverOptions
+from fabricd.platforms.registry import make_driver
+from fabricd.readers.switch import (
+    arista_eos,
+    cisco_nxos,
+    config_arista_eos,
+    config_cisco_nxos,
+    config_cumulus_nvue,
+    config_sonic,
+    cumulus_nvue,
+    sonic,
+)
+from fabricd.readers.switch.config_model import LosslessConfig, PortConfig, seconds_to_ms
+from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters, merge
+from fabricd.render import environment, render_switch_intent
+
+from .report import AuditReport, CheckResult, Finding, Status
+
+log = logging.getLogger(__name__)
+
+
+class ReadBack(Protocol):
+    """The driver verbs the audit uses (every ``fabricd.platforms`` driver has them). Nothing is written."""
+
+    def open(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def get_config(self) -> str: ...
+
+    def compare(self, running: str, candidate: str) -> ConfigDelta: ...
+
+    def run(self, commands: list[str]) -> dict[str, str]: ...
+
+
+ReadBackFactory = Callable[[Switch], ReadBack]
+
+
+@dataclass(frozen=True)
+class SwitchCheck:
+    code: str
+    title: str
+    hint: str
+    """Generic fix hint; ``HINTS`` adds the platform's own commands."""
+
+
+SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
+    SwitchCheck("SW-REACH", "reachable over SSH and readable",
+                "check mgmt.host/mgmt.port and the credentials in the inventory; for the lab: `fabricd lab up`"),
+    SwitchCheck("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)",
+                "`fabricd diff --device {switch}` shows the difference; `fabricd push --device {switch}` restores "
+                "the intent"),
+    SwitchCheck("SW-TRUST", "trust mode", "`fabricd push --device {switch}`"),
+    SwitchCheck("SW-DSCP-MAP", "DSCP (or PCP) -> priority -> egress queue", "`fabricd push --device {switch}`"),
+    SwitchCheck("SW-PFC", "PFC on exactly the lossless priorities of every port", "`fabricd push --device {switch}`"),
+    SwitchCheck("SW-ECN", "ECN marking and thresholds on the ECN (lossless) queues",
+                "`fabricd push --device {switch}`"),
+    SwitchCheck("SW-WD", "PFC watchdog on the lossless priorities, intended timers",
+                "`fabricd push --device {switch}`"),
+    SwitchCheck("SW-MTU", "port MTU (and the no-drop class MTU)",
+                "`fabricd push --device {switch}`; keep host MTUs <= the switch port MTU"),
+    SwitchCheck("SW-WD-STUCK", "no PFC watchdog stuck (storm detected, never restored)",
+                "the queue is still paused by its peer: find the storming NIC (`fabricd watch`, RX pause counters), "
+                "fix or reset it, then clear the watchdog counters"),
+)
+CHECK_BY_CODE = {c.code: c for c in SWITCH_CHECKS}
+
+HINTS: dict[tuple[str, Platform], str] = {
+    ("SW-TRUST", Platform.SONIC): "bind the map in PORT_QOS_MAP|<port> dscp_to_tc_map (or dot1p_to_tc_map)",
+    ("SW-TRUST", Platform.ARISTA_EOS): "`qos trust dscp` (or `cos`) in the port's qos profile",
+    ("SW-TRUST", Platform.CISCO_NXOS): "`service-policy type qos input FABRICD_QOS` on the interface (its classes "
+                                       "`match dscp`, or `match cos`)",
+    ("SW-TRUST", Platform.CUMULUS_NVUE): "`nv set qos mapping default-global trust l3` (or l2)",
+    ("SW-DSCP-MAP", Platform.SONIC): "DSCP_TO_TC_MAP and TC_TO_QUEUE_MAP, bound in PORT_QOS_MAP|<port>",
+    ("SW-DSCP-MAP", Platform.ARISTA_EOS): "`qos map dscp D to traffic-class P` and `qos map traffic-class P to "
+                                          "tx-queue Q`",
+    ("SW-DSCP-MAP", Platform.CISCO_NXOS): "`match dscp D` in a class-map and `set qos-group Q` in the input qos "
+                                          "policy",
+    ("SW-DSCP-MAP", Platform.CUMULUS_NVUE): "`nv set qos mapping default-global dscp D switch-priority P` and `nv "
+                                            "set qos egress-queue-mapping default-global switch-priority P "
+                                            "traffic-class Q`",
+    ("SW-PFC", Platform.SONIC): "PORT_QOS_MAP|<port> pfc_enable (`sudo config interface pfc priority <port> P on`)",
+    ("SW-PFC", Platform.ARISTA_EOS): "`priority-flow-control on` and `priority-flow-control priority P no-drop` in "
+                                     "the port's qos profile, and no `priority-flow-control off` on the interface",
+    ("SW-PFC", Platform.CISCO_NXOS): "`priority-flow-control mode on` on the interface and `pause pfc-cos P` in the "
+                                     "system network-qos policy",
+    ("SW-PFC", Platform.CUMULUS_NVUE): "`nv set interface <port> qos pfc profile <name>` with `switch-priority P` "
+                                       "and tx/rx enabled",
+    ("SW-ECN", Platform.SONIC): "WRED_PROFILE (ecn ecn_all, green thresholds in bytes) and QUEUE|<port>|Q "
+                                "wred_profile",
+    ("SW-ECN", Platform.ARISTA_EOS): "`random-detect ecn minimum-threshold ... maximum-threshold ... "
+                                     "max-mark-probability ...` under `tx-queue Q` of the qos profile",
+    ("SW-ECN", Platform.CISCO_NXOS): "`random-detect minimum-threshold ... maximum-threshold ... drop-probability "
+                                     "... ecn` in queuing class c-out-8q-qQ",
+    ("SW-ECN", Platform.CUMULUS_NVUE): "`nv set qos congestion-control default-global traffic-class Q "
+                                       "min-threshold|max-threshold|probability ...` and `ecn enable`",
+    ("SW-WD", Platform.SONIC): "`sudo config pfcwd start --action drop ports <port> detection-time D "
+                               "--restoration-time R` and PORT_QOS_MAP|<port> pfcwd_sw_enable",
+    ("SW-WD", Platform.ARISTA_EOS): "`priority-flow-control pause watchdog` and its `port timer` in the qos profile",
+    ("SW-WD", Platform.CISCO_NXOS): "`priority-flow-control watch-dog-interval on`, `priority-flow-control "
+                                    "watch-dog shutdown-multiplier N`, `priority-flow-control auto-restore "
+                                    "multiplier M`",
+    ("SW-WD", Platform.CUMULUS_NVUE): "`nv set interface <port> qos pfc-watchdog` and `nv set qos pfc-watchdog "
+                                      "polling-interval|robustness`",
+    ("SW-MTU", Platform.SONIC): "`sudo config interface mtu <port> MTU`",
+    ("SW-MTU", Platform.ARISTA_EOS): "`mtu MTU` under the interface",
+    ("SW-MTU", Platform.CISCO_NXOS): "`mtu MTU` under the interface and in every network-qos class",
+    ("SW-MTU", Platform.CUMULUS_NVUE): "`nv set interface <port> link mtu MTU`",
+    ("SW-WD-STUCK", Platform.SONIC): "`show pfcwd stats`; `sonic-clear pfcwd` after the fix",
+    ("SW-WD-STUCK", Platform.ARISTA_EOS): "`show priority-flow-control counters watchdog`",
+    ("SW-WD-STUCK", Platform.CISCO_NXOS): "`show queuing pfc-queue`; `clear queuing pfc-queue` after the fix",
+    ("SW-WD-STUCK", Platform.CUMULUS_NVUE): "`nv show interface <port> qos pfc-watchdog`",
+}
+
+CONFIG_PARSERS: dict[Platform, Callable[[str], LosslessConfig]] = {
+    Platform.SONIC: config_sonic.parse_running_config,
+    Platform.ARISTA_EOS: config_arista_eos.parse_running_config,
+    Platform.CISCO_NXOS: config_cisco_nxos.parse_running_config,
+    Platform.CUMULUS_NVUE: config_cumulus_nvue.parse_running_config,
+}
+"""Platform -> running-config parser (``fabricd.readers.switch.config_<platform>``)."""
+
+SHOW_READERS: dict[Platform, ModuleType] = {
+    Platform.SONIC: sonic,
+    Platform.ARISTA_EOS: arista_eos,
+    Platform.CISCO_NXOS: cisco_nxos,
+    Platform.CUMULUS_NVUE: cumulus_nvue,
+}
+"""Platform -> show-output parser module; its ``pfcwd`` role gives the watchdog command and parser."""
+
+MAX_LISTED = 8
+"""Codepoints listed per DSCP-map finding before ``... and N more``."""
+MAX_DRIFT = 20
+"""Drift findings listed before one ``... and N more`` finding (``fabricd diff`` shows them all)."""
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Reading the switch (I/O)
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How to reach switches: driver pacing, host-key verification, extra known_hosts, the lab state dir."""
+
+    driver: DriverOptions = field(default_factory=DriverOptions)
+    verify_host_key: bool = True
+    known_hosts: tuple[Path, ...] = ()
+    state_dir: Path | None = None
+
+
+def driver_factory(options: AuditOptions) -> ReadBackFactory:
+    """Drivers built from each switch's credential reference (:mod:`fabricd.platforms.access`)."""
+
+    def make(switch: Switch) -> ReadBack:
+        access = resolve_access(switch, state_dir=options.state_dir, known_hosts=options.known_hosts,
+                                verify_host_key=options.verify_host_key)
+        return make_driver(switch, access, options.driver)
+
+    return make
+
+
+def watchdog_commands(platform: Platform, ports: Iterable[str]) -> list[tuple[str, str | None]]:
+    """``(command, interface)`` pairs that read the PFC watchdog counters (per-interface on NVUE)."""
+    module = SHOW_READERS[platform]
+    command: str = module.COMMANDS.get("pfcwd") or module.OPTIONAL_COMMANDS["pfcwd"]
+    if "{interface}" in command:
+        return [(command.format(interface=p), p) for p in ports]
+    return [(command, None)]
+
+
+def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[str]) -> SwitchCounters:
+    """The watchdog counters of ``outputs`` (command -> text) with the platform's ``pfcwd`` parser."""
+    parser: Any = SHOW_READERS[platform].PARSERS["pfcwd"]
+    parts = []
+    for command, interface in watchdog_commands(platform, ports):
+        text = outputs.get(command)
+        if text is not None:
+            parts.append(parser(text, interface) if interface is not None else parser(text))
+    return merge(parts)
+
+
+@dataclass(frozen=True)
+class SwitchReadback:
+    """What was read from one switch: its running config, the drift against the candidate and the watchdog
+    counters, or why they could not be read. ``where`` names the endpoint for the report."""
+
+    where: str
+    running: str | None = None
+    delta: ConfigDelta | None = None
+    watchdog: SwitchCounters | None = None
+    watchdog_error: str | None = None
+    error: str | None = None
+
+
+def read_switch(switch: Switch, candidate: str, factory: ReadBackFactory) -> SwitchReadback:
+    """Connect, read the running config, compare it with ``candidate`` and read the watchdog counters."""
+    where = f"{switch.name} ({switch.platform.value}) at [{switch.mgmt.host}]:{switch.mgmt.port}"
+    driver: ReadBack | None = None
+    try:
+        driver = factory(switch)
+        driver.open()
+        running = driver.get_config()
+        delta = driver.compare(running, candidate)
+    except FabricdError as exc:
+        log.info("%s", exc.render(), extra={"target": switch.name})
+        if driver is not None:
+            driver.close()
+        return SwitchReadback(where, error=exc.render())
+    ports = [p.name for p in switch.ports]
+    try:
+        commands = [c for c, _ in watchdog_commands(switch.platform, ports)]
+        outputs = driver.run(commands)
+        return SwitchReadback(where, running, delta, parse_watchdog(switch.platform, outputs, ports))
+    except FabricdError as exc:
+        return SwitchReadback(where, running, delta, watchdog_error=exc.render())
+    finally:
+        driver.close()
+
+
+def candidate_of(intent: AnySwitchIntent, templates_dir: Path | None = None) -> str:
+    """The rendered config of ``intent`` (the file ``fabricd render`` writes: .cfg, .json or .nvue)."""
+    return render_switch_intent(intent, environment(templates_dir)).primary.text
+
+
+def audit_switch(fabric: Fabric, switch: Switch, factory: ReadBackFactory, *,
+                 templates_dir: Path | None = None) -> AuditReport:
+    """Read ``switch`` through ``factory``'s driver and check it against its intent in ``fabric``."""
+    intent = SwitchIntentBuilder(fabric).build(switch)
+    back = read_switch(switch, candidate_of(intent, templates_dir), factory)
+    return evaluate(intent, back)
+
+
+def reachable(report: AuditReport) -> bool:
+    """False when the report's switch could not be read (its SW-REACH check failed)."""
+    return all(c.status != Status.FAIL for c in report.checks if c.code == "SW-REACH")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Checking (pure)
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Key:
+    code: str
+    path: str
+    message: str
+    expected: str
+    got: str
+
+
+class _Collector:
+    """Findings per check; the same finding on several ports becomes one naming every port. The fix hint goes with
+    the first finding of a check (the others would repeat it)."""
+
+    def __init__(self, intent: AnySwitchIntent) -> None:
+        self.intent = intent
+        self.found: dict[str, dict[_Key, list[str]]] = {c.code: {} for c in SWITCH_CHECKS}
+        self.skipped: dict[str, str] = {}
+        self.notes: dict[str, str] = {}
+
+    def add(self, code: str, obj: str, path: str, message: str, expected: JsonValue, got: JsonValue) -> None:
+        key = _Key(code, path, message, _text(expected), _text(got))
+        self.found[code].setdefault(key, []).append(obj)
+
+    def skip(self, code: str, why: str) -> None:
+        self.skipped.setdefault(code, why)
+
+    def hint(self, code: str) -> str:
+        base = CHECK_BY_CODE[code].hint.format(switch=self.intent.name)
+        own = HINTS.get((code, self.intent.platform))
+        return f"{own}; or {base}" if own and base.startswith("`fabricd push") else f"{base}; {own}" if own else base
+
+    def report(self) -> AuditReport:
+        checks = []
+        for c in SWITCH_CHECKS:
+            found = [Finding(code=c.code, object=", ".join(objs), path=k.path, message=k.message,
+                             expected=k.expected, got=k.got, hint=self.hint(c.code) if i == 0 else "")
+                     for i, (k, objs) in enumerate(self.found[c.code].items())]
+            if found:
+                checks.append(CheckResult(code=c.code, title=c.title, status=Status.FAIL, findings=found,
+                                          note=self.notes.get(c.code)))
+            elif c.code in self.skipped:
+                checks.append(CheckResult(code=c.code, title=c.title, status=Status.SKIP, note=self.skipped[c.code]))
+            else:
+                checks.append(CheckResult(code=c.code, title=c.title, status=Status.PASS, note=self.notes.get(c.code)))
+        return AuditReport(kind="switch", target=self.intent.name, checks=checks)
+
+
+def _text(value: JsonValue) -> str:
+    if value is None:
+        return "not set (device default)"
+    return str(value)
+
+
+def _prios(values: Iterable[int]) -> str:
+    got = sorted(values)
+    return ",".join(map(str, got)) if got else "none"
+
+
+def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
+    """Check one switch's read-back against its intent (pure)."""
+    col = _Collector(intent)
+    if back.error is not None or back.running is None:
+        col.add("SW-REACH", intent.name, "ssh", "cannot read the switch", "reachable and readable",
+                back.error or "no running config")
+        for c in SWITCH_CHECKS[1:]:
+            col.skip(c.code, "the switch could not be read")
+        return col.report()
+    col.notes["SW-REACH"] = back.where
+    config = CONFIG_PARSERS[intent.platform](back.running)
+    _drift(col, back.delta, config)
+    present: list[tuple[PortIntent, PortConfig]] = []
+    for port in intent.ports:
+        got = config.ports.get(port.name)
+        if got is None:
+            col.add("SW-MTU", port.name, "interface", "port is not in the running config (name or breakout "
+                    "differs?)", port.name, None)
+        else:
+            present.append((port, got))
+    for port, got in present:
+        _trust(col, intent, port.name, got)
+        _maps(col, intent, port.name, got)
+        _pfc(col, port, got)
+        _ecn(col, intent, port.name, got)
+        _mtu(col, intent, port, got)
+    _watchdog(col, intent, present)
+    _stuck(col, intent, back)
+    if not intent.trust_dscp:
+        col.notes.setdefault("SW-DSCP-MAP", "PCP trust: the PCP map was checked")
+    return col.report()
+
+
+def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -> None:
+    changes = list(delta.changes) if delta is not None else []
+    for change in changes[:MAX_DRIFT]:
+        kind = change.split(" ", 1)[0].rstrip(":")
+        col.add("SW-DRIFT", col.intent.name, "running config", change, "as rendered by `fabricd render`",
+                kind if kind in ("missing", "unexpected", "different") else "differs")
+    if len(changes) > MAX_DRIFT:
+        col.add("SW-DRIFT", col.intent.name, "running config", f"... and {len(changes) - MAX_DRIFT} more "
+                "difference(s)", "as rendered by `fabricd render`", f"{len(changes)} differences")
+    if config.problems:
+        col.notes["SW-DRIFT"] = "read-back problems: " + "; ".join(config.problems)
+
+
+def _trust(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) -> None:
+    want = "dscp" if intent.trust_dscp else "pcp"
+    if got.trust != want:
+        col.add("SW-TRUST", name, "trust", "port does not classify on the intended field", want, got.trust)
+
+
+def _maps(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) -> None:
+    field_name = "DSCP" if intent.trust_dscp else "PCP"
+    want_prio = {cp: line.priority for line in intent.classifier for cp in line.codepoints}
+    want_queue = {pq.priority: pq.queue for pq in intent.priority_queues}
+    to_prio = got.dscp_to_priority if intent.trust_dscp else got.pcp_to_priority
+    to_queue = got.dscp_to_queue if intent.trust_dscp else got.pcp_to_queue
+    if to_prio is None and to_queue is None:
+        col.add("SW-DSCP-MAP", name, f"{field_name.lower()} map", f"no {field_name} classification in effect",
+                f"{len(want_prio)} {field_name} values mapped", None)
+        return
+    wrong: list[str] = []
+    for cp, prio in sorted(want_prio.items()):
+        queue = want_queue.get(prio)
+        if to_prio is not None:
+            got_prio = to_prio.get(cp)
+            if got_prio != prio:
+                wrong.append(f"{field_name} {cp}: priority {_text(got_prio)} (expected {prio})")
+        elif to_queue is not None and to_queue.get(cp) != queue:
+            wrong.append(f"{field_name} {cp}: queue {_text(to_queue.get(cp))} (expected {queue})")
+    if to_prio is not None:
+        ptq = got.priority_to_queue
+        if ptq is None:
+            col.add("SW-DSCP-MAP", name, "priority -> queue map", "no priority to egress queue map in effect",
+                    "8 priorities mapped", None)
+        else:
+            wrong += [f"priority {p}: queue {_text(ptq.get(p))} (expected {q})"
+                      for p, q in sorted(want_queue.items()) if ptq.get(p) != q]
+    if wrong:
+        more = f" ... and {len(wrong) - MAX_LISTED} more" if len(wrong) > MAX_LISTED else ""
+        col.add("SW-DSCP-MAP", name, f"{field_name.lower()} map", f"{len(wrong)} mapping(s) differ from the intent",
+                "the policy's map", "; ".join(wrong[:MAX_LISTED]) + more)
+
+
+def _pfc(col: _Collector, port: PortIntent, got: PortConfig) -> None:
+    want = set(port.pfc_priorities)
+    have = set(got.pfc_priorities)
+    if want == have:
+        return
+    if not have and want:
+        message = "PFC is off" + (f": {got.pfc_note}" if got.pfc_note else "")
+    elif want - have:
+        message = f"PFC is missing on lossless priority {_prios(want - have)}"
+    else:
+        message = f"PFC is on priority {_prios(have - want)}, which the policy keeps lossy"
+    col.add("SW-PFC", port.name, "pfc", message, _prios(want), _prios(have))
+
+
+def _bytes(value: int, unit: str) -> int:
+    """An intent ECN threshold in bytes (``kbytes`` are 1000 bytes, as the intent renders them for EOS/NX-OS)."""
+    return value * 1000 if unit == "kbytes" else value
+
+
+def _ecn(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) -> None:
+    queues = [q for q in intent.queues if q.ecn is not None]
+    if not queues:
+        col.skip("SW-ECN", "the policy gives no queue ECN")
+        return
+    for q in queues:
+        assert q.ecn is not None
+        want = (_bytes(q.ecn.min_threshold, q.ecn.unit), _bytes(q.ecn.max_threshold, q.ecn.unit),
+                q.ecn.probability_percent)
+        want_text = f"min {want[0]} B, max {want[1]} B, {want[2]} %"
+        setting = got.ecn.get(q.id)
+        if setting is None or not setting.enabled:
+            col.add("SW-ECN", name, f"queue {q.id} ecn", f"ECN marking is off on queue {q.id}"
+                    + (" (lossless)" if q.lossless else ""), want_text, "off")
+            continue
+        have = (setting.min_bytes, setting.max_bytes, setting.probability_percent)
+        if have != want:
+            col.add("SW-ECN", name, f"queue {q.id} ecn", f"ECN thresholds on queue {q.id} differ", want_text,
+                    f"min {_text(have[0])} B, max {_text(have[1])} B, {_text(have[2])} %")
+
+
+def _mtu(col: _Collector, intent: AnySwitchIntent, port: PortIntent, got: PortConfig) -> None:
+    if got.mtu_bytes != port.mtu_bytes:
+        col.add("SW-MTU", port.name, "mtu", "port MTU differs from the intent", port.mtu_bytes, got.mtu_bytes)
+    for q in intent.queues:
+        class_mtu = got.queue_mtu_bytes.get(q.id)
+        if q.lossless and class_mtu is not None and class_mtu < port.mtu_bytes:
+            col.add("SW-MTU", port.name, f"queue {q.id} class mtu", f"no-drop class MTU of queue {q.id} is below "
+                    "the port MTU: larger frames are dropped", f">= {port.mtu_bytes}", class_mtu)
+
+
+def intended_timers(intent: AnySwitchIntent) -> tuple[int | None, int | None] | None:
+    """(detection, restoration) in ms the intent gives the PFC watchdog, in the platform's own terms converted back
+    (EOS seconds, NX-OS multiples of its 100 ms poll, NVUE polling-interval x robustness and one polling interval to
+    restore); None when the intent has no watchdog."""
+    wd = intent.watchdog
+    if wd is None:
+        return None
+    if isinstance(wd, SonicWatchdog):
+        return wd.detection_ms, wd.restoration_ms
+    if isinstance(wd, EosWatchdog):
+        return seconds_to_ms(wd.timeout_s), seconds_to_ms(wd.recovery_s)
+    if isinstance(wd, NxosWatchdog):
+        return NXOS_POLL_MS * wd.shutdown_multiplier, NXOS_POLL_MS * wd.restore_multiplier
+    return wd.polling_interval_ms * wd.robustness, wd.polling_interval_ms
+
+
+def _watchdog(col: _Collector, intent: AnySwitchIntent, present: list[tuple[PortIntent, PortConfig]]) -> None:
+    timers = intended_timers(intent)
+    if timers is None:
+        col.skip("SW-WD", "the policy has no PFC watchdog (disabled, or no lossless priority)")
+        return
+    det, rest = timers
+    for port, got in present:
+        if not port.watchdog:
+            continue
+        want = set(port.pfc_priorities)
+        have = set(got.watchdog_priorities)
+        if not want <= have:
+            message = "PFC watchdog is off" if not have else f"PFC watchdog misses priority {_prios(want - have)}"
+            col.add("SW-WD", port.name, "watchdog", message, _prios(want), _prios(have))
+            continue
+        if got.detection_ms != det or (rest is not None and got.restoration_ms != rest):
+            col.add("SW-WD", port.name, "watchdog timers", "PFC watchdog timers differ from the intent",
+                    f"detection {det} ms, restoration {_text(rest)} ms",
+                    f"detection {_text(got.detection_ms)} ms, restoration {_text(got.restoration_ms)} ms")
+
+
+def is_stuck(c: PfcwdCounter) -> bool:
+    """Meta's rule: storms detected and none restored. Without a restore count (NVUE): detected and still
+    stormed."""
+    if not c.detected:
+        return False
+    if c.restored is not None:
+        return c.restored == 0
+    return c.status == "stormed"
+
+
+def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> None:
+    if back.watchdog_error is not None or back.watchdog is None:
+        col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
+                "readable", back.watchdog_error)
+        return
+    rows = back.watchdog.pfcwd
+    col.notes["SW-WD-STUCK"] = f"{len(rows)} watchdog queue(s) reported"
+    for c in rows:
+        if is_stuck(c):
+            restored = "no restore count (NVUE)" if c.restored is None else str(c.restored)
+            col.add("SW-WD-STUCK", f"{c.interface}:{c.queue}", f"queue {c.queue} watchdog",
+                    f"PFC watchdog detected {c.detected} storm(s) and never restored (status {_text(c.status)})",
+                    "restored after every detection", f"detected {c.detected}, restored {restored}")

@@ -1,0 +1,161 @@
+"""NVIDIA Cumulus NVUE ``nv config show -o commands``: the lossless settings in effect per interface, as a pure
+parser over the ``nv set`` lines.
+
+Read back (Cumulus Linux 5.x QoS and RoCE guides, anchors.md §3.4; the paths are those of
+``fabricd.platforms.cumulus_nvue.patterns.SET_PATHS``):
+
+- ``qos mapping <profile> trust l2|l3|both|port`` and ``dscp|pcp <list> switch-priority <p>``;
+- ``qos egress-queue-mapping <profile> switch-priority <list> traffic-class <tc>``;
+- ``qos pfc <profile> switch-priority <list>`` and ``tx|rx enable|disable``, bound per interface with
+  ``interface <if> qos pfc profile <profile>`` (PFC is in effect when neither direction is disabled);
+- ``qos congestion-control <profile> traffic-class <list> min-threshold|max-threshold <bytes>``, ``probability``,
+  ``ecn enable|disable``;
+- ``qos pfc-watchdog polling-interval <ms>`` and ``robustness <polls>`` (detection = their product, restoration =
+  one polling interval; Cumulus defaults 100 ms and 3), on for interfaces with ``interface <if> qos pfc-watchdog``;
+- ``interface <if> link mtu <bytes>``.
+
+Profiles are ``default-global`` unless the interface binds another (``interface <if> qos mapping|congestion-control|
+egress-queue-mapping profile <name>``). Keys take lists and ranges (``0,1,2``, ``24-31``) and interface ranges
+(``swp1-4``), as NVUE prints them. No public ``nv config show`` capture exists; the golden is the lab simulator's
+output after pushing inventory/lab.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
+
+PLATFORM = "cumulus_nvue"
+DEFAULT_PROFILE = "default-global"
+DEFAULT_POLL_MS = 100
+DEFAULT_ROBUSTNESS = 3
+_TRUST: dict[str, Trust] = {"l3": "dscp", "l2": "pcp", "both": "both", "port": "port"}
+_IF_RANGE = re.compile(r"^(.*?\D)(\d+)-(\d+)$")
+
+
+def interfaces(text: str) -> list[str]:
+    """``swp1-4,swp7`` -> swp1, swp2, swp3, swp4, swp7 (NVUE's interface lists and ranges)."""
+    out: list[str] = []
+    for item in text.split(","):
+        m = _IF_RANGE.match(item)
+        if m and int(m.group(2)) <= int(m.group(3)):
+            out.extend(f"{m.group(1)}{i}" for i in range(int(m.group(2)), int(m.group(3)) + 1))
+        elif item:
+            out.append(item)
+    return out
+
+
+@dataclass
+class _Iface:
+    mtu: int | None = None
+    pfc_profile: str | None = None
+    watchdog: bool = False
+    profiles: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Qos:
+    trust: dict[str, Trust] = field(default_factory=dict)
+    dscp: dict[str, dict[int, int]] = field(default_factory=dict)
+    pcp: dict[str, dict[int, int]] = field(default_factory=dict)
+    queues: dict[str, dict[int, int]] = field(default_factory=dict)
+    pfc_prios: dict[str, set[int]] = field(default_factory=dict)
+    pfc_off: dict[str, set[str]] = field(default_factory=dict)
+    ecn: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
+    watchdog: dict[str, int] = field(default_factory=dict)
+
+
+def _set_lines(text: str) -> Iterator[list[str]]:
+    for raw in text.splitlines():
+        words = raw.split()
+        if words[:2] == ["nv", "set"]:
+            yield words[2:]
+
+
+def _qos_line(q: _Qos, w: list[str], problems: list[str]) -> None:
+    n = len(w)
+    if n == 5 and w[1] == "mapping" and w[3] == "trust" and w[4] in _TRUST:
+        q.trust[w[2]] = _TRUST[w[4]]
+    elif n == 7 and w[1] == "mapping" and w[3] in ("dscp", "pcp") and w[5] == "switch-priority":
+        codes = int_list(w[4], 0, 63 if w[3] == "dscp" else 7)
+        prio = to_int(w[6])
+        if codes is None or prio is None:
+            problems.append(f"unreadable mapping: nv set {' '.join(w)}")
+            return
+        target = q.dscp if w[3] == "dscp" else q.pcp
+        for cp in codes:
+            target.setdefault(w[2], {})[cp] = prio
+    elif n == 7 and w[1] == "egress-queue-mapping" and w[3] == "switch-priority" and w[5] == "traffic-class":
+        prios, tc = int_list(w[4], 0, 7), to_int(w[6])
+        if prios is None or tc is None:
+            problems.append(f"unreadable egress-queue-mapping: nv set {' '.join(w)}")
+            return
+        for p in prios:
+            q.queues.setdefault(w[2], {})[p] = tc
+    elif n == 5 and w[1] == "pfc" and w[3] == "switch-priority":
+        q.pfc_prios.setdefault(w[2], set()).update(int_list(w[4], 0, 7) or [])
+    elif n == 5 and w[1] == "pfc" and w[3] in ("tx", "rx"):
+        off = q.pfc_off.setdefault(w[2], set())
+        (off.add if w[4] == "disable" else off.discard)(w[3])
+    elif n == 7 and w[1] == "congestion-control" and w[3] == "traffic-class":
+        for tc in int_list(w[4], 0, 7) or []:
+            q.ecn.setdefault(w[2], {}).setdefault(tc, {})[w[5]] = w[6]
+    elif n == 4 and w[1] == "pfc-watchdog" and (value := to_int(w[3])) is not None:
+        q.watchdog[w[2]] = value
+
+
+def parse_running_config(text: str) -> LosslessConfig:
+    """Per-interface lossless settings from ``nv config show -o commands``."""
+    q = _Qos()
+    ifaces: dict[str, _Iface] = {}
+    problems: list[str] = []
+    for w in _set_lines(text):
+        if not w:
+            continue
+        if w[0] == "qos":
+            _qos_line(q, w, problems)
+        elif w[0] == "interface" and len(w) >= 2:
+            for name in interfaces(w[1]):
+                it = ifaces.setdefault(name, _Iface())
+                rest = w[2:]
+                if rest[:2] == ["link", "mtu"] and len(rest) == 3:
+                    it.mtu = to_int(rest[2])
+                elif rest[:3] == ["qos", "pfc", "profile"] and len(rest) == 4:
+                    it.pfc_profile = rest[3]
+                elif rest == ["qos", "pfc-watchdog"]:
+                    it.watchdog = True
+                elif len(rest) == 4 and rest[0] == "qos" and rest[2] == "profile":
+                    it.profiles[rest[1]] = rest[3]
+    poll = q.watchdog.get("polling-interval", DEFAULT_POLL_MS)
+    robust = q.watchdog.get("robustness", DEFAULT_ROBUSTNESS)
+    ports: dict[str, PortConfig] = {}
+    for name, it in ifaces.items():
+        mapping_prof = it.profiles.get("mapping", DEFAULT_PROFILE)
+        cc_prof = it.profiles.get("congestion-control", DEFAULT_PROFILE)
+        eq_prof = it.profiles.get("egress-queue-mapping", DEFAULT_PROFILE)
+        pfc: frozenset[int] = frozenset()
+        note = None
+        if it.pfc_profile is not None:
+            if it.pfc_profile not in q.pfc_prios and it.pfc_profile not in q.pfc_off:
+                problems.append(f"interface {name}: qos pfc profile {it.pfc_profile} is not configured")
+            elif q.pfc_off.get(it.pfc_profile):
+                note = f"qos pfc {it.pfc_profile} has {' and '.join(sorted(q.pfc_off[it.pfc_profile]))} disabled"
+            else:
+                pfc = frozenset(q.pfc_prios.get(it.pfc_profile, set()))
+        ecn: dict[int, EcnConfig] = {}
+        for tc, fields in q.ecn.get(cc_prof, {}).items():
+            ecn[tc] = EcnConfig(enabled=fields.get("ecn") == "enable", min_bytes=to_int(fields.get("min-threshold")),
+                                max_bytes=to_int(fields.get("max-threshold")),
+                                probability_percent=to_int(fields.get("probability")))
+        ports[name] = PortConfig(
+            name=name, mtu_bytes=it.mtu, trust=q.trust.get(mapping_prof),
+            dscp_to_priority=q.dscp.get(mapping_prof), pcp_to_priority=q.pcp.get(mapping_prof),
+            priority_to_queue=q.queues.get(eq_prof), pfc_priorities=pfc, pfc_note=note,
+            watchdog_priorities=pfc if it.watchdog else frozenset(),
+            detection_ms=poll * robust, restoration_ms=poll,
+            ecn=ecn,
+        )
+    return LosslessConfig(PLATFORM, ports, tuple(problems))
