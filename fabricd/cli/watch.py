@@ -50,11 +50,13 @@ class _Printer:
     def __init__(self, output: OutputFormat) -> None:
         self.output = output
         self.findings = 0
+        self.events = 0
         self._lock = threading.Lock()
 
     def __call__(self, ev: Event) -> None:
         line = json.dumps(ev.as_dict()) if self.output is OutputFormat.JSON else format_event(ev)
         with self._lock:
+            self.events += 1
             if ev.event in FINDINGS:
                 self.findings += 1
             sys.stdout.write(line + "\n")
@@ -162,7 +164,13 @@ def register(app: typer.Typer) -> None:
                 hook.close()
             if fleet is not None:
                 fleet.close()
-        failed = [s for s in wd.source_status() if s.polls and s.failures == s.polls]
+        statuses = wd.source_status()
+        err.print(
+            f"fabricd watch: {sum(s.polls for s in statuses)} polls, {wd.poll_overruns} overruns, "
+            f"{printer.events} events ({printer.findings} findings)",
+            highlight=False,
+        )
+        failed = [s for s in statuses if s.polls and s.failures == s.polls]
         for s in failed:
             err.print(f"[red]error:[/] {s.name}: every poll failed; last error: {s.last_error}", highlight=False)
         if failed and len(failed) == len(sources):

@@ -24,6 +24,9 @@ Times are epoch seconds (``time.time()``), so a watcher in another process can c
 
 from __future__ import annotations
 
+import bisect
+import heapq
+import logging
 import os
 import threading
 import time
@@ -31,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .replay import ReplayHost, add_sysfs_files
+
+log = logging.getLogger(__name__)
 
 PAUSE_REFRESH_US = 50
 """One pause frame per 50 µs paused (illustrative refresh period)."""
@@ -81,11 +86,15 @@ class StormGen:
         tick_s: float = 0.005,
         traffic_pps: float = 0.0,
         clock: Callable[[], float] = time.time,
+        realtime: bool = False,
     ) -> None:
         self.host = host
         self.tick_s = tick_s
+        self.realtime = realtime
         self.clock = clock
         self.episodes: list[Episode] = []
+        self._by_port: dict[str, list[Episode]] = {}
+        self._bounds: list[float] = []
         self._lock = threading.Lock()
         now = clock()
         self.ports: dict[str, _Port] = {
@@ -96,8 +105,19 @@ class StormGen:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.writes = 0
+        self.max_gap_s = 0.0
+        """Longest time between two writes while something was moving (the writer's own lag, seconds)."""
 
     # -- scheduling ---------------------------------------------------------------------------------------------
+
+    def _add(self, ep: Episode) -> Episode:
+        """Index a new episode (caller holds the lock): per port, sorted by start; its boundaries in a heap."""
+        self.episodes.append(ep)
+        bisect.insort(self._by_port.setdefault(ep.interface, []), ep, key=lambda e: e.start)
+        heapq.heappush(self._bounds, ep.start)
+        if ep.end is not None:
+            heapq.heappush(self._bounds, ep.end)
+        return ep
 
     def set_traffic(self, interface: str, pps: float) -> None:
         """Traffic on the port's PFC priorities, packets per second per direction, while nothing pauses it."""
@@ -112,8 +132,7 @@ class StormGen:
         t0 = self.clock() if start is None else start
         ep = Episode(interface, "pause", t0, None if duration_s is None else t0 + duration_s, priority, direction)
         with self._lock:
-            self.episodes.append(ep)
-        return ep
+            return self._add(ep)
 
     def flap(self, interface: str, *, start: float | None = None, duration_s: float = 0.3,
              pause_while_down: bool = True, priority: int = 3) -> Episode:
@@ -121,18 +140,20 @@ class StormGen:
         t0 = self.clock() if start is None else start
         ep = Episode(interface, "link_down", t0, t0 + duration_s, priority, "rx", pause_while_down)
         with self._lock:
-            self.episodes.append(ep)
-        return ep
+            return self._add(ep)
 
     def reset(self, interface: str, *, at: float | None = None) -> None:
         """Zero all counters of the NIC at ``at`` (default now), as a driver reload does."""
         with self._lock:
-            self.ports[interface].resets.append(self.clock() if at is None else at)
+            t = self.clock() if at is None else at
+            self.ports[interface].resets.append(t)
+            heapq.heappush(self._bounds, t)
 
     def stop(self, ep: Episode, at: float | None = None) -> float:
         """End an open episode at ``at`` (default now); returns the end time."""
         with self._lock:
             ep.end = self.clock() if at is None else at
+            heapq.heappush(self._bounds, ep.end)
             return ep.end
 
     # -- writing ------------------------------------------------------------------------------------------------
@@ -143,7 +164,15 @@ class StormGen:
             a = port.last_t
             if now <= a:
                 continue
-            eps = [e for e in self.episodes if e.interface == port.interface and e.overlap(a, now) > 0]
+            mine = self._by_port.get(port.interface, [])
+            while mine and mine[0].end is not None and mine[0].end <= a:
+                mine.pop(0)  # finished and accounted for
+            eps = []
+            for e in mine:
+                if e.start >= now:
+                    break
+                if e.overlap(a, now) > 0:
+                    eps.append(e)
             due = [r for r in port.resets if a < r <= now]
             for r in due:
                 self._segment(port, eps, a, r)
@@ -152,7 +181,7 @@ class StormGen:
                 a = r
             self._segment(port, eps, a, now)
             port.last_t = now
-            down = any(e.kind == "link_down" and e.active(now) for e in self.episodes if e.interface == port.interface)
+            down = any(e.kind == "link_down" and e.active(now) for e in mine)
             if down == port.link_up:
                 port.link_up = not down
                 port.carrier_changes += 1
@@ -211,19 +240,45 @@ class StormGen:
 
     def _next_boundary(self, now: float) -> float:
         with self._lock:
-            times = [t for e in self.episodes for t in (e.start, e.end) if t is not None and t > now]
-            times += [r for p in self.ports.values() for r in p.resets if r > now]
-        return min(times, default=now + 3600.0)
+            bounds = self._bounds
+            while bounds and bounds[0] <= now:
+                heapq.heappop(bounds)
+            return bounds[0] if bounds else now + 3600.0
+
+    def _active(self, now: float) -> bool:
+        with self._lock:
+            if any(p.traffic_pps > 0 for p in self.ports.values()):
+                return True
+            for eps in self._by_port.values():
+                for e in eps:
+                    if e.start > now:
+                        break
+                    if e.active(now):
+                        return True
+            return False
 
     def _run(self) -> None:
+        if self.realtime:
+            # The writer stands for NIC hardware, whose counters never stall. On a loaded machine a descheduled
+            # writer would look like pause that stopped, so timing tests run it as a real-time thread (lowest
+            # SCHED_FIFO priority; it sleeps between ticks). Without the privilege it stays a normal thread.
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            except (OSError, AttributeError):
+                log.info("stormgen: no real-time scheduling (needs CAP_SYS_NICE); writer may lag under load")
+        last = self.clock()
         while not self._stop.is_set():
             now = self.clock()
-            active = any(e.active(now) for e in self.episodes) or any(p.traffic_pps > 0 for p in self.ports.values())
+            active = self._active(now)
             nxt = self._next_boundary(now)
             wait = min(self.tick_s if active else 0.25, max(0.0, nxt - now))
             if wait > 0 and self._stop.wait(wait):
                 break
             self.tick()
+            done = self.clock()
+            if active:
+                self.max_gap_s = max(self.max_gap_s, done - last)
+            last = done
 
     def start(self) -> StormGen:
         self._stop.clear()

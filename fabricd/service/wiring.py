@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,7 @@ def host_sources(
             if not spec.path.is_dir():
                 raise UsageError(f"--root {spec.path}: not a directory",
                                  hint="pass a replay root laid out as CONTRACTS.md says (DIR/ethtool, DIR/sys/...)")
-            out.append(HostSource(spec.path, name, priorities=prios, interfaces=ifaces))
+            out.append(HostSource(spec.path, name, priorities=prios, interfaces=ifaces, clock=time.monotonic))
         else:
             out.append(_live_host(name, prios, ifaces))
     if params is not None:
@@ -125,7 +126,7 @@ def _live_host(name: str, prios: Iterable[int] | None, ifaces: list[str] | None)
         return dict(stats.raw) if stats.raw else None
 
     return HostSource("/", name, priorities=prios, interfaces=ifaces if ifaces is not None else live.interfaces(),
-                      raw_stats=raw)
+                      raw_stats=raw, clock=time.monotonic)
 
 
 class SwitchFleet:

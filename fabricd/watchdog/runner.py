@@ -133,15 +133,18 @@ class Watchdog:
         st.last_ok_wall = self.wall()
         if batch.problems:
             st.last_error = batch.problems[-1]
-        return self.feed(batch, self.wall())
+        return self.feed(batch)
 
-    def feed(self, batch: Batch, wall: float) -> list[Event]:
-        """Feed one batch of samples (read at ``wall`` epoch time) and deliver the events."""
+    def feed(self, batch: Batch, wall_offset: float | None = None) -> list[Event]:
+        """Feed one batch and deliver the events. An event's ``ts`` is its sample's time ``t`` (when that port was
+        read) plus ``wall_offset`` (epoch - monotonic; measured now when not given)."""
         events: list[Event] = []
+        off = self.wall() - self.clock() if wall_offset is None else wall_offset
+        wall = self.clock() + off
         with self._lock:
             det = self.detector
             for s in batch.pause:
-                ev = det.observe(s, wall)
+                ev = det.observe(s, s.t + off)
                 if ev is not None:
                     events.append(ev)
             for d in batch.drops:

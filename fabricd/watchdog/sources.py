@@ -226,6 +226,9 @@ class HostSource:
     root has statistics for. ``raw_stats`` replaces the replay root's ``ethtool/<if>.stats`` files with a live
     provider. ``drop_every`` reads drop counters every N polls (they change slowly and RDMA's cost a file each);
     ``discover_every`` looks for new interfaces every N polls; ``replan_every`` re-reads the whole statistic set.
+    ``clock`` (monotonic seconds) stamps each port with the time it was read; without it every sample gets the
+    poll's ``t``. With a clock, a poll that is descheduled half-way cannot label a later read with an earlier time
+    (which would let a restoration look longer than it was).
     """
 
     def __init__(
@@ -239,6 +242,7 @@ class HostSource:
         drop_every: int = 10,
         replan_every: int = 200,
         discover_every: int = 20,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.root = os.fspath(root)
         self.device = device
@@ -252,6 +256,7 @@ class HostSource:
         self._port_cache: list[str] | None = None
         self.idle_every = 1
         self.hot_polls = 1
+        self.clock = clock
         self._plans: dict[str, _Plan] = {}
         self._polls = 0
         self._net = os.path.join(self.root, "sys", "class", "net")
@@ -379,6 +384,7 @@ class HostSource:
         append = batch.pause.append
         plans = self._plans
         polls = self._polls
+        clock = self.clock
         for iface in self._ports_now():
             plan = plans.get(iface)
             if plan is not None and polls < plan.next_read and not replan and not read_drops:
@@ -400,6 +406,8 @@ class HostSource:
             if plan is None or replan:
                 plan = plans[iface] = self._plan(iface, raw)
             vals = _lookup(raw, plan.names, plan.hints)
+            if clock is not None:
+                t = clock()  # the time this port was read: its values are no newer than this
             primary = tuple(vals.get(ch.duration) for ch in plan.channels if ch.duration is not None)
             if primary != plan.last:
                 plan.last = primary

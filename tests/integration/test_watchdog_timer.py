@@ -9,11 +9,20 @@ NIC ports (5 ports x 4 rounds per case), each at a random phase relative to the 
 Tolerance: the writer rewrites the files every ``TICK`` seconds, so a poll can read counters up to one tick old,
 and the watcher's poll thread can wake late on a loaded machine; the upper bound allows ``TICK + SLACK`` on top
 of the contract. The lower bound has no tolerance: counters are never ahead of time.
+
+The writer stands for NIC hardware, whose counters never stall; on a loaded 2-core machine a descheduled writer
+thread would look like pause that stopped, so it runs as a real-time thread (StormGen ``realtime``). The watcher
+runs at nice -10, as the shipped systemd unit runs ``fabricd serve`` (``Nice=-10``): a watchdog that waits behind
+batch jobs for its CPU misses its own timer, whatever its algorithm. The writer's largest gap between writes and
+the watcher's poll overruns are reported with the latencies.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -54,12 +63,25 @@ def replay_dir(tmp_path: Path) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def test_timer_accuracy_bursts_resets_and_flaps(replay_dir: Path) -> None:
+@pytest.fixture
+def writer_priority() -> Iterator[None]:
+    """Run this process and the watcher it starts at nice -10 while the test lasts, when allowed (root)."""
+    old = os.getpriority(os.PRIO_PROCESS, 0)
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, -10)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, 0, old)
+
+
+def test_timer_accuracy_bursts_resets_and_flaps(replay_dir: Path, writer_priority: None) -> None:
     cases = ("storm", "burst", "reset", "flap")
     nics = [ReplayNic(f"{c}{i}", f"mlx5_{c}{i}", channels=0) for c in cases for i in range(PORTS_PER_CASE)]
     host = ReplayHost(replay_dir, nics)
     host.build()
-    gen = StormGen(host, tick_s=TICK, traffic_pps=20_000)
+    gen = StormGen(host, tick_s=TICK, traffic_pps=20_000, realtime=True)
     rng = random.Random(20261122)
     start = time.time() + 3.0  # the watcher needs ~1-2 s to start and take its baselines
     storms: list[Episode] = []
@@ -89,6 +111,7 @@ def test_timer_accuracy_bursts_resets_and_flaps(replay_dir: Path) -> None:
          f"{run_for:.2f}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    gc.freeze()  # a gen-2 collection of pytest's objects would stall the writer thread
     with gen:
         try:
             out, err = proc.communicate(timeout=run_for + 30)
@@ -124,7 +147,8 @@ def test_timer_accuracy_bursts_resets_and_flaps(replay_dir: Path) -> None:
             res_lat.append(float(restored["ts"]) - ep.end)  # type: ignore[arg-type]
     assert len(det_lat) == len(res_lat) == ROUNDS * PORTS_PER_CASE == 20
     summary = (f"detection ms min {min(det_lat) * 1e3:.1f} max {max(det_lat) * 1e3:.1f}; "
-               f"restoration ms min {min(res_lat) * 1e3:.1f} max {max(res_lat) * 1e3:.1f}")
+               f"restoration ms min {min(res_lat) * 1e3:.1f} max {max(res_lat) * 1e3:.1f}; "
+               f"writer max gap {gen.max_gap_s * 1e3:.1f} ms; {err.strip().splitlines()[-1]}")
     print(summary)
     for lat in det_lat:
         assert D <= lat <= D + P + TICK + SLACK, summary

@@ -40,7 +40,7 @@ def storm_watchdog(lab_inventory: Path, sinks: list[Any] | None = None) -> tuple
         paused = max(0.0, t - 0.05)
         batch = Batch(pause=[PauseSample(GPU1_TX, t, pause_s=paused, progress=0),
                              PauseSample(LEAF_RX, t, pause_s=paused, progress=0)])
-        events += wd.feed(batch, wall=1_700_000_000.0 + t)
+        events += wd.feed(batch, wall_offset=1_700_000_000.0)
     return wd, events
 
 
