@@ -24,7 +24,7 @@ QUANTA_BITS = 512
 """One 802.1Qbb pause quantum is the time to send 512 bits at the port's speed."""
 
 
-@dataclass
+@dataclass(slots=True)
 class PfcCounters:
     """PFC counters of one priority on one port. Pause times are in microseconds."""
 
@@ -35,7 +35,7 @@ class PfcCounters:
     rx_transitions: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class QueueCounters:
     """Egress queue counters (unicast queue N carries traffic class N)."""
 
@@ -49,7 +49,7 @@ class QueueCounters:
     wred_dropped_bytes: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class WatchdogQueue:
     """PFC watchdog state of one lossless queue (SONiC COUNTERS_DB ``PFC_WD_QUEUE_STATS_*``)."""
 
@@ -66,7 +66,7 @@ class WatchdogQueue:
     last_rx_drop: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Storm:
     """A pause storm in progress (or ending) on one port and priority. Times are clock seconds."""
 
@@ -78,12 +78,15 @@ class Storm:
     fraction: float = 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class PortCounters:
+    """Counters of one port. The 8 PFC and 8 queue records are created on first use, so an idle simulated switch
+    costs little memory (200 switches x 32 ports in one process)."""
+
     name: str
     speed_bps: int
-    pfc: list[PfcCounters] = field(default_factory=lambda: [PfcCounters() for _ in PRIORITIES])
-    queues: list[QueueCounters] = field(default_factory=lambda: [QueueCounters() for _ in PRIORITIES])
+    _pfc: list[PfcCounters] | None = None
+    _queues: list[QueueCounters] | None = None
     watchdog: dict[int, WatchdogQueue] = field(default_factory=dict)
     rx_packets: int = 0
     tx_packets: int = 0
@@ -91,6 +94,18 @@ class PortCounters:
     tx_bytes: int = 0
     rx_drops: int = 0
     tx_drops: int = 0
+
+    @property
+    def pfc(self) -> list[PfcCounters]:
+        if self._pfc is None:
+            self._pfc = [PfcCounters() for _ in PRIORITIES]
+        return self._pfc
+
+    @property
+    def queues(self) -> list[QueueCounters]:
+        if self._queues is None:
+            self._queues = [QueueCounters() for _ in PRIORITIES]
+        return self._queues
 
 
 @dataclass(frozen=True)

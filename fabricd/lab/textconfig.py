@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .grammar import Rule, Verdict, classify, key_rule
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """One configuration line and the lines of the sub-mode it opens (insertion-ordered by key)."""
 
@@ -39,21 +39,21 @@ def _identity(tokens: list[str]) -> list[str]:
     return tokens
 
 
-@dataclass
+@dataclass(slots=True)
 class ConfigError:
     """A rejected line: ``bad_token`` is the index of the offending token, -1 when the line is incomplete."""
 
     bad_token: int
 
 
-@dataclass
+@dataclass(slots=True)
 class ModeFrame:
     mode: str
     node: Node
     tokens: tuple[str, ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class Editor:
     """Applies configuration lines to a tree, keeping the mode stack of one CLI session.
 
