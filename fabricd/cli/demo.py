@@ -182,9 +182,21 @@ def _storm_view(d: dict[str, Any]) -> list[Any]:
     return out
 
 
+def _vm_view(d: dict[str, Any]) -> list[Any]:
+    table = Table(title=f"fabricd validate-fabric --pair {d['pair']} (Soft-RoCE, {d['accel'].upper()}, ToS "
+                        f"{d['tos']})", title_justify="left")
+    for col in ("check", "result", "detail"):
+        table.add_column(col, overflow="fold")
+    style = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not_checkable": "[yellow]not checkable[/]"}
+    for c in d["checks"]:
+        detail = escape(c["detail"] or "") + (f" [dim](needs {escape(c['needs'])})[/]" if c.get("needs") else "")
+        table.add_row(c["code"], style.get(c["status"], c["status"]), detail)
+    return [f"VMs up in {d['boot_s']:.0f} s ({escape(d['accel_reason'])})", table]
+
+
 VIEWS = {"validate": _validate_view, "render": _render_view, "push": _push_view, "host": _host_view,
          "export": _export_view,
-         "storm": _storm_view}
+         "storm": _storm_view, "vm": _vm_view}
 
 
 class Narrator:

@@ -86,6 +86,9 @@ STORM_HOLD_S = 5.0
 TAIL_S = 6.0
 """Seconds recorded after the storm stops, so the 5 s rate windows fall back to zero in the pictures."""
 ALERT_NAME = "FabricPfcStormActive"
+VM_NAME = "demo"
+"""The demo's Soft-RoCE VM instance (``fabricd lab vm status --name demo``), apart from a user's ``lab``."""
+VM_TRAFFIC_TIMEOUT_S = 300.0
 DIFF_HEAD_LINES = 12
 """Lines of each switch's push diff kept in the stage result (the full diff: `fabricd push --dry-run`)."""
 WRITER_TICK_S = 0.01
@@ -388,6 +391,7 @@ class Demo:
         self._children: list[_Child] = []
         self._lab_up = False
         self._lab_reused = False
+        self._traffic: _LabTraffic | None = None
         self._keep_workdir = False
         self._storm: Any = None  # the report's StormTimeline
         self._workdir: Path | None = None
@@ -467,12 +471,21 @@ class Demo:
             result.seconds = time.monotonic() - t0
             report.stages.append(result)
             self.observer.stage_done(result)
-        self._save_record(report)
+            if name == "storm":
+                self._save_record(report)
+                self._quiet()
         if self.options.keep_running:
             report.services.update(self._keep_services())
         report.workdir = str(self._workdir) if self._workdir is not None else None
         report.ended_ts = time.time()
         return report
+
+    def _quiet(self) -> None:
+        """After the storm: stop the replay writers and the lab traffic (the VM stage wants the CPU)."""
+        for gen in self._gens.values():
+            gen.close()
+        if self._traffic is not None:
+            self._traffic.stop()
 
     def _result(self, name: str, status: StageStatus, summary: str, data: dict[str, Any]) -> StageResult:
         title = dict(STAGES)[name]
@@ -780,6 +793,7 @@ class Demo:
             ports = [(sw.name, p.name) for sw in fabric.switches for p in sw.ports]
             traffic = _LabTraffic(ports, roce.priority, self.options.traffic_pps)
             traffic.start()
+            self._traffic = traffic
             self._stack.callback(traffic.stop)
             self._note("export", f"lab traffic: {self.options.traffic_pps:.0f} packets/s on priority "
                                  f"{roce.priority} out of each of the {len(ports)} switch ports, 1% ECN-marked "
@@ -1123,7 +1137,54 @@ class Demo:
     def stage_vm(self) -> StageResult:
         if not self.options.vm:
             raise _SkipError("--no-vm")
-        raise _SkipError("`fabricd validate-fabric` (issue 8) is not in this build yet")
+        from fabricd.lab.vm import image as vm_image
+        from fabricd.lab.vm import instance as vm_instance
+        from fabricd.lab.vm import qemu
+
+        if shutil.which(qemu.QEMU) is None:
+            raise _SkipError(f"{qemu.QEMU} is not installed (as root: scripts/sysdeps.sh vm)")
+        try:
+            recipe = vm_image.default_recipe()
+        except FabricdError as exc:
+            raise _SkipError(f"no Debian mirror for the VM image: {exc.render()}") from None
+        if vm_image.find_image(recipe) is None:
+            raise _SkipError("no cached Soft-RoCE VM image: build it once with `sudo fabricd lab vm build` "
+                             "(a few minutes; then every `fabricd demo` runs verbs traffic in it)")
+        existing = vm_instance.load(VM_NAME)
+        reused = existing is not None and not existing.stopped and all(existing.alive().values())
+        t0 = time.monotonic()
+        try:
+            inst = vm_instance.up(self.inventory, recipe=recipe, name=VM_NAME,
+                                  progress=lambda msg: self._note("vm", msg))
+        except FabricdError as exc:
+            raise _SkipError(f"the Soft-RoCE VMs did not boot here: {exc.render()}") from None
+        if not reused:
+            self._stack.callback(vm_instance.down, VM_NAME)
+        boot_s = time.monotonic() - t0
+        a, b = (e.host for e in inst.endpoints)
+        self._note("vm", f"two Debian VMs ({inst.accel.upper()}: {inst.accel_reason}) play {a} and {b} with rxe on "
+                         f"their NICs; fabricd validate-fabric --pair {a}:{b}")
+        res = subprocess.run([*FABRICD_ARGV, "validate-fabric", str(self.options.inventory), "--pair", f"{a}:{b}",
+                              "--name", VM_NAME, "--output", "json"], capture_output=True, text=True,
+                             timeout=VM_TRAFFIC_TIMEOUT_S, check=False)
+        try:
+            report = json.loads(res.stdout)
+        except ValueError:
+            raise _StageFailedError(f"validate-fabric exited {res.returncode}: "
+                                    f"{res.stderr.strip().splitlines()[-1:] or 'no output'}") from None
+        pair = report["pairs"][0]
+        checks = [{"code": c.get("code"), "status": c.get("status"), "detail": c.get("detail"),
+                   "needs": c.get("needs")} for c in pair.get("checks", [])]
+        counts = {st: sum(1 for c in checks if c["status"] == st) for st in ("pass", "fail", "not_checkable")}
+        data = {"accel": inst.accel, "accel_reason": inst.accel_reason, "boot_s": round(boot_s, 1),
+                "reused": reused, "pair": f"{a}:{b}", "ran": pair["ran"], "ok": pair["ok"], "tos": report.get("tos"),
+                "error": pair.get("error"), "checks": checks, "counts": counts, "traffic": pair.get("traffic"),
+                "exit_code": res.returncode}
+        summary = (f"{a} -> {b} over Soft-RoCE ({inst.accel.upper()}): {counts['pass']} checks pass, "
+                   f"{counts['fail']} fail, {counts['not_checkable']} not checkable on rxe (need real NICs)")
+        if not pair["ran"] or not pair["ok"]:
+            raise _StageFailedError(pair.get("error") or "validate-fabric found problems", data)
+        return self._result("vm", StageStatus.OK, summary, data)
 
     # -- the run record -------------------------------------------------------------------------------------------
 
