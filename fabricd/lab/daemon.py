@@ -70,6 +70,8 @@ def _write_private(path: Path, text: str) -> None:
 
 
 def _pid_alive(pid: int) -> bool:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reap it if up() ran in this process (a zombie still answers kill -0)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

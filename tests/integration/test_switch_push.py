@@ -131,7 +131,7 @@ def _lines_of_clean_push(tmp_path: Path, name: str) -> int:
 def test_disconnect_mid_push_ends_unchanged_or_rolled_back(tmp_path: Path, name: str) -> None:
     total = _lines_of_clean_push(tmp_path, name)
     assert total > 8
-    for cut in sorted({3, total // 3, total // 2, (2 * total) // 3, total - 2}):
+    for cut in sorted({3, total // 3, (2 * total) // 3, total - 2}):
         with switch_lab(tmp_path / f"cut{cut}", [name], [parse_fault(f"{name}:disconnect-after-lines={cut}")]) as lab:
             before = _fingerprint(lab, name)
             (r,) = push(lab.targets(), lab.candidates, lab.options, factory=lab.factory()).results
