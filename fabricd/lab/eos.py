@@ -243,6 +243,12 @@ class EosSwitch(TreeSwitch):
 
     # -- sessions ------------------------------------------------------------------------------------------------
 
+    def forget_finished_sessions(self, keep: int = 1) -> None:
+        """EOS keeps only the last completed/aborted sessions ("Maximum number of completed sessions: 1")."""
+        done = [n for n, s in self.sessions_by_name.items() if s.state in ("completed", "aborted")]
+        for name in done[: max(0, len(done) - keep)]:
+            del self.sessions_by_name[name]
+
     def commit_session(self, session: ConfigSession, timer_s: int | None) -> str | None:
         """Commit ``session``; returns an error message or None."""
         if self.faults.commit_fails:
@@ -495,6 +501,7 @@ class EosShell(ModalShell):
                 return Reply(self.invalid(tokens, 3))
             if session is None or session.state in ("completed", "aborted"):
                 session = ConfigSession(name, sw.running.copy())
+                sw.forget_finished_sessions()
                 sw.sessions_by_name[name] = session
             elif session.state == "pendingCommitTimer":
                 return Reply(f"% Session {name} has a pending commit timer; confirm or abort it first")

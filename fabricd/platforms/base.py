@@ -11,7 +11,7 @@ failure raises :class:`fabricd.errors.DriverError` naming the target and the ope
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -62,7 +62,6 @@ class DriverOptions:
     conn_timeout_s: float = 15.0
     chunk_lines: int = 50
     session_log_dir: Path | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable
