@@ -7,8 +7,9 @@ interface winning for the same setting (EOS User Manual, "QoS profiles"; AVD ``q
 - ``qos trust dscp|cos`` (``no qos trust``: untrusted, the port default only);
 - ``priority-flow-control on|off`` (also ``mode on|off``) and ``priority-flow-control priority <p> no-drop|drop``;
   a global ``priority-flow-control all off`` turns PFC off everywhere;
-- ``priority-flow-control pause watchdog`` (on), its ``port timer timeout T polling-interval P recovery-time R``
-  or the global ``pause watchdog default timeout|recovery-time`` (decimal seconds);
+- ``priority-flow-control pause watchdog`` (on, watching the no-drop priorities), its ``port timer timeout T
+  polling-interval P recovery-time R`` or the global ``pause watchdog default timeout|recovery-time`` (decimal
+  seconds);
 - ``tx-queue``/``uc-tx-queue <q>`` blocks with ``random-detect ecn minimum-threshold A <unit> maximum-threshold B
   <unit> [max-mark-probability P]`` (``kbytes`` = 1000 bytes; ``segments`` have no fixed size: None);
 - interface ``mtu``.
@@ -133,7 +134,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             name=name, mtu_bytes=mtu, trust=state.trust, dscp_to_priority=maps[0], pcp_to_priority=maps[1],
             priority_to_queue=maps[2], pfc_priorities=pfc,
             pfc_note="priority-flow-control all off (global)" if pfc_all_off and state.pfc_on else None,
-            watchdog_priorities=pfc if state.watchdog else frozenset(),
+            watchdog_priorities=frozenset(state.no_drop) if state.watchdog else frozenset(),
             detection_ms=state.detection_ms if state.detection_ms is not None else default_ms.get("timeout"),
             restoration_ms=(state.restoration_ms if state.restoration_ms is not None
                             else default_ms.get("recovery-time")),

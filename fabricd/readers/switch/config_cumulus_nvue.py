@@ -11,7 +11,8 @@ Read back (Cumulus Linux 5.x QoS and RoCE guides, anchors.md §3.4; the paths ar
 - ``qos congestion-control <profile> traffic-class <list> min-threshold|max-threshold <bytes>``, ``probability``,
   ``ecn enable|disable``;
 - ``qos pfc-watchdog polling-interval <ms>`` and ``robustness <polls>`` (detection = their product, restoration =
-  one polling interval; Cumulus defaults 100 ms and 3), on for interfaces with ``interface <if> qos pfc-watchdog``;
+  one polling interval; Cumulus defaults 100 ms and 3), on for interfaces with ``interface <if> qos pfc-watchdog``,
+  watching their PFC profile's priorities;
 - ``interface <if> link mtu <bytes>``.
 
 Profiles are ``default-global`` unless the interface binds another (``interface <if> qos mapping|congestion-control|
@@ -137,14 +138,16 @@ def parse_running_config(text: str) -> LosslessConfig:
         cc_prof = it.profiles.get("congestion-control", DEFAULT_PROFILE)
         eq_prof = it.profiles.get("egress-queue-mapping", DEFAULT_PROFILE)
         pfc: frozenset[int] = frozenset()
+        profile_prios: frozenset[int] = frozenset()
         note = None
         if it.pfc_profile is not None:
+            profile_prios = frozenset(q.pfc_prios.get(it.pfc_profile, set()))
             if it.pfc_profile not in q.pfc_prios and it.pfc_profile not in q.pfc_off:
                 problems.append(f"interface {name}: qos pfc profile {it.pfc_profile} is not configured")
             elif q.pfc_off.get(it.pfc_profile):
                 note = f"qos pfc {it.pfc_profile} has {' and '.join(sorted(q.pfc_off[it.pfc_profile]))} disabled"
             else:
-                pfc = frozenset(q.pfc_prios.get(it.pfc_profile, set()))
+                pfc = profile_prios
         ecn: dict[int, EcnConfig] = {}
         for tc, fields in q.ecn.get(cc_prof, {}).items():
             ecn[tc] = EcnConfig(enabled=fields.get("ecn") == "enable", min_bytes=to_int(fields.get("min-threshold")),
@@ -154,7 +157,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             name=name, mtu_bytes=it.mtu, trust=q.trust.get(mapping_prof),
             dscp_to_priority=q.dscp.get(mapping_prof), pcp_to_priority=q.pcp.get(mapping_prof),
             priority_to_queue=q.queues.get(eq_prof), pfc_priorities=pfc, pfc_note=note,
-            watchdog_priorities=pfc if it.watchdog else frozenset(),
+            watchdog_priorities=profile_prios if it.watchdog else frozenset(),
             detection_ms=poll * robust, restoration_ms=poll,
             ecn=ecn,
         )
