@@ -32,6 +32,11 @@ def _table(db: dict[str, Any], name: str) -> Table:
     return {k: v for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict) else {}
 
 
+def _str(value: Any) -> str | None:
+    """A CONFIG_DB field value: every value is a string; anything else is unreadable (None)."""
+    return value if isinstance(value, str) else None
+
+
 def _map(table: Table, name: str | None, hi: int) -> dict[int, int] | None:
     if not name or name not in table:
         return None
@@ -68,10 +73,10 @@ def parse_running_config(text: str) -> LosslessConfig:
     problems: list[str] = []
     for key, row in _table(db, "QUEUE").items():
         port, _, queues = key.partition("|")
-        profile = row.get("wred_profile")
+        profile = _str(row.get("wred_profile"))
         if not profile:
             continue
-        prof = wred.get(str(profile))
+        prof = wred.get(profile)
         if prof is None:
             problems.append(f"QUEUE|{key}: wred_profile {profile!r} is not in WRED_PROFILE")
             continue
@@ -86,12 +91,13 @@ def parse_running_config(text: str) -> LosslessConfig:
     ports: dict[str, PortConfig] = {}
     for name in sorted(set(port_table) | set(qos_map)):
         row = qos_map.get(name, {})
-        dscp = _map(dscp_maps, row.get("dscp_to_tc_map"), 63)
-        dot1p = _map(dot1p_maps, row.get("dot1p_to_tc_map"), 7)
+        dscp = _map(dscp_maps, _str(row.get("dscp_to_tc_map")), 63)
+        dot1p = _map(dot1p_maps, _str(row.get("dot1p_to_tc_map")), 7)
         for field, table in (("dscp_to_tc_map", dscp_maps), ("dot1p_to_tc_map", dot1p_maps),
                              ("tc_to_queue_map", queue_maps)):
-            if row.get(field) and row[field] not in table:
-                problems.append(f"PORT_QOS_MAP|{name}: {field} {row[field]!r} names no map in the config")
+            value = row.get(field)
+            if value and (_str(value) is None or value not in table):
+                problems.append(f"PORT_QOS_MAP|{name}: {field} {value!r} names no map in the config")
         trust: Trust | None = "dscp" if dscp is not None else "pcp" if dot1p is not None else None
         pfc = _prios(row.get("pfc_enable")) or frozenset()
         wd_entry = pfc_wd.get(name)
@@ -102,7 +108,7 @@ def parse_running_config(text: str) -> LosslessConfig:
         ports[name] = PortConfig(
             name=name, mtu_bytes=to_int(str(port_table.get(name, {}).get("mtu", ""))), trust=trust,
             dscp_to_priority=dscp, pcp_to_priority=dot1p,
-            priority_to_queue=_map(queue_maps, row.get("tc_to_queue_map"), 7),
+            priority_to_queue=_map(queue_maps, _str(row.get("tc_to_queue_map")), 7),
             pfc_priorities=pfc, watchdog_priorities=watched,
             detection_ms=to_int(str(wd_entry.get("detection_time", ""))) if wd_entry else None,
             restoration_ms=to_int(str(wd_entry.get("restoration_time", ""))) if wd_entry else None,
