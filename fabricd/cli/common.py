@@ -66,10 +66,37 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def docs_for(error: FabricdError | str) -> str:
+    """Where to read more about an error: the guide of its area, then the general pointer (DOCS_HINT)."""
+    from fabricd.errors import DriverError, HostBackendError, InventoryError, RenderError
+
+    topics: tuple[tuple[type[FabricdError], str], ...] = (
+        (InventoryError, "docs/inventory.md (every field) and docs/checks.md (every check)"),
+        (RenderError, "docs/platforms.md (what each switch OS gets)"),
+        (DriverError, "docs/quickstart.md (the switch lab, push, diff and rollback)"),
+        (HostBackendError, "`fabricd doctor` (what this machine has) and docs/ci-audit.md"),
+    )
+    topic = next((doc for cls, doc in topics if isinstance(error, cls)), None)
+    return f"{topic}; {DOCS_HINT}" if topic else DOCS_HINT
+
+
 def fail(error: FabricdError | str, code: int = ExitCode.INVALID) -> NoReturn:
-    """Print a located error to stderr, with no traceback, and exit."""
+    """Print a located error to stderr, with no traceback, and exit. An error that carries no fix hint of its own
+    gets a pointer to the docs of its area instead."""
     text = error.render() if isinstance(error, FabricdError) else error
     err = stderr()
     for line in text.splitlines() or [text]:
         err.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True)
+    if not _has_fix(error):
+        err.print(f"[dim]hint: {escape(docs_for(error))}[/]", highlight=False, markup=True)
     raise typer.Exit(code)
+
+
+def _has_fix(error: FabricdError | str) -> bool:
+    """Whether the error already says how to fix it (its hint, or a hint on every inventory problem)."""
+    if not isinstance(error, FabricdError):
+        return False
+    problems = getattr(error, "problems", None)
+    if problems:
+        return all(getattr(p, "hint", None) for p in problems)
+    return bool(error.hint)

@@ -48,6 +48,9 @@ def build_app() -> typer.Typer:
     app = typer.Typer(
         name="fabricd",
         help="Declarative lossless RoCEv2 fabrics: validate, render, push, export, watch, audit, prove.",
+        epilog="[bold]Start here[/]: fabricd demo (the whole loop on the embedded lab fabric), fabricd doctor (what "
+        "this machine can do). Every command's --help ends with examples; the guides are in docs/ "
+        "(docs/quickstart.md first). Shell completion: fabricd --install-completion.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         add_completion=True,
