@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages fabricd's tests and demo use, when they are missing and we are root.
-# Usage: scripts/sysdeps.sh [test|demo|bench]. Says what it installs; never fails the build by itself:
+# Usage: scripts/sysdeps.sh [test|demo|bench|vm]. Says what it installs; never fails the build by itself:
 # tests that need a missing tool skip with the reason.
 set -u
 what="${1:-test}"
@@ -18,6 +18,18 @@ declare -A need=(
 )
 if [ "$what" = "bench" ]; then
   need[prometheus-node-exporter]=prometheus-node-exporter
+fi
+# "vm" group: the Soft-RoCE lab VMs (fabricd lab vm, tests/lab marker vm, bench/traffic.py): qemu and the tools that
+# build the image. `make test` installs them unless FABRICD_VM_TESTS=0 (the vm tests then skip and say why);
+# `scripts/sysdeps.sh vm` installs only this group.
+if [ "$what" = "vm" ]; then
+  need=()
+fi
+if [ "$what" = "vm" ] || [ "$what" = "bench" ] || { [ "$what" = "test" ] && [ "${FABRICD_VM_TESTS:-auto}" != "0" ]; }; then
+  need[qemu-system-x86_64]=qemu-system-x86
+  need[qemu-img]=qemu-utils
+  need[debootstrap]=debootstrap
+  need[mke2fs]=e2fsprogs
 fi
 missing=()
 for cmd in "${!need[@]}"; do

@@ -454,7 +454,27 @@ def _build_locked(recipe: ImageRecipe, vmdir: Path, progress: Progress) -> Image
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     progress(f"image {key} built in {timings['total_s']:.0f}s: {out}")
+    for old in prune_images(key, vmdir):
+        progress(f"removed the superseded image {old}")
     return Image(out, manifest)
+
+
+def prune_images(keep: str, vmdir: Path) -> list[str]:
+    """Delete cached images other than ``keep`` that no running lab instance boots from (each is ~700 MB)."""
+    in_use = set()
+    for inst_file in (vmdir / "run").glob("*/instance.json"):
+        try:
+            data = json.loads(inst_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if not data.get("stopped"):
+            in_use.add(str(data.get("image_key")))
+    removed = []
+    for d in sorted((vmdir / "images").iterdir()) if (vmdir / "images").is_dir() else []:
+        if d.is_dir() and d.name != keep and d.name not in in_use:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d.name)
+    return removed
 
 
 def _configure(rootfs: Path, logfile: Path) -> None:

@@ -51,6 +51,8 @@ ROLES = ("a", "b")
 BOOT_TIMEOUT_S = float(os.environ.get("FABRICD_VM_BOOT_TIMEOUT", "300"))
 """Seconds to wait for the guest agent after starting qemu (TCG boot is 10-15 s idle, minutes on a loaded host)."""
 SETUP_TIMEOUT_S = 120.0
+GUEST_SHARE = "/mnt/fabricd"
+"""Where the guests mount ``<run>/share`` (fabricd's code is in ``code/`` there)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,14 @@ class Instance:
 
     def alive(self) -> dict[str, bool]:
         return {role: qemu.pid_alive(pid) for role, pid in self.pids.items()}
+
+    def share(self, name: str, data: bytes | str) -> str:
+        """Put a file in the share both guests mount; returns its path in the guests (``/mnt/fabricd/<name>``)."""
+        if "/" in name or name.startswith("."):
+            raise UsageError(f"share file name {name!r} must be a plain file name")
+        path = self.run_dir / "share" / name
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
+        return f"{GUEST_SHARE}/{name}"
 
 
 class _StartedInGuest:
@@ -260,6 +270,7 @@ def setup_script(ep: Endpoint) -> str:
         "set -eu",
         "modprobe rdma_rxe",
         "modprobe 8021q",
+        "modprobe rdma_cm || true",  # RDMA-CM's configfs (default_roce_tos/mode) as on a real host
         f"mac={q(ep.mac)}; want={q(ep.netdev)}",
         'cur=""; for d in /sys/class/net/*; do [ "$(cat "$d/address")" = "$mac" ] && cur=${d##*/}; done',
         '[ -n "$cur" ] || { echo "no NIC with MAC $mac" >&2; exit 3; }',
