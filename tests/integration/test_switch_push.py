@@ -201,3 +201,19 @@ def test_batches_stop_the_rollout_after_a_failing_batch(tmp_path: Path) -> None:
         leaf, spine = report.results
         assert leaf.failed and leaf.batch == "leaf"
         assert spine.state is TargetState.SKIPPED and not spine.changed and "not attempted" in (spine.error or "")
+
+
+@pytest.mark.parametrize("name", ["leaf2-eos", "leaf3-nxos"])
+def test_session_leaves_config_mode_after_a_rejected_line(tmp_path: Path, name: str) -> None:
+    with switch_lab(tmp_path, [name], [parse_fault(f"{name}:reject-line={REJECT[name]}")]) as lab:
+        drv = lab.driver(name)
+        drv.open()
+        try:
+            drv.checkpoint()
+            with pytest.raises(Exception, match="rejected"):
+                drv.load_candidate(lab.candidates[name])
+                drv.commit()
+            prompt = drv.conn.find_prompt()
+            assert prompt.endswith("#") and ")" not in prompt, prompt
+        finally:
+            drv.close()
