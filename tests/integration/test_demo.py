@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -279,3 +281,38 @@ def test_keep_running_then_stop(tmp_path: Path) -> None:
         port = svc["url"].rsplit(":", 1)[1]
         assert not any(port in c for c in _cmdlines()), f"{name} still running"
     assert not Path(data["workdir"]).exists()
+
+
+def test_ctrl_c_stops_everything(tmp_path: Path) -> None:
+    """SIGINT (Ctrl-C) in the middle of the storm stage: exit 130, and every process, namespace and temp dir the
+    demo started is gone (children run in their own sessions, so only the demo itself gets the signal)."""
+    if not os.access(PROMETHEUS, os.X_OK):
+        pytest.skip(f"{PROMETHEUS} is not installed")
+    busy = _lab_ports_busy()
+    if busy:
+        pytest.skip(f"another switch lab listens on inventory/lab's ports {busy}")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"), TMPDIR=str(tmp))
+    proc = subprocess.Popen([FABRICD, "demo", "--no-vm", "--output", "json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    try:
+        for line in proc.stderr:
+            if "demo 6/7 storm" in line:
+                break
+        else:
+            pytest.fail(f"the demo ended before the storm stage (exit {proc.wait()})")
+        time.sleep(1.0)
+        assert any(str(tmp) in c and "prometheus" in c for c in _cmdlines()), "Prometheus should be running now"
+        proc.send_signal(signal.SIGINT)
+        rest = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, rest
+    assert "Traceback" not in rest
+    assert [c for c in _cmdlines() if str(tmp_path) in c] == []
+    assert list(tmp.iterdir()) == []
+    assert not any(n.startswith(f"fdt-demo-{proc.pid}") for n in _netns())
