@@ -626,20 +626,6 @@ class Demo:
             return
         from fabricd.lab import daemon
 
-        pid = daemon.running_pid()
-        if pid is not None:
-            # daemon.up started it from this process: it is our child, so reap it here (a zombie would look
-            # alive to daemon.down's wait); daemon.down then removes the state files
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 10.0
-            while time.monotonic() < deadline:
-                try:
-                    done, _ = os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:  # not our child after all: daemon.down waits for it
-                    break
-                if done:
-                    break
-                time.sleep(0.05)
         daemon.down()
 
     # -- 4. host ------------------------------------------------------------------------------------------------
