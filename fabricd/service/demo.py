@@ -505,7 +505,7 @@ class Demo:
             deadlock = {"applicable": True, "cycles": cycles,
                         "dependencies": ctx.deadlock.dependencies, "endpoint_switches": ctx.deadlock.endpoints}
             dl_text = (f"{cycles} PFC deadlock cycle(s)" if cycles else
-                       f"no PFC deadlock cycle ({ctx.deadlock.dependencies} buffer dependencies)")
+                       f"no PFC deadlock cycle ({ctx.deadlock.dependencies} dependencies between transit buffers)")
         else:
             deadlock = {"applicable": False, "cycles": 0}
             dl_text = "PFC deadlock analysis not applicable (no lossless traffic)"
