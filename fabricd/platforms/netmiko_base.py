@@ -195,6 +195,10 @@ class NetmikoDriver:
         if conn is None:
             return
         try:
+            # Close the channel and transport first: the device ends the session on channel close, and netmiko's
+            # own "exit" would race the close (paramiko then logs "Socket exception: Broken pipe"). disconnect()
+            # afterwards only closes netmiko's session log and removes its secrets filter.
+            conn.paramiko_cleanup()
             conn.disconnect()
         except (OSError, EOFError, paramiko.SSHException, AttributeError) as exc:
             log.debug("%s: disconnect: %s", self.name, exc, extra={"target": self.name})
