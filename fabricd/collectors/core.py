@@ -24,15 +24,19 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 log = logging.getLogger(__name__)
 
 MetricType = Literal["counter", "gauge"]
 Value = int | float
+
+_lower: Callable[[Value, Value], bool] = operator.lt
+"""``a < b`` as a C function (counter reset test: the new value is below the previous one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +141,7 @@ class Registry:
     def __init__(self, collectors: Iterable[Collector] = (), *, clock: Callable[[], float] = time.perf_counter):
         self._collectors: list[Collector] = []
         self._clock = clock
-        self._previous: dict[str, dict[tuple[str, tuple[str, ...]], Value]] = {}
+        self._previous: dict[str, dict[str, tuple[tuple[tuple[str, ...], ...], tuple[Value, ...]]]] = {}
         self._resets: dict[str, int] = {}
         self._last_problem: dict[str, str | None] = {}
         for c in collectors:
@@ -161,19 +165,24 @@ class Registry:
         return out
 
     def _count_resets(self, name: str, families: Iterable[Family]) -> None:
+        """Count the counter series whose value is below the previous scrape's (all in C: ~30 ns per series)."""
         previous = self._previous.get(name, {})
-        current: dict[tuple[str, tuple[str, ...]], Value] = {}
+        current: dict[str, tuple[tuple[tuple[str, ...], ...], tuple[Value, ...]]] = {}
         resets = 0
         for fam in families:
-            if fam.spec.type != "counter":
+            if fam.spec.type != "counter" or not fam.samples:
                 continue
             fname = fam.spec.name
-            for labels, value in fam.samples:
-                key = (fname, labels)
-                old = previous.get(key)
-                if old is not None and value < old:
-                    resets += 1
-                current[key] = value
+            labels, values = zip(*fam.samples, strict=True)
+            old = previous.get(fname)
+            if old is not None:
+                old_labels, old_values = old
+                if old_labels == labels:  # the same series in the same order: compare position by position
+                    resets += sum(map(_lower, values, old_values))
+                else:  # a series missing last time compares with itself (never "lower")
+                    by_labels = dict(zip(old_labels, old_values, strict=True))
+                    resets += sum(map(_lower, values, cast("Iterator[Value]", map(by_labels.get, labels, values))))
+            current[fname] = (labels, values)
         self._previous[name] = current
         if resets:
             self._resets[name] += resets
@@ -240,26 +249,39 @@ def format_value(value: Value) -> str:
 
 
 class _Prefixes:
-    """Cache of ``name{label="value",...} `` strings, bounded so that churning label values cannot grow it forever."""
+    """Cache of ``name{label="value",...} `` strings per family, bounded so that churning label values cannot grow it
+    forever."""
 
     LIMIT = 200_000
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._by_family: dict[str, dict[tuple[str, ...], str]] = {}
+        self._size = 0
+
+    def of(self, spec: MetricSpec) -> dict[tuple[str, ...], str]:
+        """The cache of one family: label values -> prefix (fill it with :meth:`make`)."""
+        cache = self._by_family.get(spec.name)
+        if cache is None:
+            cache = self._by_family[spec.name] = {}
+        return cache
+
+    def make(self, spec: MetricSpec, labels: tuple[str, ...]) -> str:
+        """Build, cache and return the prefix of one series."""
+        if labels:
+            inner = ",".join(f'{n}="{_escape_label(v)}"' for n, v in zip(spec.labels, labels, strict=True))
+            prefix = f"{spec.name}{{{inner}}} "
+        else:
+            prefix = f"{spec.name} "
+        if self._size >= self.LIMIT:
+            for cache in self._by_family.values():
+                cache.clear()
+            self._size = 0
+        self.of(spec)[labels] = prefix
+        self._size += 1
+        return prefix
 
     def get(self, spec: MetricSpec, labels: tuple[str, ...]) -> str:
-        key = (spec.name, labels)
-        prefix = self._cache.get(key)
-        if prefix is None:
-            if labels:
-                inner = ",".join(f'{n}="{_escape_label(v)}"' for n, v in zip(spec.labels, labels, strict=True))
-                prefix = f"{spec.name}{{{inner}}} "
-            else:
-                prefix = f"{spec.name} "
-            if len(self._cache) >= self.LIMIT:
-                self._cache.clear()
-            self._cache[key] = prefix
-        return prefix
+        return self.of(spec).get(labels) or self.make(spec, labels)
 
 
 _PREFIXES = _Prefixes()
@@ -269,16 +291,17 @@ def render(families: Iterable[Family]) -> str:
     """Render families in the Prometheus text exposition format 0.0.4 (families without samples are left out)."""
     parts: list[str] = []
     append = parts.append
-    prefix_of = _PREFIXES.get
+    make = _PREFIXES.make
     for fam in families:
-        if not fam.samples:
+        samples = fam.samples
+        if not samples:
             continue
         spec = fam.spec
         append(spec.header)
-        for labels, value in fam.samples:
-            append(prefix_of(spec, labels))
-            append(str(value) if type(value) is int else format_value(value))
-            append("\n")
+        get = _PREFIXES.of(spec).get
+        for labels, value in samples:
+            prefix = get(labels) or make(spec, labels)
+            append(f"{prefix}{value}\n" if type(value) is int else f"{prefix}{format_value(value)}\n")
     return "".join(parts)
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import time
+
+from fabricd.readers.kept import Clock
 
 from .core import Collector, Registry
 from .nic import EthtoolSource, NicCollector, ReplayEthtoolSource
@@ -22,16 +25,22 @@ def host_collectors(
     include: re.Pattern[str] | None = None,
     enabled: tuple[str, ...] = HOST_COLLECTORS,
     include_virtual: bool = False,
+    kept_files: bool = True,
+    clock: Clock = time.time_ns,
 ) -> list[Collector]:
     """The host collectors reading ``root``.
 
     ethtool statistics come from ``ethtool`` when given, else from the replay root's ``ethtool/`` files when
     ``replay``, else from the live ioctl (this process's network namespace; interfaces without a device, such as
     veth, bridges and lo, only with ``include_virtual``).
+
+    ``kept_files`` (default) reads files through kept-open descriptors with their layout cached between scrapes
+    (:mod:`fabricd.readers.kept`; every value is still re-read on every scrape); False opens every file on every
+    scrape. Both give the same exposition. ``clock`` is the wall clock the layouts compare directory times with.
     """
     if ethtool is None:
         if replay:
-            ethtool = ReplayEthtoolSource(root)
+            ethtool = ReplayEthtoolSource(root, kept_files=kept_files, clock=clock)
         else:
             from .ethtool_live import LiveEthtoolSource
 
@@ -39,8 +48,8 @@ def host_collectors(
                                         include_virtual=include_virtual)
     available: dict[str, Collector] = {
         "nic": NicCollector(ethtool, include=include),
-        "rdma": RdmaCollector(root, include=include),
-        "nic_config": NicConfigCollector(root, include=include),
+        "rdma": RdmaCollector(root, include=include, kept_files=kept_files, clock=clock),
+        "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock),
     }
     unknown = [n for n in enabled if n not in available]
     if unknown:

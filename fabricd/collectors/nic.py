@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from typing import Protocol
 
 from fabricd.readers import ethtool_maps as k
-from fabricd.readers.ethtool import EthtoolStats, list_ethtool_interfaces, read_ethtool
+from fabricd.readers.ethtool import (
+    CounterKey,
+    EthtoolFiles,
+    EthtoolStats,
+    StatsLayout,
+    list_ethtool_interfaces,
+    read_ethtool,
+)
+from fabricd.readers.kept import Clock, Layouts
 
 from .core import MetricSpec, Scrape
 
@@ -91,6 +100,43 @@ _PER_LINK = {
 }
 _PRIO = tuple(str(p) for p in range(8))
 
+_ORDER: tuple[MetricSpec, ...] = (
+    NIC_INFO, *_PER_PRIORITY.values(), *_PER_LINK.values(), PFC_PAUSE_DURATION, LINK_PAUSE_DURATION,
+    PRIORITY_DISCARDS, DISCARDS, PAUSE_STORM_EVENTS,
+)
+"""Families in the order a scrape creates them (the exposition's order)."""
+_SLOT = {spec.name: i for i, spec in enumerate(_ORDER)}
+
+Route = tuple[int, tuple[str, ...], float | None]
+"""Where one normalised counter goes: family slot in ``_ORDER``, labels, divisor (µs -> s) or None."""
+
+
+def route(key: CounterKey, interface: str) -> Route | None:
+    """The family, labels and unit conversion of one normalised counter of ``interface`` (None: not exported)."""
+    kind = key.counter
+    d = key.direction or ""
+    p = key.priority
+    if p is not None:
+        ps = _PRIO[p]
+        spec = _PER_PRIORITY.get(kind)
+        if spec is not None:
+            return _SLOT[spec.name], (interface, ps, d), None
+        if kind == k.PAUSE_DURATION_US:
+            return _SLOT[PFC_PAUSE_DURATION.name], (interface, ps, d), 1e6
+        if kind == k.PRIORITY_DISCARDS:
+            return _SLOT[PRIORITY_DISCARDS.name], (interface, ps, d, key.qualifier or ""), None
+        return None
+    spec = _PER_LINK.get(kind)
+    if spec is not None:
+        return _SLOT[spec.name], (interface, d), None
+    if kind == k.LINK_PAUSE_DURATION_US:
+        return _SLOT[LINK_PAUSE_DURATION.name], (interface, d), 1e6
+    if kind == k.DISCARDS:
+        return _SLOT[DISCARDS.name], (interface, key.qualifier or ""), None
+    if kind == k.PAUSE_STORM_EVENTS:
+        return _SLOT[PAUSE_STORM_EVENTS.name], (interface, key.qualifier or ""), None
+    return None
+
 
 class EthtoolSource(Protocol):
     """Where ethtool statistics come from: interface discovery and one snapshot per interface."""
@@ -102,11 +148,17 @@ class EthtoolSource(Protocol):
 
 class ReplayEthtoolSource:
     """``DIR/ethtool/<if>.stats`` and ``.info`` of a replay root, re-read on every call. By default only the
-    statistics with a normalised meaning are converted (``full=True`` keeps every raw value)."""
+    statistics with a normalised meaning are converted (``full=True`` keeps every raw value).
 
-    def __init__(self, root: str | os.PathLike[str], *, full: bool = False) -> None:
+    :attr:`files` reads the same files through kept-open descriptors with each text's layout cached
+    (:class:`fabricd.readers.ethtool.EthtoolFiles`); ``kept_files=False`` turns that off.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, full: bool = False, kept_files: bool = True,
+                 clock: Clock = time.time_ns) -> None:
         self.root = os.fspath(root)
         self.full = full
+        self.files = EthtoolFiles(self.root, Layouts(clock=clock, enabled=kept_files and not full))
 
     def interfaces(self) -> list[str]:
         return list_ethtool_interfaces(self.root)
@@ -116,7 +168,11 @@ class ReplayEthtoolSource:
 
 
 class NicCollector:
-    """``nic``: normalised ethtool counters of every interface the source lists (optionally filtered by a regex)."""
+    """``nic``: normalised ethtool counters of every interface the source lists (optionally filtered by a regex).
+
+    With a :class:`ReplayEthtoolSource` (and no ``on_snapshot``), interfaces whose text layout is cached are read
+    through :attr:`ReplayEthtoolSource.files`: the same samples without parsing the whole text into snapshots.
+    """
 
     name = "nic"
     metrics: tuple[MetricSpec, ...] = (
@@ -130,19 +186,32 @@ class NicCollector:
         self.source = source
         self.include = include
         self.on_snapshot = on_snapshot
+        self._files = source.files if isinstance(source, ReplayEthtoolSource) and on_snapshot is None else None
+        self._routes: dict[str, tuple[StatsLayout, list[tuple[int, Route]]]] = {}
+
+    def _compiled(self, interface: str, layout: StatsLayout) -> list[tuple[int, Route]]:
+        cached = self._routes.get(interface)
+        if cached is None or cached[0] is not layout:
+            routes = [(i, r) for i, (key, _) in enumerate(layout.selection) if (r := route(key, interface))]
+            cached = self._routes[interface] = (layout, routes)
+        return cached[1]
 
     def collect(self, scrape: Scrape) -> None:
-        fam = scrape.family
-        info = fam(NIC_INFO)
-        per_prio = {kind: fam(spec) for kind, spec in _PER_PRIORITY.items()}
-        per_link = {kind: fam(spec) for kind, spec in _PER_LINK.items()}
-        duration = fam(PFC_PAUSE_DURATION)
-        link_duration = fam(LINK_PAUSE_DURATION)
-        prio_discards = fam(PRIORITY_DISCARDS)
-        discards = fam(DISCARDS)
-        storms = fam(PAUSE_STORM_EVENTS)
+        lists = [scrape.family(spec).samples for spec in _ORDER]
+        info = lists[0]
+        seen: set[str] = set()
         for ifname in self.source.interfaces():
             if self.include is not None and not self.include.search(ifname):
+                continue
+            seen.add(ifname)
+            fast = self._files.counters(ifname) if self._files is not None else None
+            if fast is not None:
+                layout, values = fast
+                i = layout.info
+                info.append(((ifname, i.driver or "", i.firmware or "", i.version or ""), 1))
+                for index, (slot, labels, divisor) in self._compiled(ifname, layout):
+                    value = values[index]
+                    lists[slot].append((labels, value if divisor is None else value / divisor))
                 continue
             try:
                 stats = self.source.read(ifname)
@@ -156,28 +225,13 @@ class NicCollector:
             if not stats.raw and stats.problems:
                 continue
             i = stats.info
-            info.add((ifname, i.driver or stats.driver or "", i.firmware or "", i.version or ""), 1)
+            info.append(((ifname, i.driver or stats.driver or "", i.firmware or "", i.version or ""), 1))
             for c in stats.counters:
-                key = c.key
-                kind = key.counter
-                d = key.direction or ""
-                p = key.priority
-                if p is not None:
-                    ps = _PRIO[p]
-                    target = per_prio.get(kind)
-                    if target is not None:
-                        target.samples.append(((ifname, ps, d), c.value))
-                    elif kind == k.PAUSE_DURATION_US:
-                        duration.samples.append(((ifname, ps, d), c.value / 1e6))
-                    elif kind == k.PRIORITY_DISCARDS:
-                        prio_discards.samples.append(((ifname, ps, d, key.qualifier or ""), c.value))
-                    continue
-                target = per_link.get(kind)
-                if target is not None:
-                    target.samples.append(((ifname, d), c.value))
-                elif kind == k.LINK_PAUSE_DURATION_US:
-                    link_duration.samples.append(((ifname, d), c.value / 1e6))
-                elif kind == k.DISCARDS:
-                    discards.samples.append(((ifname, key.qualifier or ""), c.value))
-                elif kind == k.PAUSE_STORM_EVENTS:
-                    storms.samples.append(((ifname, key.qualifier or ""), c.value))
+                r = route(c.key, ifname)
+                if r is not None:
+                    slot, labels, divisor = r
+                    lists[slot].append((labels, c.value if divisor is None else c.value / divisor))
+        if self._files is not None:
+            self._files.layouts.keep_only(seen)
+            for gone in [n for n in self._routes if n not in seen]:
+                del self._routes[gone]

@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
-from fabricd.readers.nic_config import list_net_interfaces, read_nic_config, read_roce_tos
+from fabricd.readers.kept import Clock, Layouts
+from fabricd.readers.nic_config import (
+    NicConfigFiles,
+    NicConfigLayout,
+    list_net_interfaces,
+    read_nic_config,
+    read_roce_tos,
+)
 from fabricd.readers.rdma import class_dir, list_rdma_devices
 
-from .core import MetricSpec, Scrape
+from .core import MetricSpec, Scrape, Value
+
+Sample = tuple[tuple[str, ...], Value]
 
 ECN_SRC = "sysfs /sys/class/net/<if>/ecn/roce_np|roce_rp"
 
@@ -41,6 +51,18 @@ MTU = MetricSpec(
 
 _PRIO = tuple(str(p) for p in range(8))
 
+Routes = tuple[tuple[tuple[str, ...], int], ...]
+"""``(labels, ints index)`` of each sample a :class:`NicConfigLayout` gives one family."""
+
+
+def _routes(layout: NicConfigLayout) -> tuple[Routes, Routes]:
+    """ECN enable and DCQCN parameter samples of one layout, in :func:`read_nic_config`'s order (np, then rp)."""
+    ifname = layout.interface
+    enabled = tuple(((ifname, point.point, _PRIO[prio]), i) for point in layout.ecn for prio, i in point.enabled
+                    if 0 <= prio <= 7)
+    params = tuple(((ifname, point.point, name), i) for point in layout.ecn for name, i in point.parameters)
+    return enabled, params
+
 
 class NicConfigCollector:
     """``nic_config``: lossless configuration read back from sysfs/configfs under a root."""
@@ -48,19 +70,23 @@ class NicConfigCollector:
     name = "nic_config"
     metrics: tuple[MetricSpec, ...] = (ECN_ENABLED, DCQCN_PARAMETER, ROCE_TOS, PFC_ENABLED, TRUST, MTU)
 
-    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
+                 kept_files: bool = True, clock: Clock = time.time_ns) -> None:
         self.root = os.fspath(root)
         self.include = include
+        self.files = NicConfigFiles(self.root, Layouts(clock=clock, enabled=kept_files))
+        self._routes: dict[str, tuple[NicConfigLayout, tuple[Routes, Routes]]] = {}
 
     def _interfaces(self, devices: list[str]) -> list[str]:
         names = set()
         net = os.path.join(self.root, "sys", "class", "net")
         for ifname in list_net_interfaces(self.root):
-            if os.path.isdir(os.path.join(net, ifname, "ecn")):
+            if os.path.isdir(f"{net}/{ifname}/ecn"):
                 names.add(ifname)
+        rdma = class_dir(self.root)
         for dev in devices:
             try:
-                names.update(os.listdir(os.path.join(class_dir(self.root), dev, "device", "net")))
+                names.update(os.listdir(f"{rdma}/{dev}/device/net"))
             except OSError:
                 continue
         return sorted(n for n in names if self.include is None or self.include.search(n))
@@ -70,7 +96,11 @@ class NicConfigCollector:
         ecn, params, tos = fam(ECN_ENABLED), fam(DCQCN_PARAMETER), fam(ROCE_TOS)
         pfc, trust, mtu = fam(PFC_ENABLED), fam(TRUST), fam(MTU)
         devices = list_rdma_devices(self.root)
-        for ifname in self._interfaces(devices):
+        rdma = class_dir(self.root)
+        interfaces = self._interfaces(devices)
+        for ifname in interfaces:
+            if self._collect_kept(ifname, ecn.samples, params.samples, pfc.samples, trust.samples, mtu.samples):
+                continue
             cfg = read_nic_config(self.root, ifname)
             for problem in cfg.problems:
                 scrape.problem(str(problem))
@@ -90,7 +120,7 @@ class NicConfigCollector:
             if self.include is not None and not self.include.search(dev):
                 continue
             try:
-                ports = [p for p in os.listdir(os.path.join(class_dir(self.root), dev, "ports")) if p.isdigit()]
+                ports = [p for p in os.listdir(f"{rdma}/{dev}/ports") if p.isdigit()]
             except OSError:
                 continue
             for port in sorted(ports, key=int):
@@ -98,3 +128,33 @@ class NicConfigCollector:
                 for problem in t.problems:
                     scrape.problem(str(problem))
                 tos.add((dev, port), t.tos)
+        self.files.forget_others(set(interfaces))
+        for gone in [n for n in self._routes if n not in interfaces]:
+            del self._routes[gone]
+
+    def _collect_kept(self, ifname: str, ecn: list[Sample], params: list[Sample], pfc: list[Sample],
+                      trust: list[Sample], mtu: list[Sample]) -> bool:
+        """Add one interface's samples from :attr:`files` (the same ones :func:`read_nic_config` gives); False,
+        adding nothing, when it must be read the slow way now."""
+        values = self.files.read(ifname)
+        if values is None:
+            return False
+        try:
+            pfc_flags = values.pfc_enabled()
+        except ValueError:
+            return False
+        layout, ints = values.layout, values.ints
+        cached = self._routes.get(ifname)
+        if cached is None or cached[0] is not layout:
+            cached = self._routes[ifname] = (layout, _routes(layout))
+        enabled_routes, param_routes = cached[1]
+        ecn.extend([(labels, int(ints[i] != 0)) for labels, i in enabled_routes])
+        params.extend([(labels, ints[i]) for labels, i in param_routes])
+        if pfc_flags is not None:
+            pfc.extend([((ifname, _PRIO[prio]), int(on)) for prio, on in enumerate(pfc_flags)])
+        trust_text = values.text(layout.trust)
+        if trust_text:
+            trust.append(((ifname, trust_text), 1))
+        if layout.mtu >= 0:
+            mtu.append(((ifname,), ints[layout.mtu]))
+        return True

@@ -10,9 +10,22 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from fabricd.readers.rdma import RdmaDevice, RdmaKey, list_rdma_devices, read_rdma_device
+from fabricd.readers.common import SATURATED_U32
+from fabricd.readers.kept import Clock, Layouts
+from fabricd.readers.rdma import (
+    DeviceLayout,
+    RdmaDevice,
+    RdmaFiles,
+    RdmaKey,
+    list_rdma_devices,
+    parse_rate,
+    parse_state,
+    read_rdma_device,
+)
 
 from .core import Family, MetricSpec, Scrape
 
@@ -139,8 +152,56 @@ _BY_COUNTER: dict[str, tuple[MetricSpec, str]] = {
 }
 
 
+_COUNTER_SPECS: tuple[MetricSpec, ...] = tuple(dict.fromkeys(spec for spec, _ in _BY_COUNTER.values()))
+_SLOT = {spec.name: i for i, spec in enumerate(_COUNTER_SPECS)}
+
+
+def _labels(device: str, port: str, key: RdmaKey, layout: str) -> tuple[str, ...]:
+    if layout == "d":
+        return (device, port, key.direction or "")
+    if layout == "r":
+        return (device, port, key.qualifier or "")
+    return (device, port)
+
+
+@dataclass(frozen=True, slots=True)
+class _PortRoutes:
+    """Precomputed samples of one port of a :class:`DeviceLayout`: label tuples and the value each one takes."""
+
+    port: str
+    dp: tuple[str, str]
+    counters: tuple[tuple[int, tuple[str, ...], int, int], ...]
+    """``(family slot in _COUNTER_SPECS, labels, ints index, multiplier)``."""
+    unmapped: tuple[tuple[tuple[str, ...], int], ...]
+    saturable: tuple[tuple[tuple[str, ...], int], ...]
+
+
+def _routes(layout: DeviceLayout) -> tuple[_PortRoutes, ...]:
+    name = layout.device
+    out = []
+    for port in layout.ports:
+        ps = str(port.port)
+        counters = []
+        for key, index, scale in port.meanings:
+            entry = _BY_COUNTER.get(key.counter)
+            if entry is not None:
+                counters.append((_SLOT[entry[0].name], _labels(name, ps, key, entry[1]), index, scale))
+        out.append(_PortRoutes(
+            ps, (name, ps), tuple(counters),
+            tuple(((name, ps, counter), index) for counter, index in port.unmapped),
+            tuple(((name, ps, counter), index) for counter, index in port.saturable),
+        ))
+    return tuple(out)
+
+
 class RdmaCollector:
-    """``rdma``: every RDMA device and port under ``<root>/sys/class/infiniband`` (optionally filtered by a regex)."""
+    """``rdma``: every RDMA device and port under ``<root>/sys/class/infiniband`` (optionally filtered by a regex).
+
+    Devices are read through :class:`fabricd.readers.rdma.RdmaFiles` (kept-open files, layout cached, every value
+    re-read) and, when that cannot be used now, through :func:`fabricd.readers.rdma.read_rdma_device`; both give
+    the same samples. ``kept_files=False`` (or an ``on_snapshot`` callback, which needs snapshots) always takes
+    the second way; ``clock`` is the layouts' wall clock (tests).
+    """
 
     name = "rdma"
     metrics: tuple[MetricSpec, ...] = (
@@ -151,19 +212,50 @@ class RdmaCollector:
     )
 
     def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
-                 on_snapshot: Callable[[RdmaDevice], None] | None = None) -> None:
+                 on_snapshot: Callable[[RdmaDevice], None] | None = None, kept_files: bool = True,
+                 clock: Clock = time.time_ns) -> None:
         self.root = os.fspath(root)
         self.include = include
         self.on_snapshot = on_snapshot
+        self.files = RdmaFiles(self.root, Layouts(clock=clock, enabled=kept_files and on_snapshot is None))
+        self._routes: dict[str, tuple[DeviceLayout, tuple[_PortRoutes, ...]]] = {}
 
     def collect(self, scrape: Scrape) -> None:
         fam = scrape.family
+        lists = [fam(spec).samples for spec in _COUNTER_SPECS]
         families: dict[str, Family] = {spec.name: fam(spec) for spec, _ in _BY_COUNTER.values()}
         dev_info, port_info = fam(DEVICE_INFO), fam(PORT_INFO)
         state, phys, rate = fam(PORT_STATE), fam(PORT_PHYS_STATE), fam(PORT_RATE)
         saturated, other = fam(SATURATED), fam(HW_OTHER)
+        seen: set[str] = set()
         for name in list_rdma_devices(self.root):
             if self.include is not None and not self.include.search(name):
+                continue
+            seen.add(name)
+            values = self.files.read(name)
+            if values is not None:
+                layout = values.layout
+                cached = self._routes.get(name)
+                if cached is None or cached[0] is not layout:
+                    cached = self._routes[name] = (layout, _routes(layout))
+                ints, text = values.ints, values.text
+                dev_info.samples.append(((name, text(layout.fw_ver) or "", text(layout.board_id) or "",
+                                          text(layout.hca_type) or "", text(layout.node_guid) or ""), 1))
+                netdevs = ",".join(values.netdevs)
+                for pl, routes in zip(layout.ports, cached[1], strict=True):
+                    dp = routes.dp
+                    link_layer, rate_text = text(pl.link_layer), text(pl.rate)
+                    port_info.samples.append(((name, routes.port, link_layer or "", rate_text or "", netdevs), 1))
+                    state.add(dp, parse_state(text(pl.state))[0])
+                    phys.add(dp, parse_state(text(pl.phys_state))[0])
+                    gbps = parse_rate(rate_text)
+                    rate.add(dp, None if gbps is None else gbps * 1e9 / 8)
+                    for labels, index in routes.saturable:
+                        if ints[index] == SATURATED_U32:
+                            saturated.samples.append((labels, 1))
+                    for slot, labels, index, scale in routes.counters:
+                        lists[slot].append((labels, ints[index] * scale))
+                    other.samples.extend([(labels, ints[index]) for labels, index in routes.unmapped])
                 continue
             dev = read_rdma_device(self.root, name)
             for problem in dev.problems:
@@ -187,13 +279,10 @@ class RdmaCollector:
                     entry = _BY_COUNTER.get(key.counter)
                     if entry is None:
                         continue
-                    spec, layout = entry
-                    if layout == "d":
-                        labels: tuple[str, ...] = (name, ps, key.direction or "")
-                    elif layout == "r":
-                        labels = (name, ps, key.qualifier or "")
-                    else:
-                        labels = dp
-                    families[spec.name].samples.append((labels, value))
+                    spec, layout_kind = entry
+                    families[spec.name].samples.append((_labels(name, ps, key, layout_kind), value))
                 for counter, value in port.unmapped_hw_counters().items():
                     other.samples.append(((name, ps, counter), value))
+        self.files.forget_others(seen)
+        for gone in [n for n in self._routes if n not in seen]:
+            del self._routes[gone]

@@ -22,6 +22,7 @@ from itertools import repeat
 
 from .common import Direction, Problems, ReadProblem, read_text
 from .ethtool_maps import DRIVER_ALIASES, DRIVER_RULES, NameRule
+from .kept import KeptFiles, Layouts
 
 _STAT_LINE = re.compile(r"^[ \t]*((?:\[\d+\]: )?[^\n:]+?):[ \t]+(-?\d+)[ \t]*$", re.MULTILINE)
 _INFO_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9 _-]*?):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
@@ -231,6 +232,31 @@ def normalise(
     )
 
 
+def _select(nmap: NameMap, tokens: list[str]) -> list[tuple[int, CounterKey, str]]:
+    """The counters with a meaning among the ``name:`` tokens of a regular ``ethtool -S`` text, in output order:
+    ``(position of its value, meaning, driver name)``. A repeated name uses its last value; of several names with
+    the same meaning the first in :attr:`NameMap.relevant_tokens` wins.
+
+    Only the ~40 tokens with a meaning are looked up: new tokens are classified once (set difference in C), known
+    ones through a dict built in C. This keeps a 750-line mlx5 dump near 0.1 ms.
+    """
+    positions = dict(zip(tokens, range(len(tokens)), strict=True))
+    if positions.keys() - nmap.seen_tokens:
+        seen = nmap.seen_tokens
+        for token in positions:  # in printed order, so that the output order is deterministic
+            if token not in seen:
+                nmap.classify_token(token)
+    out: list[tuple[int, CounterKey, str]] = []
+    taken: set[CounterKey] = set()
+    for token, meaning in nmap.relevant_tokens.items():
+        position = positions.get(token)
+        if position is None or meaning in taken:
+            continue
+        taken.add(meaning)
+        out.append((position, meaning, token[:-1]))
+    return out
+
+
 def normalise_text(
     interface: str,
     text: str,
@@ -250,21 +276,11 @@ def normalise_text(
     index: dict[CounterKey, int] = {}
     regular = _regular_tokens(text)
     if regular is not None:
-        # Only the ~40 tokens with a meaning are looked up: new tokens are classified once (set difference in C),
-        # known ones are read from a dict built in C. This keeps a 750-line mlx5 dump near 0.1 ms.
-        values = dict(zip(*regular, strict=True))
-        if values.keys() - nmap.seen_tokens:
-            seen = nmap.seen_tokens
-            for token in values:  # in printed order, so that the output order is deterministic
-                if token not in seen:
-                    nmap.classify_token(token)
-        for token, meaning in nmap.relevant_tokens.items():
-            text_value = values.get(token)
-            if text_value is None or meaning in index:
-                continue
-            v = int(text_value)
-            raw[token[:-1]] = v
-            counters.append(NicCounter(meaning, v, token[:-1]))
+        names, values = regular
+        for position, meaning, name in _select(nmap, names):
+            v = int(values[position])
+            raw[name] = v
+            counters.append(NicCounter(meaning, v, name))
             index[meaning] = v
     else:
         classify = nmap.classify
@@ -305,3 +321,132 @@ def read_ethtool(root: str | os.PathLike[str], interface: str, *, full: bool = T
     if stats_text.strip() and not _STAT_LINE.search(stats_text):
         problems.add(base + ".stats", "no 'name: value' lines (is this `ethtool -S` output?)")
     return normalise_text(interface, stats_text, info.driver, info=info, problems=problems, full=full)
+
+
+_STAT_LINE_BYTES = re.compile(_STAT_LINE.pattern.encode(), re.MULTILINE)
+_HEADER = [b"NIC", b"statistics:"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class StatsLayout:
+    """Where the counters with a meaning sit in one interface's ``ethtool -S`` text, as it was when the layout was
+    built: the text's ``name:`` tokens in printed order, and for each selected counter the position of its value
+    token. :meth:`values` re-reads a new text of the same layout (every value is converted again)."""
+
+    info_bytes: bytes | None
+    """The ``.info`` file's bytes the layout was built with (None: no ``.info`` file)."""
+    info: EthtoolInfo
+    header: int
+    """How many header tokens precede the first name (2 for ``NIC statistics:``, else 0)."""
+    names: list[bytes]
+    positions: tuple[int, ...]
+    selection: tuple[tuple[CounterKey, str], ...]
+    """Meaning and driver name of each selected counter, in the order :func:`normalise_text` reports them."""
+
+    def values(self, data: bytes) -> list[int] | None:
+        """The selected counters' values from a text with the same names in the same order (the same conditions
+        under which :func:`normalise_text` takes its regular path); None when the layout no longer fits."""
+        tokens = data.split()
+        h = self.header
+        if h and tokens[:h] != _HEADER:
+            return None
+        if tokens[h::2] != self.names:
+            return None
+        texts = tokens[h + 1::2]
+        if len(texts) != len(self.names) or not b"".join(texts).isdigit():
+            return None
+        if _STAT_LINE_BYTES.search(data) is None:
+            return None
+        return [int(texts[p]) for p in self.positions]
+
+
+def stats_layout(info_bytes: bytes | None, data: bytes) -> StatsLayout | None:
+    """Build the :class:`StatsLayout` of one ``ethtool -S`` text, or None when the text is not a plain ASCII
+    ``name: value`` list (:func:`normalise_text` then reads it line by line)."""
+    if not data.isascii() or _STAT_LINE_BYTES.search(data) is None:
+        return None
+    text = data.decode("ascii")
+    tokens = data.split()
+    if [t.decode("ascii") for t in tokens] != text.split():
+        return None  # separators str.split() honours and bytes.split() does not (\\x1c-\\x1f)
+    regular = _regular_tokens(text.strip()) if tokens else None
+    if regular is None or not regular[0]:
+        return None
+    names, values = regular
+    if not all(v.isascii() for v in values):
+        return None
+    header = len(tokens) - 2 * len(names)
+    info_text = None if info_bytes is None else info_bytes.decode("utf-8", "replace").strip()
+    info = parse_ethtool_info(info_text) if info_text is not None else EthtoolInfo()
+    selected = _select(name_map(info.driver), names)
+    return StatsLayout(
+        info_bytes=info_bytes,
+        info=info,
+        header=header,
+        names=tokens[header::2],
+        positions=tuple(p for p, _, _ in selected),
+        selection=tuple((meaning, name) for _, meaning, name in selected),
+    )
+
+
+class EthtoolFiles:
+    """``DIR/ethtool/<if>.stats`` and ``.info`` of a replay root, re-read on every call through kept-open
+    descriptors (:mod:`fabricd.readers.kept`), with each text's :class:`StatsLayout` cached while the ``ethtool``
+    directory is unchanged.
+
+    :meth:`counters` gives the same counters, in the same order, as :func:`read_ethtool` with ``full=False``, or
+    None when that is the way to read this interface now (no layout yet, a racy or changed directory, a text whose
+    names changed, a value that is not a plain number, a file that vanished).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], layouts: Layouts[str, StatsLayout | None] | None = None) -> None:
+        self.base = os.path.join(os.fspath(root), "ethtool")
+        self.layouts: Layouts[str, StatsLayout | None] = layouts if layouts is not None else Layouts()
+
+    def counters(self, interface: str) -> tuple[StatsLayout, list[int]] | None:
+        """``(layout, values)``: ``values[i]`` is the value of ``layout.selection[i]``."""
+        layouts = self.layouts
+        if not layouts.enabled:
+            return None
+        now = layouts.clock()
+        entry = layouts.get(interface, now)
+        if entry is None:
+            entry = self._build(interface)
+            if entry is None:
+                return None
+        kept, layout = entry
+        if layout is None:  # this text has no layout (irregular); read it the slow way until it changes
+            return None
+        data = kept.read()
+        if data is None:
+            layouts.drop(interface)
+            return None
+        info = data[1] if len(data) == 2 else None
+        values = layout.values(data[0]) if info == layout.info_bytes else None
+        if values is None:
+            layouts.drop(interface)
+            return None
+        return layout, values
+
+    def _build(self, interface: str) -> tuple[KeptFiles, StatsLayout | None] | None:
+        builder = self.layouts.builder()
+        if not builder.watch(self.base):
+            return None
+        stats_path = f"{self.base}/{interface}.stats"
+        info_path = f"{self.base}/{interface}.info"
+        builder.add(stats_path)
+        if builder.exists(info_path):
+            builder.add(info_path)
+        kept = builder.build(self.layouts.budget)
+        if kept is None:
+            return None
+        data = kept.read()
+        if data is None:
+            kept.close()
+            return None
+        layout = stats_layout(data[1] if len(data) == 2 else None, data[0])
+        if layout is None:
+            kept.close()  # remember "no layout" until the directory changes: this text is read the slow way
+            kept = builder.stamps_only()
+        self.layouts.put(interface, kept, layout)
+        return kept, layout

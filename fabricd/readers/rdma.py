@@ -21,6 +21,8 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeVar
 
 from .common import (
     SATURATED_U32,
@@ -32,6 +34,7 @@ from .common import (
     read_dir_values,
     read_text,
 )
+from .kept import KeptFiles, Layouts
 
 CLASS_DIR = os.path.join("sys", "class", "infiniband")
 
@@ -111,6 +114,49 @@ HW_COUNTER_MAP: dict[str, tuple[str, Direction | None, str | None]] = {
 For ``packets``, a PMA ``counters/`` value wins over the rxe hw_counter."""
 
 
+T = TypeVar("T")
+
+
+def merge_counters_ext(counters: dict[str, T], ext: Mapping[str, T]) -> set[str]:
+    """Let ``counters_ext/*_64`` values replace their 32-bit ``counters/`` twins in ``counters`` (in place; a twin
+    missing from ``counters/`` is appended). Returns the names replaced."""
+    replaced: set[str] = set()
+    for ext_name, value in ext.items():
+        twin = _EXT_TWINS.get(ext_name)
+        if twin is not None and value is not None:
+            counters[twin] = value
+            replaced.add(twin)
+    return replaced
+
+
+def meanings(counters: Mapping[str, T | None], hw: Mapping[str, T | None]) -> dict[RdmaKey, tuple[T, int]]:
+    """``meaning -> (source, multiplier)`` in report order: PMA counters first (``data_bytes`` x 4), then the
+    hw_counters whose meaning no PMA counter gave. ``source`` is the value, or whatever stands for it (a layout
+    passes file positions); None sources are left out."""
+    out: dict[RdmaKey, tuple[T, int]] = {}
+    for name, value in counters.items():
+        meaning = PMA_COUNTER_MAP.get(name)
+        if meaning is None or value is None:
+            continue
+        out[RdmaKey(*meaning)] = (value, 4 if name in DATA_4_OCTETS else 1)
+    for name, value in hw.items():
+        meaning = HW_COUNTER_MAP.get(name)
+        if meaning is None or value is None:
+            continue
+        out.setdefault(RdmaKey(*meaning), (value, 1))
+    return out
+
+
+def unmapped(hw: Mapping[str, T | None]) -> dict[str, T]:
+    """hw_counters without a normalised meaning and not settings (``lifespan``), in the given order."""
+    return {n: v for n, v in hw.items() if v is not None and n not in HW_COUNTER_MAP and n not in NOT_COUNTERS}
+
+
+def saturable(counters: Mapping[str, T | None], replaced: set[str]) -> list[tuple[str, T]]:
+    """``counters/`` entries a 32-bit PMA could saturate (those not replaced by ``counters_ext``), sorted by name."""
+    return sorted(((n, v) for n, v in counters.items() if v is not None and n not in replaced), key=lambda nv: nv[0])
+
+
 @dataclass(frozen=True, slots=True)
 class RdmaKey:
     """A normalised RDMA counter: ``counter`` name, ``direction`` rx|tx or None, ``qualifier`` (error reason)."""
@@ -149,26 +195,11 @@ class RdmaPort:
 
     def normalised(self) -> dict[RdmaKey, int]:
         """Counters by meaning (:data:`PMA_COUNTER_MAP`, :data:`HW_COUNTER_MAP`); data in bytes; absent: left out."""
-        out: dict[RdmaKey, int] = {}
-        for name, value in self.counters.items():
-            meaning = PMA_COUNTER_MAP.get(name)
-            if meaning is None or value is None:
-                continue
-            out[RdmaKey(*meaning)] = value * 4 if name in DATA_4_OCTETS else value
-        for name, value in self.hw_counters.items():
-            meaning = HW_COUNTER_MAP.get(name)
-            if meaning is None or value is None:
-                continue
-            out.setdefault(RdmaKey(*meaning), value)
-        return out
+        return {key: value * scale for key, (value, scale) in meanings(self.counters, self.hw_counters).items()}
 
     def unmapped_hw_counters(self) -> dict[str, int]:
         """hw_counters without a normalised meaning (and not settings like ``lifespan``), by their own name."""
-        return {
-            n: v
-            for n, v in self.hw_counters.items()
-            if v is not None and n not in HW_COUNTER_MAP and n not in NOT_COUNTERS
-        }
+        return unmapped(self.hw_counters)
 
     @property
     def rate_bytes_per_second(self) -> float | None:
@@ -205,7 +236,9 @@ def list_rdma_devices(root: str | os.PathLike[str]) -> list[str]:
         return []
 
 
-def _state(text: str | None) -> tuple[int | None, str | None]:
+@lru_cache(maxsize=256)
+def parse_state(text: str | None) -> tuple[int | None, str | None]:
+    """``4: ACTIVE`` -> ``(4, "ACTIVE")`` (a ``state`` or ``phys_state`` file); text without a number -> its name."""
     if text is None:
         return None, None
     m = _STATE.match(text)
@@ -214,7 +247,9 @@ def _state(text: str | None) -> tuple[int | None, str | None]:
     return int(m.group(1)), m.group(2) or None
 
 
-def _rate(text: str | None) -> float | None:
+@lru_cache(maxsize=256)
+def parse_rate(text: str | None) -> float | None:
+    """``100 Gb/sec (4X EDR)`` -> 100.0 (Gb/s); None when the text does not start with a rate."""
     if text is None:
         return None
     m = _RATE.match(text)
@@ -231,19 +266,14 @@ def _read_counter_dir(path: str, problems: Problems, *, optional: bool) -> dict[
 def read_port(dev_dir: str, device: str, port: int, problems: Problems) -> RdmaPort:
     """Read one port directory (``<dev_dir>/ports/<port>``)."""
     pdir = f"{dev_dir}/ports/{port}"
-    state, state_name = _state(read_text(f"{pdir}/state", problems))
-    phys, phys_name = _state(read_text(f"{pdir}/phys_state", problems))
+    state, state_name = parse_state(read_text(f"{pdir}/state", problems))
+    phys, phys_name = parse_state(read_text(f"{pdir}/phys_state", problems))
     rate = read_text(f"{pdir}/rate", problems)
     link_layer = read_text(f"{pdir}/link_layer", problems)
     counters = _read_counter_dir(f"{pdir}/counters", problems, optional=True)
     ext = _read_counter_dir(f"{pdir}/counters_ext", problems, optional=True)
-    replaced: set[str] = set()
-    for ext_name, value in ext.items():
-        twin = _EXT_TWINS.get(ext_name)
-        if twin is not None and value is not None:
-            counters[twin] = value
-            replaced.add(twin)
-    saturated = tuple(sorted(n for n, v in counters.items() if v == SATURATED_U32 and n not in replaced))
+    replaced = merge_counters_ext(counters, ext)
+    saturated = tuple(n for n, v in saturable(counters, replaced) if v == SATURATED_U32)
     hw = _read_counter_dir(f"{pdir}/hw_counters", problems, optional=True)
     if state is None and not counters and not hw and not os.path.isdir(pdir):
         problems.add(pdir, "vanished after discovery (device removed or tree rewritten)")
@@ -255,7 +285,7 @@ def read_port(dev_dir: str, device: str, port: int, problems: Problems) -> RdmaP
         phys_state=phys,
         phys_state_name=phys_name,
         rate=rate,
-        rate_gbps=_rate(rate),
+        rate_gbps=parse_rate(rate),
         link_layer=link_layer,
         counters=counters,
         hw_counters=hw,
@@ -316,3 +346,161 @@ def read_gids(root: str | os.PathLike[str], device: str, port: int) -> tuple[Gid
         ndev = read_text(os.path.join(pdir, "gid_attrs", "ndevs", name), Problems())
         entries.append(GidEntry(int(name), gid, gtype or None, ndev or None))
     return tuple(sorted(entries, key=lambda e: e.index))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PortLayout:
+    """Which files of one port exist and what they mean. Indexes point into :class:`RdmaValues` ``ints`` (counter
+    files) or ``texts`` (attribute files; -1: the file does not exist)."""
+
+    port: int
+    state: int
+    phys_state: int
+    rate: int
+    link_layer: int
+    meanings: tuple[tuple[RdmaKey, int, int], ...]
+    """``(meaning, ints index, multiplier)`` in :meth:`RdmaPort.normalised` order."""
+    unmapped: tuple[tuple[str, int], ...]
+    """hw_counters without a meaning, ``(name, ints index)`` in :meth:`RdmaPort.unmapped_hw_counters` order."""
+    saturable: tuple[tuple[str, int], ...]
+    """``counters/`` files a 32-bit PMA could saturate, ``(name, ints index)`` sorted by name."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DeviceLayout:
+    """The files of one RDMA device that :func:`read_rdma_device` reads, as they were when the layout was built."""
+
+    device: str
+    fw_ver: int
+    board_id: int
+    hca_type: int
+    node_guid: int
+    node_type: int
+    ports: tuple[PortLayout, ...]
+    ints: int
+    """How many counter files (``ints``) the layout reads."""
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaValues:
+    """One read of a device through its :class:`DeviceLayout`: every counter file as an int, every attribute file
+    as stripped text (as :func:`read_rdma_device` would give them) and the netdevs under ``device/net``."""
+
+    layout: DeviceLayout
+    ints: list[int]
+    texts: list[str]
+    netdevs: tuple[str, ...]
+
+    def text(self, index: int) -> str | None:
+        """The attribute file at ``index`` (None for -1, a file that does not exist)."""
+        return None if index < 0 else self.texts[index]
+
+
+_PORT_TEXTS = ("state", "phys_state", "rate", "link_layer")
+_DEVICE_TEXTS = ("fw_ver", "board_id", "hca_type", "node_guid", "node_type")
+
+
+class RdmaFiles:
+    """RDMA devices of a root read through kept-open descriptors (:mod:`fabricd.readers.kept`): each device's file
+    layout is cached while its directories are unchanged, every file is re-read on every call.
+
+    :meth:`read` gives exactly what :func:`read_rdma_device` would read, or None when that is the way to read the
+    device now (no layout yet, a racy or changed directory, a failed read, a value that is not a plain integer
+    such as ``N/A (no PMA)``).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], layouts: Layouts[str, DeviceLayout] | None = None) -> None:
+        self.base = class_dir(root)
+        self.layouts: Layouts[str, DeviceLayout] = layouts if layouts is not None else Layouts()
+
+    def read(self, device: str) -> RdmaValues | None:
+        layouts = self.layouts
+        if not layouts.enabled:
+            return None
+        entry = layouts.get(device, layouts.clock()) or self._build(device)
+        if entry is None:
+            return None
+        kept, layout = entry
+        data = kept.read()
+        if data is None:
+            layouts.drop(device)
+            return None
+        n = layout.ints
+        try:
+            ints = list(map(int, data[:n]))
+        except ValueError:  # N/A or a broken value: read_rdma_device says what it means
+            return None
+        try:
+            netdevs = tuple(sorted(os.listdir(f"{self.base}/{device}/device/net")))
+        except FileNotFoundError:
+            netdevs = ()
+        except OSError:
+            return None
+        texts = [d.decode("utf-8", "replace").strip() for d in data[n:]]
+        return RdmaValues(layout, ints, texts, netdevs)
+
+    def forget_others(self, devices: set[str]) -> None:
+        """Close the layouts of devices not in ``devices`` (removed since)."""
+        self.layouts.keep_only(devices)
+
+    def _build(self, device: str) -> tuple[KeptFiles, DeviceLayout] | None:
+        b = self.layouts.builder()
+        dev_dir = f"{self.base}/{device}"
+        ints: list[str] = []
+        texts: list[str] = []
+
+        def counter_dir(path: str) -> dict[str, int] | None:
+            if not b.exists(path):
+                return {}
+            listed = b.scandir(path)
+            if listed is None or listed[1]:  # sub-directories: read_rdma_device reports them
+                return None
+            out = {}
+            for name in listed[0]:
+                out[name] = len(ints)
+                ints.append(f"{path}/{name}")
+            return out
+
+        def attribute(path: str) -> int:
+            if not b.exists(path):
+                return -1
+            texts.append(path)
+            return len(texts) - 1
+
+        if not b.watch(dev_dir):
+            return None
+        port_names = b.listdir(f"{dev_dir}/ports")
+        if port_names is None or counter_dir(f"{dev_dir}/hw_counters") is None:
+            return None
+        ports: list[tuple[int, dict[str, int], dict[str, int], dict[str, int], list[int]]] = []
+        for name in port_names:
+            if not name.isdigit():
+                continue
+            pdir = f"{dev_dir}/ports/{int(name)}"
+            if not b.watch(pdir):
+                return None
+            attrs = [attribute(f"{pdir}/{a}") for a in _PORT_TEXTS]
+            counters, ext, hw = (counter_dir(f"{pdir}/{sub}") for sub in ("counters", "counters_ext", "hw_counters"))
+            if counters is None or ext is None or hw is None:
+                return None
+            ports.append((int(name), counters, ext, hw, attrs))
+        dev_attrs = [attribute(f"{dev_dir}/{a}") for a in _DEVICE_TEXTS]
+        n = len(ints)
+        b.files.extend(ints)
+        b.files.extend(texts)
+        port_layouts = []
+        for port, counters, ext, hw, attrs in sorted(ports, key=lambda p: p[0]):
+            replaced = merge_counters_ext(counters, ext)
+            port_layouts.append(PortLayout(
+                port, attrs[0], attrs[1], attrs[2], attrs[3],
+                meanings=tuple((key, i, scale) for key, (i, scale) in meanings(counters, hw).items()),
+                unmapped=tuple(unmapped(hw).items()),
+                saturable=tuple(saturable(counters, replaced)),
+            ))
+        layout = DeviceLayout(device, dev_attrs[0], dev_attrs[1], dev_attrs[2], dev_attrs[3], dev_attrs[4],
+                              ports=tuple(port_layouts), ints=n)
+        kept = b.build(self.layouts.budget)
+        if kept is None:
+            return None
+        self.layouts.put(device, kept, layout)
+        return kept, layout
