@@ -166,7 +166,8 @@ def register(app: typer.Typer) -> None:
                 fleet.close()
         statuses = wd.source_status()
         err.print(
-            f"fabricd watch: {sum(s.polls for s in statuses)} polls, {wd.poll_overruns} overruns, "
+            f"fabricd watch: {sum(s.polls for s in statuses)} polls ({sum(s.deadline_reads for s in statuses)} "
+            f"deadline reads), {wd.poll_overruns} overruns, "
             f"{printer.events} events ({printer.findings} findings)",
             highlight=False,
         )

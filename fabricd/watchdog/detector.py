@@ -10,7 +10,9 @@ Storm detection (per channel: port, priority, direction) follows SONiC's timing 
 - **Duration mode** (the device counts time paused: mlx5 ``rx_prioN_pause_duration`` µs, bnxt
   ``pfc_priN_rx_duration_us``, SONiC PFC history): ``paused = Δpause_s`` (a delta above 1.5 × ``dt`` is a counter
   jump, not pause).
-  The interval is *paused throughout* when ``paused >= full_pause_fraction × dt`` and the queue did not drain
+  The interval is *paused throughout* when its unpaused time is at most ``(1 - full_pause_fraction) × min(dt,
+  poll)`` (an absolute slack, so that a long interval cannot absorb a gap between two bursts) and the queue did not
+  drain
   (``Δprogress == 0`` when a drain counter is known: SONiC's "no TX" condition, sonic-swss PR #3036).
   The run of continuous pause is the **sum of measured pause**, not wall time: the first interval of a run
   contributes only its paused part, and a partial interval after a run ends it. So a burst shorter than
@@ -71,6 +73,9 @@ class ChannelState:
     run_open: bool = False
     run_full: int = 0
     pending_s: float = 0.0
+    win_paused: float = 0.0
+    win_dt: float = 0.0
+    win_drained: bool = False
     active: bool = False
     quiet_s: float = 0.0
     since_t: float = 0.0
@@ -121,14 +126,42 @@ class Detector:
         self.channels: dict[ChannelKey, ChannelState] = {}
         self.drops: dict[DropKey, DropState] = {}
         self.wds: dict[WdKey, WdState] = {}
+        self.due: dict[ChannelKey, float] = {}
+        """Channel -> monotonic time at which its open run or restoration window would complete (see observe)."""
 
     # -- pause --------------------------------------------------------------------------------------------------
 
     def observe(self, sample: PauseSample, wall: float) -> Event | None:
         """Feed one sample of one channel; return the storm event it causes, if any.
 
-        ``wall`` is the epoch time of the poll that read the sample (the event's ``ts``).
+        ``wall`` is the epoch time the sample was read (the event's ``ts``). Afterwards :attr:`due` holds, for a
+        channel whose run or restoration window is open in duration mode, the monotonic time at which it would
+        reach detection (or restoration) if the pause goes on (or stays away): reading it then, instead of at the
+        next poll, tightens the bound to detection + the read's own delay.
         """
+        st = self.channels.get(sample.key)
+        if st is not None:
+            prev = st.prev
+            if (prev is not None and not st.active and not st.run_open and sample.t > prev.t
+                    and sample.pause_s == prev.pause_s and sample.frames == prev.frames):
+                st.prev = sample  # fast path: idle channel, no new pause (no deadline: no run is open)
+                return None
+        ev = self._observe(sample, wall)
+        st = self.channels[sample.key]
+        due: float | None = None
+        prev = st.prev
+        if prev is not None and prev.pause_s is not None:
+            if not st.active and st.run_open and st.run_s > 0 and st.win_dt == 0.0:
+                due = prev.t + (self.params.detection_s - st.run_s)
+            elif st.active and st.quiet_s > 0:
+                due = prev.t + (self.params.restoration_s - st.quiet_s)
+        if due is None:
+            self.due.pop(sample.key, None)
+        else:
+            self.due[sample.key] = due
+        return ev
+
+    def _observe(self, sample: PauseSample, wall: float) -> Event | None:
         st = self.channels.get(sample.key)
         if st is None:
             st = self.channels[sample.key] = ChannelState()
@@ -173,7 +206,10 @@ class Detector:
             # not clamped to dt: a counter read late in one poll shows its missing time in the next one, and the
             # sum over a run telescopes to the paused time up to the last read (never more than real time)
             paused = d
-            heavy = paused >= self.params.full_pause_fraction * dt - _EPS
+            # paused throughout: at most (1 - fraction) of a *poll* unpaused, however long the interval (an idle
+            # port's read or a deadline read spans up to detection): a gap between two bursts is never absorbed
+            slack = (1.0 - self.params.full_pause_fraction) * min(dt, self.params.poll_s)
+            heavy = dt - paused <= slack + _EPS
             return Interval(paused=paused, heavy=heavy, full=heavy and drained is not True, drained=drained)
         if cur.frames is not None and prev.frames is not None:
             df = cur.frames - prev.frames
@@ -189,23 +225,36 @@ class Detector:
         st.run_open = False
         st.run_full = 0
         st.pending_s = 0.0
+        st.win_paused = st.win_dt = 0.0
+        st.win_drained = False
 
     def _detect_step(
         self, key: ChannelKey, st: ChannelState, dt: float, iv: Interval, t: float, wall: float
     ) -> Event | None:
         if iv.paused is not None:  # duration mode: the run is the sum of measured pause
-            if iv.full:
+            p = self.params
+            paused = iv.paused + st.win_paused
+            window = dt + st.win_dt
+            drained = iv.drained is True or st.win_drained
+            st.win_paused = st.win_dt = 0.0
+            st.win_drained = False
+            full = window - paused <= (1.0 - p.full_pause_fraction) * min(window, p.poll_s) + _EPS and not drained
+            if full:
                 if not st.run_open:
                     st.run_open = True
                     st.run_s = 0.0
-                st.run_s += iv.paused
+                st.run_s += paused
                 st.run_full += 1
-            elif iv.paused > _EPS:
+            elif st.run_open and st.run_full > 0 and window < p.poll_s - _EPS:
+                # a short window (a deadline read) inside a run that does not look paused throughout: at this
+                # scale a counter read a few ms late looks like a gap, so it is judged with the next read
+                st.win_paused, st.win_dt, st.win_drained = paused, window, drained
+            elif paused > _EPS:
                 if st.run_open and st.run_full > 0:
                     self._break_run(st)  # the run ended inside this interval (its pause came first)
                 else:
                     st.run_open = True  # pause at the end of the interval may open a run
-                    st.run_s = iv.paused
+                    st.run_s = paused
                     st.run_full = 0
             else:
                 self._break_run(st)

@@ -1,8 +1,11 @@
 """The watchdog loop: one thread per source polling on a fixed schedule, one detector, root cause, event sinks.
 
 Each source (a host root, a switch session) polls every ``poll_s`` on its own thread, so a slow switch never delays
-the host's detection. A poll that ends after the next slot is a **poll overrun**: the missed slots are skipped
-(never bunched) and counted in ``poll_overruns`` (``fabricd_watchdog_poll_overruns_total``). Samples go into one
+the host's detection. Between polls, a source that can read single ports (a host) is read again at the detector's
+*deadlines*: when a port's open run of pause would reach the detection time, or its quiet time the restoration
+time (see :attr:`fabricd.watchdog.detector.Detector.due`). A poll that ends after the next slot is a **poll
+overrun**: the missed slots are skipped (never bunched) and counted in ``poll_overruns``
+(``fabricd_watchdog_poll_overruns_total``). Samples go into one
 :class:`~fabricd.watchdog.detector.Detector` under a lock; when the set of active storms changes, the pause tree is
 analysed again (:mod:`fabricd.watchdog.rootcause`) and ``storm_detected`` events get their origin.
 
@@ -65,6 +68,7 @@ class SourceStatus:
     last_error: str | None
     last_poll_s: float | None
     last_ok_wall: float | None
+    deadline_reads: int = 0
 
 
 @dataclass
@@ -75,6 +79,7 @@ class _SourceState:
     last_error: str | None = None
     last_poll_s: float | None = None
     last_ok_wall: float | None = None
+    deadline_reads: int = 0
 
 
 class Watchdog:
@@ -111,17 +116,23 @@ class Watchdog:
         self._active: frozenset[ChannelKey] = frozenset()
         self._lock = threading.Lock()
         self._state = {s.name: _SourceState() for s in self.sources}
+        self._deadlines: dict[str, dict[str, float]] = {}
         self._threads: list[threading.Thread] = []
         self.started_wall: float | None = None
 
     # -- one poll -----------------------------------------------------------------------------------------------
 
-    def step(self, source: Source) -> list[Event]:
-        """Poll ``source`` once, feed the detector, deliver and return the events."""
+    def step(self, source: Source, ports: list[str] | None = None) -> list[Event]:
+        """Poll ``source`` once (or read only ``ports``: a deadline read), feed the detector, deliver and return
+        the events."""
         st = self._state.setdefault(source.name, _SourceState())
         t0 = self.clock()
         try:
-            batch = source.poll(t0)
+            if ports is not None:
+                st.deadline_reads += 1
+                batch = source.poll_ports(t0, ports)  # type: ignore[attr-defined]
+            else:
+                batch = source.poll(t0)
         except Exception as exc:  # a broken source must not stop the others; it is reported in /status
             st.failures += 1
             st.last_error = f"{type(exc).__name__}: {exc}"
@@ -133,7 +144,30 @@ class Watchdog:
         st.last_ok_wall = self.wall()
         if batch.problems:
             st.last_error = batch.problems[-1]
-        return self.feed(batch)
+        events = self.feed(batch)
+        if self._deadline_capable(source):
+            self._note_deadlines(source.name, batch)
+        return events
+
+    @staticmethod
+    def _deadline_capable(source: Source) -> bool:
+        return callable(getattr(source, "poll_ports", None))
+
+    def _note_deadlines(self, name: str, batch: Batch) -> None:
+        """Remember, per port just read, the earliest time one of its channels completes a run or a restoration
+        window (the detector's ``due``)."""
+        with self._lock:
+            due = self.detector.due
+            mine = self._deadlines.setdefault(name, {})
+            seen: set[str] = set()
+            for s in batch.pause:
+                port = s.key.interface
+                if port not in seen:
+                    seen.add(port)
+                    mine.pop(port, None)
+                d = due.get(s.key)
+                if d is not None and d < mine.get(port, float("inf")):
+                    mine[port] = d
 
     def feed(self, batch: Batch, wall_offset: float | None = None) -> list[Event]:
         """Feed one batch and deliver the events. An event's ``ts`` is its sample's time ``t`` (when that port was
@@ -190,13 +224,22 @@ class Watchdog:
     def _loop(self, source: Source, stop: threading.Event, deadline: float | None) -> None:
         period = self.periods.get(source.name, self.params.poll_s)
         st = self._state.setdefault(source.name, _SourceState())
+        margin = float(getattr(source, "deadline_margin_s", 0.0))
+        due = self._deadlines.setdefault(source.name, {}) if self._deadline_capable(source) else {}
         next_t = self.clock()
         while not stop.is_set():
             now = self.clock()
             if deadline is not None and now >= deadline:
                 return
+            with self._lock:
+                soonest = min(due.values(), default=float("inf")) + margin
+            if now >= soonest and now < next_t:
+                with self._lock:
+                    ports = [p for p, d in due.items() if d + margin <= now]
+                self.step(source, ports)
+                continue
             if next_t > now:
-                if stop.wait(next_t - now):
+                if stop.wait(min(next_t, soonest) - now):
                     return
                 continue
             self.step(source)
@@ -246,7 +289,8 @@ class Watchdog:
 
     def source_status(self) -> list[SourceStatus]:
         return [
-            SourceStatus(name, s.polls, s.failures, s.overruns, s.last_error, s.last_poll_s, s.last_ok_wall)
+            SourceStatus(name, s.polls, s.failures, s.overruns, s.last_error, s.last_poll_s, s.last_ok_wall,
+                         s.deadline_reads)
             for name, s in self._state.items()
         ]
 

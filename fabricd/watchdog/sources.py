@@ -102,10 +102,9 @@ class _Plan:
     operstate: _File
     carrier: _File | None
     hints: dict[bytes, int] = field(default_factory=dict)
-    all_duration: bool = False
-    last: tuple[int | None, ...] = ()
-    hot_until: int = 0
-    next_read: int = 0
+    vals: dict[bytes, int | None] | None = None
+    args: list[tuple[ChannelKey, float | None, int | None, int | None]] | None = None
+    link: tuple[bool | None, int | None] | None = None
 
     def close(self) -> None:
         for f in (self.stats, self.operstate, self.carrier):
@@ -169,32 +168,52 @@ def _lookup(
 
 class _File:
     """One file read on every poll through a kept-open descriptor (``pread`` at offset 0: two syscalls instead of
-    open/read/close and a path walk). On a replay root a writer replaces files by rename; ``fstat`` then shows the
-    old inode unlinked (``st_nlink == 0``) and the file is reopened, so a rewrite is never missed. sysfs attributes
-    regenerate their text on every read at offset 0."""
+    open/read/close and a path walk). sysfs attributes regenerate their text on every read at offset 0.
 
-    __slots__ = ("fd", "path", "replaced")
+    On a replay root (``replay=True``) a writer replaces files by rename, or rewrites them; ``fstat`` tells both
+    apart from "unchanged": a renamed-over file shows its old inode unlinked (``st_nlink == 0``) and is reopened,
+    a rewritten one a new mtime/ctime/size. An unchanged file is not read again: :attr:`changed` is False and the
+    previous bytes are returned (they are the file's content). A same-size in-place rewrite within one kernel clock
+    tick of the previous write (a few ms) is seen at the next write; writers should rename.
+    """
 
-    def __init__(self, path: str, *, replaced: bool) -> None:
+    __slots__ = ("changed", "data", "fd", "path", "replay", "stamp")
+
+    def __init__(self, path: str, *, replay: bool) -> None:
         self.path = path
         self.fd: int | None = None
-        self.replaced = replaced
+        self.replay = replay
+        self.stamp: tuple[int, int, int] | None = None
+        self.data: bytes | None = None
+        self.changed = True
 
     def read(self) -> bytes | None:
         fd = self.fd
-        if fd is not None and self.replaced:
+        stamp: tuple[int, int, int] | None = None
+        if fd is not None and self.replay:
             try:
-                if os.fstat(fd).st_nlink == 0:
-                    self.close()
-                    fd = None
+                st = os.fstat(fd)
             except OSError:
+                st = None
+            if st is None or st.st_nlink == 0:
                 self.close()
                 fd = None
+            else:
+                stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                if stamp == self.stamp and self.data is not None:
+                    self.changed = False
+                    return self.data
         if fd is None:
             try:
                 fd = self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
             except OSError:
                 return None
+            if self.replay:
+                try:
+                    st = os.fstat(fd)
+                    stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+                except OSError:
+                    stamp = None
         try:
             data = os.pread(fd, _CHUNK, 0)
             if len(data) == _CHUNK:
@@ -205,6 +224,10 @@ class _File:
         except OSError:
             self.close()
             return None
+        self.changed = True
+        if self.replay:
+            self.stamp = stamp
+            self.data = data
         return data
 
     def close(self) -> None:
@@ -212,6 +235,8 @@ class _File:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
             self.fd = None
+        self.stamp = None
+        self.data = None
 
 
 _CHUNK = 65536
@@ -254,8 +279,8 @@ class HostSource:
         self.replan_every = max(1, replan_every)
         self.discover_every = max(1, discover_every)
         self._port_cache: list[str] | None = None
-        self.idle_every = 1
-        self.hot_polls = 1
+        self.deadline_margin_s = 0.002 if raw_stats is not None else 0.010
+        """How long after a deadline to read: a replay root's writer may be one tick (5-10 ms) behind."""
         self.clock = clock
         self._plans: dict[str, _Plan] = {}
         self._polls = 0
@@ -347,11 +372,9 @@ class HostSource:
         if old is not None:
             old.close()
         return _Plan(driver, channels, drops, epoch, tuple(sorted(names)),
-                     _File(os.path.join(self._eth, iface + ".stats"), replaced=replay),
-                     _File(os.path.join(base, "operstate"), replaced=replay),
-                     _File(carrier, replaced=replay) if carrier is not None else None,
-                     all_duration=bool(channels) and all(ch.duration is not None for ch in channels),
-                     hot_until=self._polls + self.hot_polls)
+                     _File(os.path.join(self._eth, iface + ".stats"), replay=replay),
+                     _File(os.path.join(base, "operstate"), replay=replay),
+                     _File(carrier, replay=replay) if carrier is not None else None)
 
     # -- polling ------------------------------------------------------------------------------------------------
 
@@ -376,19 +399,24 @@ class HostSource:
         return self._port_cache
 
     def poll(self, t: float) -> Batch:
-        """Read every watched port once; ``t`` is the monotonic time of the poll (seconds)."""
-        batch = Batch()
+        """One regular poll: every port due by its schedule; ``t`` is the monotonic time of the poll (seconds)."""
         self._polls += 1
-        replan = self._polls % self.replan_every == 0
-        read_drops = self.drop_every == 1 or self._polls % self.drop_every == 1
+        return self._read(t, self._ports_now(), regular=True)
+
+    def poll_ports(self, t: float, ports: Iterable[str]) -> Batch:
+        """A deadline read: only ``ports``, now (see :meth:`tune`)."""
+        return self._read(t, list(ports), regular=False)
+
+    def _read(self, t: float, ports: list[str], *, regular: bool) -> Batch:
+        batch = Batch()
+        polls = self._polls
+        replan = regular and polls % self.replan_every == 0
+        read_drops = regular and (self.drop_every == 1 or polls % self.drop_every == 1)
         append = batch.pause.append
         plans = self._plans
-        polls = self._polls
         clock = self.clock
-        for iface in self._ports_now():
+        for iface in ports:
             plan = plans.get(iface)
-            if plan is not None and polls < plan.next_read and not replan and not read_drops:
-                continue  # an idle port with pause-duration counters, read every idle_every polls
             if self.raw_stats is None:
                 if plan is not None:
                     raw: bytes | Mapping[str, int] | None = plan.stats.read()
@@ -405,31 +433,35 @@ class HostSource:
                 continue
             if plan is None or replan:
                 plan = plans[iface] = self._plan(iface, raw)
-            vals = _lookup(raw, plan.names, plan.hints)
+            vals = plan.vals
+            unchanged = vals is not None and self.raw_stats is None and not plan.stats.changed
+            if vals is None or not unchanged:  # else: the file is unchanged since the last read, same values
+                vals = plan.vals = _lookup(raw, plan.names, plan.hints)
             if clock is not None:
                 t = clock()  # the time this port was read: its values are no newer than this
-            primary = tuple(vals.get(ch.duration) for ch in plan.channels if ch.duration is not None)
-            if primary != plan.last:
-                plan.last = primary
-                plan.hot_until = polls + self.hot_polls
-            hot = polls < plan.hot_until or not plan.all_duration
-            plan.next_read = polls + (1 if hot else self.idle_every)
             up, epoch = self._link(plan)
             if plan.epoch_name is not None:
                 epoch = vals.get(plan.epoch_name)
+            if unchanged and plan.link == (up, epoch) and plan.args is not None:
+                for key, pause_s, frames, progress in plan.args:  # same values as the last read, new time
+                    append(PauseSample(key, t, pause_s, frames, progress, up, epoch))
+                continue
+            plan.link = (up, epoch)
+            args: list[tuple[ChannelKey, float | None, int | None, int | None]] = []
             for ch in plan.channels:
                 if ch.duration is not None:
                     dur = vals.get(ch.duration)
                     if dur is None:
                         continue  # a torn or partial read: skip this poll for the channel, never guess
-                    append(PauseSample(ch.key, t, dur / 1e6, None,
-                                       vals.get(ch.progress) if ch.progress is not None else None, up, epoch))
+                    args.append((ch.key, dur / 1e6, None, vals.get(ch.progress) if ch.progress is not None else None))
                 else:
                     frm = vals.get(ch.frames) if ch.frames is not None else None
                     if frm is None:
                         continue
-                    append(PauseSample(ch.key, t, None, frm,
-                                       vals.get(ch.progress) if ch.progress is not None else None, up, epoch))
+                    args.append((ch.key, None, frm, vals.get(ch.progress) if ch.progress is not None else None))
+            plan.args = args
+            for key, pause_s, frames, progress in args:
+                append(PauseSample(key, t, pause_s, frames, progress, up, epoch))
             if read_drops and plan.drops:
                 dvals = _lookup(raw, [dr.name for dr in plan.drops])
                 for dr in plan.drops:
@@ -439,18 +471,16 @@ class HostSource:
         return batch
 
     def tune(self, detection_s: float, restoration_s: float, poll_s: float) -> None:
-        """Read idle ports less often without loosening the timing contract.
+        """Adapt to the watchdog's timers: drop counters are read once a second (every poll is read for pause).
 
-        A port whose pause-duration counters have not moved for ``ceil(restoration / poll) + 2`` polls is *idle*
-        and is read every ``idle_every = floor((detection - poll) / poll)`` polls. A storm that starts on an idle
-        port is seen within ``detection - poll``; its measured pause (the duration counter's delta) opens the run
-        with the time already paused, the port is read every poll from then on, and the storm is still declared at
-        the first poll after ``detection``. Restoration happens while the port is still hot. Ports with only pause
-        frames are always read every poll (frames cannot tell how long the pause already lasted).
+        Every port is read on every poll: a long gap between two reads of a port could hold the end of one burst
+        and the start of the next, and the detector would have to credit both to one run. Cost is kept down by
+        not re-reading an unchanged replay file (:class:`_File`) and by the runner's *deadline reads*
+        (:meth:`poll_ports`): once a read shows pause, the duration counter says how long it has lasted, and the
+        port is read again exactly when the run would reach ``detection`` (or the quiet time ``restoration``), so
+        a storm is declared at ``detection`` plus the read's own delay rather than at the next poll after it.
         """
-        self.idle_every = max(1, int((detection_s - poll_s) / poll_s + 1e-9))
-        self.hot_polls = int(-(-restoration_s // poll_s)) + 2
-        self.drop_every = max(1, round(1.0 / poll_s))  # drop counters once a second
+        self.drop_every = max(1, round(1.0 / poll_s))
 
     def close(self) -> None:
         """Close the kept-open files."""

@@ -2,7 +2,7 @@
 ``test_pfcwd_timer_accuracy``): detection <= observed <= detection + poll, same for restoration; bursts shorter
 than detection, counter resets and link flaps never fire.
 
-A :class:`~fabricd.lab.stormgen.StormGen` rewrites an mlx5-like replay root (ReplayHost) every 5 ms while a separate
+A :class:`~fabricd.lab.stormgen.StormGen` rewrites an mlx5-like replay root (ReplayHost) every 2 ms while a separate
 ``fabricd watch --root`` process polls it every 50 ms. The 20 iterations of each case run concurrently on their own
 NIC ports (5 ports x 4 rounds per case), each at a random phase relative to the polls.
 
@@ -40,7 +40,7 @@ from fabricd.lab.stormgen import Episode, StormGen
 pytestmark = pytest.mark.integration
 
 D, R, P = 0.200, 0.200, 0.050
-TICK = 0.005
+TICK = 0.002
 SLACK = 0.020
 ROUNDS = 4
 PORTS_PER_CASE = 5
@@ -51,7 +51,7 @@ FABRICD = [sys.executable, "-m", "fabricd"]
 @pytest.fixture
 def replay_dir(tmp_path: Path) -> Iterator[Path]:
     """A replay root on tmpfs when there is one: an atomic file rewrite costs ~5 µs there and ~150 µs on this
-    machine's ext4 /tmp, and the writer rewrites every moving file every 5 ms."""
+    machine's ext4 /tmp, and the writer rewrites every moving file every few ms."""
     shm = Path("/dev/shm")
     if not shm.is_dir():
         yield tmp_path
