@@ -163,7 +163,8 @@ def register(app: typer.Typer) -> None:
                              hint="give the replay directory that holds sys/ and ethtool/ (see CONTRACTS.md)")
         web = _web(web_config)
         registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
-                                            enabled=_collectors_opt(collectors), include_virtual=include_virtual))
+                                            enabled=_collectors_opt(collectors), include_virtual=include_virtual,
+                                            kept_files=not once))  # one scrape: building layouts would not pay
         if once:
             families = registry.scrape()
             if output == OutputFormat.JSON:
