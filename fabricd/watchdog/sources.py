@@ -250,7 +250,8 @@ class HostSource:
     ``interfaces`` limits the ports (the host's NIC netdevs in the inventory); None watches every interface the
     root has statistics for. ``raw_stats`` replaces the replay root's ``ethtool/<if>.stats`` files with a live
     provider. ``drop_every`` reads drop counters every N polls (they change slowly and RDMA's cost a file each);
-    ``discover_every`` looks for new interfaces every N polls; ``replan_every`` re-reads the whole statistic set.
+    ``discover_every`` looks for new interfaces every N polls; ``replan_every`` re-reads the whole statistic set
+    (a driver adds per-priority counters when PFC is enabled on a priority).
     ``clock`` (monotonic seconds) stamps each port with the time it was read; without it every sample gets the
     poll's ``t``. With a clock, a poll that is descheduled half-way cannot label a later read with an earlier time
     (which would let a restoration look longer than it was).
@@ -265,7 +266,7 @@ class HostSource:
         interfaces: Iterable[str] | None = None,
         raw_stats: RawStats | None = None,
         drop_every: int = 10,
-        replan_every: int = 200,
+        replan_every: int = 1200,
         discover_every: int = 20,
         clock: Callable[[], float] | None = None,
     ) -> None:
@@ -439,13 +440,17 @@ class HostSource:
                 vals = plan.vals = _lookup(raw, plan.names, plan.hints)
             if clock is not None:
                 t = clock()  # the time this port was read: its values are no newer than this
+            if unchanged and plan.link is not None and plan.args is not None:
+                # Same counters as the last read (a replay file that did not change): no pause moved, so the link
+                # state cannot change any verdict; it is read again with the next change (a flap that moves pause
+                # counters changes the file, and mlx5 counts flaps in link_down_events_phy inside it).
+                up, epoch = plan.link
+                for key, pause_s, frames, progress in plan.args:
+                    append(PauseSample(key, t, pause_s, frames, progress, up, epoch))
+                continue
             up, epoch = self._link(plan)
             if plan.epoch_name is not None:
                 epoch = vals.get(plan.epoch_name)
-            if unchanged and plan.link == (up, epoch) and plan.args is not None:
-                for key, pause_s, frames, progress in plan.args:  # same values as the last read, new time
-                    append(PauseSample(key, t, pause_s, frames, progress, up, epoch))
-                continue
             plan.link = (up, epoch)
             args: list[tuple[ChannelKey, float | None, int | None, int | None]] = []
             for ch in plan.channels:
@@ -479,8 +484,10 @@ class HostSource:
         (:meth:`poll_ports`): once a read shows pause, the duration counter says how long it has lasted, and the
         port is read again exactly when the run would reach ``detection`` (or the quiet time ``restoration``), so
         a storm is declared at ``detection`` plus the read's own delay rather than at the next poll after it.
+        The statistic set is re-planned once a minute.
         """
         self.drop_every = max(1, round(1.0 / poll_s))
+        self.replan_every = max(1, round(60.0 / poll_s))
 
     def close(self) -> None:
         """Close the kept-open files."""

@@ -12,7 +12,7 @@ Direction is always seen from the port that owns the counter (CONTRACTS.md ``dir
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -40,13 +40,24 @@ class EventKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ChannelKey:
-    """One watched pause channel: a port, a priority (0-7) and a direction (rx | tx)."""
+    """One watched pause channel: a port, a priority (0-7) and a direction (rx | tx).
+
+    Its hash is computed once (keys are looked up several times per sample on the watchdog's hot path).
+    """
 
     scope: Scope
     device: str
     interface: str
     priority: int
     direction: Direction
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.scope, self.device, self.interface, self.priority,
+                                                self.direction)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def port(self) -> str:
