@@ -1,0 +1,91 @@
+"""``fabricd watch`` through the real entry point, in-process: JSON lines on a replay root with a storm already in
+its counters, located errors for bad timers, hosts and roots, and the intent's timers used by default."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fabricd.cli.main import main
+from fabricd.lab.replay import ReplayHost, ReplayNic
+
+Runner = Callable[..., tuple[int, str, str]]
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
+        monkeypatch.setenv("COLUMNS", "250")
+        monkeypatch.delenv("FABRICD_INVENTORY", raising=False)
+        monkeypatch.delenv("FABRICD_ROOT", raising=False)
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main()
+        captured = capsys.readouterr()
+        code = exc.value.code
+        return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+    return run
+
+
+def test_quiet_replay_root_exits_0_with_no_events(run_main: Runner, tmp_path: Path) -> None:
+    ReplayHost(tmp_path, [ReplayNic("eth0", "mlx5_0", channels=0)]).build()
+    code, out, err = run_main("watch", "--root", str(tmp_path), "--poll-ms", "20", "--detection-ms", "100",
+                              "--duration", "0.5", "--output", "json")
+    assert code == 0, err
+    assert out == ""
+    assert "detection 100 ms, restoration 100 ms, poll 20 ms" in err
+    assert "0 events (0 findings)" in err
+
+
+def test_intent_timers_and_a_named_host(run_main: Runner, tmp_path: Path) -> None:
+    ReplayHost(tmp_path, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)]).build()
+    code, _, err = run_main("watch", str(REPO / "inventory" / "lab"), "--root", f"gpu3={tmp_path}", "--duration",
+                            "0.3")
+    assert code == 0, err
+    assert "host:gpu3; detection 200 ms, restoration 200 ms, poll 100 ms" in err  # policy.pfc.watchdog of the lab
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--poll-ms", "300", "--detection-ms", "200"), "poll 300 ms is longer than min(detection 200 ms"),
+    (("--root", "/nonexistent/fdt-watch"), "--root /nonexistent/fdt-watch: not a directory"),
+    ((str(REPO / "inventory" / "lab"), "--host", "nope"), "host 'nope' is not in the inventory; use one of: gpu1"),
+])
+def test_bad_input_is_a_located_error(run_main: Runner, args: tuple[str, ...], message: str) -> None:
+    code, out, err = run_main("watch", *args, "--duration", "0.1")
+    assert code == 2
+    assert message in err and "Traceback" not in err and out == ""
+
+
+def test_two_unnamed_roots_are_ambiguous(run_main: Runner, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        ReplayHost(d, [ReplayNic("eth0", "mlx5_0", channels=0)]).build()
+    code, _, err = run_main("watch", "--root", str(a), "--root", str(b), "--duration", "0.1")
+    assert code == 2 and "name each one as HOST=DIR" in err
+
+
+def test_storm_already_running_is_reported_as_json(run_main: Runner, tmp_path: Path) -> None:
+    """A NIC that keeps sending pause while the watcher runs: one storm_detected line, exit 1 (findings)."""
+    import time
+
+    from fabricd.lab.stormgen import StormGen
+
+    host = ReplayHost(tmp_path, [ReplayNic("eth0", "mlx5_0", channels=0)])
+    host.build()
+    with StormGen(host, tick_s=0.005) as gen:
+        gen.pause("eth0", direction="tx", duration_s=None)
+        t0 = time.time()
+        code, out, err = run_main("watch", "--root", str(tmp_path), "--poll-ms", "20", "--detection-ms", "100",
+                                  "--duration", "0.8", "--output", "json")
+    assert code == 1, err
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [(e["event"], e["interface"], e["priority"], e["direction"], e["scope"]) for e in events] == [
+        ("storm_detected", "eth0", 3, "tx", "nic")]
+    assert events[0]["ts"] >= t0 and events[0]["origin_kind"] == "stalled_receiver"
