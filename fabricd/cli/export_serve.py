@@ -3,7 +3,7 @@
 ``fabricd export host`` checks its options, then replaces itself (``execv``, same pid) with
 ``python -m fabricd.cli.export_serve ...``, which imports only the collectors and the HTTP server: the full CLI
 imports every command (rich, pydantic, jinja2, netmiko, matplotlib...) and would keep ~88 MB resident for the
-exporter's lifetime; this process keeps ~25 MB (bench/scrape.py, docs/PERFORMANCE.md). It uses argparse and plain
+exporter's lifetime; this process keeps ~27 MB (bench/scrape.py, docs/PERFORMANCE.md). It uses argparse and plain
 stderr writes, so that it never imports typer or rich.
 """
 
