@@ -15,7 +15,8 @@ Storm detection (per channel: port, priority, direction) follows SONiC's timing 
   drain
   (``Δprogress == 0`` when a drain counter is known: SONiC's "no TX" condition, sonic-swss PR #3036).
   The run of continuous pause is the **sum of measured pause**, not wall time: the first interval of a run
-  contributes only its paused part, and a partial interval after a run ends it. So a burst shorter than
+  contributes only its paused part (at most the part that fits in its last poll period, when a poll came late),
+  and a partial interval after a run ends it. So a burst shorter than
   ``detection`` never fires however it straddles polls, and a storm fires at the first poll at which it has
   lasted ``detection``.
 - **Frame mode** (only pause frames: mlx4, ice, i40e, switch PFC counters): an interval is paused throughout
@@ -253,8 +254,12 @@ class Detector:
                 if st.run_open and st.run_full > 0:
                     self._break_run(st)  # the run ended inside this interval (its pause came first)
                 else:
-                    st.run_open = True  # pause at the end of the interval may open a run
-                    st.run_s = paused
+                    # Pause at the end of the interval may open a run. Only the pause that fits in the interval's
+                    # last poll counts: in a longer interval (a late poll) the earlier pause may belong to a burst
+                    # that ended before a gap, and crediting it would let two short bursts make one storm.
+                    credit = paused - max(0.0, window - p.poll_s)
+                    st.run_open = credit > _EPS
+                    st.run_s = max(0.0, credit)
                     st.run_full = 0
             else:
                 self._break_run(st)

@@ -251,3 +251,21 @@ def test_stale_reads_keep_the_bounds_within_the_staleness() -> None:
         assert [e for e, _ in events] == [EventKind.STORM_DETECTED, EventKind.STORM_RESTORED]
         assert D <= events[0][1] - start <= D + P + lag_max + 1e-9
         assert R <= events[1][1] - end <= R + P + lag_max + 1e-9
+
+
+def test_a_late_poll_does_not_join_two_bursts_into_a_storm() -> None:
+    """A poll that comes 150 ms after the previous one (an overrun) sees a 60 ms burst, a 60 ms gap and the start of
+    a 190 ms burst: only the pause in its last poll period may open a run, so the two bursts (each shorter than
+    detection) never make a storm; a real storm behind such a late poll is still declared, late."""
+    for late in (0.130, 0.150, 0.170):
+        burst1 = (1.0, 1.06)
+        burst2 = (1.12, 1.31)
+        tl = Timeline([burst1, burst2])
+        det = Detector(PARAMS)
+        times = [0.9, 0.95, 1.0 - 0.001, 1.0 - 0.001 + late] + [1.0 - 0.001 + late + k * P for k in range(1, 12)]
+        events = [det.observe(tl.sample(t), wall=t) for t in times]
+        assert all(e is None for e in events), late
+        storm = Timeline([(1.05, 3.0)])
+        det = Detector(PARAMS)
+        fired = [t for t in times if det.observe(storm.sample(t), wall=t) is not None]
+        assert fired and D <= fired[0] - 1.05 <= D + late + P
