@@ -7,6 +7,10 @@ paused and leaf1 pauses spine1 on its uplink. Injected into the replay tree and 
 - reach a webhook receiver (a small HTTP server here), straight from fabricd's watchdog and, when Debian's
   ``prometheus-alertmanager`` is installed, through Alertmanager too;
 - be traced back to its origin: gpu1's port, in the events, ``/status`` and ``fabricd_pfc_storm_origin_info``.
+
+leaf1's own PFC watchdog (the simulator runs SONiC's) detects the storm on Ethernet0 and, the storm going on, does
+not restore it: fabricd reports it ``watchdog_stuck`` (``--stuck-after-s 2`` here). Drops on leaf1's lossless
+queue 3 are a ``lossless_drop`` event.
 """
 
 from __future__ import annotations
@@ -147,7 +151,8 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
             serve = Proc(
                 [*FABRICD, "serve", str(inv), "--root", f"gpu1={shm_dir}", "--switch", SWITCHES[0], "--switch",
                  SWITCHES[1], "--switch-poll-ms", "500", "--poll-ms", "50", "--detection-ms", "200",
-                 "--restoration-ms", "200", "--listen", f"127.0.0.1:{serve_port}", "--webhook",
+                 "--restoration-ms", "200", "--stuck-after-s", "2", "--listen", f"127.0.0.1:{serve_port}",
+                 "--webhook",
                  hook.url + "/fabricd", "--no-verify-host-key", "--drift-interval-s", "3600"],
                 tmp_path / "serve.log", env={**os.environ, "FABRICD_LAB_PASSWORD": password})
             procs.append(serve)
@@ -169,6 +174,11 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
             assert wait_for(target_up, 60, 0.5), procs[-2].tail()
             assert wait_for(lambda: query(prom, "fabricd_switch_up == 1"), 30, 0.5), serve.tail()
             assert query(prom, "ALERTS") == []
+            from fabricd.lab.counters import WatchdogSettings
+
+            lab.call(lambda: lab.switch("leaf1-sonic").counters.set_watchdog(
+                WatchdogSettings(priorities=frozenset({3}), detection_ms=200, restoration_ms=200)))
+            time.sleep(1.5)  # two switch polls: the watchdog counters' baseline
 
             # gpu1's receive pipeline stalls: it sends pause; leaf1 Ethernet0 is paused and pauses spine1
             t_inject = time.time()
@@ -223,6 +233,29 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
                                            and any(a["labels"]["alertname"] == "FabricPfcStormActive"
                                                    for a in b["alerts"])], 15, 0.5)
                 assert via_am, procs[0].tail()
+
+            # leaf1's watchdog detected the storm and cannot restore it while it lasts: stuck after 2 s
+            def stuck() -> list[dict[str, Any]]:
+                evs = json.loads(get(serve_url + f"/events?since={t_inject - 1}")[1])
+                return [e for e in evs if e["event"] == "watchdog_stuck"]
+
+            stuck_events = wait_for(stuck, 10, 0.3)
+            assert stuck_events, serve.tail()
+            assert (stuck_events[0]["device"], stuck_events[0]["interface"], stuck_events[0]["priority"]) == (
+                "leaf1-sonic", "Ethernet0", 3)
+            assert stuck_events[0]["detected"] > stuck_events[0]["restored"]
+
+            # drops on a lossless queue
+            t_drop = time.time()
+            lab.call(lambda: lab.switch("leaf1-sonic").counters.drop("Ethernet8", 3, 50))
+
+            def dropped() -> list[dict[str, Any]]:
+                evs = json.loads(get(serve_url + f"/events?since={t_drop - 0.1}")[1])
+                return [e for e in evs if e["event"] == "lossless_drop" and e["device"] == "leaf1-sonic"]
+
+            drops = wait_for(dropped, 5, 0.2)
+            assert drops and drops[0]["interface"] == "Ethernet8" and drops[0]["count"] == 50, serve.tail()
+            assert drops[0]["priority"] == 3 and drops[0]["reason"] == "queue_drop"
 
             for sw, port in (("leaf1-sonic", "Ethernet0"), ("leaf1-sonic", "Ethernet48"), ("spine1", "Ethernet0")):
                 lab.call(lambda sw=sw, port=port: lab.switch(sw).counters.storm_stop(port, 3))
