@@ -26,10 +26,11 @@ class WatchdogParams:
     - ``detection_s``: continuous pause (or stalled drain with pause frames) needed to declare a storm, seconds.
     - ``restoration_s``: pause-free time needed to declare it over, seconds.
     - ``poll_s``: sampling period, seconds; ``poll_s <= min(detection_s, restoration_s)``.
-    - ``full_pause_fraction``: share of a poll interval that must be paused for the interval to count as
-      "paused throughout" (0.5-1.0). SONiC's Mellanox script used 0.8 × poll; sonic-swss PR #3036 tightened it to
-      0.99 where the hardware counter is exact. fabricd defaults to 0.8 because a replay tree is rewritten by a
-      writer with its own tick; live mlx5 counters can use 0.95 or more (``--full-pause-fraction``).
+    - ``full_pause_fraction``: an interval counts as "paused throughout" when it was unpaused for at most
+      ``(1 - full_pause_fraction) × min(interval, poll)`` (0.5-1.0; 10 ms at 0.8 and a 50 ms poll). SONiC's
+      Mellanox script used 0.8 × poll; sonic-swss PR #3036 tightened it to 0.99 where the hardware counter is
+      exact. fabricd defaults to 0.8 because a replay tree is rewritten by a writer with its own tick; live mlx5
+      counters can use 0.95 or more (``--full-pause-fraction``).
     - ``stuck_after_s``: a switch watchdog that detected a storm and has not restored it after this long is
       reported as stuck (Meta DNE-TaaC ``pfc_wd_health_check``: deadlock > 0 and recovery == 0 over 60 s).
     - ``drop_holdoff_s``: at most one ``lossless_drop`` event per channel in this period; later drops in the
