@@ -16,6 +16,7 @@ import typer
 from fabricd.inventory import Inventory, load_inventory
 from fabricd.service.wiring import RootSpec, SwitchFleet, build_watchdog, host_sources, params_for
 from fabricd.watchdog.runner import EventSink, Source
+from fabricd.watchdog.sources import HostSource
 from fabricd.watchdog.types import Event, EventKind
 from fabricd.watchdog.webhook import WebhookSink
 
@@ -164,6 +165,9 @@ def register(app: typer.Typer) -> None:
                 hook.close()
             if fleet is not None:
                 fleet.close()
+            for src in sources:
+                if isinstance(src, HostSource):
+                    src.close()
         statuses = wd.source_status()
         err.print(
             f"fabricd watch: {sum(s.polls for s in statuses)} polls ({sum(s.deadline_reads for s in statuses)} "

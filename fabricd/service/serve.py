@@ -211,6 +211,8 @@ class Service:
             self.auditor.join(10.0)
         if self.fleet is not None:
             self.fleet.close()
+        for h in self.hosts:
+            h.close()
         for w in self.webhooks:
             w.close(5.0)
         if self._server_thread is not None:
