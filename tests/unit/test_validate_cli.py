@@ -106,7 +106,7 @@ def test_validate_json_reports_findings_and_exit_1(runner: CliRunner, tmp_path: 
     # poll > detection (error); 300 ms is not NX-OS's fixed 100 ms poll and detection 200 ms is not a whole
     # number of 300 ms polls on NVUE (both warnings: the render rounds them)
     assert codes == ["FAB040", "FAB042"]
-    assert data["summary"] == {"errors": 2, "warnings": 1}
+    assert data["summary"] == {"errors": 1, "warnings": 2}
     first = data["problems"][0]
     assert first["file"] == str(fabric) and first["line"] == 21 and first["path"] == "policy.pfc.watchdog.poll_ms"
     assert data["deadlock"]["applicable"] is True and data["deadlock"]["cycles"] == []
