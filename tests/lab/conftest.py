@@ -102,6 +102,7 @@ def _count_vm(request: pytest.FixtureRequest) -> None:
         _STATE["ran"] = int(_STATE["ran"]) + 1  # type: ignore[call-overload]
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _STATE["reason"] is not None:
         terminalreporter.write_line(f"SKIPPED-VM: the Soft-RoCE VM tests did not run: {_STATE['reason']}",
