@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.vm
+pytestmark = [pytest.mark.vm, pytest.mark.timeout(1800)]  # the first test also builds and boots
 
 REPO = Path(__file__).resolve().parents[2]
 

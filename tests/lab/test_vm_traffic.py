@@ -18,7 +18,7 @@ from fabricd.traffic import snapshot, sniff
 from fabricd.traffic.pair import run_pair
 from fabricd.traffic.spec import LAB_ACK_TIMEOUT, Mode, Op, TrafficSpec
 
-pytestmark = pytest.mark.vm
+pytestmark = [pytest.mark.vm, pytest.mark.timeout(1800)]  # the first test also builds and boots
 
 
 
