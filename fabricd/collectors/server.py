@@ -30,38 +30,44 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-class ExporterServer(ThreadingHTTPServer):
-    """Serves ``render()`` output on /metrics. ``render`` is called under a lock, once per request."""
+class WebServer(ThreadingHTTPServer):
+    """A threaded HTTP server under an exporter-toolkit web config: TLS wraps the listening socket when the config
+    has ``tls_server_config``; handlers check basic auth with :meth:`WebHandler.authorized`. Shared by the
+    exporters (:class:`ExporterServer`) and ``fabricd serve``'s API."""
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], render: Callable[[], str], web: WebConfig | None = None) -> None:
-        self.render = render
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 web: WebConfig | None = None) -> None:
         self.web = web or WebConfig()
-        self.scrape_lock = threading.Lock()
-        super().__init__(address, _Handler)
+        super().__init__(address, handler)
         if self.web.tls is not None:
             self.socket = self.web.tls.wrap_socket(self.socket, server_side=True)
 
     @property
-    def url(self) -> str:
+    def origin(self) -> str:
+        """``scheme://host:port`` of the bound socket (an IPv6 host in brackets)."""
         host, port = str(self.server_address[0]), int(self.server_address[1])
         scheme = "https" if self.web.tls is not None else "http"
         shown = f"[{host}]" if ":" in host else host
-        return f"{scheme}://{shown}:{port}/metrics"
+        return f"{scheme}://{shown}:{port}"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: ExporterServer
+class WebHandler(BaseHTTPRequestHandler):
+    """Request handler base: HTTP/1.1 keep-alive, debug-level access log, basic auth, Prometheus text with gzip
+    when the client accepts it. Subclasses override ``do_GET`` (this one serves nothing: 404); HEAD answers as GET
+    without the body."""
+
+    server: WebServer
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall on keep-alive
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
 
-    def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8",
-              headers: dict[str, str] | None = None) -> None:
+    def send_body(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8",
+                  headers: dict[str, str] | None = None) -> None:
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -71,23 +77,53 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def authorized(self) -> bool:
+        """Whether the request passes the web config's basic auth; if not, a 401 has been sent."""
+        if self.server.web.authorized(self.headers.get("Authorization")):
+            return True
+        self.send_body(401, b"Unauthorized\n", headers={"WWW-Authenticate": 'Basic realm="fabricd"'})
+        return False
+
+    def send_metrics(self, text: str) -> None:
+        """A Prometheus exposition, gzip-compressed (level 1) when the client accepts it."""
+        body = text.encode()
+        if "gzip" in (self.headers.get("Accept-Encoding") or ""):
+            self.send_body(200, gzip.compress(body, compresslevel=1), CONTENT_TYPE, {"Content-Encoding": "gzip"})
+        else:
+            self.send_body(200, body, CONTENT_TYPE)
+
     def do_GET(self) -> None:
-        if not self.server.web.authorized(self.headers.get("Authorization")):
-            self._send(401, b"Unauthorized\n", headers={"WWW-Authenticate": 'Basic realm="fabricd"'})
+        self.send_body(404, b"Not Found\n")
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+
+class ExporterServer(WebServer):
+    """Serves ``render()`` output on /metrics. ``render`` is called under a lock, once per request."""
+
+    def __init__(self, address: tuple[str, int], render: Callable[[], str], web: WebConfig | None = None) -> None:
+        self.render = render
+        self.scrape_lock = threading.Lock()
+        super().__init__(address, _Handler, web)
+
+    @property
+    def url(self) -> str:
+        return f"{self.origin}/metrics"
+
+
+class _Handler(WebHandler):
+    server: ExporterServer
+
+    def do_GET(self) -> None:
+        if not self.authorized():
             return
         path = self.path.split("?", 1)[0]
         if path == "/metrics":
             with self.server.scrape_lock:
                 text = self.server.render()
-            body = text.encode()
-            if "gzip" in (self.headers.get("Accept-Encoding") or ""):
-                self._send(200, gzip.compress(body, compresslevel=1), CONTENT_TYPE, {"Content-Encoding": "gzip"})
-            else:
-                self._send(200, body, CONTENT_TYPE)
+            self.send_metrics(text)
         elif path == "/":
-            self._send(200, _LANDING.encode(), "text/html; charset=utf-8")
+            self.send_body(200, _LANDING.encode(), "text/html; charset=utf-8")
         else:
-            self._send(404, b"Not Found\n")
-
-    def do_HEAD(self) -> None:
-        self.do_GET()
+            self.send_body(404, b"Not Found\n")
