@@ -28,7 +28,7 @@ def serve_registry(registry: Registry, listen: str, web: WebConfig | None, what:
     """Serve ``registry`` on ``listen`` until SIGTERM/SIGINT. Raises OSError/ValueError on a bad address."""
     host, port = parse_listen(listen)
     server = ExporterServer((host, port), registry.exposition, web)
-    if host not in ("127.0.0.1", "::1", "localhost") and (web is None or (web.tls is None and not web.users)):
+    if server.exposed:
         sys.stderr.write(f"warning: serving {what} on {host} without TLS or authentication; "
                          "give --web-config to protect it\n")
     sys.stderr.write(f"fabricd {what} exporter on {server.url} (stop with Ctrl-C or SIGTERM)\n")

@@ -104,10 +104,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--listen {listen}: cannot bind: {exc.strerror}",
                              hint="pick a free port, or stop what listens there") from exc
         assert service.server is not None
-        host_addr = address[0]
-        if host_addr not in ("127.0.0.1", "::1", "localhost") and (options.web is None or (
-                options.web.tls is None and not options.web.users)):
-            err.print(f"[yellow]warning:[/] serving on {host_addr} without TLS or authentication; give --web-config",
+        if service.server.exposed:
+            err.print(f"[yellow]warning:[/] serving on {address[0]} without TLS or authentication; give --web-config",
                       highlight=False)
         err.print(
             f"fabricd serve on {service.server.base_url} (/metrics /healthz /status /events); watching "

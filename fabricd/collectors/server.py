@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DEFAULT_LISTEN = "127.0.0.1:9860"
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 _LANDING = (
     "<html><head><title>fabricd exporter</title></head><body><h1>fabricd exporter</h1>"
     '<p><a href="/metrics">Metrics</a></p></body></html>'
@@ -52,6 +53,12 @@ class WebServer(ThreadingHTTPServer):
         scheme = "https" if self.web.tls is not None else "http"
         shown = f"[{host}]" if ":" in host else host
         return f"{scheme}://{shown}:{port}"
+
+    @property
+    def exposed(self) -> bool:
+        """True when it listens beyond loopback with neither TLS nor basic auth (the caller should warn)."""
+        host = str(self.server_address[0])
+        return host not in LOOPBACK and self.web.tls is None and not self.web.users
 
 
 class WebHandler(BaseHTTPRequestHandler):
