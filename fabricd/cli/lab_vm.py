@@ -168,11 +168,11 @@ def _print_status(st: dict[str, Any], output: OutputFormat) -> None:
         return
     out.print(f"lab VMs '{st['name']}': [bold]{st['state']}[/], {st['accel'].upper()} ({st['accel_reason']})")
     table = Table(show_lines=False)
-    for col in ("", "host", "address", "netdev", "vlan", "rxe", "port", "qemu pid", "agent"):
-        table.add_column(col)
+    for col in ("", "host", "address", "on", "rxe", "port", "qemu", "agent"):
+        table.add_column(col, overflow="fold")
     for ep in st["endpoints"]:
-        table.add_row(ep["role"], ep["host"], ep["ip"], ep["netdev"], ep["ip_netdev"] if ep["vlan"] else "-",
-                      ep["rdma_device"], str(ep.get("rdma_port_state", "-")),
+        port = str(ep.get("rdma_port_state", "-")).split(": ")[-1]
+        table.add_row(ep["role"], ep["host"], ep["ip"], ep["ip_netdev"], ep["rdma_device"], port,
                       f"{ep['pid']}{'' if ep['qemu_alive'] else ' (dead)'}", str(ep.get("agent", "-")))
     out.print(table)
     timings = ", ".join(f"{k} {v}" for k, v in st.get("timings", {}).items())
