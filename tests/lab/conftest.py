@@ -94,6 +94,7 @@ def lab() -> Iterator[object]:
         timings["tests_s"] = round(time.monotonic() - t2, 1)
         vm_instance.down(name)
         shutil.rmtree(inst.run_dir, ignore_errors=True)
+        inst.run_dir.with_name(f"{name}.lock").unlink(missing_ok=True)
 
 
 @pytest.fixture(autouse=True)

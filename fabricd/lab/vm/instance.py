@@ -39,7 +39,16 @@ from fabricd.model.topology import split_endpoint
 from fabricd.traffic.remote import CommandResult
 
 from . import qemu
-from .image import Image, ImageRecipe, VmError, build_image, copy_fabricd_tree, find_image, vm_state_dir
+from .image import (
+    Image,
+    ImageRecipe,
+    VmError,
+    build_image,
+    copy_fabricd_tree,
+    find_image,
+    prune_images,
+    vm_state_dir,
+)
 from .qga import AgentError, GuestAgent
 
 log = logging.getLogger(__name__)
@@ -380,6 +389,9 @@ def up(
         if image is None:
             progress("no cached lab image for this recipe: building it (first time ~4.5 min, then cached)")
             image = build_image(recipe, state=state, progress=progress)
+        else:
+            for old in prune_images(image.dir.name, vm_state_dir(state)):
+                progress(f"removed the superseded image {old}")
         return _boot(image, endpoints, inventory, rdir, name, state, accel, memory_mib, cpus, wire, progress)
 
 
