@@ -14,7 +14,7 @@ import typer
 
 from fabricd.collectors.core import Family, MetricSpec, Registry, render
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
-from fabricd.collectors.server import DEFAULT_LISTEN, parse_listen
+from fabricd.collectors.server import DEFAULT_LISTEN, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import UsageError
 
@@ -89,22 +89,13 @@ def serve(registry: Registry, listen: str, web: WebConfig | None, what: str) -> 
     """Serve ``registry`` until SIGTERM/SIGINT, in this process (the switch exporter)."""
     from .export_serve import serve_registry
 
-    try:
-        serve_registry(registry, listen, web, what)
-    except ValueError as exc:
-        raise UsageError(f"--listen: {exc}", hint="e.g. --listen 127.0.0.1:9860") from exc
-    except OSError as exc:
-        raise UsageError(f"--listen {listen}: cannot bind: {exc.strerror}",
-                         hint="pick a free port, or stop what listens there") from exc
+    serve_registry(registry, listen, web, what)
 
 
 def exec_slim_host_server(root: Path | None, listen: str, web_config: Path | None, include: str | None,
                           collectors: str, include_virtual: bool = False) -> None:
     """Replace this process (same pid) with the slim host-exporter process (:mod:`fabricd.cli.export_serve`)."""
-    try:
-        parse_listen(listen)  # check before replacing the process
-    except ValueError as exc:
-        raise UsageError(f"--listen: {exc}", hint="e.g. --listen 127.0.0.1:9860") from exc
+    listen_option(listen)  # check before replacing the process
     argv = [sys.executable, "-m", "fabricd.cli.export_serve", "--listen", listen, "--collectors", collectors]
     if root is not None:
         argv += ["--root", str(root)]

@@ -19,15 +19,19 @@ from types import FrameType
 
 from fabricd.collectors.core import Registry
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
-from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, parse_listen
+from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, bind_error, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import FabricdError
 
 
 def serve_registry(registry: Registry, listen: str, web: WebConfig | None, what: str) -> None:
-    """Serve ``registry`` on ``listen`` until SIGTERM/SIGINT. Raises OSError/ValueError on a bad address."""
-    host, port = parse_listen(listen)
-    server = ExporterServer((host, port), registry.exposition, web)
+    """Serve ``registry`` on ``listen`` until SIGTERM/SIGINT. Raises :class:`UsageError` on a bad address or one
+    that cannot be bound."""
+    host, port = listen_option(listen)
+    try:
+        server = ExporterServer((host, port), registry.exposition, web)
+    except OSError as exc:
+        raise bind_error(listen, exc) from exc
     if server.exposed:
         sys.stderr.write(f"warning: serving {what} on {host} without TLS or authentication; "
                          "give --web-config to protect it\n")

@@ -13,9 +13,8 @@ from typing import Annotated
 
 import typer
 
-from fabricd.collectors.server import parse_listen
+from fabricd.collectors.server import bind_error, listen_option
 from fabricd.collectors.webconfig import load_web_config
-from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 from fabricd.service.api import DEFAULT_LISTEN
 from fabricd.service.serve import ServeOptions, Service
@@ -84,10 +83,7 @@ def register(app: typer.Typer) -> None:
             logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(name)s: %(message)s",
                                 stream=sys.stderr)
         err = stderr()
-        try:
-            address = parse_listen(listen)
-        except ValueError as exc:
-            raise UsageError(f"--listen: {exc}", hint="e.g. --listen 127.0.0.1:9862") from exc
+        address = listen_option(listen, DEFAULT_LISTEN)
         inv = load_inventory(inventory_path(inventory))
         params = params_for(inv.fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
                             full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
@@ -101,8 +97,7 @@ def register(app: typer.Typer) -> None:
         try:
             service.start()
         except OSError as exc:
-            raise UsageError(f"--listen {listen}: cannot bind: {exc.strerror}",
-                             hint="pick a free port, or stop what listens there") from exc
+            raise bind_error(listen, exc) from exc
         assert service.server is not None
         if service.server.exposed:
             err.print(f"[yellow]warning:[/] serving on {address[0]} without TLS or authentication; give --web-config",

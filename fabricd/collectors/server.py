@@ -10,6 +10,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from fabricd.errors import UsageError
+
 from .webconfig import WebConfig
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,20 @@ def parse_listen(value: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"expected HOST:PORT such as 127.0.0.1:9860, got {value!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def listen_option(value: str, example: str = DEFAULT_LISTEN) -> tuple[str, int]:
+    """:func:`parse_listen` of a ``--listen`` option: a bad value is a located :class:`UsageError` (exit 2)."""
+    try:
+        return parse_listen(value)
+    except ValueError as exc:
+        raise UsageError(f"--listen: {exc}", hint=f"e.g. --listen {example}") from None
+
+
+def bind_error(listen: str, exc: OSError) -> UsageError:
+    """The located error for a ``--listen`` address that cannot be bound (port taken, not an address of this host)."""
+    return UsageError(f"--listen {listen}: cannot bind: {exc.strerror or exc}",
+                      hint="pick a free port on an address of this host, or stop what listens there")
 
 
 class WebServer(ThreadingHTTPServer):
