@@ -45,6 +45,15 @@ def families_json(families: list[Family]) -> list[dict[str, object]]:
     ]
 
 
+def print_scrape(families: list[Family], output: OutputFormat) -> None:
+    """One scrape to stdout (``--once``): the Prometheus text exposition, or JSON rows with ``--output json``."""
+    if output == OutputFormat.JSON:
+        emit_json(families_json(families))
+    else:
+        sys.stdout.write(render(families))
+        sys.stdout.flush()
+
+
 def metric_groups() -> list[tuple[str, str, tuple[MetricSpec, ...]]]:
     """Every metric group METRICS.md lists: the collectors' and the service's drift audit."""
     from fabricd.collectors.docs import GROUPS
@@ -157,12 +166,7 @@ def register(app: typer.Typer) -> None:
                                             enabled=_collectors_opt(collectors), include_virtual=include_virtual,
                                             kept_files=not once))  # one scrape: building layouts would not pay
         if once:
-            families = registry.scrape()
-            if output == OutputFormat.JSON:
-                emit_json(families_json(families))
-            else:
-                sys.stdout.write(render(families))
-                sys.stdout.flush()
+            print_scrape(registry.scrape(), output)
             return
         if os.environ.get("FABRICD_EXPORT_NO_EXEC"):
             serve(registry, listen, web, "host")
@@ -231,11 +235,7 @@ def register(app: typer.Typer) -> None:
         try:
             if once:
                 families = registry.scrape()
-                if output == OutputFormat.JSON:
-                    emit_json(families_json(families))
-                else:
-                    sys.stdout.write(render(families))
-                    sys.stdout.flush()
+                print_scrape(families, output)
                 failed = [labels[0] for f in families if f.spec.name == "fabricd_switch_up"
                           for labels, value in f.samples if value == 0]
                 if failed:
