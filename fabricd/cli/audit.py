@@ -21,16 +21,13 @@ from fabricd.hosts.factory import close_backends, is_live, open_backends
 from fabricd.inventory import load_inventory
 from fabricd.platforms.base import DriverOptions
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr
+from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr
 from .deploy_common import InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, _prepare
 
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one testcase per check).")]
 SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
                                                      help="Switch to audit (repeatable).")]
-TemplatesOpt = Annotated[Path | None, typer.Option("--templates-dir", envvar="FABRICD_TEMPLATES_DIR",
-                                                   show_default=False,
-                                                   help="Templates searched before the shipped ones.")]
 
 
 def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None) -> None:
@@ -80,7 +77,7 @@ def register(app: typer.Typer) -> None:
 
     @audit_app.command("switch")
     def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
-                         templates_dir: TemplatesOpt = None, known_hosts: KnownHostsOpt = None,
+                         templates_dir: TemplatesDirOpt = None, known_hosts: KnownHostsOpt = None,
                          insecure: InsecureOpt = False, read_timeout: ReadTimeoutOpt = 60.0,
                          session_log: SessionLogOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
         """Read a switch back over SSH and check it against its intent: drift from the rendered config, trust,

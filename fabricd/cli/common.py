@@ -42,6 +42,11 @@ InventoryArg = Annotated[
         show_default=False,
     ),
 ]
+TemplatesDirOpt = Annotated[
+    Path | None,
+    typer.Option("--templates-dir", envvar="FABRICD_TEMPLATES_DIR", show_default=False,
+                 help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2)."),
+]
 
 DOCS_HINT = "see docs/ (README.md links every guide) or `fabricd COMMAND --help`"
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 from rich.markup import escape
 from rich.table import Table
@@ -14,7 +11,7 @@ from fabricd.deploy.targets import render_candidates, select_targets
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stdout
+from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stdout
 from .deploy_common import (
     ConcurrencyOpt,
     DeviceOpt,
@@ -36,11 +33,7 @@ def register(app: typer.Typer) -> None:
         device: DeviceOpt = None,
         group: GroupOpt = None,
         concurrency: ConcurrencyOpt = 32,
-        templates_dir: Annotated[
-            Path | None,
-            typer.Option("--templates-dir", envvar="FABRICD_TEMPLATES_DIR", show_default=False,
-                         help="Templates searched before the shipped ones."),
-        ] = None,
+        templates_dir: TemplatesDirOpt = None,
         known_hosts: KnownHostsOpt = None,
         insecure: InsecureOpt = False,
         read_timeout: ReadTimeoutOpt = 60.0,

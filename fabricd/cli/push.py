@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,7 +13,17 @@ from fabricd.deploy.targets import BATCH_KEYS, render_candidates, select_targets
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .common import (
+    ExitCode,
+    InventoryArg,
+    OutputFormat,
+    OutputOpt,
+    TemplatesDirOpt,
+    emit_json,
+    inventory_path,
+    stderr,
+    stdout,
+)
 from .deploy_common import (
     ConcurrencyOpt,
     DeviceOpt,
@@ -67,11 +76,7 @@ def register(app: typer.Typer) -> None:
                          help="Commit-confirm timer (s) where the platform has one (EOS, NVUE): the device reverts "
                          "by itself unless fabricd confirms after verifying. 0 = plain commit."),
         ] = 120,
-        templates_dir: Annotated[
-            Path | None,
-            typer.Option("--templates-dir", envvar="FABRICD_TEMPLATES_DIR", show_default=False,
-                         help="Templates searched before the shipped ones."),
-        ] = None,
+        templates_dir: TemplatesDirOpt = None,
         known_hosts: KnownHostsOpt = None,
         insecure: InsecureOpt = False,
         read_timeout: ReadTimeoutOpt = 60.0,

@@ -15,7 +15,7 @@ from fabricd.intent.checks import run_checks
 from fabricd.inventory import load_inventory
 from fabricd.render.render import DeviceRender, render_devices, write_render
 
-from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .common import InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr, stdout
 
 DEVICE_ROWS_MAX = 60
 """Above this many devices the text summary groups rows per platform (``--output json`` lists every device)."""
@@ -90,12 +90,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--device", "-d", help="Only this switch or host. Without --out, print its config to "
                          "stdout (SONiC: the config_db JSON; host: the shell script).", show_default=False),
         ] = None,
-        templates_dir: Annotated[
-            Path | None,
-            typer.Option("--templates-dir", envvar="FABRICD_TEMPLATES_DIR",
-                         help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2).",
-                         show_default=False),
-        ] = None,
+        templates_dir: TemplatesDirOpt = None,
         force: Annotated[
             bool,
             typer.Option("--force", help="Render even when the semantic checks of `fabricd validate` find errors "
