@@ -16,8 +16,10 @@ diff. Comparison ignores the order of sibling lines (devices print in their own 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+from .base import ConfigDelta
 
 
 @dataclass
@@ -185,10 +187,22 @@ def diff_text(changes: list[Change], indent: str = "   ") -> str:
     return "\n".join(out)
 
 
+def describe(changes: Iterable[Change]) -> list[str]:
+    """One line per change: ``missing under interface Ethernet1: mtu 9214`` / ``unexpected under top level: ...``."""
+    return [f"{'missing' if ch.kind == 'add' else 'unexpected'} under {' > '.join(ch.path) or 'top level'}: {ch.line}"
+            for ch in changes]
+
+
 def verify(running: list[Block], candidate: list[Block], ownership: Ownership) -> list[str]:
     """Problems left after a commit, one line each (empty when the device matches the intent)."""
-    problems = []
-    for ch in walk(running, candidate, ownership):
-        where = " > ".join(ch.path) or "top level"
-        problems.append(f"{'missing' if ch.kind == 'add' else 'unexpected'} under {where}: {ch.line}")
-    return problems
+    return describe(walk(running, candidate, ownership))
+
+
+def changes_between(running: str, candidate: str, ownership: Ownership) -> list[Change]:
+    """The changes that make the ``running`` config text match the ``candidate`` text on what fabricd owns."""
+    return list(walk(parse(running, ownership), parse(candidate, ownership), ownership))
+
+
+def delta(changes: list[Change], indent: str = "   ") -> ConfigDelta:
+    """The driver's :class:`ConfigDelta` of ``changes``: one line per change and the readable diff."""
+    return ConfigDelta(tuple(describe(changes)), diff_text(changes, indent))

@@ -47,18 +47,13 @@ class EosDriver(NetmikoDriver):
         return self.exec("show running-config", op="get_config")
 
     def compare(self, running: str, candidate: str) -> ConfigDelta:
-        own = patterns.OWNERSHIP
-        changes = list(textcfg.walk(textcfg.parse(running, own), textcfg.parse(candidate, own), own))
-        problems = textcfg.verify(textcfg.parse(running, own), textcfg.parse(candidate, own), own)
-        return ConfigDelta(tuple(problems), textcfg.diff_text(changes))
+        return textcfg.delta(textcfg.changes_between(running, candidate, patterns.OWNERSHIP))
 
     def checkpoint(self) -> None:
         self._checked(f"configure checkpoint save {self.checkpoint_name}", "checkpoint")
 
     def load_candidate(self, candidate: str, *, replace: bool = True) -> None:
-        own = patterns.OWNERSHIP
-        running = textcfg.parse(self.get_config(), own)
-        changes = list(textcfg.walk(running, textcfg.parse(candidate, own), own))
+        changes = textcfg.changes_between(self.get_config(), candidate, patterns.OWNERSHIP)
         if not replace:
             changes = [c for c in changes if c.kind == "add"]
         self.session = f"{patterns.SESSION_NAME}-{time.time_ns() // 1_000_000}"

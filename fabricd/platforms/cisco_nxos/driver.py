@@ -53,14 +53,8 @@ class NxosDriver(NetmikoDriver):
     def get_config(self) -> str:
         return self.exec("show running-config", op="get_config")
 
-    def _changes(self, running: str, candidate: str) -> list[textcfg.Change]:
-        own = patterns.OWNERSHIP
-        return list(textcfg.walk(textcfg.parse(running, own), textcfg.parse(candidate, own), own))
-
     def compare(self, running: str, candidate: str) -> ConfigDelta:
-        own = patterns.OWNERSHIP
-        problems = textcfg.verify(textcfg.parse(running, own), textcfg.parse(candidate, own), own)
-        return ConfigDelta(tuple(problems), textcfg.diff_text(self._changes(running, candidate), "  "))
+        return textcfg.delta(textcfg.changes_between(running, candidate, patterns.OWNERSHIP), "  ")
 
     def checkpoint(self) -> None:
         self.exec(f"no checkpoint {self.checkpoint_name}", op="checkpoint")  # absent is fine
@@ -68,7 +62,7 @@ class NxosDriver(NetmikoDriver):
         self.check("checkpoint", [(f"checkpoint {self.checkpoint_name}", out)])
 
     def load_candidate(self, candidate: str, *, replace: bool = True) -> None:
-        changes = self._changes(self.get_config(), candidate)
+        changes = textcfg.changes_between(self.get_config(), candidate, patterns.OWNERSHIP)
         if not replace:
             changes = [c for c in changes if c.kind == "add"]
         self.staged = textcfg.commands(changes)
