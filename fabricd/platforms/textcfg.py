@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from fabricd.readers.switch.config_model import COMMENT, indented_tree
+
 from .base import ConfigDelta
 
 
@@ -51,7 +53,7 @@ class Ownership:
     owned: tuple[re.Pattern[str], ...]
     owned_child: tuple[re.Pattern[str], ...]
     single_valued: tuple[re.Pattern[str], ...]
-    comment: re.Pattern[str] = re.compile(r"^(?:!|end$|version |Building configuration)")
+    comment: re.Pattern[str] = COMMENT
 
     def is_owned(self, line: str) -> bool:
         return any(p.search(line) for p in self.owned)
@@ -71,22 +73,7 @@ class Ownership:
 def parse(text: str, ownership: Ownership) -> list[Block]:
     """Parse an indented config into top-level blocks. Comment lines (``!``), ``end`` and blank lines are skipped;
     a line's parent is the nearest earlier line with less indentation."""
-    roots: list[Block] = []
-    stack: list[tuple[int, Block]] = []
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        if not stripped or ownership.comment.search(stripped):
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        block = Block(" ".join(stripped.split()))
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        if stack:
-            stack[-1][1].children.append(block)
-        else:
-            roots.append(block)
-        stack.append((indent, block))
-    return roots
+    return indented_tree(text, ownership.comment, Block)
 
 
 @dataclass(frozen=True)

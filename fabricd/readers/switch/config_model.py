@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 Trust = Literal["dscp", "pcp", "both", "port"]
 """What classifies ingress traffic on a port: DSCP (L3), PCP/802.1p (L2), both, or the port default only."""
@@ -153,18 +153,32 @@ class Block:
         return (c for c in self.children if c.line.startswith(prefix))
 
 
-def indented(text: str, comment: re.Pattern[str] = re.compile(r"^(?:!|end$|version |Building configuration)")
-             ) -> list[Block]:
-    """Top-level blocks of an indented config; blank lines, ``!`` comments and ``end`` are skipped, a line's parent
-    is the nearest earlier line with less indentation, and runs of spaces are collapsed."""
-    roots: list[Block] = []
-    stack: list[tuple[int, Block]] = []
+COMMENT = re.compile(r"^(?:!|end$|version |Building configuration)")
+"""Lines of an EOS/NX-OS running config that set nothing: ``!`` comments, ``end``, the version and banner lines."""
+
+
+class TreeNode(Protocol):
+    """What :func:`indented_tree` builds: a node holding the nodes indented under it."""
+
+    @property
+    def children(self) -> list[Any]: ...
+
+
+NodeT = TypeVar("NodeT", bound=TreeNode)
+
+
+def indented_tree(text: str, comment: re.Pattern[str], node: Callable[[str], NodeT]) -> list[NodeT]:
+    """Top-level nodes of an indented (Cisco-style) config, each made by ``node(line)``: blank lines and lines
+    matching ``comment`` are skipped, a line's parent is the nearest earlier line with less indentation, and runs
+    of spaces are collapsed. Shared by these readers and the EOS/NX-OS drivers' diff (fabricd.platforms.textcfg)."""
+    roots: list[NodeT] = []
+    stack: list[tuple[int, NodeT]] = []
     for raw in text.splitlines():
         stripped = raw.strip()
         if not stripped or comment.search(stripped):
             continue
         indent = len(raw) - len(raw.lstrip(" "))
-        block = Block(" ".join(stripped.split()))
+        block = node(" ".join(stripped.split()))
         while stack and stack[-1][0] >= indent:
             stack.pop()
         if stack:
@@ -173,6 +187,11 @@ def indented(text: str, comment: re.Pattern[str] = re.compile(r"^(?:!|end$|versi
             roots.append(block)
         stack.append((indent, block))
     return roots
+
+
+def indented(text: str, comment: re.Pattern[str] = COMMENT) -> list[Block]:
+    """Top-level :class:`Block` s of an indented config (:func:`indented_tree`)."""
+    return indented_tree(text, comment, Block)
 
 
 def mapping(pairs: Iterable[tuple[Iterable[int], int]]) -> dict[int, int]:
