@@ -17,7 +17,7 @@ from pydantic import JsonValue
 
 from fabricd.hosts.base import HostBackend, Reading
 from fabricd.hosts.sysfs import SysfsLinks
-from fabricd.intent.host import Backend, HostIntent, HostStep, NicIntent, desired_plan
+from fabricd.intent.host import Backend, HostIntent, HostStep, NicIntent
 from fabricd.readers.rdma import read_gids
 
 from .report import AuditReport, CheckResult, Finding, Status
@@ -191,8 +191,3 @@ def _gid(col: _Collector, root: str | os.PathLike[str], nic: NicIntent, skip: fr
     got: JsonValue = [f"{e.index}:{e.gid}:{e.type}:{e.ndev}" for e in entries if e.gid == want] or None
     col.add("HOST-GID", nic.rdma_device, where, f"no RoCE v2 GID for {nic.address_ip} on {ndev}",
             f"{want} RoCE v2 {ndev}", got)
-
-
-def planned_checks(intent: HostIntent, skip: frozenset[str] = frozenset()) -> set[str]:
-    """The check codes the intent's desired plan touches (for documentation and tests)."""
-    return {s.check for s in desired_plan(intent, skip).steps}

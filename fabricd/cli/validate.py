@@ -21,11 +21,6 @@ from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, 
 _STYLE = {"error": "bold red", "warning": "yellow"}
 
 
-def problem_line(p: Problem) -> str:
-    """``error: file:line: path: message (expected X, got Y); hint [CODE]`` (plain text, no markup)."""
-    return f"{p.severity}: {p.render()} [{p.code}]"
-
-
 def problem_json(p: Problem) -> dict[str, Any]:
     return {
         "severity": p.severity,

@@ -26,7 +26,7 @@ import logging
 import math
 import operator
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
 
@@ -324,8 +324,3 @@ class PrometheusBridge:
             for labels, value in fam.samples:
                 metric.add_metric(list(labels), value)
             yield metric
-
-
-def specs_of(collectors: Sequence[Collector]) -> list[MetricSpec]:
-    """All specs of some collectors (without the meta families), in declaration order."""
-    return [s for c in collectors for s in c.metrics]

@@ -8,7 +8,7 @@ import time
 
 from fabricd.readers.kept import Clock
 
-from .core import Collector, Registry
+from .core import Collector
 from .nic import EthtoolSource, NicCollector, ReplayEthtoolSource
 from .nic_config import NicConfigCollector
 from .rdma import RdmaCollector
@@ -55,8 +55,3 @@ def host_collectors(
     if unknown:
         raise ValueError(f"unknown collector(s) {', '.join(unknown)}; expected some of {', '.join(HOST_COLLECTORS)}")
     return [available[n] for n in HOST_COLLECTORS if n in enabled]
-
-
-def host_registry(root: str | os.PathLike[str] = "/", **options: object) -> Registry:
-    """A :class:`Registry` with :func:`host_collectors` (same options)."""
-    return Registry(host_collectors(root, **options))  # type: ignore[arg-type]

@@ -241,7 +241,3 @@ def apply_all(backends: list[HostBackend], plan: HostPlan) -> HostApplyReport:
                 report.rolled_back.append(earlier_result.backend)
             break
     return report
-
-
-def snapshots_of(report: HostApplyReport) -> list[Snapshot]:
-    return [r.snapshot for r in report.results]

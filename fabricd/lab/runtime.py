@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import asyncssh
 
-from fabricd.model import Fabric, Platform, Switch
+from fabricd.model import Platform, Switch
 
 from .device import DeviceSpec, SimSwitch
 from .faults import Fault
@@ -53,13 +53,6 @@ def spec_for(
         ports=tuple((p.name, p.speed.bps) for p in switch.ports),
         faults=tuple(f for f in faults if f.device == switch.name),
     )
-
-
-def specs_for(
-    fabric: Fabric, *, password: str, faults: Iterable[Fault] = (), ephemeral: bool = False
-) -> list[DeviceSpec]:
-    fault_list = list(faults)
-    return [spec_for(s, password=password, faults=fault_list, port=0 if ephemeral else None) for s in fabric.switches]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import re
 import select
-import socket
 import time
 from abc import abstractmethod
 from typing import Any, ClassVar
@@ -336,12 +335,3 @@ class NetmikoDriver:
 
     @abstractmethod
     def rollback(self) -> None: ...
-
-
-def tcp_reachable(host: str, port: int, timeout_s: float = 1.0) -> bool:
-    """True when something accepts TCP connections at host:port (used by ``lab status``)."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
