@@ -140,7 +140,11 @@ def register(app: typer.Typer) -> None:
                       console=stderr(), transient=True, disable=output == OutputFormat.JSON) as progress:
             task = progress.add_task("render", total=total)
             for r in render_devices(fabric, templates_dir=templates_dir, device=device):
-                write_render(r, out)
+                try:
+                    write_render(r, out)
+                except OSError as exc:
+                    raise UsageError(f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
+                                     hint="give a directory you can write to (it is created if missing)") from exc
                 renders.append(r)
                 progress.advance(task)
         if output == OutputFormat.JSON:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from fabricd import settings
+from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 from fabricd.report.pictures import all_pictures
 from fabricd.report.prometheus import fetch_panels, query_range
@@ -63,8 +64,16 @@ def register(app: typer.Typer) -> None:
                                   hint="run `fabricd demo` first, or pass --run FILE or --prometheus URL")
             record = load_record(path)
         if save:
-            save_record(record, save)
-        paths = all_pictures(record, fabric, out)
+            try:
+                save_record(record, save)
+            except OSError as exc:
+                raise UsageError(f"--save {save}: cannot write {exc.filename}: {exc.strerror or exc}",
+                                 hint="give a file path in a directory you can write to") from exc
+        try:
+            paths = all_pictures(record, fabric, out)
+        except OSError as exc:
+            raise UsageError(f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
+                             hint="give a directory you can write to (it is created if missing)") from exc
         if output == OutputFormat.JSON:
             emit_json({"pictures": [str(p) for p in paths], "fabric": record.fabric})
         else:
