@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fabricd import settings
-from fabricd.errors import FabricdError
+from fabricd.errors import FabricdError, UsageError
 
 
 class ExitCode(IntEnum):
@@ -63,6 +63,12 @@ def stderr() -> Console:
 
 def inventory_path(path: Path | None) -> Path:
     return path if path is not None else settings.default_inventory()
+
+
+def check_root(root: Path, hint: str = "give the directory that holds sys/ (default /)") -> None:
+    """A ``--root`` that is not a directory is bad input (exit 2), said before any reader runs."""
+    if not root.is_dir():
+        raise UsageError(f"--root {root}: not a directory", hint=hint)
 
 
 def emit_json(data: Any) -> None:

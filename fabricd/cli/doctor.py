@@ -11,20 +11,22 @@ from rich.table import Table
 
 from fabricd.audit.doctor import run_checks
 
-from .common import ExitCode, OutputFormat, OutputOpt, emit_json, stdout
+from .common import ExitCode, OutputFormat, OutputOpt, check_root, emit_json, stdout
 
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
         output: OutputOpt = OutputFormat.TEXT,
-        root: Annotated[Path, typer.Option(help="Inspect this root instead of / (for support bundles).")] = Path("/"),
+        root: Annotated[Path, typer.Option("--root", envvar="FABRICD_ROOT",
+                                           help="Inspect this root instead of / (for support bundles).")] = Path("/"),
     ) -> None:
         """Check the local machine for what each feature needs: kernel modules, RDMA devices, Prometheus,
         qemu/KVM, permissions. Says what to install. Exit 0 when every required check passes, 1 otherwise.
 
         [bold]Example[/]: fabricd doctor
         """
+        check_root(root)
         checks = run_checks(root)
         if output == OutputFormat.JSON:
             emit_json([asdict(c) for c in checks])

@@ -18,7 +18,7 @@ from fabricd.collectors.server import DEFAULT_LISTEN, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import UsageError
 
-from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr
+from .common import InventoryArg, OutputFormat, OutputOpt, check_root, emit_json, inventory_path, stderr
 
 log = logging.getLogger(__name__)
 
@@ -158,9 +158,8 @@ def register(app: typer.Typer) -> None:
         """
         _logging()
         base = root if root is not None else Path("/")
-        if root is not None and not root.is_dir():
-            raise UsageError(f"--root {root}: not a directory",
-                             hint="give the replay directory that holds sys/ and ethtool/ (see CONTRACTS.md)")
+        if root is not None:
+            check_root(root, "give the replay directory that holds sys/ and ethtool/ (see CONTRACTS.md)")
         web = _web(web_config)
         registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
                                             enabled=_collectors_opt(collectors), include_virtual=include_virtual,

@@ -9,10 +9,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from fabricd.errors import UsageError
 from fabricd.readers.rdma import list_rdma_devices, read_gids
 
-from .common import OutputFormat, OutputOpt, emit_json, stdout
+from .common import OutputFormat, OutputOpt, check_root, emit_json, stdout
 
 LINK_LOCAL_ZERO = "fe80:0000:0000:0000:0000:0000:0000:0000"
 
@@ -81,8 +80,7 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd gids
         [bold]Example[/]: fabricd gids mlx5_0 --output json
         """
-        if not root.is_dir():
-            raise UsageError(f"--root {root}: not a directory", hint="give the directory that holds sys/")
+        check_root(root, "give the directory that holds sys/")
         rows = list_gids(root, device)
         if output == OutputFormat.JSON:
             emit_json(rows)

@@ -25,7 +25,17 @@ from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .common import (
+    ExitCode,
+    InventoryArg,
+    OutputFormat,
+    OutputOpt,
+    check_root,
+    emit_json,
+    inventory_path,
+    stderr,
+    stdout,
+)
 
 SKIP_NAMES = ("vlan", "pause", "netlink", "dcb", "sysfs")
 
@@ -54,11 +64,6 @@ def load_host_intent(inventory: Path | None, host: str) -> HostIntent:
         known = ", ".join(h.name for h in fabric.hosts) or "none"
         raise UsageError(f"--host: no host {host!r} in the inventory {inventory_path(inventory)}",
                          hint=f"expected one of: {known}") from None
-
-
-def check_root(root: Path) -> None:
-    if not root.is_dir():
-        raise UsageError(f"--root {root}: not a directory", hint="give the directory that holds sys/ (default /)")
 
 
 def snapshot_dir(host: str) -> Path:
@@ -220,8 +225,9 @@ def register(app: typer.Typer) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text)
             except OSError as exc:
+                hint = "give --out a directory you can write to" if out is not None else "run as root, or use --out DIR"
                 raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno,
-                                       hint="run as root, or use --out DIR") from exc
+                                       hint=hint) from exc
             written.append(str(target))
         if output == OutputFormat.JSON:
             emit_json({"host": intent.host, "written": written})
