@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import urllib.parse
 from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -69,6 +70,17 @@ def check_root(root: Path, hint: str = "give the directory that holds sys/ (defa
     """A ``--root`` that is not a directory is bad input (exit 2), said before any reader runs."""
     if not root.is_dir():
         raise UsageError(f"--root {root}: not a directory", hint=hint)
+
+
+def webhook_urls(urls: list[str] | None) -> list[str]:
+    """``--webhook`` values, each an http(s) URL with a host; anything else is bad input (exit 2) rather than a
+    notification that fails later, in the background, while the watchdog runs."""
+    for url in urls or []:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"--webhook {url!r}: not an http(s) URL",
+                             hint="e.g. --webhook http://127.0.0.1:5001/ (any Alertmanager webhook receiver)")
+    return list(urls or [])
 
 
 def emit_json(data: Any) -> None:

@@ -20,7 +20,7 @@ from fabricd.service.api import DEFAULT_LISTEN
 from fabricd.service.serve import ServeOptions, Service
 from fabricd.service.wiring import RootSpec, params_for
 
-from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr
+from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, webhook_urls
 
 
 def register(app: typer.Typer) -> None:
@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
             listen=address, web=load_web_config(web_config) if web_config is not None else None,
             roots=[RootSpec.parse(r) for r in (root or [])], host=host, switches=switches or bool(switch),
             switch_names=switch, switch_poll_s=switch_poll_ms / 1000.0, verify_host_key=not insecure,
-            drift_interval_s=drift_interval_s, drift=drift, webhooks=webhook or [], params=params,
+            drift_interval_s=drift_interval_s, drift=drift, webhooks=webhook_urls(webhook), params=params,
         )
         service = Service(inv, options)
         try:

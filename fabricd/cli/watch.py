@@ -20,7 +20,7 @@ from fabricd.watchdog.sources import HostSource
 from fabricd.watchdog.types import Event, EventKind
 from fabricd.watchdog.webhook import WebhookSink
 
-from .common import ExitCode, OutputFormat, OutputOpt, stderr
+from .common import ExitCode, OutputFormat, OutputOpt, stderr, webhook_urls
 
 FINDINGS = (EventKind.STORM_DETECTED, EventKind.LOSSLESS_DROP, EventKind.WATCHDOG_STUCK)
 
@@ -130,6 +130,7 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd watch inventory/lab --root gpu1=/srv/replay/gpu1 --switches --duration 60
         """
         err = stderr()
+        hook_urls = webhook_urls(webhook)
         inv: Inventory | None = load_inventory(inventory) if inventory is not None else None
         fabric = inv.fabric if inv is not None else None
         params = params_for(fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
@@ -146,7 +147,7 @@ def register(app: typer.Typer) -> None:
             err.print("[yellow]warning:[/] --switches needs an inventory; watching hosts only")
         printer = _Printer(output)
         sinks: list[EventSink] = [printer]
-        hooks = [WebhookSink(url) for url in (webhook or [])]
+        hooks = [WebhookSink(url) for url in hook_urls]
         sinks.extend(hooks)
         wd = build_watchdog(inv, params, sources, sinks=sinks, periods=periods)
         err.print(
