@@ -54,9 +54,15 @@ def test_serve_storm_end_to_end_and_sigterm(shm_dir: Path) -> None:
     )
     try:
         assert wait_for(lambda: _healthy(base), 20), "fabricd serve did not become healthy"
-        status = json.loads(get(base + "/status")[1])
+
+        def drift_ran() -> dict[str, Any] | None:
+            status = json.loads(get(base + "/status")[1])
+            return status if status["drift"] else None
+
+        status = wait_for(drift_ran, 10)  # the first drift audit runs in its own thread, shortly after start
+        assert status, "the host drift audit did not run"
         assert status["sources"][0]["name"] == "host:gpu1" and status["watchdog"]["poll_ms"] == 50
-        assert status["drift"] and status["drift"][0]["device"] == "gpu1"  # the host drift audit ran
+        assert status["drift"][0]["device"] == "gpu1"
         code, text = get(base + "/metrics")
         assert code == 200 and 'fabricd_pfc_storm_active{scope="nic",device="gpu1",interface="ens1f0np0",' \
                                'priority="3",direction="tx"} 0' in text
