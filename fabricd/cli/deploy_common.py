@@ -39,8 +39,8 @@ KnownHostsOpt = Annotated[
 ]
 InsecureOpt = Annotated[
     bool,
-    typer.Option("--insecure-no-host-key-check", envvar="FABRICD_INSECURE_NO_HOST_KEY_CHECK",
-                 help="Accept unknown SSH host keys (not recommended: opens the door to impostors)."),
+    typer.Option("--insecure-no-host-key-check", "--no-verify-host-key", envvar="FABRICD_INSECURE_NO_HOST_KEY_CHECK",
+                 help="Accept unknown SSH host keys (not recommended: opens the door to impostors; lab use only)."),
 ]
 ReadTimeoutOpt = Annotated[
     float,

@@ -19,6 +19,7 @@ from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import UsageError
 
 from .common import InventoryArg, OutputFormat, OutputOpt, check_root, emit_json, inventory_path, stderr
+from .deploy_common import InsecureOpt
 
 log = logging.getLogger(__name__)
 
@@ -206,8 +207,7 @@ def register(app: typer.Typer) -> None:
                                                  help="Switches polled at once.")] = 16,
         timeout_s: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds one switch's poll may take.")]
         = 30.0,
-        insecure: Annotated[bool, typer.Option(
-            "--no-verify-host-key", help="Do not verify SSH host keys (explicit opt-out; lab use only).")] = False,
+        insecure: InsecureOpt = False,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Export the PFC, queue, ECN and PFC-watchdog counters of the inventory's switches to Prometheus. Each

@@ -21,6 +21,7 @@ from fabricd.service.serve import ServeOptions, Service
 from fabricd.service.wiring import RootSpec, params_for
 
 from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, webhook_urls
+from .deploy_common import InsecureOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -63,9 +64,7 @@ def register(app: typer.Typer) -> None:
         drift: Annotated[bool, typer.Option("--drift/--no-drift", help="Run the periodic drift audit.")] = True,
         webhook: Annotated[list[str] | None, typer.Option(
             "--webhook", help="POST watchdog events there in Alertmanager's webhook format (repeatable).")] = None,
-        insecure: Annotated[bool, typer.Option(
-            "--no-verify-host-key", help="Do not verify switch SSH host keys (explicit opt-out; lab use only).")]
-        = False,
+        insecure: InsecureOpt = False,
         duration: Annotated[float | None, typer.Option(
             "--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM).")] = None,
         output: OutputOpt = OutputFormat.TEXT,

@@ -21,6 +21,7 @@ from fabricd.watchdog.types import Event, EventKind
 from fabricd.watchdog.webhook import WebhookSink
 
 from .common import ExitCode, OutputFormat, OutputOpt, stderr, webhook_urls
+from .deploy_common import InsecureOpt
 
 FINDINGS = (EventKind.STORM_DETECTED, EventKind.LOSSLESS_DROP, EventKind.WATCHDOG_STUCK)
 
@@ -102,9 +103,7 @@ def register(app: typer.Typer) -> None:
         restoration_ms: Annotated[float | None, typer.Option(
             "--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's, else "
                                             "detection.")] = None,
-        insecure: Annotated[bool, typer.Option(
-            "--no-verify-host-key", help="Do not verify switch SSH host keys (explicit opt-out; lab use only).")]
-        = False,
+        insecure: InsecureOpt = False,
         switch_poll_ms: Annotated[float, typer.Option(
             "--switch-poll-ms", min=10, help="Sampling period of switch sessions, ms.")] = 1000,
         full_pause_fraction: Annotated[float, typer.Option(
