@@ -39,7 +39,8 @@ def register(app: typer.Typer) -> None:
             help="Replay root to read instead of this host; HOST=DIR names the inventory host (repeatable; the "
                  "first one is exported, all are watched).")] = None,
         host: Annotated[str | None, typer.Option(
-            "--host", help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
+            "--host", envvar="FABRICD_HOST",
+            help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
         switches: Annotated[bool, typer.Option(
             "--switches/--no-switches", help="Poll the inventory's switches (exporter and watchdog).")] = True,
         switch: Annotated[list[str] | None, typer.Option(

@@ -88,7 +88,8 @@ def register(app: typer.Typer) -> None:
             help="Replay root to read instead of this host (CONTRACTS.md layout); HOST=DIR names the inventory "
                  "host it stands for. Repeatable.")] = None,
         host: Annotated[str | None, typer.Option(
-            "--host", help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
+            "--host", envvar="FABRICD_HOST",
+            help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
         interface: Annotated[list[str] | None, typer.Option(
             "--interface", "-i", help="Only these interfaces (repeatable). Default: the host's NICs.")] = None,
         switches: Annotated[bool, typer.Option(
