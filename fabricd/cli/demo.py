@@ -52,8 +52,9 @@ def _render_view(d: dict[str, Any]) -> list[Any]:
     for r in d["rows"]:
         table.add_row(r["device"], r["platform"], ", ".join(Path(f).name for f in r["files"]), str(r["lines"]),
                       f"[yellow]{r['warnings']}[/]" if r["warnings"] else "0")
-    return [table, f"{len(d['nos'])} NOSes: {', '.join(d['nos'])}; warnings are values a platform cannot express "
-                   "exactly (`fabricd render` lists them)"]
+    noses = f"{len(d['nos'])} NOS{'es' if len(d['nos']) != 1 else ''}"
+    return [table, f"{noses}: {', '.join(d['nos'])}; warnings are values a platform cannot express exactly "
+                   "(`fabricd render` lists them)"]
 
 
 def _push_view(d: dict[str, Any]) -> list[Any]:

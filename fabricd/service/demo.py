@@ -64,7 +64,7 @@ class StageStatus(StrEnum):
 
 STAGES: tuple[tuple[str, str], ...] = (
     ("validate", "Validate the intent (host-to-switch checks included)"),
-    ("render", "Render configs for four NOSes and the hosts"),
+    ("render", "Render configs for every switch OS and the hosts"),
     ("push", "Push to the simulated switches over SSH"),
     ("host", "Apply and audit a host"),
     ("export", "Export counters into a real Prometheus"),
@@ -86,6 +86,8 @@ STORM_HOLD_S = 5.0
 TAIL_S = 6.0
 """Seconds recorded after the storm stops, so the 5 s rate windows fall back to zero in the pictures."""
 ALERT_NAME = "FabricPfcStormActive"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+"""Management hosts the switch lab can serve (it listens on each switch's inventory address)."""
 VM_NAME = "demo"
 """The demo's Soft-RoCE VM instance (``fabricd lab vm status --name demo``), apart from a user's ``lab``."""
 VM_TRAFFIC_TIMEOUT_S = 300.0
@@ -544,7 +546,8 @@ class Demo:
         data = {"out": str(out), "devices": len(rows), "switches": len(switches), "hosts": len(hosts), "nos": nos,
                 "files": sum(len(r["files"]) for r in rows), "lines": sum(r["lines"] for r in rows),
                 "warnings": sum(r["warnings"] for r in rows), "rows": rows}
-        summary = (f"{len(rows)} devices -> {out}: {len(switches)} switches on {len(nos)} NOSes "
+        noses = f"{len(nos)} NOS{'es' if len(nos) != 1 else ''}"
+        summary = (f"{len(rows)} devices -> {out}: {len(switches)} switches on {noses} "
                    f"({', '.join(nos)}), {len(hosts)} hosts; {data['files']} files, {data['lines']} lines; "
                    f"{data['warnings']} values a platform cannot express exactly (listed by `fabricd render`)")
         return self._result("render", StageStatus.OK, summary, data)
@@ -560,6 +563,12 @@ class Demo:
         fabric = self.fabric
         if not fabric.switches:
             raise _SkipError("the inventory has no switches")
+        remote = [f"{sw.name} ({sw.mgmt.host}:{sw.mgmt.port})" for sw in fabric.switches
+                  if sw.mgmt.host not in LOOPBACK]
+        if remote:
+            raise _SkipError(f"the switches' management addresses are not on this machine ({', '.join(remote[:3])}"
+                             f"{', ...' if len(remote) > 3 else ''}): the demo pushes only to the lab's simulators "
+                             "on 127.0.0.1; `fabricd push` pushes to real switches")
         st = daemon.status()
         if st["running"]:
             if st.get("fabric") != fabric.name:
