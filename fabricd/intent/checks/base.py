@@ -215,6 +215,12 @@ class Context:
         return out
 
     @cached_property
+    def linked_ports(self) -> list[tuple[PortRef, PortRef]]:
+        """The two switch ports of every link whose ends both resolve, in ``links`` order."""
+        return [(a, b) for c in self.cables
+                if c.kind == "link" and (a := c.ends[0]) is not None and (b := c.ends[1]) is not None]
+
+    @cached_property
     def nic_peer(self) -> dict[tuple[int, int], PortRef]:
         """(host index, NIC index) -> the switch port its ``peer`` resolves to."""
         return {c.nic: c.ends[0] for c in self.cables if c.nic is not None and c.ends[0] is not None}

@@ -162,13 +162,11 @@ def link_ends_distinct(ctx: Context) -> Iterator[Finding]:
        why="Ports of different speeds do not link up (or autonegotiate down); headroom is computed per speed.",
        fix="set the same speed on both ports")
 def link_speed_mismatch(ctx: Context) -> Iterator[Finding]:
-    for c in ctx.cables:
-        if c.kind != "link" or c.ends[0] is None or c.ends[1] is None:
-            continue
-        pa, pb = ctx.port(c.ends[0]), ctx.port(c.ends[1])
+    for a, b in ctx.linked_ports:
+        pa, pb = ctx.port(a), ctx.port(b)
         if pa.speed != pb.speed:
-            yield Finding(ctx.port_loc(c.ends[1], "speed"),
-                          f"speed differs from the other end of the link ({ctx.port_label(c.ends[0])})",
+            yield Finding(ctx.port_loc(b, "speed"),
+                          f"speed differs from the other end of the link ({ctx.port_label(a)})",
                           expected=pa.speed.value, got=pb.speed.value)
 
 
@@ -250,13 +248,11 @@ def nic_mtu_exceeds_port(ctx: Context) -> Iterator[Finding]:
        why="Frames between the two MTUs are dropped in one direction only, which is hard to diagnose.",
        fix="set the same MTU on both ports")
 def link_mtu_mismatch(ctx: Context) -> Iterator[Finding]:
-    for c in ctx.cables:
-        if c.kind != "link" or c.ends[0] is None or c.ends[1] is None:
-            continue
-        pa, pb = ctx.port(c.ends[0]), ctx.port(c.ends[1])
+    for a, b in ctx.linked_ports:
+        pa, pb = ctx.port(a), ctx.port(b)
         if pa.mtu != pb.mtu:
-            yield Finding(ctx.port_loc(c.ends[1], "mtu"),
-                          f"MTU differs from the other end of the link ({ctx.port_label(c.ends[0])})",
+            yield Finding(ctx.port_loc(b, "mtu"),
+                          f"MTU differs from the other end of the link ({ctx.port_label(a)})",
                           expected=str(pa.mtu), got=str(pb.mtu))
 
 
