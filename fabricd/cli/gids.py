@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from fabricd.errors import UsageError
 from fabricd.readers.rdma import list_rdma_devices, read_gids
 
 from .common import OutputFormat, OutputOpt, check_root, emit_json, stdout
@@ -81,6 +82,12 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd gids mlx5_0 --output json
         """
         check_root(root, "give the directory that holds sys/")
+        known = list_rdma_devices(root)
+        unknown = [d for d in device or [] if d not in known]
+        if unknown:
+            raise UsageError(f"no RDMA device {', '.join(unknown)} under {root / 'sys/class/infiniband'}",
+                             hint=f"expected one of: {', '.join(known)}" if known
+                             else "there is none there (`fabricd doctor` says what RDMA needs)")
         rows = list_gids(root, device)
         if output == OutputFormat.JSON:
             emit_json(rows)

@@ -254,6 +254,16 @@ def test_gids_matches_show_gids_capture(tmp_path: Path) -> None:
                    "ipv4": "192.168.211.242", "version": "v2", "type": "RoCE v2", "netdev": "rdma0"}]
 
 
+
+def test_gids_unknown_device_is_bad_input(tmp_path: Path) -> None:
+    root = build_fake_host(tmp_path / "g", [FakeNic(netdev="rdma0", ip="192.168.211.242")])
+    args = ["gids", "mlx5_9", "--root", str(root)]
+    assert exit_code(args) == 2
+    error = runner.invoke(build_app(), args).exception
+    assert isinstance(error, FabricdError)
+    assert "no RDMA device mlx5_9" in error.render() and "expected one of: mlx5_0" in error.render()
+
+
 def test_install_unit_writes_unit_and_udev_rule(tmp_path: Path) -> None:
     res = runner.invoke(build_app(), ["host", "install-unit", "--host", "gpu2", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
