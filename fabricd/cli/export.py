@@ -221,15 +221,15 @@ def register(app: typer.Typer) -> None:
         """
         from fabricd.collectors.switch import SwitchCollector, SwitchPoller
         from fabricd.inventory import load_inventory
-
-        from .export_switches import runner_factory, targets_of
+        from fabricd.platforms.base import DriverOptions
+        from fabricd.service.wiring import driver_factory, switch_targets
 
         _logging()
         inv = load_inventory(inventory_path(inventory))
-        targets = targets_of(inv.fabric, device)
+        targets = switch_targets(inv.fabric, device, option="--device")
         web = _web(web_config)
-        poller = SwitchPoller(targets, runner_factory(inv.fabric, verify_host_key=not insecure),
-                              concurrency=concurrency, timeout_s=timeout_s)
+        factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
+        poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
         registry = Registry([SwitchCollector(poller)])
         try:
             if once:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fabricd.collectors.switch import CommandRunner, SwitchPoll, SwitchPoller, SwitchTarget
 from fabricd.errors import DriverError, UsageError
@@ -27,6 +28,9 @@ from fabricd.watchdog.params import WatchdogParams, resolve_params
 from fabricd.watchdog.rootcause import Topology
 from fabricd.watchdog.runner import EventSink, Source, Watchdog
 from fabricd.watchdog.sources import Batch, HostSource, SwitchSource
+
+if TYPE_CHECKING:
+    from fabricd.platforms.base import DriverOptions
 
 log = logging.getLogger(__name__)
 
@@ -137,17 +141,8 @@ class SwitchFleet:
     def __init__(self, fabric: Fabric, names: Sequence[str] | None = None, *,
                  factory: Callable[[SwitchTarget], CommandRunner] | None = None,
                  concurrency: int = 16, timeout_s: float = 10.0, verify_host_key: bool = True) -> None:
-        wanted = list(names) if names else [s.name for s in fabric.switches]
-        unknown = [n for n in wanted if fabric.switch(n) is None]
-        if unknown:
-            raise UsageError(f"unknown switch(es): {', '.join(unknown)}",
-                             hint=f"use names from the inventory: {', '.join(s.name for s in fabric.switches)}")
         self.fabric = fabric
-        self.targets = []
-        for name in wanted:
-            sw = fabric.switch(name)
-            assert sw is not None
-            self.targets.append(SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports)))
+        self.targets = switch_targets(fabric, names)
         self.poller = SwitchPoller(self.targets, factory or driver_factory(fabric, verify_host_key=verify_host_key),
                                    concurrency=concurrency, timeout_s=timeout_s)
         prios = fabric.policy.pfc.priorities
@@ -183,17 +178,33 @@ class SwitchFleet:
         self.poller.close()
 
 
-def driver_factory(fabric: Fabric, *, verify_host_key: bool = True) -> Callable[[SwitchTarget], CommandRunner]:
-    """Open a connected platform driver (netmiko over SSH, host key verified unless told not to) for a target."""
+def switch_targets(fabric: Fabric, names: Sequence[str] | None = None, *,
+                   option: str = "--switch") -> list[SwitchTarget]:
+    """One :class:`SwitchTarget` (name, platform, port names) per inventory switch, or per switch in ``names`` (in
+    that order). A name the inventory lacks is a :class:`UsageError` that names the ``option`` it came from."""
+    wanted = list(names) if names else [s.name for s in fabric.switches]
+    unknown = [n for n in wanted if fabric.switch(n) is None]
+    if unknown:
+        raise UsageError(f"{option} {', '.join(unknown)}: no such switch in the inventory",
+                         hint=f"use one of: {', '.join(s.name for s in fabric.switches)}")
+    chosen = [sw for sw in (fabric.switch(n) for n in wanted) if sw is not None]
+    return [SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports)) for sw in chosen]
+
+
+def driver_factory(fabric: Fabric, *, verify_host_key: bool = True,
+                   options: DriverOptions | None = None) -> Callable[[SwitchTarget], CommandRunner]:
+    """Open a connected platform driver (netmiko over SSH, host key verified unless told not to) for a target.
+    ``options`` default to 10 s connect and read timeouts: a watched switch that hangs must not stall a poll."""
     from fabricd.platforms.access import resolve_access
     from fabricd.platforms.base import DriverOptions
     from fabricd.platforms.registry import make_driver
 
+    opts = options if options is not None else DriverOptions(read_timeout_s=10.0, conn_timeout_s=10.0)
+
     def factory(target: SwitchTarget) -> CommandRunner:
         switch = fabric.switch(target.name)
         assert switch is not None
-        driver = make_driver(switch, resolve_access(switch, verify_host_key=verify_host_key),
-                             DriverOptions(read_timeout_s=10.0, conn_timeout_s=10.0))
+        driver = make_driver(switch, resolve_access(switch, verify_host_key=verify_host_key), opts)
         driver.open()
         return driver
 
