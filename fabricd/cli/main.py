@@ -75,8 +75,17 @@ def build_app() -> typer.Typer:
 def main() -> None:
     """Console-script entry: run the app; turn fabricd errors into located messages and exit codes."""
     app = build_app()
+    owner = os.getpid()
     try:
-        app()
+        try:
+            app()
+        except BaseException:
+            if os.getpid() != owner:
+                # A library's forked helper unwinding the frames it inherited (pyroute2 opens netlink sockets
+                # inside a network namespace from a child it then stops with a signal): leave at once, without
+                # printing, flushing the parent's buffered output a second time, or exit handlers.
+                os._exit(0)
+            raise
     except FabricdError as exc:
         try:
             fail(exc, exc.exit_code)
