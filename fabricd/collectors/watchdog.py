@@ -64,7 +64,9 @@ METRICS: tuple[MetricSpec, ...] = (
 )
 
 
-class ChannelView(Protocol):
+class PortPriorityView(Protocol):
+    """Where a channel or an origin is: scope (nic | switch), device, interface and priority."""
+
     @property
     def scope(self) -> str: ...
     @property
@@ -73,6 +75,9 @@ class ChannelView(Protocol):
     def interface(self) -> str: ...
     @property
     def priority(self) -> int: ...
+
+
+class ChannelView(PortPriorityView, Protocol):
     @property
     def direction(self) -> str: ...
     @property
@@ -83,15 +88,7 @@ class ChannelView(Protocol):
     def restored(self) -> int: ...
 
 
-class OriginView(Protocol):
-    @property
-    def scope(self) -> str: ...
-    @property
-    def device(self) -> str: ...
-    @property
-    def interface(self) -> str: ...
-    @property
-    def priority(self) -> int: ...
+class OriginView(PortPriorityView, Protocol):
     @property
     def kind(self) -> str: ...
     @property
