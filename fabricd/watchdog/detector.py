@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .params import WatchdogParams
 from .types import (
@@ -85,8 +86,7 @@ class ChannelState:
     restored: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
+class Interval(NamedTuple):
     """One poll interval of one channel, judged.
 
     ``paused``: seconds paused in the interval (duration mode) or None (frame mode: share unknown);
@@ -140,15 +140,17 @@ class Detector:
         reach detection (or restoration) if the pause goes on (or stays away): reading it then, instead of at the
         next poll, tightens the bound to detection + the read's own delay.
         """
-        st = self.channels.get(sample.key)
-        if st is not None:
+        key = sample.key
+        st = self.channels.get(key)
+        if st is None:
+            st = self.channels[key] = ChannelState()
+        else:
             prev = st.prev
             if (prev is not None and not st.active and not st.run_open and sample.t > prev.t
                     and sample.pause_s == prev.pause_s and sample.frames == prev.frames):
                 st.prev = sample  # fast path: idle channel, no new pause (no deadline: no run is open)
                 return None
-        ev = self._observe(sample, wall)
-        st = self.channels[sample.key]
+        ev = self._observe(st, sample, wall)
         due: float | None = None
         prev = st.prev
         if prev is not None and prev.pause_s is not None:
@@ -157,15 +159,26 @@ class Detector:
             elif st.active and st.quiet_s > 0:
                 due = prev.t + (self.params.restoration_s - st.quiet_s)
         if due is None:
-            self.due.pop(sample.key, None)
+            self.due.pop(key, None)
         else:
-            self.due[sample.key] = due
+            self.due[key] = due
         return ev
 
-    def _observe(self, sample: PauseSample, wall: float) -> Event | None:
-        st = self.channels.get(sample.key)
-        if st is None:
-            st = self.channels[sample.key] = ChannelState()
+    def settled(self, key: ChannelKey, pause_s: float | None, frames: int | None) -> bool:
+        """True when a sample of ``key`` with these pause counters would only move the channel's time: no run and
+        no storm is open and the counters equal its last sample's (the fast path of :meth:`observe`).
+
+        A source may then keep that sample back and hand it over just before the channel's next sample that is not
+        settled (:class:`~fabricd.watchdog.sources.HostSource`): the detector ends in the same state as if it had
+        been fed every sample, because a settled sample changes nothing but ``prev``.
+        """
+        st = self.channels.get(key)
+        if st is None or st.active or st.run_open:
+            return False
+        prev = st.prev
+        return prev is not None and prev.pause_s == pause_s and prev.frames == frames
+
+    def _observe(self, st: ChannelState, sample: PauseSample, wall: float) -> Event | None:
         prev = st.prev
         if prev is None:
             st.prev = sample

@@ -128,9 +128,13 @@ class Watchdog:
         st = self._state.setdefault(source.name, _SourceState())
         t0 = self.clock()
         try:
+            # a source that "settles" leaves out samples that would only move an idle channel's time
+            settled = self.detector.settled if getattr(source, "settles", False) else None
             if ports is not None:
                 st.deadline_reads += 1
-                batch = source.poll_ports(t0, ports)  # type: ignore[attr-defined]
+                batch = source.poll_ports(t0, ports, settled)  # type: ignore[attr-defined]
+            elif settled is not None:
+                batch = source.poll(t0, settled)  # type: ignore[call-arg]
             else:
                 batch = source.poll(t0)
         except Exception as exc:  # a broken source must not stop the others; it is reported in /status

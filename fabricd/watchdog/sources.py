@@ -18,9 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import operator
 import os
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import compress
+from operator import ne
 
 from fabricd.readers import ethtool_maps as kinds
 from fabricd.readers.common import read_bytes
@@ -31,9 +36,11 @@ from fabricd.readers.ethtool import (
     parse_ethtool_info,
     parse_ethtool_stats,
 )
-from fabricd.readers.rdma import list_rdma_devices
+from fabricd.readers.kept import LayoutBuilder, Layouts
+from fabricd.readers.rdma import class_dir
 from fabricd.readers.switch.model import SwitchCounters
 
+from .notify import DirWatch, notifies
 from .types import (
     ChannelKey,
     Direction,
@@ -70,12 +77,33 @@ class Batch:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+Settled = Callable[[ChannelKey, "float | None", "int | None"], bool]
+"""The detector's :meth:`~fabricd.watchdog.detector.Detector.settled`: would a sample of this channel with these
+pause counters (``pause_s``, ``frames``) only move its time?"""
+
+Stamp = tuple[int, int, int, int]
+"""A file's ``(st_ino, st_mtime_ns, st_ctime_ns, st_size)``: a rename over it gives a new inode, a rewrite new
+times."""
+
+_STAMP: Callable[[os.stat_result], Stamp] = operator.attrgetter("st_ino", "st_mtime_ns", "st_ctime_ns", "st_size")
+
+
+@dataclass(slots=True, eq=False)
 class _Channel:
+    """One pause channel of a port: where its counters are in the plan's ``names`` (-1: none), and its latest
+    observation (read at the port's last observation time, with the port's link state) for the detector."""
+
     key: ChannelKey
-    duration: bytes | None
-    frames: bytes | None
-    progress: bytes | None
+    duration: int
+    frames: int
+    progress: int
+    pause_s: float | None = None
+    count: int | None = None
+    drain: int | None = None
+    ok: bool = False
+    """The port's latest read had this channel's counter (a torn or partial read skips the channel)."""
+    pending: bool = False
+    """The latest observation was not handed to the detector: the detector was settled on it (see ``settled``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +112,12 @@ class _Drop:
     name: bytes
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class _Plan:
-    """Which raw ethtool names one interface needs, decided from a full parse of its statistics.
+    """Which raw ethtool names one interface needs, decided from a full parse of its statistics, and the port's
+    latest observation.
 
-    ``names`` are looked up on every poll (pause duration, or pause frames where there is no duration; the drain
+    ``names`` are looked up on every read (pause duration, or pause frames where there is no duration; the drain
     counter; the link-flap counter when sysfs has no ``carrier_changes``); drop counters only every ``drop_every``
     polls. Paths are joined once.
     """
@@ -96,15 +125,26 @@ class _Plan:
     driver: str | None
     channels: list[_Channel]
     drops: list[_Drop]
-    epoch_name: bytes | None
-    names: tuple[bytes, ...]
+    epoch: int
+    """Index in ``names`` of the link-flap counter, -1 when sysfs ``carrier_changes`` is used."""
+    names: _Names
+    drop_names: _Names
     stats: _File
     operstate: _File
     carrier: _File | None
-    hints: dict[bytes, int] = field(default_factory=dict)
-    vals: dict[bytes, int | None] | None = None
-    args: list[tuple[ChannelKey, float | None, int | None, int | None]] | None = None
-    link: tuple[bool | None, int | None] | None = None
+    window: int | None = None
+    """Bytes of the statistics file to read: up to the last needed line plus a margin (None: all of it)."""
+    vals: list[int | None] | None = None
+    seen_t: float = 0.0
+    """Monotonic time of the port's latest read (a later regular poll that found the file unchanged also counts:
+    see ``HostSource._swept_t``)."""
+    up: bool | None = None
+    link_epoch: int | None = None
+    link_dirty: bool = True
+    """The link files may have changed since they were last read (always, without a :class:`DirWatch`)."""
+    quiet: bool = False
+    """Every channel's latest observation is pending (settled in the detector): while the file does not change,
+    the port needs nothing."""
 
     def close(self) -> None:
         for f in (self.stats, self.operstate, self.carrier):
@@ -118,116 +158,212 @@ _SEPARATORS = frozenset(b" \t\n")
 def _value(data: bytes, name: bytes) -> int | None:
     """The integer after ``name:`` on a line of ``ethtool -S`` text, or None. ``name`` must start the line's
     text (after indentation), so ``rx_prio3_pause`` never matches ``rx_prio3_pause_duration`` or ``xrx_...``."""
-    return _lookup(data, (name,))[name]
+    return _Names((name,)).values(data)[0]
 
 
-def _lookup(
-    raw: bytes | Mapping[str, int], names: Iterable[bytes], hints: dict[bytes, int] | None = None
-) -> dict[bytes, int | None]:
-    """Values of ``names`` in ``ethtool -S`` text (bytes) or in a live {name: value} mapping.
-
-    On text this is one ``find`` per name plus one ``int`` (the watchdog's hot path: no full parse). ``hints``
-    remembers where each name was found: the next poll checks there first (the lines move by a few bytes at most
-    when values grow), which avoids scanning the kilobytes before the per-priority block.
-    """
-    out: dict[bytes, int | None] = {}
-    if not isinstance(raw, bytes):
-        for n in names:
-            out[n] = raw.get(n.decode())
-        return out
-    find = raw.find
-    startswith = raw.startswith
+def _locate(raw: bytes, needle: bytes, hint: int) -> int:
+    """Where the line of ``needle`` (``name:``) starts its text in ``raw``, or -1: first near ``hint`` (within
+    512 bytes), else the first occurrence that follows indentation or a newline."""
     seps = _SEPARATORS
-    for n in names:
-        needle = n + b":"
-        i = -1
-        if hints is not None:
-            h = hints.get(n, -1)
-            if h > 0 and startswith(needle, h) and raw[h - 1] in seps:
-                i = h
-            elif h > 0:
-                k = find(needle, max(0, h - 512), h + 512 + len(needle))
-                if k > 0 and raw[k - 1] in seps:
-                    i = k
-        if i < 0:
-            i = find(needle)
-            while i > 0 and raw[i - 1] not in seps:
-                i = find(needle, i + 1)
-        if i < 0:
-            out[n] = None
-            continue
-        if hints is not None:
-            hints[n] = i
-        j = i + len(needle)
+    if hint > 0:
+        k = raw.find(needle, max(0, hint - 512), hint + 512 + len(needle))
+        if k > 0 and raw[k - 1] in seps:
+            return k
+    i = raw.find(needle)
+    while i > 0 and raw[i - 1] not in seps:
+        i = raw.find(needle, i + 1)
+    return i
+
+
+class _Names:
+    """A fixed list of ``ethtool -S`` names to look up on every read, and where each was last found.
+
+    This is the watchdog's hot path: no full parse. Each name is first tried at its *hint* (lines move by a few
+    bytes at most when values grow) with a compiled pattern of its whole line (``name: digits``), one C call that
+    both checks the name and finds the value; only when that misses is the text searched (:func:`_locate`) and the
+    line's value parsed with ``int``.
+    """
+
+    __slots__ = ("hints", "keys", "needles", "patterns")
+
+    def __init__(self, names: Sequence[bytes]) -> None:
+        self.needles = tuple(n + b":" for n in names)
+        self.keys = tuple(n.decode() for n in names)
+        self.patterns = tuple(re.compile(re.escape(n) + rb"[ \t]*(\d+)[ \t]*\n") for n in self.needles)
+        self.hints = [-1] * len(names)
+
+    def __len__(self) -> int:
+        return len(self.needles)
+
+    def values(self, raw: bytes | Mapping[str, int]) -> list[int | None]:
+        """The values in ``raw`` (text, or a live {name: value} mapping), in order; None: not there, or not an
+        integer."""
+        if not isinstance(raw, bytes):
+            return [raw.get(k) for k in self.keys]
+        out: list[int | None] = []
+        hints = self.hints
+        seps = _SEPARATORS
+        for k, pattern in enumerate(self.patterns):
+            i = hints[k]
+            if i > 0 and raw[i - 1] in seps:
+                m = pattern.match(raw, i)
+                if m is not None:
+                    out.append(int(m[1]))
+                    continue
+            needle = self.needles[k]
+            i = _locate(raw, needle, i)
+            if i < 0:
+                out.append(None)
+                continue
+            hints[k] = i
+            j = i + len(needle)
+            e = raw.find(b"\n", j)
+            try:
+                out.append(int(raw[j:e] if e >= 0 else raw[j:]))
+            except ValueError:
+                out.append(None)
+        return out
+
+    def last(self) -> int:
+        """The largest hint (-1 when none is known)."""
+        return max(self.hints, default=-1)
+
+
+class _Dir:
+    """A kept-open directory of a replay root: files in it are ``stat``-ed and opened relative to it (one path
+    component to resolve instead of the whole path). :meth:`check` (once per regular poll) reopens it when its
+    path names another directory (a root rebuilt under the same name); a file that cannot be reached through it is
+    looked up by its whole path."""
+
+    __slots__ = ("fd", "ident", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.ident: tuple[int, int] | None = None
+
+    def check(self) -> int | None:
+        """The descriptor, valid for the directory the path names now; None when there is none."""
         try:
-            out[n] = int(raw[j:j + 24].split(b"\n", 1)[0])
-        except ValueError:
-            out[n] = None
-    return out
+            st = os.stat(self.path)
+        except OSError:
+            self.close()
+            return None
+        ident = (st.st_dev, st.st_ino)
+        if self.fd is None or ident != self.ident:
+            self.close()
+            try:
+                self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                return None
+            self.ident = ident
+        return self.fd
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+        self.fd = self.ident = None
 
 
 class _File:
-    """One file read on every poll through a kept-open descriptor (``pread`` at offset 0: two syscalls instead of
-    open/read/close and a path walk). sysfs attributes regenerate their text on every read at offset 0.
+    """One file read on every poll.
 
-    On a replay root (``replay=True``) a writer replaces files by rename, or rewrites them; ``fstat`` tells both
-    apart from "unchanged": a renamed-over file shows its old inode unlinked (``st_nlink == 0``) and is reopened,
-    a rewritten one a new mtime/ctime/size. An unchanged file is not read again: :attr:`changed` is False and the
-    previous bytes are returned (they are the file's content). A same-size in-place rewrite within one kernel clock
-    tick of the previous write (a few ms) is seen at the next write; writers should rename.
+    Live sysfs (``replay=False``): a kept-open descriptor read with ``pread`` at offset 0 (one system call instead of
+    open/read/close and a path walk); sysfs attributes regenerate their text on every read at offset 0.
+
+    Replay root (``replay=True``): a writer replaces files by rename, or rewrites them in place. Each read first
+    takes the file's :data:`Stamp` (``stat``, or the one the caller just took); the same stamp as at the last read
+    means the file has not changed: :attr:`changed` is False and the previous bytes are returned (they are the
+    file's content). Otherwise the file is read with open/pread/close. The stamp is taken before the read, so a
+    file replaced between the two is read again at the next call, never missed. No descriptor is kept open on a
+    replay root: one kept on a file that the writer then replaces holds the old inode alive, and the reader's
+    ``close`` would pay for freeing it (~2 µs per replaced file on tmpfs, measured), a cost that belongs to the
+    writer. A same-size in-place rewrite within one kernel clock tick of the previous write (a few ms) is seen at
+    the next write; writers should rename.
+
+    ``limit`` reads only the first ``limit`` bytes, cut after their last newline (whole lines only): :attr:`partial`
+    then says the file may hold more, and a caller that does not find a name in it must read it all
+    (``limit=None``).
     """
 
-    __slots__ = ("changed", "data", "fd", "path", "replay", "stamp")
+    __slots__ = ("changed", "data", "dir", "fd", "limit", "partial", "path", "rel", "replay", "stamp")
 
-    def __init__(self, path: str, *, replay: bool) -> None:
+    def __init__(self, path: str, *, replay: bool, base: _Dir | None = None) -> None:
         self.path = path
+        self.dir = base
+        self.rel = os.path.relpath(path, base.path) if base is not None else path
         self.fd: int | None = None
         self.replay = replay
-        self.stamp: tuple[int, int, int] | None = None
+        self.stamp: Stamp | None = None
         self.data: bytes | None = None
+        self.limit: int | None = None
         self.changed = True
+        self.partial = False
 
-    def read(self) -> bytes | None:
-        fd = self.fd
-        stamp: tuple[int, int, int] | None = None
-        if fd is not None and self.replay:
+    def read(self, limit: int | None = None, stamp: Stamp | None = None) -> bytes | None:
+        if not self.replay:
+            return self._read_kept()
+        dfd = self.dir.fd if self.dir is not None else None
+        if stamp is None:
             try:
-                st = os.fstat(fd)
+                stamp = _STAMP(os.stat(self.rel, dir_fd=dfd) if dfd is not None else os.stat(self.path))
             except OSError:
-                st = None
-            if st is None or st.st_nlink == 0:
-                self.close()
-                fd = None
+                if dfd is None:
+                    self.stamp = self.data = None
+                    return None
+                dfd = None  # the kept directory may be stale: the whole path decides
+                try:
+                    stamp = _STAMP(os.stat(self.path))
+                except OSError:
+                    self.stamp = self.data = None
+                    return None
+        data = self.data
+        if (stamp == self.stamp and data is not None
+                and (self.limit is None or (limit is not None and limit <= self.limit))):
+            self.changed = False
+            return data
+        try:
+            fd = (os.open(self.rel, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dfd) if dfd is not None
+                  else os.open(self.path, os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            try:
+                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                self.stamp = self.data = None
+                return None
+        try:
+            if limit is not None:
+                data = os.pread(fd, limit, 0)
+                partial = len(data) >= limit
+                if partial:
+                    data = data[:data.rfind(b"\n") + 1]
             else:
-                stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-                if stamp == self.stamp and self.data is not None:
-                    self.changed = False
-                    return self.data
+                data = _read_all(fd)
+                partial = False
+        except OSError:
+            self.stamp = self.data = None
+            return None
+        finally:
+            os.close(fd)
+        self.changed = True
+        self.partial = partial
+        self.stamp, self.data, self.limit = stamp, data, limit if partial else None
+        return data
+
+    def _read_kept(self) -> bytes | None:
+        fd = self.fd
         if fd is None:
             try:
                 fd = self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
             except OSError:
                 return None
-            if self.replay:
-                try:
-                    st = os.fstat(fd)
-                    stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size)
-                except OSError:
-                    stamp = None
         try:
-            data = os.pread(fd, _CHUNK, 0)
-            if len(data) == _CHUNK:
-                parts = [data]
-                while chunk := os.pread(fd, _CHUNK, _CHUNK * len(parts)):
-                    parts.append(chunk)
-                data = b"".join(parts)
+            data = _read_all(fd)
         except OSError:
             self.close()
             return None
         self.changed = True
-        if self.replay:
-            self.stamp = stamp
-            self.data = data
         return data
 
     def close(self) -> None:
@@ -239,7 +375,22 @@ class _File:
         self.data = None
 
 
+def _read_all(fd: int) -> bytes:
+    """The whole file behind ``fd``, with ``pread`` from offset 0."""
+    data = os.pread(fd, _CHUNK, 0)
+    if len(data) < _CHUNK:
+        return data
+    parts = [data]
+    while chunk := os.pread(fd, _CHUNK, _CHUNK * len(parts)):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 _CHUNK = 65536
+_WINDOW_MARGIN = 1024
+_RDMA_RETRY_NS = 10_000_000_000
+"""After a kept layout of the RDMA drop files could not be built, wait this long (10 s) before the next try."""
+"""Bytes read past the last needed line of an ``ethtool -S`` text (lines move by a few bytes as values grow)."""
 
 
 class HostSource:
@@ -256,6 +407,9 @@ class HostSource:
     poll's ``t``. With a clock, a poll that is descheduled half-way cannot label a later read with an earlier time
     (which would let a restoration look longer than it was).
     """
+
+    settles = True
+    """:meth:`poll` and :meth:`poll_ports` take the detector's ``settled`` (the runner passes it)."""
 
     def __init__(
         self,
@@ -287,6 +441,20 @@ class HostSource:
         self._polls = 0
         self._net = os.path.join(self.root, "sys", "class", "net")
         self._eth = os.path.join(self.root, "ethtool")
+        # kept-open directories of a replay root, and the stat sweep of its statistics files (see _sweep)
+        self._eth_dir = _Dir(self._eth)
+        self._net_dir = _Dir(self._net)
+        self._swept: list[str] = []
+        self._swept_names: list[str] = []
+        self._stamps: Sequence[Stamp | None] = []
+        self._loud: set[str] = set()
+        """Ports that a sweep must visit even when their file is unchanged: some channel is not settled."""
+        self._swept_t = float("-inf")
+        """Monotonic time of the last sweep: every port whose file it found unchanged was observed then."""
+        self._rdma: Layouts[str, list[DropKey]] = Layouts()
+        self._links: DirWatch | None = None
+        self._links_tried = False
+        self._rdma_retry_ns = 0
 
     # -- discovery ----------------------------------------------------------------------------------------------
 
@@ -336,7 +504,7 @@ class HostSource:
             name = by_key.get(key)
             return name.encode() if name is not None else None
 
-        channels: list[_Channel] = []
+        found: list[tuple[ChannelKey, bytes | None, bytes | None, bytes | None]] = []
         drops: list[_Drop] = []
         for prio in prios:
             for d in (Direction.RX, Direction.TX):
@@ -346,7 +514,8 @@ class HostSource:
                 if dur is None and frm is None:
                     continue
                 prog = enc(CounterKey(kinds.PRIORITY_PACKETS, other, prio))  # type: ignore[arg-type]
-                channels.append(_Channel(ChannelKey(Scope.NIC, self.device, iface, prio, d), dur, frm, prog))
+                # with a duration counter the frames are not read (duration mode)
+                found.append((ChannelKey(Scope.NIC, self.device, iface, prio, d), dur, None if dur else frm, prog))
             for key, name in by_key.items():
                 if key.counter == kinds.PRIORITY_DISCARDS and key.priority == prio:
                     drops.append(_Drop(DropKey(Scope.NIC, self.device, iface, prio, f"{key.qualifier}_discard"),
@@ -361,21 +530,26 @@ class HostSource:
             carrier = None
         epoch = None if carrier is not None else next(
             (n.encode() for n in LINK_FLAP_COUNTERS if n in values), None)
-        names: set[bytes] = set()
-        for ch in channels:
-            names.add(ch.duration if ch.duration is not None else ch.frames)  # type: ignore[arg-type]
-            if ch.progress is not None:
-                names.add(ch.progress)
+        wanted: set[bytes] = {n for _, dur, frm, prog in found for n in (dur, frm, prog) if n is not None}
         if epoch is not None:
-            names.add(epoch)
+            wanted.add(epoch)
+        names = tuple(sorted(wanted))
+        where = {n: i for i, n in enumerate(names)}
+
+        def at(name: bytes | None) -> int:
+            return where[name] if name is not None else -1
+
+        channels = [_Channel(key, at(dur), at(frm), at(prog)) for key, dur, frm, prog in found]
         replay = self.raw_stats is None
         old = self._plans.get(iface)
         if old is not None:
             old.close()
-        return _Plan(driver, channels, drops, epoch, tuple(sorted(names)),
-                     _File(os.path.join(self._eth, iface + ".stats"), replay=replay),
-                     _File(os.path.join(base, "operstate"), replay=replay),
-                     _File(carrier, replay=replay) if carrier is not None else None)
+        eth = self._eth_dir if replay else None
+        net = self._net_dir if replay else None
+        return _Plan(driver, channels, drops, at(epoch), _Names(names), _Names([dr.name for dr in drops]),
+                     _File(os.path.join(self._eth, iface + ".stats"), replay=replay, base=eth),
+                     _File(os.path.join(base, "operstate"), replay=replay, base=net),
+                     _File(carrier, replay=replay, base=net) if carrier is not None else None)
 
     # -- polling ------------------------------------------------------------------------------------------------
 
@@ -394,96 +568,247 @@ class HostSource:
                     epoch = int(text)
         return up, epoch
 
+    def _net_of(self, iface: str) -> str:
+        return os.path.join(self._net, iface)
+
     def _ports_now(self) -> list[str]:
         if self._port_cache is None or self._polls % self.discover_every == 1:
             self._port_cache = self._ports()
         return self._port_cache
 
-    def poll(self, t: float) -> Batch:
-        """One regular poll: every port due by its schedule; ``t`` is the monotonic time of the poll (seconds)."""
+    def poll(self, t: float, settled: Settled | None = None) -> Batch:
+        """One regular poll of every port; ``t`` is the monotonic time of the poll (seconds).
+
+        ``settled`` (the detector's :meth:`~fabricd.watchdog.detector.Detector.settled`) lets the source leave out
+        a channel's sample when the detector would only move that channel's time with it (no run or storm open,
+        same pause counters as its last sample). The left-out observation is kept and handed over, with its own
+        time, right before the channel's next sample that the detector does need, so the detector goes through the
+        same states as when it is fed every sample. On a replay root a poll then starts with one ``stat`` per
+        statistics file (:meth:`_sweep`) and visits only the ports whose file changed or whose channels are not
+        all settled. Without ``settled`` every channel of every port gives a sample on every poll.
+        The caller must be the only one feeding this source's channels to the detector.
+        """
         self._polls += 1
-        return self._read(t, self._ports_now(), regular=True)
+        return self._read(t, self._ports_now(), regular=True, settled=settled)
 
-    def poll_ports(self, t: float, ports: Iterable[str]) -> Batch:
-        """A deadline read: only ``ports``, now (see :meth:`tune`)."""
-        return self._read(t, list(ports), regular=False)
+    def poll_ports(self, t: float, ports: Iterable[str], settled: Settled | None = None) -> Batch:
+        """A deadline read: only ``ports``, now (see :meth:`tune`; ``settled`` as in :meth:`poll`)."""
+        return self._read(t, list(ports), regular=False, settled=settled)
 
-    def _read(self, t: float, ports: list[str], *, regular: bool) -> Batch:
+    def _read(self, t: float, ports: list[str], *, regular: bool, settled: Settled | None) -> Batch:
         batch = Batch()
+        if settled is not None and self.raw_stats is None:
+            self._link_changes()
         polls = self._polls
         replan = regular and polls % self.replan_every == 0
         read_drops = regular and (self.drop_every == 1 or polls % self.drop_every == 1)
-        append = batch.pause.append
-        plans = self._plans
-        clock = self.clock
-        for iface in ports:
-            plan = plans.get(iface)
-            if self.raw_stats is None:
-                if plan is not None:
-                    raw: bytes | Mapping[str, int] | None = plan.stats.read()
-                else:
-                    try:
-                        raw = read_bytes(os.path.join(self._eth, iface + ".stats"))
-                    except OSError:
-                        raw = None
-            else:
-                raw = self.raw_stats(iface)
-            if raw is None:
-                if plan is not None:
-                    batch.problems.append(f"{self.device}:{iface}: statistics vanished")
-                continue
-            if plan is None or replan:
-                plan = plans[iface] = self._plan(iface, raw)
-            vals = plan.vals
-            unchanged = vals is not None and self.raw_stats is None and not plan.stats.changed
-            if vals is None or not unchanged:  # else: the file is unchanged since the last read, same values
-                vals = plan.vals = _lookup(raw, plan.names, plan.hints)
-            if clock is not None:
-                t = clock()  # the time this port was read: its values are no newer than this
-            if unchanged and plan.link is not None and plan.args is not None:
-                # Same counters as the last read (a replay file that did not change): no pause moved, so the link
-                # state cannot change any verdict; it is read again with the next change (a flap that moves pause
-                # counters changes the file, and mlx5 counts flaps in link_down_events_phy inside it).
-                up, epoch = plan.link
-                for key, pause_s, frames, progress in plan.args:
-                    append(PauseSample(key, t, pause_s, frames, progress, up, epoch))
-                continue
-            up, epoch = self._link(plan)
-            if plan.epoch_name is not None:
-                epoch = vals.get(plan.epoch_name)
-            plan.link = (up, epoch)
-            args: list[tuple[ChannelKey, float | None, int | None, int | None]] = []
-            for ch in plan.channels:
-                if ch.duration is not None:
-                    dur = vals.get(ch.duration)
-                    if dur is None:
-                        continue  # a torn or partial read: skip this poll for the channel, never guess
-                    args.append((ch.key, dur / 1e6, None, vals.get(ch.progress) if ch.progress is not None else None))
-                else:
-                    frm = vals.get(ch.frames) if ch.frames is not None else None
-                    if frm is None:
-                        continue
-                    args.append((ch.key, None, frm, vals.get(ch.progress) if ch.progress is not None else None))
-            plan.args = args
-            for key, pause_s, frames, progress in args:
-                append(PauseSample(key, t, pause_s, frames, progress, up, epoch))
-            if read_drops and plan.drops:
-                dvals = _lookup(raw, [dr.name for dr in plan.drops])
-                for dr in plan.drops:
-                    batch.drops.append(DropSample(dr.key, t, dvals.get(dr.name)))
+        swept = None
+        if self.raw_stats is None and regular:
+            self._eth_dir.check()
+            self._net_dir.check()
+            if settled is not None and not replan:
+                swept = self._sweep(ports, t)
+        if swept is None:
+            for iface in ports:
+                self._port(iface, None, t, batch, settled, replan=replan, drops=read_drops)
+        else:
+            todo, sweep_t = swept
+            for iface, stamp in todo:
+                self._port(iface, stamp, t, batch, settled, replan=False, drops=read_drops)
+            self._swept_t = sweep_t
         if read_drops:
             batch.drops.extend(self._rdma_drops(t))
         return batch
 
+    def _sweep(self, ports: list[str], t: float) -> tuple[list[tuple[str, Stamp]], float] | None:
+        """Stamp every port's statistics file (one ``stat`` each, relative to the kept-open ``ethtool``
+        directory) and return the ports to visit: those whose file changed since the last sweep and those with a
+        channel that is not settled, with their stamps, and the time of the sweep (taken before the first
+        ``stat``: a file found unchanged held its last values then). None when a file or the directory is
+        missing: the caller then visits every port, which reports what vanished."""
+        if ports != self._swept:
+            self._swept = list(ports)
+            self._swept_names = [p + ".stats" for p in ports]
+            self._stamps = [None] * len(ports)
+        dfd = self._eth_dir.fd
+        if dfd is None:
+            return None
+        sweep_t = self.clock() if self.clock is not None else t
+        try:
+            stamps = list(map(_STAMP, map(partial(os.stat, dir_fd=dfd), self._swept_names)))
+        except OSError:
+            self._stamps = [None] * len(ports)
+            return None
+        visit = set(compress(range(len(ports)), map(ne, stamps, self._stamps)))
+        self._stamps = stamps
+        if self._loud:
+            index = {p: i for i, p in enumerate(ports)} if len(self._loud) > 4 else None
+            for p in self._loud:
+                i = index.get(p, -1) if index is not None else (ports.index(p) if p in ports else -1)
+                if i >= 0:
+                    visit.add(i)
+        return [(ports[i], stamps[i]) for i in sorted(visit)], sweep_t
+
+    def _link_changes(self) -> None:
+        """Mark the ports whose link files changed since the last call (a :class:`DirWatch` on the replay root's
+        ``sys/class/net/<if>`` directories, set up on first use where the file system reports every change)."""
+        links = self._links
+        if links is None:
+            if self._links_tried:
+                return
+            self._links_tried = True
+            if not notifies(self._net):
+                return
+            try:
+                links = self._links = DirWatch()
+            except OSError as exc:
+                log.info("link files of %s are checked on every read: %s", self.root, exc)
+                return
+            for plan in self._plans.values():
+                plan.link_dirty = True
+        dirty = links.changed()
+        plans = self._plans
+        if dirty is None:  # the event queue overflowed: anything may have changed
+            dirty = set(plans)
+        for iface in dirty:
+            known = plans.get(iface)
+            if known is not None:
+                known.link_dirty = True
+
+    def _port(self, iface: str, stamp: Stamp | None, t: float, batch: Batch, settled: Settled | None, *,
+              replan: bool, drops: bool) -> None:
+        """Read one port (``stamp``: its statistics file's, just taken) and add its samples to ``batch``."""
+        plan = self._plans.get(iface)
+        clock = self.clock
+        live = self.raw_stats
+        out = batch.pause
+        raw: bytes | Mapping[str, int] | None
+        if live is not None:
+            raw = live(iface)
+        elif plan is not None:
+            raw = plan.stats.read(plan.window, stamp)
+            if raw is not None and plan.quiet and settled is not None and not plan.stats.changed and not replan:
+                # unchanged file, every channel settled: the observation is the same, only its time moves
+                plan.seen_t = clock() if clock is not None else t
+                return
+        else:
+            try:
+                raw = read_bytes(os.path.join(self._eth, iface + ".stats"))
+            except OSError:
+                raw = None
+        # the port's previous observation: its last read, or a later sweep that found its file unchanged
+        seen = self._swept_t
+        if plan is not None and plan.seen_t > seen:
+            seen = plan.seen_t
+        if raw is None:
+            if plan is not None:
+                batch.problems.append(f"{self.device}:{iface}: statistics vanished")
+                self._hand_over(plan, out, seen)
+                self._loud.add(iface)
+            return
+        if plan is None or replan:
+            if plan is not None:
+                self._hand_over(plan, out, seen)  # a new plan starts without observations: give them now
+            plan = self._plans[iface] = self._plan(iface, raw)
+        vals = plan.vals
+        changed = vals is None or live is not None or plan.stats.changed
+        if changed:  # else: the file is unchanged since the last read, same values and link state
+            vals = plan.names.values(raw)
+            if isinstance(raw, bytes) and (None in vals or plan.window is None):
+                raw, vals = self._complete(plan, raw, plan.names, vals)
+            plan.vals = vals
+            links = self._links
+            if plan.link_dirty or links is None or not links.watching(iface):
+                # watch the directory first, then read: a change after the read is reported at the next call
+                watched = links is not None and (links.watching(iface) or links.add(iface, self._net_of(iface)))
+                up, epoch = self._link(plan)
+                plan.link_dirty = not watched
+            else:  # unchanged since the last read (the directory watch says so)
+                up, epoch = plan.up, plan.link_epoch
+            if plan.epoch >= 0:
+                epoch = vals[plan.epoch]
+        else:
+            up, epoch = plan.up, plan.link_epoch
+        assert vals is not None
+        # the time this port was read: its values are no newer than this
+        now = clock() if clock is not None else t
+        old_up, old_epoch = plan.up, plan.link_epoch
+        quiet = settled is not None
+        for ch in plan.channels:
+            if changed:
+                if ch.duration >= 0:
+                    dur = vals[ch.duration]
+                    pause_s: float | None = dur / 1e6 if dur is not None else None
+                    frames: int | None = None
+                    missing = dur is None
+                else:
+                    pause_s = None
+                    frames = vals[ch.frames]
+                    missing = frames is None
+                drain = vals[ch.progress] if ch.progress >= 0 else None
+                if missing:  # a torn or partial read: skip this poll for the channel, never guess
+                    if ch.pending:
+                        out.append(PauseSample(ch.key, seen, ch.pause_s, ch.count, ch.drain, old_up, old_epoch))
+                    ch.ok = ch.pending = False
+                    continue
+            elif not ch.ok:
+                continue  # missing in the unchanged file's last read
+            else:
+                pause_s, frames, drain = ch.pause_s, ch.count, ch.drain
+            if settled is not None and ch.ok and settled(ch.key, pause_s, frames):
+                ch.drain = drain
+                ch.pending = True
+                continue
+            if ch.pending:  # the observation the detector was settled on, then this one
+                out.append(PauseSample(ch.key, seen, ch.pause_s, ch.count, ch.drain, old_up, old_epoch))
+            out.append(PauseSample(ch.key, now, pause_s, frames, drain, up, epoch))
+            ch.pause_s, ch.count, ch.drain, ch.ok, ch.pending = pause_s, frames, drain, True, False
+            quiet = False
+        plan.seen_t, plan.up, plan.link_epoch, plan.quiet = now, up, epoch, quiet
+        if quiet:
+            self._loud.discard(iface)
+        else:
+            self._loud.add(iface)
+        if changed and drops and plan.drops:
+            dvals = plan.drop_names.values(raw)
+            if isinstance(raw, bytes) and None in dvals:
+                raw, dvals = self._complete(plan, raw, plan.drop_names, dvals)
+            for dr, value in zip(plan.drops, dvals, strict=True):
+                batch.drops.append(DropSample(dr.key, now, value))
+
+    @staticmethod
+    def _complete(plan: _Plan, raw: bytes, names: _Names, vals: list[int | None]) -> tuple[bytes, list[int | None]]:
+        """``vals`` of ``names`` looked up in ``raw``, completed: when ``raw`` is a prefix of the file
+        (:attr:`_File.partial`) and a name is not in it, the whole file is read and looked up again. After a whole
+        file, the plan's read window is set to cover every name found (plus a margin)."""
+        if plan.stats.partial and None in vals:
+            full = plan.stats.read()
+            if full is not None:
+                raw = full
+                vals = names.values(raw)
+        if not plan.stats.partial and None not in vals:
+            last = max(plan.names.last(), plan.drop_names.last())
+            plan.window = last + _WINDOW_MARGIN if last >= 0 and last + _WINDOW_MARGIN < len(raw) else None
+        return raw, vals
+
+    @staticmethod
+    def _hand_over(plan: _Plan, out: list[PauseSample], seen: float) -> None:
+        """The pending observations of ``plan``'s channels (made at ``seen``), as samples."""
+        for ch in plan.channels:
+            if ch.pending:
+                out.append(PauseSample(ch.key, seen, ch.pause_s, ch.count, ch.drain, plan.up, plan.link_epoch))
+                ch.pending = False
+        plan.quiet = False
+
     def tune(self, detection_s: float, restoration_s: float, poll_s: float) -> None:
         """Adapt to the watchdog's timers: drop counters are read once a second (every poll is read for pause).
 
-        Every port is read on every poll: a long gap between two reads of a port could hold the end of one burst
+        Every port is checked on every poll: a long gap between two reads of a port could hold the end of one burst
         and the start of the next, and the detector would have to credit both to one run. Cost is kept down by
-        not re-reading an unchanged replay file (:class:`_File`) and by the runner's *deadline reads*
-        (:meth:`poll_ports`): once a read shows pause, the duration counter says how long it has lasted, and the
-        port is read again exactly when the run would reach ``detection`` (or the quiet time ``restoration``), so
-        a storm is declared at ``detection`` plus the read's own delay rather than at the next poll after it.
+        not re-reading an unchanged replay file (:class:`_File`, :meth:`_sweep`) and by the runner's *deadline
+        reads* (:meth:`poll_ports`): once a read shows pause, the duration counter says how long it has lasted, and
+        the port is read again exactly when the run would reach ``detection`` (or the quiet time ``restoration``),
+        so a storm is declared at ``detection`` plus the read's own delay rather than at the next poll after it.
         The statistic set is re-planned once a minute.
         """
         self.drop_every = max(1, round(1.0 / poll_s))
@@ -493,25 +818,81 @@ class HostSource:
         """Close the kept-open files."""
         for plan in self._plans.values():
             plan.close()
+        self._eth_dir.close()
+        self._net_dir.close()
+        self._rdma.drop("rdma")
+        if self._links is not None:
+            self._links.close()
+            self._links = None
 
     def _rdma_drops(self, t: float) -> list[DropSample]:
-        """RDMA ``hw_counters/out_of_buffer`` per device and port (receive WQE missing: an RDMA drop)."""
+        """RDMA ``hw_counters/out_of_buffer`` per device and port (receive WQE missing: an RDMA drop).
+
+        The files are found once and read through kept-open descriptors (:mod:`fabricd.readers.kept`) while the
+        directories they were listed from are unchanged; every value is read again on every call. While a
+        directory is too recently changed to be trusted, the files are listed and read the plain way."""
+        keys: list[DropKey] = []
+        texts: list[bytes] | None = None
+        entry = self._rdma.get("rdma", self._rdma.clock())
+        if entry is not None:
+            kept, keys = entry
+            texts = kept.read()
+            if texts is None:
+                self._rdma.drop("rdma")
+        if texts is None:
+            builder: LayoutBuilder | None = None
+            now_ns = self._rdma.clock()
+            if now_ns >= self._rdma_retry_ns:
+                builder = self._rdma.builder()
+                keys, paths = self._rdma_files(builder)
+                built = builder.build() if builder.ok else None
+                if built is not None:
+                    self._rdma.put("rdma", built, keys)
+                    texts = built.read()
+                else:  # racy or changing directories: list them the plain way for a while
+                    self._rdma_retry_ns = now_ns + _RDMA_RETRY_NS
+            if texts is None:
+                if builder is None or not builder.ok:
+                    keys, paths = self._rdma_files(None)
+                texts = []
+                for path in paths:
+                    try:
+                        texts.append(read_bytes(path))
+                    except OSError:
+                        texts.append(b"")
         out: list[DropSample] = []
-        base = os.path.join(self.root, "sys", "class", "infiniband")
-        for dev in list_rdma_devices(self.root):
+        for key, text in zip(keys, texts, strict=True):
             try:
-                ports = os.listdir(os.path.join(base, dev, "ports"))
-            except OSError:
+                value = int(text)
+            except ValueError:
                 continue
-            for port in ports:
-                path = os.path.join(base, dev, "ports", port, "hw_counters", "out_of_buffer")
-                try:
-                    value: int | None = int(read_bytes(path))
-                except (OSError, ValueError):
-                    continue
-                key = DropKey(Scope.NIC, self.device, f"{dev}/{port}", None, "rdma_out_of_buffer")
-                out.append(DropSample(key, t, value))
+            out.append(DropSample(key, t, value))
         return out
+
+    def _rdma_files(self, builder: LayoutBuilder | None) -> tuple[list[DropKey], list[str]]:
+        """Every ``out_of_buffer`` file of the root's RDMA ports and its drop key, listed through ``builder`` (which
+        stamps the directories) or, without one, with plain ``listdir``."""
+        def listdir(path: str) -> list[str]:
+            if builder is not None:
+                return builder.listdir(path) or []
+            try:
+                return sorted(os.listdir(path))
+            except OSError:
+                return []
+
+        keys: list[DropKey] = []
+        paths: list[str] = []
+        base = class_dir(self.root)
+        for dev in listdir(base):
+            for port in listdir(os.path.join(base, dev, "ports")):
+                hw = os.path.join(base, dev, "ports", port, "hw_counters")
+                path = os.path.join(hw, "out_of_buffer")
+                if (builder is None or builder.watch(hw)) and os.path.exists(path):
+                    if builder is not None:
+                        builder.add(path)
+                    paths.append(path)
+                    keys.append(DropKey(Scope.NIC, self.device, f"{dev}/{port}", None, "rdma_out_of_buffer"))
+        return keys, paths
 
 
 # -- switches ------------------------------------------------------------------------------------------------------
