@@ -1,9 +1,10 @@
-"""Change notification for a replay root's link files: Linux inotify through ctypes (the C library's
+"""Change notification for a replay root's files: Linux inotify through ctypes (the C library's
 ``inotify_init1``/``inotify_add_watch``; the standard library has no binding).
 
-The watchdog reads ``sys/class/net/<if>/{operstate,carrier_changes}`` with every changed statistics file. On a replay
-root those files change only when a link flaps, so :class:`DirWatch` watches each interface's directory and says
-which ones had a change since the last call: one ``read`` per poll instead of two ``stat`` calls per changed port
+On a replay root the watchdog must notice, on every poll, which ``ethtool/<if>.stats`` files and which link files
+(``sys/class/net/<if>/{operstate,carrier_changes}``) changed. :class:`Watch` keeps an inotify watch on each
+statistics file (set again after a writer replaces it) and on each interface's directory, and says which keys had a
+change since the last call: one ``read`` per poll instead of one ``stat`` per port and two per changed port
 (bench/watchdog.py, docs/PERFORMANCE.md).
 
 inotify only reports changes made through this kernel's VFS. :func:`notifies` therefore allows it only on local
@@ -19,6 +20,7 @@ import ctypes.util
 import logging
 import os
 import struct
+from collections.abc import KeysView
 from functools import lru_cache
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,11 @@ DIR_CHANGES = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED
 """Every change to a directory's entries or to the files in it (written in place, replaced by rename, created,
 removed), and the directory itself going away."""
 
+FILE_CHANGES = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF
+"""Every change to one file (an inode): written in place, and replaced by rename (its link count drops:
+``IN_ATTRIB``, then ``IN_DELETE_SELF``) or moved away. After a replacement the watch must be set again on the path
+(:meth:`Watch.add`), which then names the new file."""
+
 LOCAL_FILESYSTEMS = frozenset({
     "tmpfs", "ramfs", "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "overlay", "zfs",
     "bcachefs", "nilfs2", "vfat", "exfat",
@@ -61,6 +68,8 @@ def _libc() -> ctypes.CDLL | None:
         lib.inotify_init1.restype = ctypes.c_int
         lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
         lib.inotify_add_watch.restype = ctypes.c_int
+        lib.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+        lib.inotify_rm_watch.restype = ctypes.c_int
     except (OSError, AttributeError):
         return None
     return lib
@@ -110,16 +119,19 @@ def notifies(path: str) -> bool:
     return filesystem_of(path) in LOCAL_FILESYSTEMS and _libc() is not None
 
 
-class DirWatch:
-    """inotify watches on a set of directories, each standing for a key (an interface name).
+class Watch:
+    """inotify watches, each standing for a key (an interface name): directories (``mask=DIR_CHANGES``) or single
+    files (``mask=FILE_CHANGES``).
 
-    :meth:`changed` (one non-blocking ``read``) gives the keys whose directory had any change since the last call,
-    or None when the kernel's event queue overflowed (then anything may have changed). A directory that goes away
-    (or is replaced) loses its watch: its key is reported changed and :meth:`watching` turns False until
-    :meth:`add` succeeds again. Raises ``OSError`` when inotify cannot be set up (no C library, instance limit).
+    :meth:`changed` (one non-blocking ``read`` while events are queued) gives the keys whose directory or file had
+    any change since the last call, or None when the kernel's event queue overflowed (then anything may have
+    changed). A watched directory or file that goes away, is replaced or moved loses its watch: its key is reported
+    changed and :meth:`watching` turns False until :meth:`add` succeeds again (on a file replaced by rename,
+    :meth:`add` watches the new file). Raises ``OSError`` when inotify cannot be set up (no C library, instance
+    limit).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, mask: int = DIR_CHANGES) -> None:
         lib = _libc()
         if lib is None:
             raise OSError("inotify: no C library")
@@ -128,21 +140,24 @@ class DirWatch:
             err = ctypes.get_errno()
             raise OSError(err, f"inotify_init1: {os.strerror(err)}")
         self._lib = lib
+        self.mask = mask
         self.fd: int | None = fd
         self._keys: dict[int, str] = {}
         self._wds: dict[str, int] = {}
 
     def add(self, key: str, path: str) -> bool:
-        """Watch ``path`` for ``key``; False when it cannot be watched (missing, not a directory, watch limit)."""
+        """Watch ``path`` for ``key`` (what the path names now); False when it cannot be watched (missing, wrong
+        kind, watch limit)."""
         if self.fd is None:
             return False
-        wd = self._lib.inotify_add_watch(self.fd, os.fsencode(path), DIR_CHANGES)
+        wd = self._lib.inotify_add_watch(self.fd, os.fsencode(path), self.mask)
         if wd < 0:
             log.debug("inotify_add_watch %s: %s", path, os.strerror(ctypes.get_errno()))
+            self._wds.pop(key, None)
             return False
         old = self._keys.get(wd)
-        if old is not None and old != key:
-            self._wds.pop(old, None)
+        if old is not None and old != key and self._wds.get(old) == wd:
+            del self._wds[old]
         self._keys[wd] = key
         self._wds[key] = wd
         return True
@@ -150,8 +165,12 @@ class DirWatch:
     def watching(self, key: str) -> bool:
         return key in self._wds
 
+    def keys(self) -> KeysView[str]:
+        """The keys being watched (a live view)."""
+        return self._wds.keys()
+
     def changed(self) -> set[str] | None:
-        """Keys whose directory changed since the last call; None after a queue overflow."""
+        """Keys whose directory or file changed since the last call; None after a queue overflow."""
         if self.fd is None:
             return None
         out: set[str] = set()
@@ -175,11 +194,15 @@ class DirWatch:
                 key = self._keys.get(wd)
                 if key is None:
                     continue
-                out.add(key)
-                if mask & IN_IGNORED:  # the directory went away (or was replaced): its watch is gone
+                if mask & IN_IGNORED:
                     del self._keys[wd]
-                    if self._wds.get(key) == wd:
-                        del self._wds[key]
+                if self._wds.get(key) != wd:
+                    continue  # a file the key's path no longer names (replaced, and watched again since)
+                out.add(key)
+                if mask & (IN_IGNORED | IN_MOVE_SELF):  # gone, replaced or moved away: this watch no longer counts
+                    del self._wds[key]
+                    if mask & IN_MOVE_SELF:
+                        self._lib.inotify_rm_watch(self.fd, wd)  # its IN_IGNORED follows
         return None if overflow else out
 
     def close(self) -> None:
@@ -189,3 +212,6 @@ class DirWatch:
             self.fd = None
         self._keys.clear()
         self._wds.clear()
+
+    def __del__(self) -> None:
+        self.close()

@@ -21,7 +21,7 @@ import logging
 import operator
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress
@@ -40,7 +40,7 @@ from fabricd.readers.kept import LayoutBuilder, Layouts
 from fabricd.readers.rdma import class_dir
 from fabricd.readers.switch.model import SwitchCounters
 
-from .notify import DirWatch, notifies
+from .notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 from .types import (
     ChannelKey,
     Direction,
@@ -141,7 +141,7 @@ class _Plan:
     up: bool | None = None
     link_epoch: int | None = None
     link_dirty: bool = True
-    """The link files may have changed since they were last read (always, without a :class:`DirWatch`)."""
+    """The link files may have changed since they were last read (always, without a directory :class:`Watch`)."""
     quiet: bool = False
     """Every channel's latest observation is pending (settled in the detector): while the file does not change,
     the port needs nothing."""
@@ -301,11 +301,20 @@ class _File:
         self.changed = True
         self.partial = False
 
-    def read(self, limit: int | None = None, stamp: Stamp | None = None) -> bytes | None:
+    def read(self, limit: int | None = None, stamp: Stamp | None = None, *, known: bool | None = None) -> bytes | None:
+        """The file's bytes (the first ``limit`` whole lines' worth), or None when it cannot be read. ``stamp``: the
+        caller just took it. ``known``: an inotify watch on the file says it changed (True: read it, no ``stat``)
+        or did not (False: the previous bytes, when there are)."""
         if not self.replay:
             return self._read_kept()
+        data = self.data
+        if known is False and data is not None and (self.limit is None or (limit is not None and limit <= self.limit)):
+            self.changed = False
+            return data
         dfd = self.dir.fd if self.dir is not None else None
-        if stamp is None:
+        if known:
+            stamp = None
+        elif stamp is None:
             try:
                 stamp = _STAMP(os.stat(self.rel, dir_fd=dfd) if dfd is not None else os.stat(self.path))
             except OSError:
@@ -318,8 +327,7 @@ class _File:
                 except OSError:
                     self.stamp = self.data = None
                     return None
-        data = self.data
-        if (stamp == self.stamp and data is not None
+        if (stamp is not None and stamp == self.stamp and data is not None
                 and (self.limit is None or (limit is not None and limit <= self.limit))):
             self.changed = False
             return data
@@ -445,15 +453,25 @@ class HostSource:
         self._eth_dir = _Dir(self._eth)
         self._net_dir = _Dir(self._net)
         self._swept: list[str] = []
+        self._swept_set: frozenset[str] = frozenset()
         self._swept_names: list[str] = []
         self._stamps: Sequence[Stamp | None] = []
         self._loud: set[str] = set()
         """Ports that a sweep must visit even when their file is unchanged: some channel is not settled."""
         self._swept_t = float("-inf")
-        """Monotonic time of the last sweep: every port whose file it found unchanged was observed then."""
+        """Monotonic time of the last sweep (or read of the file watch): every port whose file it found unchanged
+        (and that is not dirty) was observed then."""
+        self._polled: frozenset[str] = frozenset()
+        """The ports of the last regular poll that swept or read the file watch (``_swept_t`` is its time)."""
+        self._swept_names_of: list[str] = []
+        self._dirty: dict[str, float] = {}
+        """Ports whose file watch reported a change not read yet, each with the last time it was known clean."""
         self._rdma: Layouts[str, list[DropKey]] = Layouts()
-        self._links: DirWatch | None = None
-        self._links_tried = False
+        self._links: Watch | None = None
+        """inotify on the ``sys/class/net/<if>`` directories (see :meth:`_link_changes`)."""
+        self._files: Watch | None = None
+        """inotify on the statistics files (see :meth:`_notified`)."""
+        self._notify_tried = False
         self._rdma_retry_ns = 0
 
     # -- discovery ----------------------------------------------------------------------------------------------
@@ -597,43 +615,111 @@ class HostSource:
 
     def _read(self, t: float, ports: list[str], *, regular: bool, settled: Settled | None) -> Batch:
         batch = Batch()
-        if settled is not None and self.raw_stats is None:
+        replay = self.raw_stats is None
+        if settled is not None and replay:
             self._link_changes()
         polls = self._polls
         replan = regular and polls % self.replan_every == 0
         read_drops = regular and (self.drop_every == 1 or polls % self.drop_every == 1)
-        swept = None
-        if self.raw_stats is None and regular:
+        if replay and regular:
             self._eth_dir.check()
             self._net_dir.check()
-            if settled is not None and not replan:
-                swept = self._sweep(ports, t)
-        if swept is None:
-            for iface in ports:
-                self._port(iface, None, t, batch, settled, replan=replan, drops=read_drops)
-        else:
-            todo, sweep_t = swept
-            for iface, stamp in todo:
-                self._port(iface, stamp, t, batch, settled, replan=False, drops=read_drops)
-            self._swept_t = sweep_t
+        files = self._files if settled is not None and replay else None
+        todo: list[tuple[str, Stamp | None, bool | None, float]] | None = None
+        checked: float | None = None  # when this poll found every other port's file unchanged
+        if files is not None:
+            checked = self.clock() if self.clock is not None else t
+            clean = self._drain(files)
+            files = self._files  # a new watch after an overflow, or none
+            if files is not None:
+                todo = self._notified(files, ports, every=not regular or replan or not clean)
+        elif settled is not None and replay and regular and not replan:
+            checked = self.clock() if self.clock is not None else t
+            todo = self._sweep(ports)
+        if todo is None:  # every port, each with its own stat (or a live read)
+            checked = None
+            todo = [(p, None, None, self._floor(p)) for p in ports]
+        for iface, stamp, known, seen in todo:
+            self._port(iface, stamp, t, batch, settled, replan=replan, drops=read_drops, known=known, seen=seen)
+        if regular and checked is not None:
+            self._swept_t, self._polled = checked, self._port_set(ports)
         if read_drops:
             batch.drops.extend(self._rdma_drops(t))
         return batch
 
-    def _sweep(self, ports: list[str], t: float) -> tuple[list[tuple[str, Stamp]], float] | None:
-        """Stamp every port's statistics file (one ``stat`` each, relative to the kept-open ``ethtool``
-        directory) and return the ports to visit: those whose file changed since the last sweep and those with a
-        channel that is not settled, with their stamps, and the time of the sweep (taken before the first
-        ``stat``: a file found unchanged held its last values then). None when a file or the directory is
-        missing: the caller then visits every port, which reports what vanished."""
+    def _floor(self, port: str) -> float:
+        """The last regular poll's time if that poll found ``port``'s file unchanged or read it (it held then what
+        it holds in the port's last observation), else -inf. A port that was not dirty then was one of those."""
+        dirty = self._dirty.get(port)
+        if dirty is not None:
+            return dirty
+        return self._swept_t if port in self._polled else float("-inf")
+
+    def _port_set(self, ports: list[str]) -> frozenset[str]:
         if ports != self._swept:
             self._swept = list(ports)
+            self._swept_set = frozenset(ports)
+        return self._swept_set
+
+    def _drain(self, files: Watch) -> bool:
+        """Read the statistics-file watch: each port with an event is *dirty* (read at its next visit) and keeps
+        the floor it had before (:meth:`_floor`): the last regular poll, where it was still clean. False after an
+        event queue overflow: then every port is dirty and watched again at its next read."""
+        changed = files.changed()
+        dirty = self._dirty
+        if changed is None:
+            changed = set(self._plans)
+            self._forget_watches(files)
+        for p in changed:
+            if p not in dirty:
+                dirty[p] = self._floor(p)
+        return files is self._files
+
+    def _forget_watches(self, files: Watch) -> None:
+        """After an overflow nothing the watch said can be trusted: watch every file again at its next read."""
+        files.close()
+        try:
+            self._files = Watch(files.mask)
+        except OSError as exc:
+            log.info("%s is checked with stat on every poll: %s", self._eth, exc)
+            self._files = None
+
+    def _notified(self, files: Watch, ports: list[str], *,
+                  every: bool) -> list[tuple[str, Stamp | None, bool | None, float]]:
+        """The ports to visit, with the file watch: on a regular poll those that are dirty, not watched yet (new,
+        or replaced and not watched again) or have a channel that is not settled; with ``every`` (a deadline read,
+        a re-plan, after an overflow) all of ``ports``. Each with whether its file is known to have changed (True:
+        watch it again, then read it; False: its last bytes still hold) and the floor of its last observation's
+        time (:meth:`_floor`)."""
+        if every:
+            unwatched: Set[str] = {p for p in ports if not files.watching(p)}
+        else:
+            unwatched = self._port_set(ports) - files.keys()
+            if not self._dirty and not unwatched and not self._loud:
+                return []
+        dirty = self._dirty
+        out: list[tuple[str, Stamp | None, bool | None, float]] = []
+        for p in ports:
+            if p in dirty or p in unwatched:
+                out.append((p, None, True, self._floor(p)))
+            elif every or p in self._loud:
+                out.append((p, None, False, self._floor(p)))
+        return out
+
+    def _sweep(self, ports: list[str]) -> list[tuple[str, Stamp | None, bool | None, float]] | None:
+        """Stamp every port's statistics file (one ``stat`` each, relative to the kept-open ``ethtool``
+        directory) and return the ports to visit: those whose file changed since the last sweep and those with a
+        channel that is not settled, with their stamps and their last observation floor (the previous sweep). The
+        time of this sweep (taken before the first ``stat``: a file found unchanged held its last values then)
+        becomes the floor once the visits are done. None when a file or the directory is missing: the caller
+        then visits every port, which reports what vanished."""
+        if ports != self._swept_names_of:
+            self._swept_names_of = list(ports)
             self._swept_names = [p + ".stats" for p in ports]
             self._stamps = [None] * len(ports)
         dfd = self._eth_dir.fd
         if dfd is None:
             return None
-        sweep_t = self.clock() if self.clock is not None else t
         try:
             stamps = list(map(_STAMP, map(partial(os.stat, dir_fd=dfd), self._swept_names)))
         except OSError:
@@ -647,25 +733,29 @@ class HostSource:
                 i = index.get(p, -1) if index is not None else (ports.index(p) if p in ports else -1)
                 if i >= 0:
                     visit.add(i)
-        return [(ports[i], stamps[i]) for i in sorted(visit)], sweep_t
+        return [(ports[i], stamps[i], None, self._floor(ports[i])) for i in sorted(visit)]
+
+    def _notify_setup(self) -> None:
+        """Set up inotify on first use, where the file system reports every change (:func:`notifies`)."""
+        self._notify_tried = True
+        for attr, path, mask in (("_files", self._eth, FILE_CHANGES), ("_links", self._net, DIR_CHANGES)):
+            if not notifies(path):
+                continue
+            try:
+                setattr(self, attr, Watch(mask))
+            except OSError as exc:
+                log.info("%s is checked with stat on every poll: %s", path, exc)
+        for plan in self._plans.values():
+            plan.link_dirty = True
 
     def _link_changes(self) -> None:
-        """Mark the ports whose link files changed since the last call (a :class:`DirWatch` on the replay root's
-        ``sys/class/net/<if>`` directories, set up on first use where the file system reports every change)."""
+        """Mark the ports whose link files changed since the last call (the ``sys/class/net/<if>`` directory
+        watch)."""
+        if not self._notify_tried:
+            self._notify_setup()
         links = self._links
         if links is None:
-            if self._links_tried:
-                return
-            self._links_tried = True
-            if not notifies(self._net):
-                return
-            try:
-                links = self._links = DirWatch()
-            except OSError as exc:
-                log.info("link files of %s are checked on every read: %s", self.root, exc)
-                return
-            for plan in self._plans.values():
-                plan.link_dirty = True
+            return
         dirty = links.changed()
         plans = self._plans
         if dirty is None:  # the event queue overflowed: anything may have changed
@@ -676,8 +766,12 @@ class HostSource:
                 known.link_dirty = True
 
     def _port(self, iface: str, stamp: Stamp | None, t: float, batch: Batch, settled: Settled | None, *,
-              replan: bool, drops: bool) -> None:
-        """Read one port (``stamp``: its statistics file's, just taken) and add its samples to ``batch``."""
+              replan: bool, drops: bool, known: bool | None = None, seen: float = float("-inf")) -> None:
+        """Read one port and add its samples to ``batch``. ``stamp``: its statistics file's, just taken;
+        ``known``: the file watch says it changed (or is not watched yet: watch it, then read) or not. ``seen``:
+        a time at which the port's file was known to still hold what it held at its last read (a sweep or a
+        watch that found it unchanged); the port's last observation is the later of that and its last read."""
+        self._dirty.pop(iface, None)
         plan = self._plans.get(iface)
         clock = self.clock
         live = self.raw_stats
@@ -686,18 +780,16 @@ class HostSource:
         if live is not None:
             raw = live(iface)
         elif plan is not None:
-            raw = plan.stats.read(plan.window, stamp)
-            if raw is not None and plan.quiet and settled is not None and not plan.stats.changed and not replan:
-                # unchanged file, every channel settled: the observation is the same, only its time moves
-                plan.seen_t = clock() if clock is not None else t
-                return
+            files = self._files
+            if known and files is not None and not files.add(iface, plan.stats.path):
+                known = None  # cannot be watched (gone?): stat it, as without a watch
+            raw = plan.stats.read(plan.window, stamp, known=known)
         else:
             try:
                 raw = read_bytes(os.path.join(self._eth, iface + ".stats"))
             except OSError:
                 raw = None
-        # the port's previous observation: its last read, or a later sweep that found its file unchanged
-        seen = self._swept_t
+        # the port's previous observation: its last read, or a later sweep or watch that found its file unchanged
         if plan is not None and plan.seen_t > seen:
             seen = plan.seen_t
         if raw is None:
@@ -821,9 +913,10 @@ class HostSource:
         self._eth_dir.close()
         self._net_dir.close()
         self._rdma.drop("rdma")
-        if self._links is not None:
-            self._links.close()
-            self._links = None
+        for watch in (self._links, self._files):
+            if watch is not None:
+                watch.close()
+        self._links = self._files = None
 
     def _rdma_drops(self, t: float) -> list[DropSample]:
         """RDMA ``hw_counters/out_of_buffer`` per device and port (receive WQE missing: an RDMA drop).
