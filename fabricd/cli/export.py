@@ -14,6 +14,7 @@ import typer
 
 from fabricd.collectors.core import Family, MetricSpec, Registry, render
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
+from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import DEFAULT_LISTEN, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import UsageError
@@ -103,10 +104,12 @@ def serve(registry: Registry, listen: str, web: WebConfig | None, what: str) -> 
 
 
 def exec_slim_host_server(root: Path | None, listen: str, web_config: Path | None, include: str | None,
-                          collectors: str, include_virtual: bool = False) -> None:
+                          collectors: str, include_virtual: bool = False,
+                          config_interval: float = CONFIG_INTERVAL_S) -> None:
     """Replace this process (same pid) with the slim host-exporter process (:mod:`fabricd.cli.export_serve`)."""
     listen_option(listen)  # check before replacing the process
-    argv = [sys.executable, "-m", "fabricd.cli.export_serve", "--listen", listen, "--collectors", collectors]
+    argv = [sys.executable, "-m", "fabricd.cli.export_serve", "--listen", listen, "--collectors", collectors,
+            "--config-interval", repr(config_interval)]
     if root is not None:
         argv += ["--root", str(root)]
     if web_config is not None:
@@ -144,6 +147,11 @@ def register(app: typer.Typer) -> None:
         include_virtual: Annotated[bool, typer.Option(
             "--include-virtual", help="Live host: also read ethtool stats of virtual netdevs (veth, bridge, lo).")]
         = False,
+        config_interval: Annotated[float, typer.Option(
+            "--config-interval", min=0.0,
+            help="Seconds between two reads of the NIC configuration files (ECN/DCQCN, ToS, trust, PFC, MTU); "
+                 "scrapes in between export the last values. 0 reads them on every scrape. On MLNX_OFED each "
+                 "ecn/ file read is a firmware command.")] = CONFIG_INTERVAL_S,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Export this host's NIC, RDMA and NIC-config counters to Prometheus: per-priority PFC pause frames and
@@ -164,14 +172,15 @@ def register(app: typer.Typer) -> None:
         web = _web(web_config)
         registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
                                             enabled=_collectors_opt(collectors), include_virtual=include_virtual,
-                                            kept_files=not once))  # one scrape: building layouts would not pay
+                                            # one scrape: building layouts would not pay
+                                            kept_files=not once, config_interval=config_interval))
         if once:
             print_scrape(registry.scrape(), output)
             return
         if os.environ.get("FABRICD_EXPORT_NO_EXEC"):
             serve(registry, listen, web, "host")
         else:
-            exec_slim_host_server(root, listen, web_config, include, collectors, include_virtual)
+            exec_slim_host_server(root, listen, web_config, include, collectors, include_virtual, config_interval)
 
     @export_app.command("metrics-doc", hidden=True)
     def metrics_doc_cmd(

@@ -19,6 +19,7 @@ from types import FrameType
 
 from fabricd.collectors.core import Registry
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
+from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, bind_error, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import FabricdError
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--include", default=None)
     parser.add_argument("--collectors", default=",".join(HOST_COLLECTORS))
     parser.add_argument("--include-virtual", action="store_true")
+    parser.add_argument("--config-interval", type=float, default=CONFIG_INTERVAL_S)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", stream=sys.stderr)
     try:
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             args.root or "/", replay=args.root is not None,
             include=re.compile(args.include) if args.include else None,
             enabled=tuple(n for n in args.collectors.split(",") if n),
-            include_virtual=args.include_virtual,
+            include_virtual=args.include_virtual, config_interval=args.config_interval,
         ))
         serve_registry(registry, args.listen, web, "host")
     except FabricdError as exc:

@@ -10,7 +10,7 @@ from fabricd.readers.kept import Clock
 
 from .core import Collector
 from .nic import EthtoolSource, NicCollector, ReplayEthtoolSource
-from .nic_config import NicConfigCollector
+from .nic_config import CONFIG_INTERVAL_S, NicConfigCollector
 from .rdma import RdmaCollector
 
 HOST_COLLECTORS: tuple[str, ...] = ("nic", "rdma", "nic_config")
@@ -27,6 +27,7 @@ def host_collectors(
     include_virtual: bool = False,
     kept_files: bool = True,
     clock: Clock = time.time_ns,
+    config_interval: float = CONFIG_INTERVAL_S,
 ) -> list[Collector]:
     """The host collectors reading ``root``.
 
@@ -37,6 +38,9 @@ def host_collectors(
     ``kept_files`` (default) reads files through kept-open descriptors with their layout cached between scrapes
     (:mod:`fabricd.readers.kept`; every value is still re-read on every scrape); False opens every file on every
     scrape. Both give the same exposition. ``clock`` is the wall clock the layouts compare directory times with.
+
+    ``config_interval`` is how many seconds the NIC configuration gauges keep the values of their last read before
+    the files are read again (:mod:`fabricd.collectors.nic_config`; 0: every scrape).
     """
     if ethtool is None:
         if replay:
@@ -49,7 +53,8 @@ def host_collectors(
     available: dict[str, Collector] = {
         "nic": NicCollector(ethtool, include=include),
         "rdma": RdmaCollector(root, include=include, kept_files=kept_files, clock=clock),
-        "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock),
+        "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock,
+                                         interval_s=config_interval),
     }
     unknown = [n for n in enabled if n not in available]
     if unknown:

@@ -2,6 +2,14 @@
 exposes them, as gauges, so that a rule can alert when a host drifts from intent (node_exporter exports none of it).
 
 Interfaces: every netdev under ``<root>/sys/class/net`` that has an ``ecn/`` directory or backs an RDMA device.
+
+The files are read again every :data:`CONFIG_INTERVAL_S` seconds (``fabricd export host --config-interval``), and
+at once when the set of interfaces or RDMA devices changes or the last read had a problem; scrapes in between export
+the values of the last clean read. Configuration is not a counter, and reading it is not free on real NICs: with
+MLNX_OFED every ``ecn/roce_np|roce_rp`` file read is a firmware command (``mlx5e_show_ecn_enable`` issues
+QUERY_CONG_STATUS, each parameter's show function QUERY_CONG_PARAMS), about 35 per NIC. A drift alert waits minutes
+anyway (exporters/rules), so a minute's delay costs nothing and spares the firmware mailbox ~35 commands per NIC per
+scrape.
 """
 
 from __future__ import annotations
@@ -9,6 +17,8 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from fabricd.readers.kept import Clock, Layouts
 from fabricd.readers.nic_config import (
@@ -23,6 +33,10 @@ from fabricd.readers.rdma import class_dir, list_rdma_devices
 from .core import MetricSpec, Scrape, Value
 
 Sample = tuple[tuple[str, ...], Value]
+
+CONFIG_INTERVAL_S = 60.0
+"""Default seconds between two reads of the NIC configuration files (see the module docstring); 0 reads them on
+every scrape."""
 
 ECN_SRC = "sysfs /sys/class/net/<if>/ecn/roce_np|roce_rp"
 
@@ -64,17 +78,36 @@ def _routes(layout: NicConfigLayout) -> tuple[Routes, Routes]:
     return enabled, params
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """The samples of the last clean read, for the interfaces and devices it found, and when (monotonic s)."""
+
+    found: tuple[tuple[str, ...], tuple[str, ...]]
+    at: float
+    samples: tuple[tuple[MetricSpec, tuple[Sample, ...]], ...]
+
+
 class NicConfigCollector:
-    """``nic_config``: lossless configuration read back from sysfs/configfs under a root."""
+    """``nic_config``: lossless configuration read back from sysfs/configfs under a root.
+
+    ``interval_s`` is how long the values of a clean read are exported before the files are read again (0: every
+    scrape); ``monotonic`` is the clock it is measured with (tests).
+    """
 
     name = "nic_config"
     metrics: tuple[MetricSpec, ...] = (ECN_ENABLED, DCQCN_PARAMETER, ROCE_TOS, PFC_ENABLED, TRUST, MTU)
 
     def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
-                 kept_files: bool = True, clock: Clock = time.time_ns) -> None:
+                 kept_files: bool = True, clock: Clock = time.time_ns, interval_s: float = CONFIG_INTERVAL_S,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        if not interval_s >= 0:
+            raise ValueError(f"config interval must be 0 or more seconds, got {interval_s}")
         self.root = os.fspath(root)
         self.include = include
+        self.interval_s = interval_s
         self.files = NicConfigFiles(self.root, Layouts(clock=clock, enabled=kept_files))
+        self._monotonic = monotonic
+        self._held: _Held | None = None
         self._routes: dict[str, tuple[NicConfigLayout, tuple[Routes, Routes]]] = {}
 
     def _interfaces(self, devices: list[str]) -> list[str]:
@@ -92,12 +125,26 @@ class NicConfigCollector:
         return sorted(n for n in names if self.include is None or self.include.search(n))
 
     def collect(self, scrape: Scrape) -> None:
+        devices = list_rdma_devices(self.root)
+        interfaces = self._interfaces(devices)
+        found = (tuple(interfaces), tuple(devices))
+        now = self._monotonic()
+        held = self._held
+        if held is not None and held.found == found and now - held.at < self.interval_s:
+            for spec, samples in held.samples:
+                scrape.family(spec).samples.extend(samples)
+            return
+        self._held = None
+        self._read(scrape, devices, interfaces)
+        if self.interval_s > 0 and not scrape.problems:
+            self._held = _Held(found, now, tuple((f.spec, tuple(f.samples)) for f in scrape.families.values()))
+
+    def _read(self, scrape: Scrape, devices: list[str], interfaces: list[str]) -> None:
+        """Read every configuration file now."""
         fam = scrape.family
         ecn, params, tos = fam(ECN_ENABLED), fam(DCQCN_PARAMETER), fam(ROCE_TOS)
         pfc, trust, mtu = fam(PFC_ENABLED), fam(TRUST), fam(MTU)
-        devices = list_rdma_devices(self.root)
         rdma = class_dir(self.root)
-        interfaces = self._interfaces(devices)
         for ifname in interfaces:
             if self._collect_kept(ifname, ecn.samples, params.samples, pfc.samples, trust.samples, mtu.samples):
                 continue

@@ -50,8 +50,8 @@ class Pair:
     """The same root scraped with and without kept files; every scrape must render the same text."""
 
     def __init__(self, root: Path) -> None:
-        self.kept = Registry(host_collectors(root, replay=True, clock=ahead), clock=frozen)
-        self.plain = Registry(host_collectors(root, replay=True, kept_files=False), clock=frozen)
+        self.kept = Registry(host_collectors(root, replay=True, clock=ahead, config_interval=0), clock=frozen)
+        self.plain = Registry(host_collectors(root, replay=True, kept_files=False, config_interval=0), clock=frozen)
 
     def scrape(self) -> str:
         kept, plain = self.kept.exposition(), self.plain.exposition()
@@ -237,7 +237,7 @@ def test_vanishes_between_discovery_and_read_with_layouts(host: ReplayHost, monk
     import fabricd.collectors.nic as nic_mod
     import fabricd.collectors.rdma as rdma_mod
 
-    registry = Registry(host_collectors(host.root, replay=True, clock=ahead))
+    registry = Registry(host_collectors(host.root, replay=True, clock=ahead, config_interval=0))
     registry.exposition()
     assert all(len(layouts_of(c)) == 2 for c in registry.collectors)
     tick()

@@ -1,0 +1,103 @@
+"""The ``nic_config`` collector reads the NIC configuration files every ``interval_s`` seconds and exports the values
+of the last clean read in between; it reads again at once when an interface or RDMA device appears or goes, and after
+a read that had a problem. Runs on a real replay tree; the monotonic clock is a counter the test moves."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fabricd.collectors.core import Registry
+from fabricd.collectors.host import host_collectors
+from fabricd.collectors.nic_config import NicConfigCollector
+from fabricd.lab.replay import ReplayHost
+
+CNP_DSCP = 'fabricd_nic_dcqcn_parameter{interface="eth0",point="np",name="cnp_dscp"}'
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def value(text: str, series: str) -> str | None:
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return line.rsplit(" ", 1)[1]
+    return None
+
+
+def success(text: str) -> str | None:
+    return value(text, 'fabricd_scrape_collector_success{collector="nic_config"}')
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> ReplayHost:
+    h = ReplayHost.mlx5(tmp_path, 2, channels=1)
+    h.build()
+    return h
+
+
+def registry(host: ReplayHost, clock: Clock, interval_s: float) -> Registry:
+    return Registry([NicConfigCollector(host.root, interval_s=interval_s, monotonic=clock)])
+
+
+def cnp_dscp(host: ReplayHost) -> Path:
+    return Path(host.root, "sys/class/net/eth0/ecn/roce_np/cnp_dscp")
+
+
+def test_values_are_held_for_the_interval_then_read_again(host: ReplayHost) -> None:
+    clock = Clock()
+    reg = registry(host, clock, 60)
+    first = reg.exposition()
+    before = value(first, CNP_DSCP)
+    assert before is not None and before != "10"
+    cnp_dscp(host).write_text("10\n")
+    clock.now += 59.9
+    held = reg.exposition()
+    assert value(held, CNP_DSCP) == before
+    assert success(held) == "1"
+    clock.now += 0.1
+    assert value(reg.exposition(), CNP_DSCP) == "10"
+
+
+def test_interval_zero_reads_every_scrape(host: ReplayHost) -> None:
+    reg = registry(host, Clock(), 0)
+    reg.exposition()
+    cnp_dscp(host).write_text("12\n")
+    assert value(reg.exposition(), CNP_DSCP) == "12"
+
+
+def test_a_new_or_removed_interface_is_read_at_once(host: ReplayHost, tmp_path: Path) -> None:
+    clock = Clock()
+    reg = registry(host, clock, 60)
+    assert value(reg.exposition(), 'fabricd_nic_mtu_bytes{interface="eth1"}') is not None
+    shutil.rmtree(Path(host.root, "sys/class/net/eth1"))
+    shutil.rmtree(Path(host.root, "sys/class/infiniband/mlx5_1"))
+    text = reg.exposition()
+    assert value(text, 'fabricd_nic_mtu_bytes{interface="eth1"}') is None
+    assert value(text, 'fabricd_nic_roce_tos{device="mlx5_1",port="1"}') is None
+    assert value(text, 'fabricd_nic_mtu_bytes{interface="eth0"}') is not None
+
+
+def test_a_read_with_a_problem_is_not_held(host: ReplayHost) -> None:
+    clock = Clock()
+    reg = registry(host, clock, 60)
+    cnp_dscp(host).write_text("garbage\n")
+    assert success(reg.exposition()) == "0"
+    cnp_dscp(host).write_text("24\n")
+    text = reg.exposition()  # no time has passed: read again because the last read was not clean
+    assert success(text) == "1"
+    assert value(text, CNP_DSCP) == "24"
+
+
+def test_host_collectors_default_holds_and_negative_interval_is_refused(host: ReplayHost) -> None:
+    (config,) = [c for c in host_collectors(host.root, replay=True) if isinstance(c, NicConfigCollector)]
+    assert config.interval_s == 60
+    with pytest.raises(ValueError, match="0 or more seconds, got -1"):
+        NicConfigCollector(host.root, interval_s=-1)
