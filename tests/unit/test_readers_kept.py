@@ -42,6 +42,20 @@ def test_reads_every_file_in_order_and_sees_in_place_writes(tmp_path: Path) -> N
     kept.close()
 
 
+def test_files_longer_than_the_read_size_are_read_whole_and_grow_in_place(tmp_path: Path) -> None:
+    d = make_dir(tmp_path)
+    texts = ["x" * 255 + "\n", "y" * 70_000 + "\n", "z" * 1000 + "\n"]  # at, far above and just above one read size
+    for i, text in enumerate(texts):
+        (d / f"c{i}").write_text(text)
+    kept = build(d, time.time_ns() + LATER)
+    assert kept is not None
+    for _ in range(2):  # the first read learns each size, the second reads each file at once
+        assert kept.read() == [t.encode() for t in texts]
+    (d / "c0").write_text("w" * 5000 + "\n")  # grows past what was learnt
+    assert kept.read() == [b"w" * 5000 + b"\n", texts[1].encode(), texts[2].encode()]
+    kept.close()
+
+
 def test_racy_directory_is_not_trusted(tmp_path: Path) -> None:
     d = make_dir(tmp_path)
     b = LayoutBuilder(time.time_ns())
