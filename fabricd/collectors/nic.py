@@ -232,6 +232,6 @@ class NicCollector:
                     slot, labels, divisor = r
                     lists[slot].append((labels, c.value if divisor is None else c.value / divisor))
         if self._files is not None:
-            self._files.layouts.keep_only(seen)
+            self._files.forget_others(seen)
             for gone in [n for n in self._routes if n not in seen]:
                 del self._routes[gone]

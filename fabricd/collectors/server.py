@@ -91,14 +91,15 @@ class WebHandler(BaseHTTPRequestHandler):
 
     def send_body(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8",
                   headers: dict[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        """Status line, headers and body in one write (one TCP segment train instead of two, and no per-header
+        buffering): the response of every request this server answers."""
+        self.log_request(code)
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        if self.close_connection:
+            extra += "Connection: close\r\n"
+        head = (f"{self.protocol_version} {code} {self.responses[code][0]}\r\nDate: {self.date_time_string()}\r\n"
+                f"Content-Type: {ctype}\r\nContent-Length: {len(body)}\r\n{extra}\r\n").encode("latin-1")
+        self.wfile.write(head if self.command == "HEAD" else head + body)
 
     def authorized(self) -> bool:
         """Whether the request passes the web config's basic auth; if not, a 401 has been sent."""

@@ -348,16 +348,13 @@ class StatsLayout:
         under which :func:`normalise_text` takes its regular path); None when the layout no longer fits."""
         tokens = data.split()
         h = self.header
-        if h and tokens[:h] != _HEADER:
+        if len(tokens) != h + 2 * len(self.names) or (h and tokens[:h] != _HEADER):
             return None
-        if tokens[h::2] != self.names:
-            return None
-        texts = tokens[h + 1::2]
-        if len(texts) != len(self.names) or not b"".join(texts).isdigit():
+        if tokens[h::2] != self.names or not b"".join(tokens[h + 1::2]).isdigit():
             return None
         if _STAT_LINE_BYTES.search(data) is None:
             return None
-        return [int(texts[p]) for p in self.positions]
+        return [int(tokens[h + 1 + 2 * p]) for p in self.positions]
 
 
 def stats_layout(info_bytes: bytes | None, data: bytes) -> StatsLayout | None:
@@ -402,6 +399,9 @@ class EthtoolFiles:
     def __init__(self, root: str | os.PathLike[str], layouts: Layouts[str, StatsLayout | None] | None = None) -> None:
         self.base = os.path.join(os.fspath(root), "ethtool")
         self.layouts: Layouts[str, StatsLayout | None] = layouts if layouts is not None else Layouts()
+        self._last: dict[str, tuple[StatsLayout, bytes, list[int]]] = {}
+        """Per interface, the layout, text and values of the last parse: a text read again byte for byte is not
+        parsed again (a capture replayed as is; a live-driven tree changes its counters and is parsed every time)."""
 
     def counters(self, interface: str) -> tuple[StatsLayout, list[int]] | None:
         """``(layout, values)``: ``values[i]`` is the value of ``layout.selection[i]``."""
@@ -422,11 +422,22 @@ class EthtoolFiles:
             layouts.drop(interface)
             return None
         info = data[1] if len(data) == 2 else None
+        last = self._last.get(interface)
+        if last is not None and last[0] is layout and last[1] == data[0] and info == layout.info_bytes:
+            return layout, last[2]  # the same bytes as last time: the same values (only the parse is saved)
         values = layout.values(data[0]) if info == layout.info_bytes else None
         if values is None:
+            self._last.pop(interface, None)
             layouts.drop(interface)
             return None
+        self._last[interface] = (layout, data[0], values)
         return layout, values
+
+    def forget_others(self, interfaces: set[str]) -> None:
+        """Close the layouts of interfaces not in ``interfaces`` and forget their last texts."""
+        self.layouts.keep_only(interfaces)
+        for gone in [n for n in self._last if n not in interfaces]:
+            del self._last[gone]
 
     def _build(self, interface: str) -> tuple[KeptFiles, StatsLayout | None] | None:
         builder = self.layouts.builder()

@@ -118,6 +118,25 @@ def test_in_place_rewrite_is_read_through_kept_descriptor(host: ReplayHost) -> N
     assert after is not None and after[0] is before[0]  # still the same kept descriptors
 
 
+def test_ethtool_text_rewritten_in_place_is_parsed_again(host: ReplayHost) -> None:
+    """A text read again byte for byte is not parsed again; one digit changed in place (same length, same inode,
+    no directory change) must still show."""
+    pair = Pair(host.root)
+    series = 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}'
+    first = pair.scrape()
+    assert pair.scrape() == first
+    assert line(first, series) == "100"
+    stats = host.root / "ethtool/eth0.stats"
+    text = stats.read_bytes()
+    assert text.count(b"rx_prio3_pause: 100\n") == 1
+    with open(stats, "r+b") as f:
+        f.write(text.replace(b"rx_prio3_pause: 100\n", b"rx_prio3_pause: 900\n"))
+    assert line(pair.scrape(), series) == "900"
+    files = pair.kept.collectors[0]
+    assert isinstance(files, NicCollector) and isinstance(files.source, ReplayEthtoolSource)
+    assert files.source.files.layouts.get("eth0", ahead()) is not None  # still the kept layout
+
+
 def test_renamed_file_is_reopened(host: ReplayHost) -> None:
     pair = Pair(host.root)
     pair.scrape()
