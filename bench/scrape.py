@@ -4,14 +4,20 @@ channels and PFC on priority 3, 21 PMA counters, 30 hw_counters, ECN/DCQCN files
 
 Both exporters serve on 127.0.0.1 ephemeral ports and are scraped over a kept-alive HTTP connection, as Prometheus
 does, alternating between them. fabricd exports hw_counters, ethtool PFC/priority counters and NIC config that
-node_exporter 1.5 lacks. Also measured:
+node_exporter 1.5 lacks. The headline compares the exporters as shipped (fabricd re-reads the NIC configuration every
+60 s, ``--config-interval``). Also measured, each in a phase of its own that alternates with the same node_exporter
+again so that every ratio is against an anchor from the same conditions:
 
 - fabricd limited to its rdma collector (the same sources as node_exporter's infiniband collector plus hw_counters);
+- variants: fabricd reading the NIC configuration on every scrape (``--config-interval 0``), and fabricd on a copy of
+  the tree whose 8 ethtool texts are rewritten in place between rounds (untimed), so that no text is ever read twice
+  byte for byte and each is parsed on every scrape (a text read again unchanged is not parsed again). On a live host
+  the ethtool counters come from the ETHTOOL_GSTATS ioctl, not from text;
 - node_exporter's infiniband collector on a second tree with enough devices that it reads as many files per scrape as
-  fabricd reads on the first (``same_files``; timed in a second phase, alternating with fabricd, so that its 6 ms
-  scrapes do not cool the caches of the main comparison), and both exporters' cost per file and per series;
+  fabricd reads on the first (``same_files``; timed in its own phase, so that its 4-6 ms scrapes do not cool the
+  caches of the main comparison), and both exporters' cost per file and per series;
 - fabricd's collect + render in-process with kept-open files (the served path) and with every file opened on every
-  scrape (the path taken while a directory is racy or rewritten, e.g. a replay tree driven live);
+  scrape (the path taken while a directory is racy or rewritten, e.g. a replay tree driven by renames);
 - the exposition alone, fabricd's text writer vs prometheus_client's ``generate_latest`` on the same families.
 
 Timing starts once the trees are older than fabricd's racy window (fabricd.readers.kept.RACY_NS): a long-running
@@ -33,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,10 +76,43 @@ def start_fabricd(root: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
     raise SystemExit(f"fabricd exporter did not start: {proc.communicate()}")
 
 
-def fabricd_files(root: Path) -> int:
-    """Files ``fabricd export host`` reads per scrape of a ReplayHost tree: every regular file except the GID table
-    (``gids/``, ``gid_attrs/``), which only ``fabricd gids`` reads (checked against strace: pread64 + read)."""
-    return sum(1 for dirpath, _, files in os.walk(root) if "/gid" not in dirpath for _ in files)
+def fabricd_files(root: Path, *, config: bool = False) -> int:
+    """Files ``fabricd export host`` reads per scrape of a ReplayHost tree in its steady state: the RDMA tree except
+    the GID table (``gids/``, ``gid_attrs/``, read only by ``fabricd gids``) and the ToS files, plus ``ethtool/``.
+    ``config=True`` adds the NIC configuration files (netdev ``ecn/``, ``mtu``, ``operstate``, configfs ``rdma_cm``,
+    ``tc/``), which are read every ``--config-interval`` (and on every scrape with 0). Checked against strace
+    (pread64 + read per scrape)."""
+    n = 0
+    for dirpath, _, files in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        is_config = rel.startswith(("sys/class/net", "sys/kernel/config")) or "/tc/" in f"/{rel}/"
+        if "/gid" in f"/{rel}" or (is_config and not config):
+            continue
+        n += len(files)
+    return n
+
+
+class EthtoolChanger:
+    """Rewrites every ``ethtool/<if>.stats`` of a tree in place (same inode, no directory change) with one of two
+    texts that differ in a few counters, alternating, so that each scrape reads a text it has not just parsed."""
+
+    def __init__(self, root: Path) -> None:
+        self.texts: list[tuple[Path, bytes, bytes]] = []
+        for path in sorted((root / "ethtool").glob("*.stats")):
+            a = path.read_bytes()
+            b = a
+            for name in (b"rx_packets: ", b"tx_bytes: ", b"rx_prio3_pause: "):
+                b = b.replace(b"\n     " + name, b"\n     " + name + b"1", 1)
+            assert b != a, path
+            self.texts.append((path, a, b))
+        self.step = 0
+
+    def change(self) -> None:
+        self.step += 1
+        for path, a, b in self.texts:
+            with open(path, "r+b") as f:
+                f.write(b if self.step % 2 else a)
+                f.truncate()
 
 
 def node_exporter_files(root: Path) -> int:
@@ -182,45 +222,72 @@ def exposition_cost(root: Path) -> dict[str, float]:
             "render_ms": ours * 1e3, "prometheus_client_ms": theirs * 1e3, "collect_ms": collect * 1e3}
 
 
+def timed(phases: list[dict[str, Scraper]], between: Callable[[], None] | None = None,
+          ) -> tuple[dict[str, list[float]], dict[str, bytes]]:
+    """Scrape each phase's exporters in turn, ROUNDS times after WARMUP; ``between`` runs (untimed) before each
+    round of the phases that include a changing tree."""
+    bodies: dict[str, bytes] = {}
+    times: dict[str, list[float]] = {}
+    for phase in phases:
+        for name, s in phase.items():
+            for _ in range(WARMUP):
+                if between is not None and "fabricd_ethtool_changing" in phase:
+                    between()
+                _, bodies[name] = s.get()
+            times[name] = []
+        for _ in range(ROUNDS):
+            if between is not None and "fabricd_ethtool_changing" in phase:
+                between()
+            for name, s in phase.items():
+                dt, _ = s.get()
+                times[name].append(dt * 1000)
+    return times, bodies
+
+
 def main() -> None:
     if not os.access(NODE_EXPORTER, os.X_OK):
         raise SystemExit(f"{NODE_EXPORTER} not found: apt-get install prometheus-node-exporter")
     with tempfile.TemporaryDirectory(prefix="fdx-bench-scrape-") as tmp:
         root = Path(tmp) / "nics"
         ReplayHost.mlx5(root, NICS).build()
-        fab_files = fabricd_files(root)
+        changing = Path(tmp) / "changing"
+        ReplayHost.mlx5(changing, NICS).build()
+        changer = EthtoolChanger(changing)
+        fab_files, fab_config_files = fabricd_files(root), fabricd_files(root, config=True)
         per_device = node_exporter_files(root) // NICS
         big = Path(tmp) / "same-files"
         ReplayHost.mlx5(big, -(-fab_files // per_device)).build()
         built = time.time()
-        fab, fab_port = start_fabricd(root)
-        fab_rdma, fab_rdma_port = start_fabricd(root, "--collectors", "rdma")
-        ne, ne_port = start_node_exporter(root)
-        ne_big, ne_big_port = start_node_exporter(big)
+        procs: list[subprocess.Popen[str] | subprocess.Popen[bytes]] = []
         try:
-            fab_scraper = Scraper(fab_port)
-            main_phase = {"fabricd": fab_scraper, "fabricd_rdma": Scraper(fab_rdma_port),
-                          "node_exporter": Scraper(ne_port)}
-            # separate phase, so that the 6 ms node_exporter scrape does not cool the caches of the main comparison
-            same_phase = {"fabricd_same_phase": fab_scraper, "node_exporter_same_files": Scraper(ne_big_port)}
+            fab, fab_port = start_fabricd(root)
+            procs.append(fab)
+            fab_rdma, fab_rdma_port = start_fabricd(root, "--collectors", "rdma")
+            procs.append(fab_rdma)
+            fab_cfg0, fab_cfg0_port = start_fabricd(root, "--config-interval", "0")
+            procs.append(fab_cfg0)
+            fab_chg, fab_chg_port = start_fabricd(changing)
+            procs.append(fab_chg)
+            ne, ne_port = start_node_exporter(root)
+            procs.append(ne)
+            ne_big, ne_big_port = start_node_exporter(big)
+            procs.append(ne_big)
+            fab_scraper, ne_scraper = Scraper(fab_port), Scraper(ne_port)
+            phases = [
+                {"fabricd": fab_scraper, "fabricd_rdma": Scraper(fab_rdma_port), "node_exporter": ne_scraper},
+                {"fabricd_config_every_scrape": Scraper(fab_cfg0_port),
+                 "fabricd_ethtool_changing": Scraper(fab_chg_port), "node_exporter_variants": ne_scraper},
+                # its own phase, so that the 4-6 ms node_exporter scrape does not cool the caches of the others
+                {"fabricd_same_phase": fab_scraper, "node_exporter_same_files": Scraper(ne_big_port)},
+            ]
             time.sleep(max(0.0, built + RACY_NS / 1e9 + 0.5 - time.time()))  # past the racy window (docstring)
-            bodies: dict[str, bytes] = {}
-            times: dict[str, list[float]] = {}
-            for phase in (main_phase, same_phase):
-                for name, s in phase.items():
-                    for _ in range(WARMUP):
-                        _, bodies[name] = s.get()
-                    times[name] = []
-                for _ in range(ROUNDS):
-                    for name, s in phase.items():
-                        dt, _ = s.get()
-                        times[name].append(dt * 1000)
+            times, bodies = timed(phases, changer.change)
             result = {n: {"p50_ms": statistics.median(t), "p95_ms": pct(t, 0.95)} for n, t in times.items()}
             fab_rss, ne_rss = rss_mb(fab.pid), rss_mb(ne.pid)
         finally:
-            for p in (fab, fab_rdma, ne, ne_big):
+            for p in procs:
                 p.terminate()
-            for p in (fab, fab_rdma, ne, ne_big):
+            for p in procs:
                 p.wait(timeout=10)
         ne_files, ne_big_files = node_exporter_files(root), node_exporter_files(big)
         kept_ms = inprocess_ms(root, kept_files=True)
@@ -231,18 +298,26 @@ def main() -> None:
     ne_series = series(bodies["node_exporter"], "node_infiniband_")
     ne_all = series(bodies["node_exporter"])
     ne_big_all = series(bodies["node_exporter_same_files"])
+    if series(bodies["fabricd_config_every_scrape"], "fabricd_") != fab_series:
+        raise SystemExit("the --config-interval 0 exporter exported a different number of series")
     for name, r in result.items():
-        print(f"{name:25s} p50 {r['p50_ms']:.2f} ms  p95 {r['p95_ms']:.2f} ms")
+        print(f"{name:28s} p50 {r['p50_ms']:.2f} ms  p95 {r['p95_ms']:.2f} ms")
     print(f"series: fabricd {fab_series} (fabricd_*; rdma-only {series(bodies['fabricd_rdma'], 'fabricd_')}), "
           f"node_exporter {ne_series} (node_infiniband_*), its body {ne_all} in all; same-files tree {ne_big_all}")
     print(f"hw_counter series: fabricd {series(bodies['fabricd'], 'fabricd_rdma_cnp_')} cnp_* ... "
           f"node_exporter {sum(1 for ln in bodies['node_exporter'].decode().splitlines() if 'cnp' in ln)} cnp lines")
     value = result["fabricd"]["p50_ms"]
     anchor = result["node_exporter"]["p50_ms"]
+    variants_anchor = result["node_exporter_variants"]["p50_ms"]
+    cfg0 = result["fabricd_config_every_scrape"]["p50_ms"]
+    chg = result["fabricd_ethtool_changing"]["p50_ms"]
     same = result["node_exporter_same_files"]["p50_ms"]
     fab_same = result["fabricd_same_phase"]["p50_ms"]
-    print(f"files read per scrape: fabricd {fab_files}, node_exporter {ne_files}, node_exporter on the "
-          f"{ne_big_files // per_device}-device tree {ne_big_files}")
+    print(f"files read per scrape: fabricd {fab_files} ({fab_config_files} when the NIC configuration is read too), "
+          f"node_exporter {ne_files}, node_exporter on the {ne_big_files // per_device}-device tree {ne_big_files}")
+    print(f"variants against node_exporter {variants_anchor:.2f} ms in their phase: config read every scrape "
+          f"{cfg0:.2f} ms (ratio {cfg0 / variants_anchor:.2f}), ethtool texts changing every scrape {chg:.2f} ms "
+          f"(ratio {chg / variants_anchor:.2f})")
     print(f"per file: fabricd {value / fab_files * 1000:.2f} us, node_exporter {anchor / ne_files * 1000:.2f} us, "
           f"same-files {same / ne_big_files * 1000:.2f} us; per series: fabricd {value / fab_series * 1000:.2f} us, "
           f"node_exporter {anchor / ne_all * 1000:.2f} us")
@@ -264,9 +339,12 @@ def main() -> None:
         "node_exporter_p95_ms": round(result["node_exporter"]["p95_ms"], 3),
         "fabricd_rdma_only_p50_ms": round(result["fabricd_rdma"]["p50_ms"], 3),
         "fabricd_rdma_only_ratio": round(result["fabricd_rdma"]["p50_ms"] / anchor, 3),
+        "variants_anchor_p50_ms": round(variants_anchor, 3),
+        "config_every_scrape_p50_ms": round(cfg0, 3), "config_every_scrape_ratio": round(cfg0 / variants_anchor, 3),
+        "ethtool_changing_p50_ms": round(chg, 3), "ethtool_changing_ratio": round(chg / variants_anchor, 3),
         "fabricd_series": fab_series, "fabricd_rdma_only_series": series(bodies["fabricd_rdma"], "fabricd_"),
         "node_exporter_series": ne_series, "node_exporter_body_series": ne_all,
-        "fabricd_files": fab_files, "node_exporter_files": ne_files,
+        "fabricd_files": fab_files, "fabricd_files_with_config": fab_config_files, "node_exporter_files": ne_files,
         "node_exporter_same_files_files": ne_big_files, "node_exporter_same_files_p50_ms": round(same, 3),
         "fabricd_same_phase_p50_ms": round(fab_same, 3), "same_files_ratio": round(fab_same / same, 3),
         "fabricd_us_per_file": round(value / fab_files * 1000, 3),
