@@ -26,6 +26,10 @@ _NOT_AVAILABLE_PREFIX = "N/A"
 """sysfs prints ``N/A (no PMA)`` for PMA counters of devices without a performance-management agent (i40iw, rxe)."""
 
 _CHUNK = 65536
+_FIRST_READ = 4096
+"""Bytes asked for by the first read of a file: one page, which holds any sysfs attribute on x86 (CPython allocates
+the whole request for every ``os.read``/``os.pread``, so asking for 64 KiB made each one-line read several times
+dearer; bench/scrape.py). Longer files are read on in 64 KiB chunks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +57,22 @@ def read_bytes(path: str) -> bytes:
     """
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        data = os.read(fd, _CHUNK)
-        if len(data) < _CHUNK:
-            return data
-        parts = [data]
-        while chunk := os.read(fd, _CHUNK):
-            parts.append(chunk)
-        return b"".join(parts)
+        return read_fd(fd)
     finally:
         os.close(fd)
+
+
+def read_fd(fd: int) -> bytes:
+    """Everything from an open descriptor, read from offset 0 with ``pread`` (:data:`_FIRST_READ` bytes first)."""
+    data = os.pread(fd, _FIRST_READ, 0)
+    if len(data) < _FIRST_READ:
+        return data
+    parts = [data]
+    offset = len(data)
+    while chunk := os.pread(fd, _CHUNK, offset):
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
 
 
 def read_text(path: str, problems: Problems, *, optional: bool = True) -> str | None:
@@ -150,7 +161,7 @@ def read_dir_values(path: str, problems: Problems, *, optional: bool = True,
                 out[name] = None
                 continue
             try:
-                data = os.read(fd, _CHUNK)
+                data = read_fd(fd)
             except IsADirectoryError:
                 if not skip_dirs:
                     problems.add(f"{path}/{name}", "is a directory, expected a file")

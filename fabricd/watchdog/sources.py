@@ -28,7 +28,7 @@ from itertools import compress
 from operator import ne
 
 from fabricd.readers import ethtool_maps as kinds
-from fabricd.readers.common import read_bytes
+from fabricd.readers.common import read_bytes, read_fd
 from fabricd.readers.ethtool import (
     CounterKey,
     list_ethtool_interfaces,
@@ -347,7 +347,7 @@ class _File:
                 if partial:
                     data = data[:data.rfind(b"\n") + 1]
             else:
-                data = _read_all(fd)
+                data = read_fd(fd)
                 partial = False
         except OSError:
             self.stamp = self.data = None
@@ -367,7 +367,7 @@ class _File:
             except OSError:
                 return None
         try:
-            data = _read_all(fd)
+            data = read_fd(fd)
         except OSError:
             self.close()
             return None
@@ -383,18 +383,6 @@ class _File:
         self.data = None
 
 
-def _read_all(fd: int) -> bytes:
-    """The whole file behind ``fd``, with ``pread`` from offset 0."""
-    data = os.pread(fd, _CHUNK, 0)
-    if len(data) < _CHUNK:
-        return data
-    parts = [data]
-    while chunk := os.pread(fd, _CHUNK, _CHUNK * len(parts)):
-        parts.append(chunk)
-    return b"".join(parts)
-
-
-_CHUNK = 65536
 _WINDOW_MARGIN = 1024
 _RDMA_RETRY_NS = 10_000_000_000
 """After a kept layout of the RDMA drop files could not be built, wait this long (10 s) before the next try."""
