@@ -3,13 +3,15 @@ exposes them, as gauges, so that a rule can alert when a host drifts from intent
 
 Interfaces: every netdev under ``<root>/sys/class/net`` that has an ``ecn/`` directory or backs an RDMA device.
 
-The files are read again every :data:`CONFIG_INTERVAL_S` seconds (``fabricd export host --config-interval``), and
-at once when the set of interfaces or RDMA devices changes or the last read had a problem; scrapes in between export
-the values of the last clean read. Configuration is not a counter, and reading it is not free on real NICs: with
-MLNX_OFED every ``ecn/roce_np|roce_rp`` file read is a firmware command (``mlx5e_show_ecn_enable`` issues
-QUERY_CONG_STATUS, each parameter's show function QUERY_CONG_PARAMS), about 35 per NIC. A drift alert waits minutes
-anyway (exporters/rules), so a minute's delay costs nothing and spares the firmware mailbox ~35 commands per NIC per
-scrape.
+The files are read again every :data:`CONFIG_INTERVAL_S` seconds (``fabricd export host --config-interval``), at once
+when a file under them is written or replaced (inotify, on local file systems: every replay root there, as the replay
+contract asks), and at once when the set of interfaces or RDMA devices changes or the last read had a problem; scrapes
+in between export the values of the last clean read, which are then still the files' content. Configuration is not a
+counter, and reading it is not free on real NICs: with MLNX_OFED every ``ecn/roce_np|roce_rp`` file read is a
+firmware command (``mlx5e_show_ecn_enable`` issues QUERY_CONG_STATUS, each parameter's show function
+QUERY_CONG_PARAMS), about 35 per NIC. On a live host sysfs gives no inotify event when the driver or firmware changes
+a value (only writes through the file system, such as ``echo 1 > .../enable``, are seen at once), so there the
+interval bounds how stale a value can be; a drift alert waits minutes anyway (exporters/rules).
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from dataclasses import dataclass
 
 from fabricd.readers.kept import Clock, Layouts
 from fabricd.readers.nic_config import (
+    NET_DIR,
+    RDMA_CM_DIR,
     NicConfigFiles,
     NicConfigLayout,
     list_net_interfaces,
     read_nic_config,
     read_roce_tos,
 )
+from fabricd.readers.notify import DIR_CHANGES, Watch, notifies
 from fabricd.readers.rdma import class_dir, list_rdma_devices
 
 from .core import MetricSpec, Scrape, Value
@@ -99,15 +104,18 @@ class NicConfigCollector:
 
     def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
                  kept_files: bool = True, clock: Clock = time.time_ns, interval_s: float = CONFIG_INTERVAL_S,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, notify: bool | None = None) -> None:
         if not interval_s >= 0:
             raise ValueError(f"config interval must be 0 or more seconds, got {interval_s}")
         self.root = os.fspath(root)
         self.include = include
         self.interval_s = interval_s
         self.files = NicConfigFiles(self.root, Layouts(clock=clock, enabled=kept_files))
+        self.notify = notifies(self.root) if notify is None else notify
+        """Whether writes under the root are learnt from inotify (a local file system; not sysfs)."""
         self._monotonic = monotonic
         self._held: _Held | None = None
+        self._watch: Watch | None = None
         self._routes: dict[str, tuple[NicConfigLayout, tuple[Routes, Routes]]] = {}
 
     def _interfaces(self, devices: list[str]) -> list[str]:
@@ -130,14 +138,52 @@ class NicConfigCollector:
         found = (tuple(interfaces), tuple(devices))
         now = self._monotonic()
         held = self._held
-        if held is not None and held.found == found and now - held.at < self.interval_s:
+        if held is not None and held.found == found and now - held.at < self.interval_s and self._unwritten():
             for spec, samples in held.samples:
                 scrape.family(spec).samples.extend(samples)
             return
         self._held = None
+        watched = self.interval_s > 0 and (not self.notify or self._rewatch(interfaces, devices))
         self._read(scrape, devices, interfaces)
-        if self.interval_s > 0 and not scrape.problems:
+        if watched and not scrape.problems:
             self._held = _Held(found, now, tuple((f.spec, tuple(f.samples)) for f in scrape.families.values()))
+
+    def _unwritten(self) -> bool:
+        """Whether nothing under the watched directories changed since they were read (always True without
+        inotify, where only the interval counts)."""
+        if not self.notify:
+            return True
+        return self._watch is not None and self._watch.changed() == set()
+
+    def _rewatch(self, interfaces: list[str], devices: list[str]) -> bool:
+        """Watch every directory the configuration is read from (and the parents in which the missing ones would
+        appear), before reading it, so that a write during the read shows at the next scrape. False when inotify
+        cannot be set up (then nothing is held)."""
+        if self._watch is not None:
+            self._watch.close()
+        try:
+            self._watch = watch = Watch(DIR_CHANGES)
+        except OSError:
+            self._watch = None
+            return False
+        net = os.path.join(self.root, NET_DIR)
+        cm = os.path.join(self.root, RDMA_CM_DIR)
+        rdma = class_dir(self.root)
+        paths = [cm]
+        for ifname in interfaces:
+            d = f"{net}/{ifname}"
+            paths += [d, f"{d}/qos", f"{d}/ecn", f"{d}/ecn/roce_np", f"{d}/ecn/roce_np/enable", f"{d}/ecn/roce_rp",
+                      f"{d}/ecn/roce_rp/enable"]
+        for dev in devices:
+            paths += [f"{cm}/{dev}", f"{cm}/{dev}/ports", f"{rdma}/{dev}/ports", f"{rdma}/{dev}/tc"]
+            try:
+                ports = [p for p in os.listdir(f"{rdma}/{dev}/ports") if p.isdigit()]
+            except OSError:
+                continue
+            paths += [f"{base}/{port}" for port in ports for base in (f"{cm}/{dev}/ports", f"{rdma}/{dev}/tc")]
+        for path in paths:
+            watch.add(path, path)  # a missing directory: its parent's watch sees it appear
+        return True
 
     def _read(self, scrape: Scrape, devices: list[str], interfaces: list[str]) -> None:
         """Read every configuration file now."""

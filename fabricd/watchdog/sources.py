@@ -37,10 +37,10 @@ from fabricd.readers.ethtool import (
     parse_ethtool_stats,
 )
 from fabricd.readers.kept import LayoutBuilder, Layouts
+from fabricd.readers.notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 from fabricd.readers.rdma import class_dir
 from fabricd.readers.switch.model import SwitchCounters
 
-from .notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 from .types import (
     ChannelKey,
     Direction,

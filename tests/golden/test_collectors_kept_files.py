@@ -50,7 +50,8 @@ class Pair:
     """The same root scraped with and without kept files; every scrape must render the same text."""
 
     def __init__(self, root: Path) -> None:
-        self.kept = Registry(host_collectors(root, replay=True, clock=ahead, config_interval=0), clock=frozen)
+        # the shipped config interval: on this local file system every write must still show at the next scrape
+        self.kept = Registry(host_collectors(root, replay=True, clock=ahead), clock=frozen)
         self.plain = Registry(host_collectors(root, replay=True, kept_files=False, config_interval=0), clock=frozen)
 
     def scrape(self) -> str:

@@ -1,11 +1,15 @@
 """The ``nic_config`` collector reads the NIC configuration files every ``interval_s`` seconds and exports the values
-of the last clean read in between; it reads again at once when an interface or RDMA device appears or goes, and after
-a read that had a problem. Runs on a real replay tree; the monotonic clock is a counter the test moves."""
+of the last clean read in between; it reads again at once when a file under them is written (inotify, on a local file
+system such as this replay root's), when an interface or RDMA device appears or goes, and after a read that had a
+problem. Runs on real replay trees; the monotonic clock is a counter the test moves. ``notify=False`` makes the
+collector behave as on sysfs, where inotify sees no driver-side change and only the interval counts."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,8 +47,16 @@ def host(tmp_path: Path) -> ReplayHost:
     return h
 
 
-def registry(host: ReplayHost, clock: Clock, interval_s: float) -> Registry:
-    return Registry([NicConfigCollector(host.root, interval_s=interval_s, monotonic=clock)])
+def registry(host: ReplayHost, clock: Clock, interval_s: float, notify: bool | None = False) -> Registry:
+    return Registry([NicConfigCollector(host.root, interval_s=interval_s, monotonic=clock, notify=notify)])
+
+
+class Counting(NicConfigCollector):
+    reads = 0
+
+    def _read(self, *args: Any) -> None:
+        self.reads += 1
+        super()._read(*args)
 
 
 def cnp_dscp(host: ReplayHost) -> Path:
@@ -101,3 +113,32 @@ def test_host_collectors_default_holds_and_negative_interval_is_refused(host: Re
     assert config.interval_s == 60
     with pytest.raises(ValueError, match="0 or more seconds, got -1"):
         NicConfigCollector(host.root, interval_s=-1)
+
+
+def test_writes_on_a_local_file_system_are_read_at_once_and_nothing_else_is_reread(host: ReplayHost) -> None:
+    clock = Clock()
+    collector = Counting(host.root, interval_s=60, monotonic=clock)
+    assert collector.notify  # tmp_path is on a local file system
+    reg = Registry([collector], clock=lambda: 0.0)  # durations fixed: expositions compare whole
+    first = reg.exposition()
+    for _ in range(3):
+        clock.now += 1
+        assert reg.exposition() == first
+    assert collector.reads == 1
+    cnp_dscp(host).write_text("10\n")  # in place
+    assert value(reg.exposition(), CNP_DSCP) == "10"
+    tmp = cnp_dscp(host).with_name(".new")
+    tmp.write_text("11\n")
+    os.replace(tmp, cnp_dscp(host))  # replaced by rename
+    assert value(reg.exposition(), CNP_DSCP) == "11"
+    enable = Path(host.root, "sys/class/net/eth1/ecn/roce_rp/enable/5")
+    enable.write_text("1\n")  # a file that changes another interface
+    assert value(reg.exposition(), 'fabricd_nic_ecn_enabled{interface="eth1",point="rp",priority="5"}') == "1"
+    tos = Path(host.root, "sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos")
+    tos.write_text("104\n")  # configfs (RDMA-CM ToS)
+    assert value(reg.exposition(), 'fabricd_nic_roce_tos{device="mlx5_1",port="1"}') == "104"
+    reads = collector.reads
+    assert reads == 5
+    clock.now += 1
+    reg.exposition()
+    assert collector.reads == reads  # nothing written since: held
