@@ -54,7 +54,7 @@ def host_collectors(
         "nic": NicCollector(ethtool, include=include),
         "rdma": RdmaCollector(root, include=include, kept_files=kept_files, clock=clock),
         "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock,
-                                         interval_s=config_interval),
+                                         interval_s=config_interval, replay=replay),
     }
     unknown = [n for n in enabled if n not in available]
     if unknown:

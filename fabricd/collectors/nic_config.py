@@ -96,7 +96,9 @@ class NicConfigCollector:
     """``nic_config``: lossless configuration read back from sysfs/configfs under a root.
 
     ``interval_s`` is how long the values of a clean read are exported before the files are read again (0: every
-    scrape); ``monotonic`` is the clock it is measured with (tests).
+    scrape); ``monotonic`` is the clock it is measured with (tests). ``notify`` forces inotify on or off (default:
+    on when the root's ``sys/class/net`` is on a local file system); ``replay`` says the root is a replay tree,
+    which is then read on every scrape when inotify is off.
     """
 
     name = "nic_config"
@@ -104,15 +106,20 @@ class NicConfigCollector:
 
     def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
                  kept_files: bool = True, clock: Clock = time.time_ns, interval_s: float = CONFIG_INTERVAL_S,
-                 monotonic: Callable[[], float] = time.monotonic, notify: bool | None = None) -> None:
+                 monotonic: Callable[[], float] = time.monotonic, notify: bool | None = None,
+                 replay: bool = False) -> None:
         if not interval_s >= 0:
             raise ValueError(f"config interval must be 0 or more seconds, got {interval_s}")
         self.root = os.fspath(root)
         self.include = include
         self.interval_s = interval_s
         self.files = NicConfigFiles(self.root, Layouts(clock=clock, enabled=kept_files))
-        self.notify = notifies(self.root) if notify is None else notify
-        """Whether writes under the root are learnt from inotify (a local file system; not sysfs)."""
+        self.notify = notifies(os.path.join(self.root, NET_DIR)) if notify is None else notify
+        """Whether writes to the configuration files are learnt from inotify (a replay root on a local file system;
+        not sysfs, where the driver changes values without events)."""
+        self.replay = replay
+        """A replay root: without inotify, its files are read on every scrape (the replay contract: files rewritten
+        while fabricd runs are re-read), whatever the interval."""
         self._monotonic = monotonic
         self._held: _Held | None = None
         self._watch: Watch | None = None
@@ -143,7 +150,7 @@ class NicConfigCollector:
                 scrape.family(spec).samples.extend(samples)
             return
         self._held = None
-        watched = self.interval_s > 0 and (not self.notify or self._rewatch(interfaces, devices))
+        watched = self.interval_s > 0 and (self._rewatch(interfaces, devices) if self.notify else not self.replay)
         self._read(scrape, devices, interfaces)
         if watched and not scrape.problems:
             self._held = _Held(found, now, tuple((f.spec, tuple(f.samples)) for f in scrape.families.values()))

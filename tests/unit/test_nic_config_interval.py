@@ -142,3 +142,18 @@ def test_writes_on_a_local_file_system_are_read_at_once_and_nothing_else_is_rere
     clock.now += 1
     reg.exposition()
     assert collector.reads == reads  # nothing written since: held
+
+
+def test_a_replay_root_without_inotify_is_read_every_scrape_and_a_live_root_is_held(host: ReplayHost) -> None:
+    """A replay root where inotify cannot see writes (NFS, FUSE) keeps the replay contract by reading every scrape;
+    a live root (sysfs, no events for driver-side changes) is held for the interval."""
+    clock = Clock()
+    replay = Registry([NicConfigCollector(host.root, interval_s=60, monotonic=clock, notify=False, replay=True)])
+    live = Registry([NicConfigCollector(host.root, interval_s=60, monotonic=clock, notify=False, replay=False)])
+    replay.exposition()
+    live.exposition()
+    cnp_dscp(host).write_text("14\n")
+    assert value(replay.exposition(), CNP_DSCP) == "14"
+    assert value(live.exposition(), CNP_DSCP) != "14"
+    (config,) = [c for c in host_collectors(host.root, replay=True) if isinstance(c, NicConfigCollector)]
+    assert config.replay and config.notify
