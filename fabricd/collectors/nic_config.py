@@ -11,7 +11,8 @@ counter, and reading it is not free on real NICs: with MLNX_OFED every ``ecn/roc
 firmware command (``mlx5e_show_ecn_enable`` issues QUERY_CONG_STATUS, each parameter's show function
 QUERY_CONG_PARAMS), about 35 per NIC. On a live host sysfs gives no inotify event when the driver or firmware changes
 a value (only writes through the file system, such as ``echo 1 > .../enable``, are seen at once), so there the
-interval bounds how stale a value can be; a drift alert waits minutes anyway (exporters/rules).
+interval bounds how stale a value can be; the alert on these gauges (FabricEcnDisabledOnRocePriority, exporters/rules)
+waits 5 minutes anyway.
 """
 
 from __future__ import annotations
