@@ -18,6 +18,7 @@ from pydantic import JsonValue
 from fabricd.hosts.base import HostBackend, Reading
 from fabricd.hosts.sysfs import SysfsLinks
 from fabricd.intent.host import Backend, HostIntent, HostStep, NicIntent
+from fabricd.readers.gids import gid_of_ipv4
 from fabricd.readers.rdma import read_gids
 
 from .report import AuditReport, CheckResult, Finding, Status
@@ -69,11 +70,6 @@ HOST_CHECKS: tuple[HostCheck, ...] = (
 CHECK_BY_CODE = {c.code: c for c in HOST_CHECKS}
 ROCE_V2 = "RoCE v2"
 OPER_OK = ("UP", "UNKNOWN")
-
-
-def _ipv4_gid(ip: str) -> str:
-    parts = [int(x) for x in ip.split(".")]
-    return f"0000:0000:0000:0000:0000:ffff:{parts[0]:02x}{parts[1]:02x}:{parts[2]:02x}{parts[3]:02x}"
 
 
 class _Collector:
@@ -182,7 +178,7 @@ def _gid(col: _Collector, root: str | os.PathLike[str], nic: NicIntent, skip: fr
     if nic.rdma_device is None or nic.address_ip is None:
         return
     col.touched.add("HOST-GID")
-    want = _ipv4_gid(nic.address_ip)
+    want = gid_of_ipv4(nic.address_ip)
     ndev = nic.netdev if "vlan" in skip else nic.ip_netdev
     entries = read_gids(root, nic.rdma_device, nic.rdma_port)
     where = f"/sys/class/infiniband/{nic.rdma_device}/ports/{nic.rdma_port}/gids"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ipaddress
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -10,56 +10,19 @@ import typer
 from rich.table import Table
 
 from fabricd.errors import UsageError
-from fabricd.readers.rdma import list_rdma_devices, read_gids
+from fabricd.readers.gids import GidRow, list_gids
+from fabricd.readers.rdma import list_rdma_devices
 
 from .common import OutputFormat, OutputOpt, check_root, emit_json, stdout
 
-LINK_LOCAL_ZERO = "fe80:0000:0000:0000:0000:0000:0000:0000"
 
-
-def _ports(root: Path, dev: str) -> list[int]:
-    pdir = root / "sys/class/infiniband" / dev / "ports"
-    return sorted(int(p.name) for p in pdir.iterdir() if p.name.isdigit()) if pdir.is_dir() else []
-
-
-def _ipv4(gid: str) -> str | None:
-    """The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d), as show_gids prints it."""
-    try:
-        addr = ipaddress.IPv6Address(gid)
-    except ValueError:
-        return None
-    return str(addr.ipv4_mapped) if addr.ipv4_mapped is not None else None
-
-
-def _version(gid_type: str | None) -> str:
-    """``RoCE v2`` -> ``v2``, ``IB/RoCE v1`` -> ``v1`` (show_gids: grep -o "[Vv].*")."""
-    if not gid_type:
-        return ""
-    i = gid_type.lower().find("v")
-    return gid_type[i:].strip() if i >= 0 else gid_type.strip()
-
-
-def list_gids(root: Path, devices: list[str] | None = None) -> list[dict[str, object]]:
-    """Populated GIDs of every RDMA device and port under ``root`` (zero and blank link-local GIDs skipped)."""
-    rows: list[dict[str, object]] = []
-    for dev in devices or list_rdma_devices(root):
-        for port in _ports(root, dev):
-            for e in read_gids(root, dev, port):
-                if e.gid == LINK_LOCAL_ZERO:
-                    continue
-                rows.append({"device": dev, "port": port, "index": e.index, "gid": e.gid, "ipv4": _ipv4(e.gid),
-                             "version": _version(e.type), "type": e.type, "netdev": e.ndev})
-    return rows
-
-
-def render_show_gids(rows: list[dict[str, object]]) -> str:
+def render_show_gids(rows: list[GidRow]) -> str:
     """Text in mlnx-tools show_gids' own layout (tab separated, with its header and n_gids_found)."""
     lines = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
              "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"]
     for r in rows:
-        ip = f"{r['ipv4']}  " if r["ipv4"] else "\t"
-        ndev = r["netdev"] or ""
-        lines.append(f"{r['device']}\t{r['port']}\t{r['index']}\t{r['gid']}\t{ip}\t{r['version']}\t{ndev}")
+        ip = f"{r.ipv4}  " if r.ipv4 else "\t"
+        lines.append(f"{r.device}\t{r.port}\t{r.index}\t{r.gid}\t{ip}\t{r.version}\t{r.netdev or ''}")
     lines.append(f"n_gids_found={len(rows)}")
     return "\n".join(lines) + "\n"
 
@@ -90,7 +53,7 @@ def register(app: typer.Typer) -> None:
                              else "there is none there (`fabricd doctor` says what RDMA needs)")
         rows = list_gids(root, device)
         if output == OutputFormat.JSON:
-            emit_json(rows)
+            emit_json([asdict(r) for r in rows])
         elif show_gids:
             typer.echo(render_show_gids(rows), nl=False)
         else:
@@ -98,7 +61,6 @@ def register(app: typer.Typer) -> None:
             for col in ("device", "port", "index", "GID", "IPv4", "ver", "netdev"):
                 table.add_column(col)
             for r in rows:
-                table.add_row(str(r["device"]), str(r["port"]), str(r["index"]), str(r["gid"]), str(r["ipv4"] or ""),
-                              str(r["version"]), str(r["netdev"] or ""))
+                table.add_row(r.device, str(r.port), str(r.index), r.gid, r.ipv4 or "", r.version, r.netdev or "")
             stdout().print(table)
             stdout().print(f"n_gids_found={len(rows)}")

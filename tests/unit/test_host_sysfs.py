@@ -271,3 +271,14 @@ def test_install_unit_writes_unit_and_udev_rule(tmp_path: Path) -> None:
     assert "host apply" in unit and "--host gpu2 --yes" in unit and "WantedBy=multi-user.target" in unit
     rules = (tmp_path / "90-fabricd-host.rules").read_text()
     assert 'KERNEL=="ens1f0np0"' in rules and 'SUBSYSTEM=="infiniband", KERNEL=="mlx5_0"' in rules
+
+
+def test_gid_helpers_round_trip_and_versions() -> None:
+    from fabricd.readers.gids import gid_of_ipv4, ipv4_of_gid, roce_version
+
+    gid = gid_of_ipv4("192.168.211.242")
+    assert gid == "0000:0000:0000:0000:0000:ffff:c0a8:d3f2"
+    assert ipv4_of_gid(gid) == "192.168.211.242"
+    assert ipv4_of_gid("fe80:0000:0000:0000:0202:c9ff:fe00:0001") is None
+    assert ipv4_of_gid("not a gid") is None
+    assert [roce_version(t) for t in ("RoCE v2", "IB/RoCE v1", None, "IB")] == ["v2", "v1", "", "IB"]
