@@ -19,7 +19,7 @@ import os
 from pyroute2.ethtool.ioctl import ETH_SS_STATS, ETHTOOL_GSTATS, IoctlEthtool, NoSuchDevice, NotSupportedError
 
 from fabricd.readers.common import Problems
-from fabricd.readers.ethtool import EthtoolInfo, EthtoolStats, normalise
+from fabricd.readers.ethtool import EthtoolInfo, EthtoolStats, NamesLayout, StatsValues, names_layout, normalise
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,8 @@ class _Interface:
         self.names = list(self.tool.get_stringset(set_id=ETH_SS_STATS))
         self.buf_type = _gstats_type(len(self.names) + _SLACK)
 
-    def read(self) -> dict[str, int]:
+    def read_values(self) -> tuple[list[str], list[int]]:
+        """The statistic names (the same list object while they are unchanged) and their values, in order."""
         if self.buf_type is None or self.tool.get_stringset_length(ETH_SS_STATS) != len(self.names):
             self._names()
         assert self.buf_type is not None
@@ -92,9 +93,13 @@ class _Interface:
         n = int(buf.n_stats)
         if n != len(self.names):  # the set changed between the two calls; take it next time
             self._names()
-            return self.read()
-        data = buf.data
-        return {name: int(data[i]) for i, name in enumerate(self.names)}
+            return self.read_values()
+        # the u64 array as Python ints in one C call (~3 us for 750 values; indexing the ctypes array: ~70 us)
+        return self.names, memoryview(buf.data).cast("B").cast("Q")[:n].tolist()
+
+    def read(self) -> dict[str, int]:
+        names, values = self.read_values()
+        return dict(zip(names, values, strict=True))
 
     def close(self) -> None:
         self.tool.close()
@@ -111,6 +116,45 @@ class LiveEthtoolSource:
         self.sys_class_net = sys_class_net
         self.include_virtual = include_virtual
         self._open: dict[str, _Interface] = {}
+        self._layouts: dict[str, NamesLayout] = {}
+
+    def _layout(self, interface: str) -> tuple[NamesLayout, list[int]] | None:
+        """The interface's :class:`NamesLayout` (rebuilt when its names change) and all its values now; None when
+        it cannot be read now (:meth:`read` then says why)."""
+        try:
+            handle = self._open.get(interface)
+            if handle is None:
+                handle = self._open[interface] = _Interface(interface)
+            names, values = handle.read_values()
+        except (NotSupportedError, NoSuchDevice, OSError):
+            return None
+        layout = self._layouts.get(interface)
+        if layout is None or layout.names is not names or layout.info is not handle.info:
+            layout = self._layouts[interface] = names_layout(names, handle.info)
+        return layout, values
+
+    def counters(self, interface: str) -> tuple[NamesLayout, list[int]] | None:
+        """``(layout, values)``: ``values[i]`` is the value of ``layout.selection[i]``, the counters
+        :meth:`read` would normalise, without building the ``{name: value}`` of every statistic. None: use
+        :meth:`read`."""
+        got = self._layout(interface)
+        if got is None:
+            return None
+        layout, values = got
+        return layout, [values[p] for p in layout.positions]
+
+    def values(self, interface: str) -> StatsValues | None:
+        """Every statistic as a ``{name: value}`` mapping (looked up, not built); None when the interface cannot
+        be read or has no statistics."""
+        got = self._layout(interface)
+        if got is None or not got[1]:
+            return None
+        return StatsValues(got[0].index, got[1])
+
+    def forget_others(self, interfaces: set[str]) -> None:
+        """Close the handles of interfaces not in ``interfaces`` (gone since)."""
+        for name in [n for n in self._open if n not in interfaces]:
+            self._forget(name)
 
     def interfaces(self) -> list[str]:
         try:
@@ -138,6 +182,7 @@ class LiveEthtoolSource:
         return normalise(interface, raw, handle.info.driver, info=handle.info)
 
     def _forget(self, interface: str) -> None:
+        self._layouts.pop(interface, None)
         handle = self._open.pop(interface, None)
         if handle is not None:
             handle.close()

@@ -12,13 +12,14 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from fabricd.readers import ethtool_maps as k
 from fabricd.readers.ethtool import (
     CounterKey,
     EthtoolFiles,
     EthtoolStats,
+    NamesLayout,
     StatsLayout,
     list_ethtool_interfaces,
     read_ethtool,
@@ -146,6 +147,18 @@ class EthtoolSource(Protocol):
     def read(self, interface: str) -> EthtoolStats: ...
 
 
+@runtime_checkable
+class CountersSource(Protocol):
+    """A source that can also give only the counters :meth:`EthtoolSource.read` would normalise, through a layout
+    cached while the statistic names stay the same (the replay text's, or the live ioctl's)."""
+
+    def counters(self, interface: str) -> tuple[StatsLayout | NamesLayout, list[int]] | None:
+        """``(layout, values)`` with ``values[i]`` the value of ``layout.selection[i]``; None: use ``read``."""
+        ...
+
+    def forget_others(self, interfaces: set[str]) -> None: ...
+
+
 class ReplayEthtoolSource:
     """``DIR/ethtool/<if>.stats`` and ``.info`` of a replay root, re-read on every call. By default only the
     statistics with a normalised meaning are converted (``full=True`` keeps every raw value).
@@ -166,12 +179,20 @@ class ReplayEthtoolSource:
     def read(self, interface: str) -> EthtoolStats:
         return read_ethtool(self.root, interface, full=self.full)
 
+    def counters(self, interface: str) -> tuple[StatsLayout, list[int]] | None:
+        return self.files.counters(interface)
+
+    def forget_others(self, interfaces: set[str]) -> None:
+        self.files.forget_others(interfaces)
+
 
 class NicCollector:
     """``nic``: normalised ethtool counters of every interface the source lists (optionally filtered by a regex).
 
-    With a :class:`ReplayEthtoolSource` (and no ``on_snapshot``), interfaces whose text layout is cached are read
-    through :attr:`ReplayEthtoolSource.files`: the same samples without parsing the whole text into snapshots.
+    With a :class:`CountersSource` (the replay text's :class:`ReplayEthtoolSource`, the live ioctl's
+    ``LiveEthtoolSource``) and no ``on_snapshot``, interfaces are read through ``counters``: the same samples from
+    a layout cached while the statistic names are unchanged, without building a snapshot of every statistic; the
+    snapshot path (``read``) remains for everything else and is the only source of problems.
     """
 
     name = "nic"
@@ -186,10 +207,10 @@ class NicCollector:
         self.source = source
         self.include = include
         self.on_snapshot = on_snapshot
-        self._files = source.files if isinstance(source, ReplayEthtoolSource) and on_snapshot is None else None
-        self._routes: dict[str, tuple[StatsLayout, list[tuple[int, Route]]]] = {}
+        self._fast = source if isinstance(source, CountersSource) and on_snapshot is None else None
+        self._routes: dict[str, tuple[StatsLayout | NamesLayout, list[tuple[int, Route]]]] = {}
 
-    def _compiled(self, interface: str, layout: StatsLayout) -> list[tuple[int, Route]]:
+    def _compiled(self, interface: str, layout: StatsLayout | NamesLayout) -> list[tuple[int, Route]]:
         cached = self._routes.get(interface)
         if cached is None or cached[0] is not layout:
             routes = [(i, r) for i, (key, _) in enumerate(layout.selection) if (r := route(key, interface))]
@@ -204,7 +225,7 @@ class NicCollector:
             if self.include is not None and not self.include.search(ifname):
                 continue
             seen.add(ifname)
-            fast = self._files.counters(ifname) if self._files is not None else None
+            fast = self._fast.counters(ifname) if self._fast is not None else None
             if fast is not None:
                 layout, values = fast
                 i = layout.info
@@ -231,7 +252,7 @@ class NicCollector:
                 if r is not None:
                     slot, labels, divisor = r
                     lists[slot].append((labels, c.value if divisor is None else c.value / divisor))
-        if self._files is not None:
-            self._files.forget_others(seen)
+        if self._fast is not None:
+            self._fast.forget_others(seen)
             for gone in [n for n in self._routes if n not in seen]:
                 del self._routes[gone]

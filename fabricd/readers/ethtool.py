@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
@@ -294,6 +294,63 @@ def normalise_text(
             index[key] = v
     return EthtoolStats(interface=interface, driver=driver, raw=raw, counters=tuple(counters),
                         info=info or EthtoolInfo(driver=driver), problems=tuple(problems), _index=index)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NamesLayout:
+    """Where the counters with a meaning sit in one interface's live statistic *names* (ETHTOOL_GSTRINGS), as
+    :func:`normalise` would select them from ``{name: value}`` built in that order: for each name (first appearance
+    order; a repeated name takes its last value) the first name of each meaning. ``names`` is the very list the
+    layout was built from (a new list means new names)."""
+
+    names: list[str]
+    info: EthtoolInfo
+    index: dict[str, int]
+    """Each name's position (the last one of a repeated name), in first-appearance order."""
+    positions: tuple[int, ...]
+    selection: tuple[tuple[CounterKey, str], ...]
+    """Meaning and driver name of each selected counter, in the order :func:`normalise` reports them."""
+
+
+def names_layout(names: list[str], info: EthtoolInfo) -> NamesLayout:
+    """The :class:`NamesLayout` of a live statistic name list for the driver in ``info``."""
+    index = {name: i for i, name in enumerate(names)}
+    classify = name_map(info.driver).classify
+    taken: set[CounterKey] = set()
+    positions: list[int] = []
+    selection: list[tuple[CounterKey, str]] = []
+    for name, i in index.items():
+        key = classify(name)
+        if key is None or key in taken:
+            continue
+        taken.add(key)
+        positions.append(i)
+        selection.append((key, name))
+    return NamesLayout(names, info, index, tuple(positions), tuple(selection))
+
+
+class StatsValues(Mapping[str, int]):
+    """``{name: value}`` of one live read, looked up through a :class:`NamesLayout`'s index instead of being built
+    (a 750-name dict costs ~70 us; a caller that wants ten names pays for ten)."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: list[int]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, name: str) -> int:
+        return self._values[self._index[name]]
+
+    def get(self, name: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        i = self._index.get(name)
+        return default if i is None else self._values[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 def list_ethtool_interfaces(root: str | os.PathLike[str]) -> list[str]:

@@ -61,3 +61,34 @@ def test_export_host_once_live_in_netns(netns: str) -> None:
     assert res.returncode == 0, res.stderr
     assert 'fabricd_nic_info{interface="fdtv0",driver="veth",firmware="",version="1.0"} 1' in res.stdout
     assert 'fabricd_scrape_collector_success{collector="nic"} 1' in res.stdout
+
+
+def test_live_counters_fast_path_matches_the_snapshot_path(netns: str) -> None:
+    """The collector's fast path (names layout cached, values picked from the GSTATS array) renders what the snapshot
+    path renders, and the watchdog's name lookup reads what ``read`` reads (a quiet veth: its counters do not move)."""
+    code = (
+        "from fabricd.collectors.core import Registry\n"
+        "from fabricd.collectors.ethtool_live import LiveEthtoolSource\n"
+        "from fabricd.collectors.nic import NicCollector\n"
+        "s = LiveEthtoolSource(include_virtual=True)\n"
+        "got = s.counters('fdtv0')\n"
+        "assert got is not None, 'the fast path was not taken'\n"
+        "layout, values = got\n"
+        "assert layout.info.driver == 'veth' and len(values) == len(layout.selection)\n"
+        "again = s.counters('fdtv0')\n"
+        "assert again is not None and again[0] is layout, 'the layout is rebuilt on every read'\n"
+        "fast = Registry([NicCollector(s)], clock=lambda: 0.0).exposition()\n"
+        "slow = Registry([NicCollector(LiveEthtoolSource(include_virtual=True), on_snapshot=lambda st: None)],\n"
+        "                clock=lambda: 0.0).exposition()\n"
+        "assert fast == slow, (fast, slow)\n"
+        "assert 'interface=\"fdtv0\",driver=\"veth\"' in fast\n"
+        "mapping = s.values('fdtv0')\n"
+        "assert mapping is not None and dict(mapping) == dict(s.read('fdtv0').raw), mapping\n"
+        "assert mapping.get('peer_ifindex') is not None\n"
+        "assert s.counters('nosuchif') is None and s.values('nosuchif') is None\n"
+        "s.forget_others({'fdtv0'})\n"
+        "print('ok')\n"
+    )
+    res = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
