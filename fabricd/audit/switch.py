@@ -39,9 +39,8 @@ from fabricd.errors import FabricdError
 from fabricd.intent.switch import AnySwitchIntent, PortIntent, SwitchIntentBuilder
 from fabricd.intent.watchdog_timers import NXOS_POLL_MS, EosWatchdog, NxosWatchdog, SonicWatchdog
 from fabricd.model import Fabric, Platform, Switch
-from fabricd.platforms.access import resolve_access
 from fabricd.platforms.base import ConfigDelta, DriverOptions
-from fabricd.platforms.registry import make_driver
+from fabricd.platforms.registry import driver_for
 from fabricd.readers.switch import (
     arista_eos,
     cisco_nxos,
@@ -195,9 +194,8 @@ def driver_factory(options: AuditOptions) -> ReadBackFactory:
     """Drivers built from each switch's credential reference (:mod:`fabricd.platforms.access`)."""
 
     def make(switch: Switch) -> ReadBack:
-        access = resolve_access(switch, state_dir=options.state_dir, known_hosts=options.known_hosts,
-                                verify_host_key=options.verify_host_key)
-        return make_driver(switch, access, options.driver)
+        return driver_for(switch, options.driver, state_dir=options.state_dir, known_hosts=options.known_hosts,
+                          verify_host_key=options.verify_host_key)
 
     return make
 

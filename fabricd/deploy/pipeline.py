@@ -27,10 +27,9 @@ from pathlib import Path
 
 from fabricd.errors import DriverError, FabricdError
 from fabricd.model import Switch
-from fabricd.platforms.access import resolve_access
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.netmiko_base import ConnectionLostError, NetmikoDriver
-from fabricd.platforms.registry import make_driver
+from fabricd.platforms.registry import driver_for
 
 from .result import DriftResult, PushReport, TargetResult, TargetState
 from .targets import plan_batches
@@ -60,11 +59,8 @@ def default_factory(options: PushOptions) -> DriverFactory:
     """Drivers built from each switch's credential reference (see :mod:`fabricd.platforms.access`)."""
 
     def factory(switch: Switch) -> NetmikoDriver:
-        access = resolve_access(
-            switch, state_dir=options.state_dir, known_hosts=options.known_hosts,
-            verify_host_key=options.verify_host_key,
-        )
-        return make_driver(switch, access, options.driver)
+        return driver_for(switch, options.driver, state_dir=options.state_dir, known_hosts=options.known_hosts,
+                          verify_host_key=options.verify_host_key)
 
     return factory
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fabricd.model import Platform, Switch
 
-from .access import Access
+from .access import Access, resolve_access
 from .base import DriverOptions
 from .netmiko_base import NetmikoDriver
 
@@ -31,3 +33,11 @@ def driver_class(platform: Platform) -> type[NetmikoDriver]:
 def make_driver(switch: Switch, access: Access, options: DriverOptions | None = None) -> NetmikoDriver:
     """A driver for ``switch`` (not yet connected: call ``open()``)."""
     return driver_class(switch.platform)(switch, access, options)
+
+
+def driver_for(switch: Switch, options: DriverOptions | None = None, *, state_dir: Path | None = None,
+               known_hosts: tuple[Path, ...] = (), verify_host_key: bool = True) -> NetmikoDriver:
+    """A driver for ``switch`` with the credentials its inventory entry refers to (:func:`resolve_access`), not
+    yet connected: the one way deploy, audit and serve build their drivers."""
+    access = resolve_access(switch, state_dir=state_dir, known_hosts=known_hosts, verify_host_key=verify_host_key)
+    return make_driver(switch, access, options)

@@ -191,16 +191,15 @@ def driver_factory(fabric: Fabric, *, verify_host_key: bool = True,
                    options: DriverOptions | None = None) -> Callable[[SwitchTarget], CommandRunner]:
     """Open a connected platform driver (netmiko over SSH, host key verified unless told not to) for a target.
     ``options`` default to 10 s connect and read timeouts: a watched switch that hangs must not stall a poll."""
-    from fabricd.platforms.access import resolve_access
     from fabricd.platforms.base import DriverOptions
-    from fabricd.platforms.registry import make_driver
+    from fabricd.platforms.registry import driver_for
 
     opts = options if options is not None else DriverOptions(read_timeout_s=10.0, conn_timeout_s=10.0)
 
     def factory(target: SwitchTarget) -> CommandRunner:
         switch = fabric.switch(target.name)
         assert switch is not None
-        driver = make_driver(switch, resolve_access(switch, verify_host_key=verify_host_key), opts)
+        driver = driver_for(switch, opts, verify_host_key=verify_host_key)
         driver.open()
         return driver
 
