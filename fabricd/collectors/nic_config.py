@@ -189,8 +189,11 @@ class NicConfigCollector:
             except OSError:
                 continue
             paths += [f"{base}/{port}" for port in ports for base in (f"{cm}/{dev}/ports", f"{rdma}/{dev}/tc")]
+        top = os.path.normpath(self.root)
         for path in paths:
-            watch.add(path, path)  # a missing directory: its parent's watch sees it appear
+            at = path
+            while not watch.add(path, at) and at != top:  # missing: watch where it would appear
+                at = os.path.dirname(at)
         return True
 
     def _read(self, scrape: Scrape, devices: list[str], interfaces: list[str]) -> None:

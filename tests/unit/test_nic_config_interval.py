@@ -157,3 +157,20 @@ def test_a_replay_root_without_inotify_is_read_every_scrape_and_a_live_root_is_h
     assert value(live.exposition(), CNP_DSCP) != "14"
     (config,) = [c for c in host_collectors(host.root, replay=True) if isinstance(c, NicConfigCollector)]
     assert config.replay and config.notify
+
+
+def test_configfs_appearing_later_on_a_replay_root_is_read_at_once(tmp_path: Path) -> None:
+    """A root without RDMA-CM configfs at first: the nearest existing parent is watched, so the ToS appears at the
+    next scrape rather than after the interval."""
+    host = ReplayHost.mlx5(tmp_path, 1)
+    host.build()
+    cm = Path(host.root, "sys/kernel/config")
+    saved = tmp_path.parent / f"{tmp_path.name}-configfs"
+    shutil.move(cm, saved)
+    clock = Clock()
+    reg = Registry([NicConfigCollector(host.root, interval_s=60, monotonic=clock)])
+    series = 'fabricd_nic_roce_tos{device="mlx5_0",port="1"}'
+    assert value(reg.exposition(), series) is None
+    shutil.move(saved, cm)
+    clock.now += 1
+    assert value(reg.exposition(), series) is not None
