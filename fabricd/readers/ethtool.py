@@ -1,12 +1,16 @@
 """ethtool statistics: the text of ``ethtool -S`` / ``ethtool -i`` and the per-driver normalisation.
 
-Three entry points:
+Entry points:
 
 - :func:`parse_ethtool_stats` (text -> ``{name: value}``) and :func:`parse_ethtool_info` (text -> :class:`EthtoolInfo`);
 - :func:`normalise` (``{name: value}`` + driver -> :class:`EthtoolStats` with normalised :class:`NicCounter` s);
 - :func:`read_ethtool` / :func:`list_ethtool_interfaces`: the replay root's ``DIR/ethtool/<if>.stats`` and
   ``<if>.info`` files (CONTRACTS.md). The live host's ETHTOOL_GSTATS ioctl is an L2 source
-  (``fabricd.collectors.ethtool_live``) that hands its ``(name, value)`` pairs to :func:`normalise`.
+  (``fabricd.collectors.ethtool_live``) that hands its ``(name, value)`` pairs to :func:`normalise` for snapshots,
+  and picks the same counters from its value array through a :class:`NamesLayout` on every scrape.
+
+Fast paths, each returning exactly what the snapshot path would: :class:`EthtoolFiles` (a replay text matched
+against its cached :class:`StatsLayout`) and :func:`names_layout` (a live name list).
 
 Units: values are the driver's own (frames, packets, bytes, microseconds for ``*_duration_us`` kinds).
 """
