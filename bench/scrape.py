@@ -18,7 +18,9 @@ again so that every ratio is against an anchor from the same conditions:
   caches of the main comparison), and both exporters' cost per file and per series;
 - fabricd's collect + render in-process with kept-open files (the served path) and with every file opened on every
   scrape (the path taken while a directory is racy or rewritten, e.g. a replay tree driven by renames);
-- the exposition alone, fabricd's text writer vs prometheus_client's ``generate_latest`` on the same families.
+- the exposition alone, fabricd's text writer vs prometheus_client's ``generate_latest`` on the same families;
+- the live host's ethtool conversion (Python side of ETHTOOL_GSTATS for a 753-name mlx5 set, the ioctl excluded):
+  the snapshot path against the names-layout fast path the collector and the watchdog use.
 
 Timing starts once the trees are older than fabricd's racy window (fabricd.readers.kept.RACY_NS): a long-running
 exporter reads directories that changed seconds ago the slow way, and this bench measures the steady state.
@@ -138,6 +140,43 @@ def inprocess_ms(root: Path, *, kept_files: bool, rounds: int = 200) -> float:
         registry.exposition()
         times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
+
+
+def live_ethtool_cost(root: Path, reps: int = 2000) -> dict[str, float]:
+    """µs per interface of the live host's Python side of ETHTOOL_GSTATS (the ioctl itself excluded: no mlx5 NIC
+    here) for a 753-name mlx5 set: the snapshot path (``{name: value}`` dict + ``normalise``, what the collector did
+    on every scrape and the watchdog on every poll before this pass) against the fast path (one ``tolist()`` of the
+    u64 array + the cached names layout's picks). The GSTATS buffer is filled with the replay text's values."""
+    from fabricd.collectors.ethtool_live import _gstats_type
+    from fabricd.readers.ethtool import _STAT_LINE, EthtoolInfo, names_layout, normalise
+
+    pairs = _STAT_LINE.findall((root / "ethtool" / "eth0.stats").read_text())
+    names = [n for n, _ in pairs]
+    buf = _gstats_type(len(names) + 256)(cmd=0, n_stats=len(names))
+    for i, (_, v) in enumerate(pairs):
+        buf.data[i] = int(v)
+    info = EthtoolInfo(driver="mlx5_core")
+    layout = names_layout(names, info)
+
+    def snapshot() -> object:
+        data = buf.data
+        return normalise("eth0", {name: int(data[i]) for i, name in enumerate(names)}, info.driver, info=info)
+
+    def fast() -> object:
+        values = memoryview(buf.data).cast("B").cast("Q")[:len(names)].tolist()
+        return [values[p] for p in layout.positions]
+
+    out = {}
+    for name, fn in (("snapshot", snapshot), ("fast", fast)):
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        out[name] = statistics.median(times) * 1e6
+    out["names"] = len(names)
+    out["selected"] = len(layout.positions)
+    return out
 
 
 def start_node_exporter(root: Path) -> tuple[subprocess.Popen[bytes], int]:
@@ -293,6 +332,7 @@ def main() -> None:
         kept_ms = inprocess_ms(root, kept_files=True)
         reopen_ms = inprocess_ms(root, kept_files=False)
         expo = exposition_cost(root)
+        live = live_ethtool_cost(root)
     load = os.getloadavg()
     fab_series = series(bodies["fabricd"], "fabricd_")
     ne_series = series(bodies["node_exporter"], "node_infiniband_")
@@ -328,6 +368,8 @@ def main() -> None:
           f"prometheus_client generate_latest {expo['prometheus_client_us_per_series']:.2f} us/series "
           f"({expo['prometheus_client_ms']:.2f} ms) for {int(expo['series'])} series; "
           f"collect {expo['collect_ms']:.2f} ms")
+    print(f"live host ethtool, Python side per interface ({int(live['names'])} names, {int(live['selected'])} picked, "
+          f"ioctl excluded): snapshot path {live['snapshot']:.1f} us, fast path {live['fast']:.1f} us")
     print(f"RSS: fabricd {fab_rss:.1f} MB, node_exporter {ne_rss:.1f} MB; load average {load[0]:.2f} {load[1]:.2f}")
     print(f"target ratio <= 1.0: {'met' if value <= anchor else 'NOT met'} ({value / anchor:.2f})")
     print(json.dumps({
@@ -355,6 +397,7 @@ def main() -> None:
         "fabricd_rss_mb": round(fab_rss, 1), "node_exporter_rss_mb": round(ne_rss, 1),
         "render_us_per_series": round(expo["render_us_per_series"], 3),
         "prometheus_client_us_per_series": round(expo["prometheus_client_us_per_series"], 3),
+        "live_ethtool_snapshot_us": round(live["snapshot"], 1), "live_ethtool_fast_us": round(live["fast"], 1),
         "nics": NICS, "load_average_1m": round(load[0], 2),
     }))
 
