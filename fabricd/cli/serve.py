@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import bind_error, listen_option
 from fabricd.collectors.webconfig import load_web_config
 from fabricd.inventory import load_inventory
@@ -63,6 +64,11 @@ def register(app: typer.Typer) -> None:
             "--drift-interval-s", min=1.0, help="How often hosts and switches are audited against the intent.")]
         = 300.0,
         drift: Annotated[bool, typer.Option("--drift/--no-drift", help="Run the periodic drift audit.")] = True,
+        config_interval: Annotated[float, typer.Option(
+            "--config-interval", min=0.0,
+            help="Seconds between two reads of this host's NIC configuration files for the exported gauges (read at "
+                 "once when inotify sees a write); 0 reads them on every scrape. On MLNX_OFED each ecn/ file read is "
+                 "a firmware command.")] = CONFIG_INTERVAL_S,
         webhook: Annotated[list[str] | None, typer.Option(
             "--webhook", help="POST watchdog events there in Alertmanager's webhook format (repeatable).")] = None,
         insecure: InsecureOpt = False,
@@ -92,6 +98,7 @@ def register(app: typer.Typer) -> None:
             roots=[RootSpec.parse(r) for r in (root or [])], host=host, switches=switches or bool(switch),
             switch_names=switch, switch_poll_s=switch_poll_ms / 1000.0, verify_host_key=not insecure,
             drift_interval_s=drift_interval_s, drift=drift, webhooks=webhook_urls(webhook), params=params,
+            config_interval_s=config_interval,
         )
         service = Service(inv, options)
         try:

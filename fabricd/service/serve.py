@@ -25,6 +25,7 @@ from typing import Any
 from fabricd import __version__
 from fabricd.collectors.core import Registry, Scrape
 from fabricd.collectors.host import host_collectors
+from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.switch import SwitchCollector
 from fabricd.collectors.watchdog import WatchdogCollector
 from fabricd.collectors.webconfig import WebConfig
@@ -57,6 +58,7 @@ class ServeOptions:
     drift: bool = True
     webhooks: Sequence[str] = ()
     export_host: bool = True
+    config_interval_s: float = CONFIG_INTERVAL_S
     params: WatchdogParams = field(default_factory=WatchdogParams)
 
 
@@ -110,7 +112,8 @@ class Service:
         self.registry = Registry()
         if options.export_host and self.hosts:
             first = self.hosts[0]
-            for c in host_collectors(first.root, replay=first.raw_stats is None and first.root != "/"):
+            for c in host_collectors(first.root, replay=first.raw_stats is None and first.root != "/",
+                                     config_interval=options.config_interval_s):
                 self.registry.register(c)
         if self.fleet is not None:
             self.registry.register(_FleetCollector(self.fleet))

@@ -174,3 +174,17 @@ def test_configfs_appearing_later_on_a_replay_root_is_read_at_once(tmp_path: Pat
     shutil.move(saved, cm)
     clock.now += 1
     assert value(reg.exposition(), series) is not None
+
+
+def test_serve_passes_its_config_interval_to_the_host_collectors(tmp_path: Path, lab_inventory: Path) -> None:
+    from fabricd.inventory import load_inventory
+    from fabricd.lab.replay import ReplayNic
+    from fabricd.service.serve import ServeOptions, Service
+    from fabricd.service.wiring import RootSpec
+
+    ReplayHost(tmp_path, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)]).build()
+    options = ServeOptions(roots=[RootSpec.parse(f"gpu1={tmp_path}")], switches=False, drift=False,
+                           config_interval_s=5.0)
+    service = Service(load_inventory(lab_inventory), options)
+    (config,) = [c for c in service.registry.collectors if isinstance(c, NicConfigCollector)]
+    assert config.interval_s == 5.0 and config.replay and config.notify
