@@ -66,9 +66,9 @@ def register(app: typer.Typer) -> None:
         drift: Annotated[bool, typer.Option("--drift/--no-drift", help="Run the periodic drift audit.")] = True,
         config_interval: Annotated[float, typer.Option(
             "--config-interval", min=0.0,
-            help="Seconds between two reads of this host's NIC configuration files for the exported gauges (read at "
-                 "once when inotify sees a write); 0 reads them on every scrape. On MLNX_OFED each ecn/ file read is "
-                 "a firmware command.")] = CONFIG_INTERVAL_S,
+            help="Seconds between two reads of this host's NIC configuration files for the exported gauges (a "
+                 "replay root on a local file system is read again as soon as a file is written); 0 reads them on "
+                 "every scrape. On MLNX_OFED each ecn/ file read is a firmware command.")] = CONFIG_INTERVAL_S,
         webhook: Annotated[list[str] | None, typer.Option(
             "--webhook", help="POST watchdog events there in Alertmanager's webhook format (repeatable).")] = None,
         insecure: InsecureOpt = False,

@@ -10,9 +10,8 @@ in between export the values of the last clean read, which are then still the fi
 counter, and reading it is not free on real NICs: with MLNX_OFED every ``ecn/roce_np|roce_rp`` file read is a
 firmware command (``mlx5e_show_ecn_enable`` issues QUERY_CONG_STATUS, each parameter's show function
 QUERY_CONG_PARAMS), about 35 per NIC. On a live host sysfs gives no inotify event when the driver or firmware changes
-a value (only writes through the file system, such as ``echo 1 > .../enable``, are seen at once), so there the
-interval bounds how stale a value can be; the alert on these gauges (FabricEcnDisabledOnRocePriority, exporters/rules)
-waits 5 minutes anyway.
+a value, so inotify is not used there and the interval bounds how stale a value can be; the alert on these gauges
+(FabricEcnDisabledOnRocePriority, exporters/rules) waits 5 minutes anyway.
 """
 
 from __future__ import annotations
