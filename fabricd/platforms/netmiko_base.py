@@ -284,6 +284,12 @@ class NetmikoDriver:
                 results.append((line, "\n".join(seg_lines).strip()))
         return results
 
+    def exec_checked(self, command: str, op: str, timeout: float | None = None) -> str:
+        """:meth:`exec` one command and :meth:`check` its reply; the reply."""
+        out = self.exec(command, op=op, timeout=timeout)
+        self.check(op, [(command, out)])
+        return out
+
     def check(self, op: str, pairs: list[tuple[str, str]]) -> None:
         """Raise on the first reply matching the platform's error pattern, naming the line and the device's words."""
         for line, reply in pairs:

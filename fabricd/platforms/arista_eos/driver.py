@@ -38,11 +38,6 @@ class EosDriver(NetmikoDriver):
         super().prepare()
         self.cfg_prompt = patterns.config_prompt(self.conn.base_prompt)
 
-    def _checked(self, command: str, op: str) -> str:
-        out = self.exec(command, op=op)
-        self.check(op, [(command, out)])
-        return out
-
     def get_config(self) -> str:
         return self.exec("show running-config", op="get_config")
 
@@ -50,7 +45,7 @@ class EosDriver(NetmikoDriver):
         return textcfg.delta(textcfg.changes_between(running, candidate, patterns.OWNERSHIP))
 
     def checkpoint(self) -> None:
-        self._checked(f"configure checkpoint save {self.checkpoint_name}", "checkpoint")
+        self.exec_checked(f"configure checkpoint save {self.checkpoint_name}", "checkpoint")
 
     def load_candidate(self, candidate: str, *, replace: bool = True) -> None:
         changes = textcfg.changes_between(self.get_config(), candidate, patterns.OWNERSHIP)
@@ -89,7 +84,7 @@ class EosDriver(NetmikoDriver):
 
     def confirm(self) -> None:
         if self.timer_pending and self.session:
-            self._checked(f"configure session {self.session} commit", "confirm")
+            self.exec_checked(f"configure session {self.session} commit", "confirm")
         self.timer_pending = False
 
     def discard(self) -> None:
@@ -116,8 +111,8 @@ class EosDriver(NetmikoDriver):
             return
         reverted = False
         for name, state in self.pending_sessions().items():
-            self._checked(f"configure session {name} abort", "rollback")
+            self.exec_checked(f"configure session {name} abort", "rollback")
             reverted = reverted or state == "pendingCommitTimer"
         self.timer_pending = False
         if not reverted:
-            self._checked(f"configure replace checkpoint:{self.checkpoint_name}", "rollback")
+            self.exec_checked(f"configure replace checkpoint:{self.checkpoint_name}", "rollback")

@@ -58,8 +58,7 @@ class NxosDriver(NetmikoDriver):
 
     def checkpoint(self) -> None:
         self.exec(f"no checkpoint {self.checkpoint_name}", op="checkpoint")  # absent is fine
-        out = self.exec(f"checkpoint {self.checkpoint_name}", op="checkpoint")
-        self.check("checkpoint", [(f"checkpoint {self.checkpoint_name}", out)])
+        self.exec_checked(f"checkpoint {self.checkpoint_name}", "checkpoint")
 
     def load_candidate(self, candidate: str, *, replace: bool = True) -> None:
         changes = textcfg.changes_between(self.get_config(), candidate, patterns.OWNERSHIP)
@@ -80,9 +79,7 @@ class NxosDriver(NetmikoDriver):
         pairs = self.send_lines(lines, op="commit", prompt=self.cfg_prompt)
         self.staged = None
         self.check("commit", pairs)
-        command = "copy running-config startup-config"
-        out = self.exec(command, op="commit", timeout=max(60.0, self.options.read_timeout_s))
-        self.check("commit", [(command, out)])
+        self.exec_checked("copy running-config startup-config", "commit", max(60.0, self.options.read_timeout_s))
 
     def confirm(self) -> None:
         """NX-OS has no commit-confirm: the pipeline verifies before declaring success."""
@@ -92,8 +89,7 @@ class NxosDriver(NetmikoDriver):
         self.staged_diff = ""
 
     def rollback(self) -> None:
-        command = f"rollback running-config checkpoint {self.checkpoint_name}"
-        out = self.exec(command, op="rollback", timeout=max(120.0, self.options.read_timeout_s))
-        self.check("rollback", [(command, out)])
+        out = self.exec_checked(f"rollback running-config checkpoint {self.checkpoint_name}", "rollback",
+                                max(120.0, self.options.read_timeout_s))
         if not patterns.ROLLBACK_OK.search(out):
             raise DriverError(self.name, "rollback", f"rollback did not report success: {out.strip()[-200:]}")

@@ -75,11 +75,6 @@ class NvueDriver(NetmikoDriver):
         super().prepare()
         self.line_prompt = patterns.shell_prompt(self.conn.base_prompt)
 
-    def _checked(self, command: str, op: str) -> str:
-        out = self.exec(command, op=op)
-        self.check(op, [(command, out)])
-        return out
-
     def get_config(self) -> str:
         return self.exec("nv config show -o commands", op="get_config")
 
@@ -120,13 +115,13 @@ class NvueDriver(NetmikoDriver):
     def diff(self) -> str:
         if not self.loaded:
             raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
-        return self._checked("nv config diff", "diff")
+        return self.exec_checked("nv config diff", "diff")
 
     def commit(self, *, confirm_in_s: int | None = None) -> None:
         if not self.loaded:
             raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
         command = f"nv config apply --confirm {confirm_in_s}s -y" if confirm_in_s else "nv config apply -y"
-        out = self._checked(command, "commit")
+        out = self.exec_checked(command, "commit")
         if not patterns.APPLIED.search(out):
             raise DriverError(self.name, "commit", f"apply did not report a revision: {out.strip()[-200:]}")
         self.loaded = False
@@ -134,7 +129,7 @@ class NvueDriver(NetmikoDriver):
 
     def confirm(self) -> None:
         if self.timer_pending:
-            self._checked("nv config apply --confirm-yes", "confirm")
+            self.exec_checked("nv config apply --confirm-yes", "confirm")
         self.timer_pending = False
 
     def discard(self) -> None:
@@ -147,7 +142,7 @@ class NvueDriver(NetmikoDriver):
         a fresh connection without one, the parent of the applied revision."""
         revs = self.revisions()
         if any(v.get("state") == "confirm" for v in revs.values()):
-            self._checked("nv config apply --confirm-no", "rollback")
+            self.exec_checked("nv config apply --confirm-no", "rollback")
             self.timer_pending = False
             return
         self.exec("nv config detach", op="rollback")
@@ -160,4 +155,4 @@ class NvueDriver(NetmikoDriver):
                               hint="see `nv config history` on the switch")
         if target == self.applied_revision():
             return
-        self._checked(f"nv config apply {target} -y", "rollback")
+        self.exec_checked(f"nv config apply {target} -y", "rollback")

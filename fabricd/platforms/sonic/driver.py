@@ -101,8 +101,7 @@ class SonicDriver(NetmikoDriver):
         self.line_prompt = patterns.shell_prompt(self.conn.base_prompt)
 
     def _checked(self, command: str, op: str, ok: Any, timeout: float | None = None) -> str:
-        out = self.exec(command, op=op, timeout=timeout)
-        self.check(op, [(command, out)])
+        out = self.exec_checked(command, op, timeout)
         if ok is not None and not ok.search(out):
             raise DriverError(self.name, op, f"{command!r} did not report success: {out.strip()[-300:]}")
         return out
