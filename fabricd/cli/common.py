@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.parse
+from collections.abc import Callable
 from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -113,6 +115,38 @@ def fail(error: FabricdError | str, code: int = ExitCode.INVALID) -> NoReturn:
     if not _has_fix(error):
         err.print(f"[dim]hint: {escape(docs_for(error))}[/]", highlight=False, markup=True)
     raise typer.Exit(code)
+
+
+def run_guarded(run: Callable[[], object]) -> None:
+    """Run a CLI app as a console script: a fabricd error becomes its located message and exit code, Ctrl-C exits
+    130, and any other exception is reported as a fabricd bug (exit 70), with its traceback only under
+    ``FABRICD_DEBUG=1``. A library's forked helper that unwinds into here (pyroute2 opens netlink sockets inside a
+    network namespace from a child it then stops with a signal) leaves at once, without printing, flushing the
+    parent's buffered output a second time, or exit handlers."""
+    owner = os.getpid()
+    try:
+        try:
+            run()
+        except BaseException:
+            if os.getpid() != owner:
+                os._exit(0)
+            raise
+    except FabricdError as exc:
+        try:
+            fail(exc, exc.exit_code)
+        except typer.Exit as ex:
+            sys.exit(ex.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except Exception as exc:  # an internal bug: say so plainly; traceback only when debugging
+        if os.environ.get("FABRICD_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "this is a fabricd bug; rerun with FABRICD_DEBUG=1 for a traceback and report it\n"
+        )
+        sys.exit(70)  # EX_SOFTWARE
 
 
 def _has_fix(error: FabricdError | str) -> bool:

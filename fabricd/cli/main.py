@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 
 import typer
 
 from fabricd import __version__
-from fabricd.errors import FabricdError
 
-from .common import fail
+from .common import run_guarded
 
 # One module per command (or command group). Each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -74,31 +71,4 @@ def build_app() -> typer.Typer:
 
 def main() -> None:
     """Console-script entry: run the app; turn fabricd errors into located messages and exit codes."""
-    app = build_app()
-    owner = os.getpid()
-    try:
-        try:
-            app()
-        except BaseException:
-            if os.getpid() != owner:
-                # A library's forked helper unwinding the frames it inherited (pyroute2 opens netlink sockets
-                # inside a network namespace from a child it then stops with a signal): leave at once, without
-                # printing, flushing the parent's buffered output a second time, or exit handlers.
-                os._exit(0)
-            raise
-    except FabricdError as exc:
-        try:
-            fail(exc, exc.exit_code)
-        except typer.Exit as ex:
-            sys.exit(ex.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
-    except Exception as exc:  # an internal bug: say so plainly; traceback only when debugging
-        if os.environ.get("FABRICD_DEBUG"):
-            raise
-        sys.stderr.write(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            "this is a fabricd bug; rerun with FABRICD_DEBUG=1 for a traceback and report it\n"
-        )
-        sys.exit(70)  # EX_SOFTWARE
+    run_guarded(build_app())

@@ -270,28 +270,9 @@ def standalone() -> None:
 
     The lab VM runs this (``fabricd-traffic``): importing every command module costs ~20 s under TCG.
     """
-    import os
+    from .common import run_guarded
 
-    from fabricd.errors import FabricdError
-
-    from .common import fail
-
-    try:
-        traffic_app(prog_name="fabricd traffic")
-    except FabricdError as exc:
-        try:
-            fail(exc, exc.exit_code)
-        except typer.Exit as ex:
-            sys.exit(ex.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
-    except Exception as exc:
-        if os.environ.get("FABRICD_DEBUG"):
-            raise
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc}\n"
-                         "this is a fabricd bug; rerun with FABRICD_DEBUG=1 for a traceback and report it\n")
-        sys.exit(70)
+    run_guarded(lambda: traffic_app(prog_name="fabricd traffic"))
 
 
 if __name__ == "__main__":
