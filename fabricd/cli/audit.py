@@ -22,7 +22,7 @@ from fabricd.inventory import load_inventory
 from fabricd.platforms.base import DriverOptions
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr
-from .deploy_common import InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
+from .deploy_common import AcceptNewHostKeysOpt, InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, _prepare
 
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one testcase per check).")]
@@ -78,7 +78,8 @@ def register(app: typer.Typer) -> None:
     @audit_app.command("switch")
     def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
                          templates_dir: TemplatesDirOpt = None, known_hosts: KnownHostsOpt = None,
-                         insecure: InsecureOpt = False, read_timeout: ReadTimeoutOpt = 60.0,
+                         insecure: InsecureOpt = False, accept_new_host_keys: AcceptNewHostKeysOpt = None,
+                         read_timeout: ReadTimeoutOpt = 60.0,
                          session_log: SessionLogOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
         """Read a switch back over SSH and check it against its intent: drift from the rendered config, trust,
         DSCP map, PFC per port, ECN on the lossless queue, PFC watchdog on and its timers, MTU, and watchdogs
@@ -92,7 +93,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError("audit switch: --device is missing", hint="name the switch to audit, e.g. "
                              "`fabricd audit switch --device leaf1-sonic` (repeatable)")
         fabric = load_inventory(inventory_path(inventory)).fabric
-        opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
+        opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
+                                          accept_new_host_keys=accept_new_host_keys),
                             verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
         factory = driver_factory(opts)
         reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir)

@@ -37,10 +37,32 @@ KnownHostsOpt = Annotated[
                  help="Extra known_hosts file (repeatable). Also read: the lab's and ~/.ssh/known_hosts.",
                  show_default=False),
 ]
+INSECURE_WARNING = (
+    "warning: --insecure-no-host-key-check: SSH host keys are NOT checked on this run, so an impostor on the path "
+    "can read the switch password and every config; nothing is written to any known_hosts file. Prefer "
+    "--accept-new-host-keys FILE (trust on first use) or verified keys in ~/.ssh/known_hosts."
+)
+
+
+def _warn_insecure(value: bool) -> bool:
+    if value:
+        stderr().print(f"[yellow]{escape(INSECURE_WARNING)}[/]")
+    return value
+
+
 InsecureOpt = Annotated[
     bool,
     typer.Option("--insecure-no-host-key-check", "--no-verify-host-key", envvar="FABRICD_INSECURE_NO_HOST_KEY_CHECK",
-                 help="Accept unknown SSH host keys (not recommended: opens the door to impostors; lab use only)."),
+                 callback=_warn_insecure,
+                 help="Check no SSH host key (not recommended: opens the door to impostors; lab use only). Prints a "
+                 "warning on every run and writes no key anywhere."),
+]
+AcceptNewHostKeysOpt = Annotated[
+    Path | None,
+    typer.Option("--accept-new-host-keys", envvar="FABRICD_ACCEPT_NEW_HOST_KEYS", metavar="FILE",
+                 help="Trust on first use: a device that no known_hosts file knows is accepted and its key appended "
+                 "to FILE (created 0600; existing lines are never rewritten). A changed key still fails.",
+                 show_default=False),
 ]
 ReadTimeoutOpt = Annotated[
     float,
@@ -64,12 +86,14 @@ def push_options(
     session_log: Path | None,
     dry_run: bool = False,
     confirm_timeout_s: int = 120,
+    accept_new_host_keys: Path | None = None,
 ) -> PushOptions:
     return PushOptions(
         dry_run=dry_run,
         concurrency=concurrency,
         confirm_timeout_s=confirm_timeout_s,
-        driver=DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
+        driver=DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
+                             accept_new_host_keys=accept_new_host_keys),
         verify_host_key=not insecure,
         known_hosts=tuple(known_hosts or ()),
     )

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from fabricd.deploy.pipeline import drift
+from fabricd.deploy.result import TargetResult
 from fabricd.deploy.targets import render_candidates, select_targets
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stdout
 from .deploy_common import (
+    AcceptNewHostKeysOpt,
     ConcurrencyOpt,
     DeviceOpt,
     GroupOpt,
@@ -26,6 +30,21 @@ from .deploy_common import (
 )
 
 
+def diff_summary(results: Sequence[TargetResult]) -> str:
+    """One line that tells the truth about every switch: how many were read, drifted or could not be read."""
+    failed = sum(r.failed for r in results)
+    drifted = sum(r.drift for r in results)
+    read = len(results) - failed
+    unread = f"; {failed} of {len(results)} could not be read (see the error column)" if failed else ""
+    if read == 0:
+        return f"no switch could be read: {failed} of {len(results)} failed (see the error column)"
+    if drifted:
+        return f"{drifted} of {read} switches read drifted from the intent{unread}"
+    if failed:
+        return f"the {read} switches read match the intent{unread}"
+    return f"all {read} switches read match the intent"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("diff")
     def diff_cmd(
@@ -36,6 +55,7 @@ def register(app: typer.Typer) -> None:
         templates_dir: TemplatesDirOpt = None,
         known_hosts: KnownHostsOpt = None,
         insecure: InsecureOpt = False,
+        accept_new_host_keys: AcceptNewHostKeysOpt = None,
         read_timeout: ReadTimeoutOpt = 60.0,
         session_log: SessionLogOpt = None,
         output: OutputOpt = OutputFormat.TEXT,
@@ -54,6 +74,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError("no switches to compare", hint="the inventory has no switches, or the filters match none")
         candidates = render_candidates(fabric, targets, templates_dir)
         opts = push_options(concurrency=concurrency, known_hosts=known_hosts, insecure=insecure,
+                            accept_new_host_keys=accept_new_host_keys,
                             read_timeout=read_timeout, session_log=session_log)
         text = output == OutputFormat.TEXT
         with progress_bar("reading", len(targets), enabled=text) as tick:
@@ -73,9 +94,7 @@ def register(app: typer.Typer) -> None:
                 status = "[red]failed[/]" if r.failed else "[yellow]drift[/]" if r.drift else "[green]in sync[/]"
                 table.add_row(r.target, r.platform, status, str(len(r.changes)), escape(r.error or ""))
             console.print(table)
-            drifted = sum(r.drift for r in results)
-            console.print(f"{drifted} of {len(results)} switches drifted from the intent" if drifted
-                          else f"all {len(results) - sum(r.failed for r in results)} switches read match the intent")
+            console.print(diff_summary(results))
         if any(r.failed for r in results):
             raise typer.Exit(ExitCode.TARGETS_FAILED)
         if any(r.drift for r in results):

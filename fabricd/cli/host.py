@@ -24,6 +24,7 @@ from fabricd.hosts.factory import close_backends, open_backends
 from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
+from fabricd.safepath import inside
 
 from .common import (
     ExitCode,
@@ -67,7 +68,7 @@ def load_host_intent(inventory: Path | None, host: str) -> HostIntent:
 
 
 def snapshot_dir(host: str) -> Path:
-    return settings.state_dir() / "hosts" / host
+    return inside(settings.state_dir() / "hosts", host)
 
 
 def print_plan(plan: HostPlan, title: str) -> None:

@@ -25,6 +25,7 @@ from .common import (
     stdout,
 )
 from .deploy_common import (
+    AcceptNewHostKeysOpt,
     ConcurrencyOpt,
     DeviceOpt,
     GroupOpt,
@@ -79,6 +80,7 @@ def register(app: typer.Typer) -> None:
         templates_dir: TemplatesDirOpt = None,
         known_hosts: KnownHostsOpt = None,
         insecure: InsecureOpt = False,
+        accept_new_host_keys: AcceptNewHostKeysOpt = None,
         read_timeout: ReadTimeoutOpt = 60.0,
         session_log: SessionLogOpt = None,
         output: OutputOpt = OutputFormat.TEXT,
@@ -99,7 +101,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError("no switches to push to", hint="the inventory has no switches, or the filters match none")
         candidates = render_candidates(fabric, targets, templates_dir)
         opts = push_options(
-            concurrency=concurrency, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
+            concurrency=concurrency, known_hosts=known_hosts, insecure=insecure,
+            accept_new_host_keys=accept_new_host_keys, read_timeout=read_timeout,
             session_log=session_log, dry_run=dry_run, confirm_timeout_s=confirm_timeout,
         )
         text = output == OutputFormat.TEXT

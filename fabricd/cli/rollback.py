@@ -13,6 +13,7 @@ from fabricd.inventory import load_inventory
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stdout
 from .deploy_common import (
+    AcceptNewHostKeysOpt,
     DeviceOpt,
     InsecureOpt,
     KnownHostsOpt,
@@ -30,6 +31,7 @@ def register(app: typer.Typer) -> None:
         device: DeviceOpt = None,
         known_hosts: KnownHostsOpt = None,
         insecure: InsecureOpt = False,
+        accept_new_host_keys: AcceptNewHostKeysOpt = None,
         read_timeout: ReadTimeoutOpt = 60.0,
         session_log: SessionLogOpt = None,
         output: OutputOpt = OutputFormat.TEXT,
@@ -48,6 +50,7 @@ def register(app: typer.Typer) -> None:
         fabric = load_inventory(inventory_path(inventory)).fabric
         targets = select_targets(fabric, device)
         opts = push_options(concurrency=len(targets), known_hosts=known_hosts, insecure=insecure,
+                            accept_new_host_keys=accept_new_host_keys,
                             read_timeout=read_timeout, session_log=session_log)
         factory = default_factory(opts)
         with ThreadPoolExecutor(max_workers=min(32, len(targets))) as pool:

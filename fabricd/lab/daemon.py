@@ -44,6 +44,7 @@ from fabricd.platforms.access import (
     LAB_STATE_FILE,
     lab_dir,
 )
+from fabricd.safepath import private_fd, write_private
 
 from .counters import UnknownPortError
 from .device import DeviceSpec
@@ -60,13 +61,6 @@ DAEMON_MODULE = "fabricd.lab.daemon"
 
 class LabError(FabricdError):
     """The lab could not be started, stopped or reached."""
-
-
-def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    path.chmod(0o600)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -138,9 +132,9 @@ def up(
     d.chmod(0o700)
     for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET):
         (d / name).unlink(missing_ok=True)
-    _write_private(d / LAB_PASSWORD_FILE, secrets.token_urlsafe(18) + "\n")
+    write_private(d / LAB_PASSWORD_FILE, secrets.token_urlsafe(18) + "\n")
     key = generate_host_key()
-    _write_private(d / HOST_KEY_FILE, key.export_private_key("openssh").decode())
+    write_private(d / HOST_KEY_FILE, key.export_private_key("openssh").decode())
     spec = {
         "fabric": fabric.name,
         "devices": [
@@ -156,8 +150,8 @@ def up(
             for s in fabric.switches
         ],
     }
-    _write_private(d / SPEC_FILE, json.dumps(spec, indent=2))
-    log_file = open(d / LAB_LOG_FILE, "ab")  # noqa: SIM115 - handed to the child, closed below
+    write_private(d / SPEC_FILE, json.dumps(spec, indent=2))
+    log_file = os.fdopen(private_fd(d / LAB_LOG_FILE, append=True), "ab")  # 0600: it holds configs
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", DAEMON_MODULE, "--dir", str(d)],

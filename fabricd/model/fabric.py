@@ -8,14 +8,14 @@ from pydantic import Field
 
 from .policy import Policy
 from .topology import Host, Link, Switch
-from .types import Model, Name
+from .types import DeviceName, Model, OneLine
 
 
 class Fabric(Model):
     """A RoCEv2 fabric and its lossless policy: the single source of truth every command works from."""
 
-    name: Name = "fabric"
-    description: str | None = None
+    name: DeviceName = "fabric"
+    description: OneLine | None = None
     policy: Policy = Field(default_factory=Policy)
     switches: list[Switch] = Field(default_factory=list)
     hosts: list[Host] = Field(default_factory=list)

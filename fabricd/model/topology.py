@@ -8,7 +8,20 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from .policy import LinkRole
-from .types import Bytes, IPv4Address, Meters, Model, MtuBytes, Name, Speed, TcpPort, VlanId
+from .types import (
+    Bytes,
+    CliText,
+    DeviceName,
+    InterfaceName,
+    IPv4Address,
+    Meters,
+    Model,
+    MtuBytes,
+    Name,
+    Speed,
+    TcpPort,
+    VlanId,
+)
 
 
 class Platform(StrEnum):
@@ -57,7 +70,7 @@ class Port(Model):
     speed: Speed = Speed.G400
     mtu: MtuBytes = 9216
     role: LinkRole = LinkRole.HOST
-    description: str | None = Field(default=None, max_length=200, pattern=r"^[^\n\r\"'`$;|&<>\\]*$")
+    description: CliText | None = None
 
 
 class SwitchBuffer(Model):
@@ -69,7 +82,7 @@ class SwitchBuffer(Model):
 
 
 class Switch(Model):
-    name: Name
+    name: DeviceName
     platform: Platform
     role: SwitchRole = SwitchRole.LEAF
     mgmt: Management
@@ -85,10 +98,10 @@ class Switch(Model):
 class Nic(Model):
     """A host RDMA NIC port: its netdev, RDMA device, driver, address, optional RDMA VLAN and switch peer."""
 
-    netdev: Name
-    rdma_device: Name | None = Field(default=None, description="e.g. mlx5_0; None for a NIC without RDMA")
+    netdev: InterfaceName
+    rdma_device: DeviceName | None = Field(default=None, description="e.g. mlx5_0; None for a NIC without RDMA")
     rdma_port: int = Field(default=1, ge=1, le=2)
-    driver: Name = "mlx5_core"
+    driver: DeviceName = "mlx5_core"
     ip: IPv4Address | None = None
     vlan: VlanId | None = None
     mtu: MtuBytes = 9000
@@ -98,7 +111,7 @@ class Nic(Model):
 
 
 class Host(Model):
-    name: Name
+    name: DeviceName
     mgmt: Management | None = None
     groups: list[Name] = Field(default_factory=list)
     nics: list[Nic] = Field(default_factory=list)

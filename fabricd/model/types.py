@@ -29,11 +29,15 @@ Meters = Annotated[float, Field(ge=0, le=100_000, description="A cable length in
 TcpPort = Annotated[int, Field(ge=1, le=65535, description="A TCP port, 1-65535")]
 
 # Names that may reach a device CLI or a shell line: no whitespace, quotes, newlines or shell metacharacters.
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}$")
+# Every pattern here is applied with ``fullmatch``: ``re.match(...$)`` lets a trailing newline through, since ``$``
+# also matches before a final "\n".
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}")
+# Names that also become a file name (``render --out``, session logs, snapshots, captures): one path component.
+_COMPONENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}")
 
 
 def _safe(value: str) -> str:
-    if not _SAFE_NAME.match(value):
+    if not _SAFE_NAME.fullmatch(value):
         raise ValueError(
             "must be 1-64 characters of letters, digits and _ . : / @ + -, starting with a letter or digit "
             "(it reaches device CLIs and shell lines)"
@@ -41,11 +45,63 @@ def _safe(value: str) -> str:
     return value
 
 
+def _component(value: str) -> str:
+    if not _COMPONENT_NAME.fullmatch(value) or ".." in value:
+        raise ValueError(
+            "must be 1-64 characters of letters, digits and _ . : @ + -, starting with a letter or digit, without "
+            "'/' or '..' (it names files: render output, session logs, snapshots)"
+        )
+    return value
+
+
+_IFNAME = re.compile(r"[A-Za-z0-9_.@+-]{1,15}")
+
+
+def _ifname(value: str) -> str:
+    # the kernel's dev_valid_name(): 1-15 bytes, not "." or "..", no '/', ':' or whitespace
+    if not _IFNAME.fullmatch(value) or value in (".", ".."):
+        raise ValueError(
+            "must be a Linux interface name: 1-15 characters of letters, digits and _ . @ + -, not '.' or '..' "
+            "(the kernel refuses '/', ':' and whitespace; it names a /sys/class/net directory)"
+        )
+    return value
+
+
 Name = Annotated[str, AfterValidator(_safe), Field(description="An identifier safe on a CLI line")]
+InterfaceName = Annotated[str, AfterValidator(_ifname), Field(
+    description="A Linux network interface name (kernel dev_valid_name: 1-15 characters, no '/', ':' or space)")]
+DeviceName = Annotated[str, AfterValidator(_component), Field(
+    description="A fabric, switch or host name: safe on a CLI line and one path component (no '/' or '..')")]
+
+def _one_line(value: str) -> str:
+    # isprintable() is False for every control character and for the line and paragraph separators (\x85, \u2028,
+    # \u2029) that would split a generated comment or CLI line.
+    if not value.isprintable():
+        raise ValueError("must be one line of printable text (no newline, tab or other control character)")
+    return value
+
+
+_CLI_TEXT_FORBIDDEN = frozenset("\"'`$;|&<>\\")
+
+
+def _cli_text(value: str) -> str:
+    if not value.isprintable() or any(c in _CLI_TEXT_FORBIDDEN for c in value):
+        raise ValueError(
+            "must be one line of printable text without quotes, backquotes, $ ; | & < > or backslash "
+            "(it is written into device configuration lines)"
+        )
+    return value
+
+
+OneLine = Annotated[str, AfterValidator(_one_line), Field(
+    max_length=200, description="One line of printable text, at most 200 characters")]
+CliText = Annotated[str, AfterValidator(_cli_text), Field(
+    max_length=200, description="One line of printable text for device config lines (no quotes or shell "
+    "metacharacters), at most 200 characters")]
 
 
 _DOTTED_QUAD = re.compile(
-    r"^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})/(0|[12]?\d|3[0-2])$")
+    r"(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})/(0|[12]?\d|3[0-2])")
 
 
 def _address_text(value: object) -> object:
@@ -60,7 +116,7 @@ def _interface(value: object) -> object:
     NICs); anything else goes to pydantic's own validator, which reports the error."""
     value = _address_text(value)
     if isinstance(value, str):
-        m = _DOTTED_QUAD.match(value)
+        m = _DOTTED_QUAD.fullmatch(value)
         if m:
             a, b, c, d, prefix = (int(g) for g in m.groups())
             if a < 256 and b < 256 and c < 256 and d < 256:

@@ -11,8 +11,10 @@ never from the YAML itself (DESIGN.md §4.8). Resolution order for the password:
 So after ``fabricd lab up`` every command works without exporting anything; ``lab up`` also prints the
 ``export FABRICD_LAB_PASSWORD=...`` line for people who prefer the environment.
 
-Host keys are always verified unless the caller opts out explicitly. Known hosts are read from, in order: files
-given by the caller, the lab's ``known_hosts`` (when the lab is up), and ``~/.ssh/known_hosts``.
+Host keys are always verified unless the caller opts out explicitly. Known hosts are read from: files given by the
+caller, the lab's ``known_hosts`` (when the lab is up), and ``~/.ssh/known_hosts``; the device's key must match
+its entry in *every* one of them that names it. No file is ever written, except the one named for trust on first
+use (``accept_new_host_keys``), to which a new host's key is appended.
 
 The lab state layout is defined here, at L2, so that drivers can read what ``fabricd.lab`` (L3) writes.
 """
@@ -57,6 +59,8 @@ class Access:
     known_hosts: tuple[Path, ...]
     verify_host_key: bool = True
     password_source: str = ""
+    accept_new_host_keys: Path | None = None
+    """Trust on first use: a host no known_hosts file knows is accepted and its key appended to this file."""
 
 
 def check_secret_file(path: Path, target: str) -> str:
@@ -98,6 +102,7 @@ def resolve_access(
     state_dir: Path | None = None,
     known_hosts: tuple[Path, ...] = (),
     verify_host_key: bool = True,
+    accept_new_host_keys: Path | None = None,
 ) -> Access:
     """Resolve the password and known_hosts for ``switch`` (order in the module docstring)."""
     env = os.environ if environ is None else environ
@@ -141,4 +146,5 @@ def resolve_access(
         known_hosts=tuple(files),
         verify_host_key=verify_host_key,
         password_source=source,
+        accept_new_host_keys=accept_new_host_keys,
     )

@@ -55,13 +55,15 @@ class DriverOptions:
 
     ``read_timeout_s``: longest wait for one command's prompt (s); ``conn_timeout_s``: TCP+SSH setup limit (s);
     ``chunk_lines``: config lines written per burst before waiting for the device to catch up;
-    ``session_log_dir``: when set, netmiko writes a session log per device there (secrets are masked).
+    ``session_log_dir``: when set, netmiko writes a session log per device there (0600; secrets are masked);
+    ``accept_new_host_keys``: trust on first use, appending a new host's key to this file (never rewriting it).
     """
 
     read_timeout_s: float = 60.0
     conn_timeout_s: float = 15.0
     chunk_lines: int = 50
     session_log_dir: Path | None = None
+    accept_new_host_keys: Path | None = None
 
 
 @runtime_checkable

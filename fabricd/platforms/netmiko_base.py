@@ -17,6 +17,7 @@ import re
 import select
 import time
 from abc import abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar
 
 import paramiko
@@ -26,6 +27,7 @@ from netmiko.ssh_dispatcher import CLASS_MAPPER
 
 from fabricd.errors import DriverError
 from fabricd.model import Platform, Switch
+from fabricd.safepath import inside, open_private
 
 from .access import Access
 from .base import Capabilities, ConfigDelta, DriverOptions
@@ -34,13 +36,114 @@ from .secrets import REDACTOR, install_redaction
 log = logging.getLogger(__name__)
 
 
+class HostKeyMismatch(paramiko.BadHostKeyException):  # type: ignore[misc]
+    """The device's key differs from the one a known_hosts file holds for it (OpenSSH: "REMOTE HOST IDENTIFICATION
+    HAS CHANGED"). Raised whichever consulted file holds the other key."""
+
+    def __init__(self, hostname: str, got: paramiko.PKey, expected: paramiko.PKey, path: str) -> None:
+        super().__init__(hostname, got, expected)
+        self.path = path
+
+
+def _known_name(hostname: str, port: int) -> str:
+    """The name OpenSSH files a host under: ``host`` on port 22, ``[host]:port`` otherwise."""
+    return hostname if port == 22 else f"[{hostname}]:{port}"
+
+
+class _AcceptUnchecked(paramiko.MissingHostKeyPolicy):  # type: ignore[misc]
+    """``--insecure-no-host-key-check``: accept any key, check nothing, remember and write nothing."""
+
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        return None
+
+
+class _AcceptNewInto(paramiko.MissingHostKeyPolicy):  # type: ignore[misc]
+    """OpenSSH's ``StrictHostKeyChecking=accept-new`` into one named file: a host that no consulted file knows is
+    accepted and its key *appended* to ``path`` (created 0600; existing lines are never rewritten)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        line = f"{hostname} {key.get_name()} {key.get_base64()}\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open_private(self.path, "a") as fh:
+            fh.write(line)
+        log.warning("accepted the new host key of %s (%s %s) into %s", hostname, key.get_name(),
+                    key.fingerprint, self.path)
+
+
+class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
+    """An SSHClient that checks the device's key against **every** consulted known_hosts file, as OpenSSH's
+    UserKnownHostsFile list does, and never saves a key on its own.
+
+    paramiko's own ``load_host_keys`` merges files so that the first file naming a host wins (a wrong key in a
+    later file goes unseen), and remembers the last file loaded so that ``AutoAddPolicy`` rewrites it. Here the
+    files are only read: the merged table steers key negotiation (a known key type is asked for first), paramiko
+    compares the first entry, and after the handshake every file's entry for the host is compared too; any
+    difference is a :class:`HostKeyMismatch`. An unknown host goes to the policy: reject (the default), accept
+    into an explicitly named file, or, with verification off, accept without reading or writing any file.
+    """
+
+    def __init__(self, known_hosts: tuple[Path, ...], *, verify: bool, accept_new: Path | None = None) -> None:
+        super().__init__()
+        self.fabricd_files: list[tuple[str, paramiko.HostKeys]] = []
+        if verify:
+            for path in (*known_hosts, *((accept_new,) if accept_new else ())):
+                if not path.exists():
+                    continue
+                try:
+                    keys = paramiko.HostKeys(str(path))
+                except (OSError, paramiko.SSHException) as exc:
+                    raise paramiko.SSHException(f"known_hosts {path} cannot be read: {exc}") from exc
+                self.fabricd_files.append((str(path), keys))
+                for entry in keys._entries:
+                    self._host_keys._entries.append(entry)
+        self._host_keys_filename = None  # nothing is ever saved by paramiko itself
+        self.fabricd_verify = verify
+        if not verify:
+            self.set_missing_host_key_policy(_AcceptUnchecked())
+        elif accept_new is not None:
+            self.set_missing_host_key_policy(_AcceptNewInto(accept_new))
+        else:
+            self.set_missing_host_key_policy(paramiko.RejectPolicy())
+
+    def connect(self, hostname: str, port: int = 22, *args: Any, **kwargs: Any) -> None:
+        super().connect(hostname, port, *args, **kwargs)
+        if not self.fabricd_verify:
+            return
+        transport = self.get_transport()
+        if transport is None:  # pragma: no cover - connect() returned without a transport
+            raise paramiko.SSHException("no SSH transport after connect")
+        key = transport.get_remote_server_key()
+        name = _known_name(hostname, port)
+        for path, keys in self.fabricd_files:
+            for entry in keys._entries:
+                if entry.key.get_name() != key.get_name() or not _names_host(entry, name):
+                    continue
+                if entry.key != key:
+                    self.close()
+                    raise HostKeyMismatch(name, key, entry.key, path)
+
+
+def _names_host(entry: paramiko.hostkeys.HostKeyEntry, name: str) -> bool:
+    for pattern in entry.hostnames:
+        if pattern.startswith("|1|"):
+            if paramiko.HostKeys.hash_host(name, pattern) == pattern:
+                return True
+        elif pattern == name:
+            return True
+    return False
+
+
 class _VerifiedHostKeys:
-    """netmiko connection mixin: load every known_hosts file and reject unknown keys (paramiko RejectPolicy);
+    """netmiko connection mixin: verify the device's host key against every known_hosts file (VerifyingClient);
     fail fast when the device closes the session (netmiko would otherwise poll an empty channel until its
     read timeout)."""
 
-    fabricd_known_hosts: tuple[str, ...] = ()
+    fabricd_known_hosts: tuple[Path, ...] = ()
     fabricd_verify: bool = True
+    fabricd_accept_new: Path | None = None
     remote_conn: Any
 
     def read_channel(self) -> str:
@@ -51,16 +154,8 @@ class _VerifiedHostKeys:
         return data
 
     def _build_ssh_client(self) -> paramiko.SSHClient:
-        client = paramiko.SSHClient()
-        for path in self.fabricd_known_hosts:
-            try:
-                client.load_host_keys(path)
-            except (OSError, paramiko.SSHException) as exc:
-                log.warning("known_hosts %s not loaded: %s", path, exc)
-        client.set_missing_host_key_policy(
-            paramiko.RejectPolicy() if self.fabricd_verify else paramiko.AutoAddPolicy()
-        )
-        return client
+        return VerifyingClient(self.fabricd_known_hosts, verify=self.fabricd_verify,
+                               accept_new=self.fabricd_accept_new)
 
 
 _CLASSES: dict[str, type[BaseConnection]] = {}
@@ -122,18 +217,26 @@ class NetmikoDriver:
             "auto_connect": False,
         }
         if self.options.session_log_dir is not None:
-            self.options.session_log_dir.mkdir(parents=True, exist_ok=True)
-            params["session_log"] = str(self.options.session_log_dir / f"{self.name}.log")
+            params["session_log"] = str(self._session_log(self.options.session_log_dir))
         conn: Any = None
         try:
             conn = cls(**params)
-            conn.fabricd_known_hosts = tuple(str(p) for p in a.known_hosts)
+            conn.fabricd_known_hosts = a.known_hosts
             conn.fabricd_verify = a.verify_host_key
+            conn.fabricd_accept_new = a.accept_new_host_keys
             conn._open()
         except NetmikoAuthenticationException:
             raise DriverError(
                 self.name, "connect", f"authentication failed for user {a.username} at {a.host}:{a.port}",
                 hint=f"check the password ({a.password_source or 'no source'}); for the lab, `fabricd lab status`",
+            ) from None
+        except HostKeyMismatch as exc:
+            raise DriverError(
+                self.name, "connect",
+                f"host key of [{a.host}]:{a.port} does not match the one in {exc.path} (possible impostor; got "
+                f"{exc.key.get_name()} {exc.key.fingerprint}, expected {exc.expected_key.fingerprint})",
+                hint=f"if the device was reinstalled, remove its old line from {exc.path} "
+                f"(`ssh-keygen -R '{_known_name(a.host, a.port)}' -f {exc.path}`) and add the new, verified key",
             ) from None
         except NetmikoTimeoutException as exc:
             raise self._connect_error(str(exc)) from None
@@ -159,6 +262,18 @@ class NetmikoDriver:
             self.close()
             raise DriverError(self.name, "connect", f"session preparation failed: {exc}") from None
 
+    def _session_log(self, folder: Path) -> Path:
+        """``folder/<switch>.log``, created 0600 before netmiko opens it (it holds configuration); a name that would
+        land outside ``folder`` is refused (:func:`fabricd.safepath.inside`)."""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = inside(folder, f"{self.name}.log")
+            open_private(path).close()
+        except OSError as exc:
+            raise DriverError(self.name, "connect", f"cannot write the session log under {folder}: {exc.strerror}",
+                              hint="give --session-log a directory you can write to") from None
+        return path
+
     def _connect_error(self, text: str) -> DriverError:
         a = self.access
         where = f"[{a.host}]:{a.port}"
@@ -168,8 +283,8 @@ class NetmikoDriver:
                 self.name, "connect",
                 f"host key of {where} is unknown (known_hosts files read: {files})",
                 hint=f"verify the key and add it: `ssh-keyscan -p {a.port} {a.host} >> ~/.ssh/known_hosts`; "
-                "for the lab run `fabricd lab up`, which writes its known_hosts; "
-                "or pass --insecure-no-host-key-check to skip verification",
+                "or trust it on first use with --accept-new-host-keys FILE (appends it to FILE); "
+                "for the lab run `fabricd lab up`, which writes its known_hosts",
             )
         if "does not match" in text or "BadHostKey" in text:
             return DriverError(

@@ -39,5 +39,6 @@ def driver_for(switch: Switch, options: DriverOptions | None = None, *, state_di
                known_hosts: tuple[Path, ...] = (), verify_host_key: bool = True) -> NetmikoDriver:
     """A driver for ``switch`` with the credentials its inventory entry refers to (:func:`resolve_access`), not
     yet connected: the one way deploy, audit and serve build their drivers."""
-    access = resolve_access(switch, state_dir=state_dir, known_hosts=known_hosts, verify_host_key=verify_host_key)
+    access = resolve_access(switch, state_dir=state_dir, known_hosts=known_hosts, verify_host_key=verify_host_key,
+                            accept_new_host_keys=options.accept_new_host_keys if options else None)
     return make_driver(switch, access, options)

@@ -49,15 +49,20 @@ class RedactingFilter(logging.Filter):
     def __init__(self) -> None:
         super().__init__("fabricd-redact")
         self._secrets: set[str] = set()
+        self._ordered: list[str] = []
         self._lock = threading.Lock()
 
     def remember(self, value: str) -> None:
-        if len(value) >= 3:
+        """Mask ``value`` from now on, whatever its length (a short password is still a password; its cost is
+        that its letters are masked wherever they appear)."""
+        if value:
             with self._lock:
                 self._secrets.add(value)
+                # longest first, so that a secret containing another is masked whole
+                self._ordered = sorted(self._secrets, key=len, reverse=True)
 
     def redact(self, text: str) -> str:
-        for value in self._secrets:
+        for value in self._ordered:
             if value in text:
                 text = text.replace(value, MASK)
         return text

@@ -33,6 +33,7 @@ from fabricd.intent.host import HostIntent, desired_plan, host_intent
 from fabricd.intent.render_warnings import RenderWarning
 from fabricd.intent.switch import AnySwitchIntent, SonicSwitchIntent, SwitchIntentBuilder
 from fabricd.model import Fabric, Platform
+from fabricd.safepath import inside
 
 from .env import environment
 from .host_script import host_script
@@ -159,10 +160,11 @@ def render_devices(
 
 
 def write_render(render: DeviceRender, out_dir: Path) -> list[Path]:
-    """Write one device's files under ``out_dir`` (creating ``switches/`` and ``hosts/``); returns the paths."""
+    """Write one device's files under ``out_dir`` (creating ``switches/`` and ``hosts/``); returns the paths.
+    A file name that would resolve outside ``out_dir`` is refused (:class:`fabricd.safepath.PathEscapeError`)."""
     paths = []
     for f in render.files:
-        path = out_dir / f.relpath
+        path = inside(out_dir, *f.relpath.split("/"))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f.text)
         if f.relpath.endswith(".sh"):
