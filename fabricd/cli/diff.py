@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fabricd.deploy.pipeline import drift
-from fabricd.deploy.result import TargetResult
+from fabricd.deploy.result import DriftResult
 from fabricd.deploy.targets import render_candidates, select_targets
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
@@ -30,7 +30,7 @@ from .deploy_common import (
 )
 
 
-def diff_summary(results: Sequence[TargetResult]) -> str:
+def diff_summary(results: Sequence[DriftResult]) -> str:
     """One line that tells the truth about every switch: how many were read, drifted or could not be read."""
     failed = sum(r.failed for r in results)
     drifted = sum(r.drift for r in results)
