@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import ssl
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,20 +48,54 @@ def bind_error(listen: str, exc: OSError) -> UsageError:
                       hint="pick a free port on an address of this host, or stop what listens there")
 
 
+HANDSHAKE_TIMEOUT_S = 10.0
+"""Longest a client may take to complete its TLS handshake before its connection is dropped."""
+IDLE_TIMEOUT_S = 120.0
+"""Longest a kept-alive connection may sit idle (or a request take to arrive) before it is closed."""
+
+
 class WebServer(ThreadingHTTPServer):
-    """A threaded HTTP server under an exporter-toolkit web config: TLS wraps the listening socket when the config
-    has ``tls_server_config``; handlers check basic auth with :meth:`WebHandler.authorized`. Shared by the
-    exporters (:class:`ExporterServer`) and ``fabricd serve``'s API."""
+    """A threaded HTTP server under an exporter-toolkit web config; handlers check basic auth with
+    :meth:`WebHandler.authorized`. Shared by the exporters (:class:`ExporterServer`) and ``fabricd serve``'s API.
+
+    The accept loop only accepts: each connection gets its own thread, which completes the TLS handshake (bounded
+    by :data:`HANDSHAKE_TIMEOUT_S`) and then serves requests, so a client that connects and never sends a
+    ClientHello, or idles, holds only its own thread and never delays another scrape.
+    """
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # listen() backlog: a burst of scrapers (the default of 5 stalls at ~20 clients)
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
                  web: WebConfig | None = None) -> None:
         self.web = web or WebConfig()
         super().__init__(address, handler)
-        if self.web.tls is not None:
-            self.socket = self.web.tls.wrap_socket(self.socket, server_side=True)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """In the connection's own thread: the TLS handshake (when configured), then the request handler."""
+        tls = self.web.tls
+        if tls is None:
+            request.settimeout(IDLE_TIMEOUT_S)
+            super().finish_request(request, client_address)
+            return
+        request.settimeout(HANDSHAKE_TIMEOUT_S)
+        try:
+            conn = tls.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+        except OSError as exc:
+            log.debug("TLS from %s: %s", client_address, exc)
+            return
+        try:
+            conn.do_handshake()
+        except (OSError, ssl.SSLError) as exc:  # timeout, reset, a plain-HTTP client, a bad certificate
+            log.debug("TLS handshake from %s failed: %s", client_address, exc)
+            conn.close()
+            return
+        try:
+            conn.settimeout(IDLE_TIMEOUT_S)
+            super().finish_request(conn, client_address)
+        finally:
+            conn.close()
 
     @property
     def origin(self) -> str:

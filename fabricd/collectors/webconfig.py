@@ -33,6 +33,27 @@ _TLS_KEYS = {"cert_file", "key_file", "client_auth_type", "client_ca_file", "min
 _TOP_KEYS = {"tls_server_config", "basic_auth_users", "http_server_config"}
 _VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1, "TLS12": ssl.TLSVersion.TLSv1_2,
              "TLS13": ssl.TLSVersion.TLSv1_3}
+# exporter-toolkit takes Go's crypto/tls names (tls.CipherSuites()); Python's ssl takes OpenSSL's. TLS 1.3 suites
+# are not configurable in Go (always on), so they are accepted and change nothing, as there.
+_TLS13_SUITES = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}
+_CIPHERS = {
+    "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+}
+# Go's curve names -> OpenSSL's. Python's ssl sets one ECDH curve (SSLContext.set_ecdh_curve), so one is taken.
+_CURVES = {"CurveP256": "prime256v1", "CurveP384": "secp384r1", "CurveP521": "secp521r1", "X25519": "X25519"}
 _CLIENT_AUTH = {"NoClientCert": ssl.CERT_NONE, "RequestClientCert": ssl.CERT_OPTIONAL,
                 "RequireAnyClientCert": ssl.CERT_REQUIRED, "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
                 "RequireAndVerifyClientCert": ssl.CERT_REQUIRED}
@@ -134,9 +155,12 @@ def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
         return str(q if q.is_absolute() else base / q)
 
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.minimum_version = _VERSIONS.get(str(tls.get("min_version", "TLS12")), ssl.TLSVersion.TLSv1_2)
-    if "max_version" in tls:
-        ctx.maximum_version = _VERSIONS.get(str(tls["max_version"]), ssl.TLSVersion.TLSv1_3)
+    ctx.minimum_version = _version(p, tls, "min_version", "TLS12")
+    ctx.maximum_version = _version(p, tls, "max_version", "TLS13")
+    if ctx.minimum_version > ctx.maximum_version:
+        raise _fail(p, "tls_server_config.max_version", f"{tls.get('max_version')} is below min_version "
+                    f"{tls.get('min_version', 'TLS12')}", "raise max_version or lower min_version")
+    _ciphers(p, ctx, tls)
     try:
         ctx.load_cert_chain(rel(tls["cert_file"]), rel(tls["key_file"]))
     except (OSError, ssl.SSLError) as exc:
@@ -147,6 +171,8 @@ def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
         raise _fail(p, "tls_server_config.client_auth_type", f"unknown value {auth!r}",
                     f"expected one of {', '.join(_CLIENT_AUTH)}")
     ctx.verify_mode = _CLIENT_AUTH[auth]
+    if auth == "RequireAnyClientCert":
+        ctx.check_hostname = False
     if tls.get("client_ca_file"):
         try:
             ctx.load_verify_locations(rel(tls["client_ca_file"]))
@@ -155,3 +181,51 @@ def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
     elif ctx.verify_mode != ssl.CERT_NONE:
         raise _fail(p, "tls_server_config.client_ca_file", "missing", f"{auth} needs a client CA file")
     return ctx
+
+
+def _version(p: Path, tls: dict[str, Any], key: str, default: str) -> ssl.TLSVersion:
+    value = str(tls.get(key, default))
+    if value not in _VERSIONS:
+        raise _fail(p, f"tls_server_config.{key}", f"unknown TLS version {value!r}",
+                    f"expected one of {', '.join(_VERSIONS)} (exporter-toolkit's spelling)")
+    return _VERSIONS[value]
+
+
+def _ciphers(p: Path, ctx: ssl.SSLContext, tls: dict[str, Any]) -> None:
+    """``cipher_suites`` (Go names, TLS 1.2 and below), ``prefer_server_cipher_suites`` and ``curve_preferences``:
+    each either takes effect or is refused; none is accepted and ignored."""
+    suites = tls.get("cipher_suites")
+    if suites is not None:
+        if not isinstance(suites, list) or not suites:
+            raise _fail(p, "tls_server_config.cipher_suites", "expected a non-empty list of cipher suite names",
+                        "e.g. [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]")
+        unknown = [str(x) for x in suites if x not in _CIPHERS and x not in _TLS13_SUITES]
+        if unknown:
+            raise _fail(p, "tls_server_config.cipher_suites", f"unknown or unsupported cipher suite {unknown[0]!r}",
+                        f"expected Go crypto/tls names: {', '.join(sorted(_CIPHERS))} (TLS 1.3 suites are always on)")
+        openssl = [_CIPHERS[x] for x in suites if x in _CIPHERS]
+        if openssl:
+            try:
+                ctx.set_ciphers(":".join(openssl))
+            except ssl.SSLError as exc:
+                raise _fail(p, "tls_server_config.cipher_suites", f"this OpenSSL offers none of them: {exc}",
+                            "name suites your OpenSSL build supports (`openssl ciphers -v`)") from exc
+        elif ctx.minimum_version < ssl.TLSVersion.TLSv1_3:
+            raise _fail(p, "tls_server_config.cipher_suites", "only TLS 1.3 suites are named, which are always on",
+                        "name TLS 1.2 suites too, or set min_version: TLS13")
+    prefer = tls.get("prefer_server_cipher_suites")
+    if prefer is not None:
+        if not isinstance(prefer, bool):
+            raise _fail(p, "tls_server_config.prefer_server_cipher_suites", f"expected true or false, got {prefer!r}",
+                        "write true or false")
+        if prefer:
+            ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+        else:
+            ctx.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
+    curves = tls.get("curve_preferences")
+    if curves is not None:
+        if not isinstance(curves, list) or len(curves) != 1 or curves[0] not in _CURVES:
+            raise _fail(p, "tls_server_config.curve_preferences",
+                        f"expected a list of exactly one of {', '.join(_CURVES)}, got {curves!r}",
+                        "Python's ssl sets one ECDH curve; list the one to use")
+        ctx.set_ecdh_curve(_CURVES[curves[0]])

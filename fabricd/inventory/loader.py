@@ -429,6 +429,8 @@ def _validation_problems(
             message = "not one of the allowed values"
             expected = str(ctx.get("expected", "")).replace("'", "")
             hint = "pick one of the listed values"
+        elif etype == "fabricd_rule":
+            expected, hint = str(ctx["expected"]), str(ctx["hint"])
         elif etype in ("too_short", "too_long"):
             message = message[0].lower() + message[1:]
             expected = f"{ctx.get('min_length', 0)}..{ctx.get('max_length', 'n')} items"

@@ -8,6 +8,7 @@ from ipaddress import IPv4Interface, IPv4Network
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 
 class Model(BaseModel):
@@ -36,20 +37,28 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}")
 _COMPONENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}")
 
 
+def rule_error(what: str, expected: str, hint: str) -> PydanticCustomError:
+    """A validation error the inventory loader reports as ``what (expected ..., got ...); hint`` at file:line."""
+    return PydanticCustomError("fabricd_rule", "{what}", {"what": what, "expected": expected, "hint": hint})
+
+
 def _safe(value: str) -> str:
     if not _SAFE_NAME.fullmatch(value):
-        raise ValueError(
-            "must be 1-64 characters of letters, digits and _ . : / @ + -, starting with a letter or digit "
-            "(it reaches device CLIs and shell lines)"
+        raise rule_error(
+            "not a safe name: it reaches device CLIs and shell lines",
+            "1-64 letters, digits and _ . : / @ + -, starting with a letter or digit, on one line",
+            "rename it with those characters only (no spaces, quotes, control characters or line breaks)",
         )
     return value
 
 
 def _component(value: str) -> str:
     if not _COMPONENT_NAME.fullmatch(value) or ".." in value:
-        raise ValueError(
-            "must be 1-64 characters of letters, digits and _ . : @ + -, starting with a letter or digit, without "
-            "'/' or '..' (it names files: render output, session logs, snapshots)"
+        raise rule_error(
+            "not a device name: it names files (render output, session logs, snapshots), so it must be one path "
+            "component",
+            "1-64 letters, digits and _ . : @ + -, starting with a letter or digit, without '/' or '..'",
+            "rename the device with those characters only",
         )
     return value
 
@@ -60,24 +69,30 @@ _IFNAME = re.compile(r"[A-Za-z0-9_.@+-]{1,15}")
 def _ifname(value: str) -> str:
     # the kernel's dev_valid_name(): 1-15 bytes, not "." or "..", no '/', ':' or whitespace
     if not _IFNAME.fullmatch(value) or value in (".", ".."):
-        raise ValueError(
-            "must be a Linux interface name: 1-15 characters of letters, digits and _ . @ + -, not '.' or '..' "
-            "(the kernel refuses '/', ':' and whitespace; it names a /sys/class/net directory)"
+        raise rule_error(
+            "not a Linux interface name (the kernel refuses '/', ':' and whitespace; it names a /sys/class/net "
+            "directory)",
+            "1-15 letters, digits and _ . @ + -, not '.' or '..'",
+            "use the name `ip link` shows for the NIC",
         )
     return value
 
 
-Name = Annotated[str, AfterValidator(_safe), Field(description="An identifier safe on a CLI line")]
+Name = Annotated[str, AfterValidator(_safe), Field(
+    description="An identifier safe on a CLI line", json_schema_extra={"pattern": f"^{_SAFE_NAME.pattern}$"})]
 InterfaceName = Annotated[str, AfterValidator(_ifname), Field(
-    description="A Linux network interface name (kernel dev_valid_name: 1-15 characters, no '/', ':' or space)")]
+    description="A Linux network interface name (kernel dev_valid_name: 1-15 characters, no '/', ':' or space)",
+    json_schema_extra={"pattern": f"^{_IFNAME.pattern}$"})]
 DeviceName = Annotated[str, AfterValidator(_component), Field(
-    description="A fabric, switch or host name: safe on a CLI line and one path component (no '/' or '..')")]
+    description="A fabric, switch or host name: safe on a CLI line and one path component (no '/' or '..')",
+    json_schema_extra={"pattern": f"^(?!.*\\.\\.){_COMPONENT_NAME.pattern}$"})]
 
 def _one_line(value: str) -> str:
     # isprintable() is False for every control character and for the line and paragraph separators (\x85, \u2028,
     # \u2029) that would split a generated comment or CLI line.
     if not value.isprintable():
-        raise ValueError("must be one line of printable text (no newline, tab or other control character)")
+        raise rule_error("not one line of printable text", "text without line breaks, tabs or control characters",
+                         "write it on one line")
     return value
 
 
@@ -86,10 +101,9 @@ _CLI_TEXT_FORBIDDEN = frozenset("\"'`$;|&<>\\")
 
 def _cli_text(value: str) -> str:
     if not value.isprintable() or any(c in _CLI_TEXT_FORBIDDEN for c in value):
-        raise ValueError(
-            "must be one line of printable text without quotes, backquotes, $ ; | & < > or backslash "
-            "(it is written into device configuration lines)"
-        )
+        raise rule_error("not safe on a device configuration line",
+                         "one line of printable text without quotes, backquotes, $ ; | & < > or backslash",
+                         "remove those characters and any line break")
     return value
 
 
