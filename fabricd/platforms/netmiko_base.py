@@ -101,6 +101,8 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
                     self._host_keys._entries.append(entry)
         self._host_keys_filename = None  # nothing is ever saved by paramiko itself
         self.fabricd_verify = verify
+        self.fabricd_mismatch: HostKeyMismatch | None = None
+        """Set when the key did not match (netmiko re-raises every SSHException as a timeout, losing the file)."""
         if not verify:
             self.set_missing_host_key_policy(_AcceptUnchecked())
         elif accept_new is not None:
@@ -109,21 +111,28 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
             self.set_missing_host_key_policy(paramiko.RejectPolicy())
 
     def connect(self, hostname: str, port: int = 22, *args: Any, **kwargs: Any) -> None:
-        super().connect(hostname, port, *args, **kwargs)
+        name = _known_name(hostname, port)
+        try:
+            super().connect(hostname, port, *args, **kwargs)
+        except paramiko.BadHostKeyException as exc:  # paramiko compared the first entry: name its file
+            where = next((path for path, keys in self.fabricd_files for entry in keys._entries
+                          if entry.key == exc.expected_key and _names_host(entry, name)), "known_hosts")
+            self.fabricd_mismatch = HostKeyMismatch(name, exc.key, exc.expected_key, where)
+            raise self.fabricd_mismatch from None
         if not self.fabricd_verify:
             return
         transport = self.get_transport()
         if transport is None:  # pragma: no cover - connect() returned without a transport
             raise paramiko.SSHException("no SSH transport after connect")
         key = transport.get_remote_server_key()
-        name = _known_name(hostname, port)
         for path, keys in self.fabricd_files:
             for entry in keys._entries:
                 if entry.key.get_name() != key.get_name() or not _names_host(entry, name):
                     continue
                 if entry.key != key:
                     self.close()
-                    raise HostKeyMismatch(name, key, entry.key, path)
+                    self.fabricd_mismatch = HostKeyMismatch(name, key, entry.key, path)
+                    raise self.fabricd_mismatch
 
 
 def _names_host(entry: paramiko.hostkeys.HostKeyEntry, name: str) -> bool:
@@ -136,6 +145,11 @@ def _names_host(entry: paramiko.hostkeys.HostKeyEntry, name: str) -> bool:
     return False
 
 
+def _mismatch_of(conn: Any) -> HostKeyMismatch | None:
+    client = getattr(conn, "fabricd_client", None)
+    return client.fabricd_mismatch if isinstance(client, VerifyingClient) else None
+
+
 class _VerifiedHostKeys:
     """netmiko connection mixin: verify the device's host key against every known_hosts file (VerifyingClient);
     fail fast when the device closes the session (netmiko would otherwise poll an empty channel until its
@@ -144,6 +158,7 @@ class _VerifiedHostKeys:
     fabricd_known_hosts: tuple[Path, ...] = ()
     fabricd_verify: bool = True
     fabricd_accept_new: Path | None = None
+    fabricd_client: VerifyingClient | None = None
     remote_conn: Any
 
     def read_channel(self) -> str:
@@ -154,8 +169,9 @@ class _VerifiedHostKeys:
         return data
 
     def _build_ssh_client(self) -> paramiko.SSHClient:
-        return VerifyingClient(self.fabricd_known_hosts, verify=self.fabricd_verify,
-                               accept_new=self.fabricd_accept_new)
+        self.fabricd_client = VerifyingClient(self.fabricd_known_hosts, verify=self.fabricd_verify,
+                                              accept_new=self.fabricd_accept_new)
+        return self.fabricd_client
 
 
 _CLASSES: dict[str, type[BaseConnection]] = {}
@@ -230,7 +246,10 @@ class NetmikoDriver:
                 self.name, "connect", f"authentication failed for user {a.username} at {a.host}:{a.port}",
                 hint=f"check the password ({a.password_source or 'no source'}); for the lab, `fabricd lab status`",
             ) from None
-        except HostKeyMismatch as exc:
+        except (HostKeyMismatch, NetmikoTimeoutException) as error:
+            exc = error if isinstance(error, HostKeyMismatch) else _mismatch_of(conn)
+            if exc is None:
+                raise self._connect_error(str(error)) from None
             raise DriverError(
                 self.name, "connect",
                 f"host key of [{a.host}]:{a.port} does not match the one in {exc.path} (possible impostor; got "
@@ -238,8 +257,6 @@ class NetmikoDriver:
                 hint=f"if the device was reinstalled, remove its old line from {exc.path} "
                 f"(`ssh-keygen -R '{_known_name(a.host, a.port)}' -f {exc.path}`) and add the new, verified key",
             ) from None
-        except NetmikoTimeoutException as exc:
-            raise self._connect_error(str(exc)) from None
         except (OSError, paramiko.SSHException, EOFError) as exc:
             raise self._connect_error(str(exc)) from None
         except (NetmikoBaseException, ValueError) as exc:
