@@ -135,8 +135,8 @@ class NvueSwitch(SimSwitch):
         self.config_changed()
 
     def config_changed(self) -> None:
-        """Watchdog from the applied config: ports with ``qos pfc-watchdog`` watch their PFC profile's
-        switch-priorities; detection = polling-interval × robustness, restoration = one polling interval."""
+        """Watchdog from the applied config: ports with ``qos pfc-watchdog`` (and no ``state disable``) watch their PFC
+        profile's switch-priorities; detection = polling-interval × robustness, restoration = one polling interval."""
         qos = self.applied.get("qos", {})
         wd = qos.get("pfc-watchdog", {}) if isinstance(qos, dict) else {}
         poll = int(wd.get("polling-interval", 100)) if isinstance(wd, dict) else 100
@@ -147,6 +147,9 @@ class NvueSwitch(SimSwitch):
         for name, iface in self.applied.get("interface", {}).items():
             iq = iface.get("qos", {}) if isinstance(iface, dict) else {}
             if not isinstance(iq, dict) or "pfc-watchdog" not in iq:
+                continue
+            iwd = iq["pfc-watchdog"]
+            if isinstance(iwd, dict) and iwd.get("state") == "disable":
                 continue
             prof = iq.get("pfc", {}).get("profile") if isinstance(iq.get("pfc"), dict) else None
             sp = profiles.get(prof, {}).get("switch-priority", {}) if isinstance(profiles, dict) and prof else {}
