@@ -8,9 +8,11 @@ minutes) and anchors.md §3.4. Paths are validated against the ``nv set`` schema
 :mod:`fabricd.platforms.cumulus_nvue.patterns`. NVUE's exact error wording has no capture here; errors start with
 ``Error:`` and name the offending token and the valid choices, as NVUE's ``?`` help lists them.
 
-Counters: ``nv show interface IF counters qos`` and ``nv show interface IF qos roce counters`` follow the captures
-(fixtures/cumulus/nv-show-interface-counters-qos-cl514-docs.txt, ...-qos-roce-counters-cl514-docs.txt); their
-``-o json`` forms and ``nv show interface IF qos pfc-watchdog`` have no capture and use the capture's field names.
+Counters: ``nv show interface IF counters qos``, ``nv show interface IF qos roce counters`` and ``nv show interface
+IF qos pfc-watchdog`` follow the captures (fixtures/cumulus/nv-show-interface-counters-qos-cl514-docs.txt,
+...-qos-roce-counters-cl514-docs.txt, the CL 5.11 guide's pfc-watchdog output in tests/golden/readers/switch/
+cumulus_nvue/). The ``-o json`` forms of ``counters qos`` and ``qos roce counters`` have no public capture and use the
+text's field names (unverified); the pfc-watchdog ``-o json`` form is refused.
 """
 
 from __future__ import annotations
@@ -281,13 +283,29 @@ class NvueSwitch(SimSwitch):
         return "\n".join(lines)
 
     def watchdog_status(self, port: str, as_json: bool) -> str:
-        p = self.counters.read()[port]
-        rows = {str(prio): ("DEADLOCK" if wd.stormed else "OK", wd.detected) for prio, wd in sorted(p.watchdog.items())}
+        """``nv show interface IF qos pfc-watchdog`` as the Cumulus Linux 5.11 guide prints it: the ``state`` row,
+        then ``PFC WD Status`` with every traffic class (the blank line under the rule and the trailing spaces are
+        NVUE's). The ``-o json`` form has no public capture, so the lab refuses it rather than invent one."""
         if as_json:
-            data = {tc: {"status": status, "deadlock-count": count} for tc, (status, count) in rows.items()}
-            return json.dumps({"traffic-class": data}, indent=2)
-        return tables.left(["traffic-class", "status", "deadlock-count"],
-                           [[tc, status, str(count)] for tc, (status, count) in rows.items()])
+            return ("Error: fabricd lab: `nv show interface <if> qos pfc-watchdog -o json` has no public capture to "
+                    "follow; use the text form")
+        p = self.counters.read()[port]
+        wd_cfg = self.counters.watchdog
+        watched = wd_cfg is not None and (wd_cfg.ports is None or port in wd_cfg.ports)
+        state = "enabled" if watched else "disabled"
+        lines = ["                 operational  applied ",
+                 "---------------  -----------  ------- ",
+                 f"state            {state:<11}  {state:<7} "]
+        if not watched:
+            return "\n".join(lines)
+        lines += ["", "PFC WD Status ", "=========================== ",
+                  "    traffic-class  status    deadlock-count ",
+                  "    -------------  --------  -------------- ", ""]
+        for tc in range(8):
+            wd = p.watchdog.get(tc)
+            status, count = ("DEADLOCK" if wd.stormed else "OK", wd.detected) if wd is not None else ("OK", 0)
+            lines.append(f"    {tc:<13}  {status:<8}  {count} ")
+        return "\n".join(lines)
 
 
 class NvueShell(Shell):

@@ -40,14 +40,24 @@ _STATE = {"enable": True, "enabled": True, "disable": False, "disabled": False}
 _IF_RANGE = re.compile(r"^(.*?\D)(\d+)-(\d+)$")
 
 
+_IF_NAME = re.compile(r"^(.*?)(\d+)$")
+
+
 def interfaces(text: str) -> list[str]:
-    """``swp1-4,swp7`` -> swp1, swp2, swp3, swp4, swp7 (NVUE's interface lists and ranges)."""
+    """``swp1-4,swp7`` -> swp1, swp2, swp3, swp4, swp7 (NVUE's interface lists and ranges). NVUE also prints a list
+    whose later items are bare numbers that take the previous item's stem: ``swp1-2,32`` is swp1, swp2, swp32 (seen
+    in public ``nv config show -o commands`` outputs)."""
     out: list[str] = []
-    for item in text.split(","):
+    stem = ""
+    for raw in text.split(","):
+        item = stem + raw if (raw.isdigit() or (raw[:1].isdigit() and "-" in raw)) and stem else raw
         m = _IF_RANGE.match(item)
         if m and int(m.group(2)) <= int(m.group(3)):
+            stem = m.group(1)
             out.extend(f"{m.group(1)}{i}" for i in range(int(m.group(2)), int(m.group(3)) + 1))
         elif item:
+            n = _IF_NAME.match(item)
+            stem = n.group(1) if n else stem
             out.append(item)
     return out
 
