@@ -10,9 +10,14 @@ Real captures (Cumulus Linux 5.14 documentation, tests/golden/readers/switch/cum
 - ``nv show interface --view counters`` and ``cl-netstat``: RX_OK/RX_ERR/RX_DRP/... per interface;
 - ``nv show interface <if> counters errors``.
 
-The ``-o json`` form of ``counters qos`` carries the same names as the text's columns (NVUE renders its JSON as those
-tables); no public JSON capture exists, so its golden is written from those names and says so. Pause duration is
-taken as microseconds (Spectrum PPCNT); sizes use 1024-based units.
+- ``nv show interface <if> qos pfc-watchdog`` (Cumulus Linux 5.11 guide): a ``state`` row and a ``PFC WD Status``
+  table per traffic class (status OK | DEADLOCK, deadlock-count), with a blank line under the table's rule.
+
+The collector reads ``counters qos`` as ``-o json`` because the text prints bytes in human units (``92824.38 GB``),
+which would make byte counters jump. That JSON form is **unverified**: no public capture exists; fabricd reads it
+with the text's column names (``egress-queue-stats``/``pfc-stats`` keyed by class) and its golden says so. The
+watchdog is read in its captured text form. Any of these outputs that reads nothing is a problem (the scrape fails),
+never an empty success. Pause duration is taken as microseconds (Spectrum PPCNT); sizes use 1024-based units.
 """
 
 from __future__ import annotations
