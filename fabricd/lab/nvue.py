@@ -30,6 +30,7 @@ import yaml
 
 from fabricd.model import Platform
 from fabricd.platforms.cumulus_nvue import schema
+from fabricd.platforms.cumulus_nvue.grammar import CL_RELEASE
 
 from . import tables
 from .counters import WatchdogSettings
@@ -282,6 +283,26 @@ class NvueSwitch(SimSwitch):
                     lines.append(f"    {name:<27}{text:<{width + 2}}")
         return "\n".join(lines)
 
+    def show_system(self, as_json: bool) -> str:
+        """``nv show system`` in the shape of NVIDIA's command reference example (CumulusNetworks/docs
+        content/nvue-reference/Show-Commands/System.md: hostname, build, uptime, timezone rows). The build is the
+        release fabricd's NVUE output targets. The ``-o json`` form has no public capture (unverified): its keys are
+        the text's rows."""
+        build = f"Cumulus Linux {CL_RELEASE}.0"
+        uptime = "0:00:00"
+        if as_json:
+            return json.dumps({"hostname": self.name, "build": build, "uptime": uptime,
+                               "timezone": "Etc/UTC"}, indent=2)
+        width = max(19, len(self.name), len(build))
+        return "\n".join([
+            f"          {'operational':<{width}}  applied",
+            f"--------  {'-' * width}  -------",
+            f"hostname  {self.name:<{width}}  {self.name} ",
+            f"build     {build:<{width}}         ",
+            f"uptime    {uptime:<{width}}         ",
+            "timezone  Etc/UTC",
+        ])
+
     def watchdog_status(self, port: str, as_json: bool) -> str:
         """``nv show interface IF qos pfc-watchdog`` as the Cumulus Linux 5.11 guide prints it: the ``state`` row,
         then ``PFC WD Status`` with every traffic class (the blank line under the rule and the trailing spaces are
@@ -527,6 +548,5 @@ class NvueShell(Shell):
             if what == ["qos", "pfc-watchdog"]:
                 return Reply(sw.watchdog_status(port, as_json))
         if args == ["system"]:
-            return Reply(json.dumps({"hostname": sw.name, "build": "Cumulus Linux 5.14.0 (fabricd lab)"})
-                         if as_json else f"hostname  {sw.name}\nbuild     Cumulus Linux 5.14.0 (fabricd lab)")
+            return Reply(sw.show_system(as_json))
         return Reply(f"Error: The requested item does not exist: {' '.join(args)}")

@@ -3,6 +3,8 @@ success; the watchdog state and NVUE's compressed interface lists are read as NV
 
 from __future__ import annotations
 
+from typing import Any
+
 from fabricd.readers.switch import cumulus_nvue
 from fabricd.readers.switch.config_cumulus_nvue import interfaces, parse_running_config
 
@@ -52,3 +54,35 @@ def test_watchdog_state_in_the_running_config() -> None:
     assert later.ports["swp1"].watchdog_priorities == frozenset({3})  # CL 5.15+ spelling
     bad = parse_running_config(base + "nv set interface swp1 qos pfc-watchdog state maybe\n")
     assert bad.problems and "unreadable pfc-watchdog state" in bad.problems[0]
+
+
+def _lab_switch() -> object:
+    from pathlib import Path
+
+    from fabricd.inventory import load_inventory
+    from fabricd.lab.runtime import spec_for, switch_class
+
+    repo = Path(__file__).resolve().parents[2]
+    sw = next(s for s in load_inventory(repo / "inventory" / "lab").fabric.switches if s.name == "leaf4-nvue")
+    return switch_class(sw.platform)(spec_for(sw, password="x", port=0), clock=lambda: 1000.0)
+
+
+def test_the_lab_prints_the_documented_shapes() -> None:
+    """The simulator (a real part run in-process) answers as NVIDIA's captures print: the watchdog in the 5.11 guide's
+    text shape (which the parser reads), no invented -o json for it, and `nv show system` as the command reference."""
+    from fabricd.lab.counters import WatchdogSettings
+
+    sim: Any = _lab_switch()
+    sim.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}), ports=frozenset({"swp1"})))
+    shell = sim.open_shell()
+    text = shell.handle("nv show interface swp1 qos pfc-watchdog").output
+    assert "PFC WD Status" in text and "state            enabled      enabled" in text
+    got = cumulus_nvue.parse_pfc_watchdog(text, "swp1")
+    assert [c.queue for c in got.pfcwd] == list(range(8)) and got.problems == ()
+    off = shell.handle("nv show interface swp2 qos pfc-watchdog").output
+    assert cumulus_nvue.parse_pfc_watchdog(off, "swp2") == cumulus_nvue.SwitchCounters()
+    assert shell.handle("nv show interface swp1 qos pfc-watchdog -o json").output.startswith("Error:")
+    system = shell.handle("nv show system").output.splitlines()
+    assert system[0].split() == ["operational", "applied"]
+    assert [line.split()[0] for line in system[2:]] == ["hostname", "build", "uptime", "timezone"]
+    assert "Cumulus Linux 5.11.0" in system[3]
