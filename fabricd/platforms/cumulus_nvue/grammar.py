@@ -73,6 +73,10 @@ SOURCES: dict[str, Source] = {
         _DOCS, "content/cumulus-linux-511/Layer-2/Ethernet-Bridging-VLANs/VLAN-aware-Bridge-Mode.md",
         "ad804834b92f9f38b9ceb02865480c879d7fa92b",
         "Cumulus Linux reserves a range of VLANs by default; the reserved range is 3725-3999."),
+    "nvue-ansible-qos": Source(
+        "stackhpc/ansible-nvidia-nvue", "plugins/modules/qos.py", "3ae8111e842d52747f4b6c5045789ab8603e3aff",
+        "NVIDIA's nvidia.nvue collection (fork): pfc xoff_threshold/xon_threshold/port_buffer 'type: int' '(in "
+        "bytes)', cable_length int (in meters), tx/rx choices enable|disable, traffic_pool memory_percent int"),
     "cl515-changes": Source(
         _DOCS, "content/cumulus-linux-515/Whats-New/New-and-Changed-NVUE-Commands.md",
         "07d58d4b2ae2bd3864171785ca7a10c1f5dfd950",
@@ -183,9 +187,10 @@ VALUE_TYPES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "bytes": ("a whole number of bytes", lambda t: t.isdigit() and int(t) <= 4_294_967_295),
     "text": ("one word", bool),
 }
-"""``<value>`` leaves. Thresholds and buffers are bytes (nvue-ref-qos: 'in bytes'; ``nv show`` prints ``10000 B``);
-no source read gives their upper bound, so fabricd checks the 32-bit range the neighbouring buffer leaves
-document (``0-4294967295``, cl55-list) and marks the bound unverified."""
+"""``<value>`` leaves. Thresholds and buffers are whole bytes (nvue-ref-qos: 'in bytes'; nvue-ansible-qos: the PFC
+ones are ``int`` '(in bytes)'; ``nv show`` prints ``10000 B``); no source read gives their upper bound, so fabricd
+checks the 32-bit range the neighbouring buffer leaves document (``0-4294967295``, cl55-list) and marks the bound
+unverified."""
 
 
 # --- matching ----------------------------------------------------------------------------------------------------
