@@ -141,8 +141,8 @@ HINTS: dict[tuple[str, Platform], str] = {
     ("SW-WD", Platform.CISCO_NXOS): "`priority-flow-control watch-dog-interval on`, `priority-flow-control "
                                     "watch-dog shutdown-multiplier N`, `priority-flow-control auto-restore "
                                     "multiplier M`",
-    ("SW-WD", Platform.CUMULUS_NVUE): "`nv set interface <port> qos pfc-watchdog` and `nv set qos pfc-watchdog "
-                                      "polling-interval|robustness`",
+    ("SW-WD", Platform.CUMULUS_NVUE): "`nv set interface <port> qos pfc-watchdog state enable` and `nv set qos "
+                                      "pfc-watchdog polling-interval|robustness`",
     ("SW-MTU", Platform.SONIC): "`sudo config interface mtu <port> MTU`",
     ("SW-MTU", Platform.ARISTA_EOS): "`mtu MTU` under the interface",
     ("SW-MTU", Platform.CISCO_NXOS): "`mtu MTU` under the interface and in every network-qos class",

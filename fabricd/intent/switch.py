@@ -344,6 +344,9 @@ def _ecn(platform: Platform, profile: EcnProfile, queue: int, warn: Callable[[st
             prob = 1
         return EcnIntent(profile=profile.name, min_threshold=lo, max_threshold=hi, unit="kbytes",
                          probability_percent=prob)
+    if platform == Platform.CUMULUS_NVUE and prob < 1:
+        warn(f"queues[{queue}].ecn.probability_percent", f"{prob} %", "1 %", "NVUE probability is 1-100")
+        prob = 1
     return EcnIntent(profile=profile.name, min_threshold=profile.min_bytes, max_threshold=profile.max_bytes,
                      unit="bytes", probability_percent=prob)
 
@@ -603,6 +606,7 @@ class SwitchIntentBuilder:
             assert parts.watchdog is None or isinstance(parts.watchdog, NvueWatchdog)
             for v in vlans:
                 sink(f"vlans[{v.id}].name", v.name, "-", "NVUE bridge VLANs have no name")
+            self._nvue_unused_queues(parts, sink)
             profiles = self._nvue_profiles(ports, sink)
             lossless_pct, lossy_pct = self._nvue_pools(switch, bool(parts.lossless_priorities), sink)
             return NvueSwitchIntent(bridge=NVUE_BRIDGE, pfc_profiles=profiles, lossless_pool_percent=lossless_pct,
@@ -672,6 +676,18 @@ class SwitchIntentBuilder:
                 pause_cos=plain_list(lossless) if lossless else None,
             ))
         return out
+
+    @staticmethod
+    def _nvue_unused_queues(parts: _PolicyParts, sink: WarningSink) -> None:
+        unused = [q for q in parts.queues if not q.used]
+        if not unused:
+            return
+        carrying = [q.id for q in unused if q.priorities]
+        sink(f"queues[{','.join(str(q.id) for q in unused)}].scheduler", "unused (no DWRR share)", "mode strict",
+             "NVUE dwrr takes bw-percent 1-100 (0 means strict), and a queue left out keeps Cumulus' default "
+             "12-13 % share, pushing the shares past 100 %; "
+             + (f"queues {','.join(map(str, carrying))} carry priorities mapped to no class" if carrying
+                else "no priority maps to these queues"))
 
     @staticmethod
     def _nvue_profiles(ports: list[PortIntent], sink: WarningSink) -> list[NvuePfcProfile]:

@@ -8,9 +8,11 @@ minutes) and anchors.md §3.4. Paths are validated against the ``nv set`` schema
 :mod:`fabricd.platforms.cumulus_nvue.patterns`. NVUE's exact error wording has no capture here; errors start with
 ``Error:`` and name the offending token and the valid choices, as NVUE's ``?`` help lists them.
 
-Counters: ``nv show interface IF counters qos`` and ``nv show interface IF qos roce counters`` follow the captures
-(fixtures/cumulus/nv-show-interface-counters-qos-cl514-docs.txt, ...-qos-roce-counters-cl514-docs.txt); their
-``-o json`` forms and ``nv show interface IF qos pfc-watchdog`` have no capture and use the capture's field names.
+Counters: ``nv show interface IF counters qos``, ``nv show interface IF qos roce counters`` and ``nv show interface
+IF qos pfc-watchdog`` follow the captures (fixtures/cumulus/nv-show-interface-counters-qos-cl514-docs.txt,
+...-qos-roce-counters-cl514-docs.txt, the CL 5.11 guide's pfc-watchdog output in tests/golden/readers/switch/
+cumulus_nvue/). The ``-o json`` forms of ``counters qos`` and ``qos roce counters`` have no public capture and use the
+text's field names (unverified); the pfc-watchdog ``-o json`` form is refused.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import yaml
 
 from fabricd.model import Platform
 from fabricd.platforms.cumulus_nvue import schema
+from fabricd.platforms.cumulus_nvue.grammar import CL_RELEASE
 
 from . import tables
 from .counters import WatchdogSettings
@@ -135,8 +138,8 @@ class NvueSwitch(SimSwitch):
         self.config_changed()
 
     def config_changed(self) -> None:
-        """Watchdog from the applied config: ports with ``qos pfc-watchdog`` watch their PFC profile's
-        switch-priorities; detection = polling-interval × robustness, restoration = one polling interval."""
+        """Watchdog from the applied config: ports with ``qos pfc-watchdog`` (and no ``state disable``) watch their PFC
+        profile's switch-priorities; detection = polling-interval × robustness, restoration = one polling interval."""
         qos = self.applied.get("qos", {})
         wd = qos.get("pfc-watchdog", {}) if isinstance(qos, dict) else {}
         poll = int(wd.get("polling-interval", 100)) if isinstance(wd, dict) else 100
@@ -147,6 +150,9 @@ class NvueSwitch(SimSwitch):
         for name, iface in self.applied.get("interface", {}).items():
             iq = iface.get("qos", {}) if isinstance(iface, dict) else {}
             if not isinstance(iq, dict) or "pfc-watchdog" not in iq:
+                continue
+            iwd = iq["pfc-watchdog"]
+            if isinstance(iwd, dict) and iwd.get("state") == "disable":
                 continue
             prof = iq.get("pfc", {}).get("profile") if isinstance(iq.get("pfc"), dict) else None
             sp = profiles.get(prof, {}).get("switch-priority", {}) if isinstance(profiles, dict) and prof else {}
@@ -277,14 +283,50 @@ class NvueSwitch(SimSwitch):
                     lines.append(f"    {name:<27}{text:<{width + 2}}")
         return "\n".join(lines)
 
-    def watchdog_status(self, port: str, as_json: bool) -> str:
-        p = self.counters.read()[port]
-        rows = {str(prio): ("DEADLOCK" if wd.stormed else "OK", wd.detected) for prio, wd in sorted(p.watchdog.items())}
+    def show_system(self, as_json: bool) -> str:
+        """``nv show system`` in the shape of NVIDIA's command reference example (CumulusNetworks/docs
+        content/nvue-reference/Show-Commands/System.md: hostname, build, uptime, timezone rows). The build is the
+        release fabricd's NVUE output targets. The ``-o json`` form has no public capture (unverified): its keys are
+        the text's rows."""
+        build = f"Cumulus Linux {CL_RELEASE}.0"
+        uptime = "0:00:00"
         if as_json:
-            data = {tc: {"status": status, "deadlock-count": count} for tc, (status, count) in rows.items()}
-            return json.dumps({"traffic-class": data}, indent=2)
-        return tables.left(["traffic-class", "status", "deadlock-count"],
-                           [[tc, status, str(count)] for tc, (status, count) in rows.items()])
+            return json.dumps({"hostname": self.name, "build": build, "uptime": uptime,
+                               "timezone": "Etc/UTC"}, indent=2)
+        width = max(19, len(self.name), len(build))
+        return "\n".join([
+            f"          {'operational':<{width}}  applied",
+            f"--------  {'-' * width}  -------",
+            f"hostname  {self.name:<{width}}  {self.name} ",
+            f"build     {build:<{width}}         ",
+            f"uptime    {uptime:<{width}}         ",
+            "timezone  Etc/UTC",
+        ])
+
+    def watchdog_status(self, port: str, as_json: bool) -> str:
+        """``nv show interface IF qos pfc-watchdog`` as the Cumulus Linux 5.11 guide prints it: the ``state`` row,
+        then ``PFC WD Status`` with every traffic class (the blank line under the rule and the trailing spaces are
+        NVUE's). The ``-o json`` form has no public capture, so the lab refuses it rather than invent one."""
+        if as_json:
+            return ("Error: fabricd lab: `nv show interface <if> qos pfc-watchdog -o json` has no public capture to "
+                    "follow; use the text form")
+        p = self.counters.read()[port]
+        wd_cfg = self.counters.watchdog
+        watched = wd_cfg is not None and (wd_cfg.ports is None or port in wd_cfg.ports)
+        state = "enabled" if watched else "disabled"
+        lines = ["                 operational  applied ",
+                 "---------------  -----------  ------- ",
+                 f"state            {state:<11}  {state:<7} "]
+        if not watched:
+            return "\n".join(lines)
+        lines += ["", "PFC WD Status ", "=========================== ",
+                  "    traffic-class  status    deadlock-count ",
+                  "    -------------  --------  -------------- ", ""]
+        for tc in range(8):
+            wd = p.watchdog.get(tc)
+            status, count = ("DEADLOCK" if wd.stormed else "OK", wd.detected) if wd is not None else ("OK", 0)
+            lines.append(f"    {tc:<13}  {status:<8}  {count} ")
+        return "\n".join(lines)
 
 
 class NvueShell(Shell):
@@ -506,6 +548,5 @@ class NvueShell(Shell):
             if what == ["qos", "pfc-watchdog"]:
                 return Reply(sw.watchdog_status(port, as_json))
         if args == ["system"]:
-            return Reply(json.dumps({"hostname": sw.name, "build": "Cumulus Linux 5.14.0 (fabricd lab)"})
-                         if as_json else f"hostname  {sw.name}\nbuild     Cumulus Linux 5.14.0 (fabricd lab)")
+            return Reply(sw.show_system(as_json))
         return Reply(f"Error: The requested item does not exist: {' '.join(args)}")

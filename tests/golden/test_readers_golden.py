@@ -205,6 +205,7 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "cumulus_nvue/nv-show-interface-counters-qos-json-documented":
         lambda t: cumulus_nvue.parse_counters_qos(t, "swp1"),
     "cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs": cumulus_nvue.parse_qos_roce_counters,
+    "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs": cumulus_nvue.parse_pfc_watchdog,
     "cumulus_nvue/nv-show-interface-view-counters-cl514-docs": cumulus_nvue.parse_interface_counters_table,
     # the formats fabricd's own lab simulators print (capture_lab.py): no public capture exists for these
     "sonic/lab-pfc": sonic.parse_show_pfc_counters,

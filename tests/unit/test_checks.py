@@ -109,6 +109,20 @@ def _dscp_dup(d: Docs) -> None:
     P(d)["qos"]["dscp_to_priority"]["26"] = 3
 
 
+def _nvue_switch(d: Docs) -> Any:
+    return next(sw for sw in S(d) if sw["platform"] == "cumulus_nvue" and sw["name"].startswith("leaf"))
+
+
+def _nvue_reserved_vlan(d: Docs) -> None:
+    """The lab's RDMA VLAN (its members and NICs include leaf4-nvue ports) renumbered into Cumulus' reserved range."""
+    old = P(d)["vlans"][0]["id"]
+    P(d)["vlans"][0]["id"] = 3725
+    for host in H(d):
+        for nic in host.get("nics", []):
+            if nic.get("vlan") == old:
+                nic["vlan"] = 3725
+
+
 CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB001", lambda d: S(d).append(copy.deepcopy(S(d)[0])), None),
     ("FAB002", lambda d: H(d).append({"name": "gpu1", "nics": []}), None),
@@ -177,6 +191,8 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB090", _ring, None),
     ("FAB091", lambda d: None, CheckOptions(fail_links=2)),
     ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
+    ("FAB130", _nvue_reserved_vlan, None),
+    ("FAB131", lambda d: _nvue_switch(d)["ports"].append({"name": "Ethernet1", "role": "host"}), None),
 ]
 
 

@@ -11,8 +11,9 @@ Read back (Cumulus Linux 5.x QoS and RoCE guides, anchors.md §3.4; the paths ar
 - ``qos congestion-control <profile> traffic-class <list> min-threshold|max-threshold <bytes>``, ``probability``,
   ``ecn enable|disable``;
 - ``qos pfc-watchdog polling-interval <ms>`` and ``robustness <polls>`` (detection = their product, restoration =
-  one polling interval; Cumulus defaults 100 ms and 3), on for interfaces with ``interface <if> qos pfc-watchdog``,
-  watching their PFC profile's priorities;
+  one polling interval; Cumulus defaults 100 ms and 3), on for interfaces with ``interface <if> qos pfc-watchdog``
+  (the container alone, as the 5.11 guide writes it) or ``... qos pfc-watchdog state enable`` (fabricd's render and
+  NVIDIA's reference configs; ``state disable`` turns it off), watching their PFC profile's priorities;
 - ``interface <if> link mtu <bytes>``.
 
 Profiles are ``default-global`` unless the interface binds another (``interface <if> qos mapping|congestion-control|
@@ -34,17 +35,29 @@ DEFAULT_PROFILE = "default-global"
 DEFAULT_POLL_MS = 100
 DEFAULT_ROBUSTNESS = 3
 _TRUST: dict[str, Trust] = {"l3": "dscp", "l2": "pcp", "both": "both", "port": "port"}
+_STATE = {"enable": True, "enabled": True, "disable": False, "disabled": False}
+"""``qos pfc-watchdog state``: ``enable|disable`` to Cumulus Linux 5.14, ``enabled|disabled`` from 5.15."""
 _IF_RANGE = re.compile(r"^(.*?\D)(\d+)-(\d+)$")
 
 
+_IF_NAME = re.compile(r"^(.*?)(\d+)$")
+
+
 def interfaces(text: str) -> list[str]:
-    """``swp1-4,swp7`` -> swp1, swp2, swp3, swp4, swp7 (NVUE's interface lists and ranges)."""
+    """``swp1-4,swp7`` -> swp1, swp2, swp3, swp4, swp7 (NVUE's interface lists and ranges). NVUE also prints a list
+    whose later items are bare numbers that take the previous item's stem: ``swp1-2,32`` is swp1, swp2, swp32 (seen
+    in public ``nv config show -o commands`` outputs)."""
     out: list[str] = []
-    for item in text.split(","):
+    stem = ""
+    for raw in text.split(","):
+        item = stem + raw if (raw.isdigit() or (raw[:1].isdigit() and "-" in raw)) and stem else raw
         m = _IF_RANGE.match(item)
         if m and int(m.group(2)) <= int(m.group(3)):
+            stem = m.group(1)
             out.extend(f"{m.group(1)}{i}" for i in range(int(m.group(2)), int(m.group(3)) + 1))
         elif item:
+            n = _IF_NAME.match(item)
+            stem = n.group(1) if n else stem
             out.append(item)
     return out
 
@@ -128,6 +141,11 @@ def parse_running_config(text: str) -> LosslessConfig:
                     it.pfc_profile = rest[3]
                 elif rest == ["qos", "pfc-watchdog"]:
                     it.watchdog = True
+                elif rest[:3] == ["qos", "pfc-watchdog", "state"] and len(rest) == 4:
+                    if rest[3] not in _STATE:
+                        problems.append(f"interface {name}: unreadable pfc-watchdog state {rest[3]!r}")
+                    else:
+                        it.watchdog = _STATE[rest[3]]
                 elif len(rest) == 4 and rest[0] == "qos" and rest[2] == "profile":
                     it.profiles[rest[1]] = rest[3]
     poll = q.watchdog.get("polling-interval", DEFAULT_POLL_MS)

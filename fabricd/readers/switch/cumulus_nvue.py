@@ -10,9 +10,14 @@ Real captures (Cumulus Linux 5.14 documentation, tests/golden/readers/switch/cum
 - ``nv show interface --view counters`` and ``cl-netstat``: RX_OK/RX_ERR/RX_DRP/... per interface;
 - ``nv show interface <if> counters errors``.
 
-The ``-o json`` form of ``counters qos`` carries the same names as the text's columns (NVUE renders its JSON as those
-tables); no public JSON capture exists, so its golden is written from those names and says so. Pause duration is
-taken as microseconds (Spectrum PPCNT); sizes use 1024-based units.
+- ``nv show interface <if> qos pfc-watchdog`` (Cumulus Linux 5.11 guide): a ``state`` row and a ``PFC WD Status``
+  table per traffic class (status OK | DEADLOCK, deadlock-count), with a blank line under the table's rule.
+
+The collector reads ``counters qos`` as ``-o json`` because the text prints bytes in human units (``92824.38 GB``),
+which would make byte counters jump. That JSON form is **unverified**: no public capture exists; fabricd reads it
+with the text's column names (``egress-queue-stats``/``pfc-stats`` keyed by class) and its golden says so. The
+watchdog is read in its captured text form. Any of these outputs that reads nothing is a problem (the scrape fails),
+never an empty success. Pause duration is taken as microseconds (Spectrum PPCNT); sizes use 1024-based units.
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ COMMANDS: dict[str, str] = {
 """Per-interface commands (``{interface}`` is filled from the inventory's ports)."""
 
 OPTIONAL_COMMANDS: dict[str, str] = {
-    "pfcwd": "nv show interface {interface} qos pfc-watchdog -o json",
+    "pfcwd": "nv show interface {interface} qos pfc-watchdog",
 }
-"""Commands whose failure (a release without the PFC watchdog, ports without it) does not fail the poll."""
+"""Commands whose failure (a release without the PFC watchdog, ports without it) does not fail the poll. The
+watchdog is read in its text form: the Cumulus Linux 5.11 user guide prints it (a real shape); no ``-o json`` capture
+of it exists."""
 
 _UNITS = {"bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)?\s*$")
@@ -81,7 +88,17 @@ def _sections(text: str) -> dict[str, str]:
 
 
 def parse_counters_qos(text: str, interface: str | None = None) -> SwitchCounters:
-    """``nv show interface <if> counters qos`` (text or ``-o json``): queue and PFC counters of one interface."""
+    """``nv show interface <if> counters qos`` (text or ``-o json``): queue and PFC counters of one interface. A
+    non-empty output that gives neither is a problem (the collector then reports the scrape failed)."""
+    got = _counters_qos(text, interface)
+    if not got.queues and not got.pfc and text.strip():
+        port = _interface_from_prompt(text, interface) or ""
+        return SwitchCounters(interfaces=got.interfaces,
+                              problems=_nothing_read(port, "nv show interface <if> counters qos"))
+    return got
+
+
+def _counters_qos(text: str, interface: str | None) -> SwitchCounters:
     port = _interface_from_prompt(text, interface) or ""
     start = text.find("{")
     head = text[:start].strip() if start >= 0 else ""
@@ -155,23 +172,49 @@ def _qos_json(data: Any, port: str) -> SwitchCounters:
     return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues), interfaces=tuple(ifs))
 
 
+_RULE_LINE = re.compile(r"^\s*-{3,}(?:\s+-{3,})*\s*$")
+
+
+def _close_rule_gaps(text: str) -> str:
+    """Drop a blank line right under a table's rule of dashes: NVUE prints one in ``PFC WD Status`` (CL 5.11 guide),
+    which would otherwise end the table before its first row."""
+    out: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip() and i > 0 and _RULE_LINE.match(lines[i - 1]):
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _nothing_read(port: str, command: str) -> tuple[str, ...]:
+    return (f"{port or 'interface ?'}: nothing read from the non-empty output of `{command}` "
+            "(an output shape fabricd does not know)",)
+
+
 def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounters:
-    """``nv show interface <if> qos pfc-watchdog [-o json]``: per traffic class ``status`` (OK | DEADLOCK) and
-    ``deadlock-count`` (storms detected). No public capture exists; the names follow NVUE's documented
-    ``pfc-watchdog`` status fields as fabricd's lab simulator prints them. NVUE gives no restore count."""
+    """``nv show interface <if> qos pfc-watchdog``: per traffic class ``status`` (OK | DEADLOCK) and
+    ``deadlock-count`` (storms detected), from the ``PFC WD Status`` table of the Cumulus Linux 5.11 guide's
+    capture. NVUE gives no restore count. A port whose watchdog ``state`` is ``disabled`` has no table; any other
+    output without rows is a problem. The ``-o json`` form (``{"traffic-class": {tc: {"status", "deadlock-count"}}}``)
+    is read too but unverified: no public capture of it exists."""
     port = _interface_from_prompt(text, interface) or ""
     rows: dict[str, dict[str, Any]] = {}
+    state: str | None = None
     start = text.find("{")
     if start >= 0:
         try:
-            rows = _dict(_dict(json.loads(text[start:])).get("traffic-class"))
+            data = _dict(json.loads(text[start:]))
         except ValueError:
-            rows = {}
+            data = {}
+        rows = _dict(data.get("traffic-class"))
+        state = str(data.get("state") or "") or None
     else:
-        for table in dashed_tables(text):
+        for table in dashed_tables(_close_rule_gaps(text)):
             if "traffic-class" in table.columns:
                 rows.update({r["traffic-class"]: {"status": r.get("status"), "deadlock-count": r.get("deadlock-count")}
                              for r in table.rows if r.get("traffic-class")})
+        state = _tree(text).get("state")
     out = []
     for tc, row in sorted(rows.items()):
         if not str(tc).isdigit() or not isinstance(row, dict):
@@ -179,7 +222,10 @@ def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounter
         status = str(row.get("status") or "")
         out.append(PfcwdCounter(port, int(tc), "stormed" if status.upper() == "DEADLOCK" else "operational"
                                 if status else None, _num(row.get("deadlock-count")), None))
-    return SwitchCounters(pfcwd=tuple(out))
+    problems: tuple[str, ...] = ()
+    if not out and text.strip() and (state or "").split()[:1] not in (["disabled"], ["disable"]):
+        problems = _nothing_read(port, "nv show interface <if> qos pfc-watchdog")
+    return SwitchCounters(pfcwd=tuple(out), problems=problems)
 
 
 def _tree(text: str) -> dict[str, str]:
@@ -236,7 +282,9 @@ def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCo
         value = to_int(t.get(key))
         if value is not None:
             ifs.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", value, reason))
-    return SwitchCounters(pfc=tuple(pfc), interfaces=tuple(ifs))
+    problems = _nothing_read(port, "nv show interface <if> qos roce counters") if not (pfc or ifs) and text.strip() \
+        else ()
+    return SwitchCounters(pfc=tuple(pfc), interfaces=tuple(ifs), problems=problems)
 
 
 _NETSTAT = {"RX_OK": ("rx", "packets", None), "RX_ERR": ("rx", "errors", None), "RX_DRP": ("rx", "discards", None),

@@ -5,7 +5,7 @@
   Command shapes are compared with the real captures in fixtures/ (AVD-generated EOS, Azure Local NX-OS).
 * SONiC: the config_db JSON validates against schemas/sonic_config_db.schema.json, every name it references
   exists, and every ``sonic-cfggen -a`` line of the .cli file carries exactly that table.
-* Cumulus NVUE: every command is an ``nv set`` path from nvue_set_paths.txt (NVIDIA's own command list).
+* Cumulus NVUE: every command passes the pinned CL 5.11 grammar (fabricd.platforms.cumulus_nvue.grammar).
 * Linux hosts: ``bash -n`` and ``shellcheck`` (Debian package) accept every script.
 """
 
@@ -24,6 +24,7 @@ from ciscoconfparse2 import CiscoConfParse
 from render_cases import HERE, case_ids, intents, renders
 
 from fabricd.intent.switch import EosSwitchIntent, NvueSwitchIntent, NxosSwitchIntent, SonicSwitchIntent
+from fabricd.platforms.cumulus_nvue.grammar import check_text
 
 SCHEMA = json.loads((HERE / "schemas" / "sonic_config_db.schema.json").read_text())
 
@@ -341,59 +342,28 @@ def test_sonic_config_db_and_cli(platform: str, case: str) -> None:
 
 # ------------------------------------------------------------------------------------------------- Cumulus NVUE
 
-def _nvue_patterns() -> list[list[str]]:
-    lines = (HERE / "nvue_set_paths.txt").read_text().splitlines()
-    return [line.split() for line in lines if line.startswith("nv set ")]
-
-
-_ID_RANGES = {"<qos-dscp-id>": (0, 63), "<qos-sp-id>": (0, 7), "<qos-tc-id>": (0, 7), "<qos-pcp-id>": (0, 7),
-              "<vid>": (1, 4094)}
-
-
-def _token_ok(pattern: str, token: str) -> bool:
-    if pattern in _ID_RANGES:
-        lo, hi = _ID_RANGES[pattern]
-        return bool(re.fullmatch(r"\d+(,\d+)*", token)) and all(lo <= int(t) <= hi for t in token.split(","))
-    if pattern.startswith("<"):
-        return bool(re.fullmatch(r"[A-Za-z0-9_.:/-]+", token))
-    if pattern.startswith("("):
-        return any(_token_ok(alt, token) for alt in pattern.strip("()").split("|"))
-    m = re.fullmatch(r"(\d+)-(\d+)", pattern)
-    if m:
-        return token.isdigit() and int(m.group(1)) <= int(token) <= int(m.group(2))
-    return pattern == token
-
-
-def _nvue_valid(line: str, patterns: list[list[str]]) -> bool:
-    tokens = line.split()
-    return any(len(p) == len(tokens) and all(_token_ok(a, b) for a, b in zip(p, tokens, strict=True))
-               for p in patterns)
-
-
 def test_nvue_matcher_rejects_bad_commands() -> None:
-    patterns = _nvue_patterns()
-    assert _nvue_valid("nv set qos pfc-watchdog robustness 3", patterns)
-    assert not _nvue_valid("nv set qos pfc-watchdog robustness 0", patterns)  # out of 1-1000
-    assert not _nvue_valid("nv set qos mapping default-global dscp 64 switch-priority 3", patterns)
-    assert not _nvue_valid("nv set qos roce-magic on", patterns)
-    assert not _nvue_valid("nv set interface swp1 link mtu 9217", patterns)
+    assert check_text("nv set qos pfc-watchdog robustness 3\n") == []
+    assert check_text("nv set qos pfc-watchdog robustness 0\n")  # out of 1-1000
+    assert check_text("nv set qos mapping default-global dscp 64 switch-priority 3\n")
+    assert check_text("nv set qos roce-magic on\n")
+    assert check_text("nv set interface swp1 link mtu 9217\n")
 
 
 @pytest.mark.parametrize(("platform", "case"), _ids("cumulus_nvue"))
 def test_nvue_commands_are_valid_paths(platform: str, case: str) -> None:
-    patterns = _nvue_patterns()
     texts = _text(platform, case, ".nvue")
     for sw in intents(platform, case):
         assert isinstance(sw, NvueSwitchIntent)
+        rejected = check_text(texts[sw.name])
+        assert rejected == [], "refused by the pinned NVUE grammar:\n" + "\n".join(map(str, rejected))
         lines = [line for line in texts[sw.name].splitlines() if line and not line.startswith("#")]
-        bad = [line for line in lines if not _nvue_valid(line, patterns)]
-        assert bad == [], f"not an nv set path from nvue_set_paths.txt: {bad}"
         for port in sw.ports:
             assert f"nv set interface {port.name} link mtu {port.mtu_bytes}" in lines
             if port.headroom:
                 assert f"nv set interface {port.name} qos pfc profile {port.headroom.profile}" in lines
-        bw = [int(line.split()[-1]) for line in lines if " bw-percent " in line]
-        assert sum(bw) <= 100  # NVUE rejects DWRR shares above 100 %
+            if port.watchdog:
+                assert f"nv set interface {port.name} qos pfc-watchdog state enable" in lines
 
 
 # ------------------------------------------------------------------------------------------------- Linux hosts

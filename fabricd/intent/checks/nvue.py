@@ -1,0 +1,69 @@
+"""Cumulus NVUE checks: what Cumulus Linux refuses although the inventory model admits it.
+
+Sources (CumulusNetworks/docs, read 2026-11-25; the same facts back the render oracle,
+``fabricd.platforms.cumulus_nvue.grammar``):
+
+- reserved VLANs: ``content/cumulus-linux-511/Layer-2/Ethernet-Bridging-VLANs/VLAN-aware-Bridge-Mode.md``
+  @ ad804834b92f ("Cumulus Linux reserves a range of VLANs by default; the reserved range is 3725-3999");
+- port names: Cumulus names front-panel ports ``swpN`` and breakouts ``swpNsM``, and "You can only enable PFC
+  watchdog on a physical interface (swp)" (``content/cumulus-linux-511/Layer-1-and-Switch-Ports/
+  Quality-of-Service/_index.md`` @ 28af43a79290).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from fabricd.model import Platform
+
+from .base import Context, Finding, PortRef, Severity, check
+
+NVUE_RESERVED_VLANS = (3725, 3999)
+NVUE_PORT = re.compile(r"swp\d+(?:s\d+)?")
+
+
+def _nvue(ctx: Context, ref: PortRef | None) -> bool:
+    return ref is not None and ctx.switch(ref).platform == Platform.CUMULUS_NVUE
+
+
+@check("FAB130", "nvue-reserved-vlan", Severity.ERROR, area="vlans",
+       title="VLANs on Cumulus NVUE switches are outside Cumulus' reserved range 3725-3999",
+       why="Cumulus Linux reserves VLANs 3725-3999 for its own use (one per port, bridge and subinterface); a bridge "
+       "VLAN there is refused when the configuration is applied (ifupdown2: 'reserved vlan ... being used').",
+       fix="pick a VLAN id outside 3725-3999 (or move Cumulus' reserved range with `nv set system global reserved "
+       "vlan internal range`, which fabricd does not manage)")
+def nvue_reserved_vlan(ctx: Context) -> Iterator[Finding]:
+    lo, hi = NVUE_RESERVED_VLANS
+    nic_ports: dict[int, list[PortRef]] = {}
+    for (i, j), ref in ctx.nic_peer.items():
+        vlan = ctx.fabric.hosts[i].nics[j].vlan
+        if vlan is not None:
+            nic_ports.setdefault(vlan, []).append(ref)
+    for k, v in enumerate(ctx.policy.vlans):
+        if not lo <= v.id <= hi:
+            continue
+        refs = [ctx.resolve(m) for m in v.members] + nic_ports.get(v.id, [])
+        on = sorted({ctx.switch(r).name for r in refs if r is not None and _nvue(ctx, r)})
+        if on:
+            yield Finding(("policy", "vlans", k, "id"),
+                          f"VLAN {v.id} is in Cumulus' reserved VLAN range, on {', '.join(on)}",
+                          expected=f"a VLAN id outside {lo}-{hi}", got=str(v.id))
+
+
+@check("FAB131", "nvue-port-name", Severity.ERROR, area="topology",
+       title="Ports of Cumulus NVUE switches are swp ports",
+       why="fabricd renders PFC, the PFC watchdog and MTU per port; Cumulus names front-panel ports swpN (breakouts "
+       "swpNsM) and runs the PFC watchdog only on them, so any other name is not a port NVUE can configure so.",
+       fix="use the port's Cumulus name, e.g. swp1 or swp1s0")
+def nvue_port_name(ctx: Context) -> Iterator[Finding]:
+    for i, sw in enumerate(ctx.fabric.switches):
+        if sw.platform != Platform.CUMULUS_NVUE:
+            continue
+        for j, port in enumerate(sw.ports):
+            if not NVUE_PORT.fullmatch(port.name):
+                yield Finding(("switches", i, "ports", j, "name"), f"{sw.name}: {port.name!r} is not a Cumulus port",
+                              expected="swpN or swpNsM", got=port.name)
+
+
+CHECKS = (nvue_reserved_vlan, nvue_port_name)
