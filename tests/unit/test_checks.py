@@ -109,6 +109,12 @@ def _dscp_dup(d: Docs) -> None:
     P(d)["qos"]["dscp_to_priority"]["26"] = 3
 
 
+def _dwrr_above_cnp(d: Docs) -> None:
+    """A round-robin class 7 above the strict CNP class 6 (EOS would schedule the CNP queue round robin)."""
+    TC(d)[0].update(priorities=[0, 1, 2, 4, 5], weight_percent=40)
+    TC(d).append({"id": 7, "name": "control", "priorities": [7], "scheduler": "dwrr", "weight_percent": 10})
+
+
 CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB001", lambda d: S(d).append(copy.deepcopy(S(d)[0])), None),
     ("FAB002", lambda d: H(d).append({"name": "gpu1", "nics": []}), None),
@@ -177,6 +183,8 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB090", _ring, None),
     ("FAB091", lambda d: None, CheckOptions(fail_links=2)),
     ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
+    ("FAB120", _set(lambda d: P(d)["pfc"]["watchdog"], "action", "forward"), None),
+    ("FAB121", _dwrr_above_cnp, None),
 ]
 
 
