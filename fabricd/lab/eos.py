@@ -39,9 +39,12 @@ _PFC_LINES = (
     Rule.of("priority-flow-control mode (on|off)", name="priority-flow-control"),
     Rule.of("priority-flow-control priority <int:0-7> (drop|no-drop)", key=3),
     Rule.of("priority-flow-control pause watchdog"),
-    Rule.of("priority-flow-control pause watchdog port action (drop|no-drop|errdisable)", key=5),
+    # AVD 6.4 schema (qos_profiles[].priority_flow_control.watchdog): port action drop | notify-only (no-drop was
+    # removed in AVD 6.0 as invalid CLI, avd#6399); timeout and recovery-time with at most 2 decimals, polling
+    # interval with at most 3 or `auto`.
+    Rule.of("priority-flow-control pause watchdog port action (drop|notify-only)", key=5),
     Rule.of(
-        "priority-flow-control pause watchdog port timer timeout <num> polling-interval <word> recovery-time <num>"
+        "priority-flow-control pause watchdog port timer timeout <num:2> polling-interval <word> recovery-time <num:2>"
         " [forced]",
         key=5,
     ),
@@ -78,10 +81,11 @@ GRAMMAR: dict[str, tuple[Rule, ...]] = {
         Rule.of("qos map traffic-class <ints> to tx-queue <int:0-7>"),
         Rule.of("qos rewrite dscp"),
         Rule.of("priority-flow-control all (on|off)", key=2),
-        Rule.of("priority-flow-control pause watchdog action (drop|no-drop|errdisable)", key=4),
-        Rule.of("priority-flow-control pause watchdog default timeout <num>", key=5),
-        Rule.of("priority-flow-control pause watchdog default polling-interval <num>", key=5),
-        Rule.of("priority-flow-control pause watchdog default recovery-time <num>", key=5),
+        # AVD 6.4 schema (priority_flow_control.watchdog): global action drop | errdisable | notify-only.
+        Rule.of("priority-flow-control pause watchdog action (drop|errdisable|notify-only)", key=4),
+        Rule.of("priority-flow-control pause watchdog default timeout <num:2>", key=5),
+        Rule.of("priority-flow-control pause watchdog default polling-interval <num:3>", key=5),
+        Rule.of("priority-flow-control pause watchdog default recovery-time <num:2>", key=5),
         Rule.of("priority-flow-control pause watchdog override action drop", key=5),
         Rule.of("priority-flow-control pause watchdog hardware monitor priority <list>", key=5),
         Rule.of("dcbx application udp <int> priority <int:0-7>", key=4),
@@ -223,6 +227,12 @@ class EosSwitch(TreeSwitch):
                 if child.line.startswith("service-profile ") and child.line.split()[1] in profiles:
                     sources.append(profiles[child.line.split()[1]])
             lines = [c.line for src in sources for c in src.children.values()]
+            for ln in lines:  # the per-port (profile) forms win over the global defaults
+                if m := re.match(r"priority-flow-control pause watchdog port timer timeout (\S+) polling-interval "
+                                 r"\S+ recovery-time (\S+)", ln):
+                    timeout_s, recovery_s = float(m.group(1)), float(m.group(2))
+                elif ln.startswith("priority-flow-control pause watchdog port action "):
+                    action = ln.split()[-1]
             if "priority-flow-control pause watchdog" in lines:
                 found = {
                     int(ln.split()[2]) for ln in lines if re.match(r"priority-flow-control priority \d no-drop", ln)
@@ -236,7 +246,7 @@ class EosSwitch(TreeSwitch):
                 frozenset(prios),
                 detection_ms=int(timeout_s * 1000),
                 restoration_ms=int(recovery_s * 1000),
-                action="drop" if action in ("drop", "errdisable") else "forward",
+                action="drop" if action in ("drop", "errdisable") else "alert",  # notify-only: log, no mitigation
                 ports=frozenset(ports),
             )
         self.counters.set_watchdog(settings)
