@@ -66,3 +66,22 @@ def test_unrecognised_output_is_a_problem(parser: Callable[[str], SwitchCounters
 def test_empty_output_is_empty_without_a_problem(parser: Callable[[str], SwitchCounters]) -> None:
     got = parser("")
     assert got.problems == ()
+
+
+def test_the_old_invented_ecn_shape_fails_the_poll() -> None:
+    """Through the collector's merge: the ECN output in the shape fabricd used to expect is a problem of the poll
+    (collector success 0), while the real shapes of the other commands still parse."""
+    from fabricd.collectors.switch import SwitchTarget, parse_outputs
+
+    target = SwitchTarget("leaf-eos", "arista_eos")
+    outputs = {
+        arista_eos.COMMANDS["pfc"]: capture("show-pfc-counters-json-anta.txt"),
+        arista_eos.COMMANDS["queue"]: capture("show-interfaces-counters-queue-detail-egress-ntc.txt"),
+        arista_eos.COMMANDS["ecn"]: '{"interfaces": {"Ethernet1": {"txQueues": {"3": {"ecnMarkedPackets": 5}}}}}',
+        arista_eos.COMMANDS["pfcwd"]: '{"interfaces": {}}',
+    }
+    got = parse_outputs(target, outputs)
+    assert len(got.problems) == 1 and arista_eos.COMMANDS["ecn"] in got.problems[0]
+    assert got.pfc and got.queues
+    outputs[arista_eos.COMMANDS["ecn"]] = capture("show-qos-ecn-counters-json-anta.txt")
+    assert parse_outputs(target, outputs).problems == ()
