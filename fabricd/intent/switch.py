@@ -50,6 +50,7 @@ from fabricd.model import (
 )
 from fabricd.model.types import Model
 
+from .eos import eos_ecn
 from .headroom import headroom
 from .render_warnings import RenderWarning, WarningSink
 from .units import bytes_to_kbytes, chunks, plain_list, range_list, split_percent
@@ -88,7 +89,7 @@ class EcnIntent(Model):
     profile: str = _label("ECN profile name from the policy")
     min_threshold: int = Field(description="start marking at this queue depth, in `unit`")
     max_threshold: int = Field(description="mark with max probability from this depth, in `unit`")
-    unit: str = _label("kbytes (EOS, NX-OS: 1 kbyte = 1000 B) or bytes (NVUE, SONiC)")
+    unit: str = _label("kbytes (NX-OS, and EOS when both thresholds are whole kbytes: 1 kbyte = 1000 B) or bytes")
     probability_percent: int = Field(description="mark probability at max_threshold, 0-100 %")
 
 
@@ -329,7 +330,10 @@ def _ecn_profile_of(fabric: Fabric, tc: TrafficClass) -> EcnProfile | None:
 
 def _ecn(platform: Platform, profile: EcnProfile, queue: int, warn: Callable[[str, str, str, str], None]) -> EcnIntent:
     prob = profile.max_mark_probability_percent
-    if platform in (Platform.ARISTA_EOS, Platform.CISCO_NXOS):
+    if platform == Platform.ARISTA_EOS:
+        lo, hi, unit, prob = eos_ecn(profile, queue, warn)
+        return EcnIntent(profile=profile.name, min_threshold=lo, max_threshold=hi, unit=unit, probability_percent=prob)
+    if platform == Platform.CISCO_NXOS:
         lo, lo_exact = bytes_to_kbytes(profile.min_bytes)
         hi, hi_exact = bytes_to_kbytes(profile.max_bytes)
         if not lo_exact:
@@ -338,10 +342,6 @@ def _ecn(platform: Platform, profile: EcnProfile, queue: int, warn: Callable[[st
         if not hi_exact:
             warn(f"queues[{queue}].ecn.max_threshold", f"{profile.max_bytes} B", f"{hi} kbytes",
                  "the WRED command takes whole kbytes")
-        if platform == Platform.ARISTA_EOS and prob < 1:
-            warn(f"queues[{queue}].ecn.probability_percent", f"{prob} %", "1 %",
-                 "EOS max-mark-probability is 1-100")
-            prob = 1
         return EcnIntent(profile=profile.name, min_threshold=lo, max_threshold=hi, unit="kbytes",
                          probability_percent=prob)
     if platform == Platform.CUMULUS_NVUE and prob < 1:

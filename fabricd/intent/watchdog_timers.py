@@ -9,9 +9,11 @@ Platform  How it is expressed                                          What it c
 SONiC     ``config pfcwd start --action A ... detection-time D         values outside detection 100-5000 ms,
           --restoration-time R``, ``config pfcwd interval P``; ms      restoration 100-60000, poll 100-1000 and
           (sonic-utilities ``pfcwd/main.py``)                          poll <= min(detection, restoration)
-EOS       ``priority-flow-control pause watchdog port timer timeout T  ``alert`` (EOS actions are drop, no-drop,
-          polling-interval P recovery-time R``; decimal seconds         errdisable); timers outside 0.01-60 s,
-          (AVD ``qos-profiles.j2``)                                     polling outside 0.005-30 s or above half
+EOS       ``priority-flow-control pause watchdog port timer timeout T  ``forward`` (per-port actions are drop and
+          polling-interval P recovery-time R``; decimal seconds,        notify-only = alert, AVD schema; validate
+          timeout/recovery 2 decimals, polling 3 (AVD schema)           refuses forward, FAB120); timers outside
+                                                                       0.01-60 s or not whole 10 ms (rounded up),
+                                                                       polling outside 0.005-30 s or above half
                                                                        the smaller timer (third-party guide,
                                                                        anchors.md §6: unverified)
 NX-OS     ``priority-flow-control watch-dog shutdown-multiplier N``,   a poll other than 100 ms; timers that are
@@ -44,6 +46,8 @@ SONIC_RESTORATION_MS = (100, 60000)
 SONIC_POLL_MS = (100, 1000)
 EOS_TIMER_MS = (10, 60000)
 EOS_POLL_MS = (5, 30000)
+EOS_TIMER_STEP_MS = 10
+"""EOS timeout and recovery-time are seconds with at most 2 decimals (AVD schema pattern ``\\d+(\\.\\d{1,2})?``)."""
 NXOS_POLL_MS = 100
 NXOS_SHUTDOWN_MULTIPLIER = (1, 10)
 NXOS_RESTORE_MULTIPLIER = (1, 100)
@@ -63,7 +67,7 @@ class SonicWatchdog(Model):
 class EosWatchdog(Model):
     """EOS ``priority-flow-control pause watchdog``: decimal seconds as text, exactly as the CLI prints them."""
 
-    action: str = Field(description="drop | no-drop (EOS port action)")
+    action: str = Field(description="drop | notify-only (EOS port action; AVD schema)")
     timeout_s: str = Field(description="detection timeout in seconds, e.g. 0.2")
     recovery_s: str = Field(description="recovery time in seconds")
     polling_s: str = Field(description="polling interval in seconds")
@@ -109,22 +113,27 @@ def sonic_watchdog(wd: Watchdog, warn: Warn) -> SonicWatchdog:
     return SonicWatchdog(action=wd.action.value, detection_ms=det, restoration_ms=rest, poll_ms=poll)
 
 
+def _eos_timer_ms(value: int, bounds: tuple[int, int]) -> int:
+    """``value`` clamped to ``bounds`` and rounded up to whole 10 ms (EOS takes seconds with 2 decimals)."""
+    return -(-_clamp(value, bounds) // EOS_TIMER_STEP_MS) * EOS_TIMER_STEP_MS
+
+
 def eos_watchdog(wd: Watchdog, warn: Warn) -> EosWatchdog:
     action = "drop"
-    if wd.action == WatchdogAction.FORWARD:
-        action = "no-drop"
-    elif wd.action == WatchdogAction.ALERT:
-        action = "no-drop"
-        warn("watchdog.action", "alert", "no-drop",
-             "EOS watchdog actions are drop, no-drop and errdisable; no-drop (ignore pause, keep forwarding) is "
-             "the closest to alert-only")
-    det = _clamp(wd.detection_ms, EOS_TIMER_MS)
+    if wd.action == WatchdogAction.ALERT:
+        action = "notify-only"
+    elif wd.action == WatchdogAction.FORWARD:
+        warn("watchdog.action", "forward", "drop",
+             "EOS watchdog actions are drop and notify-only (AVD 6.0 removed no-drop as invalid CLI, "
+             "aristanetworks/avd#6399); validate refuses forward on EOS (FAB120)")
+    det = _eos_timer_ms(wd.detection_ms, EOS_TIMER_MS)
     if det != wd.detection_ms:
-        warn("watchdog.timeout_s", f"{wd.detection_ms} ms", f"{ms_to_seconds(det)} s", "EOS timeout is 0.01-60 s")
-    rest = _clamp(wd.restoration_ms, EOS_TIMER_MS)
+        warn("watchdog.timeout_s", f"{wd.detection_ms} ms", f"{ms_to_seconds(det)} s",
+             "EOS timeout is 0.01-60 s in steps of 10 ms (2 decimals), rounded up")
+    rest = _eos_timer_ms(wd.restoration_ms, EOS_TIMER_MS)
     if rest != wd.restoration_ms:
         warn("watchdog.recovery_s", f"{wd.restoration_ms} ms", f"{ms_to_seconds(rest)} s",
-             "EOS recovery-time is 0.01-60 s")
+             "EOS recovery-time is 0.01-60 s in steps of 10 ms (2 decimals), rounded up")
     poll = min(_clamp(wd.poll_ms, EOS_POLL_MS), min(det, rest) // 2)
     if poll != wd.poll_ms:
         warn("watchdog.polling_s", f"{wd.poll_ms} ms", f"{ms_to_seconds(poll)} s",

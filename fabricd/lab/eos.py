@@ -11,10 +11,13 @@ priority-flow-control templates, anchors.md §3.6):
 - ``configure checkpoint save NAME`` / ``configure replace checkpoint:NAME``;
 - bad lines answer ``% Invalid input``, ``% Invalid input (at token N: 'x')`` or ``% Incomplete command``.
 
-Counter output: ``show interfaces counters queue detail`` follows the captured format
-(fixtures/eos/show-interfaces-counters-queue-detail-egress-ntc.txt). ``show priority-flow-control counters`` and its
-``| json`` form, and ``show priority-flow-control counters watchdog | json`` (key names from facebook/DNE-TaaC's
-``pfc_wd_health_check.py``), have no capture: they are written from EOS's documented column and field names.
+Counter output, each in the shape fabricd/readers/switch/arista_eos.py documents with its source:
+``show interfaces counters queue detail`` follows the captured format (ntc-templates);
+``show priority-flow-control counters | json`` and ``show qos interfaces ecn counters queue | json`` follow real eAPI
+output (ANTA's unit tests); ``show priority-flow-control counters detail | json`` and ``show priority-flow-control
+counters watchdog | json`` follow the key paths of facebook/DNE-TaaC's health checks (no capture: unverified); the
+plain-text PFC tables follow EOS's documented columns (unverified). The text forms of the ECN and watchdog counters
+have no capture and are not simulated (``% Invalid input``).
 """
 
 from __future__ import annotations
@@ -39,9 +42,12 @@ _PFC_LINES = (
     Rule.of("priority-flow-control mode (on|off)", name="priority-flow-control"),
     Rule.of("priority-flow-control priority <int:0-7> (drop|no-drop)", key=3),
     Rule.of("priority-flow-control pause watchdog"),
-    Rule.of("priority-flow-control pause watchdog port action (drop|no-drop|errdisable)", key=5),
+    # AVD 6.4 schema (qos_profiles[].priority_flow_control.watchdog): port action drop | notify-only (no-drop was
+    # removed in AVD 6.0 as invalid CLI, avd#6399); timeout and recovery-time with at most 2 decimals, polling
+    # interval with at most 3 or `auto`.
+    Rule.of("priority-flow-control pause watchdog port action (drop|notify-only)", key=5),
     Rule.of(
-        "priority-flow-control pause watchdog port timer timeout <num> polling-interval <word> recovery-time <num>"
+        "priority-flow-control pause watchdog port timer timeout <num:2> polling-interval <word> recovery-time <num:2>"
         " [forced]",
         key=5,
     ),
@@ -78,10 +84,11 @@ GRAMMAR: dict[str, tuple[Rule, ...]] = {
         Rule.of("qos map traffic-class <ints> to tx-queue <int:0-7>"),
         Rule.of("qos rewrite dscp"),
         Rule.of("priority-flow-control all (on|off)", key=2),
-        Rule.of("priority-flow-control pause watchdog action (drop|no-drop|errdisable)", key=4),
-        Rule.of("priority-flow-control pause watchdog default timeout <num>", key=5),
-        Rule.of("priority-flow-control pause watchdog default polling-interval <num>", key=5),
-        Rule.of("priority-flow-control pause watchdog default recovery-time <num>", key=5),
+        # AVD 6.4 schema (priority_flow_control.watchdog): global action drop | errdisable | notify-only.
+        Rule.of("priority-flow-control pause watchdog action (drop|errdisable|notify-only)", key=4),
+        Rule.of("priority-flow-control pause watchdog default timeout <num:2>", key=5),
+        Rule.of("priority-flow-control pause watchdog default polling-interval <num:3>", key=5),
+        Rule.of("priority-flow-control pause watchdog default recovery-time <num:2>", key=5),
         Rule.of("priority-flow-control pause watchdog override action drop", key=5),
         Rule.of("priority-flow-control pause watchdog hardware monitor priority <list>", key=5),
         Rule.of("dcbx application udp <int> priority <int:0-7>", key=4),
@@ -223,6 +230,12 @@ class EosSwitch(TreeSwitch):
                 if child.line.startswith("service-profile ") and child.line.split()[1] in profiles:
                     sources.append(profiles[child.line.split()[1]])
             lines = [c.line for src in sources for c in src.children.values()]
+            for ln in lines:  # the per-port (profile) forms win over the global defaults
+                if m := re.match(r"priority-flow-control pause watchdog port timer timeout (\S+) polling-interval "
+                                 r"\S+ recovery-time (\S+)", ln):
+                    timeout_s, recovery_s = float(m.group(1)), float(m.group(2))
+                elif ln.startswith("priority-flow-control pause watchdog port action "):
+                    action = ln.split()[-1]
             if "priority-flow-control pause watchdog" in lines:
                 found = {
                     int(ln.split()[2]) for ln in lines if re.match(r"priority-flow-control priority \d no-drop", ln)
@@ -236,7 +249,7 @@ class EosSwitch(TreeSwitch):
                 frozenset(prios),
                 detection_ms=int(timeout_s * 1000),
                 restoration_ms=int(recovery_s * 1000),
-                action="drop" if action in ("drop", "errdisable") else "forward",
+                action="drop" if action in ("drop", "errdisable") else "alert",  # notify-only: log, no mitigation
                 ports=frozenset(ports),
             )
         self.counters.set_watchdog(settings)
@@ -331,31 +344,22 @@ class EosSwitch(TreeSwitch):
             ]
         return "\n".join(out)
 
-    def watchdog_counters(self, as_json: bool) -> str:
+    def watchdog_counters(self, as_json: bool) -> str | None:
+        """``| json`` only: ``interfaces.<if>.txQueues.<q>.stuckCount/recoveryCount``, ``{"interfaces": {}}`` before
+        a first event (facebook/DNE-TaaC ``pfc_wd_health_check.py``). The text form has no capture: not simulated."""
+        if not as_json:
+            return None
         ports = self.counters.read()
         data: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
         for name, p in ports.items():
             queues = {
-                str(prio): {
-                    "stuckCount": wd.detected,
-                    "recoveryCount": wd.restored,
-                    "droppedPackets": wd.tx_drop,
-                }
+                str(prio): {"stuckCount": wd.detected, "recoveryCount": wd.restored}
                 for prio, wd in p.watchdog.items()
                 if wd.detected or wd.restored
             }
             if queues:
                 data[name] = {"txQueues": queues}
-        if as_json:
-            return json.dumps({"interfaces": data}, indent=2)
-        out = [f"{'Port':<10} {'TxQ':>4} {'Stuck':>8} {'Recovered':>10} {'Dropped':>10}"]
-        for name, entry in data.items():
-            for q, v in entry["txQueues"].items():
-                out.append(
-                    f"{short_interface(name):<10} {q:>4} {v['stuckCount']:>8} {v['recoveryCount']:>10}"
-                    f" {v['droppedPackets']:>10}"
-                )
-        return "\n".join(out)
+        return json.dumps({"interfaces": data}, indent=2)
 
     def queue_counters_detail(self) -> str:
         """Format of fixtures/eos/show-interfaces-counters-queue-detail-egress-ntc.txt."""
@@ -376,22 +380,41 @@ class EosSwitch(TreeSwitch):
                 )
         return "\n".join(out)
 
-    def ecn_counters(self, as_json: bool) -> str:
-        ports = self.counters.read()
-        if as_json:
-            data = {
-                "interfaces": {
-                    name: {
-                        "txQueues": {str(i): {"ecnMarkedPackets": q.ecn_marked_packets} for i, q in enumerate(p.queues)}
-                    }
-                    for name, p in ports.items()
-                }
+    def ecn_queues(self) -> dict[str, set[int]]:
+        """Port -> tx-queues with ``random-detect ecn`` in the running config (its own or its service-profile's)."""
+        profiles = {n.line.split()[2]: n for n in self.running.children.values() if n.line.startswith("qos profile ")}
+        out: dict[str, set[int]] = {}
+        for node in self.running.children.values():
+            if not node.line.startswith("interface "):
+                continue
+            sources = [node] + [profiles[c.line.split()[1]] for c in node.children.values()
+                                if c.line.startswith("service-profile ") and c.line.split()[1] in profiles]
+            out[node.line.split()[1]] = {
+                int(q.line.split()[1]) for src in sources for q in src.children.values()
+                if re.match(r"(?:uc-)?tx-queue \d$", q.line)
+                and any(c.line.startswith("random-detect ecn minimum-threshold") for c in q.children.values())
             }
-            return json.dumps(data, indent=2)
-        out = [f"{'Port':<10} {'TxQ':>4} {'ECN Marked':>14}"]
-        for name, p in ports.items():
-            out += [f"{short_interface(name):<10} {i:>4} {q.ecn_marked_packets:>14}" for i, q in enumerate(p.queues)]
-        return "\n".join(out)
+        return out
+
+    def ecn_counters(self, as_json: bool) -> str | None:
+        """``| json`` only, the real eAPI shape (ANTA's unit tests, VerifyInterfacesECNCounters):
+        ``intfQueueCounters.<if>.queueCounters.<txq>`` as a string, ``"-"`` for a queue without ECN. The text form
+        has no capture: not simulated."""
+        if not as_json:
+            return None
+        ports = self.counters.read()
+        configured = self.ecn_queues()
+        data = {
+            "intfQueueCounters": {
+                name: {"queueCounters": {
+                    str(i): str(q.ecn_marked_packets)
+                    if q.ecn_marked_packets or i in configured.get(name, set()) else "-"
+                    for i, q in enumerate(p.queues)
+                }}
+                for name, p in ports.items()
+            }
+        }
+        return json.dumps(data, indent=2)
 
     def open_shell(self) -> EosShell:
         return EosShell(self)
@@ -547,12 +570,13 @@ class EosShell(ModalShell):
             text = sw.pfc_counters(as_json)
         elif args == ["priority-flow-control", "counters", "detail"]:
             text = sw.pfc_counters_detail(as_json)
-        elif args == ["priority-flow-control", "counters", "watchdog"]:
-            text = sw.watchdog_counters(as_json)
+        elif args == ["priority-flow-control", "counters", "watchdog"] and (wd := sw.watchdog_counters(as_json)):
+            text = wd
         elif args[:3] == ["interfaces", "counters", "queue"]:
             text = sw.queue_counters_detail()
-        elif args[:2] == ["qos", "interfaces"] and args[-3:] == ["ecn", "counters", "queue"]:
-            text = sw.ecn_counters(as_json)
+        elif (args[:2] == ["qos", "interfaces"] and args[-3:] == ["ecn", "counters", "queue"]
+              and (ecn := sw.ecn_counters(as_json))):
+            text = ecn
         elif args == ["version"]:
             text = json.dumps({"modelName": "vEOS-lab", "version": "4.31.2F"}) if as_json else (
                 "Arista vEOS-lab\nSoftware image version: 4.31.2F (fabricd lab simulator)"

@@ -5,7 +5,7 @@ A template is a space-separated list of elements:
 - ``word``: a literal keyword;
 - ``(a|b|c)``: one of several literal keywords;
 - ``<int>`` or ``<int:LO-HI>``: a decimal integer, optionally range-checked (inclusive);
-- ``<num>``: a decimal number such as ``0.05``;
+- ``<num>``: a decimal number such as ``0.05``; ``<num:N>``: with at most N decimals (EOS watchdog timers: 2);
 - ``<word>``: any single token;
 - ``<list>``: a list such as ``3``, ``3,4`` or ``24-31`` (digits, commas and dashes);
 - ``<ints>``: one or more space-separated integers (EOS ``qos map dscp 24 26 to ...``);
@@ -49,7 +49,7 @@ class Element:
         if self.kind == "ints":
             return bool(_INT.match(token))
         if self.kind == "num":
-            return bool(_NUM.match(token))
+            return bool(_NUM.match(token)) and (self.hi is None or len(token.partition(".")[2]) <= self.hi)
         if self.kind == "list":
             return bool(_LIST.match(token))
         if self.kind == "hms":
@@ -66,6 +66,8 @@ def _element(token: str) -> Element:
         if name == "int" and rng:
             lo, _, hi = rng.partition("-")
             return Element("int", lo=int(lo), hi=int(hi))
+        if name == "num" and rng:
+            return Element("num", hi=int(rng))
         if name in ("int", "num", "word", "list", "hms", "rest", "ints"):
             return Element(name)
         raise ValueError(f"unknown template element {token!r}")

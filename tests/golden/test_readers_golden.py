@@ -192,8 +192,9 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
         arista_eos.parse_show_interfaces_counters_queue_detail,
     "arista_eos/show-pfc-counters-detail-json-documented": arista_eos.parse_show_priority_flow_control_counters,
     "arista_eos/show-pfc-counters-text-documented": arista_eos.parse_show_priority_flow_control_counters,
+    "arista_eos/show-pfc-counters-json-anta": arista_eos.parse_show_priority_flow_control_counters,
     "arista_eos/show-pfc-counters-watchdog-json-documented": arista_eos.parse_show_pfc_counters_watchdog,
-    "arista_eos/show-qos-ecn-counters-json-documented": arista_eos.parse_show_qos_ecn_counters,
+    "arista_eos/show-qos-ecn-counters-json-anta": arista_eos.parse_show_qos_ecn_counters,
     "cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog": lambda t: cisco_nxos.parse_show_interface(t, "e1/47"),
     "cisco_nxos/show-interface-counters-errors-genieparser": cisco_nxos.parse_show_interface_counters_errors,
     "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":

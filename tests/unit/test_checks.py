@@ -121,6 +121,10 @@ def _nvue_reserved_vlan(d: Docs) -> None:
         for nic in host.get("nics", []):
             if nic.get("vlan") == old:
                 nic["vlan"] = 3725
+def _dwrr_above_cnp(d: Docs) -> None:
+    """A round-robin class 7 above the strict CNP class 6 (EOS would schedule the CNP queue round robin)."""
+    TC(d)[0].update(priorities=[0, 1, 2, 4, 5], weight_percent=40)
+    TC(d).append({"id": 7, "name": "control", "priorities": [7], "scheduler": "dwrr", "weight_percent": 10})
 
 
 CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
@@ -193,6 +197,8 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
     ("FAB130", _nvue_reserved_vlan, None),
     ("FAB131", lambda d: _nvue_switch(d)["ports"].append({"name": "Ethernet1", "role": "host"}), None),
+    ("FAB120", _set(lambda d: P(d)["pfc"]["watchdog"], "action", "forward"), None),
+    ("FAB121", _dwrr_above_cnp, None),
 ]
 
 

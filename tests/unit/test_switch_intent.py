@@ -94,9 +94,9 @@ def test_watchdog_rounding_and_ranges_are_warned() -> None:
 
     notes = _Notes()
     e = eos_watchdog(wd, notes)
-    assert e.action == "no-drop" and e.timeout_s == "0.25" and e.recovery_s == "60"
+    assert e.action == "drop" and e.timeout_s == "0.25" and e.recovery_s == "60"  # forward: validate refuses it
     assert e.polling_s == "0.125"  # at most half the smaller timer
-    assert notes.fields == ["watchdog.recovery_s", "watchdog.polling_s"]
+    assert notes.fields == ["watchdog.action", "watchdog.recovery_s", "watchdog.polling_s"]
 
     notes = _Notes()
     v = nvue_watchdog(Watchdog(detection_ms=250, restoration_ms=100, poll_ms=100), notes)

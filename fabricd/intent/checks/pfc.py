@@ -8,6 +8,7 @@ Watchdog timer ranges per platform (``WATCHDOG_LIMITS``), all in ms:
   (1-1000), so detection must be a whole number of polls; restoration is not configurable (one quiet poll);
 * Arista EOS (``priority-flow-control pause watchdog ... timeout / recovery-time / polling-interval`` in seconds):
   timeout and recovery 10-60000 ms, polling 5-30000 ms - from a third-party guide, unverified (anchors.md §6);
+  timeout and recovery take 2 decimals, so whole 10 ms (AVD schema pattern ``\\d+(\\.\\d{1,2})?``);
 * Cisco NX-OS (Nexus 9000 QoS guide, "Configuring PFC"): a fixed 100 ms poll, detection and restoration are
   multipliers of it (``shutdown-multiplier`` 1-10, ``auto-restore-multiplier`` 1-100 as documented for
   NX-OS 10.x; not checked against a device here), so 100-1000 ms and 100-10000 ms in steps of 100 ms.
@@ -54,7 +55,8 @@ WATCHDOG_LIMITS: dict[Platform, WatchdogLimits] = {
                                           "NVUE polling-interval 100-5000, robustness 1-1000",
                                           detect_in_polls=True),
     Platform.ARISTA_EOS: WatchdogLimits((10, 60000), (10, 60000), (5, 30000),
-                                        "EOS timeout/recovery-time 0.01-60 s, polling-interval 0.005-30 s"),
+                                        "EOS timeout/recovery-time 0.01-60 s with 2 decimals (AVD schema), "
+                                        "polling-interval 0.005-30 s", step_ms=10),
     Platform.CISCO_NXOS: WatchdogLimits((100, 1000), (100, 10000), None,
                                         "NX-OS fixed 100 ms poll x shutdown-multiplier 1-10 / "
                                         "auto-restore-multiplier 1-100", step_ms=100, fixed_poll_ms=100),
@@ -106,9 +108,10 @@ def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
 
 @check("FAB042", "watchdog-granularity", Severity.WARNING, area="pfc",
        title="Watchdog timers are whole multiples of the platform's step",
-       why="NX-OS counts timers in 100 ms polls and NVUE counts detection in polls (robustness); other values are "
-       "rounded up when rendered, so the switch detects later than the intent says.",
-       fix="use multiples of 100 ms (NX-OS) and a detection that is a whole number of polls (NVUE)")
+       why="NX-OS counts timers in 100 ms polls, EOS takes seconds with 2 decimals (10 ms steps) and NVUE counts "
+       "detection in polls (robustness); other values are rounded up when rendered, so the switch detects later "
+       "than the intent says.",
+       fix="use multiples of 100 ms (NX-OS), of 10 ms (EOS) and a detection that is a whole number of polls (NVUE)")
 def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
     if not _watchdog_active(ctx):

@@ -1,12 +1,24 @@
 """Arista EOS show outputs, as pure parsers: text forms and ``| json`` (eAPI) forms.
 
-- ``show interfaces counters queue detail``: real capture (ntc-templates); per port, traffic class, drop precedence
-  and destination type (UC/MC): OutEnqPkts, OutEnqOctets, OutDropPkts, OutDropOctets. Drop-precedence rows of the
-  same queue are summed.
-- ``show priority-flow-control counters [detail] | json`` and text, ``show priority-flow-control counters watchdog |
-  json`` and ``show qos interfaces ecn counters queue | json``: no public capture exists; the field names are EOS's
-  documented ones (``rxFrames``/``txFrames``, ``stuckCount``/``recoveryCount`` as used by facebook/DNE-TaaC
-  ``pfc_wd_health_check.py``, ``ecnMarkedPackets``) and the goldens say so.
+What each parser reads, and what it was verified against (docs/platforms.md lists the same):
+
+- ``show interfaces counters queue detail`` (text): a real capture (ntc-templates); per port, traffic class, drop
+  precedence and destination type (UC/MC): OutEnqPkts, OutEnqOctets, OutDropPkts, OutDropOctets. Drop-precedence
+  rows of the same queue are summed. **verified**.
+- ``show qos interfaces ecn counters queue | json``: ``intfQueueCounters.<if>.queueCounters.<txq>`` holds the count
+  of ECN-marked packets as a *string*, ``"-"`` for a queue without ECN (the real eAPI output in ANTA's unit tests,
+  VerifyInterfacesECNCounters). **verified**.
+- ``show priority-flow-control counters | json``: ``interfaceCounters.<if>.rxFrames/txFrames``, totals over all
+  priorities (real eAPI output in ANTA's unit tests, VerifyInterfacesPFCCounters). **verified**. The ``detail`` form
+  fabricd polls, ``interfaces.<if>.priorities.<p>.rxFrames/txFrames``: the key path a public production script reads
+  (facebook/DNE-TaaC ``dsf_pfc_health_check.py``); no capture: **unverified**.
+- ``show priority-flow-control counters watchdog | json``: ``interfaces.<if>.txQueues.<q>.stuckCount/
+  recoveryCount``, and ``{"interfaces": {}}`` until a first watchdog event (facebook/DNE-TaaC
+  ``pfc_wd_health_check.py``); no capture: **unverified**.
+- ``show hardware counter drop`` (text): a real capture (ntc-templates). **verified**.
+
+A parser that recognises nothing in a non-empty output returns a problem (the collector then reports failure),
+never an empty success.
 """
 
 from __future__ import annotations
@@ -44,14 +56,23 @@ def long_interface(name: str) -> str:
     return name
 
 
-def _load(text: str) -> Any:
+def _load(text: str) -> tuple[Any, str | None]:
+    """The JSON object in ``text`` (EOS may print a banner before it), or a problem saying why there is none."""
     start = text.find("{")
     if start < 0:
-        return {}
+        return None, "no JSON object in the output"
     try:
-        return json.loads(text[start:])
-    except ValueError:
-        return {}
+        return json.loads(text[start:]), None
+    except ValueError as exc:
+        return None, f"the JSON output does not parse ({exc})"
+
+
+def _unrecognised(command: str, text: str, why: str) -> SwitchCounters:
+    """An output fabricd cannot read: a problem if it is not empty, else nothing (and no problem)."""
+    if not text.strip():
+        return SwitchCounters()
+    head = " ".join(text.strip().split())[:60]
+    return SwitchCounters(problems=(f"{command}: {why}; output starts {head!r}",))
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -79,17 +100,26 @@ def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
                                _add(old.dropped_packets, row.dropped_packets),
                                _add(old.dropped_bytes, row.dropped_bytes))
         found[(port, tc, kind)] = row
+    if not found:
+        return _unrecognised(COMMANDS["queue"], text, "no 'Port TCn DPn UC|MC ...' row")
     return SwitchCounters(queues=tuple(found.values()))
 
 
 def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
-    """``show priority-flow-control counters [detail]`` in text or ``| json`` form.
+    """``show priority-flow-control counters [detail]`` in ``| json`` form or text.
 
-    The plain form gives totals over all priorities (``priority`` None); ``detail`` gives one row per priority.
+    ``| json``: ``interfaceCounters.<if>.rxFrames/txFrames`` (the plain form: totals over all priorities, ``priority``
+    None) and ``interfaces.<if>.priorities.<p>.rxFrames/txFrames`` (``detail``: one row per priority). Text:
+    ``Port RxPfc TxPfc`` rows (plain) or ``Port Priority RxPfc TxPfc`` (detail; written from EOS's documented
+    columns, no capture).
     """
     out: list[PfcCounter] = []
-    data = _load(text)
-    if isinstance(data, dict) and data:
+    if text.lstrip().startswith("{"):
+        data, problem = _load(text)
+        if problem is not None or not isinstance(data, dict):
+            return _unrecognised(COMMANDS["pfc"], text, problem or "the JSON output is not an object")
+        if "interfaces" not in data and "interfaceCounters" not in data:
+            return _unrecognised(COMMANDS["pfc"], text, "neither 'interfaces' nor 'interfaceCounters' in the JSON")
         for name, entry in _dict(data.get("interfaces")).items():
             for prio, c in _dict(_dict(entry).get("priorities")).items():
                 if str(prio).isdigit():
@@ -109,6 +139,8 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
             port = long_interface(cells[0])
             out.append(PfcCounter(port, "rx", None, to_int(cells[1])))
             out.append(PfcCounter(port, "tx", None, to_int(cells[2])))
+    if not out:
+        return _unrecognised(COMMANDS["pfc"], text, "no 'Port [Priority] RxPfc TxPfc' row")
     return SwitchCounters(pfc=tuple(out))
 
 
@@ -126,10 +158,14 @@ def _int(value: Any) -> int | None:
 
 def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     """``show priority-flow-control counters watchdog | json``: per interface and TX queue, ``stuckCount``
-    (detected), ``recoveryCount`` (restored) and ``droppedPackets``. EOS omits interfaces with no event yet."""
+    (detected) and ``recoveryCount`` (restored). EOS prints ``{"interfaces": {}}`` until a first watchdog event and
+    omits interfaces with no event yet (facebook/DNE-TaaC ``pfc_wd_health_check.py``): that is an empty, valid
+    answer; JSON without ``interfaces`` is not."""
+    data, problem = _load(text)
+    if problem is not None or not isinstance(data, dict) or "interfaces" not in data:
+        return _unrecognised(COMMANDS["pfcwd"], text, problem or "no 'interfaces' in the JSON")
     out: list[PfcwdCounter] = []
-    data = _load(text)
-    for name, entry in _dict(_dict(data).get("interfaces")).items():
+    for name, entry in _dict(data["interfaces"]).items():
         for queue, raw in _dict(_dict(entry).get("txQueues")).items():
             c = _dict(raw)
             if not str(queue).isdigit():
@@ -138,19 +174,24 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
             status = None
             if detected is not None and restored is not None:
                 status = "stormed" if detected > restored else "operational"
-            dropped = _int(c.get("droppedPackets"))
-            out.append(PfcwdCounter(name, int(queue), status, detected, restored, tx_drop=dropped))
+            out.append(PfcwdCounter(name, int(queue), status, detected, restored))
     return SwitchCounters(pfcwd=tuple(out))
 
 
 def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
-    """``show qos interfaces [IF] ecn counters queue | json``: ECN-marked packets per TX queue."""
+    """``show qos interfaces [IF] ecn counters queue | json``: ECN-marked packets per TX queue.
+
+    ``intfQueueCounters.<if>.queueCounters.<txq>`` is the count as a string; ``"-"`` marks a queue without ECN
+    configured, which is skipped (an absent counter, not 0).
+    """
+    data, problem = _load(text)
+    if problem is not None or not isinstance(data, dict) or "intfQueueCounters" not in data:
+        return _unrecognised(COMMANDS["ecn"], text, problem or "no 'intfQueueCounters' in the JSON")
     out: list[QueueCounter] = []
-    data = _load(text)
-    for name, entry in _dict(_dict(data).get("interfaces")).items():
-        for queue, c in _dict(_dict(entry).get("txQueues")).items():
-            if str(queue).isdigit():
-                marked = _int(_dict(c).get("ecnMarkedPackets"))
+    for name, entry in _dict(data["intfQueueCounters"]).items():
+        for queue, value in _dict(_dict(entry).get("queueCounters")).items():
+            marked = _int(value)
+            if str(queue).isdigit() and marked is not None:
                 out.append(QueueCounter(name, int(queue), "unicast", ecn_marked_packets=marked))
     return SwitchCounters(queues=tuple(out))
 
@@ -165,6 +206,8 @@ def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
         for line in text.splitlines()
         if (m := _DROP.match(line.strip()))
     ]
+    if not out and "Summary" not in text:
+        return _unrecognised("show hardware counter drop", text, "no 'Type Chip CounterName : Count :' row")
     return SwitchCounters(drops=tuple(out))
 
 

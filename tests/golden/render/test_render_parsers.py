@@ -66,8 +66,11 @@ EOS_EXTRA_SHAPES = {
     "random-detect ecn minimum-threshold N kbytes maximum-threshold N kbytes max-mark-probability N weight N",
     # EOS's timer line without the optional `forced` keyword (AVD priority-flow-control.j2).
     "priority-flow-control pause watchdog port timer timeout N polling-interval N recovery-time N",
-    # the per-port form of the captured global `priority-flow-control pause watchdog action no-drop`.
-    "priority-flow-control pause watchdog port action no-drop",
+    # the per-port action notify-only (fabricd's alert): AVD 6.4's schema takes drop | notify-only per profile
+    # (no-drop, as in the older capture's global line, was removed in AVD 6.0 as invalid CLI, avd#6399).
+    "priority-flow-control pause watchdog port action notify-only",
+    # thresholds in bytes (AVD 6.4 schema units: segments, bytes, kbytes, mbytes), used when not whole kbytes.
+    "random-detect ecn minimum-threshold N bytes maximum-threshold N bytes max-mark-probability N weight N",
     # PCP trust: EOS `qos trust cos` (the capture only trusts DSCP; EOS trust modes are cos, dscp, disabled).
     "qos trust cos",
 }
@@ -106,8 +109,8 @@ def test_eos_hierarchy(platform: str, case: str) -> None:
                 assert red == []
             else:
                 e = q.ecn
-                assert red == [f"random-detect ecn minimum-threshold {e.min_threshold} kbytes maximum-threshold "
-                               f"{e.max_threshold} kbytes max-mark-probability {e.probability_percent} weight 0"]
+                assert red == [f"random-detect ecn minimum-threshold {e.min_threshold} {e.unit} maximum-threshold "
+                               f"{e.max_threshold} {e.unit} max-mark-probability {e.probability_percent} weight 0"]
         # every DSCP (or CoS) is mapped exactly once, to the intended priority
         kind = "dscp" if sw.trust_dscp else "cos"
         seen: dict[int, int] = {}
