@@ -15,7 +15,15 @@ import pytest
 
 from fabricd.audit.switch import CONFIG_PARSERS
 from fabricd.readers import roles
-from fabricd.readers.roles import Role, all_roles, captures_of, is_capture, is_real_source, real_captures_of, source_line
+from fabricd.readers.roles import (
+    Role,
+    all_roles,
+    captures_of,
+    is_capture,
+    is_real_source,
+    real_captures_of,
+    source_line,
+)
 
 GOLDEN = Path(__file__).parent
 REPO = GOLDEN.parents[1]
