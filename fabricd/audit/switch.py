@@ -4,6 +4,8 @@ Checks (each with a code and a platform-specific fix hint):
 
 - ``SW-REACH``: the switch answers over SSH (host key verified) and its running config can be read. When it fails,
   every other check is skipped and the CLI exits 3;
+- ``SW-PARSE``: every output read back parsed: a non-empty running config or watchdog output that its parser reads
+  nothing from (an output shape fabricd does not know) is a finding naming the command, never a silent pass;
 - ``SW-DRIFT``: the running config against the rendered intent, on what fabricd owns, with the platform driver's
   ``compare`` (the same comparison ``fabricd diff`` and the push pipeline's verify step use);
 - lossless semantics, from the running config parsed by ``fabricd.readers.switch.config_<platform>``:
@@ -41,6 +43,7 @@ from fabricd.intent.watchdog_timers import NXOS_POLL_MS, EosWatchdog, NxosWatchd
 from fabricd.model import Fabric, Platform, Switch
 from fabricd.platforms.base import ConfigDelta, DriverOptions
 from fabricd.platforms.registry import driver_for
+from fabricd.readers.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.readers.switch import (
     arista_eos,
     cisco_nxos,
@@ -52,6 +55,7 @@ from fabricd.readers.switch import (
     sonic,
 )
 from fabricd.readers.switch.config_model import LosslessConfig, PortConfig, seconds_to_ms
+from fabricd.readers.switch.empty import empty_parse_problem, has_content, parsed_nothing
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters, merge
 from fabricd.render import environment, render_switch_intent
 
@@ -88,6 +92,9 @@ class SwitchCheck:
 SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
     SwitchCheck("SW-REACH", "reachable over SSH and readable",
                 "check mgmt.host/mgmt.port and the credentials in the inventory; for the lab: `fabricd lab up`"),
+    SwitchCheck("SW-PARSE", "every output read back parsed (no output shape fabricd does not understand)",
+                "capture the device with `fabricd capture --device {switch}` and report the output shape (a "
+                "NOS release fabricd's parsers do not read yet); docs/captures.md"),
     SwitchCheck("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)",
                 "`fabricd diff --device {switch}` shows the difference; `fabricd push --device {switch}` restores "
                 "the intent"),
@@ -209,14 +216,19 @@ def watchdog_commands(platform: Platform, ports: Iterable[str]) -> list[tuple[st
     return [(command, None)]
 
 
-def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[str]) -> SwitchCounters:
-    """The watchdog counters of ``outputs`` (command -> text) with the platform's ``pfcwd`` parser."""
+def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[str], *,
+                   device: str = "switch") -> SwitchCounters:
+    """The watchdog counters of ``outputs`` (command -> text) with the platform's ``pfcwd`` parser. A non-empty
+    output the parser reads nothing from adds a problem naming ``device`` and the command."""
     parser: Any = SHOW_READERS[platform].PARSERS["pfcwd"]
     parts = []
     for command, interface in watchdog_commands(platform, ports):
         text = outputs.get(command)
         if text is not None:
-            parts.append(parser(text, interface) if interface is not None else parser(text))
+            part = parser(text, interface) if interface is not None else parser(text)
+            if parsed_nothing(text, part):
+                part = SwitchCounters(problems=(empty_parse_problem(device, command, text),))
+            parts.append(part)
     return merge(parts)
 
 
@@ -251,7 +263,8 @@ def read_switch(switch: Switch, candidate: str, factory: ReadBackFactory) -> Swi
     try:
         commands = [c for c, _ in watchdog_commands(switch.platform, ports)]
         outputs = driver.run(commands)
-        return SwitchReadback(where, running, delta, parse_watchdog(switch.platform, outputs, ports))
+        return SwitchReadback(where, running, delta,
+                              parse_watchdog(switch.platform, outputs, ports, device=switch.name))
     except FabricdError as exc:
         return SwitchReadback(where, running, delta, watchdog_error=exc.render())
     finally:
@@ -350,6 +363,7 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
         return col.report()
     col.notes["SW-REACH"] = back.where
     config = CONFIG_PARSERS[intent.platform](back.running)
+    _parsed(col, intent, back, config)
     _drift(col, back.delta, config)
     present: list[tuple[PortIntent, PortConfig]] = []
     for port in intent.ports:
@@ -370,6 +384,19 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
     if not intent.trust_dscp:
         col.notes.setdefault("SW-DSCP-MAP", "PCP trust: the PCP map was checked")
     return col.report()
+
+
+def _parsed(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback, config: LosslessConfig) -> None:
+    """SW-PARSE: the running config gave ports (or was empty), and no watchdog output parsed to nothing."""
+    running = back.running or ""
+    if not config.ports and has_content(running):
+        command = RUNNING_CONFIG_COMMANDS[intent.platform.value]
+        col.add("SW-PARSE", intent.name, "running config", empty_parse_problem(intent.name, command, running),
+                "per-port lossless settings read", "; ".join(config.problems) or "no port read")
+    if back.watchdog is not None:
+        for problem in back.watchdog.problems:
+            if "parsed to nothing" in problem or "rejected" in problem:
+                col.add("SW-PARSE", intent.name, "watchdog counters", problem, "watchdog rows read", "none")
 
 
 def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -> None:
@@ -527,6 +554,9 @@ def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> No
                 "readable", back.watchdog_error)
         return
     rows = back.watchdog.pfcwd
+    if not rows and back.watchdog.problems:
+        col.skip("SW-WD-STUCK", "the watchdog counters could not be read: " + back.watchdog.problems[0])
+        return
     col.notes["SW-WD-STUCK"] = f"{len(rows)} watchdog queue(s) reported"
     for c in rows:
         if is_stuck(c):

@@ -5,7 +5,8 @@ The collector depends only on :class:`CommandRunner` (``run(commands) -> {comman
 every platform driver (``fabricd.platforms.<id>.driver``) satisfies; the CLI builds the runners, so this module never
 imports netmiko. One session per switch is opened on first use and kept; a failed poll closes it and the next scrape
 reconnects. A switch that fails is reported ``fabricd_switch_up 0`` and makes the collector's success 0; the others
-are still exported.
+are still exported. So does a command whose non-empty output parses to nothing (an output shape the parser does not
+know): one WARNING line names the switch and the command when it starts (``fabricd.readers.switch.empty``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from types import ModuleType
 from typing import Protocol
 
 from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
+from fabricd.readers.switch.empty import cli_error, empty_parse_problem, parsed_nothing
 from fabricd.readers.switch.model import SwitchCounters, merge
 
 from .core import MetricSpec, Scrape
@@ -77,8 +79,11 @@ def commands_for(target: SwitchTarget, *, optional: bool = False) -> list[tuple[
     return out
 
 
-def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str]) -> SwitchCounters:
-    """Parse each command's output with its platform parser and merge them; a missing output is a problem."""
+def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
+                  on_empty: Callable[[str, str | None], None] | None = None) -> SwitchCounters:
+    """Parse each command's output with its platform parser and merge them. A missing output is a problem, and so
+    is a non-empty output that parses to nothing (an output shape the parser does not know): ``on_empty(command,
+    problem)`` hears each command's verdict (``None`` when it parsed), so the caller can log the change."""
     module = PLATFORMS[target.platform]
     parts: list[SwitchCounters] = []
     problems: list[str] = []
@@ -90,7 +95,13 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str]) -> SwitchCou
                     problems.append(f"{target.name}: no output for {command!r}")
                 continue
             parser = module.PARSERS[role]
-            parts.append(parser(text, interface) if interface is not None else parser(text))
+            part = parser(text, interface) if interface is not None else parser(text)
+            parts.append(part)
+            problem = empty_parse_problem(target.name, command, text) if parsed_nothing(text, part) else None
+            if problem is not None:
+                problems.append(problem)
+            if on_empty is not None:
+                on_empty(command, problem)
     merged = merge(parts)
     if problems:
         return SwitchCounters(merged.pfc, merged.queues, merged.pfcwd, merged.pfcwd_config, merged.interfaces,
@@ -119,7 +130,23 @@ class SwitchPoller:
         self._sessions: dict[str, CommandRunner] = {}
         self._busy: dict[str, Future[SwitchPoll]] = {}
         self._unsupported: dict[str, set[str]] = {}
+        self._empty: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+
+    def _empty_parse(self, target: SwitchTarget, command: str, problem: str | None) -> None:
+        """Log an empty parse once (WARNING) when it starts, at DEBUG while it lasts, and once when it ends."""
+        key = (target.name, command)
+        extra = {"target": target.name}
+        with self._lock:
+            known = key in self._empty
+            if problem is None:
+                self._empty.discard(key)
+            else:
+                self._empty.add(key)
+        if problem is not None:
+            log.log(logging.DEBUG if known else logging.WARNING, "switch %s", problem, extra=extra)
+        elif known:
+            log.info("switch %s: %r parses again", target.name, command, extra=extra)
 
     def _poll_one(self, target: SwitchTarget) -> SwitchPoll:
         start = self._clock()
@@ -136,12 +163,17 @@ class SwitchPoller:
                 if command in skip:
                     continue
                 try:
-                    outputs.update(runner.run([command]))
+                    reply = runner.run([command])
+                    rejected = cli_error(reply.get(command, ""))
+                    if rejected is not None:
+                        raise RuntimeError(rejected)
+                    outputs.update(reply)
                 except Exception as exc:  # an optional command this device lacks: remember, poll on without it
                     skip.add(command)
                     log.info("switch %s: %r not supported (%s); not asking again on this session", target.name,
                              command, exc, extra={"target": target.name})
-            counters = parse_outputs(target, outputs)
+            counters = parse_outputs(target, outputs,
+                                     on_empty=lambda command, problem: self._empty_parse(target, command, problem))
             return SwitchPoll(target, counters, None, self._clock() - start)
         except Exception as exc:  # one switch's failure never stops the others
             self._drop_session(target.name)
