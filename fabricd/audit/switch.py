@@ -37,12 +37,14 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from fabricd.errors import FabricdError
+from fabricd.errors import DriverError, FabricdError
 from fabricd.intent.switch import AnySwitchIntent, PortIntent, SwitchIntentBuilder
 from fabricd.intent.watchdog_timers import NXOS_POLL_MS, EosWatchdog, NxosWatchdog, SonicWatchdog
 from fabricd.model import Fabric, Platform, Switch
+from fabricd.platforms.access import Access
 from fabricd.platforms.base import ConfigDelta, DriverOptions
-from fabricd.platforms.registry import driver_for
+from fabricd.platforms.registry import driver_class, driver_for
+from fabricd.platforms.secrets import Secret
 from fabricd.readers.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.readers.switch import (
     arista_eos,
@@ -57,6 +59,7 @@ from fabricd.readers.switch import (
 from fabricd.readers.switch.config_model import LosslessConfig, PortConfig, seconds_to_ms
 from fabricd.readers.switch.empty import empty_parse_problem, has_content, parsed_nothing
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters, merge
+from fabricd.readers.switch.replay import ReplayDevice, ReplayFolder
 from fabricd.render import environment, render_switch_intent
 
 from .report import AuditReport, CheckResult, Finding, Status
@@ -203,6 +206,44 @@ def driver_factory(options: AuditOptions) -> ReadBackFactory:
     def make(switch: Switch) -> ReadBack:
         return driver_for(switch, options.driver, state_dir=options.state_dir, known_hosts=options.known_hosts,
                           verify_host_key=options.verify_host_key)
+
+    return make
+
+
+class ReplayReadBack:
+    """A captured switch (``fabricd capture`` folder) read back like a live one: outputs from the capture, drift
+    with the platform driver's own ``compare`` (nothing is dialled)."""
+
+    def __init__(self, switch: Switch, device: ReplayDevice) -> None:
+        if device.manifest.platform != switch.platform.value:
+            raise DriverError(switch.name, "connect", f"the capture {device.folder} is of a "
+                              f"{device.manifest.platform} device; the inventory says {switch.platform.value}",
+                              hint="pass the inventory the capture was taken with")
+        self.device = device
+        self._compare = driver_class(switch.platform)(switch, Access(switch.name, "replay", 0, "", Secret(""), ()))
+
+    def open(self) -> None:
+        self.device.open()
+
+    def close(self) -> None:
+        self.device.close()
+
+    def get_config(self) -> str:
+        return self.device.get_config()
+
+    def compare(self, running: str, candidate: str) -> ConfigDelta:
+        return self._compare.compare(running, candidate)
+
+    def run(self, commands: list[str]) -> dict[str, str]:
+        return self.device.run(commands)
+
+
+def replay_factory(root: Path) -> ReadBackFactory:
+    """Read-backs from a ``fabricd capture`` folder instead of drivers."""
+    folder = ReplayFolder(root)
+
+    def make(switch: Switch) -> ReadBack:
+        return ReplayReadBack(switch, folder.device(switch.name))
 
     return make
 

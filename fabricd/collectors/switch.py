@@ -18,12 +18,15 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
+from fabricd.errors import UsageError
 from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
 from fabricd.readers.switch.empty import cli_error, empty_parse_problem, parsed_nothing
 from fabricd.readers.switch.model import SwitchCounters, merge
+from fabricd.readers.switch.replay import ReplayFolder
 
 from .core import MetricSpec, Scrape
 
@@ -63,6 +66,24 @@ class SwitchPoll:
     counters: SwitchCounters | None
     error: str | None
     duration_s: float
+
+
+def replay_targets(root: Path, names: Sequence[str] | None = None
+                   ) -> tuple[list[SwitchTarget], Callable[[SwitchTarget], CommandRunner]]:
+    """Targets and a runner factory for a ``fabricd capture`` folder: every captured device (or ``names``), with
+    the platform and the interfaces of its per-interface commands from its manifest."""
+    folder = ReplayFolder(root)
+    wanted = list(names) if names else list(folder.devices)
+    unknown = [n for n in wanted if n not in folder.devices]
+    if unknown:
+        raise UsageError(f"--device {', '.join(unknown)}: not in the capture {root}",
+                         hint=f"captured: {', '.join(folder.devices)}")
+    targets = []
+    for name in wanted:
+        dev = folder.devices[name]
+        interfaces = tuple(dict.fromkeys(c.interface for c in dev.manifest.commands if c.interface is not None))
+        targets.append(SwitchTarget(name, dev.manifest.platform, interfaces))
+    return targets, lambda target: folder.device(target.name)
 
 
 def commands_for(target: SwitchTarget, *, optional: bool = False) -> list[tuple[str, str, str | None]]:

@@ -110,10 +110,8 @@ def scrub_json(text: str, data: Any) -> Scrubbed:
 
     out = _JSON_FIELD.sub(field, text)
     for i, name in enumerate(_secret_names(data), 1):
-        quoted = json.dumps(name)
-        pattern = re.compile(re.escape(quoted) + r"(?=\s*:)|" + re.escape(json.dumps(name)[:-1] + "|"))
-        out, n = pattern.subn(lambda m, i=i: f'"{REDACTED}-{i}"' if m.group(0).endswith('"')
-                              else f'"{REDACTED}-{i}|', out)
+        pattern = re.compile(re.escape(json.dumps(name)) + r"(?=\s*:)")
+        out, n = pattern.subn(f'"{REDACTED}-{i}"', out)
         count += n
     return Scrubbed(out, count)
 
