@@ -166,3 +166,49 @@ def test_capture_then_replay_gives_the_live_metrics_and_findings(tmp_path: Path)
         (c.code, c.status.value) for c in live_reports["leaf3-nxos"].checks]
     res = runner.invoke(build_app(), ["export", "switches", "--replay", str(out), "--once", "--device", "nope"])
     assert isinstance(res.exception, UsageError) and res.exception.exit_code == 2  # the entry point's exit 2
+
+
+def test_unknown_host_key_fails_that_device_only(tmp_path: Path) -> None:
+    """Host keys are verified as on every SSH command: a switch whose key is not in known_hosts is not captured
+    (its error names the key), the other one is."""
+    from fabricd.platforms.base import DriverOptions
+    from fabricd.platforms.registry import make_driver
+
+    empty = tmp_path / "empty_known_hosts"
+    empty.write_text("")
+    with switch_lab(tmp_path / "lab", ["leaf1-sonic", "leaf3-nxos"]) as lab:
+        def factory(sw):  # type: ignore[no-untyped-def]
+            if sw.name == "leaf3-nxos":
+                return make_driver(lab.switches[sw.name], lab.access(sw.name, known_hosts=(empty,)),
+                                   DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0))
+            return lab.driver(sw.name)
+
+        results = capture_all(lab.targets(), tmp_path / "cap", factory)
+    by = {r.device: r for r in results}
+    assert by["leaf1-sonic"].ok and by["leaf1-sonic"].folder is not None
+    assert not by["leaf3-nxos"].ok and by["leaf3-nxos"].folder is None
+    assert "host key" in str(by["leaf3-nxos"].error)
+    index = json.loads((tmp_path / "cap" / "manifest.json").read_text())
+    assert [d["device"] for d in index["devices"]] == ["leaf1-sonic"]
+
+
+def test_cli_exit_3_when_a_switch_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fabricd capture` on an inventory whose switch listens nowhere: per-device result, exit 3 (CLI contract)."""
+    import shutil
+    import socket
+
+    from fabricd.cli.main import build_app
+
+    inv = tmp_path / "inv"
+    shutil.copytree(REPO / "inventory" / "lab", inv)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    text = (inv / "switches.yml").read_text()
+    (inv / "switches.yml").write_text(text.replace("port: 10221}", f"port: {port}}}"))
+    monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
+    res = CliRunner().invoke(build_app(), ["capture", str(inv), "--device", "leaf1-sonic", "--out",
+                                           str(tmp_path / "cap"), "--output", "json"])
+    assert res.exit_code == 3, res.output
+    data = json.loads(res.stdout)
+    assert data["failed"] == 1 and data["results"][0]["device"] == "leaf1-sonic" and data["results"][0]["error"]
