@@ -76,6 +76,8 @@ class Role:
             return "readers/host"
         if self.name == "running-config":
             return f"switch_config/{self.platform}"
+        if self.name == "version":
+            return f"readers/switch_version/{self.platform}"
         return f"readers/switch/{self.platform}"
 
     def globs(self) -> tuple[str, ...]:
@@ -122,7 +124,7 @@ def _version(platform: str, captures: Iterable[str] = (), unverified: str | None
     from .switch.version import VERSION_COMMANDS
 
     return Role(platform, "version", VERSION_COMMANDS[platform], "fabricd.readers.switch.version.parse_version",
-                "capture", tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
+                "capture", tuple(f"readers/switch_version/{platform}/{c}" for c in captures), unverified)
 
 
 def _host(name: str, command: str, parser: str, captures: Iterable[str], unverified: str | None = None,
@@ -152,7 +154,7 @@ def switch_roles() -> list[Role]:
              "parse_show_interfaces_counters_detailed", ("show-interfaces-counters-detailed-*.txt",)),
         _ref("sonic", "pfcwd-config", "show pfcwd config", "parse_show_pfcwd_config", ("show-pfcwd-config-*.txt",)),
         _config("sonic", (), LAB_ONLY + ": no public CONFIG_DB dump of a lossless port was found"),
-        _version("sonic", (), "no real `show version` capture in the repository yet"),
+        _version("sonic"),
         # -- Arista EOS ---------------------------------------------------------------------------------------
         _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
             "no public `| json` capture: the golden is written from EOS's documented eAPI field names"),
@@ -167,7 +169,7 @@ def switch_roles() -> list[Role]:
         _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
              ("show-hardware-counter-drop-*.txt",)),
         _config("arista_eos", ("avd-qos-profiles.txt",)),
-        _version("arista_eos", (), "no real `show version | json` capture in the repository yet"),
+        _version("arista_eos"),
         # -- Cisco NX-OS --------------------------------------------------------------------------------------
         _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control", (),
             "no public `| json` capture: the golden is the lab simulator's JSON"),
@@ -183,7 +185,7 @@ def switch_roles() -> list[Role]:
              ("show-queuing-interface-*.txt",)),
         _ref("cisco_nxos", "interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
         _config("cisco_nxos", ("azurelocal-tor.txt",)),
-        _version("cisco_nxos", (), "no real `show version` capture in the repository yet"),
+        _version("cisco_nxos"),
         # -- NVIDIA Cumulus NVUE ------------------------------------------------------------------------------
         _sw("cumulus_nvue", "qos", "parse_counters_qos", (),
             "no public `-o json` capture: the golden is written from the text capture's columns"),
@@ -197,7 +199,7 @@ def switch_roles() -> list[Role]:
         _ref("cumulus_nvue", "interface-counters-table", "nv show interface --view=counters (and cl-netstat)",
              "parse_interface_counters_table", ("nv-show-interface-view-counters-*.txt", "cl-netstat-*.txt")),
         _config("cumulus_nvue", (), LAB_ONLY + ": no public `nv config show -o commands` of a QoS config"),
-        _version("cumulus_nvue", (), "no real `nv show system` capture in the repository yet"),
+        _version("cumulus_nvue"),
     ]
 
 

@@ -1,9 +1,10 @@
 """The NOS version a switch reports, for ``fabricd capture``'s manifest: the command per platform and a pure parser.
 
-Shapes (unverified against real captures in this repository; see ``fabricd.readers.roles``): SONiC ``show version``
-prints ``SONiC Software Version: SONiC.<release>``; EOS ``show version | json`` has a top-level ``version`` key;
-NX-OS ``show version`` prints ``NXOS: version <v>`` (``system: version <v>`` on older releases); NVUE ``nv show
-system`` prints a ``build`` row (``Cumulus Linux 5.x``), or a ``build`` key with ``-o json``.
+Shapes, from the real captures in tests/golden/readers/switch_version/: SONiC ``show version`` prints ``SONiC
+Software Version: SONiC.<release>``; EOS ``show version | json`` has a top-level ``version`` key; NX-OS ``show
+version`` prints ``NXOS: version <v>`` (``system: version <v>`` on older and ACI releases); NVUE ``nv show system``
+nests ``version / product-release 5.16.0`` (Cumulus Linux 5.10 and later). Releases before 5.10 printed a ``build``
+row (``Cumulus Linux 5.x``) instead, as fabricd's lab simulator does: read too, but no real capture of it is here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ _TEXT: dict[str, re.Pattern[str]] = {
     "cisco_nxos": re.compile(r"^\s*(?:NXOS|system):\s+version\s+(\S+)", re.MULTILINE),
     "cumulus_nvue": re.compile(r"^\s*build\s+(\S.*?)\s*$", re.MULTILINE),
 }
+_NVUE_RELEASE = re.compile(r"^\s*product-release\s+(\S+)", re.MULTILINE)
+"""Cumulus Linux 5.10 and later: ``nv show system`` nests ``version / product-release 5.16.0``."""
 
 
 def parse_version(platform: str, text: str) -> str | None:
@@ -40,6 +43,10 @@ def parse_version(platform: str, text: str) -> str | None:
                 value = data.get(key)
                 if isinstance(value, str) and value.strip():
                     return value.strip()
+    if platform == "cumulus_nvue":
+        release = _NVUE_RELEASE.search(text)
+        if release:
+            return release.group(1)
     pattern = _TEXT.get(platform)
     if pattern is None:
         return None
