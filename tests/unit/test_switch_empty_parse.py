@@ -161,6 +161,12 @@ def test_cli_error_and_content_rules() -> None:
     assert cli_error(SONIC_PFC) is None and cli_error(EOS_DROPS) is None
     assert not has_content(' {"interfaces": {}} ') and not has_content("\n \n")
     assert has_content('{"interfaces": {"Ethernet1": {"rx": 0}}}') and has_content("{not json")
+    # a table header with no rows (the lab's `show pfcwd stats` before any watchdog) is nothing to report
+    header_only = ("  QUEUE    STATUS    STORM DETECTED/RESTORED    TX OK/DROP\n"
+                   "-------  --------  -------------------------  ------------")
+    assert not has_content(header_only)
+    assert not has_content("Port  Rx  PFC0  PFC1  PFC2\n----  --  ----  ----  ----\n")
+    assert has_content(header_only + "\nEthernet4  stormed  2/1  0/46,497,254")
 
 
 def test_optional_command_rejected_in_text_is_unsupported_not_a_failure() -> None:

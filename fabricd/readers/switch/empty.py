@@ -45,9 +45,15 @@ def _has_scalar(value: Any) -> bool:
     return value is not None
 
 
+_NUMBER = re.compile(r"(?<![\w.])[+-]?\d[\d,.]*(?![\w.])")
+"""A standalone number (``52``, ``15,437``, ``1.5``), not a digit inside a name (``PFC3``, ``Ethernet0``)."""
+
+
 def has_content(text: str) -> bool:
-    """True when ``text`` holds something to read: any non-blank text, except a JSON document without a single
-    value (``{"interfaces": {}}``: the device says there is nothing, in a shape the parser need not know)."""
+    """True when ``text`` holds something to read. Nothing to read: blank text; a JSON document without a single
+    value (``{"interfaces": {}}``); a text without a single number outside names, which is what a table with its
+    header and no rows looks like (``show pfcwd stats`` before any watchdog, EOS queue counters with no ports). In
+    those the device says there is nothing, in a shape the parser need not know."""
     stripped = text.strip()
     if not stripped:
         return False
@@ -56,12 +62,13 @@ def has_content(text: str) -> bool:
             return _has_scalar(json.loads(stripped))
         except ValueError:
             return True
-    return True
+    return any(_NUMBER.search(line) for line in stripped.splitlines())
 
 
 def parsed_nothing(text: str, counters: SwitchCounters) -> bool:
-    """True when ``text`` has content (:func:`has_content`) but its parser read nothing from it."""
-    return not has_data(counters) and has_content(text)
+    """True when its parser read nothing from ``text`` although it has content (:func:`has_content`) or is the
+    device refusing the command (:func:`cli_error`)."""
+    return not has_data(counters) and (has_content(text) or cli_error(text) is not None)
 
 
 def empty_parse_problem(device: str, command: str, text: str) -> str:
