@@ -435,9 +435,8 @@ def _parsed(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback, conf
         col.add("SW-PARSE", intent.name, "running config", empty_parse_problem(intent.name, command, running),
                 "per-port lossless settings read", "; ".join(config.problems) or "no port read")
     if back.watchdog is not None:
-        for problem in back.watchdog.problems:
-            if "parsed to nothing" in problem or "rejected" in problem:
-                col.add("SW-PARSE", intent.name, "watchdog counters", problem, "watchdog rows read", "none")
+        for problem in back.watchdog.problems:  # an unreadable output, whether the parser said so or read nothing
+            col.add("SW-PARSE", intent.name, "watchdog counters", problem, "watchdog rows read", "none")
 
 
 def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -> None:

@@ -212,3 +212,36 @@ def test_cli_exit_3_when_a_switch_cannot_be_reached(tmp_path: Path, monkeypatch:
     assert res.exit_code == 3, res.output
     data = json.loads(res.stdout)
     assert data["failed"] == 1 and data["results"][0]["device"] == "leaf1-sonic" and data["results"][0]["error"]
+
+
+def test_cli_captures_every_switch_of_an_inventory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fabricd capture INVENTORY --out DIR` as a user runs it: every switch, in parallel, host keys checked against
+    the given known_hosts, exit 0, a JSON result per device; the folder replays through `export switches`."""
+    import re
+    import shutil
+
+    from fabricd.cli.main import build_app
+
+    with switch_lab(tmp_path / "lab") as lab:
+        inv = tmp_path / "inv"
+        shutil.copytree(REPO / "inventory" / "lab", inv)
+        ports = {n: lab.switches[n].mgmt.port for n in LEAVES}
+        text = (inv / "switches.yml").read_text()
+        for name, port in ports.items():  # point each leaf at its simulator; the spines are not captured
+            text = re.sub(rf"(name: {name}\n(?:.*\n)*?\s+mgmt: {{host: 127.0.0.1, port: )\d+", rf"\g<1>{port}", text,
+                          count=1)
+        (inv / "switches.yml").write_text(text)
+        monkeypatch.setenv("FABRICD_LAB_PASSWORD", lab.password)
+        monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
+        args = ["capture", str(inv), "--out", str(tmp_path / "cap"), "--known-hosts", str(lab.known_hosts),
+                "--concurrency", "4", "--output", "json"]
+        for name in LEAVES:
+            args += ["--device", name]
+        res = CliRunner().invoke(build_app(), args)
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert [r["device"] for r in data["results"]] == list(LEAVES) and data["failed"] == 0
+    assert {r["device"]: r["nos_version"] for r in data["results"]} == VERSIONS
+    res = CliRunner().invoke(build_app(), ["export", "switches", "--replay", str(tmp_path / "cap"), "--once"])
+    assert res.exit_code == 0, res.output
+    assert _series(res.stdout)['fabricd_scrape_collector_success{collector="switch"}'] == "1"
