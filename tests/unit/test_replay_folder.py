@@ -66,3 +66,30 @@ def test_not_a_capture_is_a_usage_error(tmp_path: Path, content: str | None, mes
     assert info.value.hint and "fabricd capture" in info.value.hint
     with pytest.raises(UsageError, match="not a directory"):
         ReplayFolder(tmp_path / "missing")
+
+
+def test_capture_to_golden_script(tmp_path: Path) -> None:
+    """scripts/capture_to_golden.py writes <role folder>/<role>--<name>.txt with the provenance line, and the
+    parser-role registry links it by that name."""
+    import importlib.util
+
+    from fabricd.readers.roles import all_roles, captures_of, is_real_source, source_line
+
+    cap = tmp_path / "cap"
+    write_device(cap, _manifest(), {"pfc.txt": '{"TABLE_x": {}}\n', "running-config.txt": "hostname x\n"})
+    spec = importlib.util.spec_from_file_location(
+        "capture_to_golden", Path(__file__).resolve().parents[2] / "scripts" / "capture_to_golden.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    golden = tmp_path / "golden"
+    assert module.main([str(cap), "leaf3-nxos", "pfc", "--name", "n9k-10.3", "--source",
+                        "a Nexus 93180YC-FX, NX-OS 10.3(4a)", "--golden", str(golden)]) == 0
+    written = golden / "readers/switch/cisco_nxos/pfc--n9k-10.3.txt"
+    first, _, rest = written.read_text().partition("\n")
+    assert first.startswith("# source: a Nexus 93180YC-FX") and "show interface priority-flow-control" in first
+    assert rest == '{"TABLE_x": {}}\n' and is_real_source(source_line(written))
+    role = next(r for r in all_roles() if r.id == "cisco_nxos/pfc")
+    assert captures_of(role, golden) == [written]
+    assert module.main([str(cap), "leaf3-nxos", "errors", "--name", "x", "--source", "y",
+                        "--golden", str(golden)]) == 2  # failed when captured: nothing to copy
