@@ -23,11 +23,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from fabricd import __version__
-from fabricd.audit.switch import watchdog_commands
-from fabricd.collectors.switch import SwitchTarget, commands_for
+from fabricd.audit.switch import CONFIG_PARSERS, watchdog_commands
+from fabricd.collectors.switch import PLATFORMS, SwitchTarget, commands_for
 from fabricd.errors import FabricdError
 from fabricd.model import Switch
 from fabricd.platforms.base import DriverOptions
@@ -113,6 +113,24 @@ def plan(switch: Switch) -> list[Step]:
     return steps
 
 
+def same_parse(switch: Switch, step: Step, original: str, scrubbed: str) -> bool:
+    """Whether fabricd reads the same from the scrubbed output as from the original (its show or running-config
+    parser; the version parser for the version). Scrubbing must never change what a replay reports."""
+    platform = switch.platform.value
+    if step.role == RUNNING_CONFIG:
+        return bool(CONFIG_PARSERS[switch.platform](original) == CONFIG_PARSERS[switch.platform](scrubbed))
+    if step.role == VERSION:
+        return parse_version(platform, original) == parse_version(platform, scrubbed)
+    parser: Any = PLATFORMS[platform].PARSERS.get(step.role)
+    if parser is None:
+        return True
+
+    def parse(text: str) -> Any:
+        return parser(text, step.interface) if step.interface is not None else parser(text)
+
+    return bool(parse(original) == parse(scrubbed))
+
+
 @dataclass(frozen=True)
 class CaptureResult:
     """One device's capture: where it went, the NOS version, and what failed."""
@@ -178,8 +196,13 @@ def capture_device(switch: Switch, out: Path, factory: CaptureFactory) -> Captur
             clean = scrub(text)
             name = file_name(step.role, step.interface)
             outputs[name] = clean.text
+            note = None
+            if clean.redactions and not same_parse(switch, step, text, clean.text):
+                note = ("scrubbing changed what fabricd parses from this output: the replay may differ from the "
+                        "live run here (a secret keyword in a line fabricd reads); please report it")
+                log.warning("capture %s: %r: %s", switch.name, step.command, note, extra={"target": switch.name})
             records.append(CommandRecord(step.role, step.command, step.interface, name, "ok", None,
-                                         len(clean.text.encode()), clean.redactions))
+                                         len(clean.text.encode()), clean.redactions, note))
             if step.role == VERSION:
                 version = parse_version(platform, text)
     finally:

@@ -104,3 +104,21 @@ def test_sonic_config_db_secrets() -> None:
     assert back["PORT"] == db["PORT"] and back["TACPLUS"]["global"]["timeout"] == "5"
     assert out.redactions == 4
 
+
+
+def test_capture_checks_that_scrubbing_keeps_the_parse() -> None:
+    """fabricd capture compares what the parsers read before and after scrubbing (a difference is noted in the
+    manifest): on real configs with secrets the lossless settings read are the same."""
+    from fabricd.capture import Step, same_parse
+    from fabricd.inventory import load_inventory
+
+    fabric = load_inventory(Path(__file__).resolve().parents[2] / "inventory" / "lab").fabric
+    nxos, eos = fabric.switch("leaf3-nxos"), fabric.switch("leaf2-eos")
+    assert nxos is not None and eos is not None
+    step = Step("running-config", "show running-config", None, True)
+    for switch, text in ((nxos, NXOS), (nxos, NXOS_WRAPPED), (eos, EOS)):
+        out = scrub(text)
+        assert out.redactions and same_parse(switch, step, text, out.text)
+    pushed = (GOLDEN / "switch_config" / "cisco_nxos" / "lab-pushed.txt").read_text().partition("\n")[2]
+    assert same_parse(nxos, step, NXOS + pushed, scrub(NXOS + pushed).text)
+    assert not same_parse(nxos, step, pushed, "")  # the check does see a difference

@@ -5,7 +5,7 @@
 DIR/manifest.json                 {"format": "fabricd-capture/1", "fabricd_version", "captured_at", "devices": [...]}
 DIR/<device>/manifest.json        device, platform, nos_version, captured_at, redactions, commands: [
                                       {"role", "command", "interface", "file", "status": "ok"|"error", "error",
-                                       "bytes", "redactions"} ]
+                                       "bytes", "redactions", "note"} ]
 DIR/<device>/<role>[@<interface>].txt   one file per command: its output as the device printed it, secrets scrubbed
 ```
 
@@ -52,10 +52,12 @@ class CommandRecord:
     error: str | None = None
     bytes: int = 0
     redactions: int = 0
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"role": self.role, "command": self.command, "interface": self.interface, "file": self.file,
-                "status": self.status, "error": self.error, "bytes": self.bytes, "redactions": self.redactions}
+                "status": self.status, "error": self.error, "bytes": self.bytes, "redactions": self.redactions,
+                "note": self.note}
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +127,7 @@ def _record(path: Path, raw: Any) -> CommandRecord:
         raise _bad(path, f"a command entry is not {{role, command, file, status}}: {raw!r:.120}")
     return CommandRecord(raw["role"], raw["command"], raw.get("interface"), raw.get("file"),
                          str(raw.get("status", "ok")), raw.get("error"), int(raw.get("bytes") or 0),
-                         int(raw.get("redactions") or 0))
+                         int(raw.get("redactions") or 0), raw.get("note"))
 
 
 def read_manifest(folder: Path) -> DeviceManifest:

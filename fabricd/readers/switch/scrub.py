@@ -51,8 +51,10 @@ _JSON_FIELDS = ("passkey", "password", "passwd", "secret", "key", "auth_key", "p
                 "auth_password", "priv_password", "hashed_password", "shared_secret", "psk", "tacacs_key",
                 "radius_key", "snmp_rocommunity", "snmp_rwcommunity", "auth_pass", "priv_pass")
 _JSON_FIELD = re.compile(
-    r'(?P<head>"(?P<name>[^"\\]*(?:' + "|".join(re.escape(f) for f in _JSON_FIELDS) + r'))"\s*:\s*)'
+    r'(?P<head>"(?P<name>(?:[^"\\]*[_-])?(?:' + "|".join(re.escape(f) for f in _JSON_FIELDS) + r'))"\s*:\s*)'
     r'"(?:[^"\\]|\\.)*"', re.IGNORECASE)
+"""A secret field: one of ``_JSON_FIELDS``, alone or after a ``_``/``-`` (``tacacs_passkey``), not inside a word
+(``monkey``, ``sortKey`` stay)."""
 _SECRET_TABLES = ("SNMP_COMMUNITY",)
 """CONFIG_DB tables whose entry *names* are secrets (``SNMP_COMMUNITY|public``)."""
 
