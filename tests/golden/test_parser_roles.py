@@ -130,3 +130,29 @@ def test_platforms_doc_carries_the_table() -> None:
     table = roles.markdown_table(GOLDEN)
     assert table in doc, ("docs/platforms.md's parser-role table is stale; regenerate it with "
                           "`python scripts/gen_roles_doc.py`")
+
+
+def test_registered_switch_captures_are_linked_to_their_parsers_role() -> None:
+    """A capture that tests/golden/test_readers_golden.py parses with a role's own parser function is linked to
+    that role (or to another role of the same parser: the `| json` and text forms share one), so a capture cannot
+    verify a role whose parser never read it."""
+    from test_readers_golden import SWITCH_PARSERS
+
+    linked: dict[Path, set[str]] = {}
+    for r in ROLES:
+        for p in captures_of(r, GOLDEN):
+            linked.setdefault(p, set()).add(r.parser)
+    wrong = []
+    checked = 0
+    for name, parser in SWITCH_PARSERS.items():
+        dotted = f"{getattr(parser, '__module__', '')}.{getattr(parser, '__name__', '')}"
+        if "<lambda>" in dotted or not any(r.parser == dotted for r in ROLES):
+            continue  # a wrapper (per-interface, two parsers): its role link is checked by name only
+        path = GOLDEN / "readers" / "switch" / f"{name}.txt"
+        if not is_real_source(source_line(path)):
+            continue
+        checked += 1
+        if dotted not in linked.get(path, set()):
+            wrong.append(f"{name} (parsed by {dotted}; linked to parsers {sorted(linked.get(path, set()))})")
+    assert checked >= 10, "the check must see the registered real captures"
+    assert not wrong, f"captures linked to a role whose parser does not read them: {wrong}"
