@@ -10,7 +10,9 @@ captured. Nothing is written to the device. Host keys are verified as every othe
 (:func:`fabricd.platforms.registry.driver_for`).
 
 A device is captured (``ok``) when every command the exporter requires and the running config were read; optional
-commands and the version may fail (recorded in the manifest). Devices run in parallel, at most ``concurrency`` at a
+commands and the version may fail (recorded in the manifest). An output that is the CLI refusing the command is kept
+as printed (the replay then behaves as the device did) with a ``note`` in the manifest, as is a scrub that changed
+what a parser reads (:func:`same_parse`). Devices run in parallel, at most ``concurrency`` at a
 time; one device's failure never stops the others.
 """
 
@@ -33,6 +35,7 @@ from fabricd.model import Switch
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.registry import driver_for
 from fabricd.readers.roles import RUNNING_CONFIG_COMMANDS
+from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.switch.replay import (
     RUNNING_CONFIG,
     VERSION,
@@ -196,7 +199,8 @@ def capture_device(switch: Switch, out: Path, factory: CaptureFactory) -> Captur
             clean = scrub(text)
             name = file_name(step.role, step.interface)
             outputs[name] = clean.text
-            note = None
+            rejected = cli_error(text) if step.role != RUNNING_CONFIG else None
+            note = f"the device refused the command: {rejected}" if rejected else None
             if clean.redactions and not same_parse(switch, step, text, clean.text):
                 note = ("scrubbing changed what fabricd parses from this output: the replay may differ from the "
                         "live run here (a secret keyword in a line fabricd reads); please report it")
