@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabricd.readers.roles import unverified_roles
+
 
 @dataclass(frozen=True)
 class Check:
@@ -115,4 +117,12 @@ def run_checks(root: Path = Path("/")) -> list[Check]:
     checks.append(Check("lab vm", "/dev/kvm", kvm_ok, "present (boot is probed by `fabricd lab vm up`)" if kvm_ok
                         else "absent: the lab VM runs under TCG, about 10x slower",
                         "enable virtualisation, or accept TCG"))
+    checks.extend(parser_role_checks())
     return checks
+
+
+def parser_role_checks() -> list[Check]:
+    """One line per parser role no real capture proves (fabricd.readers.roles): feature ``parsers``, name
+    ``platform/role``, the command as what was seen, the reason as the fix. Never required: the parser runs, but
+    its output shape was not checked against a real device."""
+    return [Check("parsers", r.id, False, r.command, r.unverified or "") for r in unverified_roles()]

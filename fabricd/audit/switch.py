@@ -4,6 +4,8 @@ Checks (each with a code and a platform-specific fix hint):
 
 - ``SW-REACH``: the switch answers over SSH (host key verified) and its running config can be read. When it fails,
   every other check is skipped and the CLI exits 3;
+- ``SW-PARSE``: every output read back parsed: a non-empty running config or watchdog output that its parser reads
+  nothing from (an output shape fabricd does not know) is a finding naming the command, never a silent pass;
 - ``SW-DRIFT``: the running config against the rendered intent, on what fabricd owns, with the platform driver's
   ``compare`` (the same comparison ``fabricd diff`` and the push pipeline's verify step use);
 - lossless semantics, from the running config parsed by ``fabricd.readers.switch.config_<platform>``:
@@ -35,12 +37,15 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from fabricd.errors import FabricdError
+from fabricd.errors import DriverError, FabricdError
 from fabricd.intent.switch import AnySwitchIntent, PortIntent, SwitchIntentBuilder
 from fabricd.intent.watchdog_timers import NXOS_POLL_MS, EosWatchdog, NxosWatchdog, SonicWatchdog
 from fabricd.model import Fabric, Platform, Switch
+from fabricd.platforms.access import Access
 from fabricd.platforms.base import ConfigDelta, DriverOptions
-from fabricd.platforms.registry import driver_for
+from fabricd.platforms.registry import driver_class, driver_for
+from fabricd.platforms.secrets import Secret
+from fabricd.readers.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.readers.switch import (
     arista_eos,
     cisco_nxos,
@@ -52,7 +57,9 @@ from fabricd.readers.switch import (
     sonic,
 )
 from fabricd.readers.switch.config_model import LosslessConfig, PortConfig, seconds_to_ms
+from fabricd.readers.switch.empty import empty_parse_problem, has_content, parsed_nothing
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters, merge
+from fabricd.readers.switch.replay import ReplayDevice, ReplayFolder
 from fabricd.render import environment, render_switch_intent
 
 from .report import AuditReport, CheckResult, Finding, Status
@@ -88,6 +95,9 @@ class SwitchCheck:
 SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
     SwitchCheck("SW-REACH", "reachable over SSH and readable",
                 "check mgmt.host/mgmt.port and the credentials in the inventory; for the lab: `fabricd lab up`"),
+    SwitchCheck("SW-PARSE", "every output read back parsed (no output shape fabricd does not understand)",
+                "capture the device with `fabricd capture --device {switch}` and report the output shape (a "
+                "NOS release fabricd's parsers do not read yet); docs/captures.md"),
     SwitchCheck("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)",
                 "`fabricd diff --device {switch}` shows the difference; `fabricd push --device {switch}` restores "
                 "the intent"),
@@ -200,6 +210,44 @@ def driver_factory(options: AuditOptions) -> ReadBackFactory:
     return make
 
 
+class ReplayReadBack:
+    """A captured switch (``fabricd capture`` folder) read back like a live one: outputs from the capture, drift
+    with the platform driver's own ``compare`` (nothing is dialled)."""
+
+    def __init__(self, switch: Switch, device: ReplayDevice) -> None:
+        if device.manifest.platform != switch.platform.value:
+            raise DriverError(switch.name, "connect", f"the capture {device.folder} is of a "
+                              f"{device.manifest.platform} device; the inventory says {switch.platform.value}",
+                              hint="pass the inventory the capture was taken with")
+        self.device = device
+        self._compare = driver_class(switch.platform)(switch, Access(switch.name, "replay", 0, "", Secret(""), ()))
+
+    def open(self) -> None:
+        self.device.open()
+
+    def close(self) -> None:
+        self.device.close()
+
+    def get_config(self) -> str:
+        return self.device.get_config()
+
+    def compare(self, running: str, candidate: str) -> ConfigDelta:
+        return self._compare.compare(running, candidate)
+
+    def run(self, commands: list[str]) -> dict[str, str]:
+        return self.device.run(commands)
+
+
+def replay_factory(root: Path) -> ReadBackFactory:
+    """Read-backs from a ``fabricd capture`` folder instead of drivers."""
+    folder = ReplayFolder(root)
+
+    def make(switch: Switch) -> ReadBack:
+        return ReplayReadBack(switch, folder.device(switch.name))
+
+    return make
+
+
 def watchdog_commands(platform: Platform, ports: Iterable[str]) -> list[tuple[str, str | None]]:
     """``(command, interface)`` pairs that read the PFC watchdog counters (per-interface on NVUE)."""
     module = SHOW_READERS[platform]
@@ -209,14 +257,19 @@ def watchdog_commands(platform: Platform, ports: Iterable[str]) -> list[tuple[st
     return [(command, None)]
 
 
-def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[str]) -> SwitchCounters:
-    """The watchdog counters of ``outputs`` (command -> text) with the platform's ``pfcwd`` parser."""
+def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[str], *,
+                   device: str = "switch") -> SwitchCounters:
+    """The watchdog counters of ``outputs`` (command -> text) with the platform's ``pfcwd`` parser. A non-empty
+    output the parser reads nothing from adds a problem naming ``device`` and the command."""
     parser: Any = SHOW_READERS[platform].PARSERS["pfcwd"]
     parts = []
     for command, interface in watchdog_commands(platform, ports):
         text = outputs.get(command)
         if text is not None:
-            parts.append(parser(text, interface) if interface is not None else parser(text))
+            part = parser(text, interface) if interface is not None else parser(text)
+            if parsed_nothing(text, part):
+                part = SwitchCounters(problems=(empty_parse_problem(device, command, text),))
+            parts.append(part)
     return merge(parts)
 
 
@@ -251,7 +304,8 @@ def read_switch(switch: Switch, candidate: str, factory: ReadBackFactory) -> Swi
     try:
         commands = [c for c, _ in watchdog_commands(switch.platform, ports)]
         outputs = driver.run(commands)
-        return SwitchReadback(where, running, delta, parse_watchdog(switch.platform, outputs, ports))
+        return SwitchReadback(where, running, delta,
+                              parse_watchdog(switch.platform, outputs, ports, device=switch.name))
     except FabricdError as exc:
         return SwitchReadback(where, running, delta, watchdog_error=exc.render())
     finally:
@@ -350,6 +404,7 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
         return col.report()
     col.notes["SW-REACH"] = back.where
     config = CONFIG_PARSERS[intent.platform](back.running)
+    _parsed(col, intent, back, config)
     _drift(col, back.delta, config)
     present: list[tuple[PortIntent, PortConfig]] = []
     for port in intent.ports:
@@ -370,6 +425,18 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
     if not intent.trust_dscp:
         col.notes.setdefault("SW-DSCP-MAP", "PCP trust: the PCP map was checked")
     return col.report()
+
+
+def _parsed(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback, config: LosslessConfig) -> None:
+    """SW-PARSE: the running config gave ports (or was empty), and no watchdog output parsed to nothing."""
+    running = back.running or ""
+    if not config.ports and has_content(running):
+        command = RUNNING_CONFIG_COMMANDS[intent.platform.value]
+        col.add("SW-PARSE", intent.name, "running config", empty_parse_problem(intent.name, command, running),
+                "per-port lossless settings read", "; ".join(config.problems) or "no port read")
+    if back.watchdog is not None:
+        for problem in back.watchdog.problems:  # an unreadable output, whether the parser said so or read nothing
+            col.add("SW-PARSE", intent.name, "watchdog counters", problem, "watchdog rows read", "none")
 
 
 def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -> None:
@@ -527,6 +594,9 @@ def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> No
                 "readable", back.watchdog_error)
         return
     rows = back.watchdog.pfcwd
+    if not rows and back.watchdog.problems:
+        col.skip("SW-WD-STUCK", "the watchdog counters could not be read: " + back.watchdog.problems[0])
+        return
     col.notes["SW-WD-STUCK"] = f"{len(rows)} watchdog queue(s) reported"
     for c in rows:
         if is_stuck(c):

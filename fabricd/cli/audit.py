@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from fabricd.audit.host import audit_host
 from fabricd.audit.report import AuditReport, render_junit, render_text
-from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable
+from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable, replay_factory
 from fabricd.deploy.targets import select_targets
 from fabricd.errors import HostBackendError, UsageError
 from fabricd.hosts.factory import close_backends, is_live, open_backends
@@ -26,6 +26,10 @@ from .deploy_common import AcceptNewHostKeysOpt, InsecureOpt, KnownHostsOpt, Rea
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, _prepare
 
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one testcase per check).")]
+ReplayOpt = Annotated[Path | None, typer.Option(
+    "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
+    help="Read the switch from a `fabricd capture` folder instead of over SSH (pass the inventory it was taken "
+         "with).")]
 SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
                                                      help="Switch to audit (repeatable).")]
 
@@ -79,8 +83,8 @@ def register(app: typer.Typer) -> None:
     def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
                          templates_dir: TemplatesDirOpt = None, known_hosts: KnownHostsOpt = None,
                          insecure: InsecureOpt = False, accept_new_host_keys: AcceptNewHostKeysOpt = None,
-                         read_timeout: ReadTimeoutOpt = 60.0,
-                         session_log: SessionLogOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
+                         read_timeout: ReadTimeoutOpt = 60.0, session_log: SessionLogOpt = None,
+                         replay: ReplayOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
         """Read a switch back over SSH and check it against its intent: drift from the rendered config, trust,
         DSCP map, PFC per port, ECN on the lossless queue, PFC watchdog on and its timers, MTU, and watchdogs
         stuck (storm detected, never restored). Read-only.
@@ -88,6 +92,8 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd audit switch --device leaf1-sonic --junit audit.xml
         [bold]Example[/]: fabricd audit switch inventory/lab --device leaf2-eos --device leaf3-nxos --output json
+        [bold]Example[/]: fabricd audit switch inventory/lab --device leaf3-nxos --replay /tmp/cap (a `fabricd
+        capture` folder instead of SSH)
         """
         if not device:
             raise UsageError("audit switch: --device is missing", hint="name the switch to audit, e.g. "
@@ -96,7 +102,7 @@ def register(app: typer.Typer) -> None:
         opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
                                           accept_new_host_keys=accept_new_host_keys),
                             verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
-        factory = driver_factory(opts)
+        factory = replay_factory(replay) if replay is not None else driver_factory(opts)
         reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir)
                    for sw in select_targets(fabric, device)]
         down = [f for r in reports if not reachable(r) for c in r.checks for f in c.findings if c.code == "SW-REACH"]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from fabricd.audit.doctor import run_checks
@@ -34,9 +35,18 @@ def register(app: typer.Typer) -> None:
             table = Table(title="fabricd doctor", show_lines=False)
             for col in ("feature", "check", "", "seen", "to fix"):
                 table.add_column(col)
+            parsers = [c for c in checks if c.feature == "parsers"]
             for c in checks:
+                if c.feature == "parsers":
+                    continue
                 mark = "[green]ok[/]" if c.ok else ("[red]MISSING[/]" if c.required else "[yellow]no[/]")
                 table.add_row(c.feature, c.name, mark, c.detail, "" if c.ok else c.fix)
             stdout().print(table)
+            if parsers:
+                stdout().print(f"{len(parsers)} parser role(s) unverified (no real capture; docs/platforms.md):",
+                               highlight=False)
+            for c in parsers:  # one line each: platform/role, command, why
+                stdout().print(f"  unverified {escape(c.name)}: `{escape(c.detail)}`: {escape(c.fix)}", soft_wrap=True,
+                               highlight=False)
         if any(c.required and not c.ok for c in checks):
             raise typer.Exit(ExitCode.FINDINGS)

@@ -217,6 +217,10 @@ def register(app: typer.Typer) -> None:
         timeout_s: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds one switch's poll may take.")]
         = 30.0,
         insecure: InsecureOpt = False,
+        replay: Annotated[Path | None, typer.Option(
+            "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
+            help="Read a `fabricd capture` folder instead of dialling the switches (its devices, or --device).")]
+        = None,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Export the PFC, queue, ECN and PFC-watchdog counters of the inventory's switches to Prometheus. Each
@@ -225,8 +229,12 @@ def register(app: typer.Typer) -> None:
 
         Exit codes with --once: 0 all switches answered, 3 some failed (their fabricd_switch_up is 0).
 
+        With --replay DIR the switches and their outputs come from a `fabricd capture` folder (the inventory is
+        not read): the same parsers, the same metrics, no SSH.
+
         [bold]Example[/]: fabricd lab up && fabricd export switches --once
         [bold]Example[/]: fabricd export switches inventory/lab --listen 127.0.0.1:9861
+        [bold]Example[/]: fabricd export switches --replay /tmp/cap --once
         """
         from fabricd.collectors.switch import SwitchCollector, SwitchPoller
         from fabricd.inventory import load_inventory
@@ -234,10 +242,15 @@ def register(app: typer.Typer) -> None:
         from fabricd.service.wiring import driver_factory, switch_targets
 
         _logging()
-        inv = load_inventory(inventory_path(inventory))
-        targets = switch_targets(inv.fabric, device, option="--device")
         web = _web(web_config)
-        factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
+        if replay is not None:
+            from fabricd.collectors.switch import replay_targets
+
+            targets, factory = replay_targets(replay, device)
+        else:
+            inv = load_inventory(inventory_path(inventory))
+            targets = switch_targets(inv.fabric, device, option="--device")
+            factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
         poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
         registry = Registry([SwitchCollector(poller)])
         try:

@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "push",
     "diff",
     "rollback",
+    "capture",
     "traffic",
     "validate_fabric",
 )

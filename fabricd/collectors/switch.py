@@ -5,7 +5,8 @@ The collector depends only on :class:`CommandRunner` (``run(commands) -> {comman
 every platform driver (``fabricd.platforms.<id>.driver``) satisfies; the CLI builds the runners, so this module never
 imports netmiko. One session per switch is opened on first use and kept; a failed poll closes it and the next scrape
 reconnects. A switch that fails is reported ``fabricd_switch_up 0`` and makes the collector's success 0; the others
-are still exported.
+are still exported. So does a command whose non-empty output parses to nothing (an output shape the parser does not
+know): one WARNING line names the switch and the command when it starts (``fabricd.readers.switch.empty``).
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
+from fabricd.errors import UsageError
 from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
+from fabricd.readers.switch.empty import cli_error, empty_parse_problem, parsed_nothing
 from fabricd.readers.switch.model import SwitchCounters, merge
+from fabricd.readers.switch.replay import ReplayFolder
 
 from .core import MetricSpec, Scrape
 
@@ -63,6 +68,24 @@ class SwitchPoll:
     duration_s: float
 
 
+def replay_targets(root: Path, names: Sequence[str] | None = None
+                   ) -> tuple[list[SwitchTarget], Callable[[SwitchTarget], CommandRunner]]:
+    """Targets and a runner factory for a ``fabricd capture`` folder: every captured device (or ``names``), with
+    the platform and the interfaces of its per-interface commands from its manifest."""
+    folder = ReplayFolder(root)
+    wanted = list(names) if names else list(folder.devices)
+    unknown = [n for n in wanted if n not in folder.devices]
+    if unknown:
+        raise UsageError(f"--device {', '.join(unknown)}: not in the capture {root}",
+                         hint=f"captured: {', '.join(folder.devices)}")
+    targets = []
+    for name in wanted:
+        dev = folder.devices[name]
+        interfaces = tuple(dict.fromkeys(c.interface for c in dev.manifest.commands if c.interface is not None))
+        targets.append(SwitchTarget(name, dev.manifest.platform, interfaces))
+    return targets, lambda target: folder.device(target.name)
+
+
 def commands_for(target: SwitchTarget, *, optional: bool = False) -> list[tuple[str, str, str | None]]:
     """``(role, command, interface)`` triples for a target (its ``OPTIONAL_COMMANDS`` with ``optional``);
     per-interface commands are expanded."""
@@ -77,8 +100,11 @@ def commands_for(target: SwitchTarget, *, optional: bool = False) -> list[tuple[
     return out
 
 
-def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str]) -> SwitchCounters:
-    """Parse each command's output with its platform parser and merge them; a missing output is a problem."""
+def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
+                  on_empty: Callable[[str, str | None], None] | None = None) -> SwitchCounters:
+    """Parse each command's output with its platform parser and merge them. A missing output is a problem, and so
+    is a non-empty output that parses to nothing (an output shape the parser does not know): ``on_empty(command,
+    problem)`` hears each command's verdict (``None`` when it parsed), so the caller can log the change."""
     module = PLATFORMS[target.platform]
     parts: list[SwitchCounters] = []
     problems: list[str] = []
@@ -90,7 +116,13 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str]) -> SwitchCou
                     problems.append(f"{target.name}: no output for {command!r}")
                 continue
             parser = module.PARSERS[role]
-            parts.append(parser(text, interface) if interface is not None else parser(text))
+            part = parser(text, interface) if interface is not None else parser(text)
+            parts.append(part)
+            problem = empty_parse_problem(target.name, command, text) if parsed_nothing(text, part) else None
+            if problem is not None:
+                problems.append(problem)
+            if on_empty is not None:
+                on_empty(command, problem)
     merged = merge(parts)
     if problems:
         return SwitchCounters(merged.pfc, merged.queues, merged.pfcwd, merged.pfcwd_config, merged.interfaces,
@@ -119,7 +151,23 @@ class SwitchPoller:
         self._sessions: dict[str, CommandRunner] = {}
         self._busy: dict[str, Future[SwitchPoll]] = {}
         self._unsupported: dict[str, set[str]] = {}
+        self._empty: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+
+    def _empty_parse(self, target: SwitchTarget, command: str, problem: str | None) -> None:
+        """Log an empty parse once (WARNING) when it starts, at DEBUG while it lasts, and once when it ends."""
+        key = (target.name, command)
+        extra = {"target": target.name}
+        with self._lock:
+            known = key in self._empty
+            if problem is None:
+                self._empty.discard(key)
+            else:
+                self._empty.add(key)
+        if problem is not None:
+            log.log(logging.DEBUG if known else logging.WARNING, "switch %s", problem, extra=extra)
+        elif known:
+            log.info("switch %s: %r parses again", target.name, command, extra=extra)
 
     def _poll_one(self, target: SwitchTarget) -> SwitchPoll:
         start = self._clock()
@@ -136,12 +184,17 @@ class SwitchPoller:
                 if command in skip:
                     continue
                 try:
-                    outputs.update(runner.run([command]))
+                    reply = runner.run([command])
+                    rejected = cli_error(reply.get(command, ""))
+                    if rejected is not None:
+                        raise RuntimeError(rejected)
+                    outputs.update(reply)
                 except Exception as exc:  # an optional command this device lacks: remember, poll on without it
                     skip.add(command)
                     log.info("switch %s: %r not supported (%s); not asking again on this session", target.name,
                              command, exc, extra={"target": target.name})
-            counters = parse_outputs(target, outputs)
+            counters = parse_outputs(target, outputs,
+                                     on_empty=lambda command, problem: self._empty_parse(target, command, problem))
             return SwitchPoll(target, counters, None, self._clock() - start)
         except Exception as exc:  # one switch's failure never stops the others
             self._drop_session(target.name)

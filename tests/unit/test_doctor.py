@@ -31,3 +31,26 @@ def test_bare_machine_says_what_to_install(tmp_path: Path) -> None:
     assert "apt-get install prometheus" in missing["promtool"]
     assert "lab vm" in missing["rdma_rxe (Soft-RoCE)"]
     assert all(c.fix for c in checks if not c.ok)
+
+
+def test_doctor_lists_unverified_parser_roles(tmp_path: Path) -> None:
+    """Every unverified parser role is one doctor line (platform/role, command, reason); none is required."""
+    from fabricd.readers.roles import unverified_roles
+
+    lines = [c for c in run_checks(tmp_path) if c.feature == "parsers"]
+    want = unverified_roles()
+    assert [c.name for c in lines] == [r.id for r in want] and want
+    assert all(not c.ok and not c.required and c.detail and c.fix for c in lines)
+
+
+def test_doctor_cli_prints_one_line_per_unverified_role() -> None:
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+    from fabricd.readers.roles import unverified_roles
+
+    res = CliRunner().invoke(build_app(), ["doctor"], env={"COLUMNS": "100"})
+    lines = res.stdout.splitlines()
+    for role in unverified_roles():
+        (line,) = [x for x in lines if x.strip().startswith(f"unverified {role.id}:")]
+        assert role.command in line and (role.unverified or "") in line

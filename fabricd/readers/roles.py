@@ -1,0 +1,308 @@
+"""The parser-role registry: every kind of device output fabricd parses, and whether a real capture proves it.
+
+A *role* is one output shape one parser reads: a switch show command the exporter or the audit runs (per platform and
+per output form: ``| json`` and text are two roles), a running-config parser, a version command, and each host reader
+format (``ethtool -S`` per driver map, sysfs RDMA counter trees, ``perfquery``, DCB netlink, ...). Each role is
+either **verified** (at least one real capture under ``tests/golden/`` is linked to it) or declared **unverified**
+with the reason. ``fabricd doctor`` lists the unverified roles, docs/platforms.md carries the table
+(:func:`markdown_table`, test-checked), and tests/golden/test_parser_roles.py (the meta-test) keeps it true: a role
+with neither a real capture nor an ``unverified`` reason fails, so does a verified role without one, an unverified
+role that has one, and a real capture under ``tests/golden/readers/`` or ``tests/golden/switch_config/`` that no role
+claims (ntc-templates' rule: every template has real test data).
+
+**Real capture**: a file (or a directory with a ``SOURCE`` file) whose first line names where it came from and does
+not name fabricd's lab simulator nor say that no public capture exists (:func:`is_real_source`). Output written from
+documented field names is not a capture.
+
+**Linking a capture to a role** (the one place to extend): a capture named ``<role>--<source>.txt`` in the role's
+folder (``tests/golden/readers/switch/<platform>/`` for switch show roles) is linked by its name alone, e.g.
+``readers/switch/cisco_nxos/queuing--genieparser-n9k.txt``; older names are linked by the globs in the role's
+``captures``. A new capture either follows the convention or adds a glob here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from .switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
+
+SWITCH_MODULES: dict[str, ModuleType] = {
+    "sonic": sonic, "arista_eos": arista_eos, "cisco_nxos": cisco_nxos, "cumulus_nvue": cumulus_nvue,
+}
+
+RUNNING_CONFIG_COMMANDS: dict[str, str] = {
+    "sonic": "show runningconfiguration all",
+    "arista_eos": "show running-config",
+    "cisco_nxos": "show running-config",
+    "cumulus_nvue": "nv config show -o commands",
+}
+"""What each platform driver's ``get_config`` runs (fabricd.platforms.<id>.driver) for the audit and drift."""
+
+LAB_MARKERS = ("fabricd lab simulator", "no public capture", "fabricd/lab/")
+"""A source line containing one of these (case-insensitive) is not a real capture."""
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    """One parser role. ``platform`` is a switch platform id or ``host``; ``name`` is the role key (the
+    ``COMMANDS``/``OPTIONAL_COMMANDS`` key for exporter roles); ``command`` is what produces the output;
+    ``parser`` the dotted path of the parsing function; ``used_by`` who reads it (``export``, ``export
+    (optional)``, ``audit``, ``capture``, ``reference``: a parser kept for captured output fabricd does not
+    poll); ``captures`` globs relative to tests/golden/; ``unverified`` the reason, None when verified."""
+
+    platform: str
+    name: str
+    command: str
+    parser: str
+    used_by: str
+    captures: tuple[str, ...] = ()
+    unverified: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.platform}/{self.name}"
+
+    @property
+    def verified(self) -> bool:
+        return self.unverified is None
+
+    @property
+    def folder(self) -> str:
+        """Where captures named ``<name>--<source>.txt`` are linked by the naming convention (under tests/golden)."""
+        if self.platform == "host":
+            return "readers/host"
+        if self.name == "running-config":
+            return f"switch_config/{self.platform}"
+        if self.name == "version":
+            return f"readers/switch_version/{self.platform}"
+        return f"readers/switch/{self.platform}"
+
+    def globs(self) -> tuple[str, ...]:
+        return (f"{self.folder}/{self.name}--*", *self.captures)
+
+
+def _command(module: ModuleType, key: str) -> str:
+    table: Mapping[str, str] = {**module.OPTIONAL_COMMANDS, **module.COMMANDS}
+    return table.get(key, f"(no {key!r} command in {module.__name__})")
+
+
+def _sw(platform: str, key: str, parser: str, captures: Iterable[str] = (), unverified: str | None = None, *,
+        form: str | None = None) -> Role:
+    """An exporter role: command from the platform's COMMANDS/OPTIONAL_COMMANDS; ``form`` names another output form
+    of the same command (``text``) parsed by the same function, as a role of its own."""
+    module = SWITCH_MODULES[platform]
+    optional = key in module.OPTIONAL_COMMANDS and key not in module.COMMANDS
+    command = _command(module, key)
+    name = key if form is None else f"{key}-{form}"
+    used_by = "export (optional)" if optional else "export"
+    if key == "pfcwd":
+        used_by += ", audit"
+    if form is not None:
+        command = command.replace(" | json", "").replace(" -o json", "") + f" ({form} form)"
+        used_by = "reference"
+    return Role(platform, name, command, f"fabricd.readers.switch.{platform}.{parser}", used_by,
+                tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
+
+
+def _ref(platform: str, name: str, command: str, parser: str, captures: Iterable[str],
+         unverified: str | None = None) -> Role:
+    """A parser fabricd keeps for captured output of a command it does not poll."""
+    return Role(platform, name, command, f"fabricd.readers.switch.{platform}.{parser}", "reference",
+                tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
+
+
+def _config(platform: str, captures: Iterable[str], unverified: str | None = None) -> Role:
+    return Role(platform, "running-config", RUNNING_CONFIG_COMMANDS[platform],
+                f"fabricd.readers.switch.config_{platform}.parse_running_config", "audit, capture",
+                tuple(f"switch_config/{platform}/{c}" for c in captures), unverified)
+
+
+def _version(platform: str, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
+    from .switch.version import VERSION_COMMANDS
+
+    return Role(platform, "version", VERSION_COMMANDS[platform], "fabricd.readers.switch.version.parse_version",
+                "capture", tuple(f"readers/switch_version/{platform}/{c}" for c in captures), unverified)
+
+
+def _host(name: str, command: str, parser: str, captures: Iterable[str], unverified: str | None = None,
+          used_by: str = "export") -> Role:
+    return Role("host", name, command, parser, used_by, tuple(captures), unverified)
+
+
+LAB_ONLY = "no real capture in the repository: only fabricd's lab simulator output"
+
+
+def switch_roles() -> list[Role]:
+    """Every switch parser role, per platform."""
+    return [
+        # -- SONiC --------------------------------------------------------------------------------------------
+        _sw("sonic", "pfc", "parse_show_pfc_counters",
+            ("show-pfc-counters-ntc.txt", "show-pfcwd-stats-and-pfc-counters-tx-*.txt")),
+        _sw("sonic", "queue", "parse_show_queue_counters", ("show-queue-counters-*.txt",)),
+        _sw("sonic", "wred", "parse_show_queue_wredcounters", ("show-queue-wredcounters-*.txt",)),
+        _sw("sonic", "pfcwd", "parse_show_pfcwd_stats",
+            ("show-pfcwd-stats-*.txt", "pfcwd-show-stats-*.txt")),
+        _sw("sonic", "pfc_history", "parse_show_pfc_counters_history", (),
+            LAB_ONLY + " (format from sonic-utilities' documented `pfcstat --history` columns)"),
+        _ref("sonic", "interfaces-counters", "show interfaces counters", "parse_show_interfaces_counters",
+             ("portstat-show-interfaces-counters-*.txt", "show-interfaces-counters-cmdref.txt",
+              "show-interface-counters-errors-*.txt")),
+        _ref("sonic", "interfaces-counters-detailed", "show interfaces counters detailed <port>",
+             "parse_show_interfaces_counters_detailed", ("show-interfaces-counters-detailed-*.txt",)),
+        _ref("sonic", "pfcwd-config", "show pfcwd config", "parse_show_pfcwd_config", ("show-pfcwd-config-*.txt",)),
+        _config("sonic", (), LAB_ONLY + ": no public CONFIG_DB dump of a lossless port was found"),
+        _version("sonic"),
+        # -- Arista EOS ---------------------------------------------------------------------------------------
+        _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
+            "no public `| json` capture: the golden is written from EOS's documented eAPI field names"),
+        _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
+            "no public capture: the golden is written from EOS's documented columns", form="text"),
+        _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail",
+            ("show-interfaces-counters-queue-detail-*.txt",)),
+        _sw("arista_eos", "ecn", "parse_show_qos_ecn_counters", (),
+            "no public `| json` capture: the golden is written from EOS's documented field name ecnMarkedPackets"),
+        _sw("arista_eos", "pfcwd", "parse_show_pfc_counters_watchdog", (),
+            "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
+        _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
+             ("show-hardware-counter-drop-*.txt",)),
+        _config("arista_eos", ("avd-qos-profiles.txt",)),
+        _version("arista_eos"),
+        # -- Cisco NX-OS --------------------------------------------------------------------------------------
+        _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control", (),
+            "no public `| json` capture: the golden is the lab simulator's JSON"),
+        _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control",
+            ("show-interface-priority-flow-control-*.txt",), form="text"),
+        _sw("cisco_nxos", "queuing", "parse_show_queuing", (),
+            "no public `| json` capture; real NX-API nests TABLE_module/ROW_module/TABLE_queuing_interface (issue 16)"),
+        _sw("cisco_nxos", "pfcwd", "parse_show_queuing_pfc_queue", (),
+            "no public `| json` capture: the golden is the lab simulator's JSON"),
+        _sw("cisco_nxos", "errors", "parse_show_interface_counters_errors",
+            ("show-interface-counters-errors-*.txt",)),
+        _ref("cisco_nxos", "queuing-interface", "show queuing interface <port>", "parse_show_queuing_interface",
+             ("show-queuing-interface-*.txt",)),
+        _ref("cisco_nxos", "interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
+        _config("cisco_nxos", ("azurelocal-tor.txt",)),
+        _version("cisco_nxos"),
+        # -- NVIDIA Cumulus NVUE ------------------------------------------------------------------------------
+        _sw("cumulus_nvue", "qos", "parse_counters_qos", (),
+            "no public `-o json` capture: the golden is written from the text capture's columns"),
+        _sw("cumulus_nvue", "qos", "parse_counters_qos", ("nv-show-interface-counters-qos-cl*-docs.txt",),
+            form="text"),
+        _sw("cumulus_nvue", "pfcwd", "parse_pfc_watchdog", (), LAB_ONLY),
+        _ref("cumulus_nvue", "qos-roce-counters", "nv show interface <port> qos roce counters",
+             "parse_qos_roce_counters", ("nv-show-interface-qos-roce-counters-*.txt",)),
+        _ref("cumulus_nvue", "counters-errors", "nv show interface <port> counters errors", "parse_counters_errors",
+             ("nv-show-interface-counters-errors-*.txt",)),
+        _ref("cumulus_nvue", "interface-counters-table", "nv show interface --view=counters (and cl-netstat)",
+             "parse_interface_counters_table", ("nv-show-interface-view-counters-*.txt", "cl-netstat-*.txt")),
+        _config("cumulus_nvue", (), LAB_ONLY + ": no public `nv config show -o commands` of a QoS config"),
+        _version("cumulus_nvue"),
+    ]
+
+
+def host_roles() -> list[Role]:
+    """Every host reader format."""
+    from .ethtool_maps import DRIVER_RULES
+
+    prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4"}
+    ethtool = [
+        _host(f"ethtool-S-{driver}", f"ethtool -S <if> (driver {driver})", "fabricd.readers.ethtool.normalise",
+              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",))
+        for driver in DRIVER_RULES
+    ]
+    return [
+        *ethtool,
+        _host("ethtool-S-unmapped", "ethtool -S <if> (a driver without a name map: raw names only)",
+              "fabricd.readers.ethtool.parse_ethtool_stats", ("readers/ethtool/ethtool-S-*.txt",)),
+        _host("ethtool-i", "ethtool -i <if>", "fabricd.readers.ethtool.parse_ethtool_info", (),
+              "no real `ethtool -i` capture in tests/golden/readers (the replay roots write the documented "
+              "`driver:`/`firmware-version:` lines)"),
+        _host("sysfs-ib-counters", "/sys/class/infiniband/<dev>/ports/<p>/counters[_ext]",
+              "fabricd.readers.rdma.read_rdma", ("readers/sysfs/node_exporter-sys", "readers/sysfs/procfs-testdata")),
+        _host("sysfs-ib-hw_counters-mlx5", "/sys/class/infiniband/<mlx5 dev>/ports/<p>/hw_counters",
+              "fabricd.readers.rdma.read_rdma",
+              ("readers/sysfs/procfs-testdata", "readers/sysfs/mlx5_bond_0-show_counters-notes")),
+        _host("sysfs-ib-hw_counters-rxe", "/sys/class/infiniband/<rxe dev>/ports/1/hw_counters",
+              "fabricd.readers.rdma.read_rdma", ("traffic/rxe-clean", "traffic/rxe-lossy-udp")),
+        _host("sysfs-gids", "/sys/class/infiniband/<dev>/ports/<p>/gids, gid_attrs/{types,ndevs}",
+              "fabricd.readers.gids.list_gids", (),
+              "no real gids tree: tests/golden/host builds one so that show_gids prints a quoted README output"),
+        _host("sysfs-ecn", "/sys/class/net/<if>/ecn/roce_np|roce_rp/*", "fabricd.readers.nic_config.read_nic_config",
+              ("host/net-class-eth0-ecn-procfs.txt",)),
+        _host("configfs-rdma_cm", "/sys/kernel/config/rdma_cm/<dev>/ports/<p>/default_roce_tos|default_roce_mode",
+              "fabricd.readers.nic_config.read_roce_tos", (),
+              "no capture exists; written from the kernel ABI document (tests/golden/host/SOURCES.md)"),
+        _host("perfquery", "perfquery -x / -l -x / -E", "fabricd.readers.perfquery.parse_perfquery",
+              ("readers/perfquery/*.txt",), used_by="reference"),
+        _host("dcb-netlink", "DCB netlink RTM_GETDCB IEEE replies", "fabricd.hosts.dcbnl", ("dcb/ieee-get.txt",),
+              used_by="host apply, audit host"),
+        _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
+              "no real capture of the fallback's JSON (kernels before 6.1 only)", used_by="host apply, audit host"),
+    ]
+
+
+def all_roles() -> list[Role]:
+    """Switch roles then host roles; ids are unique (checked by the meta-test)."""
+    return [*switch_roles(), *host_roles()]
+
+
+def unverified_roles() -> list[Role]:
+    return [r for r in all_roles() if not r.verified]
+
+
+# -- captures --------------------------------------------------------------------------------------------------
+
+
+def source_line(path: Path) -> str:
+    """The provenance line of a capture: a file's first line, or the first line of a directory's ``SOURCE``."""
+    target = path / "SOURCE" if path.is_dir() else path
+    try:
+        with target.open(encoding="utf-8", errors="replace") as fh:
+            return fh.readline().strip()
+    except OSError:
+        return ""
+
+
+def is_real_source(line: str) -> bool:
+    """True when a provenance line names a real source: not fabricd's lab simulator, not "no public capture"."""
+    low = line.lower()
+    return bool(line.strip()) and not any(m in low for m in LAB_MARKERS)
+
+
+def is_capture(path: Path) -> bool:
+    """A capture file (``.txt``) or a capture tree (a directory with a ``SOURCE`` file)."""
+    return (path.is_file() and path.suffix == ".txt") or (path.is_dir() and (path / "SOURCE").is_file())
+
+
+def captures_of(role: Role, golden: Path) -> list[Path]:
+    """Every capture under ``golden`` (tests/golden) linked to ``role``, real or not."""
+    found: set[Path] = set()
+    for pattern in role.globs():
+        found.update(p for p in golden.glob(pattern) if is_capture(p))
+    return sorted(found)
+
+
+def real_captures_of(role: Role, golden: Path) -> list[Path]:
+    return [p for p in captures_of(role, golden) if is_real_source(source_line(p))]
+
+
+# -- docs ------------------------------------------------------------------------------------------------------
+
+
+def markdown_table(golden: Path | None = None) -> str:
+    """The roles as a markdown table (docs/platforms.md carries it; a test keeps it equal). With ``golden``, the
+    real captures' names are listed."""
+    lines = ["| role | command / format | parser | used by | verified |", "|---|---|---|---|---|"]
+    for r in all_roles():
+        if r.verified:
+            names = ", ".join(p.name for p in real_captures_of(r, golden)) if golden is not None else ""
+            verdict = f"yes: {names}" if names else "yes"
+        else:
+            verdict = f"**unverified**: {r.unverified}"
+        parser = r.parser.removeprefix("fabricd.")
+        command = r.command.replace("|", "\\|")
+        lines.append(f"| `{r.id}` | `{command}` | `{parser}` | {r.used_by} | {verdict.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,83 @@
+"""An empty parse of a non-empty output is a failure, never a silent success (issue 16).
+
+A parser that meets an output shape it does not know (a NOS release that nests its JSON differently, the output of
+another command, an error page) typically returns nothing and no problem. :func:`parsed_nothing` tells that case
+apart, so the switch collector reports ``fabricd_scrape_collector_success 0`` and the audit a finding.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .model import SwitchCounters
+
+CLI_ERROR = re.compile(
+    r"^\s*(?:\^\s*$|% ?(?:Invalid|Incomplete|Ambiguous|Error|Unrecognized)|ERROR:|Error:|Usage: |-bash: |"
+    r"Invalid (?:Command|value|input))"
+)
+"""A reply that rejects the command rather than answering it, on any of the four NOSes (EOS/NX-OS ``% Invalid
+input``, NX-OS's ``^`` marker line, SONiC click's ``Usage:``/``Error:``, NVUE's ``Error:``, a shell's ``-bash:``);
+from the platform drivers' own error patterns (fabricd.platforms.<id>.patterns)."""
+
+
+def has_data(counters: SwitchCounters) -> bool:
+    """True when the snapshot holds any row (or problem, which is already reported as one)."""
+    c = counters
+    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops or c.problems)
+
+
+def cli_error(text: str) -> str | None:
+    """The rejecting line when ``text`` is the device refusing the command (within its first three lines)."""
+    lines = [line for line in text.splitlines() if line.strip()][:3]
+    for line in lines:
+        if CLI_ERROR.match(line):
+            return next((x.strip() for x in lines if x.strip() != "^"), line.strip())
+    return None
+
+
+def _has_scalar(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_scalar(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_scalar(v) for v in value)
+    return value is not None
+
+
+_NUMBER = re.compile(r"(?<![\w.])[+-]?\d[\d,.]*(?![\w.])")
+"""A standalone number (``52``, ``15,437``, ``1.5``), not a digit inside a name (``PFC3``, ``Ethernet0``)."""
+
+
+def has_content(text: str) -> bool:
+    """True when ``text`` holds something to read. Nothing to read: blank text; a JSON document without a single
+    value (``{"interfaces": {}}``); a text without a single number outside names, which is what a table with its
+    header and no rows looks like (``show pfcwd stats`` before any watchdog, EOS queue counters with no ports). In
+    those the device says there is nothing, in a shape the parser need not know."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped[0] in "{[":
+        try:
+            return _has_scalar(json.loads(stripped))
+        except ValueError:
+            return True
+    return any(_NUMBER.search(line) for line in stripped.splitlines())
+
+
+def parsed_nothing(text: str, counters: SwitchCounters) -> bool:
+    """True when its parser read nothing from ``text`` although it has content (:func:`has_content`) or is the
+    device refusing the command (:func:`cli_error`)."""
+    return not has_data(counters) and (has_content(text) or cli_error(text) is not None)
+
+
+def empty_parse_problem(device: str, command: str, text: str) -> str:
+    """The one-line problem for an empty parse: device, command, how much output, what to do."""
+    rejected = cli_error(text)
+    if rejected is not None:
+        return f"{device}: the device rejected {command!r}: {rejected[:120]}"
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if len(first) > 80:
+        first = first[:77] + "..."
+    return (f"{device}: {command!r} printed {len(text)} bytes that parsed to nothing (output shape not understood, "
+            f"starts {first!r}); capture it with `fabricd capture --device {device}` and report it")
