@@ -8,9 +8,9 @@ Watchdog timer ranges per platform (``WATCHDOG_LIMITS``), all in ms:
   (1-1000), so detection must be a whole number of polls; restoration is not configurable (one quiet poll);
 * Arista EOS (``priority-flow-control pause watchdog ... timeout / recovery-time / polling-interval`` in seconds):
   timeout and recovery 10-60000 ms, polling 5-30000 ms - from a third-party guide, unverified (anchors.md §6);
-* Cisco NX-OS (Nexus 9000 QoS guide, "Configuring PFC"): a fixed 100 ms poll, detection and restoration are
-  multipliers of it (``shutdown-multiplier`` 1-10, ``auto-restore-multiplier`` 1-100 as documented for
-  NX-OS 10.x; not checked against a device here), so 100-1000 ms and 100-10000 ms in steps of 100 ms.
+* Cisco NX-OS: the watchdog interval (poll) is 100-1000 ms (Cisco NDFC ``pfc_watch_int`` 101-1000, the switch's
+  default 100); detection is the per-interface multiplier (DME ``interfaceMutiplier`` 0-40) x the poll and
+  restoration the ``fixed-restore multiplier`` (1-100, range unverified) x the poll, so both are whole polls.
 
 Host <-> switch PFC consistency: fabricd derives the PFC priorities, trust mode, DSCP map and CNP class of *both*
 ends of every host link from the one fabric-wide policy (there is deliberately no per-host or per-port override),
@@ -46,6 +46,7 @@ class WatchdogLimits:
     fixed_poll_ms: int | None = None
     step_ms: int | None = None
     detect_in_polls: bool = False
+    restore_in_polls: bool = False
 
 
 WATCHDOG_LIMITS: dict[Platform, WatchdogLimits] = {
@@ -55,9 +56,10 @@ WATCHDOG_LIMITS: dict[Platform, WatchdogLimits] = {
                                           detect_in_polls=True),
     Platform.ARISTA_EOS: WatchdogLimits((10, 60000), (10, 60000), (5, 30000),
                                         "EOS timeout/recovery-time 0.01-60 s, polling-interval 0.005-30 s"),
-    Platform.CISCO_NXOS: WatchdogLimits((100, 1000), (100, 10000), None,
-                                        "NX-OS fixed 100 ms poll x shutdown-multiplier 1-10 / "
-                                        "auto-restore-multiplier 1-100", step_ms=100, fixed_poll_ms=100),
+    Platform.CISCO_NXOS: WatchdogLimits((100, 40000), (100, 100000), (100, 1000),
+                                        "NX-OS watchdog interval 100-1000 ms x interface-multiplier 1-40 / "
+                                        "fixed-restore multiplier 1-100", detect_in_polls=True,
+                                        restore_in_polls=True),
 }
 
 
@@ -106,9 +108,10 @@ def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
 
 @check("FAB042", "watchdog-granularity", Severity.WARNING, area="pfc",
        title="Watchdog timers are whole multiples of the platform's step",
-       why="NX-OS counts timers in 100 ms polls and NVUE counts detection in polls (robustness); other values are "
-       "rounded up when rendered, so the switch detects later than the intent says.",
-       fix="use multiples of 100 ms (NX-OS) and a detection that is a whole number of polls (NVUE)")
+       why="NX-OS counts detection and restoration in polls of its watchdog interval and NVUE counts detection in "
+       "polls (robustness); other values are rounded when rendered, so the switch acts at another time than the "
+       "intent says.",
+       fix="use a detection (NX-OS, NVUE) and restoration (NX-OS) that are whole multiples of poll_ms")
 def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
     if not _watchdog_active(ctx):
@@ -130,7 +133,11 @@ def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
         if lim.detect_in_polls and wd.poll_ms and wd.detection_ms % wd.poll_ms:
             yield Finding((*WATCHDOG, "detection_ms"), f"detection is not a whole number of polls on {platform}",
                           expected=f"a multiple of poll_ms {wd.poll_ms}",
-                          got=f"{wd.detection_ms} ms (renders as robustness {-(-wd.detection_ms // wd.poll_ms)})")
+                          got=f"{wd.detection_ms} ms (renders as {-(-wd.detection_ms // wd.poll_ms)} polls)")
+        if lim.restore_in_polls and wd.poll_ms and wd.restoration_ms % wd.poll_ms:
+            yield Finding((*WATCHDOG, "restoration_ms"), f"restoration is not a whole number of polls on {platform}",
+                          expected=f"a multiple of poll_ms {wd.poll_ms}",
+                          got=f"{wd.restoration_ms} ms (renders as {-(-wd.restoration_ms // wd.poll_ms)} polls)")
 
 
 @check("FAB043", "watchdog-disabled", Severity.WARNING, area="pfc",

@@ -1,17 +1,18 @@
-"""Cisco NX-OS show outputs, as pure parsers (text forms over the real captures in
+"""Cisco NX-OS show outputs, as pure parsers (real captures and their sources in
 tests/golden/readers/switch/cisco_nxos/).
 
-- ``show interface priority-flow-control``: ``Port Mode Oper(VL bmap) RxPPP TxPPP``: PFC frames over all priorities
-  (``priority`` None); ``=`` rule lines and trailing spaces;
-- ``show queuing interface``: per qos-group ``Pkts discarded on ingress`` (lossless ingress drops) and per-priority
-  pause status;
+- ``show interface priority-flow-control``: the summary ``Port Mode Oper(VL bmap) RxPPP TxPPP`` (all priorities,
+  ``priority`` None; Nexus 5000 capture) and the ``detail`` form (per priority; Nexus 9000 capture);
+- ``show queuing [interface IF]``: the Nexus 9000 ``| json`` nesting (Cisco's NX-API schema) and text boxes
+  (Nexus 9000 capture), and the Nexus 5000 ``RX Queuing`` form (``Pkts discarded on ingress``);
+- ``show queuing pfc-queue [interface IF] detail``: the PFC watchdog (schema JSON; text after a third-party
+  fixture, unverified);
 - ``show interface`` (``| b RX``): ``N Rx pause`` / ``N Tx pause`` (802.3x link pause), ``input discard``,
   ``output discard``, ``no buffer``;
 - ``show interface counters errors``: stacked tables; ``--`` means not applicable.
 
-NX-OS's ``| json`` forms nest rows in ``TABLE_*``/``ROW_*`` objects; :func:`parse_json_rows` flattens them and
-:func:`parse_show_interface_priority_flow_control` accepts either form (``if_name_str``/``rx_ppp``/``tx_ppp`` keys
-are written from the text's columns: no public JSON capture exists).
+NX-OS's ``| json`` forms nest rows in ``TABLE_<x>``/``ROW_<x>`` objects, a ``ROW`` being a dict for one row and a
+list for several. A parse that reads nothing from a non-empty output returns a problem (never an empty success).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def parse_show_queuing_interface(text: str) -> SwitchCounters:
             group = m.group("g")
         elif (m := _DISCARD.match(line)) and port and group is not None:
             out.append(InterfaceCounter(port, "rx", "discards", int(m.group("n")), f"qos_group_{group}"))
-    return SwitchCounters(interfaces=tuple(out))
+    return _empty_problem("show queuing interface", text, SwitchCounters(interfaces=tuple(out)))
 
 
 _IF_HEAD = re.compile(r"^(?P<port>(?:Ethernet|Eth|port-channel)\S+) is ")
