@@ -177,6 +177,7 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB090", _ring, None),
     ("FAB091", lambda d: None, CheckOptions(fail_links=2)),
     ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
+    ("FAB097", lambda d: P(d)["vlans"].append({"id": 4000, "name": "internal", "subnet": "10.201.0.0/16"}), None),
 ]
 
 
@@ -272,3 +273,21 @@ def test_nxos_poll_is_configured_and_range_checked(tmp_path: Path) -> None:
     odd = [p for p in problems if p.code == "FAB042" and "cisco_nxos" in p.message]
     assert [p.path.rsplit(".", 1)[-1] for p in odd] == ["restoration_ms"]
     assert odd[0].severity == "warning" and odd[0].got == "500 ms (renders as 3 polls)"
+
+
+@pytest.mark.parametrize("vlan", [1, 3968, 4000, 4094])
+def test_nxos_refuses_default_and_reserved_vlans(tmp_path: Path, vlan: int) -> None:
+    """NX-OS cannot modify VLAN 1 and reserves 3968-4094 (Cisco N9K Layer 2 guide, VLAN ranges): validate refuses
+    them, at the VLAN's id, when an NX-OS switch is in the fabric; 3967 is fine."""
+    for vid, refused in ((vlan, True), (3967, False)):
+        docs = lab_docs()
+        P(docs)["vlans"][0]["id"] = vid
+        for host in H(docs):
+            for nic in host.get("nics", []):
+                if nic.get("vlan") == 100:
+                    nic["vlan"] = vid
+        problems = [p for p in run_checks(load_inventory(write(tmp_path / str(vid), docs))) if p.code == "FAB097"]
+        assert bool(problems) == refused, (vid, problems)
+        if refused:
+            assert problems[0].severity == "error" and problems[0].path == "policy.vlans[rdma].id"
+            assert problems[0].expected == "2-3967" and "leaf3-nxos" in problems[0].message
