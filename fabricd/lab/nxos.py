@@ -407,11 +407,12 @@ class NxosSwitch(TreeSwitch):
                          "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": groups[0] if len(groups) == 1 else groups}})
         if as_json:
             glb = self.global_watchdog()
-            return json.dumps({"glb-wd-status": "Enabled" if glb["on"] else "Disabled",
-                               "glb-wd-timer": str(glb["interval"]),
-                               "glb-fixed-restore": str(glb["fixed_restore"]),
-                               "TABLE_queuing_interface": {"ROW_queuing_interface": rows[0] if len(rows) == 1
-                                                           else rows}}, indent=2)
+            doc: dict[str, object] = {"glb-wd-status": "Enabled" if glb["on"] else "Disabled",
+                                      "glb-wd-timer": str(glb["interval"]),
+                                      "glb-fixed-restore": str(glb["fixed_restore"])}
+            if rows:  # the schema's TABLE_queuing_interface is optional: absent when no port has a watchdog
+                doc["TABLE_queuing_interface"] = {"ROW_queuing_interface": rows[0] if len(rows) == 1 else rows}
+            return json.dumps(doc, indent=2)
         return "\n".join(out)
 
     def open_shell(self) -> NxosShell:

@@ -56,3 +56,6 @@ def test_non_empty_output_parsed_to_nothing_is_a_problem() -> None:
         parsed = parse(text)
         assert parsed.problems and "no row in a known NX-OS shape" in parsed.problems[0], (text, parsed)
     assert cisco_nxos.parse_show_queuing("").problems == ()
+    # the schema's global block without interface rows: no watchdog queue anywhere, not a parse failure
+    quiet = cisco_nxos.parse_show_queuing_pfc_queue('{"glb-wd-status": "Disabled", "glb-wd-timer": "100"}')
+    assert quiet.pfcwd == () and quiet.problems == ()

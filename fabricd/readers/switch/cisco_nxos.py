@@ -481,6 +481,10 @@ def parse_show_queuing_pfc_queue(text: str) -> SwitchCounters:
     ingress pkts dropped; a queue in state Shutdown is ``stormed``."""
     data = _load_json(text)
     rows = _pfc_queue_json(data) if data is not None else _pfc_queue_text(text)
+    if isinstance(data, dict) and any(k.startswith("glb-") for k in data):
+        # the schema's global block (glb-wd-status, glb-wd-timer...) with no interface rows: no port has a
+        # watchdog queue, which is an answer, not an unreadable output
+        return SwitchCounters(pfcwd=tuple(rows))
     return _empty_problem("show queuing pfc-queue", text, SwitchCounters(pfcwd=tuple(rows)))
 
 
