@@ -527,6 +527,10 @@ def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> No
         col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
                 "readable", back.watchdog_error)
         return
+    if back.watchdog.problems:  # an output the parser could not read: a finding, never "no stuck queue"
+        col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
+                "readable", "; ".join(back.watchdog.problems))
+        return
     rows = back.watchdog.pfcwd
     col.notes["SW-WD-STUCK"] = f"{len(rows)} watchdog queue(s) reported"
     for c in rows:

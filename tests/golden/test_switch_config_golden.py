@@ -23,6 +23,7 @@ from fabricd.intent.switch import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Platform
 from fabricd.platforms.base import ConfigDelta
+from fabricd.readers.switch import cisco_nxos
 from fabricd.readers.switch.config_cumulus_nvue import interfaces
 from fabricd.readers.switch.config_model import LosslessConfig, int_list
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters
@@ -195,3 +196,15 @@ def test_unreadable_switch_skips_everything_else() -> None:
     report = evaluate(_intent(Platform.SONIC), SwitchReadback("lab", error="leaf1-sonic: connect: cannot reach"))
     assert {c.code: c.status for c in report.checks} == {
         c.code: Status.FAIL if c.code == "SW-REACH" else Status.SKIP for c in SWITCH_CHECKS}
+
+
+def test_unreadable_watchdog_output_is_a_finding() -> None:
+    """A watchdog output the parser reads nothing from is an audit finding, never "no stuck queue"."""
+    garbled = cisco_nxos.parse_show_queuing_pfc_queue('{"interfaces": {"Ethernet1/1": []}}')
+    assert garbled.problems
+    text = capture(GOLDEN / "cisco_nxos" / "lab-pushed.txt")
+    report = evaluate(_intent(Platform.CISCO_NXOS), SwitchReadback("lab", text, ConfigDelta(), garbled))
+    assert not report.compliant
+    ((obj, message, expected, got),) = _failed(report)["SW-WD-STUCK"]
+    assert (obj, message, expected) == ("leaf3-nxos", "cannot read the PFC watchdog counters", "readable")
+    assert "no row in a known NX-OS shape" in got
