@@ -19,6 +19,7 @@ import pytest
 import yaml
 from conformance_corpus import accepted, corpus, intent_space, record, renders_of
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 PLATFORM = "cisco_nxos"
 ORACLE = "pinned grammar table"
@@ -200,9 +201,22 @@ def test_unverified_shapes_are_listed_in_platforms_doc() -> None:
 
 # --- the property: nothing validate accepts renders a rejected line -----------------------------------------------
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(intent_space())
-def test_accepted_intents_render_only_table_lines(doc: dict[str, Any]) -> None:
+@st.composite
+def watchdog_space(draw: st.DrawFn) -> dict[str, Any]:
+    """The intent space with a lossless fabric and an enabled watchdog whose timers every platform of the lab can
+    take (the shared strategy's wide timers are mostly refused by SONiC's ranges), so the NX-OS watchdog lines
+    (interval, multipliers, disable-action) are drawn often."""
+    doc = draw(intent_space())
+    pol = doc["policy"]
+    pol["transport"] = "roce_v2_lossless"
+    det, rest = draw(st.integers(100, 5000)), draw(st.integers(100, 5000))
+    pol["pfc"]["watchdog"] = {"enabled": True, "detection_ms": det, "restoration_ms": rest,
+                              "poll_ms": draw(st.integers(100, min(det, rest, 1000))),
+                              "action": draw(st.sampled_from(["drop", "forward", "alert"]))}
+    return doc
+
+
+def _property(doc: dict[str, Any], oracle: str) -> None:
     fabric = accepted(doc)
     assume(fabric is not None)
     assert fabric is not None
@@ -215,5 +229,17 @@ def test_accepted_intents_render_only_table_lines(doc: dict[str, Any]) -> None:
             lines += res.lines
             unverified += sum(res.unverified.values())
             rejected += res.rejected
-    record(PLATFORM, f"{ORACLE}, property", files=files, lines=lines, rejected=len(rejected), unverified=unverified)
+    record(PLATFORM, oracle, files=files, lines=lines, rejected=len(rejected), unverified=unverified)
     assert rejected == [], "\n".join(rejected[:20])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(intent_space())
+def test_accepted_intents_render_only_table_lines(doc: dict[str, Any]) -> None:
+    _property(doc, f"{ORACLE}, property")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(watchdog_space())
+def test_accepted_watchdogs_render_only_table_lines(doc: dict[str, Any]) -> None:
+    _property(doc, f"{ORACLE}, property (watchdog)")
