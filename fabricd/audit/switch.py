@@ -39,7 +39,7 @@ from pydantic import JsonValue
 
 from fabricd.errors import DriverError, FabricdError
 from fabricd.intent.switch import AnySwitchIntent, PortIntent, SwitchIntentBuilder
-from fabricd.intent.watchdog_timers import NXOS_POLL_MS, EosWatchdog, NxosWatchdog, SonicWatchdog
+from fabricd.intent.watchdog_timers import EosWatchdog, NxosWatchdog, SonicWatchdog
 from fabricd.model import Fabric, Platform, Switch
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import ConfigDelta, DriverOptions
@@ -148,9 +148,10 @@ HINTS: dict[tuple[str, Platform], str] = {
     ("SW-WD", Platform.SONIC): "`sudo config pfcwd start --action drop ports <port> detection-time D "
                                "--restoration-time R` and PORT_QOS_MAP|<port> pfcwd_sw_enable",
     ("SW-WD", Platform.ARISTA_EOS): "`priority-flow-control pause watchdog` and its `port timer` in the qos profile",
-    ("SW-WD", Platform.CISCO_NXOS): "`priority-flow-control watch-dog-interval on`, `priority-flow-control "
-                                    "watch-dog shutdown-multiplier N`, `priority-flow-control auto-restore "
-                                    "multiplier M`",
+    ("SW-WD", Platform.CISCO_NXOS): "`priority-flow-control watch-dog-interval on` (global and per interface), "
+                                    "`priority-flow-control watch-dog interval P`, `priority-flow-control "
+                                    "fixed-restore multiplier M`, per interface `priority-flow-control watch-dog "
+                                    "interface-multiplier N`",
     ("SW-WD", Platform.CUMULUS_NVUE): "`nv set interface <port> qos pfc-watchdog state enable` and `nv set qos "
                                       "pfc-watchdog polling-interval|robustness`",
     ("SW-MTU", Platform.SONIC): "`sudo config interface mtu <port> MTU`",
@@ -553,7 +554,7 @@ def intended_timers(intent: AnySwitchIntent) -> tuple[int | None, int | None] | 
     if isinstance(wd, EosWatchdog):
         return seconds_to_ms(wd.timeout_s), seconds_to_ms(wd.recovery_s)
     if isinstance(wd, NxosWatchdog):
-        return NXOS_POLL_MS * wd.shutdown_multiplier, NXOS_POLL_MS * wd.restore_multiplier
+        return wd.poll_ms * wd.interface_multiplier, wd.poll_ms * wd.fixed_restore_multiplier
     return wd.polling_interval_ms * wd.robustness, wd.polling_interval_ms
 
 
@@ -592,6 +593,10 @@ def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> No
     if back.watchdog_error is not None or back.watchdog is None:
         col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
                 "readable", back.watchdog_error)
+        return
+    if back.watchdog.problems:  # an output the parser could not read: a finding, never "no stuck queue"
+        col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
+                "readable", "; ".join(back.watchdog.problems))
         return
     rows = back.watchdog.pfcwd
     if not rows and back.watchdog.problems:

@@ -16,9 +16,12 @@ EOS       ``priority-flow-control pause watchdog port timer timeout T  ``forward
                                                                        polling outside 0.005-30 s or above half
                                                                        the smaller timer (third-party guide,
                                                                        anchors.md §6: unverified)
-NX-OS     ``priority-flow-control watch-dog shutdown-multiplier N``,   a poll other than 100 ms; timers that are
-          ``priority-flow-control auto-restore multiplier M``;          not multiples of 100 ms; actions other
-          multiples of the fixed 100 ms poll (Nexus 9000 QoS guide)     than drop
+NX-OS     ``priority-flow-control watch-dog interval P`` (100-1000 ms,  a poll outside 100-1000 ms; timers that are
+          NDFC ``pfc_watch_int``; not rendered at the default 100),    not whole polls or above 40 / 100 polls;
+          per interface ``watch-dog interface-multiplier N``            ``forward`` (NX-OS drops, or with
+          (DME 0-40) and ``watch-dog disable-action`` (alert: syslog    ``disable-action`` only logs)
+          only), ``priority-flow-control fixed-restore multiplier M``
+          (NX-API REST SDK 9.3(x)); timers are P x N and P x M
 NVUE      ``nv set qos pfc-watchdog polling-interval P`` (100-5000 ms)  detection that is not a multiple of the
           and ``robustness N`` (1-1000 polls); detection = P x N        poll; restoration (it is one clean poll);
           (Cumulus 5.x QoS guide)                                       actions other than drop
@@ -48,9 +51,14 @@ EOS_TIMER_MS = (10, 60000)
 EOS_POLL_MS = (5, 30000)
 EOS_TIMER_STEP_MS = 10
 """EOS timeout and recovery-time are seconds with at most 2 decimals (AVD schema pattern ``\\d+(\\.\\d{1,2})?``)."""
-NXOS_POLL_MS = 100
-NXOS_SHUTDOWN_MULTIPLIER = (1, 10)
-NXOS_RESTORE_MULTIPLIER = (1, 100)
+NXOS_POLL_MS = (100, 1000)
+"""NX-OS watchdog interval: Cisco NDFC's ``pfc_watch_int`` takes 101-1000 ms, the switch's default being 100."""
+NXOS_DEFAULT_POLL_MS = 100
+NXOS_INTERFACE_MULTIPLIER = (1, 40)
+"""DME ``ipqosPriorFlowCtrlWd.interfaceMutiplier`` is 0-40 (terraform-provider-nxos); 0 falls back to the global
+shutdown multiplier, which fabricd does not render (no Cisco source of its CLI form)."""
+NXOS_FIXED_RESTORE_MULTIPLIER = (1, 100)
+"""``priority-flow-control fixed-restore multiplier`` (NX-API REST SDK 9.3(x)); the range is unverified."""
 NVUE_POLL_MS = (100, 5000)
 NVUE_ROBUSTNESS = (1, 1000)
 
@@ -74,10 +82,16 @@ class EosWatchdog(Model):
 
 
 class NxosWatchdog(Model):
-    """NX-OS PFC watchdog: multiples of the fixed 100 ms poll."""
+    """NX-OS PFC watchdog: the poll interval and the multiples of it after which a stuck queue is shut and
+    restored; ``disable_action`` = only log the stuck queue (the DME's ``disableAction``: syslog, no action)."""
 
-    shutdown_multiplier: int = Field(description="detection = 100 ms x this, 1-10")
-    restore_multiplier: int = Field(description="auto-restore = 100 ms x this, 1-100")
+    poll_ms: int = Field(description="watchdog interval, 100-1000 ms (printed through interval_ms; at 100 ms the "
+                                     "switch's default, which is not rendered)", json_schema_extra={"walk": False})
+    interval_ms: int | None = Field(description="`priority-flow-control watch-dog interval` to render; None at "
+                                                "the switch's default of 100 ms")
+    interface_multiplier: int = Field(description="detection = poll x this, 1-40 (per interface)")
+    fixed_restore_multiplier: int = Field(description="restoration = poll x this, 1-100")
+    disable_action: bool = Field(description="alert: syslog only, the queue keeps its PFC (no drop)")
 
 
 class NvueWatchdog(Model):
@@ -143,21 +157,24 @@ def eos_watchdog(wd: Watchdog, warn: Warn) -> EosWatchdog:
 
 
 def nxos_watchdog(wd: Watchdog, warn: Warn) -> NxosWatchdog:
-    if wd.action != WatchdogAction.DROP:
-        warn("watchdog.action", wd.action.value, "drop",
-             "the NX-OS PFC watchdog always disables PFC on the stuck queue and drops")
-    if wd.poll_ms != NXOS_POLL_MS:
-        warn("watchdog.poll_ms", f"{wd.poll_ms} ms", f"{NXOS_POLL_MS} ms", "the NX-OS watchdog polls every 100 ms")
-    shut = _clamp(_nearest_multiple(wd.detection_ms, NXOS_POLL_MS), NXOS_SHUTDOWN_MULTIPLIER)
-    if shut * NXOS_POLL_MS != wd.detection_ms:
-        warn("watchdog.shutdown_multiplier", f"{wd.detection_ms} ms", f"{shut} x 100 ms = {shut * NXOS_POLL_MS} ms",
-             "NX-OS detection is a multiple (1-10) of its 100 ms poll")
-    restore = _clamp(_nearest_multiple(wd.restoration_ms, NXOS_POLL_MS), NXOS_RESTORE_MULTIPLIER)
-    if restore * NXOS_POLL_MS != wd.restoration_ms:
-        warn("watchdog.restore_multiplier", f"{wd.restoration_ms} ms",
-             f"{restore} x 100 ms = {restore * NXOS_POLL_MS} ms",
-             "NX-OS auto-restore is a multiple (1-100) of its 100 ms poll")
-    return NxosWatchdog(shutdown_multiplier=shut, restore_multiplier=restore)
+    if wd.action == WatchdogAction.FORWARD:
+        warn("watchdog.action", "forward", "drop",
+             "the NX-OS PFC watchdog drops on the stuck queue, or with disable-action only logs; it has no forward")
+    poll = _clamp(wd.poll_ms, NXOS_POLL_MS)
+    if poll != wd.poll_ms:
+        warn("watchdog.poll_ms", f"{wd.poll_ms} ms", f"{poll} ms", "the NX-OS watchdog interval is 100-1000 ms")
+    shut = _clamp(_nearest_multiple(wd.detection_ms, poll), NXOS_INTERFACE_MULTIPLIER)
+    if shut * poll != wd.detection_ms:
+        warn("watchdog.interface_multiplier", f"{wd.detection_ms} ms", f"{shut} x {poll} ms = {shut * poll} ms",
+             "NX-OS detection is the interface multiplier (1-40) x the watchdog interval")
+    restore = _clamp(_nearest_multiple(wd.restoration_ms, poll), NXOS_FIXED_RESTORE_MULTIPLIER)
+    if restore * poll != wd.restoration_ms:
+        warn("watchdog.fixed_restore_multiplier", f"{wd.restoration_ms} ms",
+             f"{restore} x {poll} ms = {restore * poll} ms",
+             "NX-OS restoration is the fixed-restore multiplier (1-100) x the watchdog interval")
+    return NxosWatchdog(poll_ms=poll, interval_ms=None if poll == NXOS_DEFAULT_POLL_MS else poll,
+                        interface_multiplier=shut, fixed_restore_multiplier=restore,
+                        disable_action=wd.action == WatchdogAction.ALERT)
 
 
 def nvue_watchdog(wd: Watchdog, warn: Warn) -> NvueWatchdog:

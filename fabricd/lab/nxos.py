@@ -12,9 +12,12 @@ anchors.md §3.7) and the captured configs (fixtures/nxos/running-config-*.txt):
   ``show diff rollback-patch checkpoint A running-config`` prints the patch between two configs.
 
 ``show interface priority-flow-control`` follows the capture
-(fixtures/nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt). Its ``| json`` form, ``show queuing
-interface`` statistics and ``show queuing pfc-queue`` (watchdog) have no capture: they use the field names of Cisco's
-documentation (``TABLE_entity``/``ROW_entity``; Shutdown/Restored counts).
+(fixtures/nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt); its ``| json`` form has no capture and no
+schema found (``TABLE_entity``/``ROW_entity``, unverified). ``show queuing interface`` prints the Nexus 9000 shapes:
+JSON nested as Cisco's NX-API schema gives it (``TABLE_module -> ROW_module -> TABLE_queuing_interface ->
+ROW_queuing_interface -> TABLE_qosgrp_egress_stats -> ...``), text as the real capture
+(tests/golden/readers/switch/cisco_nxos/show-queuing-interface-*-n9k-zartbot.txt). ``show queuing pfc-queue
+detail`` prints the schema's JSON keys and the text of the only public example (a third-party test fixture).
 """
 
 from __future__ import annotations
@@ -44,10 +47,13 @@ GRAMMAR: dict[str, tuple[Rule, ...]] = {
         Rule.of("policy-map type network-qos <word>", mode="pmap-nqos", key=4),
         Rule.of("system qos", mode="sys-qos", key=2),
         Rule.of("priority-flow-control watch-dog-interval (on|off)", key=2),
-        Rule.of("priority-flow-control watch-dog shutdown-multiplier <int:1-10>", key=3),
+        # watch-dog interval: NDFC's pfc_watch_int (101-1000 ms, default 100); fixed-restore: NX-API REST SDK 9.3(x).
+        # shutdown-multiplier / auto-restore: no Cisco source of the CLI form was found (unverified), kept so that
+        # configs written by other tools still load.
         Rule.of("priority-flow-control watch-dog interval <int:100-1000>", key=3),
-        Rule.of("priority-flow-control auto-restore multiplier <int:0-100>", key=3),
         Rule.of("priority-flow-control fixed-restore multiplier <int:0-100>", key=3),
+        Rule.of("priority-flow-control watch-dog shutdown-multiplier <int:1-10>", key=3),
+        Rule.of("priority-flow-control auto-restore multiplier <int:0-100>", key=3),
         Rule.of("vlan <list>", mode="vlan", key=2),
         Rule.of("hardware qos <rest>"),
         Rule.of("spanning-tree <rest>"),
@@ -63,6 +69,10 @@ GRAMMAR: dict[str, tuple[Rule, ...]] = {
         Rule.of("switchport trunk native vlan <int:1-4094>", key=4),
         Rule.of("priority-flow-control mode (on|off|auto) [send-tlv]", key=2),
         Rule.of("priority-flow-control watch-dog-interval (on|off)", key=2),
+        # DME ipqosPriorFlowCtrlWd interfaceMutiplier 0-40 and disableAction (syslog only); the CLI spelling is
+        # the label `show queuing pfc-queue detail` prints (unverified)
+        Rule.of("priority-flow-control watch-dog interface-multiplier <int:0-40>", key=3),
+        Rule.of("priority-flow-control watch-dog disable-action", key=3),
         Rule.of("service-policy type qos input <word>", key=4),
         Rule.of("service-policy type queuing (input|output) <word>", key=4),
         Rule.of("shutdown", name="shutdown"),
@@ -206,20 +216,41 @@ class NxosSwitch(TreeSwitch):
         ]
         return "\n".join([*head, *self.render_body(tree)]).rstrip() + "\n"
 
+    def global_watchdog(self) -> dict[str, int | bool]:
+        """The global watchdog lines: on/off, the poll interval (ms, default 100) and the restore multipliers
+        (0 = not set)."""
+        top = [n.line for n in self.running.children.values()]
+        out: dict[str, int | bool] = {"on": "priority-flow-control watch-dog-interval on" in top, "interval": 100,
+                                      "fixed_restore": 0, "auto_restore": 0, "shutdown": 0}
+        for line in top:
+            for prefix, key in (("priority-flow-control watch-dog interval ", "interval"),
+                                ("priority-flow-control fixed-restore multiplier ", "fixed_restore"),
+                                ("priority-flow-control auto-restore multiplier ", "auto_restore"),
+                                ("priority-flow-control watch-dog shutdown-multiplier ", "shutdown")):
+                if line.startswith(prefix):
+                    out[key] = int(line.split()[-1])
+        return out
+
+    def _interface_lines(self, port: str) -> set[str]:
+        node = self.running.children.get(f"interface {port}")
+        return {c.line for c in node.children.values()} if node is not None else set()
+
+    def interface_multiplier(self, port: str) -> int:
+        for line in self._interface_lines(port):
+            if line.startswith("priority-flow-control watch-dog interface-multiplier "):
+                return int(line.split()[-1])
+        return 0
+
     def config_changed(self) -> None:
         """Watchdog from the running config: interfaces with ``priority-flow-control mode on`` and the watchdog
-        interval on, watching the ``pause pfc-cos`` classes; NX-OS polls every 100 ms and shuts the queue after
-        ``shutdown-multiplier`` polls (default 1), restoring after ``auto-restore multiplier`` polls (default 10)."""
+        interval on, watching the ``pause pfc-cos`` classes. fabricd's reading of Cisco's workflow (QoS guide
+        10.5(x), "Workflow of Priority Flow Control Watchdog"): the watchdog polls every ``watch-dog interval`` ms,
+        shuts a stuck queue after ``interface-multiplier`` polls (or the global shutdown multiplier, default 1) and
+        restores it after ``fixed-restore multiplier`` polls (or ``auto-restore``, default 10); with
+        ``disable-action`` it only logs (syslog) and keeps the queue."""
         self.last_change = _stamp()
-        top = {n.line: n for n in self.running.children.values()}
-        shutdown = 1
-        restore = 10
-        global_on = "priority-flow-control watch-dog-interval on" in top
-        for line in top:
-            if line.startswith("priority-flow-control watch-dog shutdown-multiplier "):
-                shutdown = int(line.split()[-1])
-            elif line.startswith("priority-flow-control auto-restore multiplier "):
-                restore = int(line.split()[-1])
+        glb = self.global_watchdog()
+        poll = int(glb["interval"])
         prios: set[int] = set()
         for node in self.running.children.values():
             if node.line.startswith("policy-map type network-qos "):
@@ -228,19 +259,27 @@ class NxosSwitch(TreeSwitch):
                         if child.line.startswith("pause pfc-cos "):
                             prios |= {int(x) for x in re.split(r"[,\s]+", child.line.split(None, 2)[2]) if x.isdigit()}
         ports: set[str] = set()
+        multipliers: list[int] = []
+        alert = False
         for node in self.running.children.values():
             if not node.line.startswith("interface "):
                 continue
-            lines = {c.line for c in node.children.values()}
+            name = node.line.split()[1]
+            lines = self._interface_lines(name)
             pfc_on = any(ln.startswith("priority-flow-control mode on") for ln in lines)
-            wd_on = global_on or "priority-flow-control watch-dog-interval on" in lines
+            wd_on = "priority-flow-control watch-dog-interval on" in lines or (
+                bool(glb["on"]) and "priority-flow-control watch-dog-interval off" not in lines)
             if pfc_on and wd_on:
-                ports.add(node.line.split()[1])
+                ports.add(name)
+                multipliers.append(self.interface_multiplier(name))
+                alert = alert or "priority-flow-control watch-dog disable-action" in lines
+        shutdown = next((m for m in multipliers if m > 0), int(glb["shutdown"]) or 1)
+        restore = int(glb["fixed_restore"]) or int(glb["auto_restore"]) or 10
         settings = None
         if ports and prios:
             settings = WatchdogSettings(
-                frozenset(prios), detection_ms=100 * shutdown, restoration_ms=100 * max(restore, 1),
-                action="drop", ports=frozenset(ports),
+                frozenset(prios), detection_ms=poll * shutdown, restoration_ms=poll * restore,
+                action="alert" if alert else "drop", ports=frozenset(ports),
             )
         self.counters.set_watchdog(settings)
 
@@ -275,51 +314,105 @@ class NxosSwitch(TreeSwitch):
         return "\n".join(out)
 
     def queuing(self, port: str | None, as_json: bool) -> str:
+        """``show queuing interface [IF]`` in the Nexus 9000 shapes: JSON after Cisco's NX-API schema
+        (``TABLE_module -> ROW_module -> TABLE_queuing_interface``, ``TABLE_qosgrp_egress_stats``,
+        ``TABLE_pfc_stats``), text after the real capture (``QOS GROUP n`` boxes, ``PFC Statistics``)."""
         ports = self.counters.read()
         names = [port] if port else list(ports)
+        rows: list[dict[str, object]] = []
         out: list[str] = []
-        data: dict[str, object] = {}
+        bar = "+-------------------------------------------------------------+"
         for name in names:
             p = ports[name]
-            out.append(f"{name} queuing information:")
-            qs = []
+            groups = []
+            out += [f"Egress Queuing for {name} [System]", ""]
             for group, q in enumerate(p.queues):
-                rx_paused = any(s for s in [p.pfc[group].rx_frames]) and p.watchdog.get(group) is not None \
-                    and p.watchdog[group].stormed
-                out += [
-                    "  TX Queuing",
-                    f"    qos-group {group}",
-                    "    Statistics:",
-                    f"        Pkts sent to the port                   : {q.tx_packets}",
-                    f"        Bytes sent to the port                  : {q.tx_bytes}",
-                    f"        Pkts discarded on egress                : {q.dropped_packets}",
-                    f"        WRED/ECN marked packets                 : {q.ecn_marked_packets}",
-                    f"        Per-priority-pause status               : Rx ({'Active' if rx_paused else 'Inactive'}),"
-                    " Tx (Inactive)",
-                ]
-                qs.append({"qos-group": group, "tx_pkts": q.tx_packets, "tx_bytes": q.tx_bytes,
-                           "drop_pkts": q.dropped_packets, "ecn_marked_pkts": q.ecn_marked_packets,
-                           "rx_pfc_ppp": p.pfc[group].rx_frames, "tx_pfc_ppp": p.pfc[group].tx_frames})
-            data[name] = qs
+                stats = [("Tx", "Pkts", q.tx_packets), ("Tx", "Byts", q.tx_bytes),
+                         ("WRED/AFD & Tail Drop", "Pkts", q.dropped_packets),
+                         ("WRED/AFD & Tail Drop", "Byts", q.dropped_bytes),
+                         ("ECN", "Pkts", q.ecn_marked_packets), ("ECN", "Byts", q.ecn_marked_bytes)]
+                groups.append({"eq-qosgrp": str(group), "TABLE_qosgrp_egress_stats_entry": {
+                    "ROW_qosgrp_egress_stats_entry": [
+                        {"eq-stat-type": t, "eq-stat-units": u, "eq-uc-stat-value": str(v), "eq-mc-stat-value": "0"}
+                        for t, u, v in stats]}})
+                out += [bar, f"|{f'QOS GROUP {group}':^61}|", bar,
+                        "|                           |  Unicast       |Multicast       |", bar]
+                out += [f"|{f'{t} {u}':>26} |{v:>16}|{0:>16}|" for t, u, v in stats]
+            out += [bar, "", f"Ingress Queuing for {name}", "",
+                    "PFC Statistics",
+                    "-" * 78,
+                    f"TxPPP: {sum(c.tx_frames for c in p.pfc):>20},   RxPPP: {sum(c.rx_frames for c in p.pfc):>20}",
+                    "-" * 78,
+                    "PFC_COS QOS_Group   TxPause             TxCount   RxPause             RxCount"]
+            pfc_rows = []
+            for cos, c in enumerate(p.pfc):
+                rx_state = "Active" if c.rx_frames and p.watchdog.get(cos) is not None \
+                    and p.watchdog[cos].stormed else "Inactive"
+                out.append(f"{cos:>7}{cos:>10}  {'Inactive':<8}{c.tx_frames:>20}  {rx_state:<8}{c.rx_frames:>20}")
+                pfc_rows.append({"cos": str(cos), "pfc-qosgrp": str(cos), "tx-pause-state": "Inactive",
+                                 "tx-pause-count": str(c.tx_frames), "rx-pause-state": rx_state,
+                                 "rx-pause-count": str(c.rx_frames)})
+            out += ["-" * 78, ""]
+            rows.append({"dir": "Egress", "if_name_str": name,
+                         "TABLE_qosgrp_egress_stats": {"ROW_qosgrp_egress_stats": groups}})
+            rows.append({"dir": "Ingress", "if_name_str": name, "tx-ppp": str(sum(c.tx_frames for c in p.pfc)),
+                         "rx-ppp": str(sum(c.rx_frames for c in p.pfc)),
+                         "TABLE_pfc_stats": {"ROW_pfc_stats": pfc_rows}})
         if as_json:
-            return json.dumps({"interfaces": data}, indent=2)
+            one: object = rows[0] if len(rows) == 1 else rows
+            return json.dumps({"TABLE_module": {"ROW_module": {
+                "TABLE_queuing_interface": {"ROW_queuing_interface": one}}}}, indent=2)
         return "\n".join(out)
 
-    def pfc_queue(self, as_json: bool) -> str:
+    def pfc_queue(self, as_json: bool, port: str | None = None) -> str:
+        """``show queuing pfc-queue [interface IF] detail``: JSON after Cisco's NX-API schema
+        (``TABLE_queuing_interface -> TABLE_qosgrp_stats -> TABLE_qosgrp_stats_entry``), text after the only public
+        example of the detail form (a third-party test fixture: unverified against a device). The state of a queue
+        out of a storm is printed ``Monitored`` (Cisco's QoS guide's word for it; no capture shows the token)."""
         ports = self.counters.read()
-        rows = []
+        wd_cfg = self.counters.watchdog
+        rows: list[dict[str, object]] = []
+        out: list[str] = []
+        bar = "+----------------------------------------------------+"
         for name, p in ports.items():
+            if port is not None and name != port:
+                continue
+            watched = wd_cfg is not None and wd_cfg.ports is not None and name in wd_cfg.ports
+            if not p.watchdog and not watched:
+                continue
+            disable = "Yes" if wd_cfg is not None and wd_cfg.action == "alert" else "No"
+            out += [f"{name} Interface PFC watchdog: [{'Enabled' if watched else 'Disabled'}]",
+                    f"Disable-action                     : {disable}",
+                    f"PFC watch-dog interface-multiplier : {self.interface_multiplier(name)}"]
+            groups = []
             for prio, wd in p.watchdog.items():
-                rows.append((name, prio, "Active" if wd.stormed else "Inactive", wd.detected, wd.restored,
-                             wd.tx_drop))
+                state = "Shutdown" if wd.stormed else "Monitored"
+                stats = [("Shutdown", wd.detected), ("Restored", wd.restored), ("Total pkts drained", 0),
+                         ("Total pkts dropped", wd.tx_drop), ("Total pkts drained + dropped", wd.tx_drop),
+                         ("Aggregate pkts dropped", wd.tx_drop), ("Total Ingress pkts dropped", wd.rx_drop),
+                         ("Aggregate Ingress pkts dropped", wd.rx_drop)]
+                out += [bar, f"| QOS GROUP {prio} [{state}] PFC [YES] PFC-COS [{prio}]", bar,
+                        "|                               |  Stats             |", bar]
+                out += [f"|{label:>31}|{value:>20}|" for label, value in stats]
+                out.append(bar)
+                groups.append({"eq-qosgrp": str(prio), "eq-qosgrp-state": state, "pfc-configured": "YES",
+                               "pfc-cos": str(prio), "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": {
+                                   "q-stat-type": "Stats", "q-shutdown": str(wd.detected),
+                                   "q-restored": str(wd.restored), "q-pkt-drained": "0",
+                                   "q-pkt-dropped": str(wd.tx_drop), "q-pkt-drained-n-dropped": str(wd.tx_drop),
+                                   "q-aggr-pkt-dropped": str(wd.tx_drop), "q-ing-pkt-dropped": str(wd.rx_drop),
+                                   "q-ing-aggr-pkt-dropped": str(wd.rx_drop)}}})
+            rows.append({"if_name_str": name, "wd-status": "Enabled" if watched else "Disabled",
+                         "disable-action": disable, "intf-multi": str(self.interface_multiplier(name)),
+                         "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": groups[0] if len(groups) == 1 else groups}})
         if as_json:
-            return json.dumps({"TABLE_pfc_queue": {"ROW_pfc_queue": [
-                {"if_name": n, "qos_group": g, "state": s, "shutdown": d, "restored": r, "dropped": x}
-                for n, g, s, d, r, x in rows
-            ]}}, indent=2)
-        out = ["Interface          QOS-GROUP  State     Shutdown  Restored  Total-pkts-dropped",
-               "-----------------  ---------  --------  --------  --------  ------------------"]
-        out += [f"{n:<17}  {g:>9}  {s:<8}  {d:>8}  {r:>8}  {x:>18}" for n, g, s, d, r, x in rows]
+            glb = self.global_watchdog()
+            doc: dict[str, object] = {"glb-wd-status": "Enabled" if glb["on"] else "Disabled",
+                                      "glb-wd-timer": str(glb["interval"]),
+                                      "glb-fixed-restore": str(glb["fixed_restore"])}
+            if rows:  # the schema's TABLE_queuing_interface is optional: absent when no port has a watchdog
+                doc["TABLE_queuing_interface"] = {"ROW_queuing_interface": rows[0] if len(rows) == 1 else rows}
+            return json.dumps(doc, indent=2)
         return "\n".join(out)
 
     def open_shell(self) -> NxosShell:
@@ -421,14 +514,18 @@ class NxosShell(ModalShell):
             return self.rollback_patch(line, tokens)
         elif args == ["interface", "priority-flow-control"]:
             text = sw.pfc_table(as_json)
-        elif args[:1] == ["queuing"] and args[1:2] == ["pfc-queue"]:
-            text = sw.pfc_queue(as_json)
+        elif args[:2] == ["queuing", "pfc-queue"]:
+            rest = [a for a in args[2:] if a != "detail"]
+            wd_port = canonical_interface(rest[1]) if rest[:1] == ["interface"] and len(rest) == 2 else None
+            if rest and wd_port is None:
+                return Reply(self.caret(line, tokens, len(tokens) - 1))
+            text = sw.pfc_queue(as_json, wd_port)
         elif args[:2] == ["queuing", "interface"] and len(args) == 3:
             name = canonical_interface(args[2])
             if name not in sw.counters.ports:
                 return Reply(f"ERROR: Invalid interface {args[2]}")
             text = sw.queuing(name, as_json)
-        elif args == ["queuing"]:
+        elif args in (["queuing"], ["queuing", "interface"]):
             text = sw.queuing(None, as_json)
         elif args == ["version"]:
             text = "Cisco Nexus Operating System (NX-OS) Software\n  NXOS: version 10.3(4a) (fabricd lab simulator)"

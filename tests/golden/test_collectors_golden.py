@@ -101,9 +101,9 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "show priority-flow-control counters watchdog | json": "arista_eos/lab-pfcwd.txt",
     }),
     "cisco_nxos": (SwitchTarget("leaf-nxos", "cisco_nxos"), {
-        "show interface priority-flow-control | json": "cisco_nxos/lab-pfc.txt",
-        "show queuing | json": "cisco_nxos/lab-queuing.txt",
-        "show queuing pfc-queue | json": "cisco_nxos/lab-pfcwd.txt",
+        "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",
+        "show queuing interface | json": "cisco_nxos/lab-queuing.txt",
+        "show queuing pfc-queue detail | json": "cisco_nxos/lab-pfcwd.txt",
         "show interface counters errors": "cisco_nxos/show-interface-counters-errors-genieparser.txt",
     }),
     "cumulus_nvue": (SwitchTarget("leaf-nvue", "cumulus_nvue", ("swp1",)), {

@@ -200,6 +200,11 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":
         cisco_nxos.parse_show_interface_priority_flow_control,
     "cisco_nxos/show-queuing-interface-n5k-excerpt-mierdin-blog": cisco_nxos.parse_show_queuing_interface,
+    "cisco_nxos/show-queuing-interface-egress-n9k-zartbot": lambda t: cisco_nxos.parse_show_queuing(t, "e1/51"),
+    "cisco_nxos/show-queuing-interface-ingress-n9k-zartbot": cisco_nxos.parse_show_queuing,
+    "cisco_nxos/show-interface-priority-flow-control-detail-n9k-zartbot":
+        cisco_nxos.parse_show_interface_priority_flow_control,
+    "cisco_nxos/show-queuing-pfc-queue-detail-otel": cisco_nxos.parse_show_queuing_pfc_queue,
     "cumulus_nvue/cl-netstat-cl37-docs": cumulus_nvue.parse_interface_counters_table,
     "cumulus_nvue/nv-show-interface-counters-errors-cl514-docs": cumulus_nvue.parse_counters_errors,
     "cumulus_nvue/nv-show-interface-counters-qos-cl514-docs": cumulus_nvue.parse_counters_qos,

@@ -23,6 +23,7 @@ from fabricd.intent.switch import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Platform
 from fabricd.platforms.base import ConfigDelta
+from fabricd.readers.switch import cisco_nxos
 from fabricd.readers.switch.config_cumulus_nvue import interfaces
 from fabricd.readers.switch.config_model import LosslessConfig, int_list
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters
@@ -139,10 +140,10 @@ EDITS: list[tuple[Platform, str, str, str, tuple[str, str, Any, Any]]] = [
     (Platform.CISCO_NXOS, "  match dscp 26\n", "  match dscp 27\n", "SW-DSCP-MAP",
      ("Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50", "1 mapping(s) differ from the intent",
       "the policy's map", "DSCP 26: queue not set (device default) (expected 3)")),
-    (Platform.CISCO_NXOS, "priority-flow-control watch-dog shutdown-multiplier 2",
-     "priority-flow-control watch-dog shutdown-multiplier 5", "SW-WD",
+    (Platform.CISCO_NXOS, "priority-flow-control fixed-restore multiplier 2",
+     "priority-flow-control fixed-restore multiplier 5", "SW-WD",
      ("Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50", "PFC watchdog timers differ from the intent",
-      "detection 200 ms, restoration 200 ms", "detection 500 ms, restoration 200 ms")),
+      "detection 200 ms, restoration 200 ms", "detection 200 ms, restoration 500 ms")),
     (Platform.SONIC, '"detection_time": "200"', '"detection_time": "400"', "SW-WD",
      ("Ethernet0, Ethernet8, Ethernet48, Ethernet56", "PFC watchdog timers differ from the intent",
       "detection 200 ms, restoration 200 ms", "detection 400 ms, restoration 200 ms")),
@@ -197,3 +198,15 @@ def test_unreadable_switch_skips_everything_else() -> None:
     report = evaluate(_intent(Platform.SONIC), SwitchReadback("lab", error="leaf1-sonic: connect: cannot reach"))
     assert {c.code: c.status for c in report.checks} == {
         c.code: Status.FAIL if c.code == "SW-REACH" else Status.SKIP for c in SWITCH_CHECKS}
+
+
+def test_unreadable_watchdog_output_is_a_finding() -> None:
+    """A watchdog output the parser reads nothing from is an audit finding, never "no stuck queue"."""
+    garbled = cisco_nxos.parse_show_queuing_pfc_queue('{"interfaces": {"Ethernet1/1": []}}')
+    assert garbled.problems
+    text = capture(GOLDEN / "cisco_nxos" / "lab-pushed.txt")
+    report = evaluate(_intent(Platform.CISCO_NXOS), SwitchReadback("lab", text, ConfigDelta(), garbled))
+    assert not report.compliant
+    ((obj, message, expected, got),) = _failed(report)["SW-WD-STUCK"]
+    assert (obj, message, expected) == ("leaf3-nxos", "cannot read the PFC watchdog counters", "readable")
+    assert "no row in a known NX-OS shape" in got

@@ -199,6 +199,7 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB131", lambda d: _nvue_switch(d)["ports"].append({"name": "Ethernet1", "role": "host"}), None),
     ("FAB120", _set(lambda d: P(d)["pfc"]["watchdog"], "action", "forward"), None),
     ("FAB121", _dwrr_above_cnp, None),
+    ("FAB097", lambda d: P(d)["vlans"].append({"id": 4000, "name": "internal", "subnet": "10.201.0.0/16"}), None),
 ]
 
 
@@ -275,13 +276,40 @@ def test_examples_validate_clean() -> None:
         assert [p.render() for p in problems if p.severity == "error"] == [], path
 
 
-def test_nxos_fixed_poll_is_a_warning_not_an_error(tmp_path: Path) -> None:
-    """NX-OS polls every 100 ms whatever the intent says: a 200 ms fabric poll only warns (the render rounds it)."""
+def test_nxos_poll_is_configured_and_range_checked(tmp_path: Path) -> None:
+    """NX-OS configures its watchdog interval (Cisco NDFC pfc_watch_int: 101-1000 ms, the switch's default 100):
+    a 200 ms poll is rendered as is, a 50 ms one is refused with the range, and timers that are not whole polls
+    warn (NX-OS counts detection and restoration in polls)."""
     docs = lab_docs()
     P(docs)["pfc"]["watchdog"].update(poll_ms=200, detection_ms=400, restoration_ms=400)
-    problems = run_checks(load_inventory(write(tmp_path / "inv", docs)))
-    codes = {(p.code, p.severity) for p in problems if p.path.endswith("poll_ms")}
-    assert ("FAB042", "warning") in codes
-    assert not any(p.code == "FAB041" for p in problems)
-    nxos = [p for p in problems if p.code == "FAB042" and p.path.endswith("poll_ms")]
-    assert "cisco_nxos polls at a fixed 100 ms" in nxos[0].message and nxos[0].got == "200 ms (rendered as 100 ms)"
+    problems = run_checks(load_inventory(write(tmp_path / "ok", docs)))
+    assert not any(p.code in ("FAB041", "FAB042") and "cisco_nxos" in p.message for p in problems)
+    docs = lab_docs()
+    P(docs)["pfc"]["watchdog"].update(poll_ms=50, detection_ms=400, restoration_ms=400)
+    problems = run_checks(load_inventory(write(tmp_path / "low", docs)))
+    low = [p for p in problems if p.code == "FAB041" and p.path.endswith("poll_ms") and "cisco_nxos" in p.message]
+    assert low and low[0].severity == "error" and "100-1000 ms" in low[0].expected
+    docs = lab_docs()
+    P(docs)["pfc"]["watchdog"].update(poll_ms=200, detection_ms=400, restoration_ms=500)
+    problems = run_checks(load_inventory(write(tmp_path / "polls", docs)))
+    odd = [p for p in problems if p.code == "FAB042" and "cisco_nxos" in p.message]
+    assert [p.path.rsplit(".", 1)[-1] for p in odd] == ["restoration_ms"]
+    assert odd[0].severity == "warning" and odd[0].got == "500 ms (renders as 3 polls)"
+
+
+@pytest.mark.parametrize("vlan", [1, 3968, 4000, 4094])
+def test_nxos_refuses_default_and_reserved_vlans(tmp_path: Path, vlan: int) -> None:
+    """NX-OS cannot modify VLAN 1 and reserves 3968-4094 (Cisco N9K Layer 2 guide, VLAN ranges): validate refuses
+    them, at the VLAN's id, when an NX-OS switch is in the fabric; 3967 is fine."""
+    for vid, refused in ((vlan, True), (3967, False)):
+        docs = lab_docs()
+        P(docs)["vlans"][0]["id"] = vid
+        for host in H(docs):
+            for nic in host.get("nics", []):
+                if nic.get("vlan") == 100:
+                    nic["vlan"] = vid
+        problems = [p for p in run_checks(load_inventory(write(tmp_path / str(vid), docs))) if p.code == "FAB097"]
+        assert bool(problems) == refused, (vid, problems)
+        if refused:
+            assert problems[0].severity == "error" and problems[0].path == "policy.vlans[rdma].id"
+            assert problems[0].expected == "2-3967" and "leaf3-nxos" in problems[0].message

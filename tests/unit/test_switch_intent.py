@@ -71,7 +71,8 @@ def test_watchdog_standard_recipe_is_exact_where_the_platform_can_say_it() -> No
     e = eos_watchdog(wd, notes)
     assert (e.timeout_s, e.recovery_s, e.polling_s, e.action) == ("0.2", "0.2", "0.1", "drop")
     n = nxos_watchdog(wd, notes)
-    assert (n.shutdown_multiplier, n.restore_multiplier) == (2, 2)
+    assert (n.poll_ms, n.interval_ms, n.interface_multiplier, n.fixed_restore_multiplier) == (100, None, 2, 2)
+    assert not n.disable_action
     assert notes == []
     v = nvue_watchdog(wd, notes)
     assert (v.polling_interval_ms, v.robustness) == (100, 2)
@@ -87,10 +88,10 @@ def test_watchdog_rounding_and_ranges_are_warned() -> None:
 
     notes = _Notes()
     n = nxos_watchdog(wd, notes)
-    assert (n.shutdown_multiplier, n.restore_multiplier) == (3, 100)  # 250 -> 3 x 100 ms; 70 s clamps to 100 x
-    assert notes.fields == ["watchdog.action", "watchdog.poll_ms", "watchdog.shutdown_multiplier",
-                            "watchdog.restore_multiplier"]
-    assert notes[2][2] == "3 x 100 ms = 300 ms"
+    # poll 2000 clamps to the 1000 ms maximum; 250 ms -> 1 x 1000 ms (the least); 70 s -> 70 x 1000 ms
+    assert (n.poll_ms, n.interval_ms, n.interface_multiplier, n.fixed_restore_multiplier) == (1000, 1000, 1, 70)
+    assert notes.fields == ["watchdog.action", "watchdog.poll_ms", "watchdog.interface_multiplier"]
+    assert notes[2][2] == "1 x 1000 ms = 1000 ms"
 
     notes = _Notes()
     e = eos_watchdog(wd, notes)
@@ -204,3 +205,20 @@ def test_a_port_in_a_tagged_and_an_untagged_vlan_is_tagged_with_a_warning(lab: F
     port = next(p for p in sw.ports if p.name == "Ethernet1")
     assert port.access_vlan is None and port.tagged_vlans == [100, 200] and port.trunk_vlans == "100,200"
     assert "ports[Ethernet1].access_vlan" in [w.field for w in sw.warnings]
+
+
+def test_nxos_watchdog_renders_the_inventory_poll_and_the_alert_mode() -> None:
+    """NX-OS configures its watchdog interval (NDFC pfc_watch_int 101-1000 ms, default 100) and has a syslog-only
+    mode (DME ipqosPriorFlowCtrlWd.disableAction): the poll is rendered, alert keeps its meaning."""
+    notes = _Notes()
+    n = nxos_watchdog(Watchdog(detection_ms=600, restoration_ms=3000, poll_ms=300, action=WatchdogAction.ALERT),
+                      notes)
+    assert (n.poll_ms, n.interval_ms, n.interface_multiplier, n.fixed_restore_multiplier) == (300, 300, 2, 10)
+    assert n.disable_action and notes == []
+    notes = _Notes()
+    n = nxos_watchdog(Watchdog(detection_ms=200, restoration_ms=200, poll_ms=50), notes)
+    assert n.poll_ms == 100 and n.interval_ms is None  # the switch's default is not rendered
+    assert notes.fields == ["watchdog.poll_ms"]
+    notes = _Notes()
+    n = nxos_watchdog(Watchdog(detection_ms=9000, restoration_ms=200, poll_ms=100), notes)
+    assert n.interface_multiplier == 40 and notes.fields == ["watchdog.interface_multiplier"]  # DME max 40

@@ -9,9 +9,9 @@ Watchdog timer ranges per platform (``WATCHDOG_LIMITS``), all in ms:
 * Arista EOS (``priority-flow-control pause watchdog ... timeout / recovery-time / polling-interval`` in seconds):
   timeout and recovery 10-60000 ms, polling 5-30000 ms - from a third-party guide, unverified (anchors.md §6);
   timeout and recovery take 2 decimals, so whole 10 ms (AVD schema pattern ``\\d+(\\.\\d{1,2})?``);
-* Cisco NX-OS (Nexus 9000 QoS guide, "Configuring PFC"): a fixed 100 ms poll, detection and restoration are
-  multipliers of it (``shutdown-multiplier`` 1-10, ``auto-restore-multiplier`` 1-100 as documented for
-  NX-OS 10.x; not checked against a device here), so 100-1000 ms and 100-10000 ms in steps of 100 ms.
+* Cisco NX-OS: the watchdog interval (poll) is 100-1000 ms (Cisco NDFC ``pfc_watch_int`` 101-1000, the switch's
+  default 100); detection is the per-interface multiplier (DME ``interfaceMutiplier`` 0-40) x the poll and
+  restoration the ``fixed-restore multiplier`` (1-100, range unverified) x the poll, so both are whole polls.
 
 Host <-> switch PFC consistency: fabricd derives the PFC priorities, trust mode, DSCP map and CNP class of *both*
 ends of every host link from the one fabric-wide policy (there is deliberately no per-host or per-port override),
@@ -36,9 +36,9 @@ WATCHDOG = ("policy", "pfc", "watchdog")
 @dataclass(frozen=True)
 class WatchdogLimits:
     """Inclusive ranges in ms; None = the platform has no such knob. ``step_ms``: timers are whole multiples of
-    this (NX-OS multipliers of its fixed poll); ``detect_in_polls``: detection = poll x an integer (NVUE);
-    ``fixed_poll_ms``: the platform polls at this rate whatever the intent says (NX-OS), so a different poll_ms
-    is a warning, not an error: the switch only polls more or less often than the rest of the fabric."""
+    this (EOS: 10 ms); ``detect_in_polls`` / ``restore_in_polls``: the timer = poll x an integer (NVUE detection,
+    NX-OS both); ``fixed_poll_ms``: a platform that polls at this rate whatever the intent says (none today), so a
+    different poll_ms is a warning, not an error: the switch only polls more or less often than the rest."""
 
     detection_ms: tuple[int, int]
     restoration_ms: tuple[int, int] | None
@@ -47,6 +47,7 @@ class WatchdogLimits:
     fixed_poll_ms: int | None = None
     step_ms: int | None = None
     detect_in_polls: bool = False
+    restore_in_polls: bool = False
 
 
 WATCHDOG_LIMITS: dict[Platform, WatchdogLimits] = {
@@ -57,9 +58,10 @@ WATCHDOG_LIMITS: dict[Platform, WatchdogLimits] = {
     Platform.ARISTA_EOS: WatchdogLimits((10, 60000), (10, 60000), (5, 30000),
                                         "EOS timeout/recovery-time 0.01-60 s with 2 decimals (AVD schema), "
                                         "polling-interval 0.005-30 s", step_ms=10),
-    Platform.CISCO_NXOS: WatchdogLimits((100, 1000), (100, 10000), None,
-                                        "NX-OS fixed 100 ms poll x shutdown-multiplier 1-10 / "
-                                        "auto-restore-multiplier 1-100", step_ms=100, fixed_poll_ms=100),
+    Platform.CISCO_NXOS: WatchdogLimits((100, 40000), (100, 100000), (100, 1000),
+                                        "NX-OS watchdog interval 100-1000 ms x interface-multiplier 1-40 / "
+                                        "fixed-restore multiplier 1-100", detect_in_polls=True,
+                                        restore_in_polls=True),
 }
 
 
@@ -108,10 +110,11 @@ def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
 
 @check("FAB042", "watchdog-granularity", Severity.WARNING, area="pfc",
        title="Watchdog timers are whole multiples of the platform's step",
-       why="NX-OS counts timers in 100 ms polls, EOS takes seconds with 2 decimals (10 ms steps) and NVUE counts "
-       "detection in polls (robustness); other values are rounded up when rendered, so the switch detects later "
-       "than the intent says.",
-       fix="use multiples of 100 ms (NX-OS), of 10 ms (EOS) and a detection that is a whole number of polls (NVUE)")
+       why="NX-OS counts detection and restoration in polls of its watchdog interval, EOS takes seconds with 2 "
+       "decimals (10 ms steps) and NVUE counts detection in polls (robustness); other values are rounded when "
+       "rendered, so the switch acts at another time than the intent says.",
+       fix="use a detection (NX-OS, NVUE) and restoration (NX-OS) that are whole multiples of poll_ms, and whole "
+       "10 ms on EOS")
 def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
     if not _watchdog_active(ctx):
@@ -133,7 +136,11 @@ def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
         if lim.detect_in_polls and wd.poll_ms and wd.detection_ms % wd.poll_ms:
             yield Finding((*WATCHDOG, "detection_ms"), f"detection is not a whole number of polls on {platform}",
                           expected=f"a multiple of poll_ms {wd.poll_ms}",
-                          got=f"{wd.detection_ms} ms (renders as robustness {-(-wd.detection_ms // wd.poll_ms)})")
+                          got=f"{wd.detection_ms} ms (renders as {-(-wd.detection_ms // wd.poll_ms)} polls)")
+        if lim.restore_in_polls and wd.poll_ms and wd.restoration_ms % wd.poll_ms:
+            yield Finding((*WATCHDOG, "restoration_ms"), f"restoration is not a whole number of polls on {platform}",
+                          expected=f"a multiple of poll_ms {wd.poll_ms}",
+                          got=f"{wd.restoration_ms} ms (renders as {-(-wd.restoration_ms // wd.poll_ms)} polls)")
 
 
 @check("FAB043", "watchdog-disabled", Severity.WARNING, area="pfc",

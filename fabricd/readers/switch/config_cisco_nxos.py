@@ -12,8 +12,11 @@ NX-OS builds lossless behaviour from policies (Nexus 9000 QoS Configuration Guid
 - ECN: ``policy-map type queuing`` classes ``c-out-8q-q<N>`` with ``random-detect ... ecn``, applied under ``system
   qos`` (or per interface) as ``service-policy type queuing output``;
 - the PFC watchdog: ``priority-flow-control watch-dog-interval on|off`` (global, or per interface, which wins),
-  ``watch-dog shutdown-multiplier N`` (detection = N x the fixed 100 ms poll, default 1) and ``auto-restore
-  multiplier M`` (restoration = M x 100 ms, default 10).
+  ``priority-flow-control watch-dog interval P`` (the poll, default 100 ms), per interface ``priority-flow-control
+  watch-dog interface-multiplier N`` (detection = N x P; 0 or absent: the global ``watch-dog shutdown-multiplier``,
+  default 1) and ``watch-dog disable-action`` (syslog only), globally ``fixed-restore multiplier M`` (restoration
+  = M x P; else ``auto-restore multiplier``, default 10). The shutdown-multiplier/auto-restore forms have no Cisco
+  source (they are read, never rendered); the defaults are fabricd's reading, unverified against a device.
 
 Format source: the real Azure Local TOR configs (fixtures/nxos/running-config-*-azurelocal.txt) and fabricd's NX-OS
 templates.
@@ -37,7 +40,7 @@ from .config_model import (
 
 PLATFORM = "cisco_nxos"
 POLL_MS = 100
-"""The NX-OS PFC watchdog polls every 100 ms; its timers are multiples of it."""
+"""The NX-OS PFC watchdog's default interval; its timers are multiples of the interval."""
 DEFAULT_SHUTDOWN_MULTIPLIER = 1
 DEFAULT_RESTORE_MULTIPLIER = 10
 
@@ -45,7 +48,8 @@ _CLASS_QUEUE = re.compile(r"^class type (?:queuing|network-qos) c-(?:out-)?8q-(?
 _ECN = re.compile(r"^random-detect minimum-threshold (\d+) (\S+) maximum-threshold (\d+) (\S+)"
                   r"(?: drop-probability (\d+))?(?: weight \d+)?(?P<ecn> ecn)?$")
 _MULTIPLIER = re.compile(r"^priority-flow-control (watch-dog shutdown-multiplier|auto-restore multiplier|"
-                         r"fixed-restore multiplier) (\d+)$")
+                         r"fixed-restore multiplier|watch-dog interval) (\d+)$")
+_INTF_MULTIPLIER = "priority-flow-control watch-dog interface-multiplier "
 
 
 def _queue_of(class_line: str) -> int | None:
@@ -127,7 +131,7 @@ def parse_running_config(text: str) -> LosslessConfig:
         elif b.line == "priority-flow-control watch-dog-interval on":
             wd_global = True
         elif m := _MULTIPLIER.match(b.line):
-            multipliers[m.group(1).split()[0]] = int(m.group(2))
+            multipliers[m.group(1)] = int(m.group(2))
     nq = policies.get(("network-qos", system.get("network-qos", "")))
     pause: set[int] = set()
     queue_mtu: dict[int, int] = {}
@@ -140,9 +144,10 @@ def parse_running_config(text: str) -> LosslessConfig:
                 queue_mtu[q] = mtu
     if system.get("network-qos") and nq is None:
         problems.append(f"system qos names network-qos policy {system['network-qos']!r}, which is not configured")
-    detection = POLL_MS * multipliers.get("watch-dog", DEFAULT_SHUTDOWN_MULTIPLIER)
-    restoration = POLL_MS * multipliers.get("auto-restore", multipliers.get("fixed-restore",
-                                                                           DEFAULT_RESTORE_MULTIPLIER))
+    poll = multipliers.get("watch-dog interval", POLL_MS)
+    shutdown = multipliers.get("watch-dog shutdown-multiplier", DEFAULT_SHUTDOWN_MULTIPLIER)
+    restoration = poll * (multipliers.get("fixed-restore multiplier")
+                          or multipliers.get("auto-restore multiplier") or DEFAULT_RESTORE_MULTIPLIER)
     ports: dict[str, PortConfig] = {}
     for b in interfaces:
         name = b.line.split(" ", 1)[1]
@@ -154,6 +159,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             note = f"priority-flow-control mode {mode or 'auto (default)'}: PFC only where DCBX negotiates it"
         wd_line = next((ln for ln in lines if ln.startswith("priority-flow-control watch-dog-interval ")), None)
         wd_on = wd_line.endswith(" on") if wd_line is not None else wd_global
+        intf_mult = next((to_int(ln.split()[-1]) or 0 for ln in lines if ln.startswith(_INTF_MULTIPLIER)), 0)
         qos_in = next((ln.split()[-1] for ln in lines if ln.startswith("service-policy type qos input ")), None)
         trust, dscp, cos = _classify(policies.get(("qos", qos_in or "")), classes)
         if qos_in is not None and ("qos", qos_in) not in policies:
@@ -165,7 +171,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             name=name, mtu_bytes=mtu, trust=trust, dscp_to_queue=dscp if trust in ("dscp", "both") else None,
             pcp_to_queue=cos if trust in ("pcp", "both") else None, pfc_priorities=pfc, pfc_note=note,
             watchdog_priorities=pfc if wd_on else frozenset(),
-            detection_ms=detection, restoration_ms=restoration,
+            detection_ms=poll * (intf_mult or shutdown), restoration_ms=restoration,
             ecn=_ecn(policies.get(("queuing", out_q or ""))), queue_mtu_bytes=dict(queue_mtu),
         )
     return LosslessConfig(PLATFORM, ports, tuple(problems))

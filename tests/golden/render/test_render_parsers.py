@@ -159,9 +159,10 @@ NXOS_EXTRA_SHAPES = {
     "match dscp N", "priority level N", "class-map type qos match-any W",
     # per-interface PFC without `send-tlv` (DCBX TLV advertisement is optional) and the watchdog: anchors.md §3.7.
     "priority-flow-control mode on", "priority-flow-control watch-dog-interval on",
-    # watchdog multipliers of the 100 ms poll: Cisco Nexus 9000 QoS guide "Configuring PFC" and the NX-API
-    # platformPriorFlowCtrlWd object (anchors.md §2.1, §3.7); not in the capture.
-    "priority-flow-control watch-dog shutdown-multiplier N", "priority-flow-control auto-restore multiplier N",
+    # the watchdog's restore, interval and per-interface multiplier / syslog-only mode: the pinned grammar table
+    # tests/conformance/nxos_grammar.yml gives each one's source and whether it is verified; not in the capture.
+    "priority-flow-control fixed-restore multiplier N", "priority-flow-control watch-dog interval N",
+    "priority-flow-control watch-dog interface-multiplier N", "priority-flow-control watch-dog disable-action",
     # an access port (a NIC without a VLAN tag); the capture has trunk ports only.
     "switchport access vlan N",
 }
@@ -224,17 +225,21 @@ def test_nxos_hierarchy(platform: str, case: str) -> None:
         if sw.watchdog is None:
             assert wd_lines == set()
         else:
-            assert wd_lines == {
-                "priority-flow-control watch-dog-interval on",
-                f"priority-flow-control watch-dog shutdown-multiplier {sw.watchdog.shutdown_multiplier}",
-                f"priority-flow-control auto-restore multiplier {sw.watchdog.restore_multiplier}",
-            }
+            want_wd = {"priority-flow-control watch-dog-interval on",
+                       f"priority-flow-control fixed-restore multiplier {sw.watchdog.fixed_restore_multiplier}"}
+            if sw.watchdog.interval_ms is not None:
+                want_wd.add(f"priority-flow-control watch-dog interval {sw.watchdog.interval_ms}")
+            assert wd_lines == want_wd
         for port in sw.ports:
             (intf,) = parse.find_objects(rf"^interface {re.escape(port.name)}$")
             body = _children(intf)
             assert f"mtu {port.mtu_bytes}" in body and "service-policy type qos input FABRICD_QOS" in body
             assert ("priority-flow-control mode on" in body) == port.pfc
             assert ("priority-flow-control watch-dog-interval on" in body) == port.watchdog
+            if port.watchdog and sw.watchdog is not None:
+                mult = f"priority-flow-control watch-dog interface-multiplier {sw.watchdog.interface_multiplier}"
+                assert mult in body
+                assert ("priority-flow-control watch-dog disable-action" in body) == sw.watchdog.disable_action
         for v in sw.vlans:
             (vlan,) = parse.find_objects(rf"^vlan {v.id}$")
             assert _children(vlan) == [f"name {v.name}"]
