@@ -594,12 +594,8 @@ def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> No
         col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
                 "readable", back.watchdog_error)
         return
-    if back.watchdog.problems:  # an output the parser could not read: a finding, never "no stuck queue"
-        col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
-                "readable", "; ".join(back.watchdog.problems))
-        return
     rows = back.watchdog.pfcwd
-    if not rows and back.watchdog.problems:
+    if back.watchdog.problems:  # unreadable output: SW-PARSE reports it; never "no stuck queue" on nothing
         col.skip("SW-WD-STUCK", "the watchdog counters could not be read: " + back.watchdog.problems[0])
         return
     col.notes["SW-WD-STUCK"] = f"{len(rows)} watchdog queue(s) reported"
