@@ -122,12 +122,12 @@ echo "libyang: building libyang $version into $prefix" >&2
 } >"$cache/build.log" 2>&1 || give_up "libyang $version build failed (see $cache/build.log)"
 
 echo "libyang: pip install libyang==$bindings into .venv against $prefix (rpath)" >&2
-LIBYANG_HEADERS="$prefix/include" LIBYANG_LIBRARIES="$prefix/lib" \
-  LIBYANG_EXTRA_LDFLAGS="-Wl,-rpath,$prefix/lib" \
-  "$venv_python" -m pip install -q --no-cache-dir --force-reinstall --no-deps --no-binary libyang "libyang==$bindings" \
-  >"$cache/pip.log" 2>&1 \
-  && "$venv_python" -m pip install -q "libyang==$bindings" >>"$cache/pip.log" 2>&1 \
-  || give_up "pip install libyang==$bindings failed (see $cache/pip.log)"
+{
+  LIBYANG_HEADERS="$prefix/include" LIBYANG_LIBRARIES="$prefix/lib" LIBYANG_EXTRA_LDFLAGS="-Wl,-rpath,$prefix/lib" \
+    "$venv_python" -m pip install -q --no-cache-dir --force-reinstall --no-deps --no-binary libyang \
+    "libyang==$bindings" \
+    && "$venv_python" -m pip install -q "libyang==$bindings"
+} >"$cache/pip.log" 2>&1 || give_up "pip install libyang==$bindings failed (see $cache/pip.log)"
 bindings_ok || give_up "libyang bindings installed but do not import (see $cache/pip.log)"
 printf '%s' "$want" >"$stamp"
 rm -f "$missing"
