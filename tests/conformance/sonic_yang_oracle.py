@@ -86,7 +86,7 @@ class Rejection:
         return f"{where}: {self.message}" + (f" ({self.path})" if self.path else "")
 
 
-class _NoFit(Exception):
+class _NoFitError(Exception):
     """A row that a list cannot take (wrong key arity, a field the list has no leaf for, a bad integer)."""
 
 
@@ -126,7 +126,7 @@ class SonicYang:
             module, snode = self.tables[table]
             try:
                 body = self._container(snode, rows, table)
-            except _NoFit as e:
+            except _NoFitError as e:
                 problems.append(Rejection(table, "", str(e)))
                 continue
             out.setdefault(f"{module}:{module}", {})[f"{module}:{table}"] = body
@@ -144,7 +144,7 @@ class SonicYang:
                 for key in list(left):
                     try:
                         entries.append(self._entry(lst, key, left[key], table))
-                    except _NoFit as e:
+                    except _NoFitError as e:
                         why.append(str(e))
                         continue
                     del left[key]
@@ -159,24 +159,26 @@ class SonicYang:
         for field in [f for f in left if f in leaves]:
             out[field] = self._value(leaves[field], left.pop(field), table, field)
         if left:
-            raise _NoFit(f"rows/fields the model has no place for: {sorted(left)}"
+            raise _NoFitError(f"rows/fields the model has no place for: {sorted(left)}"
                          + (f" ({'; '.join(dict.fromkeys(why))})" if why else ""))
         return out
 
     def _entry(self, lst: Any, key: str, row: Any, table: str) -> dict[str, Any]:
         ly = self._ly
-        names = [k.name() for k in lst.keys()]
+        key_leaves = lst.keys()  # SNode.keys(): the list's key leaves
+        names = [k.name() for k in key_leaves]
         parts = key.split("|")
         if len(parts) != len(names):
-            raise _NoFit(f"{key!r}: {lst.name()} keys are {names}")
+            raise _NoFitError(f"{key!r}: {lst.name()} keys are {names}")
         entry: dict[str, Any] = {n: p.strip() for n, p in zip(names, parts, strict=True)}
         if not isinstance(row, dict):
-            raise _NoFit(f"{key!r}: a row must be an object, got {type(row).__name__}")
+            raise _NoFitError(f"{key!r}: a row must be an object, got {type(row).__name__}")
         if lst.name() in TYPE1_MAP_LISTS:
             inner = next(iter(lst.children(types=(ly.SNode.LIST,))), None)
             if inner is None:
-                raise _NoFit(f"{lst.name()} has no inner list")
-            ikey = next(k.name() for k in inner.keys())
+                raise _NoFitError(f"{lst.name()} has no inner list")
+            inner_keys = inner.keys()
+            ikey = next(k.name() for k in inner_keys)
             ival = next(c.name() for c in inner.children(types=(ly.SNode.LEAF,)) if c.name() != ikey)
             entry[inner.name()] = [{ikey: str(k), ival: str(v)} for k, v in row.items()]
             return entry
@@ -188,7 +190,7 @@ class SonicYang:
             elif field in leaves:
                 entry[field] = self._value(leaves[field], value, table, field)
             else:
-                raise _NoFit(f"{key!r}: field {field!r} is not a leaf of {lst.name()}")
+                raise _NoFitError(f"{key!r}: field {field!r} is not a leaf of {lst.name()}")
         return entry
 
     def _value(self, leaf: Any, value: Any, table: str, field: str) -> Any:
@@ -198,14 +200,14 @@ class SonicYang:
                 try:
                     return int(text, 10)
                 except ValueError:
-                    raise _NoFit(f"{field}={text!r}: not an integer ({leaf.type().basename()})") from None
+                    raise _NoFitError(f"{field}={text!r}: not an integer ({leaf.type().basename()})") from None
             return text
 
         if isinstance(leaf, self._ly.SLeafList):
             if isinstance(value, str):
                 sep = STRING_LEAF_LISTS.get((table, field))
                 if sep is None:
-                    raise _NoFit(f"{field}={value!r}: a leaf-list given as one string (CONFIG_DB splits only "
+                    raise _NoFitError(f"{field}={value!r}: a leaf-list given as one string (CONFIG_DB splits only "
                                  f"{sorted(f'{t}.{f}' for t, f in STRING_LEAF_LISTS)})")
                 value = [x.strip() for x in value.split(sep)]
             return [convert(v) for v in value if v != ""]

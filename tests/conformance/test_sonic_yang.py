@@ -223,7 +223,7 @@ def test_oracle_refuses_a_detection_time_below_the_poll_interval() -> None:
 
 def test_oracle_refuses_wred_max_below_min_and_probability_over_100() -> None:
     fragment = _good()
-    (name, profile), = fragment["WRED_PROFILE"].items()
+    (_, profile), = fragment["WRED_PROFILE"].items()
     profile["green_max_threshold"] = str(int(profile["green_min_threshold"]) - 1)
     _refused(fragment, "WRED_PROFILE", "max threshold must be greater")
     fragment = _good()
