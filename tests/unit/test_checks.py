@@ -177,6 +177,9 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB090", _ring, None),
     ("FAB091", lambda d: None, CheckOptions(fail_links=2)),
     ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
+    ("FAB110", lambda d: (P(d)["ecn_profiles"][0].update(name="roce.v2"), TC(d)[1].update(ecn_profile="roce.v2")),
+     None),
+    ("FAB111", lambda d: (P(d)["vlans"][0].update(id=1), D(d)["nic"].update(vlan=1)), None),
 ]
 
 
