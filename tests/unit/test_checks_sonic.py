@@ -61,7 +61,8 @@ def test_fab111_refuses_vlan_1_on_a_sonic_switch(lab: Path) -> None:
     _edit(lab, "fabric.yml", "- id: 100", "- id: 1")
     _edit(lab, "groups.yml", "vlan: 100", "vlan: 1")
     (hit,) = _codes(lab, "FAB111")
-    assert f"{lab}/fabric.yml:" in hit and ".id: VLAN 1 (rdma) is carried by SONiC leaf1-sonic, whose YANG refuses it" in hit
+    assert f"{lab}/fabric.yml:" in hit
+    assert ".id: VLAN 1 (rdma) is carried by SONiC leaf1-sonic, whose YANG refuses it" in hit
     assert "(expected 2-4094 (sonic-vlan.yang), got 1)" in hit and hit.endswith("(and the NICs' vlan)")
 
 
