@@ -59,12 +59,17 @@ STRING_LEAF_LISTS = {
 
 def libyang_missing() -> str | None:
     """Why the libyang bindings cannot be used here, or None when they can."""
+    import importlib.metadata
+
+    why = REPO / "build" / "libyang3.missing"
+    reason = why.read_text().strip() if why.exists() else "scripts/libyang.sh has not run (make libyang)"
     try:
         import libyang  # noqa: F401
     except ImportError as e:
-        why = REPO / "build" / "libyang3.missing"
-        reason = why.read_text().strip() if why.exists() else "scripts/libyang.sh has not run (make libyang)"
         return f"libyang 3.12.2 + bindings 3.1.0 not importable ({e}); {reason}"
+    version = importlib.metadata.version("libyang")
+    if version != "3.1.0":
+        return f"the libyang bindings are {version}, not the 3.1.0 SONiC pins; {reason}"
     return None
 
 

@@ -22,7 +22,7 @@ import shlex
 from typing import Any
 
 import pytest
-from conformance_corpus import accepted, corpus, intent_space, record, renders_of
+from conformance_corpus import REPO, accepted, corpus, intent_space, record, renders_of
 from hypothesis import HealthCheck, assume, given, settings
 from sonic_yang_oracle import (
     Rejection,
@@ -288,3 +288,14 @@ def test_translation_of_type1_maps_containers_and_leaf_lists() -> None:
         "localhost": {"hostname": "h", "buffer_model": "traditional"}}
     port = data["sonic-port:sonic-port"]["sonic-port:PORT"]["PORT_LIST"][0]
     assert port["speed"] == 100000 and port["adv_speeds"] == ["10000", "100000"] and port["lanes"] == "0,1"
+
+
+def test_the_lab_switch_config_db_after_push_validates_whole() -> None:
+    """The lab SONiC simulator's whole CONFIG_DB after `fabricd push` of inventory/lab (its own DEVICE_METADATA, PORT
+    rows, buffer pools and flex counters plus what fabricd pushed; tests/golden/switch_config/sonic/lab-pushed.txt)
+    is valid SONiC without any base merged onto it: the simulator follows the schema."""
+    path = REPO / "tests" / "golden" / "switch_config" / "sonic" / "lab-pushed.txt"
+    db = json.loads(path.read_text().split("\n", 1)[1])
+    rejections = oracle().check(db)
+    record("sonic", ORACLE, files=1, lines=rows_of(db), rejected=_rejected_rows(rejections))
+    assert not rejections, _report(str(path.relative_to(REPO)), rejections)
