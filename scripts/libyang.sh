@@ -57,6 +57,9 @@ need=()
 for p in cmake gcc make libpcre2-dev pkg-config; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
+# the bindings compile a CFFI extension: Python.h of the venv's interpreter (Debian's python3 needs python3-dev)
+"$venv_python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' \
+  || need+=(python3-dev)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     give_up "missing Debian packages ${need[*]} (run as root, or 'sudo apt-get install ${need[*]}')"
@@ -77,50 +80,59 @@ mirror=$(
 mirror=${mirror:-http://deb.debian.org/debian}
 mirror=${mirror%/}
 
-src="$cache/src"
-mkdir -p "$cache/lists/partial" "$cache/archives/partial" "$cache/etc/sources.list.d" "$cache/etc/preferences.d" "$src"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-signed=""
-[ -f "$keyring" ] && signed="[signed-by=$keyring] "
-echo "deb-src ${signed}$mirror trixie main" >"$cache/etc/sources.list"
-apt_opts=(
-  -o "Dir::Etc::SourceList=$cache/etc/sources.list"
-  -o "Dir::Etc::SourceParts=$cache/etc/sources.list.d"
-  -o "Dir::Etc::Preferences=$cache/etc/preferences"
-  -o "Dir::Etc::PreferencesParts=$cache/etc/preferences.d"
-  -o "Dir::State::Lists=$cache/lists"
-  -o "Dir::Cache=$cache"
-  -o "Dir::Cache::Archives=$cache/archives"
-  -o "APT::Sandbox::User=root"
-  -o "Acquire::Languages=none"
-)
-tarball="$src/libyang_$version.orig.tar.xz"
-if [ ! -f "$tarball" ]; then
-  echo "libyang: fetching Debian trixie source package libyang $debian_version from $mirror" >&2
-  apt-get "${apt_opts[@]}" -qq update >"$cache/apt.log" 2>&1 \
-    || give_up "apt-get update of the private trixie deb-src list failed ($mirror; see $cache/apt.log)"
-  (cd "$src" && apt-get "${apt_opts[@]}" -qq source --download-only "libyang=$debian_version") >>"$cache/apt.log" 2>&1 \
-    || give_up "apt-get source libyang=$debian_version failed (see $cache/apt.log)"
-fi
-got=$(sha256sum "$tarball" | cut -d' ' -f1)
-if [ "$got" != "$orig_sha256" ]; then
-  rm -f "$tarball"
-  give_up "$tarball: sha256 $got, expected $orig_sha256"
+lib_want="libyang $version sha256:$orig_sha256"
+lib_stamp="$prefix/.built"
+if [ -f "$lib_stamp" ] && [ "$(cat "$lib_stamp")" = "$lib_want" ] && [ -f "$prefix/lib/libyang.so.3" ]; then
+  echo "libyang: libyang $version already built in $prefix" >&2
+else
+  src="$cache/src"
+  mkdir -p "$cache/lists/partial" "$cache/archives/partial" "$cache/etc/sources.list.d" "$cache/etc/preferences.d" "$src"
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  signed=""
+  [ -f "$keyring" ] && signed="[signed-by=$keyring] "
+  echo "deb-src ${signed}$mirror trixie main" >"$cache/etc/sources.list"
+  apt_opts=(
+    -o "Dir::Etc::SourceList=$cache/etc/sources.list"
+    -o "Dir::Etc::SourceParts=$cache/etc/sources.list.d"
+    -o "Dir::Etc::Preferences=$cache/etc/preferences"
+    -o "Dir::Etc::PreferencesParts=$cache/etc/preferences.d"
+    -o "Dir::State::Lists=$cache/lists"
+    -o "Dir::Cache=$cache"
+    -o "Dir::Cache::Archives=$cache/archives"
+    -o "APT::Sandbox::User=root"
+    -o "Acquire::Languages=none"
+  )
+  tarball="$src/libyang_$version.orig.tar.xz"
+  if [ ! -f "$tarball" ]; then
+    echo "libyang: fetching Debian trixie source package libyang $debian_version from $mirror" >&2
+    apt-get "${apt_opts[@]}" -qq update >"$cache/apt.log" 2>&1 \
+      || give_up "apt-get update of the private trixie deb-src list failed ($mirror; see $cache/apt.log)"
+    (cd "$src" && apt-get "${apt_opts[@]}" -qq source --download-only "libyang=$debian_version") >>"$cache/apt.log" 2>&1 \
+      || give_up "apt-get source libyang=$debian_version failed (see $cache/apt.log)"
+  fi
+  got=$(sha256sum "$tarball" | cut -d' ' -f1)
+  if [ "$got" != "$orig_sha256" ]; then
+    rm -f "$tarball"
+    give_up "$tarball: sha256 $got, expected $orig_sha256"
+  fi
+
+  work="$cache/build"
+  rm -rf "$work" "$prefix"
+  mkdir -p "$work"
+  tar -xJf "$tarball" -C "$work" || give_up "cannot extract $tarball"
+  srcdir=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -1)
+  echo "libyang: building libyang $version into $prefix" >&2
+  {
+    cmake -S "$srcdir" -B "$work/out" -DCMAKE_BUILD_TYPE=Release -DENABLE_TESTS=OFF -DENABLE_TOOLS=OFF \
+      -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
+      && cmake --build "$work/out" -j "$(nproc)" \
+      && cmake --install "$work/out"
+  } >"$cache/build.log" 2>&1 || give_up "libyang $version build failed (see $cache/build.log)"
+  printf '%s' "$lib_want" >"$lib_stamp"
+  rm -rf "$work"
 fi
 
-work="$cache/build"
-rm -rf "$work" "$prefix"
-mkdir -p "$work"
-tar -xJf "$tarball" -C "$work" || give_up "cannot extract $tarball"
-srcdir=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -1)
-echo "libyang: building libyang $version into $prefix" >&2
-{
-  cmake -S "$srcdir" -B "$work/out" -DCMAKE_BUILD_TYPE=Release -DENABLE_TESTS=OFF -DENABLE_TOOLS=OFF \
-    -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
-    && cmake --build "$work/out" -j "$(nproc)" \
-    && cmake --install "$work/out"
-} >"$cache/build.log" 2>&1 || give_up "libyang $version build failed (see $cache/build.log)"
-
+mkdir -p "$cache"
 echo "libyang: pip install libyang==$bindings into .venv against $prefix (rpath)" >&2
 {
   LIBYANG_HEADERS="$prefix/include" LIBYANG_LIBRARIES="$prefix/lib" LIBYANG_EXTRA_LDFLAGS="-Wl,-rpath,$prefix/lib" \
@@ -131,6 +143,5 @@ echo "libyang: pip install libyang==$bindings into .venv against $prefix (rpath)
 bindings_ok || give_up "libyang bindings installed but do not import (see $cache/pip.log)"
 printf '%s' "$want" >"$stamp"
 rm -f "$missing"
-rm -rf "$work"
 echo "libyang: ready in $(($(date +%s) - start)) s" >&2
 exit 0
