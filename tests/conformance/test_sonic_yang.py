@@ -299,3 +299,14 @@ def test_the_lab_switch_config_db_after_push_validates_whole() -> None:
     rejections = oracle().check(db)
     record("sonic", ORACLE, files=1, lines=rows_of(db), rejected=_rejected_rows(rejections))
     assert not rejections, _report(str(path.relative_to(REPO)), rejections)
+
+
+def test_libyang_script_is_shellcheck_clean() -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (Debian package shellcheck, in scripts/sysdeps.sh)")
+    result = subprocess.run(["shellcheck", str(REPO / "scripts" / "libyang.sh")], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stdout
