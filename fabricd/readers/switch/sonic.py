@@ -19,13 +19,18 @@ PLATFORM = "sonic"
 COMMANDS: dict[str, str] = {
     "pfc": "show pfc counters",
     "queue": "show queue counters",
-    "wred": "show queue wredcounters",
     "pfcwd": "show pfcwd stats",
 }
 """The commands the switch exporter runs on SONiC, by role."""
 
-OPTIONAL_COMMANDS: dict[str, str] = {"pfc_history": "show pfc counters --history"}
-"""Commands whose failure (releases before SONiC's PFC history feature) does not fail the poll."""
+OPTIONAL_COMMANDS: dict[str, str] = {
+    "wred": "show queue wredcounters",
+    "pfc_history": "show pfc counters --history",
+}
+"""Commands that older releases lack, whose failure does not fail the poll: ``show queue wredcounters`` came with
+sonic-utilities' wredstat (2025-02, #2807), ``show pfc counters --history`` with #3778 (2025-08). On a release
+without them, click answers ``Usage: ... Error: No such command/option`` and the driver raises, so the poller
+records the command as unsupported instead of reading an error as counters."""
 
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _PFC_COL = re.compile(r"^PFC([0-7])$")
