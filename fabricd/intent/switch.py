@@ -274,8 +274,7 @@ class SonicSwitchIntent(SwitchIntentBase):
     scheduler_lines: list[SonicTableLine] = Field(description="SCHEDULER and QUEUE, as cfggen JSON")
     buffer_lines: list[SonicTableLine] = Field(description="CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON")
     pfc_lines: list[SonicTableLine] = Field(description="PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON")
-    vlan_lines: list[SonicTableLine] = Field(
-        description="VLAN rows (the description `config vlan add` cannot set), as cfggen JSON after `config vlan add`")
+    vlan_lines: list[SonicTableLine] = Field(description="VLAN rows (config vlan add sets no description), as cfggen JSON")
     pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
     watchdog: SonicWatchdog | None
 
@@ -615,11 +614,8 @@ class SwitchIntentBuilder:
         dumped = config_db.model_dump(exclude_none=True)
 
         def lines(*tables: str) -> list[SonicTableLine]:
-            return [
-                SonicTableLine(table=t, json_text=json.dumps({t: dumped[t]}, separators=(",", ":"), sort_keys=True))
-                for t in tables
-                if t in dumped
-            ]
+            return [SonicTableLine(table=t, json_text=json.dumps({t: dumped[t]}, separators=(",", ":"), sort_keys=True))
+                    for t in tables if t in dumped]
 
         return SonicSwitchIntent(
             config_db=config_db,
