@@ -274,7 +274,7 @@ class SonicSwitchIntent(SwitchIntentBase):
     scheduler_lines: list[SonicTableLine] = Field(description="SCHEDULER and QUEUE, as cfggen JSON")
     buffer_lines: list[SonicTableLine] = Field(description="CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON")
     pfc_lines: list[SonicTableLine] = Field(description="PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON")
-    vlan_lines: list[SonicTableLine] = Field(description="VLAN rows (config vlan add sets no description), as cfggen JSON")
+    vlan_lines: list[SonicTableLine] = Field(description="VLAN rows with descriptions, as cfggen JSON")
     pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
     watchdog: SonicWatchdog | None
 
