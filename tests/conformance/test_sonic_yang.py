@@ -288,6 +288,15 @@ def test_translation_of_type1_maps_containers_and_leaf_lists() -> None:
         "localhost": {"hostname": "h", "buffer_model": "traditional"}}
     port = data["sonic-port:sonic-port"]["sonic-port:PORT"]["PORT_LIST"][0]
     assert port["speed"] == 100000 and port["adv_speeds"] == ["10000", "100000"] and port["lanes"] == "0,1"
+    # a multi-list table: QUEUE holds QUEUE_LIST (ifname|qindex) and VOQ_QUEUE_LIST (hostname|asic|ifname|qindex);
+    # each row goes to the list whose keys it has (the VOQ shape of sonic-config-engine's chassis qos samples)
+    queue, problems = oracle().translate({"QUEUE": {"Ethernet0|3": {"scheduler": "s"},
+                                                    "lc1|asic0|Ethernet8|4": {"wred_profile": "AZURE_LOSSLESS"}}})
+    assert not problems
+    lists = queue["sonic-queue:sonic-queue"]["sonic-queue:QUEUE"]
+    assert lists["QUEUE_LIST"] == [{"ifname": "Ethernet0", "qindex": "3", "scheduler": "s"}]
+    assert lists["VOQ_QUEUE_LIST"] == [{"hostname": "lc1", "asic_name": "asic0", "ifname": "Ethernet8", "qindex": "4",
+                                        "wred_profile": "AZURE_LOSSLESS"}]
 
 
 def test_the_lab_switch_config_db_after_push_validates_whole() -> None:
