@@ -87,3 +87,45 @@ def test_a_header_without_rows_is_no_problem() -> None:
     text = "    ".join(cols) + "\n" + "  ".join("-" * len(c) for c in cols) + "\n"
     got = sonic.parse_show_pfcwd_stats(text)
     assert not got.pfcwd and not got.problems
+
+
+CONFIG = Path(__file__).parent / "switch_config" / "sonic"
+
+
+def test_running_config_from_sonic_utilities_config_db() -> None:
+    """sonic-utilities' CONFIG_DB (regrouped as `show runningconfiguration all` prints it): PFC 3,4 on Ethernet0
+    and Ethernet4, none on Ethernet8, the watchdog at 600 ms on all three, AZURE_LOSSLESS on queues 3 and 4."""
+    from fabricd.readers.switch.config_sonic import parse_running_config
+
+    first, _, text = (CONFIG / "sonic-utilities-mock-config-db.txt").read_text().partition("\n")
+    assert first.startswith("# source:")
+    cfg = parse_running_config(text)
+    assert not cfg.problems and len(cfg.ports) == 32
+    e0, e8 = cfg.ports["Ethernet0"], cfg.ports["Ethernet8"]
+    assert (e0.mtu_bytes, sorted(e0.pfc_priorities), sorted(e0.watchdog_priorities)) == (9100, [3, 4], [3, 4])
+    assert (e0.detection_ms, e0.restoration_ms) == (600, 600)
+    assert sorted(e0.ecn) == [3, 4] and e0.ecn[3].min_bytes == 1048576 and e0.ecn[3].probability_percent == 5
+    assert not e8.pfc_priorities and e8.detection_ms == 600
+
+
+def test_running_config_reads_older_references_and_voq_queue_keys() -> None:
+    """Hand-made rows in two real shapes: the older ``[TABLE|name]`` reference form (sonic-utilities' mock CONFIG_DB
+    keeps it for schedulers) and VOQ chassis QUEUE keys ``<host>|<asic>|<port>|<queue>`` (sonic-config-engine's
+    chassis qos samples)."""
+    import json
+
+    from fabricd.readers.switch.config_sonic import parse_running_config
+
+    db = {
+        "PORT": {"Ethernet0": {"mtu": "9100"}, "Ethernet8": {"mtu": "9100"}},
+        "DSCP_TO_TC_MAP": {"AZURE": {"26": "3", "48": "6"}},
+        "PORT_QOS_MAP": {"Ethernet0": {"dscp_to_tc_map": "[DSCP_TO_TC_MAP|AZURE]", "pfc_enable": "3"}},
+        "WRED_PROFILE": {"AZURE_LOSSLESS": {"ecn": "ecn_all", "green_min_threshold": "1048576",
+                                            "green_max_threshold": "2097152", "green_drop_probability": "5"}},
+        "QUEUE": {"Ethernet0|3": {"wred_profile": "[WRED_PROFILE|AZURE_LOSSLESS]"},
+                  "lc1|asic0|Ethernet8|4": {"wred_profile": "AZURE_LOSSLESS"}},
+    }
+    cfg = parse_running_config(json.dumps(db))
+    assert not cfg.problems
+    assert cfg.ports["Ethernet0"].trust == "dscp" and cfg.ports["Ethernet0"].dscp_to_priority == {26: 3, 48: 6}
+    assert cfg.ports["Ethernet0"].ecn[3].enabled and cfg.ports["Ethernet8"].ecn[4].max_bytes == 2097152
