@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench sysdeps clean help
+.PHONY: demo test lint unit bench sysdeps libyang clean help
 
 help:
 	@echo "make demo   - run the whole loop on inventory/lab (starts and stops everything it needs)"
@@ -23,12 +23,17 @@ $(STAMP): pyproject.toml
 sysdeps:
 	@scripts/sysdeps.sh test
 
+# libyang 3.12.2 + its Python bindings 3.1.0 (SONiC's YANG validator) for tests/conformance/test_sonic_yang.py;
+# builds once into build/libyang3 (about 25 s), then a no-op. See the script's header.
+libyang: $(STAMP)
+	@scripts/libyang.sh
+
 lint: $(STAMP)
 	$(BIN)/ruff check fabricd tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: sysdeps $(STAMP) lint
+test: sysdeps $(STAMP) libyang lint
 	@$(BIN)/python -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 

@@ -275,6 +275,7 @@ class SonicSwitchIntent(SwitchIntentBase):
     scheduler_lines: list[SonicTableLine] = Field(description="SCHEDULER and QUEUE, as cfggen JSON")
     buffer_lines: list[SonicTableLine] = Field(description="CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON")
     pfc_lines: list[SonicTableLine] = Field(description="PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON")
+    vlan_lines: list[SonicTableLine] = Field(description="VLAN rows with descriptions, as cfggen JSON")
     pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
     watchdog: SonicWatchdog | None
 
@@ -617,11 +618,8 @@ class SwitchIntentBuilder:
         dumped = config_db.model_dump(exclude_none=True)
 
         def lines(*tables: str) -> list[SonicTableLine]:
-            return [
-                SonicTableLine(table=t, json_text=json.dumps({t: dumped[t]}, separators=(",", ":"), sort_keys=True))
-                for t in tables
-                if t in dumped
-            ]
+            return [SonicTableLine(table=t, json_text=json.dumps({t: dumped[t]}, separators=(",", ":"), sort_keys=True))
+                    for t in tables if t in dumped]
 
         return SonicSwitchIntent(
             config_db=config_db,
@@ -630,6 +628,7 @@ class SwitchIntentBuilder:
             scheduler_lines=lines("SCHEDULER", "QUEUE"),
             buffer_lines=lines("CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG"),
             pfc_lines=lines("PORT_QOS_MAP"),
+            vlan_lines=lines("VLAN"),
             pfcwd_ports=" ".join(p.name for p in ports if p.watchdog),
             watchdog=parts.watchdog, warnings=sink.items, **common,
         )

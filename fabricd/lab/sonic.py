@@ -222,16 +222,24 @@ class SonicSwitch(SimSwitch):
         return tables.simple(["Port Rx", *titles], rx) + "\n\n" + tables.simple(["Port Tx", *titles], tx)
 
     def pfc_history(self) -> str:
+        """``pfcstat --history`` as sonic-utilities prints it (tests/pfcstat_input/assert_show_output.py): every
+        port's PFC0..PFC7 rows, an empty line after each port. The total columns come from the SAI counters; the
+        lab has no pfcwd estimate of the most recent pause, so those two columns are N/A as on such platforms."""
         ports = self.counters.read()
         rows = []
         for n in self.sorted_ports():
             for prio, c in enumerate(ports[n].pfc):
-                if c.rx_frames:
-                    rows.append([n, f"PFC{prio}", tables.comma(c.rx_transitions), tables.comma(c.rx_pause_us),
-                                 tables.comma(c.rx_pause_us), "N/A"])
+                rows.append([n, f"PFC{prio}", tables.comma(c.rx_transitions), tables.comma(c.rx_pause_us), "N/A",
+                             "N/A"])
         headers = ["Port", "Priority", "RX Pause Transitions", "Total RX Pause Time US", "Recent RX Pause Time US",
                    "Recent RX Pause Timestamp"]
-        return tables.simple(headers, rows)
+        lines = tables.simple(headers, rows).split("\n")
+        out = lines[:2]
+        for i, line in enumerate(lines[2:], 1):
+            out.append(line)
+            if i % 8 == 0:
+                out.append("")
+        return "\n".join(out)
 
     def queue_counters(self, port: str | None, as_json: bool, wred: bool) -> str:
         ports = self.counters.read()
@@ -265,6 +273,8 @@ class SonicSwitch(SimSwitch):
                 rows.append([n, f"MC{i}", "0", "0", "0", "0"])
             headers = (["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"] if wred
                        else ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"])
+            # the shape of the issue captures (older releases); newer queuestat prints "For namespace <ns>:" above
+            # each port's table (sonic-utilities tests/queue_counter_test.py): the parser reads both
             blocks.append(tables.simple(headers, rows))
         return "\n\n".join(blocks)
 
@@ -284,6 +294,8 @@ class SonicSwitch(SimSwitch):
 
     def pfcwd_config(self) -> str:
         wd = self.db.get("PFC_WD", {})
+        # the shape of releases before the HISTORY column (sonic-buildimage issue #9193); newer ones add HISTORY
+        # (sonic-utilities tests/pfcwd_input/pfcwd_test_vectors.py): the parser reads both
         rows = [[p, e.get("action", "drop"), e.get("detection_time", "N/A"), e.get("restoration_time", "N/A")]
                 for p, e in sorted(wd.items(), key=lambda kv: natural(kv[0])) if p != "GLOBAL"]
         text = tables.simple(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME"], rows)

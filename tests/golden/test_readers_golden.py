@@ -187,6 +187,12 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "sonic/show-queue-counters-td3-issue6290": sonic.parse_show_queue_counters,
     "sonic/show-queue-wredcounters-ecn-only-sonic-mgmt": sonic.parse_show_queue_wredcounters,
     "sonic/show-queue-wredcounters-sonic-utilities-test": sonic.parse_show_queue_wredcounters,
+    "sonic/show-pfc-counters-history-sonic-utilities-test": sonic.parse_show_pfc_counters_history,
+    "sonic/show-pfc-counters-history-all-sonic-utilities-test": sonic.parse_show_pfc_counters_history,
+    "sonic/show-pfc-counters-sonic-utilities-test": sonic.parse_show_pfc_counters,
+    "sonic/show-queue-counters-namespaces-sonic-utilities-test": sonic.parse_show_queue_counters,
+    "sonic/show-pfcwd-stats-sonic-utilities-test": sonic.parse_show_pfcwd_stats,
+    "sonic/show-pfcwd-config-history-sonic-utilities-test": sonic.parse_show_pfcwd_config,
     "arista_eos/show-hardware-counter-drop-ntc": arista_eos.parse_show_hardware_counter_drop,
     "arista_eos/show-interfaces-counters-queue-detail-egress-ntc":
         arista_eos.parse_show_interfaces_counters_queue_detail,

@@ -200,6 +200,9 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB120", _set(lambda d: P(d)["pfc"]["watchdog"], "action", "forward"), None),
     ("FAB121", _dwrr_above_cnp, None),
     ("FAB097", lambda d: P(d)["vlans"].append({"id": 4000, "name": "internal", "subnet": "10.201.0.0/16"}), None),
+    ("FAB110", lambda d: (P(d)["ecn_profiles"][0].update(name="roce.v2"), TC(d)[1].update(ecn_profile="roce.v2")),
+     None),
+    ("FAB111", lambda d: (P(d)["vlans"][0].update(id=1), D(d)["nic"].update(vlan=1)), None),
 ]
 
 

@@ -18,6 +18,7 @@ AREAS = {
     "buffers": "Buffers and headroom",
     "vlans": "VLANs and addressing",
     "deadlock": "PFC deadlock and connectivity",
+    "platform": "Platform schemas: what a switch OS's own schema refuses",
 }
 
 LOAD_CODES = (

@@ -109,6 +109,21 @@ class SonicDriver(NetmikoDriver):
     def get_config(self) -> str:
         return self.exec("show runningconfiguration all", op="get_config")
 
+    def run(self, commands: list[str]) -> dict[str, str]:
+        """Read-only show commands. A reply in SONiC's error shape (click's ``Usage: ... Error: No such command``
+        on a release without the command, ``-bash:``...) raises, so that the poller records an optional command this
+        release lacks, and a required one fails the poll with the device's words, instead of parsing an error
+        message as counters."""
+        out: dict[str, str] = {}
+        for command in commands:
+            reply = self.exec(command, op="command")
+            if self.error_pattern.search(reply):
+                words = " / ".join(ln.strip() for ln in reply.splitlines() if self.error_pattern.search(ln))
+                raise DriverError(self.name, "command", f"{command!r} failed: {words[:300]}",
+                                  hint="a command this SONiC release lacks, or a session without the rights to run it")
+            out[command] = reply
+        return out
+
     def compare(self, running: str, candidate: str) -> ConfigDelta:
         ops = patch_ops(_load(running, "running config", self.name), _load(candidate, "candidate", self.name))
         return ConfigDelta(tuple(_describe(op) for op in ops), diff_text(ops))

@@ -18,6 +18,7 @@ after pushing inventory/lab, whose tables follow sonic-buildimage's templates.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
@@ -35,6 +36,19 @@ def _table(db: dict[str, Any], name: str) -> Table:
 def _str(value: Any) -> str | None:
     """A CONFIG_DB field value: every value is a string; anything else is unreadable (None)."""
     return value if isinstance(value, str) else None
+
+
+_REF = re.compile(r"^\[(?P<table>[A-Z0-9_]+)\|(?P<name>[^\]]+)\]$")
+
+
+def _ref(value: Any) -> str | None:
+    """A reference to another table's row: a plain name, or the older ``[TABLE|name]`` form (still in
+    sonic-utilities' mock CONFIG_DB: ``"scheduler": "[SCHEDULER|scheduler.0]"``), read as the name."""
+    text = _str(value)
+    if text is None:
+        return None
+    m = _REF.match(text)
+    return m.group("name") if m else text
 
 
 def _map(table: Table, name: str | None, hi: int) -> dict[int, int] | None:
@@ -72,8 +86,11 @@ def parse_running_config(text: str) -> LosslessConfig:
     ecn: dict[str, dict[int, EcnConfig]] = {}
     problems: list[str] = []
     for key, row in _table(db, "QUEUE").items():
-        port, _, queues = key.partition("|")
-        profile = _str(row.get("wred_profile"))
+        parts = key.split("|")  # <port>|<queues>, or <host>|<asic>|<port>|<queues> on a VOQ chassis
+        if len(parts) < 2:
+            continue
+        port, queues = parts[-2], parts[-1]
+        profile = _ref(row.get("wred_profile"))
         if not profile:
             continue
         prof = wred.get(profile)
@@ -91,12 +108,12 @@ def parse_running_config(text: str) -> LosslessConfig:
     ports: dict[str, PortConfig] = {}
     for name in sorted(set(port_table) | set(qos_map)):
         row = qos_map.get(name, {})
-        dscp = _map(dscp_maps, _str(row.get("dscp_to_tc_map")), 63)
-        dot1p = _map(dot1p_maps, _str(row.get("dot1p_to_tc_map")), 7)
+        dscp = _map(dscp_maps, _ref(row.get("dscp_to_tc_map")), 63)
+        dot1p = _map(dot1p_maps, _ref(row.get("dot1p_to_tc_map")), 7)
         for field, table in (("dscp_to_tc_map", dscp_maps), ("dot1p_to_tc_map", dot1p_maps),
                              ("tc_to_queue_map", queue_maps)):
             value = row.get(field)
-            if value and (_str(value) is None or value not in table):
+            if value and (_ref(value) is None or _ref(value) not in table):
                 problems.append(f"PORT_QOS_MAP|{name}: {field} {value!r} names no map in the config")
         trust: Trust | None = "dscp" if dscp is not None else "pcp" if dot1p is not None else None
         pfc = _prios(row.get("pfc_enable")) or frozenset()
@@ -108,7 +125,7 @@ def parse_running_config(text: str) -> LosslessConfig:
         ports[name] = PortConfig(
             name=name, mtu_bytes=to_int(str(port_table.get(name, {}).get("mtu", ""))), trust=trust,
             dscp_to_priority=dscp, pcp_to_priority=dot1p,
-            priority_to_queue=_map(queue_maps, _str(row.get("tc_to_queue_map")), 7),
+            priority_to_queue=_map(queue_maps, _ref(row.get("tc_to_queue_map")), 7),
             pfc_priorities=pfc, watchdog_priorities=watched,
             detection_ms=to_int(str(wd_entry.get("detection_time", ""))) if wd_entry else None,
             restoration_ms=to_int(str(wd_entry.get("restoration_time", ""))) if wd_entry else None,

@@ -12,20 +12,25 @@ import re
 
 from ..common import Direction
 from .model import InterfaceCounter, PfcCounter, PfcwdConfig, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
-from .tables import dashed_tables, to_int
+from .tables import dashed_tables, is_prompt, to_int
 
 PLATFORM = "sonic"
 
 COMMANDS: dict[str, str] = {
     "pfc": "show pfc counters",
     "queue": "show queue counters",
-    "wred": "show queue wredcounters",
     "pfcwd": "show pfcwd stats",
 }
 """The commands the switch exporter runs on SONiC, by role."""
 
-OPTIONAL_COMMANDS: dict[str, str] = {"pfc_history": "show pfc counters --history"}
-"""Commands whose failure (releases before SONiC's PFC history feature) does not fail the poll."""
+OPTIONAL_COMMANDS: dict[str, str] = {
+    "wred": "show queue wredcounters",
+    "pfc_history": "show pfc counters --history",
+}
+"""Commands that older releases lack, whose failure does not fail the poll: ``show queue wredcounters`` came with
+sonic-utilities' wredstat (2025-02, #2807), ``show pfc counters --history`` with #3778 (2025-08). On a release
+without them, click answers ``Usage: ... Error: No such command/option`` and the driver raises, so the poller
+records the command as unsupported instead of reading an error as counters."""
 
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _PFC_COL = re.compile(r"^PFC([0-7])$")
@@ -43,11 +48,13 @@ def _pair(cell: str | None) -> tuple[int | None, int | None]:
 def parse_show_pfc_counters(text: str) -> SwitchCounters:
     """``show pfc counters``: a ``Port Rx`` and a ``Port Tx`` table with PFC0..PFC7 columns (frames)."""
     out: list[PfcCounter] = []
+    found = False
     for table in dashed_tables(text):
         first = table.columns[0] if table.columns else ""
         direction: Direction | None = "rx" if first.endswith("Rx") else "tx" if first.endswith("Tx") else None
         if direction is None:
             continue
+        found = True
         prios = [(c, int(m.group(1))) for c in table.columns if (m := _PFC_COL.match(c))]
         for row in table.rows:
             port = row.get(first, "")
@@ -55,25 +62,29 @@ def parse_show_pfc_counters(text: str) -> SwitchCounters:
                 continue
             for col, prio in prios:
                 out.append(PfcCounter(port, direction, prio, to_int(row.get(col))))
-    return SwitchCounters(pfc=tuple(out))
+    return SwitchCounters(pfc=tuple(out), problems=_unread(text, found, "show pfc counters", "Port Rx/Port Tx"))
 
 
-def _queue_tables(text: str) -> list[tuple[str, int, QueueKind, dict[str, str]]]:
+def _queue_tables(text: str) -> tuple[list[tuple[str, int, QueueKind, dict[str, str]]], bool]:
     rows = []
+    found = False
     for table in dashed_tables(text):
         if "TxQ" not in table.columns or "Port" not in table.columns:
             continue
+        found = True
         for row in table.rows:
             m = _QUEUE.match(row.get("TxQ", ""))
             port = row.get("Port", "")
             if m is None or not port:
                 continue
             rows.append((port, int(m.group(2)), _KINDS[m.group(1)], row))
-    return rows
+    return rows, found
 
 
 def parse_show_queue_counters(text: str) -> SwitchCounters:
-    """``show queue counters [IF]``: Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes per queue."""
+    """``show queue counters [IF]``: Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes per queue. Newer releases
+    print one ``For namespace :`` block per port (sonic-utilities tests/queue_counter_test.py)."""
+    rows, found = _queue_tables(text)
     return SwitchCounters(
         queues=tuple(
             QueueCounter(
@@ -85,14 +96,16 @@ def parse_show_queue_counters(text: str) -> SwitchCounters:
                 dropped_packets=to_int(row.get("Drop/pkts")),
                 dropped_bytes=to_int(row.get("Drop/bytes")),
             )
-            for port, idx, kind, row in _queue_tables(text)
-        )
+            for port, idx, kind, row in rows
+        ),
+        problems=_unread(text, found, "show queue counters", "Port, TxQ, Counter/pkts, ..."),
     )
 
 
 def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
     """``show queue wredcounters [IF]``: WredDrp/pkts|bytes and EcnMarked/pkts|bytes per queue (``N/A`` where the
     ASIC lacks the counter)."""
+    rows, found = _queue_tables(text)
     return SwitchCounters(
         queues=tuple(
             QueueCounter(
@@ -104,8 +117,9 @@ def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
                 ecn_marked_packets=to_int(row.get("EcnMarked/pkts")),
                 ecn_marked_bytes=to_int(row.get("EcnMarked/bytes")),
             )
-            for port, idx, kind, row in _queue_tables(text)
-        )
+            for port, idx, kind, row in rows
+        ),
+        problems=_unread(text, found, "show queue wredcounters", "Port, TxQ, WredDrp/pkts, ..."),
     )
 
 
@@ -115,9 +129,11 @@ def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
     When the text holds several outputs (a capture of repeated runs), the last row of each queue wins.
     """
     found: dict[tuple[str, int], PfcwdCounter] = {}
+    seen = False
     for table in dashed_tables(text):
         if "QUEUE" not in table.columns:
             continue
+        seen = True
         for row in table.rows:
             port, _, queue = row.get("QUEUE", "").rpartition(":")
             if not port or not queue.isdigit():
@@ -142,15 +158,18 @@ def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
                 rx_last_ok=rxl_ok,
                 rx_last_drop=rxl_drop,
             )
-    return SwitchCounters(pfcwd=tuple(found.values()))
+    return SwitchCounters(pfcwd=tuple(found.values()),
+                          problems=_unread(text, seen, "show pfcwd stats", "QUEUE, STATUS, STORM DETECTED/RESTORED"))
 
 
 def parse_show_pfcwd_config(text: str) -> SwitchCounters:
     """``show pfcwd config``: PORT, ACTION, DETECTION TIME, RESTORATION TIME (milliseconds)."""
     out: list[PfcwdConfig] = []
+    found = False
     for table in dashed_tables(text):
         if "PORT" not in table.columns:
             continue
+        found = True
         for row in table.rows:
             port = row.get("PORT", "")
             if not port:
@@ -163,24 +182,51 @@ def parse_show_pfcwd_config(text: str) -> SwitchCounters:
                     restoration_ms=to_int(row.get("RESTORATION TIME")),
                 )
             )
-    return SwitchCounters(pfcwd_config=tuple(out))
+    return SwitchCounters(pfcwd_config=tuple(out),
+                          problems=_unread(text, found, "show pfcwd config", "PORT, ACTION, DETECTION TIME"))
+
+
+_HISTORY_ROW = re.compile(r"^\s*\S+\s+PFC[0-7]\s")
+
+
+def _join_port_blocks(text: str) -> str:
+    """``pfcstat --history`` prints one block per port with an empty line between them, under one header; drop
+    those empty lines so the blocks read as one table (an empty line ends a table everywhere else)."""
+    lines = text.splitlines()
+    return "\n".join(
+        line for i, line in enumerate(lines)
+        if line.strip() or i + 1 >= len(lines) or not _HISTORY_ROW.match(lines[i + 1])
+    )
 
 
 def parse_show_pfc_counters_history(text: str) -> SwitchCounters:
-    """``show pfc counters --history`` (SONiC PFC historical statistics): per port and priority, RX pause
-    transitions and total RX pause time in microseconds (``Total RX Pause Time US``). No public capture exists;
-    the columns are those of the feature's HLD as fabricd's lab simulator prints them."""
+    """``show pfc counters --history`` (sonic-utilities ``pfcstat --history``, PFC historical statistics): one block
+    of PFC0..PFC7 rows per port under one header, an empty line between ports. Read per port and priority: the
+    total RX pause time in microseconds (``Total RX Pause Time US``; ``N/A`` where the platform's PFC watchdog
+    detect script does not estimate it). Real shape: sonic-utilities tests/pfcstat_input/assert_show_output.py."""
     out: list[PfcCounter] = []
-    for table in dashed_tables(text):
+    found = False
+    for table in dashed_tables(_join_port_blocks(text)):
         if "Total RX Pause Time US" not in table.columns:
             continue
+        found = True
         for row in table.rows:
             port = row.get("Port", "")
             m = _PFC_COL.match(row.get("Priority", ""))
             if not port or m is None:
                 continue
             out.append(PfcCounter(port, "rx", int(m.group(1)), None, to_int(row.get("Total RX Pause Time US"))))
-    return SwitchCounters(pfc=tuple(out))
+    return SwitchCounters(pfc=tuple(out), problems=_unread(text, found, "show pfc counters --history",
+                                                           "Port, Priority, ..., Total RX Pause Time US"))
+
+
+def _unread(text: str, found: bool, command: str, header: str) -> tuple[str, ...]:
+    """A problem when a non-empty output held no table this parser reads (an empty parse is never a success)."""
+    if found or not any(line.strip() and not is_prompt(line) for line in text.splitlines()):
+        return ()
+    first = next(line.strip() for line in text.splitlines() if line.strip() and not is_prompt(line))
+    return (f"sonic: {command!r}: no table read from a non-empty output (expected a {header} header; "
+            f"got {first[:80]!r})",)
 
 
 _PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
@@ -201,9 +247,11 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
     Rates and utilisation columns are left out (Prometheus computes rates from the counters).
     """
     found: dict[tuple[str, str, str, str | None], InterfaceCounter] = {}
+    seen = False
     for table in dashed_tables(text):
         if "IFACE" not in table.columns:
             continue
+        seen = True
         for row in table.rows:
             port = row.get("IFACE", "")
             if not port:
@@ -213,7 +261,8 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
                 if value is not None:  # a repeated output (several runs in one text): the last one wins
                     key = (port, direction, counter, reason)
                     found[key] = InterfaceCounter(port, direction, counter, value, reason)
-    return SwitchCounters(interfaces=tuple(found.values()))
+    return SwitchCounters(interfaces=tuple(found.values()),
+                          problems=_unread(text, seen, "show interfaces counters", "IFACE, STATE, RX_OK, ..."))
 
 
 _DETAILED = re.compile(r"^(?P<label>[A-Za-z][^.]*?)\.{2,}\s*(?P<value>\S+)\s*$")
@@ -243,7 +292,8 @@ def parse_show_interfaces_counters_detailed(text: str, interface: str) -> Switch
         value = to_int(m.group("value"))
         if meaning is not None and value is not None:
             out.append(InterfaceCounter(interface, meaning[0], meaning[1], value, meaning[2]))
-    return SwitchCounters(interfaces=tuple(out))
+    return SwitchCounters(interfaces=tuple(out), problems=_unread(
+        text, bool(out), f"show interfaces counters detailed {interface}", "'Label....... value' lines"))
 
 
 PARSERS = {

@@ -18,6 +18,10 @@ from fabricd.lab.runtime import spec_for, switch_class
 REPO = Path(__file__).resolve().parents[4]
 HERE = Path(__file__).parent
 CLOCK = [1000.0]
+SHAPES = {
+    "sonic": "shape of the real sonic-utilities outputs beside it (*-sonic-utilities-test.txt, issue captures)",
+}
+"""Per platform, where the simulator's output shape comes from (the default: documented field names only)."""
 
 
 def clock() -> float:
@@ -53,10 +57,12 @@ def main() -> None:
                     print(switch.platform.value, command, "not supported by the simulator")
                     continue
                 name = f"lab-{role}.txt"
+                shape = SHAPES.get(switch.platform.value, "format from the vendor's documented field names (no public "
+                                   "capture)")
                 (HERE / switch.platform.value / name).write_text(
                     f"# source: fabricd lab simulator fabricd/lab/{switch.platform.value.split('_')[-1]}.py "
-                    f"(this repository), `{command}` on {switch.name} after capture_lab.py's scenario; format from "
-                    "the vendor's documented field names (no public capture)\n" + reply.output.rstrip("\n") + "\n")
+                    f"(this repository), `{command}` on {switch.name} after capture_lab.py's scenario; {shape}\n"
+                    + reply.output.rstrip("\n") + "\n")
                 print(switch.platform.value, name, len(reply.output))
 
 

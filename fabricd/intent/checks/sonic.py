@@ -1,0 +1,108 @@
+"""What SONiC's own YANG models refuse in an inventory that renders for a SONiC switch.
+
+fabricd writes SONiC's CONFIG_DB with ``config load`` / ``sonic-cfggen --write-to-db``, which validate nothing; the
+next YANG-checked operation (``config apply-patch``, ``config replace``, ``config`` commands with
+``yang_config_validation`` on) then fails on the whole database. So validate refuses what the models refuse, checked
+in tests/conformance/test_sonic_yang.py against the models themselves (sonic-buildimage src/sonic-yang-models):
+
+* ``sonic-wred-profile.yang`` WRED_PROFILE ``name``: ``[a-zA-Z0-9]{1}([-a-zA-Z0-9_]{0,31})``, length 1..32 (the same
+  pattern as the DSCP_TO_TC_MAP, TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP and DOT1P_TO_TC_MAP names; fabricd names
+  those maps ``FABRICD`` itself);
+* ``sonic-vlan.yang`` VLAN ``name`` ``Vlan<2-4095>`` and ``vlanid`` range 2..4094: VLAN 1 is refused.
+
+fabricd refuses rather than renames: a renamed profile would no longer match what the inventory, ``fabricd audit``
+and the switch's own ``show`` output call it (docs/platforms.md, SONiC).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from fabricd.model import Platform, split_endpoint
+
+from .base import Context, Finding, Severity, check, names
+
+SONIC_NAME = re.compile(r"[a-zA-Z0-9][-a-zA-Z0-9_]{0,31}")
+"""sonic-wred-profile.yang (and the QoS map modules): the name pattern, anchored as YANG patterns are."""
+SONIC_VLAN_IDS = (2, 4094)
+"""sonic-vlan.yang: VLAN_LIST vlanid range."""
+
+
+def _sonic_switches(ctx: Context) -> list[str]:
+    return [ctx.fabric.switches[i].name for i in ctx.used_platforms.get(Platform.SONIC.value, [])]
+
+
+def _legal_name(name: str) -> str:
+    """A suggestion: the name with each refused character replaced by '_', cut to 32 characters."""
+    fixed = re.sub(r"[^-a-zA-Z0-9_]", "_", name)
+    if not fixed[:1].isalnum():
+        fixed = "p" + fixed
+    return fixed[:32]
+
+
+@check("FAB110", "sonic-ecn-profile-name", Severity.ERROR, area="platform",
+       title="ECN profile names that SONiC switches render are legal WRED_PROFILE names",
+       why="SONiC's YANG (sonic-wred-profile.yang) takes 1-32 characters of letters, digits, '-' and '_', starting "
+       "with a letter or digit; config load writes any name, then GCU and config replace refuse the whole "
+       "CONFIG_DB.",
+       fix="rename the profile (and the traffic classes' ecn_profile) to letters, digits, '-' and '_', at most 32")
+def sonic_ecn_profile_name(ctx: Context) -> Iterator[Finding]:
+    switches = _sonic_switches(ctx)
+    if not switches:
+        return
+    policy = ctx.policy
+    rendered: set[str] = set()  # as intent/switch.py binds them: the class's ecn_profile, else the first listing it
+    for tc in policy.qos.traffic_classes:
+        if tc.ecn_profile is not None:
+            rendered.add(tc.ecn_profile)
+        else:
+            first = next((p for p in policy.ecn_profiles if tc.id in p.traffic_classes), None)
+            if first is not None:
+                rendered.add(first.name)
+    on = names(switches, limit=3)
+    for k, p in enumerate(policy.ecn_profiles):
+        if p.name in rendered and not SONIC_NAME.fullmatch(p.name):
+            yield Finding(("policy", "ecn_profiles", k, "name"),
+                          f"ECN profile {p.name!r} is not a name SONiC takes (WRED_PROFILE on {on})",
+                          expected="1-32 of [-a-zA-Z0-9_], starting with a letter or digit "
+                                   "(sonic-wred-profile.yang)",
+                          got=f"{p.name!r} ({len(p.name)} characters)",
+                          hint=f"rename it, e.g. {_legal_name(p.name)!r} (and the classes' ecn_profile)")
+
+
+@check("FAB111", "sonic-vlan-id", Severity.ERROR, area="platform",
+       title="VLANs that SONiC switches carry are 2-4094",
+       why="SONiC's YANG (sonic-vlan.yang) refuses Vlan1: VLAN 1 is the default VLAN SONiC does not let CONFIG_DB "
+       "define; config load writes it anyway, then GCU and config replace refuse the whole CONFIG_DB.",
+       fix="give the VLAN an id from 2 to 4094 (and the NICs' vlan)")
+def sonic_vlan_id(ctx: Context) -> Iterator[Finding]:
+    switches = set(_sonic_switches(ctx))
+    if not switches:
+        return
+    lo, hi = SONIC_VLAN_IDS
+
+    def on_sonic(endpoint: str | None) -> str | None:
+        if endpoint is None:
+            return None
+        try:
+            sw = split_endpoint(endpoint)[0]
+        except ValueError:
+            return None
+        return sw if sw in switches else None
+
+    for k, v in enumerate(ctx.policy.vlans):
+        if lo <= v.id <= hi:
+            continue
+        carriers = {sw for m in v.members if (sw := on_sonic(m))}
+        carriers |= {sw for _i, _j, _h, n in ctx.nics() if n.vlan == v.id and (sw := on_sonic(n.peer))}
+        if carriers:
+            yield Finding(("policy", "vlans", k, "id"),
+                          f"VLAN {v.id} ({v.name}) is carried by SONiC {names(sorted(carriers), limit=3)}, "
+                          "whose YANG refuses it", expected=f"{lo}-{hi} (sonic-vlan.yang)", got=str(v.id))
+
+
+CHECKS = (
+    sonic_ecn_profile_name,
+    sonic_vlan_id,
+)
