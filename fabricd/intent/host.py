@@ -99,10 +99,13 @@ class KnobWrite(Model):
 class PrerequisiteIntent(Model):
     """A condition the family needs first that no backend sets (NicProfile.prerequisites), rendered for this NIC."""
 
+    object: str = Field(description="the netdev it concerns")
     what: str
     check: str = Field(description="shell test that is true when the condition holds; empty = not checkable")
     command: str = Field(description="what sets it")
     source: str
+    automatic: bool = Field(description="True when `command` is a verified command the rendered script may run; "
+                            "False when it only names what the operator must do")
 
 
 class NicIntent(Model):
@@ -235,6 +238,8 @@ class HostPlan(Model):
 
     host: str
     steps: list[HostStep] = Field(default_factory=list)
+    prerequisites: list[PrerequisiteIntent] = Field(
+        default_factory=list, description="what the NICs' families need first and no backend sets (docs/nics.md)")
 
     def for_backend(self, backend: Backend) -> list[HostStep]:
         return [s for s in self.steps if s.backend == backend]
@@ -413,8 +418,9 @@ def nic_intent(fabric: Fabric, nic: Nic) -> NicIntent:
     pause_ok = profile is None or profile.global_pause
     writes = _cc_writes(fabric, nic, profile, transport, dcqcn_on, np_prios, rp_prios) if profile else []
     prereqs = [
-        PrerequisiteIntent(what=p.what, check=p.render(p.check, nic.netdev, nic.rdma_device),
-                           command=p.render(p.command, nic.netdev, nic.rdma_device), source=p.source)
+        PrerequisiteIntent(object=nic.netdev, what=p.what, check=p.render(p.check, nic.netdev, nic.rdma_device),
+                           command=p.render(p.command, nic.netdev, nic.rdma_device), source=p.source,
+                           automatic=p.verified)
         for p in (profile.prerequisites if profile else ()) if p.applies_to(transport)
     ]
     cnp_on = dcqcn_on and roce and profile is not None and profile.role("cnp_dscp") is not None
@@ -648,4 +654,4 @@ def desired_plan(intent: HostIntent, skip: frozenset[str] = frozenset()) -> Host
     for nic in intent.nics:
         if "sysfs" not in skip:
             steps += sysfs_steps(nic)
-    return HostPlan(host=intent.host, steps=steps)
+    return HostPlan(host=intent.host, steps=steps, prerequisites=[p for n in intent.nics for p in n.prerequisites])

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from fabricd.errors import Problem
 
-from . import buffers, ecn, fabric, pfc, qos, topology, vlans
+from . import buffers, ecn, fabric, nics, pfc, qos, topology, vlans
 from .base import Check, CheckOptions, Context, Finding, Severity, check
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ ALL_CHECKS: tuple[Check, ...] = (
     *buffers.CHECKS,
     *vlans.CHECKS,
     *fabric.CHECKS,
+    *nics.CHECKS,
 )
 CHECKS_BY_CODE: dict[str, Check] = {c.code: c for c in ALL_CHECKS}
 
