@@ -92,18 +92,18 @@ PROFILE = NicProfile(
         ),
         Prerequisite(
             what="RDMA protocol RoCEv2 on this PF (devlink enable_roce)",
-            check="devlink dev param show pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\") "
+            check="devlink dev param show \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
             "name enable_roce | grep -q 'value true'",
-            command="devlink dev param set pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\") "
+            command="devlink dev param set \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
             "name enable_roce value true cmode runtime",
             source="Linux Documentation/networking/devlink/ice.rst (enable_roce, enable_iwarp; runtime)",
             transports=ROCE,
         ),
         Prerequisite(
             what="RDMA protocol iWARP on this PF (devlink enable_iwarp)",
-            check="devlink dev param show pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\") "
+            check="devlink dev param show \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
             "name enable_iwarp | grep -q 'value true'",
-            command="devlink dev param set pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\") "
+            command="devlink dev param set \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
             "name enable_iwarp value true cmode runtime",
             source="Linux Documentation/networking/devlink/ice.rst (enable_roce, enable_iwarp; runtime)",
             transports=frozenset({Transport.IWARP}),
