@@ -160,3 +160,14 @@ def test_unknown_family_gets_no_sysfs_writes(tmp_path: Path) -> None:
     intent = host_intent(load_inventory(inv).fabric, "gpu2")
     assert intent.nics[0].family is None and intent.nics[0].writes == []
     assert not any(s.path.startswith("/sys/") and "rdma_cm" not in s.path for s in desired_plan(intent).steps)
+
+
+def test_nic_matrix_doc_is_current() -> None:
+    from fabricd.intent.nics.doc import matrix_markdown
+
+    doc = (REPO / "docs" / "nics.md").read_text()
+    assert doc == matrix_markdown(), "docs/nics.md is stale: run .venv/bin/python scripts/gen_nics_doc.py"
+    for p in PROFILES:
+        assert f"## {p.family}: " in doc
+        for knob in (*p.roles.values(), *p.tunables.values()):
+            assert knob.path in doc
