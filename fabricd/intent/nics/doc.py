@@ -33,9 +33,9 @@ Bundles: `rdma statistic show` (text, `-p`, `qp show`; `-j` unverified), `dcb pf
 `show_gids` text are read by `fabricd.readers.rdma_stat`, `fabricd.readers.dcb_text` and
 `fabricd.readers.gids.parse_show_gids`, with located errors (captures in tests/golden/readers/host_text).
 
-| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control | counters (ethtool / hw_counters) |
-|---|---|---|---|---|---|---|
 """
+TABLE = ("| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control "
+         "| counters (ethtool / hw_counters) |\n|---|---|---|---|---|---|---|\n")
 
 
 def _row(p: NicProfile) -> str:
@@ -61,7 +61,7 @@ def _knob(k: Knob, role: str | None = None) -> str:
 
 
 def matrix_markdown() -> str:
-    out = [HEAD, *(_row(p) for p in PROFILES)]
+    out = [HEAD, TABLE, *(_row(p) for p in PROFILES)]
     for p in PROFILES:
         out.append(f"\n## {p.family}: {p.title}\n\n")
         out.append("**Sources:** " + "; ".join(p.sources) + "\n\n")
