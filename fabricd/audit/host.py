@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from fabricd.hosts.base import HostBackend, Reading
+from fabricd.hosts.dcb_bundle import DcbBundle
 from fabricd.hosts.sysfs import SysfsLinks
 from fabricd.intent.host import COMMIT_CHECK, Backend, HostIntent, HostStep, NicIntent
 from fabricd.readers.gids import gid_of_ipv4
@@ -125,6 +126,10 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
             for code, path in (("HOST-VLAN", "vlan"), ("HOST-ADDR", "address"), ("HOST-PAUSE", "pause")):
                 if any(s.path == path for s in backend.steps(intent, skip)):
                     col.skip(code, f"{path} is not in a replay root's sysfs; audit with --netns or on the host")
+        elif isinstance(backend, DcbBundle):
+            for step in backend.steps(intent, skip):
+                if step.path in backend.unsupported:
+                    col.skip(step.check, backend.unsupported_reason)
         for step in backend.steps(intent, skip):
             col.touched.add(step.check)
     netlink = have.get(Backend.NETLINK)
