@@ -171,3 +171,20 @@ def test_nic_matrix_doc_is_current() -> None:
         assert f"## {p.family}: " in doc
         for knob in (*p.roles.values(), *p.tunables.values()):
             assert knob.path in doc
+
+
+def test_deadlock_endpoints_follow_each_nics_transport() -> None:
+    """A NIC running iWARP or lossy RoCE in a lossless fabric sends no lossless traffic: its leaf is no endpoint of
+    the PFC deadlock analysis unless a lossless NIC sits there too."""
+    from fabricd.intent.deadlock import Topology
+
+    fabric = load_inventory(MIXED).fabric
+    leaf2 = [s.name for s in fabric.switches].index("leaf2")
+    assert leaf2 in Topology.from_fabric(fabric).endpoints  # gpu2 (BCM57608, lossless) is on leaf2
+    data = fabric.model_dump()
+    for h in data["hosts"]:
+        for n in h["nics"]:
+            if n["peer"].startswith("leaf2:"):
+                n["transport"] = "iwarp" if n["driver"] == "ice" else "roce_v2_lossy"
+    lossy_leaf2 = type(fabric).model_validate(data)
+    assert leaf2 not in Topology.from_fabric(lossy_leaf2).endpoints

@@ -27,7 +27,8 @@ Transports per NIC: `roce_v2_lossless` gets PFC on the policy's priorities and g
 and `iwarp` get no PFC demand (PFC off on the NIC, pause left alone); `iwarp` gets no RDMA-CM RoCE settings and
 the family's TCP ECN knob instead of DCQCN; `infiniband` gets no DCB and no sysfs/configfs writes (links only), and
 its counters are exported from the RDMA sysfs `counters/` (the PMA counters; `perfquery` text is read by
-`fabricd.readers.perfquery`).
+`fabricd.readers.perfquery`). The PFC deadlock analysis (`fabricd validate`) counts as endpoints only the leaves
+with a NIC that runs lossless RoCE.
 
 Bundles: `rdma statistic show` (text, `-p`, `qp show`; `-j` unverified), `dcb pfc|ets|buffer|app show` and
 `show_gids` text are read by `fabricd.readers.rdma_stat`, `fabricd.readers.dcb_text` and
