@@ -188,3 +188,25 @@ def test_deadlock_endpoints_follow_each_nics_transport() -> None:
                 n["transport"] = "iwarp" if n["driver"] == "ice" else "roce_v2_lossy"
     lossy_leaf2 = type(fabric).model_validate(data)
     assert leaf2 not in Topology.from_fabric(lossy_leaf2).endpoints
+
+
+def test_rendered_script_stops_on_a_missing_file(tmp_path: Path) -> None:
+    """The script's own helpers (cut from the rendered gpu2.sh, run by bash): a file the NIC lacks stops the
+    script with exit 1 before anything reports "configured"; an optional MLNX_OFED file is skipped and says so; a
+    present file is written once."""
+    import subprocess
+
+    from fabricd.render.render import render_devices
+
+    fabric = load_inventory(MIXED).fabric
+    render = next(r for r in render_devices(fabric) if r.device == "gpu2")
+    script = render.primary.text
+    helpers = script[script.index("warn() {"):script.index("# --- what each")]
+    present = tmp_path / "knob"
+    present.write_text("0x0\n")
+    run = subprocess.run(["bash", "-c", helpers + f'write_sysfs "{present}" 0x1a\nwrite_optional "{tmp_path}/tc" 106\n'
+                          f'write_sysfs "{tmp_path}/missing" 0x1\necho configured\n'],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1 and "configured" not in run.stdout
+    assert "missing is missing" in run.stderr and "optional" in run.stderr
+    assert present.read_text() == "0x1a\n"
