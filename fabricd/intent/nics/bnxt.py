@@ -69,6 +69,9 @@ PROFILE = NicProfile(
         "nph_per_state": _knob("nph_per_state", *U8, "no-congestion phases per state", verified=False),
         "rtt": _knob("rtt", 0, 65535, "RTT timer, µs", verified=False),
         "tcp_cp": _knob("tcp_cp", *U8, "TCP congestion probability", verified=False),
+        # README "DCB Settings": the driver tags RoCE with a priority VLAN 0 by default; 1 disables that for
+        # DSCP-only PFC
+        "disable_prio_vlan_tx": _knob("disable_prio_vlan_tx", 0, 1, "bool: no VLAN 0 priority tag on RoCE"),
     },
     prerequisites=(
         Prerequisite(
