@@ -361,7 +361,7 @@ def _cc_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transpo
     policy = fabric.policy
     qos = policy.qos
     out: list[KnobWrite] = []
-    if nic.rdma_device is None:
+    if nic.rdma_device is None or transport == Transport.INFINIBAND:
         return out
     roce = transport in (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
     if roce:
@@ -388,11 +388,11 @@ def _cc_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transpo
         params = {**policy.dcqcn.rp.model_dump(exclude_none=True), **policy.dcqcn.np.model_dump(exclude_none=True)}
         for name, value in params.items():
             knob = profile.tunables.get(name)
-            if knob is not None and knob.runtime and name not in nic.cc:
+            if knob is not None and knob.runtime and knob.exists_for(transport) and name not in nic.cc:
                 out.append(_write(knob, nic, value, "HOST-DCQCN"))
     for name, value in nic.cc.items():
         knob = profile.tunables.get(name)
-        if knob is not None and knob.runtime:
+        if knob is not None and knob.runtime and knob.exists_for(transport):
             out.append(_write(knob, nic, value, "HOST-DCQCN"))
     return out
 

@@ -145,6 +145,8 @@ def test_unknown_driver_lists_the_families(tmp_path: Path) -> None:
     ("cc: {cc_mode: 1}", "cc: {cc_mode: 7}", "FAB083", "hosts[gpu2].nics[ens3f0np0].cc.cc_mode"),
     ("cc: {cc_mode: 1}", "cc: {rpg_gd: 11}", "FAB083", "hosts[gpu2].nics[ens3f0np0].cc.rpg_gd"),
     ("transport: iwarp", "transport: iwarp, cc: {dcqcn_T: 5}", "FAB083", "hosts[stor2].nics[ens2f0].cc.dcqcn_T"),
+    ("transport: iwarp", "transport: iwarp, cc: {roce_timely_enable: 1}", "FAB083",
+     "hosts[stor2].nics[ens2f0].cc.roce_timely_enable"),
     ("driver: bnxt_en", "driver: bnxt_en, transport: iwarp", "FAB081", "hosts[gpu2].nics[ens3f0np0].transport"),
 ])
 def test_family_knob_errors_are_located(tmp_path: Path, old: str, new: str, code: str, path: str) -> None:

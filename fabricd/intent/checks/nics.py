@@ -115,6 +115,12 @@ def nic_cc_knob(ctx: Context) -> Iterator[Finding]:
                               expected="a run-time knob", got=name,
                               hint=f"set it at module load (`options irdma {name}={value}` in "
                               "/etc/modprobe.d/irdma.conf) and remove it from cc:")
+            elif not knob.exists_for(nic_transport(ctx.fabric, n)):
+                modes = " or ".join(sorted(t.value for t in knob.transports or ()))
+                yield Finding(loc, f"{name} exists only when the NIC runs {modes}",
+                              expected=f"a knob of {nic_transport(ctx.fabric, n).value} mode", got=name,
+                              hint="use the knob of the NIC's transport (irdma: iw_* in iWARP mode, roce_* in "
+                              "RoCEv2 mode), or fix the NIC's transport")
             elif not knob.in_range(value):
                 yield Finding(loc, f"{name} out of range for {p.family}",
                               expected=f"{knob.minimum}-{knob.maximum} ({knob.unit})", got=str(value))

@@ -40,6 +40,12 @@ class Knob:
     runtime: bool = True
     verified: bool = True
     description: str = ""
+    transports: frozenset[Transport] | None = None
+    """Transports under which the driver exposes the knob (irdma: ``roce_*`` files in RoCEv2 mode, ``iw_*`` in
+    iWARP mode); None = any."""
+
+    def exists_for(self, transport: Transport) -> bool:
+        return self.transports is None or transport in self.transports
 
     def render_path(self, netdev: str, dev: str | None, port: int, prio: int | None = None) -> str:
         return self.path.format(netdev=netdev, dev=dev or "", port=port, prio="" if prio is None else prio)

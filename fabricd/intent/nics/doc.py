@@ -57,6 +57,8 @@ def _knob(k: Knob, role: str | None = None) -> str:
         flags.append("written as 0x-hex")
     if k.default is not None:
         flags.append(f"default {k.default}")
+    if k.transports is not None:
+        flags.append("only " + " or ".join(sorted(t.value for t in k.transports)))
     name = f"{role} -> `{k.name}`" if role else f"`{k.name}`"
     return f"| {name} | `{k.path}` | {rng} | {k.unit} | {'; '.join(flags)} | {k.source} |\n"
 

@@ -28,7 +28,9 @@ ROCE = frozenset({Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY})
 
 
 def _bool(name: str, default: int) -> Knob:
-    return Knob(name, f"{CFG}/{name}", 0, 1, "bool", SRC_README, default=default)
+    # the README: "If the interface is in iWARP mode, the files have a "iw_" prefix", RoCEv2 mode "roce_"
+    mode = frozenset({Transport.IWARP}) if name.startswith("iw_") else ROCE
+    return Knob(name, f"{CFG}/{name}", 0, 1, "bool", SRC_README, default=default, transports=mode)
 
 
 def _modparam(name: str, unit: str, lo: int, hi: int) -> Knob:
