@@ -143,3 +143,24 @@ def test_injected_failure_restores_everything_before_it(host: str, failing: str,
         assert got == value, f"{path} not restored: {got!r} != {value!r}"
     if host == "gpu2":  # the restored knobs were committed again
         assert read(root, f"{BNXT_CC}/apply") == "0x1"
+
+
+def test_soft_roce_gets_only_rdma_cm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Soft-RoCE (inventory/examples/softroce.yml, rdma_driver rdma_rxe): no DCB, no ECN files, only RDMA-CM's ToS
+    and mode; apply then audit is compliant, and the audit says DCB does not exist here instead of passing it."""
+    monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
+    soft = str(REPO / "inventory" / "examples" / "softroce.yml")
+    intent = host_intent(load_inventory(soft).fabric, "rxe-a")
+    nic = intent.nics[0]
+    assert (nic.family, nic.dcb, nic.writes, nic.global_pause) == ("rxe", False, [], None)
+    root = build_fake_host(tmp_path / "rxe", fake_nics_for(intent))
+    assert not (root / "sys/class/net/eth0/ecn").exists()
+    common = ["--host", "rxe-a", "--root", str(root), "--skip", "netlink"]
+    code, out = run(["host", "apply", soft, *common, "--yes", "--output", "json"])
+    assert code == 0, out
+    assert read(root, "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos") == "106"
+    code, out = run(["audit", "host", soft, *common, "--output", "json"])
+    assert code == 0, out
+    checks = {c["code"]: c for c in json.loads(out)["checks"]}
+    assert checks["HOST-PFC"]["status"] == "skip"
+    assert {checks[c]["status"] for c in ("HOST-CNP", "HOST-ECN-ENABLE", "HOST-DCQCN")} == {"skip"}
