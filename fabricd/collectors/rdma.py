@@ -1,7 +1,8 @@
 """RDMA collector: port state, PMA counters and RoCE hw_counters from ``/sys/class/infiniband`` under a root.
 
 Unlike Debian's node_exporter 1.5 it exports ``hw_counters`` (CNP, ECN, out-of-sequence, out-of-buffer, timeouts,
-retransmits) for mlx5 and Soft-RoCE rxe under one vocabulary (:data:`fabricd.readers.rdma.HW_COUNTER_MAP`), and keeps
+retransmits) of mlx5_ib, bnxt_re, irdma and Soft-RoCE rxe under one vocabulary (per-driver maps merged in
+:data:`fabricd.readers.rdma.HW_COUNTER_MAP`), and keeps
 every other hw_counter as ``fabricd_rdma_hw_counters_total{counter}``. ``port_rcv_data``/``port_xmit_data`` are
 converted from 4-octet units to bytes.
 """
