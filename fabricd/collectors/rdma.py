@@ -2,9 +2,9 @@
 
 Unlike Debian's node_exporter 1.5 it exports ``hw_counters`` (CNP, ECN, out-of-sequence, out-of-buffer, timeouts,
 retransmits) of mlx5_ib, bnxt_re, irdma and Soft-RoCE rxe under one vocabulary (per-driver maps merged in
-:data:`fabricd.readers.rdma.HW_COUNTER_MAP`), and keeps
-every other hw_counter as ``fabricd_rdma_hw_counters_total{counter}``. ``port_rcv_data``/``port_xmit_data`` are
-converted from 4-octet units to bytes.
+:data:`fabricd.readers.rdma.HW_COUNTER_MAP`), and keeps every other hw_counter as
+``fabricd_rdma_hw_counters_total{counter}``. ``port_rcv_data``/``port_xmit_data`` are converted from 4-octet units
+to bytes.
 """
 
 from __future__ import annotations
