@@ -80,3 +80,23 @@ def test_shared_meanings_share_names(scraped: dict[str, tuple[set[str], dict[str
     assert "fabricd_nic_priority_bytes_total" in scraped["gpu1"][0] & scraped["gpu2"][0]
     # RDMA CNP/ECN counters: irdma's cnpSent/RxECNMrkd and bnxt_re's np_cnp_sent are the same metrics
     assert CNP.issubset(scraped["stor1"][0]) and CNP.issubset(scraped["gpu2"][0])
+
+
+def test_rdma_statistic_bundle_is_exported(tmp_path: Path) -> None:
+    """A replay root holding only a bundle's `rdma statistic show` (a real MLNX_OFED capture) exports the same
+    metric names as sysfs would; a damaged bundle makes the rdma collector report failure, not a traceback."""
+    (tmp_path / "rdma").mkdir()
+    capture = Path(__file__).resolve().parent / "readers" / "host_text" / "rdma-statistic-show-mlnx-4links.txt"
+    (tmp_path / "rdma" / "statistic.txt").write_text(capture.read_text())
+    out = subprocess.run([FABRICD, "export", "host", "--root", str(tmp_path), "--once"], capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert 'fabricd_rdma_out_of_buffer_total{device="mlx5_0",port="1"} 135' in out.stdout
+    assert 'fabricd_rdma_cnp_sent_total{device="mlx5_3",port="1"} 0' in out.stdout
+    assert 'fabricd_scrape_collector_success{collector="rdma"} 1' in out.stdout
+    (tmp_path / "rdma" / "statistic.txt").write_text(capture.read_text()[:400])  # cut mid-record
+    bad = subprocess.run([FABRICD, "export", "host", "--root", str(tmp_path), "--once"], capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert "Traceback" not in bad.stderr
+    assert 'fabricd_scrape_collector_success{collector="rdma"} 0' in bad.stdout
+    assert "statistic.txt:" in bad.stderr
