@@ -32,7 +32,9 @@ with a NIC that runs lossless RoCE.
 
 Bundles: `rdma statistic show` (text, `-p`, `qp show`; `-j` unverified), `dcb pfc|ets|buffer|app show` and
 `show_gids` text are read by `fabricd.readers.rdma_stat`, `fabricd.readers.dcb_text` and
-`fabricd.readers.gids.parse_show_gids`, with located errors (captures in tests/golden/readers/host_text).
+`fabricd.readers.gids.parse_show_gids`, with located errors (captures in tests/golden/readers/host_text). In a
+replay root, `rdma/statistic.txt` feeds `fabricd export host` (devices without sysfs) and `dcb/<if>.pfc|.ets|.app`
+feed `fabricd audit host` (PFC, ETS and the DSCP map are then checked instead of skipped).
 
 """
 TABLE = ("| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control "
