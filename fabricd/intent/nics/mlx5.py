@@ -67,8 +67,11 @@ PROFILE = NicProfile(
         "mlnx-tools mlnx_qos, cma_roce_tos, cma_roce_mode",
     ),
     limits=(
-        "ECN/DCQCN sysfs exists with MLNX_OFED/DOCA-OFED only; the inbox driver has no ecn/ directory "
-        "(DCQCN then runs with firmware defaults and cannot be read back)",
+        "ECN/DCQCN sysfs exists with MLNX_OFED/DOCA-OFED only; the inbox (upstream) driver has no ecn/ directory: "
+        "it keeps the DCQCN parameters and the CNP DSCP/priority in debugfs "
+        "/sys/kernel/debug/mlx5/<pci>/cc_params/ (rp_*, np_cnp_dscp, np_cnp_prio; Linux "
+        "drivers/infiniband/hw/mlx5/cong.c), which fabricd does not write (debugfs is no stable ABI): with the inbox "
+        "driver and DCQCN on, `host apply` stops at the first ecn/ file and restores, and the script says which",
         "tc/<port>/traffic_class is MLNX_OFED only (optional step)",
     ),
 )
