@@ -164,3 +164,35 @@ def test_soft_roce_gets_only_rdma_cm(tmp_path: Path, monkeypatch: pytest.MonkeyP
     checks = {c["code"]: c for c in json.loads(out)["checks"]}
     assert checks["HOST-PFC"]["status"] == "skip"
     assert {checks[c]["status"] for c in ("HOST-CNP", "HOST-ECN-ENABLE", "HOST-DCQCN")} == {"skip"}
+
+
+def test_one_host_with_a_connectx_and_an_e810(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hybrid1 has a ConnectX-7 and an E810: each NIC gets its own family's steps; apply then audit is compliant;
+    when the E810's irdma file refuses the write, the ConnectX's changes made before it are restored too."""
+    monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
+    intent = intent_of("hybrid1")
+    assert [n.family for n in intent.nics] == ["mlx5", "ice"]
+    root = make_tree(tmp_path, "hybrid1")
+    backend = SysfsBackend(root)
+    plan = backend.plan(intent, backend.read_state(intent))
+    by_nic = {n.netdev: [s.path for s in plan.steps if n.netdev in s.path or (n.rdma_device or "?") in s.path]
+              for n in intent.nics}
+    assert by_nic["ens2f0"] == ["/sys/kernel/config/rdma_cm/rdmap23s0f0/ports/1/default_roce_tos",
+                                "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable"]
+    assert "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos" in by_nic["ens1f0np0"]
+    assert not any("/irdma/" in p for p in by_nic["ens1f0np0"]) and not any("/ecn/" in p for p in by_nic["ens2f0"])
+    # a refusing irdma file: everything before it, the ConnectX's ToS included, is restored
+    target = root / "sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable"
+    target.unlink()
+    target.mkdir()
+    result = backend.apply(plan)
+    assert not result.ok and result.restored and result.restore_errors == []
+    assert read(root, "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos") == "0"
+    assert read(root, "/sys/kernel/config/rdma_cm/rdmap23s0f0/ports/1/default_roce_tos") == "0"
+    target.rmdir()
+    target.write_text("0\n")
+    common = ["--host", "hybrid1", "--root", str(root), "--skip", "netlink"]
+    code, out = run(["host", "apply", MIXED, *common, "--yes", "--output", "json"])
+    assert code == 0, out
+    code, out = run(["audit", "host", MIXED, *common, "--output", "json"])
+    assert code == 0, out
