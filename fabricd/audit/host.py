@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from fabricd.hosts.base import HostBackend, Reading
+from fabricd.hosts.dcb_bundle import DcbBundle
 from fabricd.hosts.sysfs import SysfsLinks
-from fabricd.intent.host import Backend, HostIntent, HostStep, NicIntent
+from fabricd.intent.host import COMMIT_CHECK, Backend, HostIntent, HostStep, NicIntent
 from fabricd.readers.gids import gid_of_ipv4
 from fabricd.readers.rdma import read_gids
 
@@ -58,14 +59,17 @@ HOST_CHECKS: tuple[HostCheck, ...] = (
     HostCheck("HOST-ROCE-TOS", "RoCE ToS (RDMA-CM default and traffic_class)", "`cma_roce_tos -d DEV -t 106`; "
               "`echo 106 > /sys/class/infiniband/DEV/tc/1/traffic_class`", Backend.SYSFS),
     HostCheck("HOST-ROCE-MODE", "RDMA-CM default RoCE mode", "`cma_roce_mode -d DEV -p 1 -m 2`", Backend.SYSFS),
-    HostCheck("HOST-CNP", "CNP DSCP and 802.1p priority", "write ecn/roce_np/cnp_dscp and cnp_802p_prio",
-              Backend.SYSFS),
-    HostCheck("HOST-ECN-ENABLE", "DCQCN NP/RP enabled on the RoCE priority",
-              "`echo 1 > /sys/class/net/IF/ecn/roce_np/enable/3` (and roce_rp)", Backend.SYSFS),
-    HostCheck("HOST-DCQCN", "DCQCN parameters", "`fabricd host apply`; values are per firmware, so set what the "
-              "inventory sets", Backend.SYSFS),
+    HostCheck("HOST-CNP", "CNP DSCP and 802.1p priority", "`fabricd host apply` writes the NIC family's CNP "
+              "files (mlx5 ecn/roce_np/cnp_dscp, bnxt_re cc/cnp_dscp; docs/nics.md)", Backend.SYSFS),
+    HostCheck("HOST-ECN-ENABLE", "congestion control (DCQCN / ECN) enabled for the RoCE priority",
+              "`fabricd host apply` writes the family's enable (mlx5 ecn/roce_np|roce_rp/enable/<prio>, bnxt_re "
+              "cc/ecn_enable, irdma roce_dcqcn_enable or iw_ecn_enable; docs/nics.md)", Backend.SYSFS),
+    HostCheck("HOST-DCQCN", "congestion-control parameters", "`fabricd host apply`; values are per firmware, so "
+              "set what the inventory sets (policy.dcqcn for mlx5, cc: per NIC)", Backend.SYSFS),
     HostCheck("HOST-GID", "RoCEv2 GID for the RDMA address", "the GID appears when the address is on the RDMA "
               "netdev (VLAN netdev when tagged); check `fabricd gids`", Backend.SYSFS),
+    HostCheck("HOST-PREREQ", "NIC family prerequisites", "run the rendered host script, which checks and sets "
+              "them, or the command each one names (docs/nics.md)"),
 )
 CHECK_BY_CODE = {c.code: c for c in HOST_CHECKS}
 ROCE_V2 = "RoCE v2"
@@ -114,12 +118,18 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
         snap = backend.read_state(intent, skip)
         plan = backend.plan(intent, snap, skip)
         for step in plan.steps:
+            if step.check == COMMIT_CHECK:
+                continue  # a commit file (bnxt_re cc/apply) follows its knobs' findings; it has no value to audit
             reading = snap.get(step.object, step.path)
             col.add(step.check, step.object, step.path, _step_message(step, reading), step.desired, step.current)
         if isinstance(backend, SysfsLinks):
             for code, path in (("HOST-VLAN", "vlan"), ("HOST-ADDR", "address"), ("HOST-PAUSE", "pause")):
                 if any(s.path == path for s in backend.steps(intent, skip)):
                     col.skip(code, f"{path} is not in a replay root's sysfs; audit with --netns or on the host")
+        elif isinstance(backend, DcbBundle):
+            for step in backend.steps(intent, skip):
+                if step.path in backend.unsupported:
+                    col.skip(step.check, backend.unsupported_reason)
         for step in backend.steps(intent, skip):
             col.touched.add(step.check)
     netlink = have.get(Backend.NETLINK)
@@ -129,7 +139,15 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
         _mtu_vs_switch(col, nic)
         if gid_root is not None and Backend.SYSFS in have:
             _gid(col, gid_root, nic, skip)
-    for code, why in (("HOST-VLAN", "no NIC has a VLAN" if "vlan" not in skip else "--skip vlan"),
+    prereqs = [f"{p.object}: {p.what}" for n in intent.nics for p in n.prerequisites]
+    if prereqs:
+        col.skip("HOST-PREREQ", "not read by the audit (firmware flags and devlink parameters): " + "; ".join(prereqs))
+    for code, why in (("HOST-TRUST", "the NIC's driver has no DCB apptrust: DSCP trust follows the DSCP APP table "
+                       "(HOST-DSCP-MAP)"), ("HOST-PFC", "no DCB on this NIC family"), ("HOST-ETS", "no DCB on this "
+                       "NIC family"), ("HOST-DSCP-MAP", "no DCB on this NIC family"), ("HOST-ROCE-TOS", "no RoCE "
+                       "NIC (iWARP or InfiniBand transport, or no RDMA device)"), ("HOST-ROCE-MODE", "no RoCE NIC"),
+                      ("HOST-PREREQ", "no NIC family here needs one"),
+                      ("HOST-VLAN", "no NIC has a VLAN" if "vlan" not in skip else "--skip vlan"),
                       ("HOST-PAUSE", "global pause is left alone (lossy transport)" if "pause" not in skip
                        else "--skip pause"),
                       ("HOST-ECN-ENABLE", "no DCQCN in the policy"), ("HOST-DCQCN", "the inventory sets no DCQCN "

@@ -79,6 +79,9 @@ def print_plan(plan: HostPlan, title: str) -> None:
         table.add_row(s.backend.value, s.object, s.path, json.dumps(s.current), json.dumps(s.desired), s.check)
     out = stdout()
     out.print(table)
+    for pre in plan.prerequisites:
+        out.print(f"{pre.object}: needs {pre.what} (not changed by `host apply`; check: {pre.check or 'manual'}; "
+                  f"set with: {pre.command})", markup=False)
     if not plan.steps:
         out.print(f"{plan.host}: nothing to do, the host matches its intent")
 
@@ -90,7 +93,8 @@ def live_plan(intent: HostIntent, root: Path, netns: str | None,
     for b in backends:
         snap = b.read_state(intent, skip)
         steps += b.plan(intent, snap, skip).steps
-    return HostPlan(host=intent.host, steps=steps), backends
+    prereqs = [p for n in intent.nics for p in n.prerequisites]
+    return HostPlan(host=intent.host, steps=steps, prerequisites=prereqs), backends
 
 
 def register(app: typer.Typer) -> None:

@@ -1,9 +1,10 @@
 """RDMA collector: port state, PMA counters and RoCE hw_counters from ``/sys/class/infiniband`` under a root.
 
 Unlike Debian's node_exporter 1.5 it exports ``hw_counters`` (CNP, ECN, out-of-sequence, out-of-buffer, timeouts,
-retransmits) for mlx5 and Soft-RoCE rxe under one vocabulary (:data:`fabricd.readers.rdma.HW_COUNTER_MAP`), and keeps
-every other hw_counter as ``fabricd_rdma_hw_counters_total{counter}``. ``port_rcv_data``/``port_xmit_data`` are
-converted from 4-octet units to bytes.
+retransmits) of mlx5_ib, bnxt_re, irdma and Soft-RoCE rxe under one vocabulary (per-driver maps merged in
+:data:`fabricd.readers.rdma.HW_COUNTER_MAP`), and keeps every other hw_counter as
+``fabricd_rdma_hw_counters_total{counter}``. ``port_rcv_data``/``port_xmit_data`` are converted from 4-octet units
+to bytes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from fabricd.readers.common import SATURATED_U32
 from fabricd.readers.kept import Clock, Layouts
 from fabricd.readers.rdma import (
+    HW_COUNTER_MAP,
+    NOT_COUNTERS,
     DeviceLayout,
     RdmaDevice,
     RdmaFiles,
@@ -26,8 +29,13 @@ from fabricd.readers.rdma import (
     parse_state,
     read_rdma_device,
 )
+from fabricd.readers.rdma_stat import parse_rdma_statistic
+from fabricd.readers.textparse import TextParseError
 
 from .core import Family, MetricSpec, Scrape
+
+BUNDLE = ("rdma", "statistic.txt")
+"""A replay root's ``rdma statistic show`` output (a support bundle's), read for devices without sysfs."""
 
 PMA = "sysfs ports/<n>/counters (IBTA PMA; counters_ext when present)"
 HW = "sysfs ports/<n>/hw_counters"
@@ -286,3 +294,38 @@ class RdmaCollector:
         self.files.forget_others(seen)
         for gone in [n for n in self._routes if n not in seen]:
             del self._routes[gone]
+        self._collect_bundle(scrape, seen, families, other)
+
+    def _collect_bundle(self, scrape: Scrape, seen: set[str], families: dict[str, Family], other: Family) -> None:
+        """hw counters of devices that have no sysfs under the root, from a bundle's ``rdma statistic show`` text
+        (``<root>/rdma/statistic.txt``, readers/rdma_stat.py): the same metric names as from sysfs. A file that
+        does not parse is a problem (collector success 0) with the reader's located message."""
+        path = os.path.join(self.root, *BUNDLE)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            scrape.problem(f"{path}: {exc}")
+            return
+        try:
+            records = parse_rdma_statistic(text, path)
+        except TextParseError as exc:
+            scrape.problem(exc.render())
+            return
+        for rec in records:
+            if rec.device in seen or rec.port is None or rec.cntn is not None:
+                continue  # sysfs wins; per-QP counters (qp show) are not port counters
+            if self.include is not None and not self.include.search(rec.device):
+                continue
+            ps = str(rec.port)
+            for counter, value in rec.counters.items():
+                meaning = HW_COUNTER_MAP.get(counter)
+                entry = _BY_COUNTER.get(meaning[0]) if meaning is not None else None
+                if meaning is None or entry is None:
+                    if counter not in NOT_COUNTERS:
+                        other.samples.append(((rec.device, ps, counter), value))
+                    continue
+                key = RdmaKey(meaning[0], meaning[1], meaning[2])
+                families[entry[0].name].samples.append((_labels(rec.device, ps, key, entry[1]), value))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pydantic import Field, JsonValue
 
 from fabricd.errors import HostBackendError
-from fabricd.intent.host import Backend, HostIntent, HostPlan, HostStep, desired_plan
+from fabricd.intent.host import COMMIT_CHECK, Backend, HostIntent, HostPlan, HostStep, desired_plan
 from fabricd.model.types import Model
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class HostBackend(ABC):
                                                                     present=False)
             if self.applicable(step, reading) and not self.satisfied(step, reading):
                 out.append(step.model_copy(update={"current": reading.value if reading.present else None}))
-        return HostPlan(host=desired.host, steps=out)
+        return HostPlan(host=desired.host, steps=_keep_needed_commits(out))
 
     def applicable(self, step: HostStep, current: Reading) -> bool:
         """Whether a step applies on this host at all (e.g. an optional file that this driver lacks)."""
@@ -195,6 +195,12 @@ class HostBackend(ABC):
             except HostBackendError as exc:
                 errors.append(exc.render())
         return errors
+
+
+def _keep_needed_commits(steps: list[HostStep]) -> list[HostStep]:
+    """Drop commit steps (bnxt_re ``cc/apply``) whose directory has no other step left: nothing to commit."""
+    dirs = {s.path.rpartition("/")[0] for s in steps if s.check != COMMIT_CHECK}
+    return [s for s in steps if s.check != COMMIT_CHECK or s.path.rpartition("/")[0] in dirs]
 
 
 @dataclass

@@ -8,7 +8,11 @@ Files (MLNX_OFED mlx5 and the kernel ABI; anchors.md §3.2):
   (Documentation/ABI/testing/configfs-rdma_cm). Like mlnx-tools ``cma_roce_tos``, fabricd mounts configfs when it
   is not mounted (only when the root is ``/``) and creates the ``rdma_cm/<dev>`` group (mkdir) when it is missing;
 - ``/sys/class/infiniband/<dev>/tc/<p>/traffic_class`` (MLNX_OFED), only where present: the inbox driver has no
-  such file and RDMA-CM's default_roce_tos covers RDMA-CM applications there.
+  such file and RDMA-CM's default_roce_tos covers RDMA-CM applications there;
+- the other families' knobs from their NIC profile (fabricd.intent.nics): bnxt_re configfs
+  ``/sys/kernel/config/bnxt_re/<dev>/ports/<p>/cc/*`` (hexadecimal, committed by writing 1 to ``cc/apply``; a knob
+  restored from a snapshot is committed again) and irdma configfs ``/sys/kernel/config/irdma/<dev>/*``. Their device
+  groups are created with mkdir like the rdma_cm one.
 
 Every path is resolved under ``root`` and refused when it would leave it (``..`` or a symlink pointing out).
 Files are opened for writing without O_CREAT: sysfs attributes cannot be created, and a missing file is an error
@@ -24,7 +28,8 @@ import subprocess
 from pathlib import Path
 
 from fabricd.errors import HostBackendError
-from fabricd.intent.host import CONFIGFS_RDMA_CM, SYS_IB, Backend, HostStep
+from fabricd.intent.host import COMMIT_CHECK, SYS_IB, Backend, HostStep
+from fabricd.intent.nics import commit_file_for, configfs_group, value_format
 
 from .base import HostBackend, Reading
 
@@ -45,7 +50,13 @@ def _parse(text: str, path: str = "") -> int | str | None:
     try:
         return int(text)
     except ValueError:
-        return text
+        pass
+    if text[:2].lower() == "0x":  # bnxt_re configfs prints %#x
+        try:
+            return int(text, 16)
+        except ValueError:
+            return text
+    return text
 
 
 class SysfsBackend(HostBackend):
@@ -94,30 +105,43 @@ class SysfsBackend(HostBackend):
                     and current.error is None)
 
     def satisfied(self, step: HostStep, current: Reading) -> bool:
-        if not current.present:
+        if not current.present or step.check == COMMIT_CHECK:
             return False
         if isinstance(step.desired, str) and isinstance(current.value, str):
             return current.value.strip() == step.desired.strip()
         return current.value == step.desired
 
     def write(self, step: HostStep) -> None:
-        if step.path.startswith(CONFIGFS_RDMA_CM + "/"):
-            self._ensure_rdma_cm_group(step)
+        if configfs_group(step.path) is not None:
+            self._ensure_group(step)
         self._write_file(step.path, step.desired)
 
     def write_back(self, reading: Reading) -> None:
         if not reading.present:
             return  # a sysfs attribute that did not exist cannot be removed; nothing was written to it
-        if reading.value is None and reading.path.endswith("/traffic_class"):
+        if reading.path.endswith("/traffic_class") and reading.value is None:
             # unset before: mlx5 traffic_class_store takes -1 as "no global tclass" (tcd->val = -1)
             self._write_file(reading.path, -1)
             return
+        commit = commit_file_for(reading.path)
+        if commit is None and any(reading.path == c for c in self._commit_files(reading.path)):
+            return  # a commit file (bnxt_re cc/apply) holds no value of its own; its knobs re-commit
         self._write_file(reading.path, reading.value)
+        if commit is not None:
+            self._write_file(commit, 1)
+
+    @staticmethod
+    def _commit_files(path: str) -> list[str]:
+        head = path.rpartition("/")[0]
+        probe = commit_file_for(f"{head}/_")
+        return [probe] if probe else []
 
     # -- helpers --------------------------------------------------------------------------------------------
 
     def _write_file(self, path: str, value: object) -> None:
         full = self.resolve(path)
+        if isinstance(value, int) and not isinstance(value, bool) and value_format(path) == "hex":
+            value = hex(value)  # older bnxt_re parses with sscanf("%x"): "26" would be 0x26
         data = f"{value}\n".encode()
         try:
             fd = os.open(full, os.O_WRONLY | os.O_TRUNC)
@@ -132,10 +156,13 @@ class SysfsBackend(HostBackend):
         finally:
             os.close(fd)
 
-    def _ensure_rdma_cm_group(self, step: HostStep) -> None:
-        """Mount configfs if needed (live root only) and mkdir ``rdma_cm/<dev>``, as cma_roce_tos does."""
-        rel = step.path[len(CONFIGFS_RDMA_CM) + 1 :]
-        dev = rel.split("/", 1)[0]
+    def _ensure_group(self, step: HostStep) -> None:
+        """Mount configfs if needed (live root only) and mkdir the device group (``rdma_cm/<dev>`` as
+        cma_roce_tos does, ``bnxt_re/<dev>`` and ``irdma/<dev>`` as their READMEs say)."""
+        found = configfs_group(step.path)
+        assert found is not None
+        subsystem, group_path = found
+        dev = group_path.rsplit("/", 1)[1]
         config = self.resolve(CONFIGFS_MOUNT)
         if self._mount_configfs and not os.path.ismount(config):
             proc = subprocess.run(["mount", "-t", "configfs", "none", str(config)], capture_output=True, text=True,
@@ -143,21 +170,25 @@ class SysfsBackend(HostBackend):
             if proc.returncode != 0:
                 raise HostBackendError("mount", CONFIGFS_MOUNT, f"cannot mount configfs: {proc.stderr.strip()}",
                                        hint="mount -t configfs none /sys/kernel/config (needs root)")
-        cm = self.resolve(CONFIGFS_RDMA_CM)
-        if not cm.is_dir():
-            raise HostBackendError("write", CONFIGFS_RDMA_CM, "rdma_cm has no configfs directory",
-                                   errno=errno.ENOENT, hint="modprobe rdma_cm (kernel >= 4.11 with CONFIG_CONFIGFS_FS)")
-        group = self.resolve(f"{CONFIGFS_RDMA_CM}/{dev}")
+        root = self.resolve(subsystem)
+        name = subsystem.rsplit("/", 1)[1]
+        if not root.is_dir():
+            hint = ("modprobe rdma_cm (kernel >= 4.11 with CONFIG_CONFIGFS_FS)" if name == "rdma_cm" else
+                    f"the {name} driver in use has no configfs (the vendor's out-of-tree driver has it; see "
+                    "docs/nics.md), or unset the knobs under this NIC's cc:")
+            raise HostBackendError("write", subsystem, f"{name} has no configfs directory", errno=errno.ENOENT,
+                                   hint=hint)
+        group = self.resolve(group_path)
         if not group.is_dir():
             try:
                 group.mkdir()
             except OSError as exc:
-                raise HostBackendError("mkdir", f"{CONFIGFS_RDMA_CM}/{dev}", f"cannot create the group: {exc.strerror}",
+                raise HostBackendError("mkdir", group_path, f"cannot create the group: {exc.strerror}",
                                        errno=exc.errno, hint=f"is {dev} an RDMA device? see `fabricd gids`") from exc
             self.created_groups.append(dev)
         port_dir = Path(os.path.dirname(self.resolve(step.path)))
         if not port_dir.is_dir():
-            raise HostBackendError("write", step.path, f"device {dev} has no such port in rdma_cm",
+            raise HostBackendError("write", step.path, f"device {dev} has no such port in {name}",
                                    errno=errno.ENOENT, hint="check rdma_port in the inventory against `fabricd gids`")
 
 
@@ -166,6 +197,9 @@ def _hint(path: str, code: int | None) -> str:
         if "/ecn/" in path:
             return "this driver exposes no ECN/DCQCN sysfs (MLNX_OFED mlx5 does); install MLNX_OFED/DOCA-OFED or " \
                    "unset the DCQCN knobs"
+        if "/bnxt_re/" in path or "/irdma/" in path:
+            return "this driver exposes no such configfs knob (Broadcom's/Intel's out-of-tree driver does); " \
+                   "install it or unset the knob under the NIC's cc:"
         return "the NIC or file is missing: check the netdev/RDMA device names in the inventory"
     if code in (errno.EROFS, errno.EACCES, errno.EPERM):
         return "run as root on a writable /sys"

@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fabricd.model import Fabric, split_endpoint
+from fabricd.model import Fabric, Transport, split_endpoint
 
 MAX_CYCLES = 5
 
@@ -102,7 +102,9 @@ class Topology:
         endpoints = set()
         for h in fabric.hosts:
             for n in h.nics:
-                if n.rdma_device is not None and n.peer is not None:
+                # only NICs that send lossless traffic: a NIC may run lossy RoCE or iWARP in a lossless fabric
+                lossless = (n.transport or fabric.policy.transport) == Transport.ROCE_V2_LOSSLESS
+                if n.rdma_device is not None and n.peer is not None and lossless:
                     ref = resolve(n.peer)
                     if ref is not None:
                         endpoints.add(ref[0])

@@ -22,8 +22,10 @@ from typing import Literal
 
 from pydantic import Field, JsonValue
 
-from fabricd.model import Fabric, Host, Nic, Scheduler, Speed, TrustMode, split_endpoint
+from fabricd.model import Fabric, Host, Nic, Scheduler, Speed, Transport, TrustMode, split_endpoint
 from fabricd.model.types import Model
+
+from .nics import Knob, NicProfile, nic_profile
 
 NUM_PRIORITIES = 8
 """IEEE 802.1p priorities 0-7."""
@@ -83,6 +85,29 @@ class DscpPriority(Model):
     priority: int = Field(ge=0, le=7, description="802.1p priority, 0-7")
 
 
+class KnobWrite(Model):
+    """One family knob fabricd writes (sysfs or configfs): the file, the value as the driver reads it back, the text
+    written (``0x1a`` for bnxt_re's hexadecimal configfs), and the audit check it belongs to."""
+
+    knob: str = Field(description="the profile's knob name, e.g. cnp_dscp, rpg_time_reset, ecn_enable")
+    path: str = Field(description="absolute sysfs/configfs path on the host")
+    value: int = Field(description="desired value, as the driver prints it back (decimal)")
+    text: str = Field(description="what is written to the file: decimal, or 0x-prefixed hex where the driver wants it")
+    check: str = Field(description="audit check code, e.g. HOST-CNP")
+
+
+class PrerequisiteIntent(Model):
+    """A condition the family needs first that no backend sets (NicProfile.prerequisites), rendered for this NIC."""
+
+    object: str = Field(description="the netdev it concerns")
+    what: str
+    check: str = Field(description="shell test that is true when the condition holds; empty = not checkable")
+    command: str = Field(description="what sets it")
+    source: str
+    automatic: bool = Field(description="True when `command` is a verified command the rendered script may run; "
+                            "False when it only names what the operator must do")
+
+
 class NicIntent(Model):
     """The desired state of one RDMA NIC port on a host. Flat and template-friendly: lists are indexed by
     priority (0-7) or TC (0-7), scalars are the values written to the device."""
@@ -93,6 +118,11 @@ class NicIntent(Model):
     )
     rdma_port: int = Field(ge=1, le=2, description="RDMA port number, 1-2 (ports/<n> in sysfs and configfs)")
     driver: str = Field(description="kernel driver, e.g. mlx5_core (from `ethtool -i`)")
+    family: str | None = Field(description="NIC profile family (mlx5, ice, bnxt, rxe); None = unknown driver, "
+                               "then only links and DCB are set")
+    transport: Transport = Field(description="this NIC's RDMA transport (Nic.transport or policy.transport)")
+    dcb: bool = Field(description="whether trust/PFC/ETS/APP are set through DCB netlink on this NIC")
+    apptrust: bool = Field(description="whether the driver takes dcb apptrust (else DSCP trust follows the APP table)")
     speed: Speed | None = Field(description="expected link speed; None = not checked")
 
     # --- netlink: links, MTU, VLAN, address, pause -------------------------------------------------------
@@ -151,6 +181,14 @@ class NicIntent(Model):
     dcqcn_np: dict[str, int] = Field(
         description="ecn/roce_np/<name> -> value, only the parameters the inventory sets; absent = leave alone"
     )
+    rdma_cm: bool = Field(description="set RDMA-CM default_roce_tos/default_roce_mode (configfs) for this NIC")
+    traffic_class: bool = Field(description="also write MLNX_OFED tc/<port>/traffic_class (optional file)")
+    cc_group: str | None = Field(description="configfs group created (mkdir) before the family's cc writes")
+    cc_commit: str | None = Field(description="file written with 1 after the cc writes (bnxt_re cc/apply)")
+    writes: list[KnobWrite] = Field(description="the family's CNP, congestion-control enables and parameter writes, "
+                                    "in write order (from the NIC profile)")
+    prerequisites: list[PrerequisiteIntent] = Field(description="conditions the family needs first (checked by the "
+                                                    "rendered script, listed by `host plan`)")
 
     # --- context for audit -------------------------------------------------------------------------------
     peer: str | None = Field(description="'switch:port' this NIC is cabled to, None if unknown")
@@ -171,7 +209,7 @@ class HostIntent(Model):
 
     host: str = Field(description="host name as in the inventory")
     fabric: str = Field(description="fabric name as in the inventory")
-    lossless: bool = Field(description="True when the fabric runs RoCEv2 lossless (PFC + ECN)")
+    lossless: bool = Field(description="True when any NIC of this host runs RoCEv2 lossless (PFC + ECN)")
     nics: list[NicIntent] = Field(description="one entry per RDMA NIC port, inventory order")
 
     def nic(self, netdev: str) -> NicIntent | None:
@@ -200,6 +238,8 @@ class HostPlan(Model):
 
     host: str
     steps: list[HostStep] = Field(default_factory=list)
+    prerequisites: list[PrerequisiteIntent] = Field(
+        default_factory=list, description="what the NICs' families need first and no backend sets (docs/nics.md)")
 
     def for_backend(self, backend: Backend) -> list[HostStep]:
         return [s for s in self.steps if s.backend == backend]
@@ -233,30 +273,68 @@ def _split_bandwidth(weights: dict[int, int]) -> dict[int, int]:
     return out
 
 
-def _ets(fabric: Fabric) -> tuple[list[int], list[Tsa], list[int]]:
+def _ets(fabric: Fabric, profile: NicProfile | None = None) -> tuple[list[int], list[Tsa], list[int]]:
     """prio_tc, tc_tsa and tc_bw_percent for the 8 hardware TCs from the policy's traffic classes.
 
     A priority in no class goes to the class of the default priority (else TC 0). TCs no class uses are ETS
-    with 0 % (no priority maps to them). DWRR classes without a weight share equally.
+    with 0 % (no priority maps to them). DWRR classes without a weight share equally. On a family that pins TCs
+    by role (bnxt_re: RoCE on TC1, CNP on TC2) or wants them contiguous from 0 (E810), the policy's class ids are
+    renumbered for the host (the switch keeps the policy's ids; a TC number is local to a port).
     """
     qos = fabric.policy.qos
+    tc_id = _tc_ids(fabric, profile)
     default_tc = qos.class_of(qos.default_priority)
     prio_tc = []
     for prio in range(NUM_PRIORITIES):
         tc = qos.class_of(prio) or default_tc
-        prio_tc.append(tc.id if tc is not None else 0)
+        prio_tc.append(tc_id[tc.id] if tc is not None else 0)
     tsa = [Tsa.ETS] * NUM_TCS
     weights: dict[int, int] = {}
     for tc in qos.traffic_classes:
         if tc.scheduler == Scheduler.STRICT:
-            tsa[tc.id] = Tsa.STRICT
+            tsa[tc_id[tc.id]] = Tsa.STRICT
         else:
-            weights[tc.id] = tc.weight_percent if tc.weight_percent is not None else 1
-    if weights and all(tc.weight_percent is None for tc in qos.traffic_classes if tc.id in weights):
+            weights[tc_id[tc.id]] = tc.weight_percent if tc.weight_percent is not None else 1
+    if weights and all(tc.weight_percent is None for tc in qos.traffic_classes if tc_id[tc.id] in weights):
         weights = dict.fromkeys(weights, 1)
     shares = _split_bandwidth(weights)
     bw = [shares.get(tc, 0) for tc in range(NUM_TCS)]
     return prio_tc, tsa, bw
+
+
+def _tc_ids(fabric: Fabric, profile: NicProfile | None) -> dict[int, int]:
+    """Policy class id -> the host TC it becomes on this family (identity unless the profile pins or compacts)."""
+    qos = fabric.policy.qos
+    ids = sorted(tc.id for tc in qos.traffic_classes)
+    if profile is None or not (profile.tc_of_class or profile.compact_tcs):
+        return {i: i for i in ids}
+    out: dict[int, int] = {}
+    if profile.tc_of_class:
+        roles = {"roce": qos.class_of(qos.roce.priority), "cnp": qos.class_of(qos.cnp.priority),
+                 "default": qos.class_of(qos.default_priority)}
+        for role, tc in roles.items():
+            if tc is not None and tc.id not in out and role in profile.tc_of_class:
+                out[tc.id] = profile.tc_of_class[role]
+    free = [t for t in range(NUM_TCS) if t not in out.values()]
+    for i in ids:
+        if i not in out:
+            out[i] = free.pop(0) if free else 0
+    return out
+
+
+def nic_transport(fabric: Fabric, nic: Nic) -> Transport:
+    """The NIC's own transport, else the fabric's."""
+    return nic.transport if nic.transport is not None else fabric.policy.transport
+
+
+def _app_entries(fabric: Fabric, profile: NicProfile | None) -> list[DscpPriority]:
+    """All 64 DSCP -> priority entries, or (bnxt_re) only the mapped DSCPs with the CNP DSCP last (README)."""
+    qos = fabric.policy.qos
+    if profile is None or profile.app_all_dscp:
+        return [DscpPriority(dscp=d, priority=qos.priority_of(d)) for d in range(NUM_DSCP)]
+    mapped = sorted({*qos.dscp_to_priority, qos.roce.dscp} - {qos.cnp.dscp})
+    entries = [DscpPriority(dscp=d, priority=qos.priority_of(d)) for d in mapped]
+    return [*entries, DscpPriority(dscp=qos.cnp.dscp, priority=qos.priority_of(qos.cnp.dscp))]
 
 
 def _peer_mtu(fabric: Fabric, nic: Nic) -> int | None:
@@ -271,46 +349,120 @@ def _peer_mtu(fabric: Fabric, nic: Nic) -> int | None:
     return port.mtu if port else None
 
 
-def nic_intent(fabric: Fabric, nic: Nic) -> NicIntent:
-    """Decide the desired state of one NIC port from the fabric policy."""
+def _write(knob: Knob, nic: Nic, value: int, check: str, prio: int | None = None) -> KnobWrite:
+    text = hex(value) if knob.fmt == "hex" else str(value)
+    return KnobWrite(knob=knob.name, path=knob.render_path(nic.netdev, nic.rdma_device, nic.rdma_port, prio),
+                     value=value, text=text, check=check)
+
+
+def _cc_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transport, dcqcn_on: bool,
+               np_prios: list[int], rp_prios: list[int]) -> list[KnobWrite]:
+    """The family's CNP marking, congestion-control enables and parameters, in write order."""
     policy = fabric.policy
     qos = policy.qos
-    lossless = policy.lossless
+    out: list[KnobWrite] = []
+    if nic.rdma_device is None or transport == Transport.INFINIBAND:
+        return out
+    roce = transport in (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
+    if roce:
+        # RoCE classification knobs of families that keep them beside their CC (bnxt_re cc/roce_dscp, roce_prio)
+        for role, value in (("roce_dscp", qos.roce.dscp), ("roce_prio", qos.roce.priority)):
+            knob = profile.role(role)
+            if knob is not None:
+                out.append(_write(knob, nic, value, "HOST-ROCE-TOS"))
+    if not dcqcn_on:
+        return out
+    if roce:
+        for role, value in (("cnp_dscp", qos.cnp.dscp), ("cnp_prio", qos.cnp.priority)):
+            knob = profile.role(role)
+            if knob is not None:
+                out.append(_write(knob, nic, value, "HOST-CNP"))
+        for role, prios in (("np_enable", np_prios), ("rp_enable", rp_prios)):
+            knob = profile.role(role)
+            if knob is not None:
+                out += [_write(knob, nic, 1, "HOST-ECN-ENABLE", p) for p in prios]
+    enable = profile.cc_enable(transport)
+    if enable is not None:
+        out.append(_write(enable, nic, 1, "HOST-ECN-ENABLE"))
+    if roce:
+        params = {**policy.dcqcn.rp.model_dump(exclude_none=True), **policy.dcqcn.np.model_dump(exclude_none=True)}
+        for name, value in params.items():
+            knob = profile.tunables.get(name)
+            if knob is not None and knob.runtime and knob.exists_for(transport) and name not in nic.cc:
+                out.append(_write(knob, nic, value, "HOST-DCQCN"))
+    for name, value in nic.cc.items():
+        knob = profile.tunables.get(name)
+        if knob is not None and knob.runtime and knob.exists_for(transport):
+            out.append(_write(knob, nic, value, "HOST-DCQCN"))
+    return out
+
+
+def nic_intent(fabric: Fabric, nic: Nic) -> NicIntent:
+    """Decide the desired state of one NIC port from the fabric policy and the NIC's family profile."""
+    policy = fabric.policy
+    qos = policy.qos
+    profile = nic_profile(nic)
+    transport = nic_transport(fabric, nic)
+    lossless = transport == Transport.ROCE_V2_LOSSLESS
+    roce = transport in (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
+    ethernet = transport != Transport.INFINIBAND
     dcqcn_on = policy.congestion_control.value == "dcqcn" and nic.rdma_device is not None
-    prio_tc, tsa, bw = _ets(fabric)
+    prio_tc, tsa, bw = _ets(fabric, profile)
     pfc = sorted(set(policy.pfc.priorities)) if lossless else []
     vlan_netdev = vlan_netdev_name(nic.netdev, nic.vlan) if nic.vlan is not None else None
-    rp_prios = policy.dcqcn.rp_priorities or [qos.roce.priority]
-    np_prios = policy.dcqcn.np_priorities or [qos.roce.priority]
+    rp_prios = sorted(set(policy.dcqcn.rp_priorities or [qos.roce.priority])) if dcqcn_on and roce else []
+    np_prios = sorted(set(policy.dcqcn.np_priorities or [qos.roce.priority])) if dcqcn_on and roce else []
     rp_params = policy.dcqcn.rp.model_dump(exclude_none=True)
     np_params = policy.dcqcn.np.model_dump(exclude_none=True)
+    mlx5_like = profile is not None and profile.role("np_enable") is not None
+    pause_ok = profile is None or profile.global_pause
+    writes = _cc_writes(fabric, nic, profile, transport, dcqcn_on, np_prios, rp_prios) if profile else []
+    prereqs = [
+        PrerequisiteIntent(object=nic.netdev, what=p.what, check=p.render(p.check, nic.netdev, nic.rdma_device),
+                           command=p.render(p.command, nic.netdev, nic.rdma_device), source=p.source,
+                           automatic=p.verified)
+        for p in (profile.prerequisites if profile else ()) if p.applies_to(transport)
+    ]
+    cnp_on = dcqcn_on and roce and profile is not None and profile.role("cnp_dscp") is not None
     return NicIntent(
         netdev=nic.netdev,
         rdma_device=nic.rdma_device,
         rdma_port=nic.rdma_port,
         driver=nic.driver,
+        family=profile.family if profile else None,
+        transport=transport,
+        dcb=ethernet and (profile is None or profile.dcb),
+        apptrust=profile is None or profile.apptrust,
         speed=nic.speed,
         mtu_bytes=nic.mtu,
         vlan_id=nic.vlan,
         vlan_netdev=vlan_netdev,
         ip_netdev=vlan_netdev or nic.netdev,
         address=str(nic.ip) if nic.ip is not None else None,
-        global_pause=False if lossless else None,
+        global_pause=False if lossless and pause_ok else None,
         trust=qos.trust,
         pfc_priorities=pfc,
         pfc_mask=sum(1 << p for p in pfc),
         prio_tc=prio_tc,
         tc_tsa=tsa,
         tc_bw_percent=bw,
-        dscp_to_priority=[DscpPriority(dscp=d, priority=qos.priority_of(d)) for d in range(NUM_DSCP)],
+        dscp_to_priority=_app_entries(fabric, profile),
         roce_tos=qos.roce.effective_tos,
         roce_mode=ROCE_MODE_V2,
-        cnp_dscp=qos.cnp.dscp if dcqcn_on else None,
-        cnp_802p_prio=qos.cnp.priority if dcqcn_on else None,
-        np_priorities=sorted(set(np_prios)) if dcqcn_on else [],
-        rp_priorities=sorted(set(rp_prios)) if dcqcn_on else [],
-        dcqcn_rp={k: rp_params[k] for k in DCQCN_RP_PARAMS if k in rp_params} if dcqcn_on else {},
-        dcqcn_np={k: np_params[k] for k in DCQCN_NP_PARAMS if k in np_params} if dcqcn_on else {},
+        cnp_dscp=qos.cnp.dscp if cnp_on else None,
+        cnp_802p_prio=qos.cnp.priority if cnp_on else None,
+        np_priorities=np_prios if mlx5_like else [],
+        rp_priorities=rp_prios if mlx5_like else [],
+        dcqcn_rp={k: rp_params[k] for k in DCQCN_RP_PARAMS if k in rp_params} if dcqcn_on and mlx5_like else {},
+        dcqcn_np={k: np_params[k] for k in DCQCN_NP_PARAMS if k in np_params} if dcqcn_on and mlx5_like else {},
+        rdma_cm=nic.rdma_device is not None and roce and (profile is None or profile.rdma_cm),
+        traffic_class=nic.rdma_device is not None and roce and profile is not None and profile.traffic_class,
+        cc_group=(profile.cc_group.format(dev=nic.rdma_device) if profile and profile.cc_group and writes
+                  and nic.rdma_device else None),
+        cc_commit=(profile.cc_commit.format(dev=nic.rdma_device, port=nic.rdma_port)
+                   if profile and profile.cc_commit and writes and nic.rdma_device else None),
+        writes=writes,
+        prerequisites=prereqs,
         peer=nic.peer,
         peer_port_mtu_bytes=_peer_mtu(fabric, nic),
         roce_dscp=qos.roce.dscp,
@@ -319,12 +471,9 @@ def nic_intent(fabric: Fabric, nic: Nic) -> NicIntent:
 
 
 def _host_intent(fabric: Fabric, host: Host) -> HostIntent:
-    return HostIntent(
-        host=host.name,
-        fabric=fabric.name,
-        lossless=fabric.policy.lossless,
-        nics=[nic_intent(fabric, nic) for nic in host.nics],
-    )
+    nics = [nic_intent(fabric, nic) for nic in host.nics]
+    lossless = any(n.transport == Transport.ROCE_V2_LOSSLESS for n in nics) if nics else fabric.policy.lossless
+    return HostIntent(host=host.name, fabric=fabric.name, lossless=lossless, nics=nics)
 
 
 def host_intent(fabric: Fabric, host_name: str) -> HostIntent:
@@ -406,15 +555,21 @@ def netlink_steps(nic: NicIntent, skip: frozenset[str] = frozenset()) -> list[Ho
 
 
 def dcb_steps(nic: NicIntent) -> list[HostStep]:
-    """Desired DCB steps of one NIC: apptrust, PFC, ETS and the DSCP APP table."""
-    return [
+    """Desired DCB steps of one NIC: apptrust (where the driver has it), PFC, ETS and the DSCP APP table; none on
+    a family without DCB (Soft-RoCE) or an InfiniBand port."""
+    if not nic.dcb:
+        return []
+    trust = [
         HostStep(
             backend=Backend.DCB,
             object=nic.netdev,
             path="apptrust",
             desired=["dscp"] if nic.trust == TrustMode.DSCP else ["pcp"],
             check="HOST-TRUST",
-        ),
+        )
+    ] if nic.apptrust else []
+    return [
+        *trust,
         HostStep(backend=Backend.DCB, object=nic.netdev, path="pfc", desired=nic.pfc_mask, check="HOST-PFC"),
         HostStep(
             backend=Backend.DCB,
@@ -437,11 +592,17 @@ def dcb_steps(nic: NicIntent) -> list[HostStep]:
     ]
 
 
+COMMIT_CHECK = "HOST-CC-COMMIT"
+"""Check code of a commit step (bnxt_re ``cc/apply``): written with 1 after the knobs it commits, only when one of
+them changes; it has no value to compare (reading ``apply`` prints the hardware's parameter set)."""
+
+
 def sysfs_steps(nic: NicIntent) -> list[HostStep]:
-    """Desired sysfs/configfs steps of one NIC: RoCE ToS and mode, traffic_class, CNP, NP/RP enables, DCQCN."""
+    """Desired sysfs/configfs steps of one NIC from its family profile: RoCE ToS and mode (RDMA-CM), traffic_class
+    (MLNX_OFED), then the family's CNP, congestion-control enables and parameters, then its commit file."""
     steps: list[HostStep] = []
     dev = nic.rdma_device
-    if dev is not None:
+    if dev is not None and nic.rdma_cm:
         steps += [
             HostStep(
                 backend=Backend.SYSFS,
@@ -457,56 +618,23 @@ def sysfs_steps(nic: NicIntent) -> list[HostStep]:
                 desired=nic.roce_mode,
                 check="HOST-ROCE-MODE",
             ),
+        ]
+    if dev is not None and nic.traffic_class:
+        steps.append(
             HostStep(
                 backend=Backend.SYSFS,
                 object=dev,
                 path=traffic_class_path(dev, nic.rdma_port),
                 desired=nic.roce_tos,
                 check="HOST-ROCE-TOS",
-            ),
-        ]
-    if nic.cnp_dscp is not None:
-        steps.append(
-            HostStep(
-                backend=Backend.SYSFS,
-                object=nic.netdev,
-                path=ecn_path(nic.netdev, "roce_np", "cnp_dscp"),
-                desired=nic.cnp_dscp,
-                check="HOST-CNP",
             )
         )
-    if nic.cnp_802p_prio is not None:
-        steps.append(
-            HostStep(
-                backend=Backend.SYSFS,
-                object=nic.netdev,
-                path=ecn_path(nic.netdev, "roce_np", "cnp_802p_prio"),
-                desired=nic.cnp_802p_prio,
-                check="HOST-CNP",
-            )
-        )
-    for point, prios in (("roce_np", nic.np_priorities), ("roce_rp", nic.rp_priorities)):
-        steps += [
-            HostStep(
-                backend=Backend.SYSFS,
-                object=nic.netdev,
-                path=ecn_path(nic.netdev, point, f"enable/{p}"),
-                desired=1,
-                check="HOST-ECN-ENABLE",
-            )
-            for p in prios
-        ]
-    for point, params in (("roce_rp", nic.dcqcn_rp), ("roce_np", nic.dcqcn_np)):
-        steps += [
-            HostStep(
-                backend=Backend.SYSFS,
-                object=nic.netdev,
-                path=ecn_path(nic.netdev, point, name),
-                desired=value,
-                check="HOST-DCQCN",
-            )
-            for name, value in params.items()
-        ]
+    for w in nic.writes:
+        obj = nic.netdev if w.path.startswith(SYS_NET + "/") else (dev or nic.netdev)
+        steps.append(HostStep(backend=Backend.SYSFS, object=obj, path=w.path, desired=w.value, check=w.check))
+    if nic.cc_commit is not None and nic.writes:
+        steps.append(HostStep(backend=Backend.SYSFS, object=dev or nic.netdev, path=nic.cc_commit, desired=1,
+                              check=COMMIT_CHECK))
     return steps
 
 
@@ -526,4 +654,4 @@ def desired_plan(intent: HostIntent, skip: frozenset[str] = frozenset()) -> Host
     for nic in intent.nics:
         if "sysfs" not in skip:
             steps += sysfs_steps(nic)
-    return HostPlan(host=intent.host, steps=steps)
+    return HostPlan(host=intent.host, steps=steps, prerequisites=[p for n in intent.nics for p in n.prerequisites])

@@ -16,6 +16,20 @@ fabricd touches on a RoCE host:
 
 No capture of the configfs files or traffic_class exists; their content follows the kernel ABI and mlx5's
 ``traffic_class_show`` (tests/golden/host/SOURCES.md).
+
+Other NIC families (``FakeNic.family``, docs/nics.md): the netdev and RDMA port files are the same captures
+without mlx5's own (no ``ecn/``, no ``tc/<p>/traffic_class``, no mlx5 hw_counters); the RDMA device gets the
+family's hw_counters names (from its driver, tests/golden/host/SOURCES.md) at 0, and its configfs tree:
+
+- ``bnxt``: ``sys/kernel/config/bnxt_re/<dev>/ports/<p>/cc/{roles and tunables, apply}`` holding ``0x0`` as
+  Broadcom's configfs prints values (``%#x``); the real group is populated by the driver after mkdir, so the fake
+  one is written already populated (unverified values: no capture of a bnxt_re cc/ tree exists);
+- ``ice``: ``sys/kernel/config/irdma/<dev>/{roce_*|iw_*}_enable`` with the irdma README's documented defaults
+  (iw_ecn_enable on, everything else off), RoCE or iWARP files by ``FakeNic.transport``;
+- ``rxe``: only the RDMA-CM configfs files.
+
+``ethtool/<if>.stats`` and ``.info`` (the replay root layout) are written from the family's ethtool capture in
+tests/golden/readers/ethtool when ``with_ethtool`` is set.
 """
 
 from __future__ import annotations
@@ -27,6 +41,8 @@ from pathlib import Path
 
 import fabricd
 from fabricd.intent.host import HostIntent
+from fabricd.intent.nics import BY_FAMILY
+from fabricd.model import Transport
 
 ROCE_V1 = "IB/RoCE v1"
 ROCE_V2 = "RoCE v2"
@@ -41,6 +57,15 @@ def default_captures() -> Path:
     return Path(fabricd.__file__).resolve().parent.parent / "tests" / "golden" / "host"
 
 
+ETHTOOL_CAPTURES = {
+    "mlx5": ("mlx5-grep-prio-bytes-packets-byteps-issue179.txt", "mlx5_core"),
+    "ice": ("ice-ethq.txt", "ice"),
+    "bnxt": ("bnxt_en-ethq.txt", "bnxt_en"),
+    "rxe": ("virtio_net-ethq.txt", "virtio_net"),
+}
+"""Family -> (capture in tests/golden/readers/ethtool, the driver ``ethtool -i`` prints)."""
+
+
 @dataclass(frozen=True)
 class FakeNic:
     """One RDMA NIC port of the fake host."""
@@ -53,6 +78,8 @@ class FakeNic:
     vlan_netdev: str | None = None
     mac: str = CAPTURE_MAC
     mtu: int | None = None
+    family: str = "mlx5"
+    transport: Transport = Transport.ROCE_V2_LOSSLESS
 
 
 def _read_capture(path: Path) -> dict[str, str]:
@@ -94,9 +121,11 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
     net = _read_capture(cap / "net-class-eth0-ecn-procfs.txt")
     ib_src = cap / "ib-mlx5_0-procfs"
     for nic in nics:
+        mlx5 = nic.family == "mlx5"
         ndir = root / "sys/class/net" / nic.netdev
         for rel, value in net.items():
-            _write(ndir / rel, value + "\n")
+            if mlx5 or not rel.startswith("ecn/"):
+                _write(ndir / rel, value + "\n")
         _write(ndir / "address", nic.mac + "\n")
         if nic.mtu is not None:
             _write(ndir / "mtu", f"{nic.mtu}\n")
@@ -111,6 +140,8 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
             shutil.copytree(ib_src, dev)
             if nic.rdma_port != 1:
                 (dev / "ports" / "1").rename(dev / "ports" / str(nic.rdma_port))
+            if not mlx5:
+                _other_family_device(dev / "ports" / str(nic.rdma_port), nic)
         port = dev / "ports" / str(nic.rdma_port)
         _write(port / "link_layer", "Ethernet\n")
         ndev = nic.ip_netdev or nic.vlan_netdev or nic.netdev
@@ -124,11 +155,47 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
                 _write(port / "gid_attrs/ndevs" / str(i), ndev + "\n")
             else:
                 _write(port / "gids" / str(i), ZERO_GID + "\n")
-        _write(dev / "tc" / str(nic.rdma_port) / "traffic_class", "")
+        if mlx5:
+            _write(dev / "tc" / str(nic.rdma_port) / "traffic_class", "")
         cm = root / "sys/kernel/config/rdma_cm" / nic.rdma_device / "ports" / str(nic.rdma_port)
         _write(cm / "default_roce_tos", "0\n")
         _write(cm / "default_roce_mode", ROCE_V2 + "\n")
+        _family_configfs(root, nic)
     return root
+
+
+def _other_family_device(port: Path, nic: FakeNic) -> None:
+    """Replace mlx5's hw_counters by the family's names (at 0) and drop mlx5-only device files."""
+    profile = BY_FAMILY[nic.family]
+    shutil.rmtree(port / "hw_counters")
+    for name in profile.hw_counters:
+        _write(port / "hw_counters" / name, "0\n")
+    for rel in ("board_id", "fw_ver", "hca_type"):
+        (port.parent.parent / rel).unlink(missing_ok=True)
+
+
+def _family_configfs(root: Path, nic: FakeNic) -> None:
+    profile = BY_FAMILY[nic.family]
+    if nic.family == "bnxt":
+        cc = root / f"sys/kernel/config/bnxt_re/{nic.rdma_device}/ports/{nic.rdma_port}/cc"
+        for knob in (*profile.roles.values(), *profile.tunables.values()):
+            _write(cc / knob.name, "0x0\n")
+        _write(cc / "apply", "0x0\n")
+    elif nic.family == "ice":
+        group = root / f"sys/kernel/config/irdma/{nic.rdma_device}"
+        prefix = "iw_" if nic.transport == Transport.IWARP else "roce_"
+        for knob in (*profile.roles.values(), *profile.tunables.values()):
+            if knob.runtime and knob.name.startswith(prefix) and knob.default is not None:
+                _write(group / knob.name, f"{knob.default}\n")
+
+
+def write_ethtool(root: str | Path, nics: list[FakeNic], captures: str | Path | None = None) -> None:
+    """``ethtool/<if>.stats`` (the family's real ``ethtool -S`` capture) and ``.info`` (``driver: <name>``)."""
+    cap = Path(captures) if captures is not None else default_captures().parent / "readers" / "ethtool"
+    for nic in nics:
+        name, driver = ETHTOOL_CAPTURES[nic.family]
+        _write(Path(root) / "ethtool" / f"{nic.netdev}.stats", (cap / name).read_text())
+        _write(Path(root) / "ethtool" / f"{nic.netdev}.info", f"driver: {driver}\n")
 
 
 def fake_nics_for(intent: HostIntent, *, skip_vlan: bool = False) -> list[FakeNic]:
@@ -139,5 +206,6 @@ def fake_nics_for(intent: HostIntent, *, skip_vlan: bool = False) -> list[FakeNi
             continue
         vlan = None if skip_vlan else n.vlan_netdev
         out.append(FakeNic(netdev=n.netdev, rdma_device=n.rdma_device, rdma_port=n.rdma_port, ip=n.address_ip,
-                           ip_netdev=vlan or n.netdev, vlan_netdev=vlan))
+                           ip_netdev=vlan or n.netdev, vlan_netdev=vlan, family=n.family or "mlx5",
+                           transport=n.transport))
     return out

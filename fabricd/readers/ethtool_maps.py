@@ -20,7 +20,8 @@ Counter kinds and their units (a kind's unit is in its name where it is not "fra
 - ``pause_storm_events`` (qualifier = level): the NIC's own pause-storm protection fired.
 
 Sources (names as the drivers print them): Linux ``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/
-counters.rst`` and the captures in tests/golden/readers/ethtool/ (mlx5, mlx4, bnxt_en, ice, i40e, ixgbe, virtio_net).
+counters.rst`` and the captures in tests/golden/readers/ethtool/ (mlx5, mlx4, bnxt_en, ice, i40e, ixgbe, virtio_net,
+mlxsw).
 ixgbe's per-priority ``rx_pb_N_pxoff`` names come from ``ixgbe_ethtool.c`` (no capture holds them). Counters that are
 per queue, per ring or per CoS are left out on purpose: they multiply series (node_exporter issue #2096) and carry no
 lossless-fabric meaning that the per-priority counters do not.
@@ -134,24 +135,49 @@ BNXT: tuple[NameRule, ...] = (
 ICE: tuple[NameRule, ...] = (
     NameRule(rf"{_DIR}_priority_{_PRIO}_xoff\.nic", PAUSE_FRAMES),
     NameRule(rf"{_DIR}_priority_{_PRIO}_xon\.nic", RESUME_FRAMES),
+    # Intel's out-of-tree ice (ice_ethtool.h PICK(): the newer "port-..._events" naming); no capture holds them
+    NameRule(rf"port-{_DIR}-xoff_prio-{_PRIO}_events", PAUSE_FRAMES),
+    NameRule(rf"port-{_DIR}-xon_prio-{_PRIO}_events", RESUME_FRAMES),
     NameRule(rf"rx_priority_{_PRIO}_xon_2_xoff\.nic", PAUSE_TRANSITIONS, "rx"),
     NameRule(rf"link_xoff_{_DIR}\.nic", LINK_PAUSE_FRAMES),
     NameRule(rf"link_xon_{_DIR}\.nic", LINK_RESUME_FRAMES),
     NameRule(r"rx_dropped\.nic", DISCARDS, qualifier="rx_port_buffer"),
     NameRule(r"tx_dropped_link_down\.nic", DISCARDS, qualifier="tx_link_down"),
 )
-"""ice (Intel E810): port counters carry a ``.nic`` suffix; no pause duration."""
+"""ice (Intel E810): port counters carry a ``.nic`` suffix (in-tree and older out-of-tree drivers), or are named
+``port-rx-xoff_prio-N_events`` (newer out-of-tree drivers); no pause duration."""
 
 I40E: tuple[NameRule, ...] = (
     NameRule(rf"port\.{_DIR}_priority_{_PRIO}_xoff", PAUSE_FRAMES),
     NameRule(rf"port\.{_DIR}_priority_{_PRIO}_xon", RESUME_FRAMES),
+    # Linux >= 4.17 i40e_gstrings_pfc_stats: the direction is repeated as a suffix
+    NameRule(rf"port\.(?:rx_priority_{_PRIO}_xoff_rx)", PAUSE_FRAMES, "rx"),
+    NameRule(rf"port\.(?:tx_priority_{_PRIO}_xoff_tx)", PAUSE_FRAMES, "tx"),
+    NameRule(rf"port\.(?:rx_priority_{_PRIO}_xon_rx)", RESUME_FRAMES, "rx"),
+    NameRule(rf"port\.(?:tx_priority_{_PRIO}_xon_tx)", RESUME_FRAMES, "tx"),
     NameRule(rf"port\.rx_priority_{_PRIO}_xon_2_xoff", PAUSE_TRANSITIONS, "rx"),
     NameRule(rf"port\.link_xoff_{_DIR}", LINK_PAUSE_FRAMES),
     NameRule(rf"port\.link_xon_{_DIR}", LINK_RESUME_FRAMES),
     NameRule(r"port\.rx_dropped", DISCARDS, qualifier="rx_port_buffer"),
     NameRule(r"port\.tx_dropped_link_down", DISCARDS, qualifier="tx_link_down"),
 )
-"""i40e (Intel X710/XL710): port counters carry a ``port.`` prefix; no pause duration."""
+"""i40e (Intel X710/XL710): port counters carry a ``port.`` prefix; per-priority names end in ``_xoff`` (older
+drivers, the ethq capture) or ``_xoff_rx``/``_xoff_tx`` (Linux i40e_ethtool.c since 4.17); no pause duration."""
+
+MLXSW: tuple[NameRule, ...] = (
+    NameRule(rf"{_DIR}_pause_prio_{_PRIO}", PAUSE_FRAMES),
+    NameRule(rf"{_DIR}_pause_duration_prio_{_PRIO}", PAUSE_DURATION_US),
+    NameRule(rf"{_DIR}_octets_prio_{_PRIO}", PRIORITY_BYTES),
+    NameRule(rf"{_DIR}_frames_prio_{_PRIO}", PRIORITY_PACKETS),
+    NameRule(r"a_pause_mac_ctrl_frames_received", LINK_PAUSE_FRAMES, "rx"),
+    NameRule(r"a_pause_mac_ctrl_frames_xmitted", LINK_PAUSE_FRAMES, "tx"),
+    NameRule(r"discard_ingress_general", DISCARDS, qualifier="rx_port"),
+    NameRule(r"discard_egress_general", DISCARDS, qualifier="tx_port"),
+    NameRule(r"discard_ingress_tx_link_down", DISCARDS, qualifier="tx_link_down"),
+)
+"""mlxsw (NVIDIA Spectrum switch ASIC ports, ``swpN``): per-priority names from the PPCNT per-priority group
+(``rx_octets_prio_N``, ``rx_pause_duration_prio_N``; durations in microseconds as mlx5's, the same firmware
+register). Per-TC counters (``tc_no_buffer_discard_uc_tc_N``) are per queue and left out."""
 
 IXGBE: tuple[NameRule, ...] = (
     NameRule(rf"{_DIR}_flow_control_xoff", LINK_PAUSE_FRAMES),
@@ -174,8 +200,10 @@ DRIVER_RULES: dict[str, tuple[NameRule, ...]] = {
     "i40e": I40E,
     "ixgbe": IXGBE,
     "virtio_net": VIRTIO_NET,
+    "mlxsw_spectrum": MLXSW,
 }
 """Driver name (as ``ethtool -i`` prints it) -> its rules. An unknown driver is tried against every map in this
 order, first match wins (the maps' names do not collide)."""
 
-DRIVER_ALIASES: dict[str, str] = {"mlx5e_rep": "mlx5_core", "mlx4_core": "mlx4_en"}
+DRIVER_ALIASES: dict[str, str] = {"mlx5e_rep": "mlx5_core", "mlx4_core": "mlx4_en", "mlxsw_spectrum2": "mlxsw_spectrum",
+                                  "mlxsw_spectrum3": "mlxsw_spectrum", "mlxsw_spectrum4": "mlxsw_spectrum"}

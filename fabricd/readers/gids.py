@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from dataclasses import dataclass
 
 from .rdma import class_dir, list_rdma_devices, read_gids
+from .textparse import TextParseError, content_lines, to_int
 
 LINK_LOCAL_ZERO = "fe80:0000:0000:0000:0000:0000:0000:0000"
 """A link-local GID with an all-zero interface id: a slot the kernel keeps but nothing uses (show_gids skips it)."""
@@ -70,4 +72,54 @@ def list_gids(root: str | os.PathLike[str], devices: list[str] | None = None) ->
                     continue
                 rows.append(GidRow(dev, port, e.index, e.gid, ipv4_of_gid(e.gid), roce_version(e.type), e.type,
                                    e.ndev))
+    return rows
+
+
+_GID_TEXT = re.compile(r"^[0-9a-f]{4}(?::[0-9a-f]{4}){7}$")
+
+
+def parse_show_gids(text: str, source: str = "show_gids") -> list[GidRow]:
+    """mlnx-tools ``show_gids`` text (``DEV PORT INDEX GID IPv4 VER DEV`` rows, ``n_gids_found=N``) as a bundle holds
+    it. The count line, when present, must match the rows (a truncated table is an error); every row is checked.
+    Capture: tests/golden/host/show_gids-mlx5_0-rdma0.txt. Raises :class:`~fabricd.readers.textparse.TextParseError`.
+    """
+    rows: list[GidRow] = []
+    found: tuple[int, int] | None = None
+    header = False
+    for n, line in content_lines(text):
+        tokens = line.split()
+        if tokens[:3] == ["DEV", "PORT", "INDEX"]:
+            header = True
+            continue
+        if set(line.strip()) <= set("-\t "):
+            continue
+        if tokens[0].startswith("n_gids_found="):
+            found = (n, to_int(tokens[0].split("=", 1)[1], source, n, "n_gids_found"))
+            continue
+        if not header:
+            raise TextParseError(source, n, "row before the header", expected="DEV PORT INDEX GID IPv4 VER DEV",
+                                 got=line.strip())
+        if len(tokens) not in (5, 6, 7):
+            raise TextParseError(source, n, "not a GID row", expected="DEV PORT INDEX GID [IPv4] VER [DEV]",
+                                 got=line.strip())
+        dev, port, index, gid = tokens[:4]
+        rest = tokens[4:]
+        ipv4 = rest.pop(0) if rest and not rest[0].lower().startswith("v") else None
+        if not rest or not rest[0].lower().startswith("v"):
+            raise TextParseError(source, n, "no RoCE version", expected="v1 or v2", got=line.strip())
+        version = rest.pop(0)
+        ndev = rest.pop(0) if rest else None
+        if not _GID_TEXT.match(gid.lower()):
+            raise TextParseError(source, n, "GID", expected="8 groups of 4 hex digits", got=gid)
+        if ipv4 is not None and ipv4_of_gid(gid) != ipv4:
+            raise TextParseError(source, n, "IPv4 column does not match the GID", expected=str(ipv4_of_gid(gid)),
+                                 got=ipv4)
+        rows.append(GidRow(device=dev, port=to_int(port, source, n, "PORT"), index=to_int(index, source, n, "INDEX"),
+                           gid=gid.lower(), ipv4=ipv4, version=version,
+                           type="RoCE v2" if version.lower() == "v2" else "IB/RoCE v1", netdev=ndev))
+    if found is not None and found[1] != len(rows):
+        raise TextParseError(source, found[0], "n_gids_found does not match the rows (truncated table?)",
+                             expected=f"{found[1]} rows", got=f"{len(rows)} rows")
+    if not rows and found is None:
+        raise TextParseError(source, 1, "no GID rows", expected="show_gids output", got=text.strip()[:80] or "empty")
     return rows

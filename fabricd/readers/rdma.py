@@ -86,8 +86,10 @@ _EXT_TWINS: dict[str, str] = {
 }
 """``counters_ext`` (64-bit, mlx4) names -> the ``counters/`` name they replace."""
 
-HW_COUNTER_MAP: dict[str, tuple[str, Direction | None, str | None]] = {
-    # mlx5 (Linux Documentation/infiniband/... and NVIDIA "Understanding mlx5 Linux Counters")
+HwMeaning = tuple[str, Direction | None, str | None]
+
+MLX5_HW_COUNTERS: dict[str, HwMeaning] = {
+    # mlx5_ib (Linux Documentation/infiniband/... and NVIDIA "Understanding mlx5 Linux Counters")
     "np_cnp_sent": ("cnp_sent", "tx", None),
     "rp_cnp_handled": ("cnp_handled", "rx", None),
     "rp_cnp_ignored": ("cnp_ignored", "rx", None),
@@ -102,6 +104,10 @@ HW_COUNTER_MAP: dict[str, tuple[str, Direction | None, str | None]] = {
     "duplicate_request": ("duplicate_requests", "rx", None),
     "rnr_nak_retry_err": ("rnr_nak_retry_errors", "tx", None),
     "req_transport_retries_exceeded": ("retry_exceeded_errors", "tx", None),
+}
+"""mlx5_ib ``hw_counters`` (ConnectX, BlueField)."""
+
+RXE_HW_COUNTERS: dict[str, HwMeaning] = {
     # Soft-RoCE rxe, Linux 6.1 (../shared/reference/lab.md "Counters that rxe exposes")
     "sent_pkts": ("packets", "tx", None),
     "rcvd_pkts": ("packets", "rx", None),
@@ -110,8 +116,58 @@ HW_COUNTER_MAP: dict[str, tuple[str, Direction | None, str | None]] = {
     "completer_retry_err": ("retransmits", "tx", None),
     "retry_exceeded_err": ("retry_exceeded_errors", "tx", None),
 }
-"""hw_counters names of mlx5 and rxe -> normalised meaning. Unlisted hw_counters stay available by their own name.
-For ``packets``, a PMA ``counters/`` value wins over the rxe hw_counter."""
+"""rdma_rxe ``hw_counters`` (Soft-RoCE)."""
+
+BNXT_RE_HW_COUNTERS: dict[str, HwMeaning] = {
+    # Broadcom bnxt_re (netxtreme-bnxt_en out-of-tree driver, bnxt_re/hw_counters.c bnxt_re_stat_descs[]; the CNP
+    # and ECN names follow mlx5's): source lykeioner/driver@bcef51d69610dff96717235767d3bd075a1e2cdf
+    "np_cnp_sent": ("cnp_sent", "tx", None),
+    "rp_cnp_handled": ("cnp_handled", "rx", None),
+    "rp_cnp_ignored": ("cnp_ignored", "rx", None),
+    "np_ecn_marked_roce_packets": ("ecn_marked_packets", "rx", None),
+    "rx_pkts": ("packets", "rx", None),
+    "tx_pkts": ("packets", "tx", None),
+    "out_of_sequence": ("out_of_sequence", "rx", None),
+    "out_of_buffer": ("out_of_buffer", "rx", None),
+    "packet_seq_err": ("packet_seq_errors", "rx", None),
+    "local_ack_timeout_err": ("local_ack_timeout_errors", "tx", None),
+    "implied_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
+    "roce_adp_retrans": ("retransmits", "tx", None),
+    "roce_adp_retrans_to": ("retransmit_timeouts", "tx", None),
+    "duplicate_request": ("duplicate_requests", "rx", None),
+    "rnr_nak_retry_err": ("rnr_nak_retry_errors", "tx", None),
+    "max_retry_exceeded": ("retry_exceeded_errors", "tx", None),
+}
+"""bnxt_re ``hw_counters`` (BCM574xx/575xx/576xx). ``rx_bytes``/``tx_bytes`` stay by their own name: they count
+RoCE payload bytes per the README, not PMA data."""
+
+IRDMA_HW_COUNTERS: dict[str, HwMeaning] = {
+    # Intel irdma README "RDMA Statistics" (out-of-tree irdma 1.x for E800/X722)
+    "cnpSent": ("cnp_sent", "tx", None),
+    "cnpHandled": ("cnp_handled", "rx", None),
+    "cnpIgnored": ("cnp_ignored", "rx", None),
+    "RxECNMrkd": ("ecn_marked_packets", "rx", None),
+    "tcpRetransSegs": ("retransmits", "tx", None),
+    "RxUDP": ("packets", "rx", None),
+    "TxUDP": ("packets", "tx", None),
+}
+"""irdma ``hw_counters`` (Intel E810 RoCEv2/iWARP, X722 iWARP). In iWARP mode the traffic counters are
+``tcpInSegs``/``tcpOutSegs`` (kept by their own name)."""
+
+HW_COUNTERS_BY_DRIVER: dict[str, dict[str, HwMeaning]] = {
+    "mlx5_ib": MLX5_HW_COUNTERS,
+    "rdma_rxe": RXE_HW_COUNTERS,
+    "bnxt_re": BNXT_RE_HW_COUNTERS,
+    "irdma": IRDMA_HW_COUNTERS,
+}
+"""RDMA driver (``/sys/class/infiniband/<dev>/device/driver``, or the NIC profile's) -> its hw_counters map."""
+
+HW_COUNTER_MAP: dict[str, HwMeaning] = {
+    **IRDMA_HW_COUNTERS, **BNXT_RE_HW_COUNTERS, **RXE_HW_COUNTERS, **MLX5_HW_COUNTERS,
+}
+"""Every family's hw_counters names -> normalised meaning, used when the driver is not known (a replay tree); the
+families' names do not conflict (where two share a name, they share its meaning). Unlisted hw_counters stay
+available by their own name. For ``packets``, a PMA ``counters/`` value wins over a hw_counter."""
 
 
 T = TypeVar("T")

@@ -48,6 +48,7 @@ ETHTOOL_DRIVERS = {
     "i40e-": "i40e",
     "ixgbe-": "ixgbe",
     "virtio_net-": "virtio_net",
+    "mlxsw-": "mlxsw_spectrum",
     "ethtool-S-swp1": None,  # Cumulus switch port: no driver map, nothing normalised
 }
 
@@ -88,6 +89,23 @@ def test_ethtool_key_facts() -> None:
     bnxt = normalise("x", parse_ethtool_stats(capture(GOLDEN / "ethtool/bnxt_en-ethq.txt")), "bnxt_en")
     assert bnxt.get("discards", qualifier="rx_out_of_buffer") == 655430134
     assert "[0]: rx_ucast_packets" in bnxt.raw
+    mlxsw = normalise("swp31", parse_ethtool_stats(capture(GOLDEN / "ethtool/mlxsw-swp31-snmpd-test.txt")),
+                      "mlxsw_spectrum2")
+    assert mlxsw.get("priority_bytes", "tx", 3) == 16352350345145
+    assert mlxsw.get("priority_packets", "rx", 0) == 63917145378
+    assert mlxsw.get("pause_duration_us", "rx", 7) == 0
+
+
+def test_ethtool_driver_source_names_keep_priorities() -> None:
+    """Names no capture holds, written from the drivers' sources: Linux i40e_ethtool.c i40e_gstrings_pfc_stats
+    (since 4.17) and Intel's out-of-tree ice ice_ethtool.h PICK() names. Not a capture: the text is built here."""
+    i40e = normalise("p1", parse_ethtool_stats("port.rx_priority_3_xoff_rx: 7\nport.tx_priority_3_xon_tx: 2\n"
+                                               "port.rx_priority_3_xon_2_xoff: 1\n"), "i40e")
+    assert (i40e.get("pause_frames", "rx", 3), i40e.get("resume_frames", "tx", 3),
+            i40e.get("pause_transitions", "rx", 3)) == (7, 2, 1)
+    ice = normalise("p1", parse_ethtool_stats("port-rx-xoff_prio-3_events: 5\nport-tx-xon_prio-6_events: 4\n"),
+                    "ice")
+    assert (ice.get("pause_frames", "rx", 3), ice.get("resume_frames", "tx", 6)) == (5, 4)
 
 
 # -- RDMA sysfs ----------------------------------------------------------------------------------------------------

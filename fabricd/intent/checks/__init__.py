@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from fabricd.errors import Problem
 
-from . import buffers, ecn, eos, fabric, nvue, pfc, qos, sonic, topology, vlans
+from . import buffers, ecn, eos, fabric, nics, nvue, pfc, qos, sonic, topology, vlans
 from .base import Check, CheckOptions, Context, Finding, Severity, check
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ ALL_CHECKS: tuple[Check, ...] = (
     *nvue.CHECKS,
     *eos.CHECKS,
     *sonic.CHECKS,
+    *nics.CHECKS,
 )
 CHECKS_BY_CODE: dict[str, Check] = {c.code: c for c in ALL_CHECKS}
 

@@ -17,6 +17,7 @@ AREAS = {
     "ecn": "ECN / WRED",
     "buffers": "Buffers and headroom",
     "vlans": "VLANs and addressing",
+    "nic": "NIC families: driver profiles, transports, congestion-control knobs (docs/nics.md)",
     "deadlock": "PFC deadlock and connectivity",
     "platform": "Platform schemas: what a switch OS's own schema refuses",
 }

@@ -23,7 +23,7 @@ from fabricd.render.render import DeviceRender, render_devices
 
 HERE = Path(__file__).resolve().parent
 PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue", "linux_host")
-CASES = ("standard", "two_lossless", "lossy_ecn", "pcp_odd_values")
+CASES = ("standard", "two_lossless", "lossy_ecn", "pcp_odd_values", "mixed_nics")
 
 
 def case_ids() -> list[tuple[str, str]]:

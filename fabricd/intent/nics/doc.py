@@ -1,0 +1,109 @@
+"""docs/nics.md, the NIC support matrix, generated from the profiles (scripts/gen_nics_doc.py; a test keeps it
+current): per family, what fabricd configures, what it reads, what it cannot do, and the source of each."""
+
+from __future__ import annotations
+
+from fabricd.readers.ethtool_maps import DRIVER_RULES
+
+from . import PROFILES
+from .base import Knob, NicProfile
+
+HEAD = """# NIC support matrix
+
+<!-- Generated from fabricd/intent/nics by scripts/gen_nics_doc.py; do not edit by hand. -->
+
+fabricd configures and reads each RDMA NIC as its driver family does it. `Nic.driver` (the netdev's driver, as
+`ethtool -i` prints it) or `Nic.rdma_driver` selects the family's profile (`fabricd/intent/nics/`); a driver with
+no profile is a `fabricd validate` error (FAB080). Each NIC may set its own `transport` (an E810 can run iWARP in a
+RoCE fabric) and its family's congestion-control knobs under `cc:`; `policy.dcqcn` parameters are mlx5's and are an
+error on a family that lacks them (FAB082), with the family's nearest knob in the hint.
+
+What `fabricd host apply` does not change itself (firmware flags, devlink parameters, module parameters) is a
+*prerequisite*: the rendered host script checks it (and sets it where the command is verified), `fabricd host plan`
+lists it, and `fabricd audit host` reports it as not read (HOST-PREREQ). Values marked **unverified** come from a
+driver's source types or README without a capture or a documented range.
+
+Transports per NIC: `roce_v2_lossless` gets PFC on the policy's priorities and global pause off; `roce_v2_lossy`
+and `iwarp` get no PFC demand (PFC off on the NIC, pause left alone); `iwarp` gets no RDMA-CM RoCE settings and
+the family's TCP ECN knob instead of DCQCN; `infiniband` gets no DCB and no sysfs/configfs writes (links only), and
+its counters are exported from the RDMA sysfs `counters/` (the PMA counters; `perfquery` text is read by
+`fabricd.readers.perfquery`). The PFC deadlock analysis (`fabricd validate`) counts as endpoints only the leaves
+with a NIC that runs lossless RoCE.
+
+Bundles: `rdma statistic show` (text, `-p`, `qp show`; `-j` unverified), `dcb pfc|ets|buffer|app show` and
+`show_gids` text are read by `fabricd.readers.rdma_stat`, `fabricd.readers.dcb_text` and
+`fabricd.readers.gids.parse_show_gids`, with located errors (captures in tests/golden/readers/host_text). In a
+replay root, `rdma/statistic.txt` feeds `fabricd export host` (devices without sysfs) and `dcb/<if>.pfc|.ets|.app`
+feed `fabricd audit host` (PFC, ETS and the DSCP map are then checked instead of skipped).
+
+"""
+TABLE = ("| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control "
+         "| counters (ethtool / hw_counters) |\n|---|---|---|---|---|---|---|\n")
+
+
+def _row(p: NicProfile) -> str:
+    dcb = "no" if not p.dcb else ("dcb netlink, apptrust" if p.apptrust else "dcb netlink (no apptrust)")
+    cc = p.cc_group or ("/sys/class/net/<if>/ecn" if p.role("np_enable") else "none")
+    eth = p.ethtool_driver if p.ethtool_driver in DRIVER_RULES else "the netdev's driver"
+    return (f"| {p.family} | {', '.join((*p.drivers, *p.rdma_drivers))} | "
+            f"{', '.join(sorted(t.value for t in p.transports))} | {dcb} | {p.max_tcs} / {p.max_pfc_priorities} | "
+            f"`{cc}` | {eth} / {len(p.hw_counters)} names |\n")
+
+
+def _knob(k: Knob, role: str | None = None) -> str:
+    rng = f"{k.minimum}-{k.maximum}"
+    flags = [] if k.runtime else ["module parameter (load time): not set by fabricd"]
+    if not k.verified:
+        flags.append("**unverified** range")
+    if k.fmt == "hex":
+        flags.append("written as 0x-hex")
+    if k.default is not None:
+        flags.append(f"default {k.default}")
+    if k.transports is not None:
+        flags.append("only " + " or ".join(sorted(t.value for t in k.transports)))
+    name = f"{role} -> `{k.name}`" if role else f"`{k.name}`"
+    return f"| {name} | `{k.path}` | {rng} | {k.unit} | {'; '.join(flags)} | {k.source} |\n"
+
+
+def matrix_markdown() -> str:
+    out = [HEAD, TABLE, *(_row(p) for p in PROFILES)]
+    for p in PROFILES:
+        out.append(f"\n## {p.family}: {p.title}\n\n")
+        out.append("**Sources:** " + "; ".join(p.sources) + "\n\n")
+        out.append("**fabricd configures:** links (MTU, VLAN, address" + (", global pause off" if p.global_pause
+                                                                           else "") + ")")
+        if p.dcb:
+            out.append("; DCB: " + ("apptrust, " if p.apptrust else "") + "PFC, ETS, DSCP APP table"
+                       + (" (all 64 DSCPs)" if p.app_all_dscp else " (mapped DSCPs only, CNP last)"))
+        if p.rdma_cm:
+            out.append("; RDMA-CM default RoCE ToS and mode (configfs rdma_cm)")
+        if p.traffic_class:
+            out.append("; MLNX_OFED tc/<port>/traffic_class (optional)")
+        if p.cc_group:
+            out.append(f"; configfs group `{p.cc_group}` (mkdir)")
+        if p.cc_commit:
+            out.append(f"; commit `{p.cc_commit}` after its knobs")
+        out.append(".\n\n")
+        if p.tc_of_class or p.compact_tcs:
+            how = (", ".join(f"{role} on TC{tc}" for role, tc in p.tc_of_class.items()) if p.tc_of_class
+                   else "the policy's classes renumbered to TC 0..n-1")
+            out.append(f"**Host TC layout:** {how}.\n\n")
+        if p.roles or p.tunables:
+            out.append("| knob | path | range | unit | notes | source |\n|---|---|---|---|---|---|\n")
+            for role, k in p.roles.items():
+                out.append(_knob(k, role))
+            for k in p.tunables.values():
+                out.append(_knob(k))
+            out.append("\n")
+        if p.prerequisites:
+            out.append("**Prerequisites** (checked by the rendered script, listed by `host plan`):\n\n")
+            for pre in p.prerequisites:
+                where = f" (only {', '.join(sorted(t.value for t in pre.transports))})" if pre.transports else ""
+                ver = "" if pre.verified else " **unverified**"
+                out.append(f"- {pre.what}{where}: `{pre.command}`{ver}. Source: {pre.source}\n")
+            out.append("\n")
+        out.append("**fabricd reads:** ethtool names of `" + (p.ethtool_driver or "the netdev's driver")
+                   + "` (readers/ethtool_maps.py); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters)
+                   + ".\n\n")
+        out.append("**Cannot:**\n\n" + "".join(f"- {limit}\n" for limit in p.limits))
+    return "".join(out)

@@ -1,0 +1,35 @@
+"""Soft-RoCE (``rdma_rxe``) on any netdev: the lab's RDMA device.
+
+rxe implements RoCEv2 in software: no DCB, no PFC, no ECN reaction, no DCQCN, no per-priority counters. RDMA-CM's
+``default_roce_tos`` works (configfs-rdma_cm is device-independent); rxe copies the ToS into the IPv4 header.
+Sources: Linux drivers/infiniband/sw/rxe; ../shared/reference/lab.md "Counters that rxe exposes".
+"""
+
+from __future__ import annotations
+
+from fabricd.model import Transport
+from fabricd.readers.rdma import RXE_HW_COUNTERS
+
+from .base import NicProfile
+
+PROFILE = NicProfile(
+    family="rxe",
+    title="Soft-RoCE (rdma_rxe) on any netdev (lab)",
+    drivers=(),
+    rdma_drivers=("rdma_rxe", "rxe"),
+    transports=frozenset({Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY}),
+    dcb=False,
+    apptrust=False,
+    max_tcs=1,
+    max_pfc_priorities=0,
+    global_pause=False,
+    rdma_cm=True,
+    traffic_class=False,
+    ethtool_driver=None,
+    hw_counters=RXE_HW_COUNTERS,
+    sources=("Linux drivers/infiniband/sw/rxe", "Linux Documentation/ABI/testing/configfs-rdma_cm"),
+    limits=(
+        "no DCB (trust, PFC, ETS, DSCP map), no global pause control, no ECN/DCQCN: only RDMA-CM ToS and mode",
+        "a lossless policy on rxe is accepted with a warning (lab only): nothing enforces it",
+    ),
+)
