@@ -41,8 +41,13 @@ RUNNING_CONFIG_COMMANDS: dict[str, str] = {
 }
 """What each platform driver's ``get_config`` runs (fabricd.platforms.<id>.driver) for the audit and drift."""
 
-LAB_MARKERS = ("fabricd lab simulator", "no public capture", "fabricd/lab/")
-"""A source line containing one of these (case-insensitive) is not a real capture."""
+LAB_MARKERS = (
+    "fabricd lab simulator", "no public capture", "fabricd/lab/", "not a device capture",
+    "not known to be a device capture",
+)
+"""A source line containing one of these (case-insensitive) is not a real capture: lab output, output written from
+documented names, and public text that is not known to come from a device (a test author's fixture, a regrouped
+mock database)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,35 +145,39 @@ def switch_roles() -> list[Role]:
     return [
         # -- SONiC --------------------------------------------------------------------------------------------
         _sw("sonic", "pfc", "parse_show_pfc_counters",
-            ("show-pfc-counters-ntc.txt", "show-pfcwd-stats-and-pfc-counters-tx-*.txt")),
+            ("show-pfc-counters-ntc.txt", "show-pfcwd-stats-and-pfc-counters-tx-*.txt",
+             "show-pfc-counters-sonic-utilities-*.txt")),
         _sw("sonic", "queue", "parse_show_queue_counters", ("show-queue-counters-*.txt",)),
         _sw("sonic", "wred", "parse_show_queue_wredcounters", ("show-queue-wredcounters-*.txt",)),
         _sw("sonic", "pfcwd", "parse_show_pfcwd_stats",
             ("show-pfcwd-stats-*.txt", "pfcwd-show-stats-*.txt")),
-        _sw("sonic", "pfc_history", "parse_show_pfc_counters_history", (),
-            LAB_ONLY + " (format from sonic-utilities' documented `pfcstat --history` columns)"),
+        _sw("sonic", "pfc_history", "parse_show_pfc_counters_history", ("show-pfc-counters-history-*.txt",)),
         _ref("sonic", "interfaces-counters", "show interfaces counters", "parse_show_interfaces_counters",
              ("portstat-show-interfaces-counters-*.txt", "show-interfaces-counters-cmdref.txt",
               "show-interface-counters-errors-*.txt")),
         _ref("sonic", "interfaces-counters-detailed", "show interfaces counters detailed <port>",
              "parse_show_interfaces_counters_detailed", ("show-interfaces-counters-detailed-*.txt",)),
         _ref("sonic", "pfcwd-config", "show pfcwd config", "parse_show_pfcwd_config", ("show-pfcwd-config-*.txt",)),
-        _config("sonic", (), LAB_ONLY + ": no public CONFIG_DB dump of a lossless port was found"),
+        _config("sonic", ("sonic-utilities-mock-config-db.txt",),
+                "no device dump of `show runningconfiguration all`: the capture is sonic-utilities' test CONFIG_DB "
+                "regrouped by table as the command prints it (a real database, not a device's output)"),
         _version("sonic"),
         # -- Arista EOS ---------------------------------------------------------------------------------------
         _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
-            "no public `| json` capture: the golden is written from EOS's documented eAPI field names"),
+            "no public capture of the `detail | json` form: key path from facebook/DNE-TaaC's health check; the "
+            "totals form (pfc-totals) is verified on ANTA's eAPI output with the same parser"),
+        _ref("arista_eos", "pfc-totals", "show priority-flow-control counters | json",
+             "parse_show_priority_flow_control_counters", ("show-pfc-counters-json-anta.txt",)),
         _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
             "no public capture: the golden is written from EOS's documented columns", form="text"),
         _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail",
             ("show-interfaces-counters-queue-detail-*.txt",)),
-        _sw("arista_eos", "ecn", "parse_show_qos_ecn_counters", (),
-            "no public `| json` capture: the golden is written from EOS's documented field name ecnMarkedPackets"),
+        _sw("arista_eos", "ecn", "parse_show_qos_ecn_counters", ("show-qos-ecn-counters-json-anta.txt",)),
         _sw("arista_eos", "pfcwd", "parse_show_pfc_counters_watchdog", (),
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
         _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
              ("show-hardware-counter-drop-*.txt",)),
-        _config("arista_eos", ("avd-qos-profiles.txt",)),
+        _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
         _version("arista_eos"),
         # -- Cisco NX-OS --------------------------------------------------------------------------------------
         _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control", (),
@@ -176,13 +185,15 @@ def switch_roles() -> list[Role]:
         _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control",
             ("show-interface-priority-flow-control-*.txt",), form="text"),
         _sw("cisco_nxos", "queuing", "parse_show_queuing", (),
-            "no public `| json` capture; real NX-API nests TABLE_module/ROW_module/TABLE_queuing_interface (issue 16)"),
+            "no public `| json` capture with values: the parser walks Cisco's NX-API schema (TABLE_module/ROW_module/"
+            "TABLE_queuing_interface/...), the text form is verified"),
+        _sw("cisco_nxos", "queuing", "parse_show_queuing", ("show-queuing-interface-*-n9k-*.txt",), form="text"),
         _sw("cisco_nxos", "pfcwd", "parse_show_queuing_pfc_queue", (),
-            "no public `| json` capture: the golden is the lab simulator's JSON"),
+            "no device capture: JSON keys from Cisco's NX-API schema; the text form only from a test author's fixture"),
         _sw("cisco_nxos", "errors", "parse_show_interface_counters_errors",
             ("show-interface-counters-errors-*.txt",)),
         _ref("cisco_nxos", "queuing-interface", "show queuing interface <port>", "parse_show_queuing_interface",
-             ("show-queuing-interface-*.txt",)),
+             ("show-queuing-interface-n5k-*.txt",)),
         _ref("cisco_nxos", "interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
         _config("cisco_nxos", ("azurelocal-tor.txt",)),
         _version("cisco_nxos"),
@@ -191,7 +202,7 @@ def switch_roles() -> list[Role]:
             "no public `-o json` capture: the golden is written from the text capture's columns"),
         _sw("cumulus_nvue", "qos", "parse_counters_qos", ("nv-show-interface-counters-qos-cl*-docs.txt",),
             form="text"),
-        _sw("cumulus_nvue", "pfcwd", "parse_pfc_watchdog", (), LAB_ONLY),
+        _sw("cumulus_nvue", "pfcwd", "parse_pfc_watchdog", ("nv-show-interface-qos-pfc-watchdog-*.txt",)),
         _ref("cumulus_nvue", "qos-roce-counters", "nv show interface <port> qos roce counters",
              "parse_qos_roce_counters", ("nv-show-interface-qos-roce-counters-*.txt",)),
         _ref("cumulus_nvue", "counters-errors", "nv show interface <port> counters errors", "parse_counters_errors",
@@ -207,7 +218,7 @@ def host_roles() -> list[Role]:
     """Every host reader format."""
     from .ethtool_maps import DRIVER_RULES
 
-    prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4"}
+    prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4", "mlxsw_spectrum": "mlxsw"}
     ethtool = [
         _host(f"ethtool-S-{driver}", f"ethtool -S <if> (driver {driver})", "fabricd.readers.ethtool.normalise",
               (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",))
@@ -239,6 +250,22 @@ def host_roles() -> list[Role]:
               ("readers/perfquery/*.txt",), used_by="reference"),
         _host("dcb-netlink", "DCB netlink RTM_GETDCB IEEE replies", "fabricd.hosts.dcbnl", ("dcb/ieee-get.txt",),
               used_by="host apply, audit host"),
+        _host("rdma-statistic", "rdma statistic show (plain, wrapped, -p, qp show)",
+              "fabricd.readers.rdma_stat.parse_rdma_statistic", ("readers/host_text/rdma-stat*.txt",),
+              used_by="export host (bundles), audit host"),
+        _host("rdma-statistic-json", "rdma -j statistic show", "fabricd.readers.rdma_stat.parse_rdma_statistic_json",
+              (), "no device capture of the JSON form: the golden is reshaped from a text capture",
+              used_by="reference"),
+        _host("dcb-pfc-text", "dcb pfc show dev <if> [stats]", "fabricd.readers.dcb_text.parse_dcb_pfc",
+              ("readers/host_text/dcb-pfc-*.txt",), used_by="audit host (bundles)"),
+        _host("dcb-ets-text", "dcb ets show dev <if>", "fabricd.readers.dcb_text.parse_dcb_ets",
+              ("readers/host_text/dcb-ets-*.txt",), used_by="audit host (bundles)"),
+        _host("dcb-buffer-text", "dcb buffer show dev <if>", "fabricd.readers.dcb_text.parse_dcb_buffer",
+              ("readers/host_text/dcb-buffer-*.txt",), used_by="reference"),
+        _host("dcb-app-text", "dcb app show dev <if> dscp-prio", "fabricd.readers.dcb_text.parse_dcb_app",
+              ("readers/host_text/dcb-app-*.txt",), used_by="audit host (bundles)"),
+        _host("show_gids-text", "show_gids", "fabricd.readers.gids.parse_show_gids",
+              ("readers/host_text/show_gids-*.txt",), used_by="reference"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
               "no real capture of the fallback's JSON (kernels before 6.1 only)", used_by="host apply, audit host"),
     ]
