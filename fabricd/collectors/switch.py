@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Protocol
@@ -117,10 +117,15 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
                 continue
             parser = module.PARSERS[role]
             part = parser(text, interface) if interface is not None else parser(text)
-            parts.append(part)
-            problem = empty_parse_problem(target.name, command, text) if parsed_nothing(text, part) else None
-            if problem is not None:
+            problem = None
+            if parsed_nothing(text, part):  # one problem naming the device and command, with the parser's reason
+                problem = empty_parse_problem(target.name, command, text, "; ".join(part.problems) or None)
                 problems.append(problem)
+                part = replace(part, problems=())
+            elif part.problems:  # rows read, and something the parser could not: say on which switch
+                part = replace(part, problems=tuple(p if p.startswith(f"{target.name}:") else f"{target.name}: {p}"
+                                                    for p in part.problems))
+            parts.append(part)
             if on_empty is not None:
                 on_empty(command, problem)
     merged = merge(parts)

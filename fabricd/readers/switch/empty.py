@@ -22,10 +22,15 @@ input``, NX-OS's ``^`` marker line, SONiC click's ``Usage:``/``Error:``, NVUE's 
 from the platform drivers' own error patterns (fabricd.platforms.<id>.patterns)."""
 
 
-def has_data(counters: SwitchCounters) -> bool:
-    """True when the snapshot holds any row (or problem, which is already reported as one)."""
+def has_rows(counters: SwitchCounters) -> bool:
+    """True when the snapshot holds any row."""
     c = counters
-    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops or c.problems)
+    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops)
+
+
+def has_data(counters: SwitchCounters) -> bool:
+    """True when the snapshot holds any row or problem."""
+    return has_rows(counters) or bool(counters.problems)
 
 
 def cli_error(text: str) -> str | None:
@@ -66,18 +71,20 @@ def has_content(text: str) -> bool:
 
 
 def parsed_nothing(text: str, counters: SwitchCounters) -> bool:
-    """True when its parser read nothing from ``text`` although it has content (:func:`has_content`) or is the
-    device refusing the command (:func:`cli_error`)."""
-    return not has_data(counters) and (has_content(text) or cli_error(text) is not None)
+    """True when its parser read no row from ``text`` although it has content (:func:`has_content`) or is the
+    device refusing the command (:func:`cli_error`), whether or not the parser said why in a problem."""
+    return not has_rows(counters) and (has_content(text) or cli_error(text) is not None)
 
 
-def empty_parse_problem(device: str, command: str, text: str) -> str:
-    """The one-line problem for an empty parse: device, command, how much output, what to do."""
+def empty_parse_problem(device: str, command: str, text: str, reason: str | None = None) -> str:
+    """The one-line problem for an empty parse: device, command, how much output, the parser's own reason when it
+    gave one, what to do."""
     rejected = cli_error(text)
     if rejected is not None:
         return f"{device}: the device rejected {command!r}: {rejected[:120]}"
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if len(first) > 80:
         first = first[:77] + "..."
+    why = f": {reason}" if reason else ""
     return (f"{device}: {command!r} printed {len(text)} bytes that parsed to nothing (output shape not understood, "
-            f"starts {first!r}); capture it with `fabricd capture --device {device}` and report it")
+            f"starts {first!r}{why}); capture it with `fabricd capture --device {device}` and report it")
