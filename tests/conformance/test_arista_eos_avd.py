@@ -126,7 +126,8 @@ ACCEPTED: list[bool] = []
 
 def test_the_eos_property_checked_something() -> None:
     assert ACCEPTED, "runs after test_eos_values_validate_accepts_are_not_rejected_by_avd"
-    assert sum(ACCEPTED) >= len(ACCEPTED) // 2, f"only {sum(ACCEPTED)} of {len(ACCEPTED)} draws were accepted"
+    # the other platforms' rules (SONiC names, NX-OS VLAN ranges, ...) refuse some draws too: a fifth is plenty
+    assert sum(ACCEPTED) >= max(3, len(ACCEPTED) // 5), f"only {sum(ACCEPTED)} of {len(ACCEPTED)} draws were accepted"
 
 
 @given(timer_ms=st.integers(10, 60_000), poll_ms=st.integers(5, 30_000))
