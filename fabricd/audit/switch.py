@@ -57,7 +57,7 @@ from fabricd.readers.switch import (
     sonic,
 )
 from fabricd.readers.switch.config_model import LosslessConfig, PortConfig, seconds_to_ms
-from fabricd.readers.switch.empty import empty_parse_problem, has_content, parsed_nothing
+from fabricd.readers.switch.empty import empty_parse_problem, has_content, has_rows, parsed_nothing
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters, merge
 from fabricd.readers.switch.replay import ReplayDevice, ReplayFolder
 from fabricd.render import environment, render_switch_intent
@@ -269,7 +269,10 @@ def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[
         if text is not None:
             part = parser(text, interface) if interface is not None else parser(text)
             if parsed_nothing(text, part):
-                part = SwitchCounters(problems=(empty_parse_problem(device, command, text),))
+                part = SwitchCounters(problems=(empty_parse_problem(device, command, text,
+                                                                    "; ".join(part.problems) or None),))
+            elif not has_rows(part):
+                part = SwitchCounters()  # nothing to read, or an empty answer the parser recognised
             parts.append(part)
     return merge(parts)
 

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from fabricd.errors import UsageError
 from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
-from fabricd.readers.switch.empty import cli_error, empty_parse_problem, parsed_nothing
+from fabricd.readers.switch.empty import cli_error, empty_parse_problem, has_rows, parsed_nothing
 from fabricd.readers.switch.model import SwitchCounters, merge
 from fabricd.readers.switch.replay import ReplayFolder
 
@@ -118,13 +118,21 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
             parser = module.PARSERS[role]
             part = parser(text, interface) if interface is not None else parser(text)
             problem = None
-            if parsed_nothing(text, part):  # one problem naming the device and command, with the parser's reason
+            if has_rows(part):
+                if part.problems:  # rows read, and something the parser could not: say on which switch
+                    part = replace(part, problems=tuple(
+                        p if p.startswith(f"{target.name}:") else f"{target.name}: {p}" for p in part.problems))
+            elif parsed_nothing(text, part):
+                # one problem naming the device and command, with the parser's own reason
                 problem = empty_parse_problem(target.name, command, text, "; ".join(part.problems) or None)
-                problems.append(problem)
                 part = replace(part, problems=())
-            elif part.problems:  # rows read, and something the parser could not: say on which switch
-                part = replace(part, problems=tuple(p if p.startswith(f"{target.name}:") else f"{target.name}: {p}"
-                                                    for p in part.problems))
+            else:
+                # nothing to read (blank, a JSON document without values, a table header without rows), or a shape
+                # the parser recognised as an empty answer (it reports shapes it does not know: see
+                # tests/unit/test_switch_empty_parse.py): the device says there is nothing
+                part = replace(part, problems=())
+            if problem is not None:
+                problems.append(problem)
             parts.append(part)
             if on_empty is not None:
                 on_empty(command, problem)

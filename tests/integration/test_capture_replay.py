@@ -33,7 +33,7 @@ TAMPER = {
     "leaf4-nvue": ["nv unset interface swp1 qos pfc", "nv config apply -y"],
 }
 VERSIONS = {"leaf1-sonic": "SONiC.202411.fabricd-lab", "leaf2-eos": "4.31.2F", "leaf3-nxos": "10.3(4a)",
-            "leaf4-nvue": "Cumulus Linux 5.14.0 (fabricd lab)"}
+            "leaf4-nvue": "Cumulus Linux 5.11.0"}
 """What each simulator's version command reports (fabricd/lab/<platform>.py), as the manifest must record it."""
 
 

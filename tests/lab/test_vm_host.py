@@ -63,15 +63,16 @@ def test_netlink_backend_creates_an_rdma_vlan_in_the_vm(lab: Any) -> None:
 
 
 def test_audit_host_on_a_vm_endpoint(lab: Any) -> None:
-    """The link-level intent holds on rxe-a; what virtio-net and rxe cannot do (DCB, mlx5 ECN knobs) is a finding
-    with its reason, not a crash."""
+    """The link-level intent holds on rxe-a; what virtio-net and rxe cannot do (DCB, mlx5 ECN knobs) is skipped with
+    the reason from the rxe NIC profile (issue 17: the family is known not to have it), not a crash."""
     path = lab.share("softroce.yml", (REPO / "inventory" / "examples" / "softroce.yml").read_text())
     r = lab.agent("a").run(["fabricd", "audit", "host", path, "--host", "rxe-a", "--output", "json"],
                            timeout_s=300)
-    assert r.rc == 1, r.stderr  # findings: the DCB and ECN parts
+    assert r.rc in (0, 1), r.stderr
     (report,) = json.loads(r.stdout) if r.stdout.lstrip().startswith("[") else [json.loads(r.stdout)]
     status = {c["code"]: c["status"] for c in report["checks"]}
+    assert r.rc == (1 if "fail" in status.values() else 0), (r.rc, status)
     for code in ("HOST-NIC", "HOST-LINK", "HOST-MTU", "HOST-VLAN", "HOST-ADDR", "HOST-GID"):
         assert status[code] == "pass", (code, report)
     pfc = next(c for c in report["checks"] if c["code"] == "HOST-PFC")
-    assert pfc["status"] == "fail" and "no DCB support" in json.dumps(pfc)
+    assert pfc["status"] == "skip" and "no DCB on this NIC family" in json.dumps(pfc), pfc

@@ -199,7 +199,7 @@ def parse_show_interface_counters_errors(text: str) -> SwitchCounters:
                 continue
             direction, counter, reason = meaning
             out.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", counter, value, reason))
-    return SwitchCounters(interfaces=tuple(out))
+    return _empty_problem("show interface counters errors", text, SwitchCounters(interfaces=tuple(out)))
 
 
 def _load_json(text: str) -> Any:
