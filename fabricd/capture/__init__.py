@@ -32,9 +32,9 @@ from fabricd.audit.switch import CONFIG_PARSERS, watchdog_commands
 from fabricd.collectors.switch import PLATFORMS, SwitchTarget, commands_for
 from fabricd.errors import FabricdError
 from fabricd.model import Switch
+from fabricd.nos.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.registry import driver_for
-from fabricd.readers.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.switch.replay import (
     RUNNING_CONFIG,
@@ -124,7 +124,7 @@ def same_parse(switch: Switch, step: Step, original: str, scrubbed: str) -> bool
         return bool(CONFIG_PARSERS[switch.platform](original) == CONFIG_PARSERS[switch.platform](scrubbed))
     if step.role == VERSION:
         return parse_version(platform, original) == parse_version(platform, scrubbed)
-    parser: Any = PLATFORMS[platform].PARSERS.get(step.role)
+    parser: Any = PLATFORMS[platform].parsers.get(step.role)
     if parser is None:
         return True
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
+from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
 
 PLATFORM = "sonic"
 
