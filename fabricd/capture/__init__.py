@@ -3,7 +3,7 @@ folder (:mod:`fabricd.readers.switch.replay`) that ``fabricd export switches --r
 --replay`` read instead of dialling, and that a user turns into test cases (docs/captures.md).
 
 What is run, per device: the version command (``fabricd.readers.switch.version``), every command the switch exporter
-runs (``COMMANDS`` and ``OPTIONAL_COMMANDS`` of ``fabricd.readers.switch.<platform>``, per-interface ones for every
+runs (``COMMANDS`` and ``OPTIONAL_COMMANDS`` of ``fabricd.nos.<platform>.show``, per-interface ones for every
 inventory port), the audit's watchdog reads, and the running config through the driver's ``get_config`` (the
 audit's and drift's read). Each command is run on its own, so one the device refuses is recorded and the rest still
 captured. Nothing is written to the device. Host keys are verified as every other SSH command does

@@ -1,5 +1,5 @@
 """Switch collector: PFC, queue, ECN and PFC-watchdog counters of every switch, polled through its platform driver
-over a kept-open CLI session, with bounded concurrency, and parsed by ``fabricd.readers.switch.<platform>``.
+over a kept-open CLI session, with bounded concurrency, and parsed by ``fabricd.nos.<platform>.show``.
 
 The collector depends only on :class:`CommandRunner` (``run(commands) -> {command: output}``, ``close()``), which
 every platform driver (``fabricd.nos.<id>.driver``) satisfies; the CLI builds the runners, so this module never

@@ -10,7 +10,7 @@ SONiC's CONFIG_DB is ``json.dumps`` of its intent model. Per switch this decides
   listing the class), with thresholds in the platform's unit (kbytes on EOS/NX-OS, bytes on NVUE/SONiC);
 * per-port headroom (xoff/xon/size from :func:`fabricd.intent.headroom.headroom`, cable length from a
   ``Link.cable_m`` / ``Nic.cable_m`` override or ``policy.buffers.cable_length_m`` by link or port role);
-* the PFC watchdog in the platform's timer units (:mod:`fabricd.intent.watchdog_timers`);
+* the PFC watchdog in the platform's timer units (its pack's codec, ``fabricd/nos/<id>/watchdog.py``);
 * VLANs and their members on this switch (tagged towards switches and VLAN-tagged NICs, untagged towards NICs
   without a VLAN), and port MTUs.
 
