@@ -33,7 +33,7 @@ SWITCH_TABLES: dict[str, ShowTable] = {platform.value: spec.show for platform, s
 """Platform id -> its pack's show table (commands and parsers by role)."""
 
 RUNNING_CONFIG_COMMANDS: dict[str, str] = {platform.value: spec.running_config for platform, spec in SPECS.items()}
-"""What each platform driver's ``get_config`` runs (fabricd.platforms.<id>.driver) for the audit and drift."""
+"""What each platform driver's ``get_config`` runs (``PlatformSpec.running_config``), for the audit and drift."""
 
 LAB_MARKERS = ("fabricd lab simulator", "no public capture", "fabricd/lab/")
 """A source line containing one of these (case-insensitive) is not a real capture."""
