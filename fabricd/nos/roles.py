@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabricd.model import Platform
 from fabricd.nos.registry import SPECS
 from fabricd.nos.spec import ShowTable
 
@@ -115,9 +116,8 @@ def _config(platform: str, captures: Iterable[str], unverified: str | None = Non
 
 
 def _version(platform: str, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
-    from fabricd.readers.switch.version import VERSION_COMMANDS
-
-    return Role(platform, "version", VERSION_COMMANDS[platform], "fabricd.readers.switch.version.parse_version",
+    command = SPECS[Platform(platform)].version_command
+    return Role(platform, "version", command, f"fabricd.nos.{platform}.version.parse_version",
                 "capture", tuple(f"readers/switch_version/{platform}/{c}" for c in captures), unverified)
 
 

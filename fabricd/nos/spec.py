@@ -77,6 +77,7 @@ class PlatformSpec:
     ``show``                  the show commands and their parsers (exporter, audit watchdog, capture)
     ``running_config``        the command ``get_config`` runs, and ``parse_running_config`` reads its output
     ``audit_hints``           SW-* finding code -> the platform's own commands to fix it
+    ``version_command``       the command that prints the NOS version, and ``parse_version`` reads it (capture)
     ``suffix``                the main rendered file, ``switches/<name>.<suffix>``
     ``templates``             folder under templates/ holding ``main.j2`` and its sections
     ``document``              when set, the main file is ``document(intent)`` (SONiC's CONFIG_DB JSON) and the
@@ -96,6 +97,8 @@ class PlatformSpec:
     running_config: str
     parse_running_config: Callable[[str], LosslessConfig]
     audit_hints: Mapping[str, str]
+    version_command: str
+    parse_version: Callable[[str], str | None]
     suffix: str
     templates: str
     driver: str

@@ -145,6 +145,16 @@ def test_running_config_parser_reads_the_packs_captures(platform: str) -> None:
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_version_parser_reads_the_packs_captures(platform: str) -> None:
+    s = spec(platform)
+    paths = sorted((GOLDEN / "readers" / "switch_version" / platform).glob("*.txt"))
+    assert paths, f"no version capture for {platform}"
+    for path in paths:
+        assert s.parse_version(capture_text(path)), f"{path.relative_to(GOLDEN)}: no version read"
+    assert s.parse_version("% Invalid command at '^' marker.") is None
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("action", [WatchdogAction.DROP, WatchdogAction.ALERT])
 def test_watchdog_codec_round_trips(platform: str, action: WatchdogAction) -> None:
     codec = spec(platform).watchdog

@@ -7,7 +7,7 @@ from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
 from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show
+from . import show, version
 from .intent import SHAPING
 from .running import parse_running_config
 from .watchdog import EosWatchdog, eos_watchdog, eos_watchdog_ms
@@ -38,6 +38,8 @@ SPEC = PlatformSpec(
     running_config="show running-config",
     parse_running_config=parse_running_config,
     audit_hints=AUDIT_HINTS,
+    version_command=version.VERSION_COMMAND,
+    parse_version=version.parse_version,
     suffix="cfg",
     templates="arista_eos",
     driver="fabricd.nos.arista_eos.driver:EosDriver",

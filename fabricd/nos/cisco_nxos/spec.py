@@ -6,7 +6,7 @@ from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
 from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show
+from . import show, version
 from .intent import SHAPING
 from .running import parse_running_config
 from .watchdog import NxosWatchdog, nxos_watchdog, nxos_watchdog_ms
@@ -41,6 +41,8 @@ SPEC = PlatformSpec(
     running_config="show running-config",
     parse_running_config=parse_running_config,
     audit_hints=AUDIT_HINTS,
+    version_command=version.VERSION_COMMAND,
+    parse_version=version.parse_version,
     suffix="cfg",
     templates="cisco_nxos",
     driver="fabricd.nos.cisco_nxos.driver:NxosDriver",

@@ -7,7 +7,7 @@ from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
 from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show
+from . import show, version
 from .intent import SHAPING
 from .running import parse_running_config
 from .watchdog import NvueWatchdog, nvue_watchdog, nvue_watchdog_ms
@@ -40,6 +40,8 @@ SPEC = PlatformSpec(
     running_config="nv config show -o commands",
     parse_running_config=parse_running_config,
     audit_hints=AUDIT_HINTS,
+    version_command=version.VERSION_COMMAND,
+    parse_version=version.parse_version,
     suffix="nvue",
     templates="cumulus_nvue",
     driver="fabricd.nos.cumulus_nvue.driver:NvueDriver",

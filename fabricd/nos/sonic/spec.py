@@ -6,7 +6,7 @@ from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
 from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show
+from . import show, version
 from .intent import SHAPING, SonicSwitchIntent
 from .running import parse_running_config
 from .watchdog import SonicWatchdog, sonic_watchdog, sonic_watchdog_ms
@@ -40,6 +40,8 @@ SPEC = PlatformSpec(
     running_config="show runningconfiguration all",
     parse_running_config=parse_running_config,
     audit_hints=AUDIT_HINTS,
+    version_command=version.VERSION_COMMAND,
+    parse_version=version.parse_version,
     suffix="json",
     templates="sonic",
     driver="fabricd.nos.sonic.driver:SonicDriver",
