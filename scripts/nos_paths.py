@@ -7,7 +7,9 @@ $(git diff --name-only main -- '*.py' '*.md')`` rewrites, in place, module paths
 ``fabricd.nos.sonic``, ``fabricd.readers.roles`` -> ``fabricd.nos.roles``, ``fabricd.intent.eos`` ->
 ``fabricd.nos.arista_eos.ecn``), file paths in docs, ``from fabricd.readers.switch import sonic`` and the names that
 left ``fabricd.intent.switch`` and ``fabricd.intent.watchdog_timers`` for the packs and the registry. Code moved
-*inside* a file (the SONiC parts of intent/switch.py are now fabricd/nos/sonic/intent.py) is not moved by this.
+*inside* a file (the SONiC parts of intent/switch.py are now fabricd/nos/sonic/intent.py) is not moved by this, nor
+are ``readers.switch.version.VERSION_COMMANDS[p]`` / ``parse_version(p, text)``: they are now
+``spec_of(p).version_command`` / ``spec_of(p).parse_version(text)`` (fabricd.nos.registry).
 """
 
 from __future__ import annotations
