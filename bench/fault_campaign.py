@@ -35,11 +35,11 @@ from netmiko import ConnectHandler
 
 from fabricd.deploy.pipeline import PushOptions, push
 from fabricd.deploy.targets import render_candidates
-from fabricd.intent.switch import SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.lab.faults import Fault, FaultKind
 from fabricd.lab.runtime import LabThread, spec_for
 from fabricd.model import Fabric, Platform, Switch
+from fabricd.nos.registry import SwitchIntentBuilder
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.registry import make_driver

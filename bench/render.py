@@ -37,9 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from validate import generate_clos  # bench/validate.py: the foundation benchmark's generator
 
 from fabricd.intent.host import desired_plan, host_intents
-from fabricd.intent.switch import SonicSwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Platform
+from fabricd.nos.registry import SwitchIntentBuilder
+from fabricd.nos.sonic.intent import SonicSwitchIntent
 from fabricd.render.env import environment
 from fabricd.render.host_script import host_script
 from fabricd.render.render import render_devices, write_render

@@ -6,7 +6,7 @@
 
 writes ``tests/golden/<role folder>/<role>--<name>.txt``: the ``# source:`` line (yours, plus the command and the
 capture time from the manifest), then the output unchanged. The ``<role>--`` prefix links it to its parser role
-(fabricd/readers/roles.py). It then prints what is left to do by hand: register the parser in the golden test,
+(fabricd/nos/roles.py). It then prints what is left to do by hand: register the parser in the golden test,
 regenerate the expected parse, review it, and drop the role's ``unverified`` reason.
 """
 
@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-from fabricd.readers.roles import all_roles
+from fabricd.nos.roles import all_roles
 from fabricd.readers.switch.replay import ReplayFolder
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     role = next((r for r in all_roles() if r.platform == platform and r.name == args.role), None)
     if role is None:
-        print(f"error: {platform}/{args.role} is not a parser role (fabricd/readers/roles.py)", file=sys.stderr)
+        print(f"error: {platform}/{args.role} is not a parser role (fabricd/nos/roles.py)", file=sys.stderr)
         return 2
     if not re.fullmatch(r"[A-Za-z0-9._-]+", args.name):
         print("error: --name takes letters, digits, '.', '_' and '-' only", file=sys.stderr)
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
               f"fabricd capture (secrets scrubbed)")
     target.write_text(header + "\n" + text, encoding="utf-8")
     print(f"wrote {target}")
-    flip = "" if role.verified else f"drop the unverified reason of {role.id} in fabricd/readers/roles.py; "
+    flip = "" if role.verified else f"drop the unverified reason of {role.id} in fabricd/nos/roles.py; "
     print("next: register its parser in tests/golden/test_readers_golden.py (SWITCH_PARSERS) unless it is a running "
           "config; `pytest tests/golden/test_readers_golden.py --update-goldens`, review the JSON; "
           f"{flip}`python scripts/gen_roles_doc.py`; `pytest tests/golden/test_parser_roles.py`")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate the parser-role table in docs/platforms.md from fabricd/readers/roles.py (run from the repo root).
+"""Regenerate the parser-role table in docs/platforms.md from fabricd/nos/roles.py (run from the repo root).
 
 The table sits between the ``<!-- parser-roles:begin -->`` and ``<!-- parser-roles:end -->`` markers;
 tests/golden/test_parser_roles.py fails when it is stale."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricd.readers.roles import markdown_table
+from fabricd.nos.roles import markdown_table
 
 BEGIN, END = "<!-- parser-roles:begin -->\n", "<!-- parser-roles:end -->\n"
 

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabricd.readers.roles import unverified_roles
+from fabricd.nos.roles import unverified_roles
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def run_checks(root: Path = Path("/")) -> list[Check]:
 
 
 def parser_role_checks() -> list[Check]:
-    """One line per parser role no real capture proves (fabricd.readers.roles): feature ``parsers``, name
+    """One line per parser role no real capture proves (fabricd.nos.roles): feature ``parsers``, name
     ``platform/role``, the command as what was seen, the reason as the fix. Never required: the parser runs, but
     its output shape was not checked against a real device."""
     return [Check("parsers", r.id, False, r.command, r.unverified or "") for r in unverified_roles()]

@@ -8,7 +8,7 @@ Checks (each with a code and a platform-specific fix hint):
   nothing from (an output shape fabricd does not know) is a finding naming the command, never a silent pass;
 - ``SW-DRIFT``: the running config against the rendered intent, on what fabricd owns, with the platform driver's
   ``compare`` (the same comparison ``fabricd diff`` and the push pipeline's verify step use);
-- lossless semantics, from the running config parsed by ``fabricd.readers.switch.config_<platform>``:
+- lossless semantics, from the running config parsed by the platform pack's parser (``fabricd.nos.<id>.running``):
   ``SW-TRUST`` (trust mode), ``SW-DSCP-MAP`` (DSCP, or PCP under PCP trust, -> priority -> egress queue),
   ``SW-PFC`` (PFC on exactly the lossless priorities of every port), ``SW-ECN`` (ECN marking and thresholds on the
   queues the policy gives ECN, normally the lossless one), ``SW-WD`` (PFC watchdog on those priorities with the
@@ -16,7 +16,7 @@ Checks (each with a code and a platform-specific fix hint):
 - ``SW-WD-STUCK``: Meta's health check (facebook/DNE-TaaC ``pfc_wd_health_check.py``): a queue whose PFC watchdog
   detected storms but never restored (detected > 0 and restored == 0) is stuck. NVUE keeps no restore count, so
   there a queue with storms counted and still in ``DEADLOCK`` is stuck. The counters come from the platform's
-  watchdog show command, parsed by ``fabricd.readers.switch.<platform>``.
+  watchdog show command, parsed by its pack's show parser (``fabricd.nos.<platform>.show``).
 
 Semantic checks compare what is *in effect* per port, so the same problem on several ports (a global map, a
 shared profile) is one finding naming every port. :func:`evaluate` is pure (intent + read-back in, report out);
@@ -32,31 +32,19 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Protocol
 
 from pydantic import JsonValue
 
 from fabricd.errors import DriverError, FabricdError
-from fabricd.intent.switch import AnySwitchIntent, PortIntent, SwitchIntentBuilder
-from fabricd.intent.watchdog_timers import EosWatchdog, NxosWatchdog, SonicWatchdog
+from fabricd.intent.switch import PortIntent
 from fabricd.model import Fabric, Platform, Switch
+from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import ConfigDelta, DriverOptions
 from fabricd.platforms.registry import driver_class, driver_for
 from fabricd.platforms.secrets import Secret
-from fabricd.readers.roles import RUNNING_CONFIG_COMMANDS
-from fabricd.readers.switch import (
-    arista_eos,
-    cisco_nxos,
-    config_arista_eos,
-    config_cisco_nxos,
-    config_cumulus_nvue,
-    config_sonic,
-    cumulus_nvue,
-    sonic,
-)
-from fabricd.readers.switch.config_model import LosslessConfig, PortConfig, seconds_to_ms
+from fabricd.readers.switch.config_model import LosslessConfig, PortConfig
 from fabricd.readers.switch.empty import empty_parse_problem, has_content, has_rows, parsed_nothing
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters, merge
 from fabricd.readers.switch.replay import ReplayDevice, ReplayFolder
@@ -117,68 +105,14 @@ SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
 CHECK_BY_CODE = {c.code: c for c in SWITCH_CHECKS}
 
 HINTS: dict[tuple[str, Platform], str] = {
-    ("SW-TRUST", Platform.SONIC): "bind the map in PORT_QOS_MAP|<port> dscp_to_tc_map (or dot1p_to_tc_map)",
-    ("SW-TRUST", Platform.ARISTA_EOS): "`qos trust dscp` (or `cos`) in the port's qos profile",
-    ("SW-TRUST", Platform.CISCO_NXOS): "`service-policy type qos input FABRICD_QOS` on the interface (its classes "
-                                       "`match dscp`, or `match cos`)",
-    ("SW-TRUST", Platform.CUMULUS_NVUE): "`nv set qos mapping default-global trust l3` (or l2)",
-    ("SW-DSCP-MAP", Platform.SONIC): "DSCP_TO_TC_MAP and TC_TO_QUEUE_MAP, bound in PORT_QOS_MAP|<port>",
-    ("SW-DSCP-MAP", Platform.ARISTA_EOS): "`qos map dscp D to traffic-class P` and `qos map traffic-class P to "
-                                          "tx-queue Q`",
-    ("SW-DSCP-MAP", Platform.CISCO_NXOS): "`match dscp D` in a class-map and `set qos-group Q` in the input qos "
-                                          "policy",
-    ("SW-DSCP-MAP", Platform.CUMULUS_NVUE): "`nv set qos mapping default-global dscp D switch-priority P` and `nv "
-                                            "set qos egress-queue-mapping default-global switch-priority P "
-                                            "traffic-class Q`",
-    ("SW-PFC", Platform.SONIC): "PORT_QOS_MAP|<port> pfc_enable (`sudo config interface pfc priority <port> P on`)",
-    ("SW-PFC", Platform.ARISTA_EOS): "`priority-flow-control on` and `priority-flow-control priority P no-drop` in "
-                                     "the port's qos profile, and no `priority-flow-control off` on the interface",
-    ("SW-PFC", Platform.CISCO_NXOS): "`priority-flow-control mode on` on the interface and `pause pfc-cos P` in the "
-                                     "system network-qos policy",
-    ("SW-PFC", Platform.CUMULUS_NVUE): "`nv set interface <port> qos pfc profile <name>` with `switch-priority P` "
-                                       "and tx/rx enabled",
-    ("SW-ECN", Platform.SONIC): "WRED_PROFILE (ecn ecn_all, green thresholds in bytes) and QUEUE|<port>|Q "
-                                "wred_profile",
-    ("SW-ECN", Platform.ARISTA_EOS): "`random-detect ecn minimum-threshold ... maximum-threshold ... "
-                                     "max-mark-probability ...` under `tx-queue Q` of the qos profile",
-    ("SW-ECN", Platform.CISCO_NXOS): "`random-detect minimum-threshold ... maximum-threshold ... drop-probability "
-                                     "... ecn` in queuing class c-out-8q-qQ",
-    ("SW-ECN", Platform.CUMULUS_NVUE): "`nv set qos congestion-control default-global traffic-class Q "
-                                       "min-threshold|max-threshold|probability ...` and `ecn enable`",
-    ("SW-WD", Platform.SONIC): "`sudo config pfcwd start --action drop ports <port> detection-time D "
-                               "--restoration-time R` and PORT_QOS_MAP|<port> pfcwd_sw_enable",
-    ("SW-WD", Platform.ARISTA_EOS): "`priority-flow-control pause watchdog` and its `port timer` in the qos profile",
-    ("SW-WD", Platform.CISCO_NXOS): "`priority-flow-control watch-dog-interval on` (global and per interface), "
-                                    "`priority-flow-control watch-dog interval P`, `priority-flow-control "
-                                    "fixed-restore multiplier M`, per interface `priority-flow-control watch-dog "
-                                    "interface-multiplier N`",
-    ("SW-WD", Platform.CUMULUS_NVUE): "`nv set interface <port> qos pfc-watchdog state enable` and `nv set qos "
-                                      "pfc-watchdog polling-interval|robustness`",
-    ("SW-MTU", Platform.SONIC): "`sudo config interface mtu <port> MTU`",
-    ("SW-MTU", Platform.ARISTA_EOS): "`mtu MTU` under the interface",
-    ("SW-MTU", Platform.CISCO_NXOS): "`mtu MTU` under the interface and in every network-qos class",
-    ("SW-MTU", Platform.CUMULUS_NVUE): "`nv set interface <port> link mtu MTU`",
-    ("SW-WD-STUCK", Platform.SONIC): "`show pfcwd stats`; `sonic-clear pfcwd` after the fix",
-    ("SW-WD-STUCK", Platform.ARISTA_EOS): "`show priority-flow-control counters watchdog`",
-    ("SW-WD-STUCK", Platform.CISCO_NXOS): "`show queuing pfc-queue`; `clear queuing pfc-queue` after the fix",
-    ("SW-WD-STUCK", Platform.CUMULUS_NVUE): "`nv show interface <port> qos pfc-watchdog`",
+    (code, platform): hint for platform, spec in SPECS.items() for code, hint in spec.audit_hints.items()
 }
+"""(code, platform) -> the platform's own fix commands, from each pack's ``audit_hints``."""
 
 CONFIG_PARSERS: dict[Platform, Callable[[str], LosslessConfig]] = {
-    Platform.SONIC: config_sonic.parse_running_config,
-    Platform.ARISTA_EOS: config_arista_eos.parse_running_config,
-    Platform.CISCO_NXOS: config_cisco_nxos.parse_running_config,
-    Platform.CUMULUS_NVUE: config_cumulus_nvue.parse_running_config,
+    platform: spec.parse_running_config for platform, spec in SPECS.items()
 }
-"""Platform -> running-config parser (``fabricd.readers.switch.config_<platform>``)."""
-
-SHOW_READERS: dict[Platform, ModuleType] = {
-    Platform.SONIC: sonic,
-    Platform.ARISTA_EOS: arista_eos,
-    Platform.CISCO_NXOS: cisco_nxos,
-    Platform.CUMULUS_NVUE: cumulus_nvue,
-}
-"""Platform -> show-output parser module; its ``pfcwd`` role gives the watchdog command and parser."""
+"""Platform -> running-config parser (each pack's ``parse_running_config``)."""
 
 MAX_LISTED = 8
 """Codepoints listed per DSCP-map finding before ``... and N more``."""
@@ -251,8 +185,8 @@ def replay_factory(root: Path) -> ReadBackFactory:
 
 def watchdog_commands(platform: Platform, ports: Iterable[str]) -> list[tuple[str, str | None]]:
     """``(command, interface)`` pairs that read the PFC watchdog counters (per-interface on NVUE)."""
-    module = SHOW_READERS[platform]
-    command: str = module.COMMANDS.get("pfcwd") or module.OPTIONAL_COMMANDS["pfcwd"]
+    show = spec_of(platform).show
+    command: str = show.commands.get("pfcwd") or show.optional["pfcwd"]
     if "{interface}" in command:
         return [(command.format(interface=p), p) for p in ports]
     return [(command, None)]
@@ -262,7 +196,7 @@ def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[
                    device: str = "switch") -> SwitchCounters:
     """The watchdog counters of ``outputs`` (command -> text) with the platform's ``pfcwd`` parser. A non-empty
     output the parser reads nothing from adds a problem naming ``device`` and the command."""
-    parser: Any = SHOW_READERS[platform].PARSERS["pfcwd"]
+    parser: Any = spec_of(platform).show.parsers["pfcwd"]
     parts = []
     for command, interface in watchdog_commands(platform, ports):
         text = outputs.get(command)
@@ -407,7 +341,7 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
             col.skip(c.code, "the switch could not be read")
         return col.report()
     col.notes["SW-REACH"] = back.where
-    config = CONFIG_PARSERS[intent.platform](back.running)
+    config = spec_of(intent.platform).parse_running_config(back.running)
     _parsed(col, intent, back, config)
     _drift(col, back.delta, config)
     present: list[tuple[PortIntent, PortConfig]] = []
@@ -435,7 +369,7 @@ def _parsed(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback, conf
     """SW-PARSE: the running config gave ports (or was empty), and no watchdog output parsed to nothing."""
     running = back.running or ""
     if not config.ports and has_content(running):
-        command = RUNNING_CONFIG_COMMANDS[intent.platform.value]
+        command = spec_of(intent.platform).running_config
         col.add("SW-PARSE", intent.name, "running config", empty_parse_problem(intent.name, command, running),
                 "per-port lossless settings read", "; ".join(config.problems) or "no port read")
     if back.watchdog is not None:
@@ -547,18 +481,14 @@ def _mtu(col: _Collector, intent: AnySwitchIntent, port: PortIntent, got: PortCo
 
 def intended_timers(intent: AnySwitchIntent) -> tuple[int | None, int | None] | None:
     """(detection, restoration) in ms the intent gives the PFC watchdog, in the platform's own terms converted back
-    (EOS seconds, NX-OS multiples of its 100 ms poll, NVUE polling-interval x robustness and one polling interval to
+    (each pack's inverse watchdog codec: EOS seconds, NX-OS multiples of its poll, NVUE polling-interval x
+    robustness and one polling interval to
     restore); None when the intent has no watchdog."""
     wd = intent.watchdog
     if wd is None:
         return None
-    if isinstance(wd, SonicWatchdog):
-        return wd.detection_ms, wd.restoration_ms
-    if isinstance(wd, EosWatchdog):
-        return seconds_to_ms(wd.timeout_s), seconds_to_ms(wd.recovery_s)
-    if isinstance(wd, NxosWatchdog):
-        return wd.poll_ms * wd.interface_multiplier, wd.poll_ms * wd.fixed_restore_multiplier
-    return wd.polling_interval_ms * wd.robustness, wd.polling_interval_ms
+    ms = spec_of(intent.platform).watchdog.to_ms(wd)
+    return ms.detection_ms, ms.restoration_ms
 
 
 def _watchdog(col: _Collector, intent: AnySwitchIntent, present: list[tuple[PortIntent, PortConfig]]) -> None:

@@ -2,8 +2,8 @@
 folder (:mod:`fabricd.readers.switch.replay`) that ``fabricd export switches --replay`` and ``fabricd audit switch
 --replay`` read instead of dialling, and that a user turns into test cases (docs/captures.md).
 
-What is run, per device: the version command (``fabricd.readers.switch.version``), every command the switch exporter
-runs (``COMMANDS`` and ``OPTIONAL_COMMANDS`` of ``fabricd.readers.switch.<platform>``, per-interface ones for every
+What is run, per device: the version command (the pack's ``version.py``), every command the switch exporter
+runs (``COMMANDS`` and ``OPTIONAL_COMMANDS`` of ``fabricd.nos.<platform>.show``, per-interface ones for every
 inventory port), the audit's watchdog reads, and the running config through the driver's ``get_config`` (the
 audit's and drift's read). Each command is run on its own, so one the device refuses is recorded and the rest still
 captured. Nothing is written to the device. Host keys are verified as every other SSH command does
@@ -32,9 +32,10 @@ from fabricd.audit.switch import CONFIG_PARSERS, watchdog_commands
 from fabricd.collectors.switch import PLATFORMS, SwitchTarget, commands_for
 from fabricd.errors import FabricdError
 from fabricd.model import Switch
+from fabricd.nos.registry import spec_of
+from fabricd.nos.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.registry import driver_for
-from fabricd.readers.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.switch.replay import (
     RUNNING_CONFIG,
@@ -47,7 +48,6 @@ from fabricd.readers.switch.replay import (
     write_index,
 )
 from fabricd.readers.switch.scrub import scrub
-from fabricd.readers.switch.version import VERSION_COMMANDS, parse_version
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def plan(switch: Switch) -> list[Step]:
     optional), the audit's watchdog reads not already listed, then the running config."""
     platform = switch.platform.value
     target = SwitchTarget(switch.name, platform, tuple(p.name for p in switch.ports))
-    steps = [Step(VERSION, VERSION_COMMANDS[platform], None, False)]
+    steps = [Step(VERSION, spec_of(switch.platform).version_command, None, False)]
     seen = {steps[0].command}
     for optional in (False, True):
         for role, command, interface in commands_for(target, optional=optional):
@@ -123,8 +123,9 @@ def same_parse(switch: Switch, step: Step, original: str, scrubbed: str) -> bool
     if step.role == RUNNING_CONFIG:
         return bool(CONFIG_PARSERS[switch.platform](original) == CONFIG_PARSERS[switch.platform](scrubbed))
     if step.role == VERSION:
-        return parse_version(platform, original) == parse_version(platform, scrubbed)
-    parser: Any = PLATFORMS[platform].PARSERS.get(step.role)
+        parse_version = spec_of(switch.platform).parse_version
+        return parse_version(original) == parse_version(scrubbed)
+    parser: Any = PLATFORMS[platform].parsers.get(step.role)
     if parser is None:
         return True
 
@@ -208,7 +209,7 @@ def capture_device(switch: Switch, out: Path, factory: CaptureFactory) -> Captur
             records.append(CommandRecord(step.role, step.command, step.interface, name, "ok", None,
                                          len(clean.text.encode()), clean.redactions, note))
             if step.role == VERSION:
-                version = parse_version(platform, text)
+                version = spec_of(switch.platform).parse_version(text)
     finally:
         driver.close()
     if failed:

@@ -1,8 +1,8 @@
 """Switch collector: PFC, queue, ECN and PFC-watchdog counters of every switch, polled through its platform driver
-over a kept-open CLI session, with bounded concurrency, and parsed by ``fabricd.readers.switch.<platform>``.
+over a kept-open CLI session, with bounded concurrency, and parsed by ``fabricd.nos.<platform>.show``.
 
 The collector depends only on :class:`CommandRunner` (``run(commands) -> {command: output}``, ``close()``), which
-every platform driver (``fabricd.platforms.<id>.driver``) satisfies; the CLI builds the runners, so this module never
+every platform driver (``fabricd.nos.<id>.driver``) satisfies; the CLI builds the runners, so this module never
 imports netmiko. One session per switch is opened on first use and kept; a failed poll closes it and the next scrape
 reconnects. A switch that fails is reported ``fabricd_switch_up 0`` and makes the collector's success 0; the others
 are still exported. So does a command whose non-empty output parses to nothing (an output shape the parser does not
@@ -19,11 +19,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Protocol
 
 from fabricd.errors import UsageError
-from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
+from fabricd.nos.registry import SPECS
+from fabricd.nos.spec import ShowTable
 from fabricd.readers.switch.empty import cli_error, empty_parse_problem, has_rows, parsed_nothing
 from fabricd.readers.switch.model import SwitchCounters, merge
 from fabricd.readers.switch.replay import ReplayFolder
@@ -32,13 +32,8 @@ from .core import MetricSpec, Scrape
 
 log = logging.getLogger(__name__)
 
-PLATFORMS: dict[str, ModuleType] = {
-    "sonic": sonic,
-    "arista_eos": arista_eos,
-    "cisco_nxos": cisco_nxos,
-    "cumulus_nvue": cumulus_nvue,
-}
-"""Platform id -> its parser module (``COMMANDS`` and ``PARSERS`` by role)."""
+PLATFORMS: dict[str, ShowTable] = {platform.value: spec.show for platform, spec in SPECS.items()}
+"""Platform id -> its pack's show table (commands and parsers by role, :class:`fabricd.nos.spec.ShowTable`)."""
 
 
 class CommandRunner(Protocol):
@@ -89,9 +84,9 @@ def replay_targets(root: Path, names: Sequence[str] | None = None
 def commands_for(target: SwitchTarget, *, optional: bool = False) -> list[tuple[str, str, str | None]]:
     """``(role, command, interface)`` triples for a target (its ``OPTIONAL_COMMANDS`` with ``optional``);
     per-interface commands are expanded."""
-    module = PLATFORMS[target.platform]
+    show = PLATFORMS[target.platform]
     out: list[tuple[str, str, str | None]] = []
-    table: dict[str, str] = module.OPTIONAL_COMMANDS if optional else module.COMMANDS
+    table: Mapping[str, str] = show.optional if optional else show.commands
     for role, command in table.items():
         if "{interface}" in command:
             out.extend((role, command.format(interface=i), i) for i in target.interfaces)
@@ -105,7 +100,7 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
     """Parse each command's output with its platform parser and merge them. A missing output is a problem, and so
     is a non-empty output that parses to nothing (an output shape the parser does not know): ``on_empty(command,
     problem)`` hears each command's verdict (``None`` when it parsed), so the caller can log the change."""
-    module = PLATFORMS[target.platform]
+    show = PLATFORMS[target.platform]
     parts: list[SwitchCounters] = []
     problems: list[str] = []
     for optional in (False, True):
@@ -115,7 +110,7 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
                 if not optional:
                     problems.append(f"{target.name}: no output for {command!r}")
                 continue
-            parser = module.PARSERS[role]
+            parser = show.parsers[role]
             part = parser(text, interface) if interface is not None else parser(text)
             problem = None
             if has_rows(part):
@@ -255,7 +250,7 @@ class SwitchPoller:
 
 S = ("switch",)
 SI = ("switch", "interface")
-SRC = "switch CLI via the platform driver (fabricd.readers.switch.<platform>)"
+SRC = "switch CLI via the platform driver (fabricd.nos.<platform>.show)"
 
 UP = MetricSpec("fabricd_switch_up", "gauge", "1 when the switch answered every show command in this scrape, else 0.",
                 S, SRC)

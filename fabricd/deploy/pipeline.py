@@ -27,8 +27,7 @@ from pathlib import Path
 
 from fabricd.errors import DriverError, FabricdError
 from fabricd.model import Switch
-from fabricd.platforms.base import DriverOptions
-from fabricd.platforms.netmiko_base import ConnectionLostError, NetmikoDriver
+from fabricd.platforms.base import ConnectionLostError, DriverOptions, SwitchDriver
 from fabricd.platforms.registry import driver_for
 
 from .result import DriftResult, PushReport, TargetResult, TargetState
@@ -36,7 +35,7 @@ from .targets import plan_batches
 
 log = logging.getLogger(__name__)
 
-DriverFactory = Callable[[Switch], NetmikoDriver]
+DriverFactory = Callable[[Switch], SwitchDriver]
 ResultCallback = Callable[[TargetResult], None]
 
 
@@ -58,14 +57,14 @@ class PushOptions:
 def default_factory(options: PushOptions) -> DriverFactory:
     """Drivers built from each switch's credential reference (see :mod:`fabricd.platforms.access`)."""
 
-    def factory(switch: Switch) -> NetmikoDriver:
+    def factory(switch: Switch) -> SwitchDriver:
         return driver_for(switch, options.driver, state_dir=options.state_dir, known_hosts=options.known_hosts,
                           verify_host_key=options.verify_host_key)
 
     return factory
 
 
-def _close(driver: NetmikoDriver | None) -> None:
+def _close(driver: SwitchDriver | None) -> None:
     if driver is not None:
         driver.close()
 
@@ -78,7 +77,7 @@ class _Run:
         self.candidate = candidate
         self.options = options
         self.factory = factory
-        self.driver: NetmikoDriver | None = None
+        self.driver: SwitchDriver | None = None
         self.phase = "connect"
         self.before: str | None = None
         self.touched = False
@@ -153,7 +152,7 @@ class _Run:
         error = exc.render()
         log.warning("%s", error, extra={"target": self.switch.name})
         if not self.touched:
-            if self.driver is not None and self.driver.conn is not None and self.phase in ("load", "diff"):
+            if self.driver is not None and self.driver.connected and self.phase in ("load", "diff"):
                 try:
                     self.driver.discard()
                 except FabricdError as exc2:
@@ -248,7 +247,7 @@ def push(
 
 def drift_one(switch: Switch, candidate: str, factory: DriverFactory) -> DriftResult:
     """Compare one switch's running config with the intent (read-only)."""
-    drv: NetmikoDriver | None = None
+    drv: SwitchDriver | None = None
     try:
         drv = factory(switch)
         drv.open()
@@ -282,7 +281,7 @@ def drift(
 def rollback_one(switch: Switch, factory: DriverFactory) -> TargetResult:
     """Return one switch to fabricd's last checkpoint (or abort its pending timed commit)."""
     t0 = time.monotonic()
-    drv: NetmikoDriver | None = None
+    drv: SwitchDriver | None = None
     phase = "connect"
     try:
         drv = factory(switch)

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from fabricd.errors import UsageError
-from fabricd.intent.switch import SwitchIntentBuilder
 from fabricd.model import Fabric, Switch, SwitchRole
+from fabricd.nos.registry import SwitchIntentBuilder
 from fabricd.render.env import environment
 from fabricd.render.render import render_switch_intent
 

@@ -1,7 +1,7 @@
 """Switch intent: per-switch desired state, decided from the :class:`~fabricd.model.Fabric` model.
 
 L1: pure, no device libraries. Every decision lives here; ``templates/<platform>/`` only print the result and
-SONiC's CONFIG_DB is ``json.dumps`` of :class:`SonicConfigDb`. Per switch this decides:
+SONiC's CONFIG_DB is ``json.dumps`` of its intent model. Per switch this decides:
 
 * classification: the full 64-entry DSCP -> priority table (unmapped DSCPs go to the policy's default
   priority) or, with PCP trust, the identity PCP -> priority map; priority -> egress queue;
@@ -10,7 +10,7 @@ SONiC's CONFIG_DB is ``json.dumps`` of :class:`SonicConfigDb`. Per switch this d
   listing the class), with thresholds in the platform's unit (kbytes on EOS/NX-OS, bytes on NVUE/SONiC);
 * per-port headroom (xoff/xon/size from :func:`fabricd.intent.headroom.headroom`, cable length from a
   ``Link.cable_m`` / ``Nic.cable_m`` override or ``policy.buffers.cable_length_m`` by link or port role);
-* the PFC watchdog in the platform's timer units (:mod:`fabricd.intent.watchdog_timers`);
+* the PFC watchdog in the platform's timer units (its pack's codec, ``fabricd/nos/<id>/watchdog.py``);
 * VLANs and their members on this switch (tagged towards switches and VLAN-tagged NICs, untagged towards NICs
   without a VLAN), and port MTUs.
 
@@ -18,19 +18,23 @@ Whatever a platform cannot express exactly is a :class:`~fabricd.intent.render_w
 intent. Fields marked ``walk=False`` are labels or pre-formatted text (names, JSON for a CLI line), not policy
 values: the render tests check that every other scalar appears in the output or in a warning.
 
-The :class:`SwitchIntentBuilder` caches what is the same for every switch of a platform (maps, queues, ECN,
-watchdog) and headroom per (speed, cable, MTU), so a 1,000-switch fabric costs little more than its ports.
+This module holds what every platform shares: the models every switch intent has, the policy-level decisions and
+the :class:`SwitchIntentCore` builder. What is one platform's own (its intent class, ECN units, classifier layout,
+headroom profile names, watchdog codec and the last shaping step) is that platform's pack,
+``fabricd/nos/<id>/intent.py``, handed to the builder as an :class:`IntentShaping`; the builder callers use,
+:class:`fabricd.nos.registry.SwitchIntentBuilder`, finds it through the platform registry.
+
+The builder caches what is the same for every switch of a platform (maps, queues, ECN, watchdog) and headroom per
+(speed, cable, MTU), so a 1,000-switch fabric costs little more than its ports.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -46,37 +50,30 @@ from fabricd.model import (
     SwitchRole,
     TrafficClass,
     TrustMode,
+    Watchdog,
     split_endpoint,
 )
 from fabricd.model.types import Model
 
-from .eos import eos_ecn
 from .headroom import headroom
 from .render_warnings import RenderWarning, WarningSink
-from .units import bytes_to_kbytes, chunks, plain_list, range_list, split_percent
-from .watchdog_timers import EosWatchdog, NvueWatchdog, NxosWatchdog, SonicWatchdog, platform_watchdog
+from .units import chunks, plain_list, range_list, split_percent
+from .watchdog_timers import Warn
 
 NUM_DSCP = 64
 NUM_PRIORITIES = 8
 NUM_QUEUES = 8
-EOS_DSCP_PER_LINE = 8
-"""DSCP values per ``qos map dscp ... to traffic-class`` line on EOS (kept short; EOS takes a list per line)."""
-NVUE_BRIDGE = "br_default"
-"""The NVUE bridge domain VLANs are added to (Cumulus's default single VLAN-aware bridge)."""
-SONIC_MAP = "FABRICD"
-"""Name of the DSCP/TC/PG maps fabricd writes to SONiC CONFIG_DB (SONiC's own templates use AZURE)."""
-SONIC_CABLE_PROFILE = "AZURE"
-"""CABLE_LENGTH key: SONiC's buffers_config.j2 writes cable lengths under CABLE_LENGTH|AZURE."""
-SONIC_LOSSLESS_POOL = "ingress_lossless_pool"
-"""The ingress lossless pool every SONiC SKU's default buffer config defines (buffers_defaults_*.j2)."""
 
 _LABEL: Any = {"walk": False}
 """Field metadata for labels and pre-formatted text: the render tests do not look for them in the output."""
 
 
-def _label(description: str) -> Any:
+def label(description: str) -> Any:
+    """A labelled field: names and pre-formatted text the render tests do not look for in the output."""
     return Field(description=description, json_schema_extra=_LABEL)
 
+
+_label = label
 
 # ------------------------------------------------------------------------------------------------------------
 # Models
@@ -178,132 +175,72 @@ class SwitchIntentBase(Model):
     warnings: list[RenderWarning] = Field(description="values this platform cannot express exactly")
 
 
-class EosSwitchIntent(SwitchIntentBase):
-    """Arista EOS: a qos profile carrying trust, PFC, watchdog, schedulers and ECN, applied to every port."""
-
-    platform: Literal[Platform.ARISTA_EOS] = Platform.ARISTA_EOS
-    profile_name: str = _label("qos profile name")
-    watchdog: EosWatchdog | None
-
-
-class NxosQosClass(Model):
-    """A ``class-map type qos`` and its ``set qos-group`` in the classification policy."""
-
-    name: str = _label("class-map name")
-    match: str = Field(description="DSCP (or CoS) list/ranges as NX-OS takes it: '24-31', '10,12'")
-    qos_group: int = Field(ge=0, le=7, description="qos-group = egress queue")
-
-
-class NxosQueue(Model):
-    """One of the 8 system queues in the queuing and network-qos policies."""
-
-    queue: QueueIntent
-    queuing_class: str = _label("c-out-8q-qN / c-out-8q-q-default")
-    network_class: str = _label("c-8q-nqN / c-8q-nq-default")
-    pause_cos: str | None = Field(description="'pause pfc-cos' list for a lossless queue, else None")
-
-
-class NxosSwitchIntent(SwitchIntentBase):
-    """Cisco NX-OS: qos, queuing and network-qos policy-maps, system qos and per-interface PFC."""
-
-    platform: Literal[Platform.CISCO_NXOS] = Platform.CISCO_NXOS
-    qos_classes: list[NxosQosClass]
-    nx_queues: list[NxosQueue]
-    system_mtu_bytes: int = Field(description="network-qos class MTU: the largest port MTU")
-    watchdog: NxosWatchdog | None
-
-
-class NvuePfcProfile(Model):
-    """An NVUE PFC profile (``nv set qos pfc <name>``) for ports with the same headroom."""
-
-    name: str = _label("profile name")
-    cable_length_m: int = Field(description="cable-length, whole metres 1-100000")
-    xoff_bytes: int
-    xon_bytes: int
-    port_buffer_bytes: int
-
-
-class NvueSwitchIntent(SwitchIntentBase):
-    """NVIDIA Cumulus NVUE: ``nv set qos ...``, per-port PFC profiles, interface MTU and bridge VLANs."""
-
-    platform: Literal[Platform.CUMULUS_NVUE] = Platform.CUMULUS_NVUE
-    bridge: str = _label("bridge domain")
-    pfc_profiles: list[NvuePfcProfile]
-    lossless_pool_percent: int | None = Field(description="traffic-pool default-lossless memory-percent")
-    lossy_pool_percent: int | None = Field(description="traffic-pool default-lossy memory-percent")
-    watchdog: NvueWatchdog | None
-
-
-class SonicConfigDb(Model):
-    """The CONFIG_DB tables fabricd writes, as ``config load`` reads them (every value a string)."""
-
-    DSCP_TO_TC_MAP: dict[str, dict[str, str]] | None = None
-    DOT1P_TO_TC_MAP: dict[str, dict[str, str]] | None = None
-    TC_TO_QUEUE_MAP: dict[str, dict[str, str]]
-    TC_TO_PRIORITY_GROUP_MAP: dict[str, dict[str, str]]
-    PORT_QOS_MAP: dict[str, dict[str, str]]
-    WRED_PROFILE: dict[str, dict[str, str]] | None = None
-    SCHEDULER: dict[str, dict[str, str]]
-    QUEUE: dict[str, dict[str, str]]
-    CABLE_LENGTH: dict[str, dict[str, str]] | None = None
-    BUFFER_PROFILE: dict[str, dict[str, str]] | None = None
-    BUFFER_PG: dict[str, dict[str, str]] | None = None
-    PFC_WD: dict[str, dict[str, str]] | None = None
-    VLAN: dict[str, dict[str, str]] | None = None
-    VLAN_MEMBER: dict[str, dict[str, str]] | None = None
-    PORT: dict[str, dict[str, str]]
-
-    def to_json(self) -> str:
-        """The config_db JSON file (``config load FILE``): ``json.dumps``, 4-space indent, sorted keys."""
-        return json.dumps(self.model_dump(exclude_none=True), indent=4, sort_keys=True) + "\n"
-
-
-class SonicTableLine(Model):
-    """One CONFIG_DB table as compact JSON for ``sonic-cfggen -a '<json>' --write-to-db``."""
-
-    table: str = _label("CONFIG_DB table name")
-    json_text: str = _label("json.dumps of {table: rows}, compact, sorted keys")
-
-
-class SonicSwitchIntent(SwitchIntentBase):
-    """SONiC: CONFIG_DB tables plus the equivalent ``config`` CLI lines."""
-
-    platform: Literal[Platform.SONIC] = Platform.SONIC
-    config_db: SonicConfigDb
-    map_lines: list[SonicTableLine] = Field(description="DSCP/DOT1P, TC->queue and TC->PG maps, as cfggen JSON")
-    ecn_lines: list[SonicTableLine] = Field(description="WRED_PROFILE, as cfggen JSON")
-    scheduler_lines: list[SonicTableLine] = Field(description="SCHEDULER and QUEUE, as cfggen JSON")
-    buffer_lines: list[SonicTableLine] = Field(description="CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON")
-    pfc_lines: list[SonicTableLine] = Field(description="PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON")
-    vlan_lines: list[SonicTableLine] = Field(description="VLAN rows with descriptions, as cfggen JSON")
-    pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
-    watchdog: SonicWatchdog | None
-
-
-AnySwitchIntent = EosSwitchIntent | NxosSwitchIntent | NvueSwitchIntent | SonicSwitchIntent
-"""Any platform's switch intent (a plain union, for type hints)."""
-
-SwitchIntent = Annotated[
-    EosSwitchIntent | NxosSwitchIntent | NvueSwitchIntent | SonicSwitchIntent, Field(discriminator="platform")
-]
-"""The per-switch desired state; its class depends on the switch's platform."""
-
-
 # ------------------------------------------------------------------------------------------------------------
-# Decisions shared by every switch of a platform
+# What a platform pack hands the builder
 # ------------------------------------------------------------------------------------------------------------
+
+
+def bytes_ecn(profile: EcnProfile, queue: int, warn: Warn) -> EcnIntent:
+    """ECN thresholds in bytes, as the policy gives them (SONiC; NVUE after its probability floor)."""
+    return EcnIntent(profile=profile.name, min_threshold=profile.min_bytes, max_threshold=profile.max_bytes,
+                     unit="bytes", probability_percent=profile.max_mark_probability_percent)
+
+
+def default_headroom_name(speed: Speed, cable_m: float, mtu: int) -> str:
+    """``fabricd-<speed>-<cable>m[-mtu<N>]``: the PFC/buffer profile name shared by ports alike."""
+    name = f"fabricd-{speed.value.lower()}-{cable_text(cable_m).replace('.', 'p')}m"
+    if mtu != 9216:
+        name += f"-mtu{mtu}"
+    return name
 
 
 @dataclass(frozen=True)
-class _PolicyParts:
+class PolicyParts:
     """Policy-level decisions for one platform; warnings are (field, intended, rendered, reason)."""
 
     lossless_priorities: list[int]
     classifier: list[ClassifierLine]
     priority_queues: list[PriorityQueue]
     queues: list[QueueIntent]
-    watchdog: EosWatchdog | NxosWatchdog | NvueWatchdog | SonicWatchdog | None
+    watchdog: Model | None
     warnings: list[tuple[str, str, str, str]]
+
+
+@dataclass(frozen=True)
+class ShapeContext:
+    """What the last, platform-own shaping step of one switch gets: the shared decisions and the warning sink.
+    ``common`` are the :class:`SwitchIntentBase` fields, ready to pass on."""
+
+    fabric: Fabric
+    switch: Switch
+    parts: PolicyParts
+    ports: list[PortIntent]
+    vlans: list[VlanIntent]
+    sink: WarningSink
+    common: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class IntentShaping:
+    """A platform's part of intent shaping (the ``intent`` field of its :class:`~fabricd.nos.spec.PlatformSpec`).
+
+    ``model``: the platform's intent class; ``finish``: builds it from the shared decisions; ``watchdog``: the
+    forward watchdog codec (policy ms -> the platform's watchdog model); ``ecn``: ECN thresholds in the platform's
+    unit; ``classifier_sep`` / ``dscp_per_line``: how a classifier line lists its codepoints; ``headroom_name``: the
+    name of the buffer/PFC profile of ports with the same (speed, cable, MTU)."""
+
+    model: type[SwitchIntentBase]
+    finish: Callable[[ShapeContext], SwitchIntentBase]
+    watchdog: Callable[[Watchdog, Warn], Model]
+    ecn: Callable[[EcnProfile, int, Warn], EcnIntent] = bytes_ecn
+    classifier_sep: str = ","
+    dscp_per_line: int = NUM_DSCP
+    headroom_name: Callable[[Speed, float, int], str] = default_headroom_name
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Decisions shared by every switch of a platform
+# ------------------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -329,30 +266,7 @@ def _ecn_profile_of(fabric: Fabric, tc: TrafficClass) -> EcnProfile | None:
     return next((p for p in policy.ecn_profiles if tc.id in p.traffic_classes), None)
 
 
-def _ecn(platform: Platform, profile: EcnProfile, queue: int, warn: Callable[[str, str, str, str], None]) -> EcnIntent:
-    prob = profile.max_mark_probability_percent
-    if platform == Platform.ARISTA_EOS:
-        lo, hi, unit, prob = eos_ecn(profile, queue, warn)
-        return EcnIntent(profile=profile.name, min_threshold=lo, max_threshold=hi, unit=unit, probability_percent=prob)
-    if platform == Platform.CISCO_NXOS:
-        lo, lo_exact = bytes_to_kbytes(profile.min_bytes)
-        hi, hi_exact = bytes_to_kbytes(profile.max_bytes)
-        if not lo_exact:
-            warn(f"queues[{queue}].ecn.min_threshold", f"{profile.min_bytes} B", f"{lo} kbytes",
-                 "the WRED command takes whole kbytes")
-        if not hi_exact:
-            warn(f"queues[{queue}].ecn.max_threshold", f"{profile.max_bytes} B", f"{hi} kbytes",
-                 "the WRED command takes whole kbytes")
-        return EcnIntent(profile=profile.name, min_threshold=lo, max_threshold=hi, unit="kbytes",
-                         probability_percent=prob)
-    if platform == Platform.CUMULUS_NVUE and prob < 1:
-        warn(f"queues[{queue}].ecn.probability_percent", f"{prob} %", "1 %", "NVUE probability is 1-100")
-        prob = 1
-    return EcnIntent(profile=profile.name, min_threshold=profile.min_bytes, max_threshold=profile.max_bytes,
-                     unit="bytes", probability_percent=prob)
-
-
-def _policy_parts(fabric: Fabric, platform: Platform) -> _PolicyParts:
+def policy_parts(fabric: Fabric, shaping: IntentShaping) -> PolicyParts:
     policy = fabric.policy
     qos = policy.qos
     notes: list[tuple[str, str, str, str]] = []
@@ -364,12 +278,12 @@ def _policy_parts(fabric: Fabric, platform: Platform) -> _PolicyParts:
     lossless_prios = sorted(set(policy.pfc.priorities)) if lossless else []
 
     # classification
-    sep = " " if platform == Platform.ARISTA_EOS else ","
+    sep = shaping.classifier_sep
     if qos.trust == TrustMode.DSCP:
         by_prio: dict[int, list[int]] = {}
         for d in range(NUM_DSCP):
             by_prio.setdefault(qos.priority_of(d), []).append(d)
-        per_line = EOS_DSCP_PER_LINE if platform == Platform.ARISTA_EOS else NUM_DSCP
+        per_line = shaping.dscp_per_line
         classifier = [
             ClassifierLine(codepoints=part, text=plain_list(part, sep), priority=p)
             for p in sorted(by_prio)
@@ -408,12 +322,12 @@ def _policy_parts(fabric: Fabric, platform: Platform) -> _PolicyParts:
             id=qid, name=tc.name, priorities=prios, used=True, strict=not dwrr, dwrr=dwrr,
             weight_percent=weights[qid] if dwrr else None, round_robin=dwrr,
             lossless=any(p in lossless_prios for p in prios),
-            ecn=_ecn(platform, profile, qid, warn) if profile is not None else None,
+            ecn=shaping.ecn(profile, qid, warn) if profile is not None else None,
         ))
 
     wd = policy.pfc.watchdog
-    watchdog = platform_watchdog(platform, wd, warn) if lossless and wd.enabled and lossless_prios else None
-    return _PolicyParts(lossless_prios, classifier, priority_queues, queues, watchdog, notes)
+    watchdog = shaping.watchdog(wd, warn) if lossless and wd.enabled and lossless_prios else None
+    return PolicyParts(lossless_prios, classifier, priority_queues, queues, watchdog, notes)
 
 
 def _peers(fabric: Fabric) -> dict[str, _Peer]:
@@ -458,16 +372,36 @@ def _headroom(speed: Speed, cable_m: float, mtu: int, lossless_mtu: int | None, 
     return h.xoff_bytes, h.xon_bytes, h.size_bytes
 
 
-def _cable_text(cable_m: float) -> str:
+def cable_text(cable_m: float) -> str:
     return f"{cable_m:g}"
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
-def _ident(name: str) -> str:
+def ident(name: str) -> str:
     """A policy name as a NOS identifier: letters, digits, _ and - only."""
     return _UNSAFE.sub("_", name)
+
+
+_cable_text = cable_text
+
+
+def warn_headroom_computed(ports: list[PortIntent], sink: WarningSink, nos: str) -> None:
+    """One warning listing the headroom fabricd computed, for a NOS that sizes PFC headroom itself."""
+    groups: dict[tuple[float, int, int, int], list[str]] = {}
+    for p in ports:
+        if p.headroom is not None:
+            h = p.headroom
+            groups.setdefault((h.cable_m, h.xoff_bytes, h.xon_bytes, h.size_bytes), []).append(p.name)
+    if not groups:
+        return
+    intended = "; ".join(
+        f"{','.join(names)}: cable {cable_text(c)} m, xoff {xoff} B, xon {xon} B, size {size} B"
+        for (c, xoff, xon, size), names in groups.items()
+    )
+    sink("ports.headroom", intended, "-",
+         f"{nos} sizes PFC headroom itself; it has no CLI for per-port xoff/xon or cable length")
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -475,21 +409,23 @@ def _ident(name: str) -> str:
 # ------------------------------------------------------------------------------------------------------------
 
 
-class SwitchIntentBuilder:
-    """Builds :data:`SwitchIntent` for the switches of one fabric, caching what they share."""
+class SwitchIntentCore:
+    """Builds the switch intents of one fabric, caching what they share. ``shaping_of`` gives each platform's part
+    (:class:`IntentShaping`); it raises for a platform without one (:func:`fabricd.nos.registry.spec_of`)."""
 
-    def __init__(self, fabric: Fabric) -> None:
+    def __init__(self, fabric: Fabric, shaping_of: Callable[[Platform], IntentShaping]) -> None:
         self.fabric = fabric
-        self._parts: dict[Platform, _PolicyParts] = {}
+        self._shaping_of = shaping_of
+        self._parts: dict[Platform, PolicyParts] = {}
         self._peers = _peers(fabric)
         self._vlans = _vlan_members(fabric, self._peers)
         self._vlan_names = {v.id: v.name for v in fabric.policy.vlans}
         self._headrooms: dict[tuple[Platform, Speed, float, int], HeadroomIntent] = {}
 
-    def parts(self, platform: Platform) -> _PolicyParts:
+    def parts(self, platform: Platform) -> PolicyParts:
         got = self._parts.get(platform)
         if got is None:
-            got = self._parts[platform] = _policy_parts(self.fabric, platform)
+            got = self._parts[platform] = policy_parts(self.fabric, self._shaping_of(platform))
         return got
 
     # --- per port ----------------------------------------------------------------------------------------
@@ -508,20 +444,12 @@ class SwitchIntentBuilder:
         if got is None:
             buffers = self.fabric.policy.buffers
             xoff, xon, size = _headroom(speed, cable_m, mtu, buffers.lossless_mtu_bytes, buffers.xon_bytes)
-            if platform == Platform.SONIC:
-                cable = _cable_text(cable_m).replace(".", "p")
-                name = f"pg_lossless_{speed.gbps * 1000}_{cable}m_profile"
-                if mtu != 9216:
-                    name = f"pg_lossless_{speed.gbps * 1000}_{cable}m_mtu{mtu}_profile"
-            else:
-                name = f"fabricd-{speed.value.lower()}-{_cable_text(cable_m).replace('.', 'p')}m"
-                if mtu != 9216:
-                    name += f"-mtu{mtu}"
+            name = self._shaping_of(platform).headroom_name(speed, cable_m, mtu)
             got = self._headrooms[key] = HeadroomIntent(profile=name, cable_m=cable_m, xoff_bytes=xoff,
                                                         xon_bytes=xon, size_bytes=size)
         return got
 
-    def _ports(self, switch: Switch, parts: _PolicyParts, wd_on: bool, sink: WarningSink) -> list[PortIntent]:
+    def _ports(self, switch: Switch, parts: PolicyParts, wd_on: bool, sink: WarningSink) -> list[PortIntent]:
         vlans = self._vlans.get(switch.name, {})
         by_port: dict[str, dict[int, bool]] = {}
         for vid, members in vlans.items():
@@ -566,9 +494,10 @@ class SwitchIntentBuilder:
 
     # --- per switch --------------------------------------------------------------------------------------
 
-    def build(self, switch: Switch) -> AnySwitchIntent:
-        """The intent of one switch of this fabric."""
+    def build(self, switch: Switch) -> SwitchIntentBase:
+        """The intent of one switch of this fabric, in its platform's intent class."""
         platform = switch.platform
+        shaping = self._shaping_of(platform)
         parts = self.parts(platform)
         sink = WarningSink(switch.name, platform)
         for note in parts.warnings:
@@ -590,238 +519,4 @@ class SwitchIntentBuilder:
             "ports": ports,
             "vlans": vlans,
         }
-        if platform == Platform.ARISTA_EOS:
-            self._warn_headroom_computed(ports, sink, "EOS")
-            assert parts.watchdog is None or isinstance(parts.watchdog, EosWatchdog)
-            return EosSwitchIntent(profile_name="FABRICD_ROCE", watchdog=parts.watchdog, warnings=sink.items,
-                                   **common)
-        if platform == Platform.CISCO_NXOS:
-            self._warn_headroom_computed(ports, sink, "NX-OS")
-            assert parts.watchdog is None or isinstance(parts.watchdog, NxosWatchdog)
-            return NxosSwitchIntent(
-                qos_classes=self._nxos_classes(parts), nx_queues=self._nxos_queues(parts),
-                system_mtu_bytes=max((p.mtu_bytes for p in ports), default=9216),
-                watchdog=parts.watchdog, warnings=sink.items, **common,
-            )
-        if platform == Platform.CUMULUS_NVUE:
-            assert parts.watchdog is None or isinstance(parts.watchdog, NvueWatchdog)
-            for v in vlans:
-                sink(f"vlans[{v.id}].name", v.name, "-", "NVUE bridge VLANs have no name")
-            self._nvue_unused_queues(parts, sink)
-            profiles = self._nvue_profiles(ports, sink)
-            lossless_pct, lossy_pct = self._nvue_pools(switch, bool(parts.lossless_priorities), sink)
-            return NvueSwitchIntent(bridge=NVUE_BRIDGE, pfc_profiles=profiles, lossless_pool_percent=lossless_pct,
-                                    lossy_pool_percent=lossy_pct, watchdog=parts.watchdog, warnings=sink.items,
-                                    **common)
-        assert parts.watchdog is None or isinstance(parts.watchdog, SonicWatchdog)
-        config_db = self._sonic_config_db(parts, ports, vlans, sink)
-        dumped = config_db.model_dump(exclude_none=True)
-
-        def lines(*tables: str) -> list[SonicTableLine]:
-            return [SonicTableLine(table=t, json_text=json.dumps({t: dumped[t]}, separators=(",", ":"), sort_keys=True))
-                    for t in tables if t in dumped]
-
-        return SonicSwitchIntent(
-            config_db=config_db,
-            map_lines=lines("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP"),
-            ecn_lines=lines("WRED_PROFILE"),
-            scheduler_lines=lines("SCHEDULER", "QUEUE"),
-            buffer_lines=lines("CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG"),
-            pfc_lines=lines("PORT_QOS_MAP"),
-            vlan_lines=lines("VLAN"),
-            pfcwd_ports=" ".join(p.name for p in ports if p.watchdog),
-            watchdog=parts.watchdog, warnings=sink.items, **common,
-        )
-
-    # --- platform helpers --------------------------------------------------------------------------------
-
-    @staticmethod
-    def _warn_headroom_computed(ports: list[PortIntent], sink: WarningSink, nos: str) -> None:
-        groups: dict[tuple[float, int, int, int], list[str]] = {}
-        for p in ports:
-            if p.headroom is not None:
-                h = p.headroom
-                groups.setdefault((h.cable_m, h.xoff_bytes, h.xon_bytes, h.size_bytes), []).append(p.name)
-        if not groups:
-            return
-        intended = "; ".join(
-            f"{','.join(names)}: cable {_cable_text(c)} m, xoff {xoff} B, xon {xon} B, size {size} B"
-            for (c, xoff, xon, size), names in groups.items()
-        )
-        sink("ports.headroom", intended, "-",
-             f"{nos} sizes PFC headroom itself; it has no CLI for per-port xoff/xon or cable length")
-
-    @staticmethod
-    def _nxos_classes(parts: _PolicyParts) -> list[NxosQosClass]:
-        prio_queue = {pq.priority: pq.queue for pq in parts.priority_queues}
-        by_queue: dict[int, list[int]] = {}
-        for line in parts.classifier:
-            q = prio_queue[line.priority]
-            by_queue.setdefault(q, []).extend(line.codepoints)
-        names = {q.id: q.name for q in parts.queues}
-        return [
-            NxosQosClass(name=f"FABRICD_{_ident(names[q]).upper()}", match=range_list(cps), qos_group=q)
-            for q, cps in sorted(by_queue.items())
-        ]
-
-    @staticmethod
-    def _nxos_queues(parts: _PolicyParts) -> list[NxosQueue]:
-        out = []
-        for q in parts.queues:
-            suffix = "-default" if q.id == 0 else str(q.id)
-            lossless = [p for p in q.priorities if p in parts.lossless_priorities]
-            out.append(NxosQueue(
-                queue=q, queuing_class=f"c-out-8q-q{suffix}", network_class=f"c-8q-nq{suffix}",
-                pause_cos=plain_list(lossless) if lossless else None,
-            ))
-        return out
-
-    @staticmethod
-    def _nvue_unused_queues(parts: _PolicyParts, sink: WarningSink) -> None:
-        unused = [q for q in parts.queues if not q.used]
-        if not unused:
-            return
-        carrying = [q.id for q in unused if q.priorities]
-        sink(f"queues[{','.join(str(q.id) for q in unused)}].scheduler", "unused (no DWRR share)", "mode strict",
-             "NVUE dwrr takes bw-percent 1-100 (0 means strict), and a queue left out keeps Cumulus' default "
-             "12-13 % share, pushing the shares past 100 %; "
-             + (f"queues {','.join(map(str, carrying))} carry priorities mapped to no class" if carrying
-                else "no priority maps to these queues"))
-
-    @staticmethod
-    def _nvue_profiles(ports: list[PortIntent], sink: WarningSink) -> list[NvuePfcProfile]:
-        seen: dict[str, NvuePfcProfile] = {}
-        for p in ports:
-            h = p.headroom
-            if h is None or h.profile in seen:
-                continue
-            cable = max(1, min(100_000, math.floor(h.cable_m + 0.5)))
-            if cable != h.cable_m:
-                sink(f"ports[{p.name}].headroom.cable_m", f"{_cable_text(h.cable_m)} m", f"{cable} m",
-                     "NVUE cable-length takes whole metres, 1-100000")
-            seen[h.profile] = NvuePfcProfile(name=h.profile, cable_length_m=cable, xoff_bytes=h.xoff_bytes,
-                                             xon_bytes=h.xon_bytes, port_buffer_bytes=h.size_bytes)
-        return list(seen.values())
-
-    @staticmethod
-    def _nvue_pools(switch: Switch, lossless: bool, sink: WarningSink) -> tuple[int | None, int | None]:
-        if not lossless:
-            return None, None
-        total, pool = switch.buffer.total_bytes, switch.buffer.headroom_pool_bytes
-        if not total or pool is None:
-            sink("lossless_pool_percent", "a lossless traffic pool", "-",
-                 "switch.buffer.total_bytes and headroom_pool_bytes are needed to size NVUE's default-lossless pool")
-            return None, None
-        pct = max(1, min(99, math.ceil(pool * 100 / total)))
-        return pct, 100 - pct
-
-    def _sonic_config_db(self, parts: _PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent],
-                         sink: WarningSink) -> SonicConfigDb:
-        trust_dscp = self.fabric.policy.qos.trust == TrustMode.DSCP
-        qos = self.fabric.policy.qos
-        lossless = parts.lossless_priorities
-        tables: dict[str, Any] = {}
-        if trust_dscp:
-            tables["DSCP_TO_TC_MAP"] = {SONIC_MAP: {str(d): str(qos.priority_of(d)) for d in range(NUM_DSCP)}}
-        else:
-            tables["DOT1P_TO_TC_MAP"] = {SONIC_MAP: {str(p): str(p) for p in range(NUM_PRIORITIES)}}
-        tables["TC_TO_QUEUE_MAP"] = {SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}}
-        tables["TC_TO_PRIORITY_GROUP_MAP"] = {
-            SONIC_MAP: {str(p): str(p if p in lossless else 0) for p in range(NUM_PRIORITIES)}
-        }
-        port_qos: dict[str, dict[str, str]] = {}
-        pfc = plain_list(lossless)
-        for p in ports:
-            row = {"dscp_to_tc_map" if trust_dscp else "dot1p_to_tc_map": SONIC_MAP,
-                   "tc_to_queue_map": SONIC_MAP, "tc_to_pg_map": SONIC_MAP}
-            if p.pfc_priorities:
-                row["pfc_enable"] = pfc
-            if p.watchdog:
-                row["pfcwd_sw_enable"] = pfc
-            port_qos[p.name] = row
-        tables["PORT_QOS_MAP"] = port_qos
-        wred = {
-            q.ecn.profile: {
-                "ecn": "ecn_all",
-                **{f"wred_{c}_enable": "true" for c in ("green", "yellow", "red")},
-                **{f"{c}_min_threshold": str(q.ecn.min_threshold) for c in ("green", "yellow", "red")},
-                **{f"{c}_max_threshold": str(q.ecn.max_threshold) for c in ("green", "yellow", "red")},
-                **{f"{c}_drop_probability": str(q.ecn.probability_percent) for c in ("green", "yellow", "red")},
-            }
-            for q in parts.queues
-            if q.ecn is not None
-        }
-        if wred:
-            tables["WRED_PROFILE"] = wred
-        tables["SCHEDULER"] = {
-            f"scheduler.{q.id}": ({"type": "STRICT"} if q.strict else {"type": "DWRR", "weight": str(q.weight_percent)})
-            for q in parts.queues
-            if q.used
-        }
-        queue_rows: dict[str, dict[str, str]] = {}
-        for p in ports:
-            for q in parts.queues:
-                if not q.used:
-                    continue
-                row = {"scheduler": f"scheduler.{q.id}"}
-                if q.ecn is not None:
-                    row["wred_profile"] = q.ecn.profile
-                queue_rows[f"{p.name}|{q.id}"] = row
-        tables["QUEUE"] = queue_rows
-        headrooms = [p for p in ports if p.headroom is not None]
-        if headrooms:
-            cables: dict[str, str] = {}
-            for p in headrooms:
-                assert p.headroom is not None
-                whole = math.floor(p.headroom.cable_m + 0.5)
-                if whole != p.headroom.cable_m:
-                    sink(f"ports[{p.name}].headroom.cable_m", f"{_cable_text(p.headroom.cable_m)} m", f"{whole} m",
-                         "SONiC CABLE_LENGTH takes whole metres ('5m'); the buffer profile keeps the exact headroom")
-                cables[p.name] = f"{whole}m"
-            tables["CABLE_LENGTH"] = {SONIC_CABLE_PROFILE: cables}
-            tables["BUFFER_PROFILE"] = {
-                p.headroom.profile: {
-                    "pool": SONIC_LOSSLESS_POOL, "xon": str(p.headroom.xon_bytes), "xoff": str(p.headroom.xoff_bytes),
-                    "size": str(p.headroom.size_bytes), "dynamic_th": "0",
-                }
-                for p in headrooms
-                if p.headroom
-            }
-            tables["BUFFER_PG"] = {
-                f"{p.name}|{prio}": {"profile": p.headroom.profile}
-                for p in headrooms
-                if p.headroom
-                for prio in p.pfc_priorities
-            }
-        wd = parts.watchdog
-        if isinstance(wd, SonicWatchdog):
-            pfc_wd: dict[str, dict[str, str]] = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
-            for p in ports:
-                if p.watchdog:
-                    pfc_wd[p.name] = {"action": wd.action, "detection_time": str(wd.detection_ms),
-                                      "restoration_time": str(wd.restoration_ms)}
-            tables["PFC_WD"] = pfc_wd
-        if vlans:
-            tables["VLAN"] = {f"Vlan{v.id}": {"vlanid": str(v.id), "description": v.name} for v in vlans}
-            tables["VLAN_MEMBER"] = {
-                f"Vlan{v.id}|{m.port}": {"tagging_mode": "tagged" if m.tagged else "untagged"}
-                for v in vlans
-                for m in v.members
-            }
-        tables["PORT"] = {p.name: {"mtu": str(p.mtu_bytes)} for p in ports}
-        # Built above from validated intents, every value a str: skip re-validating thousands of rows.
-        return SonicConfigDb.model_construct(**tables)
-
-
-def switch_intent(fabric: Fabric, name: str) -> AnySwitchIntent:
-    """The intent of switch ``name``. Raises KeyError when the fabric has no such switch."""
-    switch = fabric.switch(name)
-    if switch is None:
-        raise KeyError(name)
-    return SwitchIntentBuilder(fabric).build(switch)
-
-
-def switch_intents(fabric: Fabric) -> list[AnySwitchIntent]:
-    """The intent of every switch, inventory order."""
-    builder = SwitchIntentBuilder(fabric)
-    return [builder.build(s) for s in fabric.switches]
+        return shaping.finish(ShapeContext(self.fabric, switch, parts, ports, vlans, sink, common))

@@ -11,7 +11,7 @@ priority-flow-control templates, anchors.md §3.6):
 - ``configure checkpoint save NAME`` / ``configure replace checkpoint:NAME``;
 - bad lines answer ``% Invalid input``, ``% Invalid input (at token N: 'x')`` or ``% Incomplete command``.
 
-Counter output, each in the shape fabricd/readers/switch/arista_eos.py documents with its source:
+Counter output, each in the shape fabricd/nos/arista_eos/show.py documents with its source:
 ``show interfaces counters queue detail`` follows the captured format (ntc-templates);
 ``show priority-flow-control counters | json`` and ``show qos interfaces ecn counters queue | json`` follow real eAPI
 output (ANTA's unit tests); ``show priority-flow-control counters detail | json`` and ``show priority-flow-control

@@ -5,7 +5,7 @@
 Behaviour follows NVIDIA's NVUE command reference (Config Commands: apply waits for ``[y/N]`` unless ``-y``;
 ``--confirm`` rolls back by itself unless confirmed, 10 minutes by default, time in s/m/h, a bare number meaning
 minutes) and anchors.md §3.4. Paths are validated against the ``nv set`` schema of
-:mod:`fabricd.platforms.cumulus_nvue.patterns`. NVUE's exact error wording has no capture here; errors start with
+:mod:`fabricd.nos.cumulus_nvue.patterns`. NVUE's exact error wording has no capture here; errors start with
 ``Error:`` and name the offending token and the valid choices, as NVUE's ``?`` help lists them.
 
 Counters: ``nv show interface IF counters qos``, ``nv show interface IF qos roce counters`` and ``nv show interface
@@ -29,8 +29,8 @@ from typing import Any
 import yaml
 
 from fabricd.model import Platform
-from fabricd.platforms.cumulus_nvue import schema
-from fabricd.platforms.cumulus_nvue.grammar import CL_RELEASE
+from fabricd.nos.cumulus_nvue import schema
+from fabricd.nos.cumulus_nvue.grammar import CL_RELEASE
 
 from . import tables
 from .counters import WatchdogSettings

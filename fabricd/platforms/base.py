@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from fabricd.errors import DriverError
 from fabricd.model import Model, Platform
 
 
@@ -66,13 +67,29 @@ class DriverOptions:
     accept_new_host_keys: Path | None = None
 
 
+class ConnectionLostError(DriverError):
+    """The SSH session dropped mid-operation; the device state is uncertain until re-read."""
+
+
 @runtime_checkable
 class SwitchDriver(Protocol):
-    """The verbs every platform driver implements."""
+    """The verbs every platform driver implements. deploy, audit, drift and capture use drivers only through this
+    Protocol, so a driver that is not netmiko's (NETCONF, REST) plugs in by naming its class in its platform pack
+    (``PlatformSpec.driver``)."""
 
     platform: Platform
     capabilities: Capabilities
     name: str
+    rollback_token: str | None
+    """Platform state a fresh connection needs to roll back what this one started (NVUE: the revision applied
+    before the push). The pipeline copies it to the new driver when it reconnects to recover."""
+
+    @property
+    def connected(self) -> bool:
+        """A session is open."""
+
+    def fingerprint(self, config: str) -> str:
+        """What of ``config`` identifies the device state fabricd cares about (rollback compares two of them)."""
 
     def open(self) -> None:
         """Connect and log in (host key verified)."""

@@ -30,7 +30,7 @@ from fabricd.model import Platform, Switch
 from fabricd.safepath import inside, open_private
 
 from .access import Access
-from .base import Capabilities, ConfigDelta, DriverOptions
+from .base import Capabilities, ConfigDelta, ConnectionLostError, DriverOptions
 from .secrets import REDACTOR, install_redaction
 
 log = logging.getLogger(__name__)
@@ -187,10 +187,6 @@ def connection_class(device_type: str) -> type[BaseConnection]:
     return cls
 
 
-class ConnectionLostError(DriverError):
-    """The SSH session dropped mid-operation; the device state is uncertain until re-read."""
-
-
 class NetmikoDriver:
     """Base of the four platform drivers. Subclasses set the class attributes and implement the change verbs."""
 
@@ -210,6 +206,11 @@ class NetmikoDriver:
         self.options = options or DriverOptions()
         self.conn: Any = None
         self.prompt_re: re.Pattern[str] = re.compile(r"[#>$]\s*$")
+
+    @property
+    def connected(self) -> bool:
+        """A session is open."""
+        return self.conn is not None
 
     # -- session -------------------------------------------------------------------------------------------------
 

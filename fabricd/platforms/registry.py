@@ -1,42 +1,38 @@
-"""Platform id -> driver class. Each platform maps to its netmiko device_type inside its driver (DESIGN.md §2)."""
+"""Platform -> driver, through the platform registry (:mod:`fabricd.nos.registry`): each pack names its driver
+class, which maps to its netmiko device_type (DESIGN.md §2). An unknown platform is an
+:class:`~fabricd.nos.registry.UnknownPlatformError`, never a default driver."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 from fabricd.model import Platform, Switch
+from fabricd.nos.registry import spec_of
 
 from .access import Access, resolve_access
-from .base import DriverOptions
-from .netmiko_base import NetmikoDriver
+from .base import DriverOptions, SwitchDriver
 
 
-def driver_class(platform: Platform) -> type[NetmikoDriver]:
+class DriverClass(Protocol):
+    """What a pack's driver class is called with: the switch, its access and the driver options."""
+
+    def __call__(self, switch: Switch, access: Access, options: DriverOptions | None = None, /) -> SwitchDriver: ...
+
+
+def driver_class(platform: Platform) -> DriverClass:
     """The driver class of a platform (imported on demand so that a command loads only what it uses)."""
-    if platform is Platform.ARISTA_EOS:
-        from .arista_eos.driver import EosDriver
-
-        return EosDriver
-    if platform is Platform.CISCO_NXOS:
-        from .cisco_nxos.driver import NxosDriver
-
-        return NxosDriver
-    if platform is Platform.SONIC:
-        from .sonic.driver import SonicDriver
-
-        return SonicDriver
-    from .cumulus_nvue.driver import NvueDriver
-
-    return NvueDriver
+    cls: DriverClass = spec_of(platform).driver_class()
+    return cls
 
 
-def make_driver(switch: Switch, access: Access, options: DriverOptions | None = None) -> NetmikoDriver:
+def make_driver(switch: Switch, access: Access, options: DriverOptions | None = None) -> SwitchDriver:
     """A driver for ``switch`` (not yet connected: call ``open()``)."""
     return driver_class(switch.platform)(switch, access, options)
 
 
 def driver_for(switch: Switch, options: DriverOptions | None = None, *, state_dir: Path | None = None,
-               known_hosts: tuple[Path, ...] = (), verify_host_key: bool = True) -> NetmikoDriver:
+               known_hosts: tuple[Path, ...] = (), verify_host_key: bool = True) -> SwitchDriver:
     """A driver for ``switch`` with the credentials its inventory entry refers to (:func:`resolve_access`), not
     yet connected: the one way deploy, audit and serve build their drivers."""
     access = resolve_access(switch, state_dir=state_dir, known_hosts=known_hosts, verify_host_key=verify_host_key,

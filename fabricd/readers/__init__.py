@@ -9,7 +9,7 @@ Host readers (``root`` is ``/`` on a live host or a replay directory, CONTRACTS.
 - :func:`fabricd.readers.nic_config.read_nic_config` / ``read_roce_tos`` (ECN/DCQCN, trust, PFC, RDMA-CM ToS).
 
 Text parsers: :func:`fabricd.readers.ethtool.parse_ethtool_stats`, :func:`fabricd.readers.perfquery.parse_perfquery`,
-and ``fabricd.readers.switch.<platform>.parse_<command>(text) -> SwitchCounters``.
+and each platform pack's ``fabricd.nos.<platform>.show.parse_<command>(text) -> SwitchCounters``.
 
 Readers never raise for a bad file: values are ``int | None`` and problems are listed on the snapshot.
 They never cache values; a replay tree may be rewritten between calls.

@@ -31,8 +31,8 @@ import jinja2
 from fabricd.errors import RenderError
 from fabricd.intent.host import HostIntent, desired_plan, host_intent
 from fabricd.intent.render_warnings import RenderWarning
-from fabricd.intent.switch import AnySwitchIntent, SonicSwitchIntent, SwitchIntentBuilder
 from fabricd.model import Fabric, Platform
+from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
 from fabricd.safepath import inside
 
 from .env import environment
@@ -40,13 +40,8 @@ from .host_script import host_script
 
 log = logging.getLogger(__name__)
 
-SWITCH_SUFFIX: dict[Platform, str] = {
-    Platform.SONIC: "json",
-    Platform.ARISTA_EOS: "cfg",
-    Platform.CISCO_NXOS: "cfg",
-    Platform.CUMULUS_NVUE: "nvue",
-}
-"""File suffix of a switch's main output per platform (SONiC also writes ``<name>.cli``)."""
+SWITCH_SUFFIX: dict[Platform, str] = {platform: spec.suffix for platform, spec in SPECS.items()}
+"""File suffix of a switch's main output per platform, from its pack (SONiC also writes ``<name>.cli``)."""
 HOST_TEMPLATES = "linux_host"
 
 
@@ -93,7 +88,8 @@ def _render(env: jinja2.Environment, template: str, device: str, **context: obje
     except jinja2.UndefinedError as exc:
         raise RenderError(
             f"{device}: template {template} used an undefined value: {exc.message}",
-            hint="templates may only print fields of the intent (see fabricd/intent/switch.py or host.py)",
+            hint="templates may only print fields of the intent (see fabricd/intent/switch.py, "
+                 "fabricd/nos/<platform>/intent.py or fabricd/intent/host.py)",
         ) from None
     except jinja2.TemplateSyntaxError as exc:
         raise RenderError(
@@ -105,15 +101,17 @@ def _render(env: jinja2.Environment, template: str, device: str, **context: obje
 def render_switch_intent(intent: AnySwitchIntent, env: jinja2.Environment) -> DeviceRender:
     """Render one switch intent into its file(s)."""
     platform = intent.platform
+    spec = spec_of(platform)
     name = intent.name
-    main = f"switches/{name}.{SWITCH_SUFFIX[platform]}"
-    if isinstance(intent, SonicSwitchIntent):
+    main = f"switches/{name}.{spec.suffix}"
+    if spec.document is not None:
         files: tuple[RenderedFile, ...] = (
-            RenderedFile(main, intent.config_db.to_json()),
-            RenderedFile(f"switches/{name}.cli", _render(env, "sonic/main.j2", name, sw=intent)),
+            RenderedFile(main, spec.document(intent)),
+            RenderedFile(f"switches/{name}.{spec.template_suffix}",
+                         _render(env, f"{spec.templates}/main.j2", name, sw=intent)),
         )
     else:
-        files = (RenderedFile(main, _render(env, f"{platform.value}/main.j2", name, sw=intent)),)
+        files = (RenderedFile(main, _render(env, f"{spec.templates}/main.j2", name, sw=intent)),)
     return DeviceRender(name, "switch", platform.value, files, tuple(intent.warnings))
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from fabricd.intent.switch import EosSwitchIntent
+from fabricd.nos.arista_eos.intent import EosSwitchIntent
 
 _FREE_MAP = re.compile(r"^(?P<values>\d+(?: \d+)*) to traffic-class (?P<tc>\d+)$")
 _TC_MAP = re.compile(r"^(?P<values>\d+(?: \d+)*) to tx-queue (?P<q>\d+)$")

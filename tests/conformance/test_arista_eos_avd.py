@@ -15,9 +15,10 @@ from eos_avd_oracle import judge, semantic_lines, structured_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricd.intent.switch import EosSwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Platform
+from fabricd.nos.arista_eos.intent import EosSwitchIntent
+from fabricd.nos.registry import SwitchIntentBuilder
 from fabricd.render.env import environment
 from fabricd.render.render import render_switch_intent
 
@@ -134,8 +135,8 @@ def test_the_eos_property_checked_something() -> None:
 @settings(max_examples=30, deadline=None)
 def test_watchdog_timers_render_in_avd_pattern(timer_ms: int, poll_ms: int) -> None:
     """Any timer validate's range accepts renders with at most 2 decimals (timeout, recovery) or 3 (polling)."""
-    from fabricd.intent.watchdog_timers import eos_watchdog
     from fabricd.model import Watchdog
+    from fabricd.nos.arista_eos.watchdog import eos_watchdog
 
     notes: list[tuple[str, str, str, str]] = []
     wd = eos_watchdog(Watchdog(detection_ms=timer_ms, restoration_ms=timer_ms, poll_ms=min(poll_ms, timer_ms)),

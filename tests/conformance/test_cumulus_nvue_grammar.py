@@ -1,5 +1,5 @@
 """NVUE render conformance: every ``nv set`` line fabricd renders against the pinned Cumulus Linux grammar
-(:mod:`fabricd.platforms.cumulus_nvue.grammar`, CL 5.11: NVIDIA's ``nv list-commands`` listing with typed
+(:mod:`fabricd.nos.cumulus_nvue.grammar`, CL 5.11: NVIDIA's ``nv list-commands`` listing with typed
 arguments, plus NVIDIA's documented rules stricter than the listing).
 
 (a) every render of every shipped inventory is accepted (0 rejected lines); (b) over the intent space, nothing
@@ -13,8 +13,8 @@ import pytest
 from conformance_corpus import accepted, corpus, intent_space, record, renders_of
 from hypothesis import HealthCheck, assume, given, settings
 
-from fabricd.platforms.cumulus_nvue import grammar
-from fabricd.platforms.cumulus_nvue.grammar import check_lines, check_text, set_lines
+from fabricd.nos.cumulus_nvue import grammar
+from fabricd.nos.cumulus_nvue.grammar import check_lines, check_text, set_lines
 
 PLATFORM = "cumulus_nvue"
 ORACLE = f"Cumulus Linux {grammar.CL_RELEASE} nv list-commands grammar + NVIDIA rules"

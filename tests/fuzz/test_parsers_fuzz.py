@@ -9,9 +9,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fabricd.nos.arista_eos import show as arista_eos
+from fabricd.nos.cisco_nxos import show as cisco_nxos
+from fabricd.nos.cumulus_nvue import show as cumulus_nvue
+from fabricd.nos.sonic import show as sonic
 from fabricd.readers.ethtool import normalise_text, parse_ethtool_info, parse_ethtool_stats
 from fabricd.readers.perfquery import parse_perfquery
-from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "readers"
 CAPTURES = sorted(p for p in GOLDEN.rglob("*.txt"))

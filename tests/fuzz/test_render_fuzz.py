@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricd import settings as fabricd_settings
-from fabricd.intent.switch import SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
+from fabricd.nos.registry import SwitchIntentBuilder
 from fabricd.render.env import environment
 from fabricd.render.render import render_devices, render_switch_intent
 

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fabricd.audit.switch import CONFIG_PARSERS, SwitchReadback, evaluate
-from fabricd.intent.switch import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Platform
+from fabricd.nos.registry import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.platforms.base import ConfigDelta
 from fabricd.readers.switch.model import SwitchCounters
 

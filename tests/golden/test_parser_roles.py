@@ -1,4 +1,4 @@
-"""The meta-test of the parser-role registry (fabricd/readers/roles.py): every role fabricd parses has a real
+"""The meta-test of the parser-role registry (fabricd/nos/roles.py): every role fabricd parses has a real
 capture under tests/golden/ or an ``unverified`` declaration, never both and never neither; every real capture
 belongs to a role; the registry covers every command the exporter runs; docs/platforms.md carries its table.
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from fabricd.audit.switch import CONFIG_PARSERS
-from fabricd.readers import roles
-from fabricd.readers.roles import (
+from fabricd.nos import roles
+from fabricd.nos.roles import (
     Role,
     all_roles,
     captures_of,
@@ -40,8 +40,8 @@ def test_role_ids_are_unique() -> None:
 
 def test_every_exporter_command_has_a_role() -> None:
     by_id = {r.id: r for r in ROLES}
-    for platform, module in roles.SWITCH_MODULES.items():
-        keys = {*module.COMMANDS, *module.OPTIONAL_COMMANDS}
+    for platform, show in roles.SWITCH_TABLES.items():
+        keys = {*show.commands, *show.optional}
         for key in keys:
             role = by_id.get(f"{platform}/{key}")
             assert role is not None, f"{platform}: the exporter runs {key!r} but no parser role declares it"
@@ -101,7 +101,7 @@ def test_every_real_capture_belongs_to_a_role() -> None:
     linked = {p for r in ROLES for p in captures_of(r, GOLDEN)}
     orphans = [str(p.relative_to(GOLDEN)) for p in _real_captures() if p not in linked]
     assert not orphans, (f"real captures no parser role claims: {orphans}; name each <role>--<source>.txt in its "
-                         "role's folder or add a glob to the role in fabricd/readers/roles.py")
+                         "role's folder or add a glob to the role in fabricd/nos/roles.py")
 
 
 def test_capture_scan_sees_the_known_captures() -> None:

@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 
+from fabricd.nos.arista_eos import show as arista_eos
+from fabricd.nos.cisco_nxos import show as cisco_nxos
+from fabricd.nos.cumulus_nvue import show as cumulus_nvue
+from fabricd.nos.sonic import show as sonic
 from fabricd.readers.ethtool import EthtoolStats, normalise, parse_ethtool_stats
 from fabricd.readers.perfquery import parse_perfquery
 from fabricd.readers.rdma import RdmaDevice, read_rdma
-from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
 from fabricd.readers.switch.model import SwitchCounters, merge
 
 GOLDEN = Path(__file__).parent / "readers"

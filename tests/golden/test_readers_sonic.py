@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.readers.switch import sonic
+from fabricd.nos.sonic import show as sonic
 
 SONIC = Path(__file__).parent / "readers" / "switch" / "sonic"
 
@@ -95,7 +95,7 @@ CONFIG = Path(__file__).parent / "switch_config" / "sonic"
 def test_running_config_from_sonic_utilities_config_db() -> None:
     """sonic-utilities' CONFIG_DB (regrouped as `show runningconfiguration all` prints it): PFC 3,4 on Ethernet0
     and Ethernet4, none on Ethernet8, the watchdog at 600 ms on all three, AZURE_LOSSLESS on queues 3 and 4."""
-    from fabricd.readers.switch.config_sonic import parse_running_config
+    from fabricd.nos.sonic.running import parse_running_config
 
     first, _, text = (CONFIG / "sonic-utilities-mock-config-db.txt").read_text().partition("\n")
     assert first.startswith("# source:")
@@ -114,7 +114,7 @@ def test_running_config_reads_older_references_and_voq_queue_keys() -> None:
     chassis qos samples)."""
     import json
 
-    from fabricd.readers.switch.config_sonic import parse_running_config
+    from fabricd.nos.sonic.running import parse_running_config
 
     db = {
         "PORT": {"Ethernet0": {"mtu": "9100"}, "Ethernet8": {"mtu": "9100"}},

@@ -19,12 +19,12 @@ import pytest
 
 from fabricd.audit.report import AuditReport, Status
 from fabricd.audit.switch import CONFIG_PARSERS, SWITCH_CHECKS, SwitchReadback, evaluate, intended_timers, is_stuck
-from fabricd.intent.switch import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Platform
+from fabricd.nos.cisco_nxos import show as cisco_nxos
+from fabricd.nos.cumulus_nvue.running import interfaces
+from fabricd.nos.registry import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.platforms.base import ConfigDelta
-from fabricd.readers.switch import cisco_nxos
-from fabricd.readers.switch.config_cumulus_nvue import interfaces
 from fabricd.readers.switch.config_model import LosslessConfig, int_list
 from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters
 

@@ -1,5 +1,6 @@
-"""The NOS version ``fabricd capture`` records (fabricd/readers/switch/version.py), read from real ``show version``
-outputs in tests/golden/readers/switch_version/<platform>/version--<source>.txt (first line: the source)."""
+"""The NOS version ``fabricd capture`` records (each pack's fabricd/nos/<platform>/version.py), read from real
+``show version`` outputs in tests/golden/readers/switch_version/<platform>/version--<source>.txt (first line:
+the source)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.readers.switch.version import parse_version
+from fabricd.nos.registry import spec_of
+
+
+def parse_version(platform: str, text: str) -> str | None:
+    return spec_of(platform).parse_version(text)
 
 GOLDEN = Path(__file__).parent / "readers" / "switch_version"
 EXPECTED = {

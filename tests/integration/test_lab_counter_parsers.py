@@ -14,7 +14,10 @@ import pytest
 from switchlab import LEAVES, switch_lab
 
 from fabricd.deploy.pipeline import push
-from fabricd.readers.switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
+from fabricd.nos.arista_eos import show as arista_eos
+from fabricd.nos.cisco_nxos import show as cisco_nxos
+from fabricd.nos.cumulus_nvue import show as cumulus_nvue
+from fabricd.nos.sonic import show as sonic
 from fabricd.readers.switch.model import SwitchCounters, merge
 
 pytestmark = pytest.mark.integration

@@ -35,7 +35,7 @@ def test_bare_machine_says_what_to_install(tmp_path: Path) -> None:
 
 def test_doctor_lists_unverified_parser_roles(tmp_path: Path) -> None:
     """Every unverified parser role is one doctor line (platform/role, command, reason); none is required."""
-    from fabricd.readers.roles import unverified_roles
+    from fabricd.nos.roles import unverified_roles
 
     lines = [c for c in run_checks(tmp_path) if c.feature == "parsers"]
     want = unverified_roles()
@@ -47,7 +47,7 @@ def test_doctor_cli_prints_one_line_per_unverified_role() -> None:
     from typer.testing import CliRunner
 
     from fabricd.cli.main import build_app
-    from fabricd.readers.roles import unverified_roles
+    from fabricd.nos.roles import unverified_roles
 
     res = CliRunner().invoke(build_app(), ["doctor"], env={"COLUMNS": "100"})
     lines = res.stdout.splitlines()

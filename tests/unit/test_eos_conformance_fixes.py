@@ -10,13 +10,14 @@ from pathlib import Path
 import yaml
 
 from fabricd.intent.checks import run_checks
-from fabricd.intent.eos import eos_ecn
-from fabricd.intent.switch import EosSwitchIntent, switch_intents
-from fabricd.intent.watchdog_timers import eos_watchdog
 from fabricd.inventory import load_inventory
 from fabricd.lab.device import DeviceSpec
 from fabricd.lab.eos import EosSwitch
 from fabricd.model import EcnProfile, Platform, Watchdog, WatchdogAction
+from fabricd.nos.arista_eos.ecn import eos_ecn
+from fabricd.nos.arista_eos.intent import EosSwitchIntent
+from fabricd.nos.arista_eos.watchdog import eos_watchdog
+from fabricd.nos.registry import switch_intents
 
 REPO = Path(__file__).resolve().parents[2]
 Note = tuple[str, str, str, str]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.readers.switch import arista_eos
+from fabricd.nos.arista_eos import show as arista_eos
 from fabricd.readers.switch.model import SwitchCounters
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "readers" / "switch" / "arista_eos"

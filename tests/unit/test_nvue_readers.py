@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabricd.readers.switch import cumulus_nvue
-from fabricd.readers.switch.config_cumulus_nvue import interfaces, parse_running_config
+from fabricd.nos.cumulus_nvue import show as cumulus_nvue
+from fabricd.nos.cumulus_nvue.running import interfaces, parse_running_config
 
 DISABLED = """\
                  operational  applied 

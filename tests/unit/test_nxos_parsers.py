@@ -10,7 +10,7 @@ import json
 from fabricd.lab.device import DeviceSpec
 from fabricd.lab.nxos import NxosSwitch
 from fabricd.model import Platform
-from fabricd.readers.switch import cisco_nxos
+from fabricd.nos.cisco_nxos import show as cisco_nxos
 
 G400 = 400_000_000_000
 

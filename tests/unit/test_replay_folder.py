@@ -73,7 +73,7 @@ def test_capture_to_golden_script(tmp_path: Path) -> None:
     parser-role registry links it by that name."""
     import importlib.util
 
-    from fabricd.readers.roles import all_roles, captures_of, is_real_source, source_line
+    from fabricd.nos.roles import all_roles, captures_of, is_real_source, source_line
 
     cap = tmp_path / "cap"
     write_device(cap, _manifest(), {"pfc.txt": '{"TABLE_x": {}}\n', "running-config.txt": "hostname x\n"})

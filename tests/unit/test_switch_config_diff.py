@@ -8,10 +8,10 @@ import pytest
 
 from fabricd.errors import DriverError
 from fabricd.lab.sonic import apply_patch, validate
-from fabricd.platforms.arista_eos.patterns import OWNERSHIP as EOS
-from fabricd.platforms.cumulus_nvue import schema
-from fabricd.platforms.cumulus_nvue.driver import changes as nvue_changes
-from fabricd.platforms.sonic.driver import patch_ops
+from fabricd.nos.arista_eos.patterns import OWNERSHIP as EOS
+from fabricd.nos.cumulus_nvue import schema
+from fabricd.nos.cumulus_nvue.driver import changes as nvue_changes
+from fabricd.nos.sonic.driver import patch_ops
 from fabricd.platforms.textcfg import commands, diff_text, parse, verify, walk
 
 RUNNING = """! Command: show running-config

@@ -62,7 +62,7 @@ def test_one_unreadable_command_fails_the_switch(caplog: pytest.LogCaptureFixtur
     answers = dict(SONIC)
     answers["show queue wredcounters"] = EOS_DROPS
     answers["show pfc counters --history"] = SONIC_PFC  # the optional command: also the wrong shape
-    from fabricd.readers.switch import sonic
+    from fabricd.nos.sonic import show as sonic
 
     assert parsed_nothing(EOS_DROPS, sonic.parse_show_queue_wredcounters(EOS_DROPS))
     poller = SwitchPoller([SwitchTarget("leaf9", "sonic")], lambda t: Session(answers, ""))
@@ -103,11 +103,11 @@ def test_wrong_shape_on_every_platform_is_a_failure(platform: str) -> None:
     finally:
         poller.close()
     assert poll.counters is not None and poll.error is None
-    module = PLATFORMS[platform]
+    show = PLATFORMS[platform]
     silent = []
     for optional in (False, True):
         for role, command, interface in commands_for(target, optional=optional):
-            parser = module.PARSERS[role]
+            parser = show.parsers[role]
             parsed = parser(wrong, interface) if interface is not None else parser(wrong)
             if not has_rows(parsed):
                 # every platform parser reports a shape it does not know: an empty, problem-free result would be
@@ -128,8 +128,8 @@ LEAF = {"sonic": "leaf1-sonic", "arista_eos": "leaf2-eos", "cisco_nxos": "leaf3-
 
 def _audit(platform: str, running: str, watchdog_text: str) -> dict[str, tuple[str, list[str]]]:
     from fabricd.audit.switch import SwitchReadback, evaluate, parse_watchdog, watchdog_commands
-    from fabricd.intent.switch import SwitchIntentBuilder
     from fabricd.inventory import load_inventory
+    from fabricd.nos.registry import SwitchIntentBuilder
     from fabricd.platforms.base import ConfigDelta
 
     fabric = load_inventory(REPO / "inventory" / "lab").fabric

@@ -6,19 +6,18 @@ import pytest
 
 from fabricd import settings
 from fabricd.intent.headroom import headroom
-from fabricd.intent.switch import (
-    EosSwitchIntent,
-    NvueSwitchIntent,
-    NxosSwitchIntent,
-    SonicSwitchIntent,
-    SwitchIntentBuilder,
-    switch_intent,
-    switch_intents,
-)
 from fabricd.intent.units import bytes_to_kbytes, ms_to_seconds, range_list, split_percent
-from fabricd.intent.watchdog_timers import eos_watchdog, nvue_watchdog, nxos_watchdog, sonic_watchdog
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Speed, Watchdog, WatchdogAction
+from fabricd.nos.arista_eos.intent import EosSwitchIntent
+from fabricd.nos.arista_eos.watchdog import eos_watchdog
+from fabricd.nos.cisco_nxos.intent import NxosSwitchIntent
+from fabricd.nos.cisco_nxos.watchdog import nxos_watchdog
+from fabricd.nos.cumulus_nvue.intent import NvueSwitchIntent
+from fabricd.nos.cumulus_nvue.watchdog import nvue_watchdog
+from fabricd.nos.registry import SwitchIntentBuilder, switch_intent, switch_intents
+from fabricd.nos.sonic.intent import SonicSwitchIntent
+from fabricd.nos.sonic.watchdog import sonic_watchdog
 
 
 @pytest.fixture(scope="module")

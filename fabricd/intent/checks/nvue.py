@@ -1,7 +1,7 @@
 """Cumulus NVUE checks: what Cumulus Linux refuses although the inventory model admits it.
 
 Sources (CumulusNetworks/docs, read 2026-11-25; the same facts back the render oracle,
-``fabricd.platforms.cumulus_nvue.grammar``):
+``fabricd.nos.cumulus_nvue.grammar``):
 
 - reserved VLANs: ``content/cumulus-linux-511/Layer-2/Ethernet-Bridging-VLANs/VLAN-aware-Bridge-Mode.md``
   @ ad804834b92f ("Cumulus Linux reserves a range of VLANs by default; the reserved range is 3725-3999");

@@ -1,9 +1,9 @@
 """The lossless QoS settings read back from a switch's running config, normalised across platforms.
 
-Each ``config_<platform>.py`` parses its NOS's running config (SONiC CONFIG_DB JSON, EOS and NX-OS indented text,
-NVUE ``nv set`` commands) into a :class:`LosslessConfig`: per port, what is *in effect* after the NOS's own
-indirections (EOS ``service-profile``, NX-OS ``system qos`` policies, SONiC ``PORT_QOS_MAP`` map names, NVUE PFC
-profiles). ``fabricd audit switch`` compares it with the intent.
+Each platform pack's ``fabricd/nos/<platform>/running.py`` parses its NOS's running config (SONiC CONFIG_DB JSON,
+EOS and NX-OS indented text, NVUE ``nv set`` commands) into a :class:`LosslessConfig`: per port, what is *in
+effect* after the NOS's own indirections (EOS ``service-profile``, NX-OS ``system qos`` policies, SONiC
+``PORT_QOS_MAP`` map names, NVUE PFC profiles). ``fabricd audit switch`` compares it with the intent.
 
 Conventions: bytes and milliseconds everywhere (EOS/NX-OS ``kbytes`` are 1000 bytes, as the intent renders them);
 ``None`` means "not set in the running config" (the device default applies, which fabricd does not guess); an empty

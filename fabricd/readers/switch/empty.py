@@ -19,7 +19,7 @@ CLI_ERROR = re.compile(
 )
 """A reply that rejects the command rather than answering it, on any of the four NOSes (EOS/NX-OS ``% Invalid
 input``, NX-OS's ``^`` marker line, SONiC click's ``Usage:``/``Error:``, NVUE's ``Error:``, a shell's ``-bash:``);
-from the platform drivers' own error patterns (fabricd.platforms.<id>.patterns)."""
+from the platform drivers' own error patterns (fabricd.nos.<id>.patterns)."""
 
 
 def has_rows(counters: SwitchCounters) -> bool:

@@ -9,7 +9,7 @@ DIR/<device>/manifest.json        device, platform, nos_version, captured_at, re
 DIR/<device>/<role>[@<interface>].txt   one file per command: its output as the device printed it, secrets scrubbed
 ```
 
-Roles are the parser-role keys of :mod:`fabricd.readers.roles` (``pfc``, ``queuing``, ``running-config``,
+Roles are the parser-role keys of :mod:`fabricd.nos.roles` (``pfc``, ``queuing``, ``running-config``,
 ``version``...). Files hold the output exactly (no header line), so a replay parses as the live run did; a capture
 becomes a test case by copying a file into tests/golden with a ``# source:`` first line (docs/captures.md).
 

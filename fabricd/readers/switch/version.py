@@ -1,4 +1,5 @@
-"""The NOS version a switch reports, for ``fabricd capture``'s manifest: the command per platform and a pure parser.
+"""What the platform packs' version parsers share (``fabricd/nos/<platform>/version.py``, for ``fabricd capture``'s
+manifest): the version of a JSON answer and the first match of a text pattern.
 
 Shapes, from the real captures in tests/golden/readers/switch_version/: SONiC ``show version`` prints ``SONiC
 Software Version: SONiC.<release>``; EOS ``show version | json`` has a top-level ``version`` key; NX-OS ``show
@@ -12,43 +13,25 @@ from __future__ import annotations
 import json
 import re
 
-VERSION_COMMANDS: dict[str, str] = {
-    "sonic": "show version",
-    "arista_eos": "show version | json",
-    "cisco_nxos": "show version",
-    "cumulus_nvue": "nv show system",
-}
-"""Platform id -> the read-only command that prints the NOS version."""
 
-_TEXT: dict[str, re.Pattern[str]] = {
-    "sonic": re.compile(r"^\s*SONiC Software Version:\s*(\S+)", re.MULTILINE),
-    "arista_eos": re.compile(r"^\s*Software image version:\s*(\S+)", re.MULTILINE),
-    "cisco_nxos": re.compile(r"^\s*(?:NXOS|system):\s+version\s+(\S+)", re.MULTILINE),
-    "cumulus_nvue": re.compile(r"^\s*build\s+(\S.*?)\s*$", re.MULTILINE),
-}
-_NVUE_RELEASE = re.compile(r"^\s*product-release\s+(\S+)", re.MULTILINE)
-"""Cumulus Linux 5.10 and later: ``nv show system`` nests ``version / product-release 5.16.0``."""
-
-
-def parse_version(platform: str, text: str) -> str | None:
-    """The version string in ``text`` (a version command's output), or None when it has none."""
+def json_version(text: str) -> str | None:
+    """The top-level ``version`` (else ``build``) string of a JSON answer; None for text or a JSON without one."""
     stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            for key in ("version", "build"):
-                value = data.get(key)
-                if isinstance(value, str) and value.strip():
-                    return value.strip()
-    if platform == "cumulus_nvue":
-        release = _NVUE_RELEASE.search(text)
-        if release:
-            return release.group(1)
-    pattern = _TEXT.get(platform)
-    if pattern is None:
+    if not stripped.startswith("{"):
         return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if isinstance(data, dict):
+        for key in ("version", "build"):
+            value = data.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return None
+
+
+def first_match(pattern: re.Pattern[str], text: str) -> str | None:
+    """Group 1 of the first match of ``pattern`` in ``text``, or None."""
     m = pattern.search(text)
     return m.group(1) if m else None

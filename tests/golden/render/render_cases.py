@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from fabricd.intent.render_warnings import RenderWarning
-from fabricd.intent.switch import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
+from fabricd.nos.registry import AnySwitchIntent, SwitchIntentBuilder
 from fabricd.render.render import DeviceRender, render_devices
 
 HERE = Path(__file__).resolve().parent

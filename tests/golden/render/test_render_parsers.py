@@ -5,7 +5,7 @@
   Command shapes are compared with the real captures in fixtures/ (AVD-generated EOS, Azure Local NX-OS).
 * SONiC: the config_db JSON validates against schemas/sonic_config_db.schema.json, every name it references
   exists, and every ``sonic-cfggen -a`` line of the .cli file carries exactly that table.
-* Cumulus NVUE: every command passes the pinned CL 5.11 grammar (fabricd.platforms.cumulus_nvue.grammar).
+* Cumulus NVUE: every command passes the pinned CL 5.11 grammar (fabricd.nos.cumulus_nvue.grammar).
 * Linux hosts: ``bash -n`` and ``shellcheck`` (Debian package) accept every script.
 """
 
@@ -23,8 +23,11 @@ import pytest
 from ciscoconfparse2 import CiscoConfParse
 from render_cases import HERE, case_ids, intents, renders
 
-from fabricd.intent.switch import EosSwitchIntent, NvueSwitchIntent, NxosSwitchIntent, SonicSwitchIntent
-from fabricd.platforms.cumulus_nvue.grammar import check_text
+from fabricd.nos.arista_eos.intent import EosSwitchIntent
+from fabricd.nos.cisco_nxos.intent import NxosSwitchIntent
+from fabricd.nos.cumulus_nvue.grammar import check_text
+from fabricd.nos.cumulus_nvue.intent import NvueSwitchIntent
+from fabricd.nos.sonic.intent import SonicSwitchIntent
 
 SCHEMA = json.loads((HERE / "schemas" / "sonic_config_db.schema.json").read_text())
 

@@ -27,8 +27,8 @@ import json
 import re
 from typing import Any
 
-from .model import DropCounter, PfcCounter, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
-from .tables import to_int
+from fabricd.readers.switch.model import DropCounter, PfcCounter, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
+from fabricd.readers.switch.tables import to_int
 
 PLATFORM = "arista_eos"
 

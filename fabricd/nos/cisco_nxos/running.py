@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from .config_model import (
+from fabricd.readers.switch.config_model import (
     Block,
     EcnConfig,
     LosslessConfig,

@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import re
 
-from ..common import Direction
-from .model import InterfaceCounter, PfcCounter, PfcwdConfig, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
-from .tables import dashed_tables, is_prompt, to_int
+from fabricd.readers.common import Direction
+from fabricd.readers.switch.model import (
+    InterfaceCounter,
+    PfcCounter,
+    PfcwdConfig,
+    PfcwdCounter,
+    QueueCounter,
+    QueueKind,
+    SwitchCounters,
+)
+from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
 PLATFORM = "sonic"
 

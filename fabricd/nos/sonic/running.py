@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from .config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
+from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
 
 PLATFORM = "sonic"
 

@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
-from .tables import to_int
+from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
+from fabricd.readers.switch.tables import to_int
 
 PLATFORM = "cisco_nxos"
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fabricd.intent.units import KBYTE_BYTES
 from fabricd.model import EcnProfile
-
-from .units import KBYTE_BYTES
 
 Warn = Callable[[str, str, str, str], None]
 """``warn(field, intended, rendered, reason)``."""

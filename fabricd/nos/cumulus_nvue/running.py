@@ -2,7 +2,7 @@
 parser over the ``nv set`` lines.
 
 Read back (Cumulus Linux 5.x QoS and RoCE guides, anchors.md §3.4; the paths are those of
-``fabricd.platforms.cumulus_nvue.patterns.SET_PATHS``):
+``fabricd.nos.cumulus_nvue.patterns.SET_PATHS``):
 
 - ``qos mapping <profile> trust l2|l3|both|port`` and ``dscp|pcp <list> switch-priority <p>``;
 - ``qos egress-queue-mapping <profile> switch-priority <list> traffic-class <tc>``;
@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
+from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
 
 PLATFORM = "cumulus_nvue"
 DEFAULT_PROFILE = "default-global"

@@ -26,8 +26,8 @@ import json
 import re
 from typing import Any
 
-from .model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
-from .tables import dashed_tables, is_prompt, to_int
+from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
+from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
 PLATFORM = "cumulus_nvue"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .config_model import (
+from fabricd.readers.switch.config_model import (
     Block,
     EcnConfig,
     LosslessConfig,

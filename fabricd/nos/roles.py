@@ -25,21 +25,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
-from .switch import arista_eos, cisco_nxos, cumulus_nvue, sonic
+from fabricd.model import Platform
+from fabricd.nos.registry import SPECS
+from fabricd.nos.spec import ShowTable
 
-SWITCH_MODULES: dict[str, ModuleType] = {
-    "sonic": sonic, "arista_eos": arista_eos, "cisco_nxos": cisco_nxos, "cumulus_nvue": cumulus_nvue,
-}
+SWITCH_TABLES: dict[str, ShowTable] = {platform.value: spec.show for platform, spec in SPECS.items()}
+"""Platform id -> its pack's show table (commands and parsers by role)."""
 
-RUNNING_CONFIG_COMMANDS: dict[str, str] = {
-    "sonic": "show runningconfiguration all",
-    "arista_eos": "show running-config",
-    "cisco_nxos": "show running-config",
-    "cumulus_nvue": "nv config show -o commands",
-}
-"""What each platform driver's ``get_config`` runs (fabricd.platforms.<id>.driver) for the audit and drift."""
+RUNNING_CONFIG_COMMANDS: dict[str, str] = {platform.value: spec.running_config for platform, spec in SPECS.items()}
+"""What each platform driver's ``get_config`` runs (``PlatformSpec.running_config``), for the audit and drift."""
 
 LAB_MARKERS = (
     "fabricd lab simulator", "no public capture", "fabricd/lab/", "not a device capture",
@@ -89,18 +84,18 @@ class Role:
         return (f"{self.folder}/{self.name}--*", *self.captures)
 
 
-def _command(module: ModuleType, key: str) -> str:
-    table: Mapping[str, str] = {**module.OPTIONAL_COMMANDS, **module.COMMANDS}
-    return table.get(key, f"(no {key!r} command in {module.__name__})")
+def _command(show: ShowTable, key: str) -> str:
+    table: Mapping[str, str] = {**show.optional, **show.commands}
+    return table.get(key, f"(no {key!r} command in {show.module})")
 
 
 def _sw(platform: str, key: str, parser: str, captures: Iterable[str] = (), unverified: str | None = None, *,
         form: str | None = None) -> Role:
     """An exporter role: command from the platform's COMMANDS/OPTIONAL_COMMANDS; ``form`` names another output form
     of the same command (``text``) parsed by the same function, as a role of its own."""
-    module = SWITCH_MODULES[platform]
-    optional = key in module.OPTIONAL_COMMANDS and key not in module.COMMANDS
-    command = _command(module, key)
+    show = SWITCH_TABLES[platform]
+    optional = key in show.optional and key not in show.commands
+    command = _command(show, key)
     name = key if form is None else f"{key}-{form}"
     used_by = "export (optional)" if optional else "export"
     if key == "pfcwd":
@@ -108,27 +103,26 @@ def _sw(platform: str, key: str, parser: str, captures: Iterable[str] = (), unve
     if form is not None:
         command = command.replace(" | json", "").replace(" -o json", "") + f" ({form} form)"
         used_by = "reference"
-    return Role(platform, name, command, f"fabricd.readers.switch.{platform}.{parser}", used_by,
+    return Role(platform, name, command, f"{SWITCH_TABLES[platform].module}.{parser}", used_by,
                 tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
 
 
 def _ref(platform: str, name: str, command: str, parser: str, captures: Iterable[str],
          unverified: str | None = None) -> Role:
     """A parser fabricd keeps for captured output of a command it does not poll."""
-    return Role(platform, name, command, f"fabricd.readers.switch.{platform}.{parser}", "reference",
+    return Role(platform, name, command, f"{SWITCH_TABLES[platform].module}.{parser}", "reference",
                 tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
 
 
 def _config(platform: str, captures: Iterable[str], unverified: str | None = None) -> Role:
     return Role(platform, "running-config", RUNNING_CONFIG_COMMANDS[platform],
-                f"fabricd.readers.switch.config_{platform}.parse_running_config", "audit, capture",
+                f"fabricd.nos.{platform}.running.parse_running_config", "audit, capture",
                 tuple(f"switch_config/{platform}/{c}" for c in captures), unverified)
 
 
 def _version(platform: str, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
-    from .switch.version import VERSION_COMMANDS
-
-    return Role(platform, "version", VERSION_COMMANDS[platform], "fabricd.readers.switch.version.parse_version",
+    command = SPECS[Platform(platform)].version_command
+    return Role(platform, "version", command, f"fabricd.nos.{platform}.version.parse_version",
                 "capture", tuple(f"readers/switch_version/{platform}/{c}" for c in captures), unverified)
 
 
@@ -216,7 +210,7 @@ def switch_roles() -> list[Role]:
 
 def host_roles() -> list[Role]:
     """Every host reader format."""
-    from .ethtool_maps import DRIVER_RULES
+    from fabricd.readers.ethtool_maps import DRIVER_RULES
 
     prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4", "mlxsw_spectrum": "mlxsw"}
     ethtool = [

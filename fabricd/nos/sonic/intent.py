@@ -1,0 +1,221 @@
+"""SONiC intent shaping: the CONFIG_DB tables fabricd writes (``json.dumps`` of :class:`SonicConfigDb`, never
+Jinja) and the equivalent ``sonic-cfggen`` / ``config`` lines. Headroom profiles are named as SONiC's own buffer
+manager names them (``pg_lossless_<speed>_<cable>m_profile``); ECN thresholds are bytes."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Literal
+
+from pydantic import Field
+
+from fabricd.intent.render_warnings import WarningSink
+from fabricd.intent.switch import (
+    NUM_DSCP,
+    NUM_PRIORITIES,
+    IntentShaping,
+    PolicyParts,
+    PortIntent,
+    ShapeContext,
+    SwitchIntentBase,
+    VlanIntent,
+    cable_text,
+    label,
+)
+from fabricd.intent.units import plain_list
+from fabricd.model import Fabric, Platform, Speed, TrustMode
+from fabricd.model.types import Model
+
+from .watchdog import SonicWatchdog, sonic_watchdog
+
+_label = label
+
+SONIC_MAP = "FABRICD"
+"""Name of the DSCP/TC/PG maps fabricd writes to SONiC CONFIG_DB (SONiC's own templates use AZURE)."""
+SONIC_CABLE_PROFILE = "AZURE"
+"""CABLE_LENGTH key: SONiC's buffers_config.j2 writes cable lengths under CABLE_LENGTH|AZURE."""
+SONIC_LOSSLESS_POOL = "ingress_lossless_pool"
+"""The ingress lossless pool every SONiC SKU's default buffer config defines (buffers_defaults_*.j2)."""
+
+
+class SonicConfigDb(Model):
+    """The CONFIG_DB tables fabricd writes, as ``config load`` reads them (every value a string)."""
+
+    DSCP_TO_TC_MAP: dict[str, dict[str, str]] | None = None
+    DOT1P_TO_TC_MAP: dict[str, dict[str, str]] | None = None
+    TC_TO_QUEUE_MAP: dict[str, dict[str, str]]
+    TC_TO_PRIORITY_GROUP_MAP: dict[str, dict[str, str]]
+    PORT_QOS_MAP: dict[str, dict[str, str]]
+    WRED_PROFILE: dict[str, dict[str, str]] | None = None
+    SCHEDULER: dict[str, dict[str, str]]
+    QUEUE: dict[str, dict[str, str]]
+    CABLE_LENGTH: dict[str, dict[str, str]] | None = None
+    BUFFER_PROFILE: dict[str, dict[str, str]] | None = None
+    BUFFER_PG: dict[str, dict[str, str]] | None = None
+    PFC_WD: dict[str, dict[str, str]] | None = None
+    VLAN: dict[str, dict[str, str]] | None = None
+    VLAN_MEMBER: dict[str, dict[str, str]] | None = None
+    PORT: dict[str, dict[str, str]]
+
+    def to_json(self) -> str:
+        """The config_db JSON file (``config load FILE``): ``json.dumps``, 4-space indent, sorted keys."""
+        return json.dumps(self.model_dump(exclude_none=True), indent=4, sort_keys=True) + "\n"
+
+
+class SonicTableLine(Model):
+    """One CONFIG_DB table as compact JSON for ``sonic-cfggen -a '<json>' --write-to-db``."""
+
+    table: str = _label("CONFIG_DB table name")
+    json_text: str = _label("json.dumps of {table: rows}, compact, sorted keys")
+
+
+class SonicSwitchIntent(SwitchIntentBase):
+    """SONiC: CONFIG_DB tables plus the equivalent ``config`` CLI lines."""
+
+    platform: Literal[Platform.SONIC] = Platform.SONIC
+    config_db: SonicConfigDb
+    map_lines: list[SonicTableLine] = Field(description="DSCP/DOT1P, TC->queue and TC->PG maps, as cfggen JSON")
+    ecn_lines: list[SonicTableLine] = Field(description="WRED_PROFILE, as cfggen JSON")
+    scheduler_lines: list[SonicTableLine] = Field(description="SCHEDULER and QUEUE, as cfggen JSON")
+    buffer_lines: list[SonicTableLine] = Field(description="CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON")
+    pfc_lines: list[SonicTableLine] = Field(description="PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON")
+    vlan_lines: list[SonicTableLine] = Field(description="VLAN rows with descriptions, as cfggen JSON")
+    pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
+    watchdog: SonicWatchdog | None
+
+
+def headroom_name(speed: Speed, cable_m: float, mtu: int) -> str:
+    """SONiC's buffer manager's profile name: ``pg_lossless_<speed Mb/s>_<cable>m[_mtu<N>]_profile``."""
+    cable = cable_text(cable_m).replace(".", "p")
+    if mtu != 9216:
+        return f"pg_lossless_{speed.gbps * 1000}_{cable}m_mtu{mtu}_profile"
+    return f"pg_lossless_{speed.gbps * 1000}_{cable}m_profile"
+
+
+def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent],
+                    sink: WarningSink) -> SonicConfigDb:
+    """The CONFIG_DB tables of one switch."""
+    trust_dscp = fabric.policy.qos.trust == TrustMode.DSCP
+    qos = fabric.policy.qos
+    lossless = parts.lossless_priorities
+    tables: dict[str, Any] = {}
+    if trust_dscp:
+        tables["DSCP_TO_TC_MAP"] = {SONIC_MAP: {str(d): str(qos.priority_of(d)) for d in range(NUM_DSCP)}}
+    else:
+        tables["DOT1P_TO_TC_MAP"] = {SONIC_MAP: {str(p): str(p) for p in range(NUM_PRIORITIES)}}
+    tables["TC_TO_QUEUE_MAP"] = {SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}}
+    tables["TC_TO_PRIORITY_GROUP_MAP"] = {
+        SONIC_MAP: {str(p): str(p if p in lossless else 0) for p in range(NUM_PRIORITIES)}
+    }
+    port_qos: dict[str, dict[str, str]] = {}
+    pfc = plain_list(lossless)
+    for p in ports:
+        row = {"dscp_to_tc_map" if trust_dscp else "dot1p_to_tc_map": SONIC_MAP,
+               "tc_to_queue_map": SONIC_MAP, "tc_to_pg_map": SONIC_MAP}
+        if p.pfc_priorities:
+            row["pfc_enable"] = pfc
+        if p.watchdog:
+            row["pfcwd_sw_enable"] = pfc
+        port_qos[p.name] = row
+    tables["PORT_QOS_MAP"] = port_qos
+    wred = {
+        q.ecn.profile: {
+            "ecn": "ecn_all",
+            **{f"wred_{c}_enable": "true" for c in ("green", "yellow", "red")},
+            **{f"{c}_min_threshold": str(q.ecn.min_threshold) for c in ("green", "yellow", "red")},
+            **{f"{c}_max_threshold": str(q.ecn.max_threshold) for c in ("green", "yellow", "red")},
+            **{f"{c}_drop_probability": str(q.ecn.probability_percent) for c in ("green", "yellow", "red")},
+        }
+        for q in parts.queues
+        if q.ecn is not None
+    }
+    if wred:
+        tables["WRED_PROFILE"] = wred
+    tables["SCHEDULER"] = {
+        f"scheduler.{q.id}": ({"type": "STRICT"} if q.strict else {"type": "DWRR", "weight": str(q.weight_percent)})
+        for q in parts.queues
+        if q.used
+    }
+    queue_rows: dict[str, dict[str, str]] = {}
+    for p in ports:
+        for q in parts.queues:
+            if not q.used:
+                continue
+            row = {"scheduler": f"scheduler.{q.id}"}
+            if q.ecn is not None:
+                row["wred_profile"] = q.ecn.profile
+            queue_rows[f"{p.name}|{q.id}"] = row
+    tables["QUEUE"] = queue_rows
+    headrooms = [p for p in ports if p.headroom is not None]
+    if headrooms:
+        cables: dict[str, str] = {}
+        for p in headrooms:
+            assert p.headroom is not None
+            whole = math.floor(p.headroom.cable_m + 0.5)
+            if whole != p.headroom.cable_m:
+                sink(f"ports[{p.name}].headroom.cable_m", f"{cable_text(p.headroom.cable_m)} m", f"{whole} m",
+                     "SONiC CABLE_LENGTH takes whole metres ('5m'); the buffer profile keeps the exact headroom")
+            cables[p.name] = f"{whole}m"
+        tables["CABLE_LENGTH"] = {SONIC_CABLE_PROFILE: cables}
+        tables["BUFFER_PROFILE"] = {
+            p.headroom.profile: {
+                "pool": SONIC_LOSSLESS_POOL, "xon": str(p.headroom.xon_bytes), "xoff": str(p.headroom.xoff_bytes),
+                "size": str(p.headroom.size_bytes), "dynamic_th": "0",
+            }
+            for p in headrooms
+            if p.headroom
+        }
+        tables["BUFFER_PG"] = {
+            f"{p.name}|{prio}": {"profile": p.headroom.profile}
+            for p in headrooms
+            if p.headroom
+            for prio in p.pfc_priorities
+        }
+    wd = parts.watchdog
+    if isinstance(wd, SonicWatchdog):
+        pfc_wd: dict[str, dict[str, str]] = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
+        for p in ports:
+            if p.watchdog:
+                pfc_wd[p.name] = {"action": wd.action, "detection_time": str(wd.detection_ms),
+                                  "restoration_time": str(wd.restoration_ms)}
+        tables["PFC_WD"] = pfc_wd
+    if vlans:
+        tables["VLAN"] = {f"Vlan{v.id}": {"vlanid": str(v.id), "description": v.name} for v in vlans}
+        tables["VLAN_MEMBER"] = {
+            f"Vlan{v.id}|{m.port}": {"tagging_mode": "tagged" if m.tagged else "untagged"}
+            for v in vlans
+            for m in v.members
+        }
+    tables["PORT"] = {p.name: {"mtu": str(p.mtu_bytes)} for p in ports}
+    # Built above from validated intents, every value a str: skip re-validating thousands of rows.
+    return SonicConfigDb.model_construct(**tables)
+
+
+def finish(ctx: ShapeContext) -> SonicSwitchIntent:
+    parts, ports, vlans, sink = ctx.parts, ctx.ports, ctx.vlans, ctx.sink
+    assert parts.watchdog is None or isinstance(parts.watchdog, SonicWatchdog)
+    config_db = sonic_config_db(ctx.fabric, parts, ports, vlans, sink)
+    dumped = config_db.model_dump(exclude_none=True)
+
+    def lines(*tables: str) -> list[SonicTableLine]:
+        return [
+            SonicTableLine(table=t, json_text=json.dumps({t: dumped[t]}, separators=(",", ":"), sort_keys=True))
+            for t in tables
+            if t in dumped
+        ]
+
+    return SonicSwitchIntent(
+        config_db=config_db,
+        map_lines=lines("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP"),
+        ecn_lines=lines("WRED_PROFILE"),
+        scheduler_lines=lines("SCHEDULER", "QUEUE"),
+        buffer_lines=lines("CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG"),
+        pfc_lines=lines("PORT_QOS_MAP"),
+        vlan_lines=lines("VLAN"),
+        pfcwd_ports=" ".join(p.name for p in ports if p.watchdog),
+        watchdog=parts.watchdog, warnings=sink.items, **ctx.common,
+    )
+
+
+SHAPING = IntentShaping(model=SonicSwitchIntent, finish=finish, watchdog=sonic_watchdog, headroom_name=headroom_name)
