@@ -21,6 +21,7 @@ from fabricd import settings
 from fabricd.errors import FabricdError, HostBackendError, UsageError
 from fabricd.hosts.base import HostBackend, Snapshot, apply_all
 from fabricd.hosts.factory import close_backends, open_backends
+from fabricd.hosts.lock import ApplyLock
 from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
@@ -118,6 +119,9 @@ def register(app: typer.Typer) -> None:
                   netns: NetnsOpt = None, skip: SkipOpt = "",
                   dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and stop.")] = False,
                   yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+                  lock_wait: Annotated[float, typer.Option(
+                      "--lock-wait", min=0.0, help="Seconds to wait for the host's apply lock (held by `fabricd "
+                      "agent` while it applies) before giving up with exit 3.")] = 30.0,
                   output: OutputOpt = OutputFormat.TEXT) -> None:
         """Apply the host intent: netlink, then DCB, then sysfs/configfs. A snapshot is saved first; on any
         failure everything already changed is restored (exit 3). Exit 0 when applied or nothing to do.
@@ -141,10 +145,11 @@ def register(app: typer.Typer) -> None:
                                      hint="add --yes (non-interactive), or --dry-run to only see the plan")
                 if not typer.confirm(f"apply {len(plan.steps)} step(s) to {intent.host}?"):
                     raise typer.Exit(ExitCode.OK)
-            snaps = [b.snapshot_for(plan) for b in backends]
-            saved = _save_snapshots(intent.host, snaps)
-            stderr().print(f"snapshot saved: {saved}")
-            report = apply_all(backends, plan)
+            with ApplyLock(intent.host, "fabricd host apply", wait_s=lock_wait):  # one applier at a time
+                snaps = [b.snapshot_for(plan) for b in backends]
+                saved = _save_snapshots(intent.host, snaps)
+                stderr().print(f"snapshot saved: {saved}")
+                report = apply_all(backends, plan)
         finally:
             close_backends(backends)
         if output == OutputFormat.JSON:
