@@ -14,6 +14,8 @@ declare -A need=(
   [strace]=strace
   [gcc]=gcc
   [amtool]=prometheus-alertmanager
+  [systemd-analyze]=systemd
+  [openssl]=openssl
   [prometheus-alertmanager]=prometheus-alertmanager
 )
 if [ "$what" = "bench" ]; then

@@ -156,16 +156,16 @@ def test_the_apply_lock_keeps_two_appliers_apart(nshost: NsHost, tmp_path: Path)
     os.environ["FABRICD_APPLY_LOCK_DIR"] = env["FABRICD_APPLY_LOCK_DIR"]
     try:
         with ApplyLock("gpu1", "test holder"):
-            res = subprocess.run([FABRICD, "agent", *args, "--mode", "enforce", "--once"], env=env,
+            res = subprocess.run([FABRICD, "agent", *args, "--mode", "enforce", "--once"], env=env, check=False,
                                  capture_output=True, text=True, timeout=60)
             assert res.returncode == 3, res.stdout + res.stderr
             assert re.search(r"another applier holds .*fabricd-host-gpu1\.lock \(pid \d+ test holder\)", res.stderr)
-            res = subprocess.run([FABRICD, "host", "apply", *args, "--yes", "--lock-wait", "0.2"], env=env,
+            res = subprocess.run([FABRICD, "host", "apply", *args, "--yes", "--lock-wait", "0.2"], env=env, check=False,
                                  capture_output=True, text=True, timeout=60)
             assert res.returncode == 3 and "another applier holds" in res.stderr, res.stderr
             assert "mtu 1500" in subprocess.run(["ip", "-n", nshost.ns, "-o", "link", "show", "ens1f0np0"],
                                                 capture_output=True, text=True, check=True).stdout
-        res = subprocess.run([FABRICD, "agent", *args, "--mode", "enforce", "--once"], env=env,
+        res = subprocess.run([FABRICD, "agent", *args, "--mode", "enforce", "--once"], env=env, check=False,
                              capture_output=True, text=True, timeout=60)
         assert res.returncode == 0 and "applied" in res.stdout, res.stdout + res.stderr
     finally:
