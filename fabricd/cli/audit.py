@@ -51,6 +51,9 @@ def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None)
 def register(app: typer.Typer) -> None:
     audit_app = typer.Typer(help="Audit hosts and switches against the inventory (for CI).", no_args_is_help=True)
     app.add_typer(audit_app, name="audit")
+    from .audit_fleet import register_fleet
+
+    register_fleet(audit_app)
 
     @audit_app.command("host")
     def audit_host_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
