@@ -19,11 +19,13 @@ from fabricd.intent.host import vlan_netdev_name
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Host
 from fabricd.model.topology import split_endpoint
+from fabricd.traffic.matrix import Matrix
 from fabricd.traffic.remote import Runner
 from fabricd.traffic.spec import DEFAULT_ACK_TIMEOUT, LAB_ACK_TIMEOUT, Op, TrafficSpec
 from fabricd.traffic.validate import CheckStatus, Endpoint, PairReport, validate_pair
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .validate_matrix import run_matrix_cli
 
 
 def _nic(host: Host) -> Any:
@@ -119,6 +121,19 @@ def register(app: typer.Typer) -> None:
             "--ack-timeout", min=1, max=31, help="Local ACK timeout 4.096 µs x 2^N. Default: 14 (67 ms); 20 (4.3 s) "
             "when the endpoints are TCG lab VMs, whose descheduled vCPUs delay ACKs.")] = None,
         junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+        matrix: Annotated[str | None, typer.Option(
+            "--matrix", show_default=False,
+            help="Traffic matrix over every RDMA host: pairs, all-pairs (circle method: N-1 rounds of N/2 pairs), "
+                 "ring or incast:K; each pair judged against --bar, a degraded host named within two extra rounds."
+        )] = None,
+        bar: Annotated[float, typer.Option("--bar", min=0.01, max=1.0,
+                                           help="With --matrix: pass at this share of the slower link.")] = 0.9,
+        bar_gbps: Annotated[float | None, typer.Option(
+            "--bar-gbps", min=0.001, show_default=False,
+            help="With --matrix: pass at this many Gb/s instead (e.g. for Soft-RoCE lab VMs).")] = None,
+        baseline: Annotated[str, typer.Option(
+            "--baseline", help="With --matrix: auto (compare with this fabric revision's baseline, save one when "
+                               "there is none and all pass), save, compare or off.")] = "auto",
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Run RDMA WRITEs between host pairs with the intent's ToS, snapshot counters before and after, and assert
@@ -128,9 +143,20 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd validate-fabric inventory/examples/softroce.yml   (after 'fabricd lab vm up' of it)
         [bold]Example[/]: fabricd validate-fabric --pair gpu1:gpu3 --junit validate.xml
+        [bold]Example[/]: fabricd validate-fabric --matrix all-pairs --bar 0.9 --junit matrix.xml
         """
         path = inventory_path(inventory)
         fabric = load_inventory(path).fabric
+        parsed = None
+        if matrix is not None:
+            try:
+                parsed = Matrix.parse(matrix)
+            except ValueError as exc:
+                raise UsageError(f"--matrix: {exc}", hint="e.g. --matrix all-pairs or --matrix incast:4") from None
+            if pair:
+                raise UsageError("--matrix and --pair exclude each other", hint="give one of them")
+            if baseline not in ("auto", "save", "compare", "off"):
+                raise UsageError(f"--baseline {baseline!r}", hint="expected auto, save, compare or off")
         wanted: list[tuple[str, str]] = []
         for p in pair or []:
             c, sep, s = p.partition(":")
@@ -154,6 +180,20 @@ def register(app: typer.Typer) -> None:
                            iterations=iterations, duration_s=None, warmup=False, tos=tos, ack_timeout=ack_timeout)
         reports: list[PairReport] = []
         err = stderr()
+        if parsed is not None:
+            def one(client: str, server: str) -> PairReport:
+                if client not in runners or server not in runners:
+                    missing = [h for h in (client, server) if h not in runners]
+                    return PairReport(client=client, server=server, ran=False, error=f"{', '.join(missing)}: {why_not}")
+                c_host, s_host = fabric.host(client), fabric.host(server)
+                assert c_host is not None and s_host is not None
+                return validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
+                                     fabric.policy, spec)
+
+            hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
+            run_matrix_cli(fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline,
+                           output=output, junit=junit)
+            return
         for client, server in pairs:
             missing = [h for h in (client, server) if h not in runners]
             if missing:
