@@ -20,6 +20,7 @@ declare -A need=(
 )
 if [ "$what" = "bench" ]; then
   need[prometheus-node-exporter]=prometheus-node-exporter
+  need[ansible]=ansible-core   # bench/fleet_fanout.py: the Ansible ad-hoc anchor
 fi
 # "vm" group: the Soft-RoCE lab VMs (fabricd lab vm, tests/lab marker vm, bench/traffic.py): qemu and the tools that
 # build the image. `make test` installs them unless FABRICD_VM_TESTS=0 (the vm tests then skip and say why);

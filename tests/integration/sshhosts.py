@@ -4,7 +4,8 @@ Each server is an asyncssh server with its own host key; it accepts one client p
 command with ``/bin/sh -c`` in an environment given per host (e.g. ``FABRICD_NETNS`` and ``FABRICD_ROOT`` naming the
 namespace host it stands for, as /etc/environment would on a real host). All servers share one event loop on a
 background thread. This is an SSH server implementation (asyncssh), not OpenSSH's sshd, which is not installed here;
-the client side under test (fabricd.deploy.hostfanout) does not know the difference.
+the client side under test (fabricd.deploy.hostfanout, or OpenSSH's ssh client driven by Ansible in
+bench/fleet_fanout.py) does not know the difference. The client's stdin is passed to the command.
 """
 
 from __future__ import annotations
@@ -60,9 +61,25 @@ class SshHosts:
         async def run(process: asyncssh.SSHServerProcess[str]) -> None:
             record.append((name, process.command or ""))
             proc = await asyncio.create_subprocess_shell(process.command or "true", env=dict(env),
+                                                         stdin=asyncio.subprocess.PIPE,
                                                          stdout=asyncio.subprocess.PIPE,
                                                          stderr=asyncio.subprocess.PIPE)
-            out, err = await proc.communicate()
+
+            async def feed() -> None:  # the client's stdin until EOF (Ansible pipelines its modules this way)
+                assert proc.stdin is not None
+                try:
+                    while data := await process.stdin.read(65536):
+                        proc.stdin.write(data.encode() if isinstance(data, str) else data)
+                        await proc.stdin.drain()
+                except (asyncssh.Error, BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    proc.stdin.close()
+
+            feeder = asyncio.ensure_future(feed())
+            out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())  # type: ignore[union-attr]
+            await proc.wait()
+            feeder.cancel()
             process.stdout.write(out.decode(errors="replace"))
             process.stderr.write(err.decode(errors="replace"))
             process.exit(proc.returncode or 0)
