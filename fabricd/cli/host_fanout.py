@@ -24,6 +24,8 @@ from fabricd.deploy.hostfanout import (
 )
 from fabricd.errors import HostBackendError, UsageError
 from fabricd.inventory import load_inventory
+from fabricd.model import Fabric
+from fabricd.traffic.remote import Runner
 
 from .common import ExitCode, OutputFormat, emit_json, inventory_path, stderr, stdout
 from .deploy_common import progress_bar
@@ -141,3 +143,21 @@ def _detail(r: HostRun) -> str:
         steps = sum(len(x.get("applied", [])) for x in data["results"])
         return f"{steps} step(s) applied"
     return "nothing to do" if r.state == RunState.OK else ""
+
+
+def ssh_runners(fabric: Fabric, *, ssh_user: str | None, identity: list[Path] | None,
+                known_hosts: list[Path] | None, insecure: bool, remote_fabricd: str,
+                connect_timeout: float) -> tuple[dict[str, Runner], str, str | None]:
+    """validate-fabric --via ssh: an SSH runner for every inventory host with an RDMA NIC and an address."""
+    from fabricd.deploy.ssh_runner import SshRunner
+
+    for p in identity or []:
+        if not p.is_file():
+            raise UsageError(f"--identity {p}: no such file", hint="give the path of an SSH private key")
+    opts = FanoutOptions(username=ssh_user, identity_files=tuple(identity or ()), known_hosts=tuple(known_hosts or ()),
+                         verify_host_key=not insecure, connect_timeout_s=connect_timeout, remote_fabricd=remote_fabricd)
+    runners: dict[str, Runner] = {}
+    for h in fabric.hosts:
+        if any(n.rdma_device and n.ip is not None for n in h.nics):
+            runners[h.name] = SshRunner(ssh_target(h), opts)
+    return runners, "no RDMA NIC with an address in the inventory", None

@@ -25,6 +25,15 @@ from fabricd.traffic.spec import DEFAULT_ACK_TIMEOUT, LAB_ACK_TIMEOUT, Op, Traff
 from fabricd.traffic.validate import CheckStatus, Endpoint, PairReport, validate_pair
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .host_fanout import (
+    ConnectTimeoutOpt,
+    HostInsecureOpt,
+    HostKnownHostsOpt,
+    IdentityOpt,
+    RemoteFabricdOpt,
+    SshUserOpt,
+    ssh_runners,
+)
 from .validate_matrix import run_matrix_cli
 
 
@@ -134,6 +143,12 @@ def register(app: typer.Typer) -> None:
         baseline: Annotated[str, typer.Option(
             "--baseline", help="With --matrix: auto (compare with this fabric revision's baseline, save one when "
                                "there is none and all pass), save, compare or off.")] = "auto",
+        via: Annotated[str, typer.Option(
+            "--via", help="How traffic commands reach the hosts: lab (the Soft-RoCE lab VMs) or ssh (each host's "
+                          "inventory mgmt address; fabricd installed there).")] = "lab",
+        ssh_user: SshUserOpt = None, identity: IdentityOpt = None, known_hosts: HostKnownHostsOpt = None,
+        insecure: HostInsecureOpt = False, remote_fabricd: RemoteFabricdOpt = "fabricd",
+        connect_timeout: ConnectTimeoutOpt = 10.0,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Run RDMA WRITEs between host pairs with the intent's ToS, snapshot counters before and after, and assert
@@ -172,55 +187,78 @@ def register(app: typer.Typer) -> None:
         if not pairs:
             raise UsageError("the inventory has fewer than two hosts with an RDMA NIC and an address",
                              hint="add hosts, or use inventory/examples/softroce.yml")
-        runners, why_not, accel = _runners(fabric, path, name)
-        tos = fabric.policy.qos.roce.effective_tos
-        if ack_timeout is None:
-            ack_timeout = LAB_ACK_TIMEOUT if accel == "tcg" else DEFAULT_ACK_TIMEOUT
-        spec = TrafficSpec(ops=[Op.WRITE], sizes=[size], qps=qps, depth=depth, post_list=1, signal_every=1,
-                           iterations=iterations, duration_s=None, warmup=False, tos=tos, ack_timeout=ack_timeout)
-        reports: list[PairReport] = []
-        err = stderr()
-        if parsed is not None:
-            def one(client: str, server: str) -> PairReport:
-                if client not in runners or server not in runners:
-                    missing = [h for h in (client, server) if h not in runners]
-                    return PairReport(client=client, server=server, ran=False, error=f"{', '.join(missing)}: {why_not}")
-                c_host, s_host = fabric.host(client), fabric.host(server)
-                assert c_host is not None and s_host is not None
-                return validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
-                                     fabric.policy, spec)
+        if via == "ssh":
+            runners, why_not, accel = ssh_runners(fabric, ssh_user=ssh_user, identity=identity,
+                                                  known_hosts=known_hosts, insecure=insecure,
+                                                  remote_fabricd=remote_fabricd, connect_timeout=connect_timeout)
+        elif via == "lab":
+            runners, why_not, accel = _runners(fabric, path, name)
+        else:
+            raise UsageError(f"--via {via!r}", hint="expected lab or ssh")
+        try:
+            _run(fabric, pairs, parsed, runners, why_not, accel, spec_args={
+                "size": size, "iterations": iterations, "qps": qps, "depth": depth, "ack_timeout": ack_timeout},
+                bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit)
+        finally:
+            for r in runners.values():
+                close = getattr(r, "close", None)
+                if close is not None:
+                    close()
 
-            hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
-            run_matrix_cli(fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline,
-                           output=output, junit=junit)
-            return
-        for client, server in pairs:
-            missing = [h for h in (client, server) if h not in runners]
-            if missing:
-                reports.append(PairReport(client=client, server=server, ran=False,
-                                          error=f"{', '.join(missing)}: {why_not}"))
-                continue
-            err.print(f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
-                      f"ACK timeout {4.096 * 2 ** ack_timeout / 1000:.0f} ms", highlight=False)
+
+def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, runners: dict[str, Runner],
+         why_not: str, accel: str | None, *, spec_args: dict[str, Any], bar: float, bar_gbps: float | None,
+         baseline: str, output: OutputFormat, junit: Path | None) -> None:
+    size, iterations, qps, depth = (spec_args[k] for k in ("size", "iterations", "qps", "depth"))
+    ack_timeout = spec_args["ack_timeout"]
+    tos = fabric.policy.qos.roce.effective_tos
+    if ack_timeout is None:
+        ack_timeout = LAB_ACK_TIMEOUT if accel == "tcg" else DEFAULT_ACK_TIMEOUT
+    spec = TrafficSpec(ops=[Op.WRITE], sizes=[size], qps=qps, depth=depth, post_list=1, signal_every=1,
+                       iterations=iterations, duration_s=None, warmup=False, tos=tos, ack_timeout=ack_timeout)
+    reports: list[PairReport] = []
+    err = stderr()
+    if parsed is not None:
+        def one(client: str, server: str) -> PairReport:
+            if client not in runners or server not in runners:
+                missing = [h for h in (client, server) if h not in runners]
+                return PairReport(client=client, server=server, ran=False, error=f"{', '.join(missing)}: {why_not}")
             c_host, s_host = fabric.host(client), fabric.host(server)
             assert c_host is not None and s_host is not None
-            reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
-                                         fabric.policy, spec))
-        audits = [_to_audit(r) for r in reports]
-        if junit is not None:
-            junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(render_junit(audits))
-        if output == OutputFormat.JSON:
-            emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [
-                {"client": r.client, "server": r.server, "ran": r.ran, "ok": r.ok, "error": r.error,
-                 "checks": [c.__dict__ | {"status": c.status.value} for c in r.checks], "traffic": r.traffic,
-                 "deltas": r.deltas} for r in reports]})
-        else:
-            _print_text(reports)
-        if any(not r.ran for r in reports):
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
-        if not all(r.ok for r in reports):
-            raise typer.Exit(ExitCode.FINDINGS)
+            return validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
+                                 fabric.policy, spec)
+
+        hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
+        run_matrix_cli(fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline,
+                       output=output, junit=junit)
+        return
+    for client, server in pairs:
+        missing = [h for h in (client, server) if h not in runners]
+        if missing:
+            reports.append(PairReport(client=client, server=server, ran=False,
+                                      error=f"{', '.join(missing)}: {why_not}"))
+            continue
+        err.print(f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
+                  f"ACK timeout {4.096 * 2 ** ack_timeout / 1000:.0f} ms", highlight=False)
+        c_host, s_host = fabric.host(client), fabric.host(server)
+        assert c_host is not None and s_host is not None
+        reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
+                                     fabric.policy, spec))
+    audits = [_to_audit(r) for r in reports]
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(render_junit(audits))
+    if output == OutputFormat.JSON:
+        emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [
+            {"client": r.client, "server": r.server, "ran": r.ran, "ok": r.ok, "error": r.error,
+             "checks": [c.__dict__ | {"status": c.status.value} for c in r.checks], "traffic": r.traffic,
+             "deltas": r.deltas} for r in reports]})
+    else:
+        _print_text(reports)
+    if any(not r.ran for r in reports):
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    if not all(r.ok for r in reports):
+        raise typer.Exit(ExitCode.FINDINGS)
 
 
 def _print_text(reports: list[PairReport]) -> None:

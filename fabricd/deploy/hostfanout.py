@@ -125,7 +125,7 @@ def ssh_target(host: Host) -> SshTarget:
     return SshTarget(host.name, host.name, 22)
 
 
-def _known_hosts(opts: FanoutOptions) -> Any:
+def known_hosts_of(opts: FanoutOptions) -> Any:
     if not opts.verify_host_key:
         return None
     files = [str(p) for p in opts.known_hosts if p.is_file()]
@@ -135,6 +135,18 @@ def _known_hosts(opts: FanoutOptions) -> Any:
     if not files:
         return ()  # nothing is trusted: every host fails with "host key is not trusted"
     return asyncssh.read_known_hosts(files)
+
+
+def connect_kwargs(opts: FanoutOptions, known: Any) -> dict[str, Any]:
+    """asyncssh.connect arguments: public-key auth only, host keys from ``known`` (None = not verified)."""
+    kwargs: dict[str, Any] = {
+        "username": opts.username or os.environ.get("USER") or "root", "known_hosts": known,
+        "connect_timeout": opts.connect_timeout_s, "password": None, "kbdint_auth": False,
+        "preferred_auth": "publickey",
+    }
+    if opts.identity_files:  # only these keys; otherwise ssh-agent and ~/.ssh/id_* as ssh(1) does
+        kwargs.update(client_keys=[str(p) for p in opts.identity_files], agent_path=None)
+    return kwargs
 
 
 Command = Callable[[str], str]
@@ -153,15 +165,8 @@ def remote_command(opts: FanoutOptions, verb: Sequence[str], extra: Sequence[str
 async def _run_one(target: SshTarget, command: str, opts: FanoutOptions, known: Any) -> HostRun:
     t0 = time.monotonic()
     run = HostRun(target.name, RunState.FAILED)
-    auth: dict[str, Any] = {}
-    if opts.identity_files:  # only these keys; otherwise ssh-agent and ~/.ssh/id_* as ssh(1) does
-        auth = {"client_keys": [str(p) for p in opts.identity_files], "agent_path": None}
     try:
-        async with asyncssh.connect(
-            target.address, target.port, username=opts.username or os.environ.get("USER") or "root",
-            known_hosts=known, connect_timeout=opts.connect_timeout_s, password=None, kbdint_auth=False,
-            preferred_auth="publickey", **auth,
-        ) as conn:
+        async with asyncssh.connect(target.address, target.port, **connect_kwargs(opts, known)) as conn:
             res = await asyncio.wait_for(conn.run(command, check=False), opts.command_timeout_s)
     except asyncssh.HostKeyNotVerifiable as exc:
         run.error = f"{target.address}:{target.port}: host key refused ({exc.reason}); add the host's key to a " \
@@ -197,7 +202,7 @@ async def _run_one(target: SshTarget, command: str, opts: FanoutOptions, known: 
 async def _fanout(targets: Sequence[SshTarget], command: Command, opts: FanoutOptions,
                   on_done: Callable[[HostRun], None] | None) -> FanoutReport:
     report = FanoutReport()
-    known = _known_hosts(opts)
+    known = known_hosts_of(opts)
     sem = asyncio.Semaphore(max(1, opts.concurrency))
     failures = 0
     results: dict[str, HostRun] = {}

@@ -36,6 +36,7 @@ class SshHosts:
         self.hosts: dict[str, SshHost] = {}
         self.commands: list[tuple[str, str]] = []
         self._servers: list[Any] = []
+        self._procs: set[Any] = set()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="ssh-hosts")
 
@@ -48,6 +49,10 @@ class SshHosts:
             for s in self._servers:
                 s.close()
                 await s.wait_closed()
+            for p in list(self._procs):  # commands whose client went away (killed by the test)
+                if p.returncode is None:
+                    p.kill()
+                    await p.wait()
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -57,6 +62,7 @@ class SshHosts:
         key = asyncssh.generate_private_key("ssh-ed25519")
         authorized = self.client_key
         record = self.commands
+        procs = self._procs
 
         async def run(process: asyncssh.SSHServerProcess[str]) -> None:
             record.append((name, process.command or ""))
@@ -64,6 +70,7 @@ class SshHosts:
                                                          stdin=asyncio.subprocess.PIPE,
                                                          stdout=asyncio.subprocess.PIPE,
                                                          stderr=asyncio.subprocess.PIPE)
+            procs.add(proc)
 
             async def feed() -> None:  # the client's stdin until EOF (Ansible pipelines its modules this way)
                 assert proc.stdin is not None
@@ -79,6 +86,7 @@ class SshHosts:
             feeder = asyncio.ensure_future(feed())
             out, err = await asyncio.gather(proc.stdout.read(), proc.stderr.read())  # type: ignore[union-attr]
             await proc.wait()
+            procs.discard(proc)
             feeder.cancel()
             process.stdout.write(out.decode(errors="replace"))
             process.stderr.write(err.decode(errors="replace"))
