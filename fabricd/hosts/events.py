@@ -104,8 +104,12 @@ class DeviceWatcher:
                         log.warning("device events: %s; re-reading the links", exc)
                         self._resync()
                         continue
-                    for msg in marshal.parse(data):
-                        self._link_event(msg["header"]["type"], msg["index"], msg.get_attr("IFLA_IFNAME"))
+                    try:
+                        for msg in marshal.parse(data):
+                            self._link_event(msg["header"]["type"], msg["index"], msg.get_attr("IFLA_IFNAME"))
+                    except Exception:  # a message pyroute2 cannot decode must not end the watch
+                        log.exception("device events: undecodable netlink message; re-reading the links")
+                        self._resync()
                 self._poll_rdma()
         finally:
             self._sock.close()
