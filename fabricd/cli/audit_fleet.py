@@ -8,8 +8,9 @@ from typing import Annotated
 
 import typer
 
-from fabricd.audit.fleet import audit_fleet, prometheus_query
+from fabricd.audit.fleet import Q_SEEN, audit_fleet, prometheus_query
 from fabricd.audit.report import AuditReport, Status, render_junit
+from fabricd.deploy.hostfanout import select_names
 from fabricd.errors import HostBackendError, UsageError
 from fabricd.inventory import load_inventory
 
@@ -41,8 +42,10 @@ def register_fleet(audit_app: typer.Typer) -> None:
         lookback: Annotated[str, typer.Option(
             "--lookback", help="A host whose agent reported within this window is expected (PromQL duration).")]
         = "1d",
-        host_regex: Annotated[str | None, typer.Option(
-            "--hosts", help="Only hosts whose name matches this regular expression.")] = None,
+        selector: Annotated[str | None, typer.Option(
+            "--hosts", show_default=False,
+            help="Only these hosts: names, globs ('gpu*'), group:NAME (with an inventory) or all, comma-separated; "
+                 "'!NAME' removes (as `host apply --hosts`).")] = None,
         junit: Annotated[Path | None, typer.Option(
             "--junit", help="Also write JUnit XML here (a testsuite per host, a testcase per check).")] = None,
         output: OutputOpt = OutputFormat.TEXT,
@@ -52,7 +55,7 @@ def register_fleet(audit_app: typer.Typer) -> None:
         missing agent), 2 bad input, 3 Prometheus unreachable.
 
         [bold]Example[/]: fabricd audit fleet /etc/fabricd/inventory --prometheus http://prom:9090 --junit fleet.xml
-        [bold]Example[/]: fabricd audit fleet --prometheus http://127.0.0.1:9090 --hosts '^gpu' --output json
+        [bold]Example[/]: fabricd audit fleet --prometheus http://127.0.0.1:9090 --hosts 'gpu*' --output json
         """
         if not prometheus:
             raise UsageError("audit fleet: --prometheus is missing",
@@ -60,16 +63,20 @@ def register_fleet(audit_app: typer.Typer) -> None:
                                   "--prometheus http://prom:9090")
         if not re.fullmatch(r"\d+[smhdwy]", lookback):
             raise UsageError(f"--lookback {lookback!r}: not a PromQL duration", hint="e.g. 1h, 1d, 7d")
-        pattern = None
-        if host_regex is not None:
-            try:
-                pattern = re.compile(host_regex)
-            except re.error as exc:
-                raise UsageError(f"--hosts {host_regex!r}: not a regular expression ({exc})",
-                                 hint="e.g. '^gpu' or 'rack1[0-9]'") from None
-        hosts = [h.name for h in load_inventory(inventory).fabric.hosts] if inventory is not None else None
-        result = audit_fleet(prometheus_query(prometheus), hosts, lookback=lookback,
-                             host_filter=(lambda h: bool(pattern.search(h))) if pattern is not None else None)
+        fabric = load_inventory(inventory).fabric if inventory is not None else None
+        hosts = [h.name for h in fabric.hosts] if fabric is not None else None
+        query = prometheus_query(prometheus)
+        host_filter = None
+        if selector is not None:
+            if fabric is not None:
+                names, groups = hosts or [], {h.name: h.groups for h in fabric.hosts}
+            else:  # no inventory: the hosts Prometheus knows
+                names = sorted({labels["host"] for labels, _, _ in query(Q_SEEN.format(lookback=lookback))
+                                if labels.get("host")})
+                groups = None
+            wanted = set(select_names(names, selector, groups))
+            host_filter = wanted.__contains__
+        result = audit_fleet(query, hosts, lookback=lookback, host_filter=host_filter)
         if junit is not None:
             try:
                 junit.parent.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ import json
 import os
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -93,9 +93,9 @@ class FanoutReport:
         return {s.value: self.count(s) for s in RunState} | {"hosts": len(self.runs)}
 
 
-def select_hosts(fabric: Fabric, selector: str) -> list[Host]:
-    """Hosts matching ``selector``: a comma list of names, globs (``gpu*``), ``group:NAME`` or ``all``; a term
-    prefixed with ``!`` removes hosts. Inventory order. UsageError when a term matches nothing."""
+def select_names(names: Sequence[str], selector: str, groups: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """Names matching ``selector``: a comma list of names, globs (``gpu*``), ``group:NAME`` (needs ``groups``, name ->
+    its groups) or ``all``; a term prefixed with ``!`` removes. Input order. UsageError when a term matches nothing."""
     terms = [t.strip() for t in selector.split(",") if t.strip()]
     if not terms:
         raise UsageError("--hosts: empty selector", hint="e.g. --hosts 'gpu*', --hosts group:gpu, --hosts all")
@@ -104,18 +104,26 @@ def select_hosts(fabric: Fabric, selector: str) -> list[Host]:
         negate = term.startswith("!")
         body = term[1:] if negate else term
         if body == "all":
-            names = {h.name for h in fabric.hosts}
+            matched = set(names)
         elif body.startswith("group:"):
+            if groups is None:
+                raise UsageError(f"--hosts {body}: groups need the inventory", hint="give the INVENTORY argument")
             group = body.removeprefix("group:")
-            names = {h.name for h in fabric.hosts if group in h.groups}
+            matched = {n for n in names if group in groups.get(n, ())}
         else:
-            names = {h.name for h in fabric.hosts if fnmatch.fnmatchcase(h.name, body)}
-        if not names and not negate:
-            groups = sorted({g for h in fabric.hosts for g in h.groups})
+            matched = {n for n in names if fnmatch.fnmatchcase(n, body)}
+        if not matched and not negate:
+            known = sorted({g for gs in (groups or {}).values() for g in gs})
             raise UsageError(f"--hosts: {body!r} matches no inventory host",
-                             hint=f"hosts: {', '.join(h.name for h in fabric.hosts[:8])}"
-                                  f"{' ...' if len(fabric.hosts) > 8 else ''}; groups: {', '.join(groups) or 'none'}")
-        chosen = chosen - names if negate else chosen | names
+                             hint=f"hosts: {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}; "
+                                  f"groups: {', '.join(known) or 'none'}")
+        chosen = chosen - matched if negate else chosen | matched
+    return [n for n in names if n in chosen]
+
+
+def select_hosts(fabric: Fabric, selector: str) -> list[Host]:
+    """Inventory hosts matching ``selector`` (:func:`select_names`), inventory order."""
+    chosen = set(select_names([h.name for h in fabric.hosts], selector, {h.name: h.groups for h in fabric.hosts}))
     return [h for h in fabric.hosts if h.name in chosen]
 
 
