@@ -14,10 +14,13 @@ declare -A need=(
   [strace]=strace
   [gcc]=gcc
   [amtool]=prometheus-alertmanager
+  [systemd-analyze]=systemd
+  [openssl]=openssl
   [prometheus-alertmanager]=prometheus-alertmanager
 )
 if [ "$what" = "bench" ]; then
   need[prometheus-node-exporter]=prometheus-node-exporter
+  need[ansible]=ansible-core   # bench/fleet_fanout.py: the Ansible ad-hoc anchor
 fi
 # "vm" group: the Soft-RoCE lab VMs (fabricd lab vm, tests/lab marker vm, bench/traffic.py): qemu and the tools that
 # build the image. `make test` installs them unless FABRICD_VM_TESTS=0 (the vm tests then skip and say why);

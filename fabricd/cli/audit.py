@@ -24,6 +24,19 @@ from fabricd.platforms.base import DriverOptions
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr
 from .deploy_common import AcceptNewHostKeysOpt, InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, _prepare
+from .host_fanout import (
+    ConnectTimeoutOpt,
+    FanConcurrencyOpt,
+    HostInsecureOpt,
+    HostKnownHostsOpt,
+    HostsOpt,
+    IdentityOpt,
+    MaxFailuresOpt,
+    RemoteFabricdOpt,
+    RemoteInventoryOpt,
+    SshUserOpt,
+    run_fanout,
+)
 
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one testcase per check).")]
 ReplayOpt = Annotated[Path | None, typer.Option(
@@ -55,10 +68,18 @@ def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None)
 def register(app: typer.Typer) -> None:
     audit_app = typer.Typer(help="Audit hosts and switches against the inventory (for CI).", no_args_is_help=True)
     app.add_typer(audit_app, name="audit")
+    from .audit_fleet import register_fleet
+
+    register_fleet(audit_app)
 
     @audit_app.command("host")
     def audit_host_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
                        netns: NetnsOpt = None, skip: SkipOpt = "", junit: JunitOpt = None,
+                       hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
+                       known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
+                       concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
+                       remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
+                       remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
                        output: OutputOpt = OutputFormat.TEXT) -> None:
         """Compare this host with its intent: trust, PFC, ETS, DSCP map, RoCE ToS/mode, CNP, DCQCN enables and
         parameters, MTU (and vs the switch port), VLAN, address, global pause, link, RoCEv2 GID.
@@ -66,7 +87,17 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd audit host --host gpu1 --junit audit.xml
         [bold]Example[/]: fabricd audit host inventory/lab --host gpu1 --root /tmp/replay --output json
+        [bold]Example[/]: fabricd audit host --hosts group:gpu --junit fleet.xml   (over SSH)
+
+        With --hosts, runs `fabricd audit host` on each selected host over SSH (host keys verified): one JUnit
+        testsuite per host; exit 1 findings, 3 when a host failed (unreachable, key refused).
         """
+        if hosts is not None:
+            run_fanout("audit", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
+                       known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
+                       max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
+                       connect_timeout=connect_timeout, output=output, junit=junit)
+            return
         intent, skips = _prepare(inventory, host, root, skip, netns)
         backends = open_backends(root, netns, skips)
         live = is_live(root, netns)

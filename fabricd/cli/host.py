@@ -21,6 +21,7 @@ from fabricd import settings
 from fabricd.errors import FabricdError, HostBackendError, UsageError
 from fabricd.hosts.base import HostBackend, Snapshot, apply_all
 from fabricd.hosts.factory import close_backends, open_backends
+from fabricd.hosts.lock import ApplyLock
 from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
@@ -36,6 +37,19 @@ from .common import (
     inventory_path,
     stderr,
     stdout,
+)
+from .host_fanout import (
+    ConnectTimeoutOpt,
+    FanConcurrencyOpt,
+    HostInsecureOpt,
+    HostKnownHostsOpt,
+    HostsOpt,
+    IdentityOpt,
+    MaxFailuresOpt,
+    RemoteFabricdOpt,
+    RemoteInventoryOpt,
+    SshUserOpt,
+    run_fanout,
 )
 
 SKIP_NAMES = ("vlan", "pause", "netlink", "dcb", "sysfs")
@@ -123,13 +137,35 @@ def register(app: typer.Typer) -> None:
                   netns: NetnsOpt = None, skip: SkipOpt = "",
                   dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and stop.")] = False,
                   yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+                  lock_wait: Annotated[float, typer.Option(
+                      "--lock-wait", min=0.0, help="Seconds to wait for the host's apply lock (held by `fabricd "
+                      "agent` while it applies) before giving up with exit 3.")] = 30.0,
+                  hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
+                  known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
+                  concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
+                  remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
+                  remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
                   output: OutputOpt = OutputFormat.TEXT) -> None:
         """Apply the host intent: netlink, then DCB, then sysfs/configfs. A snapshot is saved first; on any
         failure everything already changed is restored (exit 3). Exit 0 when applied or nothing to do.
 
         [bold]Example[/]: fabricd host apply --host gpu1 --yes
         [bold]Example[/]: fabricd host apply --host gpu1 --netns gpu1 --skip vlan,dcb --dry-run
+        [bold]Example[/]: fabricd host apply --hosts 'gpu*' --max-failures 2 --concurrency 32   (over SSH)
+
+        With --hosts, runs `fabricd host apply --yes` on each selected host over SSH (host keys verified, at most
+        --concurrency at a time); the first failure (or --max-failures) stops starting new hosts. Exit 3 when a
+        host failed or was skipped.
         """
+        if hosts is not None:
+            if dry_run:
+                raise UsageError("--dry-run with --hosts is not supported",
+                                 hint="run `fabricd host plan` on a host, or `fabricd audit host --hosts SEL`")
+            run_fanout("apply", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
+                       known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
+                       max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
+                       connect_timeout=connect_timeout, output=output)
+            return
         intent, skips = _prepare(inventory, host, root, skip, netns)
         plan, backends = live_plan(intent, root, netns, skips)
         try:
@@ -146,10 +182,11 @@ def register(app: typer.Typer) -> None:
                                      hint="add --yes (non-interactive), or --dry-run to only see the plan")
                 if not typer.confirm(f"apply {len(plan.steps)} step(s) to {intent.host}?"):
                     raise typer.Exit(ExitCode.OK)
-            snaps = [b.snapshot_for(plan) for b in backends]
-            saved = _save_snapshots(intent.host, snaps)
-            stderr().print(f"snapshot saved: {saved}")
-            report = apply_all(backends, plan)
+            with ApplyLock(intent.host, "fabricd host apply", wait_s=lock_wait):  # one applier at a time
+                snaps = [b.snapshot_for(plan) for b in backends]
+                saved = _save_snapshots(intent.host, snaps)
+                stderr().print(f"snapshot saved: {saved}")
+                report = apply_all(backends, plan)
         finally:
             close_backends(backends)
         if output == OutputFormat.JSON:

@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "gids",
     "watch",
     "serve",
+    "agent",
     "export",
     "lab",
     "push",

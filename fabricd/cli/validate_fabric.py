@@ -19,11 +19,22 @@ from fabricd.intent.host import vlan_netdev_name
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Host
 from fabricd.model.topology import split_endpoint
+from fabricd.traffic.matrix import Matrix
 from fabricd.traffic.remote import Runner
 from fabricd.traffic.spec import DEFAULT_ACK_TIMEOUT, LAB_ACK_TIMEOUT, Op, TrafficSpec
 from fabricd.traffic.validate import CheckStatus, Endpoint, PairReport, validate_pair
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .host_fanout import (
+    ConnectTimeoutOpt,
+    HostInsecureOpt,
+    HostKnownHostsOpt,
+    IdentityOpt,
+    RemoteFabricdOpt,
+    SshUserOpt,
+    ssh_runners,
+)
+from .validate_matrix import run_matrix_cli
 
 
 def _nic(host: Host) -> Any:
@@ -119,6 +130,25 @@ def register(app: typer.Typer) -> None:
             "--ack-timeout", min=1, max=31, help="Local ACK timeout 4.096 µs x 2^N. Default: 14 (67 ms); 20 (4.3 s) "
             "when the endpoints are TCG lab VMs, whose descheduled vCPUs delay ACKs.")] = None,
         junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+        matrix: Annotated[str | None, typer.Option(
+            "--matrix", show_default=False,
+            help="Traffic matrix over every RDMA host: pairs, all-pairs (circle method: N-1 rounds of N/2 pairs), "
+                 "ring or incast:K; each pair judged against --bar, a degraded host named within two extra rounds."
+        )] = None,
+        bar: Annotated[float, typer.Option("--bar", min=0.01, max=1.0,
+                                           help="With --matrix: pass at this share of the slower link.")] = 0.9,
+        bar_gbps: Annotated[float | None, typer.Option(
+            "--bar-gbps", min=0.001, show_default=False,
+            help="With --matrix: pass at this many Gb/s instead (e.g. for Soft-RoCE lab VMs).")] = None,
+        baseline: Annotated[str, typer.Option(
+            "--baseline", help="With --matrix: auto (compare with this fabric revision's baseline, save one when "
+                               "there is none and all pass), save, compare or off.")] = "auto",
+        via: Annotated[str, typer.Option(
+            "--via", help="How traffic commands reach the hosts: lab (the Soft-RoCE lab VMs) or ssh (each host's "
+                          "inventory mgmt address; fabricd installed there).")] = "lab",
+        ssh_user: SshUserOpt = None, identity: IdentityOpt = None, known_hosts: HostKnownHostsOpt = None,
+        insecure: HostInsecureOpt = False, remote_fabricd: RemoteFabricdOpt = "fabricd",
+        connect_timeout: ConnectTimeoutOpt = 10.0,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Run RDMA WRITEs between host pairs with the intent's ToS, snapshot counters before and after, and assert
@@ -128,9 +158,20 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd validate-fabric inventory/examples/softroce.yml   (after 'fabricd lab vm up' of it)
         [bold]Example[/]: fabricd validate-fabric --pair gpu1:gpu3 --junit validate.xml
+        [bold]Example[/]: fabricd validate-fabric --matrix all-pairs --bar 0.9 --junit matrix.xml
         """
         path = inventory_path(inventory)
         fabric = load_inventory(path).fabric
+        parsed = None
+        if matrix is not None:
+            try:
+                parsed = Matrix.parse(matrix)
+            except ValueError as exc:
+                raise UsageError(f"--matrix: {exc}", hint="e.g. --matrix all-pairs or --matrix incast:4") from None
+            if pair:
+                raise UsageError("--matrix and --pair exclude each other", hint="give one of them")
+            if baseline not in ("auto", "save", "compare", "off"):
+                raise UsageError(f"--baseline {baseline!r}", hint="expected auto, save, compare or off")
         wanted: list[tuple[str, str]] = []
         for p in pair or []:
             c, sep, s = p.partition(":")
@@ -146,41 +187,78 @@ def register(app: typer.Typer) -> None:
         if not pairs:
             raise UsageError("the inventory has fewer than two hosts with an RDMA NIC and an address",
                              hint="add hosts, or use inventory/examples/softroce.yml")
-        runners, why_not, accel = _runners(fabric, path, name)
-        tos = fabric.policy.qos.roce.effective_tos
-        if ack_timeout is None:
-            ack_timeout = LAB_ACK_TIMEOUT if accel == "tcg" else DEFAULT_ACK_TIMEOUT
-        spec = TrafficSpec(ops=[Op.WRITE], sizes=[size], qps=qps, depth=depth, post_list=1, signal_every=1,
-                           iterations=iterations, duration_s=None, warmup=False, tos=tos, ack_timeout=ack_timeout)
-        reports: list[PairReport] = []
-        err = stderr()
-        for client, server in pairs:
-            missing = [h for h in (client, server) if h not in runners]
-            if missing:
-                reports.append(PairReport(client=client, server=server, ran=False,
-                                          error=f"{', '.join(missing)}: {why_not}"))
-                continue
-            err.print(f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
-                      f"ACK timeout {4.096 * 2 ** ack_timeout / 1000:.0f} ms", highlight=False)
+        if via == "ssh":
+            runners, why_not, accel = ssh_runners(fabric, ssh_user=ssh_user, identity=identity,
+                                                  known_hosts=known_hosts, insecure=insecure,
+                                                  remote_fabricd=remote_fabricd, connect_timeout=connect_timeout)
+        elif via == "lab":
+            runners, why_not, accel = _runners(fabric, path, name)
+        else:
+            raise UsageError(f"--via {via!r}", hint="expected lab or ssh")
+        try:
+            _run(fabric, pairs, parsed, runners, why_not, accel, spec_args={
+                "size": size, "iterations": iterations, "qps": qps, "depth": depth, "ack_timeout": ack_timeout},
+                bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit)
+        finally:
+            for r in runners.values():
+                close = getattr(r, "close", None)
+                if close is not None:
+                    close()
+
+
+def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, runners: dict[str, Runner],
+         why_not: str, accel: str | None, *, spec_args: dict[str, Any], bar: float, bar_gbps: float | None,
+         baseline: str, output: OutputFormat, junit: Path | None) -> None:
+    size, iterations, qps, depth = (spec_args[k] for k in ("size", "iterations", "qps", "depth"))
+    ack_timeout = spec_args["ack_timeout"]
+    tos = fabric.policy.qos.roce.effective_tos
+    if ack_timeout is None:
+        ack_timeout = LAB_ACK_TIMEOUT if accel == "tcg" else DEFAULT_ACK_TIMEOUT
+    spec = TrafficSpec(ops=[Op.WRITE], sizes=[size], qps=qps, depth=depth, post_list=1, signal_every=1,
+                       iterations=iterations, duration_s=None, warmup=False, tos=tos, ack_timeout=ack_timeout)
+    reports: list[PairReport] = []
+    err = stderr()
+    if parsed is not None:
+        def one(client: str, server: str) -> PairReport:
+            if client not in runners or server not in runners:
+                missing = [h for h in (client, server) if h not in runners]
+                return PairReport(client=client, server=server, ran=False, error=f"{', '.join(missing)}: {why_not}")
             c_host, s_host = fabric.host(client), fabric.host(server)
             assert c_host is not None and s_host is not None
-            reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
-                                         fabric.policy, spec))
-        audits = [_to_audit(r) for r in reports]
-        if junit is not None:
-            junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(render_junit(audits))
-        if output == OutputFormat.JSON:
-            emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [
-                {"client": r.client, "server": r.server, "ran": r.ran, "ok": r.ok, "error": r.error,
-                 "checks": [c.__dict__ | {"status": c.status.value} for c in r.checks], "traffic": r.traffic,
-                 "deltas": r.deltas} for r in reports]})
-        else:
-            _print_text(reports)
-        if any(not r.ran for r in reports):
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
-        if not all(r.ok for r in reports):
-            raise typer.Exit(ExitCode.FINDINGS)
+            return validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
+                                 fabric.policy, spec)
+
+        hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
+        run_matrix_cli(fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline,
+                       output=output, junit=junit)
+        return
+    for client, server in pairs:
+        missing = [h for h in (client, server) if h not in runners]
+        if missing:
+            reports.append(PairReport(client=client, server=server, ran=False,
+                                      error=f"{', '.join(missing)}: {why_not}"))
+            continue
+        err.print(f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
+                  f"ACK timeout {4.096 * 2 ** ack_timeout / 1000:.0f} ms", highlight=False)
+        c_host, s_host = fabric.host(client), fabric.host(server)
+        assert c_host is not None and s_host is not None
+        reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
+                                     fabric.policy, spec))
+    audits = [_to_audit(r) for r in reports]
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(render_junit(audits))
+    if output == OutputFormat.JSON:
+        emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [
+            {"client": r.client, "server": r.server, "ran": r.ran, "ok": r.ok, "error": r.error,
+             "checks": [c.__dict__ | {"status": c.status.value} for c in r.checks], "traffic": r.traffic,
+             "deltas": r.deltas} for r in reports]})
+    else:
+        _print_text(reports)
+    if any(not r.ran for r in reports):
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    if not all(r.ok for r in reports):
+        raise typer.Exit(ExitCode.FINDINGS)
 
 
 def _print_text(reports: list[PairReport]) -> None:

@@ -18,25 +18,26 @@ from fabricd.collectors.core import META_METRICS
 from fabricd.collectors.host import host_collectors
 from fabricd.collectors.switch import SwitchCollector
 from fabricd.collectors.watchdog import METRICS as WATCHDOG_METRICS
+from fabricd.service.agent import AGENT_METRICS
 from fabricd.service.drift import DriftCollector
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = sorted((REPO / "exporters" / "dashboards").glob("*.json"))
-RULES = REPO / "exporters" / "rules" / "fabricd.rules.yml"
+RULE_FILES = sorted((REPO / "exporters" / "rules").glob("*.rules.yml"))
 PROMQL_WORDS = {
     "sum", "min", "max", "avg", "count", "rate", "increase", "irate", "label_replace", "vector", "clamp_max",
     "clamp_min", "and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "topk",
-    "bottomk", "abs", "histogram_quantile", "offset", "bool", "label_values",
+    "bottomk", "abs", "histogram_quantile", "offset", "bool", "label_values", "max_over_time",
 }
 BUILTIN_SERIES = {"up", "ALERTS"}
 
 
 def known_names(tmp: Path) -> set[str]:
-    specs = [*META_METRICS, *SwitchCollector.metrics, *WATCHDOG_METRICS, *DriftCollector.metrics]
+    specs = [*META_METRICS, *SwitchCollector.metrics, *WATCHDOG_METRICS, *DriftCollector.metrics, *AGENT_METRICS]
     for c in host_collectors(tmp, replay=True):
         specs.extend(c.metrics)
-    rules = yaml.safe_load(RULES.read_text())
-    recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
+    recorded = {r["record"] for f in RULE_FILES for g in yaml.safe_load(f.read_text())["groups"]
+                for r in g["rules"] if "record" in r}
     return {s.name for s in specs} | recorded | BUILTIN_SERIES
 
 

@@ -1,0 +1,222 @@
+"""``fabricd audit fleet``: every host's compliance as its ``fabricd agent`` reported it to Prometheus.
+
+The agents export ``fabricd_host_check_compliant{host,interface,check}``, ``fabricd_agent_info{host,mode}``,
+``fabricd_agent_last_success_timestamp_seconds{host}`` and ``fabricd_agent_reconcile_interval_seconds{host}``
+(:mod:`fabricd.service.agent`). A handful of instant queries (``/api/v1/query``, aggregated by Prometheus so that
+only failures travel in full) turn them into one :class:`~fabricd.audit.report.AuditReport` per host:
+
+- ``FLEET-AGENT``: an agent reports for the host now. The hosts expected are the inventory's (when given) and every
+  host that had an agent within ``lookback``; one without an agent is named, with nothing else checked;
+- ``FLEET-RECONCILE``: its last successful reconcile is within two intervals plus 5 minutes (the
+  FabricAgentReconcileStale rule);
+- one check per audit check code the agent ran (``HOST-MTU``, ``HOST-PFC``, ...): failed on the NICs whose series
+  is 0 in the agent's last reconcile;
+- ``FLEET-INVENTORY`` (with an inventory): a host that reports but is not in the inventory.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from fabricd.errors import FabricdError
+
+from .report import AuditReport, CheckResult, Finding, Status
+
+STALE_GRACE_S = 300.0
+
+Q_AGENTS = "max by (host, mode) (fabricd_agent_info)"
+Q_SEEN = "max by (host) (max_over_time(fabricd_agent_info[{lookback}]))"
+Q_CHECKS = "count by (host, check) (fabricd_host_check_compliant)"
+Q_FAILED = "max by (host, interface, check) (fabricd_host_check_compliant) == 0"
+Q_LAST_OK = "max by (host) (fabricd_agent_last_success_timestamp_seconds)"
+Q_INTERVAL = "max by (host) (fabricd_agent_reconcile_interval_seconds)"
+
+
+class FleetQueryError(FabricdError):
+    """Prometheus could not be queried (exit 3: the fleet view is a target that failed)."""
+
+    exit_code = 3
+
+
+Sample = tuple[dict[str, str], float, float]
+"""(labels, value, evaluation timestamp)."""
+
+Query = Callable[[str], list[Sample]]
+
+
+def prometheus_query(base_url: str, *, timeout_s: float = 30.0, headers: dict[str, str] | None = None) -> Query:
+    """An instant-query function against ``base_url`` (standard library only)."""
+    base = base_url.rstrip("/")
+
+    def query(expr: str) -> list[Sample]:
+        url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        req = urllib.request.Request(url, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+                body = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                detail = json.loads(exc.read()).get("error", exc.reason)
+            except (ValueError, AttributeError):
+                detail = exc.reason
+            raise FleetQueryError(f"{base}: Prometheus rejected {expr!r}: HTTP {exc.code} {detail}",
+                                  hint="check the --prometheus URL (the server's base, e.g. http://prom:9090)") \
+                from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise FleetQueryError(f"{base}: Prometheus query failed: {getattr(exc, 'reason', exc)}",
+                                  hint="check the --prometheus URL and that the server is up") from None
+        if body.get("status") != "success":
+            raise FleetQueryError(f"{base}: Prometheus rejected {expr!r}: {body.get('error', 'unknown error')}")
+        data = body.get("data", {})
+        if data.get("resultType") != "vector":
+            raise FleetQueryError(f"{base}: {expr!r} returned {data.get('resultType')}, expected a vector")
+        out: list[Sample] = []
+        for item in data.get("result", []):
+            ts, value = item["value"]
+            out.append((dict(item.get("metric", {})), float(value), float(ts)))
+        return out
+
+    return query
+
+
+@dataclass
+class HostView:
+    host: str
+    mode: str | None = None
+    checks: set[str] = field(default_factory=set)
+    failed: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    last_ok: float | None = None
+    interval_s: float | None = None
+
+
+@dataclass
+class FleetResult:
+    reports: list[AuditReport]
+    absent: list[str]
+    stale: list[str]
+    noncompliant: list[str]
+    unknown: list[str]
+    evaluated_at: float | None
+
+    @property
+    def compliant(self) -> bool:
+        return all(r.compliant for r in self.reports)
+
+    def summary(self) -> dict[str, int]:
+        return {"hosts": len(self.reports), "compliant": sum(1 for r in self.reports if r.compliant),
+                "absent": len(self.absent), "stale": len(self.stale), "noncompliant": len(self.noncompliant),
+                "unknown": len(self.unknown)}
+
+
+def _check(code: str, title: str, status: Status, findings: Iterable[Finding] = (), note: str | None = None) \
+        -> CheckResult:
+    return CheckResult(code=code, title=title, status=status, findings=list(findings), note=note)
+
+
+def audit_fleet(query: Query, inventory_hosts: Iterable[str] | None = None, *, lookback: str = "1d",
+                host_filter: Callable[[str], bool] | None = None) -> FleetResult:
+    """Query the agents' series and judge every host; ``inventory_hosts`` are expected even if never seen."""
+    views: dict[str, HostView] = {}
+    now: float | None = None
+
+    def view(host: str) -> HostView:
+        v = views.get(host)
+        if v is None:
+            v = views[host] = HostView(host)
+        return v
+
+    present: set[str] = set()
+    for labels, _, ts in query(Q_AGENTS):
+        host = labels.get("host")
+        if host:
+            present.add(host)
+            view(host).mode = labels.get("mode")
+            now = ts
+    seen = {labels["host"] for labels, _, _ in query(Q_SEEN.format(lookback=lookback)) if labels.get("host")}
+    for labels, _, _ in query(Q_CHECKS):
+        if labels.get("host") in present and labels.get("check"):
+            view(labels["host"]).checks.add(labels["check"])
+    for labels, _, _ in query(Q_FAILED):
+        if labels.get("host") in present and labels.get("check"):
+            view(labels["host"]).failed[labels["check"]].append(labels.get("interface", ""))
+    for labels, value, ts in query(Q_LAST_OK):
+        if labels.get("host") in present:
+            view(labels["host"]).last_ok = value
+            now = ts
+    for labels, value, _ in query(Q_INTERVAL):
+        if labels.get("host") in present:
+            view(labels["host"]).interval_s = value
+
+    expected = set(inventory_hosts) if inventory_hosts is not None else set()
+    hosts = sorted(expected | seen | present)
+    if host_filter is not None:
+        hosts = [h for h in hosts if host_filter(h)]
+    reports: list[AuditReport] = []
+    absent: list[str] = []
+    stale: list[str] = []
+    noncompliant: list[str] = []
+    unknown: list[str] = []
+    for host in hosts:
+        checks: list[CheckResult] = []
+        if inventory_hosts is not None:
+            if host in expected:
+                checks.append(_check("FLEET-INVENTORY", "host is in the inventory", Status.PASS))
+            else:
+                unknown.append(host)
+                checks.append(_check("FLEET-INVENTORY", "host is in the inventory", Status.FAIL, [Finding(
+                    code="FLEET-INVENTORY", object=host, path="fabricd_agent_info{host}",
+                    message="an agent reports for a host the inventory does not have", expected="an inventory host",
+                    got=host, hint="fix the agent's --host (FABRICD_HOST), or add the host to the inventory")]))
+        if host not in present:
+            absent.append(host)
+            why = "had an agent within " + lookback if host in seen else "never reported"
+            checks.append(_check("FLEET-AGENT", "fabricd agent reports", Status.FAIL, [Finding(
+                code="FLEET-AGENT", object=host, path="fabricd_agent_info{host}",
+                message=f"no fabricd agent reports for this host ({why})", expected="an agent", got=None,
+                hint="start it: `systemctl enable --now fabricd-agent` or the DaemonSet (exporters/agent/); check "
+                     "that Prometheus scrapes it (job fabricd-agent)")]))
+            reports.append(AuditReport(kind="host", target=host, checks=checks))
+            continue
+        v = views[host]
+        checks.append(_check("FLEET-AGENT", "fabricd agent reports", Status.PASS, note=f"mode {v.mode}"))
+        checks.append(_reconcile_check(v, now, stale))
+        for code in sorted(v.checks):
+            bad = sorted(v.failed.get(code, []))
+            if not bad:
+                checks.append(_check(code, code, Status.PASS))
+                continue
+            checks.append(_check(code, code, Status.FAIL, [Finding(
+                code=code, object=iface, path=f"fabricd_host_check_compliant{{check={code}}}",
+                message="fails in the agent's last reconcile", expected=1, got=0,
+                hint=f"`fabricd audit host --host {host}` on the host shows expected and actual values")
+                for iface in bad]))
+        if v.failed:
+            noncompliant.append(host)
+        reports.append(AuditReport(kind="host", target=host, checks=checks))
+    return FleetResult(reports, absent, stale, noncompliant, unknown, now)
+
+
+def _reconcile_check(v: HostView, now: float | None, stale: list[str]) -> CheckResult:
+    title = "last successful reconcile is recent"
+    if v.last_ok is None:
+        stale.append(v.host)
+        return _check("FLEET-RECONCILE", title, Status.FAIL, [Finding(
+            code="FLEET-RECONCILE", object=v.host, path="fabricd_agent_last_success_timestamp_seconds",
+            message="the agent has not reconciled successfully yet", expected="a successful reconcile", got=None,
+            hint="`curl HOST:9863/status` shows the agent's last error")])
+    interval = v.interval_s or 300.0
+    limit = 2 * interval + STALE_GRACE_S
+    age = (now - v.last_ok) if now is not None else 0.0
+    if age > limit:
+        stale.append(v.host)
+        return _check("FLEET-RECONCILE", title, Status.FAIL, [Finding(
+            code="FLEET-RECONCILE", object=v.host, path="fabricd_agent_last_success_timestamp_seconds",
+            message=f"last successful reconcile {age:.0f} s ago", expected=f"<= {limit:.0f} s", got=round(age),
+            hint="`journalctl -u fabricd-agent` or the pod's log names the error")])
+    return _check("FLEET-RECONCILE", title, Status.PASS, note=f"{age:.0f} s ago, interval {interval:g} s")
