@@ -1,0 +1,103 @@
+"""Probes of issue 15's hardening that broke something, each kept as a test of its fix.
+
+An attacker with write access to an inventory (rendered and pushed by CI as root) and a neighbour on the scrape
+network: what they could make fabricd read, write or say that it should not.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabricd.errors import DriverError, InventoryError
+from fabricd.inventory import load_inventory
+from fabricd.platforms.access import check_secret_file
+
+SECRET = "root:$6$Zq9-not-for-your-eyes:19000:0:99999:7:::"
+INVENTORY = {
+    "name": "tiny",
+    "switches": [{"name": "leaf1", "platform": "sonic", "mgmt": {"host": "192.0.2.1"},
+                  "ports": [{"name": "Ethernet0"}]}],
+}
+
+
+# -- an inventory symlink that leads outside the inventory ---------------------------------------------------------
+
+
+def test_a_directory_inventory_does_not_read_a_link_to_a_file_outside_it(tmp_path: Path) -> None:
+    """A link ``evil.yml -> /etc/shadow`` in an inventory repository made fabricd (as root) parse the file and
+    quote its first line in the problem ("unknown top-level key 'root:$6$...'"): a read of any file into the CI
+    log. The link is refused unread, at its own path."""
+    inv = tmp_path / "inv"
+    inv.mkdir()
+    (inv / "fabric.yml").write_text(yaml.safe_dump(INVENTORY))
+    shadow = tmp_path / "shadow"
+    shadow.write_text(SECRET + "\n")
+    (inv / "zz.yml").symlink_to(shadow)
+    with pytest.raises(InventoryError) as info:
+        load_inventory(inv)
+    text = "\n".join(p.render() for p in info.value.problems)
+    assert "zz.yml" in text and [p.code for p in info.value.problems] == ["INV007"]
+    assert "Zq9" not in text and "root:" not in text
+
+
+def test_a_link_inside_the_inventory_still_loads(tmp_path: Path) -> None:
+    inv = tmp_path / "inv"
+    (inv / "shared").mkdir(parents=True)
+    (inv / "shared" / "fabric.yaml.src").write_text(yaml.safe_dump(INVENTORY))
+    (inv / "fabric.yml").symlink_to(inv / "shared" / "fabric.yaml.src")
+    assert load_inventory(inv).fabric.switches[0].name == "leaf1"
+
+
+# -- password files: every refusal is a located DriverError, never an internal error or a hang --------------------
+
+
+def _read_in_thread(path: Path) -> BaseException | str | None:
+    """check_secret_file(path) with a 10 s bound (a FIFO blocked the read forever)."""
+    box: list[BaseException | str] = []
+
+    def run() -> None:
+        try:
+            box.append(check_secret_file(path, "leaf1"))
+        except BaseException as exc:  # the test inspects whatever was raised
+            box.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(10)
+    return box[0] if box else None
+
+
+@pytest.mark.parametrize("kind", ["not utf-8", "directory", "fifo", "too large"])
+def test_a_bad_password_file_is_a_driver_error_not_a_crash_or_a_hang(tmp_path: Path, kind: str) -> None:
+    """Before: a non-UTF-8 file or a directory gave ``internal error: UnicodeDecodeError`` / ``IsADirectoryError``
+    ("this is a fabricd bug"), and a 0600 FIFO blocked the command forever."""
+    path = tmp_path / "pw"
+    if kind == "not utf-8":
+        path.write_bytes(b"\xff\xfe" + SECRET.encode() + b"\n")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_text(SECRET * 200)
+    path.chmod(0o700 if kind == "directory" else 0o600)
+    outcome = _read_in_thread(path)
+    assert isinstance(outcome, DriverError), outcome
+    text = outcome.render()
+    assert str(path) in text and "credentials" in text
+    assert "Zq9" not in text
+
+
+def test_a_good_password_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "pw"
+    path.write_text("s3cret\n")
+    path.chmod(0o600)
+    assert check_secret_file(path, "leaf1") == "s3cret"
+    path.chmod(0o640)
+    with pytest.raises(DriverError, match="readable by group or others"):
+        check_secret_file(path, "leaf1")
