@@ -43,6 +43,22 @@ def inside(base: Path, *parts: str) -> Path:
     return target
 
 
+def write_inside(base: Path, name: str, text: str, *, private: bool = False) -> Path:
+    """Write ``text`` to ``base/name`` (``base`` created if missing) when the target stays inside ``base``: a
+    symbolic link placed there under a fixed file name (``fabricd-host.service -> /etc/shadow``) is refused, not
+    followed out of the folder. The last component is opened without following links (no swap between the check
+    and the write). ``private`` writes mode 0600. Returns the resolved path."""
+    base.mkdir(parents=True, exist_ok=True)
+    target = inside(base, name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+    fd = os.open(target, flags, PRIVATE_MODE if private else 0o666)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        if private:
+            os.fchmod(fd, PRIVATE_MODE)
+        fh.write(text)
+    return target
+
+
 def private_fd(path: Path, *, append: bool = False) -> int:
     """A write descriptor on ``path`` as a 0600 file (truncated, or appended to); an existing file is narrowed to
     0600 first. The caller owns the descriptor."""

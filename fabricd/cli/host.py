@@ -24,7 +24,7 @@ from fabricd.hosts.factory import close_backends, open_backends
 from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
-from fabricd.safepath import inside
+from fabricd.safepath import inside, write_inside
 
 from .common import (
     ExitCode,
@@ -221,10 +221,10 @@ def register(app: typer.Typer) -> None:
         rule_dir = out if out is not None else Path("/etc/udev/rules.d")
         written = []
         for name, text in files.items():
-            target = (unit_dir if name.endswith(".service") else rule_dir) / name
+            folder = unit_dir if name.endswith(".service") else rule_dir
+            target = folder / name
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text)
+                target = write_inside(folder, name, text)
             except OSError as exc:
                 hint = "give --out a directory you can write to" if out is not None else "run as root, or use --out DIR"
                 raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno,
@@ -262,9 +262,8 @@ def _save_snapshots(host: str, snaps: list[Snapshot]) -> Path:
         stamp = time.strftime("%Y%m%dT%H%M%S")
         body = json.dumps({"host": host, "taken": stamp, "snapshots": [s.model_dump(mode="json") for s in snaps]},
                           indent=2)
-        path = folder / f"snapshot-{stamp}.json"
-        path.write_text(body)
-        (folder / "last.json").write_text(body)
+        path = write_inside(folder, f"snapshot-{stamp}.json", body)
+        write_inside(folder, "last.json", body)
     except OSError as exc:
         raise FabricdError(f"cannot save the snapshot under {folder}: {exc.strerror}",
                            hint="set FABRICD_STATE_DIR to a writable directory") from exc

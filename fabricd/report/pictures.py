@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricd.model import Fabric, split_endpoint
+from fabricd.safepath import inside
 
 from .record import Panel, RunRecord, Series
 
@@ -176,8 +177,11 @@ def all_pictures(record: RunRecord, fabric: Fabric, out_dir: Path) -> list[Path]
     origin = None
     if storm is not None and storm.origin_device:
         origin = f"{storm.origin_device}:{storm.origin_interface}" if storm.origin_interface else storm.origin_device
+    # a symbolic link placed in out_dir under one of these names is refused, not followed out of the folder
+    out_dir.mkdir(parents=True, exist_ok=True)
     return [
-        storm_timeline(record, out_dir / "storm-timeline.png"),
-        dashboard(record, out_dir / "dashboard.png"),
-        topology(fabric, out_dir / "topology.png", origin=origin, paused=storm.paused_ports if storm else None),
+        storm_timeline(record, inside(out_dir, "storm-timeline.png")),
+        dashboard(record, inside(out_dir, "dashboard.png")),
+        topology(fabric, inside(out_dir, "topology.png"), origin=origin,
+                 paused=storm.paused_ports if storm else None),
     ]

@@ -101,3 +101,75 @@ def test_a_good_password_file_is_read(tmp_path: Path) -> None:
     path.chmod(0o640)
     with pytest.raises(DriverError, match="readable by group or others"):
         check_secret_file(path, "leaf1")
+
+
+# -- fixed file names in a folder the user named: a symbolic link placed there is refused, not followed -----------
+
+
+def _victim(tmp_path: Path) -> tuple[Path, Path]:
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    return out, victim
+
+
+def test_install_unit_does_not_follow_a_link_in_its_out_folder(tmp_path: Path) -> None:
+    """``host install-unit --out DIR`` with ``DIR/fabricd-host.service -> elsewhere`` wrote the unit through the
+    link, outside DIR."""
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+    from fabricd.safepath import PathEscapeError
+
+    out, victim = _victim(tmp_path)
+    (out / "fabricd-host.service").symlink_to(victim / "owned")
+    res = CliRunner().invoke(build_app(), ["host", "install-unit", "--host", "gpu2", "--out", str(out)])
+    assert isinstance(res.exception, PathEscapeError) and res.exception.exit_code == 2, res.output
+    assert "outside" in res.exception.render()
+    assert list(victim.iterdir()) == []
+
+
+def test_report_does_not_follow_a_link_in_its_out_folder(tmp_path: Path, lab_inventory: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+    from fabricd.report.record import RunRecord, save_record
+    from fabricd.safepath import PathEscapeError
+
+    out, victim = _victim(tmp_path)
+    (out / "storm-timeline.png").symlink_to(victim / "owned")
+    run = tmp_path / "run.json"
+    save_record(RunRecord(fabric="lab", started_ts=1.0, ended_ts=2.0), run)
+    res = CliRunner().invoke(build_app(), ["report", str(lab_inventory), "--run", str(run), "--out", str(out)])
+    assert isinstance(res.exception, PathEscapeError) and res.exception.exit_code == 2, res.output
+    assert list(victim.iterdir()) == []
+
+
+def test_host_snapshots_do_not_follow_a_link_in_the_state_dir(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from fabricd.cli.host import _save_snapshots
+    from fabricd.safepath import PathEscapeError
+
+    state, victim = _victim(tmp_path)
+    monkeypatch.setenv("FABRICD_STATE_DIR", str(state))
+    (state / "hosts" / "gpu1").mkdir(parents=True)
+    (state / "hosts" / "gpu1" / "last.json").symlink_to(victim / "owned")
+    with pytest.raises(PathEscapeError):
+        _save_snapshots("gpu1", [])
+    assert list(victim.iterdir()) == []
+    (state / "hosts" / "gpu1" / "last.json").unlink()
+    path = _save_snapshots("gpu1", [])
+    assert path.parent == (state / "hosts" / "gpu1").resolve() and (path.parent / "last.json").is_file()
+
+
+def test_write_inside_refuses_a_dangling_link_and_writes_private_files(tmp_path: Path) -> None:
+    from fabricd.safepath import PathEscapeError, write_inside
+
+    out, victim = _victim(tmp_path)
+    (out / "a.txt").symlink_to(victim / "not-yet")
+    with pytest.raises(PathEscapeError):
+        write_inside(out, "a.txt", "x")
+    assert list(victim.iterdir()) == []
+    path = write_inside(out / "new", "b.txt", "secret\n", private=True)
+    assert path.read_text() == "secret\n" and (path.stat().st_mode & 0o777) == 0o600
