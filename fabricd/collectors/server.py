@@ -129,7 +129,7 @@ class WebHandler(BaseHTTPRequestHandler):
         """Status line, headers and body in one write (one TCP segment train instead of two, and no per-header
         buffering): the response of every request this server answers."""
         self.log_request(code)
-        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        extra = "".join(f"{k}: {v}\r\n" for k, v in {**self.server.web.headers, **(headers or {})}.items())
         if self.close_connection:
             extra += "Connection: close\r\n"
         head = (f"{self.protocol_version} {code} {self.responses[code][0]}\r\nDate: {self.date_time_string()}\r\n"

@@ -1,0 +1,79 @@
+"""Web-config values that were accepted and silently ignored (issue 15 probes), against the exporter's own server on
+127.0.0.1 with real sockets.
+
+Before: ``http_server_config`` was an allowed key whose content was never read (its security headers were not
+sent, and any key or value passed); a ``client_ca_file`` without ``client_auth_type`` loaded the CA and asked no
+client for a certificate (exporter-toolkit refuses that); a malformed bcrypt hash passed the prefix check and then
+refused every request. The header rules are exporter-toolkit's (web/handler.go, extraHTTPHeaders).
+"""
+
+from __future__ import annotations
+
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+from test_export_http import self_signed
+
+from fabricd.collectors.server import ExporterServer
+from fabricd.collectors.webconfig import load_web_config
+from fabricd.errors import UsageError
+
+pytestmark = pytest.mark.integration
+
+
+def _load(tmp: Path, text: str) -> tuple[Path, UsageError | None]:
+    path = tmp / "web.yml"
+    path.write_text(text)
+    try:
+        load_web_config(path)
+    except UsageError as exc:
+        return path, exc
+    return path, None
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("http_server_config:\n  headers:\n    X-Powered-By: fabricd\n", "cannot be configured"),
+    ("http_server_config:\n  headers:\n    X-Frame-Options: allow-from-anywhere\n", "invalid value"),
+    ("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n", "invalid value"),
+    ("http_server_config:\n  headers:\n    Content-Security-Policy: \"a\\nSet-Cookie: x=1\"\n", "invalid value"),
+    ("http_server_config:\n  headerz:\n    X-Frame-Options: deny\n", "unknown key"),
+    ("http_server_config:\n  http2: true\n", "HTTP/1.1 only"),
+    ("http_server_config: [headers]\n", "expected a mapping"),
+    ("basic_auth_users:\n  prometheus: $2y$10$not-a-real-hash\n", "expected a bcrypt hash"),
+])
+def test_web_config_refuses_what_it_would_have_ignored(tmp_path: Path, text: str, needle: str) -> None:
+    path, exc = _load(tmp_path, text)
+    assert exc is not None, text
+    assert needle in exc.render() and str(path) in exc.render()
+
+
+def test_a_client_ca_without_client_auth_type_is_refused(tmp_path: Path) -> None:
+    crt, key = self_signed(tmp_path)
+    _path, exc = _load(tmp_path, f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n"
+                                 f"  client_ca_file: {crt}\n")
+    assert exc is not None and "tls_server_config.client_ca_file" in exc.render()
+    assert "client_auth_type" in exc.render()
+
+
+def test_configured_headers_are_sent_on_every_response(tmp_path: Path) -> None:
+    path = tmp_path / "web.yml"
+    path.write_text("http_server_config:\n  http2: false\n  headers:\n    X-Frame-Options: deny\n"
+                    "    Strict-Transport-Security: max-age=31536000; includeSubDomains\n"
+                    "    Content-Security-Policy: \"default-src 'self'\"\n")
+    srv = ExporterServer(("127.0.0.1", 0), lambda: "fabricd_up 1\n", load_web_config(path))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        for url in (srv.url, srv.url.replace("/metrics", "/nothing-here")):
+            try:
+                resp = urllib.request.urlopen(url, timeout=5)
+            except urllib.error.HTTPError as err:
+                resp = err
+            with resp:
+                assert resp.headers["X-Frame-Options"] == "deny"
+                assert resp.headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+                assert resp.headers["Content-Security-Policy"] == "default-src 'self'"
+    finally:
+        srv.shutdown()
+        srv.server_close()
