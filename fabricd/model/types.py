@@ -87,6 +87,24 @@ DeviceName = Annotated[str, AfterValidator(_component), Field(
     description="A fabric, switch or host name: safe on a CLI line and one path component (no '/' or '..')",
     json_schema_extra={"pattern": f"^(?!.*\\.\\.){_COMPONENT_NAME.pattern}$"})]
 
+# 'switch:port' (the colon itself is checked by validate, which names the switches and ports it expected)
+_ENDPOINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,128}")
+
+
+def _endpoint(value: str) -> str:
+    if not _ENDPOINT.fullmatch(value):
+        raise rule_error(
+            "not a 'switch:port' endpoint of safe names: it reaches device CLIs and shell lines",
+            "a switch name, a colon and a port name (letters, digits and _ . : / @ + -), on one line",
+            "write it as switch:port, e.g. leaf1:Ethernet0",
+        )
+    return value
+
+
+Endpoint = Annotated[str, AfterValidator(_endpoint), Field(
+    description="A switch port as 'switch:port'", json_schema_extra={"pattern": f"^{_ENDPOINT.pattern}$"})]
+
+
 def _one_line(value: str) -> str:
     # isprintable() is False for every control character and for the line and paragraph separators (\x85, \u2028,
     # \u2029) that would split a generated comment or CLI line.

@@ -136,7 +136,8 @@ def topology(fabric: Fabric, out: Path, *, origin: str | None = None, paused: li
     origin_device = origin.split(":", 1)[0] if origin else None
     edges: list[tuple[str, str]] = []
     for link in fabric.links:
-        edges.append((split_endpoint(link.a)[0], split_endpoint(link.b)[0]))
+        if ":" in link.a and ":" in link.b:  # a malformed end (validate reports it) is not drawn
+            edges.append((split_endpoint(link.a)[0], split_endpoint(link.b)[0]))
     for host in fabric.hosts:
         for nic in host.nics:
             if nic.peer and ":" in nic.peer:

@@ -173,3 +173,64 @@ def test_write_inside_refuses_a_dangling_link_and_writes_private_files(tmp_path:
     assert list(victim.iterdir()) == []
     path = write_inside(out / "new", "b.txt", "secret\n", private=True)
     assert path.read_text() == "secret\n" and (path.stat().st_mode & 0o777) == 0o600
+
+
+# -- 'switch:port' endpoints: free text before, refused at load now; report does not crash on a malformed one -----
+
+ENDPOINT_DOC = {
+    "name": "tiny",
+    "policy": {"vlans": [{"id": 100, "name": "rdma", "subnet": "10.100.0.0/16", "members": ["leaf1:Ethernet0"]}]},
+    "switches": [{"name": "leaf1", "platform": "sonic", "mgmt": {"host": "192.0.2.1"},
+                  "ports": [{"name": "Ethernet0"}, {"name": "Ethernet8", "role": "leaf_spine"}]},
+                 {"name": "spine1", "platform": "sonic", "role": "spine", "mgmt": {"host": "192.0.2.2"},
+                  "ports": [{"name": "Ethernet0", "role": "leaf_spine"}]}],
+    "links": [{"a": "leaf1:Ethernet8", "b": "spine1:Ethernet0"}],
+    "hosts": [{"name": "gpu1", "nics": [{"netdev": "ens1f0np0", "rdma_device": "mlx5_0", "ip": "10.100.0.11/16",
+                                         "vlan": 100, "peer": "leaf1:Ethernet0"}]}],
+}
+
+
+@pytest.mark.parametrize("where", ["members", "peer", "link a", "link b"])
+@pytest.mark.parametrize("payload", [" ; touch /tmp/pwned", "\n", "\r", "$(id)", "'", "\u2028"])
+def test_endpoint_fields_refuse_shell_and_line_separators_at_load(tmp_path: Path, where: str, payload: str) -> None:
+    """``vlans[].members``, ``nics[].peer`` and ``links[].a/b`` were plain strings: only validate's reference check
+    stood between them and SONiC's ``sudo config vlan member add`` lines (``render --force`` skips it)."""
+    import copy
+
+    doc = copy.deepcopy(ENDPOINT_DOC)
+    node: dict = {"members": doc["policy"]["vlans"][0], "peer": doc["hosts"][0]["nics"][0],  # type: ignore[type-arg]
+                  "link a": doc["links"][0], "link b": doc["links"][0]}[where]
+    key = {"members": "members", "peer": "peer", "link a": "a", "link b": "b"}[where]
+    if key == "members":
+        node[key] = [node[key][0] + payload]
+    else:
+        node[key] = node[key] + payload
+    path = tmp_path / "fabric.yml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(InventoryError) as info:
+        load_inventory(path)
+    for p in info.value.problems:
+        assert p.location is not None and p.location.line > 0 and "\n" not in p.render()
+
+
+def test_report_draws_a_fabric_with_a_malformed_link_end(tmp_path: Path, lab_inventory: Path) -> None:
+    """``fabricd report`` loads the inventory without validating it: a link end without a colon crashed it
+    (``internal error: ValueError: endpoint must be 'device:port'``)."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+    from fabricd.report.record import RunRecord, save_record
+
+    inv = tmp_path / "inv"
+    shutil.copytree(lab_inventory, inv)
+    links = inv / "links.yml"
+    text = links.read_text()
+    links.write_text(text.replace("a: leaf1-sonic:Ethernet48", "a: leaf1-sonicEthernet48", 1))
+    assert links.read_text() != text
+    run = tmp_path / "run.json"
+    save_record(RunRecord(fabric="lab", started_ts=1.0, ended_ts=2.0), run)
+    res = CliRunner().invoke(build_app(), ["report", str(inv), "--run", str(run), "--out", str(tmp_path / "img")])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    assert (tmp_path / "img" / "topology.png").is_file()
