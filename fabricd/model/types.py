@@ -63,7 +63,8 @@ def _component(value: str) -> str:
     return value
 
 
-_IFNAME = re.compile(r"[A-Za-z0-9_.@+-]{1,15}")
+# the kernel also takes a leading '-', which ip, ethtool and dcb would read as an option in a host script
+_IFNAME = re.compile(r"[A-Za-z0-9_.@+][A-Za-z0-9_.@+-]{0,14}")
 
 
 def _ifname(value: str) -> str:
@@ -72,7 +73,7 @@ def _ifname(value: str) -> str:
         raise rule_error(
             "not a Linux interface name (the kernel refuses '/', ':' and whitespace; it names a /sys/class/net "
             "directory)",
-            "1-15 letters, digits and _ . @ + -, not '.' or '..'",
+            "1-15 letters, digits and _ . @ + -, not starting with '-', not '.' or '..'",
             "use the name `ip link` shows for the NIC",
         )
     return value

@@ -234,3 +234,21 @@ def test_report_draws_a_fabric_with_a_malformed_link_end(tmp_path: Path, lab_inv
     res = CliRunner().invoke(build_app(), ["report", str(inv), "--run", str(run), "--out", str(tmp_path / "img")])
     assert res.exit_code == 0 and res.exception is None, res.output
     assert (tmp_path / "img" / "topology.png").is_file()
+
+
+@pytest.mark.parametrize("netdev", ["--all", "-h", "-"])
+def test_a_netdev_cannot_start_with_a_dash(tmp_path: Path, netdev: str) -> None:
+    """The kernel's rule takes a leading '-', and the host script then ran ``ip link set dev "--all"``,
+    ``ethtool -a "-h"``, ``dcb pfc set dev "--all"``: an option, not a name, to each tool."""
+    import copy
+
+    doc = copy.deepcopy(ENDPOINT_DOC)
+    doc["hosts"][0]["nics"][0]["netdev"] = netdev
+    path = tmp_path / "fabric.yml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(InventoryError) as info:
+        load_inventory(path)
+    assert any("starting with '-'" in (p.expected or "") for p in info.value.problems)
+    doc["hosts"][0]["nics"][0]["netdev"] = "ens1f0-np0"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert load_inventory(path).fabric.hosts[0].nics[0].netdev == "ens1f0-np0"
