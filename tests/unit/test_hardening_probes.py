@@ -252,3 +252,45 @@ def test_a_netdev_cannot_start_with_a_dash(tmp_path: Path, netdev: str) -> None:
     doc["hosts"][0]["nics"][0]["netdev"] = "ens1f0-np0"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     assert load_inventory(path).fabric.hosts[0].nics[0].netdev == "ens1f0-np0"
+
+
+# -- secrets in log records: tracebacks, child loggers, handlers added later ---------------------------------------
+
+
+def test_a_secret_is_masked_in_tracebacks_and_child_logger_records_whatever_the_handler() -> None:
+    """The filter sat on the named loggers and on the handlers that existed when a driver opened: a record of
+    ``netmiko.base_connection`` (a child: logger filters do not see it) reaching a handler added later went out
+    unmasked, and so did every traceback (``log.exception``: formatted by the handler after the filter ran)."""
+    import io
+    import logging
+    import secrets as pysecrets
+
+    from fabricd.platforms.secrets import MASK, Secret, install_redaction
+
+    secret = "pw-" + pysecrets.token_hex(6)
+    Secret(secret).reveal()
+    install_redaction()
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)  # added after install_redaction: no filter of its own
+    child = logging.getLogger("netmiko.base_connection")
+    mine = logging.getLogger("fabricd.deploy.pipeline")
+    saved = [(lg, lg.level, lg.propagate) for lg in (child, mine)]
+    for lg in (child, mine):
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = False
+    try:
+        child.debug("write_channel: %s\n", secret)
+        try:
+            raise RuntimeError(f"device answered: bad password {secret}")
+        except RuntimeError:
+            mine.exception("leaf1: unexpected error during push")
+        mine.warning("stack", stack_info=True)
+    finally:
+        for lg, level, propagate in saved:
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.propagate = propagate
+    text = buf.getvalue()
+    assert "Traceback" in text and "bad password" in text and MASK in text
+    assert secret not in text
