@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import select
 import time
@@ -57,6 +58,15 @@ class _AcceptUnchecked(paramiko.MissingHostKeyPolicy):  # type: ignore[misc]
         return None
 
 
+def _ends_unterminated(path: Path) -> bool:
+    """Whether ``path`` is non-empty and its last byte is not a newline."""
+    with open(path, "rb") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
 class _AcceptNewInto(paramiko.MissingHostKeyPolicy):  # type: ignore[misc]
     """OpenSSH's ``StrictHostKeyChecking=accept-new`` into one named file: a host that no consulted file knows is
     accepted and its key *appended* to ``path`` (created 0600; existing lines are never rewritten)."""
@@ -68,6 +78,8 @@ class _AcceptNewInto(paramiko.MissingHostKeyPolicy):  # type: ignore[misc]
         line = f"{hostname} {key.get_name()} {key.get_base64()}\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open_private(self.path, "a") as fh:
+            if _ends_unterminated(self.path):  # never join onto (and so rewrite) a last line without a newline
+                line = "\n" + line
             fh.write(line)
         log.warning("accepted the new host key of %s (%s %s) into %s", hostname, key.get_name(),
                     key.fingerprint, self.path)

@@ -1,0 +1,31 @@
+"""Host-key probes of issue 15 that broke something, against the lab's SSH server (EOS simulator on 127.0.0.1,
+netmiko/paramiko -> asyncssh)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import paramiko
+import pytest
+from switchlab import switch_lab
+from test_host_keys import NAME, OTHER_KEY, access, connect, host_name
+
+pytestmark = pytest.mark.integration
+
+
+def test_accept_new_never_joins_its_line_onto_an_unterminated_last_line(tmp_path: Path) -> None:
+    """``--accept-new-host-keys FILE`` whose last line had no newline (a hand edit, ``echo -n``): the new key was
+    appended onto that line, rewriting it into garbage that paramiko skips. The host it named became *unknown*, so
+    the next accept-new run trusted whatever key an impostor showed for it."""
+    with switch_lab(tmp_path, [NAME]) as lab:
+        tofu = tmp_path / "tofu_known_hosts"
+        kept = f"other.example {OTHER_KEY}"  # no final newline
+        tofu.write_text(kept)
+        connect(lab, access(lab, (), accept_new=tofu))
+        lines = tofu.read_text().splitlines()
+        assert lines[0] == kept, "the existing line was rewritten"
+        assert len(lines) == 2 and lines[1].startswith(host_name(lab) + " ")
+        # both entries parse: other.example is still known (a changed key for it fails, it is not "new")
+        keys = paramiko.HostKeys(str(tofu))
+        assert keys.lookup("other.example") is not None and keys.lookup(host_name(lab)) is not None
+        connect(lab, access(lab, (tofu,)))
