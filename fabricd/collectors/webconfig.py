@@ -141,7 +141,8 @@ def load_web_config(path: str | Path) -> WebConfig:
     if unknown:
         raise _fail(p, ", ".join(sorted(unknown)), "unknown key", f"expected one of {', '.join(sorted(_TOP_KEYS))}")
     cfg = WebConfig(path=p)
-    users = data.get("basic_auth_users") or {}
+    users = data.get("basic_auth_users")
+    users = {} if users is None else users  # an empty list or string is not "no users": it is refused below
     if not isinstance(users, dict):
         raise _fail(p, "basic_auth_users", "expected a mapping of user: bcrypt-hash", "e.g. prometheus: $2y$10$...")
     for user, hashed in users.items():
@@ -151,7 +152,7 @@ def load_web_config(path: str | Path) -> WebConfig:
         cfg.users[str(user)] = hashed.encode()
     cfg.headers = _http_server_config(p, data.get("http_server_config"))
     tls = data.get("tls_server_config")
-    if tls:
+    if tls is not None and tls != {}:  # absent or {}: plain HTTP, as exporter-toolkit; [] or "" is refused
         cfg.tls = _tls_context(p, tls)
     return cfg
 

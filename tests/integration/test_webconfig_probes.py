@@ -42,6 +42,10 @@ def _load(tmp: Path, text: str) -> tuple[Path, UsageError | None]:
     ("http_server_config:\n  http2: true\n", "HTTP/1.1 only"),
     ("http_server_config: [headers]\n", "expected a mapping"),
     ("basic_auth_users:\n  prometheus: $2y$10$not-a-real-hash\n", "expected a bcrypt hash"),
+    ("basic_auth_users: []\n", "expected a mapping"),
+    ("basic_auth_users: ''\n", "expected a mapping"),
+    ("tls_server_config: []\n", "expected a mapping"),
+    ("tls_server_config: ''\n", "expected a mapping"),
 ])
 def test_web_config_refuses_what_it_would_have_ignored(tmp_path: Path, text: str, needle: str) -> None:
     path, exc = _load(tmp_path, text)
