@@ -210,8 +210,8 @@ class _Builder:
             if type(key_event) is _MAP_END:
                 return result
             key_line = key_event.start_mark.line + 1
-            value_event = nxt()
             if type(key_event) is _SCALAR_EV:
+                value_event = nxt()
                 key = key_event.value
                 # fast path: an untagged plain scalar that cannot be a bool/int/float/null/merge key is a string
                 if key_event.tag is not None or not key or key[0] in typed_first:
@@ -223,9 +223,10 @@ class _Builder:
                         self._skip(value_event)
                         continue
                     key = self.scalar(key_event)
-            else:
+            else:  # a complex key ("? [a, b]"): its own events come before the value's
                 key = self._skip(key_event)
                 key = str(key) if isinstance(key, list | dict) else key
+                value_event = nxt()
             child = (*loc, key)
             if key in result:
                 first = lines.get(child, 0)

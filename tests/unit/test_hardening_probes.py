@@ -294,3 +294,23 @@ def test_a_secret_is_masked_in_tracebacks_and_child_logger_records_whatever_the_
     text = buf.getvalue()
     assert "Traceback" in text and "bad password" in text and MASK in text
     assert secret not in text
+
+
+# -- YAML shapes that crashed the loader ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "name: x\n? [a, b]\n: c\n",
+    "name: x\nswitches:\n  - ? {a: 1}\n    : 2\n    name: s\n",
+    "name: x\n? &k [a]\n: 1\n? *k\n: 2\n",
+    "? [a]\n",
+])
+def test_a_complex_mapping_key_is_a_located_problem_not_an_internal_error(tmp_path: Path, text: str) -> None:
+    """``? [a, b]`` (a YAML complex key) gave ``internal error: AttributeError: 'MappingEndEvent' object has no
+    attribute 'tag'``: the loader read the value before the key's own events."""
+    path = tmp_path / "fabric.yml"
+    path.write_text(text)
+    with pytest.raises(InventoryError) as info:
+        load_inventory(path)
+    for p in info.value.problems:
+        assert p.location is not None and Path(p.location.file) == path and p.location.line > 0, p.render()
