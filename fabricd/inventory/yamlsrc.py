@@ -156,7 +156,13 @@ class _Builder:
         if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):  # YAML 1.1: '010' is octal
             return int(value)
         node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
-        return self.loader.construct_object(node, deep=True)
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
+            # PyYAML's constructors fail this way on an explicitly tagged bad value (!!bool 'x', !!timestamp x)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{value!r} is not a valid {tag.rsplit(':', 1)[-1]} ({type(exc).__name__})",
+                event.start_mark) from None
 
     def _anchor(self, event: Any, value: Any) -> Any:
         if event.anchor is not None:

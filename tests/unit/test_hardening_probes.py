@@ -304,10 +304,14 @@ def test_a_secret_is_masked_in_tracebacks_and_child_logger_records_whatever_the_
     "name: x\nswitches:\n  - ? {a: 1}\n    : 2\n    name: s\n",
     "name: x\n? &k [a]\n: 1\n? *k\n: 2\n",
     "? [a]\n",
+    "name: !!bool 'x'\n",
+    "name: x\ndescription: !!timestamp 2001-13-99x\n",
+    "name: !!float 'x'\n",
 ])
 def test_a_complex_mapping_key_is_a_located_problem_not_an_internal_error(tmp_path: Path, text: str) -> None:
     """``? [a, b]`` (a YAML complex key) gave ``internal error: AttributeError: 'MappingEndEvent' object has no
-    attribute 'tag'``: the loader read the value before the key's own events."""
+    attribute 'tag'``: the loader read the value before the key's own events. A bad explicitly tagged scalar
+    (``!!bool 'x'``: KeyError, ``!!timestamp``: AttributeError) was an internal error too."""
     path = tmp_path / "fabric.yml"
     path.write_text(text)
     with pytest.raises(InventoryError) as info:
