@@ -128,12 +128,21 @@ def load_web_config(path: str | Path) -> WebConfig:
     """Read and check a web-config file; raise :class:`~fabricd.errors.UsageError` with the key and a fix hint."""
     p = Path(path)
     try:
-        data: Any = yaml.safe_load(p.read_text()) or {}
+        data: Any = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise UsageError(f"{p}: cannot read the web config: {exc.strerror}",
                          hint="give --web-config an existing YAML file") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{p}: the web config is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                         hint="save it as UTF-8 YAML") from None
     except yaml.YAMLError as exc:
-        raise UsageError(f"{p}: not valid YAML: {exc}", hint="fix the YAML syntax") from exc
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        what = getattr(exc, "problem", None) or getattr(exc, "context", None) or "invalid YAML"
+        raise UsageError(f"{where}: not valid YAML: {' '.join(str(what).split())}",
+                         hint="fix the YAML syntax") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # PyYAML on a bad tagged value (!!bool x)
+        raise UsageError(f"{p}: not valid YAML: {' '.join(str(exc).split())}", hint="fix the YAML value") from None
     if not isinstance(data, dict):
         raise _fail(p, "top level", f"expected a mapping, got {type(data).__name__}",
                     "see exporter-toolkit's web-configuration.md")

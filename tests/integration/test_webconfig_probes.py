@@ -81,3 +81,19 @@ def test_configured_headers_are_sent_on_every_response(tmp_path: Path) -> None:
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+@pytest.mark.parametrize(("raw", "needle"), [
+    (b"\xff\xfe: x\n", "not UTF-8"),
+    (b"basic_auth_users:\n  a: [\n", "web.yml:3: not valid YAML"),
+    (b"basic_auth_users: !!bool x\n", "not valid YAML"),
+])
+def test_an_unreadable_web_config_is_one_located_line(tmp_path: Path, raw: bytes, needle: str) -> None:
+    """A non-UTF-8 file was ``internal error: UnicodeDecodeError``; a syntax error printed PyYAML's five-line
+    message without the line in front."""
+    path = tmp_path / "web.yml"
+    path.write_bytes(raw)
+    with pytest.raises(UsageError) as info:
+        load_web_config(path)
+    text = info.value.render()
+    assert needle in text and str(path) in text and "\n" not in text
