@@ -108,6 +108,8 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
                     keys = paramiko.HostKeys(str(path))
                 except (OSError, paramiko.SSHException) as exc:
                     raise paramiko.SSHException(f"known_hosts {path} cannot be read: {exc}") from exc
+                except UnicodeDecodeError:  # a ValueError: netmiko's caller would take it for a CLI problem
+                    raise paramiko.SSHException(f"known_hosts {path} cannot be read: not UTF-8 text") from None
                 self.fabricd_files.append((str(path), keys))
                 for entry in keys._entries:
                     self._host_keys._entries.append(entry)

@@ -10,6 +10,8 @@ import pytest
 from switchlab import switch_lab
 from test_host_keys import NAME, OTHER_KEY, access, connect, host_name
 
+from fabricd.errors import DriverError
+
 pytestmark = pytest.mark.integration
 
 
@@ -29,3 +31,15 @@ def test_accept_new_never_joins_its_line_onto_an_unterminated_last_line(tmp_path
         keys = paramiko.HostKeys(str(tofu))
         assert keys.lookup("other.example") is not None and keys.lookup(host_name(lab)) is not None
         connect(lab, access(lab, (tofu,)))
+
+
+def test_a_known_hosts_file_that_is_not_utf8_is_named_as_such(tmp_path: Path) -> None:
+    """It surfaced as "logged in ... but the CLI did not answer as arista_eos ('utf-8' codec can't decode ...)":
+    paramiko's UnicodeDecodeError is a ValueError, which the driver reads as a CLI mismatch."""
+    with switch_lab(tmp_path, [NAME]) as lab:
+        bad = tmp_path / "kh"
+        bad.write_bytes(b"\xff\xfe " + f"{host_name(lab)} {OTHER_KEY}\n".encode())
+        with pytest.raises(DriverError) as info:
+            connect(lab, access(lab, (bad,)))
+        text = str(info.value)
+        assert f"known_hosts {bad} cannot be read: not UTF-8" in text and "did not answer" not in text
