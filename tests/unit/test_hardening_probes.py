@@ -318,3 +318,28 @@ def test_a_complex_mapping_key_is_a_located_problem_not_an_internal_error(tmp_pa
         load_inventory(path)
     for p in info.value.problems:
         assert p.location is not None and Path(p.location.file) == path and p.location.line > 0, p.render()
+
+
+# -- host restore: a snapshot names the files it writes back ---------------------------------------------------------
+
+
+def test_host_restore_writes_back_only_nic_files_whatever_the_snapshot_says(tmp_path: Path) -> None:
+    """``host restore --snapshot FILE`` wrote each reading's value to its path anywhere under the root (``/`` on a
+    host): a foreign or tampered snapshot could truncate and rewrite ``/etc/shadow`` or ``authorized_keys``."""
+    import json
+
+    from fabricd.hosts.sysfs import SysfsBackend
+    from fabricd.lab.fake_host import FakeNic, build_fake_host
+
+    root = build_fake_host(tmp_path / "h", [FakeNic(netdev="rdma0", ip="192.168.211.242")])
+    victim = root / "root" / ".ssh" / "authorized_keys"
+    victim.parent.mkdir(parents=True)
+    victim.write_text("ssh-ed25519 AAAA admin\n")
+    readings = [{"object": "x", "path": "/root/.ssh/authorized_keys", "value": "ssh-ed25519 EVIL attacker"},
+                {"object": "y", "path": "/sys/../root/.ssh/authorized_keys", "value": "evil"}]
+    snap = {"backend": "sysfs", "host": "gpu1", "readings": readings}
+    from fabricd.hosts.base import Snapshot
+
+    errors = SysfsBackend(root).restore(Snapshot.model_validate(json.loads(json.dumps(snap))))
+    assert len(errors) == 2 and all("refused" in e for e in errors), errors
+    assert victim.read_text() == "ssh-ed25519 AAAA admin\n"
