@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import logging
 import ssl
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -96,6 +97,17 @@ class WebServer(ThreadingHTTPServer):
             super().finish_request(conn, client_address)
         finally:
             conn.close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One log line, never a traceback on stderr (socketserver's default prints one for every client that
+        resets its connection mid-request: any neighbour could fill the journal with them). A client going away
+        is DEBUG; anything else is an ERROR line, with the traceback at DEBUG."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):  # reset, broken pipe, timeout, TLS alert
+            log.debug("connection from %s ended: %s", client_address, exc)
+            return
+        log.error("request from %s failed: %s: %s", client_address, type(exc).__name__, exc,
+                  exc_info=log.isEnabledFor(logging.DEBUG))
 
     @property
     def origin(self) -> str:

@@ -97,3 +97,41 @@ def test_an_unreadable_web_config_is_one_located_line(tmp_path: Path, raw: bytes
         load_web_config(path)
     text = info.value.render()
     assert needle in text and str(path) in text and "\n" not in text
+
+
+def test_a_client_that_resets_mid_request_prints_no_traceback(tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """socketserver's default handle_error printed a full traceback to stderr for every client that reset its
+    connection (``ConnectionResetError`` in the handler): a neighbour could fill the journal with tracebacks. Also a
+    render that raises is one ERROR log line, not a stderr traceback."""
+    import socket
+    import struct
+    import time
+
+    calls = {"n": 0}
+
+    def render() -> str:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("collector blew up")
+        return "fabricd_up 1\n" * 100_000
+
+    srv = ExporterServer(("127.0.0.1", 0), render, None)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        port = int(srv.server_address[1])
+        for _ in range(4):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            time.sleep(0.05)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST on close
+            s.close()
+        time.sleep(0.5)
+        with urllib.request.urlopen(srv.url, timeout=5) as resp:  # still serving
+            assert resp.status == 200
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err
+    assert any("collector blew up" in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
