@@ -343,3 +343,46 @@ def test_host_restore_writes_back_only_nic_files_whatever_the_snapshot_says(tmp_
     errors = SysfsBackend(root).restore(Snapshot.model_validate(json.loads(json.dumps(snap))))
     assert len(errors) == 2 and all("refused" in e for e in errors), errors
     assert victim.read_text() == "ssh-ed25519 AAAA admin\n"
+
+
+# -- a FIFO planted under an expected file name ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["render", "session log", "install-unit"])
+def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, where: str) -> None:
+    """``render --out DIR`` with a FIFO at ``DIR/hosts/gpu1.sh`` (or a session log, or a unit file) blocked the
+    command forever in open(); now the open fails at once and nothing is written."""
+    from fabricd.render.render import DeviceRender, RenderedFile, write_render
+    from fabricd.safepath import PathEscapeError, open_private, write_inside
+
+    out = tmp_path / "out"
+    (out / "hosts").mkdir(parents=True)
+    target = {"render": out / "hosts" / "gpu1.sh", "session log": out / "leaf1.log",
+              "install-unit": out / "fabricd-host.service"}[where]
+    os.mkfifo(target)
+
+    def attempt() -> None:
+        if where == "render":
+            write_render(DeviceRender("gpu1", "host", "linux_host", (RenderedFile("hosts/gpu1.sh", "true\n"),)), out)
+        elif where == "session log":
+            open_private(target).close()
+        else:
+            write_inside(out, target.name, "[Unit]\n")
+
+    box: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            attempt()
+            box.append(None)
+        except BaseException as exc:  # the test inspects whatever was raised
+            box.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(10)
+    if not box:  # unblock the writer so that the thread ends
+        with open(target, "rb"):
+            pass
+    assert box, "the writer blocked on the FIFO"
+    assert isinstance(box[0], (PathEscapeError, OSError)), box[0]
