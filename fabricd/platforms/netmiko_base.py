@@ -125,6 +125,9 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
             self.set_missing_host_key_policy(paramiko.RejectPolicy())
 
     def connect(self, hostname: str, port: int = 22, *args: Any, **kwargs: Any) -> None:
+        # OpenSSH looks host names up (and hashes them) lowercased; paramiko compares them as given, so a device
+        # written "LEAF1" would miss its "leaf1" entry and count as unknown (then accept-new trusts any key)
+        hostname = hostname.lower()
         name = _known_name(hostname, port)
         try:
             super().connect(hostname, port, *args, **kwargs)

@@ -43,3 +43,25 @@ def test_a_known_hosts_file_that_is_not_utf8_is_named_as_such(tmp_path: Path) ->
             connect(lab, access(lab, (bad,)))
         text = str(info.value)
         assert f"known_hosts {bad} cannot be read: not UTF-8" in text and "did not answer" not in text
+
+
+def test_host_names_match_known_hosts_case_insensitively_like_openssh(tmp_path: Path) -> None:
+    """OpenSSH lowercases the host name before it looks it up (and hashes it lowercased). fabricd compared it as
+    written: with ``mgmt.host: LOCALHOST`` a key recorded for ``localhost`` went unseen, the device counted as
+    *unknown*, and ``--accept-new-host-keys`` trusted whatever key it showed, an impostor's included."""
+    from fabricd.platforms.access import Access
+    from fabricd.platforms.registry import make_driver
+    from fabricd.platforms.secrets import Secret
+
+    with switch_lab(tmp_path, [NAME]) as lab:
+        sw = lab.switches[NAME]
+        known = tmp_path / "known"
+        known.write_text(f"[localhost]:{sw.mgmt.port} {OTHER_KEY}\n")  # not the device's key: an impostor case
+        tofu = tmp_path / "tofu"
+        upper = sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"host": "LOCALHOST"})})
+        acc = Access(NAME, "LOCALHOST", sw.mgmt.port, sw.credentials.username, Secret(lab.password), (known,),
+                     accept_new_host_keys=tofu)
+        drv = make_driver(upper, acc)
+        with pytest.raises(DriverError, match="does not match"):
+            drv.open()
+        assert not tofu.exists() or tofu.read_text() == ""
