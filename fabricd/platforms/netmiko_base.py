@@ -92,8 +92,8 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
     paramiko's own ``load_host_keys`` merges files so that the first file naming a host wins (a wrong key in a
     later file goes unseen), and remembers the last file loaded so that ``AutoAddPolicy`` rewrites it. Here the
     files are only read: the merged table steers key negotiation (a known key type is asked for first), paramiko
-    compares the first entry, and after the handshake every file's entry for the host is compared too; any
-    difference is a :class:`HostKeyMismatch`. An unknown host goes to the policy: reject (the default), accept
+    compares the first entry, and then, before authenticating (the password is not sent to a refused key), every
+    file's entry for the host is compared too; any difference is a :class:`HostKeyMismatch`. An unknown host goes to the policy: reject (the default), accept
     into an explicitly named file, or, with verification off, accept without reading or writing any file.
     """
 
@@ -115,6 +115,8 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
                     self._host_keys._entries.append(entry)
         self._host_keys_filename = None  # nothing is ever saved by paramiko itself
         self.fabricd_verify = verify
+        self.fabricd_name = ""
+        """The name the host is filed under in known_hosts (``host`` or ``[host]:port``), set by :meth:`connect`."""
         self.fabricd_mismatch: HostKeyMismatch | None = None
         """Set when the key did not match (netmiko re-raises every SSHException as a timeout, losing the file)."""
         if not verify:
@@ -128,28 +130,34 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
         # OpenSSH looks host names up (and hashes them) lowercased; paramiko compares them as given, so a device
         # written "LEAF1" would miss its "leaf1" entry and count as unknown (then accept-new trusts any key)
         hostname = hostname.lower()
-        name = _known_name(hostname, port)
+        name = self.fabricd_name = _known_name(hostname, port)
         try:
             super().connect(hostname, port, *args, **kwargs)
         except paramiko.BadHostKeyException as exc:  # paramiko compared the first entry: name its file
+            if exc is self.fabricd_mismatch:
+                raise
             where = next((path for path, keys in self.fabricd_files for entry in keys._entries
                           if entry.key == exc.expected_key and _names_host(entry, name)), "known_hosts")
             self.fabricd_mismatch = HostKeyMismatch(name, exc.key, exc.expected_key, where)
             raise self.fabricd_mismatch from None
-        if not self.fabricd_verify:
-            return
-        transport = self.get_transport()
-        if transport is None:  # pragma: no cover - connect() returned without a transport
-            raise paramiko.SSHException("no SSH transport after connect")
-        key = transport.get_remote_server_key()
-        for path, keys in self.fabricd_files:
-            for entry in keys._entries:
-                if entry.key.get_name() != key.get_name() or not _names_host(entry, name):
-                    continue
-                if entry.key != key:
-                    self.close()
-                    self.fabricd_mismatch = HostKeyMismatch(name, key, entry.key, path)
-                    raise self.fabricd_mismatch
+
+    def _auth(self, *args: Any, **kwargs: Any) -> Any:
+        """paramiko calls this right after its own (first-entry) host key check: every other consulted file is
+        compared here, *before* the password is sent, as OpenSSH does."""
+        if self.fabricd_verify:
+            transport = self.get_transport()
+            if transport is None:  # pragma: no cover - connect() reached _auth without a transport
+                raise paramiko.SSHException("no SSH transport before authentication")
+            key = transport.get_remote_server_key()
+            for path, keys in self.fabricd_files:
+                for entry in keys._entries:
+                    if entry.key.get_name() != key.get_name() or not _names_host(entry, self.fabricd_name):
+                        continue
+                    if entry.key != key:
+                        self.close()
+                        self.fabricd_mismatch = HostKeyMismatch(self.fabricd_name, key, entry.key, path)
+                        raise self.fabricd_mismatch
+        return super()._auth(*args, **kwargs)
 
 
 def _names_host(entry: paramiko.hostkeys.HostKeyEntry, name: str) -> bool:

@@ -65,3 +65,20 @@ def test_host_names_match_known_hosts_case_insensitively_like_openssh(tmp_path: 
         with pytest.raises(DriverError, match="does not match"):
             drv.open()
         assert not tofu.exists() or tofu.read_text() == ""
+
+
+def test_a_mismatch_in_a_later_file_is_found_before_the_password_is_sent(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """paramiko checks the first entry, *authenticates*, and only then did fabricd compare the other files: when the
+    first file held the key the server showed and a later file another one, the password had already gone to that
+    server (an impostor, if the later file is right). OpenSSH refuses before authenticating."""
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="paramiko")
+    with switch_lab(tmp_path, [NAME]) as lab:
+        wrong = tmp_path / "wrong"
+        wrong.write_text(f"{host_name(lab)} {OTHER_KEY}\n")
+        with pytest.raises(DriverError, match="does not match"):
+            connect(lab, access(lab, (lab.known_hosts, wrong)))
+    auth = [r.getMessage() for r in caplog.records if "Authentication" in r.getMessage()]
+    assert auth == [], auth
