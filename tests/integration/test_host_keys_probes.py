@@ -82,3 +82,55 @@ def test_a_mismatch_in_a_later_file_is_found_before_the_password_is_sent(
             connect(lab, access(lab, (lab.known_hosts, wrong)))
     auth = [r.getMessage() for r in caplog.records if "Authentication" in r.getMessage()]
     assert auth == [], auth
+
+
+def _device_key_line(lab: object) -> str:
+    """The lab device's own key as 'type base64' (from the lab's known_hosts file)."""
+    kh = lab.known_hosts.read_text().split()  # type: ignore[attr-defined]
+    return f"{kh[1]} {kh[2]}"
+
+
+def test_a_revoked_key_is_refused_even_on_first_use(tmp_path: Path) -> None:
+    """paramiko drops ``@revoked`` lines unread: the revoked key of a host no file lists by name was simply
+    'unknown', and ``--accept-new-host-keys`` trusted and recorded it. OpenSSH refuses a revoked key always."""
+    with switch_lab(tmp_path, [NAME]) as lab:
+        revoked = tmp_path / "revoked"
+        revoked.write_text(f"@revoked * {_device_key_line(lab)}\n")
+        tofu = tmp_path / "tofu"
+        with pytest.raises(DriverError, match="@revoked"):
+            connect(lab, access(lab, (revoked,), accept_new=tofu))
+        assert not tofu.exists()
+        with pytest.raises(DriverError, match="@revoked"):  # listed by name elsewhere: still revoked
+            connect(lab, access(lab, (lab.known_hosts, revoked)))
+
+
+def test_host_pattern_entries_are_compared_like_openssh(tmp_path: Path) -> None:
+    """``[127.0.0.?]:*``-style entries were invisible to paramiko's literal lookup: a pattern holding another key
+    was no obstacle to ``--accept-new-host-keys``, and a pattern holding the right key did not count as known."""
+    with switch_lab(tmp_path, [NAME]) as lab:
+        port = lab.switches[NAME].mgmt.port
+        wrong = tmp_path / "wrong-pattern"
+        wrong.write_text(f"[127.0.0.?]:{port} {OTHER_KEY}\n")
+        tofu = tmp_path / "tofu"
+        with pytest.raises(DriverError, match="does not match"):
+            connect(lab, access(lab, (wrong,), accept_new=tofu))
+        assert not tofu.exists()
+        right = tmp_path / "right-pattern"
+        right.write_text(f"[127.0.0.*]:{port},!bastion {_device_key_line(lab)}\n")
+        connect(lab, access(lab, (right,)))  # known through the pattern: no refusal, nothing written
+        negated = tmp_path / "negated"
+        negated.write_text(f"[127.0.0.*]:{port},![127.0.0.1]:{port} {_device_key_line(lab)}\n")
+        with pytest.raises(DriverError, match="unknown"):
+            connect(lab, access(lab, (negated,)))
+
+
+def test_marker_and_undecodable_lines_are_skipped_not_fatal(tmp_path: Path) -> None:
+    """paramiko's HostKeys.load raised InvalidHostKey on the first line it could not decode (an ``@cert-authority``
+    line, common in managed ~/.ssh/known_hosts, or a truncated key), so every connection failed with an internal
+    error. OpenSSH skips such lines; so does fabricd, and the good lines still verify."""
+    with switch_lab(tmp_path, [NAME]) as lab:
+        mixed = tmp_path / "mixed"
+        mixed.write_text(f"@cert-authority *.example.net {OTHER_KEY}\n"
+                         f"truncated.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA3D\n"
+                         f"{host_name(lab)} {_device_key_line(lab)}\n")
+        connect(lab, access(lab, (mixed,)))
