@@ -60,7 +60,7 @@ def _open_write(path: Path, flags: int, mode: int) -> int:
     return fd
 
 
-def write_inside(base: Path, name: str, text: str, *, private: bool = False) -> Path:
+def write_inside(base: Path, name: str, text: str | bytes, *, private: bool = False) -> Path:
     """Write ``text`` to ``base/name`` (``base`` created if missing) when the target stays inside ``base``: a
     symbolic link placed there under a fixed file name (``fabricd-host.service -> /etc/shadow``) is refused, not
     followed out of the folder. The last component is opened without following links (no swap between the check
@@ -68,10 +68,10 @@ def write_inside(base: Path, name: str, text: str, *, private: bool = False) -> 
     base.mkdir(parents=True, exist_ok=True)
     target = inside(base, name)
     fd = _open_write(target, os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_MODE if private else 0o666)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    with os.fdopen(fd, "wb") as fh:
         if private:
             os.fchmod(fd, PRIVATE_MODE)
-        fh.write(text)
+        fh.write(text.encode() if isinstance(text, str) else text)
     return target
 
 

@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 from fabricd.model import Fabric, split_endpoint
-from fabricd.safepath import inside
+from fabricd.safepath import inside, write_inside
 
 from .record import Panel, RunRecord, Series
 
@@ -35,6 +36,14 @@ def _pyplot() -> Any:
 
 def _top(series: list[Series], n: int) -> list[Series]:
     return sorted(series, key=lambda s: max((v for _, v in s.points), default=0.0), reverse=True)[:n]
+
+
+def _save(fig: Any, out: Path, **kwargs: Any) -> None:
+    """The PNG, drawn in memory and written by :func:`fabricd.safepath.write_inside` (inside ``out``'s folder, no
+    link followed, no FIFO waited on)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", **kwargs)
+    write_inside(out.parent, out.name, buf.getvalue())
 
 
 def storm_timeline(record: RunRecord, out: Path) -> Path:
@@ -71,8 +80,7 @@ def storm_timeline(record: RunRecord, out: Path) -> Path:
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", fontsize=7, ncol=2)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
+    _save(fig, out)
     plt.close(fig)
     return out
 
@@ -110,8 +118,7 @@ def dashboard(record: RunRecord, out: Path) -> Path:
         else:
             ax.set_visible(False)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, facecolor=_BG)
+    _save(fig, out, facecolor=_BG)
     plt.close(fig)
     return out
 
@@ -166,8 +173,7 @@ def topology(fabric: Fabric, out: Path, *, origin: str | None = None, paused: li
     for spine in ax.spines.values():
         spine.set_visible(False)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
+    _save(fig, out)
     plt.close(fig)
     return out
 

@@ -345,10 +345,16 @@ def test_host_restore_writes_back_only_nic_files_whatever_the_snapshot_says(tmp_
     assert victim.read_text() == "ssh-ed25519 AAAA admin\n"
 
 
+def _tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yml"
+    path.write_text(yaml.safe_dump(INVENTORY))
+    return path
+
+
 # -- a FIFO planted under an expected file name ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["render", "session log", "install-unit"])
+@pytest.mark.parametrize("where", ["render", "session log", "install-unit", "report"])
 def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, where: str) -> None:
     """``render --out DIR`` with a FIFO at ``DIR/hosts/gpu1.sh`` (or a session log, or a unit file) blocked the
     command forever in open(); now the open fails at once and nothing is written."""
@@ -358,7 +364,7 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
     out = tmp_path / "out"
     (out / "hosts").mkdir(parents=True)
     target = {"render": out / "hosts" / "gpu1.sh", "session log": out / "leaf1.log",
-              "install-unit": out / "fabricd-host.service"}[where]
+              "install-unit": out / "fabricd-host.service", "report": out / "storm-timeline.png"}[where]
     os.mkfifo(target)
 
     def attempt() -> None:
@@ -366,6 +372,12 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
             write_render(DeviceRender("gpu1", "host", "linux_host", (RenderedFile("hosts/gpu1.sh", "true\n"),)), out)
         elif where == "session log":
             open_private(target).close()
+        elif where == "report":
+            from fabricd.report.pictures import all_pictures
+            from fabricd.report.record import RunRecord
+
+            all_pictures(RunRecord(fabric="tiny", started_ts=1.0, ended_ts=2.0),
+                         load_inventory(_tiny(tmp_path)).fabric, out)
         else:
             write_inside(out, target.name, "[Unit]\n")
 
