@@ -270,6 +270,17 @@ def _save_snapshots(host: str, snaps: list[Snapshot]) -> Path:
     return path
 
 
+def _unit_arg(text: str) -> str:
+    """One ExecStart argument, double-quoted with systemd's escapes: a path with a space stays one argument, and
+    ``%`` (specifiers) and ``$`` (environment variables) are written literally (systemd.service(5), "Command
+    lines"; systemd.unit(5), "Specifiers")."""
+    if not text.isprintable():
+        raise UsageError(f"cannot write {text!r} into a systemd unit: it holds a control character or line break",
+                         hint="move the inventory to a path without control characters")
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'"{escaped}"'
+
+
 def unit_files(intent: HostIntent, inventory: Path) -> dict[str, str]:
     """The systemd unit and udev rule that re-apply ``intent`` at boot and on NIC driver (re)load."""
     exe = shutil.which("fabricd") or "/usr/local/bin/fabricd"
@@ -285,7 +296,7 @@ After=network-online.target openibd.service rdma-load-modules@rdma.service sys-k
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart={exe} host apply {inventory} --host {intent.host} --yes
+ExecStart={_unit_arg(exe)} host apply {_unit_arg(str(inventory))} --host {intent.host} --yes
 # a udev-triggered restart re-applies after a driver reload
 Restart=no
 

@@ -398,3 +398,22 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
             pass
     assert box, "the writer blocked on the FIFO"
     assert isinstance(box[0], (PathEscapeError, OSError)), box[0]
+
+
+def test_install_unit_quotes_the_inventory_path_for_systemd(tmp_path: Path, lab_inventory: Path) -> None:
+    """The inventory path went into ExecStart bare: a space split it into two arguments, and systemd expanded
+    ``%h`` (a specifier) and ``$HOME`` (an environment variable) inside it, so the unit applied another inventory."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+
+    inv = tmp_path / "my inv %h $HOME"
+    shutil.copytree(lab_inventory, inv)
+    out = tmp_path / "units"
+    res = CliRunner().invoke(build_app(), ["host", "install-unit", str(inv), "--host", "gpu2", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    exec_start = next(line for line in (out / "fabricd-host.service").read_text().splitlines()
+                      if line.startswith("ExecStart="))
+    assert f' host apply "{inv.resolve()}'.replace("%", "%%").replace("$", "$$") + '" --host gpu2 --yes' in exec_start
