@@ -182,6 +182,9 @@ def register(app: typer.Typer) -> None:
         except FileNotFoundError:
             raise UsageError(f"no snapshot at {path}", hint="run `fabricd host apply` first, or give --snapshot") \
                 from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the snapshot: {exc.strerror or exc}",
+                             hint="give --snapshot a file written by `fabricd host apply`") from None
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}: not a fabricd host snapshot ({exc})") from None
         backends = {b.backend: b for b in open_backends(root, netns)}

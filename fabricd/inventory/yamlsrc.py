@@ -259,6 +259,11 @@ class _Builder:
 def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc = ()) -> Any:
     """Parse one YAML file into plain data, recording lines under ``prefix``. Syntax errors become problems."""
     file = str(path)
+    if path.exists() and not path.is_file():  # a FIFO would block the read forever, a device never end
+        problems.append(Problem("not a regular file", location=Location(file), code="INV004",
+                                expected="a YAML file", got="a FIFO, device or other special file",
+                                hint="give the inventory file or directory itself"))
+        return None
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -417,3 +417,40 @@ def test_install_unit_quotes_the_inventory_path_for_systemd(tmp_path: Path, lab_
     exec_start = next(line for line in (out / "fabricd-host.service").read_text().splitlines()
                       if line.startswith("ExecStart="))
     assert f' host apply "{inv.resolve()}'.replace("%", "%%").replace("$", "$$") + '" --host gpu2 --yes' in exec_start
+
+
+def test_an_inventory_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "fabric.yml"
+    os.mkfifo(fifo)
+    box: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            load_inventory(fifo)
+            box.append(None)
+        except BaseException as exc:  # the test inspects whatever was raised
+            box.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(10)
+    if not box:
+        with open(fifo, "w"):
+            pass
+    assert box and isinstance(box[0], InventoryError), box
+    assert [p.code for p in box[0].problems] == ["INV004"]
+
+
+def test_host_restore_from_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+    """``host restore --snapshot DIR`` was ``internal error: IsADirectoryError``."""
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+    from fabricd.errors import UsageError
+    from fabricd.lab.fake_host import FakeNic, build_fake_host
+
+    root = build_fake_host(tmp_path / "h", [FakeNic(netdev="ens1f0np0", ip="10.100.0.12")])
+    res = CliRunner().invoke(build_app(), ["host", "restore", "--host", "gpu2", "--root", str(root),
+                                           "--snapshot", str(tmp_path)])
+    assert isinstance(res.exception, UsageError), res.output
+    assert "cannot read the snapshot" in res.exception.render()
