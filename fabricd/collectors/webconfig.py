@@ -20,6 +20,7 @@ Unknown keys are errors, so a typo never silently disables authentication.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import re
@@ -85,6 +86,13 @@ class WebConfig:
     """``http_server_config.headers``: added to every response."""
     _verified: dict[str, bytes] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _decoy: bytes | None = field(default=None, repr=False)
+
+    def _decoy_hash(self) -> bytes:
+        with self._lock:
+            if self._decoy is None:
+                self._decoy = _decoy_for(self.users)
+            return self._decoy
 
     def authorized(self, header: str | None) -> bool:
         """Check an ``Authorization: Basic ...`` header. True when no users are configured.
@@ -102,6 +110,12 @@ class WebConfig:
             return False
         hashed = self.users.get(user)
         if hashed is None:
+            # an unknown user costs one bcrypt too, against a decoy hash of the same cost, so that response times
+            # do not tell which user names exist (exporter-toolkit does the same with a fixed hash)
+            import bcrypt
+
+            with contextlib.suppress(ValueError):
+                bcrypt.checkpw(password.encode(), self._decoy_hash())
             return False
         digest = hashlib.sha256(f"{user}\0{password}".encode()).digest()
         with self._lock:
@@ -118,6 +132,13 @@ class WebConfig:
             with self._lock:
                 self._verified[user] = digest
         return ok
+
+
+def _decoy_for(users: dict[str, bytes]) -> bytes:
+    import bcrypt
+
+    cost = max((int(h[4:6]) for h in users.values()), default=10)
+    return bcrypt.hashpw(b"fabricd-decoy", bcrypt.gensalt(cost))
 
 
 def _fail(path: Path, where: str, what: str, hint: str) -> UsageError:

@@ -135,3 +135,25 @@ def test_a_client_that_resets_mid_request_prints_no_traceback(tmp_path: Path, ca
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Exception occurred" not in err, err
     assert any("collector blew up" in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+
+
+def test_an_unknown_user_costs_a_bcrypt_like_a_known_one(tmp_path: Path) -> None:
+    """An unknown user name was refused at once and a known one after a bcrypt (~100 ms at cost 10): a neighbour
+    could tell valid user names apart by timing. Now an unknown name is checked against a decoy hash of the
+    configured cost, as exporter-toolkit does (white-box: the decoy exists and has that cost; no timing here)."""
+    import base64
+
+    import bcrypt
+
+    path = tmp_path / "web.yml"
+    path.write_text(f"basic_auth_users:\n  prometheus: '{bcrypt.hashpw(b'right', bcrypt.gensalt(5)).decode()}'\n")
+    cfg = load_web_config(path)
+
+    def header(user: str, pw: str) -> str:
+        return "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
+
+    assert cfg.authorized(header("prometheus", "right"))
+    assert not cfg.authorized(header("prometheus", "wrong"))
+    assert not cfg.authorized(header("admin", "right"))
+    decoy = cfg._decoy
+    assert decoy is not None and decoy.startswith(b"$2b$05$")
