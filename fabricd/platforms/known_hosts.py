@@ -41,13 +41,18 @@ def _glob(pattern: str) -> re.Pattern[str]:
 
 
 def host_matches(patterns: tuple[str, ...], name: str) -> bool:
-    """OpenSSH's match_hostname: some pattern matches ``name`` (lowercased) and no negated (``!``) one does."""
+    """OpenSSH's match_hostname: some pattern matches ``name`` (lowercased) and no negated (``!``) one does; a
+    hashed entry (``|1|salt|hmac``) matches by its HMAC."""
     name = name.lower()
     positive = False
     for raw in patterns:
         negated = raw.startswith("!")
         pattern = raw[1:] if negated else raw
-        if _glob(pattern.lower()).fullmatch(name):
+        if pattern.startswith("|1|"):  # a hashed name (ssh-keygen -H): no pattern, compared by its HMAC
+            hit = paramiko.HostKeys.hash_host(name, pattern) == pattern
+        else:
+            hit = _glob(pattern.lower()).fullmatch(name) is not None
+        if hit:
             if negated:
                 return False
             positive = True

@@ -102,6 +102,10 @@ def test_a_revoked_key_is_refused_even_on_first_use(tmp_path: Path) -> None:
         assert not tofu.exists()
         with pytest.raises(DriverError, match="@revoked"):  # listed by name elsewhere: still revoked
             connect(lab, access(lab, (lab.known_hosts, revoked)))
+        hashed = tmp_path / "revoked-hashed"  # a hashed host field (ssh-keygen -H) names it too
+        hashed.write_text(f"@revoked {paramiko.HostKeys.hash_host(host_name(lab))} {_device_key_line(lab)}\n")
+        with pytest.raises(DriverError, match="@revoked"):
+            connect(lab, access(lab, (lab.known_hosts, hashed)))
 
 
 def test_host_pattern_entries_are_compared_like_openssh(tmp_path: Path) -> None:
