@@ -12,6 +12,7 @@ through :func:`write_private` / :func:`open_private`.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import IO
 
@@ -43,11 +44,41 @@ def inside(base: Path, *parts: str) -> Path:
     return target
 
 
+def _open_write(path: Path, flags: int, mode: int) -> int:
+    """``os.open`` for writing that never blocks on, nor writes into, anything but a regular file: a FIFO planted
+    under the expected name would hang the command (O_NONBLOCK makes the open fail instead), a device or socket is
+    refused."""
+    fd = os.open(path, flags | os.O_WRONLY | os.O_CLOEXEC | os.O_NONBLOCK, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PathEscapeError(f"refusing to write {path}: it is not a regular file",
+                                  hint="remove what sits at that path, or write elsewhere")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_inside(base: Path, name: str, text: str | bytes, *, private: bool = False) -> Path:
+    """Write ``text`` to ``base/name`` (``base`` created if missing) when the target stays inside ``base``: a
+    symbolic link placed there under a fixed file name (``fabricd-host.service -> /etc/shadow``) is refused, not
+    followed out of the folder. The last component is opened without following links (no swap between the check
+    and the write). ``private`` writes mode 0600. Returns the resolved path."""
+    base.mkdir(parents=True, exist_ok=True)
+    target = inside(base, name)
+    fd = _open_write(target, os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_MODE if private else 0o666)
+    with os.fdopen(fd, "wb") as fh:
+        if private:
+            os.fchmod(fd, PRIVATE_MODE)
+        fh.write(text.encode() if isinstance(text, str) else text)
+    return target
+
+
 def private_fd(path: Path, *, append: bool = False) -> int:
     """A write descriptor on ``path`` as a 0600 file (truncated, or appended to); an existing file is narrowed to
     0600 first. The caller owns the descriptor."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
-    fd = os.open(path, flags, PRIVATE_MODE)
+    fd = _open_write(path, os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), PRIVATE_MODE)
     try:
         os.fchmod(fd, PRIVATE_MODE)
     except OSError:

@@ -25,7 +25,7 @@ from fabricd.hosts.lock import ApplyLock
 from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
-from fabricd.safepath import inside
+from fabricd.safepath import inside, write_inside
 
 from .common import (
     ExitCode,
@@ -223,6 +223,9 @@ def register(app: typer.Typer) -> None:
         except FileNotFoundError:
             raise UsageError(f"no snapshot at {path}", hint="run `fabricd host apply` first, or give --snapshot") \
                 from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the snapshot: {exc.strerror or exc}",
+                             hint="give --snapshot a file written by `fabricd host apply`") from None
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}: not a fabricd host snapshot ({exc})") from None
         backends = {b.backend: b for b in open_backends(root, netns)}
@@ -262,10 +265,10 @@ def register(app: typer.Typer) -> None:
         rule_dir = out if out is not None else Path("/etc/udev/rules.d")
         written = []
         for name, text in files.items():
-            target = (unit_dir if name.endswith(".service") else rule_dir) / name
+            folder = unit_dir if name.endswith(".service") else rule_dir
+            target = folder / name
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text)
+                target = write_inside(folder, name, text)
             except OSError as exc:
                 hint = "give --out a directory you can write to" if out is not None else "run as root, or use --out DIR"
                 raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno,
@@ -303,13 +306,23 @@ def _save_snapshots(host: str, snaps: list[Snapshot]) -> Path:
         stamp = time.strftime("%Y%m%dT%H%M%S")
         body = json.dumps({"host": host, "taken": stamp, "snapshots": [s.model_dump(mode="json") for s in snaps]},
                           indent=2)
-        path = folder / f"snapshot-{stamp}.json"
-        path.write_text(body)
-        (folder / "last.json").write_text(body)
+        path = write_inside(folder, f"snapshot-{stamp}.json", body)
+        write_inside(folder, "last.json", body)
     except OSError as exc:
         raise FabricdError(f"cannot save the snapshot under {folder}: {exc.strerror}",
                            hint="set FABRICD_STATE_DIR to a writable directory") from exc
     return path
+
+
+def _unit_arg(text: str) -> str:
+    """One ExecStart argument, double-quoted with systemd's escapes: a path with a space stays one argument, and
+    ``%`` (specifiers) and ``$`` (environment variables) are written literally (systemd.service(5), "Command
+    lines"; systemd.unit(5), "Specifiers")."""
+    if not text.isprintable():
+        raise UsageError(f"cannot write {text!r} into a systemd unit: it holds a control character or line break",
+                         hint="move the inventory to a path without control characters")
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'"{escaped}"'
 
 
 def unit_files(intent: HostIntent, inventory: Path) -> dict[str, str]:
@@ -327,7 +340,7 @@ After=network-online.target openibd.service rdma-load-modules@rdma.service sys-k
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart={exe} host apply {inventory} --host {intent.host} --yes
+ExecStart={_unit_arg(exe)} host apply {_unit_arg(str(inventory))} --host {intent.host} --yes
 # a udev-triggered restart re-applies after a driver reload
 Restart=no
 

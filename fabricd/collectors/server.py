@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import logging
 import ssl
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,6 +98,17 @@ class WebServer(ThreadingHTTPServer):
         finally:
             conn.close()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One log line, never a traceback on stderr (socketserver's default prints one for every client that
+        resets its connection mid-request: any neighbour could fill the journal with them). A client going away
+        is DEBUG; anything else is an ERROR line, with the traceback at DEBUG."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):  # reset, broken pipe, timeout, TLS alert
+            log.debug("connection from %s ended: %s", client_address, exc)
+            return
+        log.error("request from %s failed: %s: %s", client_address, type(exc).__name__, exc,
+                  exc_info=log.isEnabledFor(logging.DEBUG))
+
     @property
     def origin(self) -> str:
         """``scheme://host:port`` of the bound socket (an IPv6 host in brackets)."""
@@ -129,7 +141,7 @@ class WebHandler(BaseHTTPRequestHandler):
         """Status line, headers and body in one write (one TCP segment train instead of two, and no per-header
         buffering): the response of every request this server answers."""
         self.log_request(code)
-        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        extra = "".join(f"{k}: {v}\r\n" for k, v in {**self.server.web.headers, **(headers or {})}.items())
         if self.close_connection:
             extra += "Connection: close\r\n"
         head = (f"{self.protocol_version} {code} {self.responses[code][0]}\r\nDate: {self.date_time_string()}\r\n"

@@ -7,6 +7,10 @@ Prometheus exporters use (prometheus/exporter-toolkit ``docs/web-configuration.m
       client_auth_type: RequireAndVerifyClientCert   # optional; needs client_ca_file
       client_ca_file: ca.crt
       min_version: TLS12             # TLS10 | TLS11 | TLS12 | TLS13
+    http_server_config:
+      headers:                       # exporter-toolkit's allowed set: Strict-Transport-Security,
+        X-Frame-Options: deny        # X-Content-Type-Options, X-Frame-Options, X-XSS-Protection,
+                                     # Content-Security-Policy
     basic_auth_users:
       prometheus: $2y$10$...         # bcrypt hash (htpasswd -nBC 10 "" | tr -d ':\\n')
 
@@ -16,8 +20,10 @@ Unknown keys are errors, so a typo never silently disables authentication.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
+import re
 import ssl
 import threading
 from dataclasses import dataclass, field
@@ -54,6 +60,16 @@ _CIPHERS = {
 }
 # Go's curve names -> OpenSSL's. Python's ssl sets one ECDH curve (SSLContext.set_ecdh_curve), so one is taken.
 _CURVES = {"CurveP256": "prime256v1", "CurveP384": "secp384r1", "CurveP521": "secp521r1", "X25519": "X25519"}
+# http_server_config.headers: the response headers exporter-toolkit lets a web config set, with the values allowed
+# where it enumerates them (exporter-toolkit web/handler.go, extraHTTPHeaders); any other header is refused.
+_HEADERS: dict[str, tuple[str, ...]] = {
+    "Strict-Transport-Security": (),
+    "X-Content-Type-Options": ("nosniff",),
+    "X-Frame-Options": ("deny", "sameorigin"),
+    "X-XSS-Protection": (),
+    "Content-Security-Policy": (),
+}
+_HTTP_KEYS = {"http2", "headers"}
 _CLIENT_AUTH = {"NoClientCert": ssl.CERT_NONE, "RequestClientCert": ssl.CERT_OPTIONAL,
                 "RequireAnyClientCert": ssl.CERT_REQUIRED, "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
                 "RequireAndVerifyClientCert": ssl.CERT_REQUIRED}
@@ -66,8 +82,17 @@ class WebConfig:
     path: Path | None = None
     tls: ssl.SSLContext | None = None
     users: dict[str, bytes] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    """``http_server_config.headers``: added to every response."""
     _verified: dict[str, bytes] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _decoy: bytes | None = field(default=None, repr=False)
+
+    def _decoy_hash(self) -> bytes:
+        with self._lock:
+            if self._decoy is None:
+                self._decoy = _decoy_for(self.users)
+            return self._decoy
 
     def authorized(self, header: str | None) -> bool:
         """Check an ``Authorization: Basic ...`` header. True when no users are configured.
@@ -85,6 +110,12 @@ class WebConfig:
             return False
         hashed = self.users.get(user)
         if hashed is None:
+            # an unknown user costs one bcrypt too, against a decoy hash of the same cost, so that response times
+            # do not tell which user names exist (exporter-toolkit does the same with a fixed hash)
+            import bcrypt
+
+            with contextlib.suppress(ValueError):
+                bcrypt.checkpw(password.encode(), self._decoy_hash())
             return False
         digest = hashlib.sha256(f"{user}\0{password}".encode()).digest()
         with self._lock:
@@ -103,6 +134,13 @@ class WebConfig:
         return ok
 
 
+def _decoy_for(users: dict[str, bytes]) -> bytes:
+    import bcrypt
+
+    cost = max((int(h[4:6]) for h in users.values()), default=10)
+    return bcrypt.hashpw(b"fabricd-decoy", bcrypt.gensalt(cost))
+
+
 def _fail(path: Path, where: str, what: str, hint: str) -> UsageError:
     return UsageError(f"{path}: {where}: {what}", hint=hint)
 
@@ -111,12 +149,21 @@ def load_web_config(path: str | Path) -> WebConfig:
     """Read and check a web-config file; raise :class:`~fabricd.errors.UsageError` with the key and a fix hint."""
     p = Path(path)
     try:
-        data: Any = yaml.safe_load(p.read_text()) or {}
+        data: Any = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise UsageError(f"{p}: cannot read the web config: {exc.strerror}",
                          hint="give --web-config an existing YAML file") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{p}: the web config is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                         hint="save it as UTF-8 YAML") from None
     except yaml.YAMLError as exc:
-        raise UsageError(f"{p}: not valid YAML: {exc}", hint="fix the YAML syntax") from exc
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        what = getattr(exc, "problem", None) or getattr(exc, "context", None) or "invalid YAML"
+        raise UsageError(f"{where}: not valid YAML: {' '.join(str(what).split())}",
+                         hint="fix the YAML syntax") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # PyYAML on a bad tagged value (!!bool x)
+        raise UsageError(f"{p}: not valid YAML: {' '.join(str(exc).split())}", hint="fix the YAML value") from None
     if not isinstance(data, dict):
         raise _fail(p, "top level", f"expected a mapping, got {type(data).__name__}",
                     "see exporter-toolkit's web-configuration.md")
@@ -124,18 +171,60 @@ def load_web_config(path: str | Path) -> WebConfig:
     if unknown:
         raise _fail(p, ", ".join(sorted(unknown)), "unknown key", f"expected one of {', '.join(sorted(_TOP_KEYS))}")
     cfg = WebConfig(path=p)
-    users = data.get("basic_auth_users") or {}
+    users = data.get("basic_auth_users")
+    users = {} if users is None else users  # an empty list or string is not "no users": it is refused below
     if not isinstance(users, dict):
         raise _fail(p, "basic_auth_users", "expected a mapping of user: bcrypt-hash", "e.g. prometheus: $2y$10$...")
     for user, hashed in users.items():
-        if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
+        if not isinstance(hashed, str) or not _is_bcrypt(hashed):
             raise _fail(p, f"basic_auth_users.{user}", "expected a bcrypt hash ($2a$/$2b$/$2y$...)",
                         "make one with: htpasswd -nBC 10 '' | tr -d ':\\n'")
         cfg.users[str(user)] = hashed.encode()
+    cfg.headers = _http_server_config(p, data.get("http_server_config"))
     tls = data.get("tls_server_config")
-    if tls:
+    if tls is not None and tls != {}:  # absent or {}: plain HTTP, as exporter-toolkit; [] or "" is refused
         cfg.tls = _tls_context(p, tls)
     return cfg
+
+
+_BCRYPT = re.compile(r"\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}")
+
+
+def _is_bcrypt(hashed: str) -> bool:
+    """A well-formed bcrypt hash, as exporter-toolkit checks with bcrypt.Cost (a malformed one would refuse every
+    request, unseen until the first scrape)."""
+    return _BCRYPT.fullmatch(hashed) is not None
+
+
+def _http_server_config(p: Path, http: Any) -> dict[str, str]:
+    """``http_server_config``: the response headers exporter-toolkit allows; ``http2`` only as false (this server
+    speaks HTTP/1.1). Anything else is refused, never accepted and ignored."""
+    if http is None:
+        return {}
+    if not isinstance(http, dict):
+        raise _fail(p, "http_server_config", "expected a mapping", "give headers: and/or http2:")
+    unknown = set(http) - _HTTP_KEYS
+    if unknown:
+        raise _fail(p, f"http_server_config.{sorted(map(str, unknown))[0]}", "unknown key",
+                    f"expected one of {', '.join(sorted(_HTTP_KEYS))}")
+    if "http2" in http and http["http2"] is not False:
+        raise _fail(p, "http_server_config.http2", f"{http['http2']!r} is not supported",
+                    "fabricd's exporter serves HTTP/1.1 only: remove http2 or set it to false")
+    headers = http.get("headers") or {}
+    if not isinstance(headers, dict):
+        raise _fail(p, "http_server_config.headers", "expected a mapping of header: value",
+                    "e.g. X-Frame-Options: deny")
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        allowed = _HEADERS.get(str(name))
+        if allowed is None:
+            raise _fail(p, f"http_server_config.headers.{name}", "this header cannot be configured",
+                        f"expected one of {', '.join(_HEADERS)}")
+        if not isinstance(value, str) or not value or not value.isprintable() or (allowed and value not in allowed):
+            expected = f"one of {', '.join(allowed)}" if allowed else "one line of printable text"
+            raise _fail(p, f"http_server_config.headers.{name}", f"invalid value {value!r}", f"expected {expected}")
+        out[str(name)] = value
+    return out
 
 
 def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
@@ -178,6 +267,10 @@ def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
             ctx.load_verify_locations(rel(tls["client_ca_file"]))
         except (OSError, ssl.SSLError) as exc:
             raise _fail(p, "tls_server_config.client_ca_file", f"cannot load: {exc}", "give a PEM CA bundle") from exc
+        if auth == "NoClientCert":
+            raise _fail(p, "tls_server_config.client_ca_file", "given without a client_auth_type, so no client "
+                        "certificate would be asked for", "set client_auth_type: RequireAndVerifyClientCert (or "
+                        "remove client_ca_file)")
     elif ctx.verify_mode != ssl.CERT_NONE:
         raise _fail(p, "tls_server_config.client_ca_file", "missing", f"{auth} needs a client CA file")
     return ctx

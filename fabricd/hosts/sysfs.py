@@ -28,12 +28,14 @@ import subprocess
 from pathlib import Path
 
 from fabricd.errors import HostBackendError
-from fabricd.intent.host import COMMIT_CHECK, SYS_IB, Backend, HostStep
+from fabricd.intent.host import COMMIT_CHECK, SYS_IB, SYS_NET, Backend, HostStep
 from fabricd.intent.nics import commit_file_for, configfs_group, value_format
 
 from .base import HostBackend, Reading
 
 CONFIGFS_MOUNT = "/sys/kernel/config"
+_ALLOWED = (f"{SYS_NET}/", f"{SYS_IB}/", f"{CONFIGFS_MOUNT}/")
+"""The only trees this backend reads or writes (the intent's paths all lie there)."""
 
 
 _TCLASS = re.compile(r"^Global tclass=(-?\d+)", re.MULTILINE)
@@ -77,6 +79,11 @@ class SysfsBackend(HostBackend):
         if not path.startswith("/") or ".." in Path(path).parts:
             raise HostBackendError("resolve", path, "refused: only absolute paths without '..' are allowed",
                                    hint="fabricd only touches /sys/class/... and /sys/kernel/config/...")
+        if path != CONFIGFS_MOUNT and not path.startswith(_ALLOWED):
+            # a tampered or foreign snapshot (host restore --snapshot) names the paths it writes back
+            raise HostBackendError("resolve", path, f"refused: not under {', '.join(_ALLOWED)}",
+                                   hint="fabricd only touches the NIC files of /sys/class and rdma_cm's configfs; "
+                                   "is this a fabricd host snapshot?")
         full = self.root / path.lstrip("/")
         real = os.path.realpath(full)
         if real != self._real_root and not real.startswith(self._real_root.rstrip("/") + "/"):

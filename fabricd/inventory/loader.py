@@ -106,6 +106,13 @@ def _yaml_files(root: Path) -> list[Path]:
     )
 
 
+def _outside_links(root: Path, files: list[Path]) -> list[Path]:
+    """The files of a directory inventory that resolve outside it (a symbolic link to ``/etc/shadow`` or to a
+    password file would otherwise be parsed, and its first line quoted in a problem). Not read, refused."""
+    base = root.resolve()
+    return [f for f in files if base not in f.resolve().parents]
+
+
 def load_inventory(path: Path | str) -> Inventory:
     """Load and validate the inventory at ``path``. Raises InventoryError with every problem found."""
     root = Path(path)
@@ -119,6 +126,15 @@ def load_inventory(path: Path | str) -> Inventory:
         ])
     if root.is_dir():
         files = _yaml_files(root)
+        escaping = _outside_links(root, files)
+        if escaping:
+            raise InventoryError([
+                Problem("a symbolic link in the inventory leads outside its directory", location=Location(f),
+                        expected=f"a file inside {root}", got="a link to a file elsewhere (not read)",
+                        hint="copy the file into the inventory, or pass the file itself as the inventory",
+                        code="INV007")
+                for f in escaping
+            ])
         if not files:
             raise InventoryError([
                 Problem("no YAML files in the inventory directory", location=Location(root),

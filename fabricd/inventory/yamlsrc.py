@@ -156,7 +156,13 @@ class _Builder:
         if tag == _INT and value.isdigit() and (value[0] != "0" or value == "0"):  # YAML 1.1: '010' is octal
             return int(value)
         node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
-        return self.loader.construct_object(node, deep=True)
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
+            # PyYAML's constructors fail this way on an explicitly tagged bad value (!!bool 'x', !!timestamp x)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{value!r} is not a valid {tag.rsplit(':', 1)[-1]} ({type(exc).__name__})",
+                event.start_mark) from None
 
     def _anchor(self, event: Any, value: Any) -> Any:
         if event.anchor is not None:
@@ -210,8 +216,8 @@ class _Builder:
             if type(key_event) is _MAP_END:
                 return result
             key_line = key_event.start_mark.line + 1
-            value_event = nxt()
             if type(key_event) is _SCALAR_EV:
+                value_event = nxt()
                 key = key_event.value
                 # fast path: an untagged plain scalar that cannot be a bool/int/float/null/merge key is a string
                 if key_event.tag is not None or not key or key[0] in typed_first:
@@ -223,9 +229,10 @@ class _Builder:
                         self._skip(value_event)
                         continue
                     key = self.scalar(key_event)
-            else:
+            else:  # a complex key ("? [a, b]"): its own events come before the value's
                 key = self._skip(key_event)
                 key = str(key) if isinstance(key, list | dict) else key
+                value_event = nxt()
             child = (*loc, key)
             if key in result:
                 first = lines.get(child, 0)
@@ -252,6 +259,11 @@ class _Builder:
 def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc = ()) -> Any:
     """Parse one YAML file into plain data, recording lines under ``prefix``. Syntax errors become problems."""
     file = str(path)
+    if path.exists() and not path.is_file():  # a FIFO would block the read forever, a device never end
+        problems.append(Problem("not a regular file", location=Location(file), code="INV004",
+                                expected="a YAML file", got="a FIFO, device or other special file",
+                                hint="give the inventory file or directory itself"))
+        return None
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -13,6 +13,7 @@ from pydantic import Field
 from .types import (
     Bytes,
     Dscp,
+    Endpoint,
     IPv4Subnet,
     Meters,
     Milliseconds,
@@ -226,7 +227,7 @@ class Vlan(Model):
     id: VlanId
     name: Name
     subnet: IPv4Subnet
-    members: list[str] = Field(default_factory=list, description="'switch:port' endpoints; hosts join by NIC vlan")
+    members: list[Endpoint] = Field(default_factory=list, description="'switch:port' endpoints; hosts join by NIC vlan")
 
 
 class Policy(Model):

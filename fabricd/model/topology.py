@@ -12,6 +12,7 @@ from .types import (
     Bytes,
     CliText,
     DeviceName,
+    Endpoint,
     InterfaceName,
     IPv4Address,
     Meters,
@@ -114,7 +115,7 @@ class Nic(Model):
     vlan: VlanId | None = None
     mtu: MtuBytes = 9000
     speed: Speed | None = None
-    peer: str | None = Field(default=None, description="'switch:port' this NIC is cabled to")
+    peer: Endpoint | None = Field(default=None, description="'switch:port' this NIC is cabled to")
     cable_m: Meters | None = None
 
 
@@ -128,8 +129,8 @@ class Host(Model):
 class Link(Model):
     """A cable between two switch ports, each end ``device:port``. Host cables are given by ``Nic.peer``."""
 
-    a: str
-    b: str
+    a: Endpoint
+    b: Endpoint
     role: LinkRole | None = Field(default=None, description="defaults to the ports' role")
     cable_m: Meters | None = Field(default=None, description="overrides the role's cable length")
 

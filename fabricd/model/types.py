@@ -63,7 +63,8 @@ def _component(value: str) -> str:
     return value
 
 
-_IFNAME = re.compile(r"[A-Za-z0-9_.@+-]{1,15}")
+# the kernel also takes a leading '-', which ip, ethtool and dcb would read as an option in a host script
+_IFNAME = re.compile(r"[A-Za-z0-9_.@+][A-Za-z0-9_.@+-]{0,14}")
 
 
 def _ifname(value: str) -> str:
@@ -72,7 +73,7 @@ def _ifname(value: str) -> str:
         raise rule_error(
             "not a Linux interface name (the kernel refuses '/', ':' and whitespace; it names a /sys/class/net "
             "directory)",
-            "1-15 letters, digits and _ . @ + -, not '.' or '..'",
+            "1-15 letters, digits and _ . @ + -, not starting with '-', not '.' or '..'",
             "use the name `ip link` shows for the NIC",
         )
     return value
@@ -86,6 +87,24 @@ InterfaceName = Annotated[str, AfterValidator(_ifname), Field(
 DeviceName = Annotated[str, AfterValidator(_component), Field(
     description="A fabric, switch or host name: safe on a CLI line and one path component (no '/' or '..')",
     json_schema_extra={"pattern": f"^(?!.*\\.\\.){_COMPONENT_NAME.pattern}$"})]
+
+# 'switch:port' (the colon itself is checked by validate, which names the switches and ports it expected)
+_ENDPOINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,128}")
+
+
+def _endpoint(value: str) -> str:
+    if not _ENDPOINT.fullmatch(value):
+        raise rule_error(
+            "not a 'switch:port' endpoint of safe names: it reaches device CLIs and shell lines",
+            "a switch name, a colon and a port name (letters, digits and _ . : / @ + -), on one line",
+            "write it as switch:port, e.g. leaf1:Ethernet0",
+        )
+    return value
+
+
+Endpoint = Annotated[str, AfterValidator(_endpoint), Field(
+    description="A switch port as 'switch:port'", json_schema_extra={"pattern": f"^{_ENDPOINT.pattern}$"})]
+
 
 def _one_line(value: str) -> str:
     # isprintable() is False for every control character and for the line and paragraph separators (\x85, \u2028,

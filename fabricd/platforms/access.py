@@ -63,22 +63,46 @@ class Access:
     """Trust on first use: a host no known_hosts file knows is accepted and its key appended to this file."""
 
 
+_SECRET_FILE_MAX = 4096
+"""Longest password file read (a password, not a key or a log: a larger file is refused unread)."""
+
+
 def check_secret_file(path: Path, target: str) -> str:
-    """Read a secret file; refuse one that group or others can read (0600 required), or that is missing."""
+    """Read a secret file; refuse one that group or others can read (0600 required), that is missing, that is not a
+    regular file (a FIFO would block the read forever, a directory fails it), that is larger than a password or
+    not UTF-8 text. The refusals never quote the file's content."""
+    hint = "create it with `install -m 600 /dev/null FILE` and write the password into it"
     try:
-        st = path.stat()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise DriverError(
-            target, "credentials", f"password file {path} cannot be read: {exc.strerror}",
-            hint="create it with `install -m 600 /dev/null FILE` and write the password into it",
-        ) from None
-    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise DriverError(
-            target, "credentials",
-            f"password file {path} is readable by group or others (mode {stat.S_IMODE(st.st_mode):04o}, expected 0600)",
-            hint=f"run `chmod 600 {path}`",
-        )
-    return path.read_text().strip("\r\n")
+        raise DriverError(target, "credentials", f"password file {path} cannot be read: {exc.strerror}",
+                          hint=hint) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DriverError(target, "credentials", f"password file {path} is not a regular file", hint=hint)
+        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise DriverError(
+                target, "credentials",
+                f"password file {path} is readable by group or others (mode {stat.S_IMODE(st.st_mode):04o}, "
+                "expected 0600)",
+                hint=f"run `chmod 600 {path}`",
+            )
+        if st.st_size > _SECRET_FILE_MAX:
+            raise DriverError(target, "credentials",
+                              f"password file {path} holds {st.st_size} bytes, more than a password "
+                              f"(at most {_SECRET_FILE_MAX})", hint=hint)
+        data = os.read(fd, _SECRET_FILE_MAX + 1)
+    except OSError as exc:
+        raise DriverError(target, "credentials", f"password file {path} cannot be read: {exc.strerror}",
+                          hint=hint) from None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8").strip("\r\n")
+    except UnicodeDecodeError:
+        raise DriverError(target, "credentials", f"password file {path} is not UTF-8 text",
+                          hint="write the password as UTF-8 text") from None
 
 
 def lab_device(switch: Switch, state_dir: Path | None = None) -> dict[str, object] | None:

@@ -2,15 +2,18 @@
 
 :class:`Secret` wraps a password: ``str()`` and ``repr()`` print ``********``; only :meth:`Secret.reveal` gives the
 value, and only the SSH login calls it. Every revealed secret is remembered by :data:`REDACTOR`, a
-:class:`logging.Filter` that masks those values in any record it sees; drivers attach it to the fabricd, netmiko
-and paramiko loggers (and their handlers) when they open a session. netmiko masks the password in its own session
-logs (``no_log``).
+:class:`logging.Filter` that masks those values in any record it sees (message, arguments, traceback); drivers
+install it as a log record factory, so that every record is masked as it is made, and attach it to the fabricd,
+netmiko and paramiko loggers (and their handlers), when they open a session. netmiko masks the password in its own
+session logs (``no_log``).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 MASK = "********"
 
@@ -77,8 +80,14 @@ class RedactingFilter(logging.Filter):
         redacted = self.redact(message)
         if redacted != message:
             record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            # format the traceback now, redacted: the handler's formatter would format it later, unredacted (it
+            # uses exc_text when set)
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
             record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
         return True
 
 
@@ -87,9 +96,24 @@ _installed: set[int] = set()
 _install_lock = threading.Lock()
 
 
+def _redacting_factory(base: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = base(*args, **kwargs)
+        REDACTOR.filter(record)
+        return record
+
+    make.fabricd_redacting = True  # type: ignore[attr-defined]
+    return make
+
+
 def install_redaction(*logger_names: str) -> None:
-    """Attach :data:`REDACTOR` to the named loggers and to every handler of them and of the root logger."""
+    """Redact every log record as it is made (a record factory: a logger's filter misses its children's records,
+    e.g. ``netmiko.base_connection``, and a handler added later has no filter); also attach :data:`REDACTOR` to the
+    named loggers and to every handler of them and of the root logger."""
     with _install_lock:
+        factory = logging.getLogRecordFactory()
+        if not getattr(factory, "fabricd_redacting", False):
+            logging.setLogRecordFactory(_redacting_factory(factory))
         names = logger_names or ("fabricd", "netmiko", "paramiko", "paramiko.transport")
         targets: list[logging.Filterer] = []
         for name in names:

@@ -33,7 +33,7 @@ from fabricd.intent.host import HostIntent, desired_plan, host_intent
 from fabricd.intent.render_warnings import RenderWarning
 from fabricd.model import Fabric, Platform
 from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
-from fabricd.safepath import inside
+from fabricd.safepath import inside, write_inside
 
 from .env import environment
 from .host_script import host_script
@@ -164,7 +164,7 @@ def write_render(render: DeviceRender, out_dir: Path) -> list[Path]:
     for f in render.files:
         path = inside(out_dir, *f.relpath.split("/"))
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f.text)
+        path = write_inside(path.parent, path.name, f.text)  # no link or FIFO followed at the last component
         if f.relpath.endswith(".sh"):
             path.chmod(0o755)
         paths.append(path)

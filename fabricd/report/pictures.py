@@ -8,10 +8,12 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 from fabricd.model import Fabric, split_endpoint
+from fabricd.safepath import inside, write_inside
 
 from .record import Panel, RunRecord, Series
 
@@ -34,6 +36,14 @@ def _pyplot() -> Any:
 
 def _top(series: list[Series], n: int) -> list[Series]:
     return sorted(series, key=lambda s: max((v for _, v in s.points), default=0.0), reverse=True)[:n]
+
+
+def _save(fig: Any, out: Path, **kwargs: Any) -> None:
+    """The PNG, drawn in memory and written by :func:`fabricd.safepath.write_inside` (inside ``out``'s folder, no
+    link followed, no FIFO waited on)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", **kwargs)
+    write_inside(out.parent, out.name, buf.getvalue())
 
 
 def storm_timeline(record: RunRecord, out: Path) -> Path:
@@ -70,8 +80,7 @@ def storm_timeline(record: RunRecord, out: Path) -> Path:
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", fontsize=7, ncol=2)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
+    _save(fig, out)
     plt.close(fig)
     return out
 
@@ -109,8 +118,7 @@ def dashboard(record: RunRecord, out: Path) -> Path:
         else:
             ax.set_visible(False)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, facecolor=_BG)
+    _save(fig, out, facecolor=_BG)
     plt.close(fig)
     return out
 
@@ -135,7 +143,8 @@ def topology(fabric: Fabric, out: Path, *, origin: str | None = None, paused: li
     origin_device = origin.split(":", 1)[0] if origin else None
     edges: list[tuple[str, str]] = []
     for link in fabric.links:
-        edges.append((split_endpoint(link.a)[0], split_endpoint(link.b)[0]))
+        if ":" in link.a and ":" in link.b:  # a malformed end (validate reports it) is not drawn
+            edges.append((split_endpoint(link.a)[0], split_endpoint(link.b)[0]))
     for host in fabric.hosts:
         for nic in host.nics:
             if nic.peer and ":" in nic.peer:
@@ -164,8 +173,7 @@ def topology(fabric: Fabric, out: Path, *, origin: str | None = None, paused: li
     for spine in ax.spines.values():
         spine.set_visible(False)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
+    _save(fig, out)
     plt.close(fig)
     return out
 
@@ -176,8 +184,11 @@ def all_pictures(record: RunRecord, fabric: Fabric, out_dir: Path) -> list[Path]
     origin = None
     if storm is not None and storm.origin_device:
         origin = f"{storm.origin_device}:{storm.origin_interface}" if storm.origin_interface else storm.origin_device
+    # a symbolic link placed in out_dir under one of these names is refused, not followed out of the folder
+    out_dir.mkdir(parents=True, exist_ok=True)
     return [
-        storm_timeline(record, out_dir / "storm-timeline.png"),
-        dashboard(record, out_dir / "dashboard.png"),
-        topology(fabric, out_dir / "topology.png", origin=origin, paused=storm.paused_ports if storm else None),
+        storm_timeline(record, inside(out_dir, "storm-timeline.png")),
+        dashboard(record, inside(out_dir, "dashboard.png")),
+        topology(fabric, inside(out_dir, "topology.png"), origin=origin,
+                 paused=storm.paused_ports if storm else None),
     ]

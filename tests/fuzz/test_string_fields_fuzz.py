@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fabricd import settings as fabricd_settings
@@ -76,6 +76,8 @@ def test_every_string_field_is_reached() -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutations())
+# endpoints are refused at load unless made of safe characters, so draws rarely reach validate: one that does
+@example((("links", 0, "a"), "leaf1-sonic:Ethernet48/.."))
 def test_string_payloads_are_refused_with_location_or_stay_inside_the_output(mutation: tuple[Any, str]) -> None:
     path, value = mutation
     doc = copy.deepcopy(_document())

@@ -29,6 +29,7 @@ LOAD_CODES = (
     ("INV004", "a file that cannot be read"),
     ("INV005", "a YAML syntax error, an undefined alias, or more than one document in a file"),
     ("INV006", "a YAML tag such as `!!set` or `!!omap` on a mapping or list"),
+    ("INV007", "a file of a directory inventory that is a symbolic link leading outside the directory (not read)"),
     ("INV010", "the inventory path does not exist"),
     ("INV011", "a directory inventory without any `*.yml`/`*.yaml` file"),
     ("INV012", "an empty file"),
