@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -20,7 +16,7 @@ from fabricd.errors import UsageError
 from fabricd.service.agent import DEFAULT_AGENT_LISTEN, Agent, AgentOptions, Mode, default_cache_dir
 from fabricd.service.intent_source import is_url
 
-from .common import ExitCode, OutputFormat, OutputOpt, check_root, emit_json, stderr, stdout
+from .common import ExitCode, OutputFormat, OutputOpt, check_root, emit_json, run_until_stopped, stderr, stdout
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, parse_skip
 
 MODES: tuple[Mode, ...] = ("audit", "enforce")
@@ -115,21 +111,7 @@ def register(app: typer.Typer) -> None:
                       "--web-config", highlight=False)
         err.print(f"fabricd agent {host} ({mode}) on {agent.server.base_url}; intent {src}; every {interval:g} s",
                   highlight=False)
-        done = threading.Event()
-
-        def _stop(signum: int, frame: FrameType | None) -> None:
-            done.set()
-
-        old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
-        deadline = None if duration is None else time.monotonic() + duration
-        try:
-            while not done.wait(0.5):
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
-            agent.stop()
+        run_until_stopped(agent.stop, duration)
         if output == OutputFormat.JSON:
             emit_json(agent.status())
         err.print("fabricd agent stopped", highlight=False)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from enum import IntEnum, StrEnum
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -157,3 +161,23 @@ def _has_fix(error: FabricdError | str) -> bool:
     if problems:
         return all(getattr(p, "hint", None) for p in problems)
     return bool(error.hint)
+
+
+def run_until_stopped(stop: Callable[[], None], duration: float | None = None) -> None:
+    """Block until SIGTERM or SIGINT (or ``duration`` seconds, when given), then call ``stop``; the previous signal
+    handlers are restored. The foreground loop of the long-running commands (``serve``, ``agent``)."""
+    done = threading.Event()
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    deadline = None if duration is None else time.monotonic() + duration
+    try:
+        while not done.wait(0.5):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        stop()

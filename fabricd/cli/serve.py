@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
-from types import FrameType
 from typing import Annotated
 
 import typer
@@ -21,7 +17,16 @@ from fabricd.service.api import DEFAULT_LISTEN
 from fabricd.service.serve import ServeOptions, Service
 from fabricd.service.wiring import RootSpec, params_for
 
-from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, webhook_urls
+from .common import (
+    InventoryArg,
+    OutputFormat,
+    OutputOpt,
+    emit_json,
+    inventory_path,
+    run_until_stopped,
+    stderr,
+    webhook_urls,
+)
 from .deploy_common import InsecureOpt
 
 
@@ -115,21 +120,7 @@ def register(app: typer.Typer) -> None:
             f"restoration {params.restoration_ms} ms, poll {params.poll_ms} ms",
             highlight=False,
         )
-        done = threading.Event()
-
-        def _stop(signum: int, frame: FrameType | None) -> None:
-            done.set()
-
-        old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
-        deadline = None if duration is None else time.monotonic() + duration
-        try:
-            while not done.wait(0.5):
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
-            service.stop()
+        run_until_stopped(service.stop, duration)
         if output == OutputFormat.JSON:
             emit_json(service.status())
         err.print("fabricd serve stopped", highlight=False)
