@@ -218,3 +218,18 @@ def test_diff_summary_tells_the_truth_about_failures() -> None:
     assert diff_summary([_result("a"), _result("b")]) == "all 2 switches read match the intent"
     assert diff_summary([_result("a", drift=True), _result("b", failed=True)]).startswith(
         "1 of 1 switches read drifted")
+
+
+def test_capture_folders_stay_inside_and_are_private(tmp_path: Path) -> None:
+    """``fabricd capture`` writes running configs (scrubbed): 0600 files, and a device name that slipped past the
+    model cannot leave the output folder."""
+    from fabricd.readers.switch.replay import DeviceManifest, write_device
+
+    out = tmp_path / "a" / "capture"
+    for device in ("../../escaped", "/tmp/escaped", "x/../../../escaped"):
+        with pytest.raises(PathEscapeError):
+            write_device(out, DeviceManifest(device, "sonic", None, "now", "0", ()), {"show-version.txt": "x\n"})
+    assert not (tmp_path / "escaped").exists()
+    folder = write_device(out, DeviceManifest("leaf1", "sonic", None, "now", "0", ()), {"show-version.txt": "x\n"})
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+    assert modes and set(modes.values()) == {0o600}, modes

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricd.errors import DriverError, UsageError
+from fabricd.safepath import inside, write_inside
 
 FORMAT = "fabricd-capture/1"
 MANIFEST = "manifest.json"
@@ -84,14 +85,16 @@ class DeviceManifest:
 
 def write_device(root: Path, manifest: DeviceManifest, outputs: dict[str, str]) -> Path:
     """Write ``DIR/<device>/``: each output (file name -> text) and the manifest last, replacing an older capture of
-    the same device."""
-    folder = root / manifest.device
-    folder.mkdir(parents=True, exist_ok=True)
+    the same device. Files are 0600 (running configs, even scrubbed), and every path stays inside ``root``
+    (:func:`fabricd.safepath.inside`: a device or file name that would leave it is refused)."""
+    root.mkdir(parents=True, exist_ok=True)
+    folder = inside(root, manifest.device)
+    folder.mkdir(exist_ok=True)
     for old in folder.glob("*.txt"):
         old.unlink()
     for name, text in outputs.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    (folder / MANIFEST).write_text(json.dumps(manifest.to_json(), indent=1) + "\n", encoding="utf-8")
+        write_inside(folder, name, text, private=True)
+    write_inside(folder, MANIFEST, json.dumps(manifest.to_json(), indent=1) + "\n", private=True)
     return folder
 
 
@@ -111,7 +114,7 @@ def write_index(root: Path, manifests: list[DeviceManifest], *, captured_at: str
                              "captured_at": m.captured_at, "error": m.error}
     data = {"format": FORMAT, "fabricd_version": fabricd_version, "captured_at": captured_at,
             "devices": sorted(devices.values(), key=lambda d: str(d["device"]))}
-    index.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_inside(root, MANIFEST, json.dumps(data, indent=1) + "\n")
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
