@@ -178,8 +178,8 @@ class WebhookSink:
         data = json.dumps(body).encode()
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.retries + 1) | tenacity.stop_when_event_set(self._closing),
-            wait=tenacity.wait_exponential_jitter(initial=self.backoff_s, max=self.backoff_max_s,
-                                                  jitter=self.backoff_s),
+            wait=tenacity.wait_exponential(multiplier=self.backoff_s, max=self.backoff_max_s)
+            + tenacity.wait_random(0, self.backoff_s),
             retry=tenacity.retry_if_exception(_retryable),
             sleep=self._sleep,
             before_sleep=self._before_sleep,
