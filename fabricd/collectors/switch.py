@@ -236,6 +236,7 @@ class SwitchPoller:
         self._empty: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._poll_lock = threading.Lock()
+        quiet_ssh_tracebacks()
 
     def _empty_parse(self, target: SwitchTarget, command: str, problem: str | None) -> None:
         """Log an empty parse once (WARNING) when it starts, at DEBUG while it lasts, and once when it ends."""
@@ -382,6 +383,25 @@ class SwitchPoller:
         for name in list(self._sessions):
             self._drop_session(name)
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _SshTracebacks(logging.Filter):
+    """Drops the ERROR lines paramiko's transport thread logs when a connection fails (``Exception (client): ...``
+    and the traceback, one record per line): the same error reaches the poller, which logs one line per change of
+    state."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+_SSH_FILTER = _SshTracebacks()
+
+
+def quiet_ssh_tracebacks() -> None:
+    """Install :class:`_SshTracebacks` on paramiko's transport logger (by name; idempotent)."""
+    logger = logging.getLogger("paramiko.transport")
+    if _SSH_FILTER not in logger.filters:
+        logger.addFilter(_SSH_FILTER)
 
 
 def one_line(text: str, limit: int = 300) -> str:
