@@ -242,3 +242,35 @@ def test_hung_poll_is_one_overrun_and_one_failure_and_others_are_not_held() -> N
         release.set()
         poller.close()
     assert opened.count("hung") == 1
+
+
+def test_fleet_feeds_the_watchdog_only_new_results(lab_inventory: Path) -> None:
+    """A round that ends before a slow switch answers hands its previous counters to the exporter but not to the
+    watchdog (a repeated sample would look like a quiet counter); the next round delivers the late answer."""
+    from fabricd.inventory import load_inventory
+    from fabricd.service.wiring import SwitchFleet
+
+    calls = {"n": 0}
+
+    class Slow(Session):
+        def run(self, commands: list[str]) -> dict[str, str]:
+            if "show pfc counters" in commands:  # the required batch: once per poll
+                calls["n"] += 1
+                if calls["n"] == 2:
+                    time.sleep(0.6)
+            return super().run(commands)
+
+    fabric = load_inventory(lab_inventory).fabric
+    fleet = SwitchFleet(fabric, ["leaf1-sonic"], factory=lambda t: Slow([]), wait_s=0.2, timeout_s=5.0)
+    try:
+        first = fleet.poll(0.0)
+        assert first.pause and not first.problems
+        second = fleet.poll(1.0)  # the poll is still running: nothing new for the watchdog
+        assert not second.pause and not second.problems
+        (latest,) = fleet.latest()
+        assert latest.counters is not None and not latest.fresh  # the exporter keeps the last counters
+        time.sleep(0.6)
+        third = fleet.poll(2.0)
+        assert third.pause and fleet.latest()[0].fresh
+    finally:
+        fleet.close()
