@@ -122,7 +122,8 @@ class _State:
     last_success_wall: float | None = None
     next_due: float = 0.0
     future: Future[SwitchPoll] | None = None
-    started: float = 0.0
+    started: float = 0.0  # when the poll was handed to the pool
+    running: float | None = None  # when a worker began it (a poll queued behind busy workers is not overdue)
     overdue: bool = False
     down_since: float | None = None
     latest: SwitchPoll | None = None
@@ -255,6 +256,8 @@ class SwitchPoller:
 
     def _poll_one(self, target: SwitchTarget) -> SwitchPoll:
         start = self._clock()
+        with self._lock:
+            self._state[target.name].running = start
         try:
             with self._lock:
                 runner = self._sessions.get(target.name)
@@ -306,15 +309,16 @@ class SwitchPoller:
             for t in self.targets:
                 st = self._state[t.name]
                 if st.future is None and now >= st.next_due:
-                    st.started, st.overdue = now, False
+                    st.started, st.running, st.overdue = now, None, False
                     st.future = self._pool.submit(self._poll_one, t)
             limit = now + wait_s if wait_s is not None else float("inf")
             for t in self.targets:
                 st = self._state[t.name]
                 if st.future is None or st.overdue:
                     continue
+                began = st.running if st.running is not None else self._clock()
                 with contextlib.suppress(FutureTimeout):
-                    st.future.result(timeout=max(0.0, min(st.started + self.timeout_s, limit) - self._clock()))
+                    st.future.result(timeout=max(0.0, min(began + self.timeout_s, limit) - self._clock()))
             return [self._settle(t) for t in self.targets]
 
     def _settle(self, t: SwitchTarget) -> SwitchPoll:
@@ -323,15 +327,18 @@ class SwitchPoller:
         if st.future is not None and st.future.done():
             result = st.future.result()
             st.future = None
+            if not st.overdue and result.duration_s >= self.timeout_s:
+                st.overruns += 1  # answered late, but before anyone looked: an overrun, not a failure
             self._record(t, st, result, now, counted=st.overdue)
             return replace(result, health=self._health(t.name, st, now))
-        if st.future is not None and now - st.started >= self.timeout_s:
-            error = f"no answer within {self.timeout_s:g} s (poll running for {now - st.started:.1f} s)"
+        running = st.running
+        if st.future is not None and running is not None and now - running >= self.timeout_s:
+            error = f"no answer within {self.timeout_s:g} s (poll running for {now - running:.1f} s)"
             if not st.overdue:
                 st.overdue = True
                 st.overruns += 1
-                self._record(t, st, SwitchPoll(t, None, error, now - st.started), now, counted=False)
-            return SwitchPoll(t, None, error, now - st.started, health=self._health(t.name, st, now))
+                self._record(t, st, SwitchPoll(t, None, error, now - running), now, counted=False)
+            return SwitchPoll(t, None, error, now - running, health=self._health(t.name, st, now))
         if st.latest is not None:
             return replace(st.latest, fresh=False, health=self._health(t.name, st, now))
         return SwitchPoll(t, None, "first poll still running", now - st.started, fresh=False,
@@ -414,7 +421,8 @@ S = ("switch",)
 SI = ("switch", "interface")
 SRC = "switch CLI via the platform driver (fabricd.nos.<platform>.show)"
 
-UP = MetricSpec("fabricd_switch_up", "gauge", "1 when the switch answered every show command in this scrape, else 0.",
+UP = MetricSpec("fabricd_switch_up", "gauge",
+                "1 when the switch answered every show command in its latest poll, else 0 (also while it backs off).",
                 S, SRC)
 LAST_SUCCESS = MetricSpec(
     "fabricd_switch_last_success_timestamp_seconds", "gauge",

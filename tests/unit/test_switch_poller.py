@@ -274,3 +274,27 @@ def test_fleet_feeds_the_watchdog_only_new_results(lab_inventory: Path) -> None:
         assert third.pause and fleet.latest()[0].fresh
     finally:
         fleet.close()
+
+
+def test_a_poll_queued_behind_busy_workers_is_not_overdue() -> None:
+    """One worker, a switch that takes 0.5 s and a 0.3 s deadline: the slow one is an overrun (it answered late,
+    while the call waited for the other, so not a failure); the one waiting for the worker is not an overrun (its
+    deadline starts when it starts) and answers in the same call."""
+    slow_once = threading.Event()
+
+    class Slow(Session):
+        def run(self, commands: list[str]) -> dict[str, str]:
+            if not slow_once.is_set():
+                slow_once.set()
+                time.sleep(0.5)
+            return super().run(commands)
+
+    poller = SwitchPoller([SwitchTarget("slow", "sonic"), SwitchTarget("queued", "sonic")],
+                          lambda t: Slow([]) if t.name == "slow" else Session([]), concurrency=1, timeout_s=0.3)
+    try:
+        slow, queued = poller.poll()
+        assert slow.health is not None and slow.health.overruns == 1 and slow.health.failures == 0
+        assert queued.counters is not None and queued.fresh
+        assert queued.health is not None and queued.health.overruns == 0 and queued.health.failures == 0
+    finally:
+        poller.close()
