@@ -11,6 +11,7 @@ import typer
 
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import bind_error, listen_option
+from fabricd.collectors.switch import Backoff
 from fabricd.collectors.webconfig import load_web_config
 from fabricd.inventory import load_inventory
 from fabricd.service.api import DEFAULT_LISTEN
@@ -53,6 +54,14 @@ def register(app: typer.Typer) -> None:
             "--switch", help="Poll only these inventory switches (repeatable).")] = None,
         switch_poll_ms: Annotated[float, typer.Option(
             "--switch-poll-ms", min=10, help="How often each switch is polled, ms.")] = 1000,
+        switch_timeout_s: Annotated[float, typer.Option(
+            "--switch-timeout-s", min=0.1,
+            help="Deadline of one switch's poll, s; a switch past it is reported down without delaying the others.")
+        ] = 10.0,
+        switch_backoff_max_s: Annotated[float, typer.Option(
+            "--switch-backoff-max-s", min=0.1,
+            help="Longest wait between attempts to a failing switch, s (the wait doubles from 1 s, with jitter).")
+        ] = 60.0,
         poll_ms: Annotated[float | None, typer.Option(
             "--poll-ms", min=1, help="Host watchdog sampling period, ms. Default: the intent's.")] = None,
         detection_ms: Annotated[float | None, typer.Option(
@@ -102,6 +111,7 @@ def register(app: typer.Typer) -> None:
             listen=address, web=load_web_config(web_config) if web_config is not None else None,
             roots=[RootSpec.parse(r) for r in (root or [])], host=host, switches=switches or bool(switch),
             switch_names=switch, switch_poll_s=switch_poll_ms / 1000.0, verify_host_key=not insecure,
+            switch_timeout_s=switch_timeout_s, switch_backoff=Backoff(ceiling_s=switch_backoff_max_s),
             drift_interval_s=drift_interval_s, drift=drift, webhooks=webhook_urls(webhook), params=params,
             config_interval_s=config_interval,
         )

@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
         fleet: SwitchFleet | None = None
         periods: dict[str, float] = {}
         if (switches or switch) and fabric is not None:
-            fleet = SwitchFleet(fabric, switch, verify_host_key=not insecure)
+            fleet = SwitchFleet(fabric, switch, verify_host_key=not insecure, wait_s=switch_poll_ms / 2000.0)
             sources.append(fleet)
             periods = {fleet.name: switch_poll_ms / 1000.0}
         elif (switches or switch) and fabric is None:

@@ -3,15 +3,20 @@ over a kept-open CLI session, with bounded concurrency, and parsed by ``fabricd.
 
 The collector depends only on :class:`CommandRunner` (``run(commands) -> {command: output}``, ``close()``), which
 every platform driver (``fabricd.nos.<id>.driver``) satisfies; the CLI builds the runners, so this module never
-imports netmiko. One session per switch is opened on first use and kept; a failed poll closes it and the next scrape
-reconnects. A switch that fails is reported ``fabricd_switch_up 0`` and makes the collector's success 0; the others
-are still exported. So does a command whose non-empty output parses to nothing (an output shape the parser does not
-know): one WARNING line names the switch and the command when it starts (``fabricd.readers.switch.empty``).
+imports netmiko. One session per switch is opened on first use and kept; a failed poll closes it and the next attempt
+reconnects, after an exponential back-off with jitter (:class:`Backoff`), so a switch that is down is not re-dialled
+on every scrape. Each switch has its own deadline: a hung one delays only itself. A switch that fails is reported
+``fabricd_switch_up 0`` and makes the collector's success 0; the others are still exported, and
+``fabricd_switch_last_success_timestamp_seconds`` says how old each switch's counters are. So does a command whose
+non-empty output parses to nothing (an output shape the parser does not know): one WARNING line names the switch and
+the command when it starts (``fabricd.readers.switch.empty``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -54,13 +59,74 @@ class SwitchTarget:
 
 
 @dataclass(frozen=True)
+class Backoff:
+    """Exponential back-off with jitter for a failing switch: after the n-th failure in a row the next attempt waits
+    ``min(ceiling_s, base_s * 2**(n-1))`` scaled by a random factor in ``[1 - jitter, 1]`` (so a fleet that failed
+    together does not retry together)."""
+
+    base_s: float = 1.0
+    ceiling_s: float = 60.0
+    jitter: float = 0.5
+
+    def delay(self, failures: int, rng: Callable[[], float] = random.random) -> float:
+        if failures <= 0:
+            return 0.0
+        full = min(self.ceiling_s, self.base_s * 2.0 ** min(failures - 1, 60))
+        return full * (1.0 - self.jitter * rng())
+
+
+@dataclass(frozen=True)
+class SwitchHealth:
+    """One switch's polling health (``/status`` and the ``fabricd_switch_*`` health series).
+
+    ``attempts`` counts connection attempts (sessions opened or tried), ``failures`` failed polls (a poll past its
+    deadline counts once, when the deadline passes), ``overruns`` polls that ran past their deadline,
+    ``consecutive_failures`` the failures since the last success, ``retry_in_s`` the wait left before the next
+    attempt (None when none is pending)."""
+
+    name: str
+    up: bool | None
+    attempts: int
+    polls: int
+    failures: int
+    overruns: int
+    consecutive_failures: int
+    last_error: str | None
+    last_success_wall: float | None
+    retry_in_s: float | None
+
+
+@dataclass(frozen=True)
 class SwitchPoll:
-    """The result of polling one switch: parsed counters, or the error that stopped it, and how long it took."""
+    """The result of polling one switch: parsed counters, or the error that stopped it, and how long it took.
+    ``fresh`` is False when this repeats an earlier result (the switch is backing off, or its poll is still within
+    its deadline); ``health`` is the switch's polling health when the result was handed out."""
 
     target: SwitchTarget
     counters: SwitchCounters | None
     error: str | None
     duration_s: float
+    fresh: bool = True
+    health: SwitchHealth | None = None
+
+
+@dataclass
+class _State:
+    up: bool | None = None
+    attempts: int = 0
+    polls: int = 0
+    failures: int = 0
+    overruns: int = 0
+    consecutive: int = 0
+    last_error: str | None = None
+    last_success_wall: float | None = None
+    next_due: float = 0.0
+    future: Future[SwitchPoll] | None = None
+    started: float = 0.0  # when the poll was handed to the pool
+    running: float | None = None  # when a worker began it (a poll queued behind busy workers is not overdue)
+    overdue: bool = False
+    down_since: float | None = None
+    latest: SwitchPoll | None = None
 
 
 def replay_targets(root: Path, names: Sequence[str] | None = None
@@ -141,12 +207,18 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
 class SwitchPoller:
     """Polls switches with at most ``concurrency`` sessions working at once, keeping each session open.
 
-    ``factory(target)`` opens a runner (a connected driver). ``timeout_s`` bounds one switch's poll; a switch whose
-    previous poll is still running is reported as failed instead of being polled twice.
+    Every switch has its own schedule and its own deadline: ``factory(target)`` opens a runner (a connected
+    driver); ``timeout_s`` bounds one switch's poll, and a poll still running past it is reported as failed (an
+    overrun) without holding up the other switches; it is never started twice. A switch that fails waits before the
+    next attempt as ``backoff`` says (exponential, with jitter, up to a ceiling), so a switch that is down is not
+    re-dialled on every poll. The log gets one line per change of state (down with the reason, up again), not one
+    per failed attempt. ``clock`` is monotonic seconds, ``wall`` epoch seconds, ``rng`` the jitter's source.
     """
 
     def __init__(self, targets: Sequence[SwitchTarget], factory: Callable[[SwitchTarget], CommandRunner], *,
-                 concurrency: int = 16, timeout_s: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 concurrency: int = 16, timeout_s: float = 30.0, backoff: Backoff | None = None,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 rng: Callable[[], float] = random.random) -> None:
         for t in targets:
             if t.platform not in PLATFORMS:
                 raise ValueError(f"switch {t.name}: unknown platform {t.platform!r}; expected one of "
@@ -154,13 +226,18 @@ class SwitchPoller:
         self.targets = list(targets)
         self.factory = factory
         self.timeout_s = timeout_s
+        self.backoff = backoff if backoff is not None else Backoff()
         self._clock = clock
+        self._wall = wall
+        self._rng = rng
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="fabricd-switch")
         self._sessions: dict[str, CommandRunner] = {}
-        self._busy: dict[str, Future[SwitchPoll]] = {}
+        self._state: dict[str, _State] = {t.name: _State() for t in self.targets}
         self._unsupported: dict[str, set[str]] = {}
         self._empty: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._poll_lock = threading.Lock()
+        quiet_ssh_tracebacks()
 
     def _empty_parse(self, target: SwitchTarget, command: str, problem: str | None) -> None:
         """Log an empty parse once (WARNING) when it starts, at DEBUG while it lasts, and once when it ends."""
@@ -179,10 +256,14 @@ class SwitchPoller:
 
     def _poll_one(self, target: SwitchTarget) -> SwitchPoll:
         start = self._clock()
+        with self._lock:
+            self._state[target.name].running = start
         try:
             with self._lock:
                 runner = self._sessions.get(target.name)
             if runner is None:
+                with self._lock:
+                    self._state[target.name].attempts += 1
                 runner = self.factory(target)
                 with self._lock:
                     self._sessions[target.name] = runner
@@ -200,15 +281,13 @@ class SwitchPoller:
                 except Exception as exc:  # an optional command this device lacks: remember, poll on without it
                     skip.add(command)
                     log.info("switch %s: %r not supported (%s); not asking again on this session", target.name,
-                             command, exc, extra={"target": target.name})
+                             command, one_line(str(exc)), extra={"target": target.name})
             counters = parse_outputs(target, outputs,
                                      on_empty=lambda command, problem: self._empty_parse(target, command, problem))
             return SwitchPoll(target, counters, None, self._clock() - start)
-        except Exception as exc:  # one switch's failure never stops the others
+        except Exception as exc:  # one switch's failure never stops the others; _settle logs the change of state
             self._drop_session(target.name)
-            message = f"{type(exc).__name__}: {exc}"
-            log.warning("switch %s: poll failed: %s", target.name, message, extra={"target": target.name})
-            return SwitchPoll(target, None, message, self._clock() - start)
+            return SwitchPoll(target, None, one_line(f"{type(exc).__name__}: {exc}"), self._clock() - start)
 
     def _drop_session(self, name: str) -> None:
         with self._lock:
@@ -220,26 +299,91 @@ class SwitchPoller:
             except Exception:  # closing a broken session must not raise
                 log.debug("switch %s: close failed", name, exc_info=True)
 
-    def poll(self) -> list[SwitchPoll]:
-        """Poll every target once (concurrently) and return one result per target, in target order."""
-        futures: dict[str, Future[SwitchPoll]] = {}
-        results: dict[str, SwitchPoll] = {}
-        for t in self.targets:
-            busy = self._busy.get(t.name)
-            if busy is not None and not busy.done():
-                results[t.name] = SwitchPoll(t, None, "previous poll still running (slow or hung session)", 0.0)
-                continue
-            futures[t.name] = self._busy[t.name] = self._pool.submit(self._poll_one, t)
-        deadline = self._clock() + self.timeout_s
-        for t in self.targets:
-            fut = futures.get(t.name)
-            if fut is None:
-                continue
-            try:
-                results[t.name] = fut.result(timeout=max(0.0, deadline - self._clock()))
-            except FutureTimeout:
-                results[t.name] = SwitchPoll(t, None, f"timed out after {self.timeout_s:g} s", self.timeout_s)
-        return [results[t.name] for t in self.targets]
+    def poll(self, wait_s: float | None = None) -> list[SwitchPoll]:
+        """Start a poll of every switch that is due (not running, not backing off) and return one result per
+        target, in target order. Waits for each switch up to its own deadline (``timeout_s`` after its poll
+        started), or at most ``wait_s`` for all: a switch that has not answered by then is collected by a later
+        call, and meanwhile its previous result is handed out again with ``fresh=False``."""
+        with self._poll_lock:
+            now = self._clock()
+            for t in self.targets:
+                st = self._state[t.name]
+                if st.future is None and now >= st.next_due:
+                    st.started, st.running, st.overdue = now, None, False
+                    st.future = self._pool.submit(self._poll_one, t)
+            limit = now + wait_s if wait_s is not None else float("inf")
+            for t in self.targets:
+                st = self._state[t.name]
+                if st.future is None or st.overdue:
+                    continue
+                began = st.running if st.running is not None else self._clock()
+                with contextlib.suppress(FutureTimeout):
+                    st.future.result(timeout=max(0.0, min(began + self.timeout_s, limit) - self._clock()))
+            return [self._settle(t) for t in self.targets]
+
+    def _settle(self, t: SwitchTarget) -> SwitchPoll:
+        st = self._state[t.name]
+        now = self._clock()
+        if st.future is not None and st.future.done():
+            result = st.future.result()
+            st.future = None
+            if not st.overdue and result.duration_s >= self.timeout_s:
+                st.overruns += 1  # answered late, but before anyone looked: an overrun, not a failure
+            self._record(t, st, result, now, counted=st.overdue)
+            return replace(result, health=self._health(t.name, st, now))
+        running = st.running
+        if st.future is not None and running is not None and now - running >= self.timeout_s:
+            error = f"no answer within {self.timeout_s:g} s (poll running for {now - running:.1f} s)"
+            if not st.overdue:
+                st.overdue = True
+                st.overruns += 1
+                self._record(t, st, SwitchPoll(t, None, error, now - running), now, counted=False)
+            return SwitchPoll(t, None, error, now - running, health=self._health(t.name, st, now))
+        if st.latest is not None:
+            return replace(st.latest, fresh=False, health=self._health(t.name, st, now))
+        return SwitchPoll(t, None, "first poll still running", now - st.started, fresh=False,
+                          health=self._health(t.name, st, now))
+
+    def _record(self, t: SwitchTarget, st: _State, result: SwitchPoll, now: float, *, counted: bool) -> None:
+        """Account one finished (or overdue) poll: counters, back-off, and a log line when the state changes.
+        ``counted``: the poll already counted as a failure when it passed its deadline."""
+        extra = {"target": t.name}
+        if not counted:
+            st.polls += 1
+        if result.counters is not None:
+            if st.up is False:
+                down = "" if st.down_since is None else f" after {now - st.down_since:.1f} s"
+                log.info("switch %s: up again%s (%d failed attempt(s))", t.name, down, st.consecutive, extra=extra)
+            st.up, st.consecutive, st.next_due, st.down_since = True, 0, 0.0, None
+            st.last_error = None
+            st.last_success_wall = self._wall()
+            st.latest = result
+            return
+        st.latest = result
+        if not counted:
+            st.failures += 1
+            st.consecutive += 1
+        st.last_error = result.error
+        delay = self.backoff.delay(st.consecutive, self._rng)
+        st.next_due = now + delay
+        if st.up is not False:
+            st.down_since = now
+            log.warning("switch %s: down: %s; retrying with back-off (next in %.1f s, at most every %g s)", t.name,
+                        result.error, delay, self.backoff.ceiling_s, extra=extra)
+        else:
+            log.debug("switch %s: still down (%d in a row): %s; next attempt in %.1f s", t.name, st.consecutive,
+                      result.error, delay, extra=extra)
+        st.up = False
+
+    def _health(self, name: str, st: _State, now: float) -> SwitchHealth:
+        retry = max(0.0, st.next_due - now) if st.future is None and st.up is False else None
+        return SwitchHealth(name, st.up, st.attempts, st.polls, st.failures, st.overruns, st.consecutive,
+                            st.last_error, st.last_success_wall, retry)
+
+    def health(self) -> list[SwitchHealth]:
+        """Every switch's polling health, in target order."""
+        now = self._clock()
+        return [self._health(t.name, self._state[t.name], now) for t in self.targets]
 
     def close(self) -> None:
         """Close every session and stop the worker threads."""
@@ -248,12 +392,50 @@ class SwitchPoller:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+class _SshTracebacks(logging.Filter):
+    """Drops the ERROR lines paramiko's transport thread logs when a connection fails (``Exception (client): ...``
+    and the traceback, one record per line): the same error reaches the poller, which logs one line per change of
+    state."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+_SSH_FILTER = _SshTracebacks()
+
+
+def quiet_ssh_tracebacks() -> None:
+    """Install :class:`_SshTracebacks` on paramiko's transport logger (by name; idempotent)."""
+    logger = logging.getLogger("paramiko.transport")
+    if _SSH_FILTER not in logger.filters:
+        logger.addFilter(_SSH_FILTER)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """An error message on one line (netmiko's run over several), cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
 S = ("switch",)
 SI = ("switch", "interface")
 SRC = "switch CLI via the platform driver (fabricd.nos.<platform>.show)"
 
-UP = MetricSpec("fabricd_switch_up", "gauge", "1 when the switch answered every show command in this scrape, else 0.",
+UP = MetricSpec("fabricd_switch_up", "gauge",
+                "1 when the switch answered every show command in its latest poll, else 0 (also while it backs off).",
                 S, SRC)
+LAST_SUCCESS = MetricSpec(
+    "fabricd_switch_last_success_timestamp_seconds", "gauge",
+    "When the switch last answered every show command (Unix time); absent until it has once. time() minus this is "
+    "how stale its counters are.", S, SRC)
+CONSECUTIVE_FAILURES = MetricSpec(
+    "fabricd_switch_consecutive_failures", "gauge",
+    "Failed polls of the switch since its last success (0 while it answers); the poller backs off exponentially "
+    "while this grows.", S, SRC)
+CONNECT_ATTEMPTS = MetricSpec("fabricd_switch_connection_attempts_total", "counter",
+                              "Sessions the poller opened or tried to open to the switch.", S, SRC)
+POLL_OVERRUNS = MetricSpec("fabricd_switch_poll_overruns_total", "counter",
+                           "Polls of the switch that ran past their deadline (a slow or hung session).", S, SRC)
 POLL_DURATION = MetricSpec("fabricd_switch_poll_duration_seconds", "gauge",
                            "Time the switch's show commands took in this scrape, in seconds.", S, SRC)
 PFC_FRAMES = MetricSpec(
@@ -315,7 +497,8 @@ class SwitchCollector:
 
     name = "switch"
     metrics: tuple[MetricSpec, ...] = (
-        UP, POLL_DURATION, PFC_FRAMES, PFC_FRAMES_ALL, PFC_DURATION, QUEUE_PACKETS, QUEUE_BYTES, QUEUE_DROPPED,
+        UP, LAST_SUCCESS, CONSECUTIVE_FAILURES, CONNECT_ATTEMPTS, POLL_OVERRUNS, POLL_DURATION, PFC_FRAMES,
+        PFC_FRAMES_ALL, PFC_DURATION, QUEUE_PACKETS, QUEUE_BYTES, QUEUE_DROPPED,
         QUEUE_DROPPED_BYTES, QUEUE_WRED, QUEUE_ECN, PFCWD_DETECTED, PFCWD_RESTORED, PFCWD_STORMED, PFCWD_DROPPED,
         IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS,
     )
@@ -339,6 +522,13 @@ class SwitchCollector:
         up = c is not None and not c.problems
         fam(UP).add((sw,), int(up))
         fam(POLL_DURATION).add((sw,), result.duration_s)
+        h = result.health
+        if h is not None:
+            if h.last_success_wall is not None:
+                fam(LAST_SUCCESS).add((sw,), h.last_success_wall)
+            fam(CONSECUTIVE_FAILURES).add((sw,), h.consecutive_failures)
+            fam(CONNECT_ATTEMPTS).add((sw,), h.attempts)
+            fam(POLL_OVERRUNS).add((sw,), h.overruns)
         if result.error is not None:
             scrape.problem(f"switch {sw}: {result.error}")
         if c is None:

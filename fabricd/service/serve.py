@@ -3,8 +3,10 @@
 One process runs, on its own threads:
 
 - the **host exporter**: the host collectors (NIC, RDMA, NIC config) of this machine or of one replay root;
-- the **switch poller**: every inventory switch over a kept-open driver session, every ``switch_poll_s``; each
-  poll feeds the watchdog and is what the next scrape exports (one session per switch serves both);
+- the **switch poller**: every inventory switch over a kept-open driver session, every ``switch_poll_s``, each with
+  its own deadline (``switch_timeout_s``) and exponential back-off while it fails (``switch_backoff``), so one bad
+  switch never slows the others; each poll feeds the watchdog and is what the next scrape exports (one session per
+  switch serves both);
 - the **watchdog**: host sources every ``poll``, the switch poll, events to the webhook sinks and ``/events``;
 - the **drift audit**: hosts and switches against the intent every ``drift_interval_s``;
 - the **HTTP endpoint**: ``/metrics`` and the JSON status API (:mod:`fabricd.service.api`) on 127.0.0.1.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +28,7 @@ from fabricd import __version__
 from fabricd.collectors.core import Registry, Scrape
 from fabricd.collectors.host import host_collectors
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
-from fabricd.collectors.switch import SwitchCollector
+from fabricd.collectors.switch import Backoff, CommandRunner, SwitchCollector, SwitchTarget
 from fabricd.collectors.watchdog import WatchdogCollector
 from fabricd.collectors.webconfig import WebConfig
 from fabricd.inventory import Inventory
@@ -53,6 +55,8 @@ class ServeOptions:
     switches: bool = True
     switch_names: Sequence[str] | None = None
     switch_poll_s: float = 1.0
+    switch_timeout_s: float = 10.0
+    switch_backoff: Backoff = field(default_factory=Backoff)
     verify_host_key: bool = True
     drift_interval_s: float = 300.0
     drift: bool = True
@@ -84,7 +88,9 @@ class _FleetCollector:
 class Service:
     """The service's parts, built from an inventory; :meth:`start` runs them, :meth:`stop` ends them."""
 
-    def __init__(self, inventory: Inventory | None, options: ServeOptions) -> None:
+    def __init__(self, inventory: Inventory | None, options: ServeOptions, *,
+                 switch_factory: Callable[[SwitchTarget], CommandRunner] | None = None) -> None:
+        """``switch_factory`` opens a switch session (default: the platform driver over SSH)."""
         self.inventory = inventory
         self.options = options
         fabric = inventory.fabric if inventory is not None else None
@@ -94,7 +100,10 @@ class Service:
         periods: dict[str, float] = {}
         self.fleet: SwitchFleet | None = None
         if fabric is not None and options.switches and fabric.switches:
-            self.fleet = SwitchFleet(fabric, options.switch_names, verify_host_key=options.verify_host_key)
+            self.fleet = SwitchFleet(fabric, options.switch_names, verify_host_key=options.verify_host_key,
+                                     factory=switch_factory, timeout_s=options.switch_timeout_s,
+                                     backoff=options.switch_backoff,
+                                     wait_s=min(options.switch_poll_s / 2, options.switch_timeout_s))
             sources.append(self.fleet)
             periods[self.fleet.name] = options.switch_poll_s
         self.webhooks = [WebhookSink(url) for url in options.webhooks]
@@ -178,7 +187,15 @@ class Service:
                  "checked": d.checked_ts, "error": d.error}
                 for d in (self.auditor.snapshot() if self.auditor is not None else [])
             ],
-            "webhooks": [{"url": w.url, "sent": w.sent, "failed": w.failed} for w in self.webhooks],
+            "switches": [
+                {"name": h.name, "up": h.up, "attempts": h.attempts, "polls": h.polls, "failures": h.failures,
+                 "overruns": h.overruns, "consecutive_failures": h.consecutive_failures, "last_error": h.last_error,
+                 "last_success": h.last_success_wall,
+                 "retry_in_s": None if h.retry_in_s is None else round(h.retry_in_s, 3)}
+                for h in (self.fleet.health() if self.fleet is not None else [])
+            ],
+            "webhooks": [{"url": w.url, "sent": w.sent, "failed": w.failed, "retries": w.retried}
+                         for w in self.webhooks],
         }
 
     def events(self, since: float) -> list[dict[str, Any]]:

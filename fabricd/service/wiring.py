@@ -5,7 +5,8 @@
   inventory, the host's NIC netdevs and the intent's lossless priorities are watched; without one, every interface
   with statistics and every priority that has pause counters.
 - **Switches.** Each inventory switch through its platform driver (netmiko over SSH, kept open), polled every
-  ``switch_poll_s``; a switch that cannot be reached is retried with back-off and shows up in ``/status``.
+  ``switch_poll_s``, each with its own deadline; a switch that cannot be reached is retried with exponential
+  back-off and jitter (:class:`~fabricd.collectors.switch.Backoff`) and shows up in ``/status`` under ``switches``.
 - **Parameters.** Flags win over the intent's ``policy.pfc.watchdog``; then fabricd's defaults.
 """
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fabricd.collectors.switch import CommandRunner, SwitchPoll, SwitchPoller, SwitchTarget
+from fabricd.collectors.switch import Backoff, CommandRunner, SwitchHealth, SwitchPoll, SwitchPoller, SwitchTarget
 from fabricd.errors import DriverError, UsageError
 from fabricd.inventory import Inventory
 from fabricd.model import Fabric
@@ -132,15 +133,22 @@ def _live_host(name: str, prios: Iterable[int] | None, ifaces: list[str] | None)
 class SwitchFleet:
     """Every watched switch behind one :class:`~fabricd.collectors.switch.SwitchPoller` (kept-open sessions,
     bounded concurrency): each poll feeds the watchdog and is kept for the exporter's next scrape, so ``fabricd
-    serve`` opens one session per switch for both."""
+    serve`` opens one session per switch for both.
+
+    Each switch runs on its own: one watchdog round waits at most ``wait_s`` (half the poll period by default) for
+    the switches it started, each switch's poll has its own deadline (``timeout_s``), and a switch that fails backs
+    off (``backoff``). A switch that is slow, hung or down delays only itself; the watchdog is fed only results that
+    are new since the last round, so a stale sample never looks like a quiet counter."""
 
     def __init__(self, fabric: Fabric, names: Sequence[str] | None = None, *,
                  factory: Callable[[SwitchTarget], CommandRunner] | None = None,
-                 concurrency: int = 16, timeout_s: float = 10.0, verify_host_key: bool = True) -> None:
+                 concurrency: int = 16, timeout_s: float = 10.0, verify_host_key: bool = True,
+                 backoff: Backoff | None = None, wait_s: float = 0.5) -> None:
         self.fabric = fabric
         self.targets = switch_targets(fabric, names)
         self.poller = SwitchPoller(self.targets, factory or driver_factory(fabric, verify_host_key=verify_host_key),
-                                   concurrency=concurrency, timeout_s=timeout_s)
+                                   concurrency=concurrency, timeout_s=timeout_s, backoff=backoff)
+        self.wait_s = wait_s
         prios = fabric.policy.pfc.priorities
         self.converters = {t.name: SwitchSource(t.name, priorities=prios) for t in self.targets}
         self.name = "switches"
@@ -148,8 +156,9 @@ class SwitchFleet:
         self._lock = threading.Lock()
 
     def poll(self, t: float) -> Batch:
-        """Poll every switch once; samples of the ones that answered, problems for the others."""
-        results = self.poller.poll()
+        """One round: samples of the switches that answered since the last round, problems for the ones that are
+        down. Raises (a failed round in ``/status``) only when no switch has answered and every one is failing."""
+        results = self.poller.poll(wait_s=self.wait_s)
         with self._lock:
             self.last = results
         out = Batch()
@@ -157,18 +166,25 @@ class SwitchFleet:
             if r.counters is None:
                 out.problems.append(f"{r.target.name}: {r.error}")
                 continue
+            if not r.fresh:
+                continue
             b = self.converters[r.target.name].to_batch(r.counters, t)
             out.pause.extend(b.pause)
             out.drops.extend(b.drops)
             out.wd.extend(b.wd)
             out.problems.extend(b.problems)
-        if results and all(r.counters is None for r in results):
+        if results and all(r.counters is None for r in results) and all(
+                h.up is False for h in self.poller.health()):
             raise DriverError("switches", "poll", "; ".join(out.problems))
         return out
 
     def latest(self) -> list[SwitchPoll]:
         with self._lock:
             return list(self.last)
+
+    def health(self) -> list[SwitchHealth]:
+        """Each switch's polling health (``/status``)."""
+        return self.poller.health()
 
     def close(self) -> None:
         self.poller.close()

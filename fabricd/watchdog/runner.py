@@ -146,8 +146,7 @@ class Watchdog:
             st.polls += 1
             st.last_poll_s = self.clock() - t0
         st.last_ok_wall = self.wall()
-        if batch.problems:
-            st.last_error = batch.problems[-1]
+        st.last_error = batch.problems[-1] if batch.problems else None  # cleared once the source recovers
         events = self.feed(batch)
         if self._deadline_capable(source):
             self._note_deadlines(source.name, batch)

@@ -7,7 +7,8 @@ fabricd's sub-second storm events too. Alert names match the shipped rules: a wa
 ``FabricPfcStormActive`` (firing on ``storm_detected``, resolved on ``storm_restored``), a drop
 ``FabricLosslessDrops``, a stuck switch watchdog ``FabricPfcWatchdogStuck``.
 
-Posting never blocks detection: events are queued; a full queue drops the oldest notification (logged).
+Posting never blocks detection: events are queued; a full queue drops the oldest notification (logged). A failed post
+is retried with exponential back-off and jitter (tenacity), never back to back.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import urllib.error
 import urllib.request
 from datetime import UTC, datetime
 from typing import Any
+
+import tenacity
 
 from .types import Event, EventKind
 
@@ -108,15 +111,32 @@ def payload_of(alert: dict[str, Any], *, receiver: str = "fabricd", external_url
     }
 
 
-class WebhookSink:
-    """Posts each event to ``url`` as an Alertmanager webhook notification. Call :meth:`close` to flush."""
+def _retryable(exc: BaseException) -> bool:
+    """Worth another try: the receiver was unreachable or timed out, or answered 429 or 5xx (a 4xx will not
+    change)."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return exc.code == 429 or exc.code >= 500
+    return isinstance(exc, (urllib.error.URLError, OSError))
 
-    def __init__(self, url: str, *, timeout_s: float = 5.0, max_queue: int = 1000, retries: int = 2) -> None:
+
+class WebhookSink:
+    """Posts each event to ``url`` as an Alertmanager webhook notification. Call :meth:`close` to flush.
+
+    A failed post is tried again ``retries`` times, after exponential back-off with jitter (``backoff_s``, doubling,
+    up to ``backoff_max_s``; tenacity), never back to back; a 4xx answer is not retried. :meth:`close` ends the
+    waiting: what is still failing then is counted as failed."""
+
+    def __init__(self, url: str, *, timeout_s: float = 5.0, max_queue: int = 1000, retries: int = 3,
+                 backoff_s: float = 1.0, backoff_max_s: float = 30.0) -> None:
         self.url = url
         self.timeout_s = timeout_s
         self.retries = retries
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
         self.sent = 0
         self.failed = 0
+        self.retried = 0
+        self._closing = threading.Event()
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=max_queue)
         self._detected: dict[tuple[str, str, str, int | None, str | None], float] = {}
         self._thread = threading.Thread(target=self._run, name="wd-webhook", daemon=True)
@@ -138,18 +158,39 @@ class WebhookSink:
             self._queue.put_nowait(body)
             log.warning("webhook %s: queue full, dropped the oldest notification", self.url)
 
+    def _send(self, data: bytes) -> None:
+        req = urllib.request.Request(self.url, data=data, method="POST",
+                                     headers={"Content-Type": "application/json", "User-Agent": "fabricd"})
+        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+            resp.read()
+
+    def _sleep(self, seconds: float) -> None:
+        self._closing.wait(seconds)  # close() cuts the wait short (and stop_when_event_set ends the retries)
+
+    def _before_sleep(self, state: tenacity.RetryCallState) -> None:
+        self.retried += 1
+        exc = state.outcome.exception() if state.outcome is not None else None
+        wait = state.next_action.sleep if state.next_action is not None else 0.0
+        log.info("webhook %s: post failed (attempt %d): %s; retrying in %.1f s", self.url, state.attempt_number,
+                 exc, wait)
+
     def _post(self, body: dict[str, Any]) -> bool:
         data = json.dumps(body).encode()
-        for attempt in range(self.retries + 1):
-            req = urllib.request.Request(self.url, data=data, method="POST",
-                                         headers={"Content-Type": "application/json", "User-Agent": "fabricd"})
-            try:
-                with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                    resp.read()
-                return True
-            except (urllib.error.URLError, OSError) as exc:
-                log.warning("webhook %s: post failed (attempt %d): %s", self.url, attempt + 1, exc)
-        return False
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.retries + 1) | tenacity.stop_when_event_set(self._closing),
+            wait=tenacity.wait_exponential(multiplier=self.backoff_s, max=self.backoff_max_s)
+            + tenacity.wait_random(0, self.backoff_s),
+            retry=tenacity.retry_if_exception(_retryable),
+            sleep=self._sleep,
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        try:
+            retrying(self._send, data)
+        except (urllib.error.URLError, OSError) as exc:
+            log.warning("webhook %s: notification not delivered: %s", self.url, exc)
+            return False
+        return True
 
     def _run(self) -> None:
         while True:
@@ -162,6 +203,8 @@ class WebhookSink:
                 self.failed += 1
 
     def close(self, timeout_s: float = 10.0) -> None:
-        """Send what is queued (up to ``timeout_s``) and stop the thread."""
+        """Send what is queued (up to ``timeout_s``; no more waiting between retries) and stop the thread."""
         self._queue.put(None)
-        self._thread.join(timeout_s)
+        self._thread.join(timeout_s / 2)
+        self._closing.set()
+        self._thread.join(timeout_s / 2)

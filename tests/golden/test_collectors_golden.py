@@ -120,7 +120,7 @@ def test_switch_captures(platform: str, update_goldens: bool) -> None:
     assert sorted(commands) == sorted(files), "the collector's commands changed"
     outputs = {cmd: strip_source((READERS / "switch" / rel).read_text()) for cmd, rel in files.items()}
     session = CapturedSwitch(outputs)
-    poller = SwitchPoller([target], lambda t: session, clock=frozen_clock)
+    poller = SwitchPoller([target], lambda t: session, clock=frozen_clock, wall=frozen_clock)
     try:
         registry = Registry([SwitchCollector(poller)], clock=frozen_clock)
         text = registry.exposition()

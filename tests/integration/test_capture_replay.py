@@ -41,7 +41,7 @@ def _series(text: str) -> dict[str, str]:
     """Sample lines by series, without the timing ones (they differ from run to run by nature)."""
     out = {}
     for line in text.splitlines():
-        if line.startswith("#") or "_duration_seconds" in line:
+        if line.startswith("#") or "_duration_seconds" in line or "_timestamp_seconds" in line:
             continue
         series, _, value = line.rpartition(" ")
         out[series] = value

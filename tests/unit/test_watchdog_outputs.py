@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,41 @@ def test_text_lines(lab_inventory: Path) -> None:
     line = format_event(events[1])
     assert "storm_detected" in line and "switch leaf1-sonic Ethernet0 prio 3 rx" in line
     assert "origin gpu1:ens1f0np0 (stalled_receiver)" in line
+
+
+def test_webhook_retries_with_growing_delays_and_not_on_4xx() -> None:
+    """A receiver that answers 503 twice, then 200: delivered on the third try, with a real, growing wait between
+    tries (back-off 0.1 s doubling, plus jitter); a 400 is given up at once."""
+    codes = {"/flaky": [503, 503, 200], "/bad": [400, 400, 400]}
+    seen: dict[str, list[float]] = {"/flaky": [], "/bad": []}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen[self.path].append(time.monotonic())
+            self.send_response(codes[self.path][len(seen[self.path]) - 1])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ev = Event(ts=1.0, event=EventKind.LOSSLESS_DROP, scope=Scope.SWITCH, device="s", interface="p", priority=3,
+               reason="queue_drop", count=5)
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        flaky = WebhookSink(base + "/flaky", timeout_s=2.0, retries=3, backoff_s=0.1, backoff_max_s=1.0)
+        bad = WebhookSink(base + "/bad", timeout_s=2.0, retries=3, backoff_s=0.1)
+        flaky(ev)
+        bad(ev)
+        flaky.close(10.0)
+        bad.close(10.0)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (flaky.sent, flaky.failed, flaky.retried) == (1, 0, 2)
+    t = seen["/flaky"]
+    assert len(t) == 3 and t[1] - t[0] >= 0.1 and t[2] - t[1] >= 0.2  # waited, and longer the second time
+    assert (bad.sent, bad.failed, bad.retried) == (0, 1, 0) and len(seen["/bad"]) == 1

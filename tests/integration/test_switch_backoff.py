@@ -1,0 +1,183 @@
+"""One bad switch never slows the others (issue 18, part 7): ``fabricd serve``'s :class:`Service`, in this process,
+polls three lab simulators over real SSH (netmiko -> asyncssh) beside two bad switches:
+
+- ``spine1``, whose port is closed (nothing listens; later its own simulator is put behind it, so it recovers);
+- ``spine2``, a TCP listener in this test that accepts and never sends an SSH banner (a hung box).
+
+Intervals, deadlines and the back-off are scaled down (0.2 s polls, 2 s deadline, back-off 0.4 s doubling to
+1.6 s) so the test takes seconds. It checks the healthy switches' freshness through ``/status`` while the bad ones
+fail, the number of connection attempts to the bad ones over the window, the ``up`` and staleness series, failures
+and overruns in ``/status``, ``last_error`` cleared after recovery, and one log line per change of state with no
+paramiko traceback."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from switchlab import lab_fabric, switch_lab
+from wdhelpers import get
+
+from fabricd.collectors.switch import Backoff, CommandRunner, SwitchTarget
+from fabricd.inventory import load_inventory
+from fabricd.lab.replay import ReplayHost, ReplayNic
+from fabricd.platforms.access import Access
+from fabricd.platforms.base import DriverOptions
+from fabricd.platforms.registry import make_driver
+from fabricd.platforms.secrets import Secret
+from fabricd.service.serve import ServeOptions, Service
+from fabricd.service.wiring import RootSpec
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+HEALTHY = ("leaf1-sonic", "leaf2-eos", "leaf4-nvue")
+DOWN, HUNG = "spine1", "spine2"
+
+
+class Silent:
+    """Accepts TCP connections, counts them and holds them open without ever writing (no SSH banner)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = int(self.sock.getsockname()[1])
+        self.accepted = 0
+        self.conns: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self.conns.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def closed_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def status(base: str) -> dict[str, Any]:
+    code, text = get(base + "/status")
+    assert code == 200
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def test_bad_switches_back_off_and_never_slow_the_healthy_ones(tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    root = ReplayHost(tmp_path / "gpu1", [ReplayNic("ens1f0np0", "mlx5_0", channels=0)]).build()
+    silent = Silent()
+    down = {"port": closed_port()}
+    fabric = lab_fabric()
+    opts = DriverOptions(read_timeout_s=5.0, conn_timeout_s=3.0)  # a hung dial holds its thread for 3 s
+    with switch_lab(tmp_path / "lab", names=(*HEALTHY, DOWN)) as lab:
+
+        def factory(target: SwitchTarget) -> CommandRunner:
+            if target.name in HEALTHY:
+                driver = lab.driver(target.name, opts)
+            else:
+                port = down["port"] if target.name == DOWN else silent.port
+                sw = fabric.switch(target.name)
+                assert sw is not None
+                sw = sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"host": "127.0.0.1", "port": port})})
+                access = Access(sw.name, "127.0.0.1", port, sw.credentials.username, Secret(lab.password),
+                                (lab.known_hosts,), verify_host_key=True)
+                driver = make_driver(sw, access, opts)
+            driver.open()
+            return driver
+
+        options = ServeOptions(
+            listen=("127.0.0.1", 0), roots=[RootSpec(root, "gpu1")], switch_names=[*HEALTHY, DOWN, HUNG],
+            switch_poll_s=0.2, switch_timeout_s=2.0, switch_backoff=Backoff(base_s=0.4, ceiling_s=1.6, jitter=0.25),
+            drift=False)
+        service = Service(load_inventory(REPO / "inventory" / "lab"), options, switch_factory=factory)
+        service.start()
+        try:
+            assert service.server is not None
+            assert service.server.request_queue_size == 128  # serve's listener has the exporter's backlog
+            base = service.server.base_url
+            # warm up: every healthy switch answered once (first SSH logins take a moment on a busy machine)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                sw = {s["name"]: s for s in status(base)["switches"]}
+                if all(sw[n]["up"] for n in HEALTHY):
+                    break
+                time.sleep(0.1)
+            else:
+                pytest.fail(f"healthy switches did not come up: {sw}")
+            start = {s["name"]: s for s in status(base)["switches"]}
+            accepted0 = silent.accepted
+            window = 6.0
+            worst = 0.0
+            t_end = time.monotonic() + window
+            while time.monotonic() < t_end:
+                now = time.time()
+                for s in status(base)["switches"]:
+                    if s["name"] in HEALTHY:
+                        worst = max(worst, now - s["last_success"])
+                time.sleep(0.1)
+            end = {s["name"]: s for s in status(base)["switches"]}
+            # the hung switch holds a dial for 3 s and its poll deadline is 2 s: a shared loop would go >= 2 s
+            # stale; on their own, the healthy switches stay within a few of their 0.2 s polls
+            assert worst < 1.5, f"healthy switches went {worst:.2f} s stale"
+            for n in HEALTHY:
+                assert end[n]["polls"] - start[n]["polls"] >= 10, (n, start[n], end[n])
+                assert end[n]["failures"] == 0 and end[n]["last_error"] is None
+            # without back-off: one dial per 0.2 s poll, 30 in 6 s; with it (0.3-0.4, 0.6-0.8, 1.2-1.6 s, then
+            # every 1.2-1.6 s): at most 7
+            dials = end[DOWN]["attempts"] - start[DOWN]["attempts"]
+            assert 2 <= dials <= 7, dials
+            assert end[DOWN]["up"] is False and end[DOWN]["failures"] == end[DOWN]["attempts"]
+            assert end[DOWN]["consecutive_failures"] >= 4 and end[DOWN]["last_success"] is None
+            assert "refused" in end[DOWN]["last_error"].lower() or "tcp" in end[DOWN]["last_error"].lower()
+            hung_dials = silent.accepted - accepted0
+            assert 1 <= hung_dials <= 3, hung_dials  # each dial waits 3 s for the banner, then backs off
+            assert end[HUNG]["up"] is False and end[HUNG]["overruns"] >= 1 and end[HUNG]["failures"] >= 2
+            code, text = get(base + "/metrics")
+            assert code == 200
+            assert f'fabricd_switch_up{{switch="{DOWN}"}} 0' in text
+            assert f'fabricd_switch_up{{switch="{HUNG}"}} 0' in text
+            assert 'fabricd_switch_up{switch="leaf2-eos"} 1' in text
+            assert f'fabricd_switch_last_success_timestamp_seconds{{switch="{DOWN}"}}' not in text
+            assert 'fabricd_switch_last_success_timestamp_seconds{switch="leaf2-eos"}' in text
+            assert f'fabricd_switch_poll_overruns_total{{switch="{HUNG}"}}' in text
+            # spine1 comes back: its simulator behind its address; the next back-off attempt finds it
+            down["port"] = lab.switches[DOWN].mgmt.port
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                back = {s["name"]: s for s in status(base)["switches"]}[DOWN]
+                if back["up"]:
+                    break
+                time.sleep(0.1)
+            assert back["up"] is True and back["last_error"] is None and back["consecutive_failures"] == 0
+        finally:
+            service.stop()
+            silent.close()
+    records = [r for r in caplog.records if r.name.startswith(("fabricd", "paramiko", "netmiko"))]
+    noisy = [r for r in records if r.exc_info or (r.name.startswith("paramiko") and r.levelno >= logging.WARNING)]
+    assert not noisy, [r.getMessage() for r in noisy]
+    poller = [r for r in records if r.name == "fabricd.collectors.switch" and r.levelno >= logging.INFO]
+    down_lines = [r.getMessage() for r in poller if f"switch {DOWN}:" in r.getMessage()]
+    assert len(down_lines) == 2 and "down" in down_lines[0] and "up again" in down_lines[1], down_lines
+    hung_lines = [r.getMessage() for r in poller if f"switch {HUNG}:" in r.getMessage()]
+    assert len(hung_lines) == 1 and "down" in hung_lines[0], hung_lines
