@@ -7,6 +7,7 @@ See eos_avd_oracle.py for how the structured config is built, what is formatting
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -105,6 +106,22 @@ def eos_policies(draw: st.DrawFn) -> dict[str, object]:
     lo = draw(st.one_of(st.integers(1, 2_000), st.integers(1, 4_000_000)))
     pol["ecn_profiles"][0].update(min_bytes=lo, max_bytes=lo + draw(st.integers(1, 4_000_000)),
                                   max_mark_probability_percent=draw(st.integers(1, 100)))
+    # what the other platforms of the lab fabric refuse is not EOS's business here: a SONiC-legal ECN profile name
+    # (FAB110) and a VLAN id every platform takes (FAB097 NX-OS, FAB111 SONiC, FAB130 NVUE)
+    name = pol["ecn_profiles"][0]["name"]
+    if not re.fullmatch(r"[A-Za-z0-9][-A-Za-z0-9_]{0,31}", name):
+        pol["ecn_profiles"][0]["name"] = "roce"
+        for tc in pol["qos"]["traffic_classes"]:
+            if tc.get("ecn_profile") == name:
+                tc["ecn_profile"] = "roce"
+    renumbered = {}
+    for vlan in pol.get("vlans", []):
+        renumbered[vlan["id"]] = vlan["id"] = draw(st.integers(2, 3724).filter(
+            lambda v: v not in renumbered.values()))
+    for host in doc["hosts"]:
+        for nic in host.get("nics", []):
+            if nic.get("vlan") in renumbered:
+                nic["vlan"] = renumbered[nic["vlan"]]
     return doc
 
 
