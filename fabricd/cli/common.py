@@ -58,14 +58,32 @@ TemplatesDirOpt = Annotated[
 DOCS_HINT = "see docs/ (README.md links every guide) or `fabricd COMMAND --help`"
 
 
+PIPE_WIDTH = 1000
+"""Console width when the output is piped or redirected and ``COLUMNS`` is unset: wide enough that no table cell
+(a rendered file's path, a doctor hint) is wrapped or cut, where rich would otherwise assume 80 columns."""
+RULE_WIDTH = 100
+"""Width of a section rule (the demo's stage titles), so that a piped run does not draw a PIPE_WIDTH-long line."""
+
+
+def _width(stream: Any) -> int | None:
+    """None (rich decides: the terminal's size, or COLUMNS) on a terminal or when COLUMNS is set; PIPE_WIDTH
+    otherwise."""
+    if os.environ.get("COLUMNS"):
+        return None
+    try:
+        return None if stream.isatty() else PIPE_WIDTH
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return PIPE_WIDTH
+
+
 def stdout() -> Console:
     """Data goes to stdout."""
-    return Console(soft_wrap=True)
+    return Console(soft_wrap=True, width=_width(sys.stdout))
 
 
 def stderr() -> Console:
     """Diagnostics go to stderr."""
-    return Console(stderr=True, soft_wrap=True)
+    return Console(stderr=True, soft_wrap=True, width=_width(sys.stderr))
 
 
 def inventory_path(path: Path | None) -> Path:
