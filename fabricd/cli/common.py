@@ -24,7 +24,7 @@ from fabricd.errors import FabricdError, UsageError
 
 
 class ExitCode(IntEnum):
-    """Exit codes, the same for every command (CONTRACTS.md)."""
+    """Exit codes, the same for every command (docs/contracts.md)."""
 
     OK = 0
     FINDINGS = 1
@@ -55,7 +55,7 @@ TemplatesDirOpt = Annotated[
                  help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2)."),
 ]
 
-DOCS_HINT = "see docs/ (README.md links every guide) or `fabricd COMMAND --help`"
+DOCS_HINT = "`fabricd COMMAND --help` gives every option, exit code and example"
 
 
 PIPE_WIDTH = 1000
@@ -114,14 +114,17 @@ def emit_json(data: Any) -> None:
 
 
 def docs_for(error: FabricdError | str) -> str:
-    """Where to read more about an error: the guide of its area, then the general pointer (DOCS_HINT)."""
+    """Where to read more about an error: the command that explains its area, then the general pointer (DOCS_HINT).
+    Only commands, never files: a user who installed the wheel has no docs/ folder."""
     from fabricd.errors import DriverError, HostBackendError, InventoryError, RenderError
 
     topics: tuple[tuple[type[FabricdError], str], ...] = (
-        (InventoryError, "docs/inventory.md (every field) and docs/checks.md (every check)"),
-        (RenderError, "docs/platforms.md (what each switch OS gets)"),
-        (DriverError, "docs/quickstart.md (the switch lab, push, diff and rollback)"),
-        (HostBackendError, "`fabricd doctor` (what this machine has) and docs/ci-audit.md"),
+        (InventoryError, "`fabricd schema` (every inventory field, its range and default) and `fabricd init DIR` "
+                         "(a valid inventory to compare with)"),
+        (RenderError, "`fabricd render --help` (outputs and --templates-dir)"),
+        (DriverError, "`fabricd lab up` (simulated switches to try push, diff and rollback on) and "
+                      "`fabricd push --help`"),
+        (HostBackendError, "`fabricd doctor` (what this machine has)"),
     )
     topic = next((doc for cls, doc in topics if isinstance(error, cls)), None)
     return f"{topic}; {DOCS_HINT}" if topic else DOCS_HINT

@@ -1,6 +1,6 @@
 """The sysfs/configfs backend: DCQCN knobs, CNP marking, RoCE ToS and mode, traffic_class, under a root.
 
-Files (MLNX_OFED mlx5 and the kernel ABI; anchors.md §3.2):
+Files (MLNX_OFED mlx5 and the kernel ABI):
 
 - ``/sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio>`` (0/1), ``roce_np/cnp_dscp``, ``roce_np/cnp_802p_prio``
   and the DCQCN parameter files (``roce_rp/rpg_*``..., ``roce_np/min_time_between_cnps``);
