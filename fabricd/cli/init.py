@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from fabricd import settings
-from fabricd.errors import UsageError
+from fabricd.errors import FabricdError, UsageError
 from fabricd.safepath import write_inside
 
-from .common import OutputFormat, OutputOpt, emit_json, stderr
+from .common import OutputFormat, OutputOpt, emit_json, fail, stderr
 
 
 def _starter(name: str) -> Path:
@@ -62,15 +62,18 @@ def register(app: typer.Typer) -> None:
         """Write a starting inventory into an empty directory: the lab fabric, or one of the shipped examples
         (--example).
 
-        Edit the files, then check them with fabricd validate DIR. Exit 2 when DIR is not empty or the example
-        is unknown; nothing is overwritten.
+        Edit the files, then check them with fabricd validate DIR.
+        Exit 2 when DIR is not empty or the example is unknown; nothing is overwritten.
 
         [bold]Example[/]: fabricd init ./fabric
         [bold]Example[/]: fabricd init --example sonic-only ./fabric && fabricd validate ./fabric
         """
-        source = _starter(example)
-        _check_empty(directory)
-        written = write_starter(source, directory)
+        try:
+            source = _starter(example)
+            _check_empty(directory)
+            written = write_starter(source, directory)
+        except FabricdError as exc:
+            fail(exc, exc.exit_code)
         if output == OutputFormat.JSON:
             emit_json({"example": example, "directory": str(directory), "files": [str(p) for p in written]})
             return
