@@ -79,5 +79,6 @@ def register(app: typer.Typer) -> None:
             return
         for path in written:
             typer.echo(str(path))
-        stderr().print(f"wrote the {example} inventory ({len(written)} files) to {directory}; next: "
-                       f"fabricd validate {directory}", highlight=False, markup=False)
+        files = "1 file" if len(written) == 1 else f"{len(written)} files"
+        stderr().print(f"wrote the {example} inventory ({files}) to {directory}; next: fabricd validate {directory}",
+                       highlight=False, markup=False)
