@@ -84,8 +84,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "traffic": ("traffic", "RC verbs traffic (pyverbs): WRITE, WRITE_WITH_IMM, SEND/RECV, READ, atomics; bandwidth "
                            "and latency."),
 }
-# Kept for callers that iterate the command modules (one module may be listed once).
-COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 
 _ROOT_SETTINGS: dict[str, Any] = {"pretty_exceptions_enable": False, "rich_markup_mode": "rich"}
 
