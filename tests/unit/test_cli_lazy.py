@@ -101,6 +101,9 @@ def test_unknown_command_is_a_usage_error() -> None:
     result = CliRunner().invoke(build_app(), ["no-such-command"])
     assert result.exit_code == 2
     assert "No such command" in result.output
+    result = CliRunner().invoke(build_app(), ["valdate"])
+    assert result.exit_code == 2
+    assert "Did you mean 'validate'" in " ".join(result.output.split())
 
 
 def test_root_group_lists_commands_in_table_order() -> None:
