@@ -14,7 +14,7 @@ _REPO_ROOT = _PACKAGE_DIR.parent
 
 
 def data_dir(name: str) -> Path:
-    """Return a shipped data folder: ``templates``, ``exporters``, ``inventory/lab`` or ``inventory/examples``.
+    """Return a shipped data folder: ``templates``, ``exporters``, ``inventory/lab``, ``inventory/examples``, ``docs``.
 
     In a wheel they live in ``fabricd/_data/<name>``; in a source checkout (editable install) at the repo root.
     """

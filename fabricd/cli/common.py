@@ -55,7 +55,7 @@ TemplatesDirOpt = Annotated[
                  help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2)."),
 ]
 
-DOCS_HINT = "`fabricd COMMAND --help` gives every option, exit code and example"
+DOCS_HINT = "`fabricd docs` lists the guides; `fabricd COMMAND --help` gives every option, exit code and example"
 
 
 PIPE_WIDTH = 1000
@@ -115,16 +115,14 @@ def emit_json(data: Any) -> None:
 
 def docs_for(error: FabricdError | str) -> str:
     """Where to read more about an error: the command that explains its area, then the general pointer (DOCS_HINT).
-    Only commands, never files: a user who installed the wheel has no docs/ folder."""
+    Commands, never file paths: the guides ship inside the package and ``fabricd docs PAGE`` prints them."""
     from fabricd.errors import DriverError, HostBackendError, InventoryError, RenderError
 
     topics: tuple[tuple[type[FabricdError], str], ...] = (
-        (InventoryError, "`fabricd schema` (every inventory field, its range and default) and `fabricd init DIR` "
-                         "(a valid inventory to compare with)"),
-        (RenderError, "`fabricd render --help` (outputs and --templates-dir)"),
-        (DriverError, "`fabricd lab up` (simulated switches to try push, diff and rollback on) and "
-                      "`fabricd push --help`"),
-        (HostBackendError, "`fabricd doctor` (what this machine has)"),
+        (InventoryError, "`fabricd docs inventory` (every field) and `fabricd docs checks` (every check)"),
+        (RenderError, "`fabricd docs platforms` (what each switch OS gets)"),
+        (DriverError, "`fabricd docs switch-lab` (push, diff and rollback, and a lab to rehearse them)"),
+        (HostBackendError, "`fabricd doctor` (what this machine has) and `fabricd docs ci-audit`"),
     )
     topic = next((doc for cls, doc in topics if isinstance(error, cls)), None)
     return f"{topic}; {DOCS_HINT}" if topic else DOCS_HINT

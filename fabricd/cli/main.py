@@ -27,6 +27,7 @@ from .common import run_guarded
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "Write a starting inventory into an empty directory: the lab fabric, or one of the shipped "
                      "examples (--example)."),
+    "docs": ("docs", "Read the guides that ship with fabricd: list them, or print one as Markdown."),
     "schema": ("schema", "Print the JSON Schema of the inventory (draft 2020-12)."),
     "validate": ("validate", "Check an inventory: every problem at once, errors and warnings, each with file:line, "
                              "a dotted path, expected vs got and a fix. Includes the PFC deadlock analysis (cycles "

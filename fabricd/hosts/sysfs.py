@@ -182,7 +182,7 @@ class SysfsBackend(HostBackend):
         if not root.is_dir():
             hint = ("modprobe rdma_cm (kernel >= 4.11 with CONFIG_CONFIGFS_FS)" if name == "rdma_cm" else
                     f"the {name} driver in use has no configfs (the vendor's out-of-tree driver has it; see "
-                    "docs/nics.md), or unset the knobs under this NIC's cc:")
+                    "`fabricd docs nics`), or unset the knobs under this NIC's cc:")
             raise HostBackendError("write", subsystem, f"{name} has no configfs directory", errno=errno.ENOENT,
                                    hint=hint)
         group = self.resolve(group_path)

@@ -68,3 +68,43 @@ def test_contracts_page_covers_what_users_rely_on() -> None:
                    "fabricd agent", "fabricd audit fleet", "--replay", "--hosts", "--matrix",
                    "--accept-new-host-keys", '"anchor_value"'):
         assert needle in text, needle
+
+
+def test_the_wheel_carries_the_guides_and_the_examples() -> None:
+    """pyproject's force-include puts docs/ and inventory/examples in the wheel, where settings.data_dir finds them;
+    the hints name pages through `fabricd docs PAGE`."""
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"docs" = "fabricd/_data/docs"' in pyproject
+    assert '"inventory/examples" = "fabricd/_data/inventory/examples"' in pyproject
+
+
+def test_docs_command_lists_and_prints_the_guides() -> None:
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+
+    runner = CliRunner()
+    listed = runner.invoke(build_app(), ["docs"])
+    assert listed.exit_code == 0
+    names = [line.split()[0] for line in listed.stdout.splitlines() if line.strip()]
+    assert {"contracts", "nics", "checks", "captures", "platforms", "inventory", "switch-lab", "ci-audit"} <= set(names)
+    page = runner.invoke(build_app(), ["docs", "contracts"])
+    assert page.exit_code == 0
+    assert page.stdout == (REPO / "docs" / "contracts.md").read_text(encoding="utf-8")
+    missing = runner.invoke(build_app(), ["docs", "nope"])
+    assert missing.exit_code == 2
+    assert "no such page" in missing.stderr and "contracts" in missing.stderr
+
+
+def test_every_page_a_hint_names_exists() -> None:
+    from fabricd.cli.docs import pages
+
+    known = set(pages())
+    named = set()
+    for path in _files(*SHIPPED):
+        try:
+            named |= set(re.findall(r"fabricd docs ([a-z][a-z0-9-]*)", path.read_text(encoding="utf-8")))
+        except UnicodeDecodeError:
+            continue
+    assert named, "no hint names a page"
+    assert named <= known, named - known

@@ -90,7 +90,7 @@ def watchdog_poll(ctx: Context) -> Iterator[Finding]:
        title="Watchdog timers are within every used platform's range",
        why="A timer outside a platform's range is rejected when pushed (or silently clamped), so switches of "
        "different OSes would detect storms at different times.",
-       fix="pick timers inside the ranges of every platform in the fabric (see docs/checks.md)")
+       fix="pick timers inside the ranges of every platform in the fabric (`fabricd docs checks`)")
 def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
     if not _watchdog_active(ctx):
