@@ -1,4 +1,4 @@
-"""The one error tree of fabricd (DESIGN.md §4.3).
+"""The one error tree of fabricd (exit codes: docs/contracts.md).
 
 Every error a user can see derives from :class:`FabricdError`. The CLI turns them into a located message and an
 exit code; nothing below ``fabricd.cli`` prints or exits.
@@ -46,7 +46,7 @@ class Problem:
     severity: str = "error"
 
     def render(self) -> str:
-        """``file:line: dotted.path: what is wrong (expected X, got Y); hint`` (DESIGN.md §4.2)."""
+        """``file:line: dotted.path: what is wrong (expected X, got Y); hint``."""
         head = f"{self.location}: " if self.location else ""
         where = f"{self.path}: " if self.path else ""
         text = f"{head}{where}{self.message}"

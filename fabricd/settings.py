@@ -1,6 +1,6 @@
 """Where fabricd finds its shipped data and keeps its state. No side effects at import time.
 
-Every global option has a ``FABRICD_*`` environment variable (DESIGN.md §4.6); the CLI reads them through Typer's
+Every global option has a ``FABRICD_*`` environment variable (docs/contracts.md); the CLI reads them through Typer's
 ``envvar=`` and hands the values down, so nothing below the CLI reads the environment except through here.
 """
 
@@ -14,7 +14,7 @@ _REPO_ROOT = _PACKAGE_DIR.parent
 
 
 def data_dir(name: str) -> Path:
-    """Return a shipped data folder: ``templates``, ``exporters`` or ``inventory/lab``.
+    """Return a shipped data folder: ``templates``, ``exporters``, ``inventory/lab``, ``inventory/examples``, ``docs``.
 
     In a wheel they live in ``fabricd/_data/<name>``; in a source checkout (editable install) at the repo root.
     """
@@ -28,6 +28,18 @@ def default_inventory() -> Path:
     """The embedded default fabric (``inventory/lab``), or ``FABRICD_INVENTORY`` when set."""
     env = os.environ.get("FABRICD_INVENTORY")
     return Path(env) if env else data_dir("inventory/lab")
+
+
+def starter_inventories() -> dict[str, Path]:
+    """The inventories ``fabricd init`` can write, by name: ``lab`` (the embedded fabric) and each shipped example
+    (``inventory/examples/<name>.yml`` or ``<name>/``)."""
+    found = {"lab": data_dir("inventory/lab")}
+    examples = data_dir("inventory/examples")
+    if examples.is_dir():
+        for entry in sorted(examples.iterdir()):
+            if entry.is_dir() or entry.suffix in (".yml", ".yaml"):
+                found.setdefault(entry.stem if entry.is_file() else entry.name, entry)
+    return found
 
 
 def state_dir() -> Path:

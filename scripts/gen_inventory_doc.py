@@ -37,8 +37,8 @@ RDMA NICs, and the **links** between switches. Hosts are cabled by each NIC's `p
 - `fabricd show [INVENTORY]` prints what the loader understood, after inheritance.
 
 The embedded lab fabric, [inventory/lab](../inventory/lab), is the running example: 2 spines, 4 leaves (one per
-switch OS), 8 hosts with mlx5 NICs and the standard RoCEv2 recipe. Other complete inventories are in
-[inventory/examples](../inventory/examples).
+switch OS), 8 hosts with mlx5 NICs and the standard RoCEv2 recipe. Other complete inventories ship with fabricd:
+`fabricd init --example NAME DIR` writes one (`fabricd init --help` lists them).
 
 This page is generated from the schema by `scripts/gen_inventory_doc.py`; a test fails when it is stale.
 """

@@ -60,16 +60,16 @@ HOST_CHECKS: tuple[HostCheck, ...] = (
               "`echo 106 > /sys/class/infiniband/DEV/tc/1/traffic_class`", Backend.SYSFS),
     HostCheck("HOST-ROCE-MODE", "RDMA-CM default RoCE mode", "`cma_roce_mode -d DEV -p 1 -m 2`", Backend.SYSFS),
     HostCheck("HOST-CNP", "CNP DSCP and 802.1p priority", "`fabricd host apply` writes the NIC family's CNP "
-              "files (mlx5 ecn/roce_np/cnp_dscp, bnxt_re cc/cnp_dscp; docs/nics.md)", Backend.SYSFS),
+              "files (mlx5 ecn/roce_np/cnp_dscp, bnxt_re cc/cnp_dscp; `fabricd docs nics`)", Backend.SYSFS),
     HostCheck("HOST-ECN-ENABLE", "congestion control (DCQCN / ECN) enabled for the RoCE priority",
               "`fabricd host apply` writes the family's enable (mlx5 ecn/roce_np|roce_rp/enable/<prio>, bnxt_re "
-              "cc/ecn_enable, irdma roce_dcqcn_enable or iw_ecn_enable; docs/nics.md)", Backend.SYSFS),
+              "cc/ecn_enable, irdma roce_dcqcn_enable or iw_ecn_enable; `fabricd docs nics`)", Backend.SYSFS),
     HostCheck("HOST-DCQCN", "congestion-control parameters", "`fabricd host apply`; values are per firmware, so "
               "set what the inventory sets (policy.dcqcn for mlx5, cc: per NIC)", Backend.SYSFS),
     HostCheck("HOST-GID", "RoCEv2 GID for the RDMA address", "the GID appears when the address is on the RDMA "
               "netdev (VLAN netdev when tagged); check `fabricd gids`", Backend.SYSFS),
     HostCheck("HOST-PREREQ", "NIC family prerequisites", "run the rendered host script, which checks and sets "
-              "them, or the command each one names (docs/nics.md)"),
+              "them, or the command each one names (`fabricd docs nics`)"),
 )
 CHECK_BY_CODE = {c.code: c for c in HOST_CHECKS}
 ROCE_V2 = "RoCE v2"

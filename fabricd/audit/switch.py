@@ -85,7 +85,7 @@ SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
                 "check mgmt.host/mgmt.port and the credentials in the inventory; for the lab: `fabricd lab up`"),
     SwitchCheck("SW-PARSE", "every output read back parsed (no output shape fabricd does not understand)",
                 "capture the device with `fabricd capture --device {switch}` and report the output shape (a "
-                "NOS release fabricd's parsers do not read yet); docs/captures.md"),
+                "NOS release fabricd's parsers do not read yet); `fabricd docs captures`"),
     SwitchCheck("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)",
                 "`fabricd diff --device {switch}` shows the difference; `fabricd push --device {switch}` restores "
                 "the intent"),

@@ -1,1 +1,1 @@
-"""L4: the command line. The only layer that prints or exits (DESIGN.md §4.5)."""
+"""L4: the command line. The only layer that prints or exits (docs/ARCHITECTURE.md)."""

@@ -24,7 +24,7 @@ from fabricd.errors import FabricdError, UsageError
 
 
 class ExitCode(IntEnum):
-    """Exit codes, the same for every command (CONTRACTS.md)."""
+    """Exit codes, the same for every command (docs/contracts.md)."""
 
     OK = 0
     FINDINGS = 1
@@ -55,17 +55,35 @@ TemplatesDirOpt = Annotated[
                  help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2)."),
 ]
 
-DOCS_HINT = "see docs/ (README.md links every guide) or `fabricd COMMAND --help`"
+DOCS_HINT = "`fabricd docs` lists the guides; `fabricd COMMAND --help` gives every option, exit code and example"
+
+
+PIPE_WIDTH = 1000
+"""Console width when the output is piped or redirected and ``COLUMNS`` is unset: wide enough that no table cell
+(a rendered file's path, a doctor hint) is wrapped or cut, where rich would otherwise assume 80 columns."""
+RULE_WIDTH = 100
+"""Width of a section rule (the demo's stage titles), so that a piped run does not draw a PIPE_WIDTH-long line."""
+
+
+def _width(stream: Any) -> int | None:
+    """None (rich decides: the terminal's size, or COLUMNS) on a terminal or when COLUMNS is set; PIPE_WIDTH
+    otherwise."""
+    if os.environ.get("COLUMNS"):
+        return None
+    try:
+        return None if stream.isatty() else PIPE_WIDTH
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return PIPE_WIDTH
 
 
 def stdout() -> Console:
     """Data goes to stdout."""
-    return Console(soft_wrap=True)
+    return Console(soft_wrap=True, width=_width(sys.stdout))
 
 
 def stderr() -> Console:
     """Diagnostics go to stderr."""
-    return Console(stderr=True, soft_wrap=True)
+    return Console(stderr=True, soft_wrap=True, width=_width(sys.stderr))
 
 
 def inventory_path(path: Path | None) -> Path:
@@ -96,14 +114,15 @@ def emit_json(data: Any) -> None:
 
 
 def docs_for(error: FabricdError | str) -> str:
-    """Where to read more about an error: the guide of its area, then the general pointer (DOCS_HINT)."""
+    """Where to read more about an error: the command that explains its area, then the general pointer (DOCS_HINT).
+    Commands, never file paths: the guides ship inside the package and ``fabricd docs PAGE`` prints them."""
     from fabricd.errors import DriverError, HostBackendError, InventoryError, RenderError
 
     topics: tuple[tuple[type[FabricdError], str], ...] = (
-        (InventoryError, "docs/inventory.md (every field) and docs/checks.md (every check)"),
-        (RenderError, "docs/platforms.md (what each switch OS gets)"),
-        (DriverError, "docs/quickstart.md (the switch lab, push, diff and rollback)"),
-        (HostBackendError, "`fabricd doctor` (what this machine has) and docs/ci-audit.md"),
+        (InventoryError, "`fabricd docs inventory` (every field) and `fabricd docs checks` (every check)"),
+        (RenderError, "`fabricd docs platforms` (what each switch OS gets)"),
+        (DriverError, "`fabricd docs switch-lab` (push, diff and rollback, and a lab to rehearse them)"),
+        (HostBackendError, "`fabricd doctor` (what this machine has) and `fabricd docs ci-audit`"),
     )
     topic = next((doc for cls, doc in topics if isinstance(error, cls)), None)
     return f"{topic}; {DOCS_HINT}" if topic else DOCS_HINT

@@ -14,12 +14,23 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.rule import Rule
 from rich.table import Table
 
 from fabricd import settings
 from fabricd.service.demo import Demo, DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .common import (
+    RULE_WIDTH,
+    ExitCode,
+    InventoryArg,
+    OutputFormat,
+    OutputOpt,
+    emit_json,
+    inventory_path,
+    stderr,
+    stdout,
+)
 
 _MARK = {StageStatus.OK: "[bold green]ok[/]", StageStatus.SKIPPED: "[yellow]skipped[/]",
          StageStatus.FAILED: "[bold red]FAILED[/]"}
@@ -209,7 +220,7 @@ class Narrator:
 
     def stage_started(self, index: int, total: int, name: str, title: str) -> None:
         self.console.print()
-        self.console.rule(f"[bold]{index}/{total}  {escape(title)}[/]", align="left")
+        self.console.print(Rule(f"[bold]{index}/{total}  {escape(title)}[/]", align="left"), width=RULE_WIDTH)
 
     def note(self, stage: str, text: str) -> None:
         self.console.print(f"[dim]{time.monotonic() - self.t0:6.1f}s[/]  {escape(text)}", highlight=False)
@@ -242,7 +253,7 @@ class _Quiet:
 
 def _summary(console: Console, report: DemoReport, keep_running: bool) -> None:
     console.print()
-    console.rule("[bold]summary[/]", align="left")
+    console.print(Rule("[bold]summary[/]", align="left"), width=RULE_WIDTH)
     table = Table()
     for col, just in (("#", "right"), ("stage", "left"), ("result", "left"), ("s", "right"), ("key result", "left")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]

@@ -5,18 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from fabricd.deploy.pipeline import PushOptions
 from fabricd.deploy.result import TargetResult, TargetState
-from fabricd.platforms.base import DriverOptions
 
 from .common import stderr
+
+if TYPE_CHECKING:  # imported where used: the pipeline pulls in every NOS and netmiko, which the commands that
+    # only share this module's options (export, watch, serve, audit) do not need to start
+    from fabricd.deploy.pipeline import PushOptions
 
 DeviceOpt = Annotated[
     list[str] | None,
@@ -88,6 +90,9 @@ def push_options(
     confirm_timeout_s: int = 120,
     accept_new_host_keys: Path | None = None,
 ) -> PushOptions:
+    from fabricd.deploy.pipeline import PushOptions
+    from fabricd.platforms.base import DriverOptions
+
     return PushOptions(
         dry_run=dry_run,
         concurrency=concurrency,

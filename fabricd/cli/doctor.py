@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
                 table.add_row(c.feature, c.name, mark, c.detail, "" if c.ok else c.fix)
             stdout().print(table)
             if parsers:
-                stdout().print(f"{len(parsers)} parser role(s) unverified (no real capture; docs/platforms.md):",
+                stdout().print(f"{len(parsers)} parser role(s) unverified (no real capture; `fabricd docs platforms`):",
                                highlight=False)
             for c in parsers:  # one line each: platform/role, command, why
                 stdout().print(f"  unverified {escape(c.name)}: `{escape(c.detail)}`: {escape(c.fix)}", soft_wrap=True,

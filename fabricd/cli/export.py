@@ -4,10 +4,12 @@ queue, ECN and watchdog counters of the inventory's switches)."""
 from __future__ import annotations
 
 import logging
-import os
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -15,7 +17,7 @@ import typer
 from fabricd.collectors.core import Family, MetricSpec, Registry, render
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
-from fabricd.collectors.server import DEFAULT_LISTEN, listen_option
+from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, bind_error, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import UsageError
 
@@ -100,30 +102,30 @@ def _web(path: Path | None) -> WebConfig | None:
 
 
 def serve(registry: Registry, listen: str, web: WebConfig | None, what: str) -> None:
-    """Serve ``registry`` until SIGTERM/SIGINT, in this process (the switch exporter)."""
-    from .export_serve import serve_registry
+    """Serve ``registry`` on ``listen`` until SIGTERM/SIGINT. Raises :class:`UsageError` on a bad address or one
+    that cannot be bound. Commands load on first use (cli/main.py), so this process holds only the exporter's
+    own modules: no second, slimmer process is needed."""
+    host, port = listen_option(listen)
+    try:
+        server = ExporterServer((host, port), registry.exposition, web)
+    except OSError as exc:
+        raise bind_error(listen, exc) from exc
+    err = stderr()
+    if server.exposed:
+        err.print(f"warning: serving {what} on {host} without TLS or authentication; give --web-config to protect "
+                  "it", highlight=False, markup=False)
+    err.print(f"fabricd {what} exporter on {server.url} (stop with Ctrl-C or SIGTERM)", highlight=False, markup=False)
 
-    serve_registry(registry, listen, web, what)
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
 
-
-def exec_slim_host_server(root: Path | None, listen: str, web_config: Path | None, include: str | None,
-                          collectors: str, include_virtual: bool = False,
-                          config_interval: float = CONFIG_INTERVAL_S) -> None:
-    """Replace this process (same pid) with the slim host-exporter process (:mod:`fabricd.cli.export_serve`)."""
-    listen_option(listen)  # check before replacing the process
-    argv = [sys.executable, "-m", "fabricd.cli.export_serve", "--listen", listen, "--collectors", collectors,
-            "--config-interval", repr(config_interval)]
-    if root is not None:
-        argv += ["--root", str(root)]
-    if web_config is not None:
-        argv += ["--web-config", str(web_config.resolve())]
-    if include is not None:
-        argv += ["--include", include]
-    if include_virtual:
-        argv.append("--include-virtual")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(sys.executable, argv)
+    old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        server.server_close()
 
 
 def register(app: typer.Typer) -> None:
@@ -171,7 +173,7 @@ def register(app: typer.Typer) -> None:
         _logging()
         base = root if root is not None else Path("/")
         if root is not None:
-            check_root(root, "give the replay directory that holds sys/ and ethtool/ (see CONTRACTS.md)")
+            check_root(root, "give the replay directory that holds sys/ and ethtool/ (`fabricd export host --help`)")
         web = _web(web_config)
         registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
                                             enabled=_collectors_opt(collectors), include_virtual=include_virtual,
@@ -180,10 +182,7 @@ def register(app: typer.Typer) -> None:
         if once:
             print_scrape(registry.scrape(), output)
             return
-        if os.environ.get("FABRICD_EXPORT_NO_EXEC"):
-            serve(registry, listen, web, "host")
-        else:
-            exec_slim_host_server(root, listen, web_config, include, collectors, include_virtual, config_interval)
+        serve(registry, listen, web, "host")
 
     @export_app.command("metrics-doc", hidden=True)
     def metrics_doc_cmd(

@@ -91,7 +91,7 @@ def up_cmd(
     Builds the image first when it is not cached. A second 'up' while running is a no-op.
 
     [bold]Example[/]: fabricd lab vm up
-    [bold]Example[/]: fabricd lab vm up inventory/examples/softroce.yml
+    [bold]Example[/]: fabricd init --example softroce ./vms && fabricd lab vm up ./vms
     [bold]Example[/]: fabricd lab vm up --host gpu1 --host gpu5
     """
     inv = load_inventory(inventory_path(inventory))

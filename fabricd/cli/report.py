@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Draw a run's pictures: storm-timeline.png, dashboard.png and topology.png.
 
-        [bold]Example[/]: fabricd report --out docs/img   (from the last `fabricd demo` run)
+        [bold]Example[/]: fabricd report --out ./pictures   (from the last `fabricd demo` run)
         [bold]Example[/]: fabricd report --prometheus http://127.0.0.1:9090 --since 600 --out /tmp/pics  (any fabric)
         """
         fabric = load_inventory(inventory_path(inventory)).fabric

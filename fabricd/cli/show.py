@@ -110,7 +110,7 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd show
 
-        [bold]Example[/]: fabricd show inventory/examples/sonic-only.yml --section policy --output json
+        [bold]Example[/]: fabricd show ./fabric --section policy --output json
         """
         path = inventory_path(inventory)
         fabric = load_inventory(path).fabric

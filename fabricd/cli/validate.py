@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check an inventory: every problem at once, errors and warnings, each with file:line, a dotted path,
         expected vs got and a fix. Includes the PFC deadlock analysis (cycles of lossless buffer dependencies over
-        the ECMP shortest paths); --fail-links N repeats it for N-link failures. Codes: docs/checks.md.
+        the ECMP shortest paths); --fail-links N repeats it for N-link failures.
 
         Exit codes: [bold]0[/] no errors (warnings allowed), [bold]1[/] semantic errors found (FABnnn),
         [bold]2[/] the inventory could not be loaded (YAML syntax, unknown keys, wrong types or ranges: INVnnn,
@@ -128,7 +128,9 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd validate
 
-        [bold]Example[/]: fabricd validate inventory/examples/sonic-only.yml --fail-links 1 --output json
+        [bold]Example[/]: fabricd init --example sonic-only ./fabric
+
+        [bold]Example[/]: fabricd validate ./fabric --fail-links 1 --output json
         """
         path = inventory_path(inventory)
         try:

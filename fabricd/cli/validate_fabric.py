@@ -156,7 +156,7 @@ def register(app: typer.Typer) -> None:
         intended priority. Checks a NIC cannot support (rxe: PFC, ECN, per-priority counters) are reported as not
         checkable, with what they need. Exit 0 ok, 1 findings, 2 bad input, 3 some pairs did not run.
 
-        [bold]Example[/]: fabricd validate-fabric inventory/examples/softroce.yml   (after 'fabricd lab vm up' of it)
+        [bold]Example[/]: fabricd validate-fabric ./vms   (after 'fabricd lab vm up ./vms')
         [bold]Example[/]: fabricd validate-fabric --pair gpu1:gpu3 --junit validate.xml
         [bold]Example[/]: fabricd validate-fabric --matrix all-pairs --bar 0.9 --junit matrix.xml
         """
@@ -186,7 +186,7 @@ def register(app: typer.Typer) -> None:
         pairs = wanted or default_pairs(fabric)
         if not pairs:
             raise UsageError("the inventory has fewer than two hosts with an RDMA NIC and an address",
-                             hint="add hosts, or use inventory/examples/softroce.yml")
+                             hint="add hosts, or start from `fabricd init --example softroce DIR`")
         if via == "ssh":
             runners, why_not, accel = ssh_runners(fabric, ssh_user=ssh_user, identity=identity,
                                                   known_hosts=known_hosts, insecure=insecure,

@@ -85,8 +85,8 @@ def register(app: typer.Typer) -> None:
                  "every priority that has pause counters is watched.")] = None,
         root: Annotated[list[str] | None, typer.Option(
             "--root", envvar="FABRICD_ROOT",
-            help="Replay root to read instead of this host (CONTRACTS.md layout); HOST=DIR names the inventory "
-                 "host it stands for. Repeatable.")] = None,
+            help="Replay root to read instead of this host (a host's sys/ and ethtool/ files); HOST=DIR names the "
+                 "inventory host it stands for. Repeatable.")] = None,
         host: Annotated[str | None, typer.Option(
             "--host", envvar="FABRICD_HOST",
             help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,

@@ -16,7 +16,7 @@ An absent counter is never exported as 0: collectors only add samples for values
 
 Exposition is written by :func:`render` (Prometheus text format 0.0.4) instead of prometheus_client's
 ``generate_latest``: label strings are built once per series and reused, so a scrape costs about 0.15-0.5 µs per
-sample instead of ~10 µs (../shared/reference/components.md §4; measured in bench/scrape.py, docs/PERFORMANCE.md).
+sample instead of ~10 µs (measured in bench/scrape.py, docs/PERFORMANCE.md).
 :class:`PrometheusBridge` exposes the same families to a prometheus_client registry for embedding.
 """
 

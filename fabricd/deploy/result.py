@@ -1,4 +1,4 @@
-"""Per-target results of push, diff and rollback (DESIGN.md §4.4: collect per target, never abort the rest)."""
+"""Per-target results of push, diff and rollback (collected per target: one failure never aborts the rest)."""
 
 from __future__ import annotations
 

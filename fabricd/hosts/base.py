@@ -3,7 +3,7 @@
 A backend owns one kind of host object (netlink links, sysfs/configfs files, DCB objects). It implements four
 primitives on a single ``(object, path)`` pair: :meth:`HostBackend.read`, :meth:`HostBackend.satisfied`,
 :meth:`HostBackend.write` and :meth:`HostBackend.write_back`; the shared logic here turns them into the
-DESIGN.md contract. ``apply`` reads a snapshot of every object it will touch first; on any failure it writes the
+all-or-nothing contract. ``apply`` reads a snapshot of every object it will touch first; on any failure it writes the
 snapshot back in reverse order and reports what happened in an :class:`ApplyResult`, so nothing is left
 half-applied.
 """

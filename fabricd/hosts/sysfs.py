@@ -1,6 +1,6 @@
 """The sysfs/configfs backend: DCQCN knobs, CNP marking, RoCE ToS and mode, traffic_class, under a root.
 
-Files (MLNX_OFED mlx5 and the kernel ABI; anchors.md §3.2):
+Files (MLNX_OFED mlx5 and the kernel ABI):
 
 - ``/sys/class/net/<if>/ecn/roce_np|roce_rp/enable/<prio>`` (0/1), ``roce_np/cnp_dscp``, ``roce_np/cnp_802p_prio``
   and the DCQCN parameter files (``roce_rp/rpg_*``..., ``roce_np/min_time_between_cnps``);
@@ -182,7 +182,7 @@ class SysfsBackend(HostBackend):
         if not root.is_dir():
             hint = ("modprobe rdma_cm (kernel >= 4.11 with CONFIG_CONFIGFS_FS)" if name == "rdma_cm" else
                     f"the {name} driver in use has no configfs (the vendor's out-of-tree driver has it; see "
-                    "docs/nics.md), or unset the knobs under this NIC's cc:")
+                    "`fabricd docs nics`), or unset the knobs under this NIC's cc:")
             raise HostBackendError("write", subsystem, f"{name} has no configfs directory", errno=errno.ENOENT,
                                    hint=hint)
         group = self.resolve(group_path)

@@ -1,4 +1,4 @@
-"""PFC headroom per port, SONiC's formula (sonic-swss cfgmgr/buffer_headroom_mellanox.lua, DESIGN.md §6).
+"""PFC headroom per port, SONiC's formula (sonic-swss cfgmgr/buffer_headroom_mellanox.lua).
 
 After a port sends XOFF, bytes keep arriving for one round trip on the cable plus the peer's reaction time. The
 xoff headroom must absorb them:

@@ -239,7 +239,8 @@ class HostPlan(Model):
     host: str
     steps: list[HostStep] = Field(default_factory=list)
     prerequisites: list[PrerequisiteIntent] = Field(
-        default_factory=list, description="what the NICs' families need first and no backend sets (docs/nics.md)")
+        default_factory=list,
+        description="what the NICs' families need first and no backend sets (`fabricd docs nics`)")
 
     def for_backend(self, backend: Backend) -> list[HostStep]:
         return [s for s in self.steps if s.backend == backend]

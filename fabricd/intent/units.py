@@ -2,7 +2,7 @@
 
 Every function is pure and cheap; the switch intent calls them once per policy and caches the result.
 
-Units (anchors.md §2.2, §3.6, §3.7):
+Units (SONiC, Arista EOS and Cisco NX-OS QoS documentation):
 
 * ECN/WRED thresholds are stored in bytes. Arista EOS (``random-detect ecn ... kbytes``) and Cisco NX-OS
   (``random-detect minimum-threshold ... kbytes``) take kbytes; the vendors' own recipes write NVIDIA's

@@ -1,7 +1,7 @@
 """PFC watchdog timers per platform: the policy's milliseconds in each NOS's own units and ranges.
 
 The policy stores ``detection_ms``, ``restoration_ms``, ``poll_ms`` and an action (drop | forward | alert). Each
-platform expresses a different subset (anchors.md §2.1):
+platform expresses a different subset (SONiC pfcwd, vendor QoS guides):
 
 ========  ===========================================================  ==========================================
 Platform  How it is expressed                                          What it cannot express
@@ -15,7 +15,7 @@ EOS       ``priority-flow-control pause watchdog port timer timeout T  ``forward
                                                                        0.01-60 s or not whole 10 ms (rounded up),
                                                                        polling outside 0.005-30 s or above half
                                                                        the smaller timer (third-party guide,
-                                                                       anchors.md §6: unverified)
+                                                                       unverified)
 NX-OS     ``priority-flow-control watch-dog interval P`` (100-1000 ms,  a poll outside 100-1000 ms; timers that are
           NDFC ``pfc_watch_int``; not rendered at the default 100),    not whole polls or above 40 / 100 polls;
           per interface ``watch-dog interface-multiplier N``            ``forward`` (NX-OS drops, or with

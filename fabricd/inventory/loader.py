@@ -139,7 +139,7 @@ def load_inventory(path: Path | str) -> Inventory:
             raise InventoryError([
                 Problem("no YAML files in the inventory directory", location=Location(root),
                         expected="one or more *.yml or *.yaml files", got="none",
-                        hint="add fabric.yml (see inventory/lab for an example)", code="INV011")
+                        hint="add fabric.yml, or write a starting inventory with `fabricd init DIR`", code="INV011")
             ])
     else:
         files = [root]

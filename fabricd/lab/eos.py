@@ -1,7 +1,7 @@
 """Simulated Arista EOS: config sessions with diffs, commit, abort and commit timers; checkpoints; QoS show commands.
 
 Behaviour follows EOS's documented CLI (Arista EOS User Manual, "Configuration sessions"; AVD's qos-profiles and
-priority-flow-control templates, anchors.md §3.6):
+priority-flow-control templates):
 
 - login as a privilege-15 user lands in ``host#``; ``terminal length 0`` answers ``Pagination disabled.`` and
   ``terminal width N`` answers ``Width set to N columns.`` (the strings netmiko's arista_eos driver waits for);

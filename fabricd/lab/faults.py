@@ -1,4 +1,4 @@
-"""Fault injection for the lab switches: ``DEVICE:KIND[=ARG]`` (CONTRACTS.md, ``fabricd lab up --fault``).
+"""Fault injection for the lab switches: ``DEVICE:KIND[=ARG]`` (``fabricd lab up --fault``).
 
 Kinds:
 

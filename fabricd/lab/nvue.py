@@ -4,7 +4,7 @@
 
 Behaviour follows NVIDIA's NVUE command reference (Config Commands: apply waits for ``[y/N]`` unless ``-y``;
 ``--confirm`` rolls back by itself unless confirmed, 10 minutes by default, time in s/m/h, a bare number meaning
-minutes) and anchors.md §3.4. Paths are validated against the ``nv set`` schema of
+minutes; Cumulus Linux 5.x NVUE guide). Paths are validated against the ``nv set`` schema of
 :mod:`fabricd.nos.cumulus_nvue.patterns`. NVUE's exact error wording has no capture here; errors start with
 ``Error:`` and name the offending token and the valid choices, as NVUE's ``?`` help lists them.
 

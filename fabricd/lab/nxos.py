@@ -2,7 +2,7 @@
 
 Behaviour follows Cisco's NX-OS Configuration Guides ("Configuration Rollback": ``checkpoint``, ``rollback
 running-config checkpoint``, ``show diff rollback-patch``; QoS: class-maps and the three policy-map types,
-anchors.md §3.7) and the captured configs (fixtures/nxos/running-config-*.txt):
+Cisco Nexus 9000 QoS Configuration Guide) and the captured configs (fixtures/nxos/running-config-*.txt):
 
 - login lands in ``host#``; ``terminal length 0`` and ``terminal width 511`` are silent (netmiko waits for the
   echo);

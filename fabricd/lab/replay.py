@@ -1,4 +1,4 @@
-"""Replay roots: directory trees laid out like a host's sysfs/configfs plus captured ethtool text (CONTRACTS.md
+"""Replay roots: directory trees laid out like a host's sysfs/configfs plus captured ethtool text (docs/contracts.md
 "Replay root"), which ``fabricd export host --root``, ``fabricd watch --root`` and the readers read instead of the
 live machine.
 
@@ -86,7 +86,7 @@ MLX5_HW: tuple[str, ...] = _words(
 )
 
 ECN_NP_PARAMS: dict[str, int] = {"min_time_between_cnps": 4, "cnp_dscp": 48, "cnp_802p_prio": 6}
-"""roce_np parameter files of mlx5 (values as a fresh ConnectX-6 Dx reads them; see anchors.md §2.4)."""
+"""roce_np parameter files of mlx5 (values as a fresh ConnectX-6 Dx reads them; NVIDIA DOCA "DCQCN CC Parameters")."""
 ECN_RP_PARAMS: dict[str, int] = {
     "clamp_tgt_rate": 0,
     "clamp_tgt_rate_after_time_inc": 1,

@@ -1,7 +1,7 @@
 """Simulated SONiC: a bash login with sonic-utilities' ``show`` and ``config`` commands over a CONFIG_DB.
 
 Behaviour follows sonic-net/sonic-utilities (``config/main.py``, ``generic_config_updater``, ``scripts/pfcstat``,
-``scripts/queuestat``, ``scripts/wredstat``, ``pfcwd/main.py``; anchors.md §3.1):
+``scripts/queuestat``, ``scripts/wredstat``, ``pfcwd/main.py``):
 
 - ``admin@host:~$``; ``sudo -s`` gives ``root@host:/home/admin#``; ``config`` without root answers
   ``Root privileges are required for this operation``; unknown commands ``-bash: X: command not found``;

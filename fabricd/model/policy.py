@@ -1,7 +1,7 @@
 """The lossless QoS policy: trust, maps, classes, PFC and its watchdog, ECN, DCQCN, buffers and VLANs.
 
-Defaults are the converged industry recipe (anchors.md §0, §2): RoCE DSCP 26 -> priority 3 lossless, CNP DSCP 48 ->
-priority 6 strict, ECN 150 KB / 1500 KB / 100 %, PFC watchdog 200 / 200 / 100 ms.
+Defaults are the converged industry recipe (the vendors' RoCE guides agree): RoCE DSCP 26 -> priority 3 lossless,
+CNP DSCP 48 -> priority 6 strict, ECN 150 KB / 1500 KB / 100 %, PFC watchdog 200 / 200 / 100 ms.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class DcqcnRp(Model):
     """DCQCN reaction point (sender) parameters: ``/sys/class/net/<if>/ecn/roce_rp/<name>`` on mlx5 (OFED).
 
     None leaves the device value alone: defaults differ by firmware, so fabricd reads back and diffs instead of
-    assuming (anchors.md §2.4). Ranges are the firmware's documented ones (NVIDIA DOCA "DCQCN CC Parameters").
+    assuming. Ranges are the firmware's documented ones (NVIDIA DOCA "DCQCN CC Parameters").
     """
 
     rpg_time_reset: int | None = Field(default=None, ge=1, le=131071, description="rate-increase timer, µs")
@@ -216,7 +216,7 @@ class Buffers(Model):
     lossless_mtu_bytes: Bytes | None = Field(
         default=None,
         description="size of the largest lossless packet still arriving after XOFF; None = the port MTU "
-        "(worst case, DESIGN.md formula); SONiC's LOSSLESS_TRAFFIC_PATTERN uses 1024",
+        "(worst case, the headroom formula of fabricd.intent.headroom); SONiC's LOSSLESS_TRAFFIC_PATTERN uses 1024",
     )
     xon_bytes: Bytes = Field(default=19_456, description="xon offset / pipeline latency in bytes (ASIC data)")
 

@@ -103,14 +103,14 @@ class Nic(Model):
     rdma_device: DeviceName | None = Field(default=None, description="e.g. mlx5_0; None for a NIC without RDMA")
     rdma_port: int = Field(default=1, ge=1, le=2)
     driver: DeviceName = Field(default="mlx5_core", description="netdev kernel driver (`ethtool -i`): selects the NIC "
-                         "profile (mlx5_core, ice, bnxt_en; docs/nics.md)")
+                         "profile (mlx5_core, ice, bnxt_en; `fabricd docs nics`)")
     rdma_driver: DeviceName | None = Field(
         default=None, description="RDMA device driver when it, not the netdev's, selects the profile (rdma_rxe for "
         "Soft-RoCE on virtio_net); None = implied by driver")
     transport: Transport | None = Field(default=None, description="this NIC's RDMA transport; None = "
                                         "policy.transport (an E810 may run iWARP in a RoCE fabric)")
     cc: dict[Name, int] = Field(default_factory=dict, description="congestion-control knobs of this NIC's family "
-                                "by name (docs/nics.md), e.g. {rpg_time_reset: 300} on mlx5, {g: 8} on bnxt")
+                                "by name (`fabricd docs nics`), e.g. {rpg_time_reset: 300} on mlx5, {g: 8} on bnxt")
     ip: IPv4Address | None = None
     vlan: VlanId | None = None
     mtu: MtuBytes = 9000

@@ -1,4 +1,4 @@
-"""Constrained scalar types. Each carries its range, unit and source in the Field description (DESIGN.md §4.1)."""
+"""Constrained scalar types. Each carries its range, unit and source in the Field description."""
 
 from __future__ import annotations
 

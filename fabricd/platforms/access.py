@@ -1,7 +1,7 @@
 """How fabricd reaches a switch: address, username, password and the known_hosts files to verify its host key.
 
 Credentials come from the inventory's reference (``credentials.password_env`` or ``credentials.password_file``),
-never from the YAML itself (DESIGN.md §4.8). Resolution order for the password:
+never from the YAML itself. Resolution order for the password:
 
 1. the environment variable named by ``password_env``, when it is set;
 2. the file named by ``password_file``, which must not be readable by group or others (0600 or 0400);

@@ -1,4 +1,4 @@
-"""The switch driver contract (DESIGN.md §2): napalm's and scrapli_cfg's verbs, plus declared capabilities.
+"""The switch driver contract: napalm's and scrapli_cfg's verbs, plus declared capabilities.
 
 A driver manages one SSH session to one switch. The push pipeline (:mod:`fabricd.deploy`) calls:
 

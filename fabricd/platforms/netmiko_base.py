@@ -1,6 +1,6 @@
 """The netmiko session shared by all drivers: verified host keys, fast prompt waits, bulk config, error mapping.
 
-netmiko settings (components.md §1b, measured): ``fast_cli=True`` and ``global_delay_factor=1`` keep login at
+netmiko settings (measured against the lab simulators): ``fast_cli=True`` and ``global_delay_factor=1`` keep login at
 ~0.3 s; ``cmd_verify`` stays on wherever netmiko's own send paths are used. Commands are written with
 ``write_channel`` and read back with ``read_channel`` until the prompt regex matches; instead of netmiko's 10 ms
 sleep-poll loop the driver waits on the paramiko channel with ``select`` so it wakes the moment data arrives

@@ -1,5 +1,5 @@
 """Platform -> driver, through the platform registry (:mod:`fabricd.nos.registry`): each pack names its driver
-class, which maps to its netmiko device_type (DESIGN.md §2). An unknown platform is an
+class, which maps to its netmiko device_type. An unknown platform is an
 :class:`~fabricd.nos.registry.UnknownPlatformError`, never a default driver."""
 
 from __future__ import annotations

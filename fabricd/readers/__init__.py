@@ -1,6 +1,6 @@
 """L1: text and files in, frozen typed snapshots out (procfs style, every host reader takes a root).
 
-Host readers (``root`` is ``/`` on a live host or a replay directory, CONTRACTS.md "Replay root"):
+Host readers (``root`` is ``/`` on a live host or a replay directory, docs/contracts.md "Replay root"):
 
 - :func:`fabricd.readers.ethtool.read_ethtool` -> :class:`~fabricd.readers.ethtool.EthtoolStats`
   (per-priority pause frames/duration, priority bytes/packets, discards; ``stats.get(kind, dir, prio)``);

@@ -1,10 +1,10 @@
 """Shared pieces of the readers: cheap file reads, counter parsing and the problem list.
 
 Readers never raise for a bad file. They return ``None`` for a value they could not read and record a
-:class:`ReadProblem` saying which file and why, so one broken counter never hides the others (DESIGN.md §2). A file
+:class:`ReadProblem` saying which file and why, so one broken counter never hides the others. A file
 that is simply absent (an optional attribute the driver does not expose) is *not* a problem.
 
-Files are re-read on every call: a replay root may be rewritten while fabricd runs (CONTRACTS.md, "Replay root").
+Files are re-read on every call: a replay root may be rewritten while fabricd runs (docs/contracts.md, "Replay root").
 """
 
 from __future__ import annotations

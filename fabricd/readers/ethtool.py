@@ -5,7 +5,7 @@ Entry points:
 - :func:`parse_ethtool_stats` (text -> ``{name: value}``) and :func:`parse_ethtool_info` (text -> :class:`EthtoolInfo`);
 - :func:`normalise` (``{name: value}`` + driver -> :class:`EthtoolStats` with normalised :class:`NicCounter` s);
 - :func:`read_ethtool` / :func:`list_ethtool_interfaces`: the replay root's ``DIR/ethtool/<if>.stats`` and
-  ``<if>.info`` files (CONTRACTS.md). The live host's ETHTOOL_GSTATS ioctl is an L2 source
+  ``<if>.info`` files (docs/contracts.md). The live host's ETHTOOL_GSTATS ioctl is an L2 source
   (``fabricd.collectors.ethtool_live``) that hands its ``(name, value)`` pairs to :func:`normalise` for snapshots,
   and picks the same counters from its value array through a :class:`NamesLayout` on every scrape.
 

@@ -1,7 +1,7 @@
 """``perfquery`` text (infiniband-diags) for InfiniBand ports: ``perfquery -x``, ``perfquery -l -x`` and ``-E``.
 
 perfquery needs a MAD-capable port (``ib_umad``); it fails on RoCE ports ("mad_rpc_open_port: client_register for
-mgmt 1 failed", see ../shared/reference/lab.md), so for RoCE the sysfs reader (:mod:`fabricd.readers.rdma`) is the
+mgmt 1 failed", seen in the Soft-RoCE lab VM), so for RoCE the sysfs reader (:mod:`fabricd.readers.rdma`) is the
 source. This parser serves IB fabrics and offline captures.
 
 Format: one block per port, a ``# <kind> counters: Lid <lid> port <port> (CapMask: ...)`` header followed by

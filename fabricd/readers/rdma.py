@@ -108,7 +108,7 @@ MLX5_HW_COUNTERS: dict[str, HwMeaning] = {
 """mlx5_ib ``hw_counters`` (ConnectX, BlueField)."""
 
 RXE_HW_COUNTERS: dict[str, HwMeaning] = {
-    # Soft-RoCE rxe, Linux 6.1 (../shared/reference/lab.md "Counters that rxe exposes")
+    # Soft-RoCE rxe, Linux 6.1 (drivers/infiniband/sw/rxe/rxe_hw_counters.c; read in the lab VM)
     "sent_pkts": ("packets", "tx", None),
     "rcvd_pkts": ("packets", "rx", None),
     "out_of_seq_request": ("out_of_sequence", "rx", None),

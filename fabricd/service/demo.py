@@ -739,7 +739,7 @@ class Demo:
         prom = PrometheusServer(self.workdir() / "prometheus", [], [self._rules_file()],
                                 binary=self.options.prometheus_bin)
         if not Path(prom.binary).exists() and shutil.which(prom.binary) is None:
-            raise _SkipError(f"{prom.binary} is not installed (apt-get install prometheus; `make demo` does it)")
+            raise _SkipError(f"{prom.binary} is not installed (as root: apt-get install prometheus)")
         from fabricd.lab.replay import ReplayHost, ReplayNic
         from fabricd.lab.stormgen import StormGen
 
@@ -1137,7 +1137,7 @@ class Demo:
         from fabricd.lab.vm import qemu
 
         if shutil.which(qemu.QEMU) is None:
-            raise _SkipError(f"{qemu.QEMU} is not installed (as root: scripts/sysdeps.sh vm)")
+            raise _SkipError(f"{qemu.QEMU} is not installed (as root: apt-get install qemu-system-x86)")
         try:
             recipe = vm_image.default_recipe()
         except FabricdError as exc:

@@ -124,7 +124,7 @@ class PrometheusServer:
         """Start the server and wait until ``/-/ready``; returns its base URL. Retries on a lost port race."""
         if shutil.which(self.binary) is None and not os.access(self.binary, os.X_OK):
             raise PrometheusError(f"{self.binary}: Prometheus is not installed",
-                                  hint="apt-get install prometheus (or run `make demo`, which installs it)")
+                                  hint="as root: apt-get install prometheus")
         self.write_config()
         last = ""
         for _ in range(attempts):

@@ -110,7 +110,7 @@ def host_sources(
         if spec is not None:
             if not spec.path.is_dir():
                 raise UsageError(f"--root {spec.path}: not a directory",
-                                 hint="pass a replay root laid out as CONTRACTS.md says (DIR/ethtool, DIR/sys/...)")
+                                 hint="pass a replay root that holds DIR/sys/... and DIR/ethtool/")
             out.append(HostSource(spec.path, name, priorities=prios, interfaces=ifaces, clock=time.monotonic))
         else:
             out.append(_live_host(name, prios, ifaces))

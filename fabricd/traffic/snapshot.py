@@ -1,4 +1,4 @@
-"""Counter snapshots of a remote endpoint, as a replay root the readers understand (CONTRACTS.md "Replay root").
+"""Counter snapshots of a remote endpoint, as a replay root the readers understand (docs/contracts.md "Replay root").
 
 A small stdlib-only Python program runs on the endpoint (through a :class:`~fabricd.traffic.remote.Runner`), reads
 the RDMA device's sysfs (``ports/<n>/{state,phys_state,rate,link_layer,counters,hw_counters,gids,gid_attrs}``), the

@@ -2,7 +2,7 @@
 
 Both travel as JSON: the spec over the out-of-band channel (the server validates it), the results on stdout.
 Names follow perftest where one exists (``-s`` size, ``-q`` QPs, ``-t`` tx depth, ``-D`` duration, ``-n``
-iterations, ``--tclass``), anchors.md §3.11.
+iterations, ``--tclass``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fabricd.model.types import Model
 DEFAULT_PORT = 18515
 """TCP port of the out-of-band channel (perftest's default, so firewalls opened for perftest work)."""
 DEFAULT_TOS = 106
-"""DSCP 26 << 2 | ECT(0): the standard RoCE class (DESIGN.md §6); the intent's ``qos.roce.effective_tos``."""
+"""DSCP 26 << 2 | ECT(0): the standard RoCE class; the intent's ``qos.roce.effective_tos``."""
 DEFAULT_ACK_TIMEOUT = 14
 """IBTA local ACK timeout exponent: 4.096 us x 2^14 = 67 ms (perftest's default)."""
 LAB_ACK_TIMEOUT = 20

@@ -5,7 +5,7 @@ the real implementation (the ``verbs`` extra: Debian's ``python3-pyverbs`` 44, w
 PyPI's pyverbs 59 does not load against it, lab.md). pyverbs is imported inside functions, so fabricd imports and
 type-checks on hosts without it.
 
-The flow is the classic one (rdma-core ``Documentation/pyverbs.md``; anchors.md §3.11): open the device, allocate a
+The flow is the classic one (rdma-core ``Documentation/pyverbs.md``): open the device, allocate a
 PD, register one MR for the whole pool (registration pins pages and is costly, so it is done once and sliced), create
 a CQ and RC QPs (INIT), learn the peer's QPN/PSN/GID, move to RTR then RTS with the GRH traffic class set to the
 intent's ToS, then post WR lists and poll the CQ.

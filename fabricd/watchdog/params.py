@@ -1,7 +1,7 @@
 """Watchdog timing parameters: detection, restoration and poll, from the intent or from flags.
 
-Units are seconds inside fabricd (floats); the intent and the CLI speak milliseconds, as SONiC and NVUE do
-(anchors.md §2.1). The SONiC rule holds: the poll interval must not exceed min(detection, restoration)
+Units are seconds inside fabricd (floats); the intent and the CLI speak milliseconds, as SONiC and NVUE do.
+The SONiC rule holds: the poll interval must not exceed min(detection, restoration)
 (sonic-utilities ``pfcwd/main.py`` rejects ``config pfcwd interval`` otherwise).
 """
 

@@ -4,7 +4,7 @@ Samples are slotted dataclasses, not pydantic models: the watchdog builds thousa
 directions × 20 polls/s in ``bench/watchdog.py``) and a pydantic constructor costs several µs each. Events are rare
 and user-facing, so they are frozen pydantic models (``fabricd.model.types.Model``).
 
-Direction is always seen from the port that owns the counter (CONTRACTS.md ``direction`` label):
+Direction is always seen from the port that owns the counter (docs/contracts.md, ``direction`` label):
 - ``rx``: the port *receives* pause; its transmit on that priority is held. On a NIC this is the victim side.
 - ``tx``: the port *sends* pause; its receive buffer for that priority is full. A NIC doing so for long is the
   stalled receiver of Guo et al. 2016 (the culprit that starts a storm).

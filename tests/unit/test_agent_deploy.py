@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer.main
 import yaml
 
-from fabricd.cli.main import build_app
+from fabricd.cli.main import load_command
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT_DIR = REPO / "exporters" / "agent"
@@ -25,8 +24,7 @@ KUBE_VERSION = "1.30.0"
 
 
 def _agent_envvars() -> set[str]:
-    cmd = typer.main.get_command(build_app())
-    agent = cmd.commands["agent"]  # type: ignore[attr-defined]
+    agent = load_command("agent")  # commands load on first use: the root group's .commands starts empty
     out: set[str] = set()
     for p in agent.params:
         env = getattr(p, "envvar", None)

@@ -52,9 +52,9 @@ def test_shell_completion_completes_commands_and_options() -> None:
 
 
 def test_docs_for_names_the_area_guide() -> None:
-    assert docs_for(InventoryError([])).startswith("docs/inventory.md")
-    assert docs_for(RenderError("x")).startswith("docs/platforms.md")
-    assert docs_for(DriverError("leaf1", "connect", "refused")).startswith("docs/quickstart.md")
+    assert docs_for(InventoryError([])).startswith("`fabricd docs inventory`")
+    assert docs_for(RenderError("x")).startswith("`fabricd docs platforms`")
+    assert docs_for(DriverError("leaf1", "connect", "refused")).startswith("`fabricd docs switch-lab`")
     assert docs_for(UsageError("x")) == DOCS_HINT
     assert docs_for("plain text") == DOCS_HINT
 
@@ -65,7 +65,7 @@ def test_fail_points_to_docs_only_without_a_hint(capsys: pytest.CaptureFixture[s
     assert exc.value.exit_code == 2
     err = capsys.readouterr().err
     assert "error: leaf1: template main.j2 not found" in err
-    assert "hint: docs/platforms.md" in err and "fabricd COMMAND --help" in err
+    assert "hint: `fabricd docs platforms`" in err and "fabricd COMMAND --help" in err
     with pytest.raises(typer.Exit):
         fail(UsageError("--out: not a directory", hint="give a directory"))
     err = capsys.readouterr().err

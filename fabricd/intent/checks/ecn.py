@@ -2,7 +2,7 @@
 
 Profiles are bound in two places that must agree: ``traffic_classes[].ecn_profile`` (a name) and
 ``ecn_profiles[].traffic_classes`` (class ids). Threshold sources: NVIDIA 150 KB / 1500 KB / 100 %, Cisco AI
-150 KB / 3000 KB / 7 %, SONiC AZURE_LOSSLESS 1 MB / 2 MB / 5 % (anchors.md §2.2); sonic-utilities ``ecnconfig``
+150 KB / 3000 KB / 7 %, SONiC AZURE_LOSSLESS 1 MB / 2 MB / 5 %; sonic-utilities ``ecnconfig``
 rejects min > max.
 """
 

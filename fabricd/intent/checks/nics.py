@@ -1,7 +1,7 @@
 """NIC family checks: every NIC has a profile, runs a transport its family runs, and sets only knobs its family has.
 
 The family comes from ``Nic.rdma_driver`` or ``Nic.driver`` (fabricd.intent.nics); what a family can set, in what
-range, and what it cannot do are the profile's data, with the vendor document each comes from (docs/nics.md).
+range, and what it cannot do are the profile's data, with the vendor document each comes from (`fabricd docs nics`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def nic_driver_unknown(ctx: Context) -> Iterator[Finding]:
        title="Each NIC runs a transport its family supports",
        why="ConnectX runs RoCE and InfiniBand, E810 RoCEv2 and iWARP, Broadcom and Soft-RoCE only RoCEv2; a NIC "
        "asked for another transport cannot be configured for it.",
-       fix="set the NIC's transport: to one its family runs (docs/nics.md), or fix its driver")
+       fix="set the NIC's transport: to one its family runs (`fabricd docs nics`), or fix its driver")
 def nic_transport_unsupported(ctx: Context) -> Iterator[Finding]:
     for i, j, _h, n, p in _profiles(ctx):
         t = nic_transport(ctx.fabric, n)
@@ -67,7 +67,7 @@ def _dcqcn_on(ctx: Context, n: Nic) -> bool:
        why="policy.dcqcn parameters are mlx5's (ecn/roce_rp|roce_np); other families name and scale their knobs "
        "differently or only at module load, so the value would be written to a path that does not exist.",
        fix="set the parameter per family instead: cc: on the NICs (e.g. in a group's nic defaults) with the "
-       "family's own knob names (docs/nics.md)")
+       "family's own knob names (`fabricd docs nics`)")
 def nic_dcqcn_knob_missing(ctx: Context) -> Iterator[Finding]:
     dc = ctx.policy.dcqcn
     params = [("rp", k) for k in dc.rp.model_dump(exclude_none=True)] + \
@@ -100,7 +100,7 @@ def nic_dcqcn_knob_missing(ctx: Context) -> Iterator[Finding]:
        title="A NIC's cc: knobs exist in its family, in range, and settable at run time",
        why="cc: writes the family's own congestion-control files; an unknown name, a value out of the driver's "
        "range or a load-time module parameter would fail at apply time.",
-       fix="use a knob name and range from the family's profile (docs/nics.md)")
+       fix="use a knob name and range from the family's profile (`fabricd docs nics`)")
 def nic_cc_knob(ctx: Context) -> Iterator[Finding]:
     for i, j, _h, n, p in _profiles(ctx):
         for name, value in n.cc.items():

@@ -7,7 +7,7 @@ Watchdog timer ranges per platform (``WATCHDOG_LIMITS``), all in ms:
 * Cumulus NVUE (Cumulus Linux 5.x QoS docs): ``polling-interval`` 100-5000; detection = poll x ``robustness``
   (1-1000), so detection must be a whole number of polls; restoration is not configurable (one quiet poll);
 * Arista EOS (``priority-flow-control pause watchdog ... timeout / recovery-time / polling-interval`` in seconds):
-  timeout and recovery 10-60000 ms, polling 5-30000 ms - from a third-party guide, unverified (anchors.md §6);
+  timeout and recovery 10-60000 ms, polling 5-30000 ms - from a third-party guide, unverified;
   timeout and recovery take 2 decimals, so whole 10 ms (AVD schema pattern ``\\d+(\\.\\d{1,2})?``);
 * Cisco NX-OS: the watchdog interval (poll) is 100-1000 ms (Cisco NDFC ``pfc_watch_int`` 101-1000, the switch's
   default 100); detection is the per-interface multiplier (DME ``interfaceMutiplier`` 0-40) x the poll and
@@ -90,7 +90,7 @@ def watchdog_poll(ctx: Context) -> Iterator[Finding]:
        title="Watchdog timers are within every used platform's range",
        why="A timer outside a platform's range is rejected when pushed (or silently clamped), so switches of "
        "different OSes would detect storms at different times.",
-       fix="pick timers inside the ranges of every platform in the fabric (see docs/checks.md)")
+       fix="pick timers inside the ranges of every platform in the fabric (`fabricd docs checks`)")
 def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
     if not _watchdog_active(ctx):

@@ -1,6 +1,6 @@
 """QoS checks: the DSCP map, the RoCE and CNP classes, lossless priorities and the traffic classes (queues).
 
-Sources: the converged recipe (anchors.md §2.3: RoCE DSCP 26 -> priority 3 lossless, CNP DSCP 48 -> priority 6
+Sources: the converged vendor recipe (RoCE DSCP 26 -> priority 3 lossless, CNP DSCP 48 -> priority 6
 strict, at most 2 lossless classes), SONiC's AZURE map (classes 3 and 4), RFC 3168 (ECT(0) = 0b10 in the low ToS
 bits) and mlnx_qos/dcb-ets (every priority maps to exactly one traffic class; ETS shares sum to 100 %).
 """
@@ -301,7 +301,7 @@ def lossless_priority_unused(ctx: Context) -> Iterator[Finding]:
 @check("FAB039", "pcp-trust-untagged", Severity.ERROR, area="qos",
        title="PCP trust needs VLAN-tagged RDMA NICs",
        why="The 802.1p priority (PCP) lives in the 802.1Q tag: untagged RDMA traffic has no PCP, so with "
-       "trust pcp it all lands in priority 0 (anchors.md §2.6).",
+       "trust pcp it all lands in priority 0.",
        fix="set vlan: on every RDMA NIC, or use trust: dscp")
 def pcp_trust_untagged(ctx: Context) -> Iterator[Finding]:
     if ctx.policy.qos.trust != TrustMode.PCP:

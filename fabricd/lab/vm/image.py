@@ -1,6 +1,6 @@
 """Build and cache the Soft-RoCE lab root filesystem image from Debian packages.
 
-The recipe follows ../shared/reference/lab.md (measured on this machine): ``debootstrap --variant=minbase`` of
+The recipe was measured on the project's CI-class machine: ``debootstrap --variant=minbase`` of
 Debian 12 with the distribution kernel (rdma_rxe, 8021q), rdma-core 44, perftest, infiniband-diags and Debian's
 python3-pyverbs 44 (PyPI's pyverbs 59 needs a newer libibverbs than Debian ships), trimmed, with a small
 initramfs, packed into an ext4 image by ``mke2fs -d`` (no loop mount needed). fabricd itself and its Python
@@ -256,7 +256,7 @@ def _need_tools() -> None:
     if missing:
         raise UsageError(
             f"building the lab image needs {', '.join(missing)} (not found on PATH)",
-            hint="run 'scripts/sysdeps.sh vm' as root, or 'apt-get install debootstrap e2fsprogs qemu-system-x86'",
+            hint="as root: apt-get install debootstrap e2fsprogs qemu-system-x86 (`fabricd doctor` lists the rest)",
         )
     if os.geteuid() != 0:
         raise UsageError(

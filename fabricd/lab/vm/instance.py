@@ -223,7 +223,7 @@ def pick_hosts(fabric: Fabric, wanted: Sequence[str] = ()) -> tuple[Host, Host]:
     if len(rdma_hosts) < 2:
         raise UsageError(
             f"the inventory has {len(rdma_hosts)} host(s) with an RDMA NIC and an address; the lab needs two",
-            hint="add hosts with nics[].rdma_device and nics[].ip, or use inventory/examples/softroce.yml",
+            hint="add hosts with nics[].rdma_device and nics[].ip, or start from `fabricd init --example softroce DIR`",
         )
     first = rdma_hosts[0]
     first_leaf = _leaf_of(_rdma_nic(first))  # type: ignore[arg-type]

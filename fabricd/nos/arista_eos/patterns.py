@@ -1,7 +1,7 @@
 """Arista EOS quirks as data: prompts, error replies, and the config sections fabricd owns.
 
 Sources: Arista EOS User Manual (configuration sessions, ``configure checkpoint``), AVD's ``qos-profiles.j2`` and
-``priority-flow-control.j2`` (anchors.md §3.6), and the captured running-config
+``priority-flow-control.j2``, and the captured running-config
 (fixtures/eos/running-config-qos-profile-pfc-ecn-avd-generated.txt).
 """
 

@@ -1,7 +1,7 @@
 """Cisco NX-OS quirks as data: prompts, error replies, volatile lines and the config sections fabricd owns.
 
 Sources: Cisco Nexus 9000 NX-OS QoS and System Management configuration guides (``checkpoint``, ``rollback
-running-config checkpoint``), anchors.md §3.7, and the captured configs (fixtures/nxos/running-config-*.txt).
+running-config checkpoint``) and the captured configs (fixtures/nxos/running-config-*.txt).
 """
 
 from __future__ import annotations

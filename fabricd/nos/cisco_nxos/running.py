@@ -1,6 +1,6 @@
 """Cisco NX-OS ``show running-config``: the lossless settings in effect per interface, as a pure parser.
 
-NX-OS builds lossless behaviour from policies (Nexus 9000 QoS Configuration Guide; anchors.md §3.7):
+NX-OS builds lossless behaviour from policies (Nexus 9000 QoS Configuration Guide):
 
 - classification: ``class-map type qos`` (``match dscp|cos <list>``) and ``policy-map type qos`` (``class X`` ->
   ``set qos-group N``), applied with ``service-policy type qos input NAME`` on the interface. The qos-group *is* the

@@ -1,7 +1,7 @@
 """NVIDIA Cumulus NVUE ``nv config show -o commands``: the lossless settings in effect per interface, as a pure
 parser over the ``nv set`` lines.
 
-Read back (Cumulus Linux 5.x QoS and RoCE guides, anchors.md §3.4; the paths are those of
+Read back (Cumulus Linux 5.x QoS and RoCE guides; the paths are those of
 ``fabricd.nos.cumulus_nvue.patterns.SET_PATHS``):
 
 - ``qos mapping <profile> trust l2|l3|both|port`` and ``dscp|pcp <list> switch-priority <p>``;

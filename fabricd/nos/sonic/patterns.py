@@ -1,7 +1,7 @@
 """SONiC quirks as data: prompts, error replies, the CONFIG_DB tables fabricd owns, and GCU's success lines.
 
 Sources: sonic-net/sonic-utilities ``config/main.py`` (apply-patch, checkpoint, rollback messages),
-``generic_config_updater`` (JSON patch, empty-table rule), anchors.md §3.1.
+``generic_config_updater`` (JSON patch, empty-table rule).
 """
 
 from __future__ import annotations

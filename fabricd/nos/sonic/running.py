@@ -1,6 +1,6 @@
 """SONiC ``show runningconfiguration all`` (CONFIG_DB as JSON): the lossless settings in effect per port.
 
-Read back (sonic-buildimage ``qos_config.j2`` / ``buffers_config.j2`` tables, anchors.md §3.1):
+Read back (sonic-buildimage ``qos_config.j2`` / ``buffers_config.j2`` tables):
 
 - ``PORT|<port>``: ``mtu``;
 - ``PORT_QOS_MAP|<port>``: ``dscp_to_tc_map`` / ``dot1p_to_tc_map`` (the bound map gives the trust),

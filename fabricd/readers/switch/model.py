@@ -1,6 +1,6 @@
 """Normalised switch counter snapshots, shared by every platform's show-output parsers.
 
-Conventions (CONTRACTS.md metric labels): ``direction`` is rx|tx as seen by the switch port; ``priority`` 0-7 or
+Conventions (docs/contracts.md, metric labels): ``direction`` is rx|tx as seen by the switch port; ``priority`` 0-7 or
 None when the platform only reports a total over all priorities; queue ``index`` is the platform's egress queue or
 traffic-class number and ``kind`` says unicast/multicast/all. Values are ``int | None``: None means the platform printed
 ``N/A``/``n/a``/``--`` or does not have the counter; it is never replaced by 0.

@@ -1,5 +1,5 @@
 """The replay folder ``fabricd capture`` writes and ``fabricd export switches --replay`` / ``fabricd audit switch
---replay`` read instead of dialling (layout in docs/captures.md):
+--replay`` read instead of dialling (layout in `fabricd docs captures`):
 
 ```
 DIR/manifest.json                 {"format": "fabricd-capture/1", "fabricd_version", "captured_at", "devices": [...]}
@@ -11,7 +11,7 @@ DIR/<device>/<role>[@<interface>].txt   one file per command: its output as the 
 
 Roles are the parser-role keys of :mod:`fabricd.nos.roles` (``pfc``, ``queuing``, ``running-config``,
 ``version``...). Files hold the output exactly (no header line), so a replay parses as the live run did; a capture
-becomes a test case by copying a file into tests/golden with a ``# source:`` first line (docs/captures.md).
+becomes a test case by copying a file into tests/golden with a ``# source:`` first line (`fabricd docs captures`).
 
 Reading is pure file I/O: :class:`ReplayDevice` answers ``run(commands)`` and ``get_config()`` like a platform
 driver, and raises :class:`~fabricd.errors.DriverError` for a command the capture does not hold or that failed when
@@ -122,7 +122,7 @@ def write_index(root: Path, manifests: list[DeviceManifest], *, captured_at: str
 
 def _bad(path: Path, what: str) -> UsageError:
     return UsageError(f"{path}: {what}", hint="pass a folder written by `fabricd capture --out DIR` "
-                      "(docs/captures.md describes the layout)")
+                      "(`fabricd docs captures` describes the layout)")
 
 
 def _record(path: Path, raw: Any) -> CommandRecord:

@@ -1,0 +1,84 @@
+"""``fabricd init [--example NAME] DIR``: write a starting inventory (the lab fabric or a shipped example) into an
+empty directory, so that a wheel user never has to look for the examples inside site-packages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fabricd import settings
+from fabricd.errors import FabricdError, UsageError
+from fabricd.safepath import write_inside
+
+from .common import OutputFormat, OutputOpt, emit_json, fail, stderr
+
+
+def _starter(name: str) -> Path:
+    starters = settings.starter_inventories()
+    if name not in starters:
+        raise UsageError(f"--example {name!r}: no such starting inventory",
+                         hint=f"choose one of {', '.join(starters)}")
+    return starters[name]
+
+
+def _check_empty(target: Path) -> None:
+    """DIR may be missing (it is created) or an empty directory; anything else is refused, never overwritten."""
+    if not target.exists() and not target.is_symlink():
+        return
+    if not target.is_dir():
+        raise UsageError(f"{target}: exists and is not a directory",
+                         hint="give a new or empty directory, e.g. fabricd init ./fabric")
+    entries = sorted(p.name for p in target.iterdir())
+    if entries:
+        shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+        raise UsageError(f"{target}: directory is not empty (holds {shown})",
+                         hint="give a new or empty directory; fabricd init never overwrites files")
+
+
+def write_starter(source: Path, target: Path) -> list[Path]:
+    """Copy the inventory ``source`` (one YAML file, or a folder of them) into ``target``; return the files written."""
+    if source.is_file():
+        files = [(source.name, source)]
+    else:
+        files = [(str(p.relative_to(source)), p) for p in sorted(source.rglob("*"))
+                 if p.is_file() and p.suffix in (".yml", ".yaml")]
+    return [write_inside(target, name, path.read_bytes()) for name, path in files]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("init")
+    def init_cmd(
+        directory: Annotated[Path, typer.Argument(
+            help="Where to write the inventory: a new or empty directory (created if missing).",
+            show_default=False)],
+        example: Annotated[str, typer.Option(
+            "--example", "-e",
+            help="Which inventory: lab (the embedded six-switch, four-NOS lab fabric) or a shipped example: "
+                 "lossy-roce, mixed-nics, softroce, sonic-only, three-tier, two-lossless-classes.")] = "lab",
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
+        """Write a starting inventory into an empty directory: the lab fabric, or one of the shipped examples
+        (--example).
+
+        Edit the files, then check them with fabricd validate DIR.
+        Exit 2 when DIR is not empty or the example is unknown; nothing is overwritten.
+
+        [bold]Example[/]: fabricd init ./fabric
+        [bold]Example[/]: fabricd init --example sonic-only ./fabric && fabricd validate ./fabric
+        """
+        try:
+            source = _starter(example)
+            _check_empty(directory)
+            written = write_starter(source, directory)
+        except FabricdError as exc:
+            fail(exc, exc.exit_code)
+        if output == OutputFormat.JSON:
+            emit_json({"example": example, "directory": str(directory), "files": [str(p) for p in written]})
+            return
+        for path in written:
+            typer.echo(str(path))
+        files = "1 file" if len(written) == 1 else f"{len(written)} files"
+        stderr().print(f"wrote the {example} inventory ({files}) to {directory}; next: fabricd validate {directory}",
+                       highlight=False, markup=False)
