@@ -17,7 +17,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from fabricd import settings
-from fabricd.service.demo import Demo, DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
+from fabricd.service.demo import Demo
+from fabricd.service.demo_parts import DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
 
