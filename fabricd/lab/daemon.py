@@ -8,9 +8,10 @@
 - ``spec.json``: the switches and faults to simulate; ``lab.pid``; ``lab.json`` once every switch listens;
 - ``lab.log``: the daemon's log; ``control.sock``: a Unix socket to drive counters and read configs.
 
-then starts ``python -m fabricd.cli.lab_daemon --dir DIR`` (the entry point; the daemon is :func:`run`) in a new session (detached from the terminal) and waits for
-``lab.json``. ``down`` stops exactly that process: it checks that the pid's command line is this daemon for this
-directory before signalling it, then removes the state files (the log stays).
+then starts ``python -m fabricd.cli.lab_daemon --dir DIR`` (the entry point; the daemon is :func:`run`) in a new
+session (detached from the terminal) and waits for ``lab.json``. ``down`` stops exactly that process: it checks
+that the pid's command line is this daemon for this directory before signalling it, then removes the state files
+(the log stays).
 """
 
 from __future__ import annotations
