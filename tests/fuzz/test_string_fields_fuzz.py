@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -74,6 +75,7 @@ def test_every_string_field_is_reached() -> None:
         assert field in labels, field
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutations())
 # endpoints are refused at load unless made of safe characters, so draws rarely reach validate: one that does

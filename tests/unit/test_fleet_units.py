@@ -69,6 +69,7 @@ def test_apply_lock_excludes_and_says_who_holds_it(tmp_path: Path) -> None:
     (["agent", "/nonexistent/inv.yml", "--host", "gpu1", "--once"], "no such file"),
     (["agent", "--host", "nosuch", "--once"], "no host 'nosuch'"),
 ])
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_agent_bad_input_is_located(args: list[str], message: str, tmp_path: Path) -> None:
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path))
     res = subprocess.run([FABRICD, *args], capture_output=True, text=True, timeout=60, check=False, env=env)
