@@ -11,15 +11,20 @@ Tiers (markers declared in pyproject.toml):
 the rest. While it runs, opening a socket (``connect``, ``connect_ex``, ``bind``, ``sendto``) or starting a process
 (``subprocess``, ``os.fork``/``forkpty``, ``os.system``, ``os.posix_spawn``) raises :class:`UnitTierError` and fails
 the test even when the code under test catches the error; the fix is a marker, or a test that needs neither.
-A socket pair (asyncio's event loop has one) opens nothing and stays allowed. ``make test`` runs every tier.
+A socket pair (asyncio's event loop has one) opens nothing and stays allowed, and so do two library probes
+(:data:`PROBES`).
+``make test`` runs every tier.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +41,15 @@ FOLDER_MARKERS = {"integration": "integration", "lab": "vm"}
 """tests/<folder>/ -> the marker every test in it gets."""
 
 
+PROBES = {
+    ("find_library", "ctypes", "util.py"),
+    ("_get_fontconfig_fonts", "matplotlib", "font_manager.py"),
+}
+"""(function, package, file) of library probes the unit tier lets start a process: ``ctypes.util.find_library``
+runs ``ldconfig -p`` (asyncssh calls it when first imported), matplotlib runs ``fc-list`` to build its font cache
+(once per user). Lookups by a library, not the tested code's doing."""
+
+
 class UnitTierError(Exception):
     """A test of the unit tier opened a socket or started a process (deliberately not an OSError: code that
     handles network or process errors must not turn it into a passing test)."""
@@ -48,12 +62,18 @@ class _Guard:
         self.hits: list[str] = []
         self._saved: list[tuple[Any, str, Any]] = []
 
-    def _deny(self, what: str, arg_index: int | None) -> Callable[..., Any]:
+    def _deny(self, owner: Any, name: str, what: str, arg_index: int | None) -> Callable[..., Any]:
+        original = getattr(owner, name)
+
         def blocked(*args: Any, **kwargs: Any) -> Any:
+            if any((f.name, os.path.basename(os.path.dirname(f.filename)), os.path.basename(f.filename)) in PROBES
+                   for f in traceback.extract_stack()[:-1]):
+                return original(*args, **kwargs)
             arg = args[arg_index] if arg_index is not None and len(args) > arg_index else None
             detail = f" {arg!r}"[:200] if arg is not None else ""
+            stack = "".join(traceback.format_list(traceback.extract_stack()[-9:-1]))
             msg = (f"{what}{detail}: the unit tier (make unit, pytest --unit) opens no socket and starts no process; "
-                   f"mark the test integration (or netns / vm / slow), or test without it")
+                   f"mark the test integration (or netns / vm / slow), or test without it. From:\n{stack}")
             self.hits.append(msg)
             raise UnitTierError(msg)
 
@@ -75,7 +95,7 @@ class _Guard:
         for owner, name, what, index in targets:
             if hasattr(owner, name):
                 self._saved.append((owner, name, getattr(owner, name)))
-                setattr(owner, name, self._deny(what, index))
+                setattr(owner, name, self._deny(owner, name, what, index))
 
     def uninstall(self) -> None:
         while self._saved:
@@ -93,6 +113,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           + " and fail any other test that opens a socket or starts a process")
 
 
+_LOCK_DIR: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Host apply locks of this run go to a private directory (``FABRICD_APPLY_LOCK_DIR``; a test may set its own):
+    the default ``/run/lock/fabricd-host-<host>.lock`` is shared by every worktree and user on the machine, so
+    two runs would contend for ``gpu1``'s lock, and one left by root is not writable for a run as another user."""
+    if "FABRICD_APPLY_LOCK_DIR" not in os.environ:
+        _LOCK_DIR.append(tempfile.mkdtemp(prefix="fabricd-test-locks-"))
+        os.environ["FABRICD_APPLY_LOCK_DIR"] = _LOCK_DIR[0]
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The guard goes up once the tests are collected (imports may probe: asyncssh runs ``ldconfig -p`` through
     ctypes when it is first imported), before the first test runs."""
@@ -102,6 +134,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _GUARD.uninstall()
+    while _LOCK_DIR:
+        shutil.rmtree(_LOCK_DIR.pop(), ignore_errors=True)
 
 
 _MODULE_TIER = re.compile(r"^pytestmark\s*=.*\bpytest\.mark\.(?:" + "|".join(TIER_MARKERS) + r")\b", re.MULTILINE)

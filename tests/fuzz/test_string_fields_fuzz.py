@@ -115,6 +115,7 @@ def test_string_payloads_are_refused_with_location_or_stay_inside_the_output(mut
         OUTCOMES["rendered"] += 1
 
 
+@pytest.mark.slow  # counts what the (slow) fuzz above reached: runs with it
 def test_the_fuzz_reached_every_outcome() -> None:
     """Runs after the fuzz test: the payloads were refused at load, by validate, and also rendered (so the writer's
     containment was exercised, not only the model's refusals)."""
