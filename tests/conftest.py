@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/unit/test_tiers.py runs the unit tier on a small suite in-process
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SHARED = REPO.parent / "shared"
