@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.installed
 
 help:
 	@echo "make demo   - run the whole loop on inventory/lab (starts and stops everything it needs)"
-	@echo "make test   - ruff, mypy --strict, import-linter contracts and pytest"
+	@echo "make test   - ruff, mypy --strict, import-linter contracts and pytest (every tier)"
+	@echo "make unit   - the unit tier: no root, no sockets, no subprocesses, under a minute (pytest --unit)"
 	@echo "make lint   - ruff, mypy and import-linter only"
 	@echo "make bench  - run every benchmark in bench/ (ratios against anchors measured in the same run)"
 
@@ -35,6 +36,12 @@ lint: $(STAMP)
 
 test: sysdeps $(STAMP) libyang lint
 	@$(BIN)/python -m pytest -q; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+# The unit tier (tests/conftest.py): leaves out tests marked integration, netns, vm or slow, and fails any other test
+# that opens a socket or starts a process. Runs as any user; writes no .pytest_cache.
+unit: $(STAMP)
+	@$(BIN)/python -m pytest -q --unit -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # validate, render, push, host apply + audit, export into Prometheus, a PFC storm, verbs traffic: `fabricd demo --help`

@@ -82,7 +82,7 @@ class Sims:
              "ports": [[p.name, p.speed.bps] for p in s.ports], "faults": []} for s in switches]}
         (self.dir / "spec.json").write_text(json.dumps(spec))
         log = open(self.dir / "lab.log", "wb")  # noqa: SIM115 - the child keeps it
-        self.proc = subprocess.Popen([sys.executable, "-m", "fabricd.lab.daemon", "--dir", str(self.dir)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "fabricd.cli.lab_daemon", "--dir", str(self.dir)],
                                      stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
         deadline = time.monotonic() + 120

@@ -18,7 +18,8 @@ from rich.rule import Rule
 from rich.table import Table
 
 from fabricd import settings
-from fabricd.service.demo import Demo, DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
+from fabricd.service.demo import Demo
+from fabricd.service.demo_parts import DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
 
 from .common import (
     RULE_WIDTH,

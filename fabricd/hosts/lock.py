@@ -50,8 +50,13 @@ class ApplyLock:
             return "unknown"
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # e.g. a lock file another user (root) created in /run/lock
+            raise FabricdError(f"{self.host}: cannot open the apply lock {self.path}: {exc.strerror}",
+                               hint="run as the user that owns it, or point FABRICD_APPLY_LOCK_DIR at a directory "
+                                    "you can write") from None
         deadline = time.monotonic() + self.wait_s
         while True:
             try:

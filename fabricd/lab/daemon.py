@@ -8,14 +8,14 @@
 - ``spec.json``: the switches and faults to simulate; ``lab.pid``; ``lab.json`` once every switch listens;
 - ``lab.log``: the daemon's log; ``control.sock``: a Unix socket to drive counters and read configs.
 
-then starts ``python -m fabricd.lab.daemon --dir DIR`` in a new session (detached from the terminal) and waits for
-``lab.json``. ``down`` stops exactly that process: it checks that the pid's command line is this daemon for this
-directory before signalling it, then removes the state files (the log stays).
+then starts ``python -m fabricd.cli.lab_daemon --dir DIR`` (the entry point; the daemon is :func:`run`) in a new
+session (detached from the terminal) and waits for ``lab.json``. ``down`` stops exactly that process: it checks
+that the pid's command line is this daemon for this directory before signalling it, then removes the state files
+(the log stays).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -56,7 +56,8 @@ log = logging.getLogger(__name__)
 
 SPEC_FILE = "spec.json"
 HOST_KEY_FILE = "host_key"
-DAEMON_MODULE = "fabricd.lab.daemon"
+DAEMON_MODULE = "fabricd.cli.lab_daemon"
+"""The entry point ``start`` runs (``python -m``) and ``down`` recognises in the pid's command line."""
 
 
 class LabError(FabricdError):
@@ -333,13 +334,9 @@ async def _serve(d: Path) -> None:
     log.info("lab stopped")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Daemon entry point: ``python -m fabricd.lab.daemon --dir DIR``."""
-    parser = argparse.ArgumentParser(prog=DAEMON_MODULE)
-    parser.add_argument("--dir", required=True, type=Path)
-    args = parser.parse_args(argv)
-    d: Path = args.dir
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def run(d: Path) -> int:
+    """Run the lab of state dir ``d`` until SIGTERM/SIGINT; the exit status for the entry point
+    (:mod:`fabricd.cli.lab_daemon`, which parses the command line and exits: only cli/ exits)."""
     (d / LAB_PID_FILE).write_text(f"{os.getpid()}\n")
     try:
         asyncio.run(_serve(d))
@@ -347,7 +344,3 @@ def main(argv: list[str] | None = None) -> int:
         log.error("lab failed: %s", exc)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import logging
 import os
 import struct
@@ -63,7 +62,7 @@ _EVENT = struct.Struct("iIII")
 @lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL | None:
     try:
-        lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        lib = ctypes.CDLL(None, use_errno=True)  # this process: libc is loaded (find_library runs ldconfig)
         lib.inotify_init1.argtypes = [ctypes.c_int]
         lib.inotify_init1.restype = ctypes.c_int
         lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]

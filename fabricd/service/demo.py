@@ -21,6 +21,9 @@ prints: progress goes to a :class:`DemoObserver`, results are returned.
 Everything started is registered on an :class:`contextlib.ExitStack` and stopped by :meth:`Demo.close`, also on
 errors and Ctrl-C. With ``keep_running`` the long-lived parts (Prometheus) are detached instead, and
 :attr:`DemoReport.services` says where they are and how to stop them.
+
+The stage results, options, host picks and child processes are in :mod:`.demo_parts`; the storm stage is
+:mod:`.demo_storm`; Prometheus is :mod:`.demo_prom`.
 """
 
 from __future__ import annotations
@@ -30,348 +33,55 @@ import json
 import logging
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from fabricd import settings
 from fabricd.audit.report import AuditReport, Status
-from fabricd.errors import FabricdError, HostBackendError
+from fabricd.errors import FabricdError
 from fabricd.intent.checks import ALL_CHECKS, validate
 from fabricd.inventory import Inventory, load_inventory
-from fabricd.model import Fabric, Host, Nic, split_endpoint
+from fabricd.model import Fabric, Host, split_endpoint
 
-from .demo_prom import PROMETHEUS_BIN, PrometheusServer, ScrapeJob, free_port
+from . import demo_storm
+from .demo_parts import (
+    DIFF_HEAD_LINES,
+    FABRICD_ARGV,
+    HOST_SKIP_PARTS,
+    HOST_SKIP_REASON,
+    HOST_SWITCH_CHECKS,
+    LOOPBACK,
+    NETNS_PREFIX,
+    RUNNING_FILE,
+    STAGES,
+    VM_NAME,
+    VM_TRAFFIC_TIMEOUT_S,
+    WRITER_TICK_S,
+    DemoObserver,
+    DemoOptions,
+    DemoReport,
+    StageResult,
+    StageStatus,
+    _Child,
+    _host_as_device,
+    _ip,
+    _LabTraffic,
+    _rate_text,
+    _rdma_nic,
+    _Silent,
+    _SkipError,
+    _StageFailedError,
+    _tail,
+    _wait_http,
+    pick_hosts,
+)
+from .demo_prom import PrometheusServer, ScrapeJob, free_port
 
 log = logging.getLogger(__name__)
-
-
-class StageStatus(StrEnum):
-    OK = "ok"
-    SKIPPED = "skipped"
-    FAILED = "failed"
-
-
-STAGES: tuple[tuple[str, str], ...] = (
-    ("validate", "Validate the intent (host-to-switch checks included)"),
-    ("render", "Render configs for every switch OS and the hosts"),
-    ("push", "Push to the simulated switches over SSH"),
-    ("host", "Apply and audit a host"),
-    ("export", "Export counters into a real Prometheus"),
-    ("storm", "Inject a PFC storm: detect, alert, find its origin, restore"),
-    ("vm", "Verbs traffic through validate-fabric (Soft-RoCE VM)"),
-)
-"""(name, title) of every stage, in run order."""
-
-HOST_SWITCH_CHECKS: tuple[str, ...] = ("FAB009", "FAB010", "FAB012", "FAB013", "FAB034", "FAB039", "FAB076")
-"""Semantic checks that compare a host NIC with its peer switch port or the switch-side policy: peer exists, RDMA
-NIC has a peer, speed, MTU (frame vs port), RoCE ToS vs the DSCP map, PCP trust needs tagging, VLAN on the port."""
-
-HOST_SKIP_PARTS = frozenset({"vlan", "dcb"})
-HOST_SKIP_REASON = ("this kernel has no 802.1Q and veth has no DCB, so VLAN and DCB are left to the Soft-RoCE VM "
-                    "(`fabricd lab vm`)")
-NETNS_PREFIX = "fdt-demo-"
-STORM_HOLD_S = 5.0
-"""The storm lasts at least this long (seconds) so the pictures show its plateau."""
-TAIL_S = 6.0
-"""Seconds recorded after the storm stops, so the 5 s rate windows fall back to zero in the pictures."""
-ALERT_NAME = "FabricPfcStormActive"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-"""Management hosts the switch lab can serve (it listens on each switch's inventory address)."""
-VM_NAME = "demo"
-"""The demo's Soft-RoCE VM instance (``fabricd lab vm status --name demo``), apart from a user's ``lab``."""
-VM_TRAFFIC_TIMEOUT_S = 300.0
-DIFF_HEAD_LINES = 12
-"""Lines of each switch's push diff kept in the stage result (the full diff: `fabricd push --dry-run`)."""
-WRITER_TICK_S = 0.01
-"""How often the replay roots are rewritten (s); a poll can read counters up to one tick old."""
-
-
-@dataclass
-class StageResult:
-    """What one stage did: ``summary`` is one line; ``data`` holds the key figures (JSON-able)."""
-
-    name: str
-    title: str
-    status: StageStatus
-    summary: str
-    data: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "status": self.status.value, "summary": self.summary,
-                "seconds": round(self.seconds, 3), "data": self.data}
-
-
-@dataclass
-class DemoReport:
-    """The whole run: stages in order, the saved run record, and what was left running (``keep_running``)."""
-
-    fabric: str
-    inventory: str
-    stages: list[StageResult] = field(default_factory=list)
-    started_ts: float = 0.0
-    ended_ts: float = 0.0
-    run_record: str | None = None
-    run_record_note: str | None = None
-    services: dict[str, Any] = field(default_factory=dict)
-    workdir: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return all(s.status is not StageStatus.FAILED for s in self.stages)
-
-    def stage(self, name: str) -> StageResult | None:
-        return next((s for s in self.stages if s.name == name), None)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "fabric": self.fabric,
-            "inventory": self.inventory,
-            "ok": self.ok,
-            "wall_s": round(self.ended_ts - self.started_ts, 3),
-            "stages": [s.as_dict() for s in self.stages],
-            "counts": {st.value: sum(1 for s in self.stages if s.status is st) for st in StageStatus},
-            "run_record": self.run_record,
-            "run_record_note": self.run_record_note,
-            "services": self.services,
-            "workdir": self.workdir,
-        }
-
-
-class DemoObserver(Protocol):
-    """Receives progress while the demo runs (the CLI narrates it). Called from the demo's thread."""
-
-    def stage_started(self, index: int, total: int, name: str, title: str) -> None: ...
-
-    def note(self, stage: str, text: str) -> None: ...
-
-    def stage_done(self, result: StageResult) -> None: ...
-
-
-class _Silent:
-    def stage_started(self, index: int, total: int, name: str, title: str) -> None:
-        return None
-
-    def note(self, stage: str, text: str) -> None:
-        return None
-
-    def stage_done(self, result: StageResult) -> None:
-        return None
-
-
-@dataclass
-class DemoOptions:
-    """What to run. ``state`` defaults to ``settings.state_dir()/demo``; ``host`` (the host applied, audited and
-    stormed) defaults to the first host with an RDMA NIC, ``victim`` to the first such host on another switch."""
-
-    inventory: Path
-    keep_running: bool = False
-    vm: bool = True
-    host: str | None = None
-    victim: str | None = None
-    state: Path | None = None
-    prometheus_bin: str = PROMETHEUS_BIN
-    traffic_pps: float = 20_000.0
-    storm_hold_s: float = STORM_HOLD_S
-    tail_s: float = TAIL_S
-
-
-class _SkipError(Exception):
-    """Raised inside a stage: it cannot run here, for the stated reason."""
-
-
-class _StageFailedError(Exception):
-    """Raised inside a stage: it ran and did not get the expected result."""
-
-    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.data = data or {}
-
-
-def _rdma_nic(host: Host) -> Nic | None:
-    return next((n for n in host.nics if n.rdma_device is not None and n.peer), None)
-
-
-def _peer_switch(nic: Nic) -> str:
-    return split_endpoint(nic.peer)[0] if nic.peer else ""
-
-
-def pick_hosts(fabric: Fabric, host: str | None = None, victim: str | None = None) -> tuple[Host, Host | None]:
-    """The host to apply and storm (an RDMA NIC with a peer) and a victim on another switch (None if none)."""
-    candidates = [h for h in fabric.hosts if _rdma_nic(h) is not None]
-    if not candidates:
-        raise _SkipError("the inventory has no host with an RDMA NIC and a peer switch port")
-    chosen = next((h for h in candidates if h.name == host), None) if host else candidates[0]
-    if chosen is None:
-        raise FabricdError(f"--host {host}: no such host with an RDMA NIC and a peer in the inventory",
-                           hint=f"use one of: {', '.join(h.name for h in candidates)}")
-    nic = _rdma_nic(chosen)
-    assert nic is not None
-    if victim:
-        other = next((h for h in candidates if h.name == victim), None)
-    else:
-        other = next((h for h in candidates if _peer_switch(_rdma_nic(h)) != _peer_switch(nic)  # type: ignore[arg-type]
-                      and h.name != chosen.name), None)
-    return chosen, other
-
-
-FABRICD_ARGV: tuple[str, ...] = (sys.executable, "-m", "fabricd")
-"""How the demo starts fabricd's own long-running commands (serve, export host): this interpreter, this package."""
-RUNNING_FILE = "running.json"
-"""Under the demo state dir: what ``--keep-running`` left up, for ``fabricd demo --stop``."""
-
-
-@dataclass
-class _Child:
-    """A process the demo started in its own session (Ctrl-C reaches the demo, which stops it in order)."""
-
-    name: str
-    proc: subprocess.Popen[bytes]
-    log: Path
-    url: str
-
-    @property
-    def address(self) -> str:
-        return self.url.removeprefix("http://")
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """SIGTERM, wait, SIGKILL if needed. Safe to call twice; a detached child is left alone."""
-        if self.proc.returncode is not None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5.0)
-
-    def detach(self) -> int:
-        """Leave it running (``--keep-running``); returns its pid."""
-        pid = int(self.proc.pid)
-        self.proc.returncode = 0  # meant to outlive the demo: no stop, no "still running" warning
-        return pid
-
-
-def _tail(path: Path, lines: int = 3) -> str:
-    try:
-        text = path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return " | ".join(text[-lines:])
-
-
-def _http_json(url: str, timeout_s: float = 5.0) -> Any:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
-            return json.loads(resp.read().decode("utf-8"))
-    except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
-        raise _StageFailedError(f"{url}: {exc}") from None
-
-
-def _wait_http(url: str, timeout_s: float, proc: subprocess.Popen[bytes]) -> bool:
-    """True once ``url`` answers 200; False when ``proc`` exits or the time is up."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(url, timeout=1.0) as resp:
-                if int(resp.status) == 200:
-                    return True
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.1)
-    return False
-
-
-def storm_path(fabric: Fabric, origin: Host, victim: Host | None) -> list[tuple[str, str, str]]:
-    """The switch ports a storm from ``origin``'s stalled NIC pauses on its way to ``victim``'s sender, as
-    (switch, port, direction): pause spreads against the traffic, hop by hop (Guo et al. 2016). The origin's peer
-    port receives pause (rx); its switch then sends pause (tx) on the uplinks that feed it; each spine that links
-    both leaves receives it there (rx) and sends it (tx) towards the victim's leaf, which receives it on its
-    uplinks (rx) and sends it to the victim's NIC (tx)."""
-    o_nic = _rdma_nic(origin)
-    assert o_nic is not None and o_nic.peer
-    leaf_a, port_a = split_endpoint(o_nic.peer)
-    out = [(leaf_a, port_a, "rx")]
-    v_nic = _rdma_nic(victim) if victim is not None else None
-    if v_nic is None or not v_nic.peer:
-        return out
-    leaf_b, port_b = split_endpoint(v_nic.peer)
-    if leaf_b != leaf_a:
-        cables: dict[str, list[tuple[str, str, str]]] = {}  # switch -> (its port, peer switch, peer port)
-        for link in fabric.links:
-            (da, pa), (db, pb) = split_endpoint(link.a), split_endpoint(link.b)
-            cables.setdefault(da, []).append((pa, db, pb))
-            cables.setdefault(db, []).append((pb, da, pa))
-        for up_port, spine, spine_port_a in cables.get(leaf_a, []):
-            down = [(sp, lp) for sp, peer, lp in cables.get(spine, []) if peer == leaf_b]
-            if not down:
-                continue
-            out += [(leaf_a, up_port, "tx"), (spine, spine_port_a, "rx")]
-            for spine_port_b, leaf_b_port in down:
-                out += [(spine, spine_port_b, "tx"), (leaf_b, leaf_b_port, "rx")]
-    out.append((leaf_b, port_b, "tx"))
-    return list(dict.fromkeys(out))
-
-
-class _LabTraffic:
-    """Keeps the lab's counters moving like a busy fabric: every :attr:`PERIOD_S`, RoCE packets out of every switch
-    port on the RoCE priority and ECN marks on a small share of them (``fabricd lab drive``'s traffic and ecn
-    actions)."""
-
-    PERIOD_S = 2.0
-    """Seconds between two rounds of drive requests (two per port; kept low for a 2-core machine)."""
-
-    def __init__(self, ports: list[tuple[str, str]], priority: int, pps: float, ecn_share: float = 0.01) -> None:
-        self.ports = ports
-        self.priority = priority
-        self.pps = pps
-        self.ecn_share = ecn_share
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="lab-traffic", daemon=True)
-        self.errors = 0
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        from fabricd.lab import daemon
-
-        while not self._stop.wait(self.PERIOD_S):
-            for device, port in self.ports:
-                try:
-                    daemon.control({"op": "drive", "device": device, "action": "traffic", "port": port,
-                                    "priority": self.priority, "packets": int(self.pps * self.PERIOD_S)})
-                    daemon.control({"op": "drive", "device": device, "action": "ecn", "port": port,
-                                    "priority": self.priority,
-                                    "packets": int(self.pps * self.PERIOD_S * self.ecn_share)})
-                except (FabricdError, OSError, ValueError):
-                    self.errors += 1
-                if self._stop.is_set():
-                    return
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10.0)
-
-
-def _rate_text(speed_gbps: int) -> str:
-    """sysfs ``ports/1/rate`` text as mlx5 prints it for common speeds (e.g. ``400 Gb/sec (4X NDR)``)."""
-    known = {400: "400 Gb/sec (4X NDR)", 200: "200 Gb/sec (4X HDR)", 100: "100 Gb/sec (2X HDR)",
-             50: "50 Gb/sec (2X HDR)", 25: "25 Gb/sec (1X EDR)"}
-    return known.get(speed_gbps, f"{speed_gbps} Gb/sec")
 
 
 class Demo:
@@ -929,203 +639,10 @@ class Demo:
                 where = " ".join(f"{k}={s.labels[k]}" for k in ("host", "switch", "direction") if k in s.labels)
                 rows.append({"what": what, "where": where, "value": s.value, "unit": unit, "query": q})
         return rows
-
-    # -- 6. storm -------------------------------------------------------------------------------------------------
+    # -- 6. storm: demo_storm.py -----------------------------------------------------------------------------------
 
     def stage_storm(self) -> StageResult:
-        from fabricd.report.record import StormTimeline
-
-        prom, serve = self._prom, self._serve
-        if prom is None or serve is None:
-            raise _SkipError("needs the export stage (Prometheus and fabricd serve)")
-        origin, victim = pick_hosts(self.fabric, self.options.host, self.options.victim)
-        nic = _rdma_nic(origin)
-        assert nic is not None
-        prio = self.fabric.policy.pfc.priorities[0]
-        status = _http_json(serve.url + "/status")
-        wd = status["watchdog"]
-        det_ms, rest_ms, poll_ms = float(wd["detection_ms"]), float(wd["restoration_ms"]), float(wd["poll_ms"])
-        path = storm_path(self.fabric, origin, victim) if self._lab_up else []
-        v_nic = _rdma_nic(victim) if victim is not None and path else None
-        # every channel the storm pauses: (scope, device, interface, direction)
-        channels = [("nic", origin.name, nic.netdev, "tx")]
-        channels += [("switch", sw, port, d) for sw, port, d in path]
-        if victim is not None and v_nic is not None:
-            channels.append(("nic", victim.name, v_nic.netdev, "rx"))
-        self._note("storm", f"{origin.name} {nic.netdev} stops draining priority {prio}: it sends PFC pause "
-                            f"continuously (tx_prio{prio}_pause_duration grows 1 s per s): a stalled receiver")
-        episodes = [(self._gens[origin.name], self._gens[origin.name].pause(nic.netdev, priority=prio,
-                                                                             direction="tx"))]
-        injected = episodes[0][1].start
-        if path:
-            from fabricd.lab import daemon
-
-            for sw, port, d in path:
-                daemon.control({"op": "drive", "device": sw, "action": "storm-start", "port": port,
-                                "priority": prio, "direction": d})
-            if victim is not None and v_nic is not None:
-                gen = self._gens[victim.name]
-                episodes.append((gen, gen.pause(v_nic.netdev, priority=prio, direction="rx")))
-            self._note("storm", "the pause spreads against the traffic: " + ", ".join(
-                f"{sw}:{port} {d}" for sw, port, d in path) + (f", {victim.name} {v_nic.netdev} rx" if v_nic
-                                                               and victim else "")
-                       + " (lab counter model and replay root)")
-
-        def is_event(kind: str, ch: tuple[str, str, str, str]) -> Callable[[dict[str, Any]], bool]:
-            return lambda e: bool(e.get("event") == kind and e.get("scope") == ch[0] and e.get("device") == ch[1]
-                                  and e.get("interface") == ch[2] and e.get("direction") == ch[3]
-                                  and e.get("priority") == prio)
-
-        detected = self._wait_event(serve, injected - 1.0, is_event("storm_detected", channels[0]),
-                                    det_ms / 1000 + 10.0)
-        tol = WRITER_TICK_S * 1000 + 20.0
-        data: dict[str, Any] = {
-            "injected": {"device": origin.name, "interface": nic.netdev, "priority": prio, "direction": "tx",
-                         "ts": injected},
-            "channels": [{"scope": c[0], "device": c[1], "interface": c[2], "direction": c[3]} for c in channels],
-            "contract_ms": {"min": det_ms, "max": det_ms + poll_ms, "tolerance_ms": tol,
-                            "source": "sonic-mgmt test_pfcwd_timer_accuracy: detection <= observed <= "
-                                      "detection + poll"},
-        }
-        if detected is None:
-            for gen, ep in episodes:
-                gen.stop(ep)
-            self._lab_storm_stop(path, prio)
-            raise _StageFailedError(f"fabricd serve did not report the storm (see {serve.log})", data)
-        latency_ms = (float(detected["ts"]) - injected) * 1000.0
-        data.update({
-            "detected_ts": detected["ts"], "detection_latency_ms": round(latency_ms, 1),
-            "within_contract": det_ms <= latency_ms <= det_ms + poll_ms + tol,
-            "origin": {"port": detected.get("origin"), "kind": detected.get("origin_kind"),
-                       "path": detected.get("origin_path")},
-        })
-        self._note("storm", f"fabricd serve: storm_detected on {origin.name} {nic.netdev} priority {prio} after "
-                            f"{latency_ms:.0f} ms (contract {det_ms:g}-{det_ms + poll_ms:g} ms); origin "
-                            f"{detected.get('origin')} ({detected.get('origin_kind')})")
-        alert = self._wait_alert(prom, origin.name, firing=True, timeout_s=20.0)
-        if alert is not None:
-            data["alert"] = {"name": ALERT_NAME, "state": alert["state"], "labels": alert["labels"],
-                             "active_at": alert.get("activeAt"), "seen_ts": alert["_seen"],
-                             "latency_s": round(alert["_seen"] - injected, 2),
-                             "summary": alert.get("annotations", {}).get("summary", "")}
-            self._note("storm", f"Prometheus: {ALERT_NAME} firing {alert['_seen'] - injected:.1f} s after the "
-                                f"injection: {data['alert']['summary']}")
-        # the other paused ports: the switches are polled every second, so they are seen a little later
-        spread: list[dict[str, Any]] = []
-        for ch in channels[1:]:
-            ev = self._wait_event(serve, injected - 1.0, is_event("storm_detected", ch), 8.0)
-            spread.append({"port": f"{ch[1]}:{ch[2]}", "scope": ch[0], "direction": ch[3],
-                           "detected": ev is not None,
-                           "latency_ms": round((float(ev["ts"]) - injected) * 1000.0, 1) if ev else None,
-                           "origin": ev.get("origin") if ev else None,
-                           "origin_kind": ev.get("origin_kind") if ev else None})
-        data["spread"] = spread
-        status = _http_json(serve.url + "/status")
-        data["paused_ports"] = sorted({f"{c['device']}:{c['interface']}" for c in status["active_storms"]})
-        data["origins"] = status["origins"]
-        data["origin_metric"] = [s.labels for s in prom.query("fabricd_pfc_storm_origin_info == 1")]
-        roots = [f"{o['device']}:{o['interface']}" for o in status["origins"]]
-        storms = 1 + sum(1 for s in spread if s["detected"])
-        if spread:
-            self._note("storm", f"{storms - 1} of {len(spread)} other paused ports detected; root cause over all "
-                                f"active storms: " + ", ".join(f"{o['device']}:{o['interface']} ({o['kind']}, "
-                                                               f"{o['affected']} storms lead to it)"
-                                                               for o in status["origins"]))
-        hold = injected + self.options.storm_hold_s - time.time()
-        if hold > 0:
-            time.sleep(hold)
-        stopped = time.time()
-        for gen, ep in episodes:
-            gen.stop(ep, at=stopped)
-        self._lab_storm_stop(path, prio)
-        self._note("storm", f"{origin.name} {nic.netdev} drains again: pause stops everywhere")
-        restored = self._wait_event(serve, stopped - 1.0, is_event("storm_restored", channels[0]),
-                                    rest_ms / 1000 + 10.0)
-        data["stopped_ts"] = stopped
-        if restored is not None:
-            data["restored_ts"] = restored["ts"]
-            data["restoration_latency_ms"] = round((float(restored["ts"]) - stopped) * 1000.0, 1)
-            self._note("storm", f"fabricd serve: storm_restored {data['restoration_latency_ms']:.0f} ms after the "
-                                f"pause stopped")
-        seen = [ch for ch, s in zip(channels[1:], spread, strict=True) if s["detected"]]
-        others = [self._wait_event(serve, stopped - 1.0, is_event("storm_restored", ch), 8.0) for ch in seen]
-        data["all_restored"] = all(e is not None for e in others)
-        cleared = self._wait_alert(prom, origin.name, firing=False, timeout_s=10.0)
-        data["alert_resolved"] = cleared is not None
-        data["events"] = _http_json(f"{serve.url}/events?since={injected - 1.0:.3f}")
-        origin_port = str(detected.get("origin") or "")
-        o_dev, _, o_if = origin_port.partition(":")
-        self._storm = StormTimeline(
-            device=origin.name, interface=nic.netdev, priority=prio, direction="tx", injected_ts=injected,
-            detected_ts=float(detected["ts"]), stopped_ts=stopped,
-            restored_ts=float(restored["ts"]) if restored else None,
-            origin_device=o_dev or None, origin_interface=o_if or None,
-            paused_ports=sorted({f"{origin.name}:{nic.netdev}"} | {s["port"] for s in spread if s["detected"]}))
-        tail = stopped + self.options.tail_s - time.time()
-        if tail > 0:
-            self._note("storm", f"recording {tail:.0f} s more for the pictures")
-            time.sleep(tail)
-        fired = f"fired after {data['alert']['latency_s']:.1f} s" if alert else "did NOT fire"
-        back = f"restored after {data['restoration_latency_ms']:.0f} ms" if restored else "NOT restored"
-        traced_text = ""
-        if spread:
-            traced_text = f"; all {storms} paused ports lead to it" if roots == [origin_port] else \
-                f"; roots found: {', '.join(roots)}"
-        summary = (f"injected on {origin.name}:{nic.netdev} prio {prio}; detected in {latency_ms:.0f} ms "
-                   f"({'within' if data['within_contract'] else 'OUTSIDE'} {det_ms:g}-{det_ms + poll_ms:g} ms); "
-                   f"{ALERT_NAME} {fired}; origin {origin_port} ({detected.get('origin_kind')}){traced_text}; "
-                   f"{back}")
-        problems = []
-        if not data["within_contract"]:
-            problems.append("detection outside the timing contract")
-        if alert is None:
-            problems.append(f"{ALERT_NAME} did not fire")
-        if origin_port != f"{origin.name}:{nic.netdev}":
-            problems.append(f"origin named {origin_port}, injected at {origin.name}:{nic.netdev}")
-        if spread and roots != [f"{origin.name}:{nic.netdev}"]:
-            problems.append(f"root cause over all active storms named {', '.join(roots) or 'nothing'}")
-        if restored is None or not data["all_restored"]:
-            problems.append("not restored everywhere")
-        if problems:
-            raise _StageFailedError("; ".join(problems), data)
-        return self._result("storm", StageStatus.OK, summary, data)
-
-    def _lab_storm_stop(self, path: list[tuple[str, str, str]], prio: int) -> None:
-        if not path:
-            return
-        from fabricd.lab import daemon
-
-        for sw, port, _d in path:
-            daemon.control({"op": "drive", "device": sw, "action": "storm-stop", "port": port, "priority": prio})
-
-    def _wait_event(self, serve: _Child, since: float, pred: Callable[[dict[str, Any]], bool],
-                    timeout_s: float) -> dict[str, Any] | None:
-        """Poll ``/events?since=`` of fabricd serve every 50 ms until an event matches; None on timeout."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            for ev in _http_json(f"{serve.url}/events?since={since:.3f}"):
-                if pred(ev):
-                    return dict(ev)
-            if serve.proc.poll() is not None:
-                raise _StageFailedError(f"fabricd serve exited: {_tail(serve.log)}")
-            time.sleep(0.05)
-        return None
-
-    def _wait_alert(self, prom: PrometheusServer, device: str, *, firing: bool,
-                    timeout_s: float) -> dict[str, Any] | None:
-        """Poll ``/api/v1/alerts``: with ``firing`` until the storm alert fires for ``device``, else until it is
-        gone. Returns the alert (or ``{}`` when gone) with ``_seen`` (epoch s), None on timeout."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            mine = [a for a in prom.alerts() if a.get("labels", {}).get("alertname") == ALERT_NAME
-                    and a.get("labels", {}).get("device") == device]
-            hit = next((a for a in mine if a.get("state") == "firing"), None)
-            if firing and hit is not None:
-                return {**hit, "_seen": time.time()}
-            if not firing and not mine:
-                return {"_seen": time.time()}
-            time.sleep(0.2)
-        return None
+        return demo_storm.stage_storm(self)
 
     # -- 7. vm ----------------------------------------------------------------------------------------------------
 
@@ -1207,72 +724,6 @@ class Demo:
         path = self.state / "run.json"
         save_record(record, path)
         report.run_record = str(path)
-
-
-def _ip(*args: str, check: bool = True) -> None:
-    """Run ``ip ARGS`` (iproute2); a failure raises HostBackendError with its stderr when ``check``."""
-    res = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
-    if check and res.returncode != 0:
-        raise HostBackendError("ip", " ".join(args), res.stderr.strip() or f"exit {res.returncode}",
-                               hint="the host stage needs root and iproute2 (`fabricd doctor`)")
-
-
-def _host_as_device(labels: dict[str, str]) -> dict[str, str]:
-    """Name a host series by its inventory host (the scrape target's ``host`` label) as the report's ``device``."""
-    out = dict(labels)
-    if "host" in out:
-        out["device"] = out.pop("host")
-    return out
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _lab_down() -> list[str]:
-    """``fabricd lab down``: stops exactly the lab daemon of this state dir."""
-    res = subprocess.run([*FABRICD_ARGV, "lab", "down"], capture_output=True, text=True, timeout=60, check=False)
-    text = (res.stdout.strip() or res.stderr.strip() or f"exit {res.returncode}").splitlines()
-    return [f"fabricd lab down: {text[-1] if text else 'done'}"]
-
-
-def stop_kept(state: Path | None = None, timeout_s: float = 10.0) -> list[str]:
-    """Stop what ``fabricd demo --keep-running`` left up (recorded in ``<state>/demo/running.json``): each process
-    whose command line still matches, the switch lab when it was started, then the run's temp directory.
-    Returns what was done, one line each (empty when nothing was recorded)."""
-    state = state or settings.state_dir() / "demo"
-    path = state / RUNNING_FILE
-    try:
-        record = json.loads(path.read_text())
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        raise FabricdError(f"{path}: unreadable ({exc})",
-                           hint=f"remove {path} and stop the processes by hand") from None
-    done: list[str] = []
-    for item in record.get("processes", []):
-        pid, name, marker = int(item["pid"]), str(item["name"]), str(item["marker"])
-        if marker not in _cmdline(pid):
-            done.append(f"{name} (pid {pid}) was not running")
-            continue
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        while marker in _cmdline(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if marker in _cmdline(pid):
-            os.kill(pid, signal.SIGKILL)
-        done.append(f"stopped {name} (pid {pid})")
-    if record.get("lab"):
-        done.extend(_lab_down())
-    workdir = record.get("workdir")
-    if workdir and Path(workdir).name.startswith("fabricd-demo-"):
-        shutil.rmtree(workdir, ignore_errors=True)
-        done.append(f"removed {workdir}")
-    path.unlink(missing_ok=True)
-    return done
 
 
 @contextlib.contextmanager

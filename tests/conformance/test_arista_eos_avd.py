@@ -23,6 +23,8 @@ from fabricd.nos.registry import SwitchIntentBuilder
 from fabricd.render.env import environment
 from fabricd.render.render import render_switch_intent
 
+pytestmark = pytest.mark.slow  # pyavd loads for seconds and its checks take seconds more: not in make unit
+
 pyavd = pytest.importorskip("pyavd", reason="pyavd is a dev dependency (pip install -e .[dev])")
 
 ORACLE = f"pyavd {pyavd.__version__} schema + CLI diff"

@@ -233,12 +233,14 @@ def _property(doc: dict[str, Any], oracle: str) -> None:
     assert rejected == [], "\n".join(rejected[:20])
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(intent_space())
 def test_accepted_intents_render_only_table_lines(doc: dict[str, Any]) -> None:
     _property(doc, f"{ORACLE}, property")
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(watchdog_space())
 def test_accepted_watchdogs_render_only_table_lines(doc: dict[str, Any]) -> None:

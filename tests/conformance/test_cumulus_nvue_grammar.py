@@ -50,6 +50,7 @@ def test_corpus_covers_the_features() -> None:
         assert needed in seen, needed
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(intent_space())
 def test_nothing_validate_accepts_is_refused(doc: dict[str, object]) -> None:

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -103,6 +104,7 @@ def apply(docs: dict[str, Any], texts: dict[str, bytes], m: tuple[str, str, tupl
         pass  # an earlier mutation removed the path: nothing to do
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(mutation(), min_size=1, max_size=3))
 def test_validate_never_crashes(mutations: list[tuple[str, str, tuple[Any, ...], Any]]) -> None:

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -74,6 +75,7 @@ def test_every_string_field_is_reached() -> None:
         assert field in labels, field
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutations())
 # endpoints are refused at load unless made of safe characters, so draws rarely reach validate: one that does
@@ -113,6 +115,7 @@ def test_string_payloads_are_refused_with_location_or_stay_inside_the_output(mut
         OUTCOMES["rendered"] += 1
 
 
+@pytest.mark.slow  # counts what the (slow) fuzz above reached: runs with it
 def test_the_fuzz_reached_every_outcome() -> None:
     """Runs after the fuzz test: the payloads were refused at load, by validate, and also rendered (so the writer's
     containment was exercised, not only the model's refusals)."""

@@ -42,8 +42,17 @@ def check_prom(case: str, text: str, update: bool) -> None:
         path.write_text(text)
     assert path.exists(), f"missing {path}; run pytest --update-goldens and review it"
     assert text == path.read_text(), f"{path} differs"
+    # the exposition is byte for byte the golden, which test_goldens_pass_promtool checks with promtool
+
+
+@pytest.mark.integration  # runs promtool check metrics
+@pytest.mark.parametrize("case", sorted(p.parent.name for p in CASES.glob("*/expected.prom")))
+def test_goldens_pass_promtool(case: str) -> None:
+    """Every collector golden (each test above compares its exposition with one byte for byte) passes Debian's
+    ``promtool check metrics``."""
     if PROMTOOL is None:
         pytest.skip("promtool not installed (Debian package prometheus; scripts/sysdeps.sh installs it)")
+    text = (CASES / case / "expected.prom").read_text()
     res = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60,
                          check=False)
     assert res.returncode == 0, f"promtool check metrics failed for {case}:\n{res.stdout}{res.stderr}"

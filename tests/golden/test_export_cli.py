@@ -61,6 +61,7 @@ def capture_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_capture_host(tmp_path_factory.mktemp("captures"))
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_required_names_and_values(capture_root: Path) -> None:
     text = exposition(capture_root)
     names = {line.split(" ")[2] for line in text.splitlines() if line.startswith("# TYPE ")}
@@ -100,6 +101,7 @@ def test_required_names_and_values(capture_root: Path) -> None:
     assert all(v == 1 for k, v in s.items() if k.startswith("fabricd_scrape_collector_success"))
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_json_output_and_filters(capture_root: Path) -> None:
     rows = json.loads(exposition(capture_root, "--output", "json", "--collectors", "rdma", "--include", "^mlx5"))
     assert rows and all(r["name"].startswith(("fabricd_rdma_", "fabricd_scrape_", "fabricd_counters_")) for r in rows)
@@ -107,6 +109,7 @@ def test_json_output_and_filters(capture_root: Path) -> None:
     assert devices == {"mlx5_0", "mlx5_bond_0"}
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_bad_input_is_located_not_a_traceback(tmp_path: Path) -> None:
     res = subprocess.run([FABRICD, "export", "host", "--root", str(tmp_path / "nope"), "--once"],
                          capture_output=True, text=True, timeout=60, check=False)

@@ -64,6 +64,7 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[set[str
     return {host: scrape(tmp, host) for host in ("gpu1", "stor1", "gpu2")}
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_each_family_exports_its_per_priority_counters(
         scraped: dict[str, tuple[set[str], dict[str, set[str]]]]) -> None:
     for host, wanted in PER_PRIORITY.items():
@@ -72,6 +73,7 @@ def test_each_family_exports_its_per_priority_counters(
             assert prios[name] == {str(p) for p in range(8)}, (host, name, prios.get(name))
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_shared_meanings_share_names(scraped: dict[str, tuple[set[str], dict[str, set[str]]]]) -> None:
     every = set().union(*(names for names, _ in scraped.values()))
     assert all(n.startswith(("fabricd_nic_", "fabricd_rdma_", "fabricd_scrape_", "fabricd_counters_")) for n in every)
@@ -82,6 +84,7 @@ def test_shared_meanings_share_names(scraped: dict[str, tuple[set[str], dict[str
     assert CNP.issubset(scraped["stor1"][0]) and CNP.issubset(scraped["gpu2"][0])
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_rdma_statistic_bundle_is_exported(tmp_path: Path) -> None:
     """A replay root holding only a bundle's `rdma statistic show` (a real MLNX_OFED capture) exports the same
     metric names as sysfs would; a damaged bundle makes the rdma collector report failure, not a traceback."""

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from fabricd.inventory import load_inventory
+from fabricd.lab.daemon import DAEMON_MODULE
 from fabricd.report.record import load_record
 from fabricd.settings import default_inventory
 
@@ -275,7 +276,7 @@ def test_keep_running_then_stop(tmp_path: Path) -> None:
     assert any(line.startswith("fabricd lab down: lab stopped") for line in lines), lines
     for name, svc in services.items():
         if name == "lab":
-            assert not any("fabricd.lab.daemon" in c and str(tmp_path) in c for c in _cmdlines())
+            assert not any(DAEMON_MODULE in c and str(tmp_path) in c for c in _cmdlines())
             continue
         assert f"stopped {name} (pid {svc['pid']})" in lines
         port = svc["url"].rsplit(":", 1)[1]

@@ -34,6 +34,7 @@ def _agent_envvars() -> set[str]:
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed (Debian systemd)")
+@pytest.mark.integration  # runs systemd-analyze verify
 def test_systemd_unit_verifies(tmp_path: Path) -> None:
     unit = UNIT.read_text()
     assert "ExecStart=/usr/local/bin/fabricd agent" in unit

@@ -42,6 +42,7 @@ def test_every_command_help_has_an_example() -> None:
     assert missing == [], f"commands without [bold]Example[/] lines in their help: {missing}"
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_shell_completion_completes_commands_and_options() -> None:
     env = dict(os.environ, _FABRICD_COMPLETE="complete_bash", COMP_WORDS="fabricd dem", COMP_CWORD="1")
     out = subprocess.run([FABRICD], capture_output=True, text=True, env=env, timeout=60, check=False).stdout

@@ -103,6 +103,7 @@ def test_metric_name_extraction() -> None:
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed (Debian package prometheus)")
 @pytest.mark.parametrize("path", DASHBOARDS, ids=[p.name for p in DASHBOARDS])
+@pytest.mark.integration  # runs promtool
 def test_every_query_parses(path: Path, tmp_path: Path) -> None:
     """Each panel query as a recording rule, so that promtool's PromQL parser checks it."""
     dash = json.loads(path.read_text())

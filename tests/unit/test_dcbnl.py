@@ -224,6 +224,7 @@ def test_backend_failure_restores_earlier_steps(kernel: FakeDcbKernel, backend: 
     assert kernel.trust == [SEL_PCP] and kernel.pfc.pfc_en == 0
 
 
+@pytest.mark.integration  # opens a netlink socket
 def test_unsupported_device_is_a_located_reading_not_a_crash() -> None:
     """A real socket in this (root) netns: lo has no dcbnl_ops, the kernel answers EOPNOTSUPP."""
     backend = DcbBackend(dcb_cli=None)
@@ -234,6 +235,7 @@ def test_unsupported_device_is_a_located_reading_not_a_crash() -> None:
     assert not reading.present and reading.error is not None and "EOPNOTSUPP" in reading.error
 
 
+@pytest.mark.integration  # opens a netlink socket
 def test_default_socket_is_netlink_route() -> None:
     sock = dcbnl.default_socket()
     try:

@@ -132,6 +132,7 @@ def test_counter_reset_is_passed_through_and_counted(host: ReplayHost) -> None:
     assert value(third, 'fabricd_counters_reset_total{collector="nic"}') == str(nic_resets)  # no double count
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_cli_once_on_broken_tree_prints_no_traceback(host: ReplayHost) -> None:
     (host.root / "sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence").write_text("garbage\n")
     shutil.rmtree(host.root / "sys/class/infiniband/mlx5_1/ports/1/hw_counters")

@@ -13,7 +13,7 @@ import pytest
 from fabricd import settings
 from fabricd.audit.report import AuditReport, CheckResult, Finding, Status
 from fabricd.deploy.hostfanout import select_hosts
-from fabricd.errors import UsageError
+from fabricd.errors import FabricdError, UsageError
 from fabricd.hosts.lock import ApplyLock, LockBusy
 from fabricd.intent.host import host_intent
 from fabricd.inventory import load_inventory
@@ -62,6 +62,17 @@ def test_apply_lock_excludes_and_says_who_holds_it(tmp_path: Path) -> None:
         assert "third" in path.read_text()
 
 
+def test_apply_lock_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> None:
+    """A lock path that cannot be opened (here: its directory is a file; in the field, a lock file root left in
+    /run/lock for a run as another user) is a FabricdError naming the path and FABRICD_APPLY_LOCK_DIR."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    lock = ApplyLock("h", "x", path=blocker / "h.lock")
+    with pytest.raises(FabricdError, match="cannot open the apply lock") as err, lock:
+        pass
+    assert "FABRICD_APPLY_LOCK_DIR" in (err.value.hint or "")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["agent"], "--host is required"),
     (["agent", "--host", "gpu1", "--mode", "fix"], "unknown mode"),
@@ -69,6 +80,7 @@ def test_apply_lock_excludes_and_says_who_holds_it(tmp_path: Path) -> None:
     (["agent", "/nonexistent/inv.yml", "--host", "gpu1", "--once"], "no such file"),
     (["agent", "--host", "nosuch", "--once"], "no host 'nosuch'"),
 ])
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_agent_bad_input_is_located(args: list[str], message: str, tmp_path: Path) -> None:
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path))
     res = subprocess.run([FABRICD, *args], capture_output=True, text=True, timeout=60, check=False, env=env)

@@ -98,6 +98,7 @@ def test_base_inventory_loads(tmp_path: Path) -> None:
     assert load(tmp_path, BASE).fabric.name == "tiny"
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @pytest.mark.parametrize("sep", SEPARATORS, ids=repr)
 @pytest.mark.parametrize(("label", "path"), FIELDS, ids=[f[0] for f in FIELDS])
 def test_line_separator_in_a_name_is_refused_with_file_and_line(tmp_path: Path, label: str, path: tuple[Any, ...],
@@ -131,6 +132,7 @@ def test_port_names_keep_their_slash(tmp_path: Path) -> None:
     assert fabric.switches[0].ports[1].name == "Ethernet1/1"
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_cli_render_refuses_a_traversing_host_name(tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.mkdir()

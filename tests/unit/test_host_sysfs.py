@@ -120,6 +120,7 @@ def read_only(tree: Path) -> Iterator[Path]:
             subprocess.run(["umount", str(target)], check=True)
 
 
+@pytest.mark.integration  # mount --bind (root)
 def test_write_failing_halfway_restores_every_earlier_change(tree: Path, intent: HostIntent,
                                                              read_only: Path) -> None:
     backend = SysfsBackend(tree)

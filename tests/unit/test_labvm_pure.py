@@ -141,6 +141,7 @@ def test_copy_fabricd_tree_ships_code_and_data(tmp_path: Path) -> None:
     assert any((pkg / "traffic" / "__pycache__").glob("engine.cpython-311*.pyc"))
 
 
+@pytest.mark.integration  # binds loopback UDP ports
 def test_udp_ports_are_distinct() -> None:
     a, b = qemu.free_udp_ports(2)
     assert a != b and a > 0 and b > 0

@@ -37,6 +37,7 @@ def test_specs_follow_conventions() -> None:
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed (Debian package prometheus)")
+@pytest.mark.integration  # runs promtool
 def test_example_prometheus_config_is_valid() -> None:
     res = subprocess.run(["promtool", "check", "config", str(REPO / "exporters" / "prometheus.yml")],
                          capture_output=True, text=True, timeout=60, check=False)

@@ -192,6 +192,7 @@ def test_deadlock_endpoints_follow_each_nics_transport() -> None:
     assert leaf2 not in Topology.from_fabric(lossy_leaf2).endpoints
 
 
+@pytest.mark.integration  # runs the rendered script in bash
 def test_rendered_script_stops_on_a_missing_file(tmp_path: Path) -> None:
     """The script's own helpers (cut from the rendered gpu2.sh, run by bash): a file the NIC lacks stops the
     script with exit 1 before anything reports "configured"; an optional MLNX_OFED file is skipped and says so; a

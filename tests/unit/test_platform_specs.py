@@ -228,6 +228,7 @@ def test_unknown_platform_is_an_error(bad: str) -> None:
     assert exc.value.hint is not None and "arista_eos" in exc.value.hint
 
 
+@pytest.mark.integration  # a fresh interpreter, as a process
 def test_validate_and_render_load_no_driver_library() -> None:
     """The specs name their drivers by path: the registry, render and validate import no netmiko."""
     code = (

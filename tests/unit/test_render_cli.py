@@ -139,6 +139,7 @@ def test_shipped_templates_only_print_loop_and_test_flags() -> None:
         assert len(list((root / platform).glob("*.j2"))) >= 6, f"{platform}: one template per section"
 
 
+@pytest.mark.integration  # runs shellcheck
 def test_lab_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck is not installed (Debian package shellcheck)")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from fabricd.cli.main import build_app
@@ -44,6 +45,7 @@ def test_storm_latency_is_derived() -> None:
     assert storm is not None and round(storm.detection_latency_ms or 0) == 200
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_missing_run_is_a_clear_error(tmp_path: Path, lab_inventory: Path) -> None:
     missing = tmp_path / "nope.json"
     proc = subprocess.run([sys.executable, "-m", "fabricd", "report", str(lab_inventory), "--run", str(missing)],

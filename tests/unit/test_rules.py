@@ -37,6 +37,7 @@ needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not insta
 
 
 @needs_promtool
+@pytest.mark.integration  # runs promtool
 def test_promtool_check_rules() -> None:
     assert PROMTOOL is not None
     assert RULES in RULE_FILES and len(RULE_FILES) >= 2
@@ -47,6 +48,7 @@ def test_promtool_check_rules() -> None:
 
 
 @needs_promtool
+@pytest.mark.integration  # runs promtool
 def test_promtool_test_rules() -> None:
     assert PROMTOOL is not None
     out = subprocess.run([PROMTOOL, "test", "rules", *[t.name for t in TESTS]],
@@ -88,6 +90,7 @@ def test_every_alert_has_a_runbook_section() -> None:
 
 
 @pytest.mark.skipif(AMTOOL is None, reason="amtool not installed (Debian package prometheus-alertmanager)")
+@pytest.mark.integration  # runs amtool
 def test_alertmanager_example_is_valid() -> None:
     assert AMTOOL is not None
     out = subprocess.run([AMTOOL, "check-config", str(REPO / "exporters" / "alertmanager.yml")],

@@ -70,6 +70,7 @@ class Rig:
 
 
 @pytest.mark.parametrize("op", list(Op))
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_bandwidth_every_op_moves_and_verifies_payloads(sysroot: Path, op: Op) -> None:
     rig = Rig(sysroot)
     spec = TrafficSpec(ops=[op], sizes=[4096], qps=2, depth=16, post_list=4, signal_every=8, iterations=40,
@@ -87,6 +88,7 @@ def test_bandwidth_every_op_moves_and_verifies_payloads(sysroot: Path, op: Op) -
 
 
 @pytest.mark.parametrize("op", list(Op))
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_latency_ping_pong_and_round_trips(sysroot: Path, op: Op) -> None:
     rig = Rig(sysroot)
     spec = TrafficSpec(ops=[op], mode=Mode.LAT, sizes=[64], depth=1, post_list=1, signal_every=1, iterations=25,
@@ -100,6 +102,7 @@ def test_latency_ping_pong_and_round_trips(sysroot: Path, op: Op) -> None:
     assert r.verify is not None and r.verify.ok
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_all_ops_in_one_session_share_qps_and_the_tos_reaches_the_qps(sysroot: Path) -> None:
     rig = Rig(sysroot)
     spec = TrafficSpec(ops=list(Op), sizes=[512, 8192], qps=1, depth=8, post_list=2, signal_every=4, iterations=16,
@@ -114,6 +117,7 @@ def test_all_ops_in_one_session_share_qps_and_the_tos_reaches_the_qps(sysroot: P
     assert rig.fabric.opened == 2  # one pool per side for the whole session
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_duration_mode_stops_on_time(sysroot: Path) -> None:
     rig = Rig(sysroot)
     spec = TrafficSpec(ops=[Op.WRITE], sizes=[1024], qps=1, depth=8, post_list=8, signal_every=8, duration_s=0.2)
@@ -124,6 +128,7 @@ def test_duration_mode_stops_on_time(sysroot: Path) -> None:
 
 
 @pytest.mark.parametrize("op", [Op.WRITE, Op.SEND, Op.WRITE_IMM])
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_corrupted_payload_is_reported_not_hidden(sysroot: Path, op: Op) -> None:
     rig = Rig(sysroot, corrupt_client=True)
     spec = TrafficSpec(ops=[op], sizes=[4096], qps=1, depth=4, post_list=1, signal_every=1, iterations=8,
@@ -134,6 +139,7 @@ def test_corrupted_payload_is_reported_not_hidden(sysroot: Path, op: Op) -> None
     assert result.results[0].verify is not None and "differs" in result.results[0].verify.detail
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_unreachable_peer_is_a_clear_error_before_any_verbs_resource(sysroot: Path) -> None:
     fabric = FakeFabric()
     with socket.socket() as s:  # a port nobody listens on
@@ -155,6 +161,7 @@ def test_size_over_the_pool_is_bad_input_before_connecting(sysroot: Path) -> Non
     assert fabric.opened == 0
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_server_refuses_a_request_over_its_pool_and_frees_the_session(sysroot: Path) -> None:
     rig = Rig(sysroot, server_pool=1 << 20)
     spec = TrafficSpec(ops=[Op.WRITE], sizes=[65536], qps=2, depth=16, iterations=1, duration_s=None)
@@ -165,6 +172,7 @@ def test_server_refuses_a_request_over_its_pool_and_frees_the_session(sysroot: P
     assert rig.fabric.live_mrs == 0 and all(p.live_qps == 0 for p in rig.ports)
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_verbs_failure_on_the_server_leaves_no_qp_on_either_side(sysroot: Path) -> None:
     rig = Rig(sysroot, fail_server_connect=True)
     with pytest.raises(PeerRefusedError, match="fake connect failure"):
@@ -185,6 +193,7 @@ def _raw_hello(port: int, hello: dict[str, Any]) -> dict[str, Any]:
         return dict(json.loads(buf))
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_server_refuses_another_protocol_version_naming_both(sysroot: Path) -> None:
     rig = Rig(sysroot)
     reply = _raw_hello(rig.server.port, {"type": "hello", "protocol": 99, "fabricd": "9.9.9", "spec": {}})
@@ -195,6 +204,7 @@ def test_server_refuses_another_protocol_version_naming_both(sysroot: Path) -> N
     assert not session.ok
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_client_refuses_a_server_of_another_protocol(sysroot: Path) -> None:
     """A listener that answers like a future fabricd (protocol 99)."""
     listener = oob.listen("127.0.0.1", 0)
@@ -219,6 +229,7 @@ def test_client_refuses_a_server_of_another_protocol(sysroot: Path) -> None:
     assert fabric.live_mrs == 0
 
 
+@pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_a_non_fabricd_peer_is_named_as_such(sysroot: Path) -> None:
     listener = oob.listen("127.0.0.1", 0)
     port = listener.getsockname()[1]

@@ -57,6 +57,7 @@ class LocalRunner:
         return _Started(proc, argv)
 
 
+@pytest.mark.integration  # runs the snapshot program as a process
 def test_snapshot_program_reads_this_hosts_loopback(tmp_path: Path) -> None:
     files = snapshot.take(LocalRunner(), [], ["lo"])
     assert "sys/class/net/lo/statistics/rx_bytes" in files and files["sys/class/net/lo/mtu"].strip() == "65536"
@@ -71,6 +72,7 @@ def test_snapshot_refuses_paths_outside_the_root(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="AF_PACKET capture needs root")
+@pytest.mark.integration  # runs the capture program as a process
 def test_capture_sees_the_tos_of_roce_v2_datagrams() -> None:
     started = sniff.start(LocalRunner(), "lo", seconds=20, limit=6, idle_s=5)
     time.sleep(1.0)  # let the capture open its socket
@@ -87,6 +89,7 @@ def test_capture_sees_the_tos_of_roce_v2_datagrams() -> None:
     assert cap.dscp().get(26, 0) == cap.tos[106]
 
 
+@pytest.mark.integration  # runs the capture program as a process
 def test_capture_failure_is_an_error() -> None:
     with pytest.raises(TrafficError, match="capture on nosuchif0 failed"):
         sniff.collect(sniff.start(LocalRunner(), "nosuchif0", seconds=1), "nosuchif0", timeout_s=30)
@@ -104,6 +107,7 @@ def _cli(*args: str) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
+@pytest.mark.integration  # the client over loopback TCP
 def test_client_bad_options_are_exit_2_with_the_reason(tmp_path: Path) -> None:
     root = fake_sysfs(tmp_path)
     code, out = _cli("traffic", "client", "--peer", "127.0.0.1", "--op", "bogus", "--root", str(root))
@@ -117,6 +121,7 @@ def test_client_bad_options_are_exit_2_with_the_reason(tmp_path: Path) -> None:
     assert code == 2 and "RDMA device 'mlx5_9' does not exist" in out
 
 
+@pytest.mark.integration  # binds a loopback port
 def test_client_unreachable_peer_is_exit_3_through_the_real_entry_point(tmp_path: Path) -> None:
     root = fake_sysfs(tmp_path)
     with socket.socket() as s:

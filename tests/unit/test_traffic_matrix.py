@@ -65,6 +65,7 @@ def test_matrix_parse() -> None:
             Matrix.parse(bad)
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 def test_all_pairs_on_1024_hosts_names_the_slow_host_without_extra_rounds() -> None:
     fleet = SimFleet.make(1024)
     slow = fleet.hosts[417]

@@ -146,6 +146,7 @@ def test_show_json_and_text(runner: CliRunner, lab_inventory: Path) -> None:
         assert text in out, text
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_show_bad_inventory_is_exit_2(tmp_path: Path) -> None:
     """Through the console-script entry (main() turns FabricdError into a located message and exit 2)."""
     proc = subprocess.run([sys.executable, "-c", "from fabricd.cli.main import main; main()", "show",

@@ -66,6 +66,7 @@ def test_matrix_cli_json_junit_localisation_and_baseline(tmp_path: Path, monkeyp
     assert len(failing) == len(hosts) - 1
 
 
+@pytest.mark.integration  # runs the fabricd CLI as a process
 def test_without_lab_vms_every_pair_is_not_run(tmp_path: Path) -> None:
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"))
     res = subprocess.run([FABRICD, "validate-fabric", "--matrix", "ring", "--output", "json"], env=env,

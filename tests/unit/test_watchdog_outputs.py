@@ -54,6 +54,7 @@ def test_events_carry_the_origin(lab_inventory: Path) -> None:
     assert events[1].origin_kind == "stalled_receiver"
 
 
+@pytest.mark.integration  # runs promtool check metrics
 def test_collector_families(lab_inventory: Path) -> None:
     wd, _ = storm_watchdog(lab_inventory)
     text = Registry([WatchdogCollector(wd)]).exposition()
@@ -96,6 +97,7 @@ def test_alertmanager_payload_shape(lab_inventory: Path) -> None:
     assert ended["endsAt"] == "2023-11-14T22:13:30.000Z" and ended["fingerprint"] == alert["fingerprint"]
 
 
+@pytest.mark.integration  # a loopback HTTP receiver
 def test_webhook_sink_posts_to_a_receiver(lab_inventory: Path) -> None:
     received: list[dict[str, Any]] = []
 

@@ -123,6 +123,7 @@ class _Host:
             self.host.set(iface, "rx_prio3_pause", self.host.get(iface, "rx_prio3_pause"))
 
 
+@pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @pytest.mark.parametrize("inotify", [True, False], ids=["link-watch", "link-stat"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_settled_path_gives_the_detector_the_same_story(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -381,6 +381,7 @@ def test_nvue_commands_are_valid_paths(platform: str, case: str) -> None:
 # ------------------------------------------------------------------------------------------------- Linux hosts
 
 @pytest.mark.parametrize(("platform", "case"), _ids("linux_host"))
+@pytest.mark.integration  # runs bash -n and shellcheck
 def test_host_scripts_pass_bash_and_shellcheck(platform: str, case: str, tmp_path: Path) -> None:
     scripts = []
     for r in renders(platform, case):
