@@ -148,7 +148,8 @@ def config_lines(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!") and ln.strip() != "end"]
 
 
-def run_fabricd(switches: list[Switch], candidates: dict[str, str], sims: Sims) -> tuple[float, int]:
+def run_fabricd(switches: list[Switch], candidates: dict[str, str], sims: Sims,
+                concurrency: int = 32) -> tuple[float, int]:
     targets = [s.model_copy(update={"mgmt": s.mgmt.model_copy(update={"port": sims.ports[s.name]})})
                for s in switches]
     options = DriverOptions(read_timeout_s=180.0, conn_timeout_s=60.0)
@@ -158,7 +159,7 @@ def run_fabricd(switches: list[Switch], candidates: dict[str, str], sims: Sims) 
         return make_driver(sw, access, options)
 
     t0 = time.perf_counter()
-    report = push(targets, candidates, PushOptions(concurrency=32, confirm_timeout_s=300), factory=factory)
+    report = push(targets, candidates, PushOptions(concurrency=concurrency, confirm_timeout_s=300), factory=factory)
     elapsed = time.perf_counter() - t0
     ok = sum(1 for r in report.results if r.changed and r.state.value == "changed")
     failed = [r for r in report.results if r.failed]
@@ -205,6 +206,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--switches", type=int, default=200)
     parser.add_argument("--latency", default="", help="per-command latency of the simulators (unverified figures)")
+    parser.add_argument("--concurrency", type=int, default=32, help="fabricd's push workers (its default: 32)")
     args = parser.parse_args()
     latency = parse_latency(args.latency).to_text() if args.latency else ""
     logging.basicConfig(level=logging.ERROR)
@@ -227,7 +229,7 @@ def main() -> None:
     cpu0 = sims.cpu_s()
     sims.sample()
     c0 = client_cpu_s()
-    f_time, f_ok = run_fabricd(fabric.switches, candidates, sims)
+    f_time, f_ok = run_fabricd(fabric.switches, candidates, sims, args.concurrency)
     f_client = client_cpu_s() - c0
     f_cpu = sims.cpu_s() - cpu0
     f_peak = sims.peak_rss
@@ -247,7 +249,8 @@ def main() -> None:
     per_device_idle = (rss_idle - rss_one) / max(1, n - 1)
     f_rate = f_ok / f_time
     n_rate = n_ok / n_time
-    print(f"fabricd: {f_ok}/{n} pushed and verified in {f_time:.2f} s = {f_rate:.1f} devices/s "
+    print(f"fabricd ({args.concurrency} workers): {f_ok}/{n} pushed and verified in {f_time:.2f} s = {f_rate:.1f} "
+          "devices/s "
           f"(client CPU {f_client:.1f} s, simulator CPU {f_cpu:.1f} s, peak RSS {f_peak / 2**20:.1f} MiB)")
     print(f"nornir+nornir_netmiko (20 workers): {n_ok}/{n} pushed in {n_time:.2f} s = {n_rate:.1f} devices/s "
           f"(client CPU {n_client:.1f} s, simulator CPU {n_cpu:.1f} s, peak RSS {n_peak / 2**20:.1f} MiB); "
