@@ -258,7 +258,7 @@ def main() -> None:
     print(f"simulator memory: {rss_one / 2**20:.1f} MiB with 1 switch, {rss_idle / 2**20:.1f} MiB with {n} idle "
           f"-> {per_device_idle / 1024:.1f} KiB per idle switch; peak during fabricd's push "
           f"{f_peak / 2**20:.1f} MiB = +{(f_peak - rss_idle) / 1024 / n:.0f} KiB per switch (its pushed config, the "
-          "config-session copy, and 32 SSH sessions open at a time)")
+          f"config-session copy, and {args.concurrency} SSH sessions open at a time)")
     print(json.dumps({
         "bench": "push", "value": round(f_rate, 2), "unit": "devices/s",
         "anchor": "nornir 3 threaded (20 workers) + nornir_netmiko netmiko_send_config, same lines, same simulators",
