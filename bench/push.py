@@ -15,6 +15,13 @@ PFC, watchdog, ECN and scheduling, and per-port MTU/profile lines).
 Both runs push to simulators that start from the factory config. The simulator process's resident memory is
 sampled idle (1 and N devices) and during each push, for the per-device figures in docs/PERFORMANCE.md.
 
+With ``--latency SPEC`` (``rtt_ms=N,command_ms=N,show_ms=N,commit_ms=N`` or a profile name of
+:mod:`fabricd.lab.latency`, whose figures are **unverified**) every simulated switch answers after a round trip and
+handles one line at a time, a commit taking seconds: the bench then measures round trips and concurrency, as users
+feel them, rather than the simulators' CPU. Without it (the default) a switch answers in microseconds and the two
+sides mostly compete for the same 2 cores: the client CPU of each side (this process's user+system time) is printed
+so that the figure can be read for what it is.
+
 Run from the repo root: ``python bench/push.py`` (``--switches N`` to scale). The last line is
 ``{"bench": "push", "value": fabricd devices/s, "unit": "devices/s", "anchor": ..., "anchor_value": nornir
 devices/s, "ratio": fabricd / nornir}``. Target: ratio >= 1.5 while fabricd also verifies after commit.
@@ -26,6 +33,7 @@ import argparse
 import json
 import logging
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -41,6 +49,7 @@ import yaml
 from fabricd.deploy.pipeline import PushOptions, push
 from fabricd.deploy.targets import render_candidates
 from fabricd.inventory import load_inventory
+from fabricd.lab.latency import parse_latency
 from fabricd.model import Fabric, Switch
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import DriverOptions
@@ -71,7 +80,7 @@ def build_fabric(n: int) -> Fabric:
 class Sims:
     """The simulator daemon for ``switches`` (ephemeral ports), with RSS and CPU probes."""
 
-    def __init__(self, switches: list[Switch], tmp: Path) -> None:
+    def __init__(self, switches: list[Switch], tmp: Path, latency: str = "") -> None:
         self.dir = tmp / f"lab-{time.monotonic_ns()}"
         self.dir.mkdir(mode=0o700)
         (self.dir / "password").write_text(PASSWORD + "\n")
@@ -79,7 +88,8 @@ class Sims:
         (self.dir / "host_key").write_text(key.export_private_key("openssh").decode())
         spec = {"fabric": "bench", "devices": [
             {"name": s.name, "platform": s.platform.value, "host": "127.0.0.1", "port": 0, "username": "admin",
-             "ports": [[p.name, p.speed.bps] for p in s.ports], "faults": []} for s in switches]}
+             "ports": [[p.name, p.speed.bps] for p in s.ports], "faults": [], "latency": latency}
+            for s in switches]}
         (self.dir / "spec.json").write_text(json.dumps(spec))
         log = open(self.dir / "lab.log", "wb")  # noqa: SIM115 - the child keeps it
         self.proc = subprocess.Popen([sys.executable, "-m", "fabricd.cli.lab_daemon", "--dir", str(self.dir)],
@@ -127,12 +137,19 @@ class Sims:
             self.proc.kill()
 
 
+def client_cpu_s() -> float:
+    """This process's user+system CPU seconds (both clients run here, in threads)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
 def config_lines(text: str) -> list[str]:
     """The rendered config as the lines an operator would paste (comments, ``!`` and ``end`` dropped)."""
     return [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!") and ln.strip() != "end"]
 
 
-def run_fabricd(switches: list[Switch], candidates: dict[str, str], sims: Sims) -> tuple[float, int]:
+def run_fabricd(switches: list[Switch], candidates: dict[str, str], sims: Sims,
+                concurrency: int = 32) -> tuple[float, int]:
     targets = [s.model_copy(update={"mgmt": s.mgmt.model_copy(update={"port": sims.ports[s.name]})})
                for s in switches]
     options = DriverOptions(read_timeout_s=180.0, conn_timeout_s=60.0)
@@ -142,7 +159,7 @@ def run_fabricd(switches: list[Switch], candidates: dict[str, str], sims: Sims) 
         return make_driver(sw, access, options)
 
     t0 = time.perf_counter()
-    report = push(targets, candidates, PushOptions(concurrency=32, confirm_timeout_s=300), factory=factory)
+    report = push(targets, candidates, PushOptions(concurrency=concurrency, confirm_timeout_s=300), factory=factory)
     elapsed = time.perf_counter() - t0
     ok = sum(1 for r in report.results if r.changed and r.state.value == "changed")
     failed = [r for r in report.results if r.failed]
@@ -188,35 +205,43 @@ def run_nornir(switches: list[Switch], candidates: dict[str, str], sims: Sims, t
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--switches", type=int, default=200)
+    parser.add_argument("--latency", default="", help="per-command latency of the simulators (unverified figures)")
+    parser.add_argument("--concurrency", type=int, default=32, help="fabricd's push workers (its default: 32)")
     args = parser.parse_args()
+    latency = parse_latency(args.latency).to_text() if args.latency else ""
     logging.basicConfig(level=logging.ERROR)
     n = args.switches
     fabric = build_fabric(n)
     candidates = render_candidates(fabric, fabric.switches)
     lines = len(config_lines(next(iter(candidates.values()))))
     tmp = Path(tempfile.mkdtemp(prefix="fabricd-bench-push-"))
-    print(f"{n} EOS simulators x {PORTS} ports; {lines} config lines per switch; 2 cores shared by both sides")
+    print(f"{n} EOS simulators x {PORTS} ports; {lines} config lines per switch; 2 cores shared by both sides; "
+          f"latency: {latency or 'none'}; load average before: {os.getloadavg()[0]:.2f}")
 
     one = Sims(fabric.switches[:1], tmp)
     time.sleep(0.5)
     rss_one = one.rss()
     one.stop()
 
-    sims = Sims(fabric.switches, tmp)
+    sims = Sims(fabric.switches, tmp, latency)
     time.sleep(0.5)
     rss_idle = sims.rss()
     cpu0 = sims.cpu_s()
     sims.sample()
-    f_time, f_ok = run_fabricd(fabric.switches, candidates, sims)
+    c0 = client_cpu_s()
+    f_time, f_ok = run_fabricd(fabric.switches, candidates, sims, args.concurrency)
+    f_client = client_cpu_s() - c0
     f_cpu = sims.cpu_s() - cpu0
     f_peak = sims.peak_rss
     sims.stop()
 
-    sims = Sims(fabric.switches, tmp)
+    sims = Sims(fabric.switches, tmp, latency)
     time.sleep(0.5)
     cpu0 = sims.cpu_s()
     sims.sample()
+    c0 = client_cpu_s()
     n_time, n_ok = run_nornir(fabric.switches, candidates, sims, tmp)
+    n_client = client_cpu_s() - c0
     n_cpu = sims.cpu_s() - cpu0
     n_peak = sims.peak_rss
     sims.stop()
@@ -224,18 +249,22 @@ def main() -> None:
     per_device_idle = (rss_idle - rss_one) / max(1, n - 1)
     f_rate = f_ok / f_time
     n_rate = n_ok / n_time
-    print(f"fabricd: {f_ok}/{n} pushed and verified in {f_time:.2f} s = {f_rate:.1f} devices/s "
-          f"(simulator CPU {f_cpu:.1f} s, peak RSS {f_peak / 2**20:.1f} MiB)")
+    print(f"fabricd ({args.concurrency} workers): {f_ok}/{n} pushed and verified in {f_time:.2f} s = {f_rate:.1f} "
+          "devices/s "
+          f"(client CPU {f_client:.1f} s, simulator CPU {f_cpu:.1f} s, peak RSS {f_peak / 2**20:.1f} MiB)")
     print(f"nornir+nornir_netmiko (20 workers): {n_ok}/{n} pushed in {n_time:.2f} s = {n_rate:.1f} devices/s "
-          f"(simulator CPU {n_cpu:.1f} s, peak RSS {n_peak / 2**20:.1f} MiB)")
+          f"(client CPU {n_client:.1f} s, simulator CPU {n_cpu:.1f} s, peak RSS {n_peak / 2**20:.1f} MiB); "
+          f"load average after: {os.getloadavg()[0]:.2f}")
     print(f"simulator memory: {rss_one / 2**20:.1f} MiB with 1 switch, {rss_idle / 2**20:.1f} MiB with {n} idle "
           f"-> {per_device_idle / 1024:.1f} KiB per idle switch; peak during fabricd's push "
           f"{f_peak / 2**20:.1f} MiB = +{(f_peak - rss_idle) / 1024 / n:.0f} KiB per switch (its pushed config, the "
-          "config-session copy, and 32 SSH sessions open at a time)")
+          f"config-session copy, and {args.concurrency} SSH sessions open at a time)")
     print(json.dumps({
         "bench": "push", "value": round(f_rate, 2), "unit": "devices/s",
         "anchor": "nornir 3 threaded (20 workers) + nornir_netmiko netmiko_send_config, same lines, same simulators",
         "anchor_value": round(n_rate, 2), "ratio": round(f_rate / n_rate, 2) if n_rate else None,
+        "latency": latency or None, "client_cpu_s": round(f_client, 1), "anchor_client_cpu_s": round(n_client, 1),
+        "sim_cpu_s": round(f_cpu, 1), "anchor_sim_cpu_s": round(n_cpu, 1),
     }))
 
 

@@ -6,9 +6,12 @@ Times, best of ``--repeat`` in this process, with the inventory already loaded:
   headroom, watchdog timers, VLANs, warnings), the templates, SONiC ``config_db`` JSON + CLI lines, host intents,
   host scripts and host plan JSON. 17,000 devices -> 17,000 configs (a SONiC switch is one config of two files,
   a host one config of script + plan).
-* the measured **anchor**: the same outputs from precomputed contexts only: a bare jinja2 render of the same
-  template set with the intents already built, ``json.dumps`` of the same CONFIG_DB dicts and of the same host
-  plan dicts. It is what rendering would cost if deciding were free.
+* the measured **anchor**, named for what it is: **a lower bound of fabricd's own pipeline**, not another tool.
+  The same outputs from fabricd's own precomputed contexts only: a bare jinja2 render of the same template set with
+  the intents already built, ``json.dumps`` of the same CONFIG_DB dicts and of the same host plan dicts. It is what
+  fabricd's rendering would cost if deciding were free, so the ratio is below 1 by construction and says how much
+  of the time deciding takes. No other tool renders these configs from one inventory (pyavd renders EOS only, from
+  its own structured config), so there is no outside anchor to measure against.
 
 Also printed (stderr and extra JSON keys): the same fabric with its leaves spread over the four NOSes, and a run
 that also writes every file to a temporary directory. ``--profile`` prints the top costs (cProfile).
@@ -149,14 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     write_value = devices / write_s
     print(f"fabricd render_devices (generated fabric, all SONiC): {fabricd_s:.3f} s, {value:.0f} configs/s",
           file=sys.stderr)
-    print(f"anchor (bare jinja2 + json.dumps, contexts precomputed): {anchor_s:.3f} s, {anchor_value:.0f} configs/s",
+    print(f"anchor, lower bound of fabricd's own pipeline (its templates + json.dumps of its precomputed contexts): "
+          f"{anchor_s:.3f} s, {anchor_value:.0f} configs/s",
           file=sys.stderr)
     print(f"same fabric, leaves over 4 NOSes: {mixed_s:.3f} s, {mixed_value:.0f} configs/s", file=sys.stderr)
     print(f"render + write {files} files: {write_s:.3f} s, {write_value:.0f} configs/s", file=sys.stderr)
     print(json.dumps({
         "bench": "render", "value": round(value), "unit": "configs/s",
-        "anchor": "bare jinja2 render of the same templates with precomputed intents + json.dumps of the same "
-                  f"CONFIG_DB and host plan dicts (target {TARGET} configs/s)",
+        "anchor": "lower bound of fabricd's own pipeline: its templates rendered from its precomputed intents + "
+                  f"json.dumps of the same CONFIG_DB and host plan dicts (target {TARGET} configs/s)",
+        "anchor_kind": "lower bound of fabricd's own pipeline (not another tool; ratio < 1 by construction)",
         "anchor_value": round(anchor_value), "ratio": round(value / anchor_value, 3),
         "devices": devices, "seconds": round(fabricd_s, 3), "mixed_nos_configs_per_s": round(mixed_value),
         "with_write_configs_per_s": round(write_value), "files_written": files, "target_configs_per_s": TARGET,

@@ -157,7 +157,8 @@ def _storm_view(d: dict[str, Any]) -> list[Any]:
 
     row(t0, "storm injected (replay tree: tx pause duration grows 1 s/s)")
     if "detected_ts" in d:
-        verdict = "[green]within[/]" if d["within_contract"] else "[bold red]outside[/]"
+        load = "/".join(f"{x:.1f}" for x in d.get("load_average", ()))
+        verdict = "[green]within[/]" if d["within_contract"] else f"[yellow]late, at load average {load}, beyond[/]"
         row(d["detected_ts"], f"watchdog: storm_detected, latency {d['detection_latency_ms']:.0f} ms ({verdict} "
                               f"the contract {c['min']:g}-{c['max']:g} ms, + {c['tolerance_ms']:g} ms for the "
                               "replay writer's tick)")

@@ -16,6 +16,7 @@ from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 from fabricd.lab import daemon
 from fabricd.lab.faults import parse_fault
+from fabricd.lab.latency import parse_latency
 
 from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
 
@@ -28,6 +29,15 @@ FaultOpt = Annotated[
         "--fault", "-f", show_default=False,
         help="Inject a fault: DEVICE:KIND[=ARG], KIND one of disconnect-after-lines=N, reject-line=REGEX, "
         "commit-fails, slow-ms=N, auth-fail (repeatable).",
+    ),
+]
+
+LatencyOpt = Annotated[
+    str,
+    typer.Option(
+        "--latency", show_default=False,
+        help="Make every switch answer like a real one: rtt_ms=N,command_ms=N,show_ms=N,commit_ms=N (any subset), "
+        "or datacenter-unverified / remote-site-unverified (figures not measured on devices). Default: none.",
     ),
 ]
 
@@ -51,7 +61,8 @@ def build_lab_app() -> typer.Typer:
     )
 
     @lab_app.command("up")
-    def up_cmd(inventory: InventoryArg = None, fault: FaultOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
+    def up_cmd(inventory: InventoryArg = None, fault: FaultOpt = None, latency: LatencyOpt = "",
+               output: OutputOpt = OutputFormat.TEXT) -> None:
         """Start one simulated switch per inventory switch on its mgmt address, in the background.
 
         Writes the lab's known_hosts and a random password (0600) under $FABRICD_STATE_DIR/lab; fabricd's
@@ -61,11 +72,13 @@ def build_lab_app() -> typer.Typer:
         [bold]Example[/]: fabricd lab up inventory/lab --fault leaf2-eos:reject-line='^mtu' --fault spine1:slow-ms=200
         """
         faults = [parse_fault(f) for f in fault or ()]
+        if latency:
+            parse_latency(latency)  # a bad value is a usage error before anything starts
         fabric = load_inventory(inventory_path(inventory)).fabric
         if not fabric.switches:
             raise UsageError("the inventory has no switches to simulate",
                              hint="add switches, or pick another inventory")
-        st = daemon.up(fabric, faults)
+        st = daemon.up(fabric, faults, latency=latency)
         if output == OutputFormat.JSON:
             emit_json(st)
             return

@@ -49,6 +49,7 @@ from fabricd.safepath import private_fd, write_private
 from .counters import UnknownPortError
 from .device import DeviceSpec
 from .faults import Fault, FaultKind
+from .latency import parse_latency
 from .runtime import Lab
 from .ssh import generate_host_key
 
@@ -112,8 +113,11 @@ def up(
     *,
     state_dir: Path | None = None,
     timeout_s: float = 30.0,
+    latency: str = "",
 ) -> dict[str, Any]:
-    """Start one simulator per switch of ``fabric`` in a detached daemon; returns :func:`status`."""
+    """Start one simulator per switch of ``fabric`` in a detached daemon; returns :func:`status`. ``latency``
+    (:func:`fabricd.lab.latency.parse_latency`) gives every switch a round trip and per-line processing time."""
+    latency = parse_latency(latency).to_text() if latency else ""
     d = lab_dir(state_dir)
     pid = running_pid(state_dir)
     if pid is not None:
@@ -147,6 +151,7 @@ def up(
                 "username": s.credentials.username,
                 "ports": [[p.name, p.speed.bps] for p in s.ports],
                 "faults": [[f.kind.value, f.arg] for f in fault_list if f.device == s.name],
+                "latency": latency,
             }
             for s in fabric.switches
         ],
@@ -285,6 +290,7 @@ async def _serve(d: Path) -> None:
             name=dev["name"], platform=Platform(dev["platform"]), host=dev["host"], port=dev["port"],
             username=dev["username"], password=password, ports=tuple((p[0], int(p[1])) for p in dev["ports"]),
             faults=tuple(Fault(dev["name"], FaultKind(k), a) for k, a in dev["faults"]),
+            latency=parse_latency(dev.get("latency", "")),
         )
         for dev in spec["devices"]
     ]

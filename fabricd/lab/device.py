@@ -14,6 +14,7 @@ from fabricd.model import Platform
 
 from .counters import DeviceCounters
 from .faults import Fault, FaultPlan
+from .latency import Latency
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class DeviceSpec:
     password: str = ""
     ports: tuple[tuple[str, int], ...] = ()
     faults: tuple[Fault, ...] = ()
+    latency: Latency = field(default_factory=Latency)
+    """Round trip and per-line processing time (:mod:`fabricd.lab.latency`); none by default."""
 
 
 @dataclass

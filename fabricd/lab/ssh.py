@@ -5,7 +5,8 @@ echoed at once as a terminal does, split into lines on CR or LF, and each line i
 :class:`~fabricd.lab.device.Shell`; its answer and the next prompt are written back. This keeps the per-byte cost
 low enough for 200 switches in one process (docs/PERFORMANCE.md). Paging (``terminal length``) and echo wrapping
 (``terminal width``) are done here for shells that ask for them. Faults (:mod:`fabricd.lab.faults`) hook in here:
-``auth-fail``, ``slow-ms`` and ``disconnect-after-lines``.
+``auth-fail``, ``slow-ms`` and ``disconnect-after-lines``; so does the optional per-command latency
+(:mod:`fabricd.lab.latency`: a round trip on every echo and answer, one line processed at a time).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class _Session(asyncssh.SSHServerSession[str]):
         self._term_size = (0, 0)
         self._queue: deque[tuple[float, str]] = deque()
         self._timer: asyncio.TimerHandle | None = None
+        self._busy_until = 0.0
+        self._processing = 0.0
 
     # -- asyncssh callbacks ------------------------------------------------------------------------------------
 
@@ -121,6 +124,8 @@ class _Session(asyncssh.SSHServerSession[str]):
         assert shell is not None
         self._lines += 1
         self._switch.lines_received += 1
+        latency = self._switch.spec.latency
+        self._processing = latency.processing(self._switch.spec.platform, line) if latency else 0.0
         reply = shell.handle(line)
         limit = self._switch.faults.disconnect_after
         if limit is not None and self._switch.lines_received >= limit:
@@ -171,11 +176,25 @@ class _Session(asyncssh.SSHServerSession[str]):
         drained by one timer: asyncio does not keep call_at order for equal times)."""
         data = text.replace("\n", "\r\n")
         slow = self._switch.faults.slow_s
-        if not slow and not self._queue:
+        latency = self._switch.spec.latency
+        if not slow and not latency and not self._queue:
             self._chan.write(data)
             return
         loop = asyncio.get_running_loop()
-        at = max(loop.time(), self._next_write) + (slow if delayed else 0.0)
+        now = loop.time()
+        if latency:
+            # the line reached the switch half a round trip ago from the client's view; it is handled after the
+            # lines before it, and its answer takes the other half back
+            half = latency.rtt_s / 2.0
+            if delayed:
+                start = max(now + half, self._busy_until)
+                self._busy_until = start + self._processing + (slow or 0.0)
+                self._processing = 0.0
+                at = max(self._busy_until + half, self._next_write)
+            else:
+                at = max(now + latency.rtt_s, self._next_write)
+        else:
+            at = max(now, self._next_write) + (slow if delayed else 0.0)
         self._next_write = at
         self._queue.append((at, data))
         if self._timer is None:

@@ -6,6 +6,7 @@ never collide. The drivers connect over real SSH (netmiko/paramiko -> asyncssh) 
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from fabricd.deploy.pipeline import DriverFactory, PushOptions
 from fabricd.deploy.targets import render_candidates
 from fabricd.inventory import load_inventory
 from fabricd.lab.faults import Fault
+from fabricd.lab.latency import Latency
 from fabricd.lab.runtime import LabThread, spec_for
 from fabricd.model import Fabric, Switch
 from fabricd.platforms.access import Access
@@ -77,12 +79,15 @@ class SwitchLab:
 
 
 @contextmanager
-def switch_lab(tmp: Path, names: Sequence[str] = LEAVES, faults: Sequence[Fault] = ()) -> Iterator[SwitchLab]:
-    """Simulate ``names`` from inventory/lab on ephemeral 127.0.0.1 ports (optionally with faults)."""
+def switch_lab(tmp: Path, names: Sequence[str] = LEAVES, faults: Sequence[Fault] = (),
+               latency: Latency | None = None) -> Iterator[SwitchLab]:
+    """Simulate ``names`` from inventory/lab on ephemeral 127.0.0.1 ports (optionally with faults and latency)."""
     fabric = lab_fabric()
     password = secrets.token_urlsafe(12)
     originals = [fabric.switch(n) for n in names]
     specs = [spec_for(sw, password=password, faults=faults, port=0) for sw in originals if sw is not None]
+    if latency is not None:
+        specs = [dataclasses.replace(spec, latency=latency) for spec in specs]
     with LabThread(specs) as thread:
         switches = {}
         for sw in originals:

@@ -57,10 +57,12 @@ def test_lab_up_push_diff_rollback_down(tmp_path: Path) -> None:
     inv = _inventory(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
     env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), COLUMNS="200", HOME=str(tmp_path))
-    up = _run(["lab", "up", str(inv), "--output", "json"], env)
+    up = _run(["lab", "up", str(inv), "--latency", "rtt_ms=2", "--output", "json"], env)
     try:
         st = json.loads(up.stdout)
         assert st["running"] and len(st["devices"]) == 6
+        spec = json.loads((tmp_path / "state" / "lab" / "spec.json").read_text())
+        assert {d["latency"] for d in spec["devices"]} == {"rtt_ms=2,command_ms=0,show_ms=0,commit_ms=0"}
         pid = st["pid"]
         status = json.loads(_run(["lab", "status", "--output", "json"], env).stdout)
         by_name = {d["name"]: d for d in status["devices"]}
@@ -115,3 +117,5 @@ def test_push_without_password_or_lab_is_a_clear_error(tmp_path: Path) -> None:
     assert "no switch named 'leaf9'" in bad.stderr
     bad = _run(["lab", "up", str(inv), "--fault", "leaf2-eos:slow-ms=fast"], env, ok=(2,))
     assert "expects a whole number" in bad.stderr
+    bad = _run(["lab", "up", str(inv), "--latency", "commit=2s"], env, ok=(2,))
+    assert "'commit=2s' is not NAME=MS" in bad.stderr and "commit_ms" in bad.stderr
