@@ -9,7 +9,6 @@ stage uses (Prometheus, ``fabricd serve``, the replay writers).
 from __future__ import annotations
 
 import os
-
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
