@@ -310,6 +310,7 @@ def test_the_lab_switch_config_db_after_push_validates_whole() -> None:
     assert not rejections, _report(str(path.relative_to(REPO)), rejections)
 
 
+@pytest.mark.integration  # starts a process or opens a socket: not in the unit tier
 def test_libyang_script_is_shellcheck_clean() -> None:
     import shutil
     import subprocess

@@ -51,6 +51,7 @@ def _first_paragraph(command: click.Command) -> str:
     return " ".join(text.split("\n\n")[0].split())
 
 
+@pytest.mark.integration  # starts a process or opens a socket: not in the unit tier
 def test_root_help_imports_no_command_and_lists_every_one() -> None:
     code, modules, out = _modules("--help")
     assert code == 0
@@ -62,6 +63,7 @@ def test_root_help_imports_no_command_and_lists_every_one() -> None:
         assert f" {name} " in out, name
 
 
+@pytest.mark.integration  # starts a process or opens a socket: not in the unit tier
 def test_validate_imports_no_ssh_or_netlink_stack() -> None:
     code, modules, out = _modules("validate", str(REPO / "inventory" / "lab"))
     assert code == 0, out

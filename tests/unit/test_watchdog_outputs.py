@@ -138,6 +138,7 @@ def test_text_lines(lab_inventory: Path) -> None:
     assert "origin gpu1:ens1f0np0 (stalled_receiver)" in line
 
 
+@pytest.mark.integration  # starts a process or opens a socket: not in the unit tier
 def test_webhook_retries_with_growing_delays_and_not_on_4xx() -> None:
     """A receiver that answers 503 twice, then 200: delivered on the third try, with a real, growing wait between
     tries (back-off 0.1 s doubling, plus jitter); a 400 is given up at once."""
