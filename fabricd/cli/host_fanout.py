@@ -28,7 +28,7 @@ from fabricd.model import Fabric
 from fabricd.traffic.remote import Runner
 
 from .common import ExitCode, OutputFormat, emit_json, inventory_path, stderr, stdout
-from .deploy_common import progress_bar
+from .deploy_common import InsecureOpt, progress_bar
 
 HostsOpt = Annotated[str | None, typer.Option(
     "--hosts", envvar="FABRICD_HOSTS", show_default=False,
@@ -42,9 +42,8 @@ IdentityOpt = Annotated[list[Path] | None, typer.Option(
 HostKnownHostsOpt = Annotated[list[Path] | None, typer.Option(
     "--known-hosts", envvar="FABRICD_KNOWN_HOSTS", show_default=False,
     help="known_hosts file to verify host keys with (repeatable); ~/.ssh/known_hosts is also read.")]
-HostInsecureOpt = Annotated[bool, typer.Option(
-    "--insecure-no-host-key-check", envvar="FABRICD_INSECURE_NO_HOST_KEY_CHECK",
-    help="Accept any SSH host key (opens the door to impostors; lab use only).")]
+# the host-key opt-out is the one every SSH command takes (deploy_common.InsecureOpt): it warns on every run
+HostInsecureOpt = InsecureOpt
 FanConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-c", min=1, max=1024, envvar="FABRICD_CONCURRENCY",
                                                 help="Hosts worked on at the same time (with --hosts).")]
 MaxFailuresOpt = Annotated[int | None, typer.Option(

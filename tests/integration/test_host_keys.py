@@ -119,7 +119,8 @@ def test_the_opt_out_warns_on_every_run(tmp_path: Path) -> None:
     """The warning comes from the option itself, so every SSH command prints it, before any connection."""
     env = {**os.environ, "HOME": str(tmp_path), "FABRICD_STATE_DIR": str(tmp_path / "state")}
     for argv in (["diff", "--device", NAME, "--insecure-no-host-key-check", "--output", "json"],
-                 ["audit", "switch", "--device", NAME, "--no-verify-host-key", "--output", "json"]):
+                 ["audit", "switch", "--device", NAME, "--no-verify-host-key", "--output", "json"],
+                 ["audit", "host", "--hosts", "gpu1", "--insecure-no-host-key-check", "--output", "json"]):
         res = subprocess.run([sys.executable, "-m", "fabricd", *argv], capture_output=True, text=True, timeout=120,
                              env=env, check=False)
         assert "host keys are NOT checked" in res.stderr, res.stderr
