@@ -54,8 +54,10 @@ def _watchdog_table() -> list[str]:
         if lim.step_ms:
             notes.append(f"multiples of {lim.step_ms} ms")
         if lim.detect_in_polls:
-            notes.append("detection = poll x robustness")
-        poll = f"{lim.poll_ms[0]}-{lim.poll_ms[1]}" if lim.poll_ms else f"fixed {lim.fixed_poll_ms}"
+            notes.append("detection = poll x an integer")
+        if lim.restore_in_polls:
+            notes.append("restoration = poll x an integer")
+        poll = f"{lim.poll_ms[0]}-{lim.poll_ms[1]}" if lim.poll_ms else "not configurable"
         rows.append(f"| `{platform.value}` | {lim.detection_ms[0]}-{lim.detection_ms[1]} | {rest} | "
                     f"{poll} | {'; '.join(notes)} |")
     return rows

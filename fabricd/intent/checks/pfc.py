@@ -37,14 +37,12 @@ WATCHDOG = ("policy", "pfc", "watchdog")
 class WatchdogLimits:
     """Inclusive ranges in ms; None = the platform has no such knob. ``step_ms``: timers are whole multiples of
     this (EOS: 10 ms); ``detect_in_polls`` / ``restore_in_polls``: the timer = poll x an integer (NVUE detection,
-    NX-OS both); ``fixed_poll_ms``: a platform that polls at this rate whatever the intent says (none today), so a
-    different poll_ms is a warning, not an error: the switch only polls more or less often than the rest."""
+    NX-OS both)."""
 
     detection_ms: tuple[int, int]
     restoration_ms: tuple[int, int] | None
     poll_ms: tuple[int, int] | None
     source: str
-    fixed_poll_ms: int | None = None
     step_ms: int | None = None
     detect_in_polls: bool = False
     restore_in_polls: bool = False
@@ -127,12 +125,8 @@ def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
             for field, value in (("detection_ms", wd.detection_ms), ("restoration_ms", wd.restoration_ms)):
                 if value % lim.step_ms:
                     yield Finding((*WATCHDOG, field), f"{field} is not a multiple of {platform}'s {lim.step_ms} ms "
-                                  "poll", expected=f"a multiple of {lim.step_ms} ms",
+                                  "step", expected=f"a multiple of {lim.step_ms} ms",
                                   got=f"{value} ms (renders as {-(-value // lim.step_ms) * lim.step_ms} ms)")
-        if lim.fixed_poll_ms is not None and wd.poll_ms != lim.fixed_poll_ms:
-            yield Finding((*WATCHDOG, "poll_ms"), f"{platform} polls at a fixed {lim.fixed_poll_ms} ms; poll_ms "
-                          "applies to the other platforms only", expected=f"{lim.fixed_poll_ms} ms",
-                          got=f"{wd.poll_ms} ms (rendered as {lim.fixed_poll_ms} ms)")
         if lim.detect_in_polls and wd.poll_ms and wd.detection_ms % wd.poll_ms:
             yield Finding((*WATCHDOG, "detection_ms"), f"detection is not a whole number of polls on {platform}",
                           expected=f"a multiple of poll_ms {wd.poll_ms}",

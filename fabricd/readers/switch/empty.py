@@ -28,11 +28,6 @@ def has_rows(counters: SwitchCounters) -> bool:
     return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops)
 
 
-def has_data(counters: SwitchCounters) -> bool:
-    """True when the snapshot holds any row or problem."""
-    return has_rows(counters) or bool(counters.problems)
-
-
 def cli_error(text: str) -> str | None:
     """The rejecting line when ``text`` is the device refusing the command (within its first three lines)."""
     lines = [line for line in text.splitlines() if line.strip()][:3]
