@@ -44,10 +44,10 @@ from fabricd.readers.switch.replay import (
     DeviceManifest,
     file_name,
     read_manifest,
-    write_device,
-    write_index,
 )
 from fabricd.readers.switch.scrub import scrub
+
+from .folder import write_device, write_index
 
 log = logging.getLogger(__name__)
 

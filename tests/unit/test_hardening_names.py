@@ -225,7 +225,8 @@ def test_diff_summary_tells_the_truth_about_failures() -> None:
 def test_capture_folders_stay_inside_and_are_private(tmp_path: Path) -> None:
     """``fabricd capture`` writes running configs (scrubbed): 0600 files, and a device name that slipped past the
     model cannot leave the output folder."""
-    from fabricd.readers.switch.replay import DeviceManifest, write_device
+    from fabricd.capture.folder import write_device
+    from fabricd.readers.switch.replay import DeviceManifest
 
     out = tmp_path / "a" / "capture"
     for device in ("../../escaped", "/tmp/escaped", "x/../../../escaped"):

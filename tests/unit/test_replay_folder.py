@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from fabricd.capture.folder import write_device, write_index
 from fabricd.errors import DriverError, UsageError
 from fabricd.readers.switch.replay import (
     CommandRecord,
     DeviceManifest,
     ReplayFolder,
     file_name,
-    write_device,
-    write_index,
 )
 
 
