@@ -14,11 +14,11 @@ help:
 	@echo "make lint   - ruff, mypy and import-linter only"
 	@echo "make bench  - run every benchmark in bench/ (ratios against anchors measured in the same run)"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml lab/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "fabricd needs Python >= 3.11"; exit 2; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { scripts/sysdeps.sh test; $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev]' -e ./lab
 	@touch $(STAMP)
 
 sysdeps:
@@ -30,7 +30,7 @@ libyang: $(STAMP)
 	@scripts/libyang.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check fabricd tests bench
+	$(BIN)/ruff check fabricd lab/fabricd_lab tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
@@ -50,7 +50,7 @@ demo: sysdeps $(STAMP)
 
 bench: $(STAMP)
 	@scripts/sysdeps.sh bench
-	@$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	@$(BIN)/python -m pip install -q -e '.[dev,bench]' -e ./lab
 	@set -e; for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done
 
 clean:

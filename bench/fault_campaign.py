@@ -36,8 +36,6 @@ from netmiko import ConnectHandler
 from fabricd.deploy.pipeline import PushOptions, push
 from fabricd.deploy.targets import render_candidates
 from fabricd.inventory import load_inventory
-from fabricd.lab.faults import Fault, FaultKind
-from fabricd.lab.runtime import LabThread, spec_for
 from fabricd.model import Fabric, Platform, Switch
 from fabricd.nos.registry import SwitchIntentBuilder
 from fabricd.platforms.access import Access
@@ -46,6 +44,8 @@ from fabricd.platforms.registry import make_driver
 from fabricd.platforms.secrets import Secret
 from fabricd.render.env import environment
 from fabricd.render.render import render_switch_intent
+from fabricd_lab.faults import Fault, FaultKind
+from fabricd_lab.runtime import LabThread, spec_for
 
 REPO = Path(__file__).resolve().parent.parent
 VOLATILE = re.compile(r"^!(?:Time|Running configuration last done at):.*$", re.M)
@@ -97,7 +97,7 @@ def fabricd_push(lab: Lab, candidates: dict[str, str], tmp: Path) -> dict[str, s
                         (lab.known_hosts,))
         return make_driver(sw, access, DriverOptions(read_timeout_s=15.0, conn_timeout_s=10.0))
 
-    opts = PushOptions(concurrency=6, confirm_timeout_s=60, state_dir=tmp)
+    opts = PushOptions(concurrency=6, confirm_timeout_s=60)
     report = push(list(lab.switches.values()), candidates, opts, factory=factory)
     return {r.target: f"{r.state.value}" + (f" ({r.error})" if r.error else "") for r in report.results}
 

@@ -1,7 +1,7 @@
 """Benchmark: push a full QoS config to 200 simulated switches with fabricd, and with nornir + nornir_netmiko.
 
-The switches are Arista EOS simulators (fabricd.lab), 32 x 400G ports each, all in one background process started
-exactly as ``fabricd lab up`` starts it (``python -m fabricd.lab.daemon``), on ephemeral 127.0.0.1 ports. The config
+The switches are Arista EOS simulators (fabricd_lab), 32 x 400G ports each, all in one background process started
+exactly as ``fabricd lab up`` starts it (``python -m fabricd_lab.daemon``), on ephemeral 127.0.0.1 ports. The config
 is what ``fabricd render`` produces for each switch from inventory/lab's policy (qos maps, the RoCE qos profile with
 PFC, watchdog, ECN and scheduling, and per-port MTU/profile lines).
 
@@ -16,7 +16,7 @@ Both runs push to simulators that start from the factory config. The simulator p
 sampled idle (1 and N devices) and during each push, for the per-device figures in docs/PERFORMANCE.md.
 
 With ``--latency SPEC`` (``rtt_ms=N,command_ms=N,show_ms=N,commit_ms=N`` or a profile name of
-:mod:`fabricd.lab.latency`, whose figures are **unverified**) every simulated switch answers after a round trip and
+:mod:`fabricd_lab.latency`, whose figures are **unverified**) every simulated switch answers after a round trip and
 handles one line at a time, a commit taking seconds: the bench then measures round trips and concurrency, as users
 feel them, rather than the simulators' CPU. Without it (the default) a switch answers in microseconds and the two
 sides mostly compete for the same 2 cores: the client CPU of each side (this process's user+system time) is printed
@@ -49,12 +49,12 @@ import yaml
 from fabricd.deploy.pipeline import PushOptions, push
 from fabricd.deploy.targets import render_candidates
 from fabricd.inventory import load_inventory
-from fabricd.lab.latency import parse_latency
 from fabricd.model import Fabric, Switch
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.registry import make_driver
 from fabricd.platforms.secrets import Secret
+from fabricd_lab.latency import parse_latency
 
 REPO = Path(__file__).resolve().parent.parent
 PORTS = 32
@@ -92,7 +92,7 @@ class Sims:
             for s in switches]}
         (self.dir / "spec.json").write_text(json.dumps(spec))
         log = open(self.dir / "lab.log", "wb")  # noqa: SIM115 - the child keeps it
-        self.proc = subprocess.Popen([sys.executable, "-m", "fabricd.cli.lab_daemon", "--dir", str(self.dir)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "fabricd_lab.cli.lab_daemon", "--dir", str(self.dir)],
                                      stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
         deadline = time.monotonic() + 120

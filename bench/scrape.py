@@ -49,8 +49,8 @@ sys.path.insert(0, str(REPO))
 
 from fabricd.collectors.core import PrometheusBridge, Registry, render  # noqa: E402
 from fabricd.collectors.host import host_collectors  # noqa: E402
-from fabricd.lab.replay import ReplayHost  # noqa: E402
 from fabricd.readers.kept import RACY_NS  # noqa: E402
+from fabricd_lab.replay import ReplayHost  # noqa: E402
 
 NICS = 8
 WARMUP = 30

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from fabricd.inventory import load_inventory
-from fabricd.lab.vm import image as vm_image
-from fabricd.lab.vm import instance as vm_instance
-from fabricd.lab.vm.qga import AgentError
 from fabricd.traffic import snapshot
 from fabricd.traffic.gid import choose_gid
 from fabricd.traffic.pair import run_pair
 from fabricd.traffic.spec import LAB_ACK_TIMEOUT, Mode, Op, TrafficSpec
+from fabricd_lab.vm import image as vm_image
+from fabricd_lab.vm import instance as vm_instance
+from fabricd_lab.vm.qga import AgentError
 
 REPO = Path(__file__).resolve().parent.parent
 NAME = "bench"

@@ -1,7 +1,7 @@
 """Detection latency, CPU share and false positives of ``fabricd watch`` on a live 64-port replay host.
 
 Setup: a replay root (on tmpfs when there is one) with 64 mlx5-like RoCE NICs (full mlx5_core ethtool stat set with
-16 channels, PFC on priority 3), rewritten every 5 ms by :class:`fabricd.lab.stormgen.StormGen` (a real-time
+16 channels, PFC on priority 3), rewritten every 5 ms by :class:`fabricd_lab.stormgen.StormGen` (a real-time
 thread when allowed: it stands for NIC counters, which never stall). A separate ``fabricd watch --root DIR
 --poll-ms 50 --detection-ms 200 --restoration-ms 200 --output json`` process watches it, at nice -10 as the shipped
 systemd unit runs the service.
@@ -48,8 +48,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from fabricd.lab.replay import ReplayHost, ReplayNic  # noqa: E402
-from fabricd.lab.stormgen import Episode, StormGen  # noqa: E402
+from fabricd_lab.replay import ReplayHost, ReplayNic  # noqa: E402
+from fabricd_lab.stormgen import Episode, StormGen  # noqa: E402
 
 PORTS = 64
 STORMS = 100

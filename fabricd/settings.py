@@ -7,6 +7,7 @@ Every global option has a ``FABRICD_*`` environment variable (docs/contracts.md)
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -50,3 +51,35 @@ def state_dir() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".local" / "state"
     return base / "fabricd"
+
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class UnsetVariableError(ValueError):
+    """A path names an environment variable that is not set."""
+
+    def __init__(self, name: str, path: str) -> None:
+        super().__init__(f"{path} names ${{{name}}}, which is not set")
+        self.name, self.path = name, path
+
+
+def expand_path(path: Path | str) -> Path:
+    """A file path as the inventory writes it, made real: ``~`` and ``$VAR`` / ``${VAR}`` from the environment.
+
+    ``${FABRICD_STATE_DIR}`` is always defined: it is :func:`state_dir` when the variable is unset, so an inventory
+    can name files that ``fabricd lab up`` (or another tool) keeps in fabricd's state directory. Any other variable
+    that is not set raises :class:`UnsetVariableError` (a path is never silently cut short).
+    """
+    text = str(path)
+
+    def value(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        got = os.environ.get(name)
+        if got is None and name == "FABRICD_STATE_DIR":
+            return str(state_dir())
+        if got is None:
+            raise UnsetVariableError(name, text)
+        return got
+
+    return Path(_VAR.sub(value, text)).expanduser()

@@ -22,7 +22,7 @@ ip -n "$peer" link set swp1 mtu 9216 up
 import sys
 from fabricd.intent.host import host_intent
 from fabricd.inventory import load_inventory
-from fabricd.lab.fake_host import build_fake_host, fake_nics_for
+from fabricd_lab.fake_host import build_fake_host, fake_nics_for
 from fabricd.settings import default_inventory
 intent = host_intent(load_inventory(default_inventory()).fabric, sys.argv[2])
 build_fake_host(sys.argv[1], fake_nics_for(intent, skip_vlan=True))

@@ -127,19 +127,18 @@ MAX_DRIFT = 20
 
 @dataclass(frozen=True)
 class AuditOptions:
-    """How to reach switches: driver pacing, host-key verification, extra known_hosts, the lab state dir."""
+    """How to reach switches: driver pacing, host-key verification, extra known_hosts."""
 
     driver: DriverOptions = field(default_factory=DriverOptions)
     verify_host_key: bool = True
     known_hosts: tuple[Path, ...] = ()
-    state_dir: Path | None = None
 
 
 def driver_factory(options: AuditOptions) -> ReadBackFactory:
     """Drivers built from each switch's credential reference (:mod:`fabricd.platforms.access`)."""
 
     def make(switch: Switch) -> ReadBack:
-        return driver_for(switch, options.driver, state_dir=options.state_dir, known_hosts=options.known_hosts,
+        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
                           verify_host_key=options.verify_host_key)
 
     return make

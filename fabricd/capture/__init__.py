@@ -69,18 +69,17 @@ CaptureFactory = Callable[[Switch], CaptureDriver]
 
 @dataclass(frozen=True)
 class CaptureOptions:
-    """How to reach switches: driver pacing, host-key verification, extra known_hosts, the lab state dir."""
+    """How to reach switches: driver pacing, host-key verification, extra known_hosts."""
 
     driver: DriverOptions = field(default_factory=DriverOptions)
     verify_host_key: bool = True
     known_hosts: tuple[Path, ...] = ()
-    state_dir: Path | None = None
 
 
 def driver_factory(options: CaptureOptions) -> CaptureFactory:
     """Drivers built from each switch's credential reference, host keys verified unless told not to."""
     def make(switch: Switch) -> CaptureDriver:
-        return driver_for(switch, options.driver, state_dir=options.state_dir, known_hosts=options.known_hosts,
+        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
                           verify_host_key=options.verify_host_key)
 
     return make

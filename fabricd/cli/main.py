@@ -21,9 +21,11 @@ from typer.core import TyperCommand, TyperGroup
 from fabricd import __version__
 
 from .common import run_guarded
+from .plugins import ELSEWHERE, missing_plugin_message, plugin_commands
 
 # name -> (module under fabricd.cli, the one-line help `fabricd --help` shows). The module defines
 # ``register(app: typer.Typer) -> None`` and registers the command (or command group) of that name on ``app``.
+# Other distributions add rows through entry points (fabricd.cli.plugins): fabricd-lab's lab, demo and report.
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "Write a starting inventory into an empty directory: the lab fabric, or one of the shipped "
                      "examples (--example)."),
@@ -40,13 +42,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("doctor", "Check the local machine for what each feature needs: kernel modules, RDMA devices, "
                          "Prometheus, qemu/KVM, permissions. Says what to install. Exit 0 when every required check "
                          "passes, 1 otherwise."),
-    "report": ("report", "Draw a run's pictures: storm-timeline.png, dashboard.png and topology.png."),
-    "demo": ("demo", "Run the whole loop on the embedded lab fabric (or INVENTORY), one narrated step per stage: "
-                     "validate, render for four NOSes and the hosts, push to simulated switches over SSH, apply and "
-                     "audit a host in a network namespace, export counters into a real Prometheus, inject a PFC "
-                     "storm and watch it detected, alerted, traced to its origin and restored, and (when the VM can "
-                     "run) verbs traffic through validate-fabric. A stage that cannot run here says why and is "
-                     "skipped."),
     "render": ("render", "Render RoCE-ready configs for every switch (SONiC, Arista EOS, Cisco NX-OS, Cumulus NVUE) "
                          "and host."),
     "gids": ("gids", "List the GID table of every RDMA port: device, port, index, GID, IPv4, RoCE version and netdev "
@@ -82,7 +77,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "host": ("host", "Apply, plan and restore a host's RoCE settings (run on the host itself)."),
     "audit": ("audit", "Audit hosts and switches against the inventory (for CI)."),
     "export": ("export", "Prometheus exporters: this host's NIC/RDMA counters, or the fabric's switches."),
-    "lab": ("lab", "The switch lab: SSH simulators of SONiC, EOS, NX-OS and NVUE that fabricd drives for real."),
     "traffic": ("traffic", "RC verbs traffic (pyverbs): WRITE, WRITE_WITH_IMM, SEND/RECV, READ, atomics; bandwidth "
                            "and latency."),
 }
@@ -90,10 +84,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
 _ROOT_SETTINGS: dict[str, Any] = {"pretty_exceptions_enable": False, "rich_markup_mode": "rich"}
 
 
+def command_table() -> dict[str, tuple[str, str]]:
+    """Every command: name -> (module path, one-line help); fabricd's own first, then the plugins' (which never
+    replace one of fabricd's)."""
+    table = {name: (f"fabricd.cli.{module}", help_) for name, (module, help_) in COMMANDS.items()}
+    for name, row in plugin_commands().items():
+        table.setdefault(name, row)
+    return table
+
+
 def load_command(name: str) -> click.Command:
     """Import the module of command ``name`` and return its click command (or group)."""
-    module_name, _ = COMMANDS[name]
-    module = importlib.import_module(f"fabricd.cli.{module_name}")
+    module_name, _ = COMMANDS[name] if name in COMMANDS else plugin_commands()[name]
+    module = importlib.import_module(f"fabricd.cli.{module_name}" if name in COMMANDS else module_name)
     holder = typer.Typer(**_ROOT_SETTINGS)
 
     @holder.callback()
@@ -105,7 +108,7 @@ def load_command(name: str) -> click.Command:
     assert isinstance(group, TyperGroup)
     command = group.commands.get(name)
     if command is None:
-        raise RuntimeError(f"fabricd.cli.{module_name}.register() did not register {name!r}")
+        raise RuntimeError(f"{module.__name__}.register() did not register {name!r}")
     return command
 
 
@@ -117,15 +120,18 @@ class LazyGroup(TyperGroup):
         self._listing = 0
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [*COMMANDS, *(n for n in self.commands if n not in COMMANDS)]
+        table = command_table()
+        return [*table, *(n for n in self.commands if n not in table)]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.commands:
             return self.commands[cmd_name]
-        if cmd_name not in COMMANDS:
+        if cmd_name not in COMMANDS and cmd_name not in plugin_commands():
+            if cmd_name in ELSEWHERE:  # a command another distribution adds, not installed here
+                raise click.exceptions.UsageError(missing_plugin_message(cmd_name), ctx)
             return None
         if self._listing:  # a row of the command list: its name and help line, nothing imported
-            return TyperCommand(cmd_name, help=COMMANDS[cmd_name][1])
+            return TyperCommand(cmd_name, help=command_table()[cmd_name][1])
         command = load_command(cmd_name)
         self.commands[cmd_name] = command
         return command
@@ -166,9 +172,10 @@ def build_app() -> typer.Typer:
         name="fabricd",
         cls=LazyGroup,
         help="Declarative lossless RoCEv2 fabrics: validate, render, push, export, watch, audit, prove.",
-        epilog="[bold]Start here[/]: fabricd demo (the whole loop on the embedded lab fabric), fabricd init DIR (a "
-        "starting inventory to edit), fabricd doctor (what this machine can do). Every command's --help ends with "
-        "examples. Shell completion: fabricd --install-completion.",
+        epilog="[bold]Start here[/]: fabricd init DIR (a starting inventory to edit), fabricd validate DIR, fabricd "
+        "doctor (what this machine can do); with fabricd-lab installed, fabricd demo runs the whole loop on the "
+        "embedded lab fabric. Every command's --help ends with examples. Shell completion: fabricd "
+        "--install-completion.",
         no_args_is_help=True,
         add_completion=True,
         **_ROOT_SETTINGS,

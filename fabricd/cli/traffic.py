@@ -229,16 +229,16 @@ def selftest_cmd(
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Run a server on lab VM a and a client on lab VM b (from this host, no login) for each op, verify every payload.
-    Needs 'fabricd lab vm up'. Exit 0 when every op moved its data intact.
+    Needs fabricd-lab and 'fabricd lab vm up'. Exit 0 when every op moved its data intact.
 
     [bold]Example[/]: fabricd traffic selftest
     [bold]Example[/]: fabricd traffic selftest --op write --op atomic --output json
     """
-    from fabricd.lab.vm import instance as vm_instance
     from fabricd.traffic.pair import run_pair
+    from fabricd.traffic.plugins import require_pool
 
-    inst = vm_instance.require_running(name)
-    a, b = inst.endpoints
+    inst = require_pool(name)
+    a, b = inst.endpoints[:2]
     spec = TrafficSpec(ops=_ops(op or ["all"]), sizes=[size], qps=qps, iterations=iterations, duration_s=None,
                        tos=DEFAULT_TOS, ack_timeout=LAB_ACK_TIMEOUT if inst.accel == "tcg" else DEFAULT_ACK_TIMEOUT)
     run = run_pair(inst.runner("a"), inst.runner("b"), a.address, spec)

@@ -1,8 +1,8 @@
 """``fabricd validate-fabric [INVENTORY]``: traffic between host pairs plus counter-delta assertions.
 
-Commands reach the hosts through the running Soft-RoCE lab (``fabricd lab vm up``), whose two VMs play two inventory
-hosts. A pair with a host no lab VM plays is reported as not run (exit 3): this version has no remote execution
-for real hosts.
+Commands reach the hosts over SSH (``--via ssh``) or through a running runner pool that another distribution plugs
+in (:mod:`fabricd.traffic.plugins`): fabricd-lab's Soft-RoCE VMs (``fabricd lab vm up``) play two inventory hosts.
+A pair with a host no runner reaches is reported as not run (exit 3).
 """
 
 from __future__ import annotations
@@ -76,26 +76,26 @@ def endpoint_of(host: Host) -> Endpoint:
 
 
 def _runners(fabric: Fabric, inventory: Path, name: str) -> tuple[dict[str, Runner], str, str | None]:
-    """Runners for the hosts the lab VMs play (after checking they play them as this inventory says), why other
-    hosts have none, and the lab's accelerator (None without a lab)."""
-    from fabricd.lab.vm import instance as vm_instance
+    """Runners for the hosts a running runner pool plays (the lab VMs of fabricd-lab, after checking they play them
+    as this inventory says), why other hosts have none, and the pool's accelerator (None without a pool)."""
+    from fabricd.traffic.plugins import running_pool
 
-    inst = vm_instance.load(name)
-    if inst is None or inst.stopped or not all(inst.alive().values()):
-        return {}, "no lab VM is running ('fabricd lab vm up INVENTORY' makes two of its hosts reachable)", None
+    pool, why = running_pool(name)
+    if pool is None:
+        return {}, why, None
     runners: dict[str, Runner] = {}
-    for ep in inst.endpoints:
+    for ep in pool.endpoints:
         host = fabric.host(ep.host)
         nic = _nic(host) if host is not None else None
         if host is None or nic is None or str(nic.ip) != ep.ip or nic.rdma_device != ep.rdma_device:
             raise UsageError(
-                f"lab VM {ep.role} plays {ep.host} as {ep.ip} on {ep.rdma_device} (from {inst.inventory}), "
+                f"runner {ep.role} plays {ep.host} as {ep.ip} on {ep.rdma_device} (from {pool.inventory}), "
                 f"which {inventory} does not describe the same way",
                 hint=f"run 'fabricd lab vm down' and 'fabricd lab vm up {inventory}'",
             )
-        runners[ep.host] = inst.runner(ep.role)
-    return runners, f"not a lab VM endpoint (the lab VMs play {', '.join(runners)}); remote execution on real " \
-                    "hosts is not available in this version", inst.accel
+        runners[ep.host] = pool.runner(ep.role)
+    return runners, f"not reachable through the running pool (it plays {', '.join(runners)}); run the pairs on " \
+                    "real hosts with --via ssh", pool.accel
 
 
 def _to_audit(r: PairReport) -> AuditReport:

@@ -51,14 +51,13 @@ class PushOptions:
     driver: DriverOptions = field(default_factory=DriverOptions)
     verify_host_key: bool = True
     known_hosts: tuple[Path, ...] = ()
-    state_dir: Path | None = None
 
 
 def default_factory(options: PushOptions) -> DriverFactory:
     """Drivers built from each switch's credential reference (see :mod:`fabricd.platforms.access`)."""
 
     def factory(switch: Switch) -> SwitchDriver:
-        return driver_for(switch, options.driver, state_dir=options.state_dir, known_hosts=options.known_hosts,
+        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
                           verify_host_key=options.verify_host_key)
 
     return factory

@@ -41,14 +41,22 @@ class SwitchRole(StrEnum):
 
 
 class Credentials(Model):
-    """A *reference* to a secret: an environment variable or a file readable only by its owner (0600).
+    """How fabricd logs in to a device: a *reference* to a secret (an environment variable or a file readable only
+    by its owner, 0600), and the known_hosts file that vouches for the device's SSH host key.
 
     The secret itself never appears in the inventory.
     """
 
     username: Name = "admin"
     password_env: Name | None = Field(default=None, description="environment variable holding the password")
-    password_file: Path | None = Field(default=None, description="file (mode 0600) holding the password")
+    password_file: Path | None = Field(
+        default=None,
+        description="file (mode 0600) holding the password; `~`, `$VAR` and `${VAR}` are expanded when it is read, "
+        "and `${FABRICD_STATE_DIR}` is fabricd's state directory even when the variable is unset")
+    known_hosts: Path | None = Field(
+        default=None,
+        description="a known_hosts file holding this device's SSH host key, read besides --known-hosts and "
+        "~/.ssh/known_hosts (every file that names the device must match its key); expanded like password_file")
 
     @model_validator(mode="after")
     def _one_source(self) -> Credentials:

@@ -37,7 +37,7 @@ RUNNING_CONFIG_COMMANDS: dict[str, str] = {platform.value: spec.running_config f
 """What each platform driver's ``get_config`` runs (``PlatformSpec.running_config``), for the audit and drift."""
 
 LAB_MARKERS = (
-    "fabricd lab simulator", "no public capture", "fabricd/lab/", "not a device capture",
+    "fabricd lab simulator", "no public capture", "lab/fabricd_lab/", "not a device capture",
     "not known to be a device capture",
 )
 """A source line containing one of these (case-insensitive) is not a real capture: lab output, output written from

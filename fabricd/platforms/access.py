@@ -1,27 +1,20 @@
 """How fabricd reaches a switch: address, username, password and the known_hosts files to verify its host key.
 
 Credentials come from the inventory's reference (``credentials.password_env`` or ``credentials.password_file``),
-never from the YAML itself. Resolution order for the password:
-
-1. the environment variable named by ``password_env``, when it is set;
-2. the file named by ``password_file``, which must not be readable by group or others (0600 or 0400);
-3. **lab fallback**: when ``password_env`` is named but unset and ``fabricd lab up`` is running a simulator for this
-   switch at the same host and port, the lab's password file (``<state_dir>/lab/password``, 0600).
-
-So after ``fabricd lab up`` every command works without exporting anything; ``lab up`` also prints the
-``export FABRICD_LAB_PASSWORD=...`` line for people who prefer the environment.
+never from the YAML itself. The password is the environment variable named by ``password_env``, or the content of
+the file named by ``password_file``, which must not be readable by group or others (0600 or 0400). Paths expand
+``~`` and ``$VAR``/``${VAR}`` (:func:`fabricd.settings.expand_path`; ``${FABRICD_STATE_DIR}`` is fabricd's state
+directory). fabricd reads nothing else: a lab (fabricd-lab's ``fabricd lab up``) writes the password and known_hosts
+files its inventory names, like any other source of credentials.
 
 Host keys are always verified unless the caller opts out explicitly. Known hosts are read from: files given by the
-caller, the lab's ``known_hosts`` (when the lab is up), and ``~/.ssh/known_hosts``; the device's key must match
-its entry in *every* one of them that names it. No file is ever written, except the one named for trust on first
-use (``accept_new_host_keys``), to which a new host's key is appended.
-
-The lab state layout is defined here, at L2, so that drivers can read what ``fabricd.lab`` (L3) writes.
+caller, the device's ``credentials.known_hosts``, and ``~/.ssh/known_hosts``; the device's key must match its entry
+in *every* one of them that names it. No file is ever written, except the one named for trust on first use
+(``accept_new_host_keys``), to which a new host's key is appended.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Mapping
@@ -33,18 +26,6 @@ from fabricd.errors import DriverError
 from fabricd.model import Switch
 
 from .secrets import Secret
-
-LAB_STATE_FILE = "lab.json"
-LAB_PID_FILE = "lab.pid"
-LAB_KNOWN_HOSTS = "known_hosts"
-LAB_PASSWORD_FILE = "password"
-LAB_LOG_FILE = "lab.log"
-LAB_CONTROL_SOCKET = "control.sock"
-
-
-def lab_dir(state_dir: Path | None = None) -> Path:
-    """``<state_dir>/lab``: where ``fabricd lab up`` keeps its pid, known_hosts, password and device list."""
-    return (state_dir or settings.state_dir()) / "lab"
 
 
 @dataclass(frozen=True)
@@ -105,25 +86,18 @@ def check_secret_file(path: Path, target: str) -> str:
                           hint="write the password as UTF-8 text") from None
 
 
-def lab_device(switch: Switch, state_dir: Path | None = None) -> dict[str, object] | None:
-    """The running lab's entry for ``switch`` (same name, host and port), or None when the lab is not up."""
-    state_file = lab_dir(state_dir) / LAB_STATE_FILE
+def _expanded(path: Path, target: str, field: str) -> Path:
     try:
-        data = json.loads(state_file.read_text())
-    except (OSError, ValueError):
-        return None
-    for dev in data.get("devices", []):
-        same = (dev.get("name"), dev.get("host"), dev.get("port")) == (switch.name, switch.mgmt.host, switch.mgmt.port)
-        if same:
-            return dict(dev)
-    return None
+        return settings.expand_path(path)
+    except settings.UnsetVariableError as exc:
+        raise DriverError(target, "credentials", f"{field}: {exc}",
+                          hint=f"export {exc.name}=..., or write the path in full in the inventory") from None
 
 
 def resolve_access(
     switch: Switch,
     *,
     environ: Mapping[str, str] | None = None,
-    state_dir: Path | None = None,
     known_hosts: tuple[Path, ...] = (),
     verify_host_key: bool = True,
     accept_new_host_keys: Path | None = None,
@@ -136,29 +110,23 @@ def resolve_access(
     if creds.password_env and env.get(creds.password_env):
         password, source = env[creds.password_env], f"environment variable {creds.password_env}"
     elif creds.password_file:
-        password, source = check_secret_file(creds.password_file, switch.name), f"file {creds.password_file}"
-    lab_hosts: list[Path] = []
-    lab = lab_device(switch, state_dir)
-    if lab is not None:
-        kh = lab_dir(state_dir) / LAB_KNOWN_HOSTS
-        if kh.exists():
-            lab_hosts.append(kh)
-        if password is None and creds.password_env:
-            pw_file = Path(str(lab.get("password_file", "")))
-            password, source = check_secret_file(pw_file, switch.name), f"lab password file {pw_file}"
+        pw_file = _expanded(creds.password_file, switch.name, "credentials.password_file")
+        password, source = check_secret_file(pw_file, switch.name), f"file {pw_file}"
     if password is None:
         if creds.password_env:
-            hint = (
-                f"export {creds.password_env}=... (for the lab: start it with `fabricd lab up`, which writes the "
-                "password and prints the export line)"
-            )
-            what = f"environment variable {creds.password_env} is not set and no lab simulator serves this switch"
+            what = f"environment variable {creds.password_env} is not set"
+            hint = (f"export {creds.password_env}=..., or name a 0600 file with credentials.password_file (a lab "
+                    "started with `fabricd lab up` writes the files its inventory names)")
         else:
-            hint = "set credentials.password_env or credentials.password_file for this switch in the inventory"
             what = "no password source is configured"
+            hint = "set credentials.password_env or credentials.password_file for this switch in the inventory"
         raise DriverError(switch.name, "credentials", what, hint=hint)
+    files = list(known_hosts)
+    if creds.known_hosts is not None:
+        device_hosts = _expanded(creds.known_hosts, switch.name, "credentials.known_hosts")
+        if device_hosts.exists():
+            files.append(device_hosts)
     user_hosts = Path.home() / ".ssh" / "known_hosts"
-    files = [*known_hosts, *lab_hosts]
     if user_hosts.exists():
         files.append(user_hosts)
     return Access(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricd.lab.replay import add_ethtool_capture, add_net_capture, add_rdma_tree, add_sysfs_files
+from fabricd_lab.replay import add_ethtool_capture, add_net_capture, add_rdma_tree, add_sysfs_files
 
 HERE = Path(__file__).parent
 READERS = HERE / "readers"

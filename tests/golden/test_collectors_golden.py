@@ -3,7 +3,7 @@
 Cases:
 - ``captures-host``: a replay root built only from real captures (ethtool text of mlx5, mlx4, bnxt_en, ice, i40e,
   ixgbe and virtio_net NICs; the procfs/node_exporter/show_counters sysfs trees; procfs' eth0 ECN tree);
-- ``replay-mlx5``: two mlx5-like NICs from :class:`fabricd.lab.replay.ReplayHost`, driven with pause and traffic;
+- ``replay-mlx5``: two mlx5-like NICs from :class:`fabricd_lab.replay.ReplayHost`, driven with pause and traffic;
 - ``switch-<platform>``: the switch collector over each platform's captures. The switch session here is a stand-in
   (:class:`CapturedSwitch`) that answers each show command with a real capture, because these exact outputs need
   no SSH; tests/integration/test_export_switches_lab.py drives the lab simulators over real SSH.
@@ -24,7 +24,7 @@ from capture_host import build_capture_host, strip_source
 from fabricd.collectors.core import Registry, render
 from fabricd.collectors.host import host_collectors
 from fabricd.collectors.switch import SwitchCollector, SwitchPoller, SwitchTarget, commands_for
-from fabricd.lab.replay import ReplayHost
+from fabricd_lab.replay import ReplayHost
 
 HERE = Path(__file__).parent
 READERS = HERE / "readers"

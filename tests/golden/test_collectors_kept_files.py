@@ -21,8 +21,8 @@ from fabricd.collectors.host import host_collectors
 from fabricd.collectors.nic import NicCollector, ReplayEthtoolSource
 from fabricd.collectors.nic_config import NicConfigCollector
 from fabricd.collectors.rdma import RdmaCollector
-from fabricd.lab.replay import ReplayHost
 from fabricd.readers.kept import Layouts
+from fabricd_lab.replay import ReplayHost
 
 
 def ahead() -> int:

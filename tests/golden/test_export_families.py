@@ -1,4 +1,4 @@
-"""``fabricd export host --once`` on the fake tree of each NIC family (fabricd.lab.fake_host: sysfs from the
+"""``fabricd export host --once`` on the fake tree of each NIC family (fabricd_lab.fake_host: sysfs from the
 captures, each family's real ``ethtool -S`` capture, the family's hw_counters names): every family's counters come
 out under the same normalised metric names, per-priority ones with a ``priority`` label, and nothing family-specific
 leaks into a metric name.
@@ -20,7 +20,7 @@ import pytest
 
 from fabricd.intent.host import host_intent
 from fabricd.inventory import load_inventory
-from fabricd.lab.fake_host import build_fake_host, fake_nics_for, write_ethtool
+from fabricd_lab.fake_host import build_fake_host, fake_nics_for, write_ethtool
 
 FABRICD = str(Path(sys.executable).parent / "fabricd")
 MIXED = Path(__file__).resolve().parents[2] / "inventory" / "examples" / "mixed-nics.yml"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricd.lab.counters import WatchdogQueue, WatchdogSettings
-from fabricd.lab.device import DeviceSpec
-from fabricd.lab.eos import EosSwitch
-from fabricd.lab.nvue import NvueSwitch
-from fabricd.lab.nxos import NxosSwitch
-from fabricd.lab.sonic import SonicSwitch
 from fabricd.model import Platform
+from fabricd_lab.counters import WatchdogQueue, WatchdogSettings
+from fabricd_lab.device import DeviceSpec
+from fabricd_lab.eos import EosSwitch
+from fabricd_lab.nvue import NvueSwitch
+from fabricd_lab.nxos import NxosSwitch
+from fabricd_lab.sonic import SonicSwitch
 
 HERE = Path(__file__).parent / "lab"
 G400 = 400_000_000_000

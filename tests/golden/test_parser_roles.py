@@ -112,7 +112,7 @@ def test_capture_scan_sees_the_known_captures() -> None:
 
 def test_real_source_rule() -> None:
     assert is_real_source("# source: networktocode/ntc-templates tests/sonic/x.raw @ 5fa854bd")
-    assert not is_real_source("# source: fabricd lab simulator fabricd/lab/sonic.py (this repository)")
+    assert not is_real_source("# source: fabricd lab simulator lab/fabricd_lab/sonic.py (this repository)")
     assert not is_real_source("# source: no public capture exists; written from EOS's documented field names")
     assert not is_real_source("")
 

@@ -1,6 +1,6 @@
 """Namespace hosts for fleet tests and benches: a network namespace with the host's NIC netdev (one end of a veth
 pair whose other end sits in a peer namespace, the "switch port"), plus a fake mlx5 sysfs/configfs tree built from
-the real captures (fabricd.lab.fake_host) for the sysfs backend. Lab-only machinery: it lives in tests/, not in the
+the real captures (fabricd_lab.fake_host) for the sysfs backend. Lab-only machinery: it lives in tests/, not in the
 product. Names start with ``fdt-fl-`` and carry a random tag, so runs in parallel worktrees never collide.
 
 :meth:`NsHost.reload_driver` simulates a NIC driver reload: the netdev is deleted and created again (new ifindex,
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabricd.intent.host import HostIntent
-from fabricd.lab.fake_host import build_fake_host, fake_nics_for
+from fabricd_lab.fake_host import build_fake_host, fake_nics_for
 
 
 def ip(*args: str) -> None:

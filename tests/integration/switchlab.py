@@ -16,15 +16,15 @@ from pathlib import Path
 from fabricd.deploy.pipeline import DriverFactory, PushOptions
 from fabricd.deploy.targets import render_candidates
 from fabricd.inventory import load_inventory
-from fabricd.lab.faults import Fault
-from fabricd.lab.latency import Latency
-from fabricd.lab.runtime import LabThread, spec_for
 from fabricd.model import Fabric, Switch
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.netmiko_base import NetmikoDriver
 from fabricd.platforms.registry import make_driver
 from fabricd.platforms.secrets import Secret
+from fabricd_lab.faults import Fault
+from fabricd_lab.latency import Latency
+from fabricd_lab.runtime import LabThread, spec_for
 
 REPO = Path(__file__).resolve().parents[2]
 LAB_INVENTORY = REPO / "inventory" / "lab"
@@ -53,7 +53,7 @@ class SwitchLab:
 
     def push_options(self, **kw: object) -> PushOptions:
         base: dict[str, object] = {
-            "known_hosts": (self.known_hosts,), "state_dir": self.state_dir,
+            "known_hosts": (self.known_hosts,),
             "driver": DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0), "confirm_timeout_s": 60,
         }
         base.update(kw)

@@ -34,7 +34,7 @@ TAMPER = {
 }
 VERSIONS = {"leaf1-sonic": "SONiC.202411.fabricd-lab", "leaf2-eos": "4.31.2F", "leaf3-nxos": "10.3(4a)",
             "leaf4-nvue": "Cumulus Linux 5.11.0"}
-"""What each simulator's version command reports (fabricd/lab/<platform>.py), as the manifest must record it."""
+"""What each simulator's version command reports (lab/fabricd_lab/<platform>.py), as the manifest must record it."""
 
 
 def _series(text: str) -> dict[str, str]:

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from fabricd.inventory import load_inventory
-from fabricd.lab.daemon import DAEMON_MODULE
-from fabricd.report.record import load_record
 from fabricd.settings import default_inventory
+from fabricd_lab.daemon import DAEMON_MODULE
+from fabricd_lab.report.record import load_record
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from fabricd.lab.replay import ReplayHost
+from fabricd_lab.replay import ReplayHost
 
 pytestmark = pytest.mark.integration
 FABRICD = str(Path(sys.executable).parent / "fabricd")

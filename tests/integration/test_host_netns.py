@@ -18,7 +18,7 @@ import pytest
 from fabricd import settings
 from fabricd.intent.host import host_intent
 from fabricd.inventory import load_inventory
-from fabricd.lab.fake_host import build_fake_host, fake_nics_for
+from fabricd_lab.fake_host import build_fake_host, fake_nics_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.netns]
 

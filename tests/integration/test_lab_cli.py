@@ -68,12 +68,16 @@ def test_lab_up_push_diff_rollback_down(tmp_path: Path) -> None:
         by_name = {d["name"]: d for d in status["devices"]}
         assert by_name["leaf2-eos"]["platform"] == "arista_eos" and by_name["leaf2-eos"]["username"] == "admin"
         pw = Path(by_name["spine1"]["password_file"])
+        assert pw == tmp_path / "state" / "lab" / "password"  # the file the lab inventory names, expanded
         assert stat.S_IMODE(pw.stat().st_mode) == 0o600
         assert stat.S_IMODE(pw.parent.stat().st_mode) == 0o700
-        kh = Path(status["known_hosts"]).read_text()
+        kh_file = Path(by_name["leaf4-nvue"]["known_hosts"])
+        assert kh_file == tmp_path / "state" / "lab" / "known_hosts"
+        kh = kh_file.read_text()
         assert f"[127.0.0.1]:{by_name['leaf4-nvue']['port']} ssh-ed25519 " in kh
 
-        # no FABRICD_LAB_PASSWORD: the drivers fall back to the lab's password file; host keys stay verified
+        # fabricd reads nothing of the lab's: the inventory's credentials.password_file and known_hosts name the
+        # files `lab up` wrote; host keys stay verified
         first = json.loads(_run(["push", str(inv), "--yes", "--output", "json"], env).stdout)
         assert [r["state"] for r in first["results"]] == ["changed"] * 6, first
         second = _run(["push", str(inv), "--yes"], env)
@@ -112,10 +116,36 @@ def test_push_without_password_or_lab_is_a_clear_error(tmp_path: Path) -> None:
     res = _run(["push", str(inv), "--yes", "--device", "leaf2-eos", "--output", "json"], env, ok=(3,))
     (r,) = json.loads(res.stdout)["results"]
     assert r["failed"] and r["state"] == "untouched"
-    assert "FABRICD_LAB_PASSWORD is not set" in r["error"] and "fabricd lab up" in r["error"]
+    assert f"password file {tmp_path / 'state' / 'lab' / 'password'} cannot be read" in r["error"], r
     bad = _run(["lab", "up", str(inv), "--fault", "leaf9:auth-fail"], env, ok=(2,))
     assert "no switch named 'leaf9'" in bad.stderr
     bad = _run(["lab", "up", str(inv), "--fault", "leaf2-eos:slow-ms=fast"], env, ok=(2,))
     assert "expects a whole number" in bad.stderr
     bad = _run(["lab", "up", str(inv), "--latency", "commit=2s"], env, ok=(2,))
     assert "'commit=2s' is not NAME=MS" in bad.stderr and "commit_ms" in bad.stderr
+
+
+def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: Path) -> None:
+    """An inventory that names a known_hosts file the lab did not write (here a stand-in for ~/.ssh/known_hosts)
+    is refused before anything starts, and the file is left as it was; one that reads the password from an
+    environment variable gets the export line."""
+    inv = _inventory(tmp_path)
+    env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path)}
+    theirs = tmp_path / "user_known_hosts"
+    theirs.write_text("switch.example ssh-ed25519 "
+                      "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+    groups = inv / "groups.yml"
+    original = groups.read_text()
+    groups.write_text(original.replace("known_hosts: ${FABRICD_STATE_DIR}/lab/known_hosts", f"known_hosts: {theirs}"))
+    bad = _run(["lab", "up", str(inv)], env, ok=(2,))
+    assert f"names {theirs} for the lab's credentials, and it exists already" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
+    assert theirs.read_text().startswith("switch.example ssh-ed25519 ")
+    assert not json.loads(_run(["lab", "status", "--output", "json"], env).stdout)["running"]
+
+    groups.write_text(original.replace("password_file: ${FABRICD_STATE_DIR}/lab/password", "password_env: LAB_PW"))
+    up = _run(["lab", "up", str(inv)], env)
+    try:
+        assert f'export LAB_PW="$(cat {tmp_path / "state" / "lab" / "password"})"' in up.stdout, up.stdout
+    finally:
+        _run(["lab", "down"], env)

@@ -8,9 +8,9 @@ import time
 import paramiko
 import pytest
 
-from fabricd.lab.device import DeviceSpec
-from fabricd.lab.runtime import LabThread
 from fabricd.model import Platform
+from fabricd_lab.device import DeviceSpec
+from fabricd_lab.runtime import LabThread
 
 pytestmark = pytest.mark.integration
 

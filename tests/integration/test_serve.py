@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from wdhelpers import Receiver, free_port, get, wait_for
 
-from fabricd.lab.replay import ReplayHost, ReplayNic
-from fabricd.lab.stormgen import StormGen
+from fabricd_lab.replay import ReplayHost, ReplayNic
+from fabricd_lab.stormgen import StormGen
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

@@ -20,12 +20,12 @@ from fabricd.collectors.switch import SwitchCollector, SwitchPoller, SwitchTarge
 from fabricd.errors import DriverError
 from fabricd.inventory import load_inventory
 
-runtime = pytest.importorskip("fabricd.lab.runtime", reason="the switch lab (fabricd/lab) is not in this checkout")
+runtime = pytest.importorskip("fabricd_lab.runtime", reason="the switch lab (lab/fabricd_lab) is not in this checkout")
 registry_mod = pytest.importorskip("fabricd.platforms.registry", reason="the platform drivers are not here")
-from fabricd.lab.counters import WatchdogSettings  # noqa: E402
 from fabricd.platforms.access import Access  # noqa: E402
 from fabricd.platforms.base import DriverOptions  # noqa: E402
 from fabricd.platforms.secrets import Secret  # noqa: E402
+from fabricd_lab.counters import WatchdogSettings  # noqa: E402
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

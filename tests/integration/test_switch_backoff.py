@@ -26,13 +26,13 @@ from wdhelpers import get
 
 from fabricd.collectors.switch import Backoff, CommandRunner, SwitchTarget
 from fabricd.inventory import load_inventory
-from fabricd.lab.replay import ReplayHost, ReplayNic
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.registry import make_driver
 from fabricd.platforms.secrets import Secret
 from fabricd.service.serve import ServeOptions, Service
 from fabricd.service.wiring import RootSpec
+from fabricd_lab.replay import ReplayHost, ReplayNic
 
 pytestmark = pytest.mark.integration
 

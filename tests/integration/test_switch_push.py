@@ -11,8 +11,8 @@ from switchlab import LEAVES, SwitchLab, switch_lab
 
 from fabricd.deploy.pipeline import drift, push, rollback_one
 from fabricd.deploy.result import TargetState
-from fabricd.lab.faults import parse_fault
-from fabricd.lab.latency import Latency
+from fabricd_lab.faults import parse_fault
+from fabricd_lab.latency import Latency
 
 pytestmark = pytest.mark.integration
 
@@ -221,7 +221,7 @@ def test_session_leaves_config_mode_after_a_rejected_line(tmp_path: Path, name: 
 
 
 def test_latency_option_makes_commits_take_their_time(tmp_path: Path) -> None:
-    """The simulators' optional latency (fabricd.lab.latency) is felt by a real push: EOS's two commits (``commit
+    """The simulators' optional latency (fabricd_lab.latency) is felt by a real push: EOS's two commits (``commit
     timer`` and the confirming ``configure session ... commit``) take commit_ms each, every line a round trip."""
     latency = Latency(rtt_s=0.02, commit_s=0.4)
     with switch_lab(tmp_path, ["leaf2-eos"], latency=latency) as lab:

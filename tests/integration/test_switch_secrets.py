@@ -9,9 +9,9 @@ import pytest
 from switchlab import LEAVES, switch_lab
 
 from fabricd.deploy.pipeline import drift, push
-from fabricd.lab.faults import parse_fault
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.secrets import MASK, Secret
+from fabricd_lab.faults import parse_fault
 
 pytestmark = pytest.mark.integration
 

@@ -33,10 +33,10 @@ import pytest
 import yaml
 from wdhelpers import Receiver, free_port, get, wait_for
 
-from fabricd.lab.replay import ReplayHost, ReplayNic
-from fabricd.lab.stormgen import StormGen
+from fabricd_lab.replay import ReplayHost, ReplayNic
+from fabricd_lab.stormgen import StormGen
 
-runtime = pytest.importorskip("fabricd.lab.runtime", reason="the switch lab (fabricd/lab) is not in this checkout")
+runtime = pytest.importorskip("fabricd_lab.runtime", reason="the switch lab (lab/fabricd_lab) is not in this checkout")
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -174,7 +174,7 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
             assert wait_for(target_up, 60, 0.5), procs[-2].tail()
             assert wait_for(lambda: query(prom, "fabricd_switch_up == 1"), 30, 0.5), serve.tail()
             assert query(prom, "ALERTS") == []
-            from fabricd.lab.counters import WatchdogSettings
+            from fabricd_lab.counters import WatchdogSettings
 
             lab.call(lambda: lab.switch("leaf1-sonic").counters.set_watchdog(
                 WatchdogSettings(priorities=frozenset({3}), detection_ms=200, restoration_ms=200)))

@@ -2,7 +2,7 @@
 ``test_pfcwd_timer_accuracy``): detection <= observed <= detection + poll, same for restoration; bursts shorter
 than detection, counter resets and link flaps never fire.
 
-A :class:`~fabricd.lab.stormgen.StormGen` rewrites an mlx5-like replay root (ReplayHost) every 2 ms while a separate
+A :class:`~fabricd_lab.stormgen.StormGen` rewrites an mlx5-like replay root (ReplayHost) every 2 ms while a separate
 ``fabricd watch --root`` process polls it every 50 ms. The 20 iterations of each case run concurrently on their own
 NIC ports (5 ports x 4 rounds per case), each at a random phase relative to the polls.
 
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.lab.replay import ReplayHost, ReplayNic
-from fabricd.lab.stormgen import Episode, StormGen
+from fabricd_lab.replay import ReplayHost, ReplayNic
+from fabricd_lab.stormgen import Episode, StormGen
 
 pytestmark = pytest.mark.integration
 

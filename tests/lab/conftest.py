@@ -34,8 +34,8 @@ _STATE: dict[str, object] = {"reason": None, "ran": 0, "timings": {}}
 
 def _availability() -> tuple[bool, str]:
     """(run?, why) before trying anything expensive."""
-    from fabricd.lab.vm import image as vm_image
-    from fabricd.lab.vm import qemu
+    from fabricd_lab.vm import image as vm_image
+    from fabricd_lab.vm import qemu
 
     mode = os.environ.get("FABRICD_VM_TESTS", "auto")
     if mode == "0":
@@ -60,9 +60,9 @@ def _availability() -> tuple[bool, str]:
 
 @pytest.fixture(scope="session")
 def lab() -> Iterator[object]:
-    """The running instance (fabricd.lab.vm.instance.Instance) playing rxe-a and rxe-b of softroce.yml."""
-    from fabricd.lab.vm import image as vm_image
-    from fabricd.lab.vm import instance as vm_instance
+    """The running instance (fabricd_lab.vm.instance.Instance) playing rxe-a and rxe-b of softroce.yml."""
+    from fabricd_lab.vm import image as vm_image
+    from fabricd_lab.vm import instance as vm_instance
 
     run, why = _availability()
     if not run:

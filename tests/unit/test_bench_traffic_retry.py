@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from fabricd.lab.vm.qga import AgentError
 from fabricd.traffic.remote import CommandResult
+from fabricd_lab.vm.qga import AgentError
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "traffic.py"
 

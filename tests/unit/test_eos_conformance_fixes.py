@@ -11,13 +11,13 @@ import yaml
 
 from fabricd.intent.checks import run_checks
 from fabricd.inventory import load_inventory
-from fabricd.lab.device import DeviceSpec
-from fabricd.lab.eos import EosSwitch
 from fabricd.model import EcnProfile, Platform, Watchdog, WatchdogAction
 from fabricd.nos.arista_eos.ecn import eos_ecn
 from fabricd.nos.arista_eos.intent import EosSwitchIntent
 from fabricd.nos.arista_eos.watchdog import eos_watchdog
 from fabricd.nos.registry import switch_intents
+from fabricd_lab.device import DeviceSpec
+from fabricd_lab.eos import EosSwitch
 
 REPO = Path(__file__).resolve().parents[2]
 Note = tuple[str, str, str, str]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.lab.replay import ReplayHost
 from fabricd.readers.ethtool import _STAT_LINE, EthtoolInfo, StatsValues, names_layout, normalise
+from fabricd_lab.replay import ReplayHost
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "golden" / "readers" / "ethtool").glob("*.txt"))
 

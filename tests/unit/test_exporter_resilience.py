@@ -16,7 +16,7 @@ import fabricd.collectors.nic as nic_mod
 import fabricd.collectors.rdma as rdma_mod
 from fabricd.collectors.core import Registry
 from fabricd.collectors.host import host_collectors
-from fabricd.lab.replay import ReplayHost
+from fabricd_lab.replay import ReplayHost
 
 
 def success(text: str) -> dict[str, str]:

@@ -134,8 +134,8 @@ def test_report_does_not_follow_a_link_in_its_out_folder(tmp_path: Path, lab_inv
     from typer.testing import CliRunner
 
     from fabricd.cli.main import build_app
-    from fabricd.report.record import RunRecord, save_record
     from fabricd.safepath import PathEscapeError
+    from fabricd_lab.report.record import RunRecord, save_record
 
     out, victim = _victim(tmp_path)
     (out / "storm-timeline.png").symlink_to(victim / "owned")
@@ -221,7 +221,7 @@ def test_report_draws_a_fabric_with_a_malformed_link_end(tmp_path: Path, lab_inv
     from typer.testing import CliRunner
 
     from fabricd.cli.main import build_app
-    from fabricd.report.record import RunRecord, save_record
+    from fabricd_lab.report.record import RunRecord, save_record
 
     inv = tmp_path / "inv"
     shutil.copytree(lab_inventory, inv)
@@ -329,7 +329,7 @@ def test_host_restore_writes_back_only_nic_files_whatever_the_snapshot_says(tmp_
     import json
 
     from fabricd.hosts.sysfs import SysfsBackend
-    from fabricd.lab.fake_host import FakeNic, build_fake_host
+    from fabricd_lab.fake_host import FakeNic, build_fake_host
 
     root = build_fake_host(tmp_path / "h", [FakeNic(netdev="rdma0", ip="192.168.211.242")])
     victim = root / "root" / ".ssh" / "authorized_keys"
@@ -373,8 +373,8 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
         elif where == "session log":
             open_private(target).close()
         elif where == "report":
-            from fabricd.report.pictures import all_pictures
-            from fabricd.report.record import RunRecord
+            from fabricd_lab.report.pictures import all_pictures
+            from fabricd_lab.report.record import RunRecord
 
             all_pictures(RunRecord(fabric="tiny", started_ts=1.0, ended_ts=2.0),
                          load_inventory(_tiny(tmp_path)).fabric, out)
@@ -447,7 +447,7 @@ def test_host_restore_from_a_directory_is_a_usage_error(tmp_path: Path) -> None:
 
     from fabricd.cli.main import build_app
     from fabricd.errors import UsageError
-    from fabricd.lab.fake_host import FakeNic, build_fake_host
+    from fabricd_lab.fake_host import FakeNic, build_fake_host
 
     root = build_fake_host(tmp_path / "h", [FakeNic(netdev="ens1f0np0", ip="10.100.0.12")])
     res = CliRunner().invoke(build_app(), ["host", "restore", "--host", "gpu2", "--root", str(root),

@@ -13,8 +13,8 @@ from fabricd import settings
 from fabricd.cli.main import build_app
 from fabricd.intent.host import host_intent
 from fabricd.inventory import load_inventory
-from fabricd.lab.fake_host import build_fake_host, fake_nics_for
 from fabricd.readers.textparse import split_commands
+from fabricd_lab.fake_host import build_fake_host, fake_nics_for
 
 CAPTURES = Path(__file__).resolve().parents[1] / "golden" / "readers" / "host_text"
 runner = CliRunner()

@@ -1,4 +1,4 @@
-"""`host apply` then `audit host` on a fake tree of each NIC family (fabricd.lab.fake_host; captures in
+"""`host apply` then `audit host` on a fake tree of each NIC family (fabricd_lab.fake_host; captures in
 tests/golden/host and tests/golden/readers/ethtool), through the real CLI and the real sysfs backend: applied,
 compliant, tampering found, restored; and a write that fails halfway restores everything before it.
 
@@ -19,7 +19,7 @@ from fabricd.cli.main import build_app
 from fabricd.hosts.sysfs import SysfsBackend
 from fabricd.intent.host import HostIntent, host_intent
 from fabricd.inventory import load_inventory
-from fabricd.lab.fake_host import build_fake_host, fake_nics_for, write_ethtool
+from fabricd_lab.fake_host import build_fake_host, fake_nics_for, write_ethtool
 
 REPO = Path(__file__).resolve().parents[2]
 MIXED = str(REPO / "inventory" / "examples" / "mixed-nics.yml")

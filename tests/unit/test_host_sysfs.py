@@ -1,5 +1,5 @@
 """sysfs/configfs backend and `fabricd audit host` against a fake mlx5 tree built from real captures
-(fabricd.lab.fake_host; tests/golden/host/SOURCES.md): apply, audit clean, tamper, findings, restore, and a write
+(fabricd_lab.fake_host; tests/golden/host/SOURCES.md): apply, audit clean, tamper, findings, restore, and a write
 that fails halfway restoring every earlier change."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from fabricd.hosts.factory import open_backends
 from fabricd.hosts.sysfs import SysfsBackend
 from fabricd.intent.host import HostIntent, host_intent
 from fabricd.inventory import load_inventory
-from fabricd.lab.fake_host import FakeNic, build_fake_host, fake_nics_for
 from fabricd.model import Fabric
+from fabricd_lab.fake_host import FakeNic, build_fake_host, fake_nics_for
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "host"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabricd.lab.counters import DeviceCounters, UnknownPortError, WatchdogSettings
+from fabricd_lab.counters import DeviceCounters, UnknownPortError, WatchdogSettings
 
 G400 = 400_000_000_000
 

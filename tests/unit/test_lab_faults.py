@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fabricd.errors import UsageError
-from fabricd.lab.faults import Fault, FaultKind, FaultPlan, parse_fault
+from fabricd_lab.faults import Fault, FaultKind, FaultPlan, parse_fault
 
 
 def test_parse_every_kind() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabricd.lab.grammar import Rule, classify, compile_template, key_rule, match
-from fabricd.lab.textconfig import Editor, Node, render
+from fabricd_lab.grammar import Rule, classify, compile_template, key_rule, match
+from fabricd_lab.textconfig import Editor, Node, render
 
 
 def toks(line: str) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fabricd.errors import UsageError
-from fabricd.lab.latency import PROFILES, Latency, parse_latency
 from fabricd.model import Platform
+from fabricd_lab.latency import PROFILES, Latency, parse_latency
 
 
 def test_parse_any_subset_and_round_trip() -> None:

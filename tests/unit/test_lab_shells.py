@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fabricd.lab.device import DeviceSpec
-from fabricd.lab.eos import EosSwitch
-from fabricd.lab.faults import parse_fault
-from fabricd.lab.nvue import NvueSwitch
-from fabricd.lab.nxos import NxosSwitch
-from fabricd.lab.sonic import SonicSwitch
 from fabricd.model import Platform
+from fabricd_lab.device import DeviceSpec
+from fabricd_lab.eos import EosSwitch
+from fabricd_lab.faults import parse_fault
+from fabricd_lab.nvue import NvueSwitch
+from fabricd_lab.nxos import NxosSwitch
+from fabricd_lab.sonic import SonicSwitch
 
 G400 = 400_000_000_000
 

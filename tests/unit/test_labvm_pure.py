@@ -10,7 +10,7 @@ import pytest
 
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
-from fabricd.lab.vm import apt, image, instance, qemu
+from fabricd_lab.vm import apt, image, instance, qemu
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -136,7 +136,7 @@ def test_fabricd_requirements_are_pinned_to_what_runs_here() -> None:
 
 def test_copy_fabricd_tree_ships_code_and_data(tmp_path: Path) -> None:
     pkg = image.copy_fabricd_tree(tmp_path)
-    assert (pkg / "traffic" / "engine.py").is_file() and (pkg / "lab" / "vm" / "guest" / "init").is_file()
+    assert (pkg / "traffic" / "engine.py").is_file() and not (pkg / "lab").exists()
     assert (pkg / "_data" / "inventory" / "lab" / "hosts.yml").is_file()
     assert any((pkg / "traffic" / "__pycache__").glob("engine.cpython-311*.pyc"))
 

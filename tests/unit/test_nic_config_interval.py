@@ -16,7 +16,7 @@ import pytest
 from fabricd.collectors.core import Registry
 from fabricd.collectors.host import host_collectors
 from fabricd.collectors.nic_config import NicConfigCollector
-from fabricd.lab.replay import ReplayHost
+from fabricd_lab.replay import ReplayHost
 
 CNP_DSCP = 'fabricd_nic_dcqcn_parameter{interface="eth0",point="np",name="cnp_dscp"}'
 
@@ -178,9 +178,9 @@ def test_configfs_appearing_later_on_a_replay_root_is_read_at_once(tmp_path: Pat
 
 def test_serve_passes_its_config_interval_to_the_host_collectors(tmp_path: Path, lab_inventory: Path) -> None:
     from fabricd.inventory import load_inventory
-    from fabricd.lab.replay import ReplayNic
     from fabricd.service.serve import ServeOptions, Service
     from fabricd.service.wiring import RootSpec
+    from fabricd_lab.replay import ReplayNic
 
     ReplayHost(tmp_path, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)]).build()
     options = ServeOptions(roots=[RootSpec.parse(f"gpu1={tmp_path}")], switches=False, drift=False,

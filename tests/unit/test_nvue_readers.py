@@ -60,7 +60,7 @@ def _lab_switch() -> object:
     from pathlib import Path
 
     from fabricd.inventory import load_inventory
-    from fabricd.lab.runtime import spec_for, switch_class
+    from fabricd_lab.runtime import spec_for, switch_class
 
     repo = Path(__file__).resolve().parents[2]
     sw = next(s for s in load_inventory(repo / "inventory" / "lab").fabric.switches if s.name == "leaf4-nvue")
@@ -70,7 +70,7 @@ def _lab_switch() -> object:
 def test_the_lab_prints_the_documented_shapes() -> None:
     """The simulator (a real part run in-process) answers as NVIDIA's captures print: the watchdog in the 5.11 guide's
     text shape (which the parser reads), no invented -o json for it, and `nv show system` as the command reference."""
-    from fabricd.lab.counters import WatchdogSettings
+    from fabricd_lab.counters import WatchdogSettings
 
     sim: Any = _lab_switch()
     sim.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}), ports=frozenset({"swp1"})))

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from fabricd.lab.device import DeviceSpec
-from fabricd.lab.nxos import NxosSwitch
 from fabricd.model import Platform
 from fabricd.nos.cisco_nxos import show as cisco_nxos
+from fabricd_lab.device import DeviceSpec
+from fabricd_lab.nxos import NxosSwitch
 
 G400 = 400_000_000_000
 

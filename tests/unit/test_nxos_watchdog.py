@@ -4,13 +4,13 @@ from them, the inverse timers the audit compares with, and what fabricd's NX-OS 
 from __future__ import annotations
 
 from fabricd.audit.switch import intended_timers
-from fabricd.lab.device import DeviceSpec
-from fabricd.lab.nxos import NxosSwitch
 from fabricd.model import Platform, Watchdog, WatchdogAction
 from fabricd.nos.cisco_nxos import show as cisco_nxos
 from fabricd.nos.cisco_nxos.intent import NxosSwitchIntent
 from fabricd.nos.cisco_nxos.running import parse_running_config
 from fabricd.nos.cisco_nxos.watchdog import nxos_watchdog
+from fabricd_lab.device import DeviceSpec
+from fabricd_lab.nxos import NxosSwitch
 
 CONFIG = """\
 policy-map type network-qos NQ

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fabricd.cli.main import build_app
-from fabricd.report.record import Panel, RunRecord, Series, StormTimeline, save_record
+from fabricd_lab.report.record import Panel, RunRecord, Series, StormTimeline, save_record
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -1,4 +1,4 @@
-"""Credential resolution (env, 0600 file, lab fallback) and target selection/batches."""
+"""Credential resolution (env, 0600 file with expanded paths, nothing read from a lab) and target selection."""
 
 from __future__ import annotations
 
@@ -21,13 +21,12 @@ def switch(**creds: object) -> Switch:
                                   "mgmt": {"host": "127.0.0.1", "port": 10224}, "credentials": creds})
 
 
-def test_env_then_file_then_lab(tmp_path: Path) -> None:
+def test_env_then_file_and_nothing_of_the_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sw = switch(password_env="LAB_PW")
-    a = resolve_access(sw, environ={"LAB_PW": "s3cret"}, state_dir=tmp_path)
+    a = resolve_access(sw, environ={"LAB_PW": "s3cret"})
     assert a.password.reveal() == "s3cret" and "LAB_PW" in a.password_source and str(a.password) == "********"
-    with pytest.raises(DriverError) as info:
-        resolve_access(sw, environ={}, state_dir=tmp_path)
-    assert "LAB_PW is not set" in info.value.message and "fabricd lab up" in (info.value.hint or "")
+    # a running lab's own state is never read: only what the inventory names counts
+    monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path))
     lab = tmp_path / "lab"
     lab.mkdir()
     pw = lab / "password"
@@ -36,11 +35,25 @@ def test_env_then_file_then_lab(tmp_path: Path) -> None:
     (lab / "known_hosts").write_text("")
     (lab / "lab.json").write_text(json.dumps({"devices": [
         {"name": "leaf2-eos", "host": "127.0.0.1", "port": 10224, "password_file": str(pw)}]}))
-    a = resolve_access(sw, environ={}, state_dir=tmp_path)
-    assert a.password.reveal() == "from-lab" and lab / "known_hosts" in a.known_hosts
-    other = switch(password_env="LAB_PW").model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": 1})})
-    with pytest.raises(DriverError):
-        resolve_access(other, environ={}, state_dir=tmp_path)
+    with pytest.raises(DriverError) as info:
+        resolve_access(sw, environ={})
+    assert "LAB_PW is not set" in info.value.message and "credentials.password_file" in (info.value.hint or "")
+    # the lab inventory names the files: ${FABRICD_STATE_DIR} and ~ expand
+    named = switch(password_file="${FABRICD_STATE_DIR}/lab/password", known_hosts="~/kh")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "kh").write_text("")
+    a = resolve_access(named, environ={})
+    assert a.password.reveal() == "from-lab" and a.password_source == f"file {pw}"
+    assert tmp_path / "kh" in a.known_hosts and lab / "known_hosts" not in a.known_hosts
+    monkeypatch.delenv("FABRICD_STATE_DIR")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(DriverError) as info:
+        resolve_access(named, environ={})
+    assert f"password file {tmp_path / 'xdg' / 'fabricd' / 'lab' / 'password'} cannot be read" in info.value.message
+    with pytest.raises(DriverError) as info:
+        resolve_access(switch(password_file="$NOT_SET_ANYWHERE/pw"), environ={})
+    assert "credentials.password_file" in info.value.message and "${NOT_SET_ANYWHERE}" in info.value.message
+    assert "export NOT_SET_ANYWHERE" in (info.value.hint or "")
 
 
 def test_password_file_must_be_private(tmp_path: Path) -> None:
@@ -48,10 +61,10 @@ def test_password_file_must_be_private(tmp_path: Path) -> None:
     f.write_text("filepw\n")
     f.chmod(0o644)
     with pytest.raises(DriverError) as info:
-        resolve_access(switch(password_file=str(f)), environ={}, state_dir=tmp_path)
+        resolve_access(switch(password_file=str(f)), environ={})
     assert "mode 0644, expected 0600" in info.value.message and "chmod 600" in (info.value.hint or "")
     f.chmod(0o600)
-    assert resolve_access(switch(password_file=str(f)), environ={}, state_dir=tmp_path).password.reveal() == "filepw"
+    assert resolve_access(switch(password_file=str(f)), environ={}).password.reveal() == "filepw"
 
 
 def test_targets_and_batches() -> None:

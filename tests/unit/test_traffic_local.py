@@ -137,7 +137,7 @@ def test_client_unreachable_peer_is_exit_3_through_the_real_entry_point(tmp_path
 def test_selftest_and_lab_exec_need_a_running_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path))
     code, out = _cli("traffic", "selftest")
-    assert code == 2 and "the lab VMs 'lab' are not running" in out and "fabricd lab vm up" in out
+    assert code == 2 and "no runner pool 'lab' is running" in out and "fabricd lab vm up" in out
     code, out = _cli("lab", "vm", "exec", "a", "--", "true")
     assert code == 2 and "not running" in out
     code, out = _cli("lab", "vm", "status", "--output", "json")
@@ -149,7 +149,7 @@ def test_validate_fabric_without_a_lab_reports_pairs_not_run(tmp_path: Path, mon
     junit = tmp_path / "v.xml"
     softroce = str(REPO / "inventory" / "examples" / "softroce.yml")
     code, out = _cli("validate-fabric", softroce, "--junit", str(junit), "--output", "json")
-    assert code == 3 and '"ran": false' in out and "no lab VM is running" in out
+    assert code == 3 and '"ran": false' in out and "no runner pool 'lab' is running" in out
     assert "<failure" in junit.read_text()
     code, out = _cli("validate-fabric", "--pair", "gpu1:gpu1")
     assert code == 2 and "is not CLIENT:SERVER" in out

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fabricd.cli.main import main
-from fabricd.lab.replay import ReplayHost, ReplayNic
+from fabricd_lab.replay import ReplayHost, ReplayNic
 
 Runner = Callable[..., tuple[int, str, str]]
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ def test_storm_already_running_is_reported_as_json(run_main: Runner, tmp_path: P
     """A NIC that keeps sending pause while the watcher runs: one storm_detected line, exit 1 (findings)."""
     import time
 
-    from fabricd.lab.stormgen import StormGen
+    from fabricd_lab.stormgen import StormGen
 
     host = ReplayHost(tmp_path, [ReplayNic("eth0", "mlx5_0", channels=0)])
     host.build()

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from fabricd.lab.replay import ReplayHost
 from fabricd.readers.ethtool import _STAT_LINE, EthtoolInfo, NamesLayout, StatsValues, names_layout
 from fabricd.watchdog.sources import HostSource, RawStats
+from fabricd_lab.replay import ReplayHost
 
 
 def providers(root: Path) -> tuple[RawStats, RawStats]:

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.lab.replay import ReplayHost, ReplayNic, add_sysfs_files
 from fabricd.readers import notify
 from fabricd.watchdog import sources
 from fabricd.watchdog.detector import Detector
 from fabricd.watchdog.params import WatchdogParams
 from fabricd.watchdog.sources import HostSource
 from fabricd.watchdog.types import Event
+from fabricd_lab.replay import ReplayHost, ReplayNic, add_sysfs_files
 
 D, R, P = 0.2, 0.2, 0.05
 

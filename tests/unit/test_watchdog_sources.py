@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.lab.replay import ReplayHost, ReplayNic, add_ethtool_capture
 from fabricd.readers.ethtool import parse_ethtool_stats
 from fabricd.readers.switch.model import PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.watchdog.sources import HostSource, SwitchSource, _value
 from fabricd.watchdog.types import ChannelKey, Direction, Scope
+from fabricd_lab.replay import ReplayHost, ReplayNic, add_ethtool_capture
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "readers" / "ethtool"
 CAPTURES = sorted(GOLDEN.glob("*.txt"))

@@ -1,5 +1,5 @@
 """Regenerate the ``<platform>/lab-pushed.txt`` captures: the running config each of fabricd's switch simulators
-(fabricd/lab) shows after ``fabricd push`` of inventory/lab, read back over SSH with the platform driver.
+(lab/fabricd_lab) shows after ``fabricd push`` of inventory/lab, read back over SSH with the platform driver.
 
 No public capture exists of a SONiC CONFIG_DB or an NVUE ``nv config show -o commands`` with a lossless port; these
 are what the lab speaks, and the config parsers (fabricd/readers/switch/config_*.py) must read exactly that.
@@ -39,7 +39,8 @@ def main() -> None:
             body = "\n".join(ln for ln in text.splitlines() if not ln.startswith(VOLATILE))
             out = HERE / platform / "lab-pushed.txt"
             out.parent.mkdir(exist_ok=True)
-            out.write_text(f"# source: fabricd lab simulator fabricd/lab (this repository), `{COMMAND[platform]}` on "
+            out.write_text(f"# source: fabricd lab simulator lab/fabricd_lab (this repository), "
+                           f"`{COMMAND[platform]}` on "
                            f"{name} after `fabricd push` of inventory/lab (no public capture of this format)\n"
                            f"{body}\n")
             print(out)

@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 from fabricd.inventory import load_inventory
-from fabricd.lab.vm import instance
 from fabricd.traffic import snapshot, sniff
 from fabricd.traffic.pair import run_pair
 from fabricd.traffic.spec import LAB_ACK_TIMEOUT, Op, TrafficSpec
+from fabricd_lab.vm import instance
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent

@@ -1,4 +1,5 @@
-"""Regenerate the ``lab-*.txt`` captures: the show outputs fabricd's own switch simulators (fabricd/lab) print for the
+"""Regenerate the ``lab-*.txt`` captures: the show outputs fabricd's own switch simulators
+(lab/fabricd_lab) print for the
 commands the switch exporter runs, after a fixed traffic/pause/drop/ECN/watchdog scenario.
 
 These formats have no public capture (JSON forms of EOS/NX-OS/NVUE, NX-OS ``show queuing``/``pfc-queue``, SONiC PFC
@@ -12,8 +13,8 @@ from pathlib import Path
 
 from fabricd.collectors.switch import SwitchTarget, commands_for
 from fabricd.inventory import load_inventory
-from fabricd.lab.counters import WatchdogSettings
-from fabricd.lab.runtime import spec_for, switch_class
+from fabricd_lab.counters import WatchdogSettings
+from fabricd_lab.runtime import spec_for, switch_class
 
 REPO = Path(__file__).resolve().parents[4]
 HERE = Path(__file__).parent
@@ -60,7 +61,7 @@ def main() -> None:
                 shape = SHAPES.get(switch.platform.value, "format from the vendor's documented field names (no public "
                                    "capture)")
                 (HERE / switch.platform.value / name).write_text(
-                    f"# source: fabricd lab simulator fabricd/lab/{switch.platform.value.split('_')[-1]}.py "
+                    f"# source: fabricd lab simulator lab/fabricd_lab/{switch.platform.value.split('_')[-1]}.py "
                     f"(this repository), `{command}` on {switch.name} after capture_lab.py's scenario; {shape}\n"
                     + reply.output.rstrip("\n") + "\n")
                 print(switch.platform.value, name, len(reply.output))

@@ -1,4 +1,4 @@
-"""``fabricd demo``: the whole loop on the embedded lab fabric, narrated stage by stage (fabricd.service.demo)."""
+"""``fabricd demo``: the whole loop on the embedded lab fabric, narrated stage by stage (fabricd_lab.demo)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,7 @@ from rich.rule import Rule
 from rich.table import Table
 
 from fabricd import settings
-from fabricd.service.demo import Demo
-from fabricd.service.demo_parts import DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
-
-from .common import (
+from fabricd.cli.common import (
     RULE_WIDTH,
     ExitCode,
     InventoryArg,
@@ -32,6 +29,8 @@ from .common import (
     stderr,
     stdout,
 )
+from fabricd_lab.demo import Demo
+from fabricd_lab.demo_parts import DemoOptions, DemoReport, StageResult, StageStatus, stop_kept
 
 _MARK = {StageStatus.OK: "[bold green]ok[/]", StageStatus.SKIPPED: "[yellow]skipped[/]",
          StageStatus.FAILED: "[bold red]FAILED[/]"}

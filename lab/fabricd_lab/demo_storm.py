@@ -1,8 +1,8 @@
-"""The demo's storm stage (:meth:`fabricd.service.demo.Demo.stage_storm`): a PFC storm injected on a host's NIC
+"""The demo's storm stage (:meth:`fabricd_lab.demo.Demo.stage_storm`): a PFC storm injected on a host's NIC
 (and, with the switch lab, along its path), detected by ``fabricd serve`` against the timing contract, alerted in
 Prometheus, its origin named by the root-cause walk, then stopped and restored.
 
-Split from :mod:`fabricd.service.demo`, whose :class:`~fabricd.service.demo.Demo` holds the running parts this
+Split from :mod:`fabricd_lab.demo`, whose :class:`~fabricd_lab.demo.Demo` holds the running parts this
 stage uses (Prometheus, ``fabricd serve``, the replay writers).
 """
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def stage_storm(demo: Demo) -> StageResult:
-    from fabricd.report.record import StormTimeline
+    from fabricd_lab.report.record import StormTimeline
 
     prom, serve = demo._prom, demo._serve
     if prom is None or serve is None:
@@ -59,7 +59,7 @@ def stage_storm(demo: Demo) -> StageResult:
                                                                          direction="tx"))]
     injected = episodes[0][1].start
     if path:
-        from fabricd.lab import daemon
+        from fabricd_lab import daemon
 
         for sw, port, d in path:
             daemon.control({"op": "drive", "device": sw, "action": "storm-start", "port": port,
@@ -202,7 +202,7 @@ def stage_storm(demo: Demo) -> StageResult:
 def _lab_storm_stop(path: list[tuple[str, str, str]], prio: int) -> None:
     if not path:
         return
-    from fabricd.lab import daemon
+    from fabricd_lab import daemon
 
     for sw, port, _d in path:
         daemon.control({"op": "drive", "device": sw, "action": "storm-stop", "port": port, "priority": prio})

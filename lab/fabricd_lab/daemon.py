@@ -1,15 +1,23 @@
 """``fabricd lab up`` / ``down`` / ``status``: the simulators as a detached background process.
 
-``up`` writes into ``<state_dir>/lab`` (mode 0700), using the layout of :mod:`fabricd.platforms.access`:
+``up`` writes into ``<state_dir>/lab`` (mode 0700):
 
-- ``password`` (0600): one random password for every lab switch (the inventory references it through
-  ``password_env: FABRICD_LAB_PASSWORD``; drivers fall back to this file when the variable is unset);
+- ``password`` (0600): one random password for every lab switch;
 - ``host_key`` (0600): the lab's ed25519 host key; ``known_hosts``: one line per switch (``[127.0.0.1]:port``);
 - ``spec.json``: the switches and faults to simulate; ``lab.pid``; ``lab.json`` once every switch listens;
 - ``lab.log``: the daemon's log; ``control.sock``: a Unix socket to drive counters and read configs.
 
-then starts ``python -m fabricd.cli.lab_daemon --dir DIR`` (the entry point; the daemon is :func:`run`) in a new
-session (detached from the terminal) and waits for ``lab.json``. ``down`` stops exactly that process: it checks
+- ``written.json``: the files below that ``up`` wrote outside this directory, which ``down`` removes.
+
+fabricd itself reads none of this: the inventory says where a switch's password and known_hosts live
+(``credentials.password_file``, ``credentials.known_hosts``; the lab inventory names
+``${FABRICD_STATE_DIR}/lab/password`` and ``.../known_hosts``), and ``up`` writes the password and each switch's
+known_hosts line into exactly those files, as an operator's tooling would on a real fabric. It refuses to
+overwrite a file it did not write before (``~/.ssh/known_hosts`` named by mistake stays as it was). A switch whose
+credentials name ``password_env`` instead gets the ``export`` line to run.
+
+Then ``up`` starts ``python -m fabricd_lab.cli.lab_daemon --dir DIR`` (the entry point; the daemon is :func:`run`)
+in a new session (detached from the terminal) and waits for ``lab.json``. ``down`` stops exactly that process: it checks
 that the pid's command line is this daemon for this directory before signalling it, then removes the state files
 (the log stays).
 """
@@ -33,17 +41,9 @@ from typing import Any
 
 import asyncssh
 
+from fabricd import settings
 from fabricd.errors import FabricdError, UsageError
 from fabricd.model import Fabric, Platform
-from fabricd.platforms.access import (
-    LAB_CONTROL_SOCKET,
-    LAB_KNOWN_HOSTS,
-    LAB_LOG_FILE,
-    LAB_PASSWORD_FILE,
-    LAB_PID_FILE,
-    LAB_STATE_FILE,
-    lab_dir,
-)
 from fabricd.safepath import private_fd, write_private
 
 from .counters import UnknownPortError
@@ -51,13 +51,20 @@ from .device import DeviceSpec
 from .faults import Fault, FaultKind
 from .latency import parse_latency
 from .runtime import Lab
-from .ssh import generate_host_key
+from .ssh import generate_host_key, known_hosts_entry
 
 log = logging.getLogger(__name__)
 
+LAB_STATE_FILE = "lab.json"
+LAB_PID_FILE = "lab.pid"
+LAB_KNOWN_HOSTS = "known_hosts"
+LAB_PASSWORD_FILE = "password"
+LAB_LOG_FILE = "lab.log"
+LAB_CONTROL_SOCKET = "control.sock"
+WRITTEN_FILE = "written.json"
 SPEC_FILE = "spec.json"
 HOST_KEY_FILE = "host_key"
-DAEMON_MODULE = "fabricd.cli.lab_daemon"
+DAEMON_MODULE = "fabricd_lab.cli.lab_daemon"
 """The entry point ``start`` runs (``python -m``) and ``down`` recognises in the pid's command line."""
 
 
@@ -97,6 +104,67 @@ def running_pid(state_dir: Path | None = None) -> int | None:
     return None
 
 
+def lab_dir(state_dir: Path | None = None) -> Path:
+    """``<state_dir>/lab``: where ``fabricd lab up`` keeps its pid, host key, password and device list."""
+    return (state_dir or settings.state_dir()) / "lab"
+
+
+def _inventory_path(path: Path, switch: str, field: str) -> Path:
+    try:
+        return settings.expand_path(path)
+    except settings.UnsetVariableError as exc:
+        raise UsageError(f"{switch}: credentials.{field}: {exc}",
+                         hint=f"export {exc.name}=..., or write the path in full in the inventory") from None
+
+
+def access_files(fabric: Fabric, password: str, key: asyncssh.SSHKey) -> dict[Path, str]:
+    """What ``up`` writes for the inventory: each ``credentials.password_file`` (the password) and each
+    ``credentials.known_hosts`` (one line per switch that names it), by expanded path."""
+    files: dict[Path, list[str]] = {}
+    for s in fabric.switches:
+        creds = s.credentials
+        if creds.password_file is not None:
+            path = _inventory_path(creds.password_file, s.name, "password_file")
+            if files.setdefault(path, [password]) != [password]:
+                raise UsageError(f"{s.name}: credentials.password_file {path} is also another switch's known_hosts",
+                                 hint="name different files for the password and the known_hosts")
+        if creds.known_hosts is not None:
+            path = _inventory_path(creds.known_hosts, s.name, "known_hosts")
+            lines = files.setdefault(path, [])
+            if lines == [password]:
+                raise UsageError(f"{s.name}: credentials.known_hosts {path} is also a password_file",
+                                 hint="name different files for the password and the known_hosts")
+            lines.append(known_hosts_entry(s.mgmt.host, s.mgmt.port, key))
+    return {path: "\n".join(lines) + "\n" for path, lines in files.items()}
+
+
+def _written_before(d: Path) -> set[Path]:
+    try:
+        return {Path(p) for p in json.loads((d / WRITTEN_FILE).read_text())}
+    except (OSError, ValueError, TypeError):
+        return set()
+
+
+def write_access_files(d: Path, files: dict[Path, str]) -> list[Path]:
+    """Write ``files`` (0600, parent folders 0700), refusing any that exists and that the lab did not write
+    (inside ``d`` or listed in ``written.json``); records what it wrote outside ``d``."""
+    mine = _written_before(d)
+    for path in files:
+        if path.exists() and path.resolve().parent != d.resolve() and path not in mine:
+            raise LabError(f"the inventory names {path} for the lab's credentials, and it exists already: the lab "
+                           "does not overwrite a file it did not write",
+                           hint="name a file of the lab's own in credentials.password_file / known_hosts, e.g. "
+                                "${FABRICD_STATE_DIR}/lab/known_hosts, or remove the file if it is a stale copy")
+    written = []
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_private(path, text)
+        if path.resolve().parent != d.resolve():
+            written.append(path)
+    write_private(d / WRITTEN_FILE, json.dumps(sorted(str(p) for p in {*mine, *written})))
+    return sorted(files)
+
+
 def _port_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -116,7 +184,7 @@ def up(
     latency: str = "",
 ) -> dict[str, Any]:
     """Start one simulator per switch of ``fabric`` in a detached daemon; returns :func:`status`. ``latency``
-    (:func:`fabricd.lab.latency.parse_latency`) gives every switch a round trip and per-line processing time."""
+    (:func:`fabricd_lab.latency.parse_latency`) gives every switch a round trip and per-line processing time."""
     latency = parse_latency(latency).to_text() if latency else ""
     d = lab_dir(state_dir)
     pid = running_pid(state_dir)
@@ -137,9 +205,12 @@ def up(
     d.chmod(0o700)
     for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET):
         (d / name).unlink(missing_ok=True)
-    write_private(d / LAB_PASSWORD_FILE, secrets.token_urlsafe(18) + "\n")
+    password = secrets.token_urlsafe(18)
     key = generate_host_key()
+    files = access_files(fabric, password, key)
+    write_private(d / LAB_PASSWORD_FILE, password + "\n")
     write_private(d / HOST_KEY_FILE, key.export_private_key("openssh").decode())
+    write_access_files(d, files)
     spec = {
         "fabric": fabric.name,
         "devices": [
@@ -149,6 +220,11 @@ def up(
                 "host": s.mgmt.host,
                 "port": s.mgmt.port,
                 "username": s.credentials.username,
+                "password_file": str(_inventory_path(s.credentials.password_file, s.name, "password_file")
+                                     if s.credentials.password_file else d / LAB_PASSWORD_FILE),
+                "password_env": s.credentials.password_env,
+                "known_hosts": str(_inventory_path(s.credentials.known_hosts, s.name, "known_hosts")
+                                   if s.credentials.known_hosts else d / LAB_KNOWN_HOSTS),
                 "ports": [[p.name, p.speed.bps] for p in s.ports],
                 "faults": [[f.kind.value, f.arg] for f in fault_list if f.device == s.name],
                 "latency": latency,
@@ -194,8 +270,10 @@ def down(state_dir: Path | None = None, timeout_s: float = 10.0) -> dict[str, An
         if _pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
         stopped = True
+    for path in _written_before(d):
+        path.unlink(missing_ok=True)
     for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET, LAB_KNOWN_HOSTS, LAB_PASSWORD_FILE,
-                 HOST_KEY_FILE, SPEC_FILE):
+                 HOST_KEY_FILE, SPEC_FILE, WRITTEN_FILE):
         (d / name).unlink(missing_ok=True)
     return {"stopped": stopped, "pid": pid, "state_dir": str(d)}
 
@@ -296,6 +374,7 @@ async def _serve(d: Path) -> None:
     ]
     lab = Lab(specs, host_key=key)
     await lab.start()
+    by_name = {dev["name"]: dev for dev in spec["devices"]}
 
     async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -320,7 +399,8 @@ async def _serve(d: Path) -> None:
         "devices": [
             {
                 "name": e.name, "platform": e.platform.value, "host": e.host, "port": e.port,
-                "username": e.username, "password_file": str(d / LAB_PASSWORD_FILE),
+                "username": e.username,
+                **{k: by_name[e.name].get(k) for k in ("password_file", "password_env", "known_hosts")},
                 "faults": [str(f) for f in lab.switches[e.name].spec.faults],
             }
             for e in lab.endpoints.values()
@@ -342,7 +422,7 @@ async def _serve(d: Path) -> None:
 
 def run(d: Path) -> int:
     """Run the lab of state dir ``d`` until SIGTERM/SIGINT; the exit status for the entry point
-    (:mod:`fabricd.cli.lab_daemon`, which parses the command line and exits: only cli/ exits)."""
+    (:mod:`fabricd_lab.cli.lab_daemon`, which parses the command line and exits: only cli/ exits)."""
     (d / LAB_PID_FILE).write_text(f"{os.getpid()}\n")
     try:
         asyncio.run(_serve(d))

@@ -29,11 +29,11 @@ from collections.abc import Callable
 
 from fabricd.model import Platform
 
-from .cli import ModalShell, TreeSwitch, split_pipes
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply
 from .grammar import Rule
 from .textconfig import Node
+from .treecli import ModalShell, TreeSwitch, split_pipes
 
 _BYTES = "(bytes|kbytes|mbytes)"
 GRAMMAR: dict[str, tuple[Rule, ...]] = {

@@ -1,7 +1,7 @@
-"""The lab daemon's entry point: ``python -m fabricd.cli.lab_daemon --dir DIR`` (started by ``fabricd lab up``).
+"""The lab daemon's entry point: ``python -m fabricd_lab.cli.lab_daemon --dir DIR`` (started by ``fabricd lab up``).
 
-It parses the command line, sets up logging and exits with :func:`fabricd.lab.daemon.run`'s status; the daemon
-itself lives in :mod:`fabricd.lab.daemon` (only cli/ prints or exits).
+It parses the command line, sets up logging and exits with :func:`fabricd_lab.daemon.run`'s status; the daemon
+itself lives in :mod:`fabricd_lab.daemon` (only cli/ prints or exits).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from fabricd.lab import daemon
+from fabricd_lab import daemon
 
 
 def main(argv: list[str] | None = None) -> int:

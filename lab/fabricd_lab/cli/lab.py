@@ -1,27 +1,21 @@
 """``fabricd lab up | down | status | drive``: SSH simulators of the inventory's switches on 127.0.0.1.
 
-The ``lab`` group is extensible: when the module ``fabricd.cli.lab_vm`` exists it is mounted as ``lab vm ...``
-(through its ``register_under(lab_app)``). Other sub-apps can be added the same way in :data:`SUBGROUPS`.
+``lab vm ...`` (the Soft-RoCE VMs) is mounted from :mod:`fabricd_lab.cli.lab_vm` (its ``register_under(lab_app)``).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
+from fabricd.cli.common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
-from fabricd.lab import daemon
-from fabricd.lab.faults import parse_fault
-from fabricd.lab.latency import parse_latency
-
-from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
-
-SUBGROUPS: tuple[str, ...] = ("lab_vm",)
-"""Modules of fabricd.cli mounted under ``lab``, each with ``register_under(lab_app)``; missing ones are skipped."""
+from fabricd_lab import daemon
+from fabricd_lab.faults import parse_fault
+from fabricd_lab.latency import parse_latency
 
 FaultOpt = Annotated[
     list[str] | None,
@@ -65,8 +59,10 @@ def build_lab_app() -> typer.Typer:
                output: OutputOpt = OutputFormat.TEXT) -> None:
         """Start one simulated switch per inventory switch on its mgmt address, in the background.
 
-        Writes the lab's known_hosts and a random password (0600) under $FABRICD_STATE_DIR/lab; fabricd's
-        commands use them automatically (host keys stay verified). `fabricd lab down` stops it.
+        Writes a random password and the lab's known_hosts lines into the files the inventory names
+        (credentials.password_file and credentials.known_hosts; the lab inventory names them under
+        ${FABRICD_STATE_DIR}/lab), so fabricd's commands log in with host keys verified. `fabricd lab down` stops
+        it and removes them.
 
         [bold]Example[/]: fabricd lab up
         [bold]Example[/]: fabricd lab up inventory/lab --fault leaf2-eos:reject-line='^mtu' --fault spine1:slow-ms=200
@@ -83,11 +79,13 @@ def build_lab_app() -> typer.Typer:
             emit_json(st)
             return
         stdout().print(_status_table(st))
-        pw = st["devices"][0]["password_file"] if st["devices"] else ""
-        stdout().print(
-            f"lab up: {len(st['devices'])} switches. fabricd finds the password by itself; for other tools:\n"
-            f"  export FABRICD_LAB_PASSWORD=\"$(cat {pw})\"", highlight=False,
-        )
+        devices = st["devices"]
+        files = sorted({d["password_file"] for d in devices} | {d["known_hosts"] for d in devices})
+        stdout().print(f"lab up: {len(devices)} switches; password and known_hosts in {', '.join(files)}",
+                       highlight=False)
+        for env, pw in sorted({(d["password_env"], d["password_file"]) for d in devices if d.get("password_env")}):
+            stdout().print(f"  the inventory reads the password from ${env}: export {env}=\"$(cat {pw})\"",
+                           highlight=False)
 
     @lab_app.command("down")
     def down_cmd(output: OutputOpt = OutputFormat.TEXT) -> None:
@@ -144,14 +142,9 @@ def build_lab_app() -> typer.Typer:
         else:
             stdout().print(f"{device}: {action} done")
 
-    for name in SUBGROUPS:
-        try:
-            module = importlib.import_module(f"fabricd.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"fabricd.cli.{name}":
-                raise
-            continue
-        module.register_under(lab_app)
+    from fabricd_lab.cli import lab_vm
+
+    lab_vm.register_under(lab_app)
     return lab_app
 
 

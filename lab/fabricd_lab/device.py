@@ -33,7 +33,7 @@ class DeviceSpec:
     ports: tuple[tuple[str, int], ...] = ()
     faults: tuple[Fault, ...] = ()
     latency: Latency = field(default_factory=Latency)
-    """Round trip and per-line processing time (:mod:`fabricd.lab.latency`); none by default."""
+    """Round trip and per-line processing time (:mod:`fabricd_lab.latency`); none by default."""
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Live pause traffic in a replay root: storms, bursts, link flaps and counter resets with real time passing.
 
-:class:`StormGen` drives a :class:`~fabricd.lab.replay.ReplayHost` from a schedule of episodes and rewrites the
+:class:`StormGen` drives a :class:`~fabricd_lab.replay.ReplayHost` from a schedule of episodes and rewrites the
 changed files every ``tick_s`` (atomically, so readers never see half a file). It is what the watchdog's
 timer-accuracy tests, ``bench/watchdog.py`` and ``fabricd demo`` use to play a storm on a host that a separate
 ``fabricd watch --root`` or ``fabricd serve`` process reads.

@@ -9,13 +9,12 @@ from typing import Annotated
 import typer
 
 from fabricd import settings
+from fabricd.cli.common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stdout
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
-from fabricd.report.pictures import all_pictures
-from fabricd.report.prometheus import fetch_panels, query_range
-from fabricd.report.record import ReportError, RunRecord, load_record, save_record
-
-from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stdout
+from fabricd_lab.report.pictures import all_pictures
+from fabricd_lab.report.prometheus import fetch_panels, query_range
+from fabricd_lab.report.record import ReportError, RunRecord, load_record, save_record
 
 PAUSE_QUERY = "sum by (interface, priority, direction) (rate(fabricd_nic_pfc_pause_duration_seconds_total[5s]))"
 

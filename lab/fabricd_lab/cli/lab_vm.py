@@ -1,6 +1,6 @@
 """``fabricd lab vm build | up | down | status | exec``: the Soft-RoCE lab (two Debian VMs with rdma_rxe).
 
-This module provides the Typer sub-app ``vm_app``; the ``lab`` group (fabricd/cli/lab.py) mounts it with
+This module provides the Typer sub-app ``vm_app``; the ``lab`` group (lab/fabricd_lab/cli/lab.py) mounts it with
 ``lab_app.add_typer(vm_app, name="vm")``.
 """
 
@@ -13,12 +13,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from fabricd.cli.common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
-from fabricd.lab.vm import image as vm_image
-from fabricd.lab.vm import instance as vm_instance
-
-from .common import InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from fabricd_lab.vm import image as vm_image
+from fabricd_lab.vm import instance as vm_instance
 
 vm_app = typer.Typer(
     name="vm",
@@ -181,5 +180,5 @@ def _print_status(st: dict[str, Any], output: OutputFormat) -> None:
 
 
 def register_under(lab_app: typer.Typer) -> None:
-    """Mount ``vm`` under the ``lab`` group (one line in fabricd/cli/lab.py)."""
+    """Mount ``vm`` under the ``lab`` group (one line in lab/fabricd_lab/cli/lab.py)."""
     lab_app.add_typer(vm_app, name="vm")

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 
 from fabricd.model import Platform
 
-from .cli import ModalShell, TreeSwitch, split_pipes
 from .counters import WatchdogSettings
 from .device import Cancellable, DeviceSpec, Reply
 from .grammar import Rule
 from .textconfig import Node
+from .treecli import ModalShell, TreeSwitch, split_pipes
 
 _UNITS = "(bytes|kbytes|mbytes|segments|milliseconds|microseconds)"
 _PFC_LINES = (

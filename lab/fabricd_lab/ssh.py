@@ -2,11 +2,11 @@
 
 The session is a raw :class:`asyncssh.SSHServerSession` (no asyncssh line editor, no per-session task): input is
 echoed at once as a terminal does, split into lines on CR or LF, and each line is handed to the switch's
-:class:`~fabricd.lab.device.Shell`; its answer and the next prompt are written back. This keeps the per-byte cost
+:class:`~fabricd_lab.device.Shell`; its answer and the next prompt are written back. This keeps the per-byte cost
 low enough for 200 switches in one process (docs/PERFORMANCE.md). Paging (``terminal length``) and echo wrapping
-(``terminal width``) are done here for shells that ask for them. Faults (:mod:`fabricd.lab.faults`) hook in here:
+(``terminal width``) are done here for shells that ask for them. Faults (:mod:`fabricd_lab.faults`) hook in here:
 ``auth-fail``, ``slow-ms`` and ``disconnect-after-lines``; so does the optional per-command latency
-(:mod:`fabricd.lab.latency`: a round trip on every echo and answer, one line processed at a time).
+(:mod:`fabricd_lab.latency`: a round trip on every echo and answer, one line processed at a time).
 """
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ def vm_state_dir(state: Path | None = None) -> Path:
 
 
 def guest_files_sha() -> str:
-    """Hash of the files baked into the image from ``fabricd/lab/vm/guest/``."""
+    """Hash of the files baked into the image from ``lab/fabricd_lab/vm/guest/``."""
     h = hashlib.sha256()
     for f in sorted(GUEST_DIR.iterdir()):
         if f.is_file():

@@ -39,7 +39,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import fabricd
 from fabricd.intent.host import HostIntent
 from fabricd.intent.nics import BY_FAMILY
 from fabricd.model import Transport
@@ -52,9 +51,24 @@ GID_SLOTS = 8
 """GID table slots written (real mlx5 ports have 256; the rest read as zero GIDs)."""
 
 
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _captures(name: str, in_checkout: Path) -> Path:
+    """A folder of captures: ``fabricd_lab/_data/<name>`` in the wheel (lab/pyproject.toml force-includes them),
+    else where they live in a source checkout."""
+    packaged = _PACKAGE / "_data" / name
+    return packaged if packaged.is_dir() else _PACKAGE.parent.parent / in_checkout
+
+
 def default_captures() -> Path:
-    """tests/golden/host in a source checkout (where the captures live)."""
-    return Path(fabricd.__file__).resolve().parent.parent / "tests" / "golden" / "host"
+    """The host captures (tests/golden/host in a source checkout)."""
+    return _captures("host", Path("tests/golden/host"))
+
+
+def ethtool_captures() -> Path:
+    """The ethtool -S captures (tests/golden/readers/ethtool in a source checkout)."""
+    return _captures("ethtool", Path("tests/golden/readers/ethtool"))
 
 
 ETHTOOL_CAPTURES = {
@@ -191,7 +205,7 @@ def _family_configfs(root: Path, nic: FakeNic) -> None:
 
 def write_ethtool(root: str | Path, nics: list[FakeNic], captures: str | Path | None = None) -> None:
     """``ethtool/<if>.stats`` (the family's real ``ethtool -S`` capture) and ``.info`` (``driver: <name>``)."""
-    cap = Path(captures) if captures is not None else default_captures().parent / "readers" / "ethtool"
+    cap = Path(captures) if captures is not None else ethtool_captures()
     for nic in nics:
         name, driver = ETHTOOL_CAPTURES[nic.family]
         _write(Path(root) / "ethtool" / f"{nic.netdev}.stats", (cap / name).read_text())

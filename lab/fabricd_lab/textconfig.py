@@ -1,7 +1,7 @@
 """The running configuration of a simulated EOS or NX-OS switch: an ordered tree edited the way the real CLI edits it.
 
 Each node is one configuration line; its children are the lines typed in the sub-mode it opens. A line's *key*
-(from the grammar :class:`fabricd.lab.grammar.Rule`) decides what a new line replaces: ``mtu 9216`` replaces
+(from the grammar :class:`fabricd_lab.grammar.Rule`) decides what a new line replaces: ``mtu 9216`` replaces
 ``mtu 1500``, ``match dscp 26`` adds beside ``match dscp 48``. ``no X`` removes the line (and its block) with X's key.
 Lines that are not valid in the current mode fall back to the parent modes, as on the real devices, so a pasted
 config works with or without ``exit``.

@@ -1,6 +1,6 @@
-"""The demo's parts that are not the :class:`~fabricd.service.demo.Demo` run itself: its stages and results
+"""The demo's parts that are not the :class:`~fabricd_lab.demo.Demo` run itself: its stages and results
 (:class:`StageResult`, :class:`DemoReport`), options and observer, the hosts and switch path it picks, and the
-child processes and HTTP polls it runs (split from :mod:`fabricd.service.demo`).
+child processes and HTTP polls it runs (split from :mod:`fabricd_lab.demo`).
 """
 
 from __future__ import annotations
@@ -318,7 +318,7 @@ class _LabTraffic:
         self._thread.start()
 
     def _run(self) -> None:
-        from fabricd.lab import daemon
+        from fabricd_lab import daemon
 
         while not self._stop.wait(self.PERIOD_S):
             for device, port in self.ports:

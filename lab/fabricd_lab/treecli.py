@@ -23,7 +23,7 @@ def split_pipes(line: str) -> tuple[str, list[str], bool]:
 
 
 class TreeSwitch(SimSwitch):
-    """A switch whose running config is a :class:`~fabricd.lab.textconfig.Node` tree edited through a grammar."""
+    """A switch whose running config is a :class:`~fabricd_lab.textconfig.Node` tree edited through a grammar."""
 
     grammar: dict[str, tuple[Rule, ...]]
     indent = "   "

@@ -268,7 +268,7 @@ class Demo:
         from fabricd.deploy.pipeline import PushOptions, push
         from fabricd.deploy.result import TargetResult, TargetState
         from fabricd.deploy.targets import render_candidates, select_targets
-        from fabricd.lab import daemon
+        from fabricd_lab import daemon
 
         fabric = self.fabric
         if not fabric.switches:
@@ -343,7 +343,7 @@ class Demo:
         """Stop the lab this demo started (not one it found running), unless --keep-running keeps it."""
         if self._lab_reused or self._keep_workdir:
             return
-        from fabricd.lab import daemon
+        from fabricd_lab import daemon
 
         daemon.down()
 
@@ -358,7 +358,7 @@ class Demo:
         from fabricd.hosts.base import apply_all
         from fabricd.hosts.factory import close_backends, open_backends
         from fabricd.intent.host import HostPlan, host_intent
-        from fabricd.lab.fake_host import build_fake_host, fake_nics_for
+        from fabricd_lab.fake_host import build_fake_host, fake_nics_for
 
         host, _ = pick_hosts(self.fabric, self.options.host, self.options.victim)
         intent = host_intent(self.fabric, host.name)
@@ -450,8 +450,8 @@ class Demo:
                                 binary=self.options.prometheus_bin)
         if not Path(prom.binary).exists() and shutil.which(prom.binary) is None:
             raise _SkipError(f"{prom.binary} is not installed (as root: apt-get install prometheus)")
-        from fabricd.lab.replay import ReplayHost, ReplayNic
-        from fabricd.lab.stormgen import StormGen
+        from fabricd_lab.replay import ReplayHost, ReplayNic
+        from fabricd_lab.stormgen import StormGen
 
         fabric = self.fabric
         origin, victim = pick_hosts(fabric, self.options.host, self.options.victim)
@@ -580,7 +580,7 @@ class Demo:
                 kept.append({"name": child.name, "pid": pid, "marker": f"--listen {child.address}"})
         lab_kept = self._lab_up and not self._lab_reused
         if lab_kept:
-            from fabricd.lab import daemon
+            from fabricd_lab import daemon
 
             st = daemon.status()
             if st["running"]:
@@ -649,9 +649,9 @@ class Demo:
     def stage_vm(self) -> StageResult:
         if not self.options.vm:
             raise _SkipError("--no-vm")
-        from fabricd.lab.vm import image as vm_image
-        from fabricd.lab.vm import instance as vm_instance
-        from fabricd.lab.vm import qemu
+        from fabricd_lab.vm import image as vm_image
+        from fabricd_lab.vm import instance as vm_instance
+        from fabricd_lab.vm import qemu
 
         if shutil.which(qemu.QEMU) is None:
             raise _SkipError(f"{qemu.QEMU} is not installed (as root: apt-get install qemu-system-x86)")
@@ -701,8 +701,8 @@ class Demo:
     # -- the run record -------------------------------------------------------------------------------------------
 
     def _save_record(self, report: DemoReport) -> None:
-        from fabricd.report.prometheus import fetch_panels, query_range
-        from fabricd.report.record import ReportError, RunRecord, Series, save_record
+        from fabricd_lab.report.prometheus import fetch_panels, query_range
+        from fabricd_lab.report.record import ReportError, RunRecord, Series, save_record
 
         prom = self._prom
         if prom is None or prom.proc is None or self._prom_started_ts is None:
