@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench sysdeps libyang clean help
+.PHONY: demo test lint unit bench sysdeps libyang wheel-smoke clean help
 
 help:
 	@echo "make demo   - run the whole loop on inventory/lab (starts and stops everything it needs)"
@@ -13,6 +13,7 @@ help:
 	@echo "make unit   - the unit tier: no root, no sockets, no subprocesses, under a minute (pytest --unit)"
 	@echo "make lint   - ruff, mypy and import-linter only"
 	@echo "make bench  - run every benchmark in bench/ (ratios against anchors measured in the same run)"
+	@echo "make wheel-smoke - build both wheels, install them in a fresh venv, run fabricd outside the source tree"
 
 $(STAMP): pyproject.toml lab/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "fabricd needs Python >= 3.11"; exit 2; }
@@ -37,6 +38,11 @@ lint: $(STAMP)
 test: sysdeps $(STAMP) libyang lint
 	@$(BIN)/python -m pytest -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+	@scripts/wheel_smoke.sh $(PYTHON)
+
+# Both wheels (fabricd, fabricd-lab) built, installed in a fresh venv and run from outside the source tree.
+wheel-smoke: sysdeps
+	@scripts/wheel_smoke.sh $(PYTHON)
 
 # The unit tier (tests/conftest.py): leaves out tests marked integration, netns, vm or slow, and fails any other test
 # that opens a socket or starts a process. Runs as any user; writes no .pytest_cache.
@@ -54,4 +60,4 @@ bench: $(STAMP)
 	@set -e; for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build dist *.egg-info lab/dist

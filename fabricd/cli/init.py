@@ -47,6 +47,18 @@ def write_starter(source: Path, target: Path) -> list[Path]:
     return [write_inside(target, name, path.read_bytes()) for name, path in files]
 
 
+def write_replay_roots(target: Path) -> list[Path]:
+    """Copy the replay roots fabricd ships (exporters/replay: hosts built from real captures) to ``target/replay``."""
+    source = settings.data_dir("exporters") / "replay"
+    written = []
+    for path in sorted(source.rglob("*")):
+        if path.is_file():
+            name = Path("replay") / path.relative_to(source)
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            written.append(write_inside(target, str(name), path.read_bytes()))
+    return written
+
+
 def register(app: typer.Typer) -> None:
     @app.command("init")
     def init_cmd(
@@ -57,6 +69,10 @@ def register(app: typer.Typer) -> None:
             "--example", "-e",
             help="Which inventory: lab (the embedded six-switch, four-NOS lab fabric) or a shipped example: "
                  "lossy-roce, mixed-nics, softroce, sonic-only, three-tier, two-lossless-classes.")] = "lab",
+        replay_root: Annotated[bool, typer.Option(
+            "--replay-root",
+            help="Also write the shipped replay root, host gpu1 built from real captures, to DIR/replay/gpu1-mlx5: "
+                 "a --root for export host and audit host on a machine without an RDMA NIC.")] = False,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Write a starting inventory into an empty directory: the lab fabric, or one of the shipped examples
@@ -67,11 +83,14 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd init ./fabric
         [bold]Example[/]: fabricd init --example sonic-only ./fabric && fabricd validate ./fabric
+        [bold]Example[/]: fabricd init --replay-root ./try && fabricd export host --once --root ./try/replay/gpu1-mlx5
         """
         try:
             source = _starter(example)
             _check_empty(directory)
             written = write_starter(source, directory)
+            if replay_root:
+                written += write_replay_roots(directory)
         except FabricdError as exc:
             fail(exc, exc.exit_code)
         if output == OutputFormat.JSON:
@@ -80,5 +99,7 @@ def register(app: typer.Typer) -> None:
         for path in written:
             typer.echo(str(path))
         files = "1 file" if len(written) == 1 else f"{len(written)} files"
+        if replay_root:
+            files += f", replay root in {directory / 'replay' / 'gpu1-mlx5'}"
         stderr().print(f"wrote the {example} inventory ({files}) to {directory}; next: fabricd validate {directory}",
                        highlight=False, markup=False)

@@ -234,14 +234,14 @@ def _property(doc: dict[str, Any], oracle: str) -> None:
 
 
 @pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(intent_space())
 def test_accepted_intents_render_only_table_lines(doc: dict[str, Any]) -> None:
     _property(doc, f"{ORACLE}, property")
 
 
 @pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(watchdog_space())
 def test_accepted_watchdogs_render_only_table_lines(doc: dict[str, Any]) -> None:
     _property(doc, f"{ORACLE}, property (watchdog)")

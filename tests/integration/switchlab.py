@@ -36,6 +36,20 @@ def lab_fabric() -> Fabric:
     return load_inventory(LAB_INVENTORY).fabric
 
 
+def write_lab_credentials(state_dir: Path, password: str, known_hosts: Path | None = None) -> Path:
+    """Write what ``fabricd lab up`` writes for inventory/lab, whose switches name
+    ``${FABRICD_STATE_DIR}/lab/password`` and ``.../known_hosts``: for tests whose simulators run in-process (set
+    FABRICD_STATE_DIR to ``state_dir`` for the commands under test). Returns the password file."""
+    lab = state_dir / "lab"
+    lab.mkdir(parents=True, exist_ok=True, mode=0o700)
+    pw = lab / "password"
+    pw.write_text(password + "\n")
+    pw.chmod(0o600)
+    if known_hosts is not None:
+        (lab / "known_hosts").write_text(known_hosts.read_text())
+    return pw
+
+
 @dataclass
 class SwitchLab:
     """Running simulators plus everything needed to drive them: retargeted switches, candidates, options."""

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab
+from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab, write_lab_credentials
 
 from fabricd.audit.report import AuditReport, Status, render_junit
 from fabricd.audit.switch import SWITCH_CHECKS, audit_switch, reachable
@@ -186,7 +186,7 @@ def cli_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {_free_port()}", switches.read_text()))
     state = tmp_path / "state"
     env = {**os.environ, "FABRICD_STATE_DIR": str(state)}
-    for var in ("FABRICD_INVENTORY", "FABRICD_OUTPUT", "FABRICD_LAB_PASSWORD"):
+    for var in ("FABRICD_INVENTORY", "FABRICD_OUTPUT"):
         env.pop(var, None)
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("FABRICD_STATE_DIR", str(state))
@@ -250,7 +250,7 @@ def test_cli_junit_json_stuck_bad_input_and_unreachable(cli_lab: tuple[Path, Mai
 
     code, _, err = run("lab", "down")
     assert code == 0, err
-    monkeypatch.setenv("FABRICD_LAB_PASSWORD", "not-used")
+    write_lab_credentials(tmp_path / "state", "not-used")  # `lab down` removed the lab's files: get past them
     code, out, err = run("audit", "switch", str(inv), "--device", "leaf3-nxos", "--junit", str(junit))
     assert code == 3, out + err
     assert "cannot reach" in err and "Traceback" not in err

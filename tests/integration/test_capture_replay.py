@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab
+from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab, write_lab_credentials
 from typer.testing import CliRunner
 
 from fabricd.audit.report import AuditReport
@@ -234,7 +234,7 @@ def test_cli_captures_every_switch_of_an_inventory(tmp_path: Path, monkeypatch: 
             text = re.sub(rf"(name: {name}\n(?:.*\n)*?\s+mgmt: {{host: 127.0.0.1, port: )\d+", rf"\g<1>{port}", text,
                           count=1)
         (inv / "switches.yml").write_text(text)
-        monkeypatch.setenv("FABRICD_LAB_PASSWORD", lab.password)
+        write_lab_credentials(tmp_path / "state", lab.password)  # the files inventory/lab names
         monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
         args = ["capture", str(inv), "--out", str(tmp_path / "cap"), "--known-hosts", str(lab.known_hosts),
                 "--concurrency", "4", "--output", "json"]

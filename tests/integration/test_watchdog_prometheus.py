@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 import yaml
+from switchlab import write_lab_credentials
 from wdhelpers import Receiver, free_port, get, wait_for
 
 from fabricd_lab.replay import ReplayHost, ReplayNic
@@ -119,6 +120,7 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
     try:
         with runtime.LabThread(specs) as lab:
             inv = lab_inventory(tmp_path, {n: lab.endpoint(n).port for n in SWITCHES})
+            write_lab_credentials(tmp_path / "state", password)  # the files inventory/lab names
             serve_port, prom_port = free_port(), free_port()
             serve_url, prom = f"http://127.0.0.1:{serve_port}", f"http://127.0.0.1:{prom_port}"
 
@@ -154,7 +156,7 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
                  "--restoration-ms", "200", "--stuck-after-s", "2", "--listen", f"127.0.0.1:{serve_port}",
                  "--webhook",
                  hook.url + "/fabricd", "--no-verify-host-key", "--drift-interval-s", "3600"],
-                tmp_path / "serve.log", env={**os.environ, "FABRICD_LAB_PASSWORD": password})
+                tmp_path / "serve.log", env={**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")})
             procs.append(serve)
 
             def healthy() -> bool:

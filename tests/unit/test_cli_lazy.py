@@ -16,7 +16,7 @@ from typer import _click as click
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from fabricd.cli.main import COMMANDS, build_app, load_command
+from fabricd.cli.main import COMMANDS, build_app, command_table, load_command
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("netmiko", "paramiko", "pyroute2", "asyncssh", "matplotlib")
@@ -55,11 +55,11 @@ def _first_paragraph(command: click.Command) -> str:
 def test_root_help_imports_no_command_and_lists_every_one() -> None:
     code, modules, out = _modules("--help")
     assert code == 0
-    loaded = sorted(m for m in modules if m.startswith("fabricd.cli.") and m not in ("fabricd.cli.main",
-                                                                                    "fabricd.cli.common"))
-    assert loaded == []
+    table = ("fabricd.cli.main", "fabricd.cli.common", "fabricd.cli.plugins", "fabricd_lab.plugin")
+    loaded = sorted(m for m in modules if m.startswith(("fabricd.cli.", "fabricd_lab.")) and m not in table)
+    assert loaded == []  # a plugin's table is read (fabricd_lab.plugin), none of its command modules
     assert not [m for m in modules if m.split(".")[0] in HEAVY]
-    for name in COMMANDS:
+    for name in command_table():
         assert f" {name} " in out, name
 
 
@@ -73,10 +73,11 @@ def test_validate_imports_no_ssh_or_netlink_stack() -> None:
     assert heavy == []
 
 
-@pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.parametrize("name", list(command_table()))
 def test_listed_help_line_is_the_commands_own(name: str) -> None:
-    """The table in cli/main.py repeats each command's first help paragraph; this keeps the two in step."""
-    assert " ".join(COMMANDS[name][1].split()) == _first_paragraph(load_command(name))
+    """The table in cli/main.py (and a plugin's, fabricd_lab.plugin) repeats each command's first help paragraph;
+    this keeps the two in step."""
+    assert " ".join(command_table()[name][1].split()) == _first_paragraph(load_command(name))
 
 
 def _leaves(prefix: list[str], command: click.Command) -> list[list[str]]:
@@ -88,7 +89,7 @@ def _leaves(prefix: list[str], command: click.Command) -> list[list[str]]:
     return paths
 
 
-@pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.parametrize("name", list(command_table()))
 def test_every_command_help_works(name: str) -> None:
     """``fabricd NAME --help`` and the --help of every subcommand under it."""
     runner = CliRunner()

@@ -18,6 +18,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "fabricd"
+LAB_PACKAGE = REPO / "lab" / "fabricd_lab"
+"""fabricd-lab (lab/) follows the same house rules."""
 MAX_LINES = 800
 
 EXIT_CALLS = {"print", "exit", "quit"}
@@ -28,11 +30,12 @@ STREAMS = {("sys", "stdout"), ("sys", "stderr"), ("sys", "__stdout__"), ("sys", 
 
 
 def _modules() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    return sorted(p for pkg in (PACKAGE, LAB_PACKAGE) for p in pkg.rglob("*.py") if "__pycache__" not in p.parts)
 
 
 def _outside_cli() -> list[Path]:
-    return [p for p in _modules() if p.relative_to(PACKAGE).parts[0] != "cli"]
+    return [p for p in _modules()
+            if p.relative_to(LAB_PACKAGE if p.is_relative_to(LAB_PACKAGE) else PACKAGE).parts[0] != "cli"]
 
 
 def _line_count(path: Path) -> int:

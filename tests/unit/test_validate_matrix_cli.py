@@ -74,7 +74,7 @@ def test_without_lab_vms_every_pair_is_not_run(tmp_path: Path) -> None:
     assert res.returncode == 3, res.stderr
     data = json.loads(res.stdout)
     assert data["verdicts"] and all(v["verdict"] == "not_run" for v in data["verdicts"])
-    assert all("no lab VM is running" in p["error"] for p in data["pairs"])
+    assert all("no runner pool 'lab' is running" in p["error"] for p in data["pairs"])
     bad = subprocess.run([FABRICD, "validate-fabric", "--matrix", "mesh"], env=env, capture_output=True, text=True,
                          timeout=60, check=False)
     assert bad.returncode == 2 and "unknown matrix" in bad.stderr
