@@ -92,7 +92,8 @@ def _command(show: ShowTable, key: str) -> str:
 def _sw(platform: str, key: str, parser: str, captures: Iterable[str] = (), unverified: str | None = None, *,
         form: str | None = None) -> Role:
     """An exporter role: command from the platform's COMMANDS/OPTIONAL_COMMANDS; ``form`` names another output form
-    of the same command (``text``) parsed by the same function, as a role of its own."""
+    of the same command (``text``, or ``json`` where the exporter polls the text) parsed by the same function, as a
+    reference role of its own."""
     show = SWITCH_TABLES[platform]
     optional = key in show.optional and key not in show.commands
     command = _command(show, key)
@@ -101,7 +102,8 @@ def _sw(platform: str, key: str, parser: str, captures: Iterable[str] = (), unve
     if key == "pfcwd":
         used_by += ", audit"
     if form is not None:
-        command = command.replace(" | json", "").replace(" -o json", "") + f" ({form} form)"
+        base = command.replace(" | json", "").replace(" -o json", "")
+        command = (f"{base} | json" if form == "json" else base) + f" ({form} form)"
         used_by = "reference"
     return Role(platform, name, command, f"{SWITCH_TABLES[platform].module}.{parser}", used_by,
                 tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
@@ -132,6 +134,29 @@ def _host(name: str, command: str, parser: str, captures: Iterable[str], unverif
 
 
 LAB_ONLY = "no real capture in the repository: only fabricd's lab simulator output"
+
+_NXOS_SEARCHED = (
+    "searched 2026-11-26 without finding one: Cisco's N9K QoS guides 9.2x-10.5x and NX-API pages (only the stored "
+    "openings of the guides' PFC chapters were readable), genieparser, ntc-templates, ansible cisco.nxos fixtures, "
+    "SuzieQ, fakenos, datacenter/nexus9000, allenrobel/nxapi-netbox, paregupt/nexus_traffic_monitor, GitHub code "
+    "and issue indexes"
+)
+NXOS_PFC_JSON = (
+    "no public capture or schema of `show interface priority-flow-control | json` (the golden is the lab's "
+    "TABLE_entity JSON; third-party NX-API scripts read TABLE_pfc_interface rows with rx-stats/tx-stats, unconfirmed); "
+    "the exporter polls the verified text form; " + _NXOS_SEARCHED
+)
+NXOS_QUEUING_JSON = (
+    "no public `show queuing interface | json` capture with values: the parser walks Cisco's NX-API schema "
+    "(TABLE_module/ROW_module/TABLE_queuing_interface/...); the exporter polls the verified text form; "
+    + _NXOS_SEARCHED
+)
+NXOS_PFCWD = (
+    "no device capture of `show queuing pfc-queue [detail]` in any form: JSON keys from Cisco's NX-API schema "
+    "(confirmed only by paregupt/nexus_traffic_monitor's collector code, no output), the text only from an "
+    "OpenTelemetry test author's fixture; " + _NXOS_SEARCHED
+)
+"""Why the NX-OS JSON and watchdog roles stay unverified (issue 16), and where the search looked."""
 
 
 def switch_roles() -> list[Role]:
@@ -174,16 +199,12 @@ def switch_roles() -> list[Role]:
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
         _version("arista_eos"),
         # -- Cisco NX-OS --------------------------------------------------------------------------------------
-        _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control", (),
-            "no public `| json` capture: the golden is the lab simulator's JSON"),
         _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control",
-            ("show-interface-priority-flow-control-*.txt",), form="text"),
-        _sw("cisco_nxos", "queuing", "parse_show_queuing", (),
-            "no public `| json` capture with values: the parser walks Cisco's NX-API schema (TABLE_module/ROW_module/"
-            "TABLE_queuing_interface/...), the text form is verified"),
-        _sw("cisco_nxos", "queuing", "parse_show_queuing", ("show-queuing-interface-*-n9k-*.txt",), form="text"),
-        _sw("cisco_nxos", "pfcwd", "parse_show_queuing_pfc_queue", (),
-            "no device capture: JSON keys from Cisco's NX-API schema; the text form only from a test author's fixture"),
+            ("show-interface-priority-flow-control-*.txt",)),
+        _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control", (), NXOS_PFC_JSON, form="json"),
+        _sw("cisco_nxos", "queuing", "parse_show_queuing", ("show-queuing-interface-*-n9k-*.txt",)),
+        _sw("cisco_nxos", "queuing", "parse_show_queuing", (), NXOS_QUEUING_JSON, form="json"),
+        _sw("cisco_nxos", "pfcwd", "parse_show_queuing_pfc_queue", (), NXOS_PFCWD),
         _sw("cisco_nxos", "errors", "parse_show_interface_counters_errors",
             ("show-interface-counters-errors-*.txt",)),
         _ref("cisco_nxos", "queuing-interface", "show queuing interface <port>", "parse_show_queuing_interface",

@@ -120,9 +120,16 @@ def test_real_source_rule() -> None:
 def test_unverified_roles_are_listed() -> None:
     unverified = roles.unverified_roles()
     assert unverified and all(not r.verified for r in unverified)
-    # the NX-OS queue JSON named in issue 16 is unverified until a real NX-API capture lands
-    assert "cisco_nxos/queuing" in {r.id for r in unverified} or real_captures_of(
-        next(r for r in ROLES if r.id == "cisco_nxos/queuing"), GOLDEN)
+    # issue 16's NX-OS item: the exporter polls the text forms of pfc and queuing, which real Nexus captures verify;
+    # their `| json` forms and the watchdog (no device output in any form) stay unverified until a capture lands
+    by_id = {r.id: r for r in ROLES}
+    for polled in ("cisco_nxos/pfc", "cisco_nxos/queuing"):
+        assert by_id[polled].verified and " | json" not in by_id[polled].command, by_id[polled]
+        assert real_captures_of(by_id[polled], GOLDEN), polled
+    for rid in ("cisco_nxos/pfc-json", "cisco_nxos/queuing-json", "cisco_nxos/pfcwd"):
+        role = by_id[rid]
+        assert role in unverified or real_captures_of(role, GOLDEN), rid
+        assert role.verified or "searched" in (role.unverified or ""), f"{rid}: say where the search looked"
 
 
 def test_platforms_doc_carries_the_table() -> None:

@@ -252,6 +252,8 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "arista_eos/lab-pfcwd": arista_eos.parse_show_pfc_counters_watchdog,
     "cisco_nxos/lab-pfc": cisco_nxos.parse_show_interface_priority_flow_control,
     "cisco_nxos/lab-queuing": cisco_nxos.parse_show_queuing,
+    "cisco_nxos/lab-queuing-json": cisco_nxos.parse_show_queuing,
+    "cisco_nxos/lab-pfc-json": cisco_nxos.parse_show_interface_priority_flow_control,
     "cisco_nxos/lab-pfcwd": cisco_nxos.parse_show_queuing_pfc_queue,
     "cumulus_nvue/lab-qos": cumulus_nvue.parse_counters_qos,
     "cumulus_nvue/lab-pfcwd": cumulus_nvue.parse_pfc_watchdog,

@@ -59,3 +59,27 @@ def test_non_empty_output_parsed_to_nothing_is_a_problem() -> None:
     # the schema's global block without interface rows: no watchdog queue anywhere, not a parse failure
     quiet = cisco_nxos.parse_show_queuing_pfc_queue('{"glb-wd-status": "Disabled", "glb-wd-timer": "100"}')
     assert quiet.pfcwd == () and quiet.problems == ()
+
+
+def test_pfc_queue_json_takes_the_leading_port_word_and_group_number() -> None:
+    """A Cisco engineer's NX-API collector (paregupt/nexus_traffic_monitor) reads ``if_name_str`` and ``eq-qosgrp``
+    of `show queuing pfc-queue detail | json` as text with a trailing part (port = first word, group = leading
+    number). No capture shows those values: this input is written to that reading, not copied from a device, and
+    checks the parser gives the same counters as for the schema's plain values."""
+    def doc(name: str, group: str) -> str:
+        return json.dumps({"TABLE_module": {"ROW_module": {"TABLE_queuing_interface": {"ROW_queuing_interface": [
+            {"if_name_str": name, "wd-status": "Enabled", "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": [
+                {"eq-qosgrp": group, "eq-qosgrp-state": "Shutdown", "pfc-configured": "YES", "pfc-cos": "3",
+                 "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": [
+                     {"q-stat-type": "Stats", "q-shutdown": "2", "q-restored": "1", "q-pkt-dropped": "40",
+                      "q-ing-pkt-dropped": "7"}]}}]}}]}}}})
+
+    plain = cisco_nxos.parse_show_queuing_pfc_queue(doc("Ethernet1/23", "3"))
+    trailing = cisco_nxos.parse_show_queuing_pfc_queue(doc("Ethernet1/23 Interface PFC watchdog: [Enabled]",
+                                                           "3 [Shutdown] PFC [YES] PFC-COS [3]"))
+    assert plain.pfcwd == trailing.pfcwd and not trailing.problems
+    (wd,) = trailing.pfcwd
+    assert (wd.interface, wd.queue, wd.status, wd.detected, wd.restored, wd.tx_drop, wd.rx_drop) == (
+        "Ethernet1/23", 3, "stormed", 2, 1, 40, 7)
+    # a non-numbered group (the schema's CONTROL/SPAN rows) is not a data queue
+    assert cisco_nxos.parse_show_queuing_pfc_queue(doc("Ethernet1/23", "CONTROL QOS GROUP")).pfcwd == ()

@@ -3,10 +3,11 @@ tests/golden/readers/switch/cisco_nxos/).
 
 - ``show interface priority-flow-control``: the summary ``Port Mode Oper(VL bmap) RxPPP TxPPP`` (all priorities,
   ``priority`` None; Nexus 5000 capture) and the ``detail`` form (per priority; Nexus 9000 capture);
-- ``show queuing [interface IF]``: the Nexus 9000 ``| json`` nesting (Cisco's NX-API schema) and text boxes
-  (Nexus 9000 capture), and the Nexus 5000 ``RX Queuing`` form (``Pkts discarded on ingress``);
+- ``show queuing [interface IF]``: the Nexus 9000 text boxes (Nexus 9000 capture; what the exporter polls), the
+  ``| json`` nesting (Cisco's NX-API schema; no public capture with values: a reference parse), and the Nexus 5000
+  ``RX Queuing`` form (``Pkts discarded on ingress``);
 - ``show queuing pfc-queue [interface IF] detail``: the PFC watchdog (schema JSON; text after a third-party
-  fixture, unverified);
+  fixture; no device capture of either form: unverified);
 - ``show interface`` (``| b RX``): ``N Rx pause`` / ``N Tx pause`` (802.3x link pause), ``input discard``,
   ``output discard``, ``no buffer``;
 - ``show interface counters errors``: stacked tables; ``--`` means not applicable.
@@ -29,10 +30,12 @@ PLATFORM = "cisco_nxos"
 
 COMMANDS: dict[str, str] = {
     "pfc": "show interface priority-flow-control",
-    "queuing": "show queuing interface | json",
+    "queuing": "show queuing interface",
     "pfcwd": "show queuing pfc-queue detail | json",
 }
-"""The commands the switch exporter runs on NX-OS, by role."""
+"""The commands the switch exporter runs on NX-OS, by role. ``pfc`` and ``queuing`` poll the text forms, which real
+Nexus captures verify; their ``| json`` forms have no public capture with values (the parsers still read them, as
+reference roles in fabricd/nos/roles.py). ``pfcwd`` has no device capture in either form (see its parser)."""
 
 OPTIONAL_COMMANDS: dict[str, str] = {"errors": "show interface counters errors"}
 """Commands whose failure (an older release, a platform without them) does not fail the poll."""
@@ -388,13 +391,14 @@ def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
 def parse_show_queuing(text: str, interface: str | None = None) -> SwitchCounters:
     """``show queuing [interface IF]``, ``| json`` or text, in the shapes a Nexus 9000 prints.
 
-    JSON (Cisco's NX-API schema for ``show queuing``, N9K show command reference 9.3(x); the nesting every public
-    NX-API script walks): ``TABLE_module -> ROW_module -> TABLE_queuing_interface -> ROW_queuing_interface``
-    (``dir``, ``if_name_str``) ``-> TABLE_qosgrp_egress_stats -> ROW_qosgrp_egress_stats`` (``eq-qosgrp``) ``->
-    TABLE_qosgrp_egress_stats_entry -> ROW_qosgrp_egress_stats_entry`` (``eq-stat-type`` ``Tx``/``WRED/AFD & Tail
-    Drop``/``ECN``/``Q Depth``, ``eq-stat-units`` ``Pkts``/``Byts``, ``eq-uc-stat-value``, ``eq-mc-stat-value``);
-    per-CoS PFC frames in ``TABLE_pfc_stats`` (``cos``, ``tx-pause-count``, ``rx-pause-count``); ingress overflow
-    drops in ``TABLE_ingress_stats_entry``. A ``ROW_*`` is a dict for one row and a list for several.
+    JSON (Cisco's NX-API schema for ``show queuing``, N9K show command reference 9.3(x); the nesting every public NX-API
+    script walks; no public capture with values, so the exporter polls the text form): ``TABLE_module -> ROW_module ->
+    TABLE_queuing_interface -> ROW_queuing_interface`` (``dir``, ``if_name_str``) ``-> TABLE_qosgrp_egress_stats ->
+    ROW_qosgrp_egress_stats`` (``eq-qosgrp``) ``-> TABLE_qosgrp_egress_stats_entry -> ROW_qosgrp_egress_stats_entry``
+    (``eq-stat-type`` ``Tx``/``WRED/AFD & Tail Drop``/``ECN``/``Q Depth``, ``eq-stat-units`` ``Pkts``/``Byts``,
+    ``eq-uc-stat-value``, ``eq-mc-stat-value``); per-CoS PFC frames in ``TABLE_pfc_stats`` (``cos``, ``tx-pause-count``,
+    ``rx-pause-count``); ingress overflow drops in ``TABLE_ingress_stats_entry``. A ``ROW_*`` is a dict for one row and
+    a list for several.
 
     Text: the ``QOS GROUP n`` boxes, ``PFC Statistics`` and ``Per Port Ingress Statistics`` of a real Nexus 9000
     (tests/golden/readers/switch/cisco_nxos/show-queuing-interface-*-n9k-*.txt). ``interface`` names the port when a
@@ -412,6 +416,7 @@ _WD_STATS = {"Shutdown": "shutdown", "Restored": "restored", "Total pkts dropped
 _WD_HEAD = re.compile(r"^(?P<port>\S+) Interface PFC watchdog: \[(?P<wd>[^\]]*)\]")
 _WD_GROUP = re.compile(r"^\|\s*QOS GROUP (?P<g>\d+) \[(?P<state>[^\]]*)\]")
 _STORMED_STATES = frozenset({"shutdown", "wait-to-restore", "wait to restore"})
+_LEADING_INT = re.compile(r"^\s*(\d+)(?!\S)")
 
 
 def _pfcwd(port: str, group: int, state: str, stats: dict[str, int | None]) -> PfcwdCounter:
@@ -423,20 +428,21 @@ def _pfcwd(port: str, group: int, state: str, stats: dict[str, int | None]) -> P
 def _pfc_queue_json(data: Any) -> list[PfcwdCounter]:
     out: list[PfcwdCounter] = []
     for row in _find_rows(data, "queuing_interface"):
-        name = row.get("if_name_str")
+        name = str(row.get("if_name_str") or "").split()
         if not name:
             continue
         for grp in _rows(row, "qosgrp_stats"):
-            group = _num(grp.get("eq-qosgrp"))
-            if group is None:
+            lead = _LEADING_INT.match(str(grp.get("eq-qosgrp", "")))
+            if lead is None:
                 continue
+            group = int(lead.group(1))
             stats: dict[str, int | None] = {}
             for entry in _rows(grp, "qosgrp_stats_entry"):
                 for key, field in (("q-shutdown", "shutdown"), ("q-restored", "restored"),
                                    ("q-pkt-dropped", "dropped"), ("q-ing-pkt-dropped", "ingress_dropped")):
                     if key in entry and stats.get(field) is None:
                         stats[field] = _num(entry[key])
-            out.append(_pfcwd(long_interface(str(name)), group, str(grp.get("eq-qosgrp-state") or ""), stats))
+            out.append(_pfcwd(long_interface(name[0]), group, str(grp.get("eq-qosgrp-state") or ""), stats))
     return out
 
 
@@ -470,15 +476,19 @@ def parse_show_queuing_pfc_queue(text: str) -> SwitchCounters:
     """``show queuing pfc-queue [interface IF] detail`` (the PFC watchdog), ``| json`` or text.
 
     JSON: Cisco's NX-API schema (N9K show command reference 9.3(x)): ``TABLE_queuing_interface ->
-    ROW_queuing_interface`` (``if_name_str``, ``wd-status``, ``disable-action``, ``intf-multi``) ``->
-    TABLE_qosgrp_stats -> ROW_qosgrp_stats`` (``eq-qosgrp``, ``eq-qosgrp-state``, ``pfc-cos``) ``->
-    TABLE_qosgrp_stats_entry -> ROW_qosgrp_stats_entry`` (``q-shutdown``, ``q-restored``, ``q-pkt-dropped``,
-    ``q-ing-pkt-dropped``...). No public capture of the JSON with values exists: the key names are the schema's.
-    Text: ``<if> Interface PFC watchdog: [Enabled]`` then one ``| QOS GROUP n [state] PFC [YES] PFC-COS [n]`` box
-    per no-drop queue (Shutdown, Restored, Total pkts dropped, Total Ingress pkts dropped), after a third-party
-    test fixture (tests/golden/readers/switch/cisco_nxos/show-queuing-pfc-queue-detail-otel.txt): unverified
-    against a device. ``detected`` = Shutdown, ``restored`` = Restored, ``tx_drop`` = pkts dropped, ``rx_drop`` =
-    ingress pkts dropped; a queue in state Shutdown is ``stormed``."""
+    ROW_queuing_interface`` (``if_name_str``, ``wd-status``, ``disable-action``, ``intf-multi``) ``-> TABLE_qosgrp_stats
+    -> ROW_qosgrp_stats`` (``eq-qosgrp``, ``eq-qosgrp-state``, ``pfc-cos``) ``-> TABLE_qosgrp_stats_entry ->
+    ROW_qosgrp_stats_entry`` (``q-shutdown``, ``q-restored``, ``q-pkt-dropped``, ``q-ing-pkt-dropped``...). No public
+    capture of the JSON with values exists: the key names are the schema's (``q-shutdown``, ``q-restored``,
+    ``q-pkt-drained``, ``q-pkt-dropped`` are also the fields a Cisco engineer's NX-API collector,
+    paregupt/nexus_traffic_monitor, stores from this command). That collector reads the port as the first word of
+    ``if_name_str`` and the group as the leading number of ``eq-qosgrp`` (values with trailing text, where the schema
+    shows plain ones), so this parser takes the leading word and number of both. Text: ``<if> Interface PFC watchdog:
+    [Enabled]`` then one ``| QOS GROUP n [state] PFC [YES] PFC-COS [n]`` box per no-drop queue (Shutdown, Restored,
+    Total pkts dropped, Total Ingress pkts dropped), after a third-party test fixture
+    (tests/golden/readers/switch/cisco_nxos/show-queuing-pfc-queue-detail-otel.txt): unverified against a device.
+    ``detected`` = Shutdown, ``restored`` = Restored, ``tx_drop`` = pkts dropped, ``rx_drop`` = ingress pkts dropped; a
+    queue in state Shutdown is ``stormed``."""
     data = _load_json(text)
     rows = _pfc_queue_json(data) if data is not None else _pfc_queue_text(text)
     if isinstance(data, dict) and any(k.startswith("glb-") for k in data):

@@ -1,6 +1,5 @@
-"""Regenerate the ``lab-*.txt`` captures: the show outputs fabricd's own switch simulators
-(lab/fabricd_lab) print for the
-commands the switch exporter runs, after a fixed traffic/pause/drop/ECN/watchdog scenario.
+"""Regenerate the ``lab-*.txt`` captures: the show outputs fabricd's own switch simulators (lab/fabricd_lab)
+print for the commands the switch exporter runs, after a fixed traffic/pause/drop/ECN/watchdog scenario.
 
 These formats have no public capture (JSON forms of EOS/NX-OS/NVUE, NX-OS ``show queuing``/``pfc-queue``, SONiC PFC
 history): the simulators write them from the vendors' documented field names, and the parsers must read exactly
@@ -23,6 +22,11 @@ SHAPES = {
     "sonic": "shape of the real sonic-utilities outputs beside it (*-sonic-utilities-test.txt, issue captures)",
 }
 """Per platform, where the simulator's output shape comes from (the default: documented field names only)."""
+REFERENCE_FORMS = {
+    "cisco_nxos": {"pfc-json": "show interface priority-flow-control | json",
+                   "queuing-json": "show queuing interface | json"},
+}
+"""Per platform, the other output forms of polled commands that a reference role parses (lab-<role>.txt too)."""
 
 
 def clock() -> float:
@@ -51,20 +55,21 @@ def main() -> None:
             if switch.platform.value in ("arista_eos", "cisco_nxos"):
                 shell.handle(setup)
         target = SwitchTarget(switch.name, switch.platform.value, tuple(ports[:1]))
-        for optional in (False, True):
-            for role, command, _ in commands_for(target, optional=optional):
-                reply = shell.handle(command)
-                if "% Invalid" in reply.output or "Error:" in reply.output:
-                    print(switch.platform.value, command, "not supported by the simulator")
-                    continue
-                name = f"lab-{role}.txt"
-                shape = SHAPES.get(switch.platform.value, "format from the vendor's documented field names (no public "
-                                   "capture)")
-                (HERE / switch.platform.value / name).write_text(
-                    f"# source: fabricd lab simulator lab/fabricd_lab/{switch.platform.value.split('_')[-1]}.py "
-                    f"(this repository), `{command}` on {switch.name} after capture_lab.py's scenario; {shape}\n"
-                    + reply.output.rstrip("\n") + "\n")
-                print(switch.platform.value, name, len(reply.output))
+        runs = [(role, command) for optional in (False, True)
+                for role, command, _ in commands_for(target, optional=optional)]
+        for role, command in [*runs, *REFERENCE_FORMS.get(switch.platform.value, {}).items()]:
+            reply = shell.handle(command)
+            if "% Invalid" in reply.output or "Error:" in reply.output:
+                print(switch.platform.value, command, "not supported by the simulator")
+                continue
+            name = f"lab-{role}.txt"
+            shape = SHAPES.get(switch.platform.value, "format from the vendor's documented field names (no public "
+                               "capture)")
+            (HERE / switch.platform.value / name).write_text(
+                f"# source: fabricd lab simulator lab/fabricd_lab/{switch.platform.value.split('_')[-1]}.py "
+                f"(this repository), `{command}` on {switch.name} after capture_lab.py's scenario; {shape}\n"
+                + reply.output.rstrip("\n") + "\n")
+            print(switch.platform.value, name, len(reply.output))
 
 
 if __name__ == "__main__":
