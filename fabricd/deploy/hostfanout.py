@@ -187,13 +187,13 @@ def connect(target: SshTarget, opts: FanoutOptions) -> paramiko.SSHClient:
         _close(client)
         read = ", ".join(str(p) for p in files) or "none"
         raise SshError(f"{where}: host key refused (unknown: no known_hosts file read lists "
-                         f"{known_name(target.address.lower(), target.port)}; files read: {read}); check its "
-                         f"fingerprint, then add it to a known_hosts file (--known-hosts), e.g. from "
-                         f"`ssh-keyscan -p {target.port} {target.address}`") from None
-    except paramiko.AuthenticationException as exc:
+                       f"{known_name(target.address.lower(), target.port)}; files read: {read}); check its "
+                       f"fingerprint, then add it to a known_hosts file (--known-hosts), e.g. from "
+                       f"`ssh-keyscan -p {target.port} {target.address}`") from None
+    except paramiko.AuthenticationException:
         _close(client)
-        raise SshError(f"{where}: SSH authentication failed (publickey: {exc}); give --identity or load the key "
-                         "into ssh-agent") from None
+        raise SshError(f"{where}: SSH authentication failed (publickey, as {connect_kwargs(opts)['username']}); give "
+                       "--identity or load the key into ssh-agent, and check --ssh-user") from None
     except paramiko.ssh_exception.NoValidConnectionsError as exc:
         _close(client)
         reasons = sorted({e.strerror or str(e) for e in exc.errors.values()}) or [str(exc)]
@@ -206,7 +206,11 @@ def connect(target: SshTarget, opts: FanoutOptions) -> paramiko.SSHClient:
         text = str(exc) or type(exc).__name__
         if "No authentication methods available" in text:
             raise SshError(f"{where}: SSH authentication failed: no key to offer; give --identity or load the key "
-                             "into ssh-agent") from None
+                           "into ssh-agent") from None
+        if text in ("Error reading SSH protocol banner", "No existing session", "Negotiation failed."):
+            # the transport thread gave up before authentication (which of the three paramiko says is a race)
+            raise SshError(f"{where}: no SSH handshake within {opts.connect_timeout_s:g} s (--connect-timeout), or "
+                           f"the server closed the connection ({text})") from None
         raise SshError(f"{where}: {getattr(exc, 'strerror', None) or text}") from None
     return client
 

@@ -31,6 +31,15 @@ from .known_hosts import KnownHostsExtras, read_known_hosts
 log = logging.getLogger(__name__)
 
 
+def _quiet_paramiko() -> None:
+    """paramiko's transport thread logs each failure (a traceback at ERROR, line by line) and has no handler of its
+    own, so with logging unconfigured Python's last-resort handler printed them on stderr beside fabricd's own
+    error. A NullHandler stops that only: where the caller configured logging, the records still propagate."""
+    logger = logging.getLogger("paramiko")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
 class HostKeyMismatch(paramiko.BadHostKeyException):  # type: ignore[misc]
     """The device's key differs from the one a known_hosts file holds for it (OpenSSH: "REMOTE HOST IDENTIFICATION
     HAS CHANGED"). Raised whichever consulted file holds the other key."""
@@ -118,6 +127,7 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
 
     def __init__(self, known_hosts: tuple[Path, ...], *, verify: bool, accept_new: Path | None = None) -> None:
         super().__init__()
+        _quiet_paramiko()
         self.fabricd_files: list[tuple[str, paramiko.HostKeys]] = []
         self.fabricd_extras = KnownHostsExtras()
         """@revoked keys and host-pattern entries, which paramiko's HostKeys skips."""

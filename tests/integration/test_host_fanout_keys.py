@@ -7,6 +7,8 @@ fails alone. No namespaces: the remote command is a shell line."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -111,3 +113,32 @@ def test_a_command_past_its_timeout_fails_alone(hosts: tuple[SshHosts, Path, Pat
     assert runs["good"].state == RunState.OK
     assert runs["split"].state == RunState.FAILED and "still ran after 1 s" in str(runs["split"].error)
     assert 1.0 <= runs["split"].duration_s < 4.0
+
+
+_MUTE_RUN = """
+import socket, sys
+from fabricd.deploy.hostfanout import FanoutOptions, SshTarget, fanout
+mute = socket.socket()
+mute.bind(("127.0.0.1", 0))
+mute.listen()
+target = SshTarget("mute", "127.0.0.1", mute.getsockname()[1])
+(run,) = fanout([target], lambda _h: "true", FanoutOptions(known_hosts=(), connect_timeout_s=1)).runs
+print(run.state.value, run.error)
+"""
+
+
+def test_a_port_that_speaks_no_ssh_and_a_wrong_key_fail_with_their_reason(hosts: tuple[SshHosts, Path, Path],
+                                                                          tmp_path: Path) -> None:
+    ssh, _ident, a = hosts
+    other = tmp_path / "other_id"  # a key the servers do not accept
+    other.write_bytes(asyncssh.generate_private_key("ssh-ed25519").export_private_key())
+    other.chmod(0o600)
+    run = fanout(_targets(ssh)[:1], lambda _h: JSON_OK, _opts(other, a, username="ops")).runs[0]
+    assert run.state == RunState.FAILED and "SSH authentication failed (publickey, as ops)" in str(run.error)
+    # in a fresh interpreter with logging unconfigured: paramiko's transport thread logs a traceback at ERROR,
+    # which Python's last-resort handler printed on stderr beside fabricd's own error
+    res = subprocess.run([sys.executable, "-c", _MUTE_RUN], capture_output=True, text=True, timeout=60, check=False,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("failed ") and "no SSH handshake within 1 s (--connect-timeout)" in res.stdout
+    assert res.stderr == ""
