@@ -1,28 +1,30 @@
 """A traffic :class:`~fabricd.traffic.remote.Runner` over SSH: ``validate-fabric`` on real hosts.
 
-One SSH connection per host (asyncssh, host key verified as for the fan-out: :mod:`fabricd.deploy.hostfanout`), on
-an event loop of its own thread, so that the synchronous Runner calls (``run``, ``start`` then ``wait``/``kill``) of
-the traffic code can be made from any thread. ``env`` is passed with ``env NAME=VALUE`` in front of the command (an
-SSH server accepts few variables through the protocol). The traffic command on the host is ``fabricd traffic``
-(``--remote-fabricd`` changes it).
+One SSH connection per host (paramiko, opened on first use; host key verified as for the fan-out and the switches:
+:func:`fabricd.deploy.hostfanout.connect`), one channel per command, so the synchronous Runner calls (``run``,
+``start`` then ``wait``/``kill``) of the traffic code can be made from any thread. A started command's output is
+drained by a thread of its own while it runs (a command that writes much never stalls on a full SSH window).
+``env`` is passed with ``env NAME=VALUE`` in front of the command (an SSH server accepts few variables through the
+protocol). ``kill`` sends the SSH ``signal`` request (RFC 4254 6.9, ``KILL``), then closes the channel. The traffic
+command on the host is ``fabricd traffic`` (``--remote-fabricd`` changes it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import shlex
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-import asyncssh
+import paramiko
 
 from fabricd.traffic.oob import TrafficError
 from fabricd.traffic.remote import CommandResult
 
-from .hostfanout import FanoutOptions, SshTarget, connect_kwargs, known_hosts_of
+from .hostfanout import FanoutOptions, SshError, SshTarget, collect, connect
+
+_MSG_CHANNEL_REQUEST = 98  # RFC 4254 5.4 (paramiko.common.MSG_CHANNEL_REQUEST)
 
 
 def _command(argv: Sequence[str], env: Mapping[str, str] | None) -> str:
@@ -30,38 +32,57 @@ def _command(argv: Sequence[str], env: Mapping[str, str] | None) -> str:
     return shlex.join([*prefix, *argv])
 
 
-def _text(data: Any) -> str:
-    if data is None:
-        return ""
-    return data.decode(errors="replace") if isinstance(data, bytes) else str(data)
+def _text(data: bytes) -> str:
+    return data.decode(errors="replace")
+
+
+def _signal(chan: paramiko.Channel, name: str) -> None:
+    """RFC 4254 6.9 ``signal`` request (paramiko has no call for it; OpenSSH's sshd honours it since 7.9)."""
+    m = paramiko.Message()
+    m.add_byte(bytes([_MSG_CHANNEL_REQUEST]))
+    m.add_int(chan.remote_chanid)
+    m.add_string("signal")
+    m.add_boolean(False)
+    m.add_string(name)
+    chan.transport._send_user_message(m)
 
 
 class _Started:
-    def __init__(self, runner: SshRunner, argv: Sequence[str], proc: Any) -> None:
-        self.runner, self.argv, self.proc, self.t0 = runner, tuple(argv), proc, time.monotonic()
+    def __init__(self, runner: SshRunner, argv: Sequence[str], chan: paramiko.Channel) -> None:
+        self.runner, self.argv, self.chan, self.t0 = runner, tuple(argv), chan, time.monotonic()
+        self._result: tuple[int | None, bytes, bytes] | None = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._reader = threading.Thread(target=self._drain, name=f"ssh-{runner.name}-out", daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        try:
+            self._result = collect(self.chan, None)
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            self._error = exc
+        finally:
+            self._done.set()
 
     def wait(self, timeout_s: float) -> CommandResult:
-        async def collect() -> tuple[Any, str, str]:
-            out, err = await asyncio.gather(self.proc.stdout.read(), self.proc.stderr.read())
-            await self.proc.wait_closed()
-            return self.proc.exit_status, _text(out), _text(err)
-
-        try:
-            rc, out, err = self.runner._call(collect(), timeout_s)
-        except TimeoutError:
+        if not self._done.wait(timeout_s):
             self.kill()
             raise TrafficError(f"{self.runner.name}: {shlex.join(self.argv)} still runs after {timeout_s:g} s; "
                                "killed it") from None
-        return CommandResult(self.argv, rc if rc is not None else 255, out, err, time.monotonic() - self.t0)
+        self.chan.close()
+        if self._result is None:
+            raise TrafficError(f"{self.runner.name}: the SSH session of {shlex.join(self.argv)} failed: "
+                               f"{self._error}")
+        rc, out, err = self._result
+        return CommandResult(self.argv, rc if rc is not None else 255, _text(out), _text(err),
+                             time.monotonic() - self.t0)
 
     def kill(self) -> None:
-        async def close() -> None:
-            with contextlib.suppress(OSError, asyncssh.Error):
-                self.proc.send_signal("KILL")
-            self.proc.close()
-
-        with contextlib.suppress(TimeoutError, OSError, asyncssh.Error):
-            self.runner._call(close(), 10)
+        with contextlib.suppress(OSError, EOFError, paramiko.SSHException, AttributeError):
+            if not self.chan.closed:
+                _signal(self.chan, "KILL")
+        self.chan.close()
+        self._done.wait(5)  # the reader ends once the channel is closed
 
 
 class SshRunner:
@@ -72,62 +93,66 @@ class SshRunner:
         self.target = target
         self.opts = opts
         self.traffic_command = tuple(traffic_command or (opts.remote_fabricd, "traffic"))
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=f"ssh-{target.name}", daemon=True)
-        self._thread.start()
-        self._conn: Any = None
+        self._client: paramiko.SSHClient | None = None
+        self._lock = threading.Lock()
 
-    def _call(self, coro: Any, timeout_s: float) -> Any:
-        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
+    def _channel(self, command: str) -> paramiko.Channel:
+        """A channel running ``command``, on the host's one connection (opened on first use). Raises TrafficError."""
+        with self._lock:
+            if self._client is None:
+                try:
+                    self._client = connect(self.target, self.opts)
+                except SshError as exc:
+                    where = f"{self.target.address}:{self.target.port}"
+                    reason = str(exc).removeprefix(f"{where}: ")
+                    raise TrafficError(f"{self.name}: SSH to {where} failed: {reason}") from None
+            client = self._client
         try:
-            return fut.result(timeout_s)
-        except TimeoutError:
-            fut.cancel()
-            raise
-
-    async def _connection(self) -> Any:
-        if self._conn is None:
-            known = known_hosts_of(self.opts)
-            try:
-                self._conn = await asyncssh.connect(self.target.address, self.target.port,
-                                                    **connect_kwargs(self.opts, known))
-            except (OSError, asyncssh.Error) as exc:
-                reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
-                raise TrafficError(f"{self.name}: SSH to {self.target.address}:{self.target.port} failed: "
-                                   f"{reason}") from None
-        return self._conn
+            chan = client.get_transport().open_session(timeout=self.opts.connect_timeout_s)
+            chan.exec_command(command)
+        except (OSError, EOFError, paramiko.SSHException, AttributeError) as exc:
+            with self._lock:  # the connection dropped: the next call reconnects
+                if self._client is client:
+                    self._client = None
+            with contextlib.suppress(Exception):
+                client.close()
+            raise TrafficError(f"{self.name}: SSH session to {self.target.address}:{self.target.port} failed: "
+                               f"{str(exc) or type(exc).__name__}") from None
+        return chan
 
     def run(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
             env: Mapping[str, str] | None = None) -> CommandResult:
         t0 = time.monotonic()
-
-        async def go() -> Any:
-            conn = await self._connection()
-            return await conn.run(_command(argv, env), input=stdin, check=False, encoding=None)
-
+        deadline = t0 + timeout_s
+        chan = self._channel(_command(argv, env))
         try:
-            res = self._call(go(), timeout_s)
+            if stdin:
+                chan.settimeout(max(0.001, deadline - time.monotonic()))
+                chan.sendall(stdin)
+            chan.shutdown_write()
+            rc, out, err = collect(chan, deadline)
         except TimeoutError:
             return CommandResult(tuple(argv), 124, "", f"timed out after {timeout_s:g} s", time.monotonic() - t0)
-        rc = res.exit_status if res.exit_status is not None else 255
-        return CommandResult(tuple(argv), rc, _text(res.stdout), _text(res.stderr), time.monotonic() - t0)
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise TrafficError(f"{self.name}: the SSH session of {shlex.join(argv)} failed: "
+                               f"{str(exc) or type(exc).__name__}") from None
+        finally:
+            chan.close()
+        return CommandResult(tuple(argv), rc if rc is not None else 255, _text(out), _text(err),
+                             time.monotonic() - t0)
 
     def start(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> _Started:
-        async def go() -> Any:
-            conn = await self._connection()
-            proc = await conn.create_process(_command(argv, env), encoding=None)
-            proc.stdin.write_eof()
-            return proc
-
-        return _Started(self, argv, self._call(go(), self.opts.connect_timeout_s + 30))
+        chan = self._channel(_command(argv, env))
+        try:
+            chan.shutdown_write()
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            chan.close()
+            raise TrafficError(f"{self.name}: the SSH session of {shlex.join(argv)} failed: {exc}") from None
+        return _Started(self, argv, chan)
 
     def close(self) -> None:
-        async def close() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                await self._conn.wait_closed()
-
-        with contextlib.suppress(TimeoutError, OSError, asyncssh.Error):
-            self._call(close(), 10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()

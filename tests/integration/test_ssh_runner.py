@@ -65,7 +65,8 @@ def test_run_start_wait_kill(ssh: tuple[SshHosts, Path, Path]) -> None:
         r.close()
     bad = _runner(hosts, "impostor", ident, known)
     try:
-        with pytest.raises(TrafficError, match=r"SSH to 127\.0\.0\.1:\d+ failed: Host key is not trusted"):
+        with pytest.raises(TrafficError, match=r"SSH to 127\.0\.0\.1:\d+ failed: host key refused \(it does not "
+                                               r"match the one in .*known_hosts"):
             bad.run(["true"], timeout_s=30)
         assert not [c for c in hosts.commands if c[0] == "impostor"]
     finally:
