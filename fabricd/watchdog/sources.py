@@ -35,10 +35,10 @@ from fabricd.readers.ethtool import (
     parse_ethtool_info,
     parse_ethtool_stats,
 )
-from fabricd.readers.kept import LayoutBuilder, Layouts
-from fabricd.readers.notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 from fabricd.readers.rdma import class_dir
 from fabricd.readers.switch.model import SwitchCounters
+from fabricd.sources.kept import LayoutBuilder, Layouts
+from fabricd.sources.notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 
 from .files import (
     _STAMP,
@@ -670,7 +670,7 @@ class HostSource:
     def _rdma_drops(self, t: float) -> list[DropSample]:
         """RDMA ``hw_counters/out_of_buffer`` per device and port (receive WQE missing: an RDMA drop).
 
-        The files are found once and read through kept-open descriptors (:mod:`fabricd.readers.kept`) while the
+        The files are found once and read through kept-open descriptors (:mod:`fabricd.sources.kept`) while the
         directories they were listed from are unchanged; every value is read again on every call. While a
         directory is too recently changed to be trusted, the files are listed and read the plain way."""
         keys: list[DropKey] = []
