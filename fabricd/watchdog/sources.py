@@ -2,8 +2,9 @@
 
 Both turn the readers' normalised counters into detector samples (:mod:`fabricd.watchdog.types`):
 
-- :class:`HostSource` reads ``<root>/ethtool/<if>.stats`` (or a live ``ethtool -S`` provider handed in by the CLI,
-  since the ETHTOOL_GSTATS ioctl lives in an L2 sibling), ``<root>/sys/class/net/<if>/{operstate,carrier_changes}``
+- :class:`HostSource` reads ``<root>/ethtool/<if>.stats`` (or a live ``ethtool -S`` provider handed in by the
+  service: :mod:`fabricd.sources.ethtool_live`'s ETHTOOL_GSTATS ioctl, injected so that replay roots and tests never
+  import pyroute2), ``<root>/sys/class/net/<if>/{operstate,carrier_changes}``
   and, at a slower cadence, RDMA ``hw_counters/out_of_buffer``. The driver's name map (``readers.ethtool_maps``) says
   which raw names matter; after the first full parse, each poll only looks those names up in the file's bytes,
   which keeps a 64-port host at 20 polls/s within a few % of one core (bench/watchdog.py).
