@@ -22,7 +22,7 @@ again so that every ratio is against an anchor from the same conditions:
 - the live host's ethtool conversion (Python side of ETHTOOL_GSTATS for a 753-name mlx5 set, the ioctl excluded):
   the snapshot path against the names-layout fast path the collector and the watchdog use.
 
-Timing starts once the trees are older than fabricd's racy window (fabricd.readers.kept.RACY_NS): a long-running
+Timing starts once the trees are older than fabricd's racy window (fabricd.sources.kept.RACY_NS): a long-running
 exporter reads directories that changed seconds ago the slow way, and this bench measures the steady state.
 
 Run from the repo root: ``python bench/scrape.py``. The last line is the JSON result.
@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from fabricd.collectors.core import PrometheusBridge, Registry, render  # noqa: E402
 from fabricd.collectors.host import host_collectors  # noqa: E402
-from fabricd.readers.kept import RACY_NS  # noqa: E402
+from fabricd.sources.kept import RACY_NS  # noqa: E402
 from fabricd_lab.replay import ReplayHost  # noqa: E402
 
 NICS = 8
@@ -147,8 +147,8 @@ def live_ethtool_cost(root: Path, reps: int = 2000) -> dict[str, float]:
     here) for a 753-name mlx5 set: the snapshot path (``{name: value}`` dict + ``normalise``, what the collector did
     on every scrape and the watchdog on every poll before this pass) against the fast path (one ``tolist()`` of the
     u64 array + the cached names layout's picks). The GSTATS buffer is filled with the replay text's values."""
-    from fabricd.collectors.ethtool_live import _gstats_type
     from fabricd.readers.ethtool import _STAT_LINE, EthtoolInfo, names_layout, normalise
+    from fabricd.sources.ethtool_live import _gstats_type
 
     pairs = _STAT_LINE.findall((root / "ethtool" / "eth0.stats").read_text())
     names = [n for n, _ in pairs]

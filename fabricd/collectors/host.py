@@ -6,7 +6,7 @@ import os
 import re
 import time
 
-from fabricd.readers.kept import Clock
+from fabricd.sources.kept import Clock
 
 from .core import Collector
 from .nic import EthtoolSource, NicCollector, ReplayEthtoolSource
@@ -36,7 +36,7 @@ def host_collectors(
     veth, bridges and lo, only with ``include_virtual``).
 
     ``kept_files`` (default) reads files through kept-open descriptors with their layout cached between scrapes
-    (:mod:`fabricd.readers.kept`; every value is still re-read on every scrape); False opens every file on every
+    (:mod:`fabricd.sources.kept`; every value is still re-read on every scrape); False opens every file on every
     scrape. Both give the same exposition. ``clock`` is the wall clock the layouts compare directory times with.
 
     ``config_interval`` is how many seconds the NIC configuration gauges keep the values of their last read before
@@ -46,7 +46,7 @@ def host_collectors(
         if replay:
             ethtool = ReplayEthtoolSource(root, kept_files=kept_files, clock=clock)
         else:
-            from .ethtool_live import LiveEthtoolSource
+            from fabricd.sources.ethtool_live import LiveEthtoolSource
 
             ethtool = LiveEthtoolSource(os.path.join(os.fspath(root), "sys", "class", "net"),
                                         include_virtual=include_virtual)

@@ -2,7 +2,7 @@
 normalised across drivers by :mod:`fabricd.readers.ethtool_maps` (labels, not names, carry priority and direction).
 
 Sources: a replay root's ``DIR/ethtool/<if>.stats`` (:class:`ReplayEthtoolSource`) or the live ETHTOOL_GSTATS ioctl
-(:class:`fabricd.collectors.ethtool_live.LiveEthtoolSource`). Pause durations are microseconds in every driver map
+(:class:`fabricd.sources.ethtool_live.LiveEthtoolSource`). Pause durations are microseconds in every driver map
 and are exported in seconds.
 """
 
@@ -17,14 +17,14 @@ from typing import Protocol, runtime_checkable
 from fabricd.readers import ethtool_maps as k
 from fabricd.readers.ethtool import (
     CounterKey,
-    EthtoolFiles,
     EthtoolStats,
     NamesLayout,
     StatsLayout,
     list_ethtool_interfaces,
     read_ethtool,
 )
-from fabricd.readers.kept import Clock, Layouts
+from fabricd.sources.kept import Clock, Layouts
+from fabricd.sources.kept_files import EthtoolFiles
 
 from .core import MetricSpec, Scrape
 
@@ -164,7 +164,7 @@ class ReplayEthtoolSource:
     statistics with a normalised meaning are converted (``full=True`` keeps every raw value).
 
     :attr:`files` reads the same files through kept-open descriptors with each text's layout cached
-    (:class:`fabricd.readers.ethtool.EthtoolFiles`); ``kept_files=False`` turns that off.
+    (:class:`fabricd.sources.kept_files.EthtoolFiles`); ``kept_files=False`` turns that off.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, full: bool = False, kept_files: bool = True,

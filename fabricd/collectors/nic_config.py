@@ -22,18 +22,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fabricd.readers.kept import Clock, Layouts
 from fabricd.readers.nic_config import (
     NET_DIR,
     RDMA_CM_DIR,
-    NicConfigFiles,
     NicConfigLayout,
     list_net_interfaces,
     read_nic_config,
     read_roce_tos,
 )
-from fabricd.readers.notify import DIR_CHANGES, Watch, notifies
 from fabricd.readers.rdma import class_dir, list_rdma_devices
+from fabricd.sources.kept import Clock, Layouts
+from fabricd.sources.kept_files import NicConfigFiles
+from fabricd.sources.notify import DIR_CHANGES, Watch, notifies
 
 from .core import MetricSpec, Scrape, Value
 

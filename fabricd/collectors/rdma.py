@@ -16,13 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from fabricd.readers.common import SATURATED_U32
-from fabricd.readers.kept import Clock, Layouts
 from fabricd.readers.rdma import (
     HW_COUNTER_MAP,
     NOT_COUNTERS,
     DeviceLayout,
     RdmaDevice,
-    RdmaFiles,
     RdmaKey,
     list_rdma_devices,
     parse_rate,
@@ -31,6 +29,8 @@ from fabricd.readers.rdma import (
 )
 from fabricd.readers.rdma_stat import parse_rdma_statistic
 from fabricd.readers.textparse import TextParseError
+from fabricd.sources.kept import Clock, Layouts
+from fabricd.sources.kept_files import RdmaFiles
 
 from .core import Family, MetricSpec, Scrape
 
@@ -205,7 +205,7 @@ def _routes(layout: DeviceLayout) -> tuple[_PortRoutes, ...]:
 class RdmaCollector:
     """``rdma``: every RDMA device and port under ``<root>/sys/class/infiniband`` (optionally filtered by a regex).
 
-    Devices are read through :class:`fabricd.readers.rdma.RdmaFiles` (kept-open files, layout cached, every value
+    Devices are read through :class:`fabricd.sources.kept_files.RdmaFiles` (kept-open files, layout cached, every value
     re-read) and, when that cannot be used now, through :func:`fabricd.readers.rdma.read_rdma_device`; both give
     the same samples. ``kept_files=False`` (or an ``on_snapshot`` callback, which needs snapshots) always takes
     the second way; ``clock`` is the layouts' wall clock (tests).

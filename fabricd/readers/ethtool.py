@@ -6,11 +6,12 @@ Entry points:
 - :func:`normalise` (``{name: value}`` + driver -> :class:`EthtoolStats` with normalised :class:`NicCounter` s);
 - :func:`read_ethtool` / :func:`list_ethtool_interfaces`: the replay root's ``DIR/ethtool/<if>.stats`` and
   ``<if>.info`` files (docs/contracts.md). The live host's ETHTOOL_GSTATS ioctl is an L2 source
-  (``fabricd.collectors.ethtool_live``) that hands its ``(name, value)`` pairs to :func:`normalise` for snapshots,
+  (``fabricd.sources.ethtool_live``) that hands its ``(name, value)`` pairs to :func:`normalise` for snapshots,
   and picks the same counters from its value array through a :class:`NamesLayout` on every scrape.
 
-Fast paths, each returning exactly what the snapshot path would: :class:`EthtoolFiles` (a replay text matched
-against its cached :class:`StatsLayout`) and :func:`names_layout` (a live name list).
+Layouts for fast paths, each giving exactly what the snapshot path would: :func:`stats_layout` (where the counters sit
+in a replay text; ``fabricd.sources.kept_files.EthtoolFiles`` re-reads it through kept-open files) and
+:func:`names_layout` (a live name list).
 
 Units: values are the driver's own (frames, packets, bytes, microseconds for ``*_duration_us`` kinds).
 """
@@ -26,7 +27,6 @@ from itertools import repeat
 
 from .common import Direction, Problems, ReadProblem, read_text
 from .ethtool_maps import DRIVER_ALIASES, DRIVER_RULES, NameRule
-from .kept import KeptFiles, Layouts
 
 _STAT_LINE = re.compile(r"^[ \t]*((?:\[\d+\]: )?[^\n:]+?):[ \t]+(-?\d+)[ \t]*$", re.MULTILINE)
 _INFO_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9 _-]*?):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
@@ -445,80 +445,3 @@ def stats_layout(info_bytes: bytes | None, data: bytes) -> StatsLayout | None:
         positions=tuple(p for p, _, _ in selected),
         selection=tuple((meaning, name) for _, meaning, name in selected),
     )
-
-
-class EthtoolFiles:
-    """``DIR/ethtool/<if>.stats`` and ``.info`` of a replay root, re-read on every call through kept-open
-    descriptors (:mod:`fabricd.readers.kept`), with each text's :class:`StatsLayout` cached while the ``ethtool``
-    directory is unchanged.
-
-    :meth:`counters` gives the same counters, in the same order, as :func:`read_ethtool` with ``full=False``, or
-    None when that is the way to read this interface now (no layout yet, a racy or changed directory, a text whose
-    names changed, a value that is not a plain number, a file that vanished).
-    """
-
-    def __init__(self, root: str | os.PathLike[str], layouts: Layouts[str, StatsLayout | None] | None = None) -> None:
-        self.base = os.path.join(os.fspath(root), "ethtool")
-        self.layouts: Layouts[str, StatsLayout | None] = layouts if layouts is not None else Layouts()
-        self._last: dict[str, tuple[StatsLayout, bytes, list[int]]] = {}
-        """Per interface, the layout, text and values of the last parse: a text read again byte for byte is not
-        parsed again (a capture replayed as is; a live-driven tree changes its counters and is parsed every time)."""
-
-    def counters(self, interface: str) -> tuple[StatsLayout, list[int]] | None:
-        """``(layout, values)``: ``values[i]`` is the value of ``layout.selection[i]``."""
-        layouts = self.layouts
-        if not layouts.enabled:
-            return None
-        now = layouts.clock()
-        entry = layouts.get(interface, now)
-        if entry is None:
-            entry = self._build(interface)
-            if entry is None:
-                return None
-        kept, layout = entry
-        if layout is None:  # this text has no layout (irregular); read it the slow way until it changes
-            return None
-        data = kept.read()
-        if data is None:
-            layouts.drop(interface)
-            return None
-        info = data[1] if len(data) == 2 else None
-        last = self._last.get(interface)
-        if last is not None and last[0] is layout and last[1] == data[0] and info == layout.info_bytes:
-            return layout, last[2]  # the same bytes as last time: the same values (only the parse is saved)
-        values = layout.values(data[0]) if info == layout.info_bytes else None
-        if values is None:
-            self._last.pop(interface, None)
-            layouts.drop(interface)
-            return None
-        self._last[interface] = (layout, data[0], values)
-        return layout, values
-
-    def forget_others(self, interfaces: set[str]) -> None:
-        """Close the layouts of interfaces not in ``interfaces`` and forget their last texts."""
-        self.layouts.keep_only(interfaces)
-        for gone in [n for n in self._last if n not in interfaces]:
-            del self._last[gone]
-
-    def _build(self, interface: str) -> tuple[KeptFiles, StatsLayout | None] | None:
-        builder = self.layouts.builder()
-        if not builder.watch(self.base):
-            return None
-        stats_path = f"{self.base}/{interface}.stats"
-        info_path = f"{self.base}/{interface}.info"
-        builder.add(stats_path)
-        if builder.exists(info_path):
-            builder.add(info_path)
-        kept = builder.build(self.layouts.budget)
-        if kept is None:
-            return None
-        data = kept.read()
-        if data is None:
-            kept.close()
-            return None
-        layout = stats_layout(data[1] if len(data) == 2 else None, data[0])
-        if layout is None:
-            kept.close()  # remember "no layout" until the directory changes: this text is read the slow way
-            kept = builder.stamps_only()
-        self.layouts.put(interface, kept, layout)
-        return kept, layout

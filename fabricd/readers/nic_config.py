@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .common import Problems, ReadProblem, parse_counter, read_dir_values, read_text
-from .kept import KeptFiles, Layouts
 
 NET_DIR = os.path.join("sys", "class", "net")
 RDMA_CM_DIR = os.path.join("sys", "kernel", "config", "rdma_cm")
@@ -200,95 +199,3 @@ class NicConfigValues:
         if problems:
             raise ValueError(str(problems[0]))
         return flags
-
-
-class NicConfigFiles:
-    """Netdev configuration files of a root read through kept-open descriptors (:mod:`fabricd.readers.kept`): the
-    layout of each interface is cached while its directories are unchanged, every file is re-read on every call.
-
-    :meth:`read` gives what :func:`read_nic_config` would read, or None when that is the way to read the interface
-    now (no layout yet, a racy or changed directory, a failed read, a value that is not a plain integer).
-    """
-
-    def __init__(self, root: str | os.PathLike[str],
-                 layouts: Layouts[str, NicConfigLayout] | None = None) -> None:
-        self.base = os.path.join(os.fspath(root), NET_DIR)
-        self.layouts: Layouts[str, NicConfigLayout] = layouts if layouts is not None else Layouts()
-
-    def read(self, interface: str) -> NicConfigValues | None:
-        layouts = self.layouts
-        if not layouts.enabled:
-            return None
-        entry = layouts.get(interface, layouts.clock()) or self._build(interface)
-        if entry is None:
-            return None
-        kept, layout = entry
-        data = kept.read()
-        if data is None:
-            layouts.drop(interface)
-            return None
-        n = layout.ints
-        try:
-            ints = list(map(int, data[:n]))
-        except ValueError:  # read_nic_config says what is wrong
-            return None
-        return NicConfigValues(layout, ints, [d.decode("utf-8", "replace").strip() for d in data[n:]])
-
-    def forget_others(self, interfaces: set[str]) -> None:
-        """Close the layouts of interfaces not in ``interfaces``."""
-        self.layouts.keep_only(interfaces)
-
-    def _build(self, interface: str) -> tuple[KeptFiles, NicConfigLayout] | None:
-        b = self.layouts.builder()
-        idir = f"{self.base}/{interface}"
-        ints: list[str] = []
-        texts: list[str] = []
-
-        def number(path: str) -> int:
-            ints.append(path)
-            return len(ints) - 1
-
-        def text(path: str) -> int:
-            if not b.exists(path):
-                return -1
-            texts.append(path)
-            return len(texts) - 1
-
-        if not b.watch(idir):
-            return None
-        points: list[PointLayout] = []
-        ecn_dir = f"{idir}/ecn"
-        if b.exists(ecn_dir):
-            if not b.watch(ecn_dir):
-                return None
-            for point in ("np", "rp"):
-                pdir = f"{ecn_dir}/roce_{point}"
-                if not b.exists(pdir):
-                    continue
-                listed = b.scandir(pdir)
-                if listed is None or "enable" in listed[0]:
-                    return None
-                enabled: list[tuple[int, int]] = []
-                if "enable" in listed[1]:
-                    prios = b.scandir(f"{pdir}/enable")
-                    if prios is None or prios[1] or not all(p.isdigit() and p == str(int(p)) for p in prios[0]):
-                        return None  # odd names: read_nic_config handles them
-                    enabled = sorted((int(p), number(f"{pdir}/enable/{p}")) for p in prios[0])
-                params = tuple((name, number(f"{pdir}/{name}")) for name in listed[0])
-                if enabled or params:
-                    points.append(PointLayout(point, tuple(enabled), params))
-        mtu = number(f"{idir}/mtu") if b.exists(f"{idir}/mtu") else -1
-        trust = pfc = -1
-        if b.exists(f"{idir}/qos"):
-            if not b.watch(f"{idir}/qos"):
-                return None
-            trust, pfc = text(f"{idir}/qos/trust"), text(f"{idir}/qos/pfc")
-        operstate = text(f"{idir}/operstate")
-        b.files.extend(ints)
-        b.files.extend(texts)
-        kept = b.build(self.layouts.budget)
-        if kept is None:
-            return None
-        layout = NicConfigLayout(interface, tuple(points), mtu, trust, pfc, operstate, len(ints))
-        self.layouts.put(interface, kept, layout)
-        return kept, layout

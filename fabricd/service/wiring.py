@@ -122,7 +122,7 @@ def host_sources(
 
 def _live_host(name: str, prios: Iterable[int] | None, ifaces: list[str] | None) -> HostSource:
     """This machine: sysfs at /, ethtool statistics by ioctl (pyroute2, in this network namespace)."""
-    from fabricd.collectors.ethtool_live import LiveEthtoolSource
+    from fabricd.sources.ethtool_live import LiveEthtoolSource
 
     live = LiveEthtoolSource("/sys/class/net")
     # every poll: one GSTATS ioctl per port, values looked up by name (no 750-name dict per read)

@@ -2,8 +2,9 @@
 
 Both turn the readers' normalised counters into detector samples (:mod:`fabricd.watchdog.types`):
 
-- :class:`HostSource` reads ``<root>/ethtool/<if>.stats`` (or a live ``ethtool -S`` provider handed in by the CLI,
-  since the ETHTOOL_GSTATS ioctl lives in an L2 sibling), ``<root>/sys/class/net/<if>/{operstate,carrier_changes}``
+- :class:`HostSource` reads ``<root>/ethtool/<if>.stats`` (or a live ``ethtool -S`` provider handed in by the
+  service: :mod:`fabricd.sources.ethtool_live`'s ETHTOOL_GSTATS ioctl, injected so that replay roots and tests never
+  import pyroute2), ``<root>/sys/class/net/<if>/{operstate,carrier_changes}``
   and, at a slower cadence, RDMA ``hw_counters/out_of_buffer``. The driver's name map (``readers.ethtool_maps``) says
   which raw names matter; after the first full parse, each poll only looks those names up in the file's bytes,
   which keeps a 64-port host at 20 polls/s within a few % of one core (bench/watchdog.py).
@@ -35,10 +36,10 @@ from fabricd.readers.ethtool import (
     parse_ethtool_info,
     parse_ethtool_stats,
 )
-from fabricd.readers.kept import LayoutBuilder, Layouts
-from fabricd.readers.notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 from fabricd.readers.rdma import class_dir
 from fabricd.readers.switch.model import SwitchCounters
+from fabricd.sources.kept import LayoutBuilder, Layouts
+from fabricd.sources.notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 
 from .files import (
     _STAMP,
@@ -670,7 +671,7 @@ class HostSource:
     def _rdma_drops(self, t: float) -> list[DropSample]:
         """RDMA ``hw_counters/out_of_buffer`` per device and port (receive WQE missing: an RDMA drop).
 
-        The files are found once and read through kept-open descriptors (:mod:`fabricd.readers.kept`) while the
+        The files are found once and read through kept-open descriptors (:mod:`fabricd.sources.kept`) while the
         directories they were listed from are unchanged; every value is read again on every call. While a
         directory is too recently changed to be trusted, the files are listed and read the plain way."""
         keys: list[DropKey] = []

@@ -1,5 +1,5 @@
 """The host collectors' kept-file path (layouts cached, every file re-read through kept-open descriptors,
-:mod:`fabricd.readers.kept`) gives exactly the exposition of the open-every-file path, on every golden tree and
+:mod:`fabricd.sources.kept`) gives exactly the exposition of the open-every-file path, on every golden tree and
 while the tree is rewritten between scrapes: in place, by rename, with files appearing, vanishing or turning bad.
 
 The layouts' clock is set 10 s ahead so that freshly built trees are past the racy window (a test cannot wait for
@@ -21,7 +21,7 @@ from fabricd.collectors.host import host_collectors
 from fabricd.collectors.nic import NicCollector, ReplayEthtoolSource
 from fabricd.collectors.nic_config import NicConfigCollector
 from fabricd.collectors.rdma import RdmaCollector
-from fabricd.readers.kept import Layouts
+from fabricd.sources.kept import Layouts
 from fabricd_lab.replay import ReplayHost
 
 

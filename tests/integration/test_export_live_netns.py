@@ -37,7 +37,7 @@ def netns() -> Iterator[str]:
 
 def test_live_ethtool_source_in_netns(netns: str) -> None:
     code = (
-        "from fabricd.collectors.ethtool_live import LiveEthtoolSource\n"
+        "from fabricd.sources.ethtool_live import LiveEthtoolSource\n"
         "s = LiveEthtoolSource(include_virtual=True)\n"
         "assert 'fdtv0' in s.interfaces(), s.interfaces()\n"
         "st = s.read('fdtv0')\n"
@@ -68,7 +68,7 @@ def test_live_counters_fast_path_matches_the_snapshot_path(netns: str) -> None:
     path renders, and the watchdog's name lookup reads what ``read`` reads (a quiet veth: its counters do not move)."""
     code = (
         "from fabricd.collectors.core import Registry\n"
-        "from fabricd.collectors.ethtool_live import LiveEthtoolSource\n"
+        "from fabricd.sources.ethtool_live import LiveEthtoolSource\n"
         "from fabricd.collectors.nic import NicCollector\n"
         "s = LiveEthtoolSource(include_virtual=True)\n"
         "got = s.counters('fdtv0')\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.readers import notify
+from fabricd.sources import notify
 from fabricd.watchdog import sources
 from fabricd.watchdog.detector import Detector
 from fabricd.watchdog.params import WatchdogParams

@@ -1,4 +1,4 @@
-"""fabricd.readers.kept: layouts of kept-open files are trusted only while their directories are unchanged and not
+"""fabricd.sources.kept: layouts of kept-open files are trusted only while their directories are unchanged and not
 racy, are rebuilt after their maximum age or a failed read, never hold configfs files, and stay within the
 descriptor budget. Real files in a temporary directory; clocks are injected where a test needs time to pass."""
 
@@ -8,8 +8,9 @@ import os
 import time
 from pathlib import Path
 
-from fabricd.readers.kept import MAX_AGE_NS, RACY_NS, FdBudget, KeptFiles, LayoutBuilder, Layouts, on_configfs
-from fabricd.readers.rdma import RdmaFiles, read_rdma_device
+from fabricd.readers.rdma import read_rdma_device
+from fabricd.sources.kept import MAX_AGE_NS, RACY_NS, FdBudget, KeptFiles, LayoutBuilder, Layouts, on_configfs
+from fabricd.sources.kept_files import RdmaFiles
 
 LATER = 10_000_000_000
 

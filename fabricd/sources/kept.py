@@ -1,5 +1,6 @@
-"""Kept-open files for readers that run on every scrape: the *layout* of a sysfs-like tree (which directories and
-files exist) is cached between calls, every *value* is re-read on every call.
+"""Kept-open files for sources read on every scrape (the readers' kept-open twins in
+:mod:`fabricd.sources.kept_files`, the watchdog's RDMA drop files): the *layout* of a sysfs-like tree (which
+directories and files exist) is cached between calls, every *value* is re-read on every call.
 
 Why: a host scrape reads ~800 one-line files. ``open``/``read``/``close`` per file and a directory listing per
 counter directory cost more than the read itself; a kept-open descriptor read with ``pread`` at offset 0 is one
@@ -24,8 +25,8 @@ Files under configfs (``sys/kernel/config``) are never kept open: configfs fills
 serves it again on later reads. Callers read those with open/read/close on every call.
 
 Descriptors are bounded per process by :class:`FdBudget` (half the soft ``RLIMIT_NOFILE`` by default); past it,
-callers fall back to open/read/close. Readers built on this module return the same values as without it; the
-collectors' tests compare both paths on every golden tree.
+callers fall back to open/read/close. Sources built on this module return the same values as the pure readers
+(``fabricd.readers``); the collectors' tests compare both paths on every golden tree.
 """
 
 from __future__ import annotations
