@@ -16,7 +16,7 @@ def test_corpus_covers_every_platform() -> None:
         assert any(label.startswith("inventory/lab:") for label in labels), platform
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(intent_space())
 def test_intent_space_is_mostly_loadable(doc: dict[str, object]) -> None:
     SEEN.append(accepted(doc) is not None)
