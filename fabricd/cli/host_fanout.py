@@ -54,9 +54,10 @@ RemoteInventoryOpt = Annotated[str, typer.Option(
     "--remote-inventory", envvar="FABRICD_REMOTE_INVENTORY",
     help="With --hosts: the inventory's path on the hosts.")]
 RemoteFabricdOpt = Annotated[str, typer.Option("--remote-fabricd", envvar="FABRICD_REMOTE_FABRICD",
-                                               help="With --hosts: the fabricd command on the hosts.")]
+                                               help="Over SSH (--hosts, or validate-fabric --via ssh): the fabricd command on the hosts.")]
 ConnectTimeoutOpt = Annotated[float, typer.Option("--connect-timeout", min=0.5,
-                                                  help="With --hosts: seconds to wait for each SSH connection.")]
+                                                  help="Over SSH (--hosts, or validate-fabric --via ssh): seconds to wait for each SSH "
+                                                       "connection.")]
 
 
 def run_fanout(
