@@ -53,11 +53,11 @@ MaxFailuresOpt = Annotated[int | None, typer.Option(
 RemoteInventoryOpt = Annotated[str, typer.Option(
     "--remote-inventory", envvar="FABRICD_REMOTE_INVENTORY",
     help="With --hosts: the inventory's path on the hosts.")]
+_OVER_SSH = "Over SSH (--hosts, or validate-fabric --via ssh): "
 RemoteFabricdOpt = Annotated[str, typer.Option("--remote-fabricd", envvar="FABRICD_REMOTE_FABRICD",
-                                               help="Over SSH (--hosts, or validate-fabric --via ssh): the fabricd command on the hosts.")]
+                                               help=_OVER_SSH + "the fabricd command on the hosts.")]
 ConnectTimeoutOpt = Annotated[float, typer.Option("--connect-timeout", min=0.5,
-                                                  help="Over SSH (--hosts, or validate-fabric --via ssh): seconds to wait for each SSH "
-                                                       "connection.")]
+                                                  help=_OVER_SSH + "seconds to wait for each SSH connection.")]
 
 
 def run_fanout(
