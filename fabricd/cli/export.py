@@ -218,6 +218,11 @@ def register(app: typer.Typer) -> None:
                                                  help="Switches polled at once.")] = 16,
         timeout_s: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds one switch's poll may take.")]
         = 30.0,
+        scrape_wait_s: Annotated[float, typer.Option(
+            "--scrape-wait", min=0.1,
+            help="Serving: seconds one scrape waits for the switches (keep it under Prometheus' scrape_timeout, 10 s "
+                 "by default). A switch still polling is exported from its last answer, whose age "
+                 "fabricd_switch_last_success_timestamp_seconds shows, and read at a later scrape.")] = 8.0,
         insecure: InsecureOpt = False,
         replay: Annotated[Path | None, typer.Option(
             "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
@@ -254,7 +259,7 @@ def register(app: typer.Typer) -> None:
             targets = switch_targets(inv.fabric, device, option="--device")
             factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
         poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
-        registry = Registry([SwitchCollector(poller)])
+        registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s)])
         try:
             if once:
                 families = registry.scrape()

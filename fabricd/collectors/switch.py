@@ -493,7 +493,13 @@ DROPS = MetricSpec("fabricd_switch_drops_total", "counter",
 
 
 class SwitchCollector:
-    """``switch``: polls every target once per scrape through a :class:`SwitchPoller`."""
+    """``switch``: polls every target once per scrape through a :class:`SwitchPoller`.
+
+    ``wait_s`` bounds how long one scrape waits for the switches it started (None: each switch's own deadline, for
+    a one-shot scrape). A switch that has not answered by then is exported from its last result, with its
+    ``fabricd_switch_last_success_timestamp_seconds`` saying how old that is (its first poll still running: up 0),
+    and its answer is collected by a later scrape; so a hung switch never holds a scrape past Prometheus' timeout.
+    """
 
     name = "switch"
     metrics: tuple[MetricSpec, ...] = (
@@ -503,12 +509,14 @@ class SwitchCollector:
         IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS,
     )
 
-    def __init__(self, poller: SwitchPoller, *, on_poll: Callable[[SwitchPoll], None] | None = None) -> None:
+    def __init__(self, poller: SwitchPoller, *, on_poll: Callable[[SwitchPoll], None] | None = None,
+                 wait_s: float | None = None) -> None:
         self.poller = poller
         self.on_poll = on_poll
+        self.wait_s = wait_s
 
     def collect(self, scrape: Scrape) -> None:
-        for result in self.poller.poll():
+        for result in self.poller.poll(wait_s=self.wait_s):
             if self.on_poll is not None:
                 self.on_poll(result)
             self.emit(scrape, result)

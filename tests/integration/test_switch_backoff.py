@@ -181,3 +181,47 @@ def test_bad_switches_back_off_and_never_slow_the_healthy_ones(tmp_path: Path,
     assert len(down_lines) == 2 and "down" in down_lines[0] and "up again" in down_lines[1], down_lines
     hung_lines = [r.getMessage() for r in poller if f"switch {HUNG}:" in r.getMessage()]
     assert len(hung_lines) == 1 and "down" in hung_lines[0], hung_lines
+
+
+def test_export_switches_scrape_is_not_held_by_a_hung_switch(tmp_path: Path) -> None:
+    """``fabricd export switches`` (its SwitchPoller and SwitchCollector, as the command builds them with
+    ``--scrape-wait``): a switch that accepts TCP and never answers holds no scrape past the scrape budget; the
+    healthy switch is exported fresh on every scrape, the hung one with up 0, and its poll is never started twice."""
+    from fabricd.collectors.core import Registry
+    from fabricd.collectors.switch import SwitchCollector, SwitchPoller
+
+    silent = Silent()
+    fabric = lab_fabric()
+    opts = DriverOptions(read_timeout_s=20.0, conn_timeout_s=20.0)  # the hung dial holds its thread for 20 s
+    with switch_lab(tmp_path / "lab", names=("leaf1-sonic",)) as lab:
+
+        def factory(target: SwitchTarget) -> CommandRunner:
+            if target.name == "leaf1-sonic":
+                driver = lab.driver(target.name, opts)
+            else:
+                sw = fabric.switch(target.name)
+                assert sw is not None
+                sw = sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": silent.port})})
+                driver = make_driver(sw, Access(sw.name, "127.0.0.1", silent.port, sw.credentials.username,
+                                                Secret(lab.password), (lab.known_hosts,)), opts)
+            driver.open()
+            return driver
+
+        targets = [SwitchTarget("leaf1-sonic", "sonic", ("Ethernet0",)), SwitchTarget(HUNG, "sonic", ("Ethernet0",))]
+        poller = SwitchPoller(targets, factory, timeout_s=30.0)
+        registry = Registry([SwitchCollector(poller, wait_s=1.0)])
+        try:
+            registry.exposition()  # the first scrape: the healthy switch's first SSH login may take a moment
+            durations, ups = [], []
+            for _ in range(4):
+                t0 = time.monotonic()
+                text = registry.exposition()
+                durations.append(time.monotonic() - t0)
+                ups.append(('fabricd_switch_up{switch="leaf1-sonic"} 1' in text,
+                            f'fabricd_switch_up{{switch="{HUNG}"}} 0' in text))
+            assert max(durations) < 2.0, durations  # the budget (1 s) plus a scrape, not the 20 s hung dial
+            assert ups == [(True, True)] * 4, ups
+            assert silent.accepted == 1  # the hung poll is still running: never started twice
+        finally:
+            poller.close()
+            silent.close()
