@@ -90,10 +90,10 @@ def run_checks(root: Path = Path("/")) -> list[Check]:
     ib = root / "sys/class/infiniband"
     devices = sorted(p.name for p in ib.iterdir()) if ib.is_dir() else []
     checks.append(Check("rdma", "RDMA devices", bool(devices), ", ".join(devices) or "none in /sys/class/infiniband",
-                        "load the NIC's RDMA driver (mlx5_ib) or use `fabricd lab vm up` for Soft-RoCE"))
+                        "load the NIC's RDMA driver (mlx5_ib) or use `fabricd lab vm up` (fabricd-lab) for Soft-RoCE"))
     rxe = _module_available(root, "rdma_rxe", kconfig, "CONFIG_RDMA_RXE")
     checks.append(Check("rdma", "rdma_rxe (Soft-RoCE)", rxe, "available" if rxe else "not in this kernel",
-                        "use `fabricd lab vm` (boots Debian's kernel, which has rdma_rxe)"))
+                        "use `fabricd lab vm` (fabricd-lab: boots Debian's kernel, which has rdma_rxe)"))
     try:
         configfs = "configfs" in (root / "proc/filesystems").read_text(encoding="utf-8")
     except OSError:
