@@ -20,6 +20,15 @@ from typing import Any
 import asyncssh
 
 
+def client_identity(path: Path) -> str:
+    """A fresh ed25519 client key: writes the private key to ``path`` (0600, for ``--identity``) and returns the
+    public key line that :class:`SshHosts` accepts."""
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    path.write_bytes(key.export_private_key())
+    path.chmod(0o600)
+    return str(key.export_public_key("openssh").decode())
+
+
 @dataclass
 class SshHost:
     name: str

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncssh
 import pytest
 import yaml
 from nshost import NsHost, can_netns
-from sshhosts import SshHosts
+from sshhosts import SshHosts, client_identity
 from wdhelpers import free_port
 
 from fabricd import settings
@@ -59,13 +58,11 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
     inv = tmp_path / "inventory"
     shutil.copytree(src, inv)
     fabric = load_inventory(src).fabric
-    key = asyncssh.generate_private_key("ssh-ed25519")
     identity = tmp_path / "id_ed25519"
-    identity.write_bytes(key.export_private_key())
-    identity.chmod(0o600)
+    public = client_identity(identity)
     made: dict[str, NsHost] = {}
     try:
-        with SshHosts(key.export_public_key("openssh").decode(), tmp_path) as ssh:
+        with SshHosts(public, tmp_path) as ssh:
             ports: dict[str, int] = {}
             for name in NS_HOSTS:
                 h = made[name] = NsHost.create(host_intent(fabric, name), tmp_path)

@@ -16,7 +16,7 @@ from typing import Any
 import asyncssh
 import paramiko
 import pytest
-from sshhosts import SshHosts
+from sshhosts import SshHosts, client_identity
 
 from fabricd.deploy.hostfanout import FanoutOptions, RunState, SshTarget, fanout
 from fabricd.deploy.ssh_runner import SshRunner
@@ -32,11 +32,8 @@ JSON_OK = "echo '{\"ok\": true}'"
 def hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SshHosts, Path, Path]]:
     """Servers ``good`` and ``split``; file A holds both right keys. HOME is empty (no ~/.ssh/known_hosts)."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    key = asyncssh.generate_private_key("ssh-ed25519")
     ident = tmp_path / "id"
-    ident.write_bytes(key.export_private_key())
-    ident.chmod(0o600)
-    with SshHosts(key.export_public_key("openssh").decode(), tmp_path) as ssh:
+    with SshHosts(client_identity(ident), tmp_path) as ssh:
         ssh.add("good", dict(os.environ))
         ssh.add("split", dict(os.environ))
         yield ssh, ident, ssh.known_hosts(tmp_path / "A")

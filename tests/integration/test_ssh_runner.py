@@ -13,10 +13,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncssh
 import pytest
 import yaml
-from sshhosts import SshHosts
+from sshhosts import SshHosts, client_identity
 
 from fabricd.deploy.hostfanout import FanoutOptions, SshTarget
 from fabricd.deploy.ssh_runner import SshRunner
@@ -30,11 +29,8 @@ FABRICD = str(Path(sys.executable).with_name("fabricd"))
 
 @pytest.fixture()
 def ssh(tmp_path: Path) -> Iterator[tuple[SshHosts, Path, Path]]:
-    key = asyncssh.generate_private_key("ssh-ed25519")
     ident = tmp_path / "id"
-    ident.write_bytes(key.export_private_key())
-    ident.chmod(0o600)
-    with SshHosts(key.export_public_key("openssh").decode(), tmp_path) as hosts:
+    with SshHosts(client_identity(ident), tmp_path) as hosts:
         hosts.add("rxe-a", dict(os.environ))
         hosts.add("rxe-b", dict(os.environ))
         hosts.add("impostor", dict(os.environ))
