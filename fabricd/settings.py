@@ -62,6 +62,7 @@ class UnsetVariableError(ValueError):
     def __init__(self, name: str, path: str) -> None:
         super().__init__(f"{path} names ${{{name}}}, which is not set")
         self.name, self.path = name, path
+        self.hint = f"export {name}=..., or write the path in full in the inventory"
 
 
 def expand_path(path: Path | str) -> Path:

@@ -89,17 +89,16 @@ def register(app: typer.Typer) -> None:
             source = _starter(example)
             _check_empty(directory)
             written = write_starter(source, directory)
-            if replay_root:
-                written += write_replay_roots(directory)
+            replay = write_replay_roots(directory) if replay_root else []
         except FabricdError as exc:
             fail(exc, exc.exit_code)
         if output == OutputFormat.JSON:
-            emit_json({"example": example, "directory": str(directory), "files": [str(p) for p in written]})
+            emit_json({"example": example, "directory": str(directory), "files": [str(p) for p in written + replay]})
             return
-        for path in written:
+        for path in written + replay:
             typer.echo(str(path))
         files = "1 file" if len(written) == 1 else f"{len(written)} files"
-        if replay_root:
-            files += f", replay root in {directory / 'replay' / 'gpu1-mlx5'}"
+        if replay:
+            files += f"; a replay root of {len(replay)} files in {directory / 'replay' / 'gpu1-mlx5'}"
         stderr().print(f"wrote the {example} inventory ({files}) to {directory}; next: fabricd validate {directory}",
                        highlight=False, markup=False)

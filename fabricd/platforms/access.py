@@ -90,8 +90,7 @@ def _expanded(path: Path, target: str, field: str) -> Path:
     try:
         return settings.expand_path(path)
     except settings.UnsetVariableError as exc:
-        raise DriverError(target, "credentials", f"{field}: {exc}",
-                          hint=f"export {exc.name}=..., or write the path in full in the inventory") from None
+        raise DriverError(target, "credentials", f"{field}: {exc}", hint=exc.hint) from None
 
 
 def resolve_access(

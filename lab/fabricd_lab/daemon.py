@@ -113,8 +113,7 @@ def _inventory_path(path: Path, switch: str, field: str) -> Path:
     try:
         return settings.expand_path(path)
     except settings.UnsetVariableError as exc:
-        raise UsageError(f"{switch}: credentials.{field}: {exc}",
-                         hint=f"export {exc.name}=..., or write the path in full in the inventory") from None
+        raise UsageError(f"{switch}: credentials.{field}: {exc}", hint=exc.hint) from None
 
 
 def access_files(fabric: Fabric, password: str, key: asyncssh.SSHKey) -> dict[Path, str]:
