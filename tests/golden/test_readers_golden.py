@@ -214,6 +214,13 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "sonic/show-queue-counters-namespaces-sonic-utilities-test": sonic.parse_show_queue_counters,
     "sonic/show-pfcwd-stats-sonic-utilities-test": sonic.parse_show_pfcwd_stats,
     "sonic/show-pfcwd-config-history-sonic-utilities-test": sonic.parse_show_pfcwd_config,
+    "sonic/pg_watermark_shared--sonic-utilities-test": sonic.parse_pg_watermark_shared,
+    "sonic/pg_watermark_headroom--sonic-utilities-test": sonic.parse_pg_watermark_headroom,
+    "sonic/pg_watermark_headroom--masic-sonic-utilities-test": sonic.parse_pg_watermark_headroom,
+    "sonic/queue_watermark_unicast--sonic-utilities-test": sonic.parse_queue_watermark_unicast,
+    "sonic/queue_watermark_multicast--masic-sonic-utilities-test": sonic.parse_queue_watermark_multicast,
+    "sonic/pg-persistent-watermark--sonic-utilities-test": sonic.parse_pg_persistent_watermark,
+    "sonic/queue-persistent-watermark--sonic-utilities-test": sonic.parse_queue_persistent_watermark,
     "arista_eos/show-hardware-counter-drop-ntc": arista_eos.parse_show_hardware_counter_drop,
     "arista_eos/show-interfaces-counters-queue-detail-egress-ntc":
         arista_eos.parse_show_interfaces_counters_queue_detail,
@@ -222,6 +229,7 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "arista_eos/show-pfc-counters-json-anta": arista_eos.parse_show_priority_flow_control_counters,
     "arista_eos/show-pfc-counters-watchdog-json-documented": arista_eos.parse_show_pfc_counters_watchdog,
     "arista_eos/show-qos-ecn-counters-json-anta": arista_eos.parse_show_qos_ecn_counters,
+    "arista_eos/discards--anta": arista_eos.parse_show_interfaces_counters_discards,
     "cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog": lambda t: cisco_nxos.parse_show_interface(t, "e1/47"),
     "cisco_nxos/show-interface-counters-errors-genieparser": cisco_nxos.parse_show_interface_counters_errors,
     "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":
@@ -270,7 +278,8 @@ def test_switch_golden(name: str, update_goldens: bool) -> None:
     path = GOLDEN / "switch" / f"{name}.txt"
     counters = SWITCH_PARSERS[name](capture(path))
     data = counters.as_dict()
-    assert any(data[k] for k in ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops")), "parsed nothing"
+    keys = ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops", "watermarks")
+    assert any(data.get(k) for k in keys), "parsed nothing"
     check(path.with_suffix(".json"), data, update_goldens)
 
 
