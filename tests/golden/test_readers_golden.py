@@ -254,6 +254,11 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "sonic/lab-wred": sonic.parse_show_queue_wredcounters,
     "sonic/lab-pfcwd": sonic.parse_show_pfcwd_stats,
     "sonic/lab-pfc_history": sonic.parse_show_pfc_counters_history,
+    "sonic/lab-pg_watermark_shared": sonic.parse_pg_watermark_shared,
+    "sonic/lab-pg_watermark_headroom": sonic.parse_pg_watermark_headroom,
+    "sonic/lab-queue_watermark_unicast": sonic.parse_queue_watermark_unicast,
+    "sonic/lab-queue_watermark_multicast": sonic.parse_queue_watermark_multicast,
+    "arista_eos/lab-discards": arista_eos.parse_show_interfaces_counters_discards,
     "arista_eos/lab-pfc": arista_eos.parse_show_priority_flow_control_counters,
     "arista_eos/lab-queue": arista_eos.parse_show_interfaces_counters_queue_detail,
     "arista_eos/lab-ecn": arista_eos.parse_show_qos_ecn_counters,
@@ -301,6 +306,20 @@ def test_switch_key_facts() -> None:
         capture(GOLDEN / "switch/sonic/show-queue-wredcounters-ecn-only-sonic-mgmt.txt")).queues
     uc2 = next(x for x in ecn if x.index == 2)
     assert (uc2.wred_dropped_packets, uc2.ecn_marked_packets) == (None, 32098257)
+    hdrm = sonic.parse_pg_watermark_headroom(
+        capture(GOLDEN / "switch/sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt")).watermarks
+    assert len(hdrm) == 6 * 16 and {(w.interface, w.index, w.bytes) for w in hdrm if w.index == 15 and w.bytes} == {
+        ("Ethernet0", 15, 115), ("Ethernet4", 15, 215), ("Ethernet-BP256", 15, 115), ("Ethernet-BP260", 15, 215)}
+    mc = sonic.parse_queue_watermark_multicast(
+        capture(GOLDEN / "switch/sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt")).watermarks
+    assert {(w.interface, w.index): w.bytes for w in mc if w.bytes} == {
+        ("Ethernet-BP256", 8): 2, ("Ethernet-BP256", 10): 5, ("Ethernet-BP256", 11): 2057328,
+        ("Ethernet-BP256", 12): 208, ("Ethernet-BP256", 13): 20, ("Ethernet-BP256", 14): 228,
+        ("Ethernet-BP256", 15): 2}
+    assert sum(w.bytes is None for w in mc) == 3 * 8  # N/A kept as None, never 0
+    eos = arista_eos.parse_show_interfaces_counters_discards(capture(GOLDEN / "switch/arista_eos/discards--anta.txt"))
+    assert {(i.interface, i.direction): i.value for i in eos.interfaces if i.value} == {
+        ("Ethernet1", "rx"): 42, ("Ethernet3", "tx"): 40, ("Port-Channel1", "tx"): 30, ("Port-Channel2", "tx"): 30}
     roce = cumulus_nvue.parse_qos_roce_counters(
         capture(GOLDEN / "switch/cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs.txt"))
     assert any(i.counter == "ecn_marked_packets" and i.value == 693777677344 for i in roce.interfaces)
