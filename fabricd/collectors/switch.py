@@ -56,6 +56,9 @@ class SwitchTarget:
     name: str
     platform: str
     interfaces: tuple[str, ...] = ()
+    headroom: tuple[tuple[str, int, int], ...] = ()
+    """``(port, priority group, xoff bytes)`` of each lossless PG as the inventory's intent sizes its headroom
+    (PG n carries priority n, SONiC's default ``pfc_to_pg_map``); empty without an inventory (a replay)."""
 
 
 @dataclass(frozen=True)
@@ -495,6 +498,11 @@ QUEUE_WATERMARK = MetricSpec(
     "fabricd_switch_queue_watermark_bytes", "gauge",
     "Peak shared-pool occupancy of an egress queue since the switch last cleared its watermark, in bytes (type = "
     "unicast, multicast or all, as the queue series). SONiC watermarkstat.", (*SI, "queue", "type"), SRC)
+PG_HEADROOM = MetricSpec(
+    "fabricd_switch_pg_headroom_size_bytes", "gauge",
+    "The xoff headroom the inventory's intent gives a lossless priority group of a switch port, in bytes (fabricd's "
+    "headroom formula; from the inventory, not read from the switch): what the headroom watermark is measured "
+    "against.", (*SI, "priority_group"), "inventory intent (fabricd.intent.switch PortIntent.headroom.xoff_bytes)")
 DROPS = MetricSpec("fabricd_switch_drops_total", "counter",
                    "Device drop counters not tied to a port (EOS hardware counters), by chip and reason.",
                    ("switch", "location", "reason"), SRC)
@@ -514,7 +522,7 @@ class SwitchCollector:
         UP, LAST_SUCCESS, CONSECUTIVE_FAILURES, CONNECT_ATTEMPTS, POLL_OVERRUNS, POLL_DURATION, PFC_FRAMES,
         PFC_FRAMES_ALL, PFC_DURATION, QUEUE_PACKETS, QUEUE_BYTES, QUEUE_DROPPED,
         QUEUE_DROPPED_BYTES, QUEUE_WRED, QUEUE_ECN, PFCWD_DETECTED, PFCWD_RESTORED, PFCWD_STORMED, PFCWD_DROPPED,
-        IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS, PG_WATERMARK, QUEUE_WATERMARK,
+        IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS, PG_WATERMARK, QUEUE_WATERMARK, PG_HEADROOM,
     )
 
     def __init__(self, poller: SwitchPoller, *, on_poll: Callable[[SwitchPoll], None] | None = None,
@@ -537,6 +545,8 @@ class SwitchCollector:
         c = result.counters
         up = c is not None and not c.problems
         fam(UP).add((sw,), int(up))
+        for port, pg, xoff in result.target.headroom:
+            fam(PG_HEADROOM).add((sw, port, str(pg)), xoff)
         fam(POLL_DURATION).add((sw,), result.duration_s)
         h = result.health
         if h is not None:

@@ -200,7 +200,18 @@ def switch_targets(fabric: Fabric, names: Sequence[str] | None = None, *,
         raise UsageError(f"{option} {', '.join(unknown)}: no such switch in the inventory",
                          hint=f"use one of: {', '.join(s.name for s in fabric.switches)}")
     chosen = [sw for sw in (fabric.switch(n) for n in wanted) if sw is not None]
-    return [SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports)) for sw in chosen]
+    return [SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports), _headroom(fabric, sw.name))
+            for sw in chosen]
+
+
+def _headroom(fabric: Fabric, name: str) -> tuple[tuple[str, int, int], ...]:
+    """``(port, PG, xoff bytes)`` of every lossless PG of a switch from its intent (the headroom watermark's
+    yardstick, exported as fabricd_switch_pg_headroom_size_bytes)."""
+    from fabricd.nos.registry import switch_intent
+
+    intent = switch_intent(fabric, name)
+    return tuple((p.name, prio, p.headroom.xoff_bytes) for p in intent.ports if p.headroom is not None
+                 for prio in p.pfc_priorities)
 
 
 def driver_factory(fabric: Fabric, *, verify_host_key: bool = True,
