@@ -13,8 +13,10 @@ from fabricd.nos.arista_eos import show as arista_eos
 from fabricd.nos.cisco_nxos import show as cisco_nxos
 from fabricd.nos.cumulus_nvue import show as cumulus_nvue
 from fabricd.nos.sonic import show as sonic
+from fabricd.readers import dcb_tools
 from fabricd.readers.ethtool import normalise_text, parse_ethtool_info, parse_ethtool_stats
 from fabricd.readers.perfquery import parse_perfquery
+from fabricd.readers.textparse import TextParseError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "readers"
 CAPTURES = sorted(p for p in GOLDEN.rglob("*.txt"))
@@ -39,6 +41,12 @@ PARSERS: list[Callable[[str], object]] = [
     arista_eos.parse_show_qos_ecn_counters,
     arista_eos.parse_show_pfc_counters_watchdog,
     arista_eos.parse_show_hardware_counter_drop,
+    arista_eos.parse_show_interfaces_counters_discards,
+    sonic.parse_pg_watermark_shared,
+    sonic.parse_pg_watermark_headroom,
+    sonic.parse_queue_watermark_unicast,
+    sonic.parse_queue_watermark_multicast,
+    sonic.parse_pg_persistent_watermark,
     cisco_nxos.parse_show_interface_priority_flow_control,
     cisco_nxos.parse_show_queuing,
     cisco_nxos.parse_show_queuing_interface,
@@ -73,3 +81,24 @@ def test_damaged_captures_never_raise(index: int, cut: float, junk: str, seed: o
     for variant in variants:
         for parse in PARSERS:
             parse(variant)
+
+
+DCB_TOOLS: list[Callable[[str], object]] = [
+    dcb_tools.parse_mlnx_qos, dcb_tools.parse_lldptool, dcb_tools.parse_niccli_qos, dcb_tools.parse_dcb_maxrate,
+    dcb_tools.parse_dcb_dcbx,
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, len(CAPTURE_TEXT) - 1), cut=st.floats(0, 1), junk=noise)
+def test_host_dcb_tool_readers_fail_only_with_located_errors(index: int, cut: float, junk: str) -> None:
+    """The host DCB tool readers either read or raise TextParseError (source:line, expected, got), never another
+    exception, on any capture (of any format) cut and salted with garbage."""
+    text = CAPTURE_TEXT[index]
+    at = int(len(text) * cut)
+    for variant in (junk, text[:at], text[:at] + junk + text[at:]):
+        for parse in DCB_TOOLS:
+            try:
+                parse(variant)
+            except TextParseError as exc:
+                assert exc.line >= 1 and exc.expected

@@ -36,6 +36,16 @@ Bundles: `rdma statistic show` (text, `-p`, `qp show`; `-j` unverified), `dcb pf
 replay root, `rdma/statistic.txt` feeds `fabricd export host` (devices without sysfs) and `dcb/<if>.pfc|.ets|.app`
 feed `fabricd audit host` (PFC, ETS and the DSCP map are then checked instead of skipped).
 
+DCB held by NIC firmware or by lldpad rather than dcbnl (`fabricd.readers.dcb_tools`, real captures in
+tests/golden/readers/host_text): a bundle's `dcb/<if>.mlnx_qos` (`mlnx_qos -i`, mlx5 with MLNX_OFED: trust, PFC,
+ETS, the 64-entry dscp2prio table and the DCBX mode; verified on three captures, old and new formats),
+`dcb/<if>.lldptool` (`lldptool -ti`, software DCBX: the IEEE ETS Configuration (never the Recommendation), PFC and
+APP TLVs, or a CEE peer's PFC and priority groups; verified), `dcb/<if>.niccli` (Broadcom `niccli ... qos --ets
+--show`, BCM57608 firmware DCB: as many TCs as the NIC runs, APP DSCP entries, TC rate limits; verified on one
+capture) are read after the iproute2 files, so `fabricd audit host` checks PFC, ETS and the DSCP map (and, from
+mlnx_qos, trust) on such a host. `dcb/<if>.dcbx` (`dcb dcbx show`) and `dcb/<if>.maxrate` (`dcb maxrate show`) go into
+the checks' notes (who runs DCBX; per-TC rate caps); both verified on the iproute2 man-page examples only.
+
 """
 TABLE = ("| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control "
          "| counters (ethtool / hw_counters) |\n|---|---|---|---|---|---|---|\n")

@@ -30,6 +30,8 @@ from typing import Any
 from fabricd.readers.switch.model import DropCounter, PfcCounter, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
 from fabricd.readers.switch.tables import to_int
 
+from .discards import parse_show_interfaces_counters_discards
+
 PLATFORM = "arista_eos"
 
 COMMANDS: dict[str, str] = {
@@ -211,12 +213,16 @@ def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
     return SwitchCounters(drops=tuple(out))
 
 
-OPTIONAL_COMMANDS: dict[str, str] = {}
-"""Commands whose failure does not fail the poll (none on EOS)."""
+OPTIONAL_COMMANDS: dict[str, str] = {
+    "discards": "show interfaces counters discards | json",
+}
+"""Commands whose failure does not fail the poll: per-port discards (fabricd.nos.arista_eos.discards), which older
+releases and some platforms lack."""
 
 PARSERS = {
     "pfc": parse_show_priority_flow_control_counters,
     "queue": parse_show_interfaces_counters_queue_detail,
     "ecn": parse_show_qos_ecn_counters,
     "pfcwd": parse_show_pfc_counters_watchdog,
+    "discards": parse_show_interfaces_counters_discards,
 }

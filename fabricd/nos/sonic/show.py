@@ -22,6 +22,18 @@ from fabricd.readers.switch.model import (
 )
 from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
+from .watermark import (
+    parse_pg_persistent_watermark,
+    parse_pg_watermark_headroom,
+    parse_pg_watermark_shared,
+    parse_queue_persistent_watermark,
+    parse_queue_watermark_multicast,
+    parse_queue_watermark_unicast,
+)
+
+__all__ = ["parse_pg_persistent_watermark", "parse_queue_persistent_watermark"]
+"""The reference parsers re-exported here, where the role registry looks for a pack's show parsers."""
+
 PLATFORM = "sonic"
 
 COMMANDS: dict[str, str] = {
@@ -34,11 +46,17 @@ COMMANDS: dict[str, str] = {
 OPTIONAL_COMMANDS: dict[str, str] = {
     "wred": "show queue wredcounters",
     "pfc_history": "show pfc counters --history",
+    "pg_watermark_shared": "show priority-group watermark shared",
+    "pg_watermark_headroom": "show priority-group watermark headroom",
+    "queue_watermark_unicast": "show queue watermark unicast",
+    "queue_watermark_multicast": "show queue watermark multicast",
 }
 """Commands that older releases lack, whose failure does not fail the poll: ``show queue wredcounters`` came with
 sonic-utilities' wredstat (2025-02, #2807), ``show pfc counters --history`` with #3778 (2025-08). On a release
 without them, click answers ``Usage: ... Error: No such command/option`` and the driver raises, so the poller
-records the command as unsupported instead of reading an error as counters."""
+records the command as unsupported instead of reading an error as counters. The watermark commands
+(``watermarkstat``, fabricd.nos.sonic.watermark) are optional too: a platform without buffer telemetry answers them
+with an error, and each ``watermarkstat`` run costs about a second."""
 
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _PFC_COL = re.compile(r"^PFC([0-7])$")
@@ -310,5 +328,9 @@ PARSERS = {
     "queue": parse_show_queue_counters,
     "wred": parse_show_queue_wredcounters,
     "pfcwd": parse_show_pfcwd_stats,
+    "pg_watermark_shared": parse_pg_watermark_shared,
+    "pg_watermark_headroom": parse_pg_watermark_headroom,
+    "queue_watermark_unicast": parse_queue_watermark_unicast,
+    "queue_watermark_multicast": parse_queue_watermark_multicast,
 }
 """Role -> parser, matching :data:`COMMANDS`."""
