@@ -8,9 +8,10 @@ connection cut short (Python's TLS treats an EOF without ``close_notify`` as a c
 where a stuck peer must not hold a thread: the agent's intent fetch (``fabricd.service.intent_source``) and the
 watchdog's webhooks (``fabricd.watchdog.webhook``).
 
-- **Deadline.** ``deadline_s`` bounds the whole request: DNS, connect, TLS handshake, request, status line, headers
-  and body. When it passes (or ``abort`` is set) the socket is shut down from a watcher thread, which ends any read
-  in progress at once, whatever the peer is doing.
+- **Deadline.** ``deadline_s`` bounds the whole request: connect, TLS handshake, request, status line, headers and
+  body. When it passes (or ``abort`` is set) the socket is shut down from a watcher thread, which ends any read in
+  progress at once, whatever the peer is doing. (A host name's lookup, before there is a socket, is bounded by the
+  resolver's own timeout, not by this one.)
 - **Size.** A body larger than ``max_body_bytes`` is refused: at once when its Content-Length says so, else as soon
   as that many bytes have been read (memory stays bounded).
 - **Framing.** With ``require_framing``, a body must carry a Content-Length (and arrive in full: a short body is a
