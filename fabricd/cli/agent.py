@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from fabricd import settings
 from fabricd.collectors.server import bind_error, listen_option
@@ -110,6 +111,9 @@ def register(app: typer.Typer) -> None:
                     stdout().print(f"  FAIL {check}", highlight=False)
             if rec.error:
                 stderr().print(f"[bold red]error:[/] {rec.error}", highlight=False)
+            elif agent.source.last_error:  # the reconcile ran on the last good (cached) intent
+                stderr().print(f"[yellow]warning:[/] {escape(agent.source.last_error)}; used the last good "
+                               "intent (cached)", highlight=False)
             raise typer.Exit({"compliant": ExitCode.OK, "applied": ExitCode.OK, "drift": ExitCode.FINDINGS}.get(
                 rec.result, ExitCode.TARGETS_FAILED))
         try:

@@ -391,6 +391,10 @@ def test_the_agent_starts_from_its_cache_when_the_server_is_bad(hostile: tuple[R
     assert once.returncode in (0, 1, 3), once.stderr.decode()[-2000:]
     assert list((tmp_path / "state" / "agent" / "rxe-a").glob("intent-*.yml"))
     script.mode = "short"
+    again = subprocess.run([FABRICD, "agent", *common, "--once"], env=env, capture_output=True, timeout=120,
+                           check=False)
+    assert again.returncode == once.returncode, again.stderr.decode()[-2000:]
+    assert "used the last good intent" in again.stderr.decode() and "Content-Length" in again.stderr.decode()
     port = free_port()
     proc = _agent([*common, "--listen", f"127.0.0.1:{port}", "--interval", "1"], env, tmp_path / "agent.log")
     try:
