@@ -222,7 +222,9 @@ class Agent:
         rec = Reconcile(trigger=trigger, reason=reason or trigger, started=time.time())
         intent: HostIntent | None = None
         try:
-            intent = self.source.load()
+            # after a device event, repair with the intent in hand: the periodic reconcile fetches (a slow intent
+            # server would otherwise hold up the repair of a driver reload for the whole fetch deadline)
+            intent = self.source.load(refresh=trigger != "device")
             if self.watcher is not None:
                 self.watcher.update([n.netdev for n in intent.nics],
                                     [n.rdma_device for n in intent.nics if n.rdma_device])

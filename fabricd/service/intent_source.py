@@ -252,8 +252,13 @@ class IntentSource:
         self._stamp = stamp
         return intent
 
-    def load(self) -> HostIntent:
-        """The current intent. Re-reads the file or re-fetches the URL; keeps the last good one on failure."""
+    def load(self, *, refresh: bool = True) -> HostIntent:
+        """The current intent. Re-reads the file or re-fetches the URL; keeps the last good one on failure.
+
+        ``refresh=False`` returns the intent in hand without fetching, when there is one (a URL source only: a file
+        is cheap to check): the agent's repair after a driver reload must not wait for a slow intent server."""
+        if not refresh and self._intent is not None and is_url(self.source):
+            return self._intent
         try:
             self._intent = self._read()
             self.last_error = None

@@ -426,3 +426,29 @@ def _json(url: str) -> Any:
     except OSError:
         return None
     return json.loads(text) if code == 200 else None
+
+
+def test_a_device_reconcile_does_not_wait_for_a_slow_server(hostile: tuple[RawServer, Hostile, Path],
+                                                            tmp_path: Path) -> None:
+    """The repair after a driver reload (a device event) uses the intent in hand; the periodic reconcile fetches,
+    and a server that trickles costs it the fetch deadline, no more."""
+    from fabricd.service.agent import Agent, AgentOptions
+
+    server, script, ca = hostile
+    root = tmp_path / "root"
+    root.mkdir()
+    agent = Agent(AgentOptions(host="rxe-a", source=server.url + "/fabric.yml", ca_file=ca,
+                               cache_dir=tmp_path / "cache", root=str(root), watch_devices=False,
+                               intent_deadline_s=2.0))
+    agent.reconcile("start", "test")
+    assert agent.intent is not None and agent.source.last_error is None
+    script.mode = "trickle-body"
+    t0 = time.monotonic()
+    agent.reconcile("device", "eth0 appeared again")
+    assert time.monotonic() - t0 < 1.5
+    assert agent.source.stats.failed == 0
+    t0 = time.monotonic()
+    agent.reconcile("interval", "every 300 s")
+    took = time.monotonic() - t0
+    assert 1.9 < took < 5.0, took
+    assert agent.source.stats.failed == 1 and "deadline" in (agent.status()["intent_error"] or "")
