@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .framing import framed
 from .textparse import TextParseError, content_lines, to_int
 
 DSCP_NAMES = {
@@ -116,6 +117,7 @@ PFC_KEYS = frozenset({"pfc-cap", "macsec-bypass", "delay", "prio-pfc", "pg-pfc",
 """``pg-pfc`` is how the first dcb-pfc patch printed ``prio-pfc`` (its commit message shows an mlxsw port so)."""
 
 
+@framed
 def parse_dcb_pfc(text: str, source: str = "dcb pfc show") -> DcbPfc:
     got: dict[str, object] = {}
     for n, key, values in _lines(text, source, PFC_KEYS):
@@ -142,6 +144,7 @@ ETS_KEYS = frozenset({"willing", "ets-cap", "cbs", "tc-bw", "pg-bw", "tc-tsa", "
 TSA = frozenset({"strict", "cbs", "ets", "vendor"})
 
 
+@framed
 def parse_dcb_ets(text: str, source: str = "dcb ets show") -> DcbEts:
     got: dict[str, object] = {}
     for n, key, values in _lines(text, source, ETS_KEYS):
@@ -182,6 +185,7 @@ def _size(value: str, source: str, n: int, key: str) -> int:
     return int(float(m.group("n")) * _SCALE[m.group("unit")])
 
 
+@framed
 def parse_dcb_buffer(text: str, source: str = "dcb buffer show") -> DcbBuffer:
     prio: dict[int, int] = {}
     sizes: dict[int, int] = {}
@@ -199,6 +203,7 @@ def parse_dcb_buffer(text: str, source: str = "dcb buffer show") -> DcbBuffer:
     return DcbBuffer(prio_buffer=prio, buffer_size_bytes=sizes, total_size_bytes=total)
 
 
+@framed
 def parse_dcb_app(text: str, source: str = "dcb app show") -> DcbApp:
     """``dcb app show dev X dscp-prio`` (with or without ``-N``: DSCP names such as CS3 are resolved)."""
     pairs: list[tuple[int, int]] = []

@@ -27,6 +27,7 @@ from itertools import repeat
 
 from .common import Direction, Problems, ReadProblem, read_text
 from .ethtool_maps import DRIVER_ALIASES, DRIVER_RULES, NameRule
+from .framing import frame, framed
 
 _STAT_LINE = re.compile(r"^[ \t]*((?:\[\d+\]: )?[^\n:]+?):[ \t]+(-?\d+)[ \t]*$", re.MULTILINE)
 _INFO_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9 _-]*?):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
@@ -120,11 +121,15 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     trailing spaces and comment lines (only ``name: integer`` lines count). A repeated name keeps its last value.
     """
     regular = _regular_tokens(text)
+    if regular is None:  # not the plain layout: frame it (prompt lines, CRLF, tabs) and try again
+        text = frame(text)
+        regular = _regular_tokens(text) if text else None
     if regular is not None:
         return {n[:-1]: int(v) for n, v in zip(*regular, strict=True)}
     return {name: int(value) for name, value in _STAT_LINE.findall(text)}
 
 
+@framed
 def parse_ethtool_info(text: str) -> EthtoolInfo:
     """Parse ``ethtool -i`` text (``driver: mlx5_core``, ``firmware-version: 16.35.2000 (MT_0000000008)``, ...)."""
     fields = {k.strip().lower(): v for k, v in _INFO_LINE.findall(text)}

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .framing import framed
 from .rdma import DATA_4_OCTETS, PMA_COUNTER_MAP, RdmaKey
 
 _HEADER = re.compile(
@@ -72,6 +73,7 @@ class PerfqueryBlock:
         return out
 
 
+@framed
 def parse_perfquery(text: str) -> tuple[PerfqueryBlock, ...]:
     """Parse perfquery output (one or several port blocks). Lines before the first header are ignored."""
     blocks: list[PerfqueryBlock] = []

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import (
     Block,
     EcnConfig,
@@ -90,6 +91,7 @@ class _State:
                         )
 
 
+@framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-interface lossless settings from ``show running-config`` (text)."""
     blocks = indented(text)

@@ -27,6 +27,7 @@ import json
 import re
 from typing import Any
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import DropCounter, PfcCounter, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
 from fabricd.readers.switch.tables import to_int
 
@@ -84,6 +85,7 @@ def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
 
+@framed
 def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
     """``show interfaces counters queue detail`` (egress section): per-queue enqueued and dropped packets/octets."""
     found: dict[tuple[str, int, QueueKind], QueueCounter] = {}
@@ -105,6 +107,7 @@ def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
     return SwitchCounters(queues=tuple(found.values()))
 
 
+@framed
 def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
     """``show priority-flow-control counters [detail]`` in ``| json`` form or text.
 
@@ -156,6 +159,7 @@ def _int(value: Any) -> int | None:
     return None
 
 
+@framed
 def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     """``show priority-flow-control counters watchdog | json``: per interface and TX queue, ``stuckCount``
     (detected) and ``recoveryCount`` (restored). EOS prints ``{"interfaces": {}}`` until a first watchdog event and
@@ -178,6 +182,7 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     return SwitchCounters(pfcwd=tuple(out))
 
 
+@framed
 def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
     """``show qos interfaces [IF] ecn counters queue | json``: ECN-marked packets per TX queue.
 
@@ -199,6 +204,7 @@ def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
 _DROP = re.compile(r"^(?P<type>[A-Z])\s+(?P<chip>\S+)\s+(?P<name>\S+)\s*:\s*(?P<count>\d+)\s*:")
 
 
+@framed
 def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
     """``show hardware counter drop``: per-chip drop counters (type A adverse, C congestion, P packet processor)."""
     out = [

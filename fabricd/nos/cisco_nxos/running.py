@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import (
     Block,
     EcnConfig,
@@ -105,6 +106,7 @@ def _classify(policy: Block | None, classes: dict[str, Block]) -> tuple[Trust | 
     return trust, dscp, cos
 
 
+@framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-interface lossless settings from ``show running-config`` (text)."""
     blocks = indented(text)

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from fabricd.readers.framing import framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import to_int
 
@@ -74,6 +75,7 @@ _PFC_DETAIL_HEAD = re.compile(r"^(?P<port>(?:Ethernet|Eth|port-channel)\S+)\s*$"
 _PFC_DETAIL_ROW = re.compile(r"^\s*(?P<dir>Rx|Tx)\s*\|(?P<cells>.*)$")
 
 
+@framed
 def parse_show_interface_priority_flow_control(text: str) -> SwitchCounters:
     """PFC frames per port: the summary table (``Port Mode Oper(VL bmap) RxPPP TxPPP``: all priorities together,
     ``priority`` None; real Nexus 5000 capture), the ``detail`` form (per port ``Rx |n |n ...`` and ``Tx |...`` rows
@@ -111,6 +113,7 @@ _QOS_GROUP = re.compile(r"^\s*qos-group (?P<g>\d+)\s*$")
 _DISCARD = re.compile(r"^\s*Pkts discarded on ingress\s*:\s*(?P<n>\d+)")
 
 
+@framed
 def parse_show_queuing_interface(text: str) -> SwitchCounters:
     """Ingress discards per qos-group (``reason`` ``qos_group_<n>``, direction rx) of ``show queuing interface``."""
     out: list[InterfaceCounter] = []
@@ -142,6 +145,7 @@ _IF_FIELDS = {
 }
 
 
+@framed_interface
 def parse_show_interface(text: str, interface: str | None = None) -> SwitchCounters:
     """Counters from the RX/TX blocks of ``show interface [IF]`` (``interface`` names the port when the capture
     starts at ``RX``, as with ``| b RX``)."""
@@ -181,6 +185,7 @@ _ERR_COLUMNS: dict[str, tuple[str | None, str, str | None]] = {
 }
 
 
+@framed
 def parse_show_interface_counters_errors(text: str) -> SwitchCounters:
     """``show interface counters errors``: the stacked tables, header by header; ``--`` cells are left out."""
     out: list[InterfaceCounter] = []
@@ -388,6 +393,7 @@ def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
     return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues), interfaces=tuple(ifs))
 
 
+@framed_interface
 def parse_show_queuing(text: str, interface: str | None = None) -> SwitchCounters:
     """``show queuing [interface IF]``, ``| json`` or text, in the shapes a Nexus 9000 prints.
 
@@ -472,6 +478,7 @@ def _pfc_queue_text(text: str) -> list[PfcwdCounter]:
     return out
 
 
+@framed
 def parse_show_queuing_pfc_queue(text: str) -> SwitchCounters:
     """``show queuing pfc-queue [interface IF] detail`` (the PFC watchdog), ``| json`` or text.
 

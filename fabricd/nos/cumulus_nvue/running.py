@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
 
 PLATFORM = "cumulus_nvue"
@@ -121,6 +122,7 @@ def _qos_line(q: _Qos, w: list[str], problems: list[str]) -> None:
         q.watchdog[w[2]] = value
 
 
+@framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-interface lossless settings from ``nv config show -o commands``."""
     q = _Qos()

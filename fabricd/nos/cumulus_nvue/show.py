@@ -26,6 +26,7 @@ import json
 import re
 from typing import Any
 
+from fabricd.readers.framing import framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
@@ -87,6 +88,7 @@ def _sections(text: str) -> dict[str, str]:
     return {k: "\n".join(v) for k, v in out.items()}
 
 
+@framed_interface
 def parse_counters_qos(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> counters qos`` (text or ``-o json``): queue and PFC counters of one interface. A
     non-empty output that gives neither is a problem (the collector then reports the scrape failed)."""
@@ -192,6 +194,7 @@ def _nothing_read(port: str, command: str) -> tuple[str, ...]:
             "(an output shape fabricd does not know)",)
 
 
+@framed_interface
 def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> qos pfc-watchdog``: per traffic class ``status`` (OK | DEADLOCK) and
     ``deadlock-count`` (storms detected), from the ``PFC WD Status`` table of the Cumulus Linux 5.11 guide's
@@ -258,6 +261,7 @@ def _tree(text: str) -> dict[str, str]:
     return out
 
 
+@framed_interface
 def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> qos roce counters``: RoCE PFC pause (priority None: the RoCE priority), ECN marks
     and buffer discards of one interface."""
@@ -293,6 +297,7 @@ _NETSTAT = {"RX_OK": ("rx", "packets", None), "RX_ERR": ("rx", "errors", None), 
             "TX_OVR": ("tx", "discards", "overrun")}
 
 
+@framed
 def parse_interface_counters_table(text: str) -> SwitchCounters:
     """``nv show interface --view counters`` and ``cl-netstat``: packets, errors, drops and overruns per interface."""
     out: list[InterfaceCounter] = []
@@ -316,6 +321,7 @@ def parse_interface_counters_table(text: str) -> SwitchCounters:
     return SwitchCounters(interfaces=tuple(out))
 
 
+@framed_interface
 def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> counters errors``: per-reason receive/transmit errors (``n/a`` left out)."""
     port = _interface_from_prompt(text, interface) or ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from fabricd.readers.common import Direction
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import (
     InterfaceCounter,
     PfcCounter,
@@ -53,6 +54,7 @@ def _pair(cell: str | None) -> tuple[int | None, int | None]:
     return to_int(a), to_int(b)
 
 
+@framed
 def parse_show_pfc_counters(text: str) -> SwitchCounters:
     """``show pfc counters``: a ``Port Rx`` and a ``Port Tx`` table with PFC0..PFC7 columns (frames)."""
     out: list[PfcCounter] = []
@@ -89,6 +91,7 @@ def _queue_tables(text: str) -> tuple[list[tuple[str, int, QueueKind, dict[str, 
     return rows, found
 
 
+@framed
 def parse_show_queue_counters(text: str) -> SwitchCounters:
     """``show queue counters [IF]``: Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes per queue. Newer releases
     print one ``For namespace :`` block per port (sonic-utilities tests/queue_counter_test.py)."""
@@ -110,6 +113,7 @@ def parse_show_queue_counters(text: str) -> SwitchCounters:
     )
 
 
+@framed
 def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
     """``show queue wredcounters [IF]``: WredDrp/pkts|bytes and EcnMarked/pkts|bytes per queue (``N/A`` where the
     ASIC lacks the counter)."""
@@ -131,6 +135,7 @@ def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
     )
 
 
+@framed
 def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
     """``show pfcwd stats`` / ``pfcwd show stats``: QUEUE ``<port>:<queue>``, STATUS, and OK/DROP pairs.
 
@@ -170,6 +175,7 @@ def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
                           problems=_unread(text, seen, "show pfcwd stats", "QUEUE, STATUS, STORM DETECTED/RESTORED"))
 
 
+@framed
 def parse_show_pfcwd_config(text: str) -> SwitchCounters:
     """``show pfcwd config``: PORT, ACTION, DETECTION TIME, RESTORATION TIME (milliseconds)."""
     out: list[PfcwdConfig] = []
@@ -207,6 +213,7 @@ def _join_port_blocks(text: str) -> str:
     )
 
 
+@framed
 def parse_show_pfc_counters_history(text: str) -> SwitchCounters:
     """``show pfc counters --history`` (sonic-utilities ``pfcstat --history``, PFC historical statistics): one block
     of PFC0..PFC7 rows per port under one header, an empty line between ports. Read per port and priority: the
@@ -249,6 +256,7 @@ _PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
 }
 
 
+@framed
 def parse_show_interfaces_counters(text: str) -> SwitchCounters:
     """``show interfaces counters`` (portstat) and ``show interface counters errors``: OK/ERR/DRP/OVR per port.
 
@@ -289,6 +297,7 @@ _DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = {
 }
 
 
+@framed
 def parse_show_interfaces_counters_detailed(text: str, interface: str) -> SwitchCounters:
     """``show interfaces counters detailed <IF>``: dotted ``Label....... value`` lines (``N/A`` left out)."""
     out: list[InterfaceCounter] = []
