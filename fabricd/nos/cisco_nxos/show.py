@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fabricd.readers.framing import framed, framed_interface
@@ -505,7 +505,7 @@ def parse_show_queuing_pfc_queue(text: str) -> SwitchCounters:
     return _empty_problem("show queuing pfc-queue", text, SwitchCounters(pfcwd=tuple(rows)))
 
 
-PARSERS = {
+PARSERS: dict[str, Callable[..., SwitchCounters]] = {
     "pfc": parse_show_interface_priority_flow_control,
     "queuing": parse_show_queuing,
     "pfcwd": parse_show_queuing_pfc_queue,
