@@ -17,6 +17,7 @@ What is left alone, on purpose:
   that skip comments still do so themselves;
 - a line that looks like a command in the middle of the output: only the first line of output can be an echoed
   command (a switch config line ``show ...`` does not exist, but ``nv set ...`` lines are NVUE's output);
+- relative indentation (NVUE trees, NX-OS blocks): only the indent common to every line is removed;
 - column positions: a tab is expanded to the next multiple of 8 columns, as a terminal shows it, so tables cut by
   their header's positions keep their columns, and parsers that split on whitespace see the same words.
 
@@ -115,7 +116,8 @@ def frame_lines(text: str) -> list[tuple[int, str]]:
     Every line: ANSI escapes removed, backspaces applied and pager marks dropped (a line that held only a pager
     mark is dropped: it sits inside the output and would split a table), tabs expanded to 8 columns, trailing
     whitespace removed. Prompt lines (:func:`prompt_command`) become empty lines. The first line with content is
-    also emptied when it is a command alone (an echo: ``show pfc counters``, ``sudo rdma statistic``)."""
+    also emptied when it is a command alone (an echo: ``show pfc counters``, ``sudo rdma statistic``). The indent
+    every line with content shares (output pasted into a markdown block or a test's string) is removed."""
     out: list[tuple[int, str]] = []
     first = True
     for n, raw in enumerate(_NEWLINE.split(text), 1):
@@ -139,6 +141,10 @@ def frame_lines(text: str) -> list[tuple[int, str]]:
             else:
                 first = False
         out.append((n, line))
+    indents = [len(line) - len(line.lstrip(" ")) for _, line in out if line]
+    cut = min(indents, default=0)
+    if cut:  # pasted indented (a markdown block, a test's string): the common indent is not the output's
+        out = [(n, line[cut:]) for n, line in out]
     return out
 
 

@@ -223,6 +223,7 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "arista_eos/show-pfc-counters-watchdog-json-documented": arista_eos.parse_show_pfc_counters_watchdog,
     "arista_eos/show-qos-ecn-counters-json-anta": arista_eos.parse_show_qos_ecn_counters,
     "cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog": lambda t: cisco_nxos.parse_show_interface(t, "e1/47"),
+    "cisco_nxos/show-int-crc-fcs-and-crc-nxosv-genieparser": cisco_nxos.parse_show_interface,
     "cisco_nxos/show-interface-counters-errors-genieparser": cisco_nxos.parse_show_interface_counters_errors,
     "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":
         cisco_nxos.parse_show_interface_priority_flow_control,

@@ -331,7 +331,7 @@ def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCoun
             continue
         for row in table.rows:
             name = row.get("Counter", "")
-            reason = name.lower().removesuffix(" errors").replace(" ", "_") or None
+            reason = re.sub(r"[^0-9a-z]+", "_", name.lower().removesuffix(" errors")).strip("_") or None
             if reason == "total":
                 reason = None
             for col, direction in (("Receive", "rx"), ("Transmit", "tx")):

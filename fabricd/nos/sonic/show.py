@@ -21,7 +21,7 @@ from fabricd.readers.switch.model import (
     QueueKind,
     SwitchCounters,
 )
-from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
+from fabricd.readers.switch.tables import dashed_tables, is_prompt, label_key, label_map, to_int
 
 PLATFORM = "sonic"
 
@@ -244,7 +244,7 @@ def _unread(text: str, found: bool, command: str, header: str) -> tuple[str, ...
             f"got {first[:80]!r})",)
 
 
-_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
+_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = label_map({
     "RX_OK": ("rx", "packets", None),
     "RX_ERR": ("rx", "errors", None),
     "RX_DRP": ("rx", "discards", None),
@@ -253,7 +253,7 @@ _PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
     "TX_ERR": ("tx", "errors", None),
     "TX_DRP": ("tx", "discards", None),
     "TX_OVR": ("tx", "discards", "overrun"),
-}
+})
 
 
 @framed
@@ -272,8 +272,12 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
             port = row.get("IFACE", "")
             if not port:
                 continue
-            for col, (direction, counter, reason) in _PORTSTAT.items():
-                value = to_int(row.get(col))
+            for col, cell in row.items():
+                meaning = _PORTSTAT.get(label_key(col))
+                if meaning is None:
+                    continue
+                direction, counter, reason = meaning
+                value = to_int(cell)
                 if value is not None:  # a repeated output (several runs in one text): the last one wins
                     key = (port, direction, counter, reason)
                     found[key] = InterfaceCounter(port, direction, counter, value, reason)
@@ -282,7 +286,7 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
 
 
 _DETAILED = re.compile(r"^(?P<label>[A-Za-z][^.]*?)\.{2,}\s*(?P<value>\S+)\s*$")
-_DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = {
+_DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = label_map({
     "Total Packets Received Without Errors": ("rx", "packets", None),
     "Total Packets Transmitted Successfully": ("tx", "packets", None),
     "Overruns Received": ("rx", "discards", "overrun"),
@@ -294,7 +298,7 @@ _DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = {
     "WRED Red Dropped Packets": ("tx", "discards", "wred_red"),
     "WRED Total Dropped Packets": ("tx", "discards", "wred"),
     "Trimmed Dropped Packets": ("tx", "discards", "trimmed"),
-}
+})
 
 
 @framed
@@ -305,7 +309,7 @@ def parse_show_interfaces_counters_detailed(text: str, interface: str) -> Switch
         m = _DETAILED.match(line.strip())
         if m is None:
             continue
-        meaning = _DETAILED_MAP.get(m.group("label").strip())
+        meaning = _DETAILED_MAP.get(label_key(m.group("label")))
         value = to_int(m.group("value"))
         if meaning is not None and value is not None:
             out.append(InterfaceCounter(interface, meaning[0], meaning[1], value, meaning[2]))
