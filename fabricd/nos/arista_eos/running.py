@@ -33,6 +33,7 @@ from fabricd.readers.switch.config_model import (
     indented,
     int_list,
     mapping,
+    nothing_read,
     seconds_to_ms,
     threshold_bytes,
     to_int,
@@ -160,4 +161,4 @@ def parse_running_config(text: str) -> LosslessConfig:
         state = _State()
         state.apply(block)
         by_profile[pname] = port(pname, state, None)
-    return LosslessConfig(PLATFORM, ports, tuple(problems), by_profile)
+    return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems), by_profile), text, "`show running-config`")

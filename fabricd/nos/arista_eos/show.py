@@ -134,6 +134,8 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
         return SwitchCounters(pfc=tuple(out))
     for line in text.splitlines():
         cells = line.split()
+        if len(cells) < 3 or to_int(cells[-1]) is None or to_int(cells[-2]) is None:
+            continue  # a row ends in two counters (``Ethernet2/2 is up`` is not one)
         if len(cells) == 4 and cells[1].isdigit() and _PORT.match(cells[0]):
             port, priority = long_interface(cells[0]), int(cells[1])
             out.append(PfcCounter(port, "rx", priority, to_int(cells[2])))

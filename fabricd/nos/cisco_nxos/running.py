@@ -35,6 +35,7 @@ from fabricd.readers.switch.config_model import (
     Trust,
     indented,
     int_list,
+    nothing_read,
     threshold_bytes,
     to_int,
 )
@@ -176,4 +177,4 @@ def parse_running_config(text: str) -> LosslessConfig:
             detection_ms=poll * (intf_mult or shutdown), restoration_ms=restoration,
             ecn=_ecn(policies.get(("queuing", out_q or ""))), queue_mtu_bytes=dict(queue_mtu),
         )
-    return LosslessConfig(PLATFORM, ports, tuple(problems))
+    return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`show running-config`")

@@ -169,7 +169,7 @@ def parse_show_interface(text: str, interface: str | None = None) -> SwitchCount
             if meaning is not None:
                 out.append(InterfaceCounter(port, "rx" if section == "rx" else "tx", meaning[0], int(value),
                                             meaning[1]))
-    return SwitchCounters(interfaces=tuple(out))
+    return _empty_problem("show interface", text, SwitchCounters(interfaces=tuple(out)))
 
 
 _ERR_COLUMNS: dict[str, tuple[str | None, str, str | None]] = label_map({

@@ -318,7 +318,8 @@ def parse_interface_counters_table(text: str) -> SwitchCounters:
             value = to_int(row.get(col))
             if value is not None:
                 out.append(InterfaceCounter(name, "rx" if direction == "rx" else "tx", counter, value, reason))
-    return SwitchCounters(interfaces=tuple(out))
+    problems = _nothing_read("", "nv show interface --view=counters") if not out and text.strip() else ()
+    return SwitchCounters(interfaces=tuple(out), problems=problems)
 
 
 @framed_interface
@@ -338,7 +339,8 @@ def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCoun
                 value = to_int(row.get(col))
                 if value is not None:
                     out.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "errors", value, reason))
-    return SwitchCounters(interfaces=tuple(out))
+    problems = _nothing_read(port, "nv show interface <if> counters errors") if not out and text.strip() else ()
+    return SwitchCounters(interfaces=tuple(out), problems=problems)
 
 
 PARSERS = {"qos": parse_counters_qos, "pfcwd": parse_pfc_watchdog}
