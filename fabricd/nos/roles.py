@@ -231,13 +231,13 @@ def switch_roles() -> list[Role]:
 
 def host_roles() -> list[Role]:
     """Every host reader format."""
-    from fabricd.readers.ethtool_maps import DRIVER_RULES
+    from fabricd.readers.ethtool_maps import DRIVER_NAMES
 
     prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4", "mlxsw_spectrum": "mlxsw"}
     ethtool = [
         _host(f"ethtool-S-{driver}", f"ethtool -S <if> (driver {driver})", "fabricd.readers.ethtool.normalise",
-              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",))
-        for driver in DRIVER_RULES
+              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",), names.unverified)
+        for driver, names in DRIVER_NAMES.items()
     ]
     return [
         *ethtool,

@@ -178,10 +178,10 @@ def stats_or_nothing(text: str) -> dict[str, int]:
 
 @lru_cache(maxsize=32)
 def _compiled(driver: str | None) -> tuple[tuple[re.Pattern[str], NameRule], ...]:
-    name = DRIVER_ALIASES.get(driver or "", driver or "")
-    rules = DRIVER_RULES.get(name)
-    if rules is None:  # unknown driver: every map, in order
+    if not driver:  # the driver is unknown (no `ethtool -i`): every map, in order
         rules = tuple(r for rs in DRIVER_RULES.values() for r in rs)
+    else:  # the device's own driver's map, never another driver's names; no map: nothing normalised
+        rules = DRIVER_RULES.get(DRIVER_ALIASES.get(driver, driver), ())
     return tuple((re.compile(r.pattern), r) for r in rules)
 
 
