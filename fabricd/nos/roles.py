@@ -191,6 +191,10 @@ def switch_roles() -> list[Role]:
             "no public capture: the golden is written from EOS's documented columns", form="text"),
         _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail",
             ("show-interfaces-counters-queue-detail-*.txt",)),
+        _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail", (),
+            "no device capture of the `| json` forms in this repository: key paths from ANTA's queue-drop tests "
+            "(egressQueueCounters, interfaces.<if>.trafficClasses) and Arista's snmpext sample (ingressVoqCounters, "
+            "values edited there)", form="json"),
         _sw("arista_eos", "ecn", "parse_show_qos_ecn_counters", ("show-qos-ecn-counters-json-anta.txt",)),
         _sw("arista_eos", "pfcwd", "parse_show_pfc_counters_watchdog", (),
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
