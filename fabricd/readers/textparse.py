@@ -18,8 +18,8 @@ class TextParseError(FabricdError):
     def __init__(self, source: str, line: int, what: str, *, expected: str, got: str, hint: str | None = None) -> None:
         shown = got if len(got) <= 80 else got[:77] + "..."
         super().__init__(f"{source}:{line}: {what} (expected {expected}, got {shown!r})",
-                         hint=hint or "pass the command's unedited output (a bundle file may hold a '# ' or '$ ' "
-                         "command line before it)")
+                         hint=hint or "pass the command's output (prompt and command lines are skipped); the "
+                         "line named is the first one the reader could not place")
         self.source = source
         self.line = line
         self.expected = expected
