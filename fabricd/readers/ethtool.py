@@ -424,7 +424,11 @@ def read_ethtool(root: str | os.PathLike[str], interface: str, *, full: bool = T
         return normalise(interface, {}, info.driver, info=info, problems=problems)
     if stats_text.strip() and not _STAT_LINE.search(stats_text):
         problems.add(base + ".stats", "no 'name: value' lines (is this `ethtool -S` output?)")
-    return normalise_text(interface, stats_text, info.driver, info=info, problems=problems, full=full)
+    try:
+        return normalise_text(interface, stats_text, info.driver, info=info, problems=problems, full=full)
+    except TextParseError as exc:  # its only stat-like lines were prompt lines
+        problems.add(base + ".stats", str(exc))
+        return normalise(interface, {}, info.driver, info=info, problems=problems)
 
 
 _STAT_LINE_BYTES = re.compile(_STAT_LINE.pattern.encode(), re.MULTILINE)
