@@ -219,3 +219,12 @@ def framed_interface(
 
     run.__fabricd_framed__ = True  # type: ignore[attr-defined]
     return run
+
+
+def first_content(text: str) -> tuple[int, str] | None:
+    """``(line number, text)`` of the first line with content of the framed ``text`` (a prompt or echo line is not
+    content), for a reader's error naming the line it could not place; None for an output with nothing in it."""
+    for n, line in frame_lines(text):
+        if line.strip():
+            return n, line.strip() if len(line.strip()) <= 80 else line.strip()[:77] + "..."
+    return None

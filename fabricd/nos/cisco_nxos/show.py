@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fabricd.readers.framing import framed, framed_interface
+from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import label_key, label_map, to_int
 
@@ -262,10 +262,11 @@ def _find_rows(data: Any, table: str) -> list[dict[str, Any]]:
 
 def _empty_problem(command: str, text: str, parsed: SwitchCounters) -> SwitchCounters:
     """A non-empty output that parsed to nothing is a problem, never an empty success."""
-    if text.strip() and not any((parsed.pfc, parsed.queues, parsed.pfcwd, parsed.interfaces)):
+    first = first_content(text)
+    if first is not None and not any((parsed.pfc, parsed.queues, parsed.pfcwd, parsed.interfaces)):
         return SwitchCounters(problems=(
             f"{command}: {len(text.splitlines())} lines of output but no row in a known NX-OS shape "
-            "(TABLE_*/ROW_* JSON or the Nexus 9000 text tables)",))
+            f"(TABLE_*/ROW_* JSON or the Nexus 9000 text tables); line {first[0]}: {first[1]!r}",))
     return parsed
 
 

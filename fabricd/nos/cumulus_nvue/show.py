@@ -26,7 +26,7 @@ import json
 import re
 from typing import Any
 
-from fabricd.readers.framing import framed, framed_interface
+from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
@@ -96,7 +96,7 @@ def parse_counters_qos(text: str, interface: str | None = None) -> SwitchCounter
     if not got.queues and not got.pfc and text.strip():
         port = _interface_from_prompt(text, interface) or ""
         return SwitchCounters(interfaces=got.interfaces,
-                              problems=_nothing_read(port, "nv show interface <if> counters qos"))
+                              problems=_nothing_read(port, "nv show interface <if> counters qos", text))
     return got
 
 
@@ -189,9 +189,11 @@ def _close_rule_gaps(text: str) -> str:
     return "\n".join(out)
 
 
-def _nothing_read(port: str, command: str) -> tuple[str, ...]:
+def _nothing_read(port: str, command: str, text: str = "") -> tuple[str, ...]:
+    first = first_content(text)
+    where = f"; line {first[0]}: {first[1]!r}" if first is not None else ""
     return (f"{port or 'interface ?'}: nothing read from the non-empty output of `{command}` "
-            "(an output shape fabricd does not know)",)
+            f"(an output shape fabricd does not know{where})",)
 
 
 @framed_interface
@@ -227,7 +229,7 @@ def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounter
                                 if status else None, _num(row.get("deadlock-count")), None))
     problems: tuple[str, ...] = ()
     if not out and text.strip() and (state or "").split()[:1] not in (["disabled"], ["disable"]):
-        problems = _nothing_read(port, "nv show interface <if> qos pfc-watchdog")
+        problems = _nothing_read(port, "nv show interface <if> qos pfc-watchdog", text)
     return SwitchCounters(pfcwd=tuple(out), problems=problems)
 
 
@@ -286,8 +288,8 @@ def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCo
         value = to_int(t.get(key))
         if value is not None:
             ifs.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", value, reason))
-    problems = _nothing_read(port, "nv show interface <if> qos roce counters") if not (pfc or ifs) and text.strip() \
-        else ()
+    problems = (_nothing_read(port, "nv show interface <if> qos roce counters", text)
+                if not (pfc or ifs) and text.strip() else ())
     return SwitchCounters(pfc=tuple(pfc), interfaces=tuple(ifs), problems=problems)
 
 
@@ -318,7 +320,7 @@ def parse_interface_counters_table(text: str) -> SwitchCounters:
             value = to_int(row.get(col))
             if value is not None:
                 out.append(InterfaceCounter(name, "rx" if direction == "rx" else "tx", counter, value, reason))
-    problems = _nothing_read("", "nv show interface --view=counters") if not out and text.strip() else ()
+    problems = _nothing_read("", "nv show interface --view=counters", text) if not out and text.strip() else ()
     return SwitchCounters(interfaces=tuple(out), problems=problems)
 
 
@@ -339,7 +341,7 @@ def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCoun
                 value = to_int(row.get(col))
                 if value is not None:
                     out.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "errors", value, reason))
-    problems = _nothing_read(port, "nv show interface <if> counters errors") if not out and text.strip() else ()
+    problems = _nothing_read(port, "nv show interface <if> counters errors", text) if not out and text.strip() else ()
     return SwitchCounters(interfaces=tuple(out), problems=problems)
 
 

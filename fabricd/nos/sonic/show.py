@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from fabricd.readers.common import Direction
-from fabricd.readers.framing import framed
+from fabricd.readers.framing import first_content, framed
 from fabricd.readers.switch.model import (
     InterfaceCounter,
     PfcCounter,
@@ -21,7 +21,7 @@ from fabricd.readers.switch.model import (
     QueueKind,
     SwitchCounters,
 )
-from fabricd.readers.switch.tables import dashed_tables, is_prompt, label_key, label_map, to_int
+from fabricd.readers.switch.tables import dashed_tables, label_key, label_map, to_int
 
 PLATFORM = "sonic"
 
@@ -237,11 +237,11 @@ def parse_show_pfc_counters_history(text: str) -> SwitchCounters:
 
 def _unread(text: str, found: bool, command: str, header: str) -> tuple[str, ...]:
     """A problem when a non-empty output held no table this parser reads (an empty parse is never a success)."""
-    if found or not any(line.strip() and not is_prompt(line) for line in text.splitlines()):
+    first = None if found else first_content(text)
+    if first is None:
         return ()
-    first = next(line.strip() for line in text.splitlines() if line.strip() and not is_prompt(line))
-    return (f"sonic: {command!r}: no table read from a non-empty output (expected a {header} header; "
-            f"got {first[:80]!r})",)
+    return (f"sonic: {command!r}: line {first[0]}: no table read from a non-empty output (expected a {header} "
+            f"header; got {first[1]!r})",)
 
 
 _PORTSTAT: dict[str, tuple[Direction, str, str | None]] = label_map({
