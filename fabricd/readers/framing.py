@@ -63,6 +63,7 @@ _HASH_PROMPT = re.compile(rf"^#\s*(?P<cmd>{_VERBS}(?:\s.*)?)$")
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][AB012]")
 _PAGER = re.compile(r"\s*(?:<-+\s*)?-+\s?More\s?-+(?:\s*>)?(?:\s*\(q\)\s*quit)?\s*", re.IGNORECASE)
+_MORE = re.compile(r"more", re.IGNORECASE)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -103,7 +104,7 @@ def _erase(line: str) -> str:
             else:
                 out.append(ch)
         line = "".join(out)
-    if "More" in line or "more" in line or "MORE" in line:
+    if _MORE.search(line):
         line = _PAGER.sub(" " if line.strip() else "", line)
         if not line.strip():
             return ""
@@ -124,8 +125,7 @@ def frame_lines(text: str) -> list[tuple[int, str]]:
         line = raw
         if "\x1b" in line:
             line = _ANSI.sub("", line)
-        had_pager = "\b" in line or "More" in line
-        if had_pager:
+        if "\b" in line or _MORE.search(line):
             line = _erase(line)
             if not line.strip() and raw.strip():
                 continue  # a pagination mark alone
