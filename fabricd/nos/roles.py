@@ -199,6 +199,10 @@ def switch_roles() -> list[Role]:
             "no public capture: the golden is written from EOS's documented columns", form="text"),
         _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail",
             ("show-interfaces-counters-queue-detail-*.txt",)),
+        _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail", (),
+            "no device capture of the `| json` forms in this repository: key paths from ANTA's queue-drop tests "
+            "(egressQueueCounters, interfaces.<if>.trafficClasses) and Arista's snmpext sample (ingressVoqCounters, "
+            "values edited there)", form="json"),
         _sw("arista_eos", "ecn", "parse_show_qos_ecn_counters", ("show-qos-ecn-counters-json-anta.txt",)),
         _sw("arista_eos", "pfcwd", "parse_show_pfc_counters_watchdog", (),
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
@@ -240,13 +244,13 @@ def switch_roles() -> list[Role]:
 
 def host_roles() -> list[Role]:
     """Every host reader format."""
-    from fabricd.readers.ethtool_maps import DRIVER_RULES
+    from fabricd.readers.ethtool_maps import DRIVER_NAMES
 
     prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4", "mlxsw_spectrum": "mlxsw"}
     ethtool = [
         _host(f"ethtool-S-{driver}", f"ethtool -S <if> (driver {driver})", "fabricd.readers.ethtool.normalise",
-              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",))
-        for driver in DRIVER_RULES
+              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",), names.unverified)
+        for driver, names in DRIVER_NAMES.items()
     ]
     return [
         *ethtool,

@@ -231,6 +231,7 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "arista_eos/show-qos-ecn-counters-json-anta": arista_eos.parse_show_qos_ecn_counters,
     "arista_eos/discards--anta": arista_eos.parse_show_interfaces_counters_discards,
     "cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog": lambda t: cisco_nxos.parse_show_interface(t, "e1/47"),
+    "cisco_nxos/show-int-crc-fcs-and-crc-nxosv-genieparser": cisco_nxos.parse_show_interface,
     "cisco_nxos/show-interface-counters-errors-genieparser": cisco_nxos.parse_show_interface_counters_errors,
     "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":
         cisco_nxos.parse_show_interface_priority_flow_control,

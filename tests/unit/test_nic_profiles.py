@@ -25,7 +25,7 @@ MIXED = REPO / "inventory" / "examples" / "mixed-nics.yml"
 def test_every_profile_is_sourced_and_consistent() -> None:
     for p in PROFILES:
         assert p.sources and p.title and p.limits, p.family
-        assert p.transports, p.family
+        assert p.transports or "counters only" in p.title, p.family  # ionic: read, not configured
         for knob in (*p.roles.values(), *p.tunables.values()):
             assert knob.source and knob.minimum <= knob.maximum, (p.family, knob.name)
             assert knob.path.startswith("/sys/"), (p.family, knob.name)

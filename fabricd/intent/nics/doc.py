@@ -3,7 +3,7 @@ current): per family, what fabricd configures, what it reads, what it cannot do,
 
 from __future__ import annotations
 
-from fabricd.readers.ethtool_maps import DRIVER_RULES
+from fabricd.readers.ethtool_maps import DRIVER_NAMES, DRIVER_RULES
 
 from . import PROFILES
 from .base import Knob, NicProfile
@@ -75,6 +75,12 @@ def _knob(k: Knob, role: str | None = None) -> str:
     return f"| {name} | `{k.path}` | {rng} | {k.unit} | {'; '.join(flags)} | {k.source} |\n"
 
 
+def _readable(pattern: str) -> str:
+    """A name rule as a reader sees it: ``(?P<dir>rx|tx)_prio(?P<prio>[0-7])_pause`` -> ``{rx,tx}_prioN_pause``."""
+    return (pattern.replace("(?P<dir>rx|tx)", "{rx,tx}").replace("(?P<prio>[0-7])", "N").replace("\\.", ".")
+            .replace("(?:", "(").replace("(", "").replace(")", ""))
+
+
 def matrix_markdown() -> str:
     out = [HEAD, TABLE, *(_row(p) for p in PROFILES)]
     for p in PROFILES:
@@ -115,5 +121,15 @@ def matrix_markdown() -> str:
         out.append("**fabricd reads:** ethtool names of `" + (p.ethtool_driver or "the netdev's driver")
                    + "` (readers/ethtool_maps.py); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters)
                    + ".\n\n")
+        names = DRIVER_NAMES.get(p.ethtool_driver or "")
+        if names is not None:
+            out.append("**ethtool names by driver generation** (a device is read with its own driver's map):\n\n")
+            for g in names.generations:
+                shown = ", ".join(f"`{_readable(r.pattern)}`" for r in g.rules[:4]) + (", ..." if len(g.rules) > 4
+                                                                                        else "")
+                out.append(f"- {g.releases}: {shown or 'nothing to normalise'} (source: {g.source})\n")
+            if names.unverified:
+                out.append(f"- **unverified**: {names.unverified}\n")
+            out.append("\n")
         out.append("**Cannot:**\n\n" + "".join(f"- {limit}\n" for limit in p.limits))
     return "".join(out)

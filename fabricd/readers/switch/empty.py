@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from ..framing import frame
 from .model import SwitchCounters
 
 CLI_ERROR = re.compile(
@@ -53,8 +54,9 @@ def has_content(text: str) -> bool:
     """True when ``text`` holds something to read. Nothing to read: blank text; a JSON document without a single
     value (``{"interfaces": {}}``); a text without a single number outside names, which is what a table with its
     header and no rows looks like (``show pfcwd stats`` before any watchdog, EOS queue counters with no ports). In
-    those the device says there is nothing, in a shape the parser need not know."""
-    stripped = text.strip()
+    those the device says there is nothing, in a shape the parser need not know. Prompt and echoed command lines
+    are not content (:func:`fabricd.readers.framing.frame`)."""
+    stripped = frame(text).strip()
     if not stripped:
         return False
     if stripped[0] in "{[":
