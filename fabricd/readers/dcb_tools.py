@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .textparse import TextParseError
+from .framing import framed
+from .textparse import TextParseError, content_lines
 
 DCBX_MODES = {"OS controlled": "host", "Firmware controlled": "lld-managed"}
 """mlnx_qos ``DCBX mode`` -> the dcb-dcbx(8) keyword for the same mode."""
@@ -57,23 +58,6 @@ class DcbToolState:
         return None if self.pfc_enabled is None else sum(1 << p for p in self.pfc_enabled)
 
 
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\]\s*[#$]|\S+@\S+?:\S*\s*[#$]|\S+[#$>])\s")
-
-
-def _lines(text: str) -> list[tuple[int, str]]:
-    """``(line number, line)`` of the output: blank lines, ``#``/``$`` command lines and a shell prompt line with
-    the command (``root@host:~# mlnx_qos -i eth0``, ``[root@host ~]# ...``) are left out; tabs and CRs are
-    spaces, trailing space is dropped."""
-    out = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.replace("\t", "        ").replace("\r", "").rstrip()
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or stripped.startswith("$ ") or _PROMPT.match(line):
-            continue
-        out.append((n, line))
-    return out
-
-
 def _int(value: str, source: str, n: int, what: str, lo: int = 0, hi: int | None = None) -> int:
     try:
         got = int(value, 10)
@@ -97,9 +81,10 @@ _MQ_PRIO = re.compile(r"^priority:\s*(?P<p>\d+)\s*$")
 _MQ_DSCP = re.compile(r"^prio:\s*(?P<p>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")
 
 
+@framed
 def parse_mlnx_qos(text: str, source: str = "mlnx_qos") -> DcbToolState:
     """``mlnx_qos -i <if>`` text -> :class:`DcbToolState`."""
-    lines = _lines(text)
+    lines = content_lines(text)
     pfc: frozenset[int] | None = None
     prio_tc: dict[int, int] = {}
     tsa: dict[int, str] = {}
@@ -193,7 +178,7 @@ def _priorities(value: str, source: str, n: int, what: str) -> frozenset[int]:
 def parse_qaz_tlvs(text: str, source: str, tool: str) -> DcbToolState:
     """The IEEE 802.1Qaz TLV text ``lldptool -ti`` and ``niccli`` print, section by section; a key is read only in
     its own TLV (the ETS Recommendation's PRIO_MAP never overwrites the Configuration's)."""
-    lines = _lines(text)
+    lines = content_lines(text)
     section = ""
     pfc: frozenset[int] | None = None
     prio_tc: dict[int, int] = {}
@@ -277,11 +262,13 @@ def parse_qaz_tlvs(text: str, source: str, tool: str) -> DcbToolState:
     return DcbToolState(tool, pfc, prio_tc, tsa, bw, apps, None, None, willing, rate)
 
 
+@framed
 def parse_lldptool(text: str, source: str = "lldptool") -> DcbToolState:
     """``lldptool -ti <if>`` (or ``-t -i``; local TLVs of lldpad's software DCBX)."""
     return parse_qaz_tlvs(text, source, "lldptool")
 
 
+@framed
 def parse_niccli_qos(text: str, source: str = "niccli") -> DcbToolState:
     """Broadcom ``niccli --dev N qos --ets --show`` (``getqos``): firmware DCB of a BCM57xxx port."""
     return parse_qaz_tlvs(text, source, "niccli")
@@ -295,10 +282,11 @@ _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 DCBX_FLAGS = ("host", "lld-managed", "cee", "ieee", "static")
 
 
+@framed
 def parse_dcb_maxrate(text: str, source: str = "dcb maxrate") -> dict[int, int]:
     """``dcb maxrate show dev <if>``: ``tc-maxrate 0:25Gbit ...`` -> {TC: bits per second}. iproute2 prints rates
     as tc(8) does (``bit`` = bits/s, ``b`` = bytes/s; ``-i`` gives ISO/IEC ``Gibit``); 0 means unlimited."""
-    lines = _lines(text)
+    lines = content_lines(text)
     out: dict[int, int] = {}
     for n, line in lines:
         key, *values = line.split()
@@ -316,9 +304,10 @@ def parse_dcb_maxrate(text: str, source: str = "dcb maxrate") -> dict[int, int]:
     return out
 
 
+@framed
 def parse_dcb_dcbx(text: str, source: str = "dcb dcbx") -> frozenset[str]:
     """``dcb dcbx show dev <if>``: the enabled DCBX flags (``host ieee``)."""
-    lines = _lines(text)
+    lines = content_lines(text)
     flags: set[str] = set()
     for n, line in lines:
         for tok in line.split():

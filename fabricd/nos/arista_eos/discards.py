@@ -18,12 +18,14 @@ import json
 from typing import Any
 
 from fabricd.readers.common import Direction
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import InterfaceCounter, SwitchCounters
 
 COMMAND = "show interfaces counters discards | json"
 _FIELDS: dict[str, Direction] = {"inDiscards": "rx", "outDiscards": "tx"}
 
 
+@framed
 def parse_show_interfaces_counters_discards(text: str) -> SwitchCounters:
     """Per-port discards from the eAPI JSON (EOS may print a banner line before the object)."""
     start = text.find("{")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import BufferWatermark, SwitchCounters, WatermarkKind
 from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
@@ -84,34 +85,40 @@ def _unread(text: str, found: bool, command: str) -> tuple[str, ...]:
             f"'Ingress headroom per PG:' above a Port, PG0.. or UC0.. table; line {n}: {first[:80]!r})",)
 
 
+@framed
 def parse_pg_watermark_shared(text: str) -> SwitchCounters:
     """``show priority-group watermark shared``: peak shared-pool bytes per port and ingress PG."""
     return parse_watermarks(text, "show priority-group watermark shared")
 
 
+@framed
 def parse_pg_watermark_headroom(text: str) -> SwitchCounters:
     """``show priority-group watermark headroom``: peak headroom (xoff room) bytes per port and ingress PG: how
     much of a lossless PG's headroom the in-flight data after a pause used."""
     return parse_watermarks(text, "show priority-group watermark headroom")
 
 
+@framed
 def parse_queue_watermark_unicast(text: str) -> SwitchCounters:
     """``show queue watermark unicast``: peak shared-pool bytes per port and unicast egress queue."""
     return parse_watermarks(text, "show queue watermark unicast")
 
 
+@framed
 def parse_queue_watermark_multicast(text: str) -> SwitchCounters:
     """``show queue watermark multicast``: peak shared-pool bytes per port and multicast egress queue (a switch
     without multicast queues says so in one sentence, which is nothing to report)."""
     return parse_watermarks(text, "show queue watermark multicast")
 
 
+@framed
 def parse_pg_persistent_watermark(text: str) -> SwitchCounters:
     """``show priority-group persistent-watermark shared|headroom``: as the periodic watermark, but cleared only by
     ``sonic-clear priority-group persistent-watermark``."""
     return parse_watermarks(text, "show priority-group persistent-watermark", persistent=True)
 
 
+@framed
 def parse_queue_persistent_watermark(text: str) -> SwitchCounters:
     """``show queue persistent-watermark unicast|multicast|all``."""
     return parse_watermarks(text, "show queue persistent-watermark", persistent=True)
