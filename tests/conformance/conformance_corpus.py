@@ -26,9 +26,9 @@ import yaml
 from hypothesis import strategies as st
 
 from fabricd.errors import InventoryError
-from fabricd.intent.checks import validate
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
+from fabricd.nos.validate import validate
 from fabricd.render.render import DeviceRender, render_devices
 
 REPO = Path(__file__).resolve().parents[2]

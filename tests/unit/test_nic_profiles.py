@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.intent.checks import run_checks
 from fabricd.intent.host import COMMIT_CHECK, Backend, desired_plan, host_intent
 from fabricd.intent.nics import PROFILES, commit_file_for, configfs_group, families_text, profile_for, value_format
 from fabricd.inventory import load_inventory
 from fabricd.model import Transport
+from fabricd.nos.validate import run_checks
 from fabricd.render.host_script import host_script
 
 REPO = Path(__file__).resolve().parents[2]
