@@ -86,7 +86,7 @@ def port_name(ctx: Context) -> Iterator[Finding]:
 
 
 @check("FAB141", "device-name-length", Severity.ERROR, area="platform",
-       title="VLAN names and port descriptions fit the NOS that stores them",
+       title="VLAN names and port descriptions are ones the NOS that stores them takes",
        why="A name longer than the device takes is refused when the config is applied (NX-OS takes 32-character "
        "VLAN names unless `system vlan long-name`, which fabricd does not render); fabricd's own limit is not "
        "the device's.",
@@ -113,10 +113,18 @@ def device_name_length(ctx: Context) -> Iterator[Finding]:
         if desc_rule is None:
             continue
         for j, port in enumerate(sw.ports):
-            if port.description is not None and len(port.description) > desc_rule.max_length:
+            text = port.description
+            if text is None:
+                continue
+            if len(text) > desc_rule.max_length:
                 yield Finding(("switches", i, "ports", j, "description"),
                               f"{sw.name}: {port.name} description is too long for {_title(sw.platform.value)}",
-                              expected=f"at most {desc_rule.max_length} characters", got=str(len(port.description)))
+                              expected=f"at most {desc_rule.max_length} characters", got=str(len(text)))
+            elif desc_rule.pattern is not None and not desc_rule.pattern.fullmatch(text):
+                yield Finding(("switches", i, "ports", j, "description"),
+                              f"{sw.name}: {port.name} description is not one {_title(sw.platform.value)} takes",
+                              expected=f"{desc_rule.forms} ({desc_rule.source.ref})", got=repr(text),
+                              hint="write it as one word, e.g. with '-' for spaces")
 
 
 # --- MTU by port mode -----------------------------------------------------------------------------------------

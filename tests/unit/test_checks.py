@@ -182,6 +182,7 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB056", lambda d: P(d)["ecn_profiles"].append(copy.deepcopy(P(d)["ecn_profiles"][0])), None),
     ("FAB057", _set(lambda d: P(d)["ecn_profiles"][0], "max_mark_probability_percent", 0), None),
     ("FAB058", lambda d: P(d)["ecn_profiles"].append({"name": "spare", "traffic_classes": []}), None),
+    ("FAB059", _set(lambda d: P(d)["ecn_profiles"][0], "min_bytes", 150), None),
     ("FAB060", _set(lambda d: D(d)["switch"]["buffer"], "headroom_pool_bytes", 100_000), None),
     ("FAB061", _set(lambda d: P(d)["buffers"], "lossless_mtu_bytes", 9500), None),
     ("FAB062", _set(lambda d: P(d)["buffers"], "cable_length_m", {"host": 5}), None),

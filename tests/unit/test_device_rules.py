@@ -91,3 +91,12 @@ def test_every_rule_has_a_source() -> None:
         for name, src in named:
             assert isinstance(src, Source) and len(src.ref) > 20, (platform, name)
     assert SPECS[Platform.CISCO_NXOS].rules.mtu.l2_values == (1500, 9216)
+
+
+def test_ecn_min_bytes_150_warns_as_kbytes(tmp_path: Path) -> None:
+    """`min_bytes: 150` (kbytes typed as bytes) passed with 0 warnings and rendered `minimum-threshold 150 bytes`."""
+    docs = lab_docs()
+    P(docs)["ecn_profiles"][0]["min_bytes"] = 150
+    found = [p for p in run_checks(load_inventory(write(tmp_path / "inv", docs))) if p.code == "FAB059"]
+    assert [(p.severity, p.path) for p in found] == [("warning", "policy.ecn_profiles[roce].min_bytes")]
+    assert "min_bytes: 150000" in (found[0].hint or "")

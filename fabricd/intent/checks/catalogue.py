@@ -38,6 +38,8 @@ LOAD_CODES = (
     ("INV018", "an unknown or malformed `defaults` section (only switch, host, port, nic)"),
     ("INV019", "a group that is not a mapping"),
     ("INV020", "a device listing a group that is not defined"),
+    ("INV021", "a group's `ports:`/`nics:` list that a member's own list replaces (use the group's `port:`/`nic:` "
+               "defaults)"),
     ("INV100", "a model error: unknown key, wrong type, out-of-range or not-allowed value, missing required key"),
 )
 

@@ -3,7 +3,9 @@ Cumulus docs it cites. :mod:`fabricd.nos.checks` checks them."""
 
 from __future__ import annotations
 
-from fabricd.nos.rules import DeviceRules, EcnUnits, MtuRule, PortNames, Reserved, Source, WatchdogGrid
+import re
+
+from fabricd.nos.rules import DeviceRules, EcnUnits, MtuRule, NameRule, PortNames, Reserved, Source, WatchdogGrid
 
 from .grammar import SWP
 
@@ -32,4 +34,7 @@ RULES = DeviceRules(
     reserved_vlans=Reserved((NVUE_RESERVED_VLANS,), Source(
         f"{DOCS}/Layer-2/Ethernet-Bridging-VLANs/VLAN-aware-Bridge-Mode.md @ ad804834b92f ('the reserved range "
         "is 3725-3999')"), "Cumulus Linux reserves 3725-3999 for its own use"),
+    port_description=NameRule(max_length=200, pattern=re.compile(r"\S+"), forms="one word (no spaces)",
+                              source=Source("fabricd/nos/cumulus_nvue/grammar.py interface <interface-id> "
+                                            "description <value>: one word (Cumulus Linux 5.5 NVUE command list)")),
 )
