@@ -463,6 +463,10 @@ def _validation_problems(
             expected = "one of " + ", ".join(allowed) if allowed else "a known key"
             got = repr(key)
             hint = f"did you mean {close[0]!r}?" if close else "remove it (see `fabricd schema`)"
+            if key in ("nic", "port") and model is not None and f"{key}s" in model.model_fields:
+                # the plural is a list of this device's own NICs/ports: defaults for them go elsewhere
+                hint = (f"{key} defaults go in defaults.{key} or a group's {key}: mapping; this device's own "
+                        f"{key}s are its {key}s: list")
         elif etype == "missing":
             message = f"missing required key {loc[-1]!r}"
             expected = f"a value for {loc[-1]!r}"

@@ -9,8 +9,8 @@ registry (:mod:`fabricd.nos.checks`): the pack declares, the engine checks, so a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,9 @@ class DeviceRules:
     profile_name: NameRule | None = None
     reserved_vlans: Reserved | None = None
     port_description: NameRule | None = None
+    coverage: Mapping[str, str] = field(default_factory=dict)
+    """field -> what this NOS does with it, where that differs from the shared entry of the field-coverage matrix
+    (:mod:`fabricd.nos.coverage`)."""
 
     def sources(self) -> Iterator[tuple[str, Source]]:
         """Every (rule name, source) of this rule set, in declaration order."""
@@ -116,7 +119,7 @@ class DeviceRules:
             value = getattr(self, f.name)
             if isinstance(value, Source):
                 yield f.name, value
-            for sub in fields(value) if hasattr(value, "__dataclass_fields__") else ():
+            for sub in fields(value) if hasattr(value, "__dataclass_fields__") and not isinstance(value, type) else ():
                 inner = getattr(value, sub.name)
                 if isinstance(inner, Source):
                     label = f.name if sub.name == "source" else f"{f.name}.{sub.name.removesuffix('_source')}"

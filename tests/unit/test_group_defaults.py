@@ -60,3 +60,12 @@ def test_cc_null_clears_inherited_knobs(tmp_path: Path) -> None:
     assert fabric.hosts[0].nics[0].cc == {}
     assert fabric.hosts[1].nics[0].cc == {"rpg_time_reset": 300}  # a mapping merges
     assert fabric.hosts[2].nics[0].cc == {"rpg_time_reset": 300}
+
+
+def test_a_host_nic_key_hints_at_defaults_not_at_nics(tmp_path: Path) -> None:
+    docs = lab_docs()
+    H(docs)[0]["nic"] = {"driver": "ice"}
+    with pytest.raises(InventoryError) as err:
+        load_inventory(write(tmp_path / "inv", docs))
+    hint = next(p.hint for p in err.value.problems if "'nic'" in p.message)
+    assert hint is not None and "group's nic:" in hint and "did you mean" not in hint

@@ -9,6 +9,12 @@ from fabricd.nos.rules import DeviceRules, EcnUnits, MtuRule, NameRule, PortName
 
 AVD = "pyavd 6.4 eos_cli_config_gen schema"
 
+def _headroom_notes() -> dict[str, str]:
+    note = "note: EOS sizes PFC headroom itself (no per-port xoff/xon CLI); render lists fabricd's values"
+    return {f: note for f in ("policy.buffers.cable_length_m{}", "policy.buffers.lossless_mtu_bytes",
+                              "policy.buffers.xon_bytes", "switches[].ports[].speed", "switches[].ports[].role",
+                              "hosts[].nics[].cable_m", "links[].role", "links[].cable_m")}
+
 RULES = DeviceRules(
     ports=PortNames(
         physical=re.compile(r"Ethernet\d+(?:/\d+){0,2}"),
@@ -36,4 +42,12 @@ RULES = DeviceRules(
                                                     "AVD's vlans[].name is a free string", verified=False)),
     port_description=NameRule(max_length=200, source=Source(f"{AVD} ethernet_interfaces[].description: a free "
                                                             "string; fabricd's model caps it at 200")),
+    coverage={
+        **_headroom_notes(),
+        "policy.pfc.watchdog.action": "rendered (drop, alert = notify-only; FAB120 refuses forward)",
+        "policy.pfc.watchdog.detection_ms": "rendered (FAB041/FAB042: 10 ms steps)",
+        "policy.pfc.watchdog.restoration_ms": "rendered (FAB041/FAB042: 10 ms steps)",
+        "policy.pfc.watchdog.poll_ms": "rendered (FAB042: at most half the smaller timer)",
+        "policy.ecn_profiles[].min_bytes": "rendered (kbytes when exact, else bytes; FAB143 at a 0 threshold)",
+    },
 )

@@ -26,6 +26,8 @@ NXOS_VLAN_NAME = 32
 NXOS_SYSTEM_JUMBO_MTU = 9216
 """``system jumbomtu`` default; fabricd does not render ``system jumbomtu``, so a switchport takes 1500 or this."""
 
+_HEADROOM = ("note: NX-OS sizes PFC headroom itself (no per-port xoff/xon CLI); render lists fabricd's values")
+
 RULES = DeviceRules(
     ports=PortNames(
         physical=re.compile(r"Ethernet\d+/\d+(?:/\d+)?"),
@@ -41,7 +43,9 @@ RULES = DeviceRules(
         l2_values=(1500, NXOS_SYSTEM_JUMBO_MTU),
         l2_source=Source("Cisco TechNote 118994 'Configure and Verify Maximum Transmission Unit on Cisco Nexus "
                          "Platforms': a Layer 2 port takes only the default (1500) or the system jumbo MTU "
-                         "('ERROR: MTU can only be default or system jumbo MTU'); system jumbomtu defaults to 9216"),
+                         "('ERROR: MTU can only be default or system jumbo MTU'); read: blog.madnetworks.fr/2014/10/"
+                         "mtunexus-7000 (device output 'MTU on L2 interfaces can only be set to default or "
+                         "system-jumboMTU', `system jumbomtu 9216` the default)"),
     ),
     watchdog=WatchdogGrid(
         poll_ms=NXOS_POLL_MS, detect_polls=NXOS_INTERFACE_MULTIPLIER, restore_polls=NXOS_FIXED_RESTORE_MULTIPLIER,
@@ -64,4 +68,18 @@ RULES = DeviceRules(
     port_description=NameRule(max_length=200, source=Source(
         "Cisco Nexus 9000 Interfaces Configuration Guide: `description` up to 254 characters; fabricd's model caps "
         "it at 200", verified=False)),
+    coverage={
+        **dict.fromkeys(("policy.buffers.cable_length_m{}", "policy.buffers.lossless_mtu_bytes",
+                         "policy.buffers.xon_bytes", "switches[].ports[].speed", "switches[].ports[].role",
+                         "hosts[].nics[].cable_m", "links[].role", "links[].cable_m"), _HEADROOM),
+        "policy.pfc.watchdog.action": "rendered (alert = disable-action; FAB042 warns that forward renders as drop)",
+        "policy.pfc.watchdog.detection_ms": "rendered (FAB041: 1-40 polls; FAB042: whole polls)",
+        "policy.pfc.watchdog.restoration_ms": "rendered (FAB041: 1-100 polls; FAB042: whole polls)",
+        "policy.pfc.watchdog.poll_ms": "rendered (FAB041: 100-1000 ms)",
+        "policy.ecn_profiles[].min_bytes": "rendered (kbytes; FAB143 warns where it rounds)",
+        "policy.ecn_profiles[].max_bytes": "rendered (kbytes; FAB143 warns where it rounds)",
+        "policy.vlans[].name": "rendered (FAB141: at most 32 characters)",
+        "policy.qos.traffic_classes[].name": "rendered (class-map FABRICD_<NAME>)",
+        "switches[].ports[].mtu": "rendered (FAB142: a Layer 2 port takes 1500 or 9216)",
+    },
 )

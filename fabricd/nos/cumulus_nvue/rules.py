@@ -37,4 +37,12 @@ RULES = DeviceRules(
     port_description=NameRule(max_length=200, pattern=re.compile(r"\S+"), forms="one word (no spaces)",
                               source=Source("fabricd/nos/cumulus_nvue/grammar.py interface <interface-id> "
                                             "description <value>: one word (Cumulus Linux 5.5 NVUE command list)")),
+    coverage={
+        "policy.pfc.watchdog.restoration_ms": "note: NVUE restores after one clean poll (no knob); render warns",
+        "policy.pfc.watchdog.action": "rendered (drop only; FAB042 warns that alert/forward render as drop)",
+        "policy.pfc.watchdog.detection_ms": "rendered (FAB041: 1-1000 polls; FAB042: whole polls)",
+        "policy.vlans[].name": "note: NVUE bridge VLANs have no name; render warns",
+        "policy.qos.traffic_classes[].weight_percent": "rendered (unused queues render strict; render warns)",
+        "switches[].ports[].description": "rendered (FAB141: one word)",
+    },
 )

@@ -50,4 +50,11 @@ RULES = DeviceRules(
                             "VLAN 1 is the default VLAN SONiC does not let CONFIG_DB define"),
     port_description=NameRule(max_length=255, source=Source(f"{YANG} sonic-port.yang PORT_LIST/description "
                                                             "length 0..255")),
+    coverage={
+        "policy.pfc.watchdog.detection_ms": "rendered (FAB041: 100-5000 ms)",
+        "policy.pfc.watchdog.poll_ms": "rendered (FAB042: at most the smaller timer)",
+        "policy.ecn_profiles[].name": "rendered (WRED_PROFILE name; FAB110)",
+        "policy.vlans[].id": "rendered (FAB111: 2-4094)",
+        "switches[].ports[].name": "rendered (FAB140: EthernetN, no LAG or alias)",
+    },
 )
