@@ -207,7 +207,7 @@ def _grid_findings(ctx: Context, platform: str, who: str) -> Iterator[tuple[str,
        why="A timer outside a platform's range, or a number of polls its multiplier cannot hold (NX-OS detection "
        "is 1-40 polls: 5000 ms at a 100 ms poll would render as 4000 ms), is refused when pushed or silently "
        "clamped, so switches of different OSes would detect storms at different times.",
-       fix="pick timers inside the ranges of every platform in the fabric (docs/checks.md table), or change poll_ms "
+       fix="pick timers inside the ranges of every platform in the fabric (`fabricd docs checks`), or change poll_ms "
        "so that the timer is a number of polls the platform holds")
 def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
     if not _watchdog_active(ctx):
