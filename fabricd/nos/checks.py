@@ -11,6 +11,7 @@ first. Checks only one NOS has stay in its pack (``fabricd/nos/<id>/checks.py``,
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Iterator
 
@@ -303,6 +304,39 @@ def ecn_device_units(ctx: Context) -> Iterator[Finding]:
                               got=intended)
 
 
+# --- the rest of what render would approximate ------------------------------------------------------------------
+
+_PORT_FIELD = re.compile(r"ports\[(?P<port>[^\]]+)\]\.(?P<rest>.+)")
+
+
+@check("FAB144", "render-approximation", Severity.WARNING, area="platform",
+       title="What the render would approximate for a port or a switch is said at its line",
+       why="Besides the watchdog (FAB042) and ECN (FAB143), a pack rounds or drops a few per-port and per-switch "
+       "values: SONiC and NVUE take whole-metre cable lengths, a port untagged in one VLAN and in another too is "
+       "tagged in all, NVUE sizes no lossless pool without the switch's buffer figures. Each warning is what "
+       "`fabricd render` would write instead.",
+       fix="give the value the platform takes (the warning says what it renders), or accept the approximation")
+def render_approximation(ctx: Context) -> Iterator[Finding]:
+    for i, si in enumerate(switch_intents(ctx)):
+        if si is None:
+            continue
+        sw = ctx.fabric.switches[i]
+        ports = {p.name: j for j, p in enumerate(sw.ports)}
+        for w in si.warnings:
+            m = _PORT_FIELD.fullmatch(w.field)
+            if m is not None and m.group("port") in ports:
+                loc: tuple[str | int, ...] = ("switches", i, "ports", ports[m.group("port")])
+                what = f"{sw.name}: {m.group('port')} {m.group('rest')}"
+            elif w.field == "lossless_pool_percent":
+                loc = ("switches", i, "buffer")
+                what = f"{sw.name}: the lossless traffic pool"
+            else:
+                continue  # FAB042/FAB143/FAB032 say it, or a `note` of the coverage matrix (render only)
+            rendered = "nothing" if w.rendered == "-" else w.rendered
+            yield Finding(loc, f"{what} renders {rendered} instead of {w.intended} on "
+                          f"{_title(sw.platform.value)}: {w.reason}", expected=w.intended, got=f"renders {rendered}")
+
+
 CHECKS: tuple[Check, ...] = (
     watchdog_platform_range,
     watchdog_granularity,
@@ -310,5 +344,6 @@ CHECKS: tuple[Check, ...] = (
     device_name_length,
     port_mtu_mode,
     ecn_device_units,
+    render_approximation,
 )
 """The device-rule checks (every pack's rules); each pack's own checks are its spec's ``checks``."""

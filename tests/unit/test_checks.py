@@ -207,6 +207,7 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB140", lambda d: _nvue_switch(d)["ports"].append({"name": "Ethernet1", "role": "host"}), None),
     ("FAB141", lambda d: P(d)["vlans"][0].update(name="rdma-" + "x" * 30), None),
     ("FAB142", _set(lambda d: D(d)["port"], "mtu", 9214), None),
+    ("FAB144", _set(lambda d: L(d)[0], "cable_m", 12.5), None),
     ("FAB143", _set(lambda d: P(d)["ecn_profiles"][0], "min_bytes", 150_500), None),
     ("FAB120", _set(lambda d: P(d)["pfc"]["watchdog"], "action", "forward"), None),
     ("FAB121", _dwrr_above_cnp, None),

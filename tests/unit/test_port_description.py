@@ -40,3 +40,14 @@ def test_nvue_refuses_a_description_with_spaces(tmp_path: Path) -> None:
     found = [p for p in run_checks(load_inventory(write(tmp_path / "inv", docs))) if p.code == "FAB141"]
     assert found and all(p.path.endswith(".description") for p in found)
     assert {p.path.split("]")[0] for p in found} == {"switches[spine2", "switches[leaf4-nvue"}
+
+
+def test_nvue_refuses_shell_characters_in_a_description(tmp_path: Path) -> None:
+    """`nv set` lines run in bash: a glob or parenthesis in the word would be expanded or be a syntax error."""
+    for text, refused in (("to-spine1(e1)", True), ("uplink*", True), ("#1", True), ("to-spine1:Ethernet0", False)):
+        docs = lab_docs()
+        for sw in S(docs):
+            sw["ports"][0]["description"] = text
+        found = [p for p in run_checks(load_inventory(write(tmp_path / text.replace("*", "x").replace("#", "h"), docs)))
+                 if p.code == "FAB141"]
+        assert bool(found) == refused, text

@@ -34,9 +34,12 @@ RULES = DeviceRules(
     reserved_vlans=Reserved((NVUE_RESERVED_VLANS,), Source(
         f"{DOCS}/Layer-2/Ethernet-Bridging-VLANs/VLAN-aware-Bridge-Mode.md @ ad804834b92f ('the reserved range "
         "is 3725-3999')"), "Cumulus Linux reserves 3725-3999 for its own use"),
-    port_description=NameRule(max_length=200, pattern=re.compile(r"\S+"), forms="one word (no spaces)",
-                              source=Source("fabricd/nos/cumulus_nvue/grammar.py interface <interface-id> "
-                                            "description <value>: one word (Cumulus Linux 5.5 NVUE command list)")),
+    port_description=NameRule(
+        max_length=200, pattern=re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+=,-]*"),
+        forms="one word of letters, digits and _ . : / @ + = , - (the nv command runs in bash: no spaces, no "
+              "glob or shell characters)",
+        source=Source("fabricd/nos/cumulus_nvue/grammar.py interface <interface-id> description <value>: one word "
+                      "(Cumulus Linux 5.5 NVUE command list); fabricd pushes nv commands through bash")),
     coverage={
         "policy.pfc.watchdog.restoration_ms": "note: NVUE restores after one clean poll (no knob); render warns",
         "policy.pfc.watchdog.action": "rendered (drop only; FAB042 warns that alert/forward render as drop)",
