@@ -171,19 +171,18 @@ def _grid_findings(ctx: Context, platform: str, who: str) -> Iterator[tuple[str,
     """(policy field, finding) for every timer the platform's grid cannot hold."""
     wd = ctx.policy.pfc.watchdog
     grid = _rules(platform).watchdog
-    src = grid.source.ref
     poll = wd.poll_ms
     if grid.poll_ms is not None:
         lo, hi = grid.poll_ms
         if not lo <= wd.poll_ms <= hi:
             yield "poll_ms", Finding((*WATCHDOG, "poll_ms"), f"poll_ms is outside the range of {who}",
-                                     expected=f"{lo}-{hi} ms ({src})", got=f"{wd.poll_ms} ms")
+                                     expected=f"{lo}-{hi} ms", got=f"{wd.poll_ms} ms")
         poll = clamp(wd.poll_ms, grid.poll_ms)
     for name, value, rng, polls in (("detection_ms", wd.detection_ms, grid.detection_ms, grid.detect_polls),
                                     ("restoration_ms", wd.restoration_ms, grid.restoration_ms, grid.restore_polls)):
         if rng is not None and not rng[0] <= value <= rng[1]:
             yield name, Finding((*WATCHDOG, name), f"{name} is outside the range of {who}",
-                                expected=f"{rng[0]}-{rng[1]} ms ({src})", got=f"{value} ms")
+                                expected=f"{rng[0]}-{rng[1]} ms", got=f"{value} ms")
         elif polls is not None and poll > 0:
             lo_n, hi_n = polls
             n = (value + poll // 2) // poll
@@ -200,7 +199,7 @@ def _grid_findings(ctx: Context, platform: str, who: str) -> Iterator[tuple[str,
             yield name, Finding((*WATCHDOG, name),
                                 f"{name} is not a value {who} can express at a {poll} ms poll: it would render as "
                                 f"{nearest} ms", expected=f"{lo_n}-{hi_n} polls of {poll} ms = {lo_n * poll}-"
-                                f"{hi_n * poll} ms ({src})", got=f"{value} ms", hint=hint)
+                                f"{hi_n * poll} ms", got=f"{value} ms", hint=hint)
 
 
 @check("FAB041", "watchdog-platform-range", Severity.ERROR, area="pfc",
