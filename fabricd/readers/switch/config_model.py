@@ -51,7 +51,12 @@ class PortConfig:
       ``restoration_ms`` the watchdog timers that apply to the port, whether or not it is on (None: not set and no
       documented default, or not readable);
     - ``ecn``: egress queue -> ECN settings;
-    - ``queue_mtu_bytes``: per-queue (class) MTU where the NOS has one (NX-OS network-qos), else empty.
+    - ``queue_mtu_bytes``: per-queue (class) MTU where the NOS has one (NX-OS network-qos), else empty;
+    - the lossless path (checked by :mod:`fabricd.nos.lossless_path`): ``pfc_queues`` PFC priority -> the egress
+      queue a pause received for it stops (SONiC ``pfc_to_queue_map``, NX-OS the no-drop class listing the CoS;
+      EOS and NVUE pause the queue the priority maps to); ``watchdog_queues`` watched queue -> the priority whose
+      pause frames the watchdog counts on it; ``buffered_priorities`` priorities whose ingress priority group has
+      lossless headroom (None: not read); ``strict_queues`` strict-priority egress queues (None: not read).
     """
 
     name: str
@@ -69,6 +74,10 @@ class PortConfig:
     restoration_ms: int | None = None
     ecn: dict[int, EcnConfig] = field(default_factory=dict)
     queue_mtu_bytes: dict[int, int] = field(default_factory=dict)
+    pfc_queues: dict[int, int] = field(default_factory=dict)
+    watchdog_queues: dict[int, int] = field(default_factory=dict)
+    buffered_priorities: frozenset[int] | None = None
+    strict_queues: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
