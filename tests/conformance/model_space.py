@@ -30,7 +30,6 @@ from pydantic import BaseModel
 from fabricd.intent.checks import CHECKS_BY_CODE
 from fabricd.model import CnpClass, EcnProfile, Nic, Port, RoceClass, Watchdog
 from fabricd.model.policy import Buffers
-from fabricd.model.topology import SwitchBuffer
 
 PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")
 
