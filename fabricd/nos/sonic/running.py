@@ -14,7 +14,8 @@ Read back (sonic-buildimage ``qos_config.j2`` / ``buffers_config.j2`` tables):
 - the lossless path: ``PORT_QOS_MAP|<port>`` ``pfc_to_queue_map`` -> ``MAP_PFC_PRIORITY_TO_QUEUE`` (the queue a PFC
   frame for a priority stops; unbound: the identity, as SONiC's own ``qos_config.j2`` AZURE map), ``tc_to_pg_map``
   -> ``TC_TO_PRIORITY_GROUP_MAP`` and ``BUFFER_PG|<port>|<pgs>`` -> ``BUFFER_PROFILE`` (a PG is lossless when its
-  profile has ``xoff`` headroom or draws from ``ingress_lossless_pool``). ``pfcwd_sw_enable`` names *queues*
+  profile has ``xoff`` headroom or draws from ``ingress_lossless_pool``, or is ``NULL``: the dynamic buffer model
+  computes its headroom; an unbound ``tc_to_pg_map`` is the identity). ``pfcwd_sw_enable`` names *queues*
   (sonic-port-qos-map.yang); sonic-swss's pfcwdorch watches queue i for bit i and its storm detector
   (``orchagent/pfc_detect_*.lua``) counts ``SAI_PORT_STAT_PFC_<i>_RX_PKTS``, the pause frames of priority i.
 
@@ -102,9 +103,11 @@ def parse_running_config(text: str) -> LosslessConfig:
     lossless_pgs: dict[str, set[int]] = {}
     for key, row in _table(db, "BUFFER_PG").items():
         parts = key.split("|")
-        prof = profiles.get(_ref(row.get("profile")) or "")
-        if len(parts) >= 2 and prof is not None and (
-                to_int(str(prof.get("xoff", ""))) or _ref(prof.get("pool")) == "ingress_lossless_pool"):
+        pname = _ref(row.get("profile")) or ""
+        prof = profiles.get(pname)
+        lossless = pname == "NULL" or (prof is not None and bool(
+            to_int(str(prof.get("xoff", ""))) or _ref(prof.get("pool")) == "ingress_lossless_pool"))
+        if len(parts) >= 2 and lossless:
             lossless_pgs.setdefault(parts[-2], set()).update(int_list(parts[-1], 0, 15) or [])
     ecn: dict[str, dict[int, EcnConfig]] = {}
     problems: list[str] = []
@@ -148,7 +151,8 @@ def parse_running_config(text: str) -> LosslessConfig:
         to_queue = _map(pfc_queue_maps, _ref(row.get("pfc_to_queue_map")), 7)
         pfc_queues = {p: (to_queue.get(p, p) if to_queue is not None else p) for p in pfc}
         to_pg = _map(pg_maps, _ref(row.get("tc_to_pg_map")), 7)
-        buffered = frozenset(p for p in pfc if to_pg is not None and to_pg.get(p) in lossless_pgs.get(name, set()))
+        pgs = lossless_pgs.get(name, set())
+        buffered = frozenset(p for p in pfc if (to_pg.get(p) if to_pg is not None else p) in pgs)
         ports[name] = PortConfig(
             name=name, mtu_bytes=to_int(str(port_table.get(name, {}).get("mtu", ""))), trust=trust,
             dscp_to_priority=dscp, pcp_to_priority=dot1p,
