@@ -181,14 +181,15 @@ def record(platform: str, oracle: str, *, files: int = 0, lines: int = 0, reject
 
 @dataclass
 class PathVerdict:
-    """The lossless-path check's verdict (fabricd/nos/lossless_path.py) over the renders of one platform."""
+    """The lossless-path check's verdict (fabricd/nos/lossless_path.py: renders parsed back with the pack's
+    running-config parser) over the renders of one platform from one source."""
 
     platform: str
     files: int = 0
     violations: int = 0
 
     def line(self) -> str:
-        return f"lossless-path {self.platform} (parsed back): files={self.files} violations={self.violations}"
+        return f"lossless-path {self.platform}: files={self.files} violations={self.violations}"
 
 
 PATHS: dict[str, PathVerdict] = {}

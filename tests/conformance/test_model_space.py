@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from conformance_corpus import accepted, record, record_draws, record_path
+from conformance_corpus import REPO, accepted, inventories, record, record_draws, record_path
 from hypothesis import HealthCheck, given, settings
 from model_space import fabrics
 from sonic_yang_oracle import check_fragment, in_ci, libyang_missing, rows_of
@@ -28,6 +28,7 @@ from test_cisco_nxos_grammar import check_text as nxos_check_text
 from test_cumulus_nvue_grammar import _unverified as nvue_unverified
 
 from fabricd.intent.lossless_path import path_plan
+from fabricd.inventory import load_inventory
 from fabricd.model import Platform
 from fabricd.nos.cumulus_nvue.grammar import check_lines, set_lines
 from fabricd.nos.lossless_path import check_render
@@ -96,7 +97,7 @@ def test_nothing_validate_accepts_is_rejected_or_loses_the_path(doc: dict[str, A
         render = render_switch_intent(intent, env)
         text = render.primary.text
         violations = check_render(intent, plan, text)
-        record_path(sw.platform.value, files=1, violations=len(violations))
+        record_path(f"{sw.platform.value} (whole model, parsed back)", files=1, violations=len(violations))
         problems += [v.render() for v in violations]
         if sw.platform == Platform.SONIC:
             if _sonic(text, sw.name):
@@ -130,3 +131,23 @@ def test_the_whole_model_draws_were_mostly_accepted() -> None:
     assert DRAWS["accepted"] >= DRAWS["drawn"] // 4, dict(DRAWS)
     assert DRAWS["accepted, a lossless priority in another queue"] >= DRAWS["accepted"] // 4, dict(DRAWS)
     assert DRAWS["accepted, two lossless priorities"] >= DRAWS["accepted"] // 8, dict(DRAWS)
+
+
+def test_every_shipped_render_keeps_the_lossless_path() -> None:
+    """The lossless-path check on every switch render of every shipped inventory (the lab, the examples, the render
+    goldens' cases): what users start from is parsed back and keeps the path too."""
+    checked = 0
+    problems: list[str] = []
+    env = environment()
+    for path in inventories():
+        fabric = load_inventory(path).fabric
+        plan = path_plan(fabric)
+        builder = SwitchIntentBuilder(fabric)
+        for sw in fabric.switches:
+            intent = builder.build(sw)
+            violations = check_render(intent, plan, render_switch_intent(intent, env).primary.text)
+            record_path(f"{sw.platform.value} (shipped inventories, parsed back)", files=1, violations=len(violations))
+            problems += [f"{path.relative_to(REPO)}: {v.render()}" for v in violations]
+            checked += 1
+    assert checked >= 20
+    assert problems == [], "\n".join(problems[:20])
