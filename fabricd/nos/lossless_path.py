@@ -85,8 +85,9 @@ def check_config(intent: SwitchIntentBase, plan: PathPlan, config: LosslessConfi
                     bad(p, "paused", f"PFC on priority {p} stopping queue {queue}",
                         f"PFC priorities {sorted(cfg.pfc_priorities)}, priority {p} stops queue "
                         f"{cfg.pfc_queues.get(p, '-')}")
-                if port.watchdog and cfg.watchdog_queues.get(queue) != p:
-                    watched = ", ".join(f"queue {q} (priority {w})" for q, w in sorted(cfg.watchdog_queues.items()))
+                if port.watchdog and p not in cfg.watchdog_queues.get(queue, frozenset()):
+                    watched = ", ".join(f"queue {q} (priorities {','.join(map(str, sorted(w)))})"
+                                        for q, w in sorted(cfg.watchdog_queues.items()))
                     bad(p, "watched", f"watchdog on queue {queue} counting priority {p}", watched or "none")
                 if cfg.buffered_priorities is not None and p not in cfg.buffered_priorities:
                     bad(p, "buffered", f"lossless headroom for priority {p}",

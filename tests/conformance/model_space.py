@@ -180,8 +180,9 @@ def mostly(usual: st.SearchStrategy[Any], anything: st.SearchStrategy[Any]) -> s
 
 @st.composite
 def queue_layout(draw: st.DrawFn) -> dict[str, Any]:
-    """The QoS part of the policy: lossless priorities (1-2, never the CNP one), each in its own class whose id (the
-    queue) is often not the priority, the CNP class, a default class; trust, the DSCP map, RoCE and CNP classes."""
+    """The QoS part of the policy: lossless priorities (1-2, never the CNP one), each in its own class (or both in
+    one) whose id (the queue) is often not the priority, the CNP class, a default class; the DSCP map, RoCE and CNP
+    classes."""
     cnp = draw(from_model(CnpClass))
     cnp_prio = cnp.get("priority", 6)
     free = [p for p in range(8) if p != cnp_prio]
@@ -195,8 +196,12 @@ def queue_layout(draw: st.DrawFn) -> dict[str, Any]:
     default_prio = draw(st.sampled_from(rest)) if rest else cnp_prio
     classes: list[dict[str, Any]] = []
     dwrr: list[dict[str, Any]] = []
-    for i, p in enumerate(lossless):
-        dwrr.append({"id": queues[i], "name": f"lossless{p}", "priorities": [p], "scheduler": "dwrr"})
+    if len(lossless) == 2 and draw(st.integers(0, 3)) == 0:  # both lossless priorities in one queue
+        dwrr.append({"id": queues[0], "name": f"lossless{lossless[0]}", "priorities": sorted(lossless),
+                     "scheduler": "dwrr"})
+    else:
+        for i, p in enumerate(lossless):
+            dwrr.append({"id": queues[i], "name": f"lossless{p}", "priorities": [p], "scheduler": "dwrr"})
     if rest:
         dwrr.append({"id": queues[len(lossless)], "name": draw(idents), "priorities": rest, "scheduler": "dwrr"})
     strict = cnp.get("strict", True) or draw(st.booleans())
@@ -214,7 +219,7 @@ def queue_layout(draw: st.DrawFn) -> dict[str, Any]:
     ecn_name = draw(mostly(st.one_of(st.just("roce"), idents), names))
     roce = draw(from_model(RoceClass, priority=st.sampled_from(lossless), tos=st.nothing()))
     for tc in classes:
-        if tc["name"] == f"lossless{roce['priority']}" or (tc["name"].startswith("lossless") and draw(st.booleans())):
+        if roce["priority"] in tc["priorities"] or (tc["name"].startswith("lossless") and draw(st.booleans())):
             tc["ecn_profile"] = ecn_name
     dscps = draw(st.lists(st.integers(0, 63), min_size=2, max_size=2, unique=True))
     roce["dscp"], cnp["dscp"] = dscps

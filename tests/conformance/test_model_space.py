@@ -16,12 +16,14 @@ prints, besides each oracle's ``rejected=`` verdict line, ``lossless-path ... vi
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections import Counter
 from typing import Any
 
 import pytest
 from conformance_corpus import REPO, accepted, inventories, record, record_draws, record_path
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from model_space import fabrics
 from sonic_yang_oracle import check_fragment, in_ci, libyang_missing, rows_of
 from test_cisco_nxos_grammar import check_text as nxos_check_text
@@ -40,7 +42,7 @@ pytestmark = pytest.mark.slow  # about a minute: make test runs it, make unit le
 
 EXAMPLES = 300
 AVD_EVERY = 6
-"""AVD judges every 6th accepted draw's EOS render (about 2 s each); the other oracles judge every draw."""
+"""AVD judges the EOS render of about one accepted draw in 6 (about 2 s each); the other oracles judge every draw."""
 
 DRAWS: Counter[str] = Counter()
 REJECTED: list[str] = []
@@ -55,8 +57,6 @@ def _avd() -> Any:
 
 
 def _sonic(render_text: str, device: str) -> int:
-    import json
-
     fragment = json.loads(render_text)
     rejections = check_fragment(fragment)
     rows = len({(r.table, r.key) for r in rejections})
@@ -75,7 +75,10 @@ def _oracles() -> None:
         pytest.skip(why)
 
 
+# No shrinking: an example runs four oracles and a parse-back per switch, so shrinking a failure would take minutes;
+# the failing draw is reported as drawn (derandomize makes it the same on every run).
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(doc=fabrics())
 def test_nothing_validate_accepts_is_rejected_or_loses_the_path(doc: dict[str, Any]) -> None:
@@ -90,7 +93,8 @@ def test_nothing_validate_accepts_is_rejected_or_loses_the_path(doc: dict[str, A
     DRAWS["accepted, two lossless priorities"] += len(plan.lossless) == 2
     builder = SwitchIntentBuilder(fabric)
     env = environment()
-    avd = _avd() if DRAWS["accepted"] % AVD_EVERY == 1 else None
+    # a sample chosen by the draw itself (not by a counter), so that re-running an example behaves the same
+    avd = _avd() if zlib.crc32(json.dumps(doc, sort_keys=True, default=str).encode()) % AVD_EVERY == 0 else None
     problems: list[str] = []
     for sw in fabric.switches:
         intent = builder.build(sw)
@@ -115,7 +119,7 @@ def test_nothing_validate_accepts_is_rejected_or_loses_the_path(doc: dict[str, A
             problems += [f"{sw.name}: {r}" for r in rejected]
         elif sw.platform == Platform.ARISTA_EOS and avd is not None:
             j = avd.judge(intent, text)
-            record("arista_eos", "pyavd schema + CLI diff (whole model, every 6th draw)", files=1, lines=j.lines,
+            record("arista_eos", "pyavd schema + CLI diff (whole model, a sixth of the draws)", files=1, lines=j.lines,
                    rejected=j.rejected, unverified=j.unverified)
             if j.rejected:
                 problems.append(f"{sw.name}: AVD:\n{j.explain()}")

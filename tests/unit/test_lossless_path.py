@@ -166,3 +166,17 @@ def test_the_checker_reads_eos_nxos_and_nvue_back() -> None:
                                                                                   "pause pfc-cos 3,4\n")
     kinds = {(v.priority, v.kind) for v in check_render(intent, plan, edited)}
     assert (3, "paused") in kinds and (3, "watched") in kinds
+
+
+@pytest.mark.parametrize("platform", [Platform.ARISTA_EOS, Platform.CISCO_NXOS, Platform.CUMULUS_NVUE])
+def test_two_lossless_priorities_in_one_moved_queue(platform: Platform) -> None:
+    """Both lossless priorities in queue 5: each is paused and watched there (a watched queue counts both)."""
+    doc = swapped()
+    doc["policy"]["qos"]["traffic_classes"] = [
+        {"id": 0, "name": "default", "priorities": [0, 1, 2, 5, 7], "weight_percent": 50},
+        {"id": 5, "name": "roce", "priorities": [3, 4], "weight_percent": 50, "ecn_profile": "roce"},
+        {"id": 6, "name": "cnp", "priorities": [6], "scheduler": "strict"},
+    ]
+    doc["policy"]["ecn_profiles"] = [{"name": "roce", "traffic_classes": [5]}]
+    assert path_plan(Fabric.model_validate(doc)).priority_queue[3] == 5
+    assert [v.render() for v in violations(doc, platform)] == []

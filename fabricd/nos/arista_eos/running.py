@@ -34,6 +34,7 @@ from fabricd.readers.switch.config_model import (
     LosslessConfig,
     PortConfig,
     Trust,
+    by_queue,
     indented,
     int_list,
     mapping,
@@ -149,7 +150,7 @@ def parse_running_config(text: str) -> LosslessConfig:
                             else default_ms.get("recovery-time")),
             ecn=state.ecn,
             pfc_queues={p: (queue_map or {}).get(p, p) for p in pfc},
-            watchdog_queues={(queue_map or {}).get(p, p): p for p in pfc} if state.watchdog else {},
+            watchdog_queues=by_queue(pfc, queue_map or {}) if state.watchdog else {},
             buffered_priorities=pfc,
             strict_queues=frozenset(q for q in range(8) if q > max(state.round_robin, default=-1)),
         )

@@ -37,6 +37,7 @@ from fabricd.readers.switch.config_model import (
     LosslessConfig,
     PortConfig,
     Trust,
+    by_queue,
     indented,
     int_list,
     threshold_bytes,
@@ -186,7 +187,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             detection_ms=poll * (intf_mult or shutdown), restoration_ms=restoration,
             ecn=_ecn(queuing), queue_mtu_bytes=dict(queue_mtu),
             pfc_queues={c: pause_queue[c] for c in pfc if c in pause_queue},
-            watchdog_queues={pause_queue[c]: c for c in pfc if c in pause_queue} if wd_on else {},
+            watchdog_queues=by_queue(frozenset(c for c in pfc if c in pause_queue), pause_queue) if wd_on else {},
             buffered_priorities=pfc, strict_queues=strict,
         )
     return LosslessConfig(PLATFORM, ports, tuple(problems))

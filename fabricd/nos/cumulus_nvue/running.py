@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
+from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, by_queue, int_list, to_int
 
 PLATFORM = "cumulus_nvue"
 DEFAULT_PROFILE = "default-global"
@@ -197,7 +197,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             detection_ms=poll * robust, restoration_ms=poll,
             ecn=ecn,
             pfc_queues={p: to_queue.get(p, p) for p in pfc},
-            watchdog_queues={to_queue.get(p, p): p for p in pfc} if it.watchdog else {},
+            watchdog_queues=by_queue(pfc, to_queue) if it.watchdog else {},
             buffered_priorities=(pfc if it.pfc_profile is not None
                                  and {"xoff-threshold", "port-buffer"} <= q.pfc_buffer.get(it.pfc_profile, set())
                                  else frozenset()),

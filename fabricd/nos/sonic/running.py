@@ -160,7 +160,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             pfc_priorities=pfc, watchdog_priorities=watched,
             detection_ms=to_int(str(wd_entry.get("detection_time", ""))) if wd_entry else None,
             restoration_ms=to_int(str(wd_entry.get("restoration_time", ""))) if wd_entry else None,
-            ecn=ecn.get(name, {}), pfc_queues=pfc_queues, watchdog_queues={q: q for q in watched},
+            ecn=ecn.get(name, {}), pfc_queues=pfc_queues, watchdog_queues={q: frozenset({q}) for q in watched},
             buffered_priorities=buffered, strict_queues=frozenset(strict.get(name, set())),
         )
     return LosslessConfig(PLATFORM, ports, tuple(problems))
