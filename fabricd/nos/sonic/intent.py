@@ -126,7 +126,7 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
     watched = sorted({path.queue for path in paths})
     for path in paths:
         if path.moved and parts.watchdog is not None:
-            sink(f"policy.pfc.priorities[{path.priority}]", f"watchdog on priority {path.priority} in queue "
+            sink(f"priority_queues[{path.priority}].watchdog", f"watchdog on priority {path.priority} in queue "
                  f"{path.queue}", f"pfcwd_sw_enable {path.queue}",
                  f"SONiC's PFC watchdog watches queue {path.queue} for pauses of priority {path.queue}, not "
                  f"{path.priority}: a storm on priority {path.priority} goes undetected")
