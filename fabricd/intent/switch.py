@@ -56,6 +56,7 @@ from fabricd.model import (
 from fabricd.model.types import Model
 
 from .headroom import headroom
+from .lossless_path import LosslessPath, PathPlan, path_plan
 from .render_warnings import RenderWarning, WarningSink
 from .units import chunks, plain_list, range_list, split_percent
 from .watchdog_timers import Warn
@@ -197,7 +198,9 @@ def default_headroom_name(speed: Speed, cable_m: float, mtu: int) -> str:
 
 @dataclass(frozen=True)
 class PolicyParts:
-    """Policy-level decisions for one platform; warnings are (field, intended, rendered, reason)."""
+    """Policy-level decisions for one platform; warnings are (field, intended, rendered, reason). ``paths`` is the
+    one lossless-path decision (:mod:`fabricd.intent.lossless_path`): every table that depends on where a lossless
+    priority goes (queue, PFC priority -> queue, watchdog queues, priority groups and their buffers) reads it."""
 
     lossless_priorities: list[int]
     classifier: list[ClassifierLine]
@@ -205,6 +208,11 @@ class PolicyParts:
     queues: list[QueueIntent]
     watchdog: Model | None
     warnings: list[tuple[str, str, str, str]]
+    plan: PathPlan
+
+    @property
+    def paths(self) -> tuple[LosslessPath, ...]:
+        return self.plan.lossless
 
 
 @dataclass(frozen=True)
@@ -254,12 +262,6 @@ class _Peer:
     vlan: int | None = None
 
 
-def _class_of_priority(fabric: Fabric) -> dict[int, TrafficClass | None]:
-    qos = fabric.policy.qos
-    default_tc = qos.class_of(qos.default_priority)
-    return {p: qos.class_of(p) or default_tc for p in range(NUM_PRIORITIES)}
-
-
 def _ecn_profile_of(fabric: Fabric, tc: TrafficClass) -> EcnProfile | None:
     policy = fabric.policy
     if tc.ecn_profile is not None:
@@ -276,7 +278,8 @@ def policy_parts(fabric: Fabric, shaping: IntentShaping) -> PolicyParts:
         notes.append((field, intended, rendered, reason))
 
     lossless = policy.lossless
-    lossless_prios = sorted(set(policy.pfc.priorities)) if lossless else []
+    plan = path_plan(fabric)
+    lossless_prios = plan.lossless_priorities
 
     # classification
     sep = shaping.classifier_sep
@@ -293,9 +296,8 @@ def policy_parts(fabric: Fabric, shaping: IntentShaping) -> PolicyParts:
     else:
         classifier = [ClassifierLine(codepoints=[p], text=str(p), priority=p) for p in range(NUM_PRIORITIES)]
 
-    # priority -> queue
-    class_of = _class_of_priority(fabric)
-    prio_queue = {p: (tc.id if tc is not None else 0) for p, tc in class_of.items()}
+    # priority -> queue: the one decision (intent/lossless_path.py)
+    prio_queue = plan.priority_queue
     priority_queues = [PriorityQueue(priority=p, queue=q) for p, q in prio_queue.items()]
 
     # queues
@@ -322,13 +324,13 @@ def policy_parts(fabric: Fabric, shaping: IntentShaping) -> PolicyParts:
         queues.append(QueueIntent(
             id=qid, name=tc.name, priorities=prios, used=True, strict=not dwrr, dwrr=dwrr,
             weight_percent=weights[qid] if dwrr else None, round_robin=dwrr,
-            lossless=any(p in lossless_prios for p in prios),
+            lossless=any(path.queue == qid for path in plan.lossless),
             ecn=shaping.ecn(profile, qid, warn) if profile is not None else None,
         ))
 
     wd = policy.pfc.watchdog
     watchdog = shaping.watchdog(wd, warn) if lossless and wd.enabled and lossless_prios else None
-    return PolicyParts(lossless_prios, classifier, priority_queues, queues, watchdog, notes)
+    return PolicyParts(lossless_prios, classifier, priority_queues, queues, watchdog, notes, plan)
 
 
 def _peers(fabric: Fabric) -> dict[str, _Peer]:

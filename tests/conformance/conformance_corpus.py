@@ -178,3 +178,33 @@ def record(platform: str, oracle: str, *, files: int = 0, lines: int = 0, reject
     v.rejected += rejected
     v.unverified += unverified
     return v
+
+
+@dataclass
+class PathVerdict:
+    """The lossless-path check's verdict (fabricd/nos/lossless_path.py: renders parsed back with the pack's
+    running-config parser) over the renders of one platform from one source."""
+
+    platform: str
+    files: int = 0
+    violations: int = 0
+
+    def line(self) -> str:
+        return f"lossless-path {self.platform}: files={self.files} violations={self.violations}"
+
+
+PATHS: dict[str, PathVerdict] = {}
+DRAWS: dict[str, int] = {}
+
+
+def record_path(platform: str, *, files: int = 0, violations: int = 0) -> PathVerdict:
+    """Add to the lossless-path verdict of ``platform``; the conftest prints it at the end of the run."""
+    v = PATHS.setdefault(platform, PathVerdict(platform))
+    v.files += files
+    v.violations += violations
+    return v
+
+
+def record_draws(**counts: int) -> None:
+    """Counts of the whole-model property's draws (accepted, refused by validate), printed by the conftest."""
+    DRAWS.update(counts)

@@ -215,6 +215,9 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB110", lambda d: (P(d)["ecn_profiles"][0].update(name="roce.v2"), TC(d)[1].update(ecn_profile="roce.v2")),
      None),
     ("FAB111", lambda d: (P(d)["vlans"][0].update(id=1), D(d)["nic"].update(vlan=1)), None),
+    # the RoCE class moved to queue 4 while the watchdog is on: SONiC's watchdog watches queue i for priority i
+    ("FAB112", lambda d: (next(tc for tc in TC(d) if tc["name"] == "roce").update(id=4),
+                          P(d)["ecn_profiles"][0].update(traffic_classes=[4])), None),
 ]
 
 

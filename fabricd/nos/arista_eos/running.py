@@ -12,7 +12,12 @@ interface winning for the same setting (EOS User Manual, "QoS profiles"; AVD ``q
   seconds);
 - ``tx-queue``/``uc-tx-queue <q>`` blocks with ``random-detect ecn minimum-threshold A <unit> maximum-threshold B
   <unit> [max-mark-probability P]`` (``kbytes`` = 1000 bytes; ``segments`` have no fixed size: None);
-- interface ``mtu``.
+- interface ``mtu``;
+- the lossless path: the tx-queue of a priority is its traffic class's (``qos map traffic-class``, EOS's default
+  traffic-class N -> tx-queue N where unmapped); EOS pauses and watches the tx-queue a no-drop priority's
+  traffic class maps to and sizes its headroom itself (fabricd's reading of the EOS QoS chapter: PFC is
+  configured per priority, scheduling per tx-queue; not verified on a device). A tx-queue is round robin with
+  ``no priority``; EOS schedules strict priority (its default) the queues above every round-robin queue.
 
 Format source: the real AVD-generated running config (fixtures/eos/running-config-qos-profile-pfc-ecn-avd-generated
 .txt) and fabricd's EOS templates.
@@ -30,6 +35,7 @@ from fabricd.readers.switch.config_model import (
     LosslessConfig,
     PortConfig,
     Trust,
+    by_queue,
     indented,
     int_list,
     mapping,
@@ -63,6 +69,7 @@ class _State:
     detection_ms: int | None = None
     restoration_ms: int | None = None
     ecn: dict[int, EcnConfig] = field(default_factory=dict)
+    round_robin: set[int] = field(default_factory=set)
 
     def apply(self, source: Block) -> None:
         for child in source.children:
@@ -84,6 +91,9 @@ class _State:
                 self.restoration_ms = seconds_to_ms(m.group(3))
             elif m := _QUEUE.match(line):
                 for sub in child.children:
+                    if sub.line in ("no priority", "priority strict"):
+                        (self.round_robin.add if sub.line == "no priority" else self.round_robin.discard)(
+                            int(m.group(1)))
                     if e := _ECN.match(sub.line):
                         self.ecn[int(m.group(1))] = EcnConfig(
                             enabled=True, min_bytes=threshold_bytes(e.group(1), e.group(2)),
@@ -142,6 +152,10 @@ def parse_running_config(text: str) -> LosslessConfig:
             restoration_ms=(state.restoration_ms if state.restoration_ms is not None
                             else default_ms.get("recovery-time")),
             ecn=state.ecn,
+            pfc_queues={p: (queue_map or {}).get(p, p) for p in pfc},
+            watchdog_queues=by_queue(pfc, queue_map or {}) if state.watchdog else {},
+            buffered_priorities=pfc,
+            strict_queues=frozenset(q for q in range(8) if q > max(state.round_robin, default=-1)),
         )
 
     ports: dict[str, PortConfig] = {}

@@ -86,7 +86,9 @@ def _nxos_queues(parts: PolicyParts) -> list[NxosQueue]:
     out = []
     for q in parts.queues:
         suffix = "-default" if q.id == 0 else str(q.id)
-        lossless = [p for p in q.priorities if p in parts.lossless_priorities]
+        # the no-drop class of a queue pauses the CoS values of the lossless paths landing in it (one decision,
+        # fabricd/intent/lossless_path.py)
+        lossless = sorted(path.priority for path in parts.paths if path.queue == q.id)
         out.append(NxosQueue(
             queue=q, queuing_class=f"c-out-8q-q{suffix}", network_class=f"c-8q-nq{suffix}",
             pause_cos=plain_list(lossless) if lossless else None,

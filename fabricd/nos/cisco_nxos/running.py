@@ -18,6 +18,11 @@ NX-OS builds lossless behaviour from policies (Nexus 9000 QoS Configuration Guid
   = M x P; else ``auto-restore multiplier``, default 10). The shutdown-multiplier/auto-restore forms have no Cisco
   source (they are read, never rendered); the defaults are fabricd's reading, unverified against a device.
 
+The lossless path: a PFC frame for a CoS stops the queue (qos-group) of the network-qos class listing it in ``pause
+pfc-cos``; that class is no-drop (NX-OS sizes its headroom) and the watchdog watches it; a queuing class with
+``priority level N`` is strict (Nexus 9000 QoS Configuration Guide, "Configuring Priority Flow Control" and
+"Configuring Queuing and Scheduling").
+
 Format source: the real Azure Local TOR configs (fixtures/nxos/running-config-*-azurelocal.txt) and fabricd's NX-OS
 templates.
 """
@@ -33,6 +38,7 @@ from fabricd.readers.switch.config_model import (
     LosslessConfig,
     PortConfig,
     Trust,
+    by_queue,
     indented,
     int_list,
     nothing_read,
@@ -137,12 +143,16 @@ def parse_running_config(text: str) -> LosslessConfig:
             multipliers[m.group(1)] = int(m.group(2))
     nq = policies.get(("network-qos", system.get("network-qos", "")))
     pause: set[int] = set()
+    pause_queue: dict[int, int] = {}
     queue_mtu: dict[int, int] = {}
     for cls in nq.children if nq is not None else []:
         q = _queue_of(cls.line)
         for child in cls.children:
             if child.line.startswith("pause pfc-cos "):
-                pause |= set(int_list(child.line.split(None, 2)[2], 0, 7) or [])
+                listed = set(int_list(child.line.split(None, 2)[2], 0, 7) or [])
+                pause |= listed
+                if q is not None:
+                    pause_queue.update(dict.fromkeys(listed, q))
             elif child.line.startswith("mtu ") and q is not None and (mtu := to_int(child.line.split()[1])):
                 queue_mtu[q] = mtu
     if system.get("network-qos") and nq is None:
@@ -170,11 +180,17 @@ def parse_running_config(text: str) -> LosslessConfig:
         out_q = next((ln.split()[-1] for ln in lines if ln.startswith("service-policy type queuing output ")),
                      system.get("queuing output"))
         mtu = next((to_int(ln.split()[1]) for ln in lines if ln.startswith("mtu ")), None)
+        queuing = policies.get(("queuing", out_q or ""))
+        strict = frozenset(q for cls in (queuing.children if queuing is not None else [])
+                           if (q := _queue_of(cls.line)) is not None and any(cls.find("priority level ")))
         ports[name] = PortConfig(
             name=name, mtu_bytes=mtu, trust=trust, dscp_to_queue=dscp if trust in ("dscp", "both") else None,
             pcp_to_queue=cos if trust in ("pcp", "both") else None, pfc_priorities=pfc, pfc_note=note,
             watchdog_priorities=pfc if wd_on else frozenset(),
             detection_ms=poll * (intf_mult or shutdown), restoration_ms=restoration,
-            ecn=_ecn(policies.get(("queuing", out_q or ""))), queue_mtu_bytes=dict(queue_mtu),
+            ecn=_ecn(queuing), queue_mtu_bytes=dict(queue_mtu),
+            pfc_queues={c: pause_queue[c] for c in pfc if c in pause_queue},
+            watchdog_queues=by_queue(frozenset(c for c in pfc if c in pause_queue), pause_queue) if wd_on else {},
+            buffered_priorities=pfc, strict_queues=strict,
         )
     return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`show running-config`")

@@ -14,7 +14,12 @@ Read back (Cumulus Linux 5.x QoS and RoCE guides; the paths are those of
   one polling interval; Cumulus defaults 100 ms and 3), on for interfaces with ``interface <if> qos pfc-watchdog``
   (the container alone, as the 5.11 guide writes it) or ``... qos pfc-watchdog state enable`` (fabricd's render and
   NVIDIA's reference configs; ``state disable`` turns it off), watching their PFC profile's priorities;
-- ``interface <if> link mtu <bytes>``.
+- ``interface <if> link mtu <bytes>``;
+- the lossless path: ``qos pfc <profile> xoff-threshold|xon-threshold|port-buffer|cable-length`` (a PFC profile
+  with headroom buffers its switch priorities), ``qos egress-scheduler <profile> traffic-class <list> mode
+  strict`` (strict queues). NVUE pauses and watches the traffic class a switch priority maps to (Cumulus's default
+  mapping is switch-priority N -> traffic-class N); fabricd's reading of the Cumulus Linux QoS chapter, not
+  verified on a device.
 
 Profiles are ``default-global`` unless the interface binds another (``interface <if> qos mapping|congestion-control|
 egress-queue-mapping profile <name>``). Keys take lists and ranges (``0,1,2``, ``24-31``) and interface ranges
@@ -34,6 +39,7 @@ from fabricd.readers.switch.config_model import (
     LosslessConfig,
     PortConfig,
     Trust,
+    by_queue,
     int_list,
     nothing_read,
     to_int,
@@ -89,6 +95,8 @@ class _Qos:
     pfc_off: dict[str, set[str]] = field(default_factory=dict)
     ecn: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
     watchdog: dict[str, int] = field(default_factory=dict)
+    pfc_buffer: dict[str, set[str]] = field(default_factory=dict)
+    strict: dict[str, set[int]] = field(default_factory=dict)
 
 
 def _set_lines(text: str) -> Iterator[list[str]]:
@@ -120,6 +128,15 @@ def _qos_line(q: _Qos, w: list[str], problems: list[str]) -> None:
             q.queues.setdefault(w[2], {})[p] = tc
     elif n == 5 and w[1] == "pfc" and w[3] == "switch-priority":
         q.pfc_prios.setdefault(w[2], set()).update(int_list(w[4], 0, 7) or [])
+    elif n == 5 and w[1] == "pfc" and w[3] in ("xoff-threshold", "xon-threshold", "port-buffer", "cable-length"):
+        q.pfc_buffer.setdefault(w[2], set()).add(w[3])
+    elif n == 7 and w[1] == "egress-scheduler" and w[3] == "traffic-class" and w[5] == "mode":
+        tcs = set(int_list(w[4], 0, 7) or [])
+        strict = q.strict.setdefault(w[2], set())
+        if w[6] == "strict":
+            strict |= tcs
+        else:
+            strict -= tcs
     elif n == 5 and w[1] == "pfc" and w[3] in ("tx", "rx"):
         off = q.pfc_off.setdefault(w[2], set())
         (off.add if w[4] == "disable" else off.discard)(w[3])
@@ -165,6 +182,8 @@ def parse_running_config(text: str) -> LosslessConfig:
         mapping_prof = it.profiles.get("mapping", DEFAULT_PROFILE)
         cc_prof = it.profiles.get("congestion-control", DEFAULT_PROFILE)
         eq_prof = it.profiles.get("egress-queue-mapping", DEFAULT_PROFILE)
+        sched_prof = it.profiles.get("egress-scheduler", DEFAULT_PROFILE)
+        to_queue = q.queues.get(eq_prof, {})
         pfc: frozenset[int] = frozenset()
         profile_prios: frozenset[int] = frozenset()
         note = None
@@ -188,5 +207,11 @@ def parse_running_config(text: str) -> LosslessConfig:
             watchdog_priorities=profile_prios if it.watchdog else frozenset(),
             detection_ms=poll * robust, restoration_ms=poll,
             ecn=ecn,
+            pfc_queues={p: to_queue.get(p, p) for p in pfc},
+            watchdog_queues=by_queue(pfc, to_queue) if it.watchdog else {},
+            buffered_priorities=(pfc if it.pfc_profile is not None
+                                 and {"xoff-threshold", "port-buffer"} <= q.pfc_buffer.get(it.pfc_profile, set())
+                                 else frozenset()),
+            strict_queues=frozenset(q.strict.get(sched_prof, set())),
         )
     return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`nv config show -o commands`")

@@ -9,7 +9,11 @@ in tests/conformance/test_sonic_yang.py against the models themselves (sonic-bui
 * ``sonic-wred-profile.yang`` WRED_PROFILE ``name``: ``[a-zA-Z0-9]{1}([-a-zA-Z0-9_]{0,31})``, length 1..32 (the same
   pattern as the DSCP_TO_TC_MAP, TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP and DOT1P_TO_TC_MAP names; fabricd names
   those maps ``FABRICD`` itself);
-* ``sonic-vlan.yang`` VLAN ``name`` ``Vlan<2-4095>`` and ``vlanid`` range 2..4094: VLAN 1 is refused.
+* ``sonic-vlan.yang`` VLAN ``name`` ``Vlan<2-4095>`` and ``vlanid`` range 2..4094: VLAN 1 is refused;
+* SONiC's PFC watchdog watches a lossless priority only in the queue with the same number (FAB112): sonic-swss
+  ``orchagent/pfcwdorch.cpp`` watches ``port.m_queue_ids[i]`` for bit i of ``pfcwd_sw_enable`` (which names queues,
+  ``sonic-port-qos-map.yang``), and its storm detectors (``orchagent/pfc_detect_*.lua``) count
+  ``SAI_PORT_STAT_PFC_<queue index>_RX_PKTS``, the pause frames of the priority with the queue's number.
 
 fabricd refuses rather than renames: a renamed profile would no longer match what the inventory, ``fabricd audit``
 and the switch's own ``show`` output call it (docs/platforms.md, SONiC).
@@ -21,6 +25,7 @@ import re
 from collections.abc import Iterator
 
 from fabricd.intent.checks.base import Context, Finding, Severity, check, names
+from fabricd.intent.lossless_path import path_plan
 from fabricd.model import Platform, split_endpoint
 
 from .rules import RULES, SONIC_NAME, SONIC_VLAN_IDS
@@ -101,7 +106,36 @@ def sonic_vlan_id(ctx: Context) -> Iterator[Finding]:
                           "whose YANG refuses it", expected=f"{lo}-{hi} (sonic-vlan.yang)", got=str(v.id))
 
 
+@check("FAB112", "sonic-watchdog-moved-priority", Severity.ERROR, area="platform",
+       title="On SONiC, a watched lossless priority sits in the queue with its own number",
+       why="SONiC's PFC watchdog watches queue i for pause frames of priority i (sonic-swss orchagent/pfcwdorch.cpp "
+       "and pfc_detect_*.lua read SAI_PORT_STAT_PFC_<queue index>_RX_PKTS). A lossless priority in a queue with "
+       "another number cannot be watched: naming the priority watches an empty queue, naming the queue counts "
+       "another priority's pauses, and a PFC storm on the priority goes undetected.",
+       fix="give the traffic class carrying the lossless priority the priority's number as its id (queue), or "
+       "turn the watchdog off (policy.pfc.watchdog.enabled: false) and rely on the exporter's storm alerts")
+def sonic_watchdog_moved_priority(ctx: Context) -> Iterator[Finding]:
+    switches = _sonic_switches(ctx)
+    wd = ctx.policy.pfc.watchdog
+    if not switches or not ctx.lossless or not wd.enabled:
+        return
+    classes = ctx.policy.qos.traffic_classes
+    for path in path_plan(ctx.fabric).lossless:
+        if not path.moved:
+            continue
+        k = next((i for i, tc in enumerate(classes) if path.priority in tc.priorities), None)
+        loc: tuple[str | int, ...] = (("policy", "qos", "traffic_classes", k, "id") if k is not None
+                                      else ("policy", "pfc", "priorities"))
+        yield Finding(loc, f"lossless priority {path.priority} is in queue {path.queue}, which SONiC's PFC watchdog "
+                      f"cannot watch for it (SONiC {names(switches, limit=3)})",
+                      expected=f"priority {path.priority} in queue {path.priority} while the watchdog is on",
+                      got=f"queue {path.queue} (traffic class {path.traffic_class!r})",
+                      hint=f"set the id of traffic class {path.traffic_class!r} to {path.priority}, or "
+                      "policy.pfc.watchdog.enabled: false")
+
+
 CHECKS = (
     sonic_ecn_profile_name,
     sonic_vlan_id,
+    sonic_watchdog_moved_priority,
 )

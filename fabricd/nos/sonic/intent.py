@@ -46,6 +46,7 @@ class SonicConfigDb(Model):
     DOT1P_TO_TC_MAP: dict[str, dict[str, str]] | None = None
     TC_TO_QUEUE_MAP: dict[str, dict[str, str]]
     TC_TO_PRIORITY_GROUP_MAP: dict[str, dict[str, str]]
+    MAP_PFC_PRIORITY_TO_QUEUE: dict[str, dict[str, str]]
     PORT_QOS_MAP: dict[str, dict[str, str]]
     WRED_PROFILE: dict[str, dict[str, str]] | None = None
     SCHEDULER: dict[str, dict[str, str]]
@@ -100,25 +101,44 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
     """The CONFIG_DB tables of one switch."""
     trust_dscp = fabric.policy.qos.trust == TrustMode.DSCP
     qos = fabric.policy.qos
-    lossless = parts.lossless_priorities
     tables: dict[str, Any] = {}
     if trust_dscp:
         tables["DSCP_TO_TC_MAP"] = {SONIC_MAP: {str(d): str(qos.priority_of(d)) for d in range(NUM_DSCP)}}
     else:
         tables["DOT1P_TO_TC_MAP"] = {SONIC_MAP: {str(p): str(p) for p in range(NUM_PRIORITIES)}}
+    # Every table below that depends on where a lossless priority goes reads the one decision, parts.paths
+    # (fabricd/intent/lossless_path.py): priority -> queue, PFC priority -> queue, priority -> PG, the PGs' buffers
+    # and the watchdog's queues.
+    paths = parts.paths
     tables["TC_TO_QUEUE_MAP"] = {SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}}
+    pg_of = {path.priority: path.priority_group for path in paths}
     tables["TC_TO_PRIORITY_GROUP_MAP"] = {
-        SONIC_MAP: {str(p): str(p if p in lossless else 0) for p in range(NUM_PRIORITIES)}
+        SONIC_MAP: {str(p): str(pg_of.get(p, 0)) for p in range(NUM_PRIORITIES)}
+    }
+    # A PFC frame received for priority P stops the queue P carries (sonic-pfc-priority-queue-map.yang); without
+    # it the ASIC pauses queue P, which is empty when P sits in a queue with another number.
+    tables["MAP_PFC_PRIORITY_TO_QUEUE"] = {
+        SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}
     }
     port_qos: dict[str, dict[str, str]] = {}
-    pfc = plain_list(lossless)
+    pfc = plain_list([path.priority for path in paths])
+    # pfcwd_sw_enable names *queues* (sonic-port-qos-map.yang); orchagent's pfcwdorch watches queue i for bit i and
+    # its storm detector counts PFC frames of priority i (pfc_detect_*.lua), so a moved lossless priority cannot be
+    # watched (validate refuses it, FAB113); the watchdog is put on the queue the traffic is in.
+    watched = sorted({path.queue for path in paths})
+    for path in paths:
+        if path.moved and parts.watchdog is not None:
+            sink(f"priority_queues[{path.priority}].watchdog", f"watchdog on priority {path.priority} in queue "
+                 f"{path.queue}", f"pfcwd_sw_enable {path.queue}",
+                 f"SONiC's PFC watchdog watches queue {path.queue} for pauses of priority {path.queue}, not "
+                 f"{path.priority}: a storm on priority {path.priority} goes undetected")
     for p in ports:
         row = {"dscp_to_tc_map" if trust_dscp else "dot1p_to_tc_map": SONIC_MAP,
-               "tc_to_queue_map": SONIC_MAP, "tc_to_pg_map": SONIC_MAP}
+               "tc_to_queue_map": SONIC_MAP, "tc_to_pg_map": SONIC_MAP, "pfc_to_queue_map": SONIC_MAP}
         if p.pfc_priorities:
             row["pfc_enable"] = pfc
         if p.watchdog:
-            row["pfcwd_sw_enable"] = pfc
+            row["pfcwd_sw_enable"] = plain_list(watched)
         port_qos[p.name] = row
     tables["PORT_QOS_MAP"] = port_qos
     wred = {
@@ -169,10 +189,10 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
             if p.headroom
         }
         tables["BUFFER_PG"] = {
-            f"{p.name}|{prio}": {"profile": p.headroom.profile}
+            f"{p.name}|{pg}": {"profile": p.headroom.profile}
             for p in headrooms
             if p.headroom
-            for prio in p.pfc_priorities
+            for pg in sorted({path.priority_group for path in paths})
         }
     wd = parts.watchdog
     if isinstance(wd, SonicWatchdog):
@@ -217,7 +237,8 @@ def finish(ctx: ShapeContext) -> SonicSwitchIntent:
 
     return SonicSwitchIntent(
         config_db=config_db,
-        map_lines=lines("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP"),
+        map_lines=lines("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
+                        "MAP_PFC_PRIORITY_TO_QUEUE"),
         ecn_lines=lines("WRED_PROFILE"),
         scheduler_lines=lines("SCHEDULER", "QUEUE"),
         buffer_lines=lines("CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG"),

@@ -9,7 +9,15 @@ Read back (sonic-buildimage ``qos_config.j2`` / ``buffers_config.j2`` tables):
 - ``DSCP_TO_TC_MAP`` / ``DOT1P_TO_TC_MAP`` / ``TC_TO_QUEUE_MAP``: the maps those names refer to;
 - ``PFC_WD|<port>``: the watchdog is on for a port with an entry; ``detection_time`` / ``restoration_time`` in ms;
 - ``QUEUE|<port>|<queues>``: ``wred_profile`` -> ``WRED_PROFILE`` (``ecn`` ``ecn_none`` = marking off; the green
-  thresholds in bytes and ``green_drop_probability`` in %). Queue keys may be ranges (``Ethernet0|3-4``).
+  thresholds in bytes and ``green_drop_probability`` in %), ``scheduler`` -> ``SCHEDULER`` (``type`` ``STRICT``: a
+  strict queue). Queue keys may be ranges (``Ethernet0|3-4``);
+- the lossless path: ``PORT_QOS_MAP|<port>`` ``pfc_to_queue_map`` -> ``MAP_PFC_PRIORITY_TO_QUEUE`` (the queue a PFC
+  frame for a priority stops; unbound: the identity, as SONiC's own ``qos_config.j2`` AZURE map), ``tc_to_pg_map``
+  -> ``TC_TO_PRIORITY_GROUP_MAP`` and ``BUFFER_PG|<port>|<pgs>`` -> ``BUFFER_PROFILE`` (a PG is lossless when its
+  profile has ``xoff`` headroom or draws from ``ingress_lossless_pool``, or is ``NULL``: the dynamic buffer model
+  computes its headroom; an unbound ``tc_to_pg_map`` is the identity). ``pfcwd_sw_enable`` names *queues*
+  (sonic-port-qos-map.yang); sonic-swss's pfcwdorch watches queue i for bit i and its storm detector
+  (``orchagent/pfc_detect_*.lua``) counts ``SAI_PORT_STAT_PFC_<i>_RX_PKTS``, the pause frames of priority i.
 
 No public CONFIG_DB capture of a lossless port exists in the fixtures; the golden is the lab simulator's output
 after pushing inventory/lab, whose tables follow sonic-buildimage's templates.
@@ -83,8 +91,26 @@ def parse_running_config(text: str) -> LosslessConfig:
     qos_map = _table(db, "PORT_QOS_MAP")
     dscp_maps, dot1p_maps, queue_maps = (_table(db, t) for t in ("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP",
                                                                    "TC_TO_QUEUE_MAP"))
+    pfc_queue_maps, pg_maps = _table(db, "MAP_PFC_PRIORITY_TO_QUEUE"), _table(db, "TC_TO_PRIORITY_GROUP_MAP")
     pfc_wd = _table(db, "PFC_WD")
     wred = _table(db, "WRED_PROFILE")
+    schedulers = _table(db, "SCHEDULER")
+    strict: dict[str, set[int]] = {}
+    for key, row in _table(db, "QUEUE").items():
+        parts = key.split("|")
+        sched = schedulers.get(_ref(row.get("scheduler")) or "")
+        if len(parts) >= 2 and sched is not None and str(sched.get("type", "")).upper() == "STRICT":
+            strict.setdefault(parts[-2], set()).update(int_list(parts[-1], 0, 15) or [])
+    profiles = _table(db, "BUFFER_PROFILE")
+    lossless_pgs: dict[str, set[int]] = {}
+    for key, row in _table(db, "BUFFER_PG").items():
+        parts = key.split("|")
+        pname = _ref(row.get("profile")) or ""
+        prof = profiles.get(pname)
+        lossless = pname == "NULL" or (prof is not None and bool(
+            to_int(str(prof.get("xoff", ""))) or _ref(prof.get("pool")) == "ingress_lossless_pool"))
+        if len(parts) >= 2 and lossless:
+            lossless_pgs.setdefault(parts[-2], set()).update(int_list(parts[-1], 0, 15) or [])
     ecn: dict[str, dict[int, EcnConfig]] = {}
     problems: list[str] = []
     for key, row in _table(db, "QUEUE").items():
@@ -124,6 +150,11 @@ def parse_running_config(text: str) -> LosslessConfig:
         if wd_entry is not None:
             sw_enable = _prios(row.get("pfcwd_sw_enable"))
             watched = sw_enable if sw_enable is not None else pfc
+        to_queue = _map(pfc_queue_maps, _ref(row.get("pfc_to_queue_map")), 7)
+        pfc_queues = {p: (to_queue.get(p, p) if to_queue is not None else p) for p in pfc}
+        to_pg = _map(pg_maps, _ref(row.get("tc_to_pg_map")), 7)
+        pgs = lossless_pgs.get(name, set())
+        buffered = frozenset(p for p in pfc if (to_pg.get(p) if to_pg is not None else p) in pgs)
         ports[name] = PortConfig(
             name=name, mtu_bytes=to_int(str(port_table.get(name, {}).get("mtu", ""))), trust=trust,
             dscp_to_priority=dscp, pcp_to_priority=dot1p,
@@ -131,6 +162,7 @@ def parse_running_config(text: str) -> LosslessConfig:
             pfc_priorities=pfc, watchdog_priorities=watched,
             detection_ms=to_int(str(wd_entry.get("detection_time", ""))) if wd_entry else None,
             restoration_ms=to_int(str(wd_entry.get("restoration_time", ""))) if wd_entry else None,
-            ecn=ecn.get(name, {}),
+            ecn=ecn.get(name, {}), pfc_queues=pfc_queues, watchdog_queues={q: frozenset({q}) for q in watched},
+            buffered_priorities=buffered, strict_queues=frozenset(strict.get(name, set())),
         )
     return LosslessConfig(PLATFORM, ports, tuple(problems))

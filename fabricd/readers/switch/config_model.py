@@ -51,7 +51,12 @@ class PortConfig:
       ``restoration_ms`` the watchdog timers that apply to the port, whether or not it is on (None: not set and no
       documented default, or not readable);
     - ``ecn``: egress queue -> ECN settings;
-    - ``queue_mtu_bytes``: per-queue (class) MTU where the NOS has one (NX-OS network-qos), else empty.
+    - ``queue_mtu_bytes``: per-queue (class) MTU where the NOS has one (NX-OS network-qos), else empty;
+    - the lossless path (checked by :mod:`fabricd.nos.lossless_path`): ``pfc_queues`` PFC priority -> the egress
+      queue a pause received for it stops (SONiC ``pfc_to_queue_map``, NX-OS the no-drop class listing the CoS;
+      EOS and NVUE pause the queue the priority maps to); ``watchdog_queues`` watched queue -> the priorities whose
+      pause frames the watchdog counts on it; ``buffered_priorities`` priorities whose ingress priority group has
+      lossless headroom (None: not read); ``strict_queues`` strict-priority egress queues (None: not read).
     """
 
     name: str
@@ -69,6 +74,10 @@ class PortConfig:
     restoration_ms: int | None = None
     ecn: dict[int, EcnConfig] = field(default_factory=dict)
     queue_mtu_bytes: dict[int, int] = field(default_factory=dict)
+    pfc_queues: dict[int, int] = field(default_factory=dict)
+    watchdog_queues: dict[int, frozenset[int]] = field(default_factory=dict)
+    buffered_priorities: frozenset[int] | None = None
+    strict_queues: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +201,15 @@ def indented_tree(text: str, comment: re.Pattern[str], node: Callable[[str], Nod
 def indented(text: str, comment: re.Pattern[str] = COMMENT) -> list[Block]:
     """Top-level :class:`Block` s of an indented config (:func:`indented_tree`)."""
     return indented_tree(text, comment, Block)
+
+
+def by_queue(priorities: Iterable[int], to_queue: dict[int, int]) -> dict[int, frozenset[int]]:
+    """queue -> the priorities among ``priorities`` that ``to_queue`` maps there (an unmapped priority stays in the
+    queue with its number)."""
+    out: dict[int, set[int]] = {}
+    for p in priorities:
+        out.setdefault(to_queue.get(p, p), set()).add(p)
+    return {q: frozenset(ps) for q, ps in out.items()}
 
 
 def mapping(pairs: Iterable[tuple[Iterable[int], int]]) -> dict[int, int]:

@@ -272,16 +272,20 @@ def test_nxos_commands_have_the_shapes_of_real_configs(platform: str, case: str)
 
 def _walk_refs(db: dict[str, Any]) -> None:
     maps = {k: set(db.get(k, {})) for k in ("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP",
-                                            "TC_TO_PRIORITY_GROUP_MAP")}
+                                            "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE")}
     ports = set(db["PORT"])
     for port, row in db["PORT_QOS_MAP"].items():
         assert port in ports
         for field, table in (("dscp_to_tc_map", "DSCP_TO_TC_MAP"), ("dot1p_to_tc_map", "DOT1P_TO_TC_MAP"),
-                             ("tc_to_queue_map", "TC_TO_QUEUE_MAP"), ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP")):
+                             ("tc_to_queue_map", "TC_TO_QUEUE_MAP"), ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP"),
+                             ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE")):
             if field in row:
                 assert row[field] in maps[table]
         if "pfcwd_sw_enable" in row:
-            assert set(row["pfcwd_sw_enable"].split(",")) <= set(row["pfc_enable"].split(","))
+            # the watchdog watches the queues the PFC priorities are paused in (pfcwd_sw_enable names queues)
+            pfc_queues = {db["MAP_PFC_PRIORITY_TO_QUEUE"][row["pfc_to_queue_map"]][p]
+                          for p in row["pfc_enable"].split(",")}
+            assert set(row["pfcwd_sw_enable"].split(",")) == pfc_queues
             assert port in db["PFC_WD"]
     for key, row in db["QUEUE"].items():
         assert key.split("|")[0] in ports and row["scheduler"] in db["SCHEDULER"]
