@@ -127,12 +127,13 @@ def test_nothing_validate_accepts_is_rejected_or_loses_the_path(doc: dict[str, A
 
 
 def test_the_whole_model_draws_were_mostly_accepted() -> None:
-    """Runs after the property: it checked something (a quarter of the draws or more were accepted)."""
+    """Runs after the property: it checked something (a sixth of the draws or more were accepted: the packs' device
+    rules refuse many draws of the whole model, SONiC's watchdog with a moved priority (FAB112) most of all)."""
     assert DRAWS["drawn"], "runs after test_nothing_validate_accepts_is_rejected_or_loses_the_path"
     record_draws(drawn=DRAWS["drawn"], accepted=DRAWS["accepted"], refused=DRAWS["refused by validate"],
                  moved=DRAWS["accepted, a lossless priority in another queue"],
                  two_lossless=DRAWS["accepted, two lossless priorities"])
-    assert DRAWS["accepted"] >= DRAWS["drawn"] // 4, dict(DRAWS)
+    assert DRAWS["accepted"] >= DRAWS["drawn"] // 6, dict(DRAWS)
     assert DRAWS["accepted, a lossless priority in another queue"] >= DRAWS["accepted"] // 4, dict(DRAWS)
     assert DRAWS["accepted, two lossless priorities"] >= DRAWS["accepted"] // 8, dict(DRAWS)
 
