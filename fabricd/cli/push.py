@@ -91,11 +91,13 @@ def register(app: typer.Typer) -> None:
         already matches is not touched, so a second push of an unchanged intent changes nothing and says so.
         Exit 0 when every switch is fine, 3 when some failed (the others were done; failed ones are rolled back).
 
-        [bold]Example[/]: fabricd lab up && fabricd push --yes
-        [bold]Example[/]: fabricd push inventory/lab --dry-run --device leaf2-eos
-        [bold]Example[/]: fabricd push --batch role --concurrency 8 --yes --output json
+        INVENTORY must be named (or FABRICD_INVENTORY set): push never picks one by itself (exit 2).
+
+        [bold]Example[/]: fabricd init ./lab && fabricd lab up ./lab && fabricd push ./lab --yes
+        [bold]Example[/]: fabricd push ./fabric --dry-run --device leaf2-eos
+        [bold]Example[/]: fabricd push ./fabric --batch role --concurrency 8 --yes --output json
         """
-        fabric = load_inventory(inventory_path(inventory)).fabric
+        fabric = load_inventory(inventory_path(inventory, writes="push")).fabric
         targets = select_targets(fabric, device or (), group or ())
         if not targets:
             raise UsageError("no switches to push to", hint="the inventory has no switches, or the filters match none")

@@ -11,6 +11,7 @@ Every problem is collected and raised at once as an :class:`~fabricd.errors.Inve
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -97,6 +98,38 @@ class Inventory:
         )
 
 
+INVENTORY_MARKER_KEYS = ("policy", "defaults", "groups", "switches", "hosts", "links")
+_MARKER_READ_BYTES = 65536
+
+
+def inventory_marker(directory: Path) -> Path | None:
+    """The file that makes ``directory`` an inventory, or None: ``fabric.yml`` (or ``.yaml``), else the first YAML
+    file at its top level (not hidden) that has an inventory section (``switches:``, ``hosts:``, ``policy:`` ...)
+    at column 0 in its first 64 KiB. Only the top level is looked at, so asking about a large folder (a home
+    directory) is cheap; a folder of unrelated YAML (a compose file, a CI workflow) is not taken for an inventory."""
+    for name in ("fabric.yml", "fabric.yaml"):
+        if (directory / name).is_file():
+            return directory / name
+    section = re.compile(rb"^(?:" + b"|".join(k.encode() for k in INVENTORY_MARKER_KEYS) + rb")[ \t]*:", re.M)
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.name.startswith(".") or entry.suffix not in YAML_SUFFIXES:
+            continue
+        try:
+            if not entry.is_file():
+                continue
+            with entry.open("rb") as fh:
+                head = fh.read(_MARKER_READ_BYTES)
+        except OSError:
+            continue
+        if section.search(head):
+            return entry
+    return None
+
+
 def _yaml_files(root: Path) -> list[Path]:
     """The YAML files of a directory inventory, sorted, skipping hidden files and directories."""
     return sorted(
@@ -121,7 +154,8 @@ def load_inventory(path: Path | str) -> Inventory:
     if not root.exists():
         raise InventoryError([
             Problem("inventory not found", location=Location(root), expected="a YAML file or a directory",
-                    got="nothing at that path", hint="pass an existing path, or omit it for inventory/lab",
+                    got="nothing at that path",
+                    hint="pass an existing inventory file or directory; `fabricd init DIR` writes a starting one",
                     code="INV010")
         ])
     if root.is_dir():

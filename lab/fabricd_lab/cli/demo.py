@@ -25,7 +25,6 @@ from fabricd.cli.common import (
     OutputFormat,
     OutputOpt,
     emit_json,
-    inventory_path,
     stderr,
     stdout,
 )
@@ -343,7 +342,7 @@ def register(app: typer.Typer) -> None:
                 for line in lines or ["nothing to stop: no `fabricd demo --keep-running` is recorded"]:
                     stdout().print(escape(line), highlight=False)
             return
-        path = inventory_path(inventory)
+        path = inventory if inventory is not None else settings.lab_inventory()
         options = DemoOptions(inventory=path, keep_running=keep_running, vm=not no_vm, host=host,
                               state=settings.state_dir() / "demo")
         console = stdout()
