@@ -361,7 +361,26 @@ def _apply_inheritance(
             merged_items.append(merged)
         if section in data:
             out[section] = merged_items
+    if not groups:
+        problems[:] = _fold_unknown_groups(problems)
     return out
+
+
+def _fold_unknown_groups(problems: list[Problem]) -> list[Problem]:
+    """With no ``groups`` defined at all, one problem for every device that lists a group (a missing groups.yml
+    would otherwise give one 'unknown group' error per device), at the first of them."""
+    unknown = [p for p in problems if p.code == "INV020"]
+    if not unknown:
+        return problems
+    names = list(dict.fromkeys(p.got or "" for p in unknown))
+    devices = list(dict.fromkeys(p.path.split(".groups[")[0] for p in unknown))
+    shown = ", ".join(devices[:3]) + (f" and {len(devices) - 3} more" if len(devices) > 3 else "")
+    one = Problem(f"no groups defined, but {len(devices)} devices list groups ({shown})", path="groups",
+                  location=unknown[0].location, expected="a groups: mapping defining " + ", ".join(names),
+                  got="no groups: section", code="INV020",
+                  hint="is groups.yml missing? add it (or a groups: section) defining those groups")
+    rest = [p for p in problems if p.code != "INV020"]
+    return [one, *rest]
 
 
 def _first_line(located: Located, roots: list[Loc], rest: Loc) -> Location | None:

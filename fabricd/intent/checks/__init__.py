@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 from fabricd.errors import Problem
 
-from . import buffers, ecn, eos, fabric, nics, nvue, pfc, qos, sonic, topology, vlans
+from . import buffers, ecn, eos, fabric, nics, nvue, pfc, qos, sonic, structure, topology, vlans
 from .base import Check, CheckOptions, Context, Finding, Severity, check
 
 if TYPE_CHECKING:
     from fabricd.inventory import Inventory
 
 ALL_CHECKS: tuple[Check, ...] = (
+    *structure.CHECKS,
     *topology.CHECKS,
     *qos.CHECKS,
     *pfc.CHECKS,
@@ -65,6 +66,8 @@ def validate(inventory: Inventory, options: CheckOptions | None = None,
     for c in checks:
         problems.extend(c.run(ctx))
     problems.sort(key=_key)
+    first = {c.code for c in structure.CHECKS}  # a missing section first: it explains what follows
+    problems.sort(key=lambda p: p.code not in first)
     return Validation(problems, ctx)
 
 
