@@ -45,9 +45,9 @@ InventoryArg = Annotated[
     Path | None,
     typer.Argument(
         envvar="FABRICD_INVENTORY",
-        help="Inventory file or directory. Default: ./ when it holds an inventory (fabric.yml, or a YAML file with "
-             "switches:, hosts:, policy: ...), else the built-in lab fabric, said on stderr. Commands that write to "
-             "devices (push, rollback, host apply, agent --mode enforce) need it named.",
+        help="Inventory file or directory. Default: ./ when it holds fabric.yml, else the built-in lab fabric, said "
+             "on stderr. Commands that write to devices (push, rollback, host apply, agent --mode enforce) need it "
+             "named.",
         show_default=False,
     ),
 ]
@@ -109,8 +109,7 @@ def inventory_path(path: Path | None, *, writes: str | None = None) -> Path:
         _note(f"inventory: ./ (it holds {marker.name}); pass INVENTORY to use another")
         return here
     lab = settings.lab_inventory()
-    _note(f"inventory: the built-in lab fabric ({lab}), as ./ holds none (no fabric.yml, no YAML file with "
-          "switches:, hosts: or policy:); pass INVENTORY to use yours")
+    _note(f"inventory: the built-in lab fabric ({lab}), as ./ holds no fabric.yml; pass INVENTORY to use yours")
     return lab
 
 

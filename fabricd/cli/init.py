@@ -54,10 +54,11 @@ def fabric_name(directory: Path) -> str:
 def write_starter(source: Path, target: Path) -> list[Path]:
     """Copy the inventory ``source`` (one YAML file, or a folder of them) into ``target``; return the files written.
 
-    The top-level ``name:`` line is rewritten to :func:`fabric_name` of ``target`` (the rest of the file, comments
-    included, is copied as is), so that an edited copy is never mistaken for the inventory it came from."""
+    A one-file starter is written as ``DIR/fabric.yml``. The top-level ``name:`` line is rewritten to
+    :func:`fabric_name` of ``target`` (the rest of the file, comments included, is copied as is), so that an edited
+    copy is never mistaken for the inventory it came from."""
     if source.is_file():
-        files = [(source.name, source)]
+        files = [("fabric.yml", source)]  # the name that makes DIR the inventory of commands run in it
     else:
         files = [(str(p.relative_to(source)), p) for p in sorted(source.rglob("*"))
                  if p.is_file() and p.suffix in (".yml", ".yaml")]
@@ -76,6 +77,21 @@ def write_replay_roots(target: Path) -> list[Path]:
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             written.append(write_inside(target, str(name), path.read_bytes()))
     return written
+
+
+def _summary(paths: list[Path], base: Path) -> str:
+    """``131 files in 45 folders (gpu1-mlx5: sys/, ethtool/, dcb/, README.md)``: what a replay root holds, not each
+    of its paths (``--output json`` lists them)."""
+    folders = {p.parent for p in paths}
+    roots: dict[str, list[str]] = {}
+    for p in paths:
+        parts = p.relative_to(base).parts
+        top = parts[1] + ("/" if len(parts) > 2 else "") if len(parts) > 1 else ""
+        entries = roots.setdefault(parts[0], [])
+        if top and top not in entries:
+            entries.append(top)
+    where = "; ".join(f"{name}: {', '.join(entries)}" for name, entries in roots.items())
+    return f"{len(paths)} files in {len(folders)} folders ({where})"
 
 
 def register(app: typer.Typer) -> None:
@@ -115,8 +131,10 @@ def register(app: typer.Typer) -> None:
             emit_json({"example": example, "name": fabric_name(directory), "directory": str(directory),
                        "files": [str(p) for p in written + replay]})
             return
-        for path in written + replay:
+        for path in written:
             typer.echo(str(path))
+        if replay:
+            typer.echo(f"{directory / 'replay'}/: {_summary(replay, (directory / 'replay').resolve())}")
         files = "1 file" if len(written) == 1 else f"{len(written)} files"
         if replay:
             files += f"; a replay root of {len(replay)} files in {directory / 'replay' / 'gpu1-mlx5'}"

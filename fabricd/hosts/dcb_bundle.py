@@ -2,9 +2,10 @@
 
 Layout (beside the replay root's ``sys/`` and ``ethtool/``): ``DIR/dcb/<if>.pfc`` (text of ``dcb pfc show dev
 <if>``), ``DIR/dcb/<if>.ets`` (``dcb ets show dev <if>``), ``DIR/dcb/<if>.app`` (``dcb app show dev <if>
-dscp-prio``, with or without ``-N``). A support bundle or ``fabricd capture --host`` provides them; ``fabricd audit
-host --root DIR`` then checks PFC, ETS and the DSCP map from the files instead of skipping them. ``apptrust`` has no
-reader (no captured ``dcb apptrust show`` text), so HOST-TRUST stays skipped on a bundle.
+dscp-prio``, with or without ``-N``), ``DIR/dcb/<if>.apptrust`` (``dcb apptrust show dev <if>``). A support bundle
+or ``fabricd capture --host`` provides them; ``fabricd audit host --root DIR`` then checks trust, PFC, ETS and the
+DSCP map from the files instead of skipping them. The apptrust reader's only capture is the dcb-apptrust(8)
+example (no output from a device was found), so a bundle's trust reading rests on iproute2's printer.
 
 A file that does not parse is a reading with the reader's located error (file:line, expected, got), which the audit
 reports as a finding; a bundle cannot be written to.
@@ -19,12 +20,13 @@ from pydantic import JsonValue
 
 from fabricd.errors import HostBackendError
 from fabricd.intent.host import Backend, HostStep
+from fabricd.readers.dcb_apptrust import parse_dcb_apptrust
 from fabricd.readers.dcb_text import parse_dcb_app, parse_dcb_ets, parse_dcb_pfc
 from fabricd.readers.textparse import TextParseError
 
 from .base import HostBackend, Reading
 
-SUFFIX = {"pfc": "pfc", "ets": "ets", "app": "app"}
+SUFFIX = {"pfc": "pfc", "ets": "ets", "app": "app", "apptrust": "apptrust"}
 
 
 def bundle_dir(root: str | os.PathLike[str]) -> Path:
@@ -35,8 +37,6 @@ class DcbBundle(HostBackend):
     """Answers the DCB backend's reads (``pfc``, ``ets``, ``app``) from ``DIR/dcb/<if>.<kind>`` text files."""
 
     backend = Backend.DCB
-    unsupported = frozenset({"apptrust"})
-    unsupported_reason = "a bundle has no apptrust reader (no captured `dcb apptrust show` text)"
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.dir = bundle_dir(root)
@@ -57,8 +57,16 @@ class DcbBundle(HostBackend):
             return Reading(object=obj, path=path, present=False, error=exc.render())
         return Reading(object=obj, path=path, value=value)
 
+    def skip_reason(self, step: HostStep) -> str | None:
+        """Why a step is not judged from this bundle: an ``apptrust`` file it does not hold (older bundles and
+        tools do not save it; the other files missing are findings)."""
+        if step.path == "apptrust" and not (self.dir / f"{step.object}.apptrust").exists():
+            return (f"no {step.object}.apptrust in the bundle's dcb/ (the text of `dcb apptrust show dev "
+                    f"{step.object}`)")
+        return None
+
     def applicable(self, step: HostStep, current: Reading) -> bool:
-        return step.path not in self.unsupported
+        return self.skip_reason(step) is None
 
     def write(self, step: HostStep) -> None:
         raise HostBackendError("write", f"{step.object} {step.path}", "a bundle of dcb outputs is read-only",
@@ -72,6 +80,8 @@ class DcbBundle(HostBackend):
 def _value(path: str, text: str, source: str) -> JsonValue:
     if path == "pfc":
         return parse_dcb_pfc(text, source).mask
+    if path == "apptrust":
+        return list(parse_dcb_apptrust(text, source).order)
     if path == "ets":
         ets = parse_dcb_ets(text, source)
         missing = [k for k, m in (("prio-tc", ets.prio_tc), ("tc-tsa", ets.tc_tsa), ("tc-bw", ets.tc_bw))

@@ -11,7 +11,6 @@ Every problem is collected and raised at once as an :class:`~fabricd.errors.Inve
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -98,35 +97,17 @@ class Inventory:
         )
 
 
-INVENTORY_MARKER_KEYS = ("policy", "defaults", "groups", "switches", "hosts", "links")
-_MARKER_READ_BYTES = 65536
+INVENTORY_MARKERS = ("fabric.yml", "fabric.yaml")
 
 
 def inventory_marker(directory: Path) -> Path | None:
-    """The file that makes ``directory`` an inventory, or None: ``fabric.yml`` (or ``.yaml``), else the first YAML
-    file at its top level (not hidden) that has an inventory section (``switches:``, ``hosts:``, ``policy:`` ...)
-    at column 0 in its first 64 KiB. Only the top level is looked at, so asking about a large folder (a home
-    directory) is cheap; a folder of unrelated YAML (a compose file, a CI workflow) is not taken for an inventory."""
-    for name in ("fabric.yml", "fabric.yaml"):
+    """The file that makes ``directory`` an inventory when none is named: ``fabric.yml`` (or ``.yaml``) at its top
+    level, as ``fabricd init`` writes it; else None. Only that name counts: any YAML file would make a folder of
+    unrelated YAML (``/tmp``, a home directory, a repository with CI files) an inventory, and a directory inventory
+    is every YAML file below it."""
+    for name in INVENTORY_MARKERS:
         if (directory / name).is_file():
             return directory / name
-    section = re.compile(rb"^(?:" + b"|".join(k.encode() for k in INVENTORY_MARKER_KEYS) + rb")[ \t]*:", re.M)
-    try:
-        entries = sorted(directory.iterdir())
-    except OSError:
-        return None
-    for entry in entries:
-        if entry.name.startswith(".") or entry.suffix not in YAML_SUFFIXES:
-            continue
-        try:
-            if not entry.is_file():
-                continue
-            with entry.open("rb") as fh:
-                head = fh.read(_MARKER_READ_BYTES)
-        except OSError:
-            continue
-        if section.search(head):
-            return entry
     return None
 
 

@@ -41,11 +41,12 @@ def test_in_a_folder_holding_an_inventory_validate_uses_it(tmp_path: Path, monke
     code, out, err = _invoke("validate")
     assert code == 0, out + err
     assert out.splitlines()[-1].startswith("pod7: "), out
-    assert "inventory: ./ (it holds sonic-only.yml)" in err
+    assert "inventory: ./ (it holds fabric.yml)" in err  # a one-file example is written as fabric.yml
 
 
 def test_elsewhere_validate_says_it_uses_the_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "compose.yml").write_text("services:\n  web: {image: nginx}\n")  # YAML, but not an inventory
+    (tmp_path / "leaves.yml").write_text("switches: []\n")  # inventory-like, but ./ needs fabric.yml
     monkeypatch.chdir(tmp_path)
     code, out, err = _invoke("validate")
     assert code == 0, out + err
@@ -95,10 +96,12 @@ def test_fabric_name_is_always_a_valid_name(given: str, name: str) -> None:
 
 
 def test_inventory_marker(tmp_path: Path) -> None:
-    assert inventory_marker(tmp_path) is None
-    (tmp_path / "ci.yml").write_text("jobs:\n  hosts: 1\n")  # 'hosts:' not at column 0
+    """Only fabric.yml (or .yaml) marks ./ as an inventory: a stray YAML file with inventory sections in /tmp would
+    otherwise make every YAML file below /tmp the inventory."""
     assert inventory_marker(tmp_path) is None
     (tmp_path / "leaves.yaml").write_text("# mine\nswitches:\n  - name: a\n")
-    assert inventory_marker(tmp_path) == tmp_path / "leaves.yaml"
+    assert inventory_marker(tmp_path) is None
+    (tmp_path / "fabric.yaml").write_text("name: x\n")
+    assert inventory_marker(tmp_path) == tmp_path / "fabric.yaml"
     (tmp_path / "fabric.yml").write_text("name: x\n")
     assert inventory_marker(tmp_path) == tmp_path / "fabric.yml"
