@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
                 plan = drift(targets, candidates, opts, on_result=tick)
             to_change = [p for p in plan if p.drift]
             for p in to_change:
-                print_diff(console, p.target, p.diff)
+                print_diff(console, p.target, p.diff, p.platform)
             for p in plan:
                 if p.failed:
                     err.print(f"[red]{p.target}:[/] {p.error}", highlight=False)
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
         else:
             for r in report.results:
                 if r.diff and (r.changed or r.dry_run):
-                    print_diff(console, r.target, r.diff)
+                    print_diff(console, r.target, r.diff, r.platform)
             console.print(results_table(report.results, "fabricd push (dry run)" if dry_run else "fabricd push"))
             console.print(_summary(report))
         if report.failed:

@@ -76,8 +76,9 @@ def _push_view(d: dict[str, Any]) -> list[Any]:
         if not diff["lines"]:
             continue
         out.append(f"[bold]diff {name}[/] (+{diff['added']} -{diff['removed']})")
-        for line in diff["head"]:
-            color = style.get(line[:1])
+        signs = diff.get("head_signs") or [line[:1] for line in diff["head"]]
+        for line, sign in zip(diff["head"], signs, strict=False):
+            color = style.get(sign)
             out.append(f"  [{color}]{escape(line)}[/]" if color else f"  {escape(line)}")
         if diff["lines"] > len(diff["head"]):
             out.append(f"  [dim]... {diff['lines'] - len(diff['head'])} more lines (`fabricd push --dry-run` "
