@@ -44,7 +44,8 @@ HOST_CHECKS: tuple[HostCheck, ...] = (
     HostCheck("HOST-MTU", "MTU as intended and within the switch port MTU",
               "`fabricd host apply`; keep the host MTU <= the switch port MTU", Backend.NETLINK),
     HostCheck("HOST-SPEED", "link speed as intended", "check the cable or optic and the switch port's speed "
-              "(`ethtool IF`): the link came up at another speed, or the inventory names the wrong speed"),
+              "(`ethtool IF`): the link came up at another speed, or the inventory names the wrong speed",
+              Backend.NETLINK),
     HostCheck("HOST-VLAN", "RDMA VLAN netdev", "`fabricd host apply` creates it (needs the 8021q module)",
               Backend.NETLINK),
     HostCheck("HOST-ADDR", "RDMA address", "`fabricd host apply`; remove a competing address in the same subnet",
@@ -143,7 +144,7 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
         _mtu_vs_switch(col, nic)
         if gid_root is not None and Backend.SYSFS in have:
             _gid(col, gid_root, nic, skip)
-        if gid_root is not None:
+        if gid_root is not None and netlink is not None:
             _speed(col, gid_root, nic)
     prereqs = [f"{p.object}: {p.what}" for n in intent.nics for p in n.prerequisites]
     if prereqs:
@@ -164,6 +165,7 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
         col.skip("HOST-GID", "no sysfs root to read GIDs from")
     if "HOST-SPEED" not in col.touched:
         col.skip("HOST-SPEED", "the inventory sets no NIC speed" if gid_root is not None else "no sysfs root")
+        # (with no link source, the loop at the top has already said so: skip keeps the first reason)
     checks = []
     for c in HOST_CHECKS:
         found = col.findings[c.code]

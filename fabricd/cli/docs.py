@@ -29,7 +29,7 @@ ALIASES = {
     "rules": "alerts", "alerting": "alerts", "runbooks": "alerts", "grafana": "metrics",
     "installation": "install", "setup": "install", "audit": "ci-audit", "lab": "switch-lab", "push": "switch-lab",
 }
-"""Words a user tries that name no page, mapped to the page that answers them (``fabricd docs exporters``)."""
+"""Words a user tries that name no page, mapped to the page that answers them (``exporters`` -> metrics)."""
 
 
 def find_page(found: dict[str, Path], page: str) -> tuple[str | None, list[str]]:

@@ -279,6 +279,8 @@ def host_roles() -> list[Role]:
               ("readers/host_text/dcb-buffer-*.txt",), used_by="reference"),
         _host("dcb-app-text", "dcb app show dev <if> dscp-prio", "fabricd.readers.dcb_text.parse_dcb_app",
               ("readers/host_text/dcb-app-*.txt",), used_by="audit host (bundles)"),
+        _host("dcb-apptrust-text", "dcb apptrust show dev <if>", "fabricd.readers.dcb_apptrust.parse_dcb_apptrust",
+              ("readers/host_text/dcb-apptrust-*.txt",), used_by="audit host (bundles)"),
         _host("show_gids-text", "show_gids", "fabricd.readers.gids.parse_show_gids",
               ("readers/host_text/show_gids-*.txt",), used_by="reference"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
