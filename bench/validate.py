@@ -34,9 +34,9 @@ try:
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as Loader  # type: ignore[assignment]
 
-from fabricd.intent.checks import run_checks
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
+from fabricd.nos.validate import run_checks
 
 POLICY: dict[str, Any] = {
     "transport": "roce_v2_lossless",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricd.intent.checks import ALL_CHECKS
 from fabricd.intent.checks.catalogue import catalogue_markdown
+from fabricd.nos.validate import ALL_CHECKS, watchdog_table
 
 if __name__ == "__main__":
     target = Path(__file__).resolve().parent.parent / "docs" / "checks.md"
-    target.write_text(catalogue_markdown(ALL_CHECKS))
+    target.write_text(catalogue_markdown(ALL_CHECKS, watchdog_table()))
     print(f"wrote {target}")

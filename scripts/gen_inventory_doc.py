@@ -30,6 +30,16 @@ files). It describes the fabric's lossless **policy**, its **switches** with the
 RDMA NICs, and the **links** between switches. Hosts are cabled by each NIC's `peer`. Devices inherit values from
 `defaults` and then from the `groups` they list, in order, before their own.
 
+Inheritance rules: mappings merge key by key; lists and scalars replace. So
+
+- **NIC and port defaults of a group** go in the group's `nic:` / `port:` mapping (like `defaults.nic` /
+  `defaults.port`): `groups: {e810: {nic: {driver: ice}}}` makes every NIC of the group's hosts an E810 unless the
+  NIC says otherwise. A group's `nics:` / `ports:` *list* is replaced by a member's own list; validate refuses that
+  combination (INV021) instead of ignoring the group's list.
+- **Clearing an inherited mapping**: an explicit `null` replaces what is inherited. `cc: null` on a NIC clears the
+  congestion-control knobs it would inherit from `defaults.nic` or a group (`cc: {}` merges nothing and keeps
+  them).
+
 - `fabricd validate [INVENTORY]` checks everything at once and prints each problem as
   `file:line: dotted.path: what is wrong; expected X, got Y; fix` ([checks.md](checks.md) lists every check).
 - `fabricd schema > fabricd.schema.json` gives the JSON Schema below for your editor's YAML plugin

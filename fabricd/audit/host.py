@@ -85,6 +85,7 @@ class _Collector:
         self.findings: dict[str, list[Finding]] = {c.code: [] for c in HOST_CHECKS}
         self.skipped: dict[str, str] = {}
         self.touched: set[str] = set()
+        self.notes: dict[str, list[str]] = {}
 
     def add(self, code: str, obj: str, path: str, message: str, expected: JsonValue, got: JsonValue) -> None:
         check = CHECK_BY_CODE[code]
@@ -132,9 +133,11 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
                     col.skip(code, f"{path} is not in a replay root's sysfs; audit with --netns or on the host")
         elif isinstance(backend, DcbBundle):
             for step in backend.steps(intent, skip):
-                reason = backend.skip_reason(step)
+                reason = backend.skip_reason(step.object, step.path)
                 if reason is not None:
                     col.skip(step.check, reason)
+                elif (origin := backend.origin(step.object, step.path)) is not None:
+                    col.notes.setdefault(step.check, []).append(f"{step.object}: {origin}")
         for step in backend.steps(intent, skip):
             col.touched.add(step.check)
     netlink = have.get(Backend.NETLINK)
@@ -175,6 +178,8 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
             checks.append(CheckResult(code=c.code, title=c.title, status=Status.SKIP, note=col.skipped[c.code]))
         else:
             note = (sources or {}).get(c.backend) if c.backend else None
+            if c.code in col.notes:
+                note = "; ".join(dict.fromkeys(col.notes[c.code]))
             checks.append(CheckResult(code=c.code, title=c.title, status=Status.PASS, note=note))
     return AuditReport(kind="host", target=intent.host, checks=checks)
 

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from fabricd import settings
 from fabricd.collectors.server import bind_error, listen_option
 from fabricd.collectors.webconfig import load_web_config
 from fabricd.errors import UsageError
 from fabricd.service.agent import DEFAULT_AGENT_LISTEN, Agent, AgentOptions, Mode, default_cache_dir
-from fabricd.service.intent_source import is_url
+from fabricd.service.intent_source import DEFAULT_DEADLINE_S, DEFAULT_MAX_BYTES, is_url
 
 from .common import (
     ExitCode,
@@ -53,6 +54,17 @@ def register(app: typer.Typer) -> None:
         ca_file: Annotated[Path | None, typer.Option(
             "--ca-file", envvar="FABRICD_CA_FILE", show_default=False,
             help="PEM CA bundle that signs the intent server (default: the system trust store).")] = None,
+        intent_timeout: Annotated[float, typer.Option(
+            "--intent-timeout", min=1.0, envvar="FABRICD_INTENT_TIMEOUT",
+            help="Overall deadline of one https intent fetch, seconds (connect to last byte; a server that stalls "
+                 "or trickles is cut off there and the last good intent is kept).")] = DEFAULT_DEADLINE_S,
+        intent_max_bytes: Annotated[int, typer.Option(
+            "--intent-max-bytes", min=1, envvar="FABRICD_INTENT_MAX_BYTES",
+            help="Largest https intent body accepted, bytes.")] = DEFAULT_MAX_BYTES,
+        intent_sha256: Annotated[str | None, typer.Option(
+            "--intent-sha256", envvar="FABRICD_INTENT_SHA256", show_default=False,
+            help="Pin the intent file's SHA-256 (hex, as sha256sum prints it): any other content is refused, "
+                 "whoever serves it (TLS protects the channel; this protects the content).")] = None,
         listen: Annotated[str, typer.Option(
             "--listen", envvar="FABRICD_AGENT_LISTEN",
             help="Address for /metrics, /healthz, /status and /events (loopback by default).")]
@@ -94,6 +106,7 @@ def register(app: typer.Typer) -> None:
         options = AgentOptions(
             host=host, source=src, mode=mode, interval_s=interval, root=str(root), netns=netns,
             skip=parse_skip(skip), ca_file=ca_file, cache_dir=default_cache_dir(settings.state_dir(), host),
+            intent_deadline_s=intent_timeout, intent_max_bytes=intent_max_bytes, intent_sha256=intent_sha256,
             listen=listen_option(listen, DEFAULT_AGENT_LISTEN),
             web=load_web_config(web_config) if web_config is not None else None, watch_devices=watch_devices,
         )
@@ -109,6 +122,9 @@ def register(app: typer.Typer) -> None:
                     stdout().print(f"  FAIL {check}", highlight=False)
             if rec.error:
                 stderr().print(f"[bold red]error:[/] {rec.error}", highlight=False)
+            elif agent.source.last_error:  # the reconcile ran on the last good (cached) intent
+                stderr().print(f"[yellow]warning:[/] {escape(agent.source.last_error)}; used the last good "
+                               "intent (cached)", highlight=False)
             raise typer.Exit({"compliant": ExitCode.OK, "applied": ExitCode.OK, "drift": ExitCode.FINDINGS}.get(
                 rec.result, ExitCode.TARGETS_FAILED))
         try:

@@ -61,12 +61,15 @@ def print_scrape(families: list[Family], output: OutputFormat) -> None:
 def metric_groups() -> list[tuple[str, str, tuple[MetricSpec, ...]]]:
     """Every metric group METRICS.md lists: the collectors', the service's drift audit and the agent's."""
     from fabricd.collectors.docs import GROUPS
+    from fabricd.collectors.webhook import WebhookCollector
     from fabricd.service.agent import AGENT_METRICS
     from fabricd.service.drift import DriftCollector
 
     groups = list(GROUPS)
     groups.insert(len(groups) - 1, ("drift", "`fabricd serve`: periodic drift audit of switches and hosts against "
                                              "intent", DriftCollector.metrics))
+    groups.insert(len(groups) - 1, ("webhook", "`fabricd serve --webhook`: delivery of the watchdog's notifications, "
+                                               "per receiver", WebhookCollector.metrics))
     groups.insert(len(groups) - 1, ("agent", "`fabricd agent`: per-host reconcile (compliance per NIC and check, "
                                              "reconciles, applies)", AGENT_METRICS))
     return groups

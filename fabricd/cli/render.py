@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from fabricd.errors import InventoryError, Problem, UsageError
-from fabricd.intent.checks import run_checks
 from fabricd.inventory import load_inventory
+from fabricd.nos.validate import run_checks
 from fabricd.render.render import DeviceRender, render_devices, write_render
 
 from .common import InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr, stdout

@@ -29,6 +29,19 @@ def inventory_schema() -> dict[str, object]:
         partial = {k: v for k, v in defs[kind].items() if k != "required"}
         partial["title"] = f"{kind} fields (inherited)"
         defs[f"{kind}Fields"] = partial
+    for kind, child in (("Switch", "Port"), ("Host", "Nic")):
+        group = dict(defs[f"{kind}Fields"])
+        group["properties"] = {**group.get("properties", {}), child.lower(): {
+            "$ref": f"#/$defs/{child}Fields",
+            "description": f"{child} defaults for every {child.lower()} of the group's members (above "
+            f"defaults.{child.lower()}, below the {child.lower()}'s own values)"}}
+        group["title"] = f"{kind} group"
+        defs[f"{kind}Group"] = group
+    # `cc: null` clears the knobs a NIC inherits (the loader's merge; the model reads null as no knob)
+    cc = defs["Nic"]["properties"]["cc"]
+    defs["Nic"]["properties"]["cc"] = defs["NicFields"]["properties"]["cc"] = {
+        "anyOf": [{k: v for k, v in cc.items() if k not in ("default", "description", "title")}, {"type": "null"}],
+        **{k: v for k, v in cc.items() if k in ("default", "description", "title")}}
     props = dict(body.get("properties", {}))
     props["defaults"] = {
         "type": "object",
@@ -39,7 +52,7 @@ def inventory_schema() -> dict[str, object]:
     props["groups"] = {
         "type": "object",
         "description": "Named sets of device fields; a device lists the groups it inherits from, in order.",
-        "additionalProperties": {"anyOf": [{"$ref": "#/$defs/SwitchFields"}, {"$ref": "#/$defs/HostFields"}]},
+        "additionalProperties": {"anyOf": [{"$ref": "#/$defs/SwitchGroup"}, {"$ref": "#/$defs/HostGroup"}]},
     }
     body["properties"] = props
     schema.update(body)

@@ -12,9 +12,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fabricd.errors import InventoryError, Problem, ProblemGroup, group_problems
-from fabricd.intent.checks import CheckOptions, Validation, validate
+from fabricd.intent.checks import CheckOptions, Validation
 from fabricd.intent.deadlock import Cycle
 from fabricd.inventory import load_inventory
+from fabricd.nos.validate import validate
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
 

@@ -18,7 +18,7 @@ from fabricd.service.wiring import RootSpec, SwitchFleet, build_watchdog, host_s
 from fabricd.watchdog.runner import EventSink, Source
 from fabricd.watchdog.sources import HostSource
 from fabricd.watchdog.types import Event, EventKind
-from fabricd.watchdog.webhook import WebhookSink
+from fabricd.watchdog.webhook import WebhookSink, receiver_names
 
 from .common import ExitCode, OutputFormat, OutputOpt, stderr, webhook_urls
 from .deploy_common import InsecureOpt
@@ -147,7 +147,8 @@ def register(app: typer.Typer) -> None:
             err.print("[yellow]warning:[/] --switches needs an inventory; watching hosts only")
         printer = _Printer(output)
         sinks: list[EventSink] = [printer]
-        hooks = [WebhookSink(url) for url in hook_urls]
+        hooks = [WebhookSink(url, receiver=name)
+                 for url, name in zip(hook_urls, receiver_names(hook_urls), strict=True)]
         sinks.extend(hooks)
         wd = build_watchdog(inv, params, sources, sinks=sinks, periods=periods)
         err.print(

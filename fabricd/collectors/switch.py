@@ -56,6 +56,9 @@ class SwitchTarget:
     name: str
     platform: str
     interfaces: tuple[str, ...] = ()
+    headroom: tuple[tuple[str, int, int], ...] = ()
+    """``(port, priority group, xoff bytes)`` of each lossless PG as the inventory's intent sizes its headroom
+    (PG n carries priority n, SONiC's default ``pfc_to_pg_map``); empty without an inventory (a replay)."""
 
 
 @dataclass(frozen=True)
@@ -199,8 +202,7 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
                 on_empty(command, problem)
     merged = merge(parts)
     if problems:
-        return SwitchCounters(merged.pfc, merged.queues, merged.pfcwd, merged.pfcwd_config, merged.interfaces,
-                              merged.drops, merged.problems + tuple(problems))
+        return replace(merged, problems=merged.problems + tuple(problems))
     return merged
 
 
@@ -487,6 +489,20 @@ IF_PAUSE = MetricSpec("fabricd_switch_link_pause_frames_total", "counter",
 IF_ECN = MetricSpec("fabricd_switch_interface_ecn_marked_packets_total", "counter",
                     "Packets ECN-marked on a port (platforms that count per port, e.g. NVUE RoCE counters).",
                     (*SI, "direction"), SRC)
+PG_WATERMARK = MetricSpec(
+    "fabricd_switch_pg_watermark_bytes", "gauge",
+    "Peak buffer occupancy of an ingress priority group since the switch last cleared its watermark, in bytes; "
+    "kind = shared (shared pool) or headroom (xoff room used after a pause: near the PG's headroom size means "
+    "near a lossless drop). SONiC watermarkstat.", (*SI, "priority_group", "kind"), SRC)
+QUEUE_WATERMARK = MetricSpec(
+    "fabricd_switch_queue_watermark_bytes", "gauge",
+    "Peak shared-pool occupancy of an egress queue since the switch last cleared its watermark, in bytes (type = "
+    "unicast, multicast or all, as the queue series). SONiC watermarkstat.", (*SI, "queue", "type"), SRC)
+PG_HEADROOM = MetricSpec(
+    "fabricd_switch_pg_headroom_size_bytes", "gauge",
+    "The xoff headroom the inventory's intent gives a lossless priority group of a switch port, in bytes (fabricd's "
+    "headroom formula; from the inventory, not read from the switch): what the headroom watermark is measured "
+    "against.", (*SI, "priority_group"), "inventory intent (fabricd.intent.switch PortIntent.headroom.xoff_bytes)")
 DROPS = MetricSpec("fabricd_switch_drops_total", "counter",
                    "Device drop counters not tied to a port (EOS hardware counters), by chip and reason.",
                    ("switch", "location", "reason"), SRC)
@@ -506,7 +522,7 @@ class SwitchCollector:
         UP, LAST_SUCCESS, CONSECUTIVE_FAILURES, CONNECT_ATTEMPTS, POLL_OVERRUNS, POLL_DURATION, PFC_FRAMES,
         PFC_FRAMES_ALL, PFC_DURATION, QUEUE_PACKETS, QUEUE_BYTES, QUEUE_DROPPED,
         QUEUE_DROPPED_BYTES, QUEUE_WRED, QUEUE_ECN, PFCWD_DETECTED, PFCWD_RESTORED, PFCWD_STORMED, PFCWD_DROPPED,
-        IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS,
+        IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS, PG_WATERMARK, QUEUE_WATERMARK, PG_HEADROOM,
     )
 
     def __init__(self, poller: SwitchPoller, *, on_poll: Callable[[SwitchPoll], None] | None = None,
@@ -529,6 +545,8 @@ class SwitchCollector:
         c = result.counters
         up = c is not None and not c.problems
         fam(UP).add((sw,), int(up))
+        for port, pg, xoff in result.target.headroom:
+            fam(PG_HEADROOM).add((sw, port, str(pg)), xoff)
         fam(POLL_DURATION).add((sw,), result.duration_s)
         h = result.health
         if h is not None:
@@ -587,3 +605,10 @@ class SwitchCollector:
                 add(IF_ECN, (sw, i.interface, d), i.value)
         for drop in c.drops:
             add(DROPS, (sw, drop.location, drop.name), drop.value)
+        for wm in c.watermarks:
+            if wm.persistent:
+                continue  # the exporter polls the periodic watermarks; the persistent ones are a reference parse
+            if wm.group == "pg":
+                add(PG_WATERMARK, (sw, wm.interface, str(wm.index), wm.kind), wm.bytes)
+            else:
+                add(QUEUE_WATERMARK, (sw, wm.interface, str(wm.index), wm.kind), wm.bytes)

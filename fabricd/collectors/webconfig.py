@@ -110,12 +110,9 @@ class WebConfig:
             return False
         hashed = self.users.get(user)
         if hashed is None:
-            # an unknown user costs one bcrypt too, against a decoy hash of the same cost, so that response times
-            # do not tell which user names exist (exporter-toolkit does the same with a fixed hash)
-            import bcrypt
-
-            with contextlib.suppress(ValueError):
-                bcrypt.checkpw(password.encode(), self._decoy_hash())
+            # an unknown user costs one bcrypt too, against a decoy hash of the highest configured cost, so that
+            # response times do not tell which user names exist (exporter-toolkit does the same with a fixed hash)
+            self._pay_decoy(password)
             return False
         digest = hashlib.sha256(f"{user}\0{password}".encode()).digest()
         with self._lock:
@@ -127,17 +124,35 @@ class WebConfig:
         try:
             ok = bcrypt.checkpw(password.encode(), hashed)
         except ValueError:
-            return False
+            ok = False
         if ok:
             with self._lock:
                 self._verified[user] = digest
+        elif _cost(hashed) < self._max_cost():
+            # a user whose hash is cheaper than the others would answer a wrong password sooner, which tells that
+            # the name exists: pay the decoy of the highest cost as well, so every refusal takes at least that long
+            self._pay_decoy(password)
         return ok
+
+    def _max_cost(self) -> int:
+        return max((_cost(h) for h in self.users.values()), default=10)
+
+    def _pay_decoy(self, password: str) -> None:
+        import bcrypt
+
+        with contextlib.suppress(ValueError):
+            bcrypt.checkpw(password.encode(), self._decoy_hash())
+
+
+def _cost(hashed: bytes) -> int:
+    """The cost of a bcrypt hash (``$2y$10$...`` -> 10), checked for form at load (``_is_bcrypt``)."""
+    return int(hashed[4:6])
 
 
 def _decoy_for(users: dict[str, bytes]) -> bytes:
     import bcrypt
 
-    cost = max((int(h[4:6]) for h in users.values()), default=10)
+    cost = max((_cost(h) for h in users.values()), default=10)
     return bcrypt.hashpw(b"fabricd-decoy", bcrypt.gensalt(cost))
 
 

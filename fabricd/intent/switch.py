@@ -143,6 +143,7 @@ class PortIntent(Model):
     access_vlan: int | None = Field(description="untagged VLAN, None for none")
     tagged_vlans: list[int] = Field(description="tagged VLANs")
     trunk_vlans: str = _label("tagged VLANs as a comma list with ranges, e.g. '100,200-202'")
+    description: str | None = Field(default=None, description="the inventory's port description; None for none")
 
 
 class VlanMember(Model):
@@ -475,7 +476,7 @@ class SwitchIntentCore:
             out.append(PortIntent(
                 name=port.name, speed=port.speed, role=port.role, mtu_bytes=port.mtu,
                 pfc_priorities=parts.lossless_priorities, pfc=lossless, watchdog=wd_on, headroom=hr,
-                access_vlan=access, tagged_vlans=tagged, trunk_vlans=range_list(tagged),
+                access_vlan=access, tagged_vlans=tagged, trunk_vlans=range_list(tagged), description=port.description,
             ))
         return out
 

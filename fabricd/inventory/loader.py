@@ -1,8 +1,11 @@
 """Load a YAML inventory (one file or a directory) into a :class:`~fabricd.model.Fabric`.
 
 Inheritance, as nornir and AVD users expect: ``defaults`` -> ``groups`` (in the order a device lists them) ->
-the device itself. Mappings merge deeply; lists and scalars replace. ``defaults.port`` and ``defaults.nic`` apply
-to every switch port and host NIC.
+the device itself. Mappings merge deeply; lists and scalars replace; an explicit ``null`` replaces too, so
+``cc: null`` clears the knobs a NIC inherits. ``defaults.port`` and ``defaults.nic`` apply to every switch port and
+host NIC, a group's ``port:`` and ``nic:`` to the ports and NICs of its members (on top of the defaults, below the
+port or NIC itself). A group's ``ports:``/``nics:`` list that a member's own list replaces is an error (INV021):
+it would be accepted and ignored.
 
 Every problem is collected and raised at once as an :class:`~fabricd.errors.InventoryError`, each located at
 ``file:line`` with a dotted path. Locations are resolved lazily, so loading a large fabric pays nothing for them.
@@ -41,6 +44,7 @@ class Origins:
     def __init__(self) -> None:
         self.roots: dict[Loc, list[Loc]] = {}
         self.child_defaults: dict[str, list[Loc]] = {}
+        self.child_kinds: dict[str, str] = {}
 
     def get(self, prefix: Loc) -> list[Loc] | None:
         hit = self.roots.get(prefix)
@@ -50,7 +54,9 @@ class Origins:
             parent = self.roots.get(prefix[:2])
             if parent is not None:
                 child, index = prefix[2], prefix[3]
-                return self.child_defaults[child] + [(*r, child, index) for r in parent]
+                kind = self.child_kinds.get(child)
+                group_defaults = [(*r, kind) for r in parent] if kind else []  # a group's port:/nic: block
+                return self.child_defaults[child] + group_defaults + [(*r, child, index) for r in parent]
         return None
 
 
@@ -310,6 +316,7 @@ def _apply_inheritance(
     out = {k: v for k, v in data.items() if k not in ("defaults", "groups")}
     for section, kind, child, child_kind in (("switches", "switch", "ports", "port"), ("hosts", "host", "nics", "nic")):
         origins.child_defaults[child] = [(*r, child_kind) for r in defaults_roots] if child_kind in defaults else []
+        origins.child_kinds[child] = child_kind
         kind_default = defaults.get(kind)
         kind_roots = [(*r, kind) for r in defaults_roots] if isinstance(kind_default, dict) else []
         child_default = defaults.get(child_kind)
@@ -322,6 +329,8 @@ def _apply_inheritance(
             merged: Any = kind_default if isinstance(kind_default, dict) else {}
             layer_roots = list(kind_roots)
             names = item.get("groups", [])
+            child_defaults = child_default if isinstance(child_default, dict) else None
+            group_list: str | None = None
             for g_index, g in enumerate(names if isinstance(names, list) else []):
                 if not isinstance(g, str) or g not in groups:
                     close = difflib.get_close_matches(str(g), [str(n) for n in groups], n=1)
@@ -331,14 +340,38 @@ def _apply_inheritance(
                                             expected="a name under groups:", got=repr(g), code="INV020",
                                             hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
                     continue
-                merged = _deep_merge(merged, groups[g])
+                body = groups[g]
+                if child_kind in body:
+                    own = body[child_kind]
+                    if own is not None and not isinstance(own, dict):
+                        problems.append(Problem(f"groups.{g}.{child_kind} must be a mapping",
+                                                path=f"groups.{g}.{child_kind}",
+                                                location=_first_line(located, groups_roots, (g, child_kind)),
+                                                expected=f"a mapping of {child_kind} fields", got=_short(own),
+                                                code="INV018", hint="write it as indented 'key: value' lines"))
+                    elif own is not None:
+                        child_defaults = _deep_merge(child_defaults or {}, own)
+                    body = {k: v for k, v in body.items() if k != child_kind}
+                if child in body:
+                    group_list = g
+                merged = _deep_merge(merged, body)
                 layer_roots.extend((*r, g) for r in groups_roots)
+            if group_list is not None and child in item:
+                problems.append(Problem(
+                    f"group {group_list!r} sets {child}: and {kind} {item.get('name', i)!r} its own {child}: the "
+                    f"{kind}'s list replaces the group's, so the group's {child} would be ignored",
+                    path=f"groups.{group_list}.{child}",
+                    location=_first_line(located, groups_roots, (group_list, child)),
+                    expected=f"{child_kind} defaults in groups.{group_list}.{child_kind} (a mapping applied to every "
+                    f"{child_kind} of the group's members)", got=f"a {child} list", code="INV021",
+                    hint=f"move the shared fields to groups.{group_list}.{child_kind}: (e.g. {child_kind}: "
+                    f"{{driver: ice}}), or drop the group's {child}: list"))
             merged = _deep_merge(merged, item)
             if layer_roots:
                 roots[(section, i)] = layer_roots + own_roots
             children = merged.get(child)
-            if isinstance(children, list) and isinstance(child_default, dict):
-                merged[child] = [_deep_merge(child_default, c) if isinstance(c, dict) else c for c in children]
+            if isinstance(children, list) and child_defaults is not None:
+                merged[child] = [_deep_merge(child_defaults, c) if isinstance(c, dict) else c for c in children]
             merged_items.append(merged)
         if section in data:
             out[section] = merged_items
@@ -464,6 +497,10 @@ def _validation_problems(
             expected = "one of " + ", ".join(allowed) if allowed else "a known key"
             got = repr(key)
             hint = f"did you mean {close[0]!r}?" if close else "remove it (see `fabricd schema`)"
+            if key in ("nic", "port") and model is not None and f"{key}s" in model.model_fields:
+                # the plural is a list of this device's own NICs/ports: defaults for them go elsewhere
+                hint = (f"{key} defaults go in defaults.{key} or a group's {key}: mapping; this device's own "
+                        f"{key}s are its {key}s: list")
         elif etype == "missing":
             message = f"missing required key {loc[-1]!r}"
             expected = f"a value for {loc[-1]!r}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from .policy import LinkRole, Transport
 from .types import (
@@ -104,6 +105,11 @@ class Switch(Model):
         return next((p for p in self.ports if p.name == name), None)
 
 
+def _none_is_empty(value: Any) -> Any:
+    """``cc: null`` (the inventory's way to clear inherited knobs: null replaces in the merge) is no knob."""
+    return {} if value is None else value
+
+
 class Nic(Model):
     """A host RDMA NIC port: its netdev, RDMA device, driver, address, optional RDMA VLAN and switch peer."""
 
@@ -117,8 +123,10 @@ class Nic(Model):
         "Soft-RoCE on virtio_net); None = implied by driver")
     transport: Transport | None = Field(default=None, description="this NIC's RDMA transport; None = "
                                         "policy.transport (an E810 may run iWARP in a RoCE fabric)")
-    cc: dict[Name, int] = Field(default_factory=dict, description="congestion-control knobs of this NIC's family "
-                                "by name (`fabricd docs nics`), e.g. {rpg_time_reset: 300} on mlx5, {g: 8} on bnxt")
+    cc: Annotated[dict[Name, int], BeforeValidator(_none_is_empty)] = Field(
+        default_factory=dict, description="congestion-control knobs of this NIC's family by name (`fabricd docs "
+        "nics`), e.g. {rpg_time_reset: 300} on mlx5, {g: 8} on bnxt; null clears the knobs inherited from defaults "
+        "or groups (a mapping merges into them)")
     ip: IPv4Address | None = None
     vlan: VlanId | None = None
     mtu: MtuBytes = 9000

@@ -177,6 +177,14 @@ def switch_roles() -> list[Role]:
         _ref("sonic", "interfaces-counters-detailed", "show interfaces counters detailed <port>",
              "parse_show_interfaces_counters_detailed", ("show-interfaces-counters-detailed-*.txt",)),
         _ref("sonic", "pfcwd-config", "show pfcwd config", "parse_show_pfcwd_config", ("show-pfcwd-config-*.txt",)),
+        _sw("sonic", "pg_watermark_shared", "parse_pg_watermark_shared"),
+        _sw("sonic", "pg_watermark_headroom", "parse_pg_watermark_headroom"),
+        _sw("sonic", "queue_watermark_unicast", "parse_queue_watermark_unicast"),
+        _sw("sonic", "queue_watermark_multicast", "parse_queue_watermark_multicast"),
+        _ref("sonic", "pg-persistent-watermark", "show priority-group persistent-watermark shared|headroom",
+             "parse_pg_persistent_watermark", ()),
+        _ref("sonic", "queue-persistent-watermark", "show queue persistent-watermark unicast|multicast|all",
+             "parse_queue_persistent_watermark", ()),
         _config("sonic", ("sonic-utilities-mock-config-db.txt",),
                 "no device dump of `show runningconfiguration all`: the capture is sonic-utilities' test CONFIG_DB "
                 "regrouped by table as the command prints it (a real database, not a device's output)"),
@@ -191,9 +199,14 @@ def switch_roles() -> list[Role]:
             "no public capture: the golden is written from EOS's documented columns", form="text"),
         _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail",
             ("show-interfaces-counters-queue-detail-*.txt",)),
+        _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail", (),
+            "no device capture of the `| json` forms in this repository: key paths from ANTA's queue-drop tests "
+            "(egressQueueCounters, interfaces.<if>.trafficClasses) and Arista's snmpext sample (ingressVoqCounters, "
+            "values edited there)", form="json"),
         _sw("arista_eos", "ecn", "parse_show_qos_ecn_counters", ("show-qos-ecn-counters-json-anta.txt",)),
         _sw("arista_eos", "pfcwd", "parse_show_pfc_counters_watchdog", (),
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
+        _sw("arista_eos", "discards", "parse_show_interfaces_counters_discards"),
         _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
              ("show-hardware-counter-drop-*.txt",)),
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
@@ -231,13 +244,13 @@ def switch_roles() -> list[Role]:
 
 def host_roles() -> list[Role]:
     """Every host reader format."""
-    from fabricd.readers.ethtool_maps import DRIVER_RULES
+    from fabricd.readers.ethtool_maps import DRIVER_NAMES
 
     prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4", "mlxsw_spectrum": "mlxsw"}
     ethtool = [
         _host(f"ethtool-S-{driver}", f"ethtool -S <if> (driver {driver})", "fabricd.readers.ethtool.normalise",
-              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",))
-        for driver in DRIVER_RULES
+              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",), names.unverified)
+        for driver, names in DRIVER_NAMES.items()
     ]
     return [
         *ethtool,
@@ -281,6 +294,18 @@ def host_roles() -> list[Role]:
               ("readers/host_text/dcb-app-*.txt",), used_by="audit host (bundles)"),
         _host("dcb-apptrust-text", "dcb apptrust show dev <if>", "fabricd.readers.dcb_apptrust.parse_dcb_apptrust",
               ("readers/host_text/dcb-apptrust-*.txt",), used_by="audit host (bundles)"),
+        _host("mlnx_qos", "mlnx_qos -i <if>", "fabricd.readers.dcb_tools.parse_mlnx_qos",
+              ("readers/host_text/mlnx_qos-*.txt",), used_by="audit host (bundles)"),
+        _host("lldptool-ti", "lldptool -ti <if> (lldpad IEEE/CEE DCBX TLVs)",
+              "fabricd.readers.dcb_tools.parse_lldptool",
+              ("readers/host_text/lldptool-*.txt",), used_by="audit host (bundles)"),
+        _host("niccli-qos", "niccli --dev N qos --ets --show (Broadcom firmware DCB)",
+              "fabricd.readers.dcb_tools.parse_niccli_qos", ("readers/host_text/niccli-*.txt",),
+              used_by="audit host (bundles)"),
+        _host("dcb-maxrate-text", "dcb maxrate show dev <if>", "fabricd.readers.dcb_tools.parse_dcb_maxrate",
+              ("readers/host_text/dcb-maxrate-*.txt",), used_by="audit host (bundles, notes)"),
+        _host("dcb-dcbx-text", "dcb dcbx show dev <if>", "fabricd.readers.dcb_tools.parse_dcb_dcbx",
+              ("readers/host_text/dcb-dcbx-*.txt",), used_by="audit host (bundles, notes)"),
         _host("show_gids-text", "show_gids", "fabricd.readers.gids.parse_show_gids",
               ("readers/host_text/show_gids-*.txt",), used_by="reference"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),

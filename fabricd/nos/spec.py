@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from fabricd.intent.checks.base import Check
-from fabricd.intent.checks.pfc import WatchdogLimits
 from fabricd.intent.switch import IntentShaping, SwitchIntentBase
 from fabricd.intent.watchdog_timers import Warn, WatchdogMs
 from fabricd.model import Platform, Watchdog
 from fabricd.model.types import Model
 from fabricd.readers.switch.config_model import LosslessConfig
 from fabricd.readers.switch.model import SwitchCounters
+
+from .rules import DeviceRules
 
 W = TypeVar("W", bound=Model)
 
@@ -68,12 +69,15 @@ class PlatformSpec:
     ========================  ====================================================================================
     Field                     What
     ========================  ====================================================================================
-    ``platform``, ``title``   the :class:`~fabricd.model.Platform` and its human name
+    ``platform``, ``title``   the :class:`~fabricd.model.Platform` and its human name (validate's messages, the
+                              docs' tables)
     ``intent``                intent shaping: the platform's intent class and its own decisions
     ``watchdog``              the PFC watchdog codec, forward and inverse
-    ``limits``                watchdog ranges ``fabricd validate`` checks (:mod:`fabricd.intent.checks.pfc`)
-    ``checks``                the platform's own inventory checks (what the NOS refuses although the model
-                              allows it); they run in ``fabricd validate``
+    ``rules``                 what the NOS accepts, as sourced data (``rules.py``: port names, name lengths,
+                              MTU by port mode, the watchdog grid, ECN units, reserved VLANs); the device-rule
+                              checks of ``fabricd validate`` read them (:mod:`fabricd.nos.checks`)
+    ``checks``                the platform's own inventory checks beyond its rules (``checks.py``); they run in
+                              ``fabricd validate`` (:mod:`fabricd.nos.validate`)
     ``show``                  the show commands and their parsers (exporter, audit watchdog, capture)
     ``running_config``        the command ``get_config`` runs, and ``parse_running_config`` reads its output
     ``audit_hints``           SW-* finding code -> the platform's own commands to fix it
@@ -91,7 +95,7 @@ class PlatformSpec:
     title: str
     intent: IntentShaping
     watchdog: WatchdogCodec[Any]
-    limits: WatchdogLimits
+    rules: DeviceRules
     checks: tuple[Check, ...]
     show: ShowTable
     running_config: str

@@ -3,8 +3,10 @@
 Each output line is ``key value...``; map values are ``index:value`` pairs (dcb(8) "prio-pfc 0:off 3:on").
 Grammar and keys from iproute2 dcb/dcb_pfc.c, dcb_ets.c, dcb_buffer.c, dcb_app.c and their man pages; captures in
 tests/golden/readers/dcb/ (man-page examples, headers name each). Sizes in ``dcb buffer`` are printed by
-iproute2's ``print_size`` (``b``, ``Kb``, ``Mb``, ``Gb`` in powers of 1024 bytes). An unknown key, a bad pair, or
-an output with none of the command's keys is a located :class:`TextParseError`.
+iproute2's ``print_size`` (``b``, ``Kb``, ``Mb``, ``Gb`` in powers of 1024 bytes), or as plain byte counts
+(``buffer-size 0:10000``: the first dcb-buffer patch, see its commit message). Keys are read in either spelling
+(``ets-cap``/``ets_cap``: the first dcb-ets patch printed ``ets_cap``); a key printed twice is an error. An unknown
+key, a bad pair, or an output with none of the command's keys is a located :class:`TextParseError`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .framing import framed
 from .textparse import TextParseError, content_lines, to_int
 
 DSCP_NAMES = {
@@ -21,7 +24,7 @@ DSCP_NAMES = {
 }
 """DSCP names iproute2 prints without ``-N`` (lib/rt_names ``rtnl_dsfield``/dcb_app DSCP names; RFC 2474/2597/3246)."""
 
-_SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[KMG]?b)$")
+_SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[KMG]?b)?$")
 _SCALE = {"b": 1, "Kb": 1024, "Mb": 1024**2, "Gb": 1024**3}
 
 
@@ -50,6 +53,9 @@ class DcbEts:
     reco_tc_bw: dict[int, int] = field(default_factory=dict)
     reco_tc_tsa: dict[int, str] = field(default_factory=dict)
     reco_prio_tc: dict[int, int] = field(default_factory=dict)
+    pg_bw: dict[int, int] = field(default_factory=dict)
+    """``pg-bw``: the IEEE ETS ``tc_rx_bw`` map (iproute2 dcb_ets.c prints it under the CEE name), a field of its
+    own: in the full output it follows ``tc-bw`` and must not replace it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +92,34 @@ def _onoff(value: str, source: str, n: int, key: str) -> bool:
     return value == "on"
 
 
-def _lines(text: str, source: str, keys: frozenset[str]) -> list[tuple[int, str, list[str]]]:
-    """Split into (line, key, values); the key may open a line more than once per line (pfc-cap ... delay N)."""
+def _key(token: str, keys: frozenset[str]) -> str | None:
+    """``token`` as one of ``keys``: iproute2 releases spell some keys with ``_`` (``ets_cap``), others with ``-``."""
+    if token in keys:
+        return token
+    hyphen = token.replace("_", "-")
+    return hyphen if hyphen in keys else None
+
+
+def _lines(text: str, source: str, keys: frozenset[str],
+           repeatable: frozenset[str] = frozenset()) -> list[tuple[int, str, list[str]]]:
+    """Split into (line, key, values); the key may open a line more than once per line (pfc-cap ... delay N). A key
+    printed twice is an error naming both lines (a later line must never silently replace an earlier one), except
+    ``repeatable`` keys whose lines add entries (``dscp-prio``)."""
     out = []
+    seen: dict[str, int] = {}
     for n, line in content_lines(text):
         tokens = line.split()
         i = 0
         while i < len(tokens):
-            key = tokens[i]
-            if key not in keys:
-                raise TextParseError(source, n, "unknown key", expected=" or ".join(sorted(keys)), got=key)
+            key = _key(tokens[i], keys)
+            if key is None:
+                raise TextParseError(source, n, "unknown key", expected=" or ".join(sorted(keys)), got=tokens[i])
+            if key in seen and key not in repeatable:
+                raise TextParseError(source, n, f"{key} printed twice (first on line {seen[key]})",
+                                     expected="one output of one command", got=line.strip())
+            seen[key] = n
             j = i + 1
-            while j < len(tokens) and tokens[j] not in keys:
+            while j < len(tokens) and _key(tokens[j], keys) is None:
                 j += 1
             out.append((n, key, tokens[i + 1:j]))
             i = j
@@ -116,6 +138,7 @@ PFC_KEYS = frozenset({"pfc-cap", "macsec-bypass", "delay", "prio-pfc", "pg-pfc",
 """``pg-pfc`` is how the first dcb-pfc patch printed ``prio-pfc`` (its commit message shows an mlxsw port so)."""
 
 
+@framed
 def parse_dcb_pfc(text: str, source: str = "dcb pfc show") -> DcbPfc:
     got: dict[str, object] = {}
     for n, key, values in _lines(text, source, PFC_KEYS):
@@ -126,6 +149,9 @@ def parse_dcb_pfc(text: str, source: str = "dcb pfc show") -> DcbPfc:
         elif key == "macsec-bypass":
             got["macsec_bypass"] = _onoff(_one(values, source, n, key), source, n, key)
         elif key in ("prio-pfc", "pg-pfc"):
+            if "prio_pfc" in got:
+                raise TextParseError(source, n, f"{key} and prio-pfc/pg-pfc both printed", expected="one of them",
+                                     got=key)
             got["prio_pfc"] = {i: _onoff(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
         else:
             got[key] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
@@ -142,6 +168,7 @@ ETS_KEYS = frozenset({"willing", "ets-cap", "cbs", "tc-bw", "pg-bw", "tc-tsa", "
 TSA = frozenset({"strict", "cbs", "ets", "vendor"})
 
 
+@framed
 def parse_dcb_ets(text: str, source: str = "dcb ets show") -> DcbEts:
     got: dict[str, object] = {}
     for n, key, values in _lines(text, source, ETS_KEYS):
@@ -160,7 +187,7 @@ def parse_dcb_ets(text: str, source: str = "dcb ets show") -> DcbEts:
             pairs_bw = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
             if any(not 0 <= v <= 100 for v in pairs_bw.values()):
                 raise TextParseError(source, n, f"{key}: bandwidth", expected="0-100 %", got=" ".join(values))
-            got["tc_bw" if key == "pg-bw" else name] = pairs_bw
+            got[name] = pairs_bw
         else:  # prio-tc, reco-prio-tc
             got[name] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
     if not any(k in got for k in ("tc_bw", "tc_tsa", "prio_tc")):
@@ -169,7 +196,8 @@ def parse_dcb_ets(text: str, source: str = "dcb ets show") -> DcbEts:
     return DcbEts(willing=got.get("willing"), ets_cap=got.get("ets_cap"), cbs=got.get("cbs"),  # type: ignore[arg-type]
                   tc_bw=got.get("tc_bw", {}), tc_tsa=got.get("tc_tsa", {}),  # type: ignore[arg-type]
                   prio_tc=got.get("prio_tc", {}), reco_tc_bw=got.get("reco_tc_bw", {}),  # type: ignore[arg-type]
-                  reco_tc_tsa=got.get("reco_tc_tsa", {}), reco_prio_tc=got.get("reco_prio_tc", {}))  # type: ignore[arg-type]
+                  reco_tc_tsa=got.get("reco_tc_tsa", {}), reco_prio_tc=got.get("reco_prio_tc", {}),  # type: ignore[arg-type]
+                  pg_bw=got.get("pg_bw", {}))  # type: ignore[arg-type]
 
 
 BUFFER_KEYS = frozenset({"prio-buffer", "buffer-size", "total-size"})
@@ -178,10 +206,12 @@ BUFFER_KEYS = frozenset({"prio-buffer", "buffer-size", "total-size"})
 def _size(value: str, source: str, n: int, key: str) -> int:
     m = _SIZE.match(value)
     if m is None:
-        raise TextParseError(source, n, f"{key}: size", expected="a size like 10Kb, 1Mb or 512b", got=value)
-    return int(float(m.group("n")) * _SCALE[m.group("unit")])
+        raise TextParseError(source, n, f"{key}: size", expected="a size like 10Kb, 1Mb, 512b or 10000 (bytes)",
+                             got=value)
+    return int(float(m.group("n")) * _SCALE[m.group("unit") or "b"])
 
 
+@framed
 def parse_dcb_buffer(text: str, source: str = "dcb buffer show") -> DcbBuffer:
     prio: dict[int, int] = {}
     sizes: dict[int, int] = {}
@@ -199,10 +229,11 @@ def parse_dcb_buffer(text: str, source: str = "dcb buffer show") -> DcbBuffer:
     return DcbBuffer(prio_buffer=prio, buffer_size_bytes=sizes, total_size_bytes=total)
 
 
+@framed
 def parse_dcb_app(text: str, source: str = "dcb app show") -> DcbApp:
     """``dcb app show dev X dscp-prio`` (with or without ``-N``: DSCP names such as CS3 are resolved)."""
     pairs: list[tuple[int, int]] = []
-    for n, key, values in _lines(text, source, frozenset({"dscp-prio"})):
+    for n, key, values in _lines(text, source, frozenset({"dscp-prio"}), repeatable=frozenset({"dscp-prio"})):
         for tok in values:
             d, sep, p = tok.partition(":")
             if not sep:

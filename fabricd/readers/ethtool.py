@@ -27,6 +27,8 @@ from itertools import repeat
 
 from .common import Direction, Problems, ReadProblem, read_text
 from .ethtool_maps import DRIVER_ALIASES, DRIVER_RULES, NameRule
+from .framing import frame, framed
+from .textparse import TextParseError
 
 _STAT_LINE = re.compile(r"^[ \t]*((?:\[\d+\]: )?[^\n:]+?):[ \t]+(-?\d+)[ \t]*$", re.MULTILINE)
 _INFO_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9 _-]*?):[ \t]*(.*?)[ \t]*$", re.MULTILINE)
@@ -118,32 +120,68 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
 
     Tolerates the ``NIC statistics:`` header, any indentation, names with dots or a ``[N]: `` ring prefix (bnxt),
     trailing spaces and comment lines (only ``name: integer`` lines count). A repeated name keeps its last value.
+    Text that is not the plain layout is framed first (:mod:`fabricd.readers.framing`: prompts, CRLF, tabs). An
+    output with content and no ``name: value`` line is a :class:`~fabricd.readers.textparse.TextParseError` naming
+    its first line.
     """
     regular = _regular_tokens(text)
+    if regular is None:  # not the plain layout: frame it (prompt lines, CRLF, tabs) and try again
+        text = frame(text)
+        regular = _regular_tokens(text) if text else None
     if regular is not None:
         return {n[:-1]: int(v) for n, v in zip(*regular, strict=True)}
-    return {name: int(value) for name, value in _STAT_LINE.findall(text)}
+    found = {name: int(value) for name, value in _STAT_LINE.findall(text)}
+    if not found and text.strip():
+        n, first = next((n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip())
+        raise TextParseError("ethtool -S", n, "no statistics", expected="'name: value' lines (NIC statistics:)",
+                             got=first.strip())
+    return found
 
 
+@framed
 def parse_ethtool_info(text: str) -> EthtoolInfo:
-    """Parse ``ethtool -i`` text (``driver: mlx5_core``, ``firmware-version: 16.35.2000 (MT_0000000008)``, ...)."""
+    """``ethtool -i`` text -> :class:`EthtoolInfo`. An output with content and none of the ``driver:``,
+    ``version:``, ``firmware-version:``, ``bus-info:`` lines (``driver: mlx5_core``, ``firmware-version: 16.35.2000
+    (MT_0000000008)``) is a :class:`~fabricd.readers.textparse.TextParseError`."""
     fields = {k.strip().lower(): v for k, v in _INFO_LINE.findall(text)}
 
     def pick(name: str) -> str | None:
         value = fields.get(name)
         return value if value else None
 
-    return EthtoolInfo(
+    info = EthtoolInfo(
         driver=pick("driver"), version=pick("version"), firmware=pick("firmware-version"), bus_info=pick("bus-info")
     )
+    if info == EthtoolInfo() and text.strip():
+        n, first = next((n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip())
+        raise TextParseError("ethtool -i", n, "no driver information", expected="'driver: NAME' and "
+                             "'firmware-version: ...' lines", got=first.strip())
+    return info
+
+
+def driver_of(text: str) -> str | None:
+    """The driver an ``ethtool -i`` text names, None when it names none (a watcher's lenient read)."""
+    try:
+        return parse_ethtool_info(text).driver
+    except TextParseError:
+        return None
+
+
+def stats_or_nothing(text: str) -> dict[str, int]:
+    """:func:`parse_ethtool_stats`, or ``{}`` for a text that is not ``ethtool -S`` output (a watcher's lenient read:
+    the exporter reports such a file as a problem)."""
+    try:
+        return parse_ethtool_stats(text)
+    except TextParseError:
+        return {}
 
 
 @lru_cache(maxsize=32)
 def _compiled(driver: str | None) -> tuple[tuple[re.Pattern[str], NameRule], ...]:
-    name = DRIVER_ALIASES.get(driver or "", driver or "")
-    rules = DRIVER_RULES.get(name)
-    if rules is None:  # unknown driver: every map, in order
+    if not driver:  # the driver is unknown (no `ethtool -i`): every map, in order
         rules = tuple(r for rs in DRIVER_RULES.values() for r in rs)
+    else:  # the device's own driver's map, never another driver's names; no map: nothing normalised
+        rules = DRIVER_RULES.get(DRIVER_ALIASES.get(driver, driver), ())
     return tuple((re.compile(r.pattern), r) for r in rules)
 
 
@@ -375,13 +413,22 @@ def read_ethtool(root: str | os.PathLike[str], interface: str, *, full: bool = T
     base = f"{os.fspath(root)}/ethtool/{interface}"
     problems = Problems()
     info_text = read_text(base + ".info", problems, optional=True)
-    info = parse_ethtool_info(info_text) if info_text is not None else EthtoolInfo()
+    info = EthtoolInfo()
+    if info_text is not None:
+        try:
+            info = parse_ethtool_info(info_text)
+        except TextParseError as exc:
+            problems.add(base + ".info", str(exc))
     stats_text = read_text(base + ".stats", problems, optional=False)
     if stats_text is None:
         return normalise(interface, {}, info.driver, info=info, problems=problems)
     if stats_text.strip() and not _STAT_LINE.search(stats_text):
         problems.add(base + ".stats", "no 'name: value' lines (is this `ethtool -S` output?)")
-    return normalise_text(interface, stats_text, info.driver, info=info, problems=problems, full=full)
+    try:
+        return normalise_text(interface, stats_text, info.driver, info=info, problems=problems, full=full)
+    except TextParseError as exc:  # its only stat-like lines were prompt lines
+        problems.add(base + ".stats", str(exc))
+        return normalise(interface, {}, info.driver, info=info, problems=problems)
 
 
 _STAT_LINE_BYTES = re.compile(_STAT_LINE.pattern.encode(), re.MULTILINE)
@@ -435,7 +482,10 @@ def stats_layout(info_bytes: bytes | None, data: bytes) -> StatsLayout | None:
         return None
     header = len(tokens) - 2 * len(names)
     info_text = None if info_bytes is None else info_bytes.decode("utf-8", "replace").strip()
-    info = parse_ethtool_info(info_text) if info_text is not None else EthtoolInfo()
+    try:
+        info = parse_ethtool_info(info_text) if info_text is not None else EthtoolInfo()
+    except TextParseError:
+        return None  # the slow path reads it again and records the problem
     selected = _select(name_map(info.driver), names)
     return StatsLayout(
         info_bytes=info_bytes,

@@ -8,6 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from .framing import framed
 from .rdma import class_dir, list_rdma_devices, read_gids
 from .textparse import TextParseError, content_lines, to_int
 
@@ -78,6 +79,7 @@ def list_gids(root: str | os.PathLike[str], devices: list[str] | None = None) ->
 _GID_TEXT = re.compile(r"^[0-9a-f]{4}(?::[0-9a-f]{4}){7}$")
 
 
+@framed
 def parse_show_gids(text: str, source: str = "show_gids") -> list[GidRow]:
     """mlnx-tools ``show_gids`` text (``DEV PORT INDEX GID IPv4 VER DEV`` rows, ``n_gids_found=N``) as a bundle holds
     it. The count line, when present, must match the rows (a truncated table is an error); every row is checked.

@@ -14,7 +14,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .framing import framed
 from .rdma import DATA_4_OCTETS, PMA_COUNTER_MAP, RdmaKey
+from .textparse import TextParseError
 
 _HEADER = re.compile(
     r"^#\s*(?P<kind>.+?)\s+counters:\s+Lid\s+(?P<lid>\d+)\s+port\s+(?P<port>\d+)(?:\s*\((?P<cap>[^)]*)\))?"
@@ -72,8 +74,10 @@ class PerfqueryBlock:
         return out
 
 
+@framed
 def parse_perfquery(text: str) -> tuple[PerfqueryBlock, ...]:
-    """Parse perfquery output (one or several port blocks). Lines before the first header are ignored."""
+    """Parse perfquery output (one or several port blocks). Lines before the first header are ignored; an output
+    with content and no block is a :class:`~fabricd.readers.textparse.TextParseError` naming its first line."""
     blocks: list[PerfqueryBlock] = []
     current: dict[str, int] | None = None
     head: re.Match[str] | None = None
@@ -106,4 +110,8 @@ def parse_perfquery(text: str) -> tuple[PerfqueryBlock, ...]:
         except ValueError:
             continue
     flush()
+    if not blocks and text.strip():
+        n, first = next((n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip())
+        raise TextParseError("perfquery", n, "no port counter block", expected="'# Port counters: Lid N port M' "
+                             "or '# Port extended counters: ...' followed by Name:....value lines", got=first.strip())
     return tuple(blocks)

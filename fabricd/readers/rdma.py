@@ -153,16 +153,38 @@ IRDMA_HW_COUNTERS: dict[str, HwMeaning] = {
 """irdma ``hw_counters`` (Intel E810 RoCEv2/iWARP, X722 iWARP). In iWARP mode the traffic counters are
 ``tcpInSegs``/``tcpOutSegs`` (kept by their own name)."""
 
+IONIC_HW_COUNTERS: dict[str, HwMeaning] = {
+    # AMD Pensando ionic RDMA: the names are the firmware's (Linux drivers/infiniband/hw/ionic/ionic_hw_stats.c asks
+    # the device for them, IONIC_V1_ADMIN_STATS_HDRS); this list is Pensando's firmware HAL rdma_stats_hdrs[]
+    # (ccdxc/sw nic/hal/plugins/cfg/rdma, code index file id 1347570567), unverified against a device
+    "tx_rdma_cnp_pkts": ("cnp_sent", "tx", None),
+    "rx_rdma_cnp_pkts": ("cnp_handled", "rx", None),
+    "rx_rdma_ecn_pkts": ("ecn_marked_packets", "rx", None),
+    "tx_rdma_ucast_pkts": ("packets", "tx", None),
+    "rx_rdma_ucast_pkts": ("packets", "rx", None),
+    "req_rx_pkt_seq_err": ("packet_seq_errors", "rx", None),
+    "req_rx_impl_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
+    "req_rx_rnr_retry_err": ("rnr_nak_retry_errors", "tx", None),
+    "req_tx_retry_excd_err": ("retry_exceeded_errors", "tx", None),
+    "resp_rx_dup_request": ("duplicate_requests", "rx", None),
+    "resp_rx_outof_buf": ("out_of_buffer", "rx", None),
+    "resp_rx_outouf_seq": ("out_of_sequence", "rx", None),
+}
+"""ionic RDMA ``hw_counters`` (AMD Pensando DSC, Pollara). ``rx_rdma_cnp_pkts`` counts the CNPs received, which mlx5
+splits into ``rp_cnp_handled`` and ``rp_cnp_ignored``; ``resp_rx_outouf_seq`` is the firmware's spelling. Byte
+counters (``tx_rdma_ucast_bytes``) stay by their own name. **Unverified**: from the firmware source, no capture."""
+
 HW_COUNTERS_BY_DRIVER: dict[str, dict[str, HwMeaning]] = {
     "mlx5_ib": MLX5_HW_COUNTERS,
     "rdma_rxe": RXE_HW_COUNTERS,
     "bnxt_re": BNXT_RE_HW_COUNTERS,
     "irdma": IRDMA_HW_COUNTERS,
+    "ionic_rdma": IONIC_HW_COUNTERS,
 }
 """RDMA driver (``/sys/class/infiniband/<dev>/device/driver``, or the NIC profile's) -> its hw_counters map."""
 
 HW_COUNTER_MAP: dict[str, HwMeaning] = {
-    **IRDMA_HW_COUNTERS, **BNXT_RE_HW_COUNTERS, **RXE_HW_COUNTERS, **MLX5_HW_COUNTERS,
+    **IONIC_HW_COUNTERS, **IRDMA_HW_COUNTERS, **BNXT_RE_HW_COUNTERS, **RXE_HW_COUNTERS, **MLX5_HW_COUNTERS,
 }
 """Every family's hw_counters names -> normalised meaning, used when the driver is not known (a replay tree); the
 families' names do not conflict (where two share a name, they share its meaning). Unlisted hw_counters stay

@@ -19,6 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .framing import framed
 from .rdma import HW_COUNTER_MAP
 from .textparse import TextParseError, content_lines, to_int
 
@@ -58,6 +59,7 @@ def _port(text: str, source: str, line: int) -> int | None:
     return to_int(text, source, line, "port")
 
 
+@framed
 def parse_rdma_statistic(text: str, source: str = "rdma statistic show") -> list[RdmaStatRecord]:
     """Parse the text form (plain, wrapped or ``-p``). Raises :class:`TextParseError` on anything else."""
     records: list[RdmaStatRecord] = []
@@ -127,6 +129,7 @@ def parse_rdma_statistic(text: str, source: str = "rdma statistic show") -> list
     return records
 
 
+@framed
 def parse_rdma_statistic_json(text: str, source: str = "rdma -j statistic show") -> list[RdmaStatRecord]:
     """Parse ``rdma -j statistic [qp] show``. **Unverified** against a device capture (module docstring)."""
     try:

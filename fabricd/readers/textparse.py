@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from fabricd.errors import FabricdError
 
+from .framing import frame_lines
+
 
 class TextParseError(FabricdError):
     """A command output that does not parse: ``source:line: what (expected X, got Y)``."""
@@ -16,8 +18,8 @@ class TextParseError(FabricdError):
     def __init__(self, source: str, line: int, what: str, *, expected: str, got: str, hint: str | None = None) -> None:
         shown = got if len(got) <= 80 else got[:77] + "..."
         super().__init__(f"{source}:{line}: {what} (expected {expected}, got {shown!r})",
-                         hint=hint or "pass the command's unedited output (a bundle file may hold a '# ' or '$ ' "
-                         "command line before it)")
+                         hint=hint or "pass the command's output (prompt and command lines are skipped); the "
+                         "line named is the first one the reader could not place")
         self.source = source
         self.line = line
         self.expected = expected
@@ -25,12 +27,13 @@ class TextParseError(FabricdError):
 
 
 def content_lines(text: str) -> list[tuple[int, str]]:
-    """``(line number, line)`` of the lines that carry output: blank lines, ``# ...`` comments and ``$ command``
-    prompt lines (how bundles and captures record the command) are left out."""
+    """``(line number, line)`` of the lines that carry output, framed (:func:`fabricd.readers.framing.frame_lines`:
+    prompt and echoed-command lines, CRLF, tabs and trailing spaces gone; numbers are the lines of ``text``): blank
+    lines and ``# ...`` comments are left out."""
     out = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in frame_lines(text):
         stripped = line.strip()
-        if not stripped or stripped.startswith("#") or stripped.startswith("$ "):
+        if not stripped or stripped.startswith("#"):
             continue
         out.append((n, line))
     return out

@@ -38,7 +38,7 @@ from fabricd.hosts.lock import ApplyLock, LockBusy
 from fabricd.intent.host import HostIntent, HostPlan
 
 from .api import ApiServer, ServiceHandlers
-from .intent_source import IntentSource
+from .intent_source import DEFAULT_DEADLINE_S, DEFAULT_MAX_BYTES, IntentSource
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +83,18 @@ APPLY_FAILURES = MetricSpec(
 INTENT_FAILURES = MetricSpec(
     "fabricd_agent_intent_failures_total", "counter",
     "Reads or fetches of the intent that failed (the last good intent was used when there was one).", ("host",), SRC)
+INTENT_OK = MetricSpec(
+    "fabricd_agent_intent_ok", "gauge",
+    "1 when the agent's last read or fetch of its intent succeeded (a good body, or 304 for the last good one); 0 "
+    "while it fails and the agent runs on its last good intent, or has none. Absent before the first read.",
+    ("host",), SRC)
+INTENT_LAST_OK = MetricSpec(
+    "fabricd_agent_intent_last_success_timestamp_seconds", "gauge",
+    "When the agent last read or fetched its intent successfully, seconds since the epoch (absent before the first "
+    "success in this process; a start from the cached copy is not a success).", ("host",), SRC)
 AGENT_METRICS: tuple[MetricSpec, ...] = (CHECK_COMPLIANT, HOST_COMPLIANT, AGENT_INFO, INTERVAL, LAST_RUN, LAST_OK,
-                                         RECONCILES, DRIFTS, APPLIES, APPLY_FAILURES, INTENT_FAILURES)
+                                         RECONCILES, DRIFTS, APPLIES, APPLY_FAILURES, INTENT_FAILURES, INTENT_OK,
+                                         INTENT_LAST_OK)
 TRIGGERS = ("start", "interval", "device", "manual")
 RESULTS = ("compliant", "applied", "drift", "failed")
 
@@ -100,6 +110,12 @@ class AgentOptions:
     skip: frozenset[str] = frozenset()
     ca_file: Path | None = None
     cache_dir: Path | None = None
+    intent_deadline_s: float = DEFAULT_DEADLINE_S
+    """Overall deadline of one intent fetch (https), seconds."""
+    intent_max_bytes: int = DEFAULT_MAX_BYTES
+    """Largest intent body accepted (https), bytes."""
+    intent_sha256: str | None = None
+    """Pinned SHA-256 of the intent file (hex); any other body is refused."""
     listen: tuple[str, int] = ("127.0.0.1", 9863)
     web: WebConfig | None = None
     watch_devices: bool = True
@@ -166,7 +182,8 @@ class Agent:
     def __init__(self, options: AgentOptions) -> None:
         self.options = options
         self.source = IntentSource(options.source, options.host, ca_file=options.ca_file,
-                                   cache_dir=options.cache_dir)
+                                   cache_dir=options.cache_dir, deadline_s=options.intent_deadline_s,
+                                   max_body_bytes=options.intent_max_bytes, sha256=options.intent_sha256)
         self.counters = _Counters()
         self.history: deque[Reconcile] = deque(maxlen=200)
         self.last: Reconcile | None = None
@@ -205,7 +222,9 @@ class Agent:
         rec = Reconcile(trigger=trigger, reason=reason or trigger, started=time.time())
         intent: HostIntent | None = None
         try:
-            intent = self.source.load()
+            # after a device event, repair with the intent in hand: the periodic reconcile fetches (a slow intent
+            # server would otherwise hold up the repair of a driver reload for the whole fetch deadline)
+            intent = self.source.load(refresh=trigger != "device")
             if self.watcher is not None:
                 self.watcher.update([n.netdev for n in intent.nics],
                                     [n.rdma_device for n in intent.nics if n.rdma_device])
@@ -321,6 +340,10 @@ class Agent:
                 reasons.append("no successful reconcile yet" + (f" ({self.last.error})" if self.last else ""))
         elif now - self.last_ok_ts > limit:
             reasons.append(f"last successful reconcile {now - self.last_ok_ts:.0f} s ago")
+        intent_error = self.source.last_error
+        if intent_error is not None:  # until a good read or fetch, even while the last good intent is in use
+            reasons.append(f"intent source failing ({intent_error})" + (
+                "; reconciling with the last good intent" if self.intent is not None else ""))
         return not reasons, reasons
 
     def status(self) -> dict[str, Any]:
@@ -330,6 +353,8 @@ class Agent:
                 "source": self.options.source, "interval_s": self.options.interval_s,
                 "started": self.started_ts, "last_success": self.last_ok_ts, "compliant": self._compliant,
                 "intent_error": self.source.last_error,
+                "intent_failures": self.source.stats.failed,
+                "intent_last_success": self.source.stats.last_ok_ts,
                 "last": self.last.as_dict() if self.last else None,
                 "noncompliant": sorted(f"{i}:{c}" for (i, c), ok in self._compliance.items() if not ok),
             }
@@ -410,7 +435,12 @@ class _AgentCollector:
             scrape.family(APPLIES).add(h, c.applies)
             for reason in ("apply_error", "lock_busy"):
                 scrape.family(APPLY_FAILURES).add((host, reason), c.apply_failures.get(reason, 0))
-            scrape.family(INTENT_FAILURES).add(h, a.source.stats.failed)
+            stats = a.source.stats
+            scrape.family(INTENT_FAILURES).add(h, stats.failed)
+            if stats.last_ok_ts is not None or stats.failed:
+                scrape.family(INTENT_OK).add(h, 0 if a.source.last_error is not None else 1)
+            if stats.last_ok_ts is not None:
+                scrape.family(INTENT_LAST_OK).add(h, round(stats.last_ok_ts, 3))
             if a.last is not None and a.last.result == "failed":
                 scrape.problem(f"last reconcile failed: {a.last.error}")
 

@@ -31,11 +31,12 @@ from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.switch import Backoff, CommandRunner, SwitchCollector, SwitchTarget
 from fabricd.collectors.watchdog import WatchdogCollector
 from fabricd.collectors.webconfig import WebConfig
+from fabricd.collectors.webhook import WebhookCollector
 from fabricd.inventory import Inventory
 from fabricd.watchdog.params import WatchdogParams
 from fabricd.watchdog.runner import Source, Watchdog
 from fabricd.watchdog.sources import HostSource
-from fabricd.watchdog.webhook import WebhookSink
+from fabricd.watchdog.webhook import WebhookSink, receiver_names, redacted_url
 
 from .api import ApiServer, ServiceHandlers
 from .drift import DriftAuditor, DriftCollector, SwitchDrift, switch_drift_checker
@@ -106,7 +107,8 @@ class Service:
                                      wait_s=min(options.switch_poll_s / 2, options.switch_timeout_s))
             sources.append(self.fleet)
             periods[self.fleet.name] = options.switch_poll_s
-        self.webhooks = [WebhookSink(url) for url in options.webhooks]
+        self.webhooks = [WebhookSink(url, receiver=name)
+                         for url, name in zip(options.webhooks, receiver_names(options.webhooks), strict=True)]
         self.watchdog: Watchdog = build_watchdog(inventory, options.params, sources, sinks=list(self.webhooks),
                                                  periods=periods)
         self.auditor: DriftAuditor | None = None
@@ -129,6 +131,8 @@ class Service:
         self.registry.register(WatchdogCollector(self.watchdog))
         if self.auditor is not None:
             self.registry.register(DriftCollector(self.auditor))
+        if self.webhooks:
+            self.registry.register(WebhookCollector(self.webhooks))
         self._scrape_lock = threading.Lock()
         self._stop = threading.Event()
         self.server: ApiServer | None = None
@@ -194,7 +198,9 @@ class Service:
                  "retry_in_s": None if h.retry_in_s is None else round(h.retry_in_s, 3)}
                 for h in (self.fleet.health() if self.fleet is not None else [])
             ],
-            "webhooks": [{"url": w.url, "sent": w.sent, "failed": w.failed, "retries": w.retried}
+            "webhooks": [{"url": redacted_url(w.url), "receiver": w.receiver, "queued": w.queued, "sent": w.sent,
+                          "failed": w.failed, "dropped": dict(w.dropped), "retries": w.retried,
+                          "queue_length": w.queue_length}
                          for w in self.webhooks],
         }
 

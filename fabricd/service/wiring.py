@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricd.collectors.switch import Backoff, CommandRunner, SwitchHealth, SwitchPoll, SwitchPoller, SwitchTarget
-from fabricd.errors import DriverError, UsageError
+from fabricd.errors import DriverError, FabricdError, UsageError
 from fabricd.inventory import Inventory
 from fabricd.model import Fabric
 from fabricd.watchdog.params import WatchdogParams, resolve_params
@@ -200,7 +200,32 @@ def switch_targets(fabric: Fabric, names: Sequence[str] | None = None, *,
         raise UsageError(f"{option} {', '.join(unknown)}: no such switch in the inventory",
                          hint=f"use one of: {', '.join(s.name for s in fabric.switches)}")
     chosen = [sw for sw in (fabric.switch(n) for n in wanted) if sw is not None]
-    return [SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports)) for sw in chosen]
+    headroom = _headroom(fabric, [sw.name for sw in chosen])
+    return [SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports), headroom.get(sw.name, ()))
+            for sw in chosen]
+
+
+def _headroom(fabric: Fabric, names: Sequence[str]) -> dict[str, tuple[tuple[str, int, int], ...]]:
+    """Per switch, ``(port, PG, xoff bytes)`` of every lossless PG from its intent (the headroom watermark's
+    yardstick, exported as fabricd_switch_pg_headroom_size_bytes). A switch whose intent cannot be built (an
+    inventory `fabricd validate` rejects) gets none, with one warning: the counters are still polled."""
+    from fabricd.nos.registry import SwitchIntentBuilder
+
+    builder = SwitchIntentBuilder(fabric)
+    out: dict[str, tuple[tuple[str, int, int], ...]] = {}
+    for name in names:
+        switch = fabric.switch(name)
+        if switch is None:
+            continue
+        try:
+            intent = builder.build(switch)
+        except (FabricdError, ValueError, KeyError) as exc:
+            log.warning("switch %s: no intended headroom to export (%s); run `fabricd validate`", name, exc,
+                        extra={"target": name})
+            continue
+        out[name] = tuple((p.name, prio, p.headroom.xoff_bytes) for p in intent.ports if p.headroom is not None
+                          for prio in p.pfc_priorities)
+    return out
 
 
 def driver_factory(fabric: Fabric, *, verify_host_key: bool = True,

@@ -31,10 +31,10 @@ from fabricd.readers import ethtool_maps as kinds
 from fabricd.readers.common import read_bytes
 from fabricd.readers.ethtool import (
     CounterKey,
+    driver_of,
     list_ethtool_interfaces,
     name_map,
-    parse_ethtool_info,
-    parse_ethtool_stats,
+    stats_or_nothing,
 )
 from fabricd.readers.rdma import class_dir
 from fabricd.readers.switch.model import SwitchCounters
@@ -250,11 +250,11 @@ class HostSource:
             text = read_bytes(os.path.join(self._eth, iface + ".info")).decode("utf-8", "replace")
         except OSError:
             return None
-        return parse_ethtool_info(text).driver
+        return driver_of(text)
 
     def _plan(self, iface: str, raw: bytes | Mapping[str, int]) -> _Plan:
         driver = self._driver(iface)
-        values = parse_ethtool_stats(raw.decode("utf-8", "replace")) if isinstance(raw, bytes) else dict(raw)
+        values = stats_or_nothing(raw.decode("utf-8", "replace")) if isinstance(raw, bytes) else dict(raw)
         classify = name_map(driver).classify
         by_key: dict[CounterKey, str] = {}
         for name in values:

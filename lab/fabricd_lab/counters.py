@@ -94,6 +94,15 @@ class PortCounters:
     tx_bytes: int = 0
     rx_drops: int = 0
     tx_drops: int = 0
+    _watermarks: dict[str, list[int]] | None = None
+
+    @property
+    def watermarks(self) -> dict[str, list[int]]:
+        """Peak buffer occupancy in bytes since the last clear, per kind: ``pg_shared`` and ``pg_headroom`` (ingress
+        priority group N = priority N), ``queue`` (egress unicast queue N)."""
+        if self._watermarks is None:
+            self._watermarks = {k: [0] * len(PRIORITIES) for k in ("pg_shared", "pg_headroom", "queue")}
+        return self._watermarks
 
     @property
     def pfc(self) -> list[PfcCounters]:
@@ -198,6 +207,14 @@ class DeviceCounters:
         p.queues[queue].dropped_packets += packets
         p.queues[queue].dropped_bytes += packets * packet_bytes
         p.tx_drops += packets
+
+    def buffer(self, port: str, priority: int, *, shared: int = 0, headroom: int = 0, queue: int = 0) -> None:
+        """Buffer occupancy seen on ``port`` for ``priority`` (bytes): the ingress PG's shared-pool and headroom use
+        and the egress queue's; each watermark keeps its peak until :meth:`clear`."""
+        self.advance()
+        wm = self.port(port).watermarks
+        for kind, value in (("pg_shared", shared), ("pg_headroom", headroom), ("queue", queue)):
+            wm[kind][priority] = max(wm[kind][priority], value)
 
     def ecn_mark(self, port: str, queue: int, packets: int, packet_bytes: int = 1024) -> None:
         """Packets ECN-marked (CE) by WRED on an egress queue; they are also sent."""

@@ -316,12 +316,14 @@ def control(request: dict[str, Any], state_dir: Path | None = None, timeout_s: f
     return reply
 
 
-DRIVE_ACTIONS = ("traffic", "pause", "drop", "ecn", "storm-start", "storm-stop", "clear")
+DRIVE_ACTIONS = ("traffic", "pause", "drop", "ecn", "buffer", "headroom", "storm-start", "storm-stop", "clear")
 
 
 def _handle(lab: Lab, req: dict[str, Any]) -> dict[str, Any]:
     """Control requests: ``{"op": "running-config", "device": D}`` and
-    ``{"op": "drive", "device": D, "action": A, "port": P, "priority": N, "packets": N, "fraction": F}``."""
+    ``{"op": "drive", "device": D, "action": A, "port": P, "priority": N, "packets": N, "fraction": F, "bytes": B}``
+    (``buffer``: B bytes of the PG's shared pool and of the egress queue in use; ``headroom``: B bytes of the PG's
+    headroom in use; each raises the watermark the simulators print)."""
     device = lab.switches.get(str(req.get("device")))
     if device is None:
         return {"ok": False, "error": f"no lab switch named {req.get('device')!r}"}
@@ -343,6 +345,11 @@ def _handle(lab: Lab, req: dict[str, Any]) -> dict[str, Any]:
             c.drop(port, prio, count)
         elif action == "ecn":
             c.ecn_mark(port, prio, count)
+        elif action == "buffer":
+            size = int(req.get("bytes", 0))
+            c.buffer(port, prio, shared=size, queue=size)
+        elif action == "headroom":
+            c.buffer(port, prio, headroom=int(req.get("bytes", 0)))
         elif action == "storm-start":
             c.storm_start(
                 port, prio, direction=str(req.get("direction", "rx")), fraction=float(req.get("fraction", 1.0))

@@ -44,9 +44,9 @@ from fabricd import settings
 from fabricd.audit.report import AuditReport, Status
 from fabricd.deploy.diffstat import diff_counts, diff_signs
 from fabricd.errors import FabricdError
-from fabricd.intent.checks import ALL_CHECKS, validate
 from fabricd.inventory import Inventory, load_inventory
 from fabricd.model import Fabric, Host, split_endpoint
+from fabricd.nos.validate import ALL_CHECKS, validate
 
 from . import demo_storm
 from .demo_parts import (

@@ -416,6 +416,19 @@ class EosSwitch(TreeSwitch):
         }
         return json.dumps(data, indent=2)
 
+    def discards(self, as_json: bool) -> str | None:
+        """``| json`` only, the real eAPI shape (ANTA's unit tests, VerifyInterfaceDiscards): per port
+        ``inDiscards``/``outDiscards`` and the device totals. The text form has no capture: not simulated."""
+        if not as_json:
+            return None
+        ports = self.counters.read()
+        data = {
+            "inDiscardsTotal": sum(p.rx_drops for p in ports.values()),
+            "interfaces": {name: {"outDiscards": p.tx_drops, "inDiscards": p.rx_drops} for name, p in ports.items()},
+            "outDiscardsTotal": sum(p.tx_drops for p in ports.values()),
+        }
+        return json.dumps(data, indent=2)
+
     def open_shell(self) -> EosShell:
         return EosShell(self)
 
@@ -572,6 +585,8 @@ class EosShell(ModalShell):
             text = sw.pfc_counters_detail(as_json)
         elif args == ["priority-flow-control", "counters", "watchdog"] and (wd := sw.watchdog_counters(as_json)):
             text = wd
+        elif args == ["interfaces", "counters", "discards"] and (discards := sw.discards(as_json)):
+            text = discards
         elif args[:3] == ["interfaces", "counters", "queue"]:
             text = sw.queue_counters_detail()
         elif (args[:2] == ["qos", "interfaces"] and args[-3:] == ["ecn", "counters", "queue"]

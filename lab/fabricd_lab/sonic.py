@@ -302,6 +302,22 @@ class SonicSwitch(SimSwitch):
         poll = wd.get("GLOBAL", {}).get("POLL_INTERVAL")
         return (f"Changed polling interval to {poll}ms\n" if poll else "") + text
 
+    def watermarks(self, group: str, kind: str) -> str:
+        """``watermarkstat`` as sonic-utilities prints it (tests/wm_input/wm_test_vectors.py): a title, then one row
+        per port of PG0..PG7 or UC0..UC7 / MC8..MC15 in bytes, from the counter model's peaks. The lab keeps one
+        peak per buffer, so the persistent watermark prints the same values."""
+        ports = self.counters.read()
+        if group == "priority-group":
+            title = "Ingress shared pool occupancy per PG:" if kind == "shared" else "Ingress headroom per PG:"
+            key, names = f"pg_{kind}", [f"PG{i}" for i in range(8)]
+        else:
+            title = f"Egress shared pool occupancy per {kind} queue:"
+            key, names = "queue", [f"UC{i}" for i in range(8)] if kind == "unicast" else [f"MC{i}" for i in
+                                                                                         range(8, 16)]
+        rows = [[n, *(str(v) if kind != "multicast" else "0" for v in ports[n].watermarks[key])]
+                for n in self.sorted_ports()]
+        return title + "\n" + tables.simple(["Port", *names], rows)
+
     def interface_counters(self) -> str:
         ports = self.counters.read()
         rows = [[n, "U", tables.comma(p.rx_packets), "0.00 B/s", "0.00%", "0", tables.comma(p.rx_drops), "0",
@@ -429,6 +445,11 @@ class SonicShell(Shell):
             return self._done(sw.queue_counters(port, as_json, wred=True))
         if args == ["pfcwd", "stats"]:
             return self._done(sw.pfcwd_stats())
+        if (len(args) == 3 and args[0] in ("priority-group", "queue")
+                and args[1] in ("watermark", "persistent-watermark")):
+            kinds = ("shared", "headroom") if args[0] == "priority-group" else ("unicast", "multicast")
+            if args[2] in kinds:
+                return self._done(sw.watermarks(args[0], args[2]))
         if args == ["pfcwd", "config"]:
             return self._done(sw.pfcwd_config())
         if args[:2] in (["interfaces", "counters"], ["interface", "counters"]) and len(args) == 2:

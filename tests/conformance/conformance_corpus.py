@@ -26,13 +26,14 @@ import yaml
 from hypothesis import strategies as st
 
 from fabricd.errors import InventoryError
-from fabricd.intent.checks import validate
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
+from fabricd.nos.registry import SPECS
+from fabricd.nos.validate import validate
 from fabricd.render.render import DeviceRender, render_devices
 
 REPO = Path(__file__).resolve().parents[2]
-PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")
+PLATFORMS = tuple(p.value for p in SPECS)
 
 
 def inventories() -> list[Path]:

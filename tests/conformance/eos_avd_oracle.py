@@ -98,6 +98,8 @@ def structured_config(intent: EosSwitchIntent) -> dict[str, Any]:
     interfaces: list[dict[str, Any]] = []
     for p in intent.ports:
         eth: dict[str, Any] = {"name": p.name, "mtu": p.mtu_bytes, "service_profile": intent.profile_name}
+        if p.description:
+            eth["description"] = p.description
         if p.access_vlan is not None:
             eth["switchport"] = {"access_vlan": p.access_vlan}
         if p.tagged_vlans:

@@ -10,10 +10,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricd.intent.checks import run_checks
 from fabricd.intent.host import desired_plan, host_intent
 from fabricd.intent.nics import BY_FAMILY, PROFILES, profile_for
 from fabricd.inventory import load_inventory
+from fabricd.nos.validate import run_checks
 
 MIXED = Path(__file__).resolve().parents[2] / "inventory" / "examples" / "mixed-nics.yml"
 DRIVERS = sorted({d for p in PROFILES for d in (*p.drivers, *p.rdma_drivers)} | {"banana", "virtio_net"})

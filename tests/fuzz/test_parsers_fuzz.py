@@ -1,5 +1,7 @@
 """Hypothesis over every text parser of the exporters: arbitrary text, and real captures with random damage
-(truncation, inserted garbage, shuffled lines) never raise; they return (possibly partial) snapshots."""
+(truncation, inserted garbage, shuffled lines) never raise a traceback; they return (possibly partial) snapshots,
+or, for the host text readers (``ethtool -S``/``-i``, perfquery) given content they read nothing from, a located
+:class:`~fabricd.readers.textparse.TextParseError` naming the line (issue 26 part 5)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from fabricd.nos.arista_eos import show as arista_eos
 from fabricd.nos.cisco_nxos import show as cisco_nxos
 from fabricd.nos.cumulus_nvue import show as cumulus_nvue
 from fabricd.nos.sonic import show as sonic
+from fabricd.readers import dcb_tools
 from fabricd.readers.ethtool import normalise_text, parse_ethtool_info, parse_ethtool_stats
 from fabricd.readers.perfquery import parse_perfquery
+from fabricd.readers.textparse import TextParseError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "readers"
 CAPTURES = sorted(p for p in GOLDEN.rglob("*.txt"))
@@ -39,6 +43,12 @@ PARSERS: list[Callable[[str], object]] = [
     arista_eos.parse_show_qos_ecn_counters,
     arista_eos.parse_show_pfc_counters_watchdog,
     arista_eos.parse_show_hardware_counter_drop,
+    arista_eos.parse_show_interfaces_counters_discards,
+    sonic.parse_pg_watermark_shared,
+    sonic.parse_pg_watermark_headroom,
+    sonic.parse_queue_watermark_unicast,
+    sonic.parse_queue_watermark_multicast,
+    sonic.parse_pg_persistent_watermark,
     cisco_nxos.parse_show_interface_priority_flow_control,
     cisco_nxos.parse_show_queuing,
     cisco_nxos.parse_show_queuing_interface,
@@ -59,7 +69,15 @@ noise = st.text(alphabet=st.sampled_from(list(" \t\n:-=|/{}[]\",.0123456789abcxy
 @given(text=st.one_of(st.text(max_size=300), noise))
 def test_arbitrary_text_never_raises(text: str) -> None:
     for parse in PARSERS:
+        _parse(parse, text)
+
+
+def _parse(parse: Callable[[str], object], text: str) -> None:
+    """Run one parser: a located TextParseError (``source:line:``) is the documented failure; anything else fails."""
+    try:
         parse(text)
+    except TextParseError as exc:
+        assert exc.line >= 1 and f":{exc.line}:" in str(exc), exc
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -72,4 +90,25 @@ def test_damaged_captures_never_raise(index: int, cut: float, junk: str, seed: o
                 "\n".join(lines)]
     for variant in variants:
         for parse in PARSERS:
-            parse(variant)
+            _parse(parse, variant)
+
+
+DCB_TOOLS: list[Callable[[str], object]] = [
+    dcb_tools.parse_mlnx_qos, dcb_tools.parse_lldptool, dcb_tools.parse_niccli_qos, dcb_tools.parse_dcb_maxrate,
+    dcb_tools.parse_dcb_dcbx,
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, len(CAPTURE_TEXT) - 1), cut=st.floats(0, 1), junk=noise)
+def test_host_dcb_tool_readers_fail_only_with_located_errors(index: int, cut: float, junk: str) -> None:
+    """The host DCB tool readers either read or raise TextParseError (source:line, expected, got), never another
+    exception, on any capture (of any format) cut and salted with garbage."""
+    text = CAPTURE_TEXT[index]
+    at = int(len(text) * cut)
+    for variant in (junk, text[:at], text[:at] + junk + text[at:]):
+        for parse in DCB_TOOLS:
+            try:
+                parse(variant)
+            except TextParseError as exc:
+                assert exc.line >= 1 and exc.expected

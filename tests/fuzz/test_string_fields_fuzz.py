@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from fabricd import settings as fabricd_settings
 from fabricd.errors import InventoryError
-from fabricd.intent.checks import validate
 from fabricd.inventory import load_inventory
+from fabricd.nos.validate import validate
 from fabricd.render.render import render_devices, write_render
 
 PAYLOADS = [

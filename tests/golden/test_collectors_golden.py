@@ -102,12 +102,17 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "show queue wredcounters": "sonic/show-queue-wredcounters-sonic-utilities-test.txt",
         "show pfcwd stats": "sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430.txt",
         "show pfc counters --history": "sonic/lab-pfc_history.txt",
+        "show priority-group watermark shared": "sonic/pg_watermark_shared--sonic-utilities-test.txt",
+        "show priority-group watermark headroom": "sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt",
+        "show queue watermark unicast": "sonic/queue_watermark_unicast--sonic-utilities-test.txt",
+        "show queue watermark multicast": "sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt",
     }),
     "arista_eos": (SwitchTarget("leaf-eos", "arista_eos"), {
         "show priority-flow-control counters detail | json": "arista_eos/lab-pfc.txt",
         "show interfaces counters queue detail": "arista_eos/show-interfaces-counters-queue-detail-egress-ntc.txt",
         "show qos interfaces ecn counters queue | json": "arista_eos/lab-ecn.txt",
         "show priority-flow-control counters watchdog | json": "arista_eos/lab-pfcwd.txt",
+        "show interfaces counters discards | json": "arista_eos/discards--anta.txt",
     }),
     "cisco_nxos": (SwitchTarget("leaf-nxos", "cisco_nxos"), {
         "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",

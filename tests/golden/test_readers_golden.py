@@ -214,6 +214,13 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "sonic/show-queue-counters-namespaces-sonic-utilities-test": sonic.parse_show_queue_counters,
     "sonic/show-pfcwd-stats-sonic-utilities-test": sonic.parse_show_pfcwd_stats,
     "sonic/show-pfcwd-config-history-sonic-utilities-test": sonic.parse_show_pfcwd_config,
+    "sonic/pg_watermark_shared--sonic-utilities-test": sonic.parse_pg_watermark_shared,
+    "sonic/pg_watermark_headroom--sonic-utilities-test": sonic.parse_pg_watermark_headroom,
+    "sonic/pg_watermark_headroom--masic-sonic-utilities-test": sonic.parse_pg_watermark_headroom,
+    "sonic/queue_watermark_unicast--sonic-utilities-test": sonic.parse_queue_watermark_unicast,
+    "sonic/queue_watermark_multicast--masic-sonic-utilities-test": sonic.parse_queue_watermark_multicast,
+    "sonic/pg-persistent-watermark--sonic-utilities-test": sonic.parse_pg_persistent_watermark,
+    "sonic/queue-persistent-watermark--sonic-utilities-test": sonic.parse_queue_persistent_watermark,
     "arista_eos/show-hardware-counter-drop-ntc": arista_eos.parse_show_hardware_counter_drop,
     "arista_eos/show-interfaces-counters-queue-detail-egress-ntc":
         arista_eos.parse_show_interfaces_counters_queue_detail,
@@ -222,7 +229,9 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "arista_eos/show-pfc-counters-json-anta": arista_eos.parse_show_priority_flow_control_counters,
     "arista_eos/show-pfc-counters-watchdog-json-documented": arista_eos.parse_show_pfc_counters_watchdog,
     "arista_eos/show-qos-ecn-counters-json-anta": arista_eos.parse_show_qos_ecn_counters,
+    "arista_eos/discards--anta": arista_eos.parse_show_interfaces_counters_discards,
     "cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog": lambda t: cisco_nxos.parse_show_interface(t, "e1/47"),
+    "cisco_nxos/show-int-crc-fcs-and-crc-nxosv-genieparser": cisco_nxos.parse_show_interface,
     "cisco_nxos/show-interface-counters-errors-genieparser": cisco_nxos.parse_show_interface_counters_errors,
     "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":
         cisco_nxos.parse_show_interface_priority_flow_control,
@@ -246,6 +255,11 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "sonic/lab-wred": sonic.parse_show_queue_wredcounters,
     "sonic/lab-pfcwd": sonic.parse_show_pfcwd_stats,
     "sonic/lab-pfc_history": sonic.parse_show_pfc_counters_history,
+    "sonic/lab-pg_watermark_shared": sonic.parse_pg_watermark_shared,
+    "sonic/lab-pg_watermark_headroom": sonic.parse_pg_watermark_headroom,
+    "sonic/lab-queue_watermark_unicast": sonic.parse_queue_watermark_unicast,
+    "sonic/lab-queue_watermark_multicast": sonic.parse_queue_watermark_multicast,
+    "arista_eos/lab-discards": arista_eos.parse_show_interfaces_counters_discards,
     "arista_eos/lab-pfc": arista_eos.parse_show_priority_flow_control_counters,
     "arista_eos/lab-queue": arista_eos.parse_show_interfaces_counters_queue_detail,
     "arista_eos/lab-ecn": arista_eos.parse_show_qos_ecn_counters,
@@ -270,7 +284,8 @@ def test_switch_golden(name: str, update_goldens: bool) -> None:
     path = GOLDEN / "switch" / f"{name}.txt"
     counters = SWITCH_PARSERS[name](capture(path))
     data = counters.as_dict()
-    assert any(data[k] for k in ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops")), "parsed nothing"
+    keys = ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops", "watermarks")
+    assert any(data.get(k) for k in keys), "parsed nothing"
     check(path.with_suffix(".json"), data, update_goldens)
 
 
@@ -292,6 +307,20 @@ def test_switch_key_facts() -> None:
         capture(GOLDEN / "switch/sonic/show-queue-wredcounters-ecn-only-sonic-mgmt.txt")).queues
     uc2 = next(x for x in ecn if x.index == 2)
     assert (uc2.wred_dropped_packets, uc2.ecn_marked_packets) == (None, 32098257)
+    hdrm = sonic.parse_pg_watermark_headroom(
+        capture(GOLDEN / "switch/sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt")).watermarks
+    assert len(hdrm) == 6 * 16 and {(w.interface, w.index, w.bytes) for w in hdrm if w.index == 15 and w.bytes} == {
+        ("Ethernet0", 15, 115), ("Ethernet4", 15, 215), ("Ethernet-BP256", 15, 115), ("Ethernet-BP260", 15, 215)}
+    mc = sonic.parse_queue_watermark_multicast(
+        capture(GOLDEN / "switch/sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt")).watermarks
+    assert {(w.interface, w.index): w.bytes for w in mc if w.bytes} == {
+        ("Ethernet-BP256", 8): 2, ("Ethernet-BP256", 10): 5, ("Ethernet-BP256", 11): 2057328,
+        ("Ethernet-BP256", 12): 208, ("Ethernet-BP256", 13): 20, ("Ethernet-BP256", 14): 228,
+        ("Ethernet-BP256", 15): 2}
+    assert sum(w.bytes is None for w in mc) == 3 * 8  # N/A kept as None, never 0
+    eos = arista_eos.parse_show_interfaces_counters_discards(capture(GOLDEN / "switch/arista_eos/discards--anta.txt"))
+    assert {(i.interface, i.direction): i.value for i in eos.interfaces if i.value} == {
+        ("Ethernet1", "rx"): 42, ("Ethernet3", "tx"): 40, ("Port-Channel1", "tx"): 30, ("Port-Channel2", "tx"): 30}
     roce = cumulus_nvue.parse_qos_roce_counters(
         capture(GOLDEN / "switch/cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs.txt"))
     assert any(i.counter == "ecn_marked_packets" and i.value == 693777677344 for i in roce.interfaces)

@@ -52,6 +52,7 @@ def test_scrape_all_four_simulators(tmp_path: Path) -> None:
                 sim.counters.traffic(port, 3, 1000, 4096)
                 sim.counters.ecn_mark(port, 3, 77, 4096)
                 sim.counters.drop(port, 0, 5, 1500)
+                sim.counters.buffer(port, 3, shared=2_092_800, headroom=75_000, queue=2_097_408)
 
             lab.call(drive)
 
@@ -65,7 +66,8 @@ def test_scrape_all_four_simulators(tmp_path: Path) -> None:
             driver.open()
             return driver
 
-        targets = [SwitchTarget(n, switches[n].platform.value, (first_port[n],)) for n in LEAVES]  # type: ignore[union-attr]
+        targets = [SwitchTarget(n, switches[n].platform.value, (first_port[n],),  # type: ignore[union-attr]
+                                ((first_port[n], 3, 79_872),)) for n in LEAVES]
         poller = SwitchPoller(targets, factory, concurrency=4, timeout_s=120)
         try:
             reg = Registry([SwitchCollector(poller)])
@@ -90,3 +92,15 @@ def test_scrape_all_four_simulators(tmp_path: Path) -> None:
         sonic_dropped = sample(text, 'fabricd_switch_queue_dropped_packets_total{switch="leaf1-sonic",'
                                      f'interface="{first_port["leaf1-sonic"]}",queue="0",type="unicast"}}')
         assert sonic_dropped == 5
+        # buffer watermarks (SONiC watermarkstat over SSH) beside the intended headroom of the lossless PG
+        sonic_port = first_port["leaf1-sonic"]
+        assert sample(text, f'fabricd_switch_pg_watermark_bytes{{switch="leaf1-sonic",interface="{sonic_port}",'
+                            'priority_group="3",kind="headroom"}') == 75_000
+        assert sample(text, f'fabricd_switch_queue_watermark_bytes{{switch="leaf1-sonic",interface="{sonic_port}",'
+                            'queue="3",type="unicast"}') == 2_097_408
+        assert sample(text, f'fabricd_switch_pg_headroom_size_bytes{{switch="leaf1-sonic",interface="{sonic_port}",'
+                            'priority_group="3"}') == 79_872
+        # EOS per-port discards (show interfaces counters discards | json)
+        eos_port = first_port["leaf2-eos"]
+        assert sample(text, f'fabricd_switch_interface_discards_total{{switch="leaf2-eos",interface="{eos_port}",'
+                            'direction="tx",reason=""}') == 5

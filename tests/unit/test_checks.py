@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricd.intent.checks import ALL_CHECKS, CHECKS_BY_CODE, CheckOptions, run_checks
+from fabricd.intent.checks import CheckOptions
 from fabricd.inventory import load_inventory
+from fabricd.nos.validate import ALL_CHECKS, CHECKS_BY_CODE, run_checks
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "inventory" / "lab"
@@ -181,6 +182,7 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB056", lambda d: P(d)["ecn_profiles"].append(copy.deepcopy(P(d)["ecn_profiles"][0])), None),
     ("FAB057", _set(lambda d: P(d)["ecn_profiles"][0], "max_mark_probability_percent", 0), None),
     ("FAB058", lambda d: P(d)["ecn_profiles"].append({"name": "spare", "traffic_classes": []}), None),
+    ("FAB059", _set(lambda d: P(d)["ecn_profiles"][0], "min_bytes", 150), None),
     ("FAB060", _set(lambda d: D(d)["switch"]["buffer"], "headroom_pool_bytes", 100_000), None),
     ("FAB061", _set(lambda d: P(d)["buffers"], "lossless_mtu_bytes", 9500), None),
     ("FAB062", _set(lambda d: P(d)["buffers"], "cable_length_m", {"host": 5}), None),
@@ -202,7 +204,11 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB091", lambda d: None, CheckOptions(fail_links=2)),
     ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
     ("FAB130", _nvue_reserved_vlan, None),
-    ("FAB131", lambda d: _nvue_switch(d)["ports"].append({"name": "Ethernet1", "role": "host"}), None),
+    ("FAB140", lambda d: _nvue_switch(d)["ports"].append({"name": "Ethernet1", "role": "host"}), None),
+    ("FAB141", lambda d: P(d)["vlans"][0].update(name="rdma-" + "x" * 30), None),
+    ("FAB142", _set(lambda d: D(d)["port"], "mtu", 9214), None),
+    ("FAB144", _set(lambda d: L(d)[0], "cable_m", 12.5), None),
+    ("FAB143", _set(lambda d: P(d)["ecn_profiles"][0], "min_bytes", 150_500), None),
     ("FAB120", _set(lambda d: P(d)["pfc"]["watchdog"], "action", "forward"), None),
     ("FAB121", _dwrr_above_cnp, None),
     ("FAB097", lambda d: P(d)["vlans"].append({"id": 4000, "name": "internal", "subnet": "10.201.0.0/16"}), None),
@@ -307,7 +313,7 @@ def test_nxos_poll_is_configured_and_range_checked(tmp_path: Path) -> None:
     problems = run_checks(load_inventory(write(tmp_path / "polls", docs)))
     odd = [p for p in problems if p.code == "FAB042" and "cisco_nxos" in p.message]
     assert [p.path.rsplit(".", 1)[-1] for p in odd] == ["restoration_ms"]
-    assert odd[0].severity == "warning" and odd[0].got == "500 ms (renders as 3 polls)"
+    assert odd[0].severity == "warning" and odd[0].got == "500 ms (renders as 600 ms)"
 
 
 @pytest.mark.parametrize("vlan", [1, 3968, 4000, 4094])

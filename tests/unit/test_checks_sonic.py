@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.intent.checks import run_checks
-from fabricd.intent.checks.sonic import SONIC_NAME
 from fabricd.inventory import load_inventory
+from fabricd.nos.sonic.rules import SONIC_NAME
+from fabricd.nos.validate import run_checks
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "inventory" / "lab"

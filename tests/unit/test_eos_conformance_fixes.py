@@ -9,13 +9,13 @@ from pathlib import Path
 
 import yaml
 
-from fabricd.intent.checks import run_checks
 from fabricd.inventory import load_inventory
 from fabricd.model import EcnProfile, Platform, Watchdog, WatchdogAction
 from fabricd.nos.arista_eos.ecn import eos_ecn
 from fabricd.nos.arista_eos.intent import EosSwitchIntent
 from fabricd.nos.arista_eos.watchdog import eos_watchdog
 from fabricd.nos.registry import switch_intents
+from fabricd.nos.validate import run_checks
 from fabricd_lab.device import DeviceSpec
 from fabricd_lab.eos import EosSwitch
 

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from fabricd import settings
 from fabricd.cli.main import build_app, main
 from fabricd.inventory import load_inventory
+from fabricd.nos.registry import SPECS
 
 runner = CliRunner()
 
@@ -127,14 +128,14 @@ def test_shipped_templates_only_print_loop_and_test_flags() -> None:
     """DESIGN §2: no arithmetic, filters, comparisons or calls in templates; intent decides everything."""
     root = settings.data_dir("templates")
     templates = sorted(root.rglob("*.j2"))
-    assert {p.parent.name for p in templates} == {"sonic", "arista_eos", "cisco_nxos", "cumulus_nvue", "linux_host"}
+    assert {p.parent.name for p in templates} == {*(s.templates for s in SPECS.values()), "linux_host"}
     for path in templates:
         text = re.sub(r"\{#.*?#\}", "", path.read_text(), flags=re.S)
         for expr in re.findall(r"\{\{-?\s*(.*?)\s*-?\}\}", text):
             assert re.fullmatch(_ATTR, expr), f"{path}: {{{{ {expr} }}}} computes; print a field of the intent"
         for block in re.findall(r"\{%-?\s*(.*?)\s*-?%\}", text):
             assert any(p.match(block) for p in _ALLOWED_BLOCKS), f"{path}: {{% {block} %}} is logic"
-    for platform in ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue", "linux_host"):
+    for platform in (*(s.templates for s in SPECS.values()), "linux_host"):
         assert (root / platform / "main.j2").is_file()
         assert len(list((root / platform).glob("*.j2"))) >= 6, f"{platform}: one template per section"
 

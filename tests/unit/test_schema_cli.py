@@ -51,3 +51,13 @@ def test_schema_rejects_unknown_keys_and_ranges(validator: Draft202012Validator)
     doc["defaults"]["nic"]["mtu"] = 100
     paths = sorted(tuple(map(str, e.absolute_path)) for e in validator.iter_errors(doc))
     assert paths == [("defaults", "nic", "mtu"), ("policy", "pfc", "priorities", "0"), ("switches", "0")]
+
+
+def test_schema_takes_group_nic_defaults_and_cc_null(validator: Draft202012Validator) -> None:
+    """What the loader takes (a group's nic:/port: defaults, cc: null to clear inherited knobs) the schema takes."""
+    doc = _jsonable(yaml.safe_load((REPO / "inventory" / "examples" / "sonic-only.yml").read_text()))
+    doc.setdefault("groups", {})["e810"] = {"nic": {"driver": "ice", "cc": None}}
+    doc.setdefault("groups", {})["uplinks"] = {"port": {"mtu": 9100, "description": "uplink"}}
+    assert [e.message for e in validator.iter_errors(doc)] == []
+    doc["groups"]["e810"]["nic"]["drivr"] = "ice"
+    assert [tuple(e.absolute_path) for e in validator.iter_errors(doc)] == [("groups", "e810")]

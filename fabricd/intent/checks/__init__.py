@@ -1,9 +1,11 @@
-"""Semantic checks of a loaded inventory (codes FABnnn; catalogue in docs/checks.md).
+"""Fabric-wide semantic checks of a loaded inventory (codes FABnnn; catalogue in docs/checks.md).
 
-``run_checks(inventory)`` runs every check and returns located :class:`~fabricd.errors.Problem` objects, errors and
-warnings, sorted by file, line and code. ``validate(inventory)`` does the same and also returns the
-:class:`Context`, whose ``deadlock`` and ``failures`` reports the CLI prints. ``ALL_CHECKS`` is the registry, an
-explicit tuple built from each module's ``CHECKS`` (no import-time registration).
+``FABRIC_CHECKS`` is an explicit tuple built from each module's ``CHECKS`` (no import-time registration): what
+holds whatever NOS runs the fabric. What one NOS accepts lives in its platform pack (``fabricd/nos/<id>/rules.py``
+and ``checks.py``); :mod:`fabricd.nos.validate` assembles both from the registry and is what ``fabricd validate``
+runs. ``validate(inventory, options, checks)`` runs ``checks`` and returns the located, sorted
+:class:`~fabricd.errors.Problem` objects with the :class:`Context`, whose ``deadlock`` and ``failures`` reports the
+CLI prints.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from typing import TYPE_CHECKING
 
 from fabricd.errors import Problem
 
-from . import buffers, ecn, eos, fabric, nics, nvue, pfc, qos, sonic, structure, topology, vlans
+from . import buffers, ecn, fabric, nics, pfc, qos, structure, topology, vlans
 from .base import Check, CheckOptions, Context, Finding, Severity, check
 
 if TYPE_CHECKING:
     from fabricd.inventory import Inventory
 
-ALL_CHECKS: tuple[Check, ...] = (
+FABRIC_CHECKS: tuple[Check, ...] = (
     *structure.CHECKS,
     *topology.CHECKS,
     *qos.CHECKS,
@@ -29,12 +31,8 @@ ALL_CHECKS: tuple[Check, ...] = (
     *buffers.CHECKS,
     *vlans.CHECKS,
     *fabric.CHECKS,
-    *nvue.CHECKS,
-    *eos.CHECKS,
-    *sonic.CHECKS,
     *nics.CHECKS,
 )
-CHECKS_BY_CODE: dict[str, Check] = {c.code: c for c in ALL_CHECKS}
 
 
 @dataclass(frozen=True)
@@ -59,8 +57,9 @@ def _key(p: Problem) -> tuple[str, int, str, str]:
 
 
 def validate(inventory: Inventory, options: CheckOptions | None = None,
-             checks: Iterable[Check] = ALL_CHECKS) -> Validation:
-    """Run ``checks`` (default: all) on ``inventory``."""
+             checks: Iterable[Check] = FABRIC_CHECKS) -> Validation:
+    """Run ``checks`` (default: the fabric-wide ones; :func:`fabricd.nos.validate.validate` runs every check) on
+    ``inventory``."""
     ctx = Context(inventory, options)
     problems: list[Problem] = []
     for c in checks:
@@ -71,14 +70,8 @@ def validate(inventory: Inventory, options: CheckOptions | None = None,
     return Validation(problems, ctx)
 
 
-def run_checks(inventory: Inventory, options: CheckOptions | None = None) -> list[Problem]:
-    """Every problem the semantic checks find in ``inventory``, errors and warnings, sorted by location."""
-    return validate(inventory, options).problems
-
-
 __all__ = [
-    "ALL_CHECKS",
-    "CHECKS_BY_CODE",
+    "FABRIC_CHECKS",
     "Check",
     "CheckOptions",
     "Context",
@@ -86,6 +79,5 @@ __all__ = [
     "Severity",
     "Validation",
     "check",
-    "run_checks",
     "validate",
 ]

@@ -5,10 +5,7 @@ Regenerate with ``python scripts/gen_checks_doc.py``; tests/unit/test_checks_doc
 
 from __future__ import annotations
 
-from fabricd.model import Platform
-
 from .base import Check
-from .pfc import WATCHDOG_LIMITS
 
 AREAS = {
     "topology": "Topology: names, references and cabling",
@@ -41,30 +38,15 @@ LOAD_CODES = (
     ("INV018", "an unknown or malformed `defaults` section (only switch, host, port, nic)"),
     ("INV019", "a group that is not a mapping"),
     ("INV020", "a device listing a group that is not defined"),
+    ("INV021", "a group's `ports:`/`nics:` list that a member's own list replaces (use the group's `port:`/`nic:` "
+               "defaults)"),
     ("INV100", "a model error: unknown key, wrong type, out-of-range or not-allowed value, missing required key"),
 )
 
 
-def _watchdog_table() -> list[str]:
-    rows = ["| Platform | Detection ms | Restoration ms | Poll ms | Notes (source) |", "|---|---|---|---|---|"]
-    for platform in Platform:
-        lim = WATCHDOG_LIMITS[platform]
-        rest = f"{lim.restoration_ms[0]}-{lim.restoration_ms[1]}" if lim.restoration_ms else "not configurable"
-        notes = [lim.source]
-        if lim.step_ms:
-            notes.append(f"multiples of {lim.step_ms} ms")
-        if lim.detect_in_polls:
-            notes.append("detection = poll x an integer")
-        if lim.restore_in_polls:
-            notes.append("restoration = poll x an integer")
-        poll = f"{lim.poll_ms[0]}-{lim.poll_ms[1]}" if lim.poll_ms else "not configurable"
-        rows.append(f"| `{platform.value}` | {lim.detection_ms[0]}-{lim.detection_ms[1]} | {rest} | "
-                    f"{poll} | {'; '.join(notes)} |")
-    return rows
-
-
-def catalogue_markdown(checks: tuple[Check, ...]) -> str:
-    """docs/checks.md for ``checks`` (the registry, in code order)."""
+def catalogue_markdown(checks: tuple[Check, ...], watchdog_rows: list[str]) -> str:
+    """docs/checks.md for ``checks`` (the registry, in code order); ``watchdog_rows`` the per-platform watchdog
+    table (:func:`fabricd.nos.validate.watchdog_table`, from the packs' rules)."""
     lines = [
         "# fabricd checks",
         "",
@@ -105,9 +87,9 @@ def catalogue_markdown(checks: tuple[Check, ...]) -> str:
                 "",
             ]
         if area == "pfc":
-            lines += ["### Watchdog timer ranges per platform (FAB041, FAB042)", "", *_watchdog_table(), "",
-                      "EOS ranges come from a third-party guide and NX-OS multiplier ranges from Cisco's "
-                      "configuration guide; neither was checked against a device here.", "",
+            lines += ["### Watchdog timer ranges per platform (FAB041, FAB042)", "", *watchdog_rows, "",
+                      "Each range is the pack's rule with its source (`fabricd/nos/<id>/rules.py`); docs/platforms.md "
+                      "lists the unverified ones.", "",
                       "### Host <-> switch consistency", "",
                       "fabricd derives the PFC priorities, trust mode, DSCP map and CNP class of both ends of every "
                       "host link from the one fabric-wide policy; there is deliberately no per-host or per-port "

@@ -161,6 +161,26 @@ def ecn_profile_unused(ctx: Context) -> Iterator[Finding]:
                           expected="a class with ecn_profile: " + p.name, got="none")
 
 
+@check("FAB059", "ecn-threshold-units", Severity.WARNING, area="ecn",
+       title="ECN thresholds are at least one frame (bytes, not kbytes)",
+       why="Thresholds are bytes. A threshold below one MTU-sized frame marks nearly every packet as soon as one "
+       "frame queues: `min_bytes: 150` (150 KB typed as kbytes) renders `minimum-threshold 150 bytes` and DCQCN "
+       "throttles every flow.",
+       fix="write the thresholds in bytes, e.g. min_bytes: 150000 for 150 KB")
+def ecn_threshold_units(ctx: Context) -> Iterator[Finding]:
+    mtu = max((p.mtu for s in ctx.fabric.switches for p in s.ports), default=1500)
+    for k, p in enumerate(ctx.policy.ecn_profiles):
+        for field in ("min_bytes", "max_bytes"):
+            value = getattr(p, field)
+            if value < mtu:
+                guess = f"; if it is kbytes, {field}: {value * 1000}" if value * 1000 >= mtu else ""
+                yield Finding(("policy", "ecn_profiles", k, field),
+                              f"ECN profile {p.name!r} {field} is less than one {mtu}-byte frame (the largest port "
+                              "MTU): it would mark nearly every packet",
+                              expected=f">= {mtu} bytes", got=f"{value} bytes",
+                              hint=f"thresholds are bytes{guess}")
+
+
 CHECKS = (
     ecn_min_max,
     ecn_max_exceeds_queue,
@@ -171,4 +191,5 @@ CHECKS = (
     duplicate_ecn_profile,
     ecn_probability_zero,
     ecn_profile_unused,
+    ecn_threshold_units,
 )

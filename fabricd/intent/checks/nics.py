@@ -54,7 +54,8 @@ def nic_transport_unsupported(ctx: Context) -> Iterator[Finding]:
         if t not in p.transports:
             loc = (*_nic_loc(i, j), "transport") if n.transport is not None else ("policy", "transport")
             yield Finding(loc, f"{n.netdev} ({p.family}) cannot run {t.value}",
-                          expected=" or ".join(sorted(x.value for x in p.transports)), got=t.value)
+                          expected=" or ".join(sorted(x.value for x in p.transports))
+                          or "none: fabricd reads this family's counters only (docs/nics.md)", got=t.value)
 
 
 def _dcqcn_on(ctx: Context, n: Nic) -> bool:

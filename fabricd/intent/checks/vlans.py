@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from ipaddress import IPv4Network
 
-from .base import Context, Finding, Severity, check, names
+from .base import Context, Finding, Severity, check
 from .topology import endpoint_finding
 
 VLANS = ("policy", "vlans")
@@ -138,30 +138,6 @@ def nic_port_not_in_vlan(ctx: Context) -> Iterator[Finding]:
                           got="not listed")
 
 
-NXOS_RESERVED_VLANS = (3968, 4094)
-"""NX-OS allocates VLANs 3968-4094 for internal use by default and VLAN 1 cannot be modified (Cisco Nexus 9000
-Layer 2 Switching Configuration Guide, "Configuring VLANs", VLAN ranges table)."""
-
-
-@check("FAB097", "nxos-vlan-id", Severity.ERROR, area="vlans",
-       title="VLANs rendered on NX-OS are ones NX-OS lets you create and name",
-       why="NX-OS refuses `vlan 1` changes (the default VLAN cannot be modified) and reserves 3968-4094 for internal "
-       "use by default, so the VLAN block fabricd renders for it would be rejected at push.",
-       fix="pick a VLAN id in 2-3967 for fabrics with Cisco NX-OS switches")
-def nxos_vlan_id(ctx: Context) -> Iterator[Finding]:
-    nxos = ctx.used_platforms.get("cisco_nxos")
-    if not nxos:
-        return
-    who = names(ctx.fabric.switches[i].name for i in nxos)
-    lo, hi = NXOS_RESERVED_VLANS
-    for k, v in enumerate(ctx.policy.vlans):
-        if v.id == 1 or lo <= v.id <= hi:
-            why = "is NX-OS's default VLAN, which cannot be modified" if v.id == 1 else \
-                f"is in NX-OS's reserved range {lo}-{hi}"
-            yield Finding((*VLANS, k, "id"), f"VLAN {v.id} {why} (cisco_nxos: {who})",
-                          expected=f"2-{lo - 1}", got=str(v.id))
-
-
 CHECKS = (
     duplicate_vlan,
     vlan_subnet_overlap,
@@ -170,5 +146,4 @@ CHECKS = (
     nic_ip_outside_vlan,
     nic_address_conflict,
     nic_port_not_in_vlan,
-    nxos_vlan_id,
 )

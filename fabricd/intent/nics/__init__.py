@@ -1,4 +1,5 @@
-"""NIC profiles per driver family: ``mlx5``, ``ice`` (E810, irdma), ``bnxt`` (bnxt_en/bnxt_re), ``rxe``.
+"""NIC profiles per driver family: ``mlx5``, ``ice`` (E810, irdma), ``bnxt`` (bnxt_en/bnxt_re), ``rxe``, ``ionic``
+(AMD Pensando: counters only).
 
 ``profile_for(driver)`` maps a kernel driver name (the netdev's ``ethtool -i`` driver or the RDMA device's driver)
 to its family's :class:`NicProfile`; :func:`nic_profile` picks it for an inventory NIC (``rdma_driver`` first, then
@@ -9,10 +10,10 @@ from __future__ import annotations
 
 from fabricd.model import Nic
 
-from . import bnxt, ice, mlx5, rxe
+from . import bnxt, ice, ionic, mlx5, rxe
 from .base import Knob, NicProfile, Prerequisite
 
-PROFILES: tuple[NicProfile, ...] = (mlx5.PROFILE, ice.PROFILE, bnxt.PROFILE, rxe.PROFILE)
+PROFILES: tuple[NicProfile, ...] = (mlx5.PROFILE, ice.PROFILE, bnxt.PROFILE, rxe.PROFILE, ionic.PROFILE)
 BY_FAMILY: dict[str, NicProfile] = {p.family: p for p in PROFILES}
 BY_DRIVER: dict[str, NicProfile] = {d: p for p in PROFILES for d in (*p.drivers, *p.rdma_drivers)}
 

@@ -3,7 +3,7 @@ current): per family, what fabricd configures, what it reads, what it cannot do,
 
 from __future__ import annotations
 
-from fabricd.readers.ethtool_maps import DRIVER_RULES
+from fabricd.readers.ethtool_maps import DRIVER_NAMES, DRIVER_RULES
 
 from . import PROFILES
 from .base import Knob, NicProfile
@@ -36,6 +36,16 @@ Bundles: `rdma statistic show` (text, `-p`, `qp show`; `-j` unverified), `dcb pf
 replay root, `rdma/statistic.txt` feeds `fabricd export host` (devices without sysfs) and `dcb/<if>.pfc|.ets|.app`
 feed `fabricd audit host` (PFC, ETS and the DSCP map are then checked instead of skipped).
 
+DCB held by NIC firmware or by lldpad rather than dcbnl (`fabricd.readers.dcb_tools`, real captures in
+tests/golden/readers/host_text): a bundle's `dcb/<if>.mlnx_qos` (`mlnx_qos -i`, mlx5 with MLNX_OFED: trust, PFC,
+ETS, the 64-entry dscp2prio table and the DCBX mode; verified on three captures, old and new formats),
+`dcb/<if>.lldptool` (`lldptool -ti`, software DCBX: the IEEE ETS Configuration (never the Recommendation), PFC and
+APP TLVs, or a CEE peer's PFC and priority groups; verified), `dcb/<if>.niccli` (Broadcom `niccli ... qos --ets
+--show`, BCM57608 firmware DCB: as many TCs as the NIC runs, APP DSCP entries, TC rate limits; verified on one
+capture) are read after the iproute2 files, so `fabricd audit host` checks PFC, ETS and the DSCP map (and, from
+mlnx_qos, trust) on such a host. `dcb/<if>.dcbx` (`dcb dcbx show`) and `dcb/<if>.maxrate` (`dcb maxrate show`) go into
+the checks' notes (who runs DCBX; per-TC rate caps); both verified on the iproute2 man-page examples only.
+
 """
 TABLE = ("| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control "
          "| counters (ethtool / hw_counters) |\n|---|---|---|---|---|---|---|\n")
@@ -63,6 +73,12 @@ def _knob(k: Knob, role: str | None = None) -> str:
         flags.append("only " + " or ".join(sorted(t.value for t in k.transports)))
     name = f"{role} -> `{k.name}`" if role else f"`{k.name}`"
     return f"| {name} | `{k.path}` | {rng} | {k.unit} | {'; '.join(flags)} | {k.source} |\n"
+
+
+def _readable(pattern: str) -> str:
+    """A name rule as a reader sees it: ``(?P<dir>rx|tx)_prio(?P<prio>[0-7])_pause`` -> ``{rx,tx}_prioN_pause``."""
+    return (pattern.replace("(?P<dir>rx|tx)", "{rx,tx}").replace("(?P<prio>[0-7])", "N").replace("\\.", ".")
+            .replace("(?:", "(").replace("(", "").replace(")", ""))
 
 
 def matrix_markdown() -> str:
@@ -105,5 +121,15 @@ def matrix_markdown() -> str:
         out.append("**fabricd reads:** ethtool names of `" + (p.ethtool_driver or "the netdev's driver")
                    + "` (readers/ethtool_maps.py); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters)
                    + ".\n\n")
+        names = DRIVER_NAMES.get(p.ethtool_driver or "")
+        if names is not None:
+            out.append("**ethtool names by driver generation** (a device is read with its own driver's map):\n\n")
+            for g in names.generations:
+                shown = ", ".join(f"`{_readable(r.pattern)}`" for r in g.rules[:4]) + (", ..." if len(g.rules) > 4
+                                                                                        else "")
+                out.append(f"- {g.releases}: {shown or 'nothing to normalise'} (source: {g.source})\n")
+            if names.unverified:
+                out.append(f"- **unverified**: {names.unverified}\n")
+            out.append("\n")
         out.append("**Cannot:**\n\n" + "".join(f"- {limit}\n" for limit in p.limits))
     return "".join(out)

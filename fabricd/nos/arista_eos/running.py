@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import (
     Block,
     EcnConfig,
@@ -32,6 +33,7 @@ from fabricd.readers.switch.config_model import (
     indented,
     int_list,
     mapping,
+    nothing_read,
     seconds_to_ms,
     threshold_bytes,
     to_int,
@@ -90,6 +92,7 @@ class _State:
                         )
 
 
+@framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-interface lossless settings from ``show running-config`` (text)."""
     blocks = indented(text)
@@ -158,4 +161,4 @@ def parse_running_config(text: str) -> LosslessConfig:
         state = _State()
         state.apply(block)
         by_profile[pname] = port(pname, state, None)
-    return LosslessConfig(PLATFORM, ports, tuple(problems), by_profile)
+    return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems), by_profile), text, "`show running-config`")

@@ -27,8 +27,19 @@ import json
 import re
 from typing import Any
 
-from fabricd.readers.switch.model import DropCounter, PfcCounter, PfcwdCounter, QueueCounter, QueueKind, SwitchCounters
+from fabricd.readers.framing import framed
+from fabricd.readers.switch.model import (
+    DropCounter,
+    InterfaceCounter,
+    PfcCounter,
+    PfcwdCounter,
+    QueueCounter,
+    QueueKind,
+    SwitchCounters,
+)
 from fabricd.readers.switch.tables import to_int
+
+from .discards import parse_show_interfaces_counters_discards
 
 PLATFORM = "arista_eos"
 
@@ -84,8 +95,75 @@ def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
 
+_TC = re.compile(r"^TC(\d+)$")
+_QUEUE_KINDS: dict[str, QueueKind] = {"ucastQueues": "unicast", "mcastQueues": "multicast"}
+
+
+def _tc_sums(counters: Any) -> tuple[int | None, int | None, int | None, int | None]:
+    """enqueued packets/bytes and dropped packets/bytes of one traffic class: its own keys, its ``countersSum``, or
+    the sum over its ``dropPrecedences``."""
+    c = _dict(counters)
+    if "countersSum" in c:
+        c = _dict(c["countersSum"])
+    parts = [_dict(v) for v in _dict(c.get("dropPrecedences")).values()] or [c]
+    out: list[int | None] = []
+    for key in ("enqueuedPackets", "enqueuedBytes", "droppedPackets", "droppedBytes"):
+        total: int | None = None
+        for part in parts:
+            total = _add(total, _int(part.get(key)))
+        out.append(total)
+    return out[0], out[1], out[2], out[3]
+
+
+def _queue_json(data: dict[str, Any]) -> SwitchCounters:
+    """The ``| json`` shapes of EOS queue counters (key paths from ANTA's VerifyInterfacesEgressQueueDrops and
+    VerifyInterfacesVoqAndEgressQueueDrops and Arista's snmpext sample; **unverified** against a device capture in
+    this repository): ``egressQueueCounters.interfaces.<if>.ucastQueues|mcastQueues.trafficClasses.TCn
+    [.dropPrecedences.DPn]``, ``interfaces.<if>.trafficClasses.TCn.egressQueueCounters|ingressVoqCounters
+    .countersSum`` and ``ingressVoqCounters.interfaces.<if>.trafficClasses.TCn``. Egress counters are queue rows
+    (``all`` when the output does not split unicast and multicast); ingress VOQ drops are interface discards with
+    reason ``voq_tc<n>``."""
+    queues: list[QueueCounter] = []
+    ifs: list[InterfaceCounter] = []
+
+    def egress(port: str, kind: QueueKind, classes: Any) -> None:
+        for tc, counters in _dict(classes).items():
+            if (m := _TC.match(str(tc))) is not None:
+                pk, by, dp, db = _tc_sums(counters)
+                queues.append(QueueCounter(long_interface(port), int(m.group(1)), kind, pk, by, dp, db))
+
+    def voq(port: str, tc: str, counters: Any) -> None:
+        if (m := _TC.match(str(tc))) is not None and (dropped := _tc_sums(counters)[2]) is not None:
+            ifs.append(InterfaceCounter(long_interface(port), "rx", "discards", dropped, f"voq_tc{m.group(1)}"))
+
+    for port, entry in _dict(_dict(data.get("egressQueueCounters")).get("interfaces")).items():
+        for key, kind in _QUEUE_KINDS.items():
+            egress(port, kind, _dict(_dict(entry).get(key)).get("trafficClasses"))
+    for port, entry in _dict(_dict(data.get("ingressVoqCounters")).get("interfaces")).items():
+        for tc, counters in _dict(_dict(entry).get("trafficClasses")).items():
+            voq(port, tc, counters)
+    for port, entry in _dict(data.get("interfaces")).items():
+        classes = _dict(_dict(entry).get("trafficClasses"))
+        egress(port, "all", {tc: _dict(c).get("egressQueueCounters") for tc, c in classes.items()
+                             if "egressQueueCounters" in _dict(c)})
+        for tc, c in classes.items():
+            if "ingressVoqCounters" in _dict(c):
+                voq(port, tc, _dict(c)["ingressVoqCounters"])
+    if not queues and not ifs:
+        return _unrecognised(COMMANDS["queue"] + " | json", json.dumps(data),
+                             "no egressQueueCounters/ingressVoqCounters/interfaces.<if>.trafficClasses in the JSON")
+    return SwitchCounters(queues=tuple(queues), interfaces=tuple(ifs))
+
+
+@framed
 def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
-    """``show interfaces counters queue detail`` (egress section): per-queue enqueued and dropped packets/octets."""
+    """``show interfaces counters queue detail`` (egress section): per-queue enqueued and dropped packets/octets; the
+    ``| json`` forms are read by :func:`_queue_json`."""
+    if text.lstrip().startswith("{"):
+        data, problem = _load(text)
+        if problem is not None or not isinstance(data, dict):
+            return _unrecognised(COMMANDS["queue"], text, problem or "the JSON output is not an object")
+        return _queue_json(data)
     found: dict[tuple[str, int, QueueKind], QueueCounter] = {}
     for line in text.splitlines():
         m = _QROW.match(line.strip())
@@ -105,6 +183,7 @@ def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
     return SwitchCounters(queues=tuple(found.values()))
 
 
+@framed
 def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
     """``show priority-flow-control counters [detail]`` in ``| json`` form or text.
 
@@ -131,6 +210,8 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
         return SwitchCounters(pfc=tuple(out))
     for line in text.splitlines():
         cells = line.split()
+        if len(cells) < 3 or to_int(cells[-1]) is None or to_int(cells[-2]) is None:
+            continue  # a row ends in two counters (``Ethernet2/2 is up`` is not one)
         if len(cells) == 4 and cells[1].isdigit() and _PORT.match(cells[0]):
             port, priority = long_interface(cells[0]), int(cells[1])
             out.append(PfcCounter(port, "rx", priority, to_int(cells[2])))
@@ -156,6 +237,7 @@ def _int(value: Any) -> int | None:
     return None
 
 
+@framed
 def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     """``show priority-flow-control counters watchdog | json``: per interface and TX queue, ``stuckCount``
     (detected) and ``recoveryCount`` (restored). EOS prints ``{"interfaces": {}}`` until a first watchdog event and
@@ -178,6 +260,7 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     return SwitchCounters(pfcwd=tuple(out))
 
 
+@framed
 def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
     """``show qos interfaces [IF] ecn counters queue | json``: ECN-marked packets per TX queue.
 
@@ -199,6 +282,7 @@ def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
 _DROP = re.compile(r"^(?P<type>[A-Z])\s+(?P<chip>\S+)\s+(?P<name>\S+)\s*:\s*(?P<count>\d+)\s*:")
 
 
+@framed
 def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
     """``show hardware counter drop``: per-chip drop counters (type A adverse, C congestion, P packet processor)."""
     out = [
@@ -211,12 +295,16 @@ def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
     return SwitchCounters(drops=tuple(out))
 
 
-OPTIONAL_COMMANDS: dict[str, str] = {}
-"""Commands whose failure does not fail the poll (none on EOS)."""
+OPTIONAL_COMMANDS: dict[str, str] = {
+    "discards": "show interfaces counters discards | json",
+}
+"""Commands whose failure does not fail the poll: per-port discards (fabricd.nos.arista_eos.discards), which older
+releases and some platforms lack."""
 
 PARSERS = {
     "pfc": parse_show_priority_flow_control_counters,
     "queue": parse_show_interfaces_counters_queue_detail,
     "ecn": parse_show_qos_ecn_counters,
     "pfcwd": parse_show_pfc_counters_watchdog,
+    "discards": parse_show_interfaces_counters_discards,
 }

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from fabricd.intent.checks import eos as checks
-from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
 from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show, version
+from . import checks, show, version
 from .intent import SHAPING
+from .rules import RULES
 from .running import parse_running_config
 from .watchdog import EosWatchdog, eos_watchdog, eos_watchdog_ms
 
@@ -32,7 +31,7 @@ SPEC = PlatformSpec(
     title="Arista EOS",
     intent=SHAPING,
     watchdog=WatchdogCodec(EosWatchdog, eos_watchdog, eos_watchdog_ms),
-    limits=WATCHDOG_LIMITS[Platform.ARISTA_EOS],
+    rules=RULES,
     checks=checks.CHECKS,
     show=ShowTable(show.COMMANDS, show.OPTIONAL_COMMANDS, show.PARSERS, show.__name__),
     running_config="show running-config",

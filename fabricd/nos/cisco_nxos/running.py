@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import (
     Block,
     EcnConfig,
@@ -34,6 +35,7 @@ from fabricd.readers.switch.config_model import (
     Trust,
     indented,
     int_list,
+    nothing_read,
     threshold_bytes,
     to_int,
 )
@@ -105,6 +107,7 @@ def _classify(policy: Block | None, classes: dict[str, Block]) -> tuple[Trust | 
     return trust, dscp, cos
 
 
+@framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-interface lossless settings from ``show running-config`` (text)."""
     blocks = indented(text)
@@ -174,4 +177,4 @@ def parse_running_config(text: str) -> LosslessConfig:
             detection_ms=poll * (intf_mult or shutdown), restoration_ms=restoration,
             ecn=_ecn(policies.get(("queuing", out_q or ""))), queue_mtu_bytes=dict(queue_mtu),
         )
-    return LosslessConfig(PLATFORM, ports, tuple(problems))
+    return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`show running-config`")

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
-from fabricd.readers.switch.tables import to_int
+from fabricd.readers.switch.tables import label_key, label_map, to_int
 
 PLATFORM = "cisco_nxos"
 
@@ -74,6 +75,7 @@ _PFC_DETAIL_HEAD = re.compile(r"^(?P<port>(?:Ethernet|Eth|port-channel)\S+)\s*$"
 _PFC_DETAIL_ROW = re.compile(r"^\s*(?P<dir>Rx|Tx)\s*\|(?P<cells>.*)$")
 
 
+@framed
 def parse_show_interface_priority_flow_control(text: str) -> SwitchCounters:
     """PFC frames per port: the summary table (``Port Mode Oper(VL bmap) RxPPP TxPPP``: all priorities together,
     ``priority`` None; real Nexus 5000 capture), the ``detail`` form (per port ``Rx |n |n ...`` and ``Tx |...`` rows
@@ -111,6 +113,7 @@ _QOS_GROUP = re.compile(r"^\s*qos-group (?P<g>\d+)\s*$")
 _DISCARD = re.compile(r"^\s*Pkts discarded on ingress\s*:\s*(?P<n>\d+)")
 
 
+@framed
 def parse_show_queuing_interface(text: str) -> SwitchCounters:
     """Ingress discards per qos-group (``reason`` ``qos_group_<n>``, direction rx) of ``show queuing interface``."""
     out: list[InterfaceCounter] = []
@@ -127,21 +130,24 @@ def parse_show_queuing_interface(text: str) -> SwitchCounters:
 
 
 _IF_HEAD = re.compile(r"^(?P<port>(?:Ethernet|Eth|port-channel)\S+) is ")
-_PAIR = re.compile(r"(\d+) ([a-zA-Z][a-zA-Z ]*?)(?=\s{2,}|\s+\d|$)")
-_IF_FIELDS = {
-    ("rx", "Rx pause"): ("pause_frames", None),
-    ("tx", "Tx pause"): ("pause_frames", None),
-    ("rx", "input discard"): ("discards", None),
-    ("tx", "output discard"): ("discards", None),
-    ("rx", "input error"): ("errors", None),
-    ("tx", "output error"): ("errors", None),
-    ("rx", "no buffer"): ("discards", "no_buffer"),
-    ("rx", "CRC"): ("errors", "fcs"),
-    ("rx", "input packets"): ("packets", None),
-    ("tx", "output packets"): ("packets", None),
-}
+_PAIR = re.compile(r"(\d+) ([A-Za-z(][\w/().+\-]*(?: [A-Za-z(/][\w/().+\-]*)*?)(?=\s{2,}|\s+\d|$)")
+"""``<number> <label>`` pairs of a RX/TX line; a label is words that may hold ``/ - ( ) . +`` (``0 CRC/FCS``)."""
+_IF_FIELDS: dict[str, tuple[str, str | None]] = label_map({
+    "rx Rx pause": ("pause_frames", None),
+    "tx Tx pause": ("pause_frames", None),
+    "rx input discard": ("discards", None),
+    "tx output discard": ("discards", None),
+    "rx input error": ("errors", None),
+    "tx output error": ("errors", None),
+    "rx no buffer": ("discards", "no_buffer"),
+    "rx CRC": ("errors", "fcs"),
+    "rx CRC/FCS": ("errors", "fcs"),
+    "rx input packets": ("packets", None),
+    "tx output packets": ("packets", None),
+})
 
 
+@framed_interface
 def parse_show_interface(text: str, interface: str | None = None) -> SwitchCounters:
     """Counters from the RX/TX blocks of ``show interface [IF]`` (``interface`` names the port when the capture
     starts at ``RX``, as with ``| b RX``)."""
@@ -159,14 +165,14 @@ def parse_show_interface(text: str, interface: str | None = None) -> SwitchCount
         if port is None or section is None:
             continue
         for value, label in _PAIR.findall(stripped):
-            meaning = _IF_FIELDS.get((section, label.strip()))
+            meaning = _IF_FIELDS.get(label_key(f"{section} {label}"))
             if meaning is not None:
                 out.append(InterfaceCounter(port, "rx" if section == "rx" else "tx", meaning[0], int(value),
                                             meaning[1]))
-    return SwitchCounters(interfaces=tuple(out))
+    return _empty_problem("show interface", text, SwitchCounters(interfaces=tuple(out)))
 
 
-_ERR_COLUMNS: dict[str, tuple[str | None, str, str | None]] = {
+_ERR_COLUMNS: dict[str, tuple[str | None, str, str | None]] = label_map({
     "Align-Err": ("rx", "errors", "alignment"),
     "FCS-Err": ("rx", "errors", "fcs"),
     "Xmit-Err": ("tx", "errors", None),
@@ -178,9 +184,10 @@ _ERR_COLUMNS: dict[str, tuple[str | None, str, str | None]] = {
     "Giants": ("rx", "errors", "giants"),
     "Symbol-Err": ("rx", "errors", "symbol"),
     "Stomped-CRC": ("rx", "errors", "stomped_crc"),
-}
+})
 
 
+@framed
 def parse_show_interface_counters_errors(text: str) -> SwitchCounters:
     """``show interface counters errors``: the stacked tables, header by header; ``--`` cells are left out."""
     out: list[InterfaceCounter] = []
@@ -196,7 +203,7 @@ def parse_show_interface_counters_errors(text: str) -> SwitchCounters:
             continue
         port = long_interface(cells[0])
         for col, cell in zip(header[1:], cells[1:], strict=True):
-            meaning = _ERR_COLUMNS.get(col)
+            meaning = _ERR_COLUMNS.get(label_key(col))
             value = to_int(cell)
             if meaning is None or value is None:
                 continue
@@ -255,20 +262,21 @@ def _find_rows(data: Any, table: str) -> list[dict[str, Any]]:
 
 def _empty_problem(command: str, text: str, parsed: SwitchCounters) -> SwitchCounters:
     """A non-empty output that parsed to nothing is a problem, never an empty success."""
-    if text.strip() and not any((parsed.pfc, parsed.queues, parsed.pfcwd, parsed.interfaces)):
+    first = first_content(text)
+    if first is not None and not any((parsed.pfc, parsed.queues, parsed.pfcwd, parsed.interfaces)):
         return SwitchCounters(problems=(
             f"{command}: {len(text.splitlines())} lines of output but no row in a known NX-OS shape "
-            "(TABLE_*/ROW_* JSON or the Nexus 9000 text tables)",))
+            f"(TABLE_*/ROW_* JSON or the Nexus 9000 text tables); line {first[0]}: {first[1]!r}",))
     return parsed
 
 
 # -- show queuing [interface IF] ---------------------------------------------------------------------------------
 
-_EQ_FIELDS: dict[tuple[str, str], str] = {
-    ("Tx", "Pkts"): "packets", ("Tx", "Byts"): "bytes",
-    ("WRED/AFD & Tail Drop", "Pkts"): "dropped_packets", ("WRED/AFD & Tail Drop", "Byts"): "dropped_bytes",
-    ("ECN", "Pkts"): "ecn_marked_packets", ("ECN", "Byts"): "ecn_marked_bytes",
-}
+_EQ_FIELDS: dict[str, str] = label_map({
+    "Tx Pkts": "packets", "Tx Byts": "bytes",
+    "WRED/AFD & Tail Drop Pkts": "dropped_packets", "WRED/AFD & Tail Drop Byts": "dropped_bytes",
+    "ECN Pkts": "ecn_marked_packets", "ECN Byts": "ecn_marked_bytes",
+})
 """``eq-stat-type``/``eq-stat-units`` (JSON) or the row label (text, ``Tx Pkts``...) -> QueueCounter field. ``Q Depth``
 (a gauge) and ``WD & Tail Drop`` (watchdog drops, counted by the pfc-queue parser) are not queue counters here."""
 
@@ -297,7 +305,7 @@ def _queuing_json(data: Any) -> SwitchCounters:
                 continue
             values: dict[str, dict[str, int | None]] = {}
             for entry in _rows(grp, "qosgrp_egress_stats_entry"):
-                field = _EQ_FIELDS.get((str(entry.get("eq-stat-type")), str(entry.get("eq-stat-units"))))
+                field = _EQ_FIELDS.get(label_key(f"{entry.get('eq-stat-type')} {entry.get('eq-stat-units')}"))
                 if field is None:
                     continue
                 values.setdefault("unicast", {})[field] = _num(entry.get("eq-uc-stat-value"))
@@ -324,8 +332,8 @@ _STAT_ROW = re.compile(r"^\|\s*(?P<label>[^|]*?)\s*\|(?P<cells>.*)$")
 _PFC_HEAD = re.compile(r"^\s*(?:PFC_COS|COS)\b.*TxCount.*RxCount")
 _PORT_INGRESS = re.compile(r"^\s*(?P<label>Ingress Overflow Drop Pkts|Hi Priority Drop Pkts|Low Priority Drop Pkts)"
                            r"\s+(?P<n>\d+)\s*$")
-_INGRESS_REASON = {"Ingress Overflow Drop Pkts": "ingress_overflow", "Hi Priority Drop Pkts": "hi_priority",
-                   "Low Priority Drop Pkts": "low_priority"}
+_INGRESS_REASON = label_map({"Ingress Overflow Drop Pkts": "ingress_overflow", "Hi Priority Drop Pkts": "hi_priority",
+                   "Low Priority Drop Pkts": "low_priority"})
 
 
 def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
@@ -368,7 +376,7 @@ def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
                 pfc_cols = None
         if per_port and port is not None and (m := _PORT_INGRESS.match(line)):
             ifs.append(InterfaceCounter(port, "rx", "discards", int(m.group("n")),
-                                        _INGRESS_REASON[m.group("label")]))
+                                        _INGRESS_REASON[label_key(m.group("label"))]))
             continue
         if (m := _STAT_ROW.match(stripped)) is None or port is None or group is None:
             continue
@@ -376,8 +384,7 @@ def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
         if not label:  # the column header: |   |  Unicast  |OOBFC Unicast|Multicast |
             columns = [c for c in cells if c]
             continue
-        stat, _, unit = label.rpartition(" ")
-        field = _EQ_FIELDS.get((stat, unit))
+        field = _EQ_FIELDS.get(label_key(label))
         if field is None:
             continue
         for col, cell in zip(columns or ["Unicast", "Multicast"], cells, strict=False):
@@ -388,6 +395,7 @@ def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
     return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues), interfaces=tuple(ifs))
 
 
+@framed_interface
 def parse_show_queuing(text: str, interface: str | None = None) -> SwitchCounters:
     """``show queuing [interface IF]``, ``| json`` or text, in the shapes a Nexus 9000 prints.
 
@@ -411,8 +419,8 @@ def parse_show_queuing(text: str, interface: str | None = None) -> SwitchCounter
 
 # -- show queuing pfc-queue [interface IF] detail -----------------------------------------------------------------
 
-_WD_STATS = {"Shutdown": "shutdown", "Restored": "restored", "Total pkts dropped": "dropped",
-             "Total Ingress pkts dropped": "ingress_dropped"}
+_WD_STATS = label_map({"Shutdown": "shutdown", "Restored": "restored", "Total pkts dropped": "dropped",
+             "Total Ingress pkts dropped": "ingress_dropped"})
 _WD_HEAD = re.compile(r"^(?P<port>\S+) Interface PFC watchdog: \[(?P<wd>[^\]]*)\]")
 _WD_GROUP = re.compile(r"^\|\s*QOS GROUP (?P<g>\d+) \[(?P<state>[^\]]*)\]")
 _STORMED_STATES = frozenset({"shutdown", "wait-to-restore", "wait to restore"})
@@ -465,13 +473,14 @@ def _pfc_queue_text(text: str) -> list[PfcwdCounter]:
             flush()
             current, stats = (int(m.group("g")), m.group("state")), {}
         elif current is not None and (m := _STAT_ROW.match(stripped)):
-            field = _WD_STATS.get(m.group("label"))
+            field = _WD_STATS.get(label_key(m.group("label")))
             if field is not None:
                 stats[field] = to_int(m.group("cells").split("|")[0])
     flush()
     return out
 
 
+@framed
 def parse_show_queuing_pfc_queue(text: str) -> SwitchCounters:
     """``show queuing pfc-queue [interface IF] detail`` (the PFC watchdog), ``| json`` or text.
 
@@ -498,7 +507,7 @@ def parse_show_queuing_pfc_queue(text: str) -> SwitchCounters:
     return _empty_problem("show queuing pfc-queue", text, SwitchCounters(pfcwd=tuple(rows)))
 
 
-PARSERS = {
+PARSERS: dict[str, Callable[..., SwitchCounters]] = {
     "pfc": parse_show_interface_priority_flow_control,
     "queuing": parse_show_queuing,
     "pfcwd": parse_show_queuing_pfc_queue,

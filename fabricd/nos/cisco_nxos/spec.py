@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
 from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show, version
+from . import checks, show, version
 from .intent import SHAPING
+from .rules import RULES
 from .running import parse_running_config
 from .watchdog import NxosWatchdog, nxos_watchdog, nxos_watchdog_ms
 
@@ -35,8 +35,8 @@ SPEC = PlatformSpec(
     title="Cisco NX-OS",
     intent=SHAPING,
     watchdog=WatchdogCodec(NxosWatchdog, nxos_watchdog, nxos_watchdog_ms),
-    limits=WATCHDOG_LIMITS[Platform.CISCO_NXOS],
-    checks=(),
+    rules=RULES,
+    checks=checks.CHECKS,
     show=ShowTable(show.COMMANDS, show.OPTIONAL_COMMANDS, show.PARSERS, show.__name__),
     running_config="show running-config",
     parse_running_config=parse_running_config,

@@ -28,7 +28,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
+from fabricd.readers.framing import framed
+from fabricd.readers.switch.config_model import (
+    EcnConfig,
+    LosslessConfig,
+    PortConfig,
+    Trust,
+    int_list,
+    nothing_read,
+    to_int,
+)
 
 PLATFORM = "cumulus_nvue"
 DEFAULT_PROFILE = "default-global"
@@ -121,6 +130,7 @@ def _qos_line(q: _Qos, w: list[str], problems: list[str]) -> None:
         q.watchdog[w[2]] = value
 
 
+@framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-interface lossless settings from ``nv config show -o commands``."""
     q = _Qos()
@@ -179,4 +189,4 @@ def parse_running_config(text: str) -> LosslessConfig:
             detection_ms=poll * robust, restoration_ms=poll,
             ecn=ecn,
         )
-    return LosslessConfig(PLATFORM, ports, tuple(problems))
+    return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`nv config show -o commands`")

@@ -26,6 +26,7 @@ import json
 import re
 from typing import Any
 
+from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
@@ -87,6 +88,7 @@ def _sections(text: str) -> dict[str, str]:
     return {k: "\n".join(v) for k, v in out.items()}
 
 
+@framed_interface
 def parse_counters_qos(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> counters qos`` (text or ``-o json``): queue and PFC counters of one interface. A
     non-empty output that gives neither is a problem (the collector then reports the scrape failed)."""
@@ -94,7 +96,7 @@ def parse_counters_qos(text: str, interface: str | None = None) -> SwitchCounter
     if not got.queues and not got.pfc and text.strip():
         port = _interface_from_prompt(text, interface) or ""
         return SwitchCounters(interfaces=got.interfaces,
-                              problems=_nothing_read(port, "nv show interface <if> counters qos"))
+                              problems=_nothing_read(port, "nv show interface <if> counters qos", text))
     return got
 
 
@@ -187,11 +189,14 @@ def _close_rule_gaps(text: str) -> str:
     return "\n".join(out)
 
 
-def _nothing_read(port: str, command: str) -> tuple[str, ...]:
+def _nothing_read(port: str, command: str, text: str = "") -> tuple[str, ...]:
+    first = first_content(text)
+    where = f"; line {first[0]}: {first[1]!r}" if first is not None else ""
     return (f"{port or 'interface ?'}: nothing read from the non-empty output of `{command}` "
-            "(an output shape fabricd does not know)",)
+            f"(an output shape fabricd does not know{where})",)
 
 
+@framed_interface
 def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> qos pfc-watchdog``: per traffic class ``status`` (OK | DEADLOCK) and
     ``deadlock-count`` (storms detected), from the ``PFC WD Status`` table of the Cumulus Linux 5.11 guide's
@@ -224,7 +229,7 @@ def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounter
                                 if status else None, _num(row.get("deadlock-count")), None))
     problems: tuple[str, ...] = ()
     if not out and text.strip() and (state or "").split()[:1] not in (["disabled"], ["disable"]):
-        problems = _nothing_read(port, "nv show interface <if> qos pfc-watchdog")
+        problems = _nothing_read(port, "nv show interface <if> qos pfc-watchdog", text)
     return SwitchCounters(pfcwd=tuple(out), problems=problems)
 
 
@@ -258,6 +263,7 @@ def _tree(text: str) -> dict[str, str]:
     return out
 
 
+@framed_interface
 def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> qos roce counters``: RoCE PFC pause (priority None: the RoCE priority), ECN marks
     and buffer discards of one interface."""
@@ -282,8 +288,8 @@ def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCo
         value = to_int(t.get(key))
         if value is not None:
             ifs.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", value, reason))
-    problems = _nothing_read(port, "nv show interface <if> qos roce counters") if not (pfc or ifs) and text.strip() \
-        else ()
+    problems = (_nothing_read(port, "nv show interface <if> qos roce counters", text)
+                if not (pfc or ifs) and text.strip() else ())
     return SwitchCounters(pfc=tuple(pfc), interfaces=tuple(ifs), problems=problems)
 
 
@@ -293,6 +299,7 @@ _NETSTAT = {"RX_OK": ("rx", "packets", None), "RX_ERR": ("rx", "errors", None), 
             "TX_OVR": ("tx", "discards", "overrun")}
 
 
+@framed
 def parse_interface_counters_table(text: str) -> SwitchCounters:
     """``nv show interface --view counters`` and ``cl-netstat``: packets, errors, drops and overruns per interface."""
     out: list[InterfaceCounter] = []
@@ -313,9 +320,11 @@ def parse_interface_counters_table(text: str) -> SwitchCounters:
             value = to_int(row.get(col))
             if value is not None:
                 out.append(InterfaceCounter(name, "rx" if direction == "rx" else "tx", counter, value, reason))
-    return SwitchCounters(interfaces=tuple(out))
+    problems = _nothing_read("", "nv show interface --view=counters", text) if not out and text.strip() else ()
+    return SwitchCounters(interfaces=tuple(out), problems=problems)
 
 
+@framed_interface
 def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCounters:
     """``nv show interface <if> counters errors``: per-reason receive/transmit errors (``n/a`` left out)."""
     port = _interface_from_prompt(text, interface) or ""
@@ -325,14 +334,15 @@ def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCoun
             continue
         for row in table.rows:
             name = row.get("Counter", "")
-            reason = name.lower().removesuffix(" errors").replace(" ", "_") or None
+            reason = re.sub(r"[^0-9a-z]+", "_", name.lower().removesuffix(" errors")).strip("_") or None
             if reason == "total":
                 reason = None
             for col, direction in (("Receive", "rx"), ("Transmit", "tx")):
                 value = to_int(row.get(col))
                 if value is not None:
                     out.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "errors", value, reason))
-    return SwitchCounters(interfaces=tuple(out))
+    problems = _nothing_read(port, "nv show interface <if> counters errors", text) if not out and text.strip() else ()
+    return SwitchCounters(interfaces=tuple(out), problems=problems)
 
 
 PARSERS = {"qos": parse_counters_qos, "pfcwd": parse_pfc_watchdog}

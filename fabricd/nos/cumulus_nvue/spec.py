@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from fabricd.intent.checks import nvue as checks
-from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
 from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show, version
+from . import checks, show, version
 from .intent import SHAPING
+from .rules import RULES
 from .running import parse_running_config
 from .watchdog import NvueWatchdog, nvue_watchdog, nvue_watchdog_ms
 
@@ -34,7 +33,7 @@ SPEC = PlatformSpec(
     title="NVIDIA Cumulus Linux (NVUE)",
     intent=SHAPING,
     watchdog=WatchdogCodec(NvueWatchdog, nvue_watchdog, nvue_watchdog_ms),
-    limits=WATCHDOG_LIMITS[Platform.CUMULUS_NVUE],
+    rules=RULES,
     checks=checks.CHECKS,
     show=ShowTable(show.COMMANDS, show.OPTIONAL_COMMANDS, show.PARSERS, show.__name__),
     running_config="nv config show -o commands",

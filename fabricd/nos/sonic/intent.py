@@ -83,6 +83,8 @@ class SonicSwitchIntent(SwitchIntentBase):
     buffer_lines: list[SonicTableLine] = Field(description="CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON")
     pfc_lines: list[SonicTableLine] = Field(description="PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON")
     vlan_lines: list[SonicTableLine] = Field(description="VLAN rows with descriptions, as cfggen JSON")
+    port_lines: list[SonicTableLine] = Field(default_factory=list,
+                                             description="PORT descriptions (the ports that have one), as cfggen JSON")
     pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
     watchdog: SonicWatchdog | None
 
@@ -189,9 +191,17 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
             for v in vlans
             for m in v.members
         }
-    tables["PORT"] = {p.name: {"mtu": str(p.mtu_bytes)} for p in ports}
+    tables["PORT"] = {p.name: {"mtu": str(p.mtu_bytes)} | ({"description": p.description} if p.description else {})
+                      for p in ports}
     # Built above from validated intents, every value a str: skip re-validating thousands of rows.
     return SonicConfigDb.model_construct(**tables)
+
+
+def _port_description_lines(ports: list[PortIntent]) -> list[SonicTableLine]:
+    rows = {p.name: {"description": p.description} for p in ports if p.description}
+    if not rows:
+        return []
+    return [SonicTableLine(table="PORT", json_text=json.dumps({"PORT": rows}, separators=(",", ":"), sort_keys=True))]
 
 
 def finish(ctx: ShapeContext) -> SonicSwitchIntent:
@@ -216,6 +226,7 @@ def finish(ctx: ShapeContext) -> SonicSwitchIntent:
         buffer_lines=lines("CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG"),
         pfc_lines=lines("PORT_QOS_MAP"),
         vlan_lines=lines("VLAN"),
+        port_lines=_port_description_lines(ports),
         pfcwd_ports=" ".join(p.name for p in ports if p.watchdog),
         watchdog=parts.watchdog, warnings=sink.items, **ctx.common,
     )

@@ -21,6 +21,7 @@ import json
 import re
 from typing import Any
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import EcnConfig, LosslessConfig, PortConfig, Trust, int_list, to_int
 
 PLATFORM = "sonic"
@@ -68,6 +69,7 @@ def _prios(text: Any) -> frozenset[int] | None:
     return frozenset(int_list(text, 0, 7) or [])
 
 
+@framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-port lossless settings from CONFIG_DB JSON (``show runningconfiguration all``)."""
     start = text.find("{")

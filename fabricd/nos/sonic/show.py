@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from fabricd.readers.common import Direction
+from fabricd.readers.framing import first_content, framed
 from fabricd.readers.switch.model import (
     InterfaceCounter,
     PfcCounter,
@@ -20,7 +21,19 @@ from fabricd.readers.switch.model import (
     QueueKind,
     SwitchCounters,
 )
-from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
+from fabricd.readers.switch.tables import dashed_tables, label_key, label_map, to_int
+
+from .watermark import (
+    parse_pg_persistent_watermark,
+    parse_pg_watermark_headroom,
+    parse_pg_watermark_shared,
+    parse_queue_persistent_watermark,
+    parse_queue_watermark_multicast,
+    parse_queue_watermark_unicast,
+)
+
+__all__ = ["parse_pg_persistent_watermark", "parse_queue_persistent_watermark"]
+"""The reference parsers re-exported here, where the role registry looks for a pack's show parsers."""
 
 PLATFORM = "sonic"
 
@@ -34,11 +47,17 @@ COMMANDS: dict[str, str] = {
 OPTIONAL_COMMANDS: dict[str, str] = {
     "wred": "show queue wredcounters",
     "pfc_history": "show pfc counters --history",
+    "pg_watermark_shared": "show priority-group watermark shared",
+    "pg_watermark_headroom": "show priority-group watermark headroom",
+    "queue_watermark_unicast": "show queue watermark unicast",
+    "queue_watermark_multicast": "show queue watermark multicast",
 }
 """Commands that older releases lack, whose failure does not fail the poll: ``show queue wredcounters`` came with
 sonic-utilities' wredstat (2025-02, #2807), ``show pfc counters --history`` with #3778 (2025-08). On a release
 without them, click answers ``Usage: ... Error: No such command/option`` and the driver raises, so the poller
-records the command as unsupported instead of reading an error as counters."""
+records the command as unsupported instead of reading an error as counters. The watermark commands
+(``watermarkstat``, fabricd.nos.sonic.watermark) are optional too: a platform without buffer telemetry answers them
+with an error, and each ``watermarkstat`` run costs about a second."""
 
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _PFC_COL = re.compile(r"^PFC([0-7])$")
@@ -53,6 +72,7 @@ def _pair(cell: str | None) -> tuple[int | None, int | None]:
     return to_int(a), to_int(b)
 
 
+@framed
 def parse_show_pfc_counters(text: str) -> SwitchCounters:
     """``show pfc counters``: a ``Port Rx`` and a ``Port Tx`` table with PFC0..PFC7 columns (frames)."""
     out: list[PfcCounter] = []
@@ -89,6 +109,7 @@ def _queue_tables(text: str) -> tuple[list[tuple[str, int, QueueKind, dict[str, 
     return rows, found
 
 
+@framed
 def parse_show_queue_counters(text: str) -> SwitchCounters:
     """``show queue counters [IF]``: Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes per queue. Newer releases
     print one ``For namespace :`` block per port (sonic-utilities tests/queue_counter_test.py)."""
@@ -110,6 +131,7 @@ def parse_show_queue_counters(text: str) -> SwitchCounters:
     )
 
 
+@framed
 def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
     """``show queue wredcounters [IF]``: WredDrp/pkts|bytes and EcnMarked/pkts|bytes per queue (``N/A`` where the
     ASIC lacks the counter)."""
@@ -131,6 +153,7 @@ def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
     )
 
 
+@framed
 def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
     """``show pfcwd stats`` / ``pfcwd show stats``: QUEUE ``<port>:<queue>``, STATUS, and OK/DROP pairs.
 
@@ -170,6 +193,7 @@ def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
                           problems=_unread(text, seen, "show pfcwd stats", "QUEUE, STATUS, STORM DETECTED/RESTORED"))
 
 
+@framed
 def parse_show_pfcwd_config(text: str) -> SwitchCounters:
     """``show pfcwd config``: PORT, ACTION, DETECTION TIME, RESTORATION TIME (milliseconds)."""
     out: list[PfcwdConfig] = []
@@ -207,6 +231,7 @@ def _join_port_blocks(text: str) -> str:
     )
 
 
+@framed
 def parse_show_pfc_counters_history(text: str) -> SwitchCounters:
     """``show pfc counters --history`` (sonic-utilities ``pfcstat --history``, PFC historical statistics): one block
     of PFC0..PFC7 rows per port under one header, an empty line between ports. Read per port and priority: the
@@ -230,14 +255,14 @@ def parse_show_pfc_counters_history(text: str) -> SwitchCounters:
 
 def _unread(text: str, found: bool, command: str, header: str) -> tuple[str, ...]:
     """A problem when a non-empty output held no table this parser reads (an empty parse is never a success)."""
-    if found or not any(line.strip() and not is_prompt(line) for line in text.splitlines()):
+    first = None if found else first_content(text)
+    if first is None:
         return ()
-    first = next(line.strip() for line in text.splitlines() if line.strip() and not is_prompt(line))
-    return (f"sonic: {command!r}: no table read from a non-empty output (expected a {header} header; "
-            f"got {first[:80]!r})",)
+    return (f"sonic: {command!r}: line {first[0]}: no table read from a non-empty output (expected a {header} "
+            f"header; got {first[1]!r})",)
 
 
-_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
+_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = label_map({
     "RX_OK": ("rx", "packets", None),
     "RX_ERR": ("rx", "errors", None),
     "RX_DRP": ("rx", "discards", None),
@@ -246,9 +271,10 @@ _PORTSTAT: dict[str, tuple[Direction, str, str | None]] = {
     "TX_ERR": ("tx", "errors", None),
     "TX_DRP": ("tx", "discards", None),
     "TX_OVR": ("tx", "discards", "overrun"),
-}
+})
 
 
+@framed
 def parse_show_interfaces_counters(text: str) -> SwitchCounters:
     """``show interfaces counters`` (portstat) and ``show interface counters errors``: OK/ERR/DRP/OVR per port.
 
@@ -264,8 +290,12 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
             port = row.get("IFACE", "")
             if not port:
                 continue
-            for col, (direction, counter, reason) in _PORTSTAT.items():
-                value = to_int(row.get(col))
+            for col, cell in row.items():
+                meaning = _PORTSTAT.get(label_key(col))
+                if meaning is None:
+                    continue
+                direction, counter, reason = meaning
+                value = to_int(cell)
                 if value is not None:  # a repeated output (several runs in one text): the last one wins
                     key = (port, direction, counter, reason)
                     found[key] = InterfaceCounter(port, direction, counter, value, reason)
@@ -274,7 +304,7 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
 
 
 _DETAILED = re.compile(r"^(?P<label>[A-Za-z][^.]*?)\.{2,}\s*(?P<value>\S+)\s*$")
-_DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = {
+_DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = label_map({
     "Total Packets Received Without Errors": ("rx", "packets", None),
     "Total Packets Transmitted Successfully": ("tx", "packets", None),
     "Overruns Received": ("rx", "discards", "overrun"),
@@ -286,9 +316,10 @@ _DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = {
     "WRED Red Dropped Packets": ("tx", "discards", "wred_red"),
     "WRED Total Dropped Packets": ("tx", "discards", "wred"),
     "Trimmed Dropped Packets": ("tx", "discards", "trimmed"),
-}
+})
 
 
+@framed
 def parse_show_interfaces_counters_detailed(text: str, interface: str) -> SwitchCounters:
     """``show interfaces counters detailed <IF>``: dotted ``Label....... value`` lines (``N/A`` left out)."""
     out: list[InterfaceCounter] = []
@@ -296,7 +327,7 @@ def parse_show_interfaces_counters_detailed(text: str, interface: str) -> Switch
         m = _DETAILED.match(line.strip())
         if m is None:
             continue
-        meaning = _DETAILED_MAP.get(m.group("label").strip())
+        meaning = _DETAILED_MAP.get(label_key(m.group("label")))
         value = to_int(m.group("value"))
         if meaning is not None and value is not None:
             out.append(InterfaceCounter(interface, meaning[0], meaning[1], value, meaning[2]))
@@ -310,5 +341,9 @@ PARSERS = {
     "queue": parse_show_queue_counters,
     "wred": parse_show_queue_wredcounters,
     "pfcwd": parse_show_pfcwd_stats,
+    "pg_watermark_shared": parse_pg_watermark_shared,
+    "pg_watermark_headroom": parse_pg_watermark_headroom,
+    "queue_watermark_unicast": parse_queue_watermark_unicast,
+    "queue_watermark_multicast": parse_queue_watermark_multicast,
 }
 """Role -> parser, matching :data:`COMMANDS`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed
 from fabricd.readers.switch.version import first_match, json_version
 
 VERSION_COMMAND = "show version"
@@ -13,6 +14,7 @@ VERSION_COMMAND = "show version"
 _VERSION = re.compile(r"^\s*SONiC Software Version:\s*(\S+)", re.MULTILINE)
 
 
+@framed
 def parse_version(text: str) -> str | None:
     """The NOS version in ``text`` (the version command's output), or None when it has none."""
     return json_version(text) or first_match(_VERSION, text)

@@ -201,3 +201,19 @@ def mapping(pairs: Iterable[tuple[Iterable[int], int]]) -> dict[int, int]:
         for cp in codepoints:
             out[cp] = target
     return out
+
+
+def nothing_read(config: LosslessConfig, text: str, what: str) -> LosslessConfig:
+    """``config`` with a problem added when it holds no port and no profile although ``text`` has a line that is not
+    a comment (``!``, ``#``): an output that is not this NOS's running config (another command's output, an error
+    page) is a located failure naming its first line (its first word only: a scrubbed capture must read the same),
+    never an empty config that passes every check."""
+    if config.ports or config.profiles:
+        return config
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("!", "#")):
+            problem = (f"line {n}: no interface or QoS setting read from the {what} (expected the NOS's running "
+                       f"config, got a line starting {stripped.split()[0][:40]!r})")
+            return LosslessConfig(config.platform, config.ports, (*config.problems, problem), config.profiles)
+    return config

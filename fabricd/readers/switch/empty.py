@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from ..framing import frame
 from .model import SwitchCounters
 
 CLI_ERROR = re.compile(
@@ -25,7 +26,7 @@ from the platform drivers' own error patterns (fabricd.nos.<id>.patterns)."""
 def has_rows(counters: SwitchCounters) -> bool:
     """True when the snapshot holds any row."""
     c = counters
-    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops)
+    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops or c.watermarks)
 
 
 def cli_error(text: str) -> str | None:
@@ -53,8 +54,9 @@ def has_content(text: str) -> bool:
     """True when ``text`` holds something to read. Nothing to read: blank text; a JSON document without a single
     value (``{"interfaces": {}}``); a text without a single number outside names, which is what a table with its
     header and no rows looks like (``show pfcwd stats`` before any watchdog, EOS queue counters with no ports). In
-    those the device says there is nothing, in a shape the parser need not know."""
-    stripped = text.strip()
+    those the device says there is nothing, in a shape the parser need not know. Prompt and echoed command lines
+    are not content (:func:`fabricd.readers.framing.frame`)."""
+    stripped = frame(text).strip()
     if not stripped:
         return False
     if stripped[0] in "{[":

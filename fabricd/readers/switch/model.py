@@ -104,6 +104,27 @@ class DropCounter:
     kind: str | None = None
 
 
+WatermarkKind = Literal["shared", "headroom", "unicast", "multicast", "all"]
+
+
+@dataclass(frozen=True, slots=True)
+class BufferWatermark:
+    """Peak buffer occupancy in bytes of one ingress priority group or egress queue of one port since the
+    watermark was last cleared (SONiC ``watermarkstat``: ``show priority-group watermark shared|headroom``,
+    ``show queue watermark unicast|multicast|all``).
+
+    ``group`` is ``pg`` (``index`` is the priority-group number) or ``queue`` (``index`` is the queue number as the
+    platform prints it, ``UC<n>``/``MC<n>``); ``kind`` is ``shared``/``headroom`` for a PG and the queue type for a
+    queue; ``persistent`` marks the persistent watermark (cleared only on request) rather than the periodic one."""
+
+    interface: str
+    group: Literal["pg", "queue"]
+    index: int
+    kind: WatermarkKind
+    bytes: int | None
+    persistent: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class SwitchCounters:
     """Everything parsed from one or more show outputs of one switch. Parsers return partial snapshots;
@@ -116,10 +137,16 @@ class SwitchCounters:
     interfaces: tuple[InterfaceCounter, ...] = ()
     drops: tuple[DropCounter, ...] = ()
     problems: tuple[str, ...] = field(default=())
+    watermarks: tuple[BufferWatermark, ...] = ()
+    """Buffer watermarks (a gauge, not a counter); after ``problems`` so that positional construction keeps working."""
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain JSON-able data (for goldens and ``--output json``)."""
-        return asdict(self)
+        """Plain JSON-able data (for goldens and ``--output json``). ``watermarks`` is left out while empty, so the
+        goldens of outputs without watermarks (written before they were read) stay as they were."""
+        data = asdict(self)
+        if not self.watermarks:
+            del data["watermarks"]
+        return data
 
 
 def merge(parts: Iterable[SwitchCounters]) -> SwitchCounters:
@@ -132,7 +159,9 @@ def merge(parts: Iterable[SwitchCounters]) -> SwitchCounters:
     ifs: list[InterfaceCounter] = []
     drops: list[DropCounter] = []
     problems: list[str] = []
+    watermarks: list[BufferWatermark] = []
     for part in parts:
+        watermarks.extend(part.watermarks)
         pfc.extend(part.pfc)
         pfcwd.extend(part.pfcwd)
         cfg.extend(part.pfcwd_config)
@@ -159,4 +188,5 @@ def merge(parts: Iterable[SwitchCounters]) -> SwitchCounters:
         interfaces=tuple(ifs),
         drops=tuple(drops),
         problems=tuple(problems),
+        watermarks=tuple(watermarks),
     )

@@ -6,6 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeVar
+
+V = TypeVar("V")
 
 _RULE = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
 _PROMPT = re.compile(r"^\s*(?:\S+@[^\s:]+:\S*\s*[#$]|\S+[#>]\s*(?:show|nv|sudo|config|pfcwd)\b)")
@@ -77,3 +80,27 @@ def dashed_tables(text: str) -> Iterator[Table]:
             j += 1
         yield Table(tuple(header), tuple(rows))
         i = j
+
+
+_LABEL_SPLIT = re.compile(r"[^0-9a-z]+")
+
+
+def label_key(label: str) -> str:
+    """The comparable form of a counter label as a NOS prints it: lower case, punctuation and spacing folded to one
+    space, a plural ``s`` dropped (``CRC/FCS`` -> ``crc fcs``, ``Rx-pause`` and ``Rx pause`` -> ``rx pause``,
+    ``output errors`` and ``output error`` -> ``output error``, ``WRED/AFD & Tail Drop`` -> ``wred afd tail
+    drop``). Label maps are keyed by it (:func:`label_map`), so one release's spelling does not hide a counter that
+    another release spells with a slash, a hyphen, parentheses or a plural."""
+    words = (w for w in _LABEL_SPLIT.split(label.lower()) if w)
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+
+
+def label_map(labels: dict[str, V]) -> dict[str, V]:
+    """``labels`` keyed by :func:`label_key`; two labels of one key must mean the same (else ValueError)."""
+    out: dict[str, V] = {}
+    for label, meaning in labels.items():
+        key = label_key(label)
+        if key in out and out[key] != meaning:
+            raise ValueError(f"labels {label!r} and another fold to {key!r} with different meanings")
+        out[key] = meaning
+    return out

@@ -123,12 +123,15 @@ def build_lab_app() -> typer.Typer:
         direction: Annotated[str, typer.Option("--direction", help="rx or tx (pause, storms).")] = "rx",
         fraction: Annotated[float, typer.Option("--fraction", min=0.01, max=1.0,
                                                 help="Share of time paused during a storm.")] = 1.0,
+        size: Annotated[int, typer.Option("--bytes", min=0,
+                                          help="Buffer bytes in use (buffer, headroom: the watermarks).")] = 0,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Drive a lab switch's counters: traffic, pause, drops, ECN marks, PFC storms (watchdog runs on them).
 
         [bold]Example[/]: fabricd lab drive leaf1-sonic storm-start --port Ethernet0 --priority 3
         [bold]Example[/]: fabricd lab drive leaf2-eos traffic --port Ethernet1 --priority 3 --packets 50000
+        [bold]Example[/]: fabricd lab drive leaf1-sonic headroom --port Ethernet0 --priority 3 --bytes 75000
         """
         if action not in daemon.DRIVE_ACTIONS:
             raise UsageError(f"unknown action {action!r}", hint=f"use one of: {', '.join(daemon.DRIVE_ACTIONS)}")
@@ -136,7 +139,7 @@ def build_lab_app() -> typer.Typer:
             raise UsageError(f"--direction {direction!r}: expected rx or tx")
         res = daemon.control({"op": "drive", "device": device, "action": action, "port": port,
                               "priority": priority, "packets": packets, "direction": direction,
-                              "fraction": fraction})
+                              "fraction": fraction, "bytes": size})
         if output == OutputFormat.JSON:
             emit_json(res)
         else:

@@ -18,11 +18,13 @@ from pydantic import BaseModel
 from fabricd.intent.render_warnings import RenderWarning
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
-from fabricd.nos.registry import AnySwitchIntent, SwitchIntentBuilder
+from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder
 from fabricd.render.render import DeviceRender, render_devices
 
 HERE = Path(__file__).resolve().parent
-PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue", "linux_host")
+SWITCH_PLATFORMS = tuple(p.value for p in SPECS)
+"""The registry's switch platforms (never a hard-coded list: a new pack without goldens fails the case test)."""
+PLATFORMS = (*SWITCH_PLATFORMS, "linux_host")
 CASES = ("standard", "two_lossless", "lossy_ecn", "pcp_odd_values", "mixed_nics")
 
 

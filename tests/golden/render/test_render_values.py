@@ -11,10 +11,7 @@ string must occur verbatim. A warning covers a field when its dotted path (indic
 from __future__ import annotations
 
 import pytest
-from render_cases import case_ids, intents, missing_values, renders
-
-SWITCH_PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")
-
+from render_cases import SWITCH_PLATFORMS, case_ids, intents, missing_values, renders
 
 CASES = [(p, c) for p, c in case_ids() if p in SWITCH_PLATFORMS]
 

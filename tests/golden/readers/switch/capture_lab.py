@@ -49,6 +49,7 @@ def main() -> None:
         sim.counters.pause(ports[0], 3, 900, direction="rx")
         sim.counters.pause(ports[1], 3, 15, direction="tx")
         sim.counters.storm_start(ports[1], 3)
+        sim.counters.buffer(ports[0], 3, shared=2_092_800, headroom=98_304, queue=2_097_408)
         CLOCK[0] += 1.0
         shell = sim.open_shell()
         for setup in ("terminal length 0", "enable"):

@@ -1,4 +1,5 @@
-"""What SONiC's own YANG models refuse in an inventory that renders for a SONiC switch.
+"""SONiC's own checks (the spec's ``checks``): what SONiC's YANG models refuse in an inventory that renders for a
+SONiC switch, beyond the rules every pack declares (:mod:`fabricd.nos.checks`; the values are in ``rules.py``).
 
 fabricd writes SONiC's CONFIG_DB with ``config load`` / ``sonic-cfggen --write-to-db``, which validate nothing; the
 next YANG-checked operation (``config apply-patch``, ``config replace``, ``config`` commands with
@@ -19,14 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from fabricd.intent.checks.base import Context, Finding, Severity, check, names
 from fabricd.model import Platform, split_endpoint
 
-from .base import Context, Finding, Severity, check, names
+from .rules import RULES, SONIC_NAME, SONIC_VLAN_IDS
 
-SONIC_NAME = re.compile(r"[a-zA-Z0-9][-a-zA-Z0-9_]{0,31}")
-"""sonic-wred-profile.yang (and the QoS map modules): the name pattern, anchored as YANG patterns are."""
-SONIC_VLAN_IDS = (2, 4094)
-"""sonic-vlan.yang: VLAN_LIST vlanid range."""
+__all__ = ["CHECKS", "RULES", "SONIC_NAME", "SONIC_VLAN_IDS"]
 
 
 def _sonic_switches(ctx: Context) -> list[str]:

@@ -1,4 +1,5 @@
-"""Checks for fabrics with Arista EOS switches: what EOS refuses although fabricd's model allows it.
+"""Arista EOS's own checks (the spec's ``checks``): what EOS refuses although fabricd's model allows it, beyond
+the rules every pack declares (:mod:`fabricd.nos.checks`).
 
 Sources: Arista AVD's ``eos_cli_config_gen`` schema (pyavd 6.4, the oracle of tests/conformance/
 test_arista_eos_avd.py) and the EOS User Manual's QoS chapter, as docs/platforms.md lists them.
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricd.model import Platform, Scheduler, WatchdogAction
+from fabricd.intent.checks.base import Context, Finding, Severity, check, names
+from fabricd.model import Platform, Scheduler
 
-from .base import Context, Finding, Severity, check, names
+from .rules import RULES
 
 EOS = Platform.ARISTA_EOS.value
 
@@ -41,7 +43,7 @@ def eos_watchdog_action(ctx: Context) -> Iterator[Finding]:
     who = _eos_switches(ctx)
     if who is None or not (wd.enabled and ctx.pfc_priorities and ctx.lossless):
         return
-    if wd.action == WatchdogAction.FORWARD:
+    if wd.action.value not in RULES.watchdog.actions:
         yield Finding(("policy", "pfc", "watchdog", "action"),
                       f"watchdog action forward has no Arista EOS form (switches {who})",
                       expected="drop or alert (EOS: drop | notify-only)", got="forward")

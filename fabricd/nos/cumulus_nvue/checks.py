@@ -1,4 +1,5 @@
-"""Cumulus NVUE checks: what Cumulus Linux refuses although the inventory model admits it.
+"""Cumulus NVUE's own checks (the spec's ``checks``): what Cumulus Linux refuses although the inventory model admits
+it, beyond the rules every pack declares (:mod:`fabricd.nos.checks`; port names are FAB140 there).
 
 Sources (CumulusNetworks/docs, read 2026-11-25; the same facts back the render oracle,
 ``fabricd.nos.cumulus_nvue.grammar``):
@@ -12,15 +13,12 @@ Sources (CumulusNetworks/docs, read 2026-11-25; the same facts back the render o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from fabricd.intent.checks.base import Context, Finding, PortRef, Severity, check
 from fabricd.model import Platform
 
-from .base import Context, Finding, PortRef, Severity, check
-
-NVUE_RESERVED_VLANS = (3725, 3999)
-NVUE_PORT = re.compile(r"swp\d+(?:s\d+)?")
+from .rules import NVUE_RESERVED_VLANS
 
 
 def _nvue(ctx: Context, ref: PortRef | None) -> bool:
@@ -51,19 +49,4 @@ def nvue_reserved_vlan(ctx: Context) -> Iterator[Finding]:
                           expected=f"a VLAN id outside {lo}-{hi}", got=str(v.id))
 
 
-@check("FAB131", "nvue-port-name", Severity.ERROR, area="topology",
-       title="Ports of Cumulus NVUE switches are swp ports",
-       why="fabricd renders PFC, the PFC watchdog and MTU per port; Cumulus names front-panel ports swpN (breakouts "
-       "swpNsM) and runs the PFC watchdog only on them, so any other name is not a port NVUE can configure so.",
-       fix="use the port's Cumulus name, e.g. swp1 or swp1s0")
-def nvue_port_name(ctx: Context) -> Iterator[Finding]:
-    for i, sw in enumerate(ctx.fabric.switches):
-        if sw.platform != Platform.CUMULUS_NVUE:
-            continue
-        for j, port in enumerate(sw.ports):
-            if not NVUE_PORT.fullmatch(port.name):
-                yield Finding(("switches", i, "ports", j, "name"), f"{sw.name}: {port.name!r} is not a Cumulus port",
-                              expected="swpN or swpNsM", got=port.name)
-
-
-CHECKS = (nvue_reserved_vlan, nvue_port_name)
+CHECKS = (nvue_reserved_vlan,)
