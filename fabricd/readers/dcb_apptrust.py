@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .framing import framed
 from .textparse import TextParseError, content_lines
 
 SELECTORS = ("ethtype", "stream-port", "dgram-port", "port", "dscp", "pcp")
@@ -22,6 +23,7 @@ class DcbApptrust:
     order: tuple[str, ...]
 
 
+@framed
 def parse_dcb_apptrust(text: str, source: str = "dcb apptrust show") -> DcbApptrust:
     found: tuple[str, ...] | None = None
     for n, line in content_lines(text):
