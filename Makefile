@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# `make demo` installs only what the demo runs (fabricd and fabricd-lab, editable), not the development tools of
+# `make test` ([dev]: mypy, ruff, pyavd, the schema validators...). Same .venv: a later `make test` adds [dev].
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: demo test lint unit bench sysdeps libyang wheel-smoke clean help
 
@@ -21,6 +24,13 @@ $(STAMP): pyproject.toml lab/pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]' -e ./lab
 	@touch $(STAMP)
+
+$(DEMO_STAMP): pyproject.toml lab/pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "fabricd needs Python >= 3.11"; exit 2; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { scripts/sysdeps.sh demo; $(PYTHON) -m venv $(VENV); }
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt lab/pyproject.toml ]; then :; else \
+	  $(BIN)/python -m pip install -q -e . -e ./lab; fi
+	@touch $(DEMO_STAMP)
 
 sysdeps:
 	@scripts/sysdeps.sh test
@@ -51,7 +61,8 @@ unit: $(STAMP)
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # validate, render, push, host apply + audit, export into Prometheus, a PFC storm, verbs traffic: `fabricd demo --help`
-demo: sysdeps $(STAMP)
+demo: $(DEMO_STAMP)
+	@scripts/sysdeps.sh demo
 	$(BIN)/fabricd demo
 
 bench: $(STAMP)

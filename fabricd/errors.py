@@ -6,6 +6,8 @@ exit code; nothing below ``fabricd.cli`` prints or exits.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +59,75 @@ class Problem:
         return _printable(text)
 
 
+_INDEX = re.compile(r"\[[^\]]*\]")
+_OWNER = re.compile(r"(\w+)\[([^\]]*)\]")
+_KINDS = {"nics": "NIC", "ports": "port", "hosts": "host", "switches": "switch", "links": "link",
+          "members": "member", "vlans": "VLAN", "groups": "group"}
+_PLURAL = {"switch": "switches"}
+GROUP_NAMES_SHOWN = 3
+"""How many names of the objects that share a problem a grouped message lists before `and N more`."""
+
+
+@dataclass(frozen=True)
+class ProblemGroup:
+    """Problems that are one mistake: the same code, severity, location, expected and got, on the same field of
+    objects of one kind (``hosts[*].nics[*].mtu``). A bad value in ``defaults`` or a group is inherited by every
+    device that uses it; it is reported once, with how many objects inherit it and a few of their names."""
+
+    problems: tuple[Problem, ...]
+
+    @property
+    def first(self) -> Problem:
+        return self.problems[0]
+
+    @property
+    def count(self) -> int:
+        return len(self.problems)
+
+    @property
+    def pattern(self) -> str:
+        """The dotted path with the object names left out: ``hosts[*].nics[*].mtu``."""
+        return _INDEX.sub("[*]", self.first.path)
+
+    @property
+    def kind(self) -> str:
+        """What the grouped objects are, in the plural: ``NICs``, ``ports``, ``hosts``... (``objects`` if unknown)."""
+        owners = _OWNER.findall(self.first.path)
+        word = _KINDS.get(owners[-1][0], "object") if owners else "object"
+        return _PLURAL.get(word, word + "s")
+
+    @property
+    def names(self) -> list[str]:
+        """Each object's name: the names in its path's brackets joined by dots (``gpu1.ens1f0np0``)."""
+        return [".".join(name for _, name in _OWNER.findall(p.path)) or p.path for p in self.problems]
+
+    def render(self) -> str:
+        """One problem as :meth:`Problem.render`; a group as the first one's message on the path pattern, then
+        ``(68 NICs inherit this: gpu1.eth0, gpu2.eth0, gpu3.eth0 and 65 more)``."""
+        if self.count == 1:
+            return self.first.render()
+        names = self.names
+        shown = ", ".join(names[:GROUP_NAMES_SHOWN])
+        if self.count > GROUP_NAMES_SHOWN:
+            shown += f" and {self.count - GROUP_NAMES_SHOWN} more"
+        loc = self.first.location
+        verb = "inherit this" if loc is not None and loc.line else "have this problem"
+        one = Problem(self.first.message, path=self.pattern, location=loc, expected=self.first.expected,
+                      got=self.first.got, hint=self.first.hint, code=self.first.code, severity=self.first.severity)
+        return f"{one.render()} ({self.count} {self.kind} {verb}: {_printable(shown)})"
+
+
+def group_problems(problems: Iterable[Problem]) -> list[ProblemGroup]:
+    """Problems grouped by :class:`ProblemGroup`'s key, in the order each group's first problem came."""
+    groups: dict[tuple[object, ...], list[Problem]] = {}
+    for p in problems:
+        loc = p.location
+        key = (str(loc.file) if loc else None, loc.line if loc else None, p.code, p.severity, p.expected, p.got,
+               _INDEX.sub("[*]", p.path) if p.path else id(p))
+        groups.setdefault(key, []).append(p)
+    return [ProblemGroup(tuple(g)) for g in groups.values()]
+
+
 class FabricdError(Exception):
     """Base of every error fabricd raises on purpose. ``hint`` says how to fix it."""
 
@@ -80,12 +151,14 @@ class InventoryError(FabricdError):
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = list(problems)
-        first = problems[0].render() if problems else "invalid inventory"
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        groups = group_problems(self.problems)
+        first = groups[0].render() if groups else "invalid inventory"
+        more = f" (and {len(groups) - 1} more)" if len(groups) > 1 else ""
         super().__init__(first + more)
 
     def render(self) -> str:
-        return "\n".join(p.render() for p in self.problems)
+        """One line per mistake: problems that one source line causes in many objects are grouped."""
+        return "\n".join(g.render() for g in group_problems(self.problems))
 
 
 class RenderError(FabricdError):

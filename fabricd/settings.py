@@ -25,10 +25,24 @@ def data_dir(name: str) -> Path:
     return _REPO_ROOT / name
 
 
+LAB_INSTALL_HINT = (
+    "install fabricd-lab beside fabricd, from the same source (same version; it is on no package index): "
+    "`pip install ./lab` in a fabricd checkout, `pip install fabricd_lab-<version>-py3-none-any.whl` from wheels "
+    "you built, or `pip install \"fabricd-lab @ git+URL#subdirectory=lab\"` with fabricd's URL "
+    "(`fabricd docs install`)")
+"""How to get fabricd-lab, said wherever a lab command or runner is missing (docs/install.md)."""
+
+
+def lab_inventory() -> Path:
+    """The embedded lab fabric (``inventory/lab``): what the demo and the lab run, and what a read-only command
+    falls back to, saying so on stderr, when it is given no inventory and ``./`` holds none (docs/contracts.md)."""
+    return data_dir("inventory/lab")
+
+
 def default_inventory() -> Path:
-    """The embedded default fabric (``inventory/lab``), or ``FABRICD_INVENTORY`` when set."""
-    env = os.environ.get("FABRICD_INVENTORY")
-    return Path(env) if env else data_dir("inventory/lab")
+    """The lab fabric under its older name (tests and library callers use it); the CLI resolves a missing INVENTORY
+    in ``fabricd.cli.common.inventory_path``, which also looks at ``./``."""
+    return lab_inventory()
 
 
 def starter_inventories() -> dict[str, Path]:

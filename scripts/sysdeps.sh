@@ -18,6 +18,10 @@ declare -A need=(
   [openssl]=openssl
   [prometheus-alertmanager]=prometheus-alertmanager
 )
+if [ "$what" = "demo" ]; then
+  # the demo runs Prometheus, Alertmanager, ip and ethtool; the test-only tools are left out
+  unset 'need[shellcheck]' 'need[strace]' 'need[gcc]' 'need[systemd-analyze]'
+fi
 if [ "$what" = "bench" ]; then
   need[prometheus-node-exporter]=prometheus-node-exporter
   need[ansible]=ansible-core   # bench/fleet_fanout.py: the Ansible ad-hoc anchor

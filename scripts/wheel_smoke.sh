@@ -69,7 +69,8 @@ say "export host --once: $(grep -vc '^#' host.prom) series from the shipped repl
 set +e
 out=$("$v/fabricd" demo --no-vm 2>&1); rc=$?
 set -e
-if [ "$rc" != 2 ] || ! grep -q "pip install fabricd-lab" <<<"$out"; then
+flat=$(tr -d '\n│' <<<"$out" | tr -s ' ')   # the message is wrapped in a box
+if [ "$rc" != 2 ] || ! grep -q "install fabricd-lab beside fabricd" <<<"$flat" || ! grep -q 'pip install ./lab' <<<"$flat"; then
   say "without fabricd-lab, 'fabricd demo' should name the distribution to install (exit 2); got $rc: $out"; exit 1
 fi
 

@@ -20,6 +20,7 @@ from fabricd.hosts.dcb_bundle import DcbBundle
 from fabricd.hosts.sysfs import SysfsLinks
 from fabricd.intent.host import COMMIT_CHECK, Backend, HostIntent, HostStep, NicIntent
 from fabricd.readers.gids import gid_of_ipv4
+from fabricd.readers.link_speed import read_speed_mbps
 from fabricd.readers.rdma import read_gids
 
 from .report import AuditReport, CheckResult, Finding, Status
@@ -42,6 +43,9 @@ HOST_CHECKS: tuple[HostCheck, ...] = (
               "switch port", Backend.NETLINK),
     HostCheck("HOST-MTU", "MTU as intended and within the switch port MTU",
               "`fabricd host apply`; keep the host MTU <= the switch port MTU", Backend.NETLINK),
+    HostCheck("HOST-SPEED", "link speed as intended", "check the cable or optic and the switch port's speed "
+              "(`ethtool IF`): the link came up at another speed, or the inventory names the wrong speed",
+              Backend.NETLINK),
     HostCheck("HOST-VLAN", "RDMA VLAN netdev", "`fabricd host apply` creates it (needs the 8021q module)",
               Backend.NETLINK),
     HostCheck("HOST-ADDR", "RDMA address", "`fabricd host apply`; remove a competing address in the same subnet",
@@ -110,7 +114,7 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
     col = _Collector()
     have = {b.backend: b for b in backends}
     for kind, why in ((Backend.NETLINK, "no link source"), (Backend.DCB, "no DCB source (a replay root without "
-                      "--netns, or --skip dcb)"), (Backend.SYSFS, "no sysfs source (--skip sysfs)")):
+                      "dcb/ or --netns, or --skip dcb)"), (Backend.SYSFS, "no sysfs source (--skip sysfs)")):
         if kind not in have:
             for c in HOST_CHECKS:
                 if c.backend == kind:
@@ -143,6 +147,8 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
         _mtu_vs_switch(col, nic)
         if gid_root is not None and Backend.SYSFS in have:
             _gid(col, gid_root, nic, skip)
+        if gid_root is not None and netlink is not None:
+            _speed(col, gid_root, nic)
     prereqs = [f"{p.object}: {p.what}" for n in intent.nics for p in n.prerequisites]
     if prereqs:
         col.skip("HOST-PREREQ", "not read by the audit (firmware flags and devlink parameters): " + "; ".join(prereqs))
@@ -160,6 +166,9 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
             col.skip(code, why)
     if gid_root is None or Backend.SYSFS not in have:
         col.skip("HOST-GID", "no sysfs root to read GIDs from")
+    if "HOST-SPEED" not in col.touched:
+        col.skip("HOST-SPEED", "the inventory sets no NIC speed" if gid_root is not None else "no sysfs root")
+        # (with no link source, the loop at the top has already said so: skip keeps the first reason)
     checks = []
     for c in HOST_CHECKS:
         found = col.findings[c.code]
@@ -196,6 +205,23 @@ def _mtu_vs_switch(col: _Collector, nic: NicIntent) -> None:
     if nic.mtu_bytes > nic.peer_port_mtu_bytes:
         col.add("HOST-MTU", nic.netdev, f"peer {nic.peer}", "host MTU exceeds the switch port MTU: large frames "
                 "are dropped at the switch", f"<= {nic.peer_port_mtu_bytes}", nic.mtu_bytes)
+
+
+def _speed(col: _Collector, root: str | os.PathLike[str], nic: NicIntent) -> None:
+    """The NIC's link speed (``/sys/class/net/<if>/speed``, Mb/s) against the inventory's ``speed``."""
+    if nic.speed is None:
+        return
+    got = read_speed_mbps(root, nic.netdev)
+    if got is None:
+        col.skip("HOST-SPEED", f"/sys/class/net/{nic.netdev}/speed gives no speed under the root (link down, no "
+                 "such file, or the NIC is in another network namespace)")
+        return
+    col.touched.add("HOST-SPEED")
+    want = nic.speed.gbps * 1000
+    if got != want:
+        col.add("HOST-SPEED", nic.netdev, f"/sys/class/net/{nic.netdev}/speed",
+                f"link at {got} Mb/s, the inventory says {nic.speed.value}", f"{want} Mb/s ({nic.speed.value})",
+                f"{got} Mb/s")
 
 
 def _gid(col: _Collector, root: str | os.PathLike[str], nic: NicIntent, skip: frozenset[str]) -> None:

@@ -17,7 +17,17 @@ from fabricd.errors import UsageError
 from fabricd.service.agent import DEFAULT_AGENT_LISTEN, Agent, AgentOptions, Mode, default_cache_dir
 from fabricd.service.intent_source import DEFAULT_DEADLINE_S, DEFAULT_MAX_BYTES, is_url
 
-from .common import ExitCode, OutputFormat, OutputOpt, check_root, emit_json, run_until_stopped, stderr, stdout
+from .common import (
+    ExitCode,
+    OutputFormat,
+    OutputOpt,
+    check_root,
+    emit_json,
+    inventory_path,
+    run_until_stopped,
+    stderr,
+    stdout,
+)
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, parse_skip
 
 MODES: tuple[Mode, ...] = ("audit", "enforce")
@@ -85,7 +95,8 @@ def register(app: typer.Typer) -> None:
         if mode not in MODES:
             raise UsageError(f"--mode: unknown mode {mode!r}", hint="expected audit or enforce")
         check_root(root)
-        src = source if source is not None else str(settings.default_inventory())
+        src = source if source is not None else str(
+            inventory_path(None, writes="agent --mode enforce" if mode == "enforce" else None))
         if is_url(src) and not src.startswith("https://"):
             raise UsageError(f"{src}: only https:// URLs are accepted",
                              hint="serve the inventory over HTTPS (the intent decides what is written to the NIC)")

@@ -45,7 +45,9 @@ InventoryArg = Annotated[
     Path | None,
     typer.Argument(
         envvar="FABRICD_INVENTORY",
-        help="Inventory file or directory. Default: the embedded lab fabric (inventory/lab).",
+        help="Inventory file or directory. Default: ./ when it holds fabric.yml, else the built-in lab fabric, said "
+             "on stderr. Commands that write to devices (push, rollback, host apply, agent --mode enforce) need it "
+             "named.",
         show_default=False,
     ),
 ]
@@ -86,8 +88,33 @@ def stderr() -> Console:
     return Console(stderr=True, soft_wrap=True, width=_width(sys.stderr))
 
 
-def inventory_path(path: Path | None) -> Path:
-    return path if path is not None else settings.default_inventory()
+def inventory_path(path: Path | None, *, writes: str | None = None) -> Path:
+    """The inventory a command uses: INVENTORY (or ``FABRICD_INVENTORY``) when given; else ``./`` when it holds an
+    inventory (:func:`fabricd.inventory.inventory_marker`); else the built-in lab fabric. The last two are said on
+    stderr, so a user can never mistake the lab for their own fabric. A command that writes to devices (``writes``
+    is its name, e.g. ``push``) never guesses: with no INVENTORY it stops with exit 2 and says how to name one."""
+    if path is not None:
+        return path
+    if writes is not None:
+        raise UsageError(
+            f"fabricd {writes}: no INVENTORY argument; {writes} writes to devices, so it never picks an inventory "
+            "by itself (not ./, not the built-in lab)",
+            hint=f"name it as the first argument, e.g. `fabricd {writes} ./fabric ...`, or set "
+                 "FABRICD_INVENTORY=./fabric; the lab is `fabricd init --example lab DIR` away")
+    from fabricd.inventory import inventory_marker
+
+    here = Path(".")
+    marker = inventory_marker(here)
+    if marker is not None:
+        _note(f"inventory: ./ (it holds {marker.name}); pass INVENTORY to use another")
+        return here
+    lab = settings.lab_inventory()
+    _note(f"inventory: the built-in lab fabric ({lab}), as ./ holds no fabric.yml; pass INVENTORY to use yours")
+    return lab
+
+
+def _note(text: str) -> None:
+    stderr().print(f"[dim]{escape(text)}[/]", highlight=False, markup=True)
 
 
 def check_root(root: Path, hint: str = "give the directory that holds sys/ (default /)") -> None:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from fabricd.deploy.diffstat import diff_signs
 from fabricd.deploy.result import TargetResult, TargetState
 
 from .common import stderr
@@ -148,8 +149,8 @@ def results_table(results: list[TargetResult], title: str) -> Table:
     return table
 
 
-def print_diff(console: Any, name: str, diff: str) -> None:
+def print_diff(console: Any, name: str, diff: str, platform: str = "") -> None:
     console.print(f"[bold]--- {escape(name)}[/]")
-    for line in diff.splitlines():
-        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+    for sign, line in diff_signs(platform, diff):
+        style = "green" if sign == "+" else "red" if sign == "-" else ""
         console.print(f"[{style}]{escape(line)}[/]" if style else escape(line), highlight=False, soft_wrap=True)

@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
             console = stdout()
             for r in results:
                 if r.drift:
-                    print_diff(console, r.target, r.diff)
+                    print_diff(console, r.target, r.diff, r.platform)
             table = Table(title="fabricd diff")
             for col in ("device", "platform", "status", "differences", "error"):
                 table.add_column(col, overflow="fold")

@@ -3,6 +3,7 @@ installed the wheel can read: ``fabricd docs nics``."""
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +13,7 @@ import typer
 from fabricd import settings
 from fabricd.errors import UsageError
 
-from .common import OutputFormat, OutputOpt, emit_json, fail, stdout
+from .common import OutputFormat, OutputOpt, emit_json, fail, stderr, stdout
 
 
 def pages() -> dict[str, Path]:
@@ -21,6 +22,26 @@ def pages() -> dict[str, Path]:
     if not folder.is_dir():
         return {}
     return {p.stem.lower(): p for p in sorted(folder.glob("*.md"), key=lambda q: q.stem.lower())}
+
+
+ALIASES = {
+    "exporters": "metrics", "exporter": "metrics", "prometheus": "metrics", "monitoring": "metrics",
+    "rules": "alerts", "alerting": "alerts", "runbooks": "alerts", "grafana": "metrics",
+    "installation": "install", "setup": "install", "audit": "ci-audit", "lab": "switch-lab", "push": "switch-lab",
+}
+"""Words a user tries that name no page, mapped to the page that answers them (``exporters`` -> metrics)."""
+
+
+def find_page(found: dict[str, Path], page: str) -> tuple[str | None, list[str]]:
+    """The page ``page`` names (exactly, by alias, or as the only close match), and the close matches."""
+    key = page.lower().removesuffix(".md")
+    if key in found:
+        return key, []
+    if ALIASES.get(key) in found:
+        return ALIASES[key], []
+    words = {**{name: name for name in found}, **{a: p for a, p in ALIASES.items() if p in found}}
+    close = list(dict.fromkeys(words[w] for w in difflib.get_close_matches(key, list(words), n=3, cutoff=0.75)))
+    return (close[0] if len(close) == 1 else None), close
 
 
 def _title(path: Path) -> str:
@@ -54,9 +75,14 @@ def register(app: typer.Typer) -> None:
             table = "\n".join(f"{name:<14} {_title(p)}" for name, p in found.items())
             stdout().print(table, highlight=False, markup=False)
             return
-        key = page.lower().removesuffix(".md")
-        if key not in found:
-            fail(UsageError(f"docs {page!r}: no such page", hint=f"choose one of {', '.join(found) or '(none)'}"))
+        key, close = find_page(found, page)
+        if key is None:
+            maybe = f"did you mean {' or '.join(close)}? " if close else ""
+            fail(UsageError(f"docs {page!r}: no such page",
+                            hint=f"{maybe}the pages: {', '.join(found) or '(none)'} (`fabricd docs` lists them with "
+                                 "their titles)"))
+        if key != page.lower().removesuffix(".md"):
+            stderr().print(f"docs {page}: showing {key} ({_title(found[key])})", highlight=False, markup=False)
         if path:
             typer.echo(str(found[key]))
             return

@@ -71,13 +71,14 @@ def parse_skip(text: str) -> frozenset[str]:
     return names
 
 
-def load_host_intent(inventory: Path | None, host: str) -> HostIntent:
-    fabric = load_inventory(inventory_path(inventory)).fabric
+def load_host_intent(inventory: Path | None, host: str, writes: str | None = None) -> HostIntent:
+    path = inventory_path(inventory, writes=writes)
+    fabric = load_inventory(path).fabric
     try:
         return host_intent(fabric, host)
     except KeyError:
         known = ", ".join(h.name for h in fabric.hosts) or "none"
-        raise UsageError(f"--host: no host {host!r} in the inventory {inventory_path(inventory)}",
+        raise UsageError(f"--host: no host {host!r} in the inventory {path}",
                          hint=f"expected one of: {known}") from None
 
 
@@ -149,9 +150,11 @@ def register(app: typer.Typer) -> None:
         """Apply the host intent: netlink, then DCB, then sysfs/configfs. A snapshot is saved first; on any
         failure everything already changed is restored (exit 3). Exit 0 when applied or nothing to do.
 
-        [bold]Example[/]: fabricd host apply --host gpu1 --yes
-        [bold]Example[/]: fabricd host apply --host gpu1 --netns gpu1 --skip vlan,dcb --dry-run
-        [bold]Example[/]: fabricd host apply --hosts 'gpu*' --max-failures 2 --concurrency 32   (over SSH)
+        INVENTORY must be named (or FABRICD_INVENTORY set): host apply never picks one by itself (exit 2).
+
+        [bold]Example[/]: fabricd host apply /etc/fabricd/inventory --host gpu1 --yes
+        [bold]Example[/]: fabricd host apply ./fabric --host gpu1 --netns gpu1 --skip vlan,dcb --dry-run
+        [bold]Example[/]: fabricd host apply ./fabric --hosts 'gpu*' --max-failures 2 --concurrency 32   (over SSH)
 
         With --hosts, runs `fabricd host apply --yes` on each selected host over SSH (host keys verified, at most
         --concurrency at a time); the first failure (or --max-failures) stops starting new hosts. Exit 3 when a
@@ -166,7 +169,7 @@ def register(app: typer.Typer) -> None:
                        max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
                        connect_timeout=connect_timeout, output=output)
             return
-        intent, skips = _prepare(inventory, host, root, skip, netns)
+        intent, skips = _prepare(inventory, host, root, skip, netns, writes="host apply")
         plan, backends = live_plan(intent, root, netns, skips)
         try:
             if dry_run or (not yes and output == OutputFormat.TEXT):
@@ -258,8 +261,8 @@ def register(app: typer.Typer) -> None:
 
         [bold]Example[/]: fabricd host install-unit /etc/fabricd/inventory --host gpu1 && systemctl enable fabricd-host
         """
-        intent = load_host_intent(inventory, host) if host else _no_host()
-        inv = inventory_path(inventory).resolve()
+        inv = inventory_path(inventory, writes="host install-unit").resolve()
+        intent = load_host_intent(inv, host) if host else _no_host()
         files = unit_files(intent, inv)
         unit_dir = out if out is not None else Path("/etc/systemd/system")
         rule_dir = out if out is not None else Path("/etc/udev/rules.d")
@@ -288,7 +291,7 @@ def _no_host() -> HostIntent:
 
 
 def _prepare(inventory: Path | None, host: str, root: Path, skip: str,
-             netns: str | None = None) -> tuple[HostIntent, frozenset[str]]:
+             netns: str | None = None, writes: str | None = None) -> tuple[HostIntent, frozenset[str]]:
     if not host:
         _no_host()
     check_root(root)
@@ -296,7 +299,7 @@ def _prepare(inventory: Path | None, host: str, root: Path, skip: str,
         raise UsageError(f"--netns {netns}: no such network namespace ({NETNS_RUN_DIR}/{netns})",
                          hint=f"create it with `ip netns add {netns}` or drop --netns")
     skips = parse_skip(skip)
-    return load_host_intent(inventory, host), skips
+    return load_host_intent(inventory, host, writes), skips
 
 
 def _save_snapshots(host: str, snaps: list[Snapshot]) -> Path:

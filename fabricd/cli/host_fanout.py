@@ -68,7 +68,7 @@ def run_fanout(
 ) -> None:
     """Run ``host apply`` (kind ``apply``) or ``audit host`` (kind ``audit``) on the selected hosts; print and exit:
     0 all ok/compliant, 1 findings (audit), 3 some hosts failed or were skipped."""
-    fabric = load_inventory(inventory_path(inventory)).fabric
+    fabric = load_inventory(inventory_path(inventory, writes="host apply" if kind == "apply" else None)).fabric
     hosts = select_hosts(fabric, selector)
     for p in identity or []:
         if not p.is_file():

@@ -3,6 +3,7 @@ empty directory, so that a wheel user never has to look for the examples inside 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -37,14 +38,33 @@ def _check_empty(target: Path) -> None:
                          hint="give a new or empty directory; fabricd init never overwrites files")
 
 
+_NAME_LINE = re.compile(rb"^name:[^\n]*$", re.M)
+_NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_.:@+-]+")
+
+
+def fabric_name(directory: Path) -> str:
+    """The fabric name ``fabricd init DIR`` writes: DIR's basename, made a valid name (letters, digits and
+    ``_ . : @ + -``, starting with a letter or digit, at most 64 characters); ``fabric`` when nothing is left."""
+    base = directory.resolve().name if directory.name in ("", ".", "..") else directory.name
+    name = _NOT_NAME_CHAR.sub("-", base).replace("..", "-")
+    name = name.lstrip("_.:@+-")[:64]
+    return name or "fabric"
+
+
 def write_starter(source: Path, target: Path) -> list[Path]:
-    """Copy the inventory ``source`` (one YAML file, or a folder of them) into ``target``; return the files written."""
+    """Copy the inventory ``source`` (one YAML file, or a folder of them) into ``target``; return the files written.
+
+    A one-file starter is written as ``DIR/fabric.yml``. The top-level ``name:`` line is rewritten to
+    :func:`fabric_name` of ``target`` (the rest of the file, comments included, is copied as is), so that an edited
+    copy is never mistaken for the inventory it came from."""
     if source.is_file():
-        files = [(source.name, source)]
+        files = [("fabric.yml", source)]  # the name that makes DIR the inventory of commands run in it
     else:
         files = [(str(p.relative_to(source)), p) for p in sorted(source.rglob("*"))
                  if p.is_file() and p.suffix in (".yml", ".yaml")]
-    return [write_inside(target, name, path.read_bytes()) for name, path in files]
+    line = b"name: " + fabric_name(target).encode()
+    return [write_inside(target, name, _NAME_LINE.sub(lambda _: line, path.read_bytes(), count=1))
+            for name, path in files]
 
 
 def write_replay_roots(target: Path) -> list[Path]:
@@ -57,6 +77,21 @@ def write_replay_roots(target: Path) -> list[Path]:
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             written.append(write_inside(target, str(name), path.read_bytes()))
     return written
+
+
+def _summary(paths: list[Path], base: Path) -> str:
+    """``131 files in 45 folders (gpu1-mlx5: sys/, ethtool/, dcb/, README.md)``: what a replay root holds, not each
+    of its paths (``--output json`` lists them)."""
+    folders = {p.parent for p in paths}
+    roots: dict[str, list[str]] = {}
+    for p in paths:
+        parts = p.relative_to(base).parts
+        top = parts[1] + ("/" if len(parts) > 2 else "") if len(parts) > 1 else ""
+        entries = roots.setdefault(parts[0], [])
+        if top and top not in entries:
+            entries.append(top)
+    where = "; ".join(f"{name}: {', '.join(entries)}" for name, entries in roots.items())
+    return f"{len(paths)} files in {len(folders)} folders ({where})"
 
 
 def register(app: typer.Typer) -> None:
@@ -93,12 +128,16 @@ def register(app: typer.Typer) -> None:
         except FabricdError as exc:
             fail(exc, exc.exit_code)
         if output == OutputFormat.JSON:
-            emit_json({"example": example, "directory": str(directory), "files": [str(p) for p in written + replay]})
+            emit_json({"example": example, "name": fabric_name(directory), "directory": str(directory),
+                       "files": [str(p) for p in written + replay]})
             return
-        for path in written + replay:
+        for path in written:
             typer.echo(str(path))
+        if replay:
+            typer.echo(f"{directory / 'replay'}/: {_summary(replay, (directory / 'replay').resolve())}")
         files = "1 file" if len(written) == 1 else f"{len(written)} files"
         if replay:
             files += f"; a replay root of {len(replay)} files in {directory / 'replay' / 'gpu1-mlx5'}"
-        stderr().print(f"wrote the {example} inventory ({files}) to {directory}; next: fabricd validate {directory}",
+        stderr().print(f"wrote the {example} inventory as fabric {fabric_name(directory)!r} ({files}) to {directory}; "
+                       f"next: fabricd validate {directory}",
                        highlight=False, markup=False)

@@ -39,9 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                      "JSON is the merged model, every default filled in. Exit 2 if the inventory does not load."),
     "headroom": ("headroom", "PFC headroom of one lossless priority on one port (SONiC's formula): what the switch "
                              "must absorb after it sends XOFF. Shows every term in bytes."),
-    "doctor": ("doctor", "Check the local machine for what each feature needs: kernel modules, RDMA devices, "
-                         "Prometheus, qemu/KVM, permissions. Says what to install. Exit 0 when every required check "
-                         "passes, 1 otherwise."),
+    "doctor": ("doctor", "One table: each capability fabricd can use, the features that need it, whether this "
+                         "machine has it, and how to get it."),
     "render": ("render", "Render RoCE-ready configs for every switch (SONiC, Arista EOS, Cisco NX-OS, Cumulus NVUE) "
                          "and host."),
     "gids": ("gids", "List the GID table of every RDMA port: device, port, index, GID, IPv4, RoCE version and netdev "
@@ -77,6 +76,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "host": ("host", "Apply, plan and restore a host's RoCE settings (run on the host itself)."),
     "audit": ("audit", "Audit hosts and switches against the inventory (for CI)."),
     "export": ("export", "Prometheus exporters: this host's NIC/RDMA counters, or the fabric's switches."),
+    "monitoring": ("monitoring", "What Prometheus, Alertmanager and Grafana need beside fabricd's exporters."),
     "traffic": ("traffic", "RC verbs traffic (pyverbs): WRITE, WRITE_WITH_IMM, SEND/RECV, READ, atomics; bandwidth "
                            "and latency."),
 }

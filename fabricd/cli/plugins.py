@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from functools import cache
 from importlib.metadata import entry_points
 
+from fabricd import settings
+
 from .common import stderr
 
 GROUP = "fabricd.commands"
@@ -22,8 +24,8 @@ ELSEWHERE: dict[str, str] = {"lab": "fabricd-lab", "demo": "fabricd-lab", "repor
 
 def missing_plugin_message(name: str) -> str:
     dist = ELSEWHERE[name]
-    return (f"'fabricd {name}' comes with the {dist} distribution, which is not installed; "
-            f"install it with `pip install {dist}` (same version as fabricd)")
+    hint = settings.LAB_INSTALL_HINT if dist == "fabricd-lab" else f"install {dist} (same version as fabricd)"
+    return f"'fabricd {name}' comes with the {dist} distribution, which is not installed; {hint}"
 
 
 def _valid(table: object) -> Mapping[str, tuple[str, str]] | None:

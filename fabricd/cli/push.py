@@ -91,11 +91,13 @@ def register(app: typer.Typer) -> None:
         already matches is not touched, so a second push of an unchanged intent changes nothing and says so.
         Exit 0 when every switch is fine, 3 when some failed (the others were done; failed ones are rolled back).
 
-        [bold]Example[/]: fabricd lab up && fabricd push --yes
-        [bold]Example[/]: fabricd push inventory/lab --dry-run --device leaf2-eos
-        [bold]Example[/]: fabricd push --batch role --concurrency 8 --yes --output json
+        INVENTORY must be named (or FABRICD_INVENTORY set): push never picks one by itself (exit 2).
+
+        [bold]Example[/]: fabricd init ./lab && fabricd lab up ./lab && fabricd push ./lab --yes
+        [bold]Example[/]: fabricd push ./fabric --dry-run --device leaf2-eos
+        [bold]Example[/]: fabricd push ./fabric --batch role --concurrency 8 --yes --output json
         """
-        fabric = load_inventory(inventory_path(inventory)).fabric
+        fabric = load_inventory(inventory_path(inventory, writes="push")).fabric
         targets = select_targets(fabric, device or (), group or ())
         if not targets:
             raise UsageError("no switches to push to", hint="the inventory has no switches, or the filters match none")
@@ -118,7 +120,7 @@ def register(app: typer.Typer) -> None:
                 plan = drift(targets, candidates, opts, on_result=tick)
             to_change = [p for p in plan if p.drift]
             for p in to_change:
-                print_diff(console, p.target, p.diff)
+                print_diff(console, p.target, p.diff, p.platform)
             for p in plan:
                 if p.failed:
                     err.print(f"[red]{p.target}:[/] {p.error}", highlight=False)
@@ -137,7 +139,7 @@ def register(app: typer.Typer) -> None:
         else:
             for r in report.results:
                 if r.diff and (r.changed or r.dry_run):
-                    print_diff(console, r.target, r.diff)
+                    print_diff(console, r.target, r.diff, r.platform)
             console.print(results_table(report.results, "fabricd push (dry run)" if dry_run else "fabricd push"))
             console.print(_summary(report))
         if report.failed:

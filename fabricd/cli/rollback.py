@@ -42,12 +42,12 @@ def register(app: typer.Typer) -> None:
         checkpoint fabricd-last`, SONiC `config rollback fabricd-last`, NVUE re-applies the revision before the
         last apply. Exit 0 when done, 3 when some switches failed.
 
-        [bold]Example[/]: fabricd rollback --device leaf2-eos
-        [bold]Example[/]: fabricd rollback inventory/lab --device leaf3-nxos --device spine1 --output json
+        [bold]Example[/]: fabricd rollback ./fabric --device leaf2-eos
+        [bold]Example[/]: fabricd rollback ./fabric --device leaf3-nxos --device spine1 --output json
         """
         if not device:
             raise UsageError("say which switch to roll back", hint="pass --device NAME (repeatable)")
-        fabric = load_inventory(inventory_path(inventory)).fabric
+        fabric = load_inventory(inventory_path(inventory, writes="rollback")).fabric
         targets = select_targets(fabric, device)
         opts = push_options(concurrency=len(targets), known_hosts=known_hosts, insecure=insecure,
                             accept_new_host_keys=accept_new_host_keys,

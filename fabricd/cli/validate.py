@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from fabricd.errors import InventoryError, Problem
+from fabricd.errors import InventoryError, Problem, ProblemGroup, group_problems
 from fabricd.intent.checks import CheckOptions, Validation
 from fabricd.intent.deadlock import Cycle
 from fabricd.inventory import load_inventory
@@ -22,7 +22,8 @@ from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, 
 _STYLE = {"error": "bold red", "warning": "yellow"}
 
 
-def problem_json(p: Problem) -> dict[str, Any]:
+def problem_json(p: Problem, group: int | None = None) -> dict[str, Any]:
+    """One problem; ``group`` is the index of its entry in the report's ``groups`` (problems one line causes)."""
     return {
         "severity": p.severity,
         "code": p.code,
@@ -34,7 +35,39 @@ def problem_json(p: Problem) -> dict[str, Any]:
         "got": p.got,
         "hint": p.hint,
         "text": p.render(),
+        "group": group,
     }
+
+
+def problems_json(problems: list[Problem]) -> dict[str, Any]:
+    """Every problem (``problems``, each with its ``group``) and the groups as the text output prints them: one
+    per mistake, with how many objects it touches and their names, so a script loses nothing."""
+    groups = group_problems(problems)
+    index = {id(p): i for i, g in enumerate(groups) for p in g.problems}
+    return {
+        "problems": [problem_json(p, index[id(p)]) for p in problems],
+        "groups": [_group_json(g) for g in groups],
+    }
+
+
+def _group_json(g: ProblemGroup) -> dict[str, Any]:
+    loc = g.first.location
+    return {"severity": g.first.severity, "code": g.first.code, "file": str(loc.file) if loc else None,
+            "line": loc.line if loc and loc.line else None, "path": g.pattern if g.count > 1 else g.first.path,
+            "count": g.count, "objects": g.names if g.count > 1 else [], "text": g.render()}
+
+
+def _print_groups(console: Any, groups: list[ProblemGroup]) -> None:
+    for g in groups:
+        sev = g.first.severity
+        console.print(f"[{_STYLE.get(sev, 'bold')}]{sev}:[/] {escape(f'{g.render()} [{g.first.code}]')}",
+                      highlight=False)
+
+
+def _count(groups: list[ProblemGroup], word: str) -> str:
+    """``2 errors``, or ``2 errors (136 objects)`` when some are inherited by many objects."""
+    objects = sum(g.count for g in groups)
+    return _plural(len(groups), word) + (f" ({objects} objects)" if objects != len(groups) else "")
 
 
 def _cycle_json(c: Cycle) -> dict[str, Any]:
@@ -49,8 +82,21 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word if n == 1 else _PLURALS.get(word, word + 's')}"
 
 
+def _not_analysed(v: Validation) -> str | None:
+    """Why the deadlock analysis has nothing to say (no verdict on an empty fabric), or None."""
+    fabric = v.context.fabric
+    if not fabric.switches:
+        return "no switches"
+    if v.context.deadlock_applies and v.context.deadlock.endpoints == 0:
+        return "no switch has an RDMA host"
+    return None
+
+
 def _deadlock_lines(v: Validation) -> list[str]:
     ctx = v.context
+    empty = _not_analysed(v)
+    if empty is not None:
+        return [f"PFC deadlock: not analysed ({empty})"]
     if not ctx.deadlock_applies:
         why = f"transport {ctx.policy.transport.value}" if not ctx.lossless else "no PFC priority"
         lines = [f"PFC deadlock: not applicable ({why}: no lossless traffic)"]
@@ -88,9 +134,12 @@ def _report_json(path: Path, v: Validation, code: int) -> dict[str, Any]:
         "stage": "checks",
         "counts": {"switches": len(fabric.switches), "hosts": len(fabric.hosts), "links": len(fabric.links)},
         "summary": {"errors": len(v.errors), "warnings": len(v.warnings)},
-        "problems": [problem_json(p) for p in v.problems],
+        **problems_json(v.problems),
     }
-    if ctx.deadlock_applies:
+    empty = _not_analysed(v)
+    if empty is not None:
+        out["deadlock"] = {"applicable": False, "reason": empty}
+    elif ctx.deadlock_applies:
         d = ctx.deadlock
         out["deadlock"] = {"applicable": True, "endpoint_switches": d.endpoints, "twin_classes": d.classes,
                            "transit_switches": d.transit_switches, "dependencies": d.dependencies,
@@ -140,12 +189,9 @@ def register(app: typer.Typer) -> None:
             if output == OutputFormat.JSON:
                 emit_json({"inventory": str(path), "ok": False, "exit_code": int(ExitCode.INVALID), "stage": "load",
                            "summary": {"errors": len(exc.problems), "warnings": 0},
-                           "problems": [problem_json(p) for p in exc.problems]})
+                           **problems_json(exc.problems)})
             else:
-                err = stderr()
-                for p in exc.problems:
-                    err.print(f"[bold red]error:[/] {escape(f'{p.render()} [{p.code}]')}", highlight=False,
-                              markup=True)
+                _print_groups(stderr(), group_problems(exc.problems))
             raise typer.Exit(ExitCode.INVALID) from None
 
         options = CheckOptions(fail_links=fail_links, max_failure_scenarios=max_scenarios, seed=seed)
@@ -162,15 +208,15 @@ def register(app: typer.Typer) -> None:
             emit_json(_report_json(path, v, code))
             raise typer.Exit(code)
         out = stdout()
-        for p in v.problems:
-            out.print(f"[{_STYLE.get(p.severity, 'bold')}]{p.severity}:[/] {escape(f'{p.render()} [{p.code}]')}",
-                      highlight=False)
+        groups = group_problems(v.problems)
+        _print_groups(out, groups)
         for line in _deadlock_lines(v):
             out.print(escape(line), highlight=False)
         fabric = inv.fabric
         verdict = "[bold green]ok[/]" if code == ExitCode.OK else "[bold red]failed[/]"
         out.print(f"{escape(fabric.name)}: {_plural(len(fabric.switches), 'switch')}, "
                   f"{_plural(len(fabric.hosts), 'host')}, {_plural(len(fabric.links), 'link')}: "
-                  f"{_plural(len(v.errors), 'error')}, {_plural(len(v.warnings), 'warning')}: {verdict}",
+                  f"{_count([g for g in groups if g.first.severity == 'error'], 'error')}, "
+                  f"{_count([g for g in groups if g.first.severity == 'warning'], 'warning')}: {verdict}",
                   highlight=False)
         raise typer.Exit(code)

@@ -177,7 +177,7 @@ class _Run:
         except FabricdError as exc:
             return TargetState.UNKNOWN, (
                 f"rollback failed too ({exc.render()}); the device may be partly changed: "
-                f"run `fabricd rollback --device {self.switch.name}` when it is reachable"
+                f"run `fabricd rollback INVENTORY --device {self.switch.name}` when it is reachable"
             )
         assert self.before is not None
         was = drv.compare(self.before, self.candidate).changes

@@ -2,9 +2,10 @@
 
 Layout (beside the replay root's ``sys/`` and ``ethtool/``): ``DIR/dcb/<if>.pfc`` (text of ``dcb pfc show dev
 <if>``), ``DIR/dcb/<if>.ets`` (``dcb ets show dev <if>``), ``DIR/dcb/<if>.app`` (``dcb app show dev <if>
-dscp-prio``, with or without ``-N``). A support bundle or ``fabricd capture --host`` provides them; ``fabricd audit
-host --root DIR`` then checks PFC, ETS and the DSCP map from the files instead of skipping them. ``apptrust`` has no
-iproute2 reader (no captured ``dcb apptrust show`` text).
+dscp-prio``, with or without ``-N``), ``DIR/dcb/<if>.apptrust`` (``dcb apptrust show dev <if>``). A support bundle
+or ``fabricd capture --host`` provides them; ``fabricd audit host --root DIR`` then checks trust, PFC, ETS and the
+DSCP map from the files instead of skipping them. The apptrust reader's only capture is the dcb-apptrust(8)
+example (no output from a device was found), so a bundle's trust reading rests on iproute2's printer.
 
 Where a NIC's DCB lives in its firmware or in lldpad rather than in dcbnl, the bundle holds what that tool prints
 instead (fabricd.readers.dcb_tools), and each of PFC, ETS, the DSCP map and trust is read from the first file that
@@ -28,6 +29,7 @@ from pydantic import JsonValue
 
 from fabricd.errors import HostBackendError
 from fabricd.intent.host import Backend, HostStep
+from fabricd.readers.dcb_apptrust import parse_dcb_apptrust
 from fabricd.readers.dcb_text import parse_dcb_app, parse_dcb_ets, parse_dcb_pfc
 from fabricd.readers.dcb_tools import (
     DcbToolState,
@@ -41,7 +43,7 @@ from fabricd.readers.textparse import TextParseError
 
 from .base import HostBackend, Reading
 
-SUFFIX = {"pfc": "pfc", "ets": "ets", "app": "app"}
+SUFFIX = {"pfc": "pfc", "ets": "ets", "app": "app", "apptrust": "apptrust"}
 TOOLS: dict[str, Callable[[str, str], DcbToolState]] = {
     "mlnx_qos": parse_mlnx_qos, "lldptool": parse_lldptool, "niccli": parse_niccli_qos,
 }
@@ -57,8 +59,8 @@ class DcbBundle(HostBackend):
     files: iproute2 ``dcb`` outputs first, then the vendor and LLDP tools' (:data:`TOOLS`)."""
 
     backend = Backend.DCB
-    unsupported_reason = ("a bundle has no apptrust reader (no captured `dcb apptrust show` text); an "
-                          "`<if>.mlnx_qos` file gives the trust state")
+    unsupported_reason = ("neither `<if>.apptrust` (`dcb apptrust show dev <if>`) nor an `<if>.mlnx_qos` file (its "
+                          "trust state) is in the bundle")
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.dir = bundle_dir(root)
@@ -88,8 +90,9 @@ class DcbBundle(HostBackend):
         return None
 
     def skip_reason(self, obj: str, path: str) -> str | None:
-        """Why a step cannot be judged from this bundle (None: it can): apptrust without an mlnx_qos file."""
-        if path != "apptrust":
+        """Why a step cannot be judged from this bundle (None: it can): apptrust with neither an apptrust nor an
+        mlnx_qos file."""
+        if path != "apptrust" or (self.dir / f"{obj}.apptrust").exists():
             return None
         tool = self._tool(obj)
         if isinstance(tool, tuple) and tool[1].trust is not None:
@@ -209,6 +212,8 @@ def _tool_value(path: str, state: DcbToolState) -> JsonValue:
 def _value(path: str, text: str, source: str) -> JsonValue:
     if path == "pfc":
         return parse_dcb_pfc(text, source).mask
+    if path == "apptrust":
+        return list(parse_dcb_apptrust(text, source).order)
     if path == "ets":
         ets = parse_dcb_ets(text, source)
         missing = [k for k, m in (("prio-tc", ets.prio_tc), ("tc-tsa", ets.tc_tsa), ("tc-bw", ets.tc_bw))

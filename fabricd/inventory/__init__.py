@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .loader import Inventory, dotted_path, load_inventory
+from .loader import Inventory, dotted_path, inventory_marker, load_inventory
 
-__all__ = ["Inventory", "dotted_path", "load_inventory"]
+__all__ = ["Inventory", "dotted_path", "inventory_marker", "load_inventory"]

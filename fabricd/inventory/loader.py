@@ -103,6 +103,20 @@ class Inventory:
         )
 
 
+INVENTORY_MARKERS = ("fabric.yml", "fabric.yaml")
+
+
+def inventory_marker(directory: Path) -> Path | None:
+    """The file that makes ``directory`` an inventory when none is named: ``fabric.yml`` (or ``.yaml``) at its top
+    level, as ``fabricd init`` writes it; else None. Only that name counts: any YAML file would make a folder of
+    unrelated YAML (``/tmp``, a home directory, a repository with CI files) an inventory, and a directory inventory
+    is every YAML file below it."""
+    for name in INVENTORY_MARKERS:
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
 def _yaml_files(root: Path) -> list[Path]:
     """The YAML files of a directory inventory, sorted, skipping hidden files and directories."""
     return sorted(
@@ -127,7 +141,8 @@ def load_inventory(path: Path | str) -> Inventory:
     if not root.exists():
         raise InventoryError([
             Problem("inventory not found", location=Location(root), expected="a YAML file or a directory",
-                    got="nothing at that path", hint="pass an existing path, or omit it for inventory/lab",
+                    got="nothing at that path",
+                    hint="pass an existing inventory file or directory; `fabricd init DIR` writes a starting one",
                     code="INV010")
         ])
     if root.is_dir():
@@ -360,7 +375,26 @@ def _apply_inheritance(
             merged_items.append(merged)
         if section in data:
             out[section] = merged_items
+    if not groups:
+        problems[:] = _fold_unknown_groups(problems)
     return out
+
+
+def _fold_unknown_groups(problems: list[Problem]) -> list[Problem]:
+    """With no ``groups`` defined at all, one problem for every device that lists a group (a missing groups.yml
+    would otherwise give one 'unknown group' error per device), at the first of them."""
+    unknown = [p for p in problems if p.code == "INV020"]
+    if not unknown:
+        return problems
+    names = list(dict.fromkeys(p.got or "" for p in unknown))
+    devices = list(dict.fromkeys(p.path.split(".groups[")[0] for p in unknown))
+    shown = ", ".join(devices[:3]) + (f" and {len(devices) - 3} more" if len(devices) > 3 else "")
+    one = Problem(f"no groups defined, but {len(devices)} devices list groups ({shown})", path="groups",
+                  location=unknown[0].location, expected="a groups: mapping defining " + ", ".join(names),
+                  got="no groups: section", code="INV020",
+                  hint="is groups.yml missing? add it (or a groups: section) defining those groups")
+    rest = [p for p in problems if p.code != "INV020"]
+    return [one, *rest]
 
 
 def _first_line(located: Located, roots: list[Loc], rest: Loc) -> Location | None:

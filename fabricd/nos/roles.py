@@ -292,6 +292,8 @@ def host_roles() -> list[Role]:
               ("readers/host_text/dcb-buffer-*.txt",), used_by="reference"),
         _host("dcb-app-text", "dcb app show dev <if> dscp-prio", "fabricd.readers.dcb_text.parse_dcb_app",
               ("readers/host_text/dcb-app-*.txt",), used_by="audit host (bundles)"),
+        _host("dcb-apptrust-text", "dcb apptrust show dev <if>", "fabricd.readers.dcb_apptrust.parse_dcb_apptrust",
+              ("readers/host_text/dcb-apptrust-*.txt",), used_by="audit host (bundles)"),
         _host("mlnx_qos", "mlnx_qos -i <if>", "fabricd.readers.dcb_tools.parse_mlnx_qos",
               ("readers/host_text/mlnx_qos-*.txt",), used_by="audit host (bundles)"),
         _host("lldptool-ti", "lldptool -ti <if> (lldpad IEEE/CEE DCBX TLVs)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from importlib.metadata import entry_points
 
+from fabricd import settings
 from fabricd.errors import UsageError
 
 from .remote import RunnerPool, RunnerSource
@@ -16,8 +17,8 @@ from .remote import RunnerPool, RunnerSource
 log = logging.getLogger(__name__)
 
 GROUP = "fabricd.traffic_runners"
-NO_SOURCE_HINT = ("install fabricd-lab (`pip install fabricd-lab`) for the Soft-RoCE lab VMs, or run the pairs on "
-                  "real hosts over SSH with `--via ssh`")
+NO_SOURCE_HINT = (f"for the Soft-RoCE lab VMs, {settings.LAB_INSTALL_HINT}; or run the pairs on real hosts over SSH "
+                  "with `--via ssh`")
 
 
 def runner_sources() -> dict[str, RunnerSource]:

@@ -42,6 +42,7 @@ from typing import Any
 
 from fabricd import settings
 from fabricd.audit.report import AuditReport, Status
+from fabricd.deploy.diffstat import diff_counts, diff_signs
 from fabricd.errors import FabricdError
 from fabricd.inventory import Inventory, load_inventory
 from fabricd.model import Fabric, Host, split_endpoint
@@ -314,10 +315,11 @@ class Demo:
 
         diffs = {}
         for r in first.results:
-            lines = r.diff.splitlines()
-            diffs[r.target] = {"lines": len(lines), "added": sum(1 for x in lines if x.startswith("+")),
-                               "removed": sum(1 for x in lines if x.startswith("-")),
-                               "head": lines[:DIFF_HEAD_LINES]}
+            signed = diff_signs(r.platform, r.diff)  # NVUE's diff is YAML: `- set:` adds what follows
+            added, removed = diff_counts(r.platform, r.diff)
+            diffs[r.target] = {"lines": len(signed), "added": added, "removed": removed,
+                               "head": [line for _, line in signed[:DIFF_HEAD_LINES]],
+                               "head_signs": [sign for sign, _ in signed[:DIFF_HEAD_LINES]]}
         data: dict[str, Any] = {
             "lab": {"pid": st["pid"], "reused": self._lab_reused,
                     "devices": [{"name": d["name"], "platform": d["platform"],

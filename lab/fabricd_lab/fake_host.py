@@ -94,6 +94,8 @@ class FakeNic:
     mtu: int | None = None
     family: str = "mlx5"
     transport: Transport = Transport.ROCE_V2_LOSSLESS
+    speed_mbps: int | None = None
+    """``sys/class/net/<if>/speed``: the inventory's NIC speed (audit host's HOST-SPEED), else the capture's."""
 
 
 def _read_capture(path: Path) -> dict[str, str]:
@@ -143,6 +145,8 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
         _write(ndir / "address", nic.mac + "\n")
         if nic.mtu is not None:
             _write(ndir / "mtu", f"{nic.mtu}\n")
+        if nic.speed_mbps is not None:
+            _write(ndir / "speed", f"{nic.speed_mbps}\n")
         if nic.vlan_netdev:
             vdir = root / "sys/class/net" / nic.vlan_netdev
             for rel in ("mtu", "operstate", "flags", "address", "type", "carrier"):
@@ -221,5 +225,5 @@ def fake_nics_for(intent: HostIntent, *, skip_vlan: bool = False) -> list[FakeNi
         vlan = None if skip_vlan else n.vlan_netdev
         out.append(FakeNic(netdev=n.netdev, rdma_device=n.rdma_device, rdma_port=n.rdma_port, ip=n.address_ip,
                            ip_netdev=vlan or n.netdev, vlan_netdev=vlan, family=n.family or "mlx5",
-                           transport=n.transport))
+                           transport=n.transport, speed_mbps=n.speed.gbps * 1000 if n.speed else None))
     return out

@@ -41,7 +41,8 @@ class Bed:
                               check=False)
 
     def host_args(self, *extra: str) -> list[str]:
-        return ["--host", "gpu1", "--netns", self.ns, "--root", str(self.root), *extra]
+        return [str(settings.default_inventory()), "--host", "gpu1", "--netns", self.ns, "--root", str(self.root),
+                *extra]
 
 
 @pytest.fixture()

@@ -33,7 +33,7 @@ def test_without_the_lab_its_commands_say_what_to_install(name: str, no_cache: o
     result = CliRunner().invoke(main.build_app(), [name, "--help"])
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.split())
-    assert f"'fabricd {name}' comes with the fabricd-lab distribution" in text and "pip install fabricd-lab" in text
+    assert f"'fabricd {name}' comes with the fabricd-lab distribution" in text and "pip install ./lab" in text
     listing = CliRunner().invoke(main.build_app(), ["--help"])
     assert listing.exit_code == 0 and f"│ {name} " not in listing.output and "│ validate " in listing.output
 
@@ -64,7 +64,7 @@ def test_runner_sources_come_from_entry_points(monkeypatch: pytest.MonkeyPatch, 
     assert pool is None and why == "no runner pool 'lab' is running ('fabricd lab vm up INVENTORY' starts one)"
     monkeypatch.setattr(runners, "entry_points", lambda group: [])
     pool, why = runners.running_pool("lab")
-    assert pool is None and "no traffic runner source is installed" in why and "pip install fabricd-lab" in why
+    assert pool is None and "no traffic runner source is installed" in why and "pip install ./lab" in why
     with pytest.raises(UsageError) as info:
         runners.require_pool("lab")
     assert "--via ssh" in (info.value.hint or "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 from fabricd.audit.doctor import run_checks
@@ -33,24 +34,49 @@ def test_bare_machine_says_what_to_install(tmp_path: Path) -> None:
     assert all(c.fix for c in checks if not c.ok)
 
 
-def test_doctor_lists_unverified_parser_roles(tmp_path: Path) -> None:
-    """Every unverified parser role is one doctor line (platform/role, command, reason); none is required."""
+def test_unverified_parser_roles_are_not_capabilities(tmp_path: Path) -> None:
+    """The parser roles no capture proves are listed apart (docs/platforms.md has each with its reason)."""
+    from fabricd.audit.doctor import parser_role_checks
     from fabricd.nos.roles import unverified_roles
 
-    lines = [c for c in run_checks(tmp_path) if c.feature == "parsers"]
-    want = unverified_roles()
-    assert [c.name for c in lines] == [r.id for r in want] and want
-    assert all(not c.ok and not c.required and c.detail and c.fix for c in lines)
+    assert [c.name for c in parser_role_checks()] == [r.id for r in unverified_roles()]
+    assert not any(c.feature == "parsers" for c in run_checks(tmp_path))
 
 
-def test_doctor_cli_prints_one_line_per_unverified_role() -> None:
+def _doctor(*args: str) -> tuple[int, str]:
     from typer.testing import CliRunner
 
     from fabricd.cli.main import build_app
+
+    res = CliRunner().invoke(build_app(), ["doctor", *args], env={"COLUMNS": "300"})
+    return res.exit_code, res.stdout
+
+
+def test_doctor_is_one_table_and_exits_1_only_for_a_selected_feature(tmp_path: Path) -> None:
+    """A bare machine: core is ready (exit 0) although RDMA and prometheus are missing; --for rdma or --for
+    exporters makes it exit 1 and says which capability; no research notes, one pointer to the parser roles."""
     from fabricd.nos.roles import unverified_roles
 
-    res = CliRunner().invoke(build_app(), ["doctor"], env={"COLUMNS": "100"})
-    lines = res.stdout.splitlines()
-    for role in unverified_roles():
-        (line,) = [x for x in lines if x.strip().startswith(f"unverified {role.id}:")]
-        assert role.command in line and (role.unverified or "") in line
+    code, out = _doctor("--root", str(tmp_path))
+    assert code == 0, out
+    assert "ready for core" in out and "not ready for hosts, rdma, exporters" in out
+    assert "`fabricd doctor --for hosts` exits 1" in out
+    row = next(line for line in out.splitlines() if line.startswith("│ RDMA devices"))
+    assert "│ rdma " in row and "MISSING" not in row and "no: none in /sys/class/infiniband" in row
+    assert f"{len(unverified_roles())} parser roles have no real capture yet" in out
+    assert "searched" not in out and len(out.splitlines()) < 45
+    code, out = _doctor("--root", str(tmp_path), "--for", "rdma")
+    assert code == 1 and "missing for rdma" in out
+    row = next(line for line in out.splitlines() if line.startswith("│ RDMA devices"))
+    assert "MISSING" in row
+    code, out = _doctor("--root", str(tmp_path), "--for", "exporters", "--output", "json")
+    data = json.loads(out)
+    assert code == 1 and data["ok"] is False and data["selected"] == ["core", "exporters"]
+    assert data["missing_for"]["exporters"] == ["prometheus", "promtool"]
+    assert {c["name"] for c in data["capabilities"] if c["required"]} == {"python >= 3.11", "prometheus", "promtool"}
+
+
+def test_optional_capabilities_never_fail_a_feature(tmp_path: Path) -> None:
+    (tmp_path / "sys/class/infiniband/mlx5_0").mkdir(parents=True)  # a NIC, no rdma_rxe
+    code, out = _doctor("--root", str(tmp_path), "--for", "rdma", "--output", "json")
+    assert code == 0 and "rdma" not in json.loads(out)["missing_for"]

@@ -124,7 +124,10 @@ def test_install_unit_does_not_follow_a_link_in_its_out_folder(tmp_path: Path) -
 
     out, victim = _victim(tmp_path)
     (out / "fabricd-host.service").symlink_to(victim / "owned")
-    res = CliRunner().invoke(build_app(), ["host", "install-unit", "--host", "gpu2", "--out", str(out)])
+    from fabricd import settings
+
+    res = CliRunner().invoke(build_app(), ["host", "install-unit", str(settings.default_inventory()), "--host", "gpu2",
+                                           "--out", str(out)])
     assert isinstance(res.exception, PathEscapeError) and res.exception.exit_code == 2, res.output
     assert "outside" in res.exception.render()
     assert list(victim.iterdir()) == []

@@ -215,11 +215,12 @@ def test_cli_host_apply_then_audit_clean_then_restore(tree: Path, tmp_path: Path
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
     app = build_app()
-    dry = runner.invoke(app, ["host", "apply", "--host", "gpu1", "--root", str(tree), "--skip", "netlink",
-                              "--dry-run", "--output", "json"])
+    dry = runner.invoke(app, ["host", "apply", str(settings.default_inventory()), "--host", "gpu1", "--root",
+                              str(tree), "--skip", "netlink", "--dry-run", "--output", "json"])
     assert dry.exit_code == 0, dry.output
     assert {s["backend"] for s in json.loads(dry.stdout)["steps"]} == {"sysfs"}
-    res = runner.invoke(app, ["host", "apply", "--host", "gpu1", "--root", str(tree), "--skip", "netlink", "--yes"])
+    res = runner.invoke(app, ["host", "apply", str(settings.default_inventory()), "--host", "gpu1", "--root", str(tree),
+                                "--skip", "netlink", "--yes"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "state/hosts/gpu1/last.json").is_file()
     res = runner.invoke(app, ["audit", "host", "--host", "gpu1", "--root", str(tree), "--skip", "netlink"])
@@ -266,7 +267,8 @@ def test_gids_unknown_device_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_install_unit_writes_unit_and_udev_rule(tmp_path: Path) -> None:
-    res = runner.invoke(build_app(), ["host", "install-unit", "--host", "gpu2", "--out", str(tmp_path)])
+    res = runner.invoke(build_app(), ["host", "install-unit", str(settings.default_inventory()), "--host", "gpu2",
+                                        "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     unit = (tmp_path / "fabricd-host.service").read_text()
     assert "host apply" in unit and "--host gpu2 --yes" in unit and "WantedBy=multi-user.target" in unit

@@ -155,5 +155,5 @@ def test_show_bad_inventory_is_exit_2(tmp_path: Path) -> None:
                           env={**os.environ, "TERM": "dumb", "NO_COLOR": "1"})
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == (f"error: {tmp_path / 'missing'}: inventory not found (expected a YAML file or a "
-                           "directory, got nothing at that path); pass an existing path, or omit it for "
-                           "inventory/lab\n")
+                           "directory, got nothing at that path); pass an existing inventory file or directory; "
+                           "`fabricd init DIR` writes a starting one\n")

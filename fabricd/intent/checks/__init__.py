@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING
 
 from fabricd.errors import Problem
 
-from . import buffers, ecn, fabric, nics, pfc, qos, topology, vlans
+from . import buffers, ecn, fabric, nics, pfc, qos, structure, topology, vlans
 from .base import Check, CheckOptions, Context, Finding, Severity, check
 
 if TYPE_CHECKING:
     from fabricd.inventory import Inventory
 
 FABRIC_CHECKS: tuple[Check, ...] = (
+    *structure.CHECKS,
     *topology.CHECKS,
     *qos.CHECKS,
     *pfc.CHECKS,
@@ -64,6 +65,8 @@ def validate(inventory: Inventory, options: CheckOptions | None = None,
     for c in checks:
         problems.extend(c.run(ctx))
     problems.sort(key=_key)
+    first = {c.code for c in structure.CHECKS}  # a missing section first: it explains what follows
+    problems.sort(key=lambda p: p.code not in first)
     return Validation(problems, ctx)
 
 

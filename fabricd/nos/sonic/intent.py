@@ -65,10 +65,12 @@ class SonicConfigDb(Model):
 
 
 class SonicTableLine(Model):
-    """One CONFIG_DB table as compact JSON for ``sonic-cfggen -a '<json>' --write-to-db``."""
+    """One CONFIG_DB table row as compact JSON for ``sonic-cfggen -a '<json>' --write-to-db``: a reviewer reads one
+    short command per row (a 64-port QUEUE table was one 15 KB line), and cfggen merges rows into the table as it
+    merges tables (``mod_config``: fields set, other keys kept)."""
 
     table: str = _label("CONFIG_DB table name")
-    json_text: str = _label("json.dumps of {table: rows}, compact, sorted keys")
+    json_text: str = _label("json.dumps of {table: {key: row}}, compact, sorted keys")
 
 
 class SonicSwitchIntent(SwitchIntentBase):
@@ -230,9 +232,10 @@ def finish(ctx: ShapeContext) -> SonicSwitchIntent:
 
     def lines(*tables: str) -> list[SonicTableLine]:
         return [
-            SonicTableLine(table=t, json_text=json.dumps({t: dumped[t]}, separators=(",", ":"), sort_keys=True))
+            SonicTableLine(table=t, json_text=json.dumps({t: {key: row}}, separators=(",", ":"), sort_keys=True))
             for t in tables
             if t in dumped
+            for key, row in sorted(dumped[t].items())
         ]
 
     return SonicSwitchIntent(

@@ -25,7 +25,6 @@ from fabricd.cli.common import (
     OutputFormat,
     OutputOpt,
     emit_json,
-    inventory_path,
     stderr,
     stdout,
 )
@@ -77,8 +76,9 @@ def _push_view(d: dict[str, Any]) -> list[Any]:
         if not diff["lines"]:
             continue
         out.append(f"[bold]diff {name}[/] (+{diff['added']} -{diff['removed']})")
-        for line in diff["head"]:
-            color = style.get(line[:1])
+        signs = diff.get("head_signs") or [line[:1] for line in diff["head"]]
+        for line, sign in zip(diff["head"], signs, strict=False):
+            color = style.get(sign)
             out.append(f"  [{color}]{escape(line)}[/]" if color else f"  {escape(line)}")
         if diff["lines"] > len(diff["head"]):
             out.append(f"  [dim]... {diff['lines'] - len(diff['head'])} more lines (`fabricd push --dry-run` "
@@ -343,7 +343,7 @@ def register(app: typer.Typer) -> None:
                 for line in lines or ["nothing to stop: no `fabricd demo --keep-running` is recorded"]:
                     stdout().print(escape(line), highlight=False)
             return
-        path = inventory_path(inventory)
+        path = inventory if inventory is not None else settings.lab_inventory()
         options = DemoOptions(inventory=path, keep_running=keep_running, vm=not no_vm, host=host,
                               state=settings.state_dir() / "demo")
         console = stdout()

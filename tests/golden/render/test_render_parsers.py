@@ -338,8 +338,10 @@ def test_sonic_config_db_and_cli(platform: str, case: str) -> None:
                 continue
             m = next((p.match(line) for p in SONIC_CLI if p.match(line)), None)
             assert m is not None, f"unexpected SONiC CLI line: {line}"
-            if "json" in m.groupdict():
-                tables_via_cli.update(json.loads(m.group("json")))
+            if "json" in m.groupdict():  # one table row per line
+                for table, rows in json.loads(m.group("json")).items():
+                    assert len(rows) == 1, f"one row per sonic-cfggen line: {line[:80]}"
+                    tables_via_cli.setdefault(table, {}).update(rows)
             if line.startswith("sudo config pfcwd start"):
                 wd = db["PFC_WD"]
                 ports = line.split(" ports ")[1].split(" detection-time")[0].split()

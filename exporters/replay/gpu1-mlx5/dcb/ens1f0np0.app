@@ -1,0 +1,1 @@
+dscp-prio AF31:3
