@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from fabricd import settings
+from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.server import bind_error, listen_option
 from fabricd.collectors.webconfig import load_web_config
 from fabricd.errors import UsageError
@@ -17,6 +18,7 @@ from fabricd.service.agent import DEFAULT_AGENT_LISTEN, Agent, AgentOptions, Mod
 from fabricd.service.intent_source import is_url
 
 from .common import ExitCode, OutputFormat, OutputOpt, check_root, emit_json, run_until_stopped, stderr, stdout
+from .export import HeaderTimeoutOpt, MaxConnectionsOpt, conn_limits
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, parse_skip
 
 MODES: tuple[Mode, ...] = ("audit", "enforce")
@@ -50,6 +52,8 @@ def register(app: typer.Typer) -> None:
         web_config: Annotated[Path | None, typer.Option(
             "--web-config", envvar="FABRICD_WEB_CONFIG", show_default=False,
             help="exporter-toolkit web config (YAML): TLS and basic auth.")] = None,
+        max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
+        header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
         watch_devices: Annotated[bool, typer.Option(
             "--watch-devices/--no-watch-devices", help="Reconcile when a NIC netdev or RDMA device appears again "
             "(netlink link events, /sys/class/infiniband).")] = True,
@@ -85,6 +89,7 @@ def register(app: typer.Typer) -> None:
             skip=parse_skip(skip), ca_file=ca_file, cache_dir=default_cache_dir(settings.state_dir(), host),
             listen=listen_option(listen, DEFAULT_AGENT_LISTEN),
             web=load_web_config(web_config) if web_config is not None else None, watch_devices=watch_devices,
+            limits=conn_limits(max_connections, header_timeout),
         )
         agent = Agent(options)
         if once:

@@ -5,10 +5,14 @@ http:// or a wrong CA are refused with a hint."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
 import ssl
 import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rawhttp import Piece, RawServer, Request, chunked, response, trickle
+from wdhelpers import free_port, get, wait_for
 
 from fabricd.errors import FabricdError
 from fabricd.service.intent_source import IntentSource, IntentSourceError
@@ -24,6 +30,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY = REPO / "inventory" / "examples" / "softroce.yml"
+FABRICD = str(Path(sys.executable).with_name("fabricd"))
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -145,3 +152,262 @@ def test_file_source_reloads_on_change(tmp_path: Path) -> None:
     # the first source keeps its last good intent and reports the problem
     assert src.load().nics[0].mtu_bytes == mtu_before
     assert "no host 'rxe-a'" in (src.last_error or "")
+
+
+# -- a hostile or broken intent server (issue 23, part 1) ----------------------------------------------------------
+# A raw TLS server (tests/integration/rawhttp.py) that answers each request as the test's script says. The agent
+# first fetches the good inventory, then the server misbehaves: each way must be a failed fetch that keeps the last
+# good intent, counts a failure, and never reaches the cache.
+
+GOOD = INVENTORY.read_bytes()
+# the good file's lines up to and including "  - name: rxe-b": valid YAML, and a valid inventory in which rxe-b
+# has no NIC (what a connection cut at that line boundary delivers when the body has no length)
+CUT = GOOD[:GOOD.index(b"  - name: rxe-b\n") + len(b"  - name: rxe-b\n")]
+
+
+# bodies that must never reach the cache: one the loader refuses (an MTU out of range), and one that loads but
+# fails validate (FAB073: a NIC on a VLAN the policy does not define)
+BAD = {"unloadable": GOOD.replace(b"mtu: 9000", b"mtu: 90000"),
+       "invalid": GOOD.replace(b"vlan: 100, mtu", b"vlan: 200, mtu")}
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+
+
+class Hostile:
+    """The script's state: ``mode`` picks the answer; ``good`` is served with its ETag and honours If-None-Match."""
+
+    def __init__(self) -> None:
+        self.mode = "good"
+        self.other_url = ""
+
+    def __call__(self, req: Request) -> Iterator[Piece]:
+        m = self.mode
+        if m == "good" or m == "good-chunked":
+            if req.headers.get("if-none-match") == _etag(GOOD):
+                yield response("304 Not Modified", {"ETag": _etag(GOOD)})
+            elif m == "good":
+                yield response("200 OK", {"ETag": _etag(GOOD)}, GOOD)
+            else:
+                yield response("200 OK", {"ETag": _etag(GOOD), "Transfer-Encoding": "chunked"}, chunked(GOOD))
+        elif m == "redirect":
+            yield response("302 Found", {"Location": self.other_url})
+        elif m == "short":  # Content-Length says more than arrives, then the connection ends
+            yield response("200 OK", {"ETag": '"short"', "Content-Length": str(len(GOOD))}, GOOD[:len(CUT)])
+        elif m == "bad-status":
+            yield b"HTTP/1.1 OK\r\n\r\n" + GOOD
+        elif m == "long-header":
+            yield b"HTTP/1.1 200 OK\r\nX-Padding: " + b"a" * 70000 + b"\r\n\r\n"
+        elif m == "bad-chunk":
+            yield response("200 OK", {"Transfer-Encoding": "chunked"}, b"zz\r\n" + GOOD[:100])
+        elif m == "cut-chunked":  # chunked, but the last chunk never comes
+            yield response("200 OK", {"Transfer-Encoding": "chunked"}, chunked(CUT)[:-5])
+        elif m == "no-answer":
+            return
+        elif m == "close-delimited":  # no Content-Length, not chunked: the body ends where the connection does
+            yield response("200 OK", {"ETag": '"cut"', "Connection": "close"}, CUT, length=False)
+        elif m in BAD:  # a body that is not a good inventory; 304 for its own ETag
+            bad = BAD[m]
+            if req.headers.get("if-none-match") == _etag(bad):
+                yield response("304 Not Modified", {"ETag": _etag(bad)})
+            else:
+                yield response("200 OK", {"ETag": _etag(bad)}, bad)
+        elif m == "trickle-body":
+            yield response("200 OK", {"Content-Length": str(len(GOOD))})
+            yield from trickle(GOOD, 0.1)
+        elif m == "trickle-head":
+            yield from trickle(response("200 OK", {}, GOOD), 0.1)
+        elif m == "huge":  # announces 64 MiB
+            yield response("200 OK", {"Content-Length": str(64 << 20)})
+            yield from (b"#" * 65536 for _ in range(1024))
+        elif m == "huge-chunked":  # no length, endless
+            yield response("200 OK", {"Transfer-Encoding": "chunked"})
+            while True:
+                yield b"10000\r\n" + b"#" * 65536 + b"\r\n"
+        else:
+            raise AssertionError(m)
+
+
+@pytest.fixture()
+def hostile(tmp_path: Path) -> Iterator[tuple[RawServer, Hostile, Path]]:
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a test CA")
+    ca, cert, key, _ = make_pki(tmp_path)
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    script = Hostile()
+    server = RawServer(script, context=ctx)
+    try:
+        yield server, script, ca
+    finally:
+        server.close()
+
+
+def _source(server: RawServer, ca: Path, tmp_path: Path, host: str = "rxe-a", **kw: Any) -> IntentSource:
+    return IntentSource(server.url + "/fabric.yml", host, ca_file=ca, cache_dir=tmp_path / "cache", **kw)
+
+
+def test_a_redirect_is_never_followed(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path) -> None:
+    """A 302 from the HTTPS server to plain http:// (or anywhere) is a failed fetch: the body there, a valid
+    inventory that changes the MTU, is never fetched nor applied."""
+    server, script, ca = hostile
+    evil_body = GOOD.replace(b"mtu: 9000", b"mtu: 1500")
+    evil = RawServer(lambda req: [response("200 OK", {}, evil_body)])
+    try:
+        src = _source(server, ca, tmp_path)
+        good = src.load()
+        assert good.nics[0].mtu_bytes == 9000
+        for target in (evil.url + "/evil.yml", server.url + "/elsewhere.yml"):
+            script.other_url = target
+            script.mode = "redirect"
+            before = src.stats.failed
+            assert src.load() == good
+            assert src.stats.failed == before + 1
+            assert "redirect" in (src.last_error or "") and target in (src.last_error or "")
+        assert evil.requests == []
+        # a fresh agent (no cache) told to go elsewhere has no intent at all, rather than the other one
+        script.other_url = evil.url + "/evil.yml"
+        with pytest.raises(IntentSourceError, match="redirect"):
+            IntentSource(server.url + "/fabric.yml", "rxe-a", ca_file=ca, cache_dir=tmp_path / "fresh").load()
+        assert evil.requests == []
+    finally:
+        evil.close()
+
+
+@pytest.mark.parametrize("mode", ["short", "bad-status", "long-header", "bad-chunk", "cut-chunked", "no-answer"])
+def test_a_broken_answer_keeps_the_last_good_intent(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path,
+                                                    mode: str) -> None:
+    """Each http.client failure (IncompleteRead, BadStatusLine, LineTooLong, a bad or missing chunk,
+    RemoteDisconnected) is a counted, reported failure, not an exception out of load(); the next good fetch
+    clears it."""
+    server, script, ca = hostile
+    src = _source(server, ca, tmp_path)
+    good = src.load()
+    cached = src.cache_body.read_bytes()
+    script.mode = mode
+    assert src.load() == good
+    assert src.stats.failed == 1 and src.last_error
+    assert src.cache_body.read_bytes() == cached
+    script.mode = "good"
+    assert src.load() == good
+    assert src.last_error is None and src.stats.failed == 1
+
+
+def test_a_body_without_length_is_refused(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path) -> None:
+    """A close-delimited body cut at a line boundary is a valid inventory in which rxe-b has no NIC: it must not
+    replace the intent (it would be reported compliant with nothing to check). Chunked bodies are fine."""
+    server, script, ca = hostile
+    src = _source(server, ca, tmp_path, host="rxe-b")
+    script.mode = "good-chunked"
+    good = src.load()
+    assert len(good.nics) == 1
+    script.mode = "close-delimited"
+    assert src.load() == good
+    assert src.stats.failed == 1 and "Content-Length" in (src.last_error or "")
+    restarted = _source(server, ca, tmp_path, host="rxe-b")
+    assert len(restarted.load().nics) == 1  # from the cache: the cut body never reached it
+
+
+@pytest.mark.parametrize(("mode", "problem"), [("unloadable", "mtu"), ("invalid", "FAB073")])
+def test_a_rejected_body_never_reaches_the_cache_and_its_304_clears_nothing(
+        hostile: tuple[RawServer, Hostile, Path], tmp_path: Path, mode: str, problem: str) -> None:
+    server, script, ca = hostile
+    src = _source(server, ca, tmp_path)
+    good = src.load()
+    script.mode = mode
+    for _ in range(3):  # the server would answer 304 to the bad body's ETag: the agent must never send it
+        assert src.load() == good
+        assert src.last_error and problem in src.last_error
+    assert src.stats.failed == 3
+    assert server.requests[-1].headers.get("if-none-match") == _etag(GOOD)
+    # restarted while the server still serves the bad body: the cached copy is the good one
+    restarted = _source(server, ca, tmp_path)
+    assert restarted.load() == good and restarted.last_error
+    script.mode = "good"
+    assert src.load() == good and src.last_error is None
+
+
+@pytest.mark.parametrize("mode", ["trickle-body", "trickle-head"])
+def test_a_trickling_server_is_cut_at_the_deadline(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path,
+                                                   mode: str) -> None:
+    server, script, ca = hostile
+    src = _source(server, ca, tmp_path, deadline_s=1.5)
+    good = src.load()
+    script.mode = mode
+    t0 = time.monotonic()
+    assert src.load() == good
+    took = time.monotonic() - t0
+    assert took < 5.0, f"the fetch took {took:.1f} s with a 1.5 s deadline"
+    assert src.stats.failed == 1 and "deadline" in (src.last_error or "")
+
+
+@pytest.mark.parametrize("mode", ["huge", "huge-chunked"])
+def test_a_body_over_the_size_limit_is_refused(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path,
+                                               mode: str) -> None:
+    server, script, ca = hostile
+    src = _source(server, ca, tmp_path, max_body_bytes=1 << 20)
+    good = src.load()
+    script.mode = mode
+    assert src.load() == good
+    assert src.stats.failed == 1 and "limit" in (src.last_error or "")
+
+
+def test_a_pinned_digest_refuses_any_other_body(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path) -> None:
+    server, script, ca = hostile
+    digest = hashlib.sha256(GOOD).hexdigest()
+    src = _source(server, ca, tmp_path, sha256=digest)
+    good = src.load()
+    # the server now serves a valid inventory that is not the pinned one
+    wrong = _source(server, ca, tmp_path / "other", sha256="0" * 64)
+    with pytest.raises(IntentSourceError, match="sha256"):
+        wrong.load()
+    assert not wrong.cache_body.exists()
+    assert src.load() == good and src.last_error is None
+
+
+def _agent(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([FABRICD, "agent", *args], env=env, stdout=subprocess.DEVNULL,
+                            stderr=log.open("w"))
+
+
+def test_the_agent_starts_from_its_cache_when_the_server_is_bad(hostile: tuple[RawServer, Hostile, Path],
+                                                                 tmp_path: Path) -> None:
+    """The real CLI: one good fetch fills the cache; then the server sends a cut body. The agent starts from its
+    cache (no exit 70 crash loop), and /healthz and /status say what is wrong until the server is good again."""
+    server, script, ca = hostile
+    root = tmp_path / "root"
+    root.mkdir()
+    env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"), FABRICD_APPLY_LOCK_DIR=str(tmp_path / "lk"))
+    common = [server.url + "/fabric.yml", "--host", "rxe-a", "--ca-file", str(ca), "--root", str(root),
+              "--no-watch-devices"]
+    once = subprocess.run([FABRICD, "agent", *common, "--once"], env=env, capture_output=True, timeout=120)
+    assert once.returncode in (0, 1, 3), once.stderr.decode()[-2000:]
+    assert list((tmp_path / "state" / "agent" / "rxe-a").glob("intent-*.yml"))
+    script.mode = "short"
+    port = free_port()
+    proc = _agent([*common, "--listen", f"127.0.0.1:{port}", "--interval", "1"], env, tmp_path / "agent.log")
+    try:
+        status = wait_for(lambda: _json(f"http://127.0.0.1:{port}/status"), 60)
+        assert proc.poll() is None, (tmp_path / "agent.log").read_text()[-2000:]
+        assert status and status["intent_error"] and "cut short" in status["intent_error"]
+        code, text = get(f"http://127.0.0.1:{port}/healthz")
+        assert code == 503 and "intent" in text
+        script.mode = "good"
+        assert wait_for(lambda: (_json(f"http://127.0.0.1:{port}/status") or {}).get("intent_error", 1) is None, 30)
+        assert wait_for(lambda: get(f"http://127.0.0.1:{port}/healthz")[0] == 200, 10)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    assert proc.returncode != 70, (tmp_path / "agent.log").read_text()[-2000:]
+
+
+def _json(url: str) -> Any:
+    try:
+        code, text = get(url, timeout=2)
+    except OSError:
+        return None
+    return json.loads(text) if code == 200 else None
