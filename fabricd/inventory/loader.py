@@ -17,10 +17,11 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from fabricd import settings
 from fabricd.errors import InventoryError, Location, Problem
 from fabricd.model import Fabric
 
-from .yamlsrc import Loc, Located, load_located
+from .yamlsrc import Budget, Limits, Loc, Located, load_located
 
 TOP_LEVEL_KEYS = ("name", "description", "policy", "defaults", "groups", "switches", "hosts", "links")
 LIST_SECTIONS = ("switches", "hosts", "links")
@@ -113,9 +114,14 @@ def _outside_links(root: Path, files: list[Path]) -> list[Path]:
     return [f for f in files if base not in f.resolve().parents]
 
 
-def load_inventory(path: Path | str) -> Inventory:
-    """Load and validate the inventory at ``path``. Raises InventoryError with every problem found."""
+def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
+    """Load and validate the inventory at ``path``. Raises InventoryError with every problem found. ``limits``
+    bound its size (default: :func:`fabricd.settings.inventory_limits`, from the environment)."""
     root = Path(path)
+    if limits is None:
+        max_bytes, max_nodes = settings.inventory_limits()
+        limits = Limits(max_bytes=max_bytes, max_nodes=max_nodes)
+    budget = Budget(limits)
     problems: list[Problem] = []
     located = Located()
     if not root.exists():
@@ -148,7 +154,7 @@ def load_inventory(path: Path | str) -> Inventory:
     for file in files:
         prefix: Loc = ("@", located.add_file(file))
         before = len(problems)
-        doc = load_located(file, located, problems, prefix)
+        doc = load_located(file, located, problems, prefix, budget)
         if doc is None:
             if len(problems) == before:
                 problems.append(Problem("file is empty", location=Location(file), code="INV012",
@@ -308,7 +314,14 @@ def _apply_inheritance(
             layer_roots = list(kind_roots)
             names = item.get("groups", [])
             for g_index, g in enumerate(names if isinstance(names, list) else []):
-                if not isinstance(g, str) or g not in groups:
+                if not isinstance(g, str):  # never str() it: an aliased structure would expand in the message
+                    problems.append(Problem("a group name must be text", path=dotted_path(data, (section, i)) +
+                                            f".groups[{g_index}]",
+                                            location=_first_line(located, own_roots, ("groups", g_index)),
+                                            expected="a name under groups:", got=_short(g), code="INV020",
+                                            hint="list group names, e.g. groups: [leaf]"))
+                    continue
+                if g not in groups:
                     close = difflib.get_close_matches(str(g), [str(n) for n in groups], n=1)
                     where = dotted_path(data, (section, i, "groups", g_index))
                     problems.append(Problem(f"unknown group {g!r}", path=where,
