@@ -142,7 +142,7 @@ def test_agent_under_1100_idle_connections(tmp_path: Path) -> None:
         _assert_survives(proc, port, "/status", '"version"', log)
 
 
-def test_serve_under_1100_idle_connections_still_detects_a_storm(tmp_path: Path) -> None:
+def test_serve_under_1100_idle_connections_and_api_load_still_detects_storms(tmp_path: Path) -> None:
     root = tmp_path / "root"
     host = ReplayHost(root, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)])
     host.build()
@@ -156,6 +156,18 @@ def test_serve_under_1100_idle_connections_still_detects_a_storm(tmp_path: Path)
                        "--restoration-ms", "200", "--drift-interval-s", "3600"], log) as proc:
             assert wait_for(lambda: _up(base + "/healthz"), 30), log.read_text()
             socks = _idle_connections(port, IDLE)
+            stop = threading.Event()
+
+            def hammer(path: str) -> None:  # API load while the storms play: every client as fast as it can
+                while not stop.is_set():
+                    try:
+                        get(base + path, timeout=5)
+                    except OSError:
+                        time.sleep(0.05)
+
+            load = [threading.Thread(target=hammer, args=(p,), daemon=True) for p in ("/status", "/metrics") * 8]
+            for t in load:
+                t.start()
             try:
                 detected = 0
                 for _ in range(3):
@@ -170,8 +182,11 @@ def test_serve_under_1100_idle_connections_still_detects_a_storm(tmp_path: Path)
                         return [e for e in evs if e["event"] == "storm_detected" and e["ts"] - since < 1.4]
 
                     detected += bool(wait_for(storms, 5))
-                assert detected == 3, f"{detected} of 3 storms detected under {IDLE} idle connections"
+                assert detected == 3, f"{detected} of 3 storms detected under {IDLE} idle connections and API load"
             finally:
+                stop.set()
+                for t in load:
+                    t.join(10)
                 for s in socks:
                     s.close()
             _assert_survives(proc, port, "/metrics", "fabricd_pfc_storm_active", log)
