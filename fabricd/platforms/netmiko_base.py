@@ -128,6 +128,8 @@ class NetmikoDriver:
         self.any_prompt_re: re.Pattern[str] = self.prompt_re
         self._owed = 0
         """Prompts of earlier lines still due (a read that timed out): the next read skips them first."""
+        self._late_seen = 0
+        """Prompts the last read that timed out had seen."""
 
     @property
     def connected(self) -> bool:
@@ -260,10 +262,13 @@ class NetmikoDriver:
             return
         log.debug("%s: %d prompt(s) of the session preparation still due; waiting for them", self.name, owed,
                   extra={"target": self.name})
+        self._late_seen = 0
         try:
             self._read_until(self.any_prompt_re, "connect", count=owed)
         except DriverError:
-            log.debug("%s: the owed prompts did not come; going on", self.name, extra={"target": self.name})
+            self._owed = max(0, owed - self._late_seen)  # the next read skips them if they come after all
+            log.debug("%s: %d owed prompt(s) did not come in time", self.name, self._owed,
+                      extra={"target": self.name})
 
     def close(self) -> None:
         conn, self.conn = self.conn, None
@@ -328,6 +333,7 @@ class NetmikoDriver:
                 raise self._lost(op, "connection closed by the device")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                self._late_seen = len(self.any_prompt_re.findall(buf))
                 raise DriverError(
                     self.name, op, f"no prompt within {timeout or self.options.read_timeout_s:.0f} s",
                     hint="the device is slow or the prompt changed; raise --read-timeout or check the session log",
@@ -342,8 +348,13 @@ class NetmikoDriver:
         (counted, never taken for this reply's end), then until ``done`` has matched ``count`` times. A read that
         times out leaves its prompts owed to the next one."""
         owed = self._owed
-        self._owed = owed + count
-        raw = self._read_until(done, op, count=count, timeout=timeout, skip=owed)
+        self._owed = owed + count  # kept as is if the session is lost (it is not used again)
+        self._late_seen = 0
+        try:
+            raw = self._read_until(done, op, count=count, timeout=timeout, skip=owed)
+        except DriverError:
+            self._owed = max(0, owed + count - self._late_seen)  # a timeout: what did not come is still due
+            raise
         self._owed = 0
         return raw
 

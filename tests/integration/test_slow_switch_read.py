@@ -21,6 +21,7 @@ from switchlab import LEAVES, switch_lab
 
 from fabricd.deploy.pipeline import drift
 from fabricd.errors import DriverError
+from fabricd.platforms.base import DriverOptions
 from fabricd_lab.faults import parse_fault
 
 pytestmark = pytest.mark.integration
@@ -38,6 +39,26 @@ def test_a_slow_switch_reads_its_running_config_every_time(tmp_path: Path, name:
             for _ in range(2):
                 got = drv.get_config()
                 assert drv.fingerprint(got).strip() == drv.fingerprint(lab.running(name)).strip()
+        finally:
+            drv.close()
+
+
+def test_a_read_that_timed_out_leaves_the_session_in_step(tmp_path: Path) -> None:
+    """Reads that time out (read timeout 1 s, answers 1.5 s late) fail; their replies, arriving later, are skipped by
+    the next read, which returns its own command's output."""
+    name = "leaf3-nxos"
+    with switch_lab(tmp_path, [name], [parse_fault(f"{name}:slow-ms=1500")]) as lab:
+        drv = lab.driver(name, DriverOptions(read_timeout_s=1.0, conn_timeout_s=10.0))
+        drv.open()
+        try:
+            for _ in range(2):
+                with pytest.raises(DriverError, match="no prompt within 1 s"):
+                    drv.get_config()
+            for _ in range(2):
+                got = drv.plausible_config(drv.exec("show running-config", op="get_config", timeout=15))
+                assert drv.fingerprint(got).strip() == drv.fingerprint(lab.running(name)).strip()
+            summary = drv.exec("show checkpoint summary", timeout=15)  # the next command answers itself
+            assert "version " not in summary and "Command:" not in summary, summary
         finally:
             drv.close()
 
