@@ -174,7 +174,7 @@ def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
     data = _combine(docs, located, origins, problems)
     if problems:
         raise InventoryError(problems)
-    merged = _apply_inheritance(data, origins, located, problems)
+    merged = _apply_inheritance(data, origins, located, problems, limits.max_nodes)
     if problems:
         raise InventoryError(problems)
     try:
@@ -270,9 +270,28 @@ def _deep_merge(base: Any, over: Any) -> Any:
     return over
 
 
+def _size(value: Any, cap: int) -> int:
+    """Nodes in ``value`` with shared parts counted each time they appear (what validating it walks), stopping
+    past ``cap``."""
+    n = 0
+    stack = [value]
+    while stack and n <= cap:
+        item = stack.pop()
+        n += 1
+        if isinstance(item, dict):
+            n += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return n
+
+
 def _apply_inheritance(
-    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem]
+    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem],
+    max_nodes: int = Limits.max_nodes,
 ) -> dict[str, Any]:
+    """Merge defaults and groups into every device. What the devices inherit counts against ``max_nodes`` too (a
+    group holding a large structure, listed by every device, would otherwise multiply it past any file limit)."""
     defaults = data.get("defaults", {})
     groups = data.get("groups", {})
     roots = origins.roots
@@ -299,11 +318,15 @@ def _apply_inheritance(
         return data
 
     out = {k: v for k, v in data.items() if k not in ("defaults", "groups")}
+    sizes: dict[str, int] = {}
+    inherited = 0
     for section, kind, child, child_kind in (("switches", "switch", "ports", "port"), ("hosts", "host", "nics", "nic")):
         origins.child_defaults[child] = [(*r, child_kind) for r in defaults_roots] if child_kind in defaults else []
         kind_default = defaults.get(kind)
         kind_roots = [(*r, kind) for r in defaults_roots] if isinstance(kind_default, dict) else []
         child_default = defaults.get(child_kind)
+        kind_size = _size(kind_default, max_nodes) if isinstance(kind_default, dict) else 0
+        child_size = _size(child_default, max_nodes) if isinstance(child_default, dict) else 0
         merged_items = []
         for i, item in enumerate(data.get(section, [])):
             if not isinstance(item, dict):
@@ -329,12 +352,26 @@ def _apply_inheritance(
                                             expected="a name under groups:", got=repr(g), code="INV020",
                                             hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
                     continue
+                if g not in sizes:
+                    sizes[g] = _size(groups[g], max_nodes)
+                inherited += sizes[g]
                 merged = _deep_merge(merged, groups[g])
                 layer_roots.extend((*r, g) for r in groups_roots)
             merged = _deep_merge(merged, item)
             if layer_roots:
                 roots[(section, i)] = layer_roots + own_roots
             children = merged.get(child)
+            inherited += kind_size + (child_size * len(children) if isinstance(children, list) else 0)
+            if inherited > max_nodes:
+                problems.append(Problem(
+                    f"with what its devices inherit from defaults and groups, the inventory passes its limit of "
+                    f"{max_nodes:,} YAML nodes here", path=dotted_path(data, (section, i)),
+                    location=_first_line(located, own_roots, ()), code="INV009",
+                    expected=f"at most {max_nodes:,} inherited nodes (each device counts the groups it lists)",
+                    got=f"more by {section}[{i}]",
+                    hint="keep large structures out of groups listed by many devices; if the inventory really is "
+                    f"this large, raise the limit: FABRICD_INVENTORY_MAX_NODES={max_nodes * 2}"))
+                return out
             if isinstance(children, list) and isinstance(child_default, dict):
                 merged[child] = [_deep_merge(child_default, c) if isinstance(c, dict) else c for c in children]
             merged_items.append(merged)

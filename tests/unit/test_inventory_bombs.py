@@ -132,3 +132,16 @@ def test_byte_limit_and_its_option(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FABRICD_INVENTORY_MAX_BYTES")
     with pytest.raises(InventoryError):
         load_inventory(LAB, Limits(max_nodes=100))
+
+
+def test_a_large_group_listed_by_many_devices_counts_against_the_node_limit(tmp_path: Path) -> None:
+    """66,430 nodes in one group (under the limit), listed by 20 hosts: 1.3 million to validate; refused at the host
+    that passes the limit, not walked 20 times."""
+    lines = ["groups:", "  anchors:", "    x:", *bomb("      ")[:5], "  big:", "    ports: *a4", "hosts:"]
+    lines += [f"  - name: h{i}\n    groups: [big]" for i in range(20)]
+    res = _load_measured(_write(tmp_path, lines))
+    problems = res["problems"]
+    assert isinstance(problems, list)
+    inherited = [p for p in problems if p["code"] == "INV009"]
+    assert inherited and "inherit" in inherited[0]["text"] and "FABRICD_INVENTORY_MAX_NODES" in inherited[0]["text"]
+    assert inherited[0]["line"] == 12 + 2 * 15  # hosts[15]: the 16th host passes 1,000,000
