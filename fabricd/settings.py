@@ -98,3 +98,26 @@ def expand_path(path: Path | str) -> Path:
         return got
 
     return Path(_VAR.sub(value, text)).expanduser()
+
+
+INVENTORY_MAX_BYTES = 64 * 1024 * 1024
+INVENTORY_MAX_NODES = 1_000_000
+
+
+def inventory_limits() -> tuple[int, int]:
+    """How large an inventory may be: (bytes of YAML, YAML nodes with aliases expanded), all files together, from
+    ``FABRICD_INVENTORY_MAX_BYTES`` and ``FABRICD_INVENTORY_MAX_NODES`` (docs/inventory.md, "Limits"). A value that
+    is not a positive integer is refused."""
+    from fabricd.errors import UsageError
+
+    def positive(name: str, default: int) -> int:
+        raw = os.environ.get(name, "").strip()
+        if not raw:
+            return default
+        if not raw.replace("_", "").isdigit() or int(raw.replace("_", "")) == 0:
+            raise UsageError(f"{name}={raw!r}: expected a positive integer",
+                             hint=f"e.g. {name}={default * 2}, or unset it for the default ({default})")
+        return int(raw.replace("_", ""))
+
+    return (positive("FABRICD_INVENTORY_MAX_BYTES", INVENTORY_MAX_BYTES),
+            positive("FABRICD_INVENTORY_MAX_NODES", INVENTORY_MAX_NODES))

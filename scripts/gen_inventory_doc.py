@@ -50,6 +50,17 @@ The embedded lab fabric, [inventory/lab](../inventory/lab), is the running examp
 switch OS), 8 hosts with mlx5 NICs and the standard RoCEv2 recipe. Other complete inventories ship with fabricd:
 `fabricd init --example NAME DIR` writes one (`fabricd init --help` lists them).
 
+**Limits.** What the loader reads is bounded, for every command that loads an inventory (validate, push, `serve`, the
+agent's intent fetch): at most `FABRICD_INVENTORY_MAX_BYTES` bytes of YAML (default 67108864, 64 MiB) and
+`FABRICD_INVENTORY_MAX_NODES` YAML nodes (default 1000000; every scalar, list and mapping, keys included, an alias
+counted as what it repeats), all files together. The 17,000-device benchmark fabric has about 360,000 nodes in
+2.9 MB. What devices inherit from `defaults` and `groups` counts against the node limit too (each device counts the
+groups it lists), so a large group listed by every device cannot multiply past it. Past a limit the load stops with
+INV009 at the file and line, naming the alias when one took it past (an alias bomb); raise the variable if the
+inventory really is that large. An alias inside the node its anchor
+names (a cycle, INV022) and a list, mapping or alias used as a mapping key (INV008) are refused wherever they are,
+unused groups included, and no message ever prints an aliased structure.
+
 This page is generated from the schema by `scripts/gen_inventory_doc.py`; a test fails when it is stale.
 """
 

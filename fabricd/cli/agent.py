@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from fabricd import settings
+from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.server import bind_error, listen_option
 from fabricd.collectors.webconfig import load_web_config
 from fabricd.errors import UsageError
@@ -28,6 +29,7 @@ from .common import (
     stderr,
     stdout,
 )
+from .export import HeaderTimeoutOpt, MaxConnectionsOpt, conn_limits
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, parse_skip
 
 MODES: tuple[Mode, ...] = ("audit", "enforce")
@@ -72,6 +74,8 @@ def register(app: typer.Typer) -> None:
         web_config: Annotated[Path | None, typer.Option(
             "--web-config", envvar="FABRICD_WEB_CONFIG", show_default=False,
             help="exporter-toolkit web config (YAML): TLS and basic auth.")] = None,
+        max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
+        header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
         watch_devices: Annotated[bool, typer.Option(
             "--watch-devices/--no-watch-devices", help="Reconcile when a NIC netdev or RDMA device appears again "
             "(netlink link events, /sys/class/infiniband).")] = True,
@@ -109,6 +113,7 @@ def register(app: typer.Typer) -> None:
             intent_deadline_s=intent_timeout, intent_max_bytes=intent_max_bytes, intent_sha256=intent_sha256,
             listen=listen_option(listen, DEFAULT_AGENT_LISTEN),
             web=load_web_config(web_config) if web_config is not None else None, watch_devices=watch_devices,
+            limits=conn_limits(max_connections, header_timeout),
         )
         agent = Agent(options)
         if once:

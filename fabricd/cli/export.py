@@ -16,6 +16,7 @@ import typer
 
 from fabricd.collectors.core import Family, MetricSpec, Registry, render
 from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
+from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, bind_error, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
@@ -37,6 +38,22 @@ WebConfigOpt = Annotated[
                  help="exporter-toolkit web config (YAML): tls_server_config and basic_auth_users (bcrypt).",
                  show_default=False),
 ]
+MaxConnectionsOpt = Annotated[
+    int,
+    typer.Option("--max-connections", envvar="FABRICD_MAX_CONNECTIONS", min=1,
+                 help="HTTP connections open at once; past it the longest-idle one is closed, or the new one gets "
+                      "503 (lowered to the open-file limit minus 64)."),
+]
+HeaderTimeoutOpt = Annotated[
+    float,
+    typer.Option("--header-timeout", envvar="FABRICD_HEADER_TIMEOUT", min=0.1,
+                 help="Seconds a client may take to send a request's line and headers before it is disconnected."),
+]
+
+
+def conn_limits(max_connections: int, header_timeout: float) -> ConnLimits:
+    """The HTTP endpoint's bounds from ``--max-connections`` and ``--header-timeout``."""
+    return ConnLimits(max_connections=max_connections, header_timeout_s=header_timeout)
 
 
 def families_json(families: list[Family]) -> list[dict[str, object]]:
@@ -104,13 +121,14 @@ def _web(path: Path | None) -> WebConfig | None:
     return load_web_config(path) if path is not None else None
 
 
-def serve(registry: Registry, listen: str, web: WebConfig | None, what: str) -> None:
+def serve(registry: Registry, listen: str, web: WebConfig | None, what: str,
+          limits: ConnLimits | None = None) -> None:
     """Serve ``registry`` on ``listen`` until SIGTERM/SIGINT. Raises :class:`UsageError` on a bad address or one
     that cannot be bound. Commands load on first use (cli/main.py), so this process holds only the exporter's
     own modules: no second, slimmer process is needed."""
     host, port = listen_option(listen)
     try:
-        server = ExporterServer((host, port), registry.exposition, web)
+        server = ExporterServer((host, port), registry.exposition, web, limits)
     except OSError as exc:
         raise bind_error(listen, exc) from exc
     err = stderr()
@@ -146,6 +164,8 @@ def register(app: typer.Typer) -> None:
         once: Annotated[bool, typer.Option("--once", help="Print one scrape to stdout and exit (textfile style).")]
         = False,
         web_config: WebConfigOpt = None,
+        max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
+        header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
         include: Annotated[str | None, typer.Option(
             "--include", help="Only interfaces/RDMA devices whose name matches this regex.", show_default=False)]
         = None,
@@ -185,7 +205,7 @@ def register(app: typer.Typer) -> None:
         if once:
             print_scrape(registry.scrape(), output)
             return
-        serve(registry, listen, web, "host")
+        serve(registry, listen, web, "host", conn_limits(max_connections, header_timeout))
 
     @export_app.command("metrics-doc", hidden=True)
     def metrics_doc_cmd(
@@ -215,6 +235,8 @@ def register(app: typer.Typer) -> None:
         = "127.0.0.1:9861",
         once: Annotated[bool, typer.Option("--once", help="Poll once, print the exposition and exit.")] = False,
         web_config: WebConfigOpt = None,
+        max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
+        header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
         device: Annotated[list[str] | None, typer.Option("--device", help="Only these switches (repeatable).",
                                                          show_default=False)] = None,
         concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256,
@@ -273,6 +295,6 @@ def register(app: typer.Typer) -> None:
                     stderr().print(f"switches that failed: {', '.join(failed)} (see the log above)", highlight=False)
                     raise typer.Exit(3)
                 return
-            serve(registry, listen, web, "switch")
+            serve(registry, listen, web, "switch", conn_limits(max_connections, header_timeout))
         finally:
             poller.close()

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import bind_error, listen_option
 from fabricd.collectors.switch import Backoff
@@ -29,6 +30,7 @@ from .common import (
     webhook_urls,
 )
 from .deploy_common import InsecureOpt
+from .export import HeaderTimeoutOpt, MaxConnectionsOpt, conn_limits
 
 
 def register(app: typer.Typer) -> None:
@@ -41,6 +43,8 @@ def register(app: typer.Typer) -> None:
         web_config: Annotated[Path | None, typer.Option(
             "--web-config", envvar="FABRICD_WEB_CONFIG", show_default=False,
             help="exporter-toolkit web config (YAML): TLS and basic auth.")] = None,
+        max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
+        header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
         root: Annotated[list[str] | None, typer.Option(
             "--root", envvar="FABRICD_ROOT",
             help="Replay root to read instead of this host; HOST=DIR names the inventory host (repeatable; the "
@@ -113,7 +117,7 @@ def register(app: typer.Typer) -> None:
             switch_names=switch, switch_poll_s=switch_poll_ms / 1000.0, verify_host_key=not insecure,
             switch_timeout_s=switch_timeout_s, switch_backoff=Backoff(ceiling_s=switch_backoff_max_s),
             drift_interval_s=drift_interval_s, drift=drift, webhooks=webhook_urls(webhook), params=params,
-            config_interval_s=config_interval,
+            config_interval_s=config_interval, limits=conn_limits(max_connections, header_timeout),
         )
         service = Service(inv, options)
         try:

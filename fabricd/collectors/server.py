@@ -3,17 +3,20 @@ web config, loopback by default. Scrapes are serialised, because collectors keep
 
 from __future__ import annotations
 
+import errno
 import gzip
 import logging
 import ssl
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fabricd.errors import UsageError
 
+from .httplimits import HANDSHAKE_TIMEOUT_S, HEADERS, IDLE, RESPONSE, AuthGate, ConnLimits, ConnTable, RateLog
 from .webconfig import WebConfig
 
 log = logging.getLogger(__name__)
@@ -49,10 +52,9 @@ def bind_error(listen: str, exc: OSError) -> UsageError:
                       hint="pick a free port on an address of this host, or stop what listens there")
 
 
-HANDSHAKE_TIMEOUT_S = 10.0
-"""Longest a client may take to complete its TLS handshake before its connection is dropped."""
-IDLE_TIMEOUT_S = 120.0
-"""Longest a kept-alive connection may sit idle (or a request take to arrive) before it is closed."""
+_OUT_OF_FDS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 31\r\n"
+         b"Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections, try again\n")
 
 
 class WebServer(ThreadingHTTPServer):
@@ -61,7 +63,9 @@ class WebServer(ThreadingHTTPServer):
 
     The accept loop only accepts: each connection gets its own thread, which completes the TLS handshake (bounded
     by :data:`HANDSHAKE_TIMEOUT_S`) and then serves requests, so a client that connects and never sends a
-    ClientHello, or idles, holds only its own thread and never delays another scrape.
+    ClientHello, or idles, holds only its own thread and never delays another scrape. What a client can hold
+    (connections, deadlines, requests in flight, failed authentications) is bounded by :class:`ConnLimits`
+    (:mod:`fabricd.collectors.httplimits`).
     """
 
     daemon_threads = True
@@ -69,15 +73,74 @@ class WebServer(ThreadingHTTPServer):
     request_queue_size = 128  # listen() backlog: a burst of scrapers (the default of 5 stalls at ~20 clients)
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
-                 web: WebConfig | None = None) -> None:
+                 web: WebConfig | None = None, limits: ConnLimits | None = None) -> None:
         self.web = web or WebConfig()
+        self.limits = (limits or ConnLimits()).fitted()
+        self.conns = ConnTable(self.limits)
+        self.auth = AuthGate(self.web.authorized, self.limits.auth_failures)
+        self._fd_log = RateLog(logging.WARNING)
+        self._accept_backoff = 0.0
+        self._next_reap = 0.0
         super().__init__(address, handler)
+
+    def get_request(self) -> tuple[Any, Any]:
+        """``accept()``; when descriptors run out (EMFILE/ENFILE), close an idle connection, back off (doubling up
+        to 1 s) and log once a minute, instead of spinning on a listening socket that stays readable."""
+        try:
+            pair = super().get_request()
+        except OSError as exc:
+            if exc.errno in _OUT_OF_FDS:
+                freed = self.conns.free_one()
+                self._accept_backoff = min(max(self._accept_backoff * 2, 0.01), 1.0)
+                self._fd_log.event("cannot accept HTTP connections: %s (%d connections open%s); backing off %.2f "
+                                   "s; raise the open-file limit (LimitNOFILE=) or lower --max-connections",
+                                   exc.strerror or exc, len(self.conns), ", closed an idle one" if freed else "",
+                                   self._accept_backoff)
+                time.sleep(self._accept_backoff)
+            raise
+        self._accept_backoff = 0.0
+        return pair
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Admit the connection under the cap (closing an idle one to make room) or refuse it, then hand it to a
+        thread."""
+        peer = str(client_address[0]) if isinstance(client_address, tuple) else str(client_address)
+        tls = self.web.tls is not None
+        conn = self.conns.admit(request, peer, "handshake" if tls else IDLE,
+                                HANDSHAKE_TIMEOUT_S if tls else self.limits.idle_timeout_s)
+        if conn is None:
+            if not tls:
+                try:
+                    request.setblocking(False)
+                    request.send(_BUSY)
+                except OSError:
+                    pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.conns.release(request)
+            raise
+
+    def service_actions(self) -> None:
+        """Between accepts (at least every poll interval): shut down connections past their deadline."""
+        now = time.monotonic()
+        if now >= self._next_reap:
+            self._next_reap = now + 0.2
+            self.conns.reap()
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         """In the connection's own thread: the TLS handshake (when configured), then the request handler."""
+        try:
+            self._finish(request, client_address)
+        finally:
+            self.conns.release(request)
+
+    def _finish(self, request: Any, client_address: Any) -> None:
         tls = self.web.tls
         if tls is None:
-            request.settimeout(IDLE_TIMEOUT_S)
+            request.settimeout(self.limits.idle_timeout_s)
             super().finish_request(request, client_address)
             return
         request.settimeout(HANDSHAKE_TIMEOUT_S)
@@ -86,16 +149,17 @@ class WebServer(ThreadingHTTPServer):
         except OSError as exc:
             log.debug("TLS from %s: %s", client_address, exc)
             return
+        self.conns.rebind(request, conn)
         try:
-            conn.do_handshake()
-        except (OSError, ssl.SSLError) as exc:  # timeout, reset, a plain-HTTP client, a bad certificate
-            log.debug("TLS handshake from %s failed: %s", client_address, exc)
-            conn.close()
-            return
-        try:
-            conn.settimeout(IDLE_TIMEOUT_S)
+            try:
+                conn.do_handshake()
+            except (OSError, ssl.SSLError) as exc:  # timeout, reset, a plain-HTTP client, a bad certificate
+                log.debug("TLS handshake from %s failed: %s", client_address, exc)
+                return
+            conn.settimeout(self.limits.idle_timeout_s)
             super().finish_request(conn, client_address)
         finally:
+            self.conns.release(conn)
             conn.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -130,6 +194,7 @@ class WebHandler(BaseHTTPRequestHandler):
     without the body."""
 
     server: WebServer
+    _slot = False  # holds one of the server's request slots
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out at once: no 40 ms delayed-ACK stall on keep-alive
 
@@ -148,11 +213,64 @@ class WebHandler(BaseHTTPRequestHandler):
                 f"Content-Type: {ctype}\r\nContent-Length: {len(body)}\r\n{extra}\r\n").encode("latin-1")
         self.wfile.write(head if self.command == "HEAD" else head + body)
 
+    def handle_one_request(self) -> None:
+        """One request under the connection's deadlines: idle until its first byte, then
+        :attr:`ConnLimits.header_timeout_s` for the request line and headers (enforced by the accept loop, which
+        shuts the socket down), then the response, with at most :attr:`ConnLimits.max_requests` answered at once."""
+        conn = self.server.conns.get(self.connection)
+        limits = self.server.limits
+        if conn is not None:
+            conn.enter(IDLE, limits.idle_timeout_s)
+        try:
+            first = self.rfile.peek(1)  # type: ignore[attr-defined]  # a BufferedReader (rbufsize -1)
+        except OSError:  # idle timeout, reset, shut down for a new connection
+            self.close_connection = True
+            return
+        if not first or (conn is not None and conn.closed):
+            self.close_connection = True
+            return
+        if conn is not None:
+            conn.enter(HEADERS, limits.header_timeout_s)
+        self._slot = False
+        try:
+            super().handle_one_request()
+        finally:
+            if self._slot:
+                self.server.conns.requests.release()
+
+    def parse_request(self) -> bool:
+        """The request line and headers have arrived: start the response deadline and take a request slot (503 when
+        none frees up within it). A request announcing a body is answered and its connection closed, unread."""
+        if not super().parse_request():
+            return False
+        limits = self.server.limits
+        conn = self.server.conns.get(self.connection)
+        if conn is not None:
+            conn.enter(RESPONSE, limits.response_timeout_s)
+        if self.headers.get("Content-Length", "0").strip() not in ("", "0") or "Transfer-Encoding" in self.headers:
+            self.close_connection = True
+        if not self.server.conns.requests.acquire(timeout=limits.response_timeout_s):
+            self.close_connection = True
+            self.send_body(503, b"too many requests in flight, try again\n", headers={"Retry-After": "1"})
+            return False
+        self._slot = True
+        return True
+
     def authorized(self) -> bool:
-        """Whether the request passes the web config's basic auth; if not, a 401 has been sent."""
-        if self.server.web.authorized(self.headers.get("Authorization")):
+        """Whether the request passes the web config's basic auth, through the server's :class:`AuthGate`; if not,
+        a 401 (429 after too many failures from this address, 503 when the check is busy) has been sent."""
+        verdict = self.server.auth.verdict(self.headers.get("Authorization"), str(self.client_address[0]))
+        if verdict == AuthGate.OK:
             return True
-        self.send_body(401, b"Unauthorized\n", headers={"WWW-Authenticate": 'Basic realm="fabricd"'})
+        if verdict == AuthGate.DENIED:
+            self.send_body(401, b"Unauthorized\n", headers={"WWW-Authenticate": 'Basic realm="fabricd"'})
+        elif verdict == AuthGate.LIMITED:
+            self.close_connection = True
+            self.send_body(429, b"too many failed authentications, try again later\n",
+                           headers={"Retry-After": str(int(AuthGate.WINDOW_S))})
+        else:
+            self.close_connection = True
+            self.send_body(503, b"authentication busy, try again\n", headers={"Retry-After": "1"})
         return False
 
     def send_metrics(self, text: str) -> None:
@@ -173,10 +291,11 @@ class WebHandler(BaseHTTPRequestHandler):
 class ExporterServer(WebServer):
     """Serves ``render()`` output on /metrics. ``render`` is called under a lock, once per request."""
 
-    def __init__(self, address: tuple[str, int], render: Callable[[], str], web: WebConfig | None = None) -> None:
+    def __init__(self, address: tuple[str, int], render: Callable[[], str], web: WebConfig | None = None,
+                 limits: ConnLimits | None = None) -> None:
         self.render = render
         self.scrape_lock = threading.Lock()
-        super().__init__(address, _Handler, web)
+        super().__init__(address, _Handler, web, limits)
 
     @property
     def url(self) -> str:

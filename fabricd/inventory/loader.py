@@ -20,10 +20,11 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from fabricd import settings
 from fabricd.errors import InventoryError, Location, Problem
 from fabricd.model import Fabric
 
-from .yamlsrc import Loc, Located, load_located
+from .yamlsrc import Budget, Limits, Loc, Located, load_located
 
 TOP_LEVEL_KEYS = ("name", "description", "policy", "defaults", "groups", "switches", "hosts", "links")
 LIST_SECTIONS = ("switches", "hosts", "links")
@@ -133,9 +134,14 @@ def _outside_links(root: Path, files: list[Path]) -> list[Path]:
     return [f for f in files if base not in f.resolve().parents]
 
 
-def load_inventory(path: Path | str) -> Inventory:
-    """Load and validate the inventory at ``path``. Raises InventoryError with every problem found."""
+def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
+    """Load and validate the inventory at ``path``. Raises InventoryError with every problem found. ``limits``
+    bound its size (default: :func:`fabricd.settings.inventory_limits`, from the environment)."""
     root = Path(path)
+    if limits is None:
+        max_bytes, max_nodes = settings.inventory_limits()
+        limits = Limits(max_bytes=max_bytes, max_nodes=max_nodes)
+    budget = Budget(limits)
     problems: list[Problem] = []
     located = Located()
     if not root.exists():
@@ -169,7 +175,7 @@ def load_inventory(path: Path | str) -> Inventory:
     for file in files:
         prefix: Loc = ("@", located.add_file(file))
         before = len(problems)
-        doc = load_located(file, located, problems, prefix)
+        doc = load_located(file, located, problems, prefix, budget)
         if doc is None:
             if len(problems) == before:
                 problems.append(Problem("file is empty", location=Location(file), code="INV012",
@@ -189,7 +195,7 @@ def load_inventory(path: Path | str) -> Inventory:
     data = _combine(docs, located, origins, problems)
     if problems:
         raise InventoryError(problems)
-    merged = _apply_inheritance(data, origins, located, problems)
+    merged = _apply_inheritance(data, origins, located, problems, limits.max_nodes)
     if problems:
         raise InventoryError(problems)
     try:
@@ -285,9 +291,28 @@ def _deep_merge(base: Any, over: Any) -> Any:
     return over
 
 
+def _size(value: Any, cap: int) -> int:
+    """Nodes in ``value`` with shared parts counted each time they appear (what validating it walks), stopping
+    past ``cap``."""
+    n = 0
+    stack = [value]
+    while stack and n <= cap:
+        item = stack.pop()
+        n += 1
+        if isinstance(item, dict):
+            n += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return n
+
+
 def _apply_inheritance(
-    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem]
+    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem],
+    max_nodes: int = Limits.max_nodes,
 ) -> dict[str, Any]:
+    """Merge defaults and groups into every device. What the devices inherit counts against ``max_nodes`` too (a
+    group holding a large structure, listed by every device, would otherwise multiply it past any file limit)."""
     defaults = data.get("defaults", {})
     groups = data.get("groups", {})
     roots = origins.roots
@@ -314,12 +339,16 @@ def _apply_inheritance(
         return data
 
     out = {k: v for k, v in data.items() if k not in ("defaults", "groups")}
+    sizes: dict[str, int] = {}
+    inherited = 0
     for section, kind, child, child_kind in (("switches", "switch", "ports", "port"), ("hosts", "host", "nics", "nic")):
         origins.child_defaults[child] = [(*r, child_kind) for r in defaults_roots] if child_kind in defaults else []
         origins.child_kinds[child] = child_kind
         kind_default = defaults.get(kind)
         kind_roots = [(*r, kind) for r in defaults_roots] if isinstance(kind_default, dict) else []
         child_default = defaults.get(child_kind)
+        kind_size = _size(kind_default, max_nodes) if isinstance(kind_default, dict) else 0
+        child_size = _size(child_default, max_nodes) if isinstance(child_default, dict) else 0
         merged_items = []
         for i, item in enumerate(data.get(section, [])):
             if not isinstance(item, dict):
@@ -332,7 +361,14 @@ def _apply_inheritance(
             child_defaults = child_default if isinstance(child_default, dict) else None
             group_list: str | None = None
             for g_index, g in enumerate(names if isinstance(names, list) else []):
-                if not isinstance(g, str) or g not in groups:
+                if not isinstance(g, str):  # never str() it: an aliased structure would expand in the message
+                    problems.append(Problem("a group name must be text", path=dotted_path(data, (section, i)) +
+                                            f".groups[{g_index}]",
+                                            location=_first_line(located, own_roots, ("groups", g_index)),
+                                            expected="a name under groups:", got=_short(g), code="INV020",
+                                            hint="list group names, e.g. groups: [leaf]"))
+                    continue
+                if g not in groups:
                     close = difflib.get_close_matches(str(g), [str(n) for n in groups], n=1)
                     where = dotted_path(data, (section, i, "groups", g_index))
                     problems.append(Problem(f"unknown group {g!r}", path=where,
@@ -354,6 +390,9 @@ def _apply_inheritance(
                     body = {k: v for k, v in body.items() if k != child_kind}
                 if child in body:
                     group_list = g
+                if g not in sizes:
+                    sizes[g] = _size(groups[g], max_nodes)
+                inherited += sizes[g]
                 merged = _deep_merge(merged, body)
                 layer_roots.extend((*r, g) for r in groups_roots)
             if group_list is not None and child in item:
@@ -370,6 +409,17 @@ def _apply_inheritance(
             if layer_roots:
                 roots[(section, i)] = layer_roots + own_roots
             children = merged.get(child)
+            inherited += kind_size + (child_size * len(children) if isinstance(children, list) else 0)
+            if inherited > max_nodes:
+                problems.append(Problem(
+                    f"with what its devices inherit from defaults and groups, the inventory passes its limit of "
+                    f"{max_nodes:,} YAML nodes here", path=dotted_path(data, (section, i)),
+                    location=_first_line(located, own_roots, ()), code="INV009",
+                    expected=f"at most {max_nodes:,} inherited nodes (each device counts the groups it lists)",
+                    got=f"more by {section}[{i}]",
+                    hint="keep large structures out of groups listed by many devices; if the inventory really is "
+                    f"this large, raise the limit: FABRICD_INVENTORY_MAX_NODES={max_nodes * 2}"))
+                return out
             if isinstance(children, list) and child_defaults is not None:
                 merged[child] = [_deep_merge(child_defaults, c) if isinstance(c, dict) else c for c in children]
             merged_items.append(merged)

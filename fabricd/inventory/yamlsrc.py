@@ -12,15 +12,23 @@ hot spots of PyYAML are bypassed because they dominate on large inventories (ben
 
 Lines are stored as plain ints keyed by the node path; a :class:`~fabricd.errors.Location` is built only when a
 problem is reported.
+
+Hostile input is bounded (docs/inventory.md, "Limits"): an alias is never copied (it shares the anchored object),
+but every node counts with aliases expanded, so an alias bomb stops at :attr:`Limits.max_nodes` with the alias and
+its line named, before anything downstream (a message, the model) could expand it; an alias inside the node its
+anchor names (a cycle) and a complex (non-scalar) mapping key are located problems, and nothing aliased is ever
+turned into text. A file larger than :attr:`Limits.max_bytes` is not read.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from fabricd import settings
 from fabricd.errors import Location, Problem
 
 try:
@@ -43,6 +51,45 @@ _SEQ_START = yaml.SequenceStartEvent
 _SEQ_END = yaml.SequenceEndEvent
 _MAP_END = yaml.MappingEndEvent
 _STREAM_END = yaml.StreamEndEvent
+_START_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_END_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+MAX_BYTES = settings.INVENTORY_MAX_BYTES
+MAX_NODES = settings.INVENTORY_MAX_NODES
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How large an inventory may be (``FABRICD_INVENTORY_MAX_BYTES``, ``FABRICD_INVENTORY_MAX_NODES``)."""
+
+    max_bytes: int = MAX_BYTES
+    """Bytes of YAML, all files of the inventory together."""
+    max_nodes: int = MAX_NODES
+    """YAML nodes (each scalar, list and mapping, keys included), aliases counted as what they repeat, all files
+    together. The 17,000-device benchmark fabric (bench/validate.py) has about 360,000 (and 2.9 MB)."""
+
+
+@dataclass
+class Budget:
+    """What the files read so far used of :class:`Limits` (one budget for all files of an inventory)."""
+
+    limits: Limits
+    bytes: int = 0
+    nodes: int = 0
+
+
+def _limit_hint(var: str, value: int) -> str:
+    return (f"if the inventory really is this large, raise the limit: {var}={value * 2} (the default is "
+            f"{MAX_BYTES if var.endswith('BYTES') else MAX_NODES}); otherwise look for an alias repeated many times")
+
+
+class TooLargeError(Exception):
+    """The inventory passed :attr:`Limits.max_nodes` while being read (raised out of the builder, then reported)."""
+
+    def __init__(self, line: int, what: str) -> None:
+        super().__init__(what)
+        self.line = line
+        self.what = what
 
 
 class _Loader(_BaseLoader):
@@ -120,13 +167,31 @@ class _Builder:
     """Builds plain data straight from libyaml's event stream (no node tree), recording the line of every
     mapping key and sequence item, and reporting duplicate keys, merge keys and collection tags as problems."""
 
-    def __init__(self, file: str, out: Located, loader: Any, problems: list[Problem]) -> None:
+    def __init__(self, file: str, out: Located, loader: Any, problems: list[Problem], nodes: int = 0,
+                 max_nodes: int = MAX_NODES) -> None:
         self.file = file
         self.lines = out.lines
         self.loader = loader
         self.next = loader.get_event
         self.problems = problems
         self.anchors: dict[str, Any] = {}
+        self.nodes = nodes
+        """Nodes read so far, aliases counted as the size of what they repeat (with the files before this one)."""
+        self.max_nodes = max_nodes
+        self.sizes: dict[str, int] = {}
+        """Expanded size of each finished anchor."""
+        self.open: dict[str, int] = {}
+        """Anchors of collections being built -> their line (an alias to one of them is a cycle)."""
+
+    def _count(self, n: int, event: Any) -> None:
+        self.nodes += n
+        if self.nodes > self.max_nodes:
+            line = event.start_mark.line + 1
+            if type(event) is _ALIAS_EV and event.anchor is not None:
+                size = self.sizes.get(event.anchor, 0)
+                raise TooLargeError(line, f"the alias *{event.anchor} repeats {size:,} nodes (anchor "
+                                          f"&{event.anchor}), which takes the inventory past")
+            raise TooLargeError(line, "the inventory passes")
 
     def document(self, prefix: Loc) -> Any:
         """The single document of the stream, or None for an empty stream."""
@@ -188,15 +253,51 @@ class _Builder:
     def value(self, event: Any, loc: Loc) -> Any:
         cls = type(event)
         if cls is _SCALAR_EV:
+            self._count(1, event)
+            if event.anchor is not None:
+                self.sizes[event.anchor] = 1
             return self._anchor(event, self.scalar(event))
         if cls is _ALIAS_EV:
-            if event.anchor not in self.anchors:
+            name = event.anchor
+            if name in self.open:
+                self.problems.append(Problem(
+                    f"the alias *{name} is inside the node its anchor &{name} (line {self.open[name]}) names: a "
+                    "cycle", path=_dotted(loc), location=Location(self.file, event.start_mark.line + 1),
+                    expected="an alias to a finished node", got=f"*{name} within &{name}",
+                    hint=f"write the value out, or move &{name} to a node that does not contain *{name}",
+                    code="INV022"))
+                return None
+            if name not in self.anchors:
                 raise yaml.composer.ComposerError(
-                    None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
-            return self.anchors[event.anchor]
+                    None, None, f"found undefined alias {name!r}", event.start_mark)
+            self._count(self.sizes.get(name, 1), event)
+            return self.anchors[name]
+        anchor = event.anchor
+        if anchor is None:
+            return self._collection(event, loc)
+        start = self.nodes
+        self.open[anchor] = event.start_mark.line + 1
+        try:
+            return self._collection(event, loc)
+        finally:
+            del self.open[anchor]
+            self.sizes[anchor] = self.nodes - start
+
+    def _discard(self, event: Any) -> None:
+        """Consume the events of one node without building it (a complex key: refused, never looked into)."""
+        depth = 1 if isinstance(event, _START_EVENTS) else 0
+        while depth:
+            ev = self.next()
+            if isinstance(ev, _START_EVENTS):
+                depth += 1
+            elif isinstance(ev, _END_EVENTS):
+                depth -= 1
+
+    def _collection(self, event: Any, loc: Loc) -> Any:
+        self._count(1, event)
         lines = self.lines
         nxt = self.next
-        if cls is _SEQ_START:
+        if type(event) is _SEQ_START:
             self._check_tag(event, _SEQ_TAG, loc)
             items: list[Any] = self._anchor(event, [])
             i = 0
@@ -218,6 +319,9 @@ class _Builder:
             key_line = key_event.start_mark.line + 1
             if type(key_event) is _SCALAR_EV:
                 value_event = nxt()
+                self.nodes += 1  # inlined _count: the hot path of a large inventory
+                if self.nodes > self.max_nodes:
+                    self._count(0, key_event)
                 key = key_event.value
                 # fast path: an untagged plain scalar that cannot be a bool/int/float/null/merge key is a string
                 if key_event.tag is not None or not key or key[0] in typed_first:
@@ -229,10 +333,17 @@ class _Builder:
                         self._skip(value_event)
                         continue
                     key = self.scalar(key_event)
-            else:  # a complex key ("? [a, b]"): its own events come before the value's
-                key = self._skip(key_event)
-                key = str(key) if isinstance(key, list | dict) else key
-                value_event = nxt()
+            else:  # a complex key ("? [a, b]", or an alias): refused unread, never turned into text
+                kind = f"the alias *{key_event.anchor}" if type(key_event) is _ALIAS_EV else (
+                    "a list" if type(key_event) is _SEQ_START else "a mapping")
+                self.problems.append(Problem(
+                    "a mapping key must be a plain scalar", path=_dotted(loc), location=Location(self.file, key_line),
+                    expected="a name, number or quoted string as the key", got=kind,
+                    hint="write the key as text (a complex '? ' key or an alias as a key has no meaning here)",
+                    code="INV008"))
+                self._discard(key_event)
+                self._skip(nxt())
+                continue
             child = (*loc, key)
             if key in result:
                 first = lines.get(child, 0)
@@ -244,6 +355,9 @@ class _Builder:
                 continue
             lines[child] = key_line
             if type(value_event) is _SCALAR_EV:
+                self.nodes += 1
+                if self.nodes > self.max_nodes:
+                    self._count(0, value_event)
                 text = value_event.value
                 if value_event.tag is None and text and (text[0] not in typed_first or not value_event.implicit[0]):
                     result[key] = text
@@ -251,19 +365,36 @@ class _Builder:
                     result[key] = self.scalar(value_event)
                 if value_event.anchor is not None:
                     self.anchors[value_event.anchor] = result[key]
+                    self.sizes[value_event.anchor] = 1
             else:
                 result[key] = self.value(value_event, child)
                 lines[child] = key_line
 
 
-def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc = ()) -> Any:
-    """Parse one YAML file into plain data, recording lines under ``prefix``. Syntax errors become problems."""
+def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc = (),
+                 budget: Budget | None = None) -> Any:
+    """Parse one YAML file into plain data, recording lines under ``prefix``. Syntax errors become problems, and so
+    does a file that would take ``budget`` past its limits (it is then not read, or not read further)."""
     file = str(path)
+    budget = budget if budget is not None else Budget(Limits())
     if path.exists() and not path.is_file():  # a FIFO would block the read forever, a device never end
         problems.append(Problem("not a regular file", location=Location(file), code="INV004",
                                 expected="a YAML file", got="a FIFO, device or other special file",
                                 hint="give the inventory file or directory itself"))
         return None
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # the read below reports it
+    max_bytes = budget.limits.max_bytes
+    if budget.bytes + size > max_bytes:
+        problems.append(Problem(
+            "the inventory is too large to read", location=Location(file), code="INV009",
+            expected=f"at most {max_bytes:,} bytes of YAML in all files together",
+            got=f"{budget.bytes + size:,} bytes with this file ({size:,}); not read",
+            hint=_limit_hint("FABRICD_INVENTORY_MAX_BYTES", max_bytes)))
+        return None
+    budget.bytes += size
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -276,8 +407,17 @@ def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc 
                                 hint="check the path and its permissions"))
         return None
     loader = _Loader(text)
+    builder = _Builder(file, out, loader, problems, budget.nodes, budget.limits.max_nodes)
     try:
-        return _Builder(file, out, loader, problems).document(prefix)
+        return builder.document(prefix)
+    except TooLargeError as exc:
+        problems.append(Problem(
+            f"{exc.what} its limit of {budget.limits.max_nodes:,} YAML nodes; the rest of the file is not read",
+            location=Location(file, exc.line), code="INV009",
+            expected=f"at most {budget.limits.max_nodes:,} nodes (scalars, lists and mappings, aliases counted as "
+                     "what they repeat) in all files together", got=f"more, by line {exc.line}",
+            hint=_limit_hint("FABRICD_INVENTORY_MAX_NODES", budget.limits.max_nodes)))
+        return None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
@@ -296,4 +436,5 @@ def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc 
                                 code="INV005", hint="fix the YAML value"))
         return None
     finally:
+        budget.nodes = builder.nodes
         loader.dispose()

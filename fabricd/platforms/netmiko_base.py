@@ -51,6 +51,11 @@ class _VerifiedHostKeys:
     fabricd_verify: bool = True
     fabricd_accept_new: Path | None = None
     fabricd_client: VerifyingClient | None = None
+    fabricd_lines_sent: int = 0
+    """Lines written so far (each one is answered by a prompt), netmiko's own session preparation included."""
+    fabricd_raw: list[str] | None = None
+    """While a list: everything read from the channel is appended, once (netmiko re-serves data from its own read
+    buffer, so ``read_channel`` may return some twice): the session preparation, to count the prompts it got."""
     remote_conn: Any
 
     def read_channel(self) -> str:
@@ -59,6 +64,24 @@ class _VerifiedHostKeys:
         if not data and chan is not None and (chan.closed or chan.eof_received):
             raise EOFError("the device closed the SSH session")
         return data
+
+    def establish_connection(self, width: int = 511, height: int = 1000) -> None:
+        """netmiko's, then the channel's reads are recorded while :attr:`fabricd_raw` is a list."""
+        super().establish_connection(width, height)  # type: ignore[misc]
+        channel = self.channel  # type: ignore[attr-defined]
+        raw_read = channel.read_channel
+
+        def counted() -> str:
+            data: str = raw_read()
+            if data and self.fabricd_raw is not None:
+                self.fabricd_raw.append(data)
+            return data
+
+        channel.read_channel = counted
+
+    def write_channel(self, out_data: str) -> None:
+        self.fabricd_lines_sent += out_data.count("\n") + out_data.count("\r") - out_data.count("\r\n")
+        super().write_channel(out_data)  # type: ignore[misc]
 
     def _build_ssh_client(self) -> paramiko.SSHClient:
         self.fabricd_client = VerifyingClient(self.fabricd_known_hosts, verify=self.fabricd_verify,
@@ -87,6 +110,10 @@ class NetmikoDriver:
     capabilities: ClassVar[Capabilities]
     error_pattern: ClassVar[re.Pattern[str]]
     checkpoint_name: ClassVar[str] = "fabricd-last"
+    running_config_mark: ClassVar[re.Pattern[str] | None] = None
+    """What every running config of the platform contains (the pack's ``patterns.RUNNING_CONFIG_MARK``): a read
+    without it is a failed read (:meth:`plausible_config`), never an empty config to diff against."""
+    running_config_rule: ClassVar[str] = ""
     rollback_token: str | None = None
     """Platform state a fresh connection needs to roll back what this one started (NVUE: the revision applied
     before the push). The pipeline copies it to the new driver when it reconnects to recover."""
@@ -98,6 +125,11 @@ class NetmikoDriver:
         self.options = options or DriverOptions()
         self.conn: Any = None
         self.prompt_re: re.Pattern[str] = re.compile(r"[#>$]\s*$")
+        self.any_prompt_re: re.Pattern[str] = self.prompt_re
+        self._owed = 0
+        """Prompts of earlier lines still due (a read that timed out): the next read skips them first."""
+        self._late_seen = 0
+        """Prompts the last read that timed out had seen."""
 
     @property
     def connected(self) -> bool:
@@ -133,6 +165,7 @@ class NetmikoDriver:
             conn.fabricd_known_hosts = a.known_hosts
             conn.fabricd_verify = a.verify_host_key
             conn.fabricd_accept_new = a.accept_new_host_keys
+            conn.fabricd_raw = []
             conn._open()
         except NetmikoAuthenticationException:
             raise DriverError(
@@ -208,6 +241,34 @@ class NetmikoDriver:
         """After login: learn the prompt. Platforms extend this (enable, terminal settings)."""
         base = re.escape(self.conn.base_prompt)
         self.prompt_re = re.compile(rf"(?m)^{base}[^\n]*?[#>$]\s*$")
+        self.any_prompt_re = re.compile(rf"(?m)^{base}[^\n#>$]*[#>$]")
+        self._settle()
+
+    def _settle(self) -> None:
+        """Catch up with the prompts netmiko's session preparation still owes.
+
+        A device prints one prompt at login and one per line it is sent. netmiko's preparation (finding the
+        prompt, terminal width and length, enable) may send a line again when the device is slow to answer and
+        return before every answer has arrived; such a late prompt would end a later read before its command's
+        output came (a slow NX-OS read an empty running config). The lines written and the prompts read during
+        the preparation are counted (at the channel, once each); the prompts still owed are read and dropped here,
+        so every later read starts in step. :meth:`_read_reply` keeps that count for fabricd's own commands."""
+        conn = self.conn
+        raw, conn.fabricd_raw = conn.fabricd_raw, None
+        seen = len(self.any_prompt_re.findall("".join(raw or []).replace("\r", "")))
+        conn._read_buffer = ""  # already counted above; netmiko would hand it to the next read
+        owed = conn.fabricd_lines_sent + 1 - seen
+        if owed <= 0:
+            return
+        log.debug("%s: %d prompt(s) of the session preparation still due; waiting for them", self.name, owed,
+                  extra={"target": self.name})
+        self._late_seen = 0
+        try:
+            self._read_until(self.any_prompt_re, "connect", count=owed)
+        except DriverError:
+            self._owed = max(0, owed - self._late_seen)  # the next read skips them if they come after all
+            log.debug("%s: %d owed prompt(s) did not come in time", self.name, self._owed,
+                      extra={"target": self.name})
 
     def close(self) -> None:
         conn, self.conn = self.conn, None
@@ -239,14 +300,17 @@ class NetmikoDriver:
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise self._lost(op, exc) from None
 
-    def _read_until(self, done: re.Pattern[str], op: str, *, count: int = 1, timeout: float | None = None) -> str:
-        """Read until ``done`` has matched ``count`` times; waits on the channel (select), no busy polling."""
+    def _read_until(self, done: re.Pattern[str], op: str, *, count: int = 1, timeout: float | None = None,
+                    skip: int = 0) -> str:
+        """Read until ``done`` has matched ``count`` times after the first ``skip`` prompts (of earlier lines, see
+        :meth:`_read_reply`); return what came after those. Waits on the channel (select), no busy polling."""
         conn = self.conn
         if conn is None:
             raise self._lost(op, "not connected")
         chan = conn.remote_conn
         deadline = time.monotonic() + (timeout or self.options.read_timeout_s)
         buf = ""
+        start = 0 if not skip else -1
         while True:
             try:
                 chunk: str = conn.read_channel()
@@ -254,16 +318,22 @@ class NetmikoDriver:
                 raise self._lost(op, exc) from None
             if chunk:
                 buf += chunk
+                if start < 0:
+                    ends = [m.end() for m in self.any_prompt_re.finditer(buf)]
+                    if len(ends) < skip:
+                        continue
+                    start = ends[skip - 1]
                 if count == 1:
-                    if done.search(buf, max(0, len(buf) - len(chunk) - 256)):
-                        return buf
-                elif len(done.findall(buf)) >= count:
-                    return buf
+                    if done.search(buf, max(start, len(buf) - len(chunk) - 256)):
+                        return buf[start:]
+                elif len(done.findall(buf, start)) >= count:
+                    return buf[start:]
                 continue
             if chan.closed or chan.exit_status_ready() or not chan.get_transport().is_active():
                 raise self._lost(op, "connection closed by the device")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                self._late_seen = len(self.any_prompt_re.findall(buf))
                 raise DriverError(
                     self.name, op, f"no prompt within {timeout or self.options.read_timeout_s:.0f} s",
                     hint="the device is slow or the prompt changed; raise --read-timeout or check the session log",
@@ -273,10 +343,25 @@ class NetmikoDriver:
             except (OSError, ValueError) as exc:
                 raise self._lost(op, exc) from None
 
+    def _read_reply(self, done: re.Pattern[str], op: str, *, count: int = 1, timeout: float | None = None) -> str:
+        """Read the reply to the ``count`` lines just written: first the prompts of earlier lines still owed
+        (counted, never taken for this reply's end), then until ``done`` has matched ``count`` times. A read that
+        times out leaves its prompts owed to the next one."""
+        owed = self._owed
+        self._owed = owed + count  # kept as is if the session is lost (it is not used again)
+        self._late_seen = 0
+        try:
+            raw = self._read_until(done, op, count=count, timeout=timeout, skip=owed)
+        except DriverError:
+            self._owed = max(0, owed + count - self._late_seen)  # a timeout: what did not come is still due
+            raise
+        self._owed = 0
+        return raw
+
     def exec(self, command: str, *, op: str = "command", timeout: float | None = None) -> str:
         """Run one command and return its output without the echo and the trailing prompt."""
         self._write(command + "\n", op)
-        raw = self._read_until(self.prompt_re, op, timeout=timeout)
+        raw = self._read_reply(self.prompt_re, op, timeout=timeout)
         return self._strip(raw, command)
 
     def _strip(self, raw: str, command: str) -> str:
@@ -294,7 +379,7 @@ class NetmikoDriver:
         for start in range(0, len(lines), size):
             chunk = lines[start : start + size]
             self._write("\n".join(chunk) + "\n", op)
-            raw = self._read_until(prompt, op, count=len(chunk))
+            raw = self._read_reply(prompt, op, count=len(chunk))
             segments = prompt.split(raw)
             for i, line in enumerate(chunk):
                 seg = segments[i] if i < len(segments) else ""
@@ -325,6 +410,21 @@ class NetmikoDriver:
                     hint="fix the template or intent that produced this line (a push discards or rolls back "
                     "what it started)",
                 )
+
+    def plausible_config(self, text: str) -> str:
+        """``text`` when it holds :attr:`running_config_mark`; otherwise a :class:`DriverError` (a slow or
+        out-of-step session read nothing or a fragment: diffing it would report every owned line missing)."""
+        mark = self.running_config_mark
+        if mark is None or mark.search(text):
+            return text
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        got = f"{len(text)} characters" + (f", starting {first[:60]!r}" if first else "")
+        raise DriverError(
+            self.name, "get_config",
+            f"the running config read back is not plausible ({got}): it lacks {self.running_config_rule}",
+            hint="the device answered late or the session fell out of step; try again, raise --read-timeout, and "
+            "check the session log (--session-log DIR)",
+        )
 
     def fingerprint(self, config: str) -> str:
         """``config`` without volatile lines (timestamps), to tell whether two reads show the same config."""

@@ -29,6 +29,7 @@ from fabricd import __version__
 from fabricd.audit.host import audit_host
 from fabricd.audit.report import AuditReport, Status
 from fabricd.collectors.core import MetricSpec, Registry, Scrape
+from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.webconfig import WebConfig
 from fabricd.errors import FabricdError
 from fabricd.hosts.base import HostBackend, apply_all
@@ -118,6 +119,8 @@ class AgentOptions:
     """Pinned SHA-256 of the intent file (hex); any other body is refused."""
     listen: tuple[str, int] = ("127.0.0.1", 9863)
     web: WebConfig | None = None
+    limits: ConnLimits | None = None
+    """The HTTP endpoint's bounds (connections, deadlines, requests in flight); None: the defaults."""
     watch_devices: bool = True
     lock_wait_s: float = 10.0
     settle_s: float = 0.5
@@ -369,7 +372,8 @@ class Agent:
         """Bind the listener (OSError when taken), open the event socket, and start reconciling."""
         if serve:
             self.server = ApiServer(self.options.listen, ServiceHandlers(self.metrics, self.health, self.status,
-                                                                         self.events), self.options.web)
+                                                                         self.events), self.options.web,
+                                       self.options.limits)
             self._server_thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
                                                    name="agent-api", daemon=True)
             self._server_thread.start()

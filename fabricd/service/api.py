@@ -17,6 +17,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
+from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.server import WebHandler, WebServer
 from fabricd.collectors.webconfig import WebConfig
 
@@ -37,9 +38,10 @@ class ServiceHandlers:
 
 
 class ApiServer(WebServer):
-    def __init__(self, address: tuple[str, int], handlers: ServiceHandlers, web: WebConfig | None = None) -> None:
+    def __init__(self, address: tuple[str, int], handlers: ServiceHandlers, web: WebConfig | None = None,
+                 limits: ConnLimits | None = None) -> None:
         self.handlers = handlers
-        super().__init__(address, _Handler, web)
+        super().__init__(address, _Handler, web, limits)
 
     @property
     def base_url(self) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 from fabricd import __version__
 from fabricd.collectors.core import Registry, Scrape
 from fabricd.collectors.host import host_collectors
+from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.switch import Backoff, CommandRunner, SwitchCollector, SwitchTarget
 from fabricd.collectors.watchdog import WatchdogCollector
@@ -65,6 +66,8 @@ class ServeOptions:
     export_host: bool = True
     config_interval_s: float = CONFIG_INTERVAL_S
     params: WatchdogParams = field(default_factory=WatchdogParams)
+    limits: ConnLimits | None = None
+    """The HTTP endpoint's bounds (connections, deadlines, requests in flight); None: the defaults."""
 
 
 class _FleetCollector:
@@ -212,7 +215,8 @@ class Service:
     def start(self) -> None:
         """Bind the listener (raises OSError when the address is taken) and start every thread."""
         self.server = ApiServer(self.options.listen, ServiceHandlers(self.metrics, self.health, self.status,
-                                                                     self.events), self.options.web)
+                                                                     self.events), self.options.web,
+                                   self.options.limits)
         self.started_ts = time.time()
         self.watchdog.start(self._stop)
         if self.auditor is not None:

@@ -80,6 +80,12 @@ class _SourceState:
     last_poll_s: float | None = None
     last_ok_wall: float | None = None
     deadline_reads: int = 0
+    overrun_logged: float | None = None
+    overruns_logged: int = 0
+
+
+OVERRUN_LOG_EVERY_S = 60.0
+"""A source that falls behind its schedule is logged at most this often (with the count since the last line)."""
 
 
 class Watchdog:
@@ -252,6 +258,19 @@ class Watchdog:
                 missed = int((after - next_t) // period) + 1
                 st.overruns += 1
                 next_t += missed * period
+                self._log_overrun(source.name, st, after, missed, period)
+
+    @staticmethod
+    def _log_overrun(name: str, st: _SourceState, now: float, missed: int, period: float) -> None:
+        """A WARNING when a source's poll ended after its next slot (the host was busy, the source slow): the
+        detection-time contract is stretched by that much. At most once per :data:`OVERRUN_LOG_EVERY_S`."""
+        if st.overrun_logged is not None and now - st.overrun_logged < OVERRUN_LOG_EVERY_S:
+            return
+        since = st.overruns - st.overruns_logged
+        st.overrun_logged, st.overruns_logged = now, st.overruns
+        log.warning("watchdog source %s fell behind its schedule: a poll ended %d poll period(s) (%.0f ms each) "
+                    "late; %d overrun(s) since the last such line (fabricd_watchdog_poll_overruns_total)", name,
+                    missed, period * 1000, since, extra={"target": name})
 
     def start(self, stop: threading.Event, duration_s: float | None = None) -> None:
         """Start one polling thread per source; they end when ``stop`` is set or after ``duration_s``."""

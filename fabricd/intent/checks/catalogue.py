@@ -27,6 +27,8 @@ LOAD_CODES = (
     ("INV005", "a YAML syntax error, an undefined alias, or more than one document in a file"),
     ("INV006", "a YAML tag such as `!!set` or `!!omap` on a mapping or list"),
     ("INV007", "a file of a directory inventory that is a symbolic link leading outside the directory (not read)"),
+    ("INV008", "a mapping key that is a list, a mapping or an alias (refused unread)"),
+    ("INV009", "an inventory past FABRICD_INVENTORY_MAX_BYTES or FABRICD_INVENTORY_MAX_NODES (an alias bomb)"),
     ("INV010", "the inventory path does not exist"),
     ("INV011", "a directory inventory without any `*.yml`/`*.yaml` file"),
     ("INV012", "an empty file"),
@@ -37,9 +39,10 @@ LOAD_CODES = (
     ("INV017", "a value defined in more than one file of a directory inventory"),
     ("INV018", "an unknown or malformed `defaults` section (only switch, host, port, nic)"),
     ("INV019", "a group that is not a mapping"),
-    ("INV020", "a device listing a group that is not defined"),
+    ("INV020", "a device listing a group that is not defined, or a group name that is not text"),
     ("INV021", "a group's `ports:`/`nics:` list that a member's own list replaces (use the group's `port:`/`nic:` "
                "defaults)"),
+    ("INV022", "a YAML alias inside the node its anchor names (a cycle)"),
     ("INV100", "a model error: unknown key, wrong type, out-of-range or not-allowed value, missing required key"),
 )
 

@@ -26,6 +26,8 @@ class EosDriver(NetmikoDriver):
         config_session=True, checkpoint=True, commit_confirm=True, native_diff=True, atomic_commit=True
     )
     error_pattern = patterns.ERROR
+    running_config_mark = patterns.RUNNING_CONFIG_MARK
+    running_config_rule = patterns.RUNNING_CONFIG_RULE
     checkpoint_name = patterns.CHECKPOINT
 
     session: str | None = None
@@ -39,7 +41,7 @@ class EosDriver(NetmikoDriver):
         self.cfg_prompt = patterns.config_prompt(self.conn.base_prompt)
 
     def get_config(self) -> str:
-        return self.exec("show running-config", op="get_config")
+        return self.plausible_config(self.exec("show running-config", op="get_config"))
 
     def compare(self, running: str, candidate: str) -> ConfigDelta:
         return textcfg.delta(textcfg.changes_between(running, candidate, patterns.OWNERSHIP))

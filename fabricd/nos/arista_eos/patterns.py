@@ -88,3 +88,10 @@ OWNERSHIP = Ownership(
         )
     ),
 )
+
+
+RUNNING_CONFIG_MARK = re.compile(r"(?m)^! device: \S+ \(")
+"""What every ``show running-config`` of EOS prints, so a read without it is a failed read, not an empty config:
+the header's ``! device: <hostname> (<model>, EOS-<release>)`` line, after ``! Command: show running-config``.
+Source: public captures of vEOS-lab and cEOSLab 4.27 to 4.33 (``! device: leaf1 (vEOS-lab, EOS-4.29.2F)``)."""
+RUNNING_CONFIG_RULE = "the '! device: <hostname> (<model>, EOS-<release>)' header line every EOS running config prints"

@@ -24,6 +24,8 @@ class NxosDriver(NetmikoDriver):
         config_session=False, checkpoint=True, commit_confirm=False, native_diff=False, atomic_commit=False
     )
     error_pattern = patterns.ERROR
+    running_config_mark = patterns.RUNNING_CONFIG_MARK
+    running_config_rule = patterns.RUNNING_CONFIG_RULE
     checkpoint_name = patterns.CHECKPOINT
 
     staged: list[str] | None = None
@@ -36,7 +38,7 @@ class NxosDriver(NetmikoDriver):
 
     def exec(self, command: str, *, op: str = "command", timeout: float | None = None) -> str:
         self._write(command + "\n", op)
-        raw = self._read_until(self.cfg_prompt, op, timeout=timeout)
+        raw = self._read_reply(self.cfg_prompt, op, timeout=timeout)
         return self._strip(raw, command)
 
     def _strip(self, raw: str, command: str) -> str:
@@ -51,7 +53,7 @@ class NxosDriver(NetmikoDriver):
         return patterns.VOLATILE.sub("", config)
 
     def get_config(self) -> str:
-        return self.exec("show running-config", op="get_config")
+        return self.plausible_config(self.exec("show running-config", op="get_config"))
 
     def compare(self, running: str, candidate: str) -> ConfigDelta:
         return textcfg.delta(textcfg.changes_between(running, candidate, patterns.OWNERSHIP), "  ")

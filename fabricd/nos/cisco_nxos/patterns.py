@@ -77,3 +77,11 @@ OWNERSHIP = Ownership(
         )
     ),
 )
+
+
+RUNNING_CONFIG_MARK = re.compile(r"(?m)^version \S+")
+"""What every full ``show running-config`` of NX-OS prints, so a read without it is a failed read, not an empty
+config: the header's ``version <release>`` line (after ``!Command:`` and ``!Time:``). Source: Cisco Nexus 9000
+Series NX-OS Fundamentals Configuration Guide, Release 10.3(x), "Verifying the Device Configuration" (sample output
+``version 10.3(2) Bios:version 07.69``), and public captures of 7.0(3)I4(7) and 9.3(2) that print it the same way."""
+RUNNING_CONFIG_RULE = "the 'version <release>' header line every NX-OS running config prints"

@@ -67,6 +67,8 @@ class NvueDriver(NetmikoDriver):
         config_session=True, checkpoint=True, commit_confirm=True, native_diff=True, atomic_commit=True
     )
     error_pattern = patterns.ERROR
+    running_config_mark = patterns.RUNNING_CONFIG_MARK
+    running_config_rule = patterns.RUNNING_CONFIG_RULE
 
     loaded = False
     timer_pending = False
@@ -76,7 +78,7 @@ class NvueDriver(NetmikoDriver):
         self.line_prompt = patterns.shell_prompt(self.conn.base_prompt)
 
     def get_config(self) -> str:
-        return self.exec("nv config show -o commands", op="get_config")
+        return self.plausible_config(self.exec("nv config show -o commands", op="get_config"))
 
     def compare(self, running: str, candidate: str) -> ConfigDelta:
         problems, unsets, sets = changes(running, candidate, self.name)

@@ -30,3 +30,10 @@ APPLIED = re.compile(r"applied \[rev_id: (\d+)\]")
 def shell_prompt(base_prompt: str) -> re.Pattern[str]:
     """The bash prompt at a line start (``admin@leaf4-nvue:mgmt:~$ ``), echo allowed after it."""
     return re.compile(rf"(?m)^{re.escape(base_prompt)}[$#] ?")
+
+
+RUNNING_CONFIG_MARK = re.compile(r"(?m)^nv set ")
+"""What ``nv config show -o commands`` prints for any configured switch: at least one ``nv set`` line. Unverified:
+no capture of a factory-default NVUE configuration is at hand, so a switch whose applied configuration is truly
+empty would be refused too (it has nothing fabricd could diff against)."""
+RUNNING_CONFIG_RULE = "at least one 'nv set' line"

@@ -92,6 +92,8 @@ class SonicDriver(NetmikoDriver):
         config_session=False, checkpoint=True, commit_confirm=False, native_diff=True, atomic_commit=False
     )
     error_pattern = patterns.ERROR
+    running_config_mark = patterns.RUNNING_CONFIG_MARK
+    running_config_rule = patterns.RUNNING_CONFIG_RULE
     checkpoint_name = patterns.CHECKPOINT
 
     ops: list[dict[str, Any]] | None = None
@@ -107,7 +109,7 @@ class SonicDriver(NetmikoDriver):
         return out
 
     def get_config(self) -> str:
-        return self.exec("show runningconfiguration all", op="get_config")
+        return self.plausible_config(self.exec("show runningconfiguration all", op="get_config"))
 
     def run(self, commands: list[str]) -> dict[str, str]:
         """Read-only show commands. A reply in SONiC's error shape (click's ``Usage: ... Error: No such command``

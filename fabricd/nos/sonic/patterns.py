@@ -39,3 +39,10 @@ OWNED_TABLES = frozenset({
 
 MERGED_TABLES = frozenset({"PORT", "VLAN", "VLAN_MEMBER"})
 """Tables fabricd only adds to: its keys and fields must be present; other keys and fields are left alone."""
+
+
+RUNNING_CONFIG_MARK = re.compile(r'"DEVICE_METADATA"\s*:')
+"""What every ``show runningconfiguration all`` of SONiC prints, so a read without it is a failed read, not an
+empty config: the CONFIG_DB ``DEVICE_METADATA`` table, which holds the switch's hostname, HWSKU and MAC
+(``DEVICE_METADATA|localhost``, sonic-yang-models ``sonic-device_metadata.yang``) and is written at first boot."""
+RUNNING_CONFIG_RULE = "the DEVICE_METADATA table every SONiC CONFIG_DB holds (hostname, hwsku, mac)"
