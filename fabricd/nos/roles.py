@@ -128,6 +128,16 @@ def _version(platform: str, captures: Iterable[str] = (), unverified: str | None
                 "capture", tuple(f"readers/switch_version/{platform}/{c}" for c in captures), unverified)
 
 
+def _lldp(platform: str, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
+    """The platform's LLDP neighbour command (``PlatformSpec.lldp``), read by ``fabricd audit cabling``; captures in
+    tests/golden/readers/lldp/ (they are not counter outputs, so not beside the show captures)."""
+    table = SPECS[Platform(platform)].lldp
+    assert table is not None, platform
+    parser = getattr(table.parse, "__name__", "parse")
+    return Role(platform, "lldp", table.command, f"{table.module}.{parser}", "audit cabling, capture",
+                tuple(f"readers/lldp/{c}" for c in captures), unverified)
+
+
 def _host(name: str, command: str, parser: str, captures: Iterable[str], unverified: str | None = None,
           used_by: str = "export") -> Role:
     return Role("host", name, command, parser, used_by, tuple(captures), unverified)
@@ -189,6 +199,7 @@ def switch_roles() -> list[Role]:
                 "no device dump of `show runningconfiguration all`: the capture is sonic-utilities' test CONFIG_DB "
                 "regrouped by table as the command prints it (a real database, not a device's output)"),
         _version("sonic"),
+        _lldp("sonic", ("sonic-show-lldp-table-*.txt",)),
         # -- Arista EOS ---------------------------------------------------------------------------------------
         _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
             "no public capture of the `detail | json` form: key path from facebook/DNE-TaaC's health check; the "
@@ -207,6 +218,7 @@ def switch_roles() -> list[Role]:
              ("show-hardware-counter-drop-*.txt",)),
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
         _version("arista_eos"),
+        _lldp("arista_eos", ("arista_eos-show-lldp-neighbors-detail-json-*.txt",)),
         # -- Cisco NX-OS --------------------------------------------------------------------------------------
         _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control",
             ("show-interface-priority-flow-control-*.txt",)),
@@ -221,6 +233,7 @@ def switch_roles() -> list[Role]:
         _ref("cisco_nxos", "interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
         _config("cisco_nxos", ("azurelocal-tor.txt",)),
         _version("cisco_nxos"),
+        _lldp("cisco_nxos", ("cisco_nxos-show-lldp-neighbors-detail-*.txt",)),
         # -- NVIDIA Cumulus NVUE ------------------------------------------------------------------------------
         _sw("cumulus_nvue", "qos", "parse_counters_qos", (),
             "no public `-o json` capture: the golden is written from the text capture's columns"),
@@ -235,6 +248,7 @@ def switch_roles() -> list[Role]:
              "parse_interface_counters_table", ("nv-show-interface-view-counters-*.txt", "cl-netstat-*.txt")),
         _config("cumulus_nvue", (), LAB_ONLY + ": no public `nv config show -o commands` of a QoS config"),
         _version("cumulus_nvue"),
+        _lldp("cumulus_nvue", ("cumulus_nvue-nv-show-interface-*-lldp-neighbor-*.txt",)),
     ]
 
 
@@ -302,6 +316,8 @@ def host_roles() -> list[Role]:
               ("readers/host_text/dcb-dcbx-*.txt",), used_by="audit host (bundles, notes)"),
         _host("show_gids-text", "show_gids", "fabricd.readers.gids.parse_show_gids",
               ("readers/host_text/show_gids-*.txt",), used_by="reference"),
+        _host("lldpctl-json", "lldpctl -f json (or -f json0; lldpd)", "fabricd.readers.lldp.parse_lldpctl_json",
+              ("readers/lldp/host-lldpctl-*.txt",), used_by="audit cabling (--host-lldp)"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
               "no real capture of the fallback's JSON (kernels before 6.1 only)", used_by="host apply, audit host"),
     ]

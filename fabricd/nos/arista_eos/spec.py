@@ -5,9 +5,9 @@ from __future__ import annotations
 from fabricd.intent.checks import eos as checks
 from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
-from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show, version
+from . import lldp, show, version
 from .intent import SHAPING
 from .running import parse_running_config
 from .watchdog import EosWatchdog, eos_watchdog, eos_watchdog_ms
@@ -43,4 +43,5 @@ SPEC = PlatformSpec(
     suffix="cfg",
     templates="arista_eos",
     driver="fabricd.nos.arista_eos.driver:EosDriver",
+    lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_neighbors, lldp.__name__),
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
-from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show, version
+from . import lldp, show, version
 from .intent import SHAPING
 from .running import parse_running_config
 from .watchdog import NxosWatchdog, nxos_watchdog, nxos_watchdog_ms
@@ -46,4 +46,5 @@ SPEC = PlatformSpec(
     suffix="cfg",
     templates="cisco_nxos",
     driver="fabricd.nos.cisco_nxos.driver:NxosDriver",
+    lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_neighbors_detail, lldp.__name__),
 )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fabricd.intent.checks import nvue as checks
 from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
-from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show, version
+from . import lldp, show, version
 from .intent import SHAPING
 from .running import parse_running_config
 from .watchdog import NvueWatchdog, nvue_watchdog, nvue_watchdog_ms
@@ -45,4 +45,5 @@ SPEC = PlatformSpec(
     suffix="nvue",
     templates="cumulus_nvue",
     driver="fabricd.nos.cumulus_nvue.driver:NvueDriver",
+    lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_nv_show_interface_lldp_neighbor, lldp.__name__),
 )

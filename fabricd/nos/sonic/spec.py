@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fabricd.intent.checks.pfc import WATCHDOG_LIMITS
 from fabricd.model import Platform
-from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
 
-from . import show, version
+from . import lldp, show, version
 from .intent import SHAPING, SonicSwitchIntent
 from .running import parse_running_config
 from .watchdog import SonicWatchdog, sonic_watchdog, sonic_watchdog_ms
@@ -47,4 +47,5 @@ SPEC = PlatformSpec(
     driver="fabricd.nos.sonic.driver:SonicDriver",
     document=_config_db_json,
     template_suffix="cli",
+    lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_table, lldp.__name__),
 )
