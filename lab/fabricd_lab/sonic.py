@@ -33,6 +33,7 @@ from typing import Any
 from fabricd.model import Platform
 
 from . import tables
+from .cabling import sonic_lldp_table
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply, Shell, SimSwitch
 
@@ -454,6 +455,8 @@ class SonicShell(Shell):
             return self._done(sw.pfcwd_config())
         if args[:2] in (["interfaces", "counters"], ["interface", "counters"]) and len(args) == 2:
             return self._done(sw.interface_counters())
+        if args == ["lldp", "table"]:
+            return self._done(sonic_lldp_table(sw.spec.neighbors))
         if args == ["version"]:
             return self._done("SONiC Software Version: SONiC.202411.fabricd-lab\nDistribution: Debian 12.8")
         what = args[0] if args else ""

@@ -26,7 +26,6 @@ from fabricd.readers.lldp import (
 )
 from fabricd.readers.textparse import TextParseError
 
-
 LLDP = Path(__file__).parent / "readers" / "lldp"
 
 
@@ -120,5 +119,6 @@ def test_empty_and_unknown_outputs() -> None:
 def test_eos_summary_form() -> None:
     """`show lldp neighbors | json` (the summary: a list) reads as the detail form does. Shape from Arista's eAPI
     docs as quoted in public collectors; no device capture of this form is in the repository."""
-    text = '{"lldpNeighbors": [{"port": "Ethernet1", "neighborDevice": "sw02", "neighborPort": "Ethernet2", "ttl": 120}]}'
+    text = ('{"lldpNeighbors": [{"port": "Ethernet1", "neighborDevice": "sw02", "neighborPort": "Ethernet2", '
+            '"ttl": 120}]}')
     assert parse_show_lldp_neighbors(text) == [LldpNeighbor("Ethernet1", "sw02", "Ethernet2")]
