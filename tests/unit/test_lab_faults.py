@@ -46,3 +46,11 @@ def test_plan() -> None:
     plan.disconnect_fired = True
     assert plan.disconnect_after is None
     assert FaultPlan().disconnect_after is None and FaultPlan().slow_s == 0.0
+
+
+def test_swap_cables_fault() -> None:
+    fault = parse_fault("leaf1-sonic:swap-cables=Ethernet0,Ethernet8")
+    assert fault == Fault("leaf1-sonic", FaultKind.SWAP_CABLES, "Ethernet0,Ethernet8")
+    for bad in ("s:swap-cables", "s:swap-cables=Ethernet0", "s:swap-cables=Ethernet0,Ethernet0", "s:swap-cables=,x"):
+        with pytest.raises(UsageError):
+            parse_fault(bad)
