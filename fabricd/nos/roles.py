@@ -191,6 +191,8 @@ def switch_roles() -> list[Role]:
         _sw("sonic", "pg_watermark_headroom", "parse_pg_watermark_headroom"),
         _sw("sonic", "queue_watermark_unicast", "parse_queue_watermark_unicast"),
         _sw("sonic", "queue_watermark_multicast", "parse_queue_watermark_multicast"),
+        _sw("sonic", "fec", "parse_fec_stats"),
+        _sw("sonic", "transceiver", "parse_transceiver_dom"),
         _ref("sonic", "pg-persistent-watermark", "show priority-group persistent-watermark shared|headroom",
              "parse_pg_persistent_watermark", ()),
         _ref("sonic", "queue-persistent-watermark", "show queue persistent-watermark unicast|multicast|all",

@@ -106,6 +106,8 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "show priority-group watermark headroom": "sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt",
         "show queue watermark unicast": "sonic/queue_watermark_unicast--sonic-utilities-test.txt",
         "show queue watermark multicast": "sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt",
+        "show interfaces counters fec-stats": "sonic/fec--sonic-port-fec-ber-design-ctd615.txt",
+        "show interfaces transceiver eeprom --dom": "sonic/transceiver--sonic-qsfpdd-cmis-design.txt",
     }),
     "arista_eos": (SwitchTarget("leaf-eos", "arista_eos"), {
         "show priority-flow-control counters detail | json": "arista_eos/lab-pfc.txt",
