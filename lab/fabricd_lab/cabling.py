@@ -161,3 +161,77 @@ def nvue_lldp_neighbor(neighbors: Iterable[LabNeighbor], port: str) -> str:
     if not rows:
         return ""
     return "\n".join(_table(["Neighbor", "Remote IP", "Model", "SW Version", "Remote Port"], rows))
+
+
+# -- link health: optics and FEC ------------------------------------------------------------------------------------
+
+HEALTHY_RX_DBM = -2.0
+"""Received power of a healthy lane, in dBm."""
+DEGRADE_DB_PER_S = 0.5
+"""How fast a ``degrade-optic`` port loses received power (dB per second of lab time), down to DARK_DBM."""
+DARK_FLOOR_DBM = -25.0
+
+
+@dataclass
+class LinkModel:
+    """Optics and FEC of a switch's ports as a function of lab time: every lane healthy, except the ports of the
+    ``degrade-optic=PORT`` faults, whose received power falls by DEGRADE_DB_PER_S from when the lab started; the
+    pre-FEC BER and the corrected codewords rise with the loss, and uncorrectable codewords appear past 10 dB."""
+
+    ports: tuple[str, ...]
+    degrading: frozenset[str]
+    started: float
+    lanes: int = 4
+
+    def loss_db(self, port: str, now: float) -> float:
+        if port not in self.degrading:
+            return 0.0
+        return min(max(0.0, now - self.started) * DEGRADE_DB_PER_S, HEALTHY_RX_DBM - DARK_FLOOR_DBM)
+
+    def rx_dbm(self, port: str, lane: int, now: float) -> float:
+        return round(HEALTHY_RX_DBM - 0.1 * (lane - 1) - self.loss_db(port, now), 4)
+
+    def pre_fec_ber(self, port: str, now: float) -> float:
+        return min(1e-9 * 10 ** (self.loss_db(port, now) / 2), 1e-3)
+
+    def corrected(self, port: str, now: float) -> int:
+        elapsed = max(0.0, now - self.started)
+        return int(elapsed * 10 + elapsed * 1e5 * self.pre_fec_ber(port, now) * 1e3)
+
+    def uncorrectable(self, port: str, now: float) -> int:
+        over = self.loss_db(port, now) - 10.0
+        return int(over * 100) if over > 0 else 0
+
+
+def link_model(ports: Iterable[str], faults: Iterable[Fault], started: float) -> LinkModel:
+    degrading = frozenset(f.arg for f in faults if f.kind is FaultKind.DEGRADE_OPTIC and f.arg)
+    return LinkModel(tuple(ports), degrading, started)
+
+
+def sonic_fec_stats(model: LinkModel, now: float) -> str:
+    """``show interfaces counters fec-stats`` (``portstat -f``, the sonic-net/SONiC port FEC BER design's sample)."""
+    rows = [[p, "U", f"{model.corrected(p, now):,}", f"{model.uncorrectable(p, now):,}",
+             f"{model.corrected(p, now) // 3:,}", f"{model.pre_fec_ber(p, now):.2e}", "0.00e+00"]
+            for p in model.ports]
+    headers = ["IFACE", "STATE", "FEC_CORR", "FEC_UNCORR", "FEC_SYMBOL_ERR", "FEC_PRE_BER", "FEC_POST_BER"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)
+
+
+def sonic_transceiver_dom(model: LinkModel, now: float) -> str:
+    """``show interfaces transceiver eeprom --dom`` (sfpshow; the shape of the QSFP-DD CMIS design's example)."""
+    out: list[str] = []
+    for port in model.ports:
+        out += [f"{port}: SFP EEPROM detected", "        Identifier: QSFP-DD Double Density 8X Pluggable Transceiver",
+                "        Vendor Name: FABRICD-LAB", "        ChannelMonitorValues:"]
+        for lane in range(1, model.lanes + 1):
+            out += [f"                RX{lane}Power: {model.rx_dbm(port, lane, now):.4f}dBm",
+                    f"                TX{lane}Bias: {7.5 + 0.1 * lane:.4f}mA",
+                    f"                TX{lane}Power: {0.5:.4f}dBm"]
+        out += ["        ChannelThresholdValues:", "                RxPowerLowAlarm   : -10.4001dBm",
+                "        ModuleMonitorValues:", f"                Temperature: {43.5:.4f}C",
+                f"                Vcc: {3.31:.4f}Volts", ""]
+    return "\n".join(out)

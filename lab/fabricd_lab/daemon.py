@@ -196,7 +196,7 @@ def up(
         if f.device not in names:
             raise UsageError(f"--fault {f}: no switch named {f.device!r}", hint=f"switches: {', '.join(sorted(names))}")
         sw = fabric.switch(f.device)
-        if f.kind is FaultKind.SWAP_CABLES and sw is not None and f.arg:
+        if f.kind in (FaultKind.SWAP_CABLES, FaultKind.DEGRADE_OPTIC) and sw is not None and f.arg:
             known = [p.name for p in sw.ports]
             for port in (p.strip() for p in f.arg.split(",")):
                 if port not in known:

@@ -15,6 +15,8 @@ Kinds:
 - ``auth-fail``: password authentication always fails.
 - ``swap-cables=P,Q``: the cables in ports P and Q of the device trade places (a miswire): both ends of both cables
   hear the other neighbour over LLDP (:mod:`fabricd_lab.cabling`).
+- ``degrade-optic=PORT``: the transceiver in PORT degrades from the lab's start: its received power falls by 0.5 dB
+  a second (below -10 dBm after 16 s), and its pre-FEC BER and FEC counters rise with the loss (SONiC simulator).
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ class FaultKind(StrEnum):
     SLOW_MS = "slow-ms"
     AUTH_FAIL = "auth-fail"
     SWAP_CABLES = "swap-cables"
+    DEGRADE_OPTIC = "degrade-optic"
 
 
-_NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS, FaultKind.SWAP_CABLES}
+_NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS, FaultKind.SWAP_CABLES,
+              FaultKind.DEGRADE_OPTIC}
 
 
 @dataclass(frozen=True)
