@@ -340,12 +340,17 @@ def read_lldp(switch: Switch, factory: ReadBackFactory) -> DeviceLldp:
 
 
 def read_host_lldp(host: str, path: Any) -> DeviceLldp:
-    """A host's neighbours from a file holding its ``lldpctl -f json`` output (``--host-lldp DIR``: DIR/<host>.json).
-    An unreadable or unparsable file is the host's read error."""
-    from fabricd.readers.lldp import parse_lldpctl_json
+    """A host's neighbours from a file holding its ``lldpctl -f json`` output, or lldpctl's text (``--host-lldp
+    DIR``: DIR/<host>.json). An unreadable or unparsable file is the host's read error."""
+    from fabricd.readers.lldp import parse_lldpctl_json, parse_lldpctl_text
 
     try:
         text = path.read_text(encoding="utf-8")
+        if not text.lstrip().startswith("{"):
+            found = parse_lldpctl_text(text)
+            if not found and text.strip() and not looks_empty(text):
+                return DeviceLldp(host, str(path), error=f"{path}: neither `lldpctl -f json` nor lldpctl's text")
+            return DeviceLldp(host, str(path), found)
         return DeviceLldp(host, str(path), parse_lldpctl_json(text))
     except OSError as exc:
         return DeviceLldp(host, str(path), error=f"cannot read {path}: {exc.strerror or exc}")

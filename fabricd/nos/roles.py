@@ -202,6 +202,9 @@ def switch_roles() -> list[Role]:
                 "regrouped by table as the command prints it (a real database, not a device's output)"),
         _version("sonic"),
         _lldp("sonic", ("sonic-show-lldp-table-*.txt",)),
+        Role("sonic", "lldp-neighbors", "show lldp neighbors (lldpd's text form)",
+             "fabricd.nos.sonic.lldp.parse_show_lldp_table", "audit cabling (reference)",
+             ("readers/lldp/sonic-show-lldp-neighbors-*.txt",)),
         # -- Arista EOS ---------------------------------------------------------------------------------------
         _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
             "no public capture of the `detail | json` form: key path from facebook/DNE-TaaC's health check; the "
@@ -236,6 +239,13 @@ def switch_roles() -> list[Role]:
         _config("cisco_nxos", ("azurelocal-tor.txt",)),
         _version("cisco_nxos"),
         _lldp("cisco_nxos", ("cisco_nxos-show-lldp-neighbors-detail-*.txt",)),
+        Role("cisco_nxos", "lldp-summary", "show lldp neighbors (summary table)",
+             "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail", "audit cabling (reference)",
+             ("readers/lldp/cisco_nxos-show-lldp-neighbors-multiline-*.txt",)),
+        Role("cisco_nxos", "lldp-json", "show lldp neighbors detail | json",
+             "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail", "audit cabling (reference)", (),
+             "no device capture of the NX-API JSON: TABLE_nbor_detail/ROW_nbor_detail keys as public NX-API "
+             "collectors read them; the text form is polled"),
         # -- NVIDIA Cumulus NVUE ------------------------------------------------------------------------------
         _sw("cumulus_nvue", "qos", "parse_counters_qos", (),
             "no public `-o json` capture: the golden is written from the text capture's columns"),
@@ -323,6 +333,9 @@ def host_roles() -> list[Role]:
               used_by="export host (link, replay roots)"),
         _host("ethtool-show-fec", "ethtool -I --show-fec <if>", "fabricd.readers.module.parse_ethtool_fec",
               ("readers/host/ethtool-show-fec-*.txt",), used_by="export host (link, replay roots)"),
+        _host("lldpctl-text", "lldpctl / lldpcli show neighbors (text; SONiC show lldp neighbors)",
+              "fabricd.readers.lldp.parse_lldpctl_text", ("readers/lldp/sonic-show-lldp-neighbors-*.txt",),
+              used_by="audit cabling (--host-lldp)"),
         _host("lldpctl-json", "lldpctl -f json (or -f json0; lldpd)", "fabricd.readers.lldp.parse_lldpctl_json",
               ("readers/lldp/host-lldpctl-*.txt",), used_by="audit cabling (--host-lldp)"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),

@@ -118,7 +118,7 @@ def looks_empty(text: str) -> bool:
             continue
         if re.fullmatch(r"(?i)total entries displayed:\s*0", s):
             continue
-        if re.match(r"(?i)^(localport|device id|neighbor|interface)\b", s):
+        if re.match(r"(?i)^(localport|device id|neighbor)\b", s):
             continue
         return False
     return True
@@ -198,4 +198,44 @@ def parse_lldpctl_json(text: str) -> list[LldpNeighbor]:
         mgmt = ch.get("mgmt-ip")
         out.append(LldpNeighbor(local, name, _value(port.get("id")), _value(port.get("descr")),
                                 _value(ch.get("id")), _value(mgmt)))
+    return out
+
+
+_SUBTYPES = ("mac", "ifname", "ifalias", "local", "ip", "name")
+
+
+def _id_value(value: str) -> str | None:
+    """lldpd's ``ChassisID``/``PortID`` value without its subtype word (``mac 00:..``, ``ifname Ethernet4``,
+    ``local etp0``)."""
+    word, _, rest = value.strip().partition(" ")
+    if word in _SUBTYPES and rest.strip():
+        return rest.strip()
+    return value.strip() or None
+
+
+def parse_lldpctl_text(text: str) -> list[LldpNeighbor]:
+    """Neighbours of lldpd's text form: ``lldpctl``/``lldpcli show neighbors [details]``, which SONiC prints for
+    ``show lldp neighbors``. One block per ``Interface:    <port>, via: LLDP, ...`` line, with ``SysName:``,
+    ``ChassisID:``, ``MgmtIP:``, ``PortID:`` (subtype word first) and ``PortDescr:``."""
+    out: list[LldpNeighbor] = []
+    block: dict[str, str] = {}
+    local: str | None = None
+
+    def flush() -> None:
+        if local is not None:
+            out.append(LldpNeighbor(local, block.get("sysname"), _id_value(block.get("portid", "")),
+                                    block.get("portdescr") or None, _id_value(block.get("chassisid", "")),
+                                    block.get("mgmtip") or None))
+
+    for line in text.splitlines():
+        m = re.match(r"^\s*Interface:\s+([^,\s]+),", line)
+        if m:
+            flush()
+            local, block = m.group(1), {}
+            continue
+        key, sep, value = line.strip().partition(":")
+        if sep and local is not None and key.replace(" ", "").lower() in (
+                "sysname", "portid", "portdescr", "chassisid", "mgmtip"):
+            block.setdefault(key.replace(" ", "").lower(), value.strip())
+    flush()
     return out

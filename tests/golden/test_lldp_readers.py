@@ -22,6 +22,7 @@ from fabricd.readers.lldp import (
     looks_empty,
     names_port,
     parse_lldpctl_json,
+    parse_lldpctl_text,
     same_system,
 )
 from fabricd.readers.textparse import TextParseError
@@ -45,9 +46,10 @@ def check(expected_path: Path, data: Any, update: bool) -> None:
     assert json.loads(got) == json.loads(expected_path.read_text()), f"{expected_path} differs"
 
 PARSERS: dict[str, Callable[[str], list[LldpNeighbor]]] = {
-    "sonic-": parse_show_lldp_table,
+    "sonic-show-lldp-table": parse_show_lldp_table,
     "arista_eos-": parse_show_lldp_neighbors,
     "cisco_nxos-": parse_show_lldp_neighbors_detail,
+    "sonic-show-lldp-neighbors": parse_lldpctl_text,
     "cumulus_nvue-nv-show-interface-swp51-": lambda text: parse_nv_show_interface_lldp_neighbor(text, "swp51"),
     "host-lldpctl-": parse_lldpctl_json,
 }
@@ -81,6 +83,12 @@ def test_key_facts() -> None:
         ("mgmt0", "Switch.cisco.com", "Fa1/0/9"), ("Ethernet1/1", "n9k2.company.com", "Ethernet1/1"),
         ("Ethernet1/2", "n9k2.company.com", "Ethernet1/2"), ("Ethernet2/2", "N3K.cisconxapi.com", "Ethernet1/49")]
     assert nxos[1].mgmt_address == "10.30.140.21"
+    (sonic_detail,) = _read("sonic-show-lldp-neighbors-cisco8102-lab-guide.txt")
+    assert sonic_detail == LldpNeighbor("Ethernet0", "pod13-spine4", "etp0", "Ethernet0", "00:a0:0d:00:00:04",
+                                        "192.168.122.74")
+    assert parse_show_lldp_table(capture(LLDP / "sonic-show-lldp-neighbors-cisco8102-lab-guide.txt")) == [sonic_detail]
+    summary = _read("cisco_nxos-show-lldp-neighbors-multiline-ntc.txt")
+    assert len(summary) == 15 and summary[3] == LldpNeighbor("Ethernet1/5", "fw1-clinical-partner", "ethernet1/9")
     nvue = _read("cumulus_nvue-nv-show-interface-swp51-lldp-neighbor-docs.txt")
     assert nvue == [LldpNeighbor("swp51", "spine01", "swp1", None, None, "10.10.10.101")]
     for name in ("host-lldpctl-json-lldpd-test.txt", "host-lldpctl-json0-lldpd-test.txt"):

@@ -149,7 +149,7 @@ def test_host_lldp_files(fabric: Fabric, tmp_path: Path) -> None:
     (tmp_path / "gpu2.json").write_text("Interface: eth0")
     gpu1 = read_host_lldp("gpu1", tmp_path / "gpu1.json")
     gpu2 = read_host_lldp("gpu2", tmp_path / "gpu2.json")
-    assert gpu2.error is not None and "not JSON" in gpu2.error
+    assert gpu2.error is not None and "neither `lldpctl -f json` nor lldpctl's text" in gpu2.error
     report = evaluate(fabric, [*heard(fabric, intended_cables(fabric)), gpu1], hosts_read=True)
     (miswire,) = fails(report)["CAB-MISWIRE"]
     assert "gpu1 ens1f0np0 reaches leaf1-sonic Ethernet8; the inventory cables it to leaf1-sonic Ethernet0" in miswire
