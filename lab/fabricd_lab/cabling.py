@@ -176,7 +176,8 @@ DARK_FLOOR_DBM = -25.0
 class LinkModel:
     """Optics and FEC of a switch's ports as a function of lab time: every lane healthy, except the ports of the
     ``degrade-optic=PORT`` faults, whose received power falls by DEGRADE_DB_PER_S from when the lab started; the
-    pre-FEC BER and the corrected codewords rise with the loss, and uncorrectable codewords appear past 10 dB."""
+    pre-FEC BER and the corrected codewords rise with the loss, and uncorrectable codewords appear past 10 dB. Healthy
+    ports keep fixed values."""
 
     ports: tuple[str, ...]
     degrading: frozenset[str]
@@ -195,8 +196,13 @@ class LinkModel:
         return min(1e-9 * 10 ** (self.loss_db(port, now) / 2), 1e-3)
 
     def corrected(self, port: str, now: float) -> int:
+        """Corrected codewords: a fixed count on a healthy port (the lab's counters move only when driven, so a
+        capture replays to the live values), growing with the loss on a degrading one."""
+        base = 100 + 10 * self.ports.index(port) if port in self.ports else 100
+        if port not in self.degrading:
+            return base
         elapsed = max(0.0, now - self.started)
-        return int(elapsed * 10 + elapsed * 1e5 * self.pre_fec_ber(port, now) * 1e3)
+        return base + int(elapsed * 1e5 * self.pre_fec_ber(port, now) * 1e3)
 
     def uncorrectable(self, port: str, now: float) -> int:
         over = self.loss_db(port, now) - 10.0

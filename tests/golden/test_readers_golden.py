@@ -271,6 +271,8 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "cumulus_nvue/lab-qos": cumulus_nvue.parse_counters_qos,
     "cumulus_nvue/lab-pfcwd": cumulus_nvue.parse_pfc_watchdog,
     "sonic/fec--sonic-port-fec-ber-design-ctd615": sonic.parse_fec_stats,
+    "arista_eos/transceiver--ntc": arista_eos.parse_show_interfaces_transceiver,
+    "cisco_nxos/transceiver--ntc-details": cisco_nxos.parse_show_interface_transceiver_details,
     "sonic/transceiver--sonic-qsfpdd-cmis-design": sonic.parse_transceiver_dom,
 }
 
