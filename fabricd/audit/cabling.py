@@ -34,7 +34,7 @@ from fabricd.errors import FabricdError
 from fabricd.model import Fabric, Switch
 from fabricd.model.topology import split_endpoint
 from fabricd.nos.registry import spec_of
-from fabricd.readers.lldp import LldpNeighbor, is_mac, looks_empty, names_port, same_system
+from fabricd.readers.lldp import LldpNeighbor, canonical_port, is_mac, looks_empty, names_port, same_system
 from fabricd.readers.switch.empty import cli_error
 
 from .report import AuditReport, CheckResult, Finding, Status
@@ -160,8 +160,10 @@ def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool
     for d in devices:
         if d.error is not None:
             continue
+        spelled = {canonical_port(p): p for p in ports.get(d.device, [])}
         for nb in d.neighbors:
-            heard.setdefault(End(d.device, nb.local_port), []).append(resolve(nb, ports, host_names))
+            local = spelled.get(canonical_port(nb.local_port), nb.local_port)  # the inventory's spelling
+            heard.setdefault(End(d.device, local), []).append(resolve(nb, ports, host_names))
 
     findings: dict[str, list[Finding]] = {code: [] for code, _ in CHECKS}
     for d in devices:

@@ -153,3 +153,13 @@ def test_host_lldp_files(fabric: Fabric, tmp_path: Path) -> None:
     report = evaluate(fabric, [*heard(fabric, intended_cables(fabric)), gpu1], hosts_read=True)
     (miswire,) = fails(report)["CAB-MISWIRE"]
     assert "gpu1 ens1f0np0 reaches leaf1-sonic Ethernet8; the inventory cables it to leaf1-sonic Ethernet0" in miswire
+
+
+def test_port_spellings_and_fqdns_match(fabric: Fabric) -> None:
+    """NX-OS prints `Eth1/49` where the inventory says `Ethernet1/49`, and neighbours send FQDNs: still clean."""
+    observed = heard(fabric, intended_cables(fabric))
+    for d in observed:
+        if d.device == "leaf3-nxos":
+            d.neighbors = [LldpNeighbor(n.local_port.replace("Ethernet", "Eth"), n.system_name, n.port_id,
+                                        n.port_descr) for n in d.neighbors]
+    assert evaluate(fabric, observed).compliant
