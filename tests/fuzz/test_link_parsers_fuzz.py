@@ -14,6 +14,7 @@ from fabricd.nos.arista_eos.linkhealth import parse_show_interfaces_transceiver
 from fabricd.nos.arista_eos.lldp import parse_show_lldp_neighbors
 from fabricd.nos.cisco_nxos.linkhealth import parse_show_interface_transceiver_details
 from fabricd.nos.cisco_nxos.lldp import parse_show_lldp_neighbors_detail
+from fabricd.nos.cumulus_nvue.linkhealth import parse_nv_show_interface_transceiver
 from fabricd.nos.cumulus_nvue.lldp import parse_nv_show_interface_lldp_neighbor
 from fabricd.nos.sonic.linkhealth import parse_fec_stats, parse_transceiver_dom
 from fabricd.nos.sonic.lldp import parse_show_lldp_table
@@ -22,13 +23,14 @@ from fabricd.readers.module import parse_ethtool_fec, parse_ethtool_module
 from fabricd.readers.textparse import TextParseError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "readers"
-FOLDERS = ("lldp", "host", "switch/sonic", "switch/arista_eos", "switch/cisco_nxos")
+FOLDERS = ("lldp", "host", "switch/sonic", "switch/arista_eos", "switch/cisco_nxos", "switch/cumulus_nvue")
 CAPTURES = [p.read_text().partition("\n")[2] for d in FOLDERS for p in sorted((GOLDEN / d).glob("*.txt"))]
 
 NEVER_RAISE: list[Callable[[str], object]] = [
     parse_show_lldp_table, parse_show_lldp_neighbors, parse_show_lldp_neighbors_detail,
     lambda t: parse_nv_show_interface_lldp_neighbor(t, "swp1"), parse_fec_stats, parse_transceiver_dom,
     parse_show_interfaces_transceiver, parse_show_interface_transceiver_details,
+    lambda t: parse_nv_show_interface_transceiver(t, "swp1"),
 ]
 LOCATED: list[Callable[[str], object]] = [
     parse_lldpctl_json, lambda t: parse_ethtool_module(t, "eth0"), lambda t: parse_ethtool_fec(t, "eth0"),

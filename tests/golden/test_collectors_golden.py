@@ -127,6 +127,7 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
     "cumulus_nvue": (SwitchTarget("leaf-nvue", "cumulus_nvue", ("swp1",)), {
         "nv show interface swp1 counters qos -o json": "cumulus_nvue/lab-qos.txt",
         "nv show interface swp1 qos pfc-watchdog": "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs.txt",
+        "nv show interface swp1 transceiver": "cumulus_nvue/transceiver--nvue-reference-docs.txt",
     }),
 }
 

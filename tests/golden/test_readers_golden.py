@@ -273,6 +273,8 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "sonic/fec--sonic-port-fec-ber-design-ctd615": sonic.parse_fec_stats,
     "arista_eos/transceiver--ntc": arista_eos.parse_show_interfaces_transceiver,
     "cisco_nxos/transceiver--ntc-details": cisco_nxos.parse_show_interface_transceiver_details,
+    "cumulus_nvue/transceiver--nvue-reference-docs": lambda t: cumulus_nvue.parse_nv_show_interface_transceiver(
+        t, "swp1"),
     "sonic/transceiver--sonic-qsfpdd-cmis-design": sonic.parse_transceiver_dom,
 }
 
