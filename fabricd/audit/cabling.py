@@ -358,3 +358,15 @@ def read_host_lldp(host: str, path: Any) -> DeviceLldp:
         return DeviceLldp(host, str(path), error=f"cannot read {path}: {exc.strerror or exc}")
     except FabricdError as exc:
         return DeviceLldp(host, str(path), error=f"{path}: {exc.render()}")
+
+
+def read_all(switches: list[Switch], factory: ReadBackFactory, *, concurrency: int = 8) -> list[DeviceLldp]:
+    """:func:`read_lldp` of every switch, at most ``concurrency`` at a time (each on its own session), in the
+    order given."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not switches:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(switches))),
+                            thread_name_prefix="fabricd-lldp") as pool:
+        return list(pool.map(lambda sw: read_lldp(sw, factory), switches))

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from fabricd.audit.cabling import evaluate as evaluate_cabling
-from fabricd.audit.cabling import read_host_lldp, read_lldp, unreadable
+from fabricd.audit.cabling import read_all, read_host_lldp, unreadable
 from fabricd.audit.host import audit_host
 from fabricd.audit.report import AuditReport, render_junit, render_text
 from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable, replay_factory
@@ -49,6 +49,8 @@ HostLldpOpt = Annotated[Path | None, typer.Option(
     "--host-lldp", show_default=False,
     help="A folder of hosts' `lldpctl -f json` outputs, one <host>.json per host: their ends are checked too "
          "(without it, host cables are checked from the switch side).")]
+CabConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, max=256,
+                                                help="Switches read at once (one SSH session each).")]
 SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
                                                      help="Switch to audit (repeatable).")]
 
@@ -121,7 +123,8 @@ def register(app: typer.Typer) -> None:
                           known_hosts: KnownHostsOpt = None, insecure: InsecureOpt = False,
                           accept_new_host_keys: AcceptNewHostKeysOpt = None, read_timeout: ReadTimeoutOpt = 60.0,
                           session_log: SessionLogOpt = None, replay: ReplayOpt = None,
-                          host_lldp: HostLldpOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
+                          host_lldp: HostLldpOpt = None, concurrency: CabConcurrencyOpt = 8,
+                          output: OutputOpt = OutputFormat.TEXT) -> None:
         """Read every switch's LLDP neighbours and check them against the inventory's cables (`links:` and each
         NIC's `peer`): miswired cables with the fix (a swap is one finding), missing and unexpected neighbours.
         Read-only. Exit 0 clean, 1 findings, 2 bad input, 3 a device could not be read.
@@ -139,7 +142,7 @@ def register(app: typer.Typer) -> None:
                                           accept_new_host_keys=accept_new_host_keys),
                             verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
         factory = replay_factory(replay) if replay is not None else driver_factory(opts)
-        observed = [read_lldp(sw, factory) for sw in select_targets(fabric, device or ())]
+        observed = read_all(select_targets(fabric, device or ()), factory, concurrency=concurrency)
         if host_lldp is not None:
             observed += [read_host_lldp(h.name, host_lldp / f"{h.name}.json") for h in fabric.hosts
                          if (host_lldp / f"{h.name}.json").exists()]
