@@ -199,6 +199,7 @@ def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool
         wrong[end] = next((h for h in hears if h.end is not None), hears[0])
 
     explained: set[End] = set()
+    # Swaps first, over every device, so that a far end read earlier never turns a swap into two moves.
     for end in sorted(wrong):
         if end in explained:
             continue
@@ -221,7 +222,10 @@ def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool
                 {str(end): str(got), str(mate): str(wrong[mate])},
                 f"swap the cables in {end.device} {end.port} and {mate.port}: move the cable in {end} to "
                 f"{mate.port} and the one in {mate} to {end.port}"))
+    for end in sorted(wrong):
+        if end in explained:
             continue
+        got, intended = wrong[end], cables[end]
         explained.add(end)
         if got.end is not None and got.end in wrong and wrong[got.end].end == end:
             explained.add(got.end)  # the far end sees the same wrong cable: one finding

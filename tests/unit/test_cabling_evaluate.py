@@ -163,3 +163,18 @@ def test_port_spellings_and_fqdns_match(fabric: Fabric) -> None:
             d.neighbors = [LldpNeighbor(n.local_port.replace("Ethernet", "Eth"), n.system_name, n.port_id,
                                         n.port_descr) for n in d.neighbors]
     assert evaluate(fabric, observed).compliant
+
+
+def test_a_swap_is_one_finding_whatever_the_names_sort_to(fabric: Fabric) -> None:
+    """The far ends (spines) sort before the swapping leaf here: still one swap, not moves."""
+    def z(text: str) -> str:
+        return text.replace("leaf2-eos", "zleaf")
+
+    renamed = fabric.model_copy(update={
+        "switches": [s.model_copy(update={"name": z(s.name)}) for s in fabric.switches],
+        "links": [lk.model_copy(update={"a": z(lk.a), "b": z(lk.b)}) for lk in fabric.links],
+        "hosts": [h.model_copy(update={"nics": [n.model_copy(update={"peer": z(n.peer) if n.peer else None})
+                                                for n in h.nics]}) for h in fabric.hosts]})
+    report = evaluate(renamed, heard(renamed, swap(intended_cables(renamed), "zleaf", "Ethernet49", "Ethernet50")))
+    (finding,) = [f for c in report.checks for f in c.findings]
+    assert finding.object == "zleaf Ethernet49,Ethernet50" and "confirmed from spine1 Ethernet8" in finding.message
