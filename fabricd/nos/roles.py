@@ -225,6 +225,9 @@ def switch_roles() -> list[Role]:
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
         _version("arista_eos"),
         _lldp("arista_eos", ("arista_eos-show-lldp-neighbors-detail-json-*.txt",)),
+        Role("arista_eos", "lldp-text", "show lldp neighbors detail (text form)",
+             "fabricd.nos.arista_eos.lldp.parse_show_lldp_neighbors", "audit cabling (reference)",
+             ("readers/lldp/arista_eos-show-lldp-neighbors-detail-text-*.txt",)),
         # -- Cisco NX-OS --------------------------------------------------------------------------------------
         _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control",
             ("show-interface-priority-flow-control-*.txt",)),

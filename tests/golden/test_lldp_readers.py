@@ -78,6 +78,10 @@ def test_key_facts() -> None:
     eos = _read("arista_eos-show-lldp-neighbors-detail-json-anta.txt")
     assert [(n.local_port, n.system_name, n.port_id) for n in eos] == [
         ("Ethernet1", "DC1-SPINE1", "Ethernet1"), ("Ethernet2", "DC1-SPINE2", "Ethernet2")]
+    eos_text = _read("arista_eos-show-lldp-neighbors-detail-text-ntc.txt")
+    assert [(n.local_port, n.system_name, n.port_id, n.chassis_id) for n in eos_text] == [
+        ("Ethernet1", "spine2.company.com", "Ethernet1", "2cc2.6081.eaf9"),
+        ("Ethernet2", "spine2.company.com", "Ethernet2", "2cc2.6081.eaf9")]
     nxos = _read("cisco_nxos-show-lldp-neighbors-detail-ntc.txt")
     assert [(n.local_port, n.system_name, n.port_id) for n in nxos] == [
         ("mgmt0", "Switch.cisco.com", "Fa1/0/9"), ("Ethernet1/1", "n9k2.company.com", "Ethernet1/1"),
