@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fabricd import __version__
+from fabricd.audit.cabling import lldp_commands
 from fabricd.audit.switch import CONFIG_PARSERS, watchdog_commands
 from fabricd.collectors.switch import PLATFORMS, SwitchTarget, commands_for
 from fabricd.errors import FabricdError
@@ -97,7 +98,8 @@ class Step:
 
 def plan(switch: Switch) -> list[Step]:
     """Every read-only command fabricd reads on ``switch``, in order: version, exporter commands (required, then
-    optional), the audit's watchdog reads not already listed, then the running config."""
+    optional), the audit's watchdog reads not already listed, the LLDP neighbour reads (``fabricd audit cabling``),
+    then the running config."""
     platform = switch.platform.value
     target = SwitchTarget(switch.name, platform, tuple(p.name for p in switch.ports))
     steps = [Step(VERSION, spec_of(switch.platform).version_command, None, False)]
@@ -111,6 +113,10 @@ def plan(switch: Switch) -> list[Step]:
         if command not in seen:
             seen.add(command)
             steps.append(Step("pfcwd", command, interface, False))
+    for command, interface in lldp_commands(switch):
+        if command not in seen:
+            seen.add(command)
+            steps.append(Step("lldp", command, interface, False))
     steps.append(Step(RUNNING_CONFIG, RUNNING_CONFIG_COMMANDS[platform], None, True))
     return steps
 

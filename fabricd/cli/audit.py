@@ -12,6 +12,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from fabricd.audit.cabling import evaluate as evaluate_cabling
+from fabricd.audit.cabling import read_all, read_host_lldp, unreadable
 from fabricd.audit.host import audit_host
 from fabricd.audit.report import AuditReport, render_junit, render_text
 from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable, replay_factory
@@ -43,6 +45,12 @@ ReplayOpt = Annotated[Path | None, typer.Option(
     "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
     help="Read the switch from a `fabricd capture` folder instead of over SSH (pass the inventory it was taken "
          "with).")]
+HostLldpOpt = Annotated[Path | None, typer.Option(
+    "--host-lldp", show_default=False,
+    help="A folder of hosts' `lldpctl -f json` outputs, one <host>.json per host: their ends are checked too "
+         "(without it, host cables are checked from the switch side).")]
+CabConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, max=256,
+                                                help="Switches read at once (one SSH session each).")]
 SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
                                                      help="Switch to audit (repeatable).")]
 
@@ -109,6 +117,46 @@ def register(app: typer.Typer) -> None:
         finally:
             close_backends(backends)
         finish([report], output, junit)
+
+    @audit_app.command("cabling")
+    def audit_cabling_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
+                          known_hosts: KnownHostsOpt = None, insecure: InsecureOpt = False,
+                          accept_new_host_keys: AcceptNewHostKeysOpt = None, read_timeout: ReadTimeoutOpt = 60.0,
+                          session_log: SessionLogOpt = None, replay: ReplayOpt = None,
+                          host_lldp: HostLldpOpt = None, concurrency: CabConcurrencyOpt = 8,
+                          output: OutputOpt = OutputFormat.TEXT) -> None:
+        """Read every switch's LLDP neighbours and check them against the inventory's cables (`links:` and each
+        NIC's `peer`): miswired cables with the fix (a swap is one finding), missing and unexpected neighbours.
+        Read-only. Exit 0 clean, 1 findings, 2 bad input, 3 a device could not be read.
+
+        [bold]Example[/]: fabricd audit cabling --junit cabling.xml
+        [bold]Example[/]: fabricd audit cabling inventory/lab --replay /tmp/cap --output json (a `fabricd capture`
+        folder instead of SSH)
+        [bold]Example[/]: fabricd audit cabling --host-lldp /tmp/lldp (gpu1.json holds gpu1's `lldpctl -f json`)
+        """
+        fabric = load_inventory(inventory_path(inventory)).fabric
+        if host_lldp is not None and not host_lldp.is_dir():
+            raise UsageError(f"--host-lldp {host_lldp}: not a folder",
+                             hint="give a folder holding <host>.json files, each a host's `lldpctl -f json` output")
+        opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
+                                          accept_new_host_keys=accept_new_host_keys),
+                            verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+        factory = replay_factory(replay) if replay is not None else driver_factory(opts)
+        observed = read_all(select_targets(fabric, device or ()), factory, concurrency=concurrency)
+        if host_lldp is not None:
+            observed += [read_host_lldp(h.name, host_lldp / f"{h.name}.json") for h in fabric.hosts
+                         if (host_lldp / f"{h.name}.json").exists()]
+        report = evaluate_cabling(fabric, observed, hosts_read=host_lldp is not None)
+        down = unreadable(report)
+        for f in down:
+            stderr().print(f"[bold red]error:[/] {escape(f.object)}: {escape(str(f.got))}", highlight=False)
+        try:
+            finish([report], output, junit)
+        except typer.Exit:
+            if not down:
+                raise
+        if down:
+            raise typer.Exit(ExitCode.TARGETS_FAILED)
 
     @audit_app.command("switch")
     def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,

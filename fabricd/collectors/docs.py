@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .core import META_METRICS, MetricSpec
+from .link import LinkCollector
 from .nic import NicCollector
 from .nic_config import NicConfigCollector
 from .rdma import RdmaCollector
@@ -19,6 +20,8 @@ GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
      RdmaCollector.metrics),
     ("nic_config", "`fabricd export host`: lossless configuration read back from sysfs/configfs",
      NicConfigCollector.metrics),
+    ("link", "`fabricd export host`: link health: carrier changes (sysfs), transceiver DOM (`ethtool -m`) and FEC "
+     "(`ethtool -I --show-fec`) of replay roots", LinkCollector.metrics),
     ("switch", "`fabricd export switches`: switch counters through the platform drivers", SwitchCollector.metrics),
     ("watchdog", "`fabricd serve` / `fabricd watch`: the in-process PFC storm watchdog", WatchdogCollector.metrics),
     ("meta", "Every exporter: per-collector health", META_METRICS),

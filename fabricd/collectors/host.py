@@ -9,11 +9,12 @@ import time
 from fabricd.sources.kept import Clock
 
 from .core import Collector
+from .link import LinkCollector
 from .nic import EthtoolSource, NicCollector, ReplayEthtoolSource
 from .nic_config import CONFIG_INTERVAL_S, NicConfigCollector
 from .rdma import RdmaCollector
 
-HOST_COLLECTORS: tuple[str, ...] = ("nic", "rdma", "nic_config")
+HOST_COLLECTORS: tuple[str, ...] = ("nic", "rdma", "nic_config", "link")
 """Collector names of ``fabricd export host``, in scrape order."""
 
 
@@ -55,6 +56,7 @@ def host_collectors(
         "rdma": RdmaCollector(root, include=include, kept_files=kept_files, clock=clock),
         "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock,
                                          interval_s=config_interval, replay=replay),
+        "link": LinkCollector(root, include=include),
     }
     unknown = [n for n in enabled if n not in available]
     if unknown:

@@ -503,6 +503,49 @@ PG_HEADROOM = MetricSpec(
     "The xoff headroom the inventory's intent gives a lossless priority group of a switch port, in bytes (fabricd's "
     "headroom formula; from the inventory, not read from the switch): what the headroom watermark is measured "
     "against.", (*SI, "priority_group"), "inventory intent (fabricd.intent.switch PortIntent.headroom.xoff_bytes)")
+FEC_CORRECTED = MetricSpec(
+    "fabricd_switch_fec_corrected_codewords_total", "counter",
+    "FEC codewords the port received with errors it corrected. A rising rate is a degrading link (optic, cable, "
+    "connector) still passing traffic.", SI, SRC)
+FEC_UNCORRECTABLE = MetricSpec(
+    "fabricd_switch_fec_uncorrectable_codewords_total", "counter",
+    "FEC codewords the port could not correct: each one is a dropped frame, which RoCE turns into a retransmission.",
+    SI, SRC)
+FEC_SYMBOL_ERRORS = MetricSpec(
+    "fabricd_switch_fec_symbol_errors_total", "counter", "FEC symbol errors the port counted.", SI, SRC)
+PRE_FEC_BER = MetricSpec(
+    "fabricd_switch_pre_fec_ber", "gauge",
+    "Bit error ratio before FEC correction, as the switch computes it over its own interval (SONiC FEC_PRE_BER).",
+    SI, SRC)
+POST_FEC_BER = MetricSpec(
+    "fabricd_switch_post_fec_ber", "gauge",
+    "Bit error ratio after FEC correction, as the switch computes it (SONiC FEC_POST_BER); non-zero means loss.",
+    SI, SRC)
+CARRIER_TRANSITIONS = MetricSpec(
+    "fabricd_switch_carrier_transitions_total", "counter", "Times the port's link went down or up (flaps).", SI, SRC)
+OPTIC_TEMPERATURE = MetricSpec(
+    "fabricd_switch_optic_temperature_celsius", "gauge", "Transceiver module temperature, in degrees Celsius.", SI,
+    SRC)
+OPTIC_VOLTAGE = MetricSpec("fabricd_switch_optic_voltage_volts", "gauge", "Transceiver supply voltage (Vcc), in volts.",
+                           SI, SRC)
+OPTIC_RX_POWER = MetricSpec(
+    "fabricd_switch_optic_rx_power_dbm", "gauge",
+    "Optical power the transceiver receives on a lane, in dBm (-40 is dark: no light).", (*SI, "lane"), SRC)
+OPTIC_TX_POWER = MetricSpec(
+    "fabricd_switch_optic_tx_power_dbm", "gauge", "Optical power the transceiver sends on a lane, in dBm.",
+    (*SI, "lane"), SRC)
+OPTIC_BIAS = MetricSpec(
+    "fabricd_switch_optic_bias_amperes", "gauge", "Laser bias current of a lane, in amperes (devices print mA).",
+    (*SI, "lane"), SRC)
+LINK_STATS = {
+    "fec_corrected_codewords": FEC_CORRECTED, "fec_uncorrectable_codewords": FEC_UNCORRECTABLE,
+    "fec_symbol_errors": FEC_SYMBOL_ERRORS, "pre_fec_ber": PRE_FEC_BER, "post_fec_ber": POST_FEC_BER,
+    "carrier_transitions": CARRIER_TRANSITIONS,
+}
+OPTICS = {
+    "temperature_celsius": OPTIC_TEMPERATURE, "voltage_volts": OPTIC_VOLTAGE, "rx_power_dbm": OPTIC_RX_POWER,
+    "tx_power_dbm": OPTIC_TX_POWER, "bias_amperes": OPTIC_BIAS,
+}
 DROPS = MetricSpec("fabricd_switch_drops_total", "counter",
                    "Device drop counters not tied to a port (EOS hardware counters), by chip and reason.",
                    ("switch", "location", "reason"), SRC)
@@ -523,6 +566,7 @@ class SwitchCollector:
         PFC_FRAMES_ALL, PFC_DURATION, QUEUE_PACKETS, QUEUE_BYTES, QUEUE_DROPPED,
         QUEUE_DROPPED_BYTES, QUEUE_WRED, QUEUE_ECN, PFCWD_DETECTED, PFCWD_RESTORED, PFCWD_STORMED, PFCWD_DROPPED,
         IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS, PG_WATERMARK, QUEUE_WATERMARK, PG_HEADROOM,
+        *LINK_STATS.values(), *OPTICS.values(),
     )
 
     def __init__(self, poller: SwitchPoller, *, on_poll: Callable[[SwitchPoll], None] | None = None,
@@ -612,3 +656,8 @@ class SwitchCollector:
                 add(PG_WATERMARK, (sw, wm.interface, str(wm.index), wm.kind), wm.bytes)
             else:
                 add(QUEUE_WATERMARK, (sw, wm.interface, str(wm.index), wm.kind), wm.bytes)
+        for stat in c.link:
+            add(LINK_STATS[stat.name], (sw, stat.interface), stat.value)
+        for o in c.optics:
+            spec = OPTICS[o.quantity]
+            add(spec, (sw, o.interface) if o.lane is None else (sw, o.interface, str(o.lane)), o.value)

@@ -128,6 +128,16 @@ def _version(platform: str, captures: Iterable[str] = (), unverified: str | None
                 "capture", tuple(f"readers/switch_version/{platform}/{c}" for c in captures), unverified)
 
 
+def _lldp(platform: str, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
+    """The platform's LLDP neighbour command (``PlatformSpec.lldp``), read by ``fabricd audit cabling``; captures in
+    tests/golden/readers/lldp/ (they are not counter outputs, so not beside the show captures)."""
+    table = SPECS[Platform(platform)].lldp
+    assert table is not None, platform
+    parser = getattr(table.parse, "__name__", "parse")
+    return Role(platform, "lldp", table.command, f"{table.module}.{parser}", "audit cabling, capture",
+                tuple(f"readers/lldp/{c}" for c in captures), unverified)
+
+
 def _host(name: str, command: str, parser: str, captures: Iterable[str], unverified: str | None = None,
           used_by: str = "export") -> Role:
     return Role("host", name, command, parser, used_by, tuple(captures), unverified)
@@ -181,6 +191,8 @@ def switch_roles() -> list[Role]:
         _sw("sonic", "pg_watermark_headroom", "parse_pg_watermark_headroom"),
         _sw("sonic", "queue_watermark_unicast", "parse_queue_watermark_unicast"),
         _sw("sonic", "queue_watermark_multicast", "parse_queue_watermark_multicast"),
+        _sw("sonic", "fec", "parse_fec_stats"),
+        _sw("sonic", "transceiver", "parse_transceiver_dom"),
         _ref("sonic", "pg-persistent-watermark", "show priority-group persistent-watermark shared|headroom",
              "parse_pg_persistent_watermark", ()),
         _ref("sonic", "queue-persistent-watermark", "show queue persistent-watermark unicast|multicast|all",
@@ -189,6 +201,10 @@ def switch_roles() -> list[Role]:
                 "no device dump of `show runningconfiguration all`: the capture is sonic-utilities' test CONFIG_DB "
                 "regrouped by table as the command prints it (a real database, not a device's output)"),
         _version("sonic"),
+        _lldp("sonic", ("sonic-show-lldp-table-*.txt",)),
+        Role("sonic", "lldp-neighbors", "show lldp neighbors (lldpd's text form)",
+             "fabricd.nos.sonic.lldp.parse_show_lldp_table", "audit cabling (reference)",
+             ("readers/lldp/sonic-show-lldp-neighbors-*.txt",)),
         # -- Arista EOS ---------------------------------------------------------------------------------------
         _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
             "no public capture of the `detail | json` form: key path from facebook/DNE-TaaC's health check; the "
@@ -207,10 +223,15 @@ def switch_roles() -> list[Role]:
         _sw("arista_eos", "pfcwd", "parse_show_pfc_counters_watchdog", (),
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
         _sw("arista_eos", "discards", "parse_show_interfaces_counters_discards"),
+        _sw("arista_eos", "transceiver", "parse_show_interfaces_transceiver"),
         _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
              ("show-hardware-counter-drop-*.txt",)),
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
         _version("arista_eos"),
+        _lldp("arista_eos", ("arista_eos-show-lldp-neighbors-detail-json-*.txt",)),
+        Role("arista_eos", "lldp-text", "show lldp neighbors detail (text form)",
+             "fabricd.nos.arista_eos.lldp.parse_show_lldp_neighbors", "audit cabling (reference)",
+             ("readers/lldp/arista_eos-show-lldp-neighbors-detail-text-*.txt",)),
         # -- Cisco NX-OS --------------------------------------------------------------------------------------
         _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control",
             ("show-interface-priority-flow-control-*.txt",)),
@@ -220,17 +241,27 @@ def switch_roles() -> list[Role]:
         _sw("cisco_nxos", "pfcwd", "parse_show_queuing_pfc_queue", (), NXOS_PFCWD),
         _sw("cisco_nxos", "errors", "parse_show_interface_counters_errors",
             ("show-interface-counters-errors-*.txt",)),
+        _sw("cisco_nxos", "transceiver", "parse_show_interface_transceiver_details"),
         _ref("cisco_nxos", "queuing-interface", "show queuing interface <port>", "parse_show_queuing_interface",
              ("show-queuing-interface-n5k-*.txt",)),
         _ref("cisco_nxos", "interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
         _config("cisco_nxos", ("azurelocal-tor.txt",)),
         _version("cisco_nxos"),
+        _lldp("cisco_nxos", ("cisco_nxos-show-lldp-neighbors-detail-*.txt",)),
+        Role("cisco_nxos", "lldp-summary", "show lldp neighbors (summary table)",
+             "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail", "audit cabling (reference)",
+             ("readers/lldp/cisco_nxos-show-lldp-neighbors-multiline-*.txt",)),
+        Role("cisco_nxos", "lldp-json", "show lldp neighbors detail | json",
+             "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail", "audit cabling (reference)", (),
+             "no device capture of the NX-API JSON: TABLE_nbor_detail/ROW_nbor_detail keys as public NX-API "
+             "collectors read them; the text form is polled"),
         # -- NVIDIA Cumulus NVUE ------------------------------------------------------------------------------
         _sw("cumulus_nvue", "qos", "parse_counters_qos", (),
             "no public `-o json` capture: the golden is written from the text capture's columns"),
         _sw("cumulus_nvue", "qos", "parse_counters_qos", ("nv-show-interface-counters-qos-cl*-docs.txt",),
             form="text"),
         _sw("cumulus_nvue", "pfcwd", "parse_pfc_watchdog", ("nv-show-interface-qos-pfc-watchdog-*.txt",)),
+        _sw("cumulus_nvue", "transceiver", "parse_nv_show_interface_transceiver"),
         _ref("cumulus_nvue", "qos-roce-counters", "nv show interface <port> qos roce counters",
              "parse_qos_roce_counters", ("nv-show-interface-qos-roce-counters-*.txt",)),
         _ref("cumulus_nvue", "counters-errors", "nv show interface <port> counters errors", "parse_counters_errors",
@@ -239,6 +270,7 @@ def switch_roles() -> list[Role]:
              "parse_interface_counters_table", ("nv-show-interface-view-counters-*.txt", "cl-netstat-*.txt")),
         _config("cumulus_nvue", (), LAB_ONLY + ": no public `nv config show -o commands` of a QoS config"),
         _version("cumulus_nvue"),
+        _lldp("cumulus_nvue", ("cumulus_nvue-nv-show-interface-*-lldp-neighbor-*.txt",)),
     ]
 
 
@@ -308,6 +340,16 @@ def host_roles() -> list[Role]:
               ("readers/host_text/dcb-dcbx-*.txt",), used_by="audit host (bundles, notes)"),
         _host("show_gids-text", "show_gids", "fabricd.readers.gids.parse_show_gids",
               ("readers/host_text/show_gids-*.txt",), used_by="reference"),
+        _host("ethtool-m", "ethtool -m <if> (SFF-8472 SFP, SFF-8636 QSFP; CMIS lane lines unverified)",
+              "fabricd.readers.module.parse_ethtool_module", ("readers/host/ethtool-m-*.txt",),
+              used_by="export host (link, replay roots)"),
+        _host("ethtool-show-fec", "ethtool -I --show-fec <if>", "fabricd.readers.module.parse_ethtool_fec",
+              ("readers/host/ethtool-show-fec-*.txt",), used_by="export host (link, replay roots)"),
+        _host("lldpctl-text", "lldpctl / lldpcli show neighbors (text; SONiC show lldp neighbors)",
+              "fabricd.readers.lldp.parse_lldpctl_text", ("readers/lldp/sonic-show-lldp-neighbors-*.txt",),
+              used_by="audit cabling (--host-lldp)"),
+        _host("lldpctl-json", "lldpctl -f json (or -f json0; lldpd)", "fabricd.readers.lldp.parse_lldpctl_json",
+              ("readers/lldp/host-lldpctl-*.txt",), used_by="audit cabling (--host-lldp)"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
               "no real capture of the fallback's JSON (kernels before 6.1 only)", used_by="host apply, audit host"),
     ]

@@ -19,6 +19,7 @@ from fabricd.intent.switch import IntentShaping, SwitchIntentBase
 from fabricd.intent.watchdog_timers import Warn, WatchdogMs
 from fabricd.model import Platform, Watchdog
 from fabricd.model.types import Model
+from fabricd.readers.lldp import LldpNeighbor
 from fabricd.readers.switch.config_model import LosslessConfig
 from fabricd.readers.switch.model import SwitchCounters
 
@@ -62,6 +63,20 @@ class ShowTable:
     module: str
 
 
+LldpParser = Callable[..., list[LldpNeighbor]]
+"""``parse(text)`` or, for a per-interface command (``{interface}`` in it), ``parse(text, interface)``."""
+
+
+@dataclass(frozen=True)
+class LldpTable:
+    """How the platform lists its LLDP neighbours (``fabricd audit cabling``): the command (``{interface}`` when the
+    NOS answers per port), its parser, and the dotted module the parser lives in (the parser-role registry)."""
+
+    command: str
+    parse: LldpParser
+    module: str
+
+
 @dataclass(frozen=True)
 class PlatformSpec:
     """Everything fabricd knows about one switch OS.
@@ -86,6 +101,7 @@ class PlatformSpec:
     ``templates``             folder under templates/ holding ``main.j2`` and its sections
     ``document``              when set, the main file is ``document(intent)`` (SONiC's CONFIG_DB JSON) and the
                               template's output goes to ``switches/<name>.<template_suffix>``
+    ``lldp``                  the LLDP neighbour command and its parser (``fabricd audit cabling``)
     ``driver``                ``module:Class`` of the :class:`~fabricd.platforms.base.SwitchDriver` (L2), imported
                               on first use
     ========================  ====================================================================================
@@ -108,6 +124,7 @@ class PlatformSpec:
     driver: str
     document: Callable[[Any], str] | None = None
     template_suffix: str | None = None
+    lldp: LldpTable | None = None
 
     @property
     def intent_class(self) -> type[SwitchIntentBase]:

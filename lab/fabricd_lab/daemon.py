@@ -46,6 +46,7 @@ from fabricd.errors import FabricdError, UsageError
 from fabricd.model import Fabric, Platform
 from fabricd.safepath import private_fd, write_private
 
+from .cabling import LabNeighbor, neighbors_of
 from .counters import UnknownPortError
 from .device import DeviceSpec
 from .faults import Fault, FaultKind
@@ -194,6 +195,12 @@ def up(
     for f in fault_list:
         if f.device not in names:
             raise UsageError(f"--fault {f}: no switch named {f.device!r}", hint=f"switches: {', '.join(sorted(names))}")
+        sw = fabric.switch(f.device)
+        if f.kind in (FaultKind.SWAP_CABLES, FaultKind.DEGRADE_OPTIC) and sw is not None and f.arg:
+            known = [p.name for p in sw.ports]
+            for port in (p.strip() for p in f.arg.split(",")):
+                if port not in known:
+                    raise UsageError(f"--fault {f}: {f.device} has no port {port!r}", hint=f"ports: {', '.join(known)}")
     for s in fabric.switches:
         if not _port_free(s.mgmt.host, s.mgmt.port):
             raise LabError(
@@ -226,6 +233,7 @@ def up(
                                    if s.credentials.known_hosts else d / LAB_KNOWN_HOSTS),
                 "ports": [[p.name, p.speed.bps] for p in s.ports],
                 "faults": [[f.kind.value, f.arg] for f in fault_list if f.device == s.name],
+                "neighbors": [n.to_json() for n in neighbors_of(fabric, s.name, fault_list)],
                 "latency": latency,
             }
             for s in fabric.switches
@@ -375,6 +383,7 @@ async def _serve(d: Path) -> None:
             username=dev["username"], password=password, ports=tuple((p[0], int(p[1])) for p in dev["ports"]),
             faults=tuple(Fault(dev["name"], FaultKind(k), a) for k, a in dev["faults"]),
             latency=parse_latency(dev.get("latency", "")),
+            neighbors=tuple(LabNeighbor.from_json(n) for n in dev.get("neighbors", [])),
         )
         for dev in spec["devices"]
     ]

@@ -81,6 +81,7 @@ from .demo_parts import (
     pick_hosts,
 )
 from .demo_prom import PrometheusServer, ScrapeJob, free_port
+from .faults import Fault, FaultKind
 
 log = logging.getLogger(__name__)
 
@@ -289,8 +290,12 @@ class Demo:
             self._lab_reused = True
             self._note("push", f"using the switch lab that is already running (pid {st['pid']}); it stays up")
         else:
-            st = daemon.up(fabric)
+            swap = demo_swap(fabric)
+            st = daemon.up(fabric, [swap] if swap is not None else [])
             self._stack.callback(self._lab_down)
+            if swap is not None:
+                self._note("push", f"the demo's lab has the cables in {swap.device} {swap.arg} swapped on purpose "
+                                   f"(`--fault {swap}`): `fabricd audit cabling` must find them")
             self._note("push", f"fabricd lab up: {len(st['devices'])} SSH simulators on 127.0.0.1 "
                                f"(pid {st['pid']}); host keys in {st['known_hosts']}")
         self._lab_up = True
@@ -333,6 +338,7 @@ class Demo:
                      for r, r2 in zip(first.results, second.results, strict=True)],
             "diffs": diffs,
         }
+        data["cabling"] = self._cabling(targets)
         p, r2 = data["push"], data["repush"]
         summary = (f"lab: {len(st['devices'])} switches over SSH; push: {p['changed']} changed, "
                    f"{p['unchanged']} already matched, {p['failed']} failed; re-push: {r2['changed']} changed, "
@@ -340,6 +346,20 @@ class Demo:
         if p["failed"] or r2["failed"] or r2["changed"]:
             raise _StageFailedError("the push or the idempotent re-push did not go cleanly", data)
         return self._result("push", StageStatus.OK, summary, data)
+
+    def _cabling(self, targets: list[Any]) -> dict[str, Any]:
+        """``fabricd audit cabling`` over SSH on the lab: what LLDP says against the inventory's cables."""
+        from fabricd.audit.cabling import evaluate, read_lldp
+        from fabricd.audit.switch import AuditOptions, driver_factory
+
+        factory = driver_factory(AuditOptions())
+        report = evaluate(self.fabric, [read_lldp(sw, factory) for sw in targets])
+        findings = [f for c in report.checks for f in c.findings]
+        self._note("push", f"audit cabling: {len(findings)} finding(s)"
+                           + "".join(f"\n  {f.code} {f.message}; {f.hint}" for f in findings[:4]))
+        return {"compliant": report.compliant, "codes": sorted({f.code for f in findings}),
+                "findings": [{"code": f.code, "object": f.object, "message": f.message, "hint": f.hint}
+                             for f in findings]}
 
     def _lab_down(self) -> None:
         """Stop the lab this demo started (not one it found running), unless --keep-running keeps it."""
@@ -736,3 +756,19 @@ def running(options: DemoOptions, observer: DemoObserver | None = None) -> Itera
         yield demo
     finally:
         demo.close()
+
+
+def demo_swap(fabric: Fabric) -> Fault | None:
+    """The miswire the demo's lab carries: the cables of the first switch with two host NICs cabled to it swapped
+    (``swap-cables``), or None when no switch has two."""
+    by_switch: dict[str, list[str]] = {}
+    for host in fabric.hosts:
+        for nic in host.nics:
+            if nic.peer:
+                name, port = split_endpoint(nic.peer)
+                by_switch.setdefault(name, []).append(port)
+    for sw in fabric.switches:
+        ports = by_switch.get(sw.name, [])
+        if len(ports) >= 2:
+            return Fault(sw.name, FaultKind.SWAP_CABLES, f"{ports[0]},{ports[1]}")
+    return None

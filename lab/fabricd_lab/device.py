@@ -12,6 +12,7 @@ from typing import ClassVar, Protocol
 
 from fabricd.model import Platform
 
+from .cabling import LabNeighbor, link_model
 from .counters import DeviceCounters
 from .faults import Fault, FaultPlan
 from .latency import Latency
@@ -34,6 +35,8 @@ class DeviceSpec:
     faults: tuple[Fault, ...] = ()
     latency: Latency = field(default_factory=Latency)
     """Round trip and per-line processing time (:mod:`fabricd_lab.latency`); none by default."""
+    neighbors: tuple[LabNeighbor, ...] = ()
+    """What the switch hears over LLDP (:mod:`fabricd_lab.cabling`); none by default."""
 
 
 @dataclass
@@ -82,6 +85,8 @@ class SimSwitch(ABC):
         self.port_names = [name for name, _ in spec.ports]
         self.lines_received = 0
         self.sessions = 0
+        self.clock = clock
+        self.link = link_model(self.port_names, spec.faults, clock())
 
     @abstractmethod
     def open_shell(self) -> Shell: ...

@@ -13,6 +13,10 @@ Kinds:
   would), NVUE ``nv config apply``.
 - ``slow-ms=N``: every answer is delayed by N ms (0-60000), echo stays immediate.
 - ``auth-fail``: password authentication always fails.
+- ``swap-cables=P,Q``: the cables in ports P and Q of the device trade places (a miswire): both ends of both cables
+  hear the other neighbour over LLDP (:mod:`fabricd_lab.cabling`).
+- ``degrade-optic=PORT``: the transceiver in PORT degrades from the lab's start: its received power falls by 0.5 dB
+  a second (below -10 dBm after 16 s), and its pre-FEC BER and FEC counters rise with the loss (SONiC simulator).
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ class FaultKind(StrEnum):
     COMMIT_FAILS = "commit-fails"
     SLOW_MS = "slow-ms"
     AUTH_FAIL = "auth-fail"
+    SWAP_CABLES = "swap-cables"
+    DEGRADE_OPTIC = "degrade-optic"
 
 
-_NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS}
+_NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS, FaultKind.SWAP_CABLES,
+              FaultKind.DEGRADE_OPTIC}
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,11 @@ def parse_fault(text: str) -> Fault:
         limit = 60_000 if kind is FaultKind.SLOW_MS else 1_000_000
         if int(arg) > limit or (kind is FaultKind.DISCONNECT_AFTER_LINES and int(arg) < 1):
             raise UsageError(f"--fault {text!r}: {kind.value} expects 1..{limit}, got {arg}")
+    if kind is FaultKind.SWAP_CABLES:
+        ports = [p.strip() for p in arg.split(",")]
+        if len(ports) != 2 or not all(ports) or ports[0] == ports[1]:
+            raise UsageError(f"--fault {text!r}: swap-cables expects two different ports, PORT,PORT",
+                             hint="e.g. --fault leaf1-sonic:swap-cables=Ethernet0,Ethernet8")
     if kind is FaultKind.REJECT_LINE:
         try:
             re.compile(arg)

@@ -33,6 +33,7 @@ from fabricd.nos.cumulus_nvue import schema
 from fabricd.nos.cumulus_nvue.grammar import CL_RELEASE
 
 from . import tables
+from .cabling import nvue_lldp_neighbor
 from .counters import WatchdogSettings
 from .device import Cancellable, DeviceSpec, Reply, Shell, SimSwitch
 
@@ -547,6 +548,8 @@ class NvueShell(Shell):
                 return Reply(sw.roce_counters(port, as_json))
             if what == ["qos", "pfc-watchdog"]:
                 return Reply(sw.watchdog_status(port, as_json))
+            if what == ["lldp", "neighbor"] and not as_json:
+                return Reply(nvue_lldp_neighbor(sw.spec.neighbors, port))
         if args == ["system"]:
             return Reply(sw.show_system(as_json))
         return Reply(f"Error: The requested item does not exist: {' '.join(args)}")

@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 from fabricd.model import Platform
 
+from .cabling import nxos_lldp_detail
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply
 from .grammar import Rule
@@ -527,6 +528,8 @@ class NxosShell(ModalShell):
             text = sw.queuing(name, as_json)
         elif args in (["queuing"], ["queuing", "interface"]):
             text = sw.queuing(None, as_json)
+        elif args == ["lldp", "neighbors", "detail"]:
+            text = nxos_lldp_detail(sw.spec.neighbors)
         elif args == ["version"]:
             text = "Cisco Nexus Operating System (NX-OS) Software\n  NXOS: version 10.3(4a) (fabricd lab simulator)"
         else:

@@ -13,8 +13,9 @@ from typing import TypeVar
 
 import asyncssh
 
-from fabricd.model import Platform, Switch
+from fabricd.model import Fabric, Platform, Switch
 
+from .cabling import neighbors_of
 from .device import DeviceSpec, SimSwitch
 from .faults import Fault
 from .ssh import generate_host_key, known_hosts_entry, listen
@@ -40,9 +41,12 @@ def switch_class(platform: Platform) -> type[SimSwitch]:
 
 
 def spec_for(
-    switch: Switch, *, password: str, faults: Iterable[Fault] = (), port: int | None = None, host: str | None = None
+    switch: Switch, *, password: str, faults: Iterable[Fault] = (), port: int | None = None, host: str | None = None,
+    fabric: Fabric | None = None,
 ) -> DeviceSpec:
-    """A lab spec from an inventory switch; ``port``/``host`` override its management address (tests use port 0)."""
+    """A lab spec from an inventory switch; ``port``/``host`` override its management address (tests use port 0).
+    With ``fabric``, the switch hears its inventory neighbours over LLDP (``swap-cables`` faults applied)."""
+    faults = tuple(faults)
     return DeviceSpec(
         name=switch.name,
         platform=switch.platform,
@@ -52,6 +56,7 @@ def spec_for(
         password=password,
         ports=tuple((p.name, p.speed.bps) for p in switch.ports),
         faults=tuple(f for f in faults if f.device == switch.name),
+        neighbors=neighbors_of(fabric, switch.name, faults) if fabric is not None else (),
     )
 
 

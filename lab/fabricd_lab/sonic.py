@@ -33,6 +33,7 @@ from typing import Any
 from fabricd.model import Platform
 
 from . import tables
+from .cabling import sonic_fec_stats, sonic_lldp_table, sonic_transceiver_dom
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply, Shell, SimSwitch
 
@@ -454,6 +455,12 @@ class SonicShell(Shell):
             return self._done(sw.pfcwd_config())
         if args[:2] in (["interfaces", "counters"], ["interface", "counters"]) and len(args) == 2:
             return self._done(sw.interface_counters())
+        if args == ["interfaces", "counters", "fec-stats"]:
+            return self._done(sonic_fec_stats(sw.link, sw.clock()))
+        if args[:3] == ["interfaces", "transceiver", "eeprom"] and args[3:] == ["--dom"]:
+            return self._done(sonic_transceiver_dom(sw.link, sw.clock()))
+        if args == ["lldp", "table"]:
+            return self._done(sonic_lldp_table(sw.spec.neighbors))
         if args == ["version"]:
             return self._done("SONiC Software Version: SONiC.202411.fabricd-lab\nDistribution: Debian 12.8")
         what = args[0] if args else ""

@@ -106,6 +106,8 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "show priority-group watermark headroom": "sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt",
         "show queue watermark unicast": "sonic/queue_watermark_unicast--sonic-utilities-test.txt",
         "show queue watermark multicast": "sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt",
+        "show interfaces counters fec-stats": "sonic/fec--sonic-port-fec-ber-design-ctd615.txt",
+        "show interfaces transceiver eeprom --dom": "sonic/transceiver--sonic-qsfpdd-cmis-design.txt",
     }),
     "arista_eos": (SwitchTarget("leaf-eos", "arista_eos"), {
         "show priority-flow-control counters detail | json": "arista_eos/lab-pfc.txt",
@@ -113,16 +115,19 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "show qos interfaces ecn counters queue | json": "arista_eos/lab-ecn.txt",
         "show priority-flow-control counters watchdog | json": "arista_eos/lab-pfcwd.txt",
         "show interfaces counters discards | json": "arista_eos/discards--anta.txt",
+        "show interfaces transceiver": "arista_eos/transceiver--ntc.txt",
     }),
     "cisco_nxos": (SwitchTarget("leaf-nxos", "cisco_nxos"), {
         "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",
         "show queuing interface": "cisco_nxos/show-queuing-interface-ingress-n9k-zartbot.txt",
         "show queuing pfc-queue detail | json": "cisco_nxos/lab-pfcwd.txt",
         "show interface counters errors": "cisco_nxos/show-interface-counters-errors-genieparser.txt",
+        "show interface transceiver details": "cisco_nxos/transceiver--ntc-details.txt",
     }),
     "cumulus_nvue": (SwitchTarget("leaf-nvue", "cumulus_nvue", ("swp1",)), {
         "nv show interface swp1 counters qos -o json": "cumulus_nvue/lab-qos.txt",
         "nv show interface swp1 qos pfc-watchdog": "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs.txt",
+        "nv show interface swp1 transceiver": "cumulus_nvue/transceiver--nvue-reference-docs.txt",
     }),
 }
 

@@ -271,6 +271,12 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "cisco_nxos/lab-pfcwd": cisco_nxos.parse_show_queuing_pfc_queue,
     "cumulus_nvue/lab-qos": cumulus_nvue.parse_counters_qos,
     "cumulus_nvue/lab-pfcwd": cumulus_nvue.parse_pfc_watchdog,
+    "sonic/fec--sonic-port-fec-ber-design-ctd615": sonic.parse_fec_stats,
+    "arista_eos/transceiver--ntc": arista_eos.parse_show_interfaces_transceiver,
+    "cisco_nxos/transceiver--ntc-details": cisco_nxos.parse_show_interface_transceiver_details,
+    "cumulus_nvue/transceiver--nvue-reference-docs": lambda t: cumulus_nvue.parse_nv_show_interface_transceiver(
+        t, "swp1"),
+    "sonic/transceiver--sonic-qsfpdd-cmis-design": sonic.parse_transceiver_dom,
 }
 
 
@@ -284,7 +290,7 @@ def test_switch_golden(name: str, update_goldens: bool) -> None:
     path = GOLDEN / "switch" / f"{name}.txt"
     counters = SWITCH_PARSERS[name](capture(path))
     data = counters.as_dict()
-    keys = ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops", "watermarks")
+    keys = ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops", "watermarks", "optics", "link")
     assert any(data.get(k) for k in keys), "parsed nothing"
     check(path.with_suffix(".json"), data, update_goldens)
 

@@ -44,6 +44,6 @@ def test_init_replay_root_then_export_host_reads_it(tmp_path: Path) -> None:
     assert (root / "ethtool" / "eth0.stats").is_file() or any((root / "ethtool").glob("*.stats"))
     res = runner.invoke(build_app(), ["export", "host", "--once", "--root", str(root)])
     assert res.exit_code == 0, res.output
-    for collector in ("nic", "rdma", "nic_config"):
+    for collector in ("nic", "rdma", "nic_config", "link"):
         assert f'fabricd_scrape_collector_success{{collector="{collector}"}} 1' in res.output
     assert "fabricd_nic_priority_bytes_total{" in res.output and "fabricd_rdma_port_" in res.output

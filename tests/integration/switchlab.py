@@ -99,7 +99,8 @@ def switch_lab(tmp: Path, names: Sequence[str] = LEAVES, faults: Sequence[Fault]
     fabric = lab_fabric()
     password = secrets.token_urlsafe(12)
     originals = [fabric.switch(n) for n in names]
-    specs = [spec_for(sw, password=password, faults=faults, port=0) for sw in originals if sw is not None]
+    specs = [spec_for(sw, password=password, faults=faults, port=0, fabric=fabric) for sw in originals
+             if sw is not None]
     if latency is not None:
         specs = [dataclasses.replace(spec, latency=latency) for spec in specs]
     with LabThread(specs) as thread:

@@ -139,6 +139,11 @@ def test_push_stage_lab_push_and_idempotent_repush(demo: dict[str, Any]) -> None
     assert d["push"]["failed"] == 0 and d["push"]["ok"] == d["devices"]
     assert d["push"]["changed"] + d["push"]["unchanged"] == d["devices"]
     assert d["repush"] == {**d["repush"], "changed": 0, "failed": 0, "unchanged": d["devices"]}
+    # the demo's lab swaps two host cables of leaf1-sonic on purpose: the cabling audit names exactly that swap
+    if not d["lab"]["reused"]:
+        (finding,) = d["cabling"]["findings"]
+        assert finding["code"] == "CAB-MISWIRE" and finding["object"] == "leaf1-sonic Ethernet0,Ethernet8"
+        assert finding["hint"].startswith("swap the cables in leaf1-sonic Ethernet0 and Ethernet8")
     changed = [r["target"] for r in d["rows"] if r["state"] == "changed"]
     assert all(d["diffs"][t]["lines"] > 0 for t in changed)
 

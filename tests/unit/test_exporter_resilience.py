@@ -51,7 +51,7 @@ def registry(host: ReplayHost) -> Registry:
 
 def test_healthy_tree_all_collectors_succeed(host: ReplayHost) -> None:
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "1", "nic_config": "1"}
+    assert success(text) == {"nic": "1", "rdma": "1", "nic_config": "1", "link": "1"}
     assert value(text, 'fabricd_nic_pfc_pause_duration_seconds_total{interface="eth0",priority="3",direction="rx"}') \
         == "0.005"
 
@@ -66,7 +66,7 @@ def test_rdma_device_vanishes_between_discovery_and_read(host: ReplayHost, monke
 
     monkeypatch.setattr(rdma_mod, "list_rdma_devices", list_then_remove)
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1"}
+    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1", "link": "1"}
     assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "7"
     assert 'device="mlx5_1"' not in text.split("fabricd_nic_roce_tos")[0]
 
@@ -91,7 +91,7 @@ def test_unreadable_counter_file(host: ReplayHost) -> None:
     path.unlink()
     path.symlink_to(path)
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1"}
+    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1", "link": "1"}
     assert value(text, 'fabricd_rdma_cnp_sent_total{device="mlx5_0",port="1"}') is None  # absent, not 0
     assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "7"
 
@@ -100,7 +100,7 @@ def test_non_numeric_value(host: ReplayHost) -> None:
     (host.root / "sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence").write_text("garbage\n")
     (host.root / "sys/class/net/eth0/ecn/roce_np/enable/3").write_text("yes\n")
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "0"}
+    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "0", "link": "1"}
     assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') is None
     assert value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="np",priority="3"}') is None
     assert value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="rp",priority="3"}') == "1"
@@ -123,7 +123,7 @@ def test_counter_reset_is_passed_through_and_counted(host: ReplayHost) -> None:
     host.flush()
     second = reg.exposition()
     assert value(second, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}') == "0"
-    assert success(second) == {"nic": "1", "rdma": "1", "nic_config": "1"}
+    assert success(second) == {"nic": "1", "rdma": "1", "nic_config": "1", "link": "1"}
     nic_resets = int(value(second, 'fabricd_counters_reset_total{collector="nic"}') or "0")
     rdma_resets = int(value(second, 'fabricd_counters_reset_total{collector="rdma"}') or "0")
     assert nic_resets >= 3  # pause frames, pause duration, priority/phy traffic counters went back

@@ -46,3 +46,26 @@ def test_plan() -> None:
     plan.disconnect_fired = True
     assert plan.disconnect_after is None
     assert FaultPlan().disconnect_after is None and FaultPlan().slow_s == 0.0
+
+
+def test_swap_cables_fault() -> None:
+    fault = parse_fault("leaf1-sonic:swap-cables=Ethernet0,Ethernet8")
+    assert fault == Fault("leaf1-sonic", FaultKind.SWAP_CABLES, "Ethernet0,Ethernet8")
+    for bad in ("s:swap-cables", "s:swap-cables=Ethernet0", "s:swap-cables=Ethernet0,Ethernet0", "s:swap-cables=,x"):
+        with pytest.raises(UsageError):
+            parse_fault(bad)
+
+
+def test_degrade_optic_fault_drives_the_link_model() -> None:
+    from fabricd_lab.cabling import link_model
+
+    fault = parse_fault("leaf1-sonic:degrade-optic=Ethernet0")
+    assert fault == Fault("leaf1-sonic", FaultKind.DEGRADE_OPTIC, "Ethernet0")
+    with pytest.raises(UsageError):
+        parse_fault("leaf1-sonic:degrade-optic")
+    model = link_model(["Ethernet0", "Ethernet8"], [fault], started=100.0)
+    assert model.rx_dbm("Ethernet0", 1, 100.0) == model.rx_dbm("Ethernet8", 1, 130.0) == -2.0
+    assert model.rx_dbm("Ethernet0", 1, 120.0) == -12.0  # 0.5 dB a second
+    assert model.pre_fec_ber("Ethernet0", 120.0) > 1e-5 > model.pre_fec_ber("Ethernet8", 120.0)
+    assert model.uncorrectable("Ethernet0", 130.0) > 0 == model.uncorrectable("Ethernet8", 130.0)
+    assert model.corrected("Ethernet8", 100.0) == model.corrected("Ethernet8", 500.0)  # healthy ports stay put

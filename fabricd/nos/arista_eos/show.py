@@ -40,6 +40,7 @@ from fabricd.readers.switch.model import (
 from fabricd.readers.switch.tables import to_int
 
 from .discards import parse_show_interfaces_counters_discards
+from .linkhealth import parse_show_interfaces_transceiver
 
 PLATFORM = "arista_eos"
 
@@ -297,9 +298,11 @@ def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
 
 OPTIONAL_COMMANDS: dict[str, str] = {
     "discards": "show interfaces counters discards | json",
+    "transceiver": "show interfaces transceiver",
 }
 """Commands whose failure does not fail the poll: per-port discards (fabricd.nos.arista_eos.discards), which older
-releases and some platforms lack."""
+releases and some platforms lack; transceiver DOM (fabricd.nos.arista_eos.linkhealth, text: no public capture of
+its ``| json`` form), which a virtual switch answers without modules."""
 
 PARSERS = {
     "pfc": parse_show_priority_flow_control_counters,
@@ -307,4 +310,5 @@ PARSERS = {
     "ecn": parse_show_qos_ecn_counters,
     "pfcwd": parse_show_pfc_counters_watchdog,
     "discards": parse_show_interfaces_counters_discards,
+    "transceiver": parse_show_interfaces_transceiver,
 }

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from fabricd.model import Platform
-from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
 
-from . import checks, show, version
+from . import checks, lldp, show, version
 from .intent import SHAPING
 from .rules import RULES
 from .running import parse_running_config
@@ -42,4 +42,5 @@ SPEC = PlatformSpec(
     suffix="cfg",
     templates="arista_eos",
     driver="fabricd.nos.arista_eos.driver:EosDriver",
+    lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_neighbors, lldp.__name__),
 )

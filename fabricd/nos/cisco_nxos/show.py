@@ -27,6 +27,8 @@ from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import label_key, label_map, to_int
 
+from .linkhealth import parse_show_interface_transceiver_details
+
 PLATFORM = "cisco_nxos"
 
 COMMANDS: dict[str, str] = {
@@ -38,8 +40,12 @@ COMMANDS: dict[str, str] = {
 Nexus captures verify; their ``| json`` forms have no public capture with values (the parsers still read them, as
 reference roles in fabricd/nos/roles.py). ``pfcwd`` has no device capture in either form (see its parser)."""
 
-OPTIONAL_COMMANDS: dict[str, str] = {"errors": "show interface counters errors"}
-"""Commands whose failure (an older release, a platform without them) does not fail the poll."""
+OPTIONAL_COMMANDS: dict[str, str] = {
+    "errors": "show interface counters errors",
+    "transceiver": "show interface transceiver details",
+}
+"""Commands whose failure (an older release, a platform without them) does not fail the poll; ``transceiver`` is
+the DOM of every module (fabricd.nos.cisco_nxos.linkhealth)."""
 
 _PFC_ROW = re.compile(r"^(?P<port>(?:Ethernet|Eth|Po|port-channel)\S+)\s+(?P<mode>\S+)\s+(?P<oper>On\s*\(\S+\)|\S+)"
                       r"\s+(?P<rx>\d+)\s+(?P<tx>\d+)\s*$")
@@ -512,4 +518,5 @@ PARSERS: dict[str, Callable[..., SwitchCounters]] = {
     "queuing": parse_show_queuing,
     "pfcwd": parse_show_queuing_pfc_queue,
     "errors": parse_show_interface_counters_errors,
+    "transceiver": parse_show_interface_transceiver_details,
 }

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from fabricd.model import Platform
-from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
 
-from . import checks, show, version
+from . import checks, lldp, show, version
 from .intent import SHAPING
 from .rules import RULES
 from .running import parse_running_config
@@ -44,4 +44,5 @@ SPEC = PlatformSpec(
     suffix="nvue",
     templates="cumulus_nvue",
     driver="fabricd.nos.cumulus_nvue.driver:NvueDriver",
+    lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_nv_show_interface_lldp_neighbor, lldp.__name__),
 )

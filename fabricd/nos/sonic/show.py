@@ -23,6 +23,7 @@ from fabricd.readers.switch.model import (
 )
 from fabricd.readers.switch.tables import dashed_tables, label_key, label_map, to_int
 
+from .linkhealth import parse_fec_stats, parse_transceiver_dom
 from .watermark import (
     parse_pg_persistent_watermark,
     parse_pg_watermark_headroom,
@@ -32,7 +33,8 @@ from .watermark import (
     parse_queue_watermark_unicast,
 )
 
-__all__ = ["parse_pg_persistent_watermark", "parse_queue_persistent_watermark"]
+__all__ = ["parse_fec_stats", "parse_pg_persistent_watermark", "parse_queue_persistent_watermark",
+           "parse_transceiver_dom"]
 """The reference parsers re-exported here, where the role registry looks for a pack's show parsers."""
 
 PLATFORM = "sonic"
@@ -51,13 +53,17 @@ OPTIONAL_COMMANDS: dict[str, str] = {
     "pg_watermark_headroom": "show priority-group watermark headroom",
     "queue_watermark_unicast": "show queue watermark unicast",
     "queue_watermark_multicast": "show queue watermark multicast",
+    "fec": "show interfaces counters fec-stats",
+    "transceiver": "show interfaces transceiver eeprom --dom",
 }
 """Commands that older releases lack, whose failure does not fail the poll: ``show queue wredcounters`` came with
 sonic-utilities' wredstat (2025-02, #2807), ``show pfc counters --history`` with #3778 (2025-08). On a release
 without them, click answers ``Usage: ... Error: No such command/option`` and the driver raises, so the poller
 records the command as unsupported instead of reading an error as counters. The watermark commands
 (``watermarkstat``, fabricd.nos.sonic.watermark) are optional too: a platform without buffer telemetry answers them
-with an error, and each ``watermarkstat`` run costs about a second."""
+with an error, and each ``watermarkstat`` run costs about a second. The link-health commands
+(fabricd.nos.sonic.linkhealth: FEC counters and BER, transceiver DOM) are optional: a virtual switch has no FEC
+counters and no modules."""
 
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _PFC_COL = re.compile(r"^PFC([0-7])$")
@@ -345,5 +351,7 @@ PARSERS = {
     "pg_watermark_headroom": parse_pg_watermark_headroom,
     "queue_watermark_unicast": parse_queue_watermark_unicast,
     "queue_watermark_multicast": parse_queue_watermark_multicast,
+    "fec": parse_fec_stats,
+    "transceiver": parse_transceiver_dom,
 }
 """Role -> parser, matching :data:`COMMANDS`."""

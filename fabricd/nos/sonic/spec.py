@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from fabricd.model import Platform
-from fabricd.nos.spec import PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
 
-from . import checks, show, version
+from . import checks, lldp, show, version
 from .intent import SHAPING, SonicSwitchIntent
 from .rules import RULES
 from .running import parse_running_config
@@ -47,4 +47,5 @@ SPEC = PlatformSpec(
     driver="fabricd.nos.sonic.driver:SonicDriver",
     document=_config_db_json,
     template_suffix="cli",
+    lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_table, lldp.__name__),
 )

@@ -26,7 +26,8 @@ from the platform drivers' own error patterns (fabricd.nos.<id>.patterns)."""
 def has_rows(counters: SwitchCounters) -> bool:
     """True when the snapshot holds any row."""
     c = counters
-    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops or c.watermarks)
+    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops or c.watermarks
+                or c.optics or c.link)
 
 
 def cli_error(text: str) -> str | None:

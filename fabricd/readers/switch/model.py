@@ -125,6 +125,36 @@ class BufferWatermark:
     persistent: bool = False
 
 
+OpticQuantity = Literal["temperature_celsius", "voltage_volts", "rx_power_dbm", "tx_power_dbm", "bias_amperes"]
+
+
+@dataclass(frozen=True, slots=True)
+class OpticReading:
+    """One transceiver DOM (digital optical monitoring) value of a port: module ``temperature_celsius`` and
+    ``voltage_volts`` (``lane`` None), per-lane ``rx_power_dbm``/``tx_power_dbm`` (dBm) and ``bias_amperes`` (laser
+    bias, amperes; devices print mA). ``lane`` is 1-based as the module numbers its channels. A gauge."""
+
+    interface: str
+    quantity: OpticQuantity
+    lane: int | None
+    value: float | None
+
+
+LinkStatName = Literal["fec_corrected_codewords", "fec_uncorrectable_codewords", "fec_symbol_errors",
+                       "pre_fec_ber", "post_fec_ber", "carrier_transitions"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStat:
+    """A link-health value of a port: FEC codeword counters (corrected, uncorrectable) and symbol errors, carrier
+    transitions (flaps; counters), and the pre-/post-FEC bit error ratio the device computes over its own interval
+    (a gauge, a ratio)."""
+
+    interface: str
+    name: LinkStatName
+    value: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class SwitchCounters:
     """Everything parsed from one or more show outputs of one switch. Parsers return partial snapshots;
@@ -139,13 +169,18 @@ class SwitchCounters:
     problems: tuple[str, ...] = field(default=())
     watermarks: tuple[BufferWatermark, ...] = ()
     """Buffer watermarks (a gauge, not a counter); after ``problems`` so that positional construction keeps working."""
+    optics: tuple[OpticReading, ...] = ()
+    """Transceiver DOM readings (gauges)."""
+    link: tuple[LinkStat, ...] = ()
+    """FEC, BER and flap values per port."""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (for goldens and ``--output json``). ``watermarks`` is left out while empty, so the
         goldens of outputs without watermarks (written before they were read) stay as they were."""
         data = asdict(self)
-        if not self.watermarks:
-            del data["watermarks"]
+        for key in ("watermarks", "optics", "link"):
+            if not getattr(self, key):
+                del data[key]
         return data
 
 
@@ -160,8 +195,12 @@ def merge(parts: Iterable[SwitchCounters]) -> SwitchCounters:
     drops: list[DropCounter] = []
     problems: list[str] = []
     watermarks: list[BufferWatermark] = []
+    optics: list[OpticReading] = []
+    link: list[LinkStat] = []
     for part in parts:
         watermarks.extend(part.watermarks)
+        optics.extend(part.optics)
+        link.extend(part.link)
         pfc.extend(part.pfc)
         pfcwd.extend(part.pfcwd)
         cfg.extend(part.pfcwd_config)
@@ -189,4 +228,6 @@ def merge(parts: Iterable[SwitchCounters]) -> SwitchCounters:
         drops=tuple(drops),
         problems=tuple(problems),
         watermarks=tuple(watermarks),
+        optics=tuple(optics),
+        link=tuple(link),
     )

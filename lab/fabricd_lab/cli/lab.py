@@ -22,7 +22,7 @@ FaultOpt = Annotated[
     typer.Option(
         "--fault", "-f", show_default=False,
         help="Inject a fault: DEVICE:KIND[=ARG], KIND one of disconnect-after-lines=N, reject-line=REGEX, "
-        "commit-fails, slow-ms=N, auth-fail (repeatable).",
+        "commit-fails, slow-ms=N, auth-fail, swap-cables=PORT,PORT (a miswire), degrade-optic=PORT (repeatable).",
     ),
 ]
 

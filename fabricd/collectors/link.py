@@ -1,0 +1,122 @@
+"""``link`` collector: host link health. Carrier changes (flaps) from sysfs, transceiver DOM per lane from
+``ethtool -m`` text and FEC mode and counters from ``ethtool -I --show-fec`` text (:mod:`fabricd.readers.module`).
+
+Sources, under the root:
+
+- ``sys/class/net/<if>/carrier_changes``: live sysfs or a replay root (the kernel counts every carrier up and down);
+- ``ethtool/<if>.module`` and ``ethtool/<if>.fec``: a replay root's (or a support bundle's) ``ethtool -m <if>`` and
+  ``ethtool -I --show-fec <if>`` outputs. A live host has no such files: reading the module EEPROM live (the
+  ETHTOOL_GMODULEEEPROM ioctl and the SFF-8472/8636/CMIS decoding ethtool does) is not built yet, so on a live root
+  only the carrier series appear.
+
+An interface is one under ``sys/class/net`` that has a ``device`` (a NIC, not veth/bridge/lo) or one of the ethtool
+files. A file that does not parse is a problem (collector success 0) naming the file, and its series are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from fabricd.errors import FabricdError
+from fabricd.readers.module import parse_ethtool_fec, parse_ethtool_module
+from fabricd.readers.nic_config import list_net_interfaces
+
+from .core import MetricSpec, Scrape
+
+IF = ("interface",)
+SYSFS = "sysfs /sys/class/net/<if>/carrier_changes"
+MODULE = "ethtool -m <if> (replay root ethtool/<if>.module)"
+FEC = "ethtool -I --show-fec <if> (replay root ethtool/<if>.fec)"
+
+CARRIER_CHANGES = MetricSpec(
+    "fabricd_nic_carrier_changes_total", "counter",
+    "Times the interface's carrier went up or down (two changes are one flap).", IF, SYSFS)
+OPTIC_TEMPERATURE = MetricSpec("fabricd_nic_optic_temperature_celsius", "gauge",
+                               "Transceiver module temperature, in degrees Celsius.", IF, MODULE)
+OPTIC_VOLTAGE = MetricSpec("fabricd_nic_optic_voltage_volts", "gauge", "Transceiver supply voltage, in volts.", IF,
+                           MODULE)
+OPTIC_RX_POWER = MetricSpec(
+    "fabricd_nic_optic_rx_power_dbm", "gauge",
+    "Optical power the NIC's transceiver receives on a lane, in dBm (-Inf: no light).", (*IF, "lane"), MODULE)
+OPTIC_TX_POWER = MetricSpec("fabricd_nic_optic_tx_power_dbm", "gauge",
+                            "Optical power the NIC's transceiver sends on a lane, in dBm.", (*IF, "lane"), MODULE)
+OPTIC_BIAS = MetricSpec("fabricd_nic_optic_bias_amperes", "gauge", "Laser bias current of a lane, in amperes.",
+                        (*IF, "lane"), MODULE)
+FEC_MODE = MetricSpec("fabricd_nic_fec_mode_info", "gauge",
+                      "The interface's active FEC encoding (RS, BaseR, Off, None...); value 1.", (*IF, "mode"), FEC)
+FEC_CORRECTED = MetricSpec("fabricd_nic_fec_corrected_codewords_total", "counter",
+                           "FEC blocks (codewords) received with errors the NIC corrected.", IF, FEC)
+FEC_UNCORRECTABLE = MetricSpec("fabricd_nic_fec_uncorrectable_codewords_total", "counter",
+                               "FEC blocks (codewords) the NIC could not correct: dropped frames.", IF, FEC)
+FEC_BITS = MetricSpec("fabricd_nic_fec_corrected_bits_total", "counter",
+                      "Bits the NIC's FEC corrected, where the driver counts them.", IF, FEC)
+
+OPTICS = {"temperature_celsius": OPTIC_TEMPERATURE, "voltage_volts": OPTIC_VOLTAGE, "rx_power_dbm": OPTIC_RX_POWER,
+          "tx_power_dbm": OPTIC_TX_POWER, "bias_amperes": OPTIC_BIAS}
+FEC_STATS = {"fec_corrected_codewords": FEC_CORRECTED, "fec_uncorrectable_codewords": FEC_UNCORRECTABLE}
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+class LinkCollector:
+    """``link``: carrier changes, transceiver DOM and FEC per interface under ``root``."""
+
+    name = "link"
+    metrics: tuple[MetricSpec, ...] = (CARRIER_CHANGES, *OPTICS.values(), FEC_MODE, FEC_CORRECTED,
+                                       FEC_UNCORRECTABLE, FEC_BITS)
+
+    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None) -> None:
+        self.root = os.fspath(root)
+        self.include = include
+
+    def _interfaces(self) -> list[str]:
+        net = os.path.join(self.root, "sys", "class", "net")
+        names = {n for n in list_net_interfaces(self.root) if os.path.exists(os.path.join(net, n, "device"))}
+        try:
+            files = os.listdir(os.path.join(self.root, "ethtool"))
+        except OSError:
+            files = []
+        names |= {f.rsplit(".", 1)[0] for f in files if f.endswith((".module", ".fec"))}
+        return sorted(n for n in names if self.include is None or self.include.search(n))
+
+    def collect(self, scrape: Scrape) -> None:
+        fam = scrape.family
+        net = os.path.join(self.root, "sys", "class", "net")
+        tool = os.path.join(self.root, "ethtool")
+        for ifname in self._interfaces():
+            changes = _read(os.path.join(net, ifname, "carrier_changes"))
+            if changes is not None and changes.strip().isdigit():
+                fam(CARRIER_CHANGES).add((ifname,), int(changes))
+            module = _read(os.path.join(tool, f"{ifname}.module"))
+            if module is not None:
+                try:
+                    readings = parse_ethtool_module(module, ifname)
+                except FabricdError as exc:
+                    scrape.problem(f"{tool}/{ifname}.module: {exc}")
+                    readings = []
+                for o in readings:
+                    if o.value is not None:
+                        labels = (ifname,) if o.lane is None else (ifname, str(o.lane))
+                        fam(OPTICS[o.quantity]).add(labels, o.value)
+            fec = _read(os.path.join(tool, f"{ifname}.fec"))
+            if fec is not None:
+                try:
+                    state = parse_ethtool_fec(fec, ifname)
+                except FabricdError as exc:
+                    scrape.problem(f"{tool}/{ifname}.fec: {exc}")
+                    continue
+                if state.active:
+                    fam(FEC_MODE).add((ifname, state.active), 1)
+                for stat in state.stats:
+                    spec = FEC_STATS.get(stat.name)
+                    if spec is not None and stat.value is not None:
+                        fam(spec).add((ifname,), stat.value)
+                if state.corrected_bits is not None:
+                    fam(FEC_BITS).add((ifname,), state.corrected_bits)

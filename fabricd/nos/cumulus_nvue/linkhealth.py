@@ -1,0 +1,50 @@
+"""NVUE transceiver DOM: ``nv show interface <port> transceiver`` (Cumulus Linux 5.11+), as a pure parser.
+
+``key : value`` lines: ``temperature : 42.56 degrees C / 108.61 degrees F``, ``voltage : 3.2888 V`` and per channel
+``ch-N-rx-power : 0.8625 mW / -0.64 dBm``, ``ch-N-tx-power``, ``ch-N-tx-bias-current : 6.750 mA``; power is read
+in dBm, bias in amperes. A port without a module (or without diagnostics) has no readings. Capture:
+tests/golden/readers/switch/cumulus_nvue/transceiver--*.txt (NVIDIA's NVUE reference).
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCounters
+
+_LINE = re.compile(r"^\s*([a-z0-9-]+)\s*:\s*(.*?)\s*$")
+_CH = re.compile(r"^ch-(\d+)-(rx-power|tx-power|tx-bias-current)$")
+_DBM = re.compile(r"/\s*(-?inf|-?\d+(?:\.\d+)?)\s*dBm", re.IGNORECASE)
+_NUM = re.compile(r"^(-?\d+(?:\.\d+)?)")
+_KIND: dict[str, OpticQuantity] = {"rx-power": "rx_power_dbm", "tx-power": "tx_power_dbm",
+                                   "tx-bias-current": "bias_amperes"}
+
+
+def parse_nv_show_interface_transceiver(text: str, interface: str) -> SwitchCounters:
+    """DOM readings of one port's ``nv show interface <port> transceiver``."""
+    out: list[OpticReading] = []
+    pairs = 0
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        pairs += 1
+        key, value = m.group(1), m.group(2)
+        ch = _CH.match(key)
+        if ch:
+            quantity = _KIND[ch.group(2)]
+            if quantity == "bias_amperes":
+                num = _NUM.match(value)
+                reading = float(num.group(1)) / 1000.0 if num else None
+            else:
+                dbm = _DBM.search(value)
+                reading = None if dbm is None else (float("-inf") if "inf" in dbm.group(1).lower()
+                                                     else float(dbm.group(1)))
+            out.append(OpticReading(interface, quantity, int(ch.group(1)), reading))
+        elif key in ("temperature", "voltage"):
+            num = _NUM.match(value)
+            out.append(OpticReading(interface, "temperature_celsius" if key == "temperature" else "voltage_volts",
+                                    None, float(num.group(1)) if num else None))
+    if not pairs:
+        return SwitchCounters(problems=(f"nv show interface {interface} transceiver: no 'key : value' line",))
+    return SwitchCounters(optics=tuple(out))

@@ -1,0 +1,75 @@
+"""Host link health over real captures: ``ethtool -m`` (SFP and QSFP28) and ``ethtool -I --show-fec`` text
+(tests/golden/readers/host/, first line names the source), and the ``link`` collector on a replay root built from
+them plus a sysfs ``carrier_changes`` file (the kernel ABI: Documentation/ABI/testing/sysfs-class-net)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from fabricd.collectors.core import Registry
+from fabricd.collectors.link import LinkCollector
+from fabricd.readers.module import parse_ethtool_fec, parse_ethtool_module
+from fabricd.readers.textparse import TextParseError
+
+HOST = Path(__file__).parent / "readers" / "host"
+
+
+def capture(name: str) -> str:
+    first, _, rest = (HOST / name).read_text().partition("\n")
+    assert first.startswith("# source:"), name
+    return rest
+
+
+def test_sfp_dom() -> None:
+    got = {(o.quantity, o.lane): o.value for o in parse_ethtool_module(capture("ethtool-m-sfp-ge-bx-ixgbe-patch.txt"),
+                                                                       "eth4")}
+    assert got == {("bias_amperes", 1): pytest.approx(0.01765), ("tx_power_dbm", 1): -6.71,
+                   ("rx_power_dbm", 1): -5.62, ("temperature_celsius", None): 47.3,
+                   ("voltage_volts", None): 3.2576}  # thresholds and alarm flags are not readings
+
+
+def test_qsfp_dom_per_lane() -> None:
+    got = parse_ethtool_module(capture("ethtool-m-qsfp28-sff8636-netdev-patch.txt"), "swp13")
+    rx = {o.lane: o.value for o in got if o.quantity == "rx_power_dbm"}
+    tx = {o.lane: o.value for o in got if o.quantity == "tx_power_dbm"}
+    assert rx == {1: -0.34, 2: -0.40, 3: -0.36, 4: -0.60} and tx == {1: -1.17, 2: -1.16, 3: -1.14, 4: -1.11}
+
+
+def test_no_light_and_bad_text() -> None:
+    (dark,) = parse_ethtool_module(" Rcvr signal avg optical power(Channel 2)  : 0.0000 mW / -inf dBm\n", "x")
+    assert dark.lane == 2 and dark.value == -math.inf
+    with pytest.raises(TextParseError, match="ethtool -m x:1: no module identifier and no reading"):
+        parse_ethtool_module("Cannot get module EEPROM information: Operation not supported\n", "x")
+    with pytest.raises(TextParseError, match="Module voltage: not a reading"):
+        parse_ethtool_module("Module voltage : lots\n", "x")
+
+
+def test_fec() -> None:
+    state = parse_ethtool_fec(capture("ethtool-show-fec-ice-cover-letter.txt"), "eth0")
+    assert (state.active, state.configured) == ("RS", "Auto RS BaseR")
+    assert {s.name: s.value for s in state.stats} == {"fec_corrected_codewords": 0, "fec_uncorrectable_codewords": 0}
+    with pytest.raises(TextParseError, match="no FEC encoding line"):
+        parse_ethtool_fec("netlink error: Operation not supported\n", "eth0")
+
+
+def test_link_collector_on_a_replay_root(tmp_path: Path) -> None:
+    net = tmp_path / "sys" / "class" / "net"
+    (net / "ens1f0np0" / "device").mkdir(parents=True)
+    (net / "ens1f0np0" / "carrier_changes").write_text("7\n")
+    (net / "veth0").mkdir()
+    (net / "veth0" / "carrier_changes").write_text("3\n")  # no device: not a NIC
+    tool = tmp_path / "ethtool"
+    tool.mkdir()
+    (tool / "ens1f0np0.module").write_text(capture("ethtool-m-qsfp28-sff8636-netdev-patch.txt"))
+    (tool / "ens1f0np0.fec").write_text(capture("ethtool-show-fec-ice-cover-letter.txt"))
+    (tool / "ens1f1np1.module").write_text("Cannot get module EEPROM information: Operation not supported\n")
+    text = Registry([LinkCollector(tmp_path)]).exposition()
+    assert 'fabricd_nic_carrier_changes_total{interface="ens1f0np0"} 7' in text
+    assert "veth0" not in text
+    assert 'fabricd_nic_optic_rx_power_dbm{interface="ens1f0np0",lane="4"} -0.6' in text
+    assert 'fabricd_nic_fec_mode_info{interface="ens1f0np0",mode="RS"} 1' in text
+    assert 'fabricd_nic_fec_uncorrectable_codewords_total{interface="ens1f0np0"} 0' in text
+    assert 'fabricd_scrape_collector_success{collector="link"} 0' in text  # ens1f1np1.module does not parse
