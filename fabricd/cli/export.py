@@ -23,6 +23,8 @@ from fabricd.errors import UsageError
 
 from .common import InventoryArg, OutputFormat, OutputOpt, check_root, emit_json, inventory_path, stderr
 from .deploy_common import InsecureOpt
+from .shard_opts import ShardFromHostnameOpt, ShardOpt, resolve_shard
+from .shard_opts import select as select_shard
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +233,8 @@ def register(app: typer.Typer) -> None:
             "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
             help="Read a `fabricd capture` folder instead of dialling the switches (its devices, or --device).")]
         = None,
+        shard: ShardOpt = None,
+        shard_from_hostname: ShardFromHostnameOpt = None,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Export the PFC, queue, ECN and PFC-watchdog counters of the inventory's switches to Prometheus. Each
@@ -242,9 +246,13 @@ def register(app: typer.Typer) -> None:
         With --replay DIR the switches and their outputs come from a `fabricd capture` folder (the inventory is
         not read): the same parsers, the same metrics, no SSH.
 
+        With --shard K/N (or --shard-from-hostname N in a StatefulSet) this replica polls only the switches whose
+        Prometheus hashmod of the name is K; N replicas export every switch once (docs/metrics.md, Sharding).
+
         [bold]Example[/]: fabricd lab up && fabricd export switches --once
         [bold]Example[/]: fabricd export switches inventory/lab --listen 127.0.0.1:9861
         [bold]Example[/]: fabricd export switches --replay /tmp/cap --once
+        [bold]Example[/]: fabricd export switches inventory/lab --shard 0/2
         """
         from fabricd.collectors.switch import SwitchCollector, SwitchPoller
         from fabricd.inventory import load_inventory
@@ -253,6 +261,7 @@ def register(app: typer.Typer) -> None:
 
         _logging()
         web = _web(web_config)
+        replica = resolve_shard(shard, shard_from_hostname)
         if replay is not None:
             from fabricd.collectors.switch import replay_targets
 
@@ -261,6 +270,9 @@ def register(app: typer.Typer) -> None:
             inv = load_inventory(inventory_path(inventory))
             targets = switch_targets(inv.fabric, device, option="--device")
             factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
+        if replica is not None:
+            mine = set(select_shard(replica, [t.name for t in targets]))
+            targets = [t for t in targets if t.name in mine]
         poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
         registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s)])
         try:
