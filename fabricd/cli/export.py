@@ -373,7 +373,12 @@ def register_ib(export_app: typer.Typer) -> None:
                           for labels, value in f.samples if value == 0]
                 ok = [v for f in families if f.spec.name == "fabricd_scrape_collector_success" for _, v in f.samples]
                 if failed or ok != [1]:
-                    stderr().print(f"{len(failed)} port(s) could not be read (see the log above)", highlight=False)
+                    err = stderr()
+                    for line in collector.failures[:50]:
+                        err.print(f"  {line}", highlight=False, markup=False)
+                    more = len(collector.failures) - 50
+                    err.print(f"{len(failed)} port(s) could not be read" + (f" ({more} more not shown)" if more > 0
+                              else ""), highlight=False, markup=False)
                     raise typer.Exit(3)
                 return
             serve(registry, listen, web, "InfiniBand")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .core import META_METRICS, MetricSpec
+from .ib import IbCollector
 from .nic import NicCollector
 from .nic_config import NicConfigCollector
 from .rdma import RdmaCollector
@@ -20,6 +21,8 @@ GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
     ("nic_config", "`fabricd export host`: lossless configuration read back from sysfs/configfs",
      NicConfigCollector.metrics),
     ("switch", "`fabricd export switches`: switch counters through the platform drivers", SwitchCollector.metrics),
+    ("ib", "`fabricd export ib`: an InfiniBand fabric's ports, from ibnetdiscover --ports and perfquery -x",
+     IbCollector.metrics),
     ("watchdog", "`fabricd serve` / `fabricd watch`: the in-process PFC storm watchdog", WatchdogCollector.metrics),
     ("meta", "Every exporter: per-collector health", META_METRICS),
 )

@@ -277,6 +277,8 @@ class IbCollector:
         self._ports: tuple[IbPort, ...] | None = None
         self._discovered_at: float | None = None
         self._discovered_wall: float | None = None
+        self.failures: list[str] = []
+        """The ports the last scrape could not read, one line each (node, GUID, LID, port: why)."""
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -314,6 +316,7 @@ class IbCollector:
         for kind, n in sorted(counts.items()):
             fam(DISCOVERED).add(kind, n)
         info, rate, up = fam(PORT_INFO), fam(PORT_RATE), fam(PORT_UP)
+        failures: list[str] = []
         for read in self._pool.map(lambda p: read_port(self.source, p), wanted):
             p = read.port
             pl = (p.node, p.guid, str(p.lid), str(p.port))
@@ -324,7 +327,8 @@ class IbCollector:
                 rate.add(pl, p.rate_bytes_per_second)
             up.add(pl, 0 if read.block is None else 1)
             if read.block is None:
-                scrape.problem(f"{p.node} ({p.guid}) LID {p.lid} port {p.port}: {read.error}")
+                failures.append(f"{p.node} ({p.guid}) LID {p.lid} port {p.port}: {read.error}")
+                scrape.problem(failures[-1])
                 continue
             key: RdmaKey
             for key, value in read.block.normalised().items():
@@ -336,3 +340,4 @@ class IbCollector:
                     (*pl, key.qualifier or "") if layout == "r" else pl)
                 fam(spec).add(labels, value)
             fam(QP1_DROPPED).add(pl, read.block.counters.get("QP1Dropped"))
+        self.failures = failures
