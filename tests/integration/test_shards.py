@@ -179,3 +179,22 @@ def test_prometheus_hashmod_agrees_with_each_replica(fleet: Path, tmp_path: Path
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+
+
+def test_serve_polls_only_its_shard_of_the_inventory(tmp_path: Path) -> None:
+    """`fabricd serve --shard K/N` on the lab inventory (its switches are not running: each is polled and fails,
+    which is enough to see which ones this replica polls); three replicas together poll each switch once."""
+    inv = REPO / "inventory" / "lab"
+    names = [s.name for s in load_inventory(inv).fabric.switches]
+    polled: list[list[str]] = []
+    for k in range(3):
+        res = subprocess.run(
+            [FABRICD, "serve", str(inv), "--shard", f"{k}/3", "--no-drift", "--duration", "1.5",
+             "--listen", f"127.0.0.1:{free_port()}", "--switch-timeout-s", "0.5", "--output", "json"],
+            capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr[-2000:]
+        mine = sorted(s["name"] for s in json.loads(res.stdout)["switches"])
+        assert f"shard {k}/3: {len(mine)} of {len(names)} switches" in res.stderr
+        assert mine == sorted(n for n in names if hashmod(n, 3) == k)
+        polled.append(mine)
+    assert sorted(n for p in polled for n in p) == sorted(names)
