@@ -147,3 +147,26 @@ def test_replay_without_a_capture_for_a_port_names_it(tmp_path: Path) -> None:
         assert "LID 1432 port 1" in exc.render()
     else:
         raise AssertionError("a port without a capture must fail")
+
+
+def test_export_ib_replay_cli(tmp_path: Path) -> None:
+    """``fabricd export ib --replay DIR --once`` in-process: the exposition as JSON rows, exit 3 naming the ports it
+    could not read; a folder without ibnetdiscover.txt is a usage error."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+    from fabricd.errors import UsageError
+
+    folder = replay_folder(tmp_path / "cap")
+    res = CliRunner().invoke(build_app(), ["export", "ib", "--replay", str(folder), "--once", "--output", "json"])
+    assert res.exit_code == 3, res.output
+    rows = json.loads(res.stdout)
+    up = {tuple(r["labels"].values()): r["value"] for r in rows if r["name"] == "fabricd_ib_port_up"}
+    assert up[("ib-i1l1s01", "0x7cfe9003009ce5b0", "1719", "1")] == 1
+    assert "ib-i4l1s01 (0x506b4b03005c2740) LID 2052 port 35: no perfquery output" in res.stderr
+    assert "5 port(s) could not be read" in res.stderr
+    (tmp_path / "empty").mkdir()
+    res = CliRunner().invoke(build_app(), ["export", "ib", "--replay", str(tmp_path / "empty"), "--once"])
+    assert isinstance(res.exception, UsageError) and "no ibnetdiscover.txt" in str(res.exception)
