@@ -1,5 +1,5 @@
-"""``fabricd export host|switches``: the Prometheus exporters (NIC, RDMA and NIC-config counters of this host; PFC,
-queue, ECN and watchdog counters of the inventory's switches)."""
+"""``fabricd export host|switches|ib``: the Prometheus exporters (NIC, RDMA and NIC-config counters of this host; PFC,
+queue, ECN and watchdog counters of the inventory's switches; port counters of an InfiniBand fabric)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from fabricd.errors import UsageError
 
 from .common import InventoryArg, OutputFormat, OutputOpt, check_root, emit_json, inventory_path, stderr
 from .deploy_common import InsecureOpt
+from .shard_opts import ShardFromHostnameOpt, ShardOpt, resolve_shard
+from .shard_opts import select as select_shard
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +155,7 @@ def register(app: typer.Typer) -> None:
     export_app = typer.Typer(help="Prometheus exporters: this host's NIC/RDMA counters, or the fabric's switches.",
                              no_args_is_help=True)
     app.add_typer(export_app, name="export")
+    register_ib(export_app)
 
     @export_app.command("host")
     def host_cmd(
@@ -253,6 +256,8 @@ def register(app: typer.Typer) -> None:
             "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
             help="Read a `fabricd capture` folder instead of dialling the switches (its devices, or --device).")]
         = None,
+        shard: ShardOpt = None,
+        shard_from_hostname: ShardFromHostnameOpt = None,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Export the PFC, queue, ECN and PFC-watchdog counters of the inventory's switches to Prometheus. Each
@@ -264,9 +269,13 @@ def register(app: typer.Typer) -> None:
         With --replay DIR the switches and their outputs come from a `fabricd capture` folder (the inventory is
         not read): the same parsers, the same metrics, no SSH.
 
+        With --shard K/N (or --shard-from-hostname N in a StatefulSet) this replica polls only the switches whose
+        Prometheus hashmod of the name is K; N replicas export every switch once (docs/metrics.md, Sharding).
+
         [bold]Example[/]: fabricd lab up && fabricd export switches --once
         [bold]Example[/]: fabricd export switches inventory/lab --listen 127.0.0.1:9861
         [bold]Example[/]: fabricd export switches --replay /tmp/cap --once
+        [bold]Example[/]: fabricd export switches inventory/lab --shard 0/2
         """
         from fabricd.collectors.switch import SwitchCollector, SwitchPoller
         from fabricd.inventory import load_inventory
@@ -275,6 +284,7 @@ def register(app: typer.Typer) -> None:
 
         _logging()
         web = _web(web_config)
+        replica = resolve_shard(shard, shard_from_hostname)
         if replay is not None:
             from fabricd.collectors.switch import replay_targets
 
@@ -283,6 +293,9 @@ def register(app: typer.Typer) -> None:
             inv = load_inventory(inventory_path(inventory))
             targets = switch_targets(inv.fabric, device, option="--device")
             factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
+        if replica is not None:
+            mine = set(select_shard(replica, [t.name for t in targets]))
+            targets = [t for t in targets if t.name in mine]
         poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
         registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s)])
         try:
@@ -298,3 +311,98 @@ def register(app: typer.Typer) -> None:
             serve(registry, listen, web, "switch", conn_limits(max_connections, header_timeout))
         finally:
             poller.close()
+
+
+def register_ib(export_app: typer.Typer) -> None:
+    """``fabricd export ib``: the InfiniBand fabric exporter (ibnetdiscover + perfquery)."""
+
+    @export_app.command("ib")
+    def ib_cmd(
+        replay: Annotated[Path | None, typer.Option(
+            "--replay", envvar="FABRICD_IB_REPLAY", show_default=False,
+            help="Read captured outputs instead of running the commands: DIR/ibnetdiscover.txt (ibnetdiscover "
+                 "--ports) and DIR/perfquery/*.txt (blocks found by their Lid/port header).")] = None,
+        listen: Annotated[str, typer.Option(
+            "--listen", envvar="FABRICD_IB_LISTEN", help="Address and port to serve /metrics on.")]
+        = "127.0.0.1:9864",
+        once: Annotated[bool, typer.Option("--once", help="Read the fabric once, print the exposition and exit.")]
+        = False,
+        web_config: WebConfigOpt = None,
+        concurrency: Annotated[int, typer.Option(
+            "--concurrency", min=1, max=256, envvar="FABRICD_IB_CONCURRENCY",
+            help="perfquery calls at once (each is one MAD round trip from this host's HCA).")] = 8,
+        timeout_s: Annotated[float, typer.Option(
+            "--timeout", min=0.1, help="Seconds one perfquery call may take; past it the call is killed and the "
+                                       "port is fabricd_ib_port_up 0.")] = 5.0,
+        discover_timeout_s: Annotated[float, typer.Option(
+            "--discover-timeout", min=1.0, help="Seconds ibnetdiscover may take.")] = 60.0,
+        discover_interval_s: Annotated[float, typer.Option(
+            "--discover-interval", min=0.0,
+            help="Seconds between two ibnetdiscover runs (it walks the whole subnet); scrapes in between read the "
+                 "ports of the last report. 0: on every scrape.")] = 300.0,
+        ibnetdiscover: Annotated[str, typer.Option(
+            "--ibnetdiscover", envvar="FABRICD_IBNETDISCOVER",
+            help="The discovery command (split like a shell would, run without one).")] = "ibnetdiscover --ports",
+        perfquery: Annotated[str, typer.Option(
+            "--perfquery", envvar="FABRICD_PERFQUERY",
+            help="The per-port command; {lid} and {port} are filled in (e.g. 'perfquery -C mlx5_0 -x {lid} {port}', "
+                 "or 'sudo perfquery -x {lid} {port}').")] = "perfquery -x {lid} {port}",
+        all_ports: Annotated[bool, typer.Option(
+            "--all-ports", help="Also read ports without a link (ibnetdiscover lists them with no peer).")] = False,
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
+        """Export the port counters of a whole InfiniBand fabric: the ports from `ibnetdiscover --ports`, each
+        read with `perfquery -x <lid> <port>` (infiniband-diags) with bounded concurrency and a deadline per call,
+        under the host RDMA series' vocabulary (fabricd_ib_port_* with node, guid, lid and port labels).
+
+        Exit codes with --once: 0 every port read, 3 some failed (their fabricd_ib_port_up is 0), 2 the commands
+        are not installed.
+
+        [bold]Example[/]: fabricd export ib --once
+        [bold]Example[/]: fabricd export ib --replay /srv/ib-capture --once
+        [bold]Example[/]: fabricd export ib --perfquery 'perfquery -C mlx5_0 -x {lid} {port}' --listen 0.0.0.0:9864
+        """
+        import shutil
+
+        from fabricd.collectors.ib import CommandSource, IbCollector, IbSource, ReplaySource, command_argv, missing_tool
+
+        _logging()
+        web = _web(web_config)
+        source: IbSource
+        if replay is not None:
+            if not (replay / "ibnetdiscover.txt").is_file():
+                raise UsageError(f"--replay {replay}: no ibnetdiscover.txt there",
+                                 hint="a replay folder holds ibnetdiscover.txt (ibnetdiscover --ports) and "
+                                      "perfquery/*.txt (`fabricd docs metrics`, InfiniBand)")
+            source = ReplaySource(replay)
+        else:
+            try:
+                disc, pq = command_argv(ibnetdiscover), command_argv(perfquery)
+            except ValueError as exc:
+                raise UsageError(f"--ibnetdiscover/--perfquery: {exc}", hint="give a command line") from exc
+            for argv in (disc, pq):
+                if shutil.which(argv[0]) is None:
+                    raise missing_tool(argv)
+            source = CommandSource(disc, pq, timeout_s=timeout_s, discover_timeout_s=discover_timeout_s)
+        collector = IbCollector(source, concurrency=concurrency, discover_interval_s=discover_interval_s,
+                                all_ports=all_ports)
+        registry = Registry([collector])
+        try:
+            if once:
+                families = registry.scrape()
+                print_scrape(families, output)
+                failed = [labels for f in families if f.spec.name == "fabricd_ib_port_up"
+                          for labels, value in f.samples if value == 0]
+                ok = [v for f in families if f.spec.name == "fabricd_scrape_collector_success" for _, v in f.samples]
+                if failed or ok != [1]:
+                    err = stderr()
+                    for line in collector.failures[:50]:
+                        err.print(f"  {line}", highlight=False, markup=False)
+                    more = len(collector.failures) - 50
+                    err.print(f"{len(failed)} port(s) could not be read" + (f" ({more} more not shown)" if more > 0
+                              else ""), highlight=False, markup=False)
+                    raise typer.Exit(3)
+                return
+            serve(registry, listen, web, "InfiniBand")
+        finally:
+            collector.close()

@@ -31,6 +31,8 @@ from .common import (
 )
 from .deploy_common import InsecureOpt
 from .export import HeaderTimeoutOpt, MaxConnectionsOpt, conn_limits
+from .shard_opts import ShardFromHostnameOpt, ShardOpt, resolve_shard
+from .shard_opts import select as select_shard
 
 
 def register(app: typer.Typer) -> None:
@@ -92,12 +94,17 @@ def register(app: typer.Typer) -> None:
         insecure: InsecureOpt = False,
         duration: Annotated[float | None, typer.Option(
             "--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM).")] = None,
+        shard: ShardOpt = None,
+        shard_from_hostname: ShardFromHostnameOpt = None,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Run fabricd as a service: host exporter, switch poller, PFC storm watchdog, drift audit, and
         /metrics, /healthz, /status, /events on one loopback port. Stops cleanly on SIGTERM.
 
         With --output json, the final /status is printed on exit.
+
+        With --shard K/N (or --shard-from-hostname N) it polls only the switches whose Prometheus hashmod of the
+        name is K, so N replicas split the fabric (docs/metrics.md, Sharding).
 
         [bold]Example[/]: fabricd serve inventory/lab --host gpu1
         [bold]Example[/]: fabricd serve inventory/lab --root gpu1=/srv/replay/gpu1 --webhook http://127.0.0.1:5001/
@@ -108,7 +115,11 @@ def register(app: typer.Typer) -> None:
                                 stream=sys.stderr)
         err = stderr()
         address = listen_option(listen, DEFAULT_LISTEN)
+        replica = resolve_shard(shard, shard_from_hostname)
         inv = load_inventory(inventory_path(inventory))
+        if replica is not None and (switches or switch):
+            switch = select_shard(replica, switch or [s.name for s in inv.fabric.switches])
+            switches = bool(switch)  # a replica whose shard holds no switch polls none (not all)
         params = params_for(inv.fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
                             full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
         options = ServeOptions(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .core import META_METRICS, MetricSpec
+from .ib import IbCollector
 from .link import LinkCollector
 from .nic import NicCollector
 from .nic_config import NicConfigCollector
@@ -23,6 +24,8 @@ GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
     ("link", "`fabricd export host`: link health: carrier changes (sysfs), transceiver DOM (`ethtool -m`) and FEC "
      "(`ethtool -I --show-fec`) of replay roots", LinkCollector.metrics),
     ("switch", "`fabricd export switches`: switch counters through the platform drivers", SwitchCollector.metrics),
+    ("ib", "`fabricd export ib`: an InfiniBand fabric's ports, from ibnetdiscover --ports and perfquery -x",
+     IbCollector.metrics),
     ("watchdog", "`fabricd serve` / `fabricd watch`: the in-process PFC storm watchdog", WatchdogCollector.metrics),
     ("meta", "Every exporter: per-collector health", META_METRICS),
 )

@@ -38,7 +38,7 @@ R = TypeVar("R")
 _VERBS = (
     r"(?:sudo\s+(?:-\S+\s+)*)?(?:show|sh|nv\s+(?:show|config\s+show)|rdma|dcb|ethtool|show_gids|perfquery|portstat|"
     r"pfcstat|queuestat|pfcwd|watermarkstat|intfstat|mlnx_qos|lldptool|niccli|cl-netstat|cat|ibv_devinfo|"
-    r"ibstat|ibstatus|vtysh|docker)\b"
+    r"ibstat|ibstatus|ibnetdiscover|iblinkinfo|vtysh|docker)\b"
 )
 """Words a command line starts with (switch CLIs, the host tools fabricd reads, ``sudo``, ``cat`` of a sysfs file).
 Only used to tell a ``# command`` prompt line from a ``# comment`` and an echoed first line from output."""

@@ -17,6 +17,7 @@ from fabricd.nos.cisco_nxos import show as cisco_nxos
 from fabricd.nos.cumulus_nvue import show as cumulus_nvue
 from fabricd.nos.sonic import show as sonic
 from fabricd.readers.ethtool import EthtoolStats, normalise, parse_ethtool_stats
+from fabricd.readers.ibnetdiscover import parse_ibnetdiscover_ports
 from fabricd.readers.perfquery import parse_perfquery
 from fabricd.readers.rdma import RdmaDevice, read_rdma
 from fabricd.readers.switch.model import SwitchCounters, merge
@@ -183,6 +184,43 @@ def test_perfquery_data_is_bytes() -> None:
     norm = {(k.counter, k.direction): v for k, v in block.normalised().items()}
     assert norm[("data_bytes", "tx")] == 37108676853855 * 4
     assert block.counters["QP1Dropped"] == 0
+
+
+# -- ibnetdiscover --ports ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted((GOLDEN / "ibnetdiscover").glob("*.txt")), ids=lambda p: p.stem)
+def test_ibnetdiscover_ports_golden(path: Path, update_goldens: bool) -> None:
+    ports = parse_ibnetdiscover_ports(capture(path))
+    assert ports
+    data = [
+        {"node_type": p.node_type, "lid": p.lid, "port": p.port, "guid": p.guid, "width": p.width, "speed": p.speed,
+         "node": p.node, "rate_bytes_per_second": p.rate_bytes_per_second,
+         "peer": None if p.peer is None else {"node_type": p.peer.node_type, "lid": p.peer.lid, "port": p.peer.port,
+                                              "guid": p.peer.guid, "node": p.peer.node}}
+        for p in ports
+    ]
+    check(path.with_suffix(".json"), data, update_goldens)
+
+
+def test_ibnetdiscover_reads_links_and_lone_ports() -> None:
+    ports = parse_ibnetdiscover_ports(capture(GOLDEN / "ibnetdiscover/ibnetdiscover-p--treydock-edr.txt"))
+    assert len(ports) == 9 and sum(p.peer is None for p in ports) == 2
+    sw = next(p for p in ports if (p.lid, p.port) == (1719, 1))
+    assert sw.node == "ib-i1l1s01" and sw.peer is not None and sw.peer.node == "ib-i1l2s01" and sw.peer.lid == 1516
+    assert sw.rate_bytes_per_second == 100e9 / 8  # 4x EDR, as sysfs says "100 Gb/sec (4X EDR)"
+    down = next(p for p in ports if (p.lid, p.port) == (2052, 37))
+    assert down.speed == "???" and down.rate_bytes_per_second is None and down.node == "ib-i4l1s01"
+    (bare,) = parse_ibnetdiscover_ports(capture(GOLDEN / "ibnetdiscover/ibnetdiscover-p--treydock-qdr-unquoted.txt"))
+    assert bare.node == "Infiniscale-IV Mellanox Technologies" and bare.peer is None
+
+
+def test_ibnetdiscover_topology_format_is_a_located_error() -> None:
+    from fabricd.readers.textparse import TextParseError
+
+    with pytest.raises(TextParseError) as err:
+        parse_ibnetdiscover_ports("\nvendid=0x2c9\nSwitch\t36 \"S-0002c903\"")
+    assert err.value.render().startswith("ibnetdiscover:2: not a ports-report line")
+    assert "run `ibnetdiscover --ports`" in err.value.render()
 
 
 # -- switches ------------------------------------------------------------------------------------------------------
