@@ -27,6 +27,7 @@ BUNDLE: tuple[tuple[str, str], ...] = (
     ("METRICS.md", "every metric fabricd exports, with its labels and HELP"),
     ("fabricd-serve.service", "systemd unit for `fabricd serve`"),
     ("agent/", "`fabricd agent` on every host: systemd unit, Containerfile, Kubernetes DaemonSet"),
+    ("switches/", "`fabricd export switches` sharded over N replicas: Kubernetes StatefulSet (--shard-from-hostname)"),
 )
 """What the bundle holds, relative to DIR (a trailing / is a folder copied whole), and what each is for."""
 

@@ -40,9 +40,9 @@ from pathlib import Path
 
 from fabricd.errors import FabricdError, InventoryError
 from fabricd.httpclient import HttpError, request
-from fabricd.intent.checks import validate
 from fabricd.intent.host import HostIntent, host_intent
 from fabricd.inventory import load_inventory
+from fabricd.nos.validate import validate
 
 log = logging.getLogger(__name__)
 

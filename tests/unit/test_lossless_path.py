@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
-from fabricd.intent.checks import validate
 from fabricd.intent.lossless_path import path_plan
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Platform
 from fabricd.nos.lossless_path import PathViolation, check_render
 from fabricd.nos.registry import SwitchIntentBuilder
+from fabricd.nos.validate import validate
 from fabricd.render.env import environment
 from fabricd.render.render import render_switch_intent
 

@@ -56,10 +56,10 @@ def _key(p: Problem) -> tuple[str, int, str, str]:
     return (str(loc.file) if loc else "", loc.line if loc else 0, p.code, p.path)
 
 
-def validate(inventory: Inventory, options: CheckOptions | None = None,
-             checks: Iterable[Check] = FABRIC_CHECKS) -> Validation:
-    """Run ``checks`` (default: the fabric-wide ones; :func:`fabricd.nos.validate.validate` runs every check) on
-    ``inventory``."""
+def validate(inventory: Inventory, options: CheckOptions | None, checks: Iterable[Check]) -> Validation:
+    """Run ``checks`` on ``inventory``. No default: what ``fabricd validate`` runs is every check, fabric-wide and
+    each pack's (:func:`fabricd.nos.validate.validate`); a caller that ran only the fabric-wide ones would accept
+    what a NOS refuses."""
     ctx = Context(inventory, options)
     problems: list[Problem] = []
     for c in checks:
