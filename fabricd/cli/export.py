@@ -227,6 +227,11 @@ def register(app: typer.Typer) -> None:
                  "by default). A switch still polling is exported from its last answer, whose age "
                  "fabricd_switch_last_success_timestamp_seconds shows, and read at a later scrape.")] = 8.0,
         insecure: InsecureOpt = False,
+        transport: Annotated[str, typer.Option(
+            "--transport", envvar="FABRICD_SWITCH_TRANSPORT",
+            help="inventory: each switch's telemetry.transport (ssh by default); ssh or gnmi: every switch over that "
+                 "transport (gnmi streams Subscribe SAMPLE/ON_CHANGE over TLS; docs/metrics.md says which counters "
+                 "each NOS streams).")] = "inventory",
         replay: Annotated[Path | None, typer.Option(
             "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
             help="Read a `fabricd capture` folder instead of dialling the switches (its devices, or --device).")]
@@ -246,10 +251,11 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd export switches inventory/lab --listen 127.0.0.1:9861
         [bold]Example[/]: fabricd export switches --replay /tmp/cap --once
         """
-        from fabricd.collectors.switch import SwitchCollector, SwitchPoller
+        from fabricd.collectors.gnmi import GnmiStreamCollector
+        from fabricd.collectors.switch import Poller, SwitchCollector, SwitchPoller
         from fabricd.inventory import load_inventory
         from fabricd.platforms.base import DriverOptions
-        from fabricd.service.wiring import driver_factory, switch_targets
+        from fabricd.service.wiring import build_switch_poller, driver_factory, switch_targets
 
         _logging()
         web = _web(web_config)
@@ -257,12 +263,16 @@ def register(app: typer.Typer) -> None:
             from fabricd.collectors.switch import replay_targets
 
             targets, factory = replay_targets(replay, device)
+            poller: Poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
+            transport_series = GnmiStreamCollector(None, [t.name for t in targets])
         else:
             inv = load_inventory(inventory_path(inventory))
             targets = switch_targets(inv.fabric, device, option="--device")
             factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
-        poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
-        registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s)])
+            poller, gnmi, ssh_names = build_switch_poller(inv.fabric, targets, factory, transport=transport,
+                                                          concurrency=concurrency, timeout_s=timeout_s)
+            transport_series = GnmiStreamCollector(gnmi, ssh_names)
+        registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s), transport_series])
         try:
             if once:
                 families = registry.scrape()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .core import META_METRICS, MetricSpec
+from .gnmi import GnmiStreamCollector
 from .nic import NicCollector
 from .nic_config import NicConfigCollector
 from .rdma import RdmaCollector
@@ -19,7 +20,10 @@ GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
      RdmaCollector.metrics),
     ("nic_config", "`fabricd export host`: lossless configuration read back from sysfs/configfs",
      NicConfigCollector.metrics),
-    ("switch", "`fabricd export switches`: switch counters through the platform drivers", SwitchCollector.metrics),
+    ("switch", "`fabricd export switches`: switch counters through the platform drivers (SSH) or gNMI streams, "
+               "under the same names", SwitchCollector.metrics),
+    ("switch_transport", "`fabricd export switches`: which transport reads each switch, and its gNMI streams' "
+                         "staleness", GnmiStreamCollector.metrics),
     ("watchdog", "`fabricd serve` / `fabricd watch`: the in-process PFC storm watchdog", WatchdogCollector.metrics),
     ("meta", "Every exporter: per-collector health", META_METRICS),
 )

@@ -4,6 +4,8 @@
 
 - ``password`` (0600): one random password for every lab switch;
 - ``host_key`` (0600): the lab's ed25519 host key; ``known_hosts``: one line per switch (``[127.0.0.1]:port``);
+- ``gnmi-ca.pem``: the CA of every switch's gNMI certificate (``gnmi-cert.pem``, ``gnmi-key.pem`` 0600); each switch
+  serves gNMI on its inventory's ``telemetry.gnmi.port`` or, without one, a free port (``gnmi_port`` in lab.json);
 - ``spec.json``: the switches and faults to simulate; ``lab.pid``; ``lab.json`` once every switch listens;
 - ``lab.log``: the daemon's log; ``control.sock``: a Unix socket to drive counters and read configs.
 
@@ -64,6 +66,10 @@ LAB_CONTROL_SOCKET = "control.sock"
 WRITTEN_FILE = "written.json"
 SPEC_FILE = "spec.json"
 HOST_KEY_FILE = "host_key"
+GNMI_CA_FILE = "gnmi-ca.pem"
+"""The CA that signed every lab switch's gNMI certificate (the lab inventory's ``telemetry.gnmi.tls_ca``)."""
+GNMI_CERT_FILE = "gnmi-cert.pem"
+GNMI_KEY_FILE = "gnmi-key.pem"
 DAEMON_MODULE = "fabricd_lab.cli.lab_daemon"
 """The entry point ``start`` runs (``python -m``) and ``down`` recognises in the pid's command line."""
 
@@ -195,6 +201,10 @@ def up(
         if f.device not in names:
             raise UsageError(f"--fault {f}: no switch named {f.device!r}", hint=f"switches: {', '.join(sorted(names))}")
     for s in fabric.switches:
+        gp = s.telemetry.gnmi.port
+        if gp is not None and not _port_free(s.mgmt.host, gp):
+            raise LabError(f"{s.name}: gNMI port {s.mgmt.host}:{gp} is already in use",
+                           hint="another lab or program listens there; change telemetry.gnmi.port in the inventory")
         if not _port_free(s.mgmt.host, s.mgmt.port):
             raise LabError(
                 f"{s.name}: {s.mgmt.host}:{s.mgmt.port} is already in use",
@@ -209,6 +219,12 @@ def up(
     files = access_files(fabric, password, key)
     write_private(d / LAB_PASSWORD_FILE, password + "\n")
     write_private(d / HOST_KEY_FILE, key.export_private_key("openssh").decode())
+    from .gnmi import generate_tls
+
+    tls = generate_tls()
+    write_private(d / GNMI_CA_FILE, tls.ca_pem.decode())
+    write_private(d / GNMI_CERT_FILE, tls.cert_pem.decode())
+    write_private(d / GNMI_KEY_FILE, tls.key_pem.decode())
     write_access_files(d, files)
     spec = {
         "fabric": fabric.name,
@@ -227,6 +243,7 @@ def up(
                 "ports": [[p.name, p.speed.bps] for p in s.ports],
                 "faults": [[f.kind.value, f.arg] for f in fault_list if f.device == s.name],
                 "latency": latency,
+                "gnmi_port": s.telemetry.gnmi.port or 0,
             }
             for s in fabric.switches
         ],
@@ -272,7 +289,7 @@ def down(state_dir: Path | None = None, timeout_s: float = 10.0) -> dict[str, An
     for path in _written_before(d):
         path.unlink(missing_ok=True)
     for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET, LAB_KNOWN_HOSTS, LAB_PASSWORD_FILE,
-                 HOST_KEY_FILE, SPEC_FILE, WRITTEN_FILE):
+                 HOST_KEY_FILE, SPEC_FILE, WRITTEN_FILE, GNMI_CA_FILE, GNMI_CERT_FILE, GNMI_KEY_FILE):
         (d / name).unlink(missing_ok=True)
     return {"stopped": stopped, "pid": pid, "state_dir": str(d)}
 
@@ -375,10 +392,14 @@ async def _serve(d: Path) -> None:
             username=dev["username"], password=password, ports=tuple((p[0], int(p[1])) for p in dev["ports"]),
             faults=tuple(Fault(dev["name"], FaultKind(k), a) for k, a in dev["faults"]),
             latency=parse_latency(dev.get("latency", "")),
+            gnmi_port=int(dev.get("gnmi_port", 0)),
         )
         for dev in spec["devices"]
     ]
-    lab = Lab(specs, host_key=key)
+    from .gnmi import LabTls
+
+    tls = LabTls((d / GNMI_CA_FILE).read_bytes(), (d / GNMI_CERT_FILE).read_bytes(), (d / GNMI_KEY_FILE).read_bytes())
+    lab = Lab(specs, host_key=key, gnmi_tls=tls)
     await lab.start()
     by_name = {dev["name"]: dev for dev in spec["devices"]}
 
@@ -405,7 +426,7 @@ async def _serve(d: Path) -> None:
         "devices": [
             {
                 "name": e.name, "platform": e.platform.value, "host": e.host, "port": e.port,
-                "username": e.username,
+                "gnmi_port": e.gnmi_port, "username": e.username,
                 **{k: by_name[e.name].get(k) for k in ("password_file", "password_env", "known_hosts")},
                 "faults": [str(f) for f in lab.switches[e.name].spec.faults],
             }

@@ -34,6 +34,8 @@ class DeviceSpec:
     faults: tuple[Fault, ...] = ()
     latency: Latency = field(default_factory=Latency)
     """Round trip and per-line processing time (:mod:`fabricd_lab.latency`); none by default."""
+    gnmi_port: int | None = None
+    """Where the switch serves gNMI (:mod:`fabricd_lab.gnmi`; 0: a free port); None: no gNMI target."""
 
 
 @dataclass

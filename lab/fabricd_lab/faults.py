@@ -12,7 +12,10 @@ Kinds:
   startup-config``, SONiC ``config apply-patch`` (after applying half of the operations, as a real mid-patch failure
   would), NVUE ``nv config apply``.
 - ``slow-ms=N``: every answer is delayed by N ms (0-60000), echo stays immediate.
-- ``auth-fail``: password authentication always fails.
+- ``auth-fail``: password authentication always fails (SSH and gNMI).
+- ``gnmi-stall``: the device's first gNMI Subscribe stream sends its first sample and then nothing, while staying
+  open (SONiC's SAMPLE stall, sonic-net/sonic-buildimage#22201). One-shot: a re-subscription streams normally, so a
+  collector that notices the stall and re-subscribes recovers.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class FaultKind(StrEnum):
     COMMIT_FAILS = "commit-fails"
     SLOW_MS = "slow-ms"
     AUTH_FAIL = "auth-fail"
+    GNMI_STALL = "gnmi-stall"
 
 
 _NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS}
@@ -82,6 +86,7 @@ class FaultPlan:
 
     faults: tuple[Fault, ...] = ()
     disconnect_fired: bool = False
+    gnmi_stall_fired: bool = False
     _reject: tuple[re.Pattern[str], ...] = field(default=(), init=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +102,13 @@ class FaultPlan:
     @property
     def commit_fails(self) -> bool:
         return self._first(FaultKind.COMMIT_FAILS) is not None
+
+    def take_gnmi_stall(self) -> bool:
+        """True once (the first gNMI stream of the lab run) when the device has the ``gnmi-stall`` fault."""
+        if self._first(FaultKind.GNMI_STALL) is None or self.gnmi_stall_fired:
+            return False
+        self.gnmi_stall_fired = True
+        return True
 
     @property
     def slow_s(self) -> float:
