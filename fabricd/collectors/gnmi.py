@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from fabricd.errors import UsageError
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, path_key, table_for
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, path_key
+from fabricd.nos.gnmi_registry import table_for
 from fabricd.platforms.secrets import Secret
 
 from .core import MetricSpec, Scrape
@@ -57,7 +58,7 @@ class GnmiEndpoint:
     interval_s: float | None = None
 
 
-class StaleStream(Exception):
+class StaleStreamError(Exception):
     """A SAMPLE path of a stream had no update for ``stale_factor`` x its interval."""
 
 
@@ -243,8 +244,9 @@ class GnmiPoller:
                 for key, interval in sample.items():
                     last = st.last_update.get(key, started)
                     if now - last > self.stale_factor * interval:
-                        raise StaleStream(f"gNMI stream {group!r} stale: no update of {key} for {now - last:.1f} s "
-                                          f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing")
+                        raise StaleStreamError(
+                            f"gNMI stream {group!r} stale: no update of {key} for {now - last:.1f} s "
+                            f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing")
         finally:
             reading.cancel()
             call.cancel()
@@ -266,7 +268,7 @@ class GnmiPoller:
             st.failures += 1
             st.consecutive += 1
             st.last_error = message
-            if isinstance(exc, StaleStream):
+            if isinstance(exc, StaleStreamError):
                 st.stale = True
                 st.resubscribes += 1
             st.synced.clear()
@@ -343,7 +345,7 @@ def _describe(exc: BaseException) -> str:
     if callable(code) and callable(details):
         with contextlib.suppress(Exception):
             return one_line(f"gNMI {code().name}: {details()}")
-    if isinstance(exc, StaleStream | ConnectionError):
+    if isinstance(exc, StaleStreamError | ConnectionError):
         return one_line(str(exc))
     return one_line(f"{type(exc).__name__}: {exc}")
 

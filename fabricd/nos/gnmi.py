@@ -1,4 +1,5 @@
-"""What a platform pack declares for gNMI streaming: :class:`GnmiTable`, one per switch OS (``fabricd/nos/<id>/gnmi.py``).
+"""What a platform pack declares for gNMI streaming: :class:`GnmiTable`, one per switch OS
+(``fabricd/nos/<id>/gnmi.py``).
 
 A table is data, pure (L1): the subscriptions the gNMI collector sends (path, origin, target, encoding, SAMPLE or
 ON_CHANGE, the interval floor and default the NOS documents), and ``to_counters``, which turns the latest value of
@@ -87,20 +88,3 @@ def path_key(target: str, origin: str, path: str) -> str:
     """The key a decoded update is stored under: ``[origin:]`` ``[target/]`` path (what ``to_counters`` reads)."""
     key = f"{target}/{path}" if target else path
     return f"{origin}:{key}" if origin else key
-
-
-def table_for(platform: Platform | str) -> GnmiTable:
-    """The gNMI table of a platform id."""
-    return GNMI_TABLES[Platform(platform)]
-
-
-def _tables() -> dict[Platform, GnmiTable]:
-    from .arista_eos.gnmi import TABLE as EOS
-    from .cisco_nxos.gnmi import TABLE as NXOS
-    from .cumulus_nvue.gnmi import TABLE as NVUE
-    from .sonic.gnmi import TABLE as SONIC
-
-    return {t.platform: t for t in (SONIC, EOS, NXOS, NVUE)}
-
-
-GNMI_TABLES: dict[Platform, GnmiTable] = _tables()

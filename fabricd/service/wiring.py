@@ -258,7 +258,7 @@ def gnmi_endpoint_factory(fabric: Fabric) -> Callable[[SwitchTarget], GnmiEndpoi
     """A switch's gNMI address and login from the inventory: ``mgmt.host``, ``telemetry.gnmi.port`` (or the NOS's
     default port), the credentials' password (resolved as for SSH), ``telemetry.gnmi.tls_ca``."""
     from fabricd.collectors.gnmi import GnmiEndpoint, read_ca
-    from fabricd.nos.gnmi import table_for
+    from fabricd.nos.gnmi_registry import table_for
     from fabricd.platforms.access import resolve_access
 
     def endpoint(target: SwitchTarget) -> GnmiEndpoint:

@@ -223,7 +223,7 @@ class _Sub:
     last: Any = None
 
 
-class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):  # type: ignore[misc]
+class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
     """The gNMI servicer of one simulated switch. Runs on the lab's event loop (the counter engine is not
     thread-safe); ``clock`` is monotonic seconds (streams are paced by it)."""
 

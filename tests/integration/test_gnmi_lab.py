@@ -61,7 +61,7 @@ def _series(reg: Registry) -> dict[tuple[str, tuple[str, ...]], float]:
 
 
 def test_same_lab_state_same_series_over_ssh_and_gnmi(tmp_path: Path) -> None:
-    fabric, switches, password, tls, thread = _lab(tmp_path)
+    _, switches, password, tls, thread = _lab(tmp_path)
     with thread as lab:
         known_hosts = tmp_path / "known_hosts"
         known_hosts.write_text(lab.known_hosts())
@@ -124,7 +124,7 @@ def test_same_lab_state_same_series_over_ssh_and_gnmi(tmp_path: Path) -> None:
 
 
 def test_stalled_stream_is_reported_stale_and_recovers(tmp_path: Path) -> None:
-    _, switches, password, tls, thread = _lab(tmp_path, (Fault("spine1", FaultKind.GNMI_STALL),))
+    _, _, password, tls, thread = _lab(tmp_path, (Fault("spine1", FaultKind.GNMI_STALL),))
     with thread as lab:
         targets = _targets(lab, SWITCHES)
         gnmi = _gnmi(lab, password, tls, targets, timeout_s=30, backoff=Backoff(base_s=0.2, ceiling_s=1.0))

@@ -173,10 +173,10 @@ def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
         port, _, pg = key.partition(":")
         if not isinstance(fields, dict) or not pg.isdigit():
             continue
-        for kind, field_name in (("shared", "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES"),
-                                 ("headroom", "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES")):
+        for pg_kind, field_name in (("shared", "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES"),
+                                    ("headroom", "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES")):
             if field_name in fields:
-                watermarks.append(BufferWatermark(port, "pg", int(pg), "shared" if kind == "shared" else "headroom",
+                watermarks.append(BufferWatermark(port, "pg", int(pg), "shared" if pg_kind == "shared" else "headroom",
                                                   _int(fields[field_name])))
     return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues), pfcwd=tuple(pfcwd), problems=tuple(problems),
                           watermarks=tuple(watermarks))
