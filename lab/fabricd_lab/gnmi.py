@@ -284,6 +284,22 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
                             f"than {b.min_interval_s:g}s")
         return seconds
 
+    def plan(self, sl: Any) -> list[_Sub]:
+        """The streams a ``SubscriptionList`` asks for, each with its interval, after the NOS's checks (encoding,
+        origins, interval floor, every path served); :class:`PathError` says why a request is refused."""
+        encoding = gnmi_pb2.Encoding.Name(sl.encoding)
+        if encoding not in self.behaviour.encodings:
+            raise PathError(grpc.StatusCode.INVALID_ARGUMENT, f"unsupported encoding {encoding}")
+        self._check_origins(sl.prefix, [s.path for s in sl.subscription])
+        subs = []
+        for s in sl.subscription:
+            mode = gnmi_pb2.SubscriptionMode.Name(s.mode)
+            interval = self._interval(s.sample_interval) if mode == "SAMPLE" else 1.0
+            path = path_text(s.path, sl.prefix)
+            self.values(sl.prefix.target, path)  # NOT_FOUND before the stream starts
+            subs.append(_Sub(path, mode, interval))
+        return subs
+
     def _notification(self, prefix: Any, path: str, value: Any, ietf: bool) -> Any:
         from fabricd.platforms.gnmi import parse_path
 
@@ -333,16 +349,7 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         encoding = gnmi_pb2.Encoding.Name(sl.encoding)
         prefix = sl.prefix
         try:
-            if encoding not in self.behaviour.encodings:
-                raise PathError(grpc.StatusCode.INVALID_ARGUMENT, f"unsupported encoding {encoding}")
-            self._check_origins(prefix, [s.path for s in sl.subscription])
-            subs = []
-            for s in sl.subscription:
-                mode = gnmi_pb2.SubscriptionMode.Name(s.mode)
-                interval = self._interval(s.sample_interval) if mode == "SAMPLE" else 1.0
-                path = path_text(s.path, prefix)
-                self.values(prefix.target, path)  # NOT_FOUND before the stream starts
-                subs.append(_Sub(path, mode, interval))
+            subs = self.plan(sl)
         except PathError as exc:
             await context.abort(exc.code, exc.message)
         ietf = encoding == "JSON_IETF"
