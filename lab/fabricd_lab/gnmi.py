@@ -274,7 +274,8 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
                 raise PathError(grpc.StatusCode.NOT_FOUND, f"/{first}: an EOS-native path needs origin "
                                 f"{b.native_origin!r}")
 
-    def _interval(self, nanos: int) -> float:
+    def sample_interval(self, nanos: int) -> float:
+        """A requested SAMPLE interval (ns; 0 = none given) in seconds as the NOS takes it, or :class:`PathError`."""
         b = self.behaviour
         if nanos == 0:
             return b.default_interval_s
@@ -294,7 +295,7 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         subs = []
         for s in sl.subscription:
             mode = gnmi_pb2.SubscriptionMode.Name(s.mode)
-            interval = self._interval(s.sample_interval) if mode == "SAMPLE" else 1.0
+            interval = self.sample_interval(s.sample_interval) if mode == "SAMPLE" else 1.0
             path = path_text(s.path, sl.prefix)
             self.values(sl.prefix.target, path)  # NOT_FOUND before the stream starts
             subs.append(_Sub(path, mode, interval))

@@ -151,7 +151,7 @@ def test_cumulus_refuses_get() -> None:
 
 
 def test_eos_native_paths_need_eos_native_and_no_mixing() -> None:
-    server, target = make(Platform.ARISTA_EOS)
+    server, _ = make(Platform.ARISTA_EOS)
     _, code, details = subscribe(server, sub_list(["LANZ"], target="", encoding="JSON"))
     assert code is grpc.StatusCode.NOT_FOUND and "eos_native" in details
     mixed = sub_list(["interfaces/interface[name=*]/state", "LANZ"], target="", encoding="JSON",
@@ -162,11 +162,12 @@ def test_eos_native_paths_need_eos_native_and_no_mixing() -> None:
 
 def test_nxos_streams_every_ten_seconds_by_default() -> None:
     _, target = make(Platform.CISCO_NXOS)
-    target.values = lambda target_, path: {}  # type: ignore[method-assign]  # NX-OS has no simulated tree
+    assert target.sample_interval(0) == 10.0 and target.sample_interval(1_000_000_000) == 1.0
+    with pytest.raises(PathError, match="cannot be less than 1s"):
+        target.sample_interval(500_000_000)
     sl = sub_list(["System/intf-items"], target="", interval_s=0, mode="STREAM", encoding="JSON")
-    assert [s.interval_s for s in target.plan(sl)] == [10.0]
-    with pytest.raises(PathError):
-        make(Platform.CISCO_NXOS)[1].plan(sl)  # ... and its counter paths are not simulated: NOT_FOUND
+    with pytest.raises(PathError, match="does not simulate cisco_nxos"):
+        target.plan(sl)  # its counter tree is not simulated (not mapped in fabricd): NOT_FOUND, said so
 
 
 def test_capabilities_lists_the_nos_encodings() -> None:
