@@ -37,6 +37,7 @@ from fabricd.errors import UsageError
 from fabricd.nos.gnmi import GnmiPath, GnmiTable, path_key
 from fabricd.nos.gnmi_registry import table_for
 from fabricd.platforms.secrets import Secret
+from fabricd.readers.switch.model import SwitchCounters, merge
 
 from .core import MetricSpec, Scrape
 from .switch import Backoff, Poller, SwitchHealth, SwitchPoll, SwitchTarget, one_line
@@ -81,6 +82,7 @@ class _State:
     next_due: float = 0.0
     down_since: float | None = None
     settled: threading.Event = field(default_factory=threading.Event)  # synced or failed once
+    parts: dict[int, tuple[tuple[Any, ...], SwitchCounters]] = field(default_factory=dict)
 
 
 class GnmiPoller:
@@ -308,12 +310,31 @@ class GnmiPoller:
                 if st.up is None and error is None:
                     error = "gNMI: no sync_response yet"
                 updates = st.updates
-            counters = st.table.to_counters(values) if values is not None and st.table.to_counters else None
+            counters = self._counters(st, values) if values is not None else None
             fresh = updates != self._handed.get(t.name)
             self._handed[t.name] = updates
             out.append(SwitchPoll(t, counters, error, time.perf_counter() - start, fresh,
                                   self._health(t.name, st)))
         return out
+
+    @staticmethod
+    def _counters(st: _State, values: dict[str, Any]) -> SwitchCounters | None:
+        """The switch's counters from its latest values; a part of the table whose inputs are the same objects as
+        last time is not converted again (a value is replaced, never changed in place, when an update arrives)."""
+        table = st.table
+        if not table.parts:
+            return table.to_counters(values) if table.to_counters is not None else None
+        out = []
+        for i, part in enumerate(table.parts):
+            inputs = tuple(values.get(k) for k in part.reads)
+            cached = st.parts.get(i)
+            if cached is None or len(cached[0]) != len(inputs) or any(a is not b for a, b in zip(cached[0], inputs,
+                                                                                                 strict=True)):
+                cached = (inputs, part.convert({k: v for k, v in zip(part.reads, inputs, strict=True)
+                                                if v is not None}))
+                st.parts[i] = cached
+            out.append(cached[1])
+        return merge(out)
 
     def _health(self, name: str, st: _State) -> SwitchHealth:
         with self._lock:

@@ -44,6 +44,15 @@ class GnmiPath:
 
 
 @dataclass(frozen=True)
+class GnmiPart:
+    """One independent piece of ``to_counters``: it reads only the path keys ``reads``, so a collector converts it
+    again only when one of those values changed (SONiC's queue tables change every 10 s, its ports every 1 s)."""
+
+    reads: tuple[str, ...]
+    convert: Callable[[Mapping[str, Any]], SwitchCounters]
+
+
+@dataclass(frozen=True)
 class GnmiTable:
     """A NOS's gNMI table. ``port``: the NOS's default gNMI port; ``encoding``: what its JSON values need;
     ``min_interval_s``: the shortest SAMPLE interval the NOS accepts (``None``: unverified); ``default_interval_s``:
@@ -62,6 +71,8 @@ class GnmiTable:
     supports_get: bool = True
     ssh_only: Mapping[str, str] = field(default_factory=dict)
     unverified: tuple[str, ...] = ()
+    parts: tuple[GnmiPart, ...] = ()
+    """``to_counters`` in independent pieces (optional): merged, they give what ``to_counters`` gives."""
 
     @property
     def mapped(self) -> bool:

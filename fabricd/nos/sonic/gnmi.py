@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, path_key
+from fabricd.nos.gnmi import GnmiPart, GnmiPath, GnmiTable, path_key
 from fabricd.readers.switch.model import (
     BufferWatermark,
     PfcCounter,
@@ -41,6 +41,7 @@ from fabricd.readers.switch.model import (
     QueueCounter,
     QueueKind,
     SwitchCounters,
+    merge,
 )
 
 TARGET = "COUNTERS_DB"
@@ -63,8 +64,11 @@ PATHS = (
              target=TARGET),
 )
 
-_PFC = re.compile(r"^SAI_PORT_STAT_PFC_([0-7])_(RX|TX)_PKTS$")
-_PFC_DURATION = re.compile(r"^SAI_PORT_STAT_PFC_([0-7])_RX_PAUSE_DURATION(_US)?$")
+_PFC_RX = tuple(f"SAI_PORT_STAT_PFC_{p}_RX_PKTS" for p in range(8))
+_PFC_TX = tuple(f"SAI_PORT_STAT_PFC_{p}_TX_PKTS" for p in range(8))
+_PFC_DURATION_FIELDS = tuple((f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US", f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION")
+                             for p in range(8))
+"""Pause duration: ``_US`` on Mellanox and VS, without it on Innovium, Barefoot, Nephos (sonic-swss orchdaemon.cpp)."""
 _QKIND: dict[str, QueueKind] = {"SAI_QUEUE_TYPE_UNICAST": "unicast", "SAI_QUEUE_TYPE_MULTICAST": "multicast",
                                 "SAI_QUEUE_TYPE_ALL": "all"}
 
@@ -93,26 +97,32 @@ def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
 
     A field the payload lacks stays None (not 0); a queue whose type the maps do not give is left out, with a
     problem, rather than guessed."""
+    return merge(part.convert(values) for part in PARTS)
+
+
+def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
+    """``COUNTERS/Ethernet*``: PFC frames rx/tx per priority and the rx pause duration where the ASIC has it."""
     pfc: list[PfcCounter] = []
-    problems: list[str] = []
     ports = _obj(values, PORTS)
     for port in sorted(ports, key=_natural):
         fields = ports[port]
         if not isinstance(fields, dict):
             continue
-        frames: dict[tuple[str, int], int | None] = {}
-        duration: dict[int, int | None] = {}
-        for name, value in fields.items():
-            if (m := _PFC.match(name)) is not None:
-                frames[(m.group(2).lower(), int(m.group(1)))] = _int(value)
-            elif (m := _PFC_DURATION.match(name)) is not None:
-                duration[int(m.group(1))] = _int(value)
-        for direction in ("rx", "tx"):
-            for prio in range(8):
-                if (direction, prio) in frames:
-                    pfc.append(PfcCounter(port, "rx" if direction == "rx" else "tx", prio, frames[(direction, prio)]))
-        for prio in sorted(duration):
-            pfc.append(PfcCounter(port, "rx", prio, None, duration[prio]))
+        for direction, names in (("rx", _PFC_RX), ("tx", _PFC_TX)):
+            for prio, name in enumerate(names):
+                if name in fields:
+                    pfc.append(PfcCounter(port, "rx" if direction == "rx" else "tx", prio, _int(fields[name])))
+        for prio, (name_us, name_plain) in enumerate(_PFC_DURATION_FIELDS):
+            found = name_us if name_us in fields else name_plain if name_plain in fields else None
+            if found is not None:
+                pfc.append(PfcCounter(port, "rx", prio, None, _int(fields[found])))
+    return SwitchCounters(pfc=tuple(pfc))
+
+
+def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
+    """``COUNTERS/Ethernet*/Queues`` joined with the queue name and type maps: queue counters, the PFC watchdog of
+    lossless queues and the periodic queue watermarks."""
+    problems: list[str] = []
     names = {k: v for k, v in _obj(values, QUEUE_NAMES).items() if isinstance(v, str)}
     types = {k: v for k, v in _obj(values, QUEUE_TYPES).items() if isinstance(v, str)}
     queues: list[QueueCounter] = []
@@ -167,6 +177,13 @@ def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
     if untyped:
         problems.append(f"sonic gNMI: {len(untyped)} queue(s) without a type in {QUEUE_NAMES}/{QUEUE_TYPES} "
                         f"(e.g. {untyped[0]}); left out rather than guessed")
+    return SwitchCounters(queues=tuple(queues), pfcwd=tuple(pfcwd), problems=tuple(problems),
+                          watermarks=tuple(watermarks))
+
+
+def pg_watermarks(values: Mapping[str, Any]) -> SwitchCounters:
+    """``PERIODIC_WATERMARKS/Ethernet*/PriorityGroups``: shared and headroom (xoff room) watermarks per PG."""
+    watermarks: list[BufferWatermark] = []
     pgs = _obj(values, PG_WATERMARKS)
     for key in sorted(pgs, key=_natural):
         fields = pgs[key]
@@ -178,8 +195,18 @@ def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
             if field_name in fields:
                 watermarks.append(BufferWatermark(port, "pg", int(pg), "shared" if pg_kind == "shared" else "headroom",
                                                   _int(fields[field_name])))
-    return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues), pfcwd=tuple(pfcwd), problems=tuple(problems),
-                          watermarks=tuple(watermarks))
+    return SwitchCounters(watermarks=tuple(watermarks))
+
+
+def _key(path: str) -> str:
+    return path_key(TARGET, "", path)
+
+
+PARTS = (
+    GnmiPart((_key(PORTS),), port_counters),
+    GnmiPart((_key(QUEUES), _key(QUEUE_NAMES), _key(QUEUE_TYPES)), queue_counters),
+    GnmiPart((_key(PG_WATERMARKS),), pg_watermarks),
+)
 
 
 TABLE = GnmiTable(
@@ -190,6 +217,7 @@ TABLE = GnmiTable(
     min_interval_s=1.0,
     default_interval_s=1.0,
     to_counters=to_counters,
+    parts=PARTS,
     source="../shared/reference/telemetry.md §1.1; sonic-net/sonic-gnmi virtual_db.go, db_client.go, testdata/",
     ssh_only={
         "interface counters (portstat)": "streamed in COUNTERS/Ethernet* (SAI_PORT_STAT_IF_*) but not read: the SSH "
