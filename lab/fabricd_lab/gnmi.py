@@ -99,8 +99,21 @@ def _oid(port_index: int, queue: int) -> str:
     return f"oid:0x15{port_index:08x}{queue:04x}"
 
 
-def sonic_tables(sw: SimSwitch) -> dict[str, Any]:
-    """The COUNTERS_DB values the lab's SONiC serves, by path (what ``show pfc counters`` & co. print, as fields)."""
+SONIC_PATHS = ("COUNTERS/Ethernet*", "COUNTERS/Ethernet*/Queues", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups",
+               "COUNTERS_QUEUE_NAME_MAP", "COUNTERS_QUEUE_TYPE_MAP")
+
+
+def sonic_tables(sw: SimSwitch, only: str | None = None) -> dict[str, Any]:
+    """The COUNTERS_DB values the lab's SONiC serves, by path (what ``show pfc counters`` & co. print, as fields);
+    ``only``: just that path's (a stream of 500 switches asks one path at a time)."""
+    if only in SONIC_PATHS[3:]:  # the maps depend on the port names only
+        names_map = {f"{n}:{i}": _oid(pi, i) for pi, n in enumerate(sorted(sw.counters.ports, key=_natural))
+                     for i in (*range(8), *MC_QUEUES)}
+        types_map = {oid: "SAI_QUEUE_TYPE_UNICAST" if int(k.rsplit(":", 1)[1]) < 8 else "SAI_QUEUE_TYPE_MULTICAST"
+                     for k, oid in names_map.items()}
+        return {SONIC_PATHS[3]: dict(sorted(names_map.items())), SONIC_PATHS[4]: dict(sorted(types_map.items()))}
+    want_ports = only in (None, SONIC_PATHS[0])
+    want_queues = only is None or only in SONIC_PATHS[1:]
     ports = sw.counters.read()
     names = sorted(ports, key=_natural)
     settings = sw.counters.watchdog
@@ -111,60 +124,10 @@ def sonic_tables(sw: SimSwitch) -> dict[str, Any]:
     qtypes: dict[str, str] = {}
     for pi, name in enumerate(names):
         p = ports[name]
-        fields = {
-            "SAI_PORT_STAT_IF_IN_UCAST_PKTS": str(p.rx_packets), "SAI_PORT_STAT_IF_OUT_UCAST_PKTS": str(p.tx_packets),
-            "SAI_PORT_STAT_IF_IN_OCTETS": str(p.rx_bytes), "SAI_PORT_STAT_IF_OUT_OCTETS": str(p.tx_bytes),
-            "SAI_PORT_STAT_IF_IN_DISCARDS": str(p.rx_drops), "SAI_PORT_STAT_IF_OUT_DISCARDS": str(p.tx_drops),
-            "SAI_PORT_STAT_IF_IN_ERRORS": "0", "SAI_PORT_STAT_IF_OUT_ERRORS": "0",
-        }
-        for prio, c in enumerate(p.pfc):
-            fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PKTS"] = str(c.rx_frames)
-            fields[f"SAI_PORT_STAT_PFC_{prio}_TX_PKTS"] = str(c.tx_frames)
-            fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PAUSE_DURATION_US"] = str(c.rx_pause_us)
-        port_obj[name] = dict(sorted(fields.items()))
-        wm = p.watermarks
-        for i, q in enumerate(p.queues):
-            entry = {
-                "SAI_QUEUE_STAT_PACKETS": str(q.tx_packets), "SAI_QUEUE_STAT_BYTES": str(q.tx_bytes),
-                "SAI_QUEUE_STAT_DROPPED_PACKETS": str(q.dropped_packets),
-                "SAI_QUEUE_STAT_DROPPED_BYTES": str(q.dropped_bytes),
-                "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS": str(q.wred_dropped_packets),
-                "SAI_QUEUE_STAT_WRED_DROPPED_BYTES": str(q.wred_dropped_bytes),
-                "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": str(q.ecn_marked_packets),
-                "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": str(q.ecn_marked_bytes),
-            }
-            wd = p.watchdog.get(i)
-            if wd is not None and settings is not None:
-                entry.update({
-                    "PFC_WD_ACTION": settings.action, "PFC_WD_DETECTION_TIME": str(settings.detection_ms * 1000),
-                    "PFC_WD_RESTORATION_TIME": str(settings.restoration_ms * 1000),
-                    "PFC_WD_STATUS": "stormed" if wd.stormed else "operational",
-                    "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": str(wd.detected),
-                    "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": str(wd.restored),
-                    "PFC_WD_QUEUE_STATS_TX_PACKETS": str(wd.tx_ok),
-                    "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS": str(wd.tx_drop),
-                    "PFC_WD_QUEUE_STATS_RX_PACKETS": str(wd.rx_ok),
-                    "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS": str(wd.rx_drop),
-                    "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST": str(wd.last_tx_ok),
-                    "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST": str(wd.last_tx_drop),
-                    "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST": str(wd.last_rx_ok),
-                    "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST": str(wd.last_rx_drop),
-                })
-            queues[f"{name}:{i}"] = dict(sorted(entry.items()))
-            queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": str(wm["queue"][i])}
-            qnames[f"{name}:{i}"] = _oid(pi, i)
-            qtypes[_oid(pi, i)] = "SAI_QUEUE_TYPE_UNICAST"
-            pgs[f"{name}:{i}"] = {
-                "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES": str(wm["pg_shared"][i]),
-                "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES": str(wm["pg_headroom"][i]),
-            }
-        for i in MC_QUEUES:
-            queues[f"{name}:{i}"] = {f"SAI_QUEUE_STAT_{f}": "0" for f in (
-                "BYTES", "DROPPED_BYTES", "DROPPED_PACKETS", "PACKETS", "WRED_DROPPED_BYTES", "WRED_DROPPED_PACKETS",
-                "WRED_ECN_MARKED_BYTES", "WRED_ECN_MARKED_PACKETS")}
-            queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "0"}
-            qnames[f"{name}:{i}"] = _oid(pi, i)
-            qtypes[_oid(pi, i)] = "SAI_QUEUE_TYPE_MULTICAST"
+        if want_ports:
+            port_obj[name] = _port_fields(p)
+        if want_queues:
+            _queue_fields(name, pi, p, settings, queues, qnames, qtypes, pgs)
     return {
         "COUNTERS/Ethernet*": port_obj,
         "COUNTERS/Ethernet*/Queues": dict(sorted(queues.items(), key=lambda kv: _natural(kv[0]))),
@@ -172,6 +135,67 @@ def sonic_tables(sw: SimSwitch) -> dict[str, Any]:
         "COUNTERS_QUEUE_NAME_MAP": dict(sorted(qnames.items())),
         "COUNTERS_QUEUE_TYPE_MAP": dict(sorted(qtypes.items())),
     }
+
+
+def _port_fields(p: Any) -> dict[str, str]:
+    fields = {
+        "SAI_PORT_STAT_IF_IN_UCAST_PKTS": str(p.rx_packets), "SAI_PORT_STAT_IF_OUT_UCAST_PKTS": str(p.tx_packets),
+        "SAI_PORT_STAT_IF_IN_OCTETS": str(p.rx_bytes), "SAI_PORT_STAT_IF_OUT_OCTETS": str(p.tx_bytes),
+        "SAI_PORT_STAT_IF_IN_DISCARDS": str(p.rx_drops), "SAI_PORT_STAT_IF_OUT_DISCARDS": str(p.tx_drops),
+        "SAI_PORT_STAT_IF_IN_ERRORS": "0", "SAI_PORT_STAT_IF_OUT_ERRORS": "0",
+    }
+    for prio, c in enumerate(p.pfc):
+        fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PKTS"] = str(c.rx_frames)
+        fields[f"SAI_PORT_STAT_PFC_{prio}_TX_PKTS"] = str(c.tx_frames)
+        fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PAUSE_DURATION_US"] = str(c.rx_pause_us)
+    return dict(sorted(fields.items()))
+
+
+def _queue_fields(name: str, pi: int, p: Any, settings: Any, queues: dict[str, dict[str, str]],
+                  qnames: dict[str, str], qtypes: dict[str, str], pgs: dict[str, dict[str, str]]) -> None:
+    wm = p.watermarks
+    for i, q in enumerate(p.queues):
+        entry = {
+            "SAI_QUEUE_STAT_PACKETS": str(q.tx_packets), "SAI_QUEUE_STAT_BYTES": str(q.tx_bytes),
+            "SAI_QUEUE_STAT_DROPPED_PACKETS": str(q.dropped_packets),
+            "SAI_QUEUE_STAT_DROPPED_BYTES": str(q.dropped_bytes),
+            "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS": str(q.wred_dropped_packets),
+            "SAI_QUEUE_STAT_WRED_DROPPED_BYTES": str(q.wred_dropped_bytes),
+            "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": str(q.ecn_marked_packets),
+            "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": str(q.ecn_marked_bytes),
+        }
+        wd = p.watchdog.get(i)
+        if wd is not None and settings is not None:
+            entry.update({
+                "PFC_WD_ACTION": settings.action, "PFC_WD_DETECTION_TIME": str(settings.detection_ms * 1000),
+                "PFC_WD_RESTORATION_TIME": str(settings.restoration_ms * 1000),
+                "PFC_WD_STATUS": "stormed" if wd.stormed else "operational",
+                "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": str(wd.detected),
+                "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": str(wd.restored),
+                "PFC_WD_QUEUE_STATS_TX_PACKETS": str(wd.tx_ok),
+                "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS": str(wd.tx_drop),
+                "PFC_WD_QUEUE_STATS_RX_PACKETS": str(wd.rx_ok),
+                "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS": str(wd.rx_drop),
+                "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST": str(wd.last_tx_ok),
+                "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST": str(wd.last_tx_drop),
+                "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST": str(wd.last_rx_ok),
+                "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST": str(wd.last_rx_drop),
+            })
+        queues[f"{name}:{i}"] = dict(sorted(entry.items()))
+        queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": str(wm["queue"][i])}
+        qnames[f"{name}:{i}"] = _oid(pi, i)
+        qtypes[_oid(pi, i)] = "SAI_QUEUE_TYPE_UNICAST"
+        pgs[f"{name}:{i}"] = {
+            "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES": str(wm["pg_shared"][i]),
+            "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES": str(wm["pg_headroom"][i]),
+        }
+    for i in MC_QUEUES:
+        queues[f"{name}:{i}"] = {f"SAI_QUEUE_STAT_{f}": "0" for f in (
+            "BYTES", "DROPPED_BYTES", "DROPPED_PACKETS", "PACKETS", "WRED_DROPPED_BYTES", "WRED_DROPPED_PACKETS",
+            "WRED_ECN_MARKED_BYTES", "WRED_ECN_MARKED_PACKETS")}
+        queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "0"}
+        qnames[f"{name}:{i}"] = _oid(pi, i)
+        qtypes[_oid(pi, i)] = "SAI_QUEUE_TYPE_MULTICAST"
 
 
 class PathError(Exception):
@@ -253,12 +277,11 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         if target != "COUNTERS_DB":
             raise PathError(grpc.StatusCode.NOT_FOUND, f"{target or '(no target)'}/{path}: the lab serves only "
                             "COUNTERS_DB (prefix.target names the DB)")
-        tables = sonic_tables(self.switch)
-        if path in tables:
-            return tables[path]
+        if path in SONIC_PATHS:
+            return sonic_tables(self.switch, path)[path]
         m = re.fullmatch(r"COUNTERS/([^/*]+)", path)
-        if m is not None and m.group(1) in tables["COUNTERS/Ethernet*"]:
-            return tables["COUNTERS/Ethernet*"][m.group(1)]
+        if m is not None and m.group(1) in self.switch.counters.ports:
+            return sonic_tables(self.switch, SONIC_PATHS[0])[SONIC_PATHS[0]][m.group(1)]
         raise PathError(grpc.StatusCode.NOT_FOUND, f"COUNTERS_DB/{path}: no such table or virtual path")
 
     def _check_origins(self, prefix: Any, paths: list[Any]) -> None:
