@@ -153,3 +153,40 @@ def test_stalled_stream_is_reported_stale_and_recovers(tmp_path: Path) -> None:
             assert reg[("fabricd_switch_gnmi_stream_stale", ("spine1",))] == 0
         finally:
             gnmi.close()
+
+
+def test_capture_gnmi_writes_a_scrubbed_replayable_capture(tmp_path: Path) -> None:
+    from fabricd.capture.gnmi import capture_gnmi, replay_counters
+
+    fabric = load_inventory(REPO / "inventory" / "lab").fabric
+    password = secrets.token_urlsafe(12)
+    names = ("leaf1-sonic", "spine2")  # SONiC (mapped, simulated) and Cumulus (paths recorded, not simulated)
+    specs = [dataclasses.replace(runtime.spec_for(fabric.switch(n), password=password, port=0), gnmi_port=0)
+             for n in names]
+    tls = generate_tls()
+    with runtime.LabThread(specs, gnmi_tls=tls) as lab:
+        sim = lab.switch("leaf1-sonic")
+        lab.call(lambda: (sim.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}))),
+                          sim.counters.pause("Ethernet0", 3, 4321), sim.counters.ecn_mark("Ethernet0", 3, 12)))
+        targets = [SwitchTarget(n, fabric.switch(n).platform.value, tuple(lab.switch(n).port_names))  # type: ignore[union-attr]
+                   for n in names]
+        out = tmp_path / "cap"
+        results = {r.device: r for r in capture_gnmi(targets, out, lambda t: GnmiEndpoint(
+            "127.0.0.1", lab.endpoint(t.name).gnmi_port, "admin", Secret(password), tls.ca_pem))}
+        live = _gnmi(lab, password, tls, targets[:1], timeout_s=30)
+        try:
+            live_counters = live.poll()[0].counters
+        finally:
+            live.close()
+    assert results["leaf1-sonic"].ok and results["leaf1-sonic"].notifications == 5, results
+    assert not results["spine2"].ok and "NOT_FOUND" in (results["spine2"].error or "")
+    folder = out / "leaf1-sonic"
+    assert {p.name for p in (folder / "gnmi").iterdir()} == {"capabilities.json", "counters.json", "values.json",
+                                                             "manifest.json"}
+    for f in (out / "leaf1-sonic" / "gnmi").iterdir():
+        assert password not in f.read_text()
+        assert f.stat().st_mode & 0o077 == 0
+    replayed = replay_counters(folder, "sonic")
+    assert replayed is not None and live_counters is not None
+    assert replayed.as_dict() == live_counters.as_dict()
+    assert any(p.frames == 4321 for p in replayed.pfc)
