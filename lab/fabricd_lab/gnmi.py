@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import hmac
 import ipaddress
 import logging
@@ -107,15 +108,11 @@ def sonic_tables(sw: SimSwitch, only: str | None = None) -> dict[str, Any]:
     """The COUNTERS_DB values the lab's SONiC serves, by path (what ``show pfc counters`` & co. print, as fields);
     ``only``: just that path's (a stream of 500 switches asks one path at a time)."""
     if only in SONIC_PATHS[3:]:  # the maps depend on the port names only
-        names_map = {f"{n}:{i}": _oid(pi, i) for pi, n in enumerate(sorted(sw.counters.ports, key=_natural))
-                     for i in (*range(8), *MC_QUEUES)}
-        types_map = {oid: "SAI_QUEUE_TYPE_UNICAST" if int(k.rsplit(":", 1)[1]) < 8 else "SAI_QUEUE_TYPE_MULTICAST"
-                     for k, oid in names_map.items()}
-        return {SONIC_PATHS[3]: dict(sorted(names_map.items())), SONIC_PATHS[4]: dict(sorted(types_map.items()))}
+        return _queue_maps(tuple(sw.counters.ports))
     want_ports = only in (None, SONIC_PATHS[0])
     want_queues = only is None or only in SONIC_PATHS[1:]
     ports = sw.counters.read()
-    names = sorted(ports, key=_natural)
+    names = _sorted_ports(tuple(ports))
     settings = sw.counters.watchdog
     port_obj: dict[str, dict[str, str]] = {}
     queues: dict[str, dict[str, str]] = {}
@@ -130,11 +127,25 @@ def sonic_tables(sw: SimSwitch, only: str | None = None) -> dict[str, Any]:
             _queue_fields(name, pi, p, settings, queues, qnames, qtypes, pgs)
     return {
         "COUNTERS/Ethernet*": port_obj,
-        "COUNTERS/Ethernet*/Queues": dict(sorted(queues.items(), key=lambda kv: _natural(kv[0]))),
-        "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups": dict(sorted(pgs.items(), key=lambda kv: _natural(kv[0]))),
+        "COUNTERS/Ethernet*/Queues": queues,  # built in port and queue order
+        "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups": pgs,
         "COUNTERS_QUEUE_NAME_MAP": dict(sorted(qnames.items())),
         "COUNTERS_QUEUE_TYPE_MAP": dict(sorted(qtypes.items())),
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _sorted_ports(ports: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(ports, key=_natural))
+
+
+@functools.lru_cache(maxsize=4096)
+def _queue_maps(ports: tuple[str, ...]) -> dict[str, Any]:
+    names_map = {f"{n}:{i}": _oid(pi, i) for pi, n in enumerate(_sorted_ports(ports))
+                 for i in (*range(8), *MC_QUEUES)}
+    types_map = {oid: "SAI_QUEUE_TYPE_UNICAST" if int(k.rsplit(":", 1)[1]) < 8 else "SAI_QUEUE_TYPE_MULTICAST"
+                 for k, oid in names_map.items()}
+    return {SONIC_PATHS[3]: dict(sorted(names_map.items())), SONIC_PATHS[4]: dict(sorted(types_map.items()))}
 
 
 def _port_fields(p: Any) -> dict[str, str]:
