@@ -115,6 +115,7 @@ def run(n: int, final: bool) -> dict[str, float]:
         time.sleep(3)  # the first samples of every stream are in
         rss1 = rss_kb()
         updates0 = sum(h.polls for h in poller.health())
+        resub0 = sum(r for _, _, r, _ in poller.stream_state())
         cpu0, wall0, lab0 = time.process_time(), time.monotonic(), proc_cpu_s(child.pid)
         convert_cpu = 0.0
         rounds = 0
@@ -135,7 +136,7 @@ def run(n: int, final: bool) -> dict[str, float]:
         text = reg.exposition()
         render_cpu = time.process_time() - s0
         series = text.count("\nfabricd_switch_")
-        stale = sum(1 for _, stale, _, _ in poller.stream_state() if stale)
+        stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
         rss2 = rss_kb()
         poller.close()
         per_switch_s = cpu / wall / n  # CPU seconds per switch per second: streaming + counters once a second
@@ -151,7 +152,8 @@ def run(n: int, final: bool) -> dict[str, float]:
                       render_ms_per_switch=round(1000 * render_cpu / n, 3), series_per_switch=series // n,
                       fresh_results=sum(1 for r in results if r.counters is not None),
                       lab_core_fraction=round(lab_core, 3), load_avg_1m=round(os.getloadavg()[0], 2),
-                      valid=stale == 0 and up == n)
+                      up_at_end=sum(1 for r in results if r.counters is not None),
+                      valid=stale == 0 and all(r.counters is not None for r in results))
         print(f"gNMI: {n} switches ({up} up, {connect_s:.1f} s to sync); streaming {updates / wall:.0f} updates/s "
               f"costs {ingest_cpu / wall:.3f} core ({1000 * ingest_cpu / wall / n:.3f} ms per switch-second); building "
               f"the counters {1000 * convert_cpu / n:.3f} ms per switch; at a 1 s scrape {core:.3f} core = "
@@ -159,8 +161,9 @@ def run(n: int, final: bool) -> dict[str, float]:
               f"({(rss1 - rss0) / n:.0f} KB/switch); rendering {series // n} series "
               f"{1000 * render_cpu / n:.2f} ms per switch (either transport); stale {stale}; the lab used "
               f"{lab_core:.2f} core; load average {os.getloadavg()[0]:.1f}", flush=True)
-        if stale or up < n:
-            print(f"NOT VALID: {n - up} switch(es) never synced and {stale} stream(s) went stale during the window "
+        if not result["valid"]:
+            print(f"NOT VALID: {n - result['up_at_end']} switch(es) not streaming at the end and {stale} stream(s) "
+                  f"went stale during the window (of {n}; {up} had synced at the start) "
                   "(the lab or this process could not keep a 1 s cadence on this machine): the per-switch figures "
                   "are not a steady state", flush=True)
 
@@ -208,7 +211,11 @@ def main() -> None:
     tried = []
     while True:
         final = n // 2 < 50
-        result = run(n, final)
+        proc = subprocess.run([sys.executable, __file__, "--run", str(n), "final" if final else "more"],
+                              stdout=subprocess.PIPE, text=True, check=True, timeout=1200)
+        lines = proc.stdout.strip().splitlines()
+        print("\n".join(lines[:-1]), flush=True)
+        result = json.loads(lines[-1])  # each attempt in a fresh process: its memory figures are its own
         tried.append({"switches": n, "valid": result["valid"], "stale": result["gnmi_stale"],
                       "up": result["gnmi_up"], "load_avg_1m": result["load_avg_1m"]})
         if result["valid"] or final:
@@ -227,6 +234,8 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--lab":
         lab_child(int(sys.argv[2]))
+    elif len(sys.argv) > 3 and sys.argv[1] == "--run":
+        print(json.dumps(run(int(sys.argv[2]), sys.argv[3] == "final")), flush=True)
     else:
         main()
     del threading, resource

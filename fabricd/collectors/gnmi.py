@@ -5,10 +5,12 @@ SAMPLE and ON_CHANGE as its pack's table says, fabricd/nos/<id>/gnmi.py) into th
 
 One asyncio loop in one background thread runs one task per switch (hundreds per process); each task holds one TLS
 channel and one Subscribe stream per subscription group of the table, and keeps the latest value of every path.
-A stream that ends or fails, or a SAMPLE path with no update for ``stale_factor`` (2) times its interval (SONiC's
-stalling SAMPLE, sonic-net/sonic-buildimage#22201), closes the channel: the switch is down (``fabricd_switch_up
-0``, its counters not exported) and is re-subscribed after the existing per-switch back-off
-(:class:`~fabricd.collectors.switch.Backoff`). ``fabricd_switch_last_success_timestamp_seconds`` is the time of the
+A SAMPLE path with no update for ``stale_factor`` (2) times its interval (SONiC's stalling SAMPLE,
+sonic-net/sonic-buildimage#22201) marks its stream stale: the switch is down (``fabricd_switch_up 0``, its counters
+not exported) and that stream is re-subscribed on the same channel (the stall is the stream's: no new TLS handshake)
+after the existing per-switch back-off (:class:`~fabricd.collectors.switch.Backoff`). A stream that ends or fails
+otherwise closes the channel, and the switch is dialled again after the back-off. First dials are spaced
+``dial_spacing_s`` (5 ms) apart, so a fleet's TLS handshakes do not all land in the same second. ``fabricd_switch_last_success_timestamp_seconds`` is the time of the
 switch's latest update, so ``time() - it`` is how stale its counters are, as over SSH.
 
 Series identity: the shared series carry no transport label (a switch moved from SSH to gNMI keeps its series and
@@ -93,6 +95,7 @@ class GnmiPoller:
 
     def __init__(self, targets: Sequence[SwitchTarget], endpoint: Callable[[SwitchTarget], GnmiEndpoint], *,
                  timeout_s: float = 30.0, backoff: Backoff | None = None, stale_factor: float = 2.0,
+                 dial_spacing_s: float = 0.005,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
                  rng: Callable[[], float] = random.random) -> None:
         self.targets = list(targets)
@@ -107,6 +110,7 @@ class GnmiPoller:
         self.timeout_s = timeout_s
         self.backoff = backoff if backoff is not None else Backoff()
         self.stale_factor = stale_factor
+        self.dial_spacing_s = dial_spacing_s
         self._clock = clock
         self._wall = wall
         self._rng = rng
@@ -130,7 +134,7 @@ class GnmiPoller:
 
         def run() -> None:
             asyncio.set_event_loop(loop)
-            self._tasks = [loop.create_task(self._run(t)) for t in self.targets]
+            self._tasks = [loop.create_task(self._run(t, i)) for i, t in enumerate(self.targets)]
             ready.set()
             loop.run_forever()
             for task in self._tasks:
@@ -143,8 +147,9 @@ class GnmiPoller:
         self._thread.start()
         ready.wait(10)
 
-    async def _run(self, target: SwitchTarget) -> None:
+    async def _run(self, target: SwitchTarget, index: int = 0) -> None:
         st = self._state[target.name]
+        await asyncio.sleep(index * self.dial_spacing_s)  # a fleet's TLS handshakes spread out, not all at once
         while not self._closed:
             try:
                 await self._session(target, st)
@@ -168,7 +173,7 @@ class GnmiPoller:
             stub = gnmi_pb2_grpc.gNMIStub(channel)
             metadata = auth_metadata(ep.username, ep.password.reveal())
             groups = st.table.groups()
-            tasks = [asyncio.ensure_future(self._group(target, st, stub, metadata, name, paths, ep))
+            tasks = [asyncio.ensure_future(self._resubscribing(target, st, stub, metadata, name, paths, ep))
                      for name, paths in groups.items()]
             try:
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -180,6 +185,16 @@ class GnmiPoller:
                 await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             await channel.close(grace=None)
+
+    async def _resubscribing(self, target: SwitchTarget, st: _State, stub: Any, metadata: Any, group: str,
+                             paths: Sequence[GnmiPath], ep: GnmiEndpoint) -> None:
+        """One group's stream; a stale one is re-subscribed on the same channel after the back-off (the stall is the
+        stream's, not the connection's: no new TLS handshake). Any other error ends the session."""
+        while True:
+            try:
+                await self._group(target, st, stub, metadata, group, paths, ep)
+            except StaleStreamError as exc:
+                await asyncio.sleep(self._failed(target, st, exc, group))
 
     async def _group(self, target: SwitchTarget, st: _State, stub: Any, metadata: Any, group: str,
                      paths: Sequence[GnmiPath], ep: GnmiEndpoint) -> None:
@@ -264,7 +279,8 @@ class GnmiPoller:
         st.last_success_wall = self._wall()
         st.settled.set()
 
-    def _failed(self, target: SwitchTarget, st: _State, exc: BaseException) -> float:
+    def _failed(self, target: SwitchTarget, st: _State, exc: BaseException, group: str | None = None) -> float:
+        """Account a failure (``group``: only that stream went stale; the channel stays) and return the back-off."""
         message = _describe(exc)
         with self._lock:
             st.failures += 1
@@ -273,7 +289,10 @@ class GnmiPoller:
             if isinstance(exc, StaleStreamError):
                 st.stale = True
                 st.resubscribes += 1
-            st.synced.clear()
+            if group is None:
+                st.synced.clear()
+            else:
+                st.synced.discard(group)
             delay = self.backoff.delay(st.consecutive, self._rng)
             st.next_due = self._clock() + delay
             was_up = st.up
