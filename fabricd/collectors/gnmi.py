@@ -10,7 +10,8 @@ sonic-net/sonic-buildimage#22201) marks its stream stale: the switch is down (``
 not exported) and that stream is re-subscribed on the same channel (the stall is the stream's: no new TLS handshake)
 after the existing per-switch back-off (:class:`~fabricd.collectors.switch.Backoff`). A stream that ends or fails
 otherwise closes the channel, and the switch is dialled again after the back-off. First dials are spaced
-``dial_spacing_s`` (5 ms) apart, so a fleet's TLS handshakes do not all land in the same second. ``fabricd_switch_last_success_timestamp_seconds`` is the time of the
+``dial_spacing_s`` (5 ms) apart, so a fleet's TLS handshakes do not all land in the same second.
+``fabricd_switch_last_success_timestamp_seconds`` is the time of the
 switch's latest update, so ``time() - it`` is how stale its counters are, as over SSH.
 
 Series identity: the shared series carry no transport label (a switch moved from SSH to gNMI keeps its series and

@@ -5,7 +5,7 @@ A table is data, pure (L1): the subscriptions the gNMI collector sends (path, or
 ON_CHANGE, the interval floor and default the NOS documents), and ``to_counters``, which turns the latest value of
 every subscribed path into the same :class:`~fabricd.readers.switch.model.SwitchCounters` the pack's SSH parsers
 produce, so the exporter emits the same series whichever transport read them. Every entry names its source
-(``../shared/reference/telemetry.md`` and the repository/page it cites). A counter the NOS does not publish over gNMI
+(the repository path or vendor page). A counter the NOS does not publish over gNMI
 is listed in ``ssh_only`` (read over SSH by the SSH collector, or missing when the switch streams) and never
 reported as 0. ``mapped`` False: the paths are recorded but the collector cannot read this NOS over gNMI yet (the
 inventory refuses ``telemetry.transport: gnmi`` for it, naming this table).

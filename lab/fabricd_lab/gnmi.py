@@ -2,7 +2,7 @@
 the switch's login checked from the ``username``/``password`` metadata, its values read from the same counter engine
 (:mod:`fabricd_lab.counters`) the SSH shells print, so an injected storm looks the same over both transports.
 
-Each target copies its NOS's documented behaviour (../shared/reference/telemetry.md §1):
+Each target copies its NOS's documented behaviour (the sources are in each pack's fabricd/nos/<id>/gnmi.py):
 
 - SONiC (sonic-gnmi): ``prefix.target`` names the DB; ``COUNTERS_DB`` serves the virtual paths
   ``COUNTERS/Ethernet*`` (and ``COUNTERS/<port>``), ``COUNTERS/Ethernet*/Queues``,

@@ -2,7 +2,7 @@
 collector does not turn these notifications into counters (``to_counters`` is None), so ``telemetry.transport:
 gnmi`` is refused for EOS switches and they are read over SSH.
 
-Sources (../shared/reference/telemetry.md §1.2): aristanetworks/yang ``EOS-4.36.1F``
+Sources: aristanetworks/yang ``EOS-4.36.1F``
 ``release/openconfig/models/interfaces/arista-intf-augments.yang`` (PFC frames and watchdog counters, since
 4.24.0F), ``release/openconfig/models/qos/arista-qos-augments.yang`` (``ecn-marked-pkts``), openconfig-qos-interfaces
 (queue transmit/drops); EOS-native paths need Octa and the ``eos_native`` origin, and cannot be mixed with
@@ -35,7 +35,7 @@ TABLE = GnmiTable(
     min_interval_s=None,
     default_interval_s=10.0,
     to_counters=None,
-    source="../shared/reference/telemetry.md §1.2",
+    source="aristanetworks/yang EOS-4.36.1F; aristanetworks.github.io/openmgmt",
     ssh_only={
         "PFC pause duration": "experimental model (arista-pfc-history-counters-augment.yang, 4.35.0F+): SSH",
         "hardware drop counters (show hardware counter drop)": "no gNMI path recorded: SSH",

@@ -1,7 +1,7 @@
 """NVIDIA Cumulus Linux 5.x over gNMI (port 9339): the paths, with their sources. **Not mapped yet**
 (``to_counters`` None): Cumulus switches are read over SSH.
 
-Sources (../shared/reference/telemetry.md §1.4): CumulusNetworks/docs ``content/cumulus-linux-516/
+Sources: CumulusNetworks/docs ``content/cumulus-linux-516/
 Monitoring-and-Troubleshooting/gNMI Streaming.md``: per switch-priority pause counters and durations, queue
 transmit/ECN/drops; Capabilities and STREAM (SAMPLE, ON_CHANGE) only, **no Get/Set**; "The minimum sampling interval
 is 1 second"; origin and extensions ignored. The PFC watchdog is not in the 5.16 gNMI metric tables: SSH
@@ -28,7 +28,7 @@ TABLE = GnmiTable(
     min_interval_s=1.0,
     default_interval_s=1.0,
     to_counters=None,
-    source="../shared/reference/telemetry.md §1.4",
+    source="CumulusNetworks/docs content/cumulus-linux-516/Monitoring-and-Troubleshooting/gNMI Streaming.md",
     supports_get=False,
     ssh_only={"PFC watchdog": "not in the 5.16 gNMI metric tables: NVUE over SSH"},
 )

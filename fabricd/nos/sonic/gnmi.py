@@ -2,7 +2,7 @@
 JSON_IETF values become the counters ``show pfc counters``, ``show queue counters``/``wredcounters``,
 ``show pfcwd stats``, ``show pfc counters --history`` and ``watermarkstat`` give over SSH.
 
-Sources (../shared/reference/telemetry.md §1.1 and what it cites):
+Sources:
 
 - addressing: ``prefix.target`` = the Redis DB (``COUNTERS_DB``), path ``TABLE/key[/field]``; the virtual paths
   ``COUNTERS/Ethernet*``, ``COUNTERS/Ethernet*/Queues``, ``PERIODIC_WATERMARKS/Ethernet*/PriorityGroups`` translate
@@ -218,7 +218,7 @@ TABLE = GnmiTable(
     default_interval_s=1.0,
     to_counters=to_counters,
     parts=PARTS,
-    source="../shared/reference/telemetry.md §1.1; sonic-net/sonic-gnmi virtual_db.go, db_client.go, testdata/",
+    source="sonic-net/sonic-gnmi virtual_db.go, db_client.go, testdata/",
     ssh_only={
         "interface counters (portstat)": "streamed in COUNTERS/Ethernet* (SAI_PORT_STAT_IF_*) but not read: the SSH "
                                          "collector does not poll them on SONiC either",
