@@ -264,7 +264,7 @@ def register(app: typer.Typer) -> None:
 
             targets, factory = replay_targets(replay, device)
             poller: Poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
-            transport_series = GnmiStreamCollector(None, [t.name for t in targets])
+            transport_series = None  # a capture is read, not dialled: no transport to report
         else:
             inv = load_inventory(inventory_path(inventory))
             targets = switch_targets(inv.fabric, device, option="--device")
@@ -272,7 +272,8 @@ def register(app: typer.Typer) -> None:
             poller, gnmi, ssh_names = build_switch_poller(inv.fabric, targets, factory, transport=transport,
                                                           concurrency=concurrency, timeout_s=timeout_s)
             transport_series = GnmiStreamCollector(gnmi, ssh_names)
-        registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s), transport_series])
+        registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s),
+                             *([transport_series] if transport_series is not None else [])])
         try:
             if once:
                 families = registry.scrape()
