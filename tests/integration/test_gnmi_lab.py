@@ -47,10 +47,11 @@ def _targets(lab, switches) -> list[SwitchTarget]:  # type: ignore[no-untyped-de
     return [SwitchTarget(n, "sonic", tuple(lab.switch(n).port_names)) for n in switches]
 
 
-def _gnmi(lab, password: str, tls, targets, **kw) -> GnmiPoller:  # type: ignore[no-untyped-def]
+def _gnmi(lab, password: str, tls, targets, interval_s: float | None = None,  # type: ignore[no-untyped-def]
+          **kw) -> GnmiPoller:
     def endpoint(t: SwitchTarget) -> GnmiEndpoint:
         ep = lab.endpoint(t.name)
-        return GnmiEndpoint("127.0.0.1", ep.gnmi_port, "admin", Secret(password), tls.ca_pem)
+        return GnmiEndpoint("127.0.0.1", ep.gnmi_port, "admin", Secret(password), tls.ca_pem, interval_s=interval_s)
 
     return GnmiPoller(targets, endpoint, **kw)
 
@@ -127,11 +128,13 @@ def test_stalled_stream_is_reported_stale_and_recovers(tmp_path: Path) -> None:
     _, _, password, tls, thread = _lab(tmp_path, (Fault("spine1", FaultKind.GNMI_STALL),))
     with thread as lab:
         targets = _targets(lab, SWITCHES)
-        gnmi = _gnmi(lab, password, tls, targets, timeout_s=30, backoff=Backoff(base_s=0.2, ceiling_s=1.0))
+        # every path at 2 s: stale after 4 s without an update, so a loaded machine's 1-2 s hiccup is not a stall
+        gnmi = _gnmi(lab, password, tls, targets, interval_s=2.0, timeout_s=30,
+                     backoff=Backoff(base_s=0.2, ceiling_s=1.0))
         try:
             first = {r.target.name: r for r in gnmi.poll()}
             assert first["spine1"].counters is not None  # the stalled stream sent its first sample and sync
-            deadline = time.monotonic() + 15
+            deadline = time.monotonic() + 30
             stale_seen = None
             while time.monotonic() < deadline:
                 state = {name: (stale, resub) for name, stale, resub, _ in gnmi.stream_state()}
