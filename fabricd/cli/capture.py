@@ -17,6 +17,7 @@ from rich.table import Table
 from fabricd.capture import CaptureOptions, capture_all, driver_factory
 from fabricd.deploy.targets import select_targets
 from fabricd.inventory import load_inventory
+from fabricd.model import Fabric
 from fabricd.platforms.base import DriverOptions
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stdout
@@ -35,6 +36,27 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Replay folder to write (DIR
                                       "DIR/manifest.json; an earlier capture of the same device is replaced).")]
 
 
+def _capture_gnmi(fabric: Fabric, names: list[str], out: Path, timeout_s: float, output: OutputFormat) -> None:
+    from fabricd.capture.gnmi import capture_gnmi
+    from fabricd.service.wiring import gnmi_endpoint_factory, switch_targets
+
+    results = capture_gnmi(switch_targets(fabric, names, option="--device"), out, gnmi_endpoint_factory(fabric),
+                           timeout_s=timeout_s)
+    failed = [r for r in results if not r.ok]
+    if output != OutputFormat.TEXT:
+        emit_json({"out": str(out), "results": [r.to_json() for r in results], "failed": len(failed)})
+    else:
+        table = Table(title=f"fabricd capture --gnmi -> {escape(str(out))}")
+        for col in ("device", "platform", "status", "groups", "notifications", "redacted", "error"):
+            table.add_column(col, overflow="fold")
+        for r in results:
+            table.add_row(r.device, r.platform, "[green]captured[/]" if r.ok else "[red]failed[/]", str(r.groups),
+                          str(r.notifications), str(r.redactions), escape(r.error or ""))
+        stdout().print(table)
+    if failed:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("capture")
     def capture_cmd(
@@ -47,6 +69,10 @@ def register(app: typer.Typer) -> None:
         insecure: InsecureOpt = False,
         read_timeout: ReadTimeoutOpt = 60.0,
         session_log: SessionLogOpt = None,
+        gnmi: Annotated[bool, typer.Option(
+            "--gnmi", help="Capture over gNMI instead: Capabilities and one Subscribe ONCE of every path the "
+                           "switch's pack streams (fabricd/nos/<id>/gnmi.py), into DIR/<device>/gnmi/, values "
+                           "scrubbed; TLS and login from the inventory's telemetry.gnmi and credentials.")] = False,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Capture switches for replay and bug reports: run every read-only command fabricd reads (the exporter's
@@ -61,6 +87,9 @@ def register(app: typer.Typer) -> None:
         """
         fabric = load_inventory(inventory_path(inventory)).fabric
         switches = select_targets(fabric, device or (), group or ())
+        if gnmi:
+            _capture_gnmi(fabric, [s.name for s in switches], out, read_timeout, output)
+            return
         opts = CaptureOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
                               verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
         text = output == OutputFormat.TEXT

@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +21,10 @@ from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, bind_error, listen_option
 from fabricd.collectors.webconfig import WebConfig, load_web_config
 from fabricd.errors import UsageError
+from fabricd.inventory.shard import Shard
+
+if TYPE_CHECKING:
+    from fabricd.collectors.switch import SwitchTarget
 
 from .common import InventoryArg, OutputFormat, OutputOpt, check_root, emit_json, inventory_path, stderr
 from .deploy_common import InsecureOpt
@@ -117,6 +121,12 @@ def _logging() -> None:
     """Warnings (a collector's problems, a switch that failed) go to stderr unless logging is already set up."""
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s", stream=sys.stderr)
+
+
+def _shard_of(replica: Shard | None, targets: list[SwitchTarget]) -> list[SwitchTarget]:
+    """The targets of this replica's shard (all of them without --shard), in their order."""
+    mine = set(select_shard(replica, [t.name for t in targets]))
+    return [t for t in targets if t.name in mine]
 
 
 def _web(path: Path | None) -> WebConfig | None:
@@ -252,6 +262,11 @@ def register(app: typer.Typer) -> None:
                  "by default). A switch still polling is exported from its last answer, whose age "
                  "fabricd_switch_last_success_timestamp_seconds shows, and read at a later scrape.")] = 8.0,
         insecure: InsecureOpt = False,
+        transport: Annotated[str, typer.Option(
+            "--transport", envvar="FABRICD_SWITCH_TRANSPORT",
+            help="inventory: each switch's telemetry.transport (ssh by default); ssh or gnmi: every switch over that "
+                 "transport (gnmi streams Subscribe SAMPLE/ON_CHANGE over TLS; docs/metrics.md says which counters "
+                 "each NOS streams).")] = "inventory",
         replay: Annotated[Path | None, typer.Option(
             "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
             help="Read a `fabricd capture` folder instead of dialling the switches (its devices, or --device).")]
@@ -277,10 +292,11 @@ def register(app: typer.Typer) -> None:
         [bold]Example[/]: fabricd export switches --replay /tmp/cap --once
         [bold]Example[/]: fabricd export switches inventory/lab --shard 0/2
         """
-        from fabricd.collectors.switch import SwitchCollector, SwitchPoller
+        from fabricd.collectors.gnmi import GnmiStreamCollector
+        from fabricd.collectors.switch import Poller, SwitchCollector, SwitchPoller
         from fabricd.inventory import load_inventory
         from fabricd.platforms.base import DriverOptions
-        from fabricd.service.wiring import driver_factory, switch_targets
+        from fabricd.service.wiring import build_switch_poller, driver_factory, switch_targets
 
         _logging()
         web = _web(web_config)
@@ -289,15 +305,19 @@ def register(app: typer.Typer) -> None:
             from fabricd.collectors.switch import replay_targets
 
             targets, factory = replay_targets(replay, device)
+            targets = _shard_of(replica, targets)
+            poller: Poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
+            transport_series = None  # a capture is read, not dialled: no transport to report
         else:
             inv = load_inventory(inventory_path(inventory))
             targets = switch_targets(inv.fabric, device, option="--device")
             factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
-        if replica is not None:
-            mine = set(select_shard(replica, [t.name for t in targets]))
-            targets = [t for t in targets if t.name in mine]
-        poller = SwitchPoller(targets, factory, concurrency=concurrency, timeout_s=timeout_s)
-        registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s)])
+            targets = _shard_of(replica, targets)
+            poller, gnmi, ssh_names = build_switch_poller(inv.fabric, targets, factory, transport=transport,
+                                                          concurrency=concurrency, timeout_s=timeout_s)
+            transport_series = GnmiStreamCollector(gnmi, ssh_names)
+        registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s),
+                             *([transport_series] if transport_series is not None else [])])
         try:
             if once:
                 families = registry.scrape()

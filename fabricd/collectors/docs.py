@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .core import META_METRICS, MetricSpec
+from .gnmi import GnmiStreamCollector
 from .ib import IbCollector
 from .link import LinkCollector
 from .nic import NicCollector
@@ -23,7 +24,10 @@ GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
      NicConfigCollector.metrics),
     ("link", "`fabricd export host`: link health: carrier changes (sysfs), transceiver DOM (`ethtool -m`) and FEC "
      "(`ethtool -I --show-fec`) of replay roots", LinkCollector.metrics),
-    ("switch", "`fabricd export switches`: switch counters through the platform drivers", SwitchCollector.metrics),
+    ("switch", "`fabricd export switches`: switch counters through the platform drivers (SSH) or gNMI streams, "
+               "under the same names", SwitchCollector.metrics),
+    ("switch_transport", "`fabricd export switches`: which transport reads each switch, and its gNMI streams' "
+                         "staleness", GnmiStreamCollector.metrics),
     ("ib", "`fabricd export ib`: an InfiniBand fabric's ports, from ibnetdiscover --ports and perfquery -x",
      IbCollector.metrics),
     ("watchdog", "`fabricd serve` / `fabricd watch`: the in-process PFC storm watchdog", WatchdogCollector.metrics),

@@ -551,6 +551,18 @@ DROPS = MetricSpec("fabricd_switch_drops_total", "counter",
                    ("switch", "location", "reason"), SRC)
 
 
+class Poller(Protocol):
+    """What :class:`SwitchCollector` needs of a poller: :class:`SwitchPoller` (SSH) or
+    :class:`fabricd.collectors.gnmi.GnmiPoller` (gNMI streams), or both behind a
+    :class:`fabricd.collectors.gnmi.CombinedPoller`."""
+
+    def poll(self, wait_s: float | None = None) -> list[SwitchPoll]: ...
+
+    def health(self) -> list[SwitchHealth]: ...
+
+    def close(self) -> None: ...
+
+
 class SwitchCollector:
     """``switch``: polls every target once per scrape through a :class:`SwitchPoller`.
 
@@ -569,7 +581,7 @@ class SwitchCollector:
         *LINK_STATS.values(), *OPTICS.values(),
     )
 
-    def __init__(self, poller: SwitchPoller, *, on_poll: Callable[[SwitchPoll], None] | None = None,
+    def __init__(self, poller: Poller, *, on_poll: Callable[[SwitchPoll], None] | None = None,
                  wait_s: float | None = None) -> None:
         self.poller = poller
         self.on_poll = on_poll

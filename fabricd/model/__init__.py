@@ -27,6 +27,7 @@ from .policy import (
 )
 from .topology import (
     Credentials,
+    GnmiSettings,
     Host,
     Link,
     Management,
@@ -36,6 +37,7 @@ from .topology import (
     Switch,
     SwitchBuffer,
     SwitchRole,
+    Telemetry,
     split_endpoint,
 )
 from .types import Model, Speed
@@ -51,6 +53,7 @@ __all__ = [
     "DcqcnRp",
     "EcnProfile",
     "Fabric",
+    "GnmiSettings",
     "Host",
     "Link",
     "LinkRole",
@@ -68,6 +71,7 @@ __all__ = [
     "Switch",
     "SwitchBuffer",
     "SwitchRole",
+    "Telemetry",
     "TrafficClass",
     "Transport",
     "TrustMode",

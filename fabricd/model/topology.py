@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
@@ -73,6 +73,32 @@ class Management(Model):
     port: TcpPort = 22
 
 
+class GnmiSettings(Model):
+    """How fabricd streams a switch's counters over gNMI (``telemetry.transport: gnmi``; docs/inventory.md).
+
+    Always TLS: the switch's certificate is verified against ``tls_ca`` (or the system's CA roots when unset); there
+    is no plaintext mode. The username and password are the switch's ``credentials`` (sent as the gRPC ``username``
+    and ``password`` metadata every NOS's gNMI server reads)."""
+
+    port: TcpPort | None = Field(default=None, description="gNMI port; None = the NOS's default (SONiC 8080, EOS "
+                                 "6030, NX-OS 50051, Cumulus 9339: fabricd/nos/<id>/gnmi.py)")
+    tls_ca: Path | None = Field(default=None, description="PEM file of the CA(s) that signed the switch's gNMI "
+                                "certificate; None = the system's roots. Expanded like credentials.password_file")
+    tls_server_name: Name | None = Field(default=None, description="the name to check in the certificate when it "
+                                         "is not mgmt.host")
+    sample_interval_s: float | None = Field(default=None, gt=0, le=86400, description="SAMPLE interval of every "
+                                            "counter path; None = each path's default in the pack (never under "
+                                            "the NOS's documented floor: SONiC and Cumulus 1 s)")
+
+
+class Telemetry(Model):
+    """How the switch exporter reads this switch's counters: ``ssh`` (show commands, the default and the fallback)
+    or ``gnmi`` (a Subscribe stream; the pack's gNMI table must be mapped, docs/metrics.md)."""
+
+    transport: Literal["ssh", "gnmi"] = "ssh"
+    gnmi: GnmiSettings = Field(default_factory=GnmiSettings)
+
+
 class Port(Model):
     """A switch port. ``role`` (what it connects) picks the cable length used for headroom."""
 
@@ -100,6 +126,7 @@ class Switch(Model):
     groups: list[Name] = Field(default_factory=list)
     ports: list[Port] = Field(default_factory=list)
     buffer: SwitchBuffer = Field(default_factory=SwitchBuffer)
+    telemetry: Telemetry = Field(default_factory=Telemetry)
 
     def port(self, name: str) -> Port | None:
         return next((p for p in self.ports if p.name == name), None)

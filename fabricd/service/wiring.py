@@ -31,6 +31,8 @@ from fabricd.watchdog.runner import EventSink, Source, Watchdog
 from fabricd.watchdog.sources import Batch, HostSource, SwitchSource
 
 if TYPE_CHECKING:
+    from fabricd.collectors.gnmi import GnmiEndpoint, GnmiPoller
+    from fabricd.collectors.switch import Poller
     from fabricd.platforms.base import DriverOptions
 
 log = logging.getLogger(__name__)
@@ -146,8 +148,9 @@ class SwitchFleet:
                  backoff: Backoff | None = None, wait_s: float = 0.5) -> None:
         self.fabric = fabric
         self.targets = switch_targets(fabric, names)
-        self.poller = SwitchPoller(self.targets, factory or driver_factory(fabric, verify_host_key=verify_host_key),
-                                   concurrency=concurrency, timeout_s=timeout_s, backoff=backoff)
+        self.poller, _, _ = build_switch_poller(
+            fabric, self.targets, factory or driver_factory(fabric, verify_host_key=verify_host_key),
+            concurrency=concurrency, timeout_s=timeout_s, backoff=backoff)
         self.wait_s = wait_s
         prios = fabric.policy.pfc.priorities
         self.converters = {t.name: SwitchSource(t.name, priorities=prios) for t in self.targets}
@@ -245,6 +248,65 @@ def driver_factory(fabric: Fabric, *, verify_host_key: bool = True,
         return driver
 
     return factory
+
+
+TRANSPORTS = ("inventory", "ssh", "gnmi")
+"""``--transport``: each switch's ``telemetry.transport`` (inventory), or every switch over one transport."""
+
+
+def gnmi_endpoint_factory(fabric: Fabric) -> Callable[[SwitchTarget], GnmiEndpoint]:
+    """A switch's gNMI address and login from the inventory: ``mgmt.host``, ``telemetry.gnmi.port`` (or the NOS's
+    default port), the credentials' password (resolved as for SSH), ``telemetry.gnmi.tls_ca``."""
+    from fabricd.collectors.gnmi import GnmiEndpoint, read_ca
+    from fabricd.nos.gnmi_registry import table_for
+    from fabricd.platforms.access import resolve_access
+
+    def endpoint(target: SwitchTarget) -> GnmiEndpoint:
+        switch = fabric.switch(target.name)
+        assert switch is not None
+        g = switch.telemetry.gnmi
+        access = resolve_access(switch)
+        return GnmiEndpoint(switch.mgmt.host, g.port or table_for(switch.platform).port, access.username,
+                            access.password, read_ca(g.tls_ca, switch.name), g.tls_server_name, g.sample_interval_s)
+
+    return endpoint
+
+
+def build_switch_poller(
+    fabric: Fabric, targets: Sequence[SwitchTarget], ssh_factory: Callable[[SwitchTarget], CommandRunner], *,
+    transport: str = "inventory", concurrency: int = 16, timeout_s: float = 30.0, backoff: Backoff | None = None,
+) -> tuple[Poller, GnmiPoller | None, list[str]]:
+    """The poller of ``targets``: SSH for the switches whose transport is ssh, gNMI streams for the others (both
+    behind one :class:`~fabricd.collectors.gnmi.CombinedPoller` when the inventory mixes them). Returns the poller,
+    the gNMI poller (None without gNMI switches) and the names of the SSH switches. A gNMI switch whose pack has no
+    gNMI mapping is a :class:`UsageError` naming the switch."""
+    if transport not in TRANSPORTS:
+        raise UsageError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
+    by_name = {s.name: s for s in fabric.switches}
+
+    def wants_gnmi(t: SwitchTarget) -> bool:
+        if transport != "inventory":
+            return transport == "gnmi"
+        sw = by_name.get(t.name)
+        return sw is not None and sw.telemetry.transport == "gnmi"
+
+    gnmi_targets = [t for t in targets if wants_gnmi(t)]
+    ssh_targets = [t for t in targets if not wants_gnmi(t)]
+    pollers: list[Poller] = []
+    gnmi = None
+    if ssh_targets or not gnmi_targets:
+        pollers.append(SwitchPoller(ssh_targets, ssh_factory, concurrency=concurrency, timeout_s=timeout_s,
+                                    backoff=backoff))
+    if gnmi_targets:
+        from fabricd.collectors.gnmi import GnmiPoller
+
+        gnmi = GnmiPoller(gnmi_targets, gnmi_endpoint_factory(fabric), timeout_s=timeout_s, backoff=backoff)
+        pollers.append(gnmi)
+    if len(pollers) == 1:
+        return pollers[0], gnmi, [t.name for t in ssh_targets]
+    from fabricd.collectors.gnmi import CombinedPoller
+
+    return CombinedPoller(pollers, [t.name for t in targets]), gnmi, [t.name for t in ssh_targets]
 
 
 def build_watchdog(

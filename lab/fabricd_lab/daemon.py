@@ -4,6 +4,8 @@
 
 - ``password`` (0600): one random password for every lab switch;
 - ``host_key`` (0600): the lab's ed25519 host key; ``known_hosts``: one line per switch (``[127.0.0.1]:port``);
+- ``gnmi-ca.pem``: the CA of every switch's gNMI certificate (``gnmi-cert.pem``, ``gnmi-key.pem`` 0600); each switch
+  serves gNMI on its inventory's ``telemetry.gnmi.port`` or, without one, a free port (``gnmi_port`` in lab.json);
 - ``spec.json``: the switches and faults to simulate; ``lab.pid``; ``lab.json`` once every switch listens;
 - ``lab.log``: the daemon's log; ``control.sock``: a Unix socket to drive counters and read configs.
 
@@ -65,6 +67,10 @@ LAB_CONTROL_SOCKET = "control.sock"
 WRITTEN_FILE = "written.json"
 SPEC_FILE = "spec.json"
 HOST_KEY_FILE = "host_key"
+GNMI_CA_FILE = "gnmi-ca.pem"
+"""The CA that signed every lab switch's gNMI certificate (the lab inventory's ``telemetry.gnmi.tls_ca``)."""
+GNMI_CERT_FILE = "gnmi-cert.pem"
+GNMI_KEY_FILE = "gnmi-key.pem"
 DAEMON_MODULE = "fabricd_lab.cli.lab_daemon"
 """The entry point ``start`` runs (``python -m``) and ``down`` recognises in the pid's command line."""
 
@@ -202,6 +208,10 @@ def up(
                 if port not in known:
                     raise UsageError(f"--fault {f}: {f.device} has no port {port!r}", hint=f"ports: {', '.join(known)}")
     for s in fabric.switches:
+        gp = s.telemetry.gnmi.port
+        if gp is not None and not _port_free(s.mgmt.host, gp):
+            raise LabError(f"{s.name}: gNMI port {s.mgmt.host}:{gp} is already in use",
+                           hint="another lab or program listens there; change telemetry.gnmi.port in the inventory")
         if not _port_free(s.mgmt.host, s.mgmt.port):
             raise LabError(
                 f"{s.name}: {s.mgmt.host}:{s.mgmt.port} is already in use",
@@ -216,6 +226,12 @@ def up(
     files = access_files(fabric, password, key)
     write_private(d / LAB_PASSWORD_FILE, password + "\n")
     write_private(d / HOST_KEY_FILE, key.export_private_key("openssh").decode())
+    from .gnmi import generate_tls
+
+    tls = generate_tls()
+    write_private(d / GNMI_CA_FILE, tls.ca_pem.decode())
+    write_private(d / GNMI_CERT_FILE, tls.cert_pem.decode())
+    write_private(d / GNMI_KEY_FILE, tls.key_pem.decode())
     write_access_files(d, files)
     spec = {
         "fabric": fabric.name,
@@ -235,6 +251,7 @@ def up(
                 "faults": [[f.kind.value, f.arg] for f in fault_list if f.device == s.name],
                 "neighbors": [n.to_json() for n in neighbors_of(fabric, s.name, fault_list)],
                 "latency": latency,
+                "gnmi_port": s.telemetry.gnmi.port or 0,
             }
             for s in fabric.switches
         ],
@@ -280,7 +297,7 @@ def down(state_dir: Path | None = None, timeout_s: float = 10.0) -> dict[str, An
     for path in _written_before(d):
         path.unlink(missing_ok=True)
     for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET, LAB_KNOWN_HOSTS, LAB_PASSWORD_FILE,
-                 HOST_KEY_FILE, SPEC_FILE, WRITTEN_FILE):
+                 HOST_KEY_FILE, SPEC_FILE, WRITTEN_FILE, GNMI_CA_FILE, GNMI_CERT_FILE, GNMI_KEY_FILE):
         (d / name).unlink(missing_ok=True)
     return {"stopped": stopped, "pid": pid, "state_dir": str(d)}
 
@@ -384,10 +401,14 @@ async def _serve(d: Path) -> None:
             faults=tuple(Fault(dev["name"], FaultKind(k), a) for k, a in dev["faults"]),
             latency=parse_latency(dev.get("latency", "")),
             neighbors=tuple(LabNeighbor.from_json(n) for n in dev.get("neighbors", [])),
+            gnmi_port=int(dev.get("gnmi_port", 0)),
         )
         for dev in spec["devices"]
     ]
-    lab = Lab(specs, host_key=key)
+    from .gnmi import LabTls
+
+    tls = LabTls((d / GNMI_CA_FILE).read_bytes(), (d / GNMI_CERT_FILE).read_bytes(), (d / GNMI_KEY_FILE).read_bytes())
+    lab = Lab(specs, host_key=key, gnmi_tls=tls)
     await lab.start()
     by_name = {dev["name"]: dev for dev in spec["devices"]}
 
@@ -414,7 +435,7 @@ async def _serve(d: Path) -> None:
         "devices": [
             {
                 "name": e.name, "platform": e.platform.value, "host": e.host, "port": e.port,
-                "username": e.username,
+                "gnmi_port": e.gnmi_port, "username": e.username,
                 **{k: by_name[e.name].get(k) for k in ("password_file", "password_env", "known_hosts")},
                 "faults": [str(f) for f in lab.switches[e.name].spec.faults],
             }

@@ -37,6 +37,8 @@ class DeviceSpec:
     """Round trip and per-line processing time (:mod:`fabricd_lab.latency`); none by default."""
     neighbors: tuple[LabNeighbor, ...] = ()
     """What the switch hears over LLDP (:mod:`fabricd_lab.cabling`); none by default."""
+    gnmi_port: int | None = None
+    """Where the switch serves gNMI (:mod:`fabricd_lab.gnmi`; 0: a free port); None: no gNMI target."""
 
 
 @dataclass

@@ -12,11 +12,14 @@ Kinds:
   startup-config``, SONiC ``config apply-patch`` (after applying half of the operations, as a real mid-patch failure
   would), NVUE ``nv config apply``.
 - ``slow-ms=N``: every answer is delayed by N ms (0-60000), echo stays immediate.
-- ``auth-fail``: password authentication always fails.
+- ``auth-fail``: password authentication always fails (SSH and gNMI).
 - ``swap-cables=P,Q``: the cables in ports P and Q of the device trade places (a miswire): both ends of both cables
   hear the other neighbour over LLDP (:mod:`fabricd_lab.cabling`).
 - ``degrade-optic=PORT``: the transceiver in PORT degrades from the lab's start: its received power falls by 0.5 dB
   a second (below -10 dBm after 16 s), and its pre-FEC BER and FEC counters rise with the loss (SONiC simulator).
+- ``gnmi-stall``: the device's first gNMI Subscribe stream sends its first sample and then nothing, while staying
+  open (SONiC's SAMPLE stall, sonic-net/sonic-buildimage#22201). One-shot: a re-subscription streams normally, so a
+  collector that notices the stall and re-subscribes recovers.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class FaultKind(StrEnum):
     AUTH_FAIL = "auth-fail"
     SWAP_CABLES = "swap-cables"
     DEGRADE_OPTIC = "degrade-optic"
+    GNMI_STALL = "gnmi-stall"
 
 
 _NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS, FaultKind.SWAP_CABLES,
@@ -94,6 +98,7 @@ class FaultPlan:
 
     faults: tuple[Fault, ...] = ()
     disconnect_fired: bool = False
+    gnmi_stall_fired: bool = False
     _reject: tuple[re.Pattern[str], ...] = field(default=(), init=False)
 
     def __post_init__(self) -> None:
@@ -109,6 +114,13 @@ class FaultPlan:
     @property
     def commit_fails(self) -> bool:
         return self._first(FaultKind.COMMIT_FAILS) is not None
+
+    def take_gnmi_stall(self) -> bool:
+        """True once (the first gNMI stream of the lab run) when the device has the ``gnmi-stall`` fault."""
+        if self._first(FaultKind.GNMI_STALL) is None or self.gnmi_stall_fired:
+            return False
+        self.gnmi_stall_fired = True
+        return True
 
     @property
     def slow_s(self) -> float:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncssh
 
@@ -19,6 +19,9 @@ from .cabling import neighbors_of
 from .device import DeviceSpec, SimSwitch
 from .faults import Fault
 from .ssh import generate_host_key, known_hosts_entry, listen
+
+if TYPE_CHECKING:
+    from .gnmi import GnmiTarget, LabTls
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -69,25 +72,39 @@ class Endpoint:
     host: str
     port: int
     username: str
+    gnmi_port: int | None = None
 
 
 class Lab:
-    """Simulated switches sharing one host key and one event loop."""
+    """Simulated switches sharing one host key and one event loop. With ``gnmi_tls``, every switch whose spec has a
+    ``gnmi_port`` also serves gNMI (:mod:`fabricd_lab.gnmi`) with that TLS material."""
 
-    def __init__(self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None) -> None:
+    def __init__(self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None,
+                 gnmi_tls: LabTls | None = None) -> None:
         self.host_key = host_key or generate_host_key()
         self.switches: dict[str, SimSwitch] = {}
         for spec in specs:
             self.switches[spec.name] = switch_class(spec.platform)(spec)
         self._acceptors: list[asyncssh.SSHAcceptor] = []
         self.endpoints: dict[str, Endpoint] = {}
+        self.gnmi_tls = gnmi_tls
+        self.gnmi_targets: dict[str, GnmiTarget] = {}
+        self._gnmi_servers: list[Any] = []
 
     async def start(self) -> None:
         for name, sw in self.switches.items():
             acceptor, port = await listen(sw, self.host_key)
             self._acceptors.append(acceptor)
-            self.endpoints[name] = Endpoint(name, sw.platform, sw.spec.host, port, sw.spec.username)
-        log.info("lab: %d switches listening", len(self.switches))
+            gnmi_port = None
+            if self.gnmi_tls is not None and sw.spec.gnmi_port is not None:
+                from .gnmi import serve
+
+                server, gnmi_port, target = await serve(sw, self.gnmi_tls, password=sw.spec.password,
+                                                        host=sw.spec.host, port=sw.spec.gnmi_port)
+                self._gnmi_servers.append(server)
+                self.gnmi_targets[name] = target
+            self.endpoints[name] = Endpoint(name, sw.platform, sw.spec.host, port, sw.spec.username, gnmi_port)
+        log.info("lab: %d switches listening (%d with gNMI)", len(self.switches), len(self._gnmi_servers))
 
     async def stop(self) -> None:
         for acceptor in self._acceptors:
@@ -95,6 +112,9 @@ class Lab:
         for acceptor in self._acceptors:
             await acceptor.wait_closed()
         self._acceptors.clear()
+        for server in self._gnmi_servers:
+            await server.stop(grace=0.5)
+        self._gnmi_servers.clear()
 
     def known_hosts(self) -> str:
         return "".join(
@@ -108,8 +128,9 @@ class LabThread:
     :meth:`call` runs a function on the loop thread (the simulators are not thread-safe) and returns its result.
     """
 
-    def __init__(self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None) -> None:
-        self.lab = Lab(specs, host_key=host_key)
+    def __init__(self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None,
+                 gnmi_tls: LabTls | None = None) -> None:
+        self.lab = Lab(specs, host_key=host_key, gnmi_tls=gnmi_tls)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="fabricd-lab", daemon=True)
         self._ready: Future[None] = Future()

@@ -38,11 +38,12 @@ LatencyOpt = Annotated[
 
 def _status_table(st: dict[str, Any]) -> Table:
     table = Table(title=f"fabricd lab ({'running, pid ' + str(st['pid']) if st['running'] else 'not running'})")
-    for col in ("device", "platform", "address", "user", "password file", "faults"):
+    for col in ("device", "platform", "address", "gNMI", "user", "password file", "faults"):
         table.add_column(col, overflow="fold")
     for dev in st["devices"]:
-        table.add_row(dev["name"], dev["platform"], f"{dev['host']}:{dev['port']}", dev["username"],
-                      dev["password_file"], ", ".join(dev.get("faults", [])))
+        gnmi = dev.get("gnmi_port")
+        table.add_row(dev["name"], dev["platform"], f"{dev['host']}:{dev['port']}", str(gnmi) if gnmi else "-",
+                      dev["username"], dev["password_file"], ", ".join(dev.get("faults", [])))
     return table
 
 

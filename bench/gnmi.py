@@ -1,0 +1,241 @@
+"""CPU and memory of the gNMI switch collector per switch streaming at 1 s, against the SSH collector polling the
+same lab switches every second, in the same run.
+
+A child process runs N simulated SONiC switches (fabricd-lab, ``PORTS`` ports each), each with its SSH simulator and
+its gNMI target (TLS, the lab's CA) on 127.0.0.1. This process then, one phase after the other:
+
+1. gNMI: a :class:`~fabricd.collectors.gnmi.GnmiPoller` streams all N switches with the SONiC pack's defaults (port
+   and PFC counters SAMPLE every 1 s, queue/watchdog and PG-watermark tables every 10 s: SONiC's own refresh, sonic-swss
+   portsorch.cpp; streaming them faster would resend unchanged values), and the exporter scrapes them once a
+   second (counters built and rendered as ``fabricd export switches`` does). Measured over ``WINDOW_S`` after every
+   stream synced: this process's CPU time (all threads: grpc's and the asyncio loop's) and resident memory
+   growth, per switch.
+2. SSH: a :class:`~fabricd.collectors.switch.SwitchPoller` (kept-open netmiko sessions, 16 at once) polls the first
+   ``SSH_SWITCHES`` of the same switches as fast as it can (target: every second), rendered likewise; CPU per
+   switch-poll, and how many switches one core would poll once a second.
+
+The headline is switches per core at a 1 s sample (target: >= 500), gNMI against SSH. The lab child's own CPU is
+not counted (it stands for the switches). Run from the repo root: ``python bench/gnmi.py [N]``; the last line is the
+JSON result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "lab"))
+
+SWITCHES = 500
+PORTS = 8
+SSH_SWITCHES = 40
+WINDOW_S = 20.0
+SSH_WINDOW_S = 15.0
+
+
+def rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def lab_child(n: int) -> None:
+    """Run the lab; print its endpoints as one JSON line; serve until stdin closes."""
+    import asyncio
+
+    from fabricd.model import Platform
+    from fabricd_lab.device import DeviceSpec
+    from fabricd_lab.gnmi import generate_tls
+    from fabricd_lab.runtime import LabThread
+
+    password = secrets.token_urlsafe(12)
+    tls = generate_tls()
+    specs = [DeviceSpec(name=f"sw{i:04d}", platform=Platform.SONIC, password=password, gnmi_port=0,
+                        ports=tuple((f"Ethernet{8 * p}", 400_000_000_000) for p in range(PORTS))) for i in range(n)]
+    with LabThread(specs, gnmi_tls=tls) as lab:
+        for i, spec in enumerate(specs):  # some traffic and pause so the values are not all 0
+            sim = lab.switch(spec.name)
+            lab.call(lambda sim=sim, i=i: (sim.counters.pause("Ethernet0", 3, 100 + i),
+                                           sim.counters.traffic("Ethernet0", 3, 1000 + i)))
+        out = {"password": password, "ca": tls.ca_pem.decode(), "known_hosts": lab.known_hosts(),
+               "endpoints": [[e.name, e.port, e.gnmi_port] for e in lab.lab.endpoints.values()]}
+        print(json.dumps(out), flush=True)
+        sys.stdin.read()
+        del asyncio
+
+
+def run(n: int, final: bool) -> dict[str, float]:
+    """One lab of ``n`` switches: the gNMI phase, then (when it held a steady state, or on the ``final`` attempt)
+    the SSH phase on the same switches."""
+    from fabricd.collectors.core import Registry
+    from fabricd.collectors.gnmi import GnmiEndpoint, GnmiPoller
+    from fabricd.collectors.switch import SwitchCollector, SwitchPoller, SwitchTarget
+    from fabricd.model import Management, Platform, Switch
+    from fabricd.platforms.access import Access
+    from fabricd.platforms.base import DriverOptions
+    from fabricd.platforms.registry import make_driver
+    from fabricd.platforms.secrets import Secret
+
+    child = subprocess.Popen([sys.executable, __file__, "--lab", str(n)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "lab")})
+    assert child.stdout is not None and child.stdin is not None
+    info = json.loads(child.stdout.readline())
+    password = info["password"]
+    endpoints = {name: (ssh, gnmi) for name, ssh, gnmi in info["endpoints"]}
+    ports = tuple(f"Ethernet{8 * p}" for p in range(PORTS))
+    targets = [SwitchTarget(name, "sonic", ports) for name in endpoints]
+    result: dict[str, float] = {}
+    try:
+        # -- gNMI ------------------------------------------------------------------------------------------------
+        ca = info["ca"].encode()
+        rss0 = rss_kb()
+        poller = GnmiPoller(targets, lambda t: GnmiEndpoint("127.0.0.1", endpoints[t.name][1], "admin",
+                                                            Secret(password), ca), timeout_s=120)
+        t0 = time.monotonic()
+        first = poller.poll(wait_s=120)
+        up = sum(1 for r in first if r.counters is not None)
+        connect_s = time.monotonic() - t0
+        time.sleep(3)  # the first samples of every stream are in
+        rss1 = rss_kb()
+        updates0 = sum(h.polls for h in poller.health())
+        resub0 = sum(r for _, _, r, _ in poller.stream_state())
+        cpu0, wall0, lab0 = time.process_time(), time.monotonic(), proc_cpu_s(child.pid)
+        convert_cpu = 0.0
+        rounds = 0
+        results = []
+        while time.monotonic() - wall0 < WINDOW_S:  # streaming, and the counters of every switch once a second
+            s0, c0 = time.monotonic(), time.process_time()
+            results = poller.poll(wait_s=1.0)
+            convert_cpu += time.process_time() - c0
+            rounds += 1
+            time.sleep(max(0.0, 1.0 - (time.monotonic() - s0)))
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+        lab_core = (proc_cpu_s(child.pid) - lab0) / wall
+        ingest_cpu = cpu - convert_cpu
+        convert_cpu /= rounds
+        updates = sum(h.polls for h in poller.health()) - updates0
+        reg = Registry([SwitchCollector(poller, wait_s=1.0)])
+        s0 = time.process_time()
+        text = reg.exposition()
+        render_cpu = time.process_time() - s0
+        series = text.count("\nfabricd_switch_")
+        stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
+        rss2 = rss_kb()
+        poller.close()
+        per_switch_s = cpu / wall / n  # CPU seconds per switch per second: streaming + counters once a second
+        core = per_switch_s * n
+        result.update(gnmi_switches=n, gnmi_up=up, gnmi_connect_s=round(connect_s, 2),
+                      gnmi_ingest_core_fraction=round(ingest_cpu / wall, 3),
+                      gnmi_ingest_ms_per_switch_s=round(1000 * ingest_cpu / wall / n, 3),
+                      gnmi_counters_ms_per_switch=round(1000 * convert_cpu / n, 3),
+                      gnmi_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
+                      gnmi_switches_per_core=round(1 / per_switch_s if per_switch_s else float("inf"), 1),
+                      gnmi_rss_kb_per_switch=round((rss1 - rss0) / n, 1), gnmi_rss_mb=round(rss2 / 1024, 1),
+                      gnmi_updates_per_s=round(updates / wall, 1), gnmi_stale=stale,
+                      render_ms_per_switch=round(1000 * render_cpu / n, 3), series_per_switch=series // n,
+                      fresh_results=sum(1 for r in results if r.counters is not None),
+                      lab_core_fraction=round(lab_core, 3), load_avg_1m=round(os.getloadavg()[0], 2),
+                      up_at_end=sum(1 for r in results if r.counters is not None),
+                      valid=stale == 0 and all(r.counters is not None for r in results))
+        print(f"gNMI: {n} switches ({up} up, {connect_s:.1f} s to sync); streaming {updates / wall:.0f} updates/s "
+              f"costs {ingest_cpu / wall:.3f} core ({1000 * ingest_cpu / wall / n:.3f} ms per switch-second); building "
+              f"the counters {1000 * convert_cpu / n:.3f} ms per switch; at a 1 s scrape {core:.3f} core = "
+              f"{1 / per_switch_s:.0f} switches per core; RSS +{(rss1 - rss0) / 1024:.1f} MB after sync "
+              f"({(rss1 - rss0) / n:.0f} KB/switch); rendering {series // n} series "
+              f"{1000 * render_cpu / n:.2f} ms per switch (either transport); stale {stale}; the lab used "
+              f"{lab_core:.2f} core; load average {os.getloadavg()[0]:.1f}", flush=True)
+        if not result["valid"]:
+            print(f"NOT VALID: {n - result['up_at_end']} switch(es) not streaming at the end and {stale} stream(s) "
+                  f"went stale during the window (of {n}; {up} had synced at the start) "
+                  "(the lab or this process could not keep a 1 s cadence on this machine): the per-switch figures "
+                  "are not a steady state", flush=True)
+
+        if not result["valid"] and not final:
+            return result
+        # -- SSH -------------------------------------------------------------------------------------------------
+        kh = Path(tempfile.mkdtemp()) / "known_hosts"
+        kh.write_text(info["known_hosts"])
+        ssh_targets = targets[:SSH_SWITCHES]
+
+        def factory(t: SwitchTarget):  # type: ignore[no-untyped-def]
+            port = endpoints[t.name][0]
+            sw = Switch(name=t.name, platform=Platform.SONIC, mgmt=Management(host="127.0.0.1", port=port))
+            access = Access(t.name, "127.0.0.1", port, "admin", Secret(password), (kh,))
+            driver = make_driver(sw, access, DriverOptions(read_timeout_s=30.0, conn_timeout_s=30.0))
+            driver.open()
+            return driver
+
+        ssh = SwitchPoller(ssh_targets, factory, concurrency=16, timeout_s=120)
+        ssh.poll()  # sessions opened (not timed: a kept-open session is the steady state)
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        polls = 0
+        while time.monotonic() - wall0 < SSH_WINDOW_S:
+            polls += sum(1 for r in ssh.poll() if r.counters is not None)
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+        ssh.close()
+        per_poll_ms = 1000 * cpu / polls
+        ssh_per_core = 1000 / per_poll_ms  # switches one core polls once a second
+        result.update(ssh_switches=len(ssh_targets), ssh_polls=polls, ssh_cpu_ms_per_switch_poll=round(per_poll_ms, 2),
+                      ssh_switches_per_core=round(ssh_per_core, 1),
+                      ssh_poll_rate_per_switch_hz=round(polls / wall / len(ssh_targets), 2))
+        print(f"SSH: {len(ssh_targets)} of the same switches, {polls} polls in {wall:.1f} s "
+              f"({polls / wall / len(ssh_targets):.2f} polls/s per switch), {per_poll_ms:.2f} ms CPU per switch-poll "
+              f"-> {ssh_per_core:.0f} switches per core at 1 s", flush=True)
+    finally:
+        child.stdin.close()
+        child.wait(timeout=60)
+    return result
+
+
+def main() -> None:
+    """Start at ``SWITCHES`` (or argv[1]); when the streams cannot hold a 1 s cadence on this machine (a stream went
+    stale or never synced), halve the count, down to 50: the result names the largest count that held."""
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else SWITCHES
+    tried = []
+    while True:
+        final = n // 2 < 50
+        proc = subprocess.run([sys.executable, __file__, "--run", str(n), "final" if final else "more"],
+                              stdout=subprocess.PIPE, text=True, check=True, timeout=1200)
+        lines = proc.stdout.strip().splitlines()
+        print("\n".join(lines[:-1]), flush=True)
+        result = json.loads(lines[-1])  # each attempt in a fresh process: its memory figures are its own
+        tried.append({"switches": n, "valid": result["valid"], "stale": result["gnmi_stale"],
+                      "up": result["gnmi_up"], "load_avg_1m": result["load_avg_1m"]})
+        if result["valid"] or final:
+            break
+        n //= 2
+    result["attempts"] = tried  # type: ignore[assignment]
+    print(json.dumps(result), flush=True)
+    value = result["gnmi_switches_per_core"] if result["valid"] else 0.0  # no steady state: no claim
+    anchor = result["ssh_switches_per_core"]
+    print(json.dumps({"bench": "gnmi", "value": value,
+                      "unit": f"switches per core at a 1 s sample (from {result['gnmi_switches']} switches streaming)",
+                      "anchor": "fabricd SSH collector, same lab switches, same run", "anchor_value": anchor,
+                      "ratio": round(value / anchor, 2) if anchor else None}))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--lab":
+        lab_child(int(sys.argv[2]))
+    elif len(sys.argv) > 3 and sys.argv[1] == "--run":
+        print(json.dumps(run(int(sys.argv[2]), sys.argv[3] == "final")), flush=True)
+    else:
+        main()
+    del threading, resource

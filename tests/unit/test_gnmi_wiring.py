@@ -1,0 +1,76 @@
+"""Which switches stream over gNMI and which are polled over SSH (inventory ``telemetry.transport`` or
+``--transport``), the located refusal for a NOS whose pack has no gNMI mapping, and the combined poller's order.
+No switch is dialled: the pollers are built, never started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricd.collectors.gnmi import CombinedPoller, GnmiPoller
+from fabricd.collectors.switch import SwitchHealth, SwitchPoll, SwitchPoller, SwitchTarget
+from fabricd.errors import UsageError
+from fabricd.inventory import load_inventory
+from fabricd.model import Fabric
+from fabricd.service.wiring import build_switch_poller, switch_targets
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _fabric(gnmi: tuple[str, ...] = ()) -> Fabric:
+    fabric = load_inventory(REPO / "inventory" / "lab").fabric
+    switches = [s.model_copy(update={"telemetry": s.telemetry.model_copy(update={"transport": "gnmi"})})
+                if s.name in gnmi else s for s in fabric.switches]
+    return fabric.model_copy(update={"switches": switches})
+
+
+def _never(target: SwitchTarget) -> object:
+    raise AssertionError(f"{target.name} was dialled")
+
+
+def test_ssh_is_the_default() -> None:
+    fabric = _fabric()
+    poller, gnmi, ssh = build_switch_poller(fabric, switch_targets(fabric), _never)  # type: ignore[arg-type]
+    assert isinstance(poller, SwitchPoller) and gnmi is None and ssh == [s.name for s in fabric.switches]
+    poller.close()
+
+
+def test_inventory_transport_splits_the_fleet_and_keeps_its_order() -> None:
+    fabric = _fabric(gnmi=("spine1", "leaf1-sonic"))
+    targets = switch_targets(fabric)
+    poller, gnmi, ssh = build_switch_poller(fabric, targets, _never)  # type: ignore[arg-type]
+    assert isinstance(poller, CombinedPoller) and isinstance(gnmi, GnmiPoller)
+    assert [t.name for t in gnmi.targets] == ["spine1", "leaf1-sonic"]
+    assert "spine1" not in ssh and "leaf2-eos" in ssh
+    assert [h.name for h in poller.health()] == [t.name for t in targets]
+    poller.close()
+
+
+def test_a_nos_without_a_gnmi_mapping_is_refused_by_name() -> None:
+    fabric = _fabric()
+    with pytest.raises(UsageError, match=r"switch leaf2-eos: telemetry.transport gnmi: .*arista_eos.*nos/arista_eos/"):
+        build_switch_poller(fabric, switch_targets(fabric, ["leaf2-eos"]), _never,  # type: ignore[arg-type]
+                            transport="gnmi")
+    with pytest.raises(UsageError, match="--transport 'http'"):
+        build_switch_poller(fabric, switch_targets(fabric), _never, transport="http")  # type: ignore[arg-type]
+
+
+class _Fixed:
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    def poll(self, wait_s: float | None = None) -> list[SwitchPoll]:
+        return [SwitchPoll(SwitchTarget(n, "sonic"), None, "x", 0.0) for n in self.names]
+
+    def health(self) -> list[SwitchHealth]:
+        return [SwitchHealth(n, None, 0, 0, 0, 0, 0, None, None, None) for n in self.names]
+
+    def close(self) -> None:
+        self.names = []
+
+
+def test_combined_poller_answers_in_inventory_order() -> None:
+    combined = CombinedPoller([_Fixed(["b", "d"]), _Fixed(["c", "a"])], ["a", "b", "c", "d"])
+    assert [r.target.name for r in combined.poll()] == ["a", "b", "c", "d"]
+    assert [h.name for h in combined.health()] == ["a", "b", "c", "d"]
