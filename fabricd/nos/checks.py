@@ -83,6 +83,31 @@ def port_name(ctx: Context) -> Iterator[Finding]:
                               expected=rule.forms, got=port.name)
 
 
+# --- telemetry transport --------------------------------------------------------------------------------------
+
+
+@check("FAB145", "gnmi-transport-unmapped", Severity.ERROR, area="platform",
+       title="A switch read over gNMI runs a NOS whose gNMI paths fabricd maps to counters",
+       why="`telemetry.transport: gnmi` on a NOS whose pack records its gNMI paths but does not map them to counters "
+       "would export nothing for that switch (the exporter refuses it only when it starts).",
+       fix="leave `telemetry.transport` at ssh (the default) for that switch; docs/metrics.md lists which NOSes "
+       "are read over gNMI")
+def gnmi_transport_unmapped(ctx: Context) -> Iterator[Finding]:
+    from .gnmi_registry import table_for
+
+    for i, sw in enumerate(ctx.fabric.switches):
+        if sw.telemetry.transport != "gnmi":
+            continue
+        table = table_for(sw.platform)
+        if not table.mapped:
+            yield Finding(("switches", i, "telemetry", "transport"),
+                          f"{sw.name}: fabricd does not yet read {_title(sw.platform.value)} counters over gNMI "
+                          f"(fabricd/nos/{sw.platform.value}/gnmi.py records the paths, unmapped)",
+                          expected="ssh, or gnmi on a NOS whose gNMI table is mapped (SONiC)", got="gnmi",
+                          hint="remove `telemetry: {transport: gnmi}` from this switch (or its group) so it is read "
+                          "over SSH")
+
+
 # --- names and lengths ----------------------------------------------------------------------------------------
 
 
@@ -344,5 +369,6 @@ CHECKS: tuple[Check, ...] = (
     port_mtu_mode,
     ecn_device_units,
     render_approximation,
+    gnmi_transport_unmapped,
 )
 """The device-rule checks (every pack's rules); each pack's own checks are its spec's ``checks``."""

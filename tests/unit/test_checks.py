@@ -205,6 +205,7 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB092", lambda d: d["links.yml"].update(links=L(d)[:6]), None),
     ("FAB130", _nvue_reserved_vlan, None),
     ("FAB140", lambda d: _nvue_switch(d)["ports"].append({"name": "Ethernet1", "role": "host"}), None),
+    ("FAB145", lambda d: _nvue_switch(d).update(telemetry={"transport": "gnmi"}), None),
     ("FAB141", lambda d: P(d)["vlans"][0].update(name="rdma-" + "x" * 30), None),
     ("FAB142", _set(lambda d: D(d)["port"], "mtu", 9214), None),
     ("FAB144", _set(lambda d: L(d)[0], "cable_m", 12.5), None),
