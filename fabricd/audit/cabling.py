@@ -297,7 +297,8 @@ def lldp_commands(switch: Switch) -> list[tuple[str, str | None]]:
 
 def parse_lldp(switch: Switch, outputs: dict[str, str]) -> DeviceLldp:
     """The neighbours in ``outputs`` (command -> text); a non-empty output that reads nothing and is not an empty
-    table (the reader's :class:`TextParseError`) is listed in ``unparsed``; a CLI refusal of every command is an error."""
+    table (the reader's :class:`TextParseError`) is listed in ``unparsed``; a CLI refusal of every command is an
+    error."""
     table = spec_of(switch.platform).lldp
     result = DeviceLldp(switch.name, "")
     if table is None:
