@@ -34,7 +34,7 @@ from fabricd.errors import FabricdError
 from fabricd.model import Fabric, Switch
 from fabricd.model.topology import split_endpoint
 from fabricd.nos.registry import spec_of
-from fabricd.readers.lldp import LldpNeighbor, canonical_port, is_mac, looks_empty, names_port, same_system
+from fabricd.readers.lldp import LldpNeighbor, canonical_port, is_mac, names_port, same_system
 from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.textparse import TextParseError
 
@@ -318,17 +318,11 @@ def parse_lldp(switch: Switch, outputs: dict[str, str]) -> DeviceLldp:
             result.neighbors.extend(got)
         elif cli_error(text):
             refused.append(f"`{command}`: {text.strip().splitlines()[0][:120]}")
-        elif got is None or (not looks_empty(text) and not _empty_json(text)):
+        elif got is None:  # an empty list is the reader's "no neighbour" (a bare header, an empty JSON table)
             result.unparsed.append(command)
     if refused and len(refused) == len(outputs):
         result.error = "the device refused " + "; ".join(refused[:3])
     return result
-
-
-def _empty_json(text: str) -> bool:
-    """An EOS document with neighbour tables but no neighbour (``{"lldpNeighbors": {}}``)."""
-    s = text.strip()
-    return s.startswith("{") and '"systemName"' not in s and '"neighborDevice"' not in s
 
 
 def read_lldp(switch: Switch, factory: ReadBackFactory) -> DeviceLldp:

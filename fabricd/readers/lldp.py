@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fabricd.readers.framing import framed
+from fabricd.readers.framing import frame, framed
 from fabricd.readers.textparse import TextParseError, content_lines
 
 
@@ -117,8 +117,9 @@ def text_columns(text: str) -> Iterator[dict[str, str]]:
 
 def looks_empty(text: str) -> bool:
     """An output that carries no neighbour rows by design: blank, or only headers, dashes and ``Total entries
-    displayed: 0``."""
-    for line in text.splitlines():
+    displayed: 0``, lldpd's ``LLDP neighbors:`` banner. Prompt and echoed command lines are not content
+    (:func:`fabricd.readers.framing.frame`)."""
+    for line in frame(text).splitlines():
         s = line.strip()
         if not s or set(s) <= set("- ") or s.startswith(("Capability codes", "(")):
             continue
