@@ -34,8 +34,9 @@ from fabricd.errors import FabricdError
 from fabricd.model import Fabric, Switch
 from fabricd.model.topology import split_endpoint
 from fabricd.nos.registry import spec_of
-from fabricd.readers.lldp import LldpNeighbor, canonical_port, is_mac, looks_empty, names_port, same_system
+from fabricd.readers.lldp import LldpNeighbor, canonical_port, is_mac, names_port, same_system
 from fabricd.readers.switch.empty import cli_error
+from fabricd.readers.textparse import TextParseError
 
 from .report import AuditReport, CheckResult, Finding, Status
 from .switch import ReadBack, ReadBackFactory
@@ -296,7 +297,8 @@ def lldp_commands(switch: Switch) -> list[tuple[str, str | None]]:
 
 def parse_lldp(switch: Switch, outputs: dict[str, str]) -> DeviceLldp:
     """The neighbours in ``outputs`` (command -> text); a non-empty output that reads nothing and is not an empty
-    table is listed in ``unparsed``; a CLI refusal of every command is an error."""
+    table (the reader's :class:`TextParseError`) is listed in ``unparsed``; a CLI refusal of every command is an
+    error."""
     table = spec_of(switch.platform).lldp
     result = DeviceLldp(switch.name, "")
     if table is None:
@@ -308,22 +310,19 @@ def parse_lldp(switch: Switch, outputs: dict[str, str]) -> DeviceLldp:
         text = outputs.get(command)
         if text is None:
             continue
-        got = parse(text, interface) if interface is not None else parse(text)
+        try:
+            got = parse(text, interface) if interface is not None else parse(text)
+        except TextParseError:  # a non-empty output that names no neighbour and is not an empty table
+            got = None
         if got:
             result.neighbors.extend(got)
         elif cli_error(text):
             refused.append(f"`{command}`: {text.strip().splitlines()[0][:120]}")
-        elif not looks_empty(text) and not _empty_json(text):
+        elif got is None:  # an empty list is the reader's "no neighbour" (a bare header, an empty JSON table)
             result.unparsed.append(command)
     if refused and len(refused) == len(outputs):
         result.error = "the device refused " + "; ".join(refused[:3])
     return result
-
-
-def _empty_json(text: str) -> bool:
-    """An EOS document with neighbour tables but no neighbour (``{"lldpNeighbors": {}}``)."""
-    s = text.strip()
-    return s.startswith("{") and '"systemName"' not in s and '"neighborDevice"' not in s
 
 
 def read_lldp(switch: Switch, factory: ReadBackFactory) -> DeviceLldp:
@@ -353,9 +352,11 @@ def read_host_lldp(host: str, path: Any) -> DeviceLldp:
     try:
         text = path.read_text(encoding="utf-8")
         if not text.lstrip().startswith("{"):
-            found = parse_lldpctl_text(text)
-            if not found and text.strip() and not looks_empty(text):
-                return DeviceLldp(host, str(path), error=f"{path}: neither `lldpctl -f json` nor lldpctl's text")
+            try:
+                found = parse_lldpctl_text(text)
+            except TextParseError as exc:
+                return DeviceLldp(host, str(path), error=f"{path}: neither `lldpctl -f json` nor lldpctl's text "
+                                  f"({exc})")
             return DeviceLldp(host, str(path), found)
         return DeviceLldp(host, str(path), parse_lldpctl_json(text))
     except OSError as exc:

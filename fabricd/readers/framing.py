@@ -37,8 +37,8 @@ R = TypeVar("R")
 
 _VERBS = (
     r"(?:sudo\s+(?:-\S+\s+)*)?(?:show|sh|nv\s+(?:show|config\s+show)|rdma|dcb|ethtool|show_gids|perfquery|portstat|"
-    r"pfcstat|queuestat|pfcwd|watermarkstat|intfstat|mlnx_qos|lldptool|niccli|cl-netstat|cat|ibv_devinfo|"
-    r"ibstat|ibstatus|ibnetdiscover|iblinkinfo|vtysh|docker)\b"
+    r"pfcstat|queuestat|pfcwd|watermarkstat|intfstat|mlnx_qos|lldptool|lldpctl|lldpcli|niccli|cl-netstat|cat|"
+    r"ibv_devinfo|ibstat|ibstatus|ibnetdiscover|iblinkinfo|vtysh|docker)\b"
 )
 """Words a command line starts with (switch CLIs, the host tools fabricd reads, ``sudo``, ``cat`` of a sysfs file).
 Only used to tell a ``# command`` prompt line from a ``# comment`` and an echoed first line from output."""

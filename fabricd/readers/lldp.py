@@ -13,8 +13,13 @@ What a neighbour advertises differs by sender, so matching uses both remote port
 - lldpd on a Linux host sends the MAC address as the port id and the interface name as the description (its
   default, ``configure lldp portidsubtype``).
 
-Readers are pure: text in, neighbours out. An output that names no neighbour at all is an empty list (no LLDP
-neighbour is a valid answer); the caller tells an unknown shape from "no neighbours" with :func:`looks_empty`.
+Readers are pure: text in, neighbours out. Every one reads its text through the framing step
+(:func:`fabricd.readers.framing.framed`: prompts, echoed commands, CRLF, pager marks gone). An output that says
+there is no neighbour (blank, a table header with no row, ``Total entries displayed: 0``, lldpd's empty
+``LLDP neighbors:`` banner, a JSON document of the expected shape with no entry: :func:`looks_empty`) is an empty
+list: no LLDP neighbour is a valid answer. Any other output that reads as no neighbour (another command's output, a
+CLI's refusal, a shape the reader does not know) is a :class:`~fabricd.readers.textparse.TextParseError` naming the
+first line it could not place (:func:`nothing_read`), never an empty list.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fabricd.readers.textparse import TextParseError
+from fabricd.readers.framing import frame, framed
+from fabricd.readers.textparse import TextParseError, content_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +117,9 @@ def text_columns(text: str) -> Iterator[dict[str, str]]:
 
 def looks_empty(text: str) -> bool:
     """An output that carries no neighbour rows by design: blank, or only headers, dashes and ``Total entries
-    displayed: 0``."""
-    for line in text.splitlines():
+    displayed: 0``, lldpd's ``LLDP neighbors:`` banner. Prompt and echoed command lines are not content
+    (:func:`fabricd.readers.framing.frame`)."""
+    for line in frame(text).splitlines():
         s = line.strip()
         if not s or set(s) <= set("- ") or s.startswith(("Capability codes", "(")):
             continue
@@ -120,8 +127,20 @@ def looks_empty(text: str) -> bool:
             continue
         if re.match(r"(?i)^(localport|device id|neighbor)\b", s):
             continue
+        if re.fullmatch(r"(?i)lldp neighbors:", s):  # lldpctl's banner, alone when nothing is heard
+            continue
         return False
     return True
+
+
+def nothing_read(source: str, text: str, expected: str) -> TextParseError:
+    """The error for a non-empty output that names no neighbour and is not an empty answer (:func:`looks_empty`):
+    the first line with content, by its number in the text given, and what the reader expected there."""
+    lines = content_lines(text)
+    n, first = lines[0] if lines else (1, text.strip())
+    return TextParseError(source, n, "no LLDP neighbour read from a non-empty output", expected=expected,
+                          got=first.strip(), hint=f"pass the output of `{source}` (prompt and command lines are "
+                          "skipped); an output with no neighbour prints only the table header or nothing")
 
 
 # -- host: lldpd ---------------------------------------------------------------------------------------------------
@@ -174,20 +193,27 @@ def _chassis(body: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     return None, {}
 
 
+@framed
 def parse_lldpctl_json(text: str) -> list[LldpNeighbor]:
     """Neighbours from lldpd's ``lldpctl -f json`` (or ``-f json0``; ``lldpcli -f json show neighbors``).
 
-    An interface entry is a neighbour heard on it. Raises :class:`TextParseError` on text that is not JSON; a JSON
-    document with no ``lldp`` object is an empty list (``{"lldp": {}}`` is what lldpd prints with no neighbour).
+    An interface entry is a neighbour heard on it. Raises :class:`TextParseError` on text that is not JSON or a
+    JSON document without an ``lldp`` object (another tool's JSON); ``{"lldp": {}}`` (what lldpd prints with no
+    neighbour) and blank text are an empty list.
 
     A host whose NIC runs LLDP in firmware (Intel E810's FW-LLDP agent, on by default; Broadcom's) never sees the
     switch's frames in software, so lldpd lists nothing there: the cabling audit then uses the switch's side."""
+    if not text.strip():
+        return []
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
+        bad = text.splitlines()[exc.lineno - 1] if 0 < exc.lineno <= len(text.splitlines()) else text.strip()
         raise TextParseError("lldpctl -f json", exc.lineno, f"not JSON ({exc.msg})", expected="lldpd's JSON",
-                             got=text.strip()[:80],
+                             got=bad.strip()[:80],
                              hint="pass the output of `lldpctl -f json` (lldpd 0.9 or later)") from None
+    if not isinstance(doc, dict) or "lldp" not in doc:
+        raise nothing_read("lldpctl -f json", text, 'lldpd\'s JSON ({"lldp": {"interface": ...}})')
     out: list[LldpNeighbor] = []
     for local, body in _lldpd_interfaces(doc):
         name, ch = _chassis(body)
@@ -213,10 +239,23 @@ def _id_value(value: str) -> str | None:
     return value.strip() or None
 
 
+LLDPCTL_TEXT = "'Interface: <port>, via: LLDP' blocks with SysName, ChassisID, PortID, PortDescr lines"
+
+
+@framed
 def parse_lldpctl_text(text: str) -> list[LldpNeighbor]:
     """Neighbours of lldpd's text form: ``lldpctl``/``lldpcli show neighbors [details]``, which SONiC prints for
     ``show lldp neighbors``. One block per ``Interface:    <port>, via: LLDP, ...`` line, with ``SysName:``,
-    ``ChassisID:``, ``MgmtIP:``, ``PortID:`` (subtype word first) and ``PortDescr:``."""
+    ``ChassisID:``, ``MgmtIP:``, ``PortID:`` (subtype word first) and ``PortDescr:``. A non-empty output with no
+    such block that is not lldpd's empty answer is a :class:`TextParseError` (:func:`nothing_read`)."""
+    out = lldpctl_blocks(text)
+    if not out and not looks_empty(text):
+        raise nothing_read("lldpctl", text, LLDPCTL_TEXT)
+    return out
+
+
+def lldpctl_blocks(text: str) -> list[LldpNeighbor]:
+    """The neighbour blocks of lldpd's text form (framed text; no check that any was found)."""
     out: list[LldpNeighbor] = []
     block: dict[str, str] = {}
     local: str | None = None

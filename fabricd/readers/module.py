@@ -19,6 +19,10 @@ a driver that reports them) a ``Statistics:`` block follows with ``corrected_blo
 and, where the driver counts them, ``corrected_bits: N`` (per-lane ``Lane n: N`` lines under each are summed by the
 kernel into the total and are not read).
 
+Both read their text through the framing step (:func:`fabricd.readers.framing.framed_interface`: prompts, the
+echoed command, CRLF and pager marks gone); a non-empty output they read nothing from is a :class:`TextParseError`
+naming its first line with content.
+
 Captures: tests/golden/readers/host/ethtool-m-*.txt, ethtool-show-fec-*.txt.
 """
 
@@ -30,7 +34,8 @@ from dataclasses import dataclass
 
 from fabricd.readers.switch.model import LinkStat, OpticQuantity, OpticReading
 
-from .textparse import TextParseError
+from .framing import framed_interface
+from .textparse import TextParseError, content_lines
 
 _LINE = re.compile(r"^\s*(?P<key>[^:]+?)\s*:\s*(?P<value>.*?)\s*$")
 _CHANNEL = re.compile(r"\(\s*Channel\s+(\d+)\s*\)\s*$", re.IGNORECASE)
@@ -61,13 +66,21 @@ def _quantity(key: str) -> tuple[OpticQuantity, int | None] | None:
     return None
 
 
-def parse_ethtool_module(text: str, interface: str) -> list[OpticReading]:
+def _source(command: str, interface: str | None) -> str:
+    return f"{command} {interface}" if interface else command
+
+
+@framed_interface
+def parse_ethtool_module(text: str, interface: str | None = None) -> list[OpticReading]:
     """The DOM readings of ``interface`` in ``ethtool -m`` text. A module without diagnostics (a DAC) has none;
     a text with neither an ``Identifier`` line nor a reading (``Cannot get module EEPROM information: ...``) is
-    not a module dump (:class:`TextParseError`)."""
+    not a module dump (:class:`TextParseError` naming its first line)."""
+    source = _source("ethtool -m", interface)
+    port = interface or ""
     out: list[OpticReading] = []
     identified = False
-    for n, line in enumerate(text.splitlines(), 1):
+    lines = content_lines(text)
+    for n, line in lines:
         m = _LINE.match(line)
         if not m:
             continue
@@ -89,13 +102,14 @@ def parse_ethtool_module(text: str, interface: str) -> list[OpticReading]:
             if reading is not None and quantity == "bias_amperes":
                 reading /= 1000.0
         if reading is None and value:
-            raise TextParseError(f"ethtool -m {interface}", n, f"{key}: not a reading", expected="a number with "
+            raise TextParseError(source, n, f"{key}: not a reading", expected="a number with "
                                  "its unit (mA, V, degrees C, mW / dBm)", got=value)
-        out.append(OpticReading(interface, quantity, None if quantity in ("temperature_celsius", "voltage_volts")
+        out.append(OpticReading(port, quantity, None if quantity in ("temperature_celsius", "voltage_volts")
                                 else lane, reading))
-    if text.strip() and not identified and not out:
-        raise TextParseError(f"ethtool -m {interface}", 1, "no module identifier and no reading",
-                             expected="ethtool -m output ('Identifier : ...')", got=text.strip().splitlines()[0])
+    if lines and not identified and not out:
+        n, first = lines[0]
+        raise TextParseError(source, n, "no module identifier and no reading",
+                             expected="ethtool -m output ('Identifier : ...')", got=first.strip())
     return out
 
 
@@ -114,14 +128,17 @@ class FecState:
 _FEC_STATS = {"corrected_blocks": "fec_corrected_codewords", "uncorrectable_blocks": "fec_uncorrectable_codewords"}
 
 
-def parse_ethtool_fec(text: str, interface: str) -> FecState:
-    """``ethtool --show-fec <if>`` (with or without ``-I``). Raises :class:`TextParseError` when the text holds
-    neither an encoding line nor a statistic (not ethtool's output)."""
+@framed_interface
+def parse_ethtool_fec(text: str, interface: str | None = None) -> FecState:
+    """``ethtool --show-fec <if>`` (with or without ``-I``). Raises :class:`TextParseError` naming the first line
+    when the text holds neither an encoding line nor a statistic (not ethtool's output), blank text included."""
+    port = interface or ""
     active = configured = None
     stats: list[LinkStat] = []
     bits: int | None = None
     section = ""
-    for line in text.splitlines():
+    lines = content_lines(text)
+    for _, line in lines:
         m = _LINE.match(line)
         if not m:
             continue
@@ -136,11 +153,11 @@ def parse_ethtool_fec(text: str, interface: str) -> FecState:
         elif low.startswith("lane"):
             continue
         elif low in _FEC_STATS and value.isdigit():
-            stats.append(LinkStat(interface, _FEC_STATS[low], float(value)))  # type: ignore[arg-type]
+            stats.append(LinkStat(port, _FEC_STATS[low], float(value)))  # type: ignore[arg-type]
         elif low == "corrected_bits" and value.isdigit():
             bits = int(value)
     if active is None and configured is None and not stats and section != "stats":
-        first = text.strip().splitlines()[0] if text.strip() else ""
-        raise TextParseError(f"ethtool --show-fec {interface}", 1, "no FEC encoding line",
-                             expected="'Active FEC encoding: ...'", got=first)
-    return FecState(interface, active, configured, tuple(stats), bits)
+        n, first = lines[0] if lines else (1, "")
+        raise TextParseError(_source("ethtool --show-fec", interface), n, "no FEC encoding line",
+                             expected="'Active FEC encoding: ...'", got=first.strip())
+    return FecState(port, active, configured, tuple(stats), bits)

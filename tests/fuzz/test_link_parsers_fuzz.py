@@ -1,6 +1,7 @@
-"""Hypothesis over the cabling and link-health readers: the switch packs' LLDP and SONiC FEC/transceiver parsers
-never raise on arbitrary or damaged text (they return what they read, possibly nothing); the host readers
-(``lldpctl -f json``, ``ethtool -m``, ``ethtool --show-fec``) read or raise a located TextParseError, nothing else."""
+"""Hypothesis over the cabling and link-health readers: the switch packs' FEC/transceiver parsers never raise on
+arbitrary or damaged text (they return what they read and name what they could not as a problem); the LLDP readers
+(every pack's, lldpd's) and the host readers (``lldpctl -f json``, ``ethtool -m``, ``ethtool --show-fec``) read or
+raise a located TextParseError, nothing else."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from fabricd.nos.cumulus_nvue.linkhealth import parse_nv_show_interface_transcei
 from fabricd.nos.cumulus_nvue.lldp import parse_nv_show_interface_lldp_neighbor
 from fabricd.nos.sonic.linkhealth import parse_fec_stats, parse_transceiver_dom
 from fabricd.nos.sonic.lldp import parse_show_lldp_table
-from fabricd.readers.lldp import parse_lldpctl_json
+from fabricd.readers.lldp import parse_lldpctl_json, parse_lldpctl_text
 from fabricd.readers.module import parse_ethtool_fec, parse_ethtool_module
 from fabricd.readers.textparse import TextParseError
 
@@ -27,13 +28,13 @@ FOLDERS = ("lldp", "host", "switch/sonic", "switch/arista_eos", "switch/cisco_nx
 CAPTURES = [p.read_text().partition("\n")[2] for d in FOLDERS for p in sorted((GOLDEN / d).glob("*.txt"))]
 
 NEVER_RAISE: list[Callable[[str], object]] = [
-    parse_show_lldp_table, parse_show_lldp_neighbors, parse_show_lldp_neighbors_detail,
-    lambda t: parse_nv_show_interface_lldp_neighbor(t, "swp1"), parse_fec_stats, parse_transceiver_dom,
-    parse_show_interfaces_transceiver, parse_show_interface_transceiver_details,
-    lambda t: parse_nv_show_interface_transceiver(t, "swp1"),
+    parse_fec_stats, parse_transceiver_dom, parse_show_interfaces_transceiver,
+    parse_show_interface_transceiver_details, lambda t: parse_nv_show_interface_transceiver(t, "swp1"),
 ]
 LOCATED: list[Callable[[str], object]] = [
-    parse_lldpctl_json, lambda t: parse_ethtool_module(t, "eth0"), lambda t: parse_ethtool_fec(t, "eth0"),
+    parse_show_lldp_table, parse_show_lldp_neighbors, parse_show_lldp_neighbors_detail,
+    lambda t: parse_nv_show_interface_lldp_neighbor(t, "swp1"), parse_lldpctl_json, parse_lldpctl_text,
+    lambda t: parse_ethtool_module(t, "eth0"), lambda t: parse_ethtool_fec(t, "eth0"),
 ]
 noise = st.text(alphabet=st.sampled_from(list(" \t\n:-=|/{}[]\",.0123456789abcxyzNA#%()")), max_size=400)
 

@@ -113,17 +113,24 @@ def test_matching_rules() -> None:
 
 
 def test_empty_and_unknown_outputs() -> None:
-    """No neighbour is a valid answer; an unknown shape reads nothing and is not mistaken for "no neighbours"."""
+    """No neighbour is a valid answer; an unknown shape is a located error (the first line with content, numbered
+    in the text given), never mistaken for "no neighbours"."""
     header_only = ("Capability codes: (R) Router, (B) Bridge, (O) Other\n"
                    "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
                    "-----------  --------------  --------------  ------------  -----------------\n"
                    "--------------------------------------------------\nTotal entries displayed:  0\n")
     assert parse_show_lldp_table(header_only) == []
     assert looks_empty(header_only) and looks_empty("")
-    assert parse_show_lldp_table("% Invalid input detected\n") == [] and not looks_empty("% Invalid input detected")
+    assert not looks_empty("% Invalid input detected")
+    with pytest.raises(TextParseError, match=r"show lldp table:2: no LLDP neighbour read"):
+        parse_show_lldp_table("admin@sonic:~$ show lldp table\n% Invalid input detected\n")
     assert parse_lldpctl_json('{"lldp": {}}') == []
+    assert parse_lldpctl_text("-" * 40 + "\nLLDP neighbors:\n" + "-" * 40 + "\n") == []  # lldpd, nothing heard
     assert parse_show_lldp_neighbors('{"lldpNeighbors": {"Ethernet1": {"lldpNeighborInfo": []}}}') == []
-    assert parse_show_lldp_neighbors("not json") == []
+    with pytest.raises(TextParseError, match=r":1: no LLDP neighbour read .*got 'not json'"):
+        parse_show_lldp_neighbors("not json")
+    with pytest.raises(TextParseError, match=r"lldpctl -f json:1: no LLDP neighbour read"):
+        parse_lldpctl_json('{"interfaces": {}}')  # another tool's JSON
     with pytest.raises(TextParseError, match="lldpctl -f json:1: not JSON"):
         parse_lldpctl_json("Interface: eth0")
 

@@ -178,3 +178,26 @@ def test_a_swap_is_one_finding_whatever_the_names_sort_to(fabric: Fabric) -> Non
     report = evaluate(renamed, heard(renamed, swap(intended_cables(renamed), "zleaf", "Ethernet49", "Ethernet50")))
     (finding,) = [f for c in report.checks for f in c.findings]
     assert finding.object == "zleaf Ethernet49,Ethernet50" and "confirmed from spine1 Ethernet8" in finding.message
+
+
+def test_parse_lldp_tells_pasted_empty_refused_and_unknown_outputs_apart(fabric: Fabric) -> None:
+    """The switch side through the pack's reader (framed): a capture pasted with its prompt reads its neighbours;
+    an empty table is no neighbour and no finding; a CLI refusal of the command is a read error; any other output
+    that names no neighbour (the reader's located TextParseError) is listed as unparsed (CAB-PARSE)."""
+    from fabricd.audit.cabling import lldp_commands, parse_lldp
+
+    sw = next(s for s in fabric.switches if s.platform.value == "sonic")
+    (command, _), *_ = lldp_commands(sw)
+    table = ("LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+             "-----------  --------------  --------------  ------------  -----------------\n")
+    pasted = parse_lldp(sw, {command: f"admin@sonic:~$ {command}\r\n"
+                                      f"{table}Ethernet0    spine1          Ethernet4       R             Ethernet4\r\n"
+                                      "admin@sonic:~$\r\n"})
+    assert pasted.neighbors == [LldpNeighbor("Ethernet0", "spine1", "Ethernet4", "Ethernet4")]
+    assert not pasted.unparsed and pasted.error is None
+    empty = parse_lldp(sw, {command: f"admin@sonic:~$ {command}\n{table}Total entries displayed:  0\n"})
+    assert empty.neighbors == [] and not empty.unparsed and empty.error is None
+    refused = parse_lldp(sw, {command: "Error: No such command \"lldp\".\n"})
+    assert refused.error is not None and "refused" in refused.error
+    unknown = parse_lldp(sw, {command: "Chassis 1 fan 2 speed 8000 rpm\n"})
+    assert unknown.unparsed == [command] and unknown.neighbors == [] and unknown.error is None

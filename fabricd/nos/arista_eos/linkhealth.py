@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed
+from fabricd.readers.switch.empty import unread
 from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCounters
 
 _ROW = re.compile(r"^(Et\S+|Ethernet\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s|$)")
@@ -24,12 +26,14 @@ def _num(cell: str) -> float | None:
         return None
 
 
+@framed
 def parse_show_interfaces_transceiver(text: str) -> SwitchCounters:
-    """DOM readings per interface of ``show interfaces transceiver``."""
+    """DOM readings per interface of ``show interfaces transceiver``. The table's header with no row is an empty
+    answer (no module with diagnostics); any other output that reads no row is a problem naming its first line."""
     out: list[OpticReading] = []
     header = False
     for line in text.splitlines():
-        if re.match(r"^Port\s+\(Celsius\)", line.strip()) or line.strip().startswith("Port "):
+        if re.match(r"^Port\s+(?:Temp\s+)?\(Celsius\)", line.strip()):
             header = True
             continue
         m = _ROW.match(line.strip())
@@ -44,6 +48,7 @@ def parse_show_interfaces_transceiver(text: str) -> SwitchCounters:
                 value /= 1000.0
             lane = None if quantity in ("temperature_celsius", "voltage_volts") else 1
             out.append(OpticReading(port, quantity, lane, value))
-    if not header:
-        return SwitchCounters(problems=("show interfaces transceiver: no 'Port (Celsius) ...' header",))
+    if not out:
+        return SwitchCounters(problems=() if header else unread(
+            "arista_eos", "show interfaces transceiver", text, "a 'Port  (Celsius)  (Volts)  (mA) ...' table"))
     return SwitchCounters(optics=tuple(out))

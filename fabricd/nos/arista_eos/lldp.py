@@ -16,7 +16,8 @@ import json
 import re
 from typing import Any
 
-from fabricd.readers.lldp import LldpNeighbor
+from fabricd.readers.framing import framed
+from fabricd.readers.lldp import LldpNeighbor, looks_empty, nothing_read
 
 LLDP_COMMAND = "show lldp neighbors detail | json"
 
@@ -38,6 +39,7 @@ def _mgmt(info: dict[str, Any]) -> str | None:
 
 _IFACE = re.compile(r"^Interface\s+(\S+)\s+detected\s+\d+\s+LLDP neighbors?:")
 _NEIGHBOR = re.compile(r"^\s*Neighbor\s+\S+,?\s+age\b")
+_NONE_HEARD = re.compile(r"(?m)^\s*Interface\s+\S+\s+detected\s+0\s+LLDP neighbors?:")
 _FIELD = re.compile(r"^\s*-?\s*(Chassis ID|Port ID|Port Description|System Name|Management Address)\s*:\s*(.*?)\s*$")
 
 
@@ -69,15 +71,25 @@ def _text(text: str) -> list[LldpNeighbor]:
     return out
 
 
+_EXPECTED = ('{"lldpNeighbors": ...} (| json), or "Interface EthernetN detected N LLDP neighbors:" blocks')
+
+
+@framed
 def parse_show_lldp_neighbors(text: str) -> list[LldpNeighbor]:
-    """Neighbours of the detail or the summary JSON, or of the detail's text form; anything else reads nothing
-    (the caller reports it)."""
+    """Neighbours of the detail or the summary JSON, or of the detail's text form. A JSON document without
+    ``lldpNeighbors``, or a text with no neighbour block that is not an empty answer, is a
+    :class:`~fabricd.readers.textparse.TextParseError` naming its first line."""
     try:
         doc = json.loads(text)
     except ValueError:
-        return _text(text)
+        found = _text(text)
+        if not found and not looks_empty(text) and not _NONE_HEARD.search(text):
+            raise nothing_read(LLDP_COMMAND, text, _EXPECTED) from None
+        return found
     table = doc.get("lldpNeighbors") if isinstance(doc, dict) else None
     out: list[LldpNeighbor] = []
+    if table is None:
+        raise nothing_read(LLDP_COMMAND, text, _EXPECTED)
     if isinstance(table, list):
         for row in table:
             if isinstance(row, dict) and _str(row.get("port")):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed
+from fabricd.readers.switch.empty import unread
 from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCounters
 
 _PORT = re.compile(r"^(Ethernet\S+|Eth\S+)\s*$")
@@ -20,8 +22,11 @@ _KIND: dict[str, OpticQuantity] = {"Temperature": "temperature_celsius", "Voltag
                                    "Current": "bias_amperes", "Tx Power": "tx_power_dbm", "Rx Power": "rx_power_dbm"}
 
 
+@framed
 def parse_show_interface_transceiver_details(text: str) -> SwitchCounters:
-    """DOM readings per port (and lane) of ``show interface transceiver details``."""
+    """DOM readings per port (and lane) of ``show interface transceiver details``. Port blocks without
+    diagnostics (no module) are an empty answer; any other output that reads no row is a problem naming its first
+    line."""
     out: list[OpticReading] = []
     port: str | None = None
     lane = 1
@@ -45,6 +50,7 @@ def parse_show_interface_transceiver_details(text: str) -> SwitchCounters:
             value /= 1000.0
         module_level = quantity in ("temperature_celsius", "voltage_volts")
         out.append(OpticReading(port, quantity, None if module_level else lane, value))
-    if not blocks:
-        return SwitchCounters(problems=("show interface transceiver details: no 'EthernetX/Y' port block",))
+    if not out:
+        return SwitchCounters(problems=() if blocks else unread(
+            "cisco_nxos", "show interface transceiver details", text, "'EthernetX/Y' port blocks"))
     return SwitchCounters(optics=tuple(out))

@@ -17,7 +17,8 @@ import json
 import re
 from typing import Any
 
-from fabricd.readers.lldp import LldpNeighbor
+from fabricd.readers.framing import framed
+from fabricd.readers.lldp import LldpNeighbor, looks_empty, nothing_read
 
 LLDP_COMMAND = "show lldp neighbors detail"
 
@@ -49,9 +50,11 @@ def _json(text: str) -> list[LldpNeighbor] | None:
     try:
         doc = json.loads(s)
     except ValueError:
-        return []
+        raise nothing_read(LLDP_COMMAND + " | json", text, "NX-API JSON") from None
     out = []
-    table = doc.get("TABLE_nbor_detail") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict):
+        raise nothing_read(LLDP_COMMAND + " | json", text, '{"TABLE_nbor_detail": {"ROW_nbor_detail": ...}}')
+    table = doc.get("TABLE_nbor_detail")
     for row in _rows(table.get("ROW_nbor_detail") if isinstance(table, dict) else None):
         local = row.get("l_port_id") or row.get("local_port_id")
         if not isinstance(local, str) or not local:
@@ -93,14 +96,21 @@ def _summary(text: str) -> list[LldpNeighbor]:
     return out
 
 
+@framed
 def parse_show_lldp_neighbors_detail(text: str) -> list[LldpNeighbor]:
     """Neighbours of ``show lldp neighbors detail`` (text or ``| json``), or of the summary ``show lldp
-    neighbors``: a detail block starts at ``Chassis id:``; one without a local port is skipped."""
+    neighbors``: a detail block starts at ``Chassis id:``; one without a local port is skipped. A non-empty output
+    that reads no neighbour and is not an empty answer (``Total entries displayed: 0``; a JSON document without
+    ``TABLE_nbor_detail`` rows) is a :class:`~fabricd.readers.textparse.TextParseError` naming its first line."""
     as_json = _json(text)
     if as_json is not None:
         return as_json
     if not re.search(r"(?mi)^\s*Chassis id:", text):
-        return _summary(text)
+        found = _summary(text)
+        if not found and not looks_empty(text):
+            raise nothing_read(LLDP_COMMAND, text, "'Chassis id:' blocks (detail) or a 'Device ID  Local Intf  "
+                               "Hold-time  Capability  Port ID' table (summary)")
+        return found
     out: list[LldpNeighbor] = []
     block: dict[str, str] = {}
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed_interface
+from fabricd.readers.switch.empty import unread
 from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCounters
 
 _LINE = re.compile(r"^\s*([a-z0-9-]+)\s*:\s*(.*?)\s*$")
@@ -20,16 +22,24 @@ _KIND: dict[str, OpticQuantity] = {"rx-power": "rx_power_dbm", "tx-power": "tx_p
                                    "tx-bias-current": "bias_amperes"}
 
 
-def parse_nv_show_interface_transceiver(text: str, interface: str) -> SwitchCounters:
-    """DOM readings of one port's ``nv show interface <port> transceiver``."""
+_MODULE_KEYS = frozenset({"identifier", "status", "error-status", "diagnostics-status", "cable-type", "vendor-name"})
+"""Keys of the module description: an output with one of them and no reading is a port without diagnostics."""
+
+
+@framed_interface
+def parse_nv_show_interface_transceiver(text: str, interface: str | None = None) -> SwitchCounters:
+    """DOM readings of one port's ``nv show interface <port> transceiver`` (the port from the caller, else from the
+    capture's prompt line). A module description without readings is an empty answer; any other output that reads
+    no reading is a problem naming its first line."""
+    port = interface or ""
     out: list[OpticReading] = []
-    pairs = 0
+    described = False
     for line in text.splitlines():
         m = _LINE.match(line)
         if not m:
             continue
-        pairs += 1
         key, value = m.group(1), m.group(2)
+        described = described or key in _MODULE_KEYS
         ch = _CH.match(key)
         if ch:
             quantity = _KIND[ch.group(2)]
@@ -40,11 +50,13 @@ def parse_nv_show_interface_transceiver(text: str, interface: str) -> SwitchCoun
                 dbm = _DBM.search(value)
                 reading = None if dbm is None else (float("-inf") if "inf" in dbm.group(1).lower()
                                                      else float(dbm.group(1)))
-            out.append(OpticReading(interface, quantity, int(ch.group(1)), reading))
+            out.append(OpticReading(port, quantity, int(ch.group(1)), reading))
         elif key in ("temperature", "voltage"):
             num = _NUM.match(value)
-            out.append(OpticReading(interface, "temperature_celsius" if key == "temperature" else "voltage_volts",
+            out.append(OpticReading(port, "temperature_celsius" if key == "temperature" else "voltage_volts",
                                     None, float(num.group(1)) if num else None))
-    if not pairs:
-        return SwitchCounters(problems=(f"nv show interface {interface} transceiver: no 'key : value' line",))
+    if not out:
+        return SwitchCounters(problems=() if described else unread(
+            "cumulus_nvue", f"nv show interface {port or '<port>'} transceiver", text,
+            "'key : value' lines (identifier, temperature, ch-N-rx-power ...)"))
     return SwitchCounters(optics=tuple(out))

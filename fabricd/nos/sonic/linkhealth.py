@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from fabricd.readers.framing import framed
+from fabricd.readers.switch.empty import unread
 from fabricd.readers.switch.model import LinkStat, LinkStatName, OpticQuantity, OpticReading, SwitchCounters
 from fabricd.readers.switch.tables import dashed_tables, to_int
 
@@ -35,6 +37,7 @@ def _float(cell: str | None) -> float | None:
         return None
 
 
+@framed
 def parse_fec_stats(text: str) -> SwitchCounters:
     """``show interfaces counters fec-stats`` (``portstat -f``): FEC codeword counters and BER per port."""
     stats: list[LinkStat] = []
@@ -52,7 +55,8 @@ def parse_fec_stats(text: str) -> SwitchCounters:
                 if col in row:
                     stats.append(LinkStat(port, name, _float(row[col])))
     if not stats:
-        return SwitchCounters(problems=("show interfaces counters fec-stats: no IFACE/FEC_CORR table",))
+        return SwitchCounters(problems=unread("sonic", "show interfaces counters fec-stats", text,
+                                              "an IFACE  STATE  FEC_CORR  FEC_UNCORR ... table"))
     return SwitchCounters(link=tuple(stats))
 
 
@@ -66,6 +70,7 @@ _LANE = re.compile(r"^(RX|TX)(\d+)(Power|Bias)$", re.IGNORECASE)
 _NUM = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(dBm|mA|C|Volts|V)?\s*$", re.IGNORECASE)
 
 
+@framed
 def parse_transceiver_dom(text: str) -> SwitchCounters:
     """``show interfaces transceiver eeprom --dom``: per port, the module temperature and Vcc and each lane's rx/tx
     power and bias. A port without a module (``SFP EEPROM Not detected``) has no readings; a text with no port
@@ -107,6 +112,7 @@ def parse_transceiver_dom(text: str) -> SwitchCounters:
             out.append(OpticReading(port, "temperature_celsius", None, reading))
         elif key.lower() in ("vcc", "voltage"):
             out.append(OpticReading(port, "voltage_volts", None, reading))
-    if not blocks:
-        return SwitchCounters(problems=("show interfaces transceiver eeprom --dom: no 'PORT: SFP EEPROM ...' block",))
+    if not out:
+        return SwitchCounters(problems=() if blocks else unread(
+            "sonic", "show interfaces transceiver eeprom --dom", text, "'EthernetN: SFP EEPROM detected' blocks"))
     return SwitchCounters(optics=tuple(out))

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from ..framing import frame
+from ..framing import first_content, frame
 from .model import SwitchCounters
 
 CLI_ERROR = re.compile(
@@ -91,3 +91,14 @@ def empty_parse_problem(device: str, command: str, text: str, reason: str | None
     why = f": {reason}" if reason else ""
     return (f"{device}: {command!r} printed {len(text)} bytes that parsed to nothing (output shape not understood, "
             f"starts {first!r}{why}); capture it with `fabricd capture --device {device}` and report it")
+
+
+def unread(platform: str, command: str, text: str, expected: str) -> tuple[str, ...]:
+    """The problem of a parser that read no row from a non-empty output (an empty parse is never a success): the
+    first line with content it could not place, by its number in the text given, and what it expected; none for a
+    blank output. The switch collector keeps it only when the text has content (:func:`parsed_nothing`)."""
+    first = first_content(text)
+    if first is None:
+        return ()
+    return (f"{platform}: {command!r}: line {first[0]}: nothing read from a non-empty output (expected {expected}; "
+            f"got {first[1]!r})",)
