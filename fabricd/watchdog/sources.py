@@ -748,6 +748,10 @@ class SwitchSource:
     and parses them). ``priorities``: the lossless priorities to watch (None: every priority the switch reports).
     The drain of a paused port is its egress unicast queue with the same number as the priority (standard recipe:
     priority 3 -> queue 3); drops on that queue are ``lossless_drop`` events.
+
+    ``update_s``: how often the switch refreshes the counters it shows, seconds, declared to the detector with every
+    sample (a gNMI SAMPLE subscription's interval; SONiC's COUNTERS_DB port and PFC counters: 1 s); None lets the
+    detector measure it (see :class:`~fabricd.watchdog.detector.Cadence`).
     """
 
     def __init__(
@@ -756,11 +760,13 @@ class SwitchSource:
         read: Callable[[], SwitchCounters] | None = None,
         *,
         priorities: Iterable[int] | None = None,
+        update_s: float | None = None,
     ) -> None:
         self.device = device
         self.name = f"switch:{device}"
         self.read = read
         self.priorities = frozenset(priorities) if priorities is not None else None
+        self.update_s = update_s
 
     def poll(self, t: float) -> Batch:
         if self.read is None:
@@ -787,7 +793,7 @@ class SwitchSource:
             batch.pause.append(PauseSample(
                 ChannelKey(Scope.SWITCH, self.device, c.interface, c.priority, d), t,
                 pause_s=c.duration_us / 1e6 if c.duration_us is not None else None,
-                frames=c.frames, progress=progress,
+                frames=c.frames, progress=progress, update_s=self.update_s,
             ))
         for w in counters.pfcwd:
             if self._watched(w.queue):

@@ -238,3 +238,43 @@ def test_no_traffic_bursts_with_visible_gaps_then_a_storm(update_s: float) -> No
         events = after_warm(run(tl, storm + 2.0, phase))
         assert events and events[0][0] == EventKind.STORM_DETECTED and events[0][1] >= storm, (update_s, i, events)
         assert D - EPS <= events[0][1] - storm <= D + update_s + P + EPS, (update_s, i, events)
+
+
+def test_switch_source_declares_its_refresh_for_frame_counters() -> None:
+    """A switch shows pause *frames* (SONiC ``PFC3 Rx``, no pause time) and its egress queue's packets, both refreshed
+    every 1 s (COUNTERS_DB), read every poll. Frame counters say nothing about time, so the detector cannot measure
+    the refresh from them; the switch source declares it (``SwitchSource(update_s=1.0)``), and a read without new
+    frames inside a refresh is then "no new data": a 3 s storm is reported within two refreshes + one poll (its
+    first refresh also shows the queue draining before it). Without the declaration every read between two
+    refreshes breaks the run and the storm is never reported (the detector's behaviour for frame counters that are
+    current when read, kept)."""
+    from fabricd.readers.switch.model import PfcCounter, QueueCounter, SwitchCounters
+    from fabricd.watchdog.sources import SwitchSource
+
+    def counters(tl: Stepped, t: float) -> SwitchCounters:
+        s = tl.refreshed(t)
+        paused = tl.paused(s)
+        return SwitchCounters(
+            pfc=(PfcCounter("Ethernet0", "rx", 3, int(paused * 20_000)),),  # a pause refresh every 50 µs
+            queues=(QueueCounter("Ethernet0", 3, "unicast", packets=int(PPS * (s - paused))),),
+        )
+
+    for declared in (None, 1.0):
+        for i, (phase, off) in enumerate(cases(10, seed=12)):
+            storm = 3.0 + off + i * 0.07
+            tl = Stepped([(storm, storm + 3.0)], 1.0, offset=off)
+            source = SwitchSource("leaf1-sonic", priorities=[3], update_s=declared)
+            det = Detector(PARAMS)
+            fired: list[float] = []
+            k = 0
+            while (t := phase + k * P) < storm + 4.0:
+                for sample in source.to_batch(counters(tl, t), t).pause:
+                    ev = det.observe(sample, wall=t)
+                    if ev is not None and ev.event is EventKind.STORM_DETECTED:
+                        fired.append(t)
+                k += 1
+            if declared is None:
+                assert fired == [], (i, fired)
+            else:
+                assert len(fired) == 1, (i, fired)
+                assert D - EPS <= fired[0] - storm <= 2 * 1.0 + P + EPS, (i, fired[0] - storm)
