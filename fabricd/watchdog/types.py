@@ -157,3 +157,12 @@ class Event(Model):
         """The JSON object of the event, without empty fields."""
         return self.model_dump(mode="json", exclude_none=True)
 
+
+@dataclass
+class Batch:
+    """What one poll of one source produced."""
+
+    pause: list[PauseSample] = field(default_factory=list)
+    drops: list[DropSample] = field(default_factory=list)
+    wd: list[WdSample] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
