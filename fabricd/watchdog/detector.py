@@ -442,7 +442,10 @@ class Detector:
             counted = st.run_full > 0
             self._break_run(st)
             if held:  # the gap was in the held part: the newest interval alone may open a run
-                self._open(st, iv.paused, dt, iv.drained is True, after_pause=True, credit_window=window)
+                # (on a source known to update late, its counters may also hold pause of the held time)
+                stepped = st.cad.stale_s > 0.0 or st.cad.span_s > 1.5 * poll
+                self._open(st, iv.paused, dt, iv.drained is True, after_pause=True,
+                           credit_window=window if stepped else None)
             elif not counted:  # a run that was only a credit: the pause at this interval's end may open one
                 self._open(st, paused, window, drained, after_pause=True)
             # else: the run ended inside this interval (its pause came first)
