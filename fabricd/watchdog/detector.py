@@ -148,6 +148,9 @@ class ChannelState:
     """What the run owed with the held window (learnt as the source's staleness if a late update makes it up)."""
     chg_t: float = 0.0
     chg_pause: float | None = None
+    silent: bool = False
+    """Since the last read that showed new pause, a read showed the pause counter unmoved (a late reader, with no
+    read in between, never sets it)."""
     """Time and pause counter of the last read in the slow path that showed new data (for the update span)."""
     active: bool = False
     quiet_s: float = 0.0
@@ -225,6 +228,7 @@ class Detector:
             if (prev is not None and not st.active and not st.run_open and sample.t > prev.t
                     and sample.pause_s == prev.pause_s and sample.frames == prev.frames):
                 st.prev = sample  # fast path: idle channel, no new pause (no deadline: no run is open)
+                st.silent = True
                 return None
         ev = self._observe(st, sample, wall)
         due: float | None = None
@@ -267,6 +271,7 @@ class Detector:
             return None
         if not st.active and not st.run_open and sample.pause_s == prev.pause_s and sample.frames == prev.frames:
             st.prev = sample
+            st.silent = True
             return None  # fast path: idle channel, no new pause (whatever the link did, nothing can start)
         cad = st.cad
         poll = self.params.poll_s
@@ -283,6 +288,7 @@ class Detector:
             expecting = st.run_open or st.quiet_s <= _EPS
             if (expecting and (sample.pause_s is not None or cad.span_s > 1.5 * poll)
                     and dt <= cad.span_s + 0.5 * poll + _EPS):
+                st.silent = True
                 return None
         else:
             self._learn_span(st, cad, sample)
@@ -301,14 +307,17 @@ class Detector:
     def _learn_span(self, st: ChannelState, cad: Cadence, sample: PauseSample) -> None:
         """A read that shows new data after reads that showed none: when the pause-duration counter moved by about
         the whole time since the last read that showed new data (within one poll: the update's own staleness),
-        pause ran throughout and the source just did not update: that time is one update span of the source."""
+        pause ran throughout and the source just did not update: that time is one update span of the source.
+        Only after reads that showed nothing (``silent``): a reader that comes late (a loaded watcher) sees a long
+        interval too, but that says nothing about the source, and a span learnt from it would widen the credit
+        of every later run (two bursts could then make one storm)."""
         poll = self.params.poll_s
-        if sample.pause_s is not None and st.chg_pause is not None:
+        if sample.pause_s is not None and st.chg_pause is not None and st.silent:
             span = sample.t - st.chg_t
             moved = sample.pause_s - st.chg_pause
             if span > 1.5 * poll and span - poll <= moved <= span + poll:
                 cad.add_span(span, poll)
-        st.chg_t, st.chg_pause = sample.t, sample.pause_s
+        st.chg_t, st.chg_pause, st.silent = sample.t, sample.pause_s, False
 
     def _judge(self, prev: PauseSample, cur: PauseSample, dt: float, cad: Cadence, held_s: float) -> Interval | None:
         """Classify one poll interval; None when it carries no usable evidence (link down or flapped, a counter

@@ -278,3 +278,21 @@ def test_switch_source_declares_its_refresh_for_frame_counters() -> None:
             else:
                 assert len(fired) == 1, (i, fired)
                 assert D - EPS <= fired[0] - storm <= 2 * 1.0 + P + EPS, (i, fired[0] - storm)
+
+
+def test_a_late_reader_teaches_no_update_span() -> None:
+    """A loaded watcher that reads a port only every 150 ms through a storm (counters current when read, so every
+    read shows new pause) sees long intervals, but they say nothing about how the source refreshes: nothing is
+    learnt from them, and afterwards a poll that comes 150 ms late over a 60 ms burst, a 60 ms gap and the start of
+    a 190 ms burst still does not join the two bursts into a storm (the credit stays the pause in the last poll).
+    Before the rule, the detector took those intervals for the source's update span and reported the two bursts
+    as a storm (bench/watchdog.py at load 8)."""
+    tl = Stepped([(1.0, 2.5), (4.0, 4.06), (4.12, 4.31)], 0.0, pps=0.0)
+    det = Detector(PARAMS)
+    times = [0.5 + k * P for k in range(10)] + [1.0 + k * 0.15 for k in range(1, 20)]
+    times += [times[-1] + k * P for k in range(1, 30)]
+    times = [t for t in times if t < 3.9] + [3.9, 3.95, 4.0 - 0.001, 4.0 - 0.001 + 0.150]
+    times += [times[-1] + k * P for k in range(1, 12)]
+    events = [(ev.event, t) for t in times if (ev := det.observe(tl.sample(t), wall=t)) is not None]
+    assert [e for e, _ in events] == [EventKind.STORM_DETECTED, EventKind.STORM_RESTORED], events
+    assert det.cadences[(KEY.scope, KEY.device)].span_s == pytest.approx(P)
