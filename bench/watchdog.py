@@ -24,6 +24,8 @@ Per variant:
    pause. Every event in this phase is a false positive.
 3. **CPU**: the watcher's user+system time (``/proc/<pid>/stat``) over phases 1 and 2 divided by wall time.
 
+Before phase 1 a probe storm on the last port must be reported: the watcher is then polling for sure.
+
 **The writer's own lag, per storm.** The writer records, for every write, the time its counters are up to and the
 time its last file was written. A storm becomes detectable when the files first show ``detection`` of its pause:
 the end of the first write whose counters reach ``start + detection``. Its *writer lag* is that time minus
@@ -113,6 +115,22 @@ def wait_steady(pid: int, limit_s: float = 20.0) -> None:
             return
 
 
+def wait_live(gen: StormGen, events: list[dict[str, Any]], limit_s: float = 30.0) -> None:
+    """Play a probe storm on the last port and wait until the watcher has reported it and it is over: the watcher
+    is then demonstrably polling (on a machine loaded to 8 on 2 cores, a watcher starved of CPU looked steady by
+    its CPU rate while it had not yet read a file, and the first 35 storms of a run went unseen)."""
+    probe = gen.pause(f"eth{PORTS - 1}", direction="rx", start=time.time() + 0.1, duration_s=0.6)
+    end = time.time() + limit_s
+    while time.time() < end:
+        if any(e["event"] == "storm_detected" and e["interface"] == probe.interface and e["ts"] >= probe.start
+               for e in list(events)):
+            break
+        time.sleep(0.1)
+    else:
+        print(f"probe storm on {probe.interface} not reported within {limit_s:.0f} s", file=sys.stderr)
+    time.sleep(max(0.0, probe.start + 0.6 + (RESTORATION_MS / 1000.0) + 0.5 - time.time()))
+
+
 def loadavg() -> str:
     return Path("/proc/loadavg").read_text().strip()
 
@@ -200,6 +218,7 @@ def run_variant(v: Variant) -> dict[str, Any]:
         sonic_reader = start_reader(sonic, sonic_events)
         time.sleep(3.0)  # imports, first plans and baselines
         wait_steady(proc.pid)
+        wait_live(gen, events)
         gc.freeze()  # keep collections of the schedule's objects from stalling the writer thread
 
         # 1. storms
