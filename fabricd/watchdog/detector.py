@@ -437,7 +437,9 @@ class Detector:
             # read, and the two intervals are judged as two, each with its slack
             slack = frac * (min(held_dt, poll) + min(dt, poll))
         owed = max(0.0, st.owed_s + (window - paused) - slack)
-        if not drained and owed <= st.cad.stale_s + _EPS:
+        # paused throughout by the plain rule (at most the slack unpaused) always counts: what the run owes can only
+        # shrink then, even if the source's staleness bound has shrunk meanwhile
+        if not drained and (owed <= st.cad.stale_s + _EPS or window - paused <= slack + _EPS):
             if late and st.hold_owed_s > st.cad.stale_s:
                 st.cad.add_surplus(st.hold_owed_s, poll)  # that deficit was made up: the source is that stale
             st.owed_s = owed
