@@ -43,7 +43,8 @@ Drops: a drop counter on the lossless path that grows emits ``lossless_drop`` at
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .params import WatchdogParams
@@ -63,14 +64,75 @@ log = logging.getLogger(__name__)
 
 _EPS = 1e-9
 _MAX_OVERRUN = 1.5
-"""A pause-duration delta above 1.5 x the interval cannot be real time (even with one late read): a counter jump."""
+"""A pause-duration delta above 1.5 x the interval plus the source's longest update span cannot be real time (even
+with a late update): a counter jump."""
+_SPANS = 16
+"""Update spans remembered per source device (the longest of them is the device's span)."""
+_SURPLUS = 32
+"""Staleness observations remembered per source device (the largest of them is its staleness bound). Short on
+purpose: a hiccup of the source (a replay writer descheduled for 40 ms on a loaded machine) is forgotten after 32
+later observations, instead of letting every run for minutes hide gaps that long (bench/watchdog.py at load 8 had 28
+false positives among 5,926 bursts with 256)."""
+_SURPLUS_MIN_S = 0.0005
+"""A pause delta that exceeds its interval by less than this (0.5 ms: µs rounding, clock jitter) teaches nothing."""
+
+
+@dataclass(slots=True)
+class Cadence:
+    """How the counters of one source device (scope and device: a host's NICs behind one driver or replay writer, a
+    switch's counter poll) arrive, declared by the source or measured from the counters.
+
+    - ``declared_s``: the update period the source declared (``PauseSample.update_s``), seconds; None: measured.
+    - ``span_s``: the longest time between two reads that both show new data, seconds (at least one poll). Measured
+      when a channel's pause-duration counter ran through a stretch of reads that showed nothing and then caught up
+      by about the whole stretch: the counter was paused throughout and only updated late, so the stretch was one
+      update of the source. A declared period ``U`` gives ``U + poll`` (the update plus the poll that reads it).
+    - ``stale_s``: how far behind real time a read may be, seconds (at most one poll): the largest recent
+      *surplus*, a pause delta larger than its interval (the earlier read showed the counter late by at least
+      that much). An on-demand counter (mlx5 ``ethtool -S`` queries the device) never shows one, so it stays 0
+      and the detector is as strict as before.
+
+    Learnt only from samples of channels in a run or a storm (the detector's slow path), so a source that holds
+    back settled samples (:meth:`Detector.settled`) leaves the same cadence.
+    """
+
+    declared_s: float | None = None
+    span_s: float = 0.0
+    stale_s: float = 0.0
+    spans: deque[float] = field(default_factory=lambda: deque(maxlen=_SPANS))
+    surplus: deque[float] = field(default_factory=lambda: deque(maxlen=_SURPLUS))
+
+    def declare(self, update_s: float, poll_s: float) -> None:
+        if update_s != self.declared_s:
+            self.declared_s = max(0.0, update_s)
+            self._refresh(poll_s)
+
+    def add_span(self, span_s: float, poll_s: float) -> None:
+        self.spans.append(span_s)
+        self._refresh(poll_s)
+
+    def add_surplus(self, surplus_s: float, poll_s: float) -> None:
+        self.surplus.append(min(surplus_s, poll_s))
+        self._refresh(poll_s)
+
+    def _refresh(self, poll_s: float) -> None:
+        span = max(self.spans, default=poll_s)
+        stale = max(self.surplus, default=0.0)
+        if self.declared_s is not None:
+            span = max(span, self.declared_s + poll_s)
+            stale = max(stale, min(self.declared_s, poll_s))
+        self.span_s = max(span, poll_s)
+        self.stale_s = min(stale, poll_s)
 
 
 @dataclass(slots=True)
 class ChannelState:
     """Mutable state of one pause channel (internal to the detector; read by metrics)."""
 
+    cad: Cadence
+    """The cadence of the channel's source device (shared by its channels)."""
     prev: PauseSample | None = None
+    """The last sample judged: the reference of the next interval (a read that showed no new data is skipped)."""
     run_s: float = 0.0
     run_open: bool = False
     run_full: int = 0
@@ -78,6 +140,18 @@ class ChannelState:
     win_paused: float = 0.0
     win_dt: float = 0.0
     win_drained: bool = False
+    owed_s: float = 0.0
+    """Unpaused time a run has shown beyond the per-interval slack and not yet made up by a later catch-up."""
+    held: bool = False
+    """The held window (``win_*``) is held because it looked like a gap, to be judged with the next update."""
+    hold_owed_s: float = 0.0
+    """What the run owed with the held window (learnt as the source's staleness if a late update makes it up)."""
+    chg_t: float = 0.0
+    chg_pause: float | None = None
+    silent: bool = False
+    """Since the last read that showed new pause, a read showed the pause counter unmoved (a late reader, with no
+    read in between, never sets it)."""
+    """Time and pause counter of the last read in the slow path that showed new data (for the update span)."""
     active: bool = False
     quiet_s: float = 0.0
     since_t: float = 0.0
@@ -127,6 +201,8 @@ class Detector:
         self.channels: dict[ChannelKey, ChannelState] = {}
         self.drops: dict[DropKey, DropState] = {}
         self.wds: dict[WdKey, WdState] = {}
+        self.cadences: dict[tuple[Scope, str], Cadence] = {}
+        """Per source device (scope, device): how its counters arrive (see :class:`Cadence`)."""
         self.due: dict[ChannelKey, float] = {}
         """Channel -> monotonic time at which its open run or restoration window would complete (see observe)."""
 
@@ -143,12 +219,16 @@ class Detector:
         key = sample.key
         st = self.channels.get(key)
         if st is None:
-            st = self.channels[key] = ChannelState()
+            cad = self.cadences.get((key.scope, key.device))
+            if cad is None:
+                cad = self.cadences[(key.scope, key.device)] = Cadence(span_s=self.params.poll_s)
+            st = self.channels[key] = ChannelState(cad)
         else:
             prev = st.prev
             if (prev is not None and not st.active and not st.run_open and sample.t > prev.t
                     and sample.pause_s == prev.pause_s and sample.frames == prev.frames):
                 st.prev = sample  # fast path: idle channel, no new pause (no deadline: no run is open)
+                st.silent = True
                 return None
         ev = self._observe(st, sample, wall)
         due: float | None = None
@@ -158,6 +238,8 @@ class Detector:
                 due = prev.t + (self.params.detection_s - st.run_s)
             elif st.active and st.quiet_s > 0:
                 due = prev.t + (self.params.restoration_s - st.quiet_s)
+        if due is not None and due <= sample.t:
+            due = None  # the source has shown no new data since: reading it again now would show none either
         if due is None:
             self.due.pop(key, None)
         else:
@@ -182,14 +264,36 @@ class Detector:
         prev = st.prev
         if prev is None:
             st.prev = sample
+            st.chg_t, st.chg_pause = sample.t, sample.pause_s
             return None
         dt = sample.t - prev.t
         if dt <= 0:
             return None
-        st.prev = sample
         if not st.active and not st.run_open and sample.pause_s == prev.pause_s and sample.frames == prev.frames:
+            st.prev = sample
+            st.silent = True
             return None  # fast path: idle channel, no new pause (whatever the link did, nothing can start)
-        iv = self._judge(prev, sample, dt)
+        cad = st.cad
+        poll = self.params.poll_s
+        if sample.update_s is not None and sample.update_s != cad.declared_s:
+            cad.declare(sample.update_s, poll)
+        if (sample.pause_s == prev.pause_s and sample.frames == prev.frames and sample.progress == prev.progress
+                and sample.link_up == prev.link_up and sample.link_epoch == prev.link_epoch):
+            # Not one counter of the channel moved while pause was running at the last update (a run is open, or
+            # a storm has shown no quiet yet). A counter that is current when read shows pause time at every read
+            # while paused, so this is a source that refreshes in steps (SONiC: PFC counters every 1 s) between two
+            # refreshes: no new data, not "pause stopped". The read is skipped (``prev`` stays the reference) until
+            # the next read that shows new data, or until the silence outlasts the source's update span: then it
+            # is judged as real silence. Frame counters only get this once the source is known to step.
+            expecting = st.run_open or st.quiet_s <= _EPS
+            if (expecting and (sample.pause_s is not None or cad.span_s > 1.5 * poll)
+                    and dt <= cad.span_s + 0.5 * poll + _EPS):
+                st.silent = True
+                return None
+        else:
+            self._learn_span(st, cad, sample)
+        st.prev = sample
+        iv = self._judge(prev, sample, dt, cad, st.win_dt)
         if iv is None:  # reset, flap or missing data: no evidence either way
             self._break_run(st)
             if st.active and sample.link_up is False and prev.link_up is False:
@@ -200,9 +304,25 @@ class Detector:
             return self._detect_step(sample.key, st, dt, iv, sample.t, wall)
         return self._restore_step(sample.key, st, dt, iv, sample.t, wall)
 
-    def _judge(self, prev: PauseSample, cur: PauseSample, dt: float) -> Interval | None:
+    def _learn_span(self, st: ChannelState, cad: Cadence, sample: PauseSample) -> None:
+        """A read that shows new data after reads that showed none: when the pause-duration counter moved by about
+        the whole time since the last read that showed new data (within one poll: the update's own staleness),
+        pause ran throughout and the source just did not update: that time is one update span of the source.
+        Only after reads that showed nothing (``silent``): a reader that comes late (a loaded watcher) sees a long
+        interval too, but that says nothing about the source, and a span learnt from it would widen the credit
+        of every later run (two bursts could then make one storm)."""
+        poll = self.params.poll_s
+        if sample.pause_s is not None and st.chg_pause is not None and st.silent:
+            span = sample.t - st.chg_t
+            moved = sample.pause_s - st.chg_pause
+            if span > 1.5 * poll and span - poll <= moved <= span + poll:
+                cad.add_span(span, poll)
+        st.chg_t, st.chg_pause, st.silent = sample.t, sample.pause_s, False
+
+    def _judge(self, prev: PauseSample, cur: PauseSample, dt: float, cad: Cadence, held_s: float) -> Interval | None:
         """Classify one poll interval; None when it carries no usable evidence (link down or flapped, a counter
-        went backwards, data missing)."""
+        went backwards, data missing). ``held_s``: the channel's held window before it (its time may show up in
+        this interval's counters)."""
         if cur.link_up is False or prev.link_up is False:
             return None
         if cur.link_epoch is not None and prev.link_epoch is not None and cur.link_epoch != prev.link_epoch:
@@ -215,14 +335,22 @@ class Detector:
             drained = dp > 0
         if cur.pause_s is not None and prev.pause_s is not None:
             d = cur.pause_s - prev.pause_s
-            if d < 0 or d > _MAX_OVERRUN * dt:
+            poll = self.params.poll_s
+            # a stale read shows time from before the previous read: at most the source's update span (unknown: the
+            # detection time) more than the interval
+            if d < 0 or d > _MAX_OVERRUN * dt + max(cad.span_s, self.params.detection_s) + held_s:
                 return None  # went backwards (reset) or jumped by more than time allows (reset to a new base)
             # not clamped to dt: a counter read late in one poll shows its missing time in the next one, and the
             # sum over a run telescopes to the paused time up to the last read (never more than real time)
             paused = d
+            if d - dt > _SURPLUS_MIN_S:  # more pause than time: the earlier read was at least this stale
+                cad.add_surplus(d - dt, poll)
             # paused throughout: at most (1 - fraction) of a *poll* unpaused, however long the interval (an idle
-            # port's read or a deadline read spans up to detection): a gap between two bursts is never absorbed
-            slack = (1.0 - self.params.full_pause_fraction) * min(dt, self.params.poll_s)
+            # port's read or a deadline read spans up to detection): a gap between two bursts is never absorbed.
+            # (Detection also allows for the source's staleness, see _detect_duration; restoration does not: a
+            # late update that looks like the storm's end only starts a quiet count that the catch-up resets,
+            # while an end taken for a late update would delay restoration by that staleness.)
+            slack = (1.0 - self.params.full_pause_fraction) * min(dt, poll)
             heavy = dt - paused <= slack + _EPS
             return Interval(paused=paused, heavy=heavy, full=heavy and drained is not True, drained=drained)
         if cur.frames is not None and prev.frames is not None:
@@ -241,41 +369,14 @@ class Detector:
         st.pending_s = 0.0
         st.win_paused = st.win_dt = 0.0
         st.win_drained = False
+        st.owed_s = 0.0
+        st.held = False
 
     def _detect_step(
         self, key: ChannelKey, st: ChannelState, dt: float, iv: Interval, t: float, wall: float
     ) -> Event | None:
         if iv.paused is not None:  # duration mode: the run is the sum of measured pause
-            p = self.params
-            paused = iv.paused + st.win_paused
-            window = dt + st.win_dt
-            drained = iv.drained is True or st.win_drained
-            st.win_paused = st.win_dt = 0.0
-            st.win_drained = False
-            full = window - paused <= (1.0 - p.full_pause_fraction) * min(window, p.poll_s) + _EPS and not drained
-            if full:
-                if not st.run_open:
-                    st.run_open = True
-                    st.run_s = 0.0
-                st.run_s += paused
-                st.run_full += 1
-            elif st.run_open and st.run_full > 0 and window < p.poll_s - _EPS:
-                # a short window (a deadline read) inside a run that does not look paused throughout: at this
-                # scale a counter read a few ms late looks like a gap, so it is judged with the next read
-                st.win_paused, st.win_dt, st.win_drained = paused, window, drained
-            elif paused > _EPS:
-                if st.run_open and st.run_full > 0:
-                    self._break_run(st)  # the run ended inside this interval (its pause came first)
-                else:
-                    # Pause at the end of the interval may open a run. Only the pause that fits in the interval's
-                    # last poll counts: in a longer interval (a late poll) the earlier pause may belong to a burst
-                    # that ended before a gap, and crediting it would let two short bursts make one storm.
-                    credit = paused - max(0.0, window - p.poll_s)
-                    st.run_open = credit > _EPS
-                    st.run_s = max(0.0, credit)
-                    st.run_full = 0
-            else:
-                self._break_run(st)
+            self._detect_duration(st, dt, iv)
         elif not iv.heavy:  # frame mode, no pause frames: nothing paused
             self._break_run(st)
         elif iv.drained is True:
@@ -303,6 +404,105 @@ class Detector:
             return self._fire(key, st, t, wall)
         return None
 
+    def _detect_duration(self, st: ChannelState, dt: float, iv: Interval) -> None:
+        """One interval in duration mode, before a storm: extend, hold, break or open the run of continuous pause.
+
+        Inside a run, the unpaused time each interval shows beyond its slack is *owed*; a later interval with more
+        pause than time (a late update catching up) pays it back. The run goes on while what is owed is within the
+        source's staleness (0 for counters that are current when read: then this is exactly "at most the slack
+        unpaused"). An interval that owes more is held once and judged together with the next update: a counter
+        that steps shows a late update as a gap, and its catch-up then makes the two whole. If the two together
+        still owe, the gap was real: the run ends, and the newer interval alone may open the next one.
+        """
+        p = self.params
+        poll = p.poll_s
+        assert iv.paused is not None
+        held = st.win_dt > 0.0
+        was_stale_hold = st.held
+        held_dt = st.win_dt
+        paused = iv.paused + st.win_paused
+        window = dt + st.win_dt
+        drained = iv.drained is True or st.win_drained
+        st.win_paused = st.win_dt = 0.0
+        st.win_drained = False
+        st.held = False
+        if not st.run_open:
+            self._open(st, paused, window, drained)
+            return
+        frac = 1.0 - p.full_pause_fraction
+        slack = frac * min(window, poll)
+        late = was_stale_hold and iv.paused > dt + _SURPLUS_MIN_S
+        if late:
+            # the newest interval shows more pause than time: the held one's deficit was (at least partly) a late
+            # read, and the two intervals are judged as two, each with its slack
+            slack = frac * (min(held_dt, poll) + min(dt, poll))
+        owed = max(0.0, st.owed_s + (window - paused) - slack)
+        # paused throughout by the plain rule (at most the slack unpaused) always counts: what the run owes can only
+        # shrink then, even if the source's staleness bound has shrunk meanwhile
+        if not drained and (owed <= st.cad.stale_s + _EPS or window - paused <= slack + _EPS):
+            if late and st.hold_owed_s > st.cad.stale_s:
+                st.cad.add_surplus(st.hold_owed_s, poll)  # that deficit was made up: the source is that stale
+            st.owed_s = owed
+            st.run_s += paused
+            st.run_full += 1
+        elif st.run_full > 0 and window < poll - _EPS:
+            # a short window (a deadline read) inside a run that does not look paused throughout: at this
+            # scale a counter read a few ms late looks like a gap, so it is judged with the next read
+            st.win_paused, st.win_dt, st.win_drained = paused, window, drained
+        elif not drained and not was_stale_hold:
+            st.win_paused, st.win_dt, st.win_drained, st.held = paused, window, drained, True
+            st.hold_owed_s = owed
+        else:
+            counted = st.run_full > 0
+            self._break_run(st)
+            if held:  # the gap was in the held part: the newest interval alone may open a run
+                # (on a source known to update late, its counters may also hold pause of the held time)
+                stepped = st.cad.stale_s > 0.0 or st.cad.span_s > 1.5 * poll
+                self._open(st, iv.paused, dt, iv.drained is True, after_pause=True,
+                           credit_window=window if stepped else None)
+            elif not counted:  # a run that was only a credit: the pause at this interval's end may open one
+                self._open(st, paused, window, drained, after_pause=True)
+            # else: the run ended inside this interval (its pause came first)
+
+    def _open(self, st: ChannelState, paused: float, window: float, drained: bool, *, after_pause: bool = False,
+              credit_window: float | None = None) -> None:
+        """An interval with no run open: paused throughout (within slack and staleness) and not drained opens a run
+        with all of it; otherwise the pause at its end may open one as a credit.
+
+        The credit is the pause that fits in the interval's last update span when the interval began unpaused (a
+        storm that started inside one refresh of a stepped source is all at its end, so detection stays within
+        detection + one update period). When pause was running as the interval began (``after_pause``: it broke a
+        run), its pause came first, then a gap, and only the pause that fits in its last poll may be new: crediting
+        more would join a burst's tail to the next one (two bursts under detection would make a storm).
+        ``credit_window``: the time the counters of this interval may cover when it follows a held one (a stepped
+        source shows the held time's pause only in this interval)."""
+        p = self.params
+        slack = (1.0 - p.full_pause_fraction) * min(window, p.poll_s)
+        excess = window - paused
+        if not drained and excess <= slack + st.cad.stale_s + _EPS:
+            st.run_open = True
+            st.run_s = paused
+            st.run_full = 1
+            st.owed_s = max(0.0, excess - slack)
+        elif paused > _EPS:
+            # Only the pause that fits in the interval's last update span counts (one poll for a counter that is
+            # current when read): in a longer interval (a late poll) the earlier pause may belong to a burst that
+            # ended before a gap, and crediting it would let two short bursts make one storm.
+            span = p.poll_s if after_pause else st.cad.span_s
+            credit = paused - max(0.0, (window if credit_window is None else credit_window) - span)
+            if drained:
+                # The queue drained in the interval: its pause may be a storm that began inside it (traffic
+                # before, pause after) or bursts with traffic between them. Counters that refresh more slowly
+                # than the detection time (SONiC PFC: 1 s) cannot tell the two apart, so such an interval opens a
+                # run but never declares a storm alone: the next refresh that shows pause throughout does.
+                credit = min(credit, p.detection_s - 2 * _EPS)
+            st.run_open = credit > _EPS
+            st.run_s = max(0.0, credit)
+            st.run_full = 0
+            st.owed_s = 0.0
+        else:
+            self._break_run(st)
+
     def _fire(self, key: ChannelKey, st: ChannelState, t: float, wall: float) -> Event:
         st.active = True
         st.detected += 1
@@ -324,6 +524,14 @@ class Detector:
             if iv.paused <= _EPS:
                 st.quiet_s += dt
             elif iv.heavy:
+                surplus = iv.paused - dt
+                if st.quiet_s > 0 and surplus > _SURPLUS_MIN_S:
+                    # the storm looked like it ended in the last interval, and this one shows more pause than
+                    # time: that "end" was a late update, now made up; what it hid beyond the slack is how late
+                    # the source can be
+                    slack = (1.0 - self.params.full_pause_fraction) * min(dt, self.params.poll_s)
+                    if st.quiet_s <= surplus + 2 * slack:
+                        st.cad.add_surplus(st.quiet_s - slack, self.params.poll_s)
                 st.quiet_s = 0.0
             elif st.quiet_s <= 0:
                 st.quiet_s = max(0.0, dt - iv.paused)  # the storm ended inside this interval (pause came first)
@@ -331,6 +539,11 @@ class Detector:
                 # a sliver: the storm's last microseconds read late, or pause noise; its time does not count as
                 # quiet, but it does not restart the restoration timer either
                 st.quiet_s = max(0.0, st.quiet_s + dt - iv.paused)
+            elif st.cad.stale_s > 0.0 and st.quiet_s <= st.cad.stale_s + (
+                    1.0 - self.params.full_pause_fraction) * self.params.poll_s + _EPS:
+                # on a source that updates late, no more quiet than one late update can hide, then pause again:
+                # the storm's end arrived in two refreshes; this pause came first and the rest is quiet
+                st.quiet_s = max(0.0, dt - iv.paused)
             else:
                 st.quiet_s = 0.0  # pause came back inside the restoration window
         elif iv.heavy:  # frame mode: frames moved, storm or intermittent pause: not quiet

@@ -26,8 +26,7 @@ from typing import Protocol
 from .detector import Detector
 from .params import WatchdogParams
 from .rootcause import Origin, RootCause, Topology, analyse
-from .sources import Batch
-from .types import ChannelKey, Event, EventKind
+from .types import Batch, ChannelKey, Event, EventKind
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,10 @@ Both turn the readers' normalised counters into detector samples (:mod:`fabricd.
   and, at a slower cadence, RDMA ``hw_counters/out_of_buffer``. The driver's name map (``readers.ethtool_maps``) says
   which raw names matter; after the first full parse, each poll only looks those names up in the file's bytes,
   which keeps a 64-port host at 20 polls/s within a few % of one core (bench/watchdog.py).
-- :class:`SwitchSource` turns a switch's parsed show outputs (``readers.switch``, read by the service over a
-  kept-open driver session) into samples: PFC frames (and pause duration where the platform has it), egress queue
-  packets and drops, and the switch's own PFC watchdog counters.
+- :class:`SwitchSource` (in :mod:`fabricd.watchdog.switch_source`, re-exported here) turns a switch's parsed show
+  outputs (``readers.switch``, read by the service over a kept-open driver session) into samples: PFC frames (and
+  pause duration where the platform has it), egress queue packets and drops, and the switch's own PFC watchdog
+  counters. :class:`Batch` (what one poll produced) is in :mod:`fabricd.watchdog.types`.
 
 Files are re-read on every poll (a replay tree may be rewritten at any time); nothing caches values. The fast file
 reads and name lookups are in :mod:`fabricd.watchdog.files`.
@@ -22,7 +23,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from itertools import compress
 from operator import ne
@@ -37,7 +38,6 @@ from fabricd.readers.ethtool import (
     stats_or_nothing,
 )
 from fabricd.readers.rdma import class_dir
-from fabricd.readers.switch.model import SwitchCounters
 from fabricd.sources.kept import LayoutBuilder, Layouts
 from fabricd.sources.notify import DIR_CHANGES, FILE_CHANGES, Watch, notifies
 
@@ -49,7 +49,9 @@ from .files import (
     _Names,
     _value,  # noqa: F401  (re-exported: tests/unit/test_watchdog_sources.py imports it from here)
 )
-from .types import ChannelKey, Direction, DropKey, DropSample, PauseSample, Scope, WdKey, WdSample
+from .switch_source import SwitchSource as SwitchSource  # noqa: PLC0414  (explicit re-export: it lived here)
+from .types import Batch as Batch  # noqa: PLC0414  (explicit re-export: it lived here)
+from .types import ChannelKey, Direction, DropKey, DropSample, PauseSample, Scope
 
 log = logging.getLogger(__name__)
 
@@ -64,16 +66,6 @@ DROP_REASONS: dict[tuple[str, str | None], str] = {
 
 RawStats = Callable[[str], Mapping[str, int] | None]
 """A live ``ethtool -S`` provider: interface -> {name: value}, or None when the interface is gone."""
-
-
-@dataclass
-class Batch:
-    """What one poll of one source produced."""
-
-    pause: list[PauseSample] = field(default_factory=list)
-    drops: list[DropSample] = field(default_factory=list)
-    wd: list[WdSample] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
 
 Settled = Callable[[ChannelKey, "float | None", "int | None"], bool]
@@ -736,63 +728,3 @@ class HostSource:
                     paths.append(path)
                     keys.append(DropKey(Scope.NIC, self.device, f"{dev}/{port}", None, "rdma_out_of_buffer"))
         return keys, paths
-
-
-# -- switches ------------------------------------------------------------------------------------------------------
-
-
-class SwitchSource:
-    """Turns one switch's parsed counters (``readers.switch`` :class:`SwitchCounters`) into detector samples.
-
-    ``read`` returns a fresh snapshot (the service runs the platform's show commands over a kept-open driver session
-    and parses them). ``priorities``: the lossless priorities to watch (None: every priority the switch reports).
-    The drain of a paused port is its egress unicast queue with the same number as the priority (standard recipe:
-    priority 3 -> queue 3); drops on that queue are ``lossless_drop`` events.
-    """
-
-    def __init__(
-        self,
-        device: str,
-        read: Callable[[], SwitchCounters] | None = None,
-        *,
-        priorities: Iterable[int] | None = None,
-    ) -> None:
-        self.device = device
-        self.name = f"switch:{device}"
-        self.read = read
-        self.priorities = frozenset(priorities) if priorities is not None else None
-
-    def poll(self, t: float) -> Batch:
-        if self.read is None:
-            raise ValueError(f"switch source {self.device} has no reader")
-        return self.to_batch(self.read(), t)
-
-    def to_batch(self, counters: SwitchCounters, t: float) -> Batch:
-        """Detector samples from one parsed snapshot read at monotonic time ``t``."""
-        batch = Batch(problems=list(counters.problems))
-        drain: dict[tuple[str, int], int | None] = {}
-        for q in counters.queues:
-            if q.kind in ("unicast", "all"):
-                drain.setdefault((q.interface, q.index), q.packets)
-                if self._watched(q.index) and q.dropped_packets is not None:
-                    key = DropKey(Scope.SWITCH, self.device, q.interface, q.index, "queue_drop")
-                    batch.drops.append(DropSample(key, t, q.dropped_packets))
-        for c in counters.pfc:
-            if c.priority is None or not self._watched(c.priority):
-                continue
-            if c.frames is None and c.duration_us is None:
-                continue
-            d = Direction(c.direction)
-            progress = drain.get((c.interface, c.priority)) if d is Direction.RX else None
-            batch.pause.append(PauseSample(
-                ChannelKey(Scope.SWITCH, self.device, c.interface, c.priority, d), t,
-                pause_s=c.duration_us / 1e6 if c.duration_us is not None else None,
-                frames=c.frames, progress=progress,
-            ))
-        for w in counters.pfcwd:
-            if self._watched(w.queue):
-                batch.wd.append(WdSample(WdKey(self.device, w.interface, w.queue), t, w.detected, w.restored))
-        return batch
-
-    def _watched(self, prio: int) -> bool:
-        return self.priorities is None or prio in self.priorities

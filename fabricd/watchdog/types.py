@@ -76,6 +76,9 @@ class PauseSample:
     - ``link_up``: operational state (sysfs ``operstate``, switch ``oper status``); None when unknown.
     - ``link_epoch``: a counter that moves on every link flap (sysfs ``carrier_changes`` or mlx5
       ``link_down_events_phy``); None when unknown.
+    - ``update_s``: how often the device refreshes these counters, seconds, when the source knows it (declared:
+      SONiC refreshes PFC counters every 1 s and queue counters every 10 s, a gNMI SAMPLE stream every sample
+      interval); None lets the detector measure it from the counters (:class:`~fabricd.watchdog.detector.Cadence`).
     """
 
     key: ChannelKey
@@ -85,6 +88,7 @@ class PauseSample:
     progress: int | None = None
     link_up: bool | None = None
     link_epoch: int | None = None
+    update_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,3 +157,12 @@ class Event(Model):
         """The JSON object of the event, without empty fields."""
         return self.model_dump(mode="json", exclude_none=True)
 
+
+@dataclass
+class Batch:
+    """What one poll of one source produced."""
+
+    pause: list[PauseSample] = field(default_factory=list)
+    drops: list[DropSample] = field(default_factory=list)
+    wd: list[WdSample] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)

@@ -87,10 +87,22 @@ class StormGen:
         traffic_pps: float = 0.0,
         clock: Callable[[], float] = time.time,
         realtime: bool = False,
+        grid: bool = False,
+        rdma_every_s: float = 0.0,
+        record: bool = False,
     ) -> None:
         self.host = host
         self.tick_s = tick_s
         self.realtime = realtime
+        self.grid = grid
+        """Write only on a fixed grid of ``tick_s`` (a source that refreshes its counters every ``tick_s``), not
+        also at an episode's start or end."""
+        self.rdma_every_s = rdma_every_s
+        """Write the RDMA port counter files at most this often (0: every tick). The watchdog reads only the ethtool
+        text on every poll; rewriting every port's PMA files on every tick is most of a loaded writer's lag."""
+        self._rdma_at = float("-inf")
+        self.ticks: list[tuple[float, float]] | None = [] if record else None
+        """With ``record``: per write, (the time its counters are up to, the time the files were all written)."""
         self.clock = clock
         self.episodes: list[Episode] = []
         self._by_port: dict[str, list[Episode]] = {}
@@ -234,9 +246,22 @@ class StormGen:
     def tick(self, now: float | None = None) -> None:
         """Advance to ``now`` and rewrite what changed (the writer thread calls this every ``tick_s``)."""
         with self._lock:
-            self._advance(self.clock() if now is None else now)
-            self.host.flush()
+            at = self.clock() if now is None else now
+            self._advance(at)
+            rdma = at - self._rdma_at >= self.rdma_every_s
+            if rdma:
+                self._rdma_at = at
+            self.host.flush(rdma=rdma)
             self.writes += 1
+            if self.ticks is not None:
+                self.ticks.append((at, self.clock()))
+
+    def visible_at(self, t: float) -> float | None:
+        """With ``record``: when the files first showed the counters up to ``t`` (the end of the first write whose
+        counters reach ``t``); None if no such write was recorded."""
+        ticks = self.ticks or []
+        i = bisect.bisect_left(ticks, (t, float("-inf")))
+        return ticks[i][1] if i < len(ticks) else None
 
     def _next_boundary(self, now: float) -> float:
         with self._lock:
@@ -267,8 +292,19 @@ class StormGen:
             except (OSError, AttributeError):
                 log.info("stormgen: no real-time scheduling (needs CAP_SYS_NICE); writer may lag under load")
         last = self.clock()
+        grid_t = last
         while not self._stop.is_set():
             now = self.clock()
+            if self.grid:  # a stepped source: counters refresh on the grid only, whatever the episodes do
+                # fell behind: skip the missed refreshes rather than bunch them
+                grid_t = max(grid_t + self.tick_s, now)
+                if self._stop.wait(grid_t - now):
+                    break
+                self.tick(grid_t)
+                done = self.clock()
+                self.max_gap_s = max(self.max_gap_s, done - last)
+                last = done
+                continue
             active = self._active(now)
             nxt = self._next_boundary(now)
             wait = min(self.tick_s if active else 0.25, max(0.0, nxt - now))
