@@ -83,7 +83,7 @@ def test_storm_already_running_is_reported_as_json(run_main: Runner, tmp_path: P
         gen.pause("eth0", direction="tx", duration_s=None)
         t0 = time.time()
         code, out, err = run_main("watch", "--root", str(tmp_path), "--poll-ms", "20", "--detection-ms", "100",
-                                  "--duration", "0.8", "--output", "json")
+                                  "--duration", "3", "--output", "json")
     assert code == 1, err
     events = [json.loads(line) for line in out.splitlines()]
     assert [(e["event"], e["interface"], e["priority"], e["direction"], e["scope"]) for e in events] == [
