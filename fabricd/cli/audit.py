@@ -20,7 +20,17 @@ from fabricd.inventory import load_inventory
 from fabricd.platforms.base import DriverOptions
 from fabricd.usecases import host as host_use
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr
+from .common import (
+    ExitCode,
+    InventoryArg,
+    OutputFormat,
+    OutputOpt,
+    TemplatesDirOpt,
+    emit_json,
+    inventory_path,
+    stderr,
+    with_fixes,
+)
 from .deploy_common import AcceptNewHostKeysOpt, InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, host_target
 from .host_fanout import (
@@ -46,8 +56,18 @@ SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_defa
                                                      help="Switch to audit (repeatable).")]
 
 
+def command_hints(report: AuditReport, *, keep_fixes: bool) -> AuditReport:
+    """The report with each finding's fixes rendered as command lines into its hint (``keep_fixes``: the
+    structured fixes stay too, for JSON)."""
+    checks = [c.model_copy(update={"findings": [
+        f.model_copy(update={"hint": with_fixes(f.hint, f.fixes), "fixes": f.fixes if keep_fixes else []})
+        if f.fixes else f for f in c.findings]}) for c in report.checks]
+    return report.model_copy(update={"checks": checks})
+
+
 def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None) -> None:
     """Print, write JUnit, and exit 0 (compliant) or 1 (findings)."""
+    reports = [command_hints(r, keep_fixes=output == OutputFormat.JSON) for r in reports]
     if junit is not None:
         try:
             junit.parent.mkdir(parents=True, exist_ok=True)

@@ -10,11 +10,11 @@ import typer
 
 from fabricd.audit.fleet import Q_SEEN, audit_fleet, prometheus_query
 from fabricd.audit.report import AuditReport, Status, render_junit
-from fabricd.deploy.hostfanout import select_names
 from fabricd.errors import HostBackendError, UsageError
 from fabricd.inventory import load_inventory
 
 from .common import ExitCode, OutputFormat, OutputOpt, emit_json, stderr
+from .host_fanout import select_names
 
 
 def _line(report: AuditReport) -> str:

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabricd.errors import DriverError, FabricdError
+from fabricd.errors import DriverError, FabricdError, Fix
 from fabricd.model import Switch
 from fabricd.platforms.base import ConnectionLostError, DriverOptions, SwitchDriver
 from fabricd.platforms.registry import driver_for
@@ -140,7 +140,8 @@ class _Run:
                 self.switch.name, "verify",
                 f"after commit the device does not match the intent ({len(check.changes)} differences: "
                 f"{'; '.join(check.changes[:3])})",
-                hint="the device changed or refused part of the config; see the diff with `fabricd diff`",
+                hint="the device changed or refused part of the config",
+                fixes=(Fix(("diff",), {"device": self.switch.name}, "shows the difference"),),
             )
         self.phase = "confirm"
         drv.confirm()
