@@ -1,5 +1,6 @@
 """The use-case layer (fabricd.usecases.host): ``fabricd host apply`` and the agent's enforce reconcile apply a
-host through the one function ``apply_host``; ``fabricd audit host`` and the agent audit through ``audit_host``.
+host through the one function ``apply_host``; ``fabricd audit host``, the agent and serve's drift audit audit
+through ``audit_host``.
 
 Proved by patching each function once, in fabricd.usecases.host, with a spy that records the request and calls the
 real function: both front ends run against the same fake /sys tree (fabricd_lab.fake_host, no mock of the
@@ -18,6 +19,7 @@ from fabricd.cli.main import build_app
 from fabricd.intent.host import HostPlan, host_intent
 from fabricd.inventory import load_inventory
 from fabricd.service.agent import Agent, AgentOptions
+from fabricd.service.drift import DriftAuditor
 from fabricd.usecases import host as host_use
 from fabricd_lab.fake_host import build_fake_host, fake_nics_for
 
@@ -64,7 +66,8 @@ def test_host_apply_and_the_agent_call_the_same_apply_host(state: Path, monkeypa
     assert host_use.plan_host(calls[0].target).steps == host_use.plan_host(calls[1].target).steps == []
 
 
-def test_audit_host_and_the_agent_call_the_same_audit_host(state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_audit_host_the_agent_and_serve_call_the_same_audit_host(state: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     real = host_use.audit_host
     roots: list[Path] = []
 
@@ -79,7 +82,10 @@ def test_audit_host_and_the_agent_call_the_same_audit_host(state: Path, monkeypa
     res = CliRunner().invoke(build_app(), ["audit", "host", str(settings.default_inventory()), "--host", "gpu1",
                                            "--root", str(root), "--skip", "netlink", "--output", "json"])
     assert res.exit_code == 1, res.output  # findings: the fake tree starts at the driver's defaults
-    assert roots == [root, root]
+    fabric = load_inventory(settings.default_inventory()).fabric
+    drift = DriftAuditor(fabric, [("gpu1", root)]).audit_host("gpu1", str(root))  # serve's drift audit
+    assert drift.drift is True and drift.error is None
+    assert roots == [root, root, root]
 
 
 def test_apply_host_stops_when_not_confirmed_and_writes_nothing(state: Path) -> None:
