@@ -164,6 +164,10 @@ class FabricdError(Exception):
         self.hint = hint
         self.fixes = fixes
 
+    def words(self) -> str:
+        """The message and the hint, without the fixes (for a caller that keeps the fixes as data)."""
+        return f"{self.message}; {self.hint}" if self.hint else self.message
+
     def render(self) -> str:
         extra = "; ".join(f.describe() for f in self.fixes)
         hint = "; ".join(h for h in (self.hint, extra) if h)

@@ -50,7 +50,6 @@ DEBT: dict[str, int] = {
     "collectors/watchdog.py": 2,
     "collectors/webconfig.py": 1,
     "collectors/webhook.py": 2,
-    "deploy/pipeline.py": 4,
     "deploy/targets.py": 3,
     "hosts/dcb.py": 1,
     "hosts/dcb_bundle.py": 1,
