@@ -154,24 +154,32 @@ class Fix:
 
 class FabricdError(Exception):
     """Base of every error fabricd raises on purpose. ``hint`` says how to fix it in words; ``fixes`` are the
-    fabricd commands that fix it, as data (the CLI renders them as command lines)."""
+    fabricd commands that fix it, as data (the CLI renders them as command lines). ``option`` names the setting
+    whose value is wrong (``device``, ``listen``): the message is about its value, and the CLI puts the option's
+    flag in front (``--device leaf9: no switch of that name``), other callers its name (``device leaf9: ...``)."""
 
     exit_code = 2
 
-    def __init__(self, message: str, *, hint: str | None = None, fixes: tuple[Fix, ...] = ()) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, hint: str | None = None, fixes: tuple[Fix, ...] = (),
+                 option: str | None = None) -> None:
+        super().__init__(f"{option} {message}" if option else message)
         self.message = message
         self.hint = hint
         self.fixes = fixes
+        self.option = option
+
+    def head(self, option_prefix: str = "") -> str:
+        """The message, after the option's name (with ``option_prefix``: ``--``) when it has one."""
+        return f"{option_prefix}{self.option.replace('_', '-')} {self.message}" if self.option else self.message
 
     def words(self) -> str:
         """The message and the hint, without the fixes (for a caller that keeps the fixes as data)."""
-        return f"{self.message}; {self.hint}" if self.hint else self.message
+        return f"{self.head()}; {self.hint}" if self.hint else self.head()
 
     def render(self) -> str:
         extra = "; ".join(f.describe() for f in self.fixes)
         hint = "; ".join(h for h in (self.hint, extra) if h)
-        return f"{self.message}; {hint}" if hint else self.message
+        return f"{self.head()}; {hint}" if hint else self.head()
 
 
 class UsageError(FabricdError):

@@ -247,7 +247,8 @@ def with_fixes(hint: str | None, fixes: Iterable[Fix], *, joiner: str = "; ") ->
 
 
 def render_error(error: FabricdError) -> str:
-    """``error.render()`` with its fixes as command lines instead of their plain description."""
-    if not error.fixes:
+    """``error.render()`` with its option as a flag (``--device leaf9: ...``) and its fixes as command lines."""
+    if not error.fixes and not error.option:
         return error.render()
-    return f"{error.message}; {with_fixes(error.hint, error.fixes)}"
+    rest = with_fixes(error.hint, error.fixes)
+    return f"{error.head('--')}; {rest}" if rest else error.head("--")
