@@ -191,8 +191,8 @@ CLI = PKG / "cli"
 CLOSURE_DEBT = frozenset({
     # command modules whose commands are still closures inside register() (issue 30 part 1: converted where
     # touched); shrink-only
-    "agent.py", "capture.py", "diff.py", "docs.py", "doctor.py", "export.py", "gids.py", "headroom.py", "init.py",
-    "monitoring.py", "push.py", "render.py", "rollback.py", "schema.py", "serve.py", "show.py", "validate.py",
+    "agent.py", "capture.py", "docs.py", "doctor.py", "export.py", "init.py",
+    "monitoring.py", "render.py", "serve.py", "show.py", "validate.py",
     "validate_fabric.py", "watch.py",
 })
 
