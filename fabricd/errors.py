@@ -7,8 +7,8 @@ exit code; nothing below ``fabricd.cli`` prints or exits.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -128,18 +128,58 @@ def group_problems(problems: Iterable[Problem]) -> list[ProblemGroup]:
     return [ProblemGroup(tuple(g)) for g in groups.values()]
 
 
+@dataclass(frozen=True)
+class Fix:
+    """A fabricd command that fixes (or shows) a problem, as data: which command, with which options.
+
+    Below ``fabricd.cli`` nothing spells a command line: code says ``Fix(("push",), {"device": "leaf1"},
+    "restores the intent")`` and the CLI renders it (``fabricd.cli.common.fix_line``: ```fabricd push --device
+    leaf1` (restores the intent)``). ``args`` maps an option's name (``device``, ``max_failures``) to its value;
+    ``True`` is a bare flag. A rename of a command or option then touches ``cli/`` only, and a test checks that
+    every ``Fix`` names a real command and option (tests/unit/test_cli_words.py).
+    """
+
+    command: tuple[str, ...]
+    args: Mapping[str, str | bool] = field(default_factory=dict, hash=False)
+    text: str = ""
+    """What running it does, in words (``shows the difference``); may be empty."""
+    operands: tuple[str, ...] = ()
+    """Positional arguments after the command (``docs captures``: the page)."""
+
+    def describe(self) -> str:
+        """A plain form for places that do not render commands (logs, the agent's status): ``push device=leaf1``."""
+        words = [*self.command, *self.operands, *(k if v is True else f"{k}={v}" for k, v in self.args.items())]
+        return " ".join(words) + (f" ({self.text})" if self.text else "")
+
+
 class FabricdError(Exception):
-    """Base of every error fabricd raises on purpose. ``hint`` says how to fix it."""
+    """Base of every error fabricd raises on purpose. ``hint`` says how to fix it in words; ``fixes`` are the
+    fabricd commands that fix it, as data (the CLI renders them as command lines). ``option`` names the setting
+    whose value is wrong (``device``, ``listen``): the message is about its value, and the CLI puts the option's
+    flag in front (``--device leaf9: no switch of that name``), other callers its name (``device leaf9: ...``)."""
 
     exit_code = 2
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, hint: str | None = None, fixes: tuple[Fix, ...] = (),
+                 option: str | None = None) -> None:
+        super().__init__(f"{option} {message}" if option else message)
         self.message = message
         self.hint = hint
+        self.fixes = fixes
+        self.option = option
+
+    def head(self, option_prefix: str = "") -> str:
+        """The message, after the option's name (with ``option_prefix``: ``--``) when it has one."""
+        return f"{option_prefix}{self.option.replace('_', '-')} {self.message}" if self.option else self.message
+
+    def words(self) -> str:
+        """The message and the hint, without the fixes (for a caller that keeps the fixes as data)."""
+        return f"{self.head()}; {self.hint}" if self.hint else self.head()
 
     def render(self) -> str:
-        return f"{self.message}; {self.hint}" if self.hint else self.message
+        extra = "; ".join(f.describe() for f in self.fixes)
+        hint = "; ".join(h for h in (self.hint, extra) if h)
+        return f"{self.head()}; {hint}" if hint else self.head()
 
 
 class UsageError(FabricdError):
@@ -170,8 +210,9 @@ class DriverError(FabricdError):
 
     exit_code = 3
 
-    def __init__(self, target: str, op: str, message: str, *, hint: str | None = None) -> None:
-        super().__init__(f"{target}: {op}: {message}", hint=hint)
+    def __init__(self, target: str, op: str, message: str, *, hint: str | None = None,
+                 fixes: tuple[Fix, ...] = ()) -> None:
+        super().__init__(f"{target}: {op}: {message}", hint=hint, fixes=fixes)
         self.target = target
         self.op = op
 

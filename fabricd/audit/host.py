@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
+from fabricd.errors import Fix
 from fabricd.hosts.base import HostBackend, Reading
 from fabricd.hosts.dcb_bundle import DcbBundle
 from fabricd.hosts.sysfs import SysfsLinks
@@ -33,23 +34,30 @@ class HostCheck:
     code: str
     title: str
     hint: str
+    """How to fix it, in words."""
     backend: Backend | None = None
+    fixes: tuple[Fix, ...] = ()
+    """fabricd commands that fix or explain it (the CLI renders them as command lines)."""
+
+
+_APPLY = Fix(("host", "apply"))
+_NICS_DOC = Fix(("docs",), operands=("nics",), text="each family's files")
 
 
 HOST_CHECKS: tuple[HostCheck, ...] = (
     HostCheck("HOST-NIC", "RDMA NIC present", "check the NIC's netdev name in the inventory (`ip link`)",
               Backend.NETLINK),
-    HostCheck("HOST-LINK", "link admin and oper up", "`fabricd host apply` sets it up; check the cable and the peer "
-              "switch port", Backend.NETLINK),
+    HostCheck("HOST-LINK", "link admin and oper up", "check the cable and the peer switch port", Backend.NETLINK,
+              (Fix(("host", "apply"), text="sets it up"),)),
     HostCheck("HOST-MTU", "MTU as intended and within the switch port MTU",
-              "`fabricd host apply`; keep the host MTU <= the switch port MTU", Backend.NETLINK),
+              "keep the host MTU <= the switch port MTU", Backend.NETLINK, (_APPLY,)),
     HostCheck("HOST-SPEED", "link speed as intended", "check the cable or optic and the switch port's speed "
               "(`ethtool IF`): the link came up at another speed, or the inventory names the wrong speed",
               Backend.NETLINK),
-    HostCheck("HOST-VLAN", "RDMA VLAN netdev", "`fabricd host apply` creates it (needs the 8021q module)",
-              Backend.NETLINK),
-    HostCheck("HOST-ADDR", "RDMA address", "`fabricd host apply`; remove a competing address in the same subnet",
-              Backend.NETLINK),
+    HostCheck("HOST-VLAN", "RDMA VLAN netdev", "the 8021q module must be loaded", Backend.NETLINK,
+              (Fix(("host", "apply"), text="creates it"),)),
+    HostCheck("HOST-ADDR", "RDMA address", "remove a competing address in the same subnet", Backend.NETLINK,
+              (_APPLY,)),
     HostCheck("HOST-PAUSE", "802.3x global pause off", "`ethtool -A IF rx off tx off` (PFC and global pause "
               "exclude each other)", Backend.NETLINK),
     HostCheck("HOST-TRUST", "trust mode", "`dcb apptrust set dev IF order dscp` or `mlnx_qos -i IF --trust dscp`",
@@ -63,17 +71,17 @@ HOST_CHECKS: tuple[HostCheck, ...] = (
     HostCheck("HOST-ROCE-TOS", "RoCE ToS (RDMA-CM default and traffic_class)", "`cma_roce_tos -d DEV -t 106`; "
               "`echo 106 > /sys/class/infiniband/DEV/tc/1/traffic_class`", Backend.SYSFS),
     HostCheck("HOST-ROCE-MODE", "RDMA-CM default RoCE mode", "`cma_roce_mode -d DEV -p 1 -m 2`", Backend.SYSFS),
-    HostCheck("HOST-CNP", "CNP DSCP and 802.1p priority", "`fabricd host apply` writes the NIC family's CNP "
-              "files (mlx5 ecn/roce_np/cnp_dscp, bnxt_re cc/cnp_dscp; `fabricd docs nics`)", Backend.SYSFS),
+    HostCheck("HOST-CNP", "CNP DSCP and 802.1p priority", "apply writes the NIC family's CNP files (mlx5 "
+              "ecn/roce_np/cnp_dscp, bnxt_re cc/cnp_dscp)", Backend.SYSFS, (_APPLY, _NICS_DOC)),
     HostCheck("HOST-ECN-ENABLE", "congestion control (DCQCN / ECN) enabled for the RoCE priority",
-              "`fabricd host apply` writes the family's enable (mlx5 ecn/roce_np|roce_rp/enable/<prio>, bnxt_re "
-              "cc/ecn_enable, irdma roce_dcqcn_enable or iw_ecn_enable; `fabricd docs nics`)", Backend.SYSFS),
-    HostCheck("HOST-DCQCN", "congestion-control parameters", "`fabricd host apply`; values are per firmware, so "
-              "set what the inventory sets (policy.dcqcn for mlx5, cc: per NIC)", Backend.SYSFS),
+              "apply writes the family's enable (mlx5 ecn/roce_np|roce_rp/enable/<prio>, bnxt_re cc/ecn_enable, "
+              "irdma roce_dcqcn_enable or iw_ecn_enable)", Backend.SYSFS, (_APPLY, _NICS_DOC)),
+    HostCheck("HOST-DCQCN", "congestion-control parameters", "values are per firmware, so set what the inventory "
+              "sets (policy.dcqcn for mlx5, cc: per NIC)", Backend.SYSFS, (_APPLY,)),
     HostCheck("HOST-GID", "RoCEv2 GID for the RDMA address", "the GID appears when the address is on the RDMA "
-              "netdev (VLAN netdev when tagged); check `fabricd gids`", Backend.SYSFS),
+              "netdev (VLAN netdev when tagged)", Backend.SYSFS, (Fix(("gids",), text="lists them"),)),
     HostCheck("HOST-PREREQ", "NIC family prerequisites", "run the rendered host script, which checks and sets "
-              "them, or the command each one names (`fabricd docs nics`)"),
+              "them, or the command each one names", fixes=(_NICS_DOC,)),
 )
 CHECK_BY_CODE = {c.code: c for c in HOST_CHECKS}
 ROCE_V2 = "RoCE v2"
@@ -90,7 +98,8 @@ class _Collector:
     def add(self, code: str, obj: str, path: str, message: str, expected: JsonValue, got: JsonValue) -> None:
         check = CHECK_BY_CODE[code]
         self.findings[code].append(Finding(code=code, object=obj, path=path, message=message,
-                                           expected=expected, got=got, hint=check.hint))
+                                           expected=expected, got=got, hint=check.hint,
+                                           fixes=list(check.fixes)))
 
     def skip(self, code: str, why: str) -> None:
         self.skipped.setdefault(code, why)
@@ -114,7 +123,8 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
     col = _Collector()
     have = {b.backend: b for b in backends}
     for kind, why in ((Backend.NETLINK, "no link source"), (Backend.DCB, "no DCB source (a replay root without "
-                      "dcb/ or --netns, or --skip dcb)"), (Backend.SYSFS, "no sysfs source (--skip sysfs)")):
+                      "dcb/, no network namespace given, or dcb skipped)"), (Backend.SYSFS, "no sysfs source (sysfs "
+                      "skipped)")):
         if kind not in have:
             for c in HOST_CHECKS:
                 if c.backend == kind:
@@ -130,7 +140,8 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
         if isinstance(backend, SysfsLinks):
             for code, path in (("HOST-VLAN", "vlan"), ("HOST-ADDR", "address"), ("HOST-PAUSE", "pause")):
                 if any(s.path == path for s in backend.steps(intent, skip)):
-                    col.skip(code, f"{path} is not in a replay root's sysfs; audit with --netns or on the host")
+                    col.skip(code, f"{path} is not in a replay root's sysfs; audit in the host's network "
+                                      "namespace or on the host")
         elif isinstance(backend, DcbBundle):
             for step in backend.steps(intent, skip):
                 reason = backend.skip_reason(step.object, step.path)
@@ -157,9 +168,9 @@ def audit_host(intent: HostIntent, backends: list[HostBackend], *, gid_root: str
                        "NIC family"), ("HOST-DSCP-MAP", "no DCB on this NIC family"), ("HOST-ROCE-TOS", "no RoCE "
                        "NIC (iWARP or InfiniBand transport, or no RDMA device)"), ("HOST-ROCE-MODE", "no RoCE NIC"),
                       ("HOST-PREREQ", "no NIC family here needs one"),
-                      ("HOST-VLAN", "no NIC has a VLAN" if "vlan" not in skip else "--skip vlan"),
+                      ("HOST-VLAN", "no NIC has a VLAN" if "vlan" not in skip else "vlan skipped"),
                       ("HOST-PAUSE", "global pause is left alone (lossy transport)" if "pause" not in skip
-                       else "--skip pause"),
+                       else "pause skipped"),
                       ("HOST-ECN-ENABLE", "no DCQCN in the policy"), ("HOST-DCQCN", "the inventory sets no DCQCN "
                        "parameter"), ("HOST-CNP", "no DCQCN in the policy"), ("HOST-ADDR", "no NIC has an address")):
         if code not in col.touched and code not in col.skipped:

@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from pydantic import Field, JsonValue
 
+from fabricd.errors import Fix
 from fabricd.model.types import Model
 
 
@@ -29,12 +30,15 @@ class Finding(Model):
     message: str
     expected: JsonValue = None
     got: JsonValue = None
-    hint: str = ""
+    hint: str = Field(default="", description="how to fix it, in words")
+    fixes: list[Fix] = Field(default_factory=list, description="fabricd commands that fix it, as data (the CLI "
+                             "renders them as command lines into the hint)")
 
     def render(self) -> str:
         text = f"{self.code} {self.object} {self.path}: {self.message} (expected {_show(self.expected)}, " \
                f"got {_show(self.got)})"
-        return f"{text}; {self.hint}" if self.hint else text
+        hint = "; ".join([*([self.hint] if self.hint else []), *(f.describe() for f in self.fixes)])
+        return f"{text}; {hint}" if hint else text
 
 
 class CheckResult(Model):

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from fabricd.errors import DriverError, FabricdError
+from fabricd.errors import DriverError, FabricdError, Fix
 from fabricd.intent.switch import PortIntent
 from fabricd.model import Fabric, Platform, Switch
 from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
@@ -76,31 +76,42 @@ ReadBackFactory = Callable[[Switch], ReadBack]
 class SwitchCheck:
     code: str
     title: str
-    hint: str
-    """Generic fix hint; ``HINTS`` adds the platform's own commands."""
+    hint: str = ""
+    """Generic fix hint in words; ``HINTS`` adds the platform's own commands."""
+    fixes: tuple[Fix, ...] = ()
+    """fabricd commands that fix it; the arguments' ``{switch}`` is the audited switch's name."""
+
+    @property
+    def restores_intent(self) -> bool:
+        """The fix is a push of the intent: the platform's own commands come first, the push is the alternative."""
+        return any(f.command == ("push",) for f in self.fixes)
+
+    def fixes_for(self, switch: str) -> list[Fix]:
+        return [Fix(f.command, {k: v.format(switch=switch) if isinstance(v, str) else v for k, v in f.args.items()},
+                    f.text) for f in self.fixes]
 
 
+_PUSH = Fix(("push",), {"device": "{switch}"}, "restores the intent")
 SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
     SwitchCheck("SW-REACH", "reachable over SSH and readable",
-                "check mgmt.host/mgmt.port and the credentials in the inventory; for the lab: `fabricd lab up`"),
+                "check mgmt.host/mgmt.port and the credentials in the inventory",
+                (Fix(("lab", "up"), text="for the lab"),)),
     SwitchCheck("SW-PARSE", "every output read back parsed (no output shape fabricd does not understand)",
-                "capture the device with `fabricd capture --device {switch}` and report the output shape (a "
-                "NOS release fabricd's parsers do not read yet); `fabricd docs captures`"),
-    SwitchCheck("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)",
-                "`fabricd diff --device {switch}` shows the difference; `fabricd push --device {switch}` restores "
-                "the intent"),
-    SwitchCheck("SW-TRUST", "trust mode", "`fabricd push --device {switch}`"),
-    SwitchCheck("SW-DSCP-MAP", "DSCP (or PCP) -> priority -> egress queue", "`fabricd push --device {switch}`"),
-    SwitchCheck("SW-PFC", "PFC on exactly the lossless priorities of every port", "`fabricd push --device {switch}`"),
-    SwitchCheck("SW-ECN", "ECN marking and thresholds on the ECN (lossless) queues",
-                "`fabricd push --device {switch}`"),
-    SwitchCheck("SW-WD", "PFC watchdog on the lossless priorities, intended timers",
-                "`fabricd push --device {switch}`"),
-    SwitchCheck("SW-MTU", "port MTU (and the no-drop class MTU)",
-                "`fabricd push --device {switch}`; keep host MTUs <= the switch port MTU"),
+                "capture the device and report the output shape (a NOS release fabricd's parsers do not read yet)",
+                (Fix(("capture",), {"device": "{switch}"}, "captures it"),
+                 Fix(("docs",), operands=("captures",), text="how to report it"))),
+    SwitchCheck("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)", "",
+                (Fix(("diff",), {"device": "{switch}"}, "shows the difference"), _PUSH)),
+    SwitchCheck("SW-TRUST", "trust mode", fixes=(_PUSH,)),
+    SwitchCheck("SW-DSCP-MAP", "DSCP (or PCP) -> priority -> egress queue", fixes=(_PUSH,)),
+    SwitchCheck("SW-PFC", "PFC on exactly the lossless priorities of every port", fixes=(_PUSH,)),
+    SwitchCheck("SW-ECN", "ECN marking and thresholds on the ECN (lossless) queues", fixes=(_PUSH,)),
+    SwitchCheck("SW-WD", "PFC watchdog on the lossless priorities, intended timers", fixes=(_PUSH,)),
+    SwitchCheck("SW-MTU", "port MTU (and the no-drop class MTU)", "keep host MTUs <= the switch port MTU",
+                (_PUSH,)),
     SwitchCheck("SW-WD-STUCK", "no PFC watchdog stuck (storm detected, never restored)",
-                "the queue is still paused by its peer: find the storming NIC (`fabricd watch`, RX pause counters), "
-                "fix or reset it, then clear the watchdog counters"),
+                "the queue is still paused by its peer: find the storming NIC (RX pause counters), fix or reset it, "
+                "then clear the watchdog counters", (Fix(("watch",), text="shows which NIC storms"),)),
 )
 CHECK_BY_CODE = {c.code: c for c in SWITCH_CHECKS}
 
@@ -298,16 +309,21 @@ class _Collector:
     def skip(self, code: str, why: str) -> None:
         self.skipped.setdefault(code, why)
 
-    def hint(self, code: str) -> str:
-        base = CHECK_BY_CODE[code].hint.format(switch=self.intent.name)
+    def hint(self, code: str) -> tuple[str, list[Fix]]:
+        """The hint in words and the fixes; where the fix restores the intent the platform's own commands come
+        first (the push is the alternative), otherwise after the generic hint."""
+        check = CHECK_BY_CODE[code]
         own = HINTS.get((code, self.intent.platform))
-        return f"{own}; or {base}" if own and base.startswith("`fabricd push") else f"{base}; {own}" if own else base
+        parts = [own, check.hint] if check.restores_intent else [check.hint, own]
+        return "; ".join(p for p in parts if p), check.fixes_for(self.intent.name)
 
     def report(self) -> AuditReport:
         checks = []
         for c in SWITCH_CHECKS:
+            hint, fixes = self.hint(c.code)
             found = [Finding(code=c.code, object=", ".join(objs), path=k.path, message=k.message,
-                             expected=k.expected, got=k.got, hint=self.hint(c.code) if i == 0 else "")
+                             expected=k.expected, got=k.got, hint=hint if i == 0 else "",
+                             fixes=fixes if i == 0 else [])
                      for i, (k, objs) in enumerate(self.found[c.code].items())]
             if found:
                 checks.append(CheckResult(code=c.code, title=c.title, status=Status.FAIL, findings=found,
@@ -380,11 +396,11 @@ def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -
     changes = list(delta.changes) if delta is not None else []
     for change in changes[:MAX_DRIFT]:
         kind = change.split(" ", 1)[0].rstrip(":")
-        col.add("SW-DRIFT", col.intent.name, "running config", change, "as rendered by `fabricd render`",
+        col.add("SW-DRIFT", col.intent.name, "running config", change, "as rendered from the intent",
                 kind if kind in ("missing", "unexpected", "different") else "differs")
     if len(changes) > MAX_DRIFT:
         col.add("SW-DRIFT", col.intent.name, "running config", f"... and {len(changes) - MAX_DRIFT} more "
-                "difference(s)", "as rendered by `fabricd render`", f"{len(changes)} differences")
+                "difference(s)", "as rendered from the intent", f"{len(changes)} differences")
     if config.problems:
         col.notes["SW-DRIFT"] = "read-back problems: " + "; ".join(config.problems)
 

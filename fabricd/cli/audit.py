@@ -1,4 +1,5 @@
-"""``fabricd audit host|switch``: live state against intent, as checks with codes and fix hints (text, JSON, JUnit).
+"""``fabricd audit host|switch|cabling``: live state against intent, as checks with codes and fix hints (text,
+JSON, JUnit).
 
 Exit codes: 0 compliant, 1 findings, 2 bad input, 3 switch unreachable (a NIC or file the intent names but the host
 lacks is a finding, not bad input).
@@ -14,18 +15,27 @@ from rich.markup import escape
 
 from fabricd.audit.cabling import evaluate as evaluate_cabling
 from fabricd.audit.cabling import read_all, read_host_lldp, unreadable
-from fabricd.audit.host import audit_host
 from fabricd.audit.report import AuditReport, render_junit, render_text
 from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable, replay_factory
 from fabricd.deploy.targets import select_targets
 from fabricd.errors import HostBackendError, UsageError
-from fabricd.hosts.factory import close_backends, is_live, open_backends
 from fabricd.inventory import load_inventory
 from fabricd.platforms.base import DriverOptions
+from fabricd.usecases import host as host_use
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr
+from .common import (
+    ExitCode,
+    InventoryArg,
+    OutputFormat,
+    OutputOpt,
+    TemplatesDirOpt,
+    emit_json,
+    inventory_path,
+    stderr,
+    with_fixes,
+)
 from .deploy_common import AcceptNewHostKeysOpt, InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
-from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, _prepare
+from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, host_target
 from .host_fanout import (
     ConnectTimeoutOpt,
     FanConcurrencyOpt,
@@ -45,18 +55,29 @@ ReplayOpt = Annotated[Path | None, typer.Option(
     "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
     help="Read the switch from a `fabricd capture` folder instead of over SSH (pass the inventory it was taken "
          "with).")]
+SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
+                                                     help="Switch to audit (repeatable).")]
+
 HostLldpOpt = Annotated[Path | None, typer.Option(
     "--host-lldp", show_default=False,
     help="A folder of hosts' `lldpctl -f json` outputs, one <host>.json per host: their ends are checked too "
          "(without it, host cables are checked from the switch side).")]
 CabConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, max=256,
                                                 help="Switches read at once (one SSH session each).")]
-SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
-                                                     help="Switch to audit (repeatable).")]
+
+
+def command_hints(report: AuditReport, *, keep_fixes: bool) -> AuditReport:
+    """The report with each finding's fixes rendered as command lines into its hint (``keep_fixes``: the
+    structured fixes stay too, for JSON)."""
+    checks = [c.model_copy(update={"findings": [
+        f.model_copy(update={"hint": with_fixes(f.hint, f.fixes), "fixes": f.fixes if keep_fixes else []})
+        if f.fixes else f for f in c.findings]}) for c in report.checks]
+    return report.model_copy(update={"checks": checks})
 
 
 def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None) -> None:
     """Print, write JUnit, and exit 0 (compliant) or 1 (findings)."""
+    reports = [command_hints(r, keep_fixes=output == OutputFormat.JSON) for r in reports]
     if junit is not None:
         try:
             junit.parent.mkdir(parents=True, exist_ok=True)
@@ -73,124 +94,118 @@ def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None)
         raise typer.Exit(ExitCode.FINDINGS)
 
 
+def audit_host_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
+                   netns: NetnsOpt = None, skip: SkipOpt = "", junit: JunitOpt = None,
+                   hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
+                   known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
+                   concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
+                   remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
+                   remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
+                   output: OutputOpt = OutputFormat.TEXT) -> None:
+    """Compare this host with its intent: trust, PFC, ETS, DSCP map, RoCE ToS/mode, CNP, DCQCN enables and
+    parameters, MTU (and vs the switch port), VLAN, address, global pause, link, RoCEv2 GID.
+    Exit 0 compliant, 1 findings, 2 bad input.
+
+    [bold]Example[/]: fabricd audit host --host gpu1 --junit audit.xml
+    [bold]Example[/]: fabricd audit host inventory/lab --host gpu1 --root /tmp/replay --output json
+    [bold]Example[/]: fabricd audit host --hosts group:gpu --junit fleet.xml   (over SSH)
+
+    With --hosts, runs `fabricd audit host` on each selected host over SSH (host keys verified): one JUnit
+    testsuite per host; exit 1 findings, 3 when a host failed (unreachable, key refused).
+    """
+    if hosts is not None:
+        run_fanout("audit", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
+                   known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
+                   max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
+                   connect_timeout=connect_timeout, output=output, junit=junit)
+        return
+    report = host_use.audit_host(host_target(inventory, host, root, skip, netns))
+    finish([report], output, junit)
+
+
+def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
+                     templates_dir: TemplatesDirOpt = None, known_hosts: KnownHostsOpt = None,
+                     insecure: InsecureOpt = False, accept_new_host_keys: AcceptNewHostKeysOpt = None,
+                     read_timeout: ReadTimeoutOpt = 60.0, session_log: SessionLogOpt = None,
+                     replay: ReplayOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
+    """Read a switch back over SSH and check it against its intent: drift from the rendered config, trust,
+    DSCP map, PFC per port, ECN on the lossless queue, PFC watchdog on and its timers, MTU, and watchdogs
+    stuck (storm detected, never restored). Read-only.
+    Exit 0 compliant, 1 findings, 2 bad input, 3 switch unreachable.
+
+    [bold]Example[/]: fabricd audit switch --device leaf1-sonic --junit audit.xml
+    [bold]Example[/]: fabricd audit switch inventory/lab --device leaf2-eos --device leaf3-nxos --output json
+    [bold]Example[/]: fabricd audit switch inventory/lab --device leaf3-nxos --replay /tmp/cap (a `fabricd
+    capture` folder instead of SSH)
+    """
+    if not device:
+        raise UsageError("audit switch: --device is missing", hint="name the switch to audit, e.g. "
+                         "`fabricd audit switch --device leaf1-sonic` (repeatable)")
+    fabric = load_inventory(inventory_path(inventory)).fabric
+    opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
+                                      accept_new_host_keys=accept_new_host_keys),
+                        verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+    factory = replay_factory(replay) if replay is not None else driver_factory(opts)
+    reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir)
+               for sw in select_targets(fabric, device)]
+    down = [f for r in reports if not reachable(r) for c in r.checks for f in c.findings if c.code == "SW-REACH"]
+    for f in down:
+        stderr().print(f"[bold red]error:[/] {escape(str(f.got))}", highlight=False)
+    try:
+        finish(reports, output, junit)
+    except typer.Exit:
+        if not down:
+            raise
+    if down:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+
+def audit_cabling_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
+                      known_hosts: KnownHostsOpt = None, insecure: InsecureOpt = False,
+                      accept_new_host_keys: AcceptNewHostKeysOpt = None, read_timeout: ReadTimeoutOpt = 60.0,
+                      session_log: SessionLogOpt = None, replay: ReplayOpt = None,
+                      host_lldp: HostLldpOpt = None, concurrency: CabConcurrencyOpt = 8,
+                      output: OutputOpt = OutputFormat.TEXT) -> None:
+    """Read every switch's LLDP neighbours and check them against the inventory's cables (`links:` and each
+    NIC's `peer`): miswired cables with the fix (a swap is one finding), missing and unexpected neighbours.
+    Read-only. Exit 0 clean, 1 findings, 2 bad input, 3 a device could not be read.
+
+    [bold]Example[/]: fabricd audit cabling --junit cabling.xml
+    [bold]Example[/]: fabricd audit cabling inventory/lab --replay /tmp/cap --output json (a `fabricd capture`
+    folder instead of SSH)
+    [bold]Example[/]: fabricd audit cabling --host-lldp /tmp/lldp (gpu1.json holds gpu1's `lldpctl -f json`)
+    """
+    fabric = load_inventory(inventory_path(inventory)).fabric
+    if host_lldp is not None and not host_lldp.is_dir():
+        raise UsageError(f"--host-lldp {host_lldp}: not a folder",
+                         hint="give a folder holding <host>.json files, each a host's `lldpctl -f json` output")
+    opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
+                                      accept_new_host_keys=accept_new_host_keys),
+                        verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+    factory = replay_factory(replay) if replay is not None else driver_factory(opts)
+    observed = read_all(select_targets(fabric, device or ()), factory, concurrency=concurrency)
+    if host_lldp is not None:
+        observed += [read_host_lldp(h.name, host_lldp / f"{h.name}.json") for h in fabric.hosts
+                     if (host_lldp / f"{h.name}.json").exists()]
+    report = evaluate_cabling(fabric, observed, hosts_read=host_lldp is not None)
+    down = unreadable(report)
+    for f in down:
+        stderr().print(f"[bold red]error:[/] {escape(f.object)}: {escape(str(f.got))}", highlight=False)
+    try:
+        finish([report], output, junit)
+    except typer.Exit:
+        if not down:
+            raise
+    if down:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+
 def register(app: typer.Typer) -> None:
     audit_app = typer.Typer(help="Audit hosts and switches against the inventory (for CI).", no_args_is_help=True)
     app.add_typer(audit_app, name="audit")
     from .audit_fleet import register_fleet
 
     register_fleet(audit_app)
-
-    @audit_app.command("host")
-    def audit_host_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-                       netns: NetnsOpt = None, skip: SkipOpt = "", junit: JunitOpt = None,
-                       hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
-                       known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
-                       concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
-                       remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
-                       remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
-                       output: OutputOpt = OutputFormat.TEXT) -> None:
-        """Compare this host with its intent: trust, PFC, ETS, DSCP map, RoCE ToS/mode, CNP, DCQCN enables and
-        parameters, MTU (and vs the switch port), VLAN, address, global pause, link, RoCEv2 GID.
-        Exit 0 compliant, 1 findings, 2 bad input.
-
-        [bold]Example[/]: fabricd audit host --host gpu1 --junit audit.xml
-        [bold]Example[/]: fabricd audit host inventory/lab --host gpu1 --root /tmp/replay --output json
-        [bold]Example[/]: fabricd audit host --hosts group:gpu --junit fleet.xml   (over SSH)
-
-        With --hosts, runs `fabricd audit host` on each selected host over SSH (host keys verified): one JUnit
-        testsuite per host; exit 1 findings, 3 when a host failed (unreachable, key refused).
-        """
-        if hosts is not None:
-            run_fanout("audit", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
-                       known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
-                       max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
-                       connect_timeout=connect_timeout, output=output, junit=junit)
-            return
-        intent, skips = _prepare(inventory, host, root, skip, netns)
-        backends = open_backends(root, netns, skips)
-        live = is_live(root, netns)
-        sources = {b.backend: (f"netns {netns}" if netns and b.backend.value != "sysfs" else
-                               f"root {root}" if b.backend.value == "sysfs" or not live else "this host")
-                   for b in backends}
-        try:
-            report = audit_host(intent, backends, gid_root=root, skip=skips, sources=sources)
-        finally:
-            close_backends(backends)
-        finish([report], output, junit)
-
-    @audit_app.command("cabling")
-    def audit_cabling_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
-                          known_hosts: KnownHostsOpt = None, insecure: InsecureOpt = False,
-                          accept_new_host_keys: AcceptNewHostKeysOpt = None, read_timeout: ReadTimeoutOpt = 60.0,
-                          session_log: SessionLogOpt = None, replay: ReplayOpt = None,
-                          host_lldp: HostLldpOpt = None, concurrency: CabConcurrencyOpt = 8,
-                          output: OutputOpt = OutputFormat.TEXT) -> None:
-        """Read every switch's LLDP neighbours and check them against the inventory's cables (`links:` and each
-        NIC's `peer`): miswired cables with the fix (a swap is one finding), missing and unexpected neighbours.
-        Read-only. Exit 0 clean, 1 findings, 2 bad input, 3 a device could not be read.
-
-        [bold]Example[/]: fabricd audit cabling --junit cabling.xml
-        [bold]Example[/]: fabricd audit cabling inventory/lab --replay /tmp/cap --output json (a `fabricd capture`
-        folder instead of SSH)
-        [bold]Example[/]: fabricd audit cabling --host-lldp /tmp/lldp (gpu1.json holds gpu1's `lldpctl -f json`)
-        """
-        fabric = load_inventory(inventory_path(inventory)).fabric
-        if host_lldp is not None and not host_lldp.is_dir():
-            raise UsageError(f"--host-lldp {host_lldp}: not a folder",
-                             hint="give a folder holding <host>.json files, each a host's `lldpctl -f json` output")
-        opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
-                                          accept_new_host_keys=accept_new_host_keys),
-                            verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
-        factory = replay_factory(replay) if replay is not None else driver_factory(opts)
-        observed = read_all(select_targets(fabric, device or ()), factory, concurrency=concurrency)
-        if host_lldp is not None:
-            observed += [read_host_lldp(h.name, host_lldp / f"{h.name}.json") for h in fabric.hosts
-                         if (host_lldp / f"{h.name}.json").exists()]
-        report = evaluate_cabling(fabric, observed, hosts_read=host_lldp is not None)
-        down = unreadable(report)
-        for f in down:
-            stderr().print(f"[bold red]error:[/] {escape(f.object)}: {escape(str(f.got))}", highlight=False)
-        try:
-            finish([report], output, junit)
-        except typer.Exit:
-            if not down:
-                raise
-        if down:
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
-
-    @audit_app.command("switch")
-    def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
-                         templates_dir: TemplatesDirOpt = None, known_hosts: KnownHostsOpt = None,
-                         insecure: InsecureOpt = False, accept_new_host_keys: AcceptNewHostKeysOpt = None,
-                         read_timeout: ReadTimeoutOpt = 60.0, session_log: SessionLogOpt = None,
-                         replay: ReplayOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
-        """Read a switch back over SSH and check it against its intent: drift from the rendered config, trust,
-        DSCP map, PFC per port, ECN on the lossless queue, PFC watchdog on and its timers, MTU, and watchdogs
-        stuck (storm detected, never restored). Read-only.
-        Exit 0 compliant, 1 findings, 2 bad input, 3 switch unreachable.
-
-        [bold]Example[/]: fabricd audit switch --device leaf1-sonic --junit audit.xml
-        [bold]Example[/]: fabricd audit switch inventory/lab --device leaf2-eos --device leaf3-nxos --output json
-        [bold]Example[/]: fabricd audit switch inventory/lab --device leaf3-nxos --replay /tmp/cap (a `fabricd
-        capture` folder instead of SSH)
-        """
-        if not device:
-            raise UsageError("audit switch: --device is missing", hint="name the switch to audit, e.g. "
-                             "`fabricd audit switch --device leaf1-sonic` (repeatable)")
-        fabric = load_inventory(inventory_path(inventory)).fabric
-        opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
-                                          accept_new_host_keys=accept_new_host_keys),
-                            verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
-        factory = replay_factory(replay) if replay is not None else driver_factory(opts)
-        reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir)
-                   for sw in select_targets(fabric, device)]
-        down = [f for r in reports if not reachable(r) for c in r.checks for f in c.findings if c.code == "SW-REACH"]
-        for f in down:
-            stderr().print(f"[bold red]error:[/] {escape(str(f.got))}", highlight=False)
-        try:
-            finish(reports, output, junit)
-        except typer.Exit:
-            if not down:
-                raise
-        if down:
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
+    audit_app.command("host")(audit_host_cmd)
+    audit_app.command("cabling")(audit_cabling_cmd)
+    audit_app.command("switch")(audit_switch_cmd)

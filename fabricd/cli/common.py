@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import IntEnum, StrEnum
 from pathlib import Path
 from types import FrameType
@@ -20,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fabricd import settings
-from fabricd.errors import FabricdError, UsageError
+from fabricd.errors import FabricdError, Fix, UsageError
 
 
 class ExitCode(IntEnum):
@@ -158,7 +159,7 @@ def docs_for(error: FabricdError | str) -> str:
 def fail(error: FabricdError | str, code: int = ExitCode.INVALID) -> NoReturn:
     """Print a located error to stderr, with no traceback, and exit. An error that carries no fix hint of its own
     gets a pointer to the docs of its area instead."""
-    text = error.render() if isinstance(error, FabricdError) else error
+    text = render_error(error) if isinstance(error, FabricdError) else error
     err = stderr()
     for line in text.splitlines() or [text]:
         err.print(f"[bold red]error:[/] {escape(line)}", highlight=False, markup=True)
@@ -206,7 +207,7 @@ def _has_fix(error: FabricdError | str) -> bool:
     problems = getattr(error, "problems", None)
     if problems:
         return all(getattr(p, "hint", None) for p in problems)
-    return bool(error.hint)
+    return bool(error.hint or error.fixes)
 
 
 def run_until_stopped(stop: Callable[[], None], duration: float | None = None) -> None:
@@ -227,3 +228,27 @@ def run_until_stopped(stop: Callable[[], None], duration: float | None = None) -
         for s, h in old.items():
             signal.signal(s, h)
         stop()
+
+
+def fix_line(fix: Fix) -> str:
+    """A :class:`~fabricd.errors.Fix` as the command line a user types: ```fabricd push --device leaf1```, then what
+    it does in brackets. Option names take dashes (``max_failures`` -> ``--max-failures``); ``True`` is a bare flag."""
+    argv = ["fabricd", *fix.command, *(shlex.quote(o) for o in fix.operands)]
+    for name, value in fix.args.items():
+        flag = "--" + name.replace("_", "-")
+        argv += [flag] if value is True else [flag, shlex.quote(str(value))]
+    line = f"`{' '.join(argv)}`"
+    return f"{line} ({fix.text})" if fix.text else line
+
+
+def with_fixes(hint: str | None, fixes: Iterable[Fix], *, joiner: str = "; ") -> str:
+    """A hint in words followed by its fixes as command lines (``hint; `fabricd push ...` (restores ...)``)."""
+    return joiner.join([*([hint] if hint else []), *(fix_line(f) for f in fixes)])
+
+
+def render_error(error: FabricdError) -> str:
+    """``error.render()`` with its option as a flag (``--device leaf9: ...``) and its fixes as command lines."""
+    if not error.fixes and not error.option:
+        return error.render()
+    rest = with_fixes(error.hint, error.fixes)
+    return f"{error.head('--')}; {rest}" if rest else error.head("--")

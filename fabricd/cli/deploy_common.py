@@ -15,7 +15,7 @@ from rich.table import Table
 from fabricd.deploy.diffstat import diff_signs
 from fabricd.deploy.result import TargetResult, TargetState
 
-from .common import stderr
+from .common import stderr, with_fixes
 
 if TYPE_CHECKING:  # imported where used: the pipeline pulls in every NOS and netmiko, which the commands that
     # only share this module's options (export, watch, serve, audit) do not need to start
@@ -144,7 +144,7 @@ def results_table(results: list[TargetResult], title: str) -> Table:
         style = _STATE_STYLE.get(r.state, "")
         table.add_row(
             r.target, r.platform, r.batch or "", verdict, f"[{style}]{r.state.value}[/]" if style else r.state.value,
-            f"{r.duration_s:.2f}s", escape(r.error or ""),
+            f"{r.duration_s:.2f}s", escape(with_fixes(r.error, r.fixes)),
         )
     return table
 

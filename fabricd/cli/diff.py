@@ -45,57 +45,59 @@ def diff_summary(results: Sequence[DriftResult]) -> str:
     return f"all {read} switches read match the intent"
 
 
+def diff_cmd(
+    inventory: InventoryArg = None,
+    device: DeviceOpt = None,
+    group: GroupOpt = None,
+    concurrency: ConcurrencyOpt = 32,
+    templates_dir: TemplatesDirOpt = None,
+    known_hosts: KnownHostsOpt = None,
+    insecure: InsecureOpt = False,
+    accept_new_host_keys: AcceptNewHostKeysOpt = None,
+    read_timeout: ReadTimeoutOpt = 60.0,
+    session_log: SessionLogOpt = None,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Show drift: what differs between each switch's running config and the intent, on what fabricd owns.
+
+    Read-only (nothing is staged on the devices). Exit 0 when every switch matches, 1 on drift, 3 when some
+    switches could not be read.
+
+    [bold]Example[/]: fabricd diff
+    [bold]Example[/]: fabricd diff inventory/lab --device leaf3-nxos --output json
+    """
+    fabric = load_inventory(inventory_path(inventory)).fabric
+    targets = select_targets(fabric, device or (), group or ())
+    if not targets:
+        raise UsageError("no switches to compare", hint="the inventory has no switches, or the filters match none")
+    candidates = render_candidates(fabric, targets, templates_dir)
+    opts = push_options(concurrency=concurrency, known_hosts=known_hosts, insecure=insecure,
+                        accept_new_host_keys=accept_new_host_keys,
+                        read_timeout=read_timeout, session_log=session_log)
+    text = output == OutputFormat.TEXT
+    with progress_bar("reading", len(targets), enabled=text) as tick:
+        results = drift(targets, candidates, opts, on_result=tick)
+    if not text:
+        emit_json({"results": [r.model_dump(mode="json") for r in results],
+                   "drift": sum(r.drift for r in results), "failed": sum(r.failed for r in results)})
+    else:
+        console = stdout()
+        for r in results:
+            if r.drift:
+                print_diff(console, r.target, r.diff, r.platform)
+        table = Table(title="fabricd diff")
+        for col in ("device", "platform", "status", "differences", "error"):
+            table.add_column(col, overflow="fold")
+        for r in results:
+            status = "[red]failed[/]" if r.failed else "[yellow]drift[/]" if r.drift else "[green]in sync[/]"
+            table.add_row(r.target, r.platform, status, str(len(r.changes)), escape(r.error or ""))
+        console.print(table)
+        console.print(diff_summary(results))
+    if any(r.failed for r in results):
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    if any(r.drift for r in results):
+        raise typer.Exit(ExitCode.FINDINGS)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("diff")
-    def diff_cmd(
-        inventory: InventoryArg = None,
-        device: DeviceOpt = None,
-        group: GroupOpt = None,
-        concurrency: ConcurrencyOpt = 32,
-        templates_dir: TemplatesDirOpt = None,
-        known_hosts: KnownHostsOpt = None,
-        insecure: InsecureOpt = False,
-        accept_new_host_keys: AcceptNewHostKeysOpt = None,
-        read_timeout: ReadTimeoutOpt = 60.0,
-        session_log: SessionLogOpt = None,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Show drift: what differs between each switch's running config and the intent, on what fabricd owns.
-
-        Read-only (nothing is staged on the devices). Exit 0 when every switch matches, 1 on drift, 3 when some
-        switches could not be read.
-
-        [bold]Example[/]: fabricd diff
-        [bold]Example[/]: fabricd diff inventory/lab --device leaf3-nxos --output json
-        """
-        fabric = load_inventory(inventory_path(inventory)).fabric
-        targets = select_targets(fabric, device or (), group or ())
-        if not targets:
-            raise UsageError("no switches to compare", hint="the inventory has no switches, or the filters match none")
-        candidates = render_candidates(fabric, targets, templates_dir)
-        opts = push_options(concurrency=concurrency, known_hosts=known_hosts, insecure=insecure,
-                            accept_new_host_keys=accept_new_host_keys,
-                            read_timeout=read_timeout, session_log=session_log)
-        text = output == OutputFormat.TEXT
-        with progress_bar("reading", len(targets), enabled=text) as tick:
-            results = drift(targets, candidates, opts, on_result=tick)
-        if not text:
-            emit_json({"results": [r.model_dump(mode="json") for r in results],
-                       "drift": sum(r.drift for r in results), "failed": sum(r.failed for r in results)})
-        else:
-            console = stdout()
-            for r in results:
-                if r.drift:
-                    print_diff(console, r.target, r.diff, r.platform)
-            table = Table(title="fabricd diff")
-            for col in ("device", "platform", "status", "differences", "error"):
-                table.add_column(col, overflow="fold")
-            for r in results:
-                status = "[red]failed[/]" if r.failed else "[yellow]drift[/]" if r.drift else "[green]in sync[/]"
-                table.add_row(r.target, r.platform, status, str(len(r.changes)), escape(r.error or ""))
-            console.print(table)
-            console.print(diff_summary(results))
-        if any(r.failed for r in results):
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
-        if any(r.drift for r in results):
-            raise typer.Exit(ExitCode.FINDINGS)
+    app.command("diff")(diff_cmd)

@@ -10,22 +10,21 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.table import Table
 
-from fabricd import settings
-from fabricd.errors import FabricdError, HostBackendError, UsageError
-from fabricd.hosts.base import HostBackend, Snapshot, apply_all
+from fabricd.errors import HostBackendError, UsageError
+from fabricd.hosts.base import HostApplyReport, Snapshot
 from fabricd.hosts.factory import close_backends, open_backends
-from fabricd.hosts.lock import ApplyLock
 from fabricd.hosts.netns import NETNS_RUN_DIR
 from fabricd.intent.host import HostIntent, HostPlan, host_intent
 from fabricd.inventory import load_inventory
-from fabricd.safepath import inside, write_inside
+from fabricd.safepath import write_inside
+from fabricd.usecases import host as host_use
+from fabricd.usecases.host import HostTarget
 
 from .common import (
     ExitCode,
@@ -82,10 +81,6 @@ def load_host_intent(inventory: Path | None, host: str, writes: str | None = Non
                          hint=f"expected one of: {known}") from None
 
 
-def snapshot_dir(host: str) -> Path:
-    return inside(settings.state_dir() / "hosts", host)
-
-
 def print_plan(plan: HostPlan, title: str) -> None:
     table = Table(title=title)
     for col in ("backend", "object", "path", "current", "desired", "check"):
@@ -101,220 +96,210 @@ def print_plan(plan: HostPlan, title: str) -> None:
         out.print(f"{plan.host}: nothing to do, the host matches its intent")
 
 
-def live_plan(intent: HostIntent, root: Path, netns: str | None,
-              skip: frozenset[str]) -> tuple[HostPlan, list[HostBackend]]:
-    backends = open_backends(root, netns, skip)
-    steps = []
-    for b in backends:
-        snap = b.read_state(intent, skip)
-        steps += b.plan(intent, snap, skip).steps
-    prereqs = [p for n in intent.nics for p in n.prerequisites]
-    return HostPlan(host=intent.host, steps=steps, prerequisites=prereqs), backends
+def host_target(inventory: Path | None, host: str, root: Path, skip: str, netns: str | None = None,
+                writes: str | None = None) -> HostTarget:
+    """The use-case target from the command line: checks --host, --root, --netns and --skip, loads the intent."""
+    if not host:
+        no_host()
+    check_root(root)
+    if netns is not None and not (Path(NETNS_RUN_DIR) / netns).exists():
+        raise UsageError(f"--netns {netns}: no such network namespace ({NETNS_RUN_DIR}/{netns})",
+                         hint=f"create it with `ip netns add {netns}` or drop --netns")
+    skips = parse_skip(skip)
+    return HostTarget(load_host_intent(inventory, host, writes), root=root, netns=netns, skip=skips)
+
+
+def no_host() -> NoReturn:
+    raise UsageError("--host is required", hint="name the host as in the inventory, e.g. --host gpu1")
+
+
+def plan_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
+             netns: NetnsOpt = None, skip: SkipOpt = "", output: OutputOpt = OutputFormat.TEXT) -> None:
+    """Show what `host apply` would change: each step with backend, object, path, current and desired value.
+
+    [bold]Example[/]: fabricd host plan --host gpu1
+    [bold]Example[/]: fabricd host plan inventory/lab --host gpu1 --netns gpu1 --root /tmp/fake --output json
+    """
+    target = host_target(inventory, host, root, skip, netns)
+    plan = host_use.plan_host(target)
+    if output == OutputFormat.JSON:
+        emit_json(plan.model_dump(mode="json"))
+    else:
+        print_plan(plan, f"fabricd host plan {target.intent.host}")
+
+
+def apply_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
+              netns: NetnsOpt = None, skip: SkipOpt = "",
+              dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and stop.")] = False,
+              yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+              lock_wait: Annotated[float, typer.Option(
+                  "--lock-wait", min=0.0, help="Seconds to wait for the host's apply lock (held by `fabricd "
+                  "agent` while it applies) before giving up with exit 3.")] = 30.0,
+              hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
+              known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
+              concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
+              remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
+              remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
+              output: OutputOpt = OutputFormat.TEXT) -> None:
+    """Apply the host intent: netlink, then DCB, then sysfs/configfs. A snapshot is saved first; on any
+    failure everything already changed is restored (exit 3). Exit 0 when applied or nothing to do.
+
+    INVENTORY must be named (or FABRICD_INVENTORY set): host apply never picks one by itself (exit 2).
+
+    [bold]Example[/]: fabricd host apply /etc/fabricd/inventory --host gpu1 --yes
+    [bold]Example[/]: fabricd host apply ./fabric --host gpu1 --netns gpu1 --skip vlan,dcb --dry-run
+    [bold]Example[/]: fabricd host apply ./fabric --hosts 'gpu*' --max-failures 2 --concurrency 32   (over SSH)
+
+    With --hosts, runs `fabricd host apply --yes` on each selected host over SSH (host keys verified, at most
+    --concurrency at a time); the first failure (or --max-failures) stops starting new hosts. Exit 3 when a
+    host failed or was skipped.
+    """
+    if hosts is not None:
+        if dry_run:
+            raise UsageError("--dry-run with --hosts is not supported",
+                             hint="run `fabricd host plan` on a host, or `fabricd audit host --hosts SEL`")
+        run_fanout("apply", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
+                   known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
+                   max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
+                   connect_timeout=connect_timeout, output=output)
+        return
+    target = host_target(inventory, host, root, skip, netns, writes="host apply")
+    if dry_run:
+        plan = host_use.plan_host(target)
+        if output == OutputFormat.JSON:
+            emit_json(plan.model_dump(mode="json"))
+        else:
+            print_plan(plan, f"fabricd host apply {target.intent.host} (plan)")
+        return
+    result = host_use.apply_host(host_use.HostApplyRequest(
+        target, holder="fabricd host apply", lock_wait_s=lock_wait,
+        confirm=None if yes else lambda plan: _confirm(plan, output)))
+    if not result.confirmed:
+        raise typer.Exit(ExitCode.OK)
+    if result.report is None:  # nothing to do
+        if not yes and output == OutputFormat.TEXT:
+            print_plan(result.plan, f"fabricd host apply {target.intent.host} (plan)")
+        return
+    report = result.report
+    if result.snapshot is not None:
+        stderr().print(f"snapshot saved: {result.snapshot}")
+    if output == OutputFormat.JSON:
+        emit_json(report.to_dict() | {"snapshot": str(result.snapshot)})
+    else:
+        print_apply(report)
+    if not report.ok:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+
+def _confirm(plan: HostPlan, output: OutputFormat) -> bool:
+    """Without --yes: show the plan (text) and ask on a terminal; refuse without one."""
+    if output == OutputFormat.TEXT:
+        print_plan(plan, f"fabricd host apply {plan.host} (plan)")
+    if not sys.stdin.isatty():
+        raise UsageError("refusing to change the host without confirmation",
+                         hint="add --yes (non-interactive), or --dry-run to only see the plan")
+    return typer.confirm(f"apply {len(plan.steps)} step(s) to {plan.host}?")
+
+
+def print_apply(report: HostApplyReport) -> None:
+    out = stdout()
+    for r in report.results:
+        out.print(f"{r.backend.value}: {len(r.applied)} step(s) applied" + ("" if r.ok else
+                  f", FAILED at {r.failed.step.object} {r.failed.step.path}" if r.failed else ""))
+    if not report.ok:
+        failed = next(r.failed for r in report.results if r.failed)
+        stderr().print(f"[bold red]error:[/] {failed.error}")
+        stderr().print("restored the snapshot: " + ("complete" if not report.rollback_errors and all(
+            r.restored or r.ok for r in report.results) else "INCOMPLETE: " + "; ".join(
+            report.rollback_errors + [e for r in report.results for e in r.restore_errors])))
+
+
+def restore_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
+                netns: NetnsOpt = None,
+                snapshot: Annotated[Path | None, typer.Option(help="Snapshot file (default: the last one "
+                                                              "`host apply` saved).")] = None,
+                output: OutputOpt = OutputFormat.TEXT) -> None:
+    """Write a saved snapshot back: the host returns to what it was before the last `host apply`.
+
+    [bold]Example[/]: fabricd host restore --host gpu1
+    """
+    target = host_target(inventory, host, root, "", netns)
+    intent = target.intent
+    path = snapshot or host_use.snapshot_dir(intent.host) / "last.json"
+    try:
+        data = json.loads(path.read_text())
+        snaps = [Snapshot.model_validate(s) for s in data["snapshots"]]
+    except FileNotFoundError:
+        raise UsageError(f"no snapshot at {path}", hint="run `fabricd host apply` first, or give --snapshot") \
+            from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the snapshot: {exc.strerror or exc}",
+                         hint="give --snapshot a file written by `fabricd host apply`") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path}: not a fabricd host snapshot ({exc})") from None
+    backends = {b.backend: b for b in open_backends(root, netns)}
+    errors: list[str] = []
+    try:
+        for snap in snaps:
+            b = backends.get(snap.backend)
+            if b is None:
+                errors.append(f"{snap.backend.value}: no such backend here (replay root?)")
+                continue
+            errors += b.restore(snap)
+    finally:
+        close_backends(list(backends.values()))
+    if output == OutputFormat.JSON:
+        emit_json({"host": intent.host, "snapshot": str(path), "ok": not errors, "errors": errors})
+    else:
+        stdout().print(f"{intent.host}: restored {path}" if not errors else f"{intent.host}: restore incomplete")
+        for e in errors:
+            stderr().print(f"[bold red]error:[/] {e}")
+    if errors:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+
+def install_unit_cmd(inventory: InventoryArg = None, host: HostOpt = "",
+                     out: Annotated[Path | None, typer.Option("--out", help="Write the files here instead of "
+                                                              "/etc/systemd/system and /etc/udev/rules.d.")] = None,
+                     output: OutputOpt = OutputFormat.TEXT) -> None:
+    """Write a systemd unit that re-applies the host intent at boot, and a udev rule that re-applies it when
+    the NIC driver reloads (these settings are not persistent across reboots or driver restarts).
+
+    [bold]Example[/]: fabricd host install-unit /etc/fabricd/inventory --host gpu1 && systemctl enable fabricd-host
+    """
+    inv = inventory_path(inventory, writes="host install-unit").resolve()
+    intent = load_host_intent(inv, host) if host else no_host()
+    files = unit_files(intent, inv)
+    unit_dir = out if out is not None else Path("/etc/systemd/system")
+    rule_dir = out if out is not None else Path("/etc/udev/rules.d")
+    written = []
+    for name, text in files.items():
+        folder = unit_dir if name.endswith(".service") else rule_dir
+        target = folder / name
+        try:
+            target = write_inside(folder, name, text)
+        except OSError as exc:
+            hint = "give --out a directory you can write to" if out is not None else "run as root, or use --out DIR"
+            raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno,
+                                   hint=hint) from exc
+        written.append(str(target))
+    if output == OutputFormat.JSON:
+        emit_json({"host": intent.host, "written": written})
+    else:
+        for w in written:
+            stdout().print(f"wrote {w}")
+        stdout().print("enable with: systemctl daemon-reload && systemctl enable --now fabricd-host.service && "
+                       "udevadm control --reload")
 
 
 def register(app: typer.Typer) -> None:
     host_app = typer.Typer(help="Apply, plan and restore a host's RoCE settings (run on the host itself).",
                            no_args_is_help=True)
     app.add_typer(host_app, name="host")
-
-    @host_app.command("plan")
-    def plan_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-                 netns: NetnsOpt = None, skip: SkipOpt = "", output: OutputOpt = OutputFormat.TEXT) -> None:
-        """Show what `host apply` would change: each step with backend, object, path, current and desired value.
-
-        [bold]Example[/]: fabricd host plan --host gpu1
-        [bold]Example[/]: fabricd host plan inventory/lab --host gpu1 --netns gpu1 --root /tmp/fake --output json
-        """
-        intent, skips = _prepare(inventory, host, root, skip, netns)
-        plan, backends = live_plan(intent, root, netns, skips)
-        close_backends(backends)
-        if output == OutputFormat.JSON:
-            emit_json(plan.model_dump(mode="json"))
-        else:
-            print_plan(plan, f"fabricd host plan {intent.host}")
-
-    @host_app.command("apply")
-    def apply_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-                  netns: NetnsOpt = None, skip: SkipOpt = "",
-                  dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and stop.")] = False,
-                  yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
-                  lock_wait: Annotated[float, typer.Option(
-                      "--lock-wait", min=0.0, help="Seconds to wait for the host's apply lock (held by `fabricd "
-                      "agent` while it applies) before giving up with exit 3.")] = 30.0,
-                  hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
-                  known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
-                  concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
-                  remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
-                  remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
-                  output: OutputOpt = OutputFormat.TEXT) -> None:
-        """Apply the host intent: netlink, then DCB, then sysfs/configfs. A snapshot is saved first; on any
-        failure everything already changed is restored (exit 3). Exit 0 when applied or nothing to do.
-
-        INVENTORY must be named (or FABRICD_INVENTORY set): host apply never picks one by itself (exit 2).
-
-        [bold]Example[/]: fabricd host apply /etc/fabricd/inventory --host gpu1 --yes
-        [bold]Example[/]: fabricd host apply ./fabric --host gpu1 --netns gpu1 --skip vlan,dcb --dry-run
-        [bold]Example[/]: fabricd host apply ./fabric --hosts 'gpu*' --max-failures 2 --concurrency 32   (over SSH)
-
-        With --hosts, runs `fabricd host apply --yes` on each selected host over SSH (host keys verified, at most
-        --concurrency at a time); the first failure (or --max-failures) stops starting new hosts. Exit 3 when a
-        host failed or was skipped.
-        """
-        if hosts is not None:
-            if dry_run:
-                raise UsageError("--dry-run with --hosts is not supported",
-                                 hint="run `fabricd host plan` on a host, or `fabricd audit host --hosts SEL`")
-            run_fanout("apply", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
-                       known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
-                       max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
-                       connect_timeout=connect_timeout, output=output)
-            return
-        intent, skips = _prepare(inventory, host, root, skip, netns, writes="host apply")
-        plan, backends = live_plan(intent, root, netns, skips)
-        try:
-            if dry_run or (not yes and output == OutputFormat.TEXT):
-                if output == OutputFormat.JSON:
-                    emit_json(plan.model_dump(mode="json"))
-                else:
-                    print_plan(plan, f"fabricd host apply {intent.host} (plan)")
-            if dry_run or not plan.steps:
-                return
-            if not yes:
-                if not sys.stdin.isatty():
-                    raise UsageError("refusing to change the host without confirmation",
-                                     hint="add --yes (non-interactive), or --dry-run to only see the plan")
-                if not typer.confirm(f"apply {len(plan.steps)} step(s) to {intent.host}?"):
-                    raise typer.Exit(ExitCode.OK)
-            with ApplyLock(intent.host, "fabricd host apply", wait_s=lock_wait):  # one applier at a time
-                snaps = [b.snapshot_for(plan) for b in backends]
-                saved = _save_snapshots(intent.host, snaps)
-                stderr().print(f"snapshot saved: {saved}")
-                report = apply_all(backends, plan)
-        finally:
-            close_backends(backends)
-        if output == OutputFormat.JSON:
-            emit_json(report.to_dict() | {"snapshot": str(saved)})
-        else:
-            out = stdout()
-            for r in report.results:
-                out.print(f"{r.backend.value}: {len(r.applied)} step(s) applied" + ("" if r.ok else
-                          f", FAILED at {r.failed.step.object} {r.failed.step.path}" if r.failed else ""))
-            if not report.ok:
-                failed = next(r.failed for r in report.results if r.failed)
-                stderr().print(f"[bold red]error:[/] {failed.error}")
-                stderr().print("restored the snapshot: " + ("complete" if not report.rollback_errors and all(
-                    r.restored or r.ok for r in report.results) else "INCOMPLETE: " + "; ".join(
-                    report.rollback_errors + [e for r in report.results for e in r.restore_errors])))
-        if not report.ok:
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
-
-    @host_app.command("restore")
-    def restore_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-                    netns: NetnsOpt = None,
-                    snapshot: Annotated[Path | None, typer.Option(help="Snapshot file (default: the last one "
-                                                                  "`host apply` saved).")] = None,
-                    output: OutputOpt = OutputFormat.TEXT) -> None:
-        """Write a saved snapshot back: the host returns to what it was before the last `host apply`.
-
-        [bold]Example[/]: fabricd host restore --host gpu1
-        """
-        intent, _ = _prepare(inventory, host, root, "", netns)
-        path = snapshot or snapshot_dir(intent.host) / "last.json"
-        try:
-            data = json.loads(path.read_text())
-            snaps = [Snapshot.model_validate(s) for s in data["snapshots"]]
-        except FileNotFoundError:
-            raise UsageError(f"no snapshot at {path}", hint="run `fabricd host apply` first, or give --snapshot") \
-                from None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read the snapshot: {exc.strerror or exc}",
-                             hint="give --snapshot a file written by `fabricd host apply`") from None
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"{path}: not a fabricd host snapshot ({exc})") from None
-        backends = {b.backend: b for b in open_backends(root, netns)}
-        errors: list[str] = []
-        try:
-            for snap in snaps:
-                b = backends.get(snap.backend)
-                if b is None:
-                    errors.append(f"{snap.backend.value}: no such backend here (replay root?)")
-                    continue
-                errors += b.restore(snap)
-        finally:
-            close_backends(list(backends.values()))
-        if output == OutputFormat.JSON:
-            emit_json({"host": intent.host, "snapshot": str(path), "ok": not errors, "errors": errors})
-        else:
-            stdout().print(f"{intent.host}: restored {path}" if not errors else f"{intent.host}: restore incomplete")
-            for e in errors:
-                stderr().print(f"[bold red]error:[/] {e}")
-        if errors:
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
-
-    @host_app.command("install-unit")
-    def install_unit_cmd(inventory: InventoryArg = None, host: HostOpt = "",
-                         out: Annotated[Path | None, typer.Option("--out", help="Write the files here instead of "
-                                                                  "/etc/systemd/system and /etc/udev/rules.d.")] = None,
-                         output: OutputOpt = OutputFormat.TEXT) -> None:
-        """Write a systemd unit that re-applies the host intent at boot, and a udev rule that re-applies it when
-        the NIC driver reloads (these settings are not persistent across reboots or driver restarts).
-
-        [bold]Example[/]: fabricd host install-unit /etc/fabricd/inventory --host gpu1 && systemctl enable fabricd-host
-        """
-        inv = inventory_path(inventory, writes="host install-unit").resolve()
-        intent = load_host_intent(inv, host) if host else _no_host()
-        files = unit_files(intent, inv)
-        unit_dir = out if out is not None else Path("/etc/systemd/system")
-        rule_dir = out if out is not None else Path("/etc/udev/rules.d")
-        written = []
-        for name, text in files.items():
-            folder = unit_dir if name.endswith(".service") else rule_dir
-            target = folder / name
-            try:
-                target = write_inside(folder, name, text)
-            except OSError as exc:
-                hint = "give --out a directory you can write to" if out is not None else "run as root, or use --out DIR"
-                raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno,
-                                       hint=hint) from exc
-            written.append(str(target))
-        if output == OutputFormat.JSON:
-            emit_json({"host": intent.host, "written": written})
-        else:
-            for w in written:
-                stdout().print(f"wrote {w}")
-            stdout().print("enable with: systemctl daemon-reload && systemctl enable --now fabricd-host.service && "
-                           "udevadm control --reload")
-
-
-def _no_host() -> HostIntent:
-    raise UsageError("--host is required", hint="name the host as in the inventory, e.g. --host gpu1")
-
-
-def _prepare(inventory: Path | None, host: str, root: Path, skip: str,
-             netns: str | None = None, writes: str | None = None) -> tuple[HostIntent, frozenset[str]]:
-    if not host:
-        _no_host()
-    check_root(root)
-    if netns is not None and not (Path(NETNS_RUN_DIR) / netns).exists():
-        raise UsageError(f"--netns {netns}: no such network namespace ({NETNS_RUN_DIR}/{netns})",
-                         hint=f"create it with `ip netns add {netns}` or drop --netns")
-    skips = parse_skip(skip)
-    return load_host_intent(inventory, host, writes), skips
-
-
-def _save_snapshots(host: str, snaps: list[Snapshot]) -> Path:
-    folder = snapshot_dir(host)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%dT%H%M%S")
-        body = json.dumps({"host": host, "taken": stamp, "snapshots": [s.model_dump(mode="json") for s in snaps]},
-                          indent=2)
-        path = write_inside(folder, f"snapshot-{stamp}.json", body)
-        write_inside(folder, "last.json", body)
-    except OSError as exc:
-        raise FabricdError(f"cannot save the snapshot under {folder}: {exc.strerror}",
-                           hint="set FABRICD_STATE_DIR to a writable directory") from exc
-    return path
+    host_app.command("plan")(plan_cmd)
+    host_app.command("apply")(apply_cmd)
+    host_app.command("restore")(restore_cmd)
+    host_app.command("install-unit")(install_unit_cmd)
 
 
 def _unit_arg(text: str) -> str:

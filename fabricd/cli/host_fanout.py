@@ -3,7 +3,10 @@ SSH (fabricd.deploy.hostfanout), with a progress bar, per-host results and a fai
 
 from __future__ import annotations
 
+import fnmatch
+import shlex
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -13,18 +16,18 @@ from rich.table import Table
 
 from fabricd.audit.report import AuditReport, render_junit
 from fabricd.deploy.hostfanout import (
+    Command,
     FanoutOptions,
     FanoutReport,
     HostRun,
     RunState,
     fanout,
-    remote_command,
-    select_hosts,
     ssh_target,
 )
 from fabricd.errors import HostBackendError, UsageError
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
+from fabricd.model.topology import Host
 from fabricd.traffic.remote import Runner
 
 from .common import ExitCode, OutputFormat, emit_json, inventory_path, stderr, stdout
@@ -58,6 +61,51 @@ RemoteFabricdOpt = Annotated[str, typer.Option("--remote-fabricd", envvar="FABRI
                                                help=_OVER_SSH + "the fabricd command on the hosts.")]
 ConnectTimeoutOpt = Annotated[float, typer.Option("--connect-timeout", min=0.5,
                                                   help=_OVER_SSH + "seconds to wait for each SSH connection.")]
+
+
+def select_names(names: Sequence[str], selector: str, groups: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """Names matching a ``--hosts`` selector: a comma list of names, globs (``gpu*``), ``group:NAME`` (needs
+    ``groups``, name -> its groups) or ``all``; a term prefixed with ``!`` removes. Input order. UsageError when a
+    term matches nothing."""
+    terms = [t.strip() for t in selector.split(",") if t.strip()]
+    if not terms:
+        raise UsageError("--hosts: empty selector", hint="e.g. --hosts 'gpu*', --hosts group:gpu, --hosts all")
+    chosen: set[str] = set()
+    for term in terms:
+        negate = term.startswith("!")
+        body = term[1:] if negate else term
+        if body == "all":
+            matched = set(names)
+        elif body.startswith("group:"):
+            if groups is None:
+                raise UsageError(f"--hosts {body}: groups need the inventory", hint="give the INVENTORY argument")
+            group = body.removeprefix("group:")
+            matched = {n for n in names if group in groups.get(n, ())}
+        else:
+            matched = {n for n in names if fnmatch.fnmatchcase(n, body)}
+        if not matched and not negate:
+            known = sorted({g for gs in (groups or {}).values() for g in gs})
+            raise UsageError(f"--hosts: {body!r} matches no inventory host",
+                             hint=f"hosts: {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}; "
+                                  f"groups: {', '.join(known) or 'none'}")
+        chosen = chosen - matched if negate else chosen | matched
+    return [n for n in names if n in chosen]
+
+
+def select_hosts(fabric: Fabric, selector: str) -> list[Host]:
+    """Inventory hosts matching a ``--hosts`` selector (:func:`select_names`), inventory order."""
+    chosen = set(select_names([h.name for h in fabric.hosts], selector, {h.name: h.groups for h in fabric.hosts}))
+    return [h for h in fabric.hosts if h.name in chosen]
+
+
+def remote_command(opts: FanoutOptions, verb: Sequence[str], extra: Sequence[str] = ()) -> Command:
+    """The shell command run on each host: ``fabricd <verb> <inventory> --host NAME --output json <extra>``."""
+
+    def build(host: str) -> str:
+        argv = [opts.remote_fabricd, *verb, opts.remote_inventory, "--host", host, "--output", "json", *extra]
+        return shlex.join(argv)
+
+    return build
 
 
 def run_fanout(
@@ -118,6 +166,10 @@ def _audit_reports(report: FanoutReport) -> list[AuditReport]:
     for r in report.runs:
         if isinstance(r.data, dict) and "checks" in r.data:
             data = {k: v for k, v in r.data.items() if k in ("kind", "target", "checks")}
+            for check in data["checks"] if isinstance(data["checks"], list) else []:
+                for finding in check.get("findings", []) if isinstance(check, dict) else []:
+                    if isinstance(finding, dict):
+                        finding.pop("fixes", None)  # the remote CLI rendered them into the hint already
             out.append(AuditReport.model_validate(data))
     return out
 

@@ -59,11 +59,13 @@ def inventory_schema() -> dict[str, object]:
     return schema
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("schema")
-    def schema_cmd(output: OutputOpt = OutputFormat.JSON) -> None:
-        """Print the JSON Schema of the inventory (draft 2020-12).
+def schema_cmd(output: OutputOpt = OutputFormat.JSON) -> None:
+    """Print the JSON Schema of the inventory (draft 2020-12).
 
-        [bold]Example[/]: fabricd schema > fabricd.schema.json   (then point your editor's YAML plugin at it)
-        """
-        emit_json(inventory_schema())
+    [bold]Example[/]: fabricd schema > fabricd.schema.json   (then point your editor's YAML plugin at it)
+    """
+    emit_json(inventory_schema())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("schema")(schema_cmd)

@@ -140,7 +140,7 @@ def replay_targets(root: Path, names: Sequence[str] | None = None
     wanted = list(names) if names else list(folder.devices)
     unknown = [n for n in wanted if n not in folder.devices]
     if unknown:
-        raise UsageError(f"--device {', '.join(unknown)}: not in the capture {root}",
+        raise UsageError(f"{', '.join(unknown)}: not in the capture {root}", option="device",
                          hint=f"captured: {', '.join(folder.devices)}")
     targets = []
     for name in wanted:

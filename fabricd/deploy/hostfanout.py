@@ -1,8 +1,8 @@
-"""One-shot fan-out to hosts over SSH: ``fabricd host apply --hosts SEL`` and ``fabricd audit host --hosts SEL``.
+"""One-shot fan-out to hosts over SSH: the same command on many hosts (the CLI's host apply and host audit over SSH).
 
-For hosts with no agent (a fleet being bootstrapped, an audit from CI). Each selected host runs fabricd itself
-(``fabricd host apply|audit host <remote inventory> --host NAME --output json``) over SSH; this module only connects,
-runs, parses and keeps score:
+For hosts with no agent (a fleet being bootstrapped, an audit from CI). Each selected host runs fabricd itself over
+SSH, with the command line the caller builds (:data:`Command`; the CLI selects the hosts and spells the command);
+this module only connects, runs, parses and keeps score:
 
 - **Host keys are verified** against known_hosts files (the caller's, then ``~/.ssh/known_hosts``) by the switch
   side's rule (:mod:`fabricd.platforms.host_keys`): the key must match every entry for the host in every file, so a
@@ -20,14 +20,12 @@ Hosts are reached at ``mgmt.host:mgmt.port`` from the inventory, or by their nam
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import os
 import select
-import shlex
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -36,8 +34,6 @@ from typing import Any
 
 import paramiko
 
-from fabricd.errors import UsageError
-from fabricd.model import Fabric
 from fabricd.model.topology import Host
 from fabricd.platforms.host_keys import HostKeyMismatch, HostKeyUnknown, VerifyingClient, known_name, refusal
 
@@ -99,40 +95,6 @@ class FanoutReport:
         return {s.value: self.count(s) for s in RunState} | {"hosts": len(self.runs)}
 
 
-def select_names(names: Sequence[str], selector: str, groups: Mapping[str, Sequence[str]] | None = None) -> list[str]:
-    """Names matching ``selector``: a comma list of names, globs (``gpu*``), ``group:NAME`` (needs ``groups``, name ->
-    its groups) or ``all``; a term prefixed with ``!`` removes. Input order. UsageError when a term matches nothing."""
-    terms = [t.strip() for t in selector.split(",") if t.strip()]
-    if not terms:
-        raise UsageError("--hosts: empty selector", hint="e.g. --hosts 'gpu*', --hosts group:gpu, --hosts all")
-    chosen: set[str] = set()
-    for term in terms:
-        negate = term.startswith("!")
-        body = term[1:] if negate else term
-        if body == "all":
-            matched = set(names)
-        elif body.startswith("group:"):
-            if groups is None:
-                raise UsageError(f"--hosts {body}: groups need the inventory", hint="give the INVENTORY argument")
-            group = body.removeprefix("group:")
-            matched = {n for n in names if group in groups.get(n, ())}
-        else:
-            matched = {n for n in names if fnmatch.fnmatchcase(n, body)}
-        if not matched and not negate:
-            known = sorted({g for gs in (groups or {}).values() for g in gs})
-            raise UsageError(f"--hosts: {body!r} matches no inventory host",
-                             hint=f"hosts: {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}; "
-                                  f"groups: {', '.join(known) or 'none'}")
-        chosen = chosen - matched if negate else chosen | matched
-    return [n for n in names if n in chosen]
-
-
-def select_hosts(fabric: Fabric, selector: str) -> list[Host]:
-    """Inventory hosts matching ``selector`` (:func:`select_names`), inventory order."""
-    chosen = set(select_names([h.name for h in fabric.hosts], selector, {h.name: h.groups for h in fabric.hosts}))
-    return [h for h in fabric.hosts if h.name in chosen]
-
-
 def ssh_target(host: Host) -> SshTarget:
     if host.mgmt is not None:
         return SshTarget(host.name, host.mgmt.host, host.mgmt.port)
@@ -188,28 +150,29 @@ def connect(target: SshTarget, opts: FanoutOptions) -> paramiko.SSHClient:
         read = ", ".join(str(p) for p in files) or "none"
         raise SshError(f"{where}: host key refused (unknown: no known_hosts file read lists "
                        f"{known_name(target.address.lower(), target.port)}; files read: {read}); check its "
-                       f"fingerprint, then add it to a known_hosts file (--known-hosts), e.g. from "
+                       f"fingerprint, then add it to a known_hosts file (the caller's or ~/.ssh/known_hosts), e.g. "
+                       f"from "
                        f"`ssh-keyscan -p {target.port} {target.address}`") from None
     except paramiko.AuthenticationException:
         _close(client)
         raise SshError(f"{where}: SSH authentication failed (publickey, as {connect_kwargs(opts)['username']}); give "
-                       "--identity or load the key into ssh-agent, and check --ssh-user") from None
+                       "its private key or load the key into ssh-agent, and check the SSH user") from None
     except paramiko.ssh_exception.NoValidConnectionsError as exc:
         _close(client)
         reasons = sorted({e.strerror or str(e) for e in exc.errors.values()}) or [str(exc)]
         raise SshError(f"{where}: cannot connect: {'; '.join(reasons)}") from None
     except TimeoutError:
         _close(client)
-        raise SshError(f"{where}: no SSH answer within {opts.connect_timeout_s:g} s (--connect-timeout)") from None
+        raise SshError(f"{where}: no SSH answer within {opts.connect_timeout_s:g} s (the connect timeout)") from None
     except (OSError, EOFError, paramiko.SSHException) as exc:
         _close(client)
         text = str(exc) or type(exc).__name__
         if "No authentication methods available" in text:
-            raise SshError(f"{where}: SSH authentication failed: no key to offer; give --identity or load the key "
+            raise SshError(f"{where}: SSH authentication failed: no key to offer; give a private key or load the key "
                            "into ssh-agent") from None
         if text in ("Error reading SSH protocol banner", "No existing session", "Negotiation failed."):
             # the transport thread gave up before authentication (which of the three paramiko says is a race)
-            raise SshError(f"{where}: no SSH handshake within {opts.connect_timeout_s:g} s (--connect-timeout), or "
+            raise SshError(f"{where}: no SSH handshake within {opts.connect_timeout_s:g} s (the connect timeout), or "
                            f"the server closed the connection ({text})") from None
         raise SshError(f"{where}: {getattr(exc, 'strerror', None) or text}") from None
     return client
@@ -257,16 +220,7 @@ def collect(chan: paramiko.Channel, deadline: float | None) -> tuple[int | None,
 
 
 Command = Callable[[str], str]
-
-
-def remote_command(opts: FanoutOptions, verb: Sequence[str], extra: Sequence[str] = ()) -> Command:
-    """The shell command run on each host: ``fabricd <verb> <inventory> --host NAME --output json <extra>``."""
-
-    def build(host: str) -> str:
-        argv = [opts.remote_fabricd, *verb, opts.remote_inventory, "--host", host, "--output", "json", *extra]
-        return shlex.join(argv)
-
-    return build
+"""Host name -> the shell command run on it (the CLI builds it: the remote fabricd's command line)."""
 
 
 def _run_one(target: SshTarget, command: str, opts: FanoutOptions) -> HostRun:
@@ -332,7 +286,8 @@ def fanout(targets: Sequence[SshTarget], command: Command, opts: FanoutOptions,
         if spent:
             report.budget_spent = True
             return HostRun(t.name, RunState.SKIPPED,
-                           error=f"not started: the failure budget (--max-failures {opts.max_failures}) was spent")
+                           error=f"not started: the failure budget ({opts.max_failures} failed host(s) allowed) was "
+                                 "spent")
         run = _run_one(t, command(t.name), opts)
         if run.state == RunState.FAILED:
             with lock:

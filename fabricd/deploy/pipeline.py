@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabricd.errors import DriverError, FabricdError
+from fabricd.errors import DriverError, FabricdError, Fix
 from fabricd.model import Switch
 from fabricd.platforms.base import ConnectionLostError, DriverOptions, SwitchDriver
 from fabricd.platforms.registry import driver_for
@@ -140,7 +140,8 @@ class _Run:
                 self.switch.name, "verify",
                 f"after commit the device does not match the intent ({len(check.changes)} differences: "
                 f"{'; '.join(check.changes[:3])})",
-                hint="the device changed or refused part of the config; see the diff with `fabricd diff`",
+                hint="the device changed or refused part of the config",
+                fixes=(Fix(("diff",), {"device": self.switch.name}, "shows the difference"),),
             )
         self.phase = "confirm"
         drv.confirm()
@@ -148,7 +149,7 @@ class _Run:
         return self.result(changed=True, state=TargetState.CHANGED)
 
     def _failed(self, exc: FabricdError) -> TargetResult:
-        error = exc.render()
+        error = exc.words()
         log.warning("%s", error, extra={"target": self.switch.name})
         if not self.touched:
             if self.driver is not None and self.driver.connected and self.phase in ("load", "diff"):
@@ -156,11 +157,11 @@ class _Run:
                     self.driver.discard()
                 except FabricdError as exc2:
                     log.info("%s: discard after failure: %s", self.switch.name, exc2.render())
-            return self.result(failed=True, error=error, state=TargetState.UNTOUCHED)
-        state, note = self._recover()
-        return self.result(failed=True, error=f"{error}; {note}", state=state)
+            return self.result(failed=True, error=error, state=TargetState.UNTOUCHED, fixes=list(exc.fixes))
+        state, note, fixes = self._recover()
+        return self.result(failed=True, error=f"{error}; {note}", state=state, fixes=[*exc.fixes, *fixes])
 
-    def _recover(self) -> tuple[TargetState, str]:
+    def _recover(self) -> tuple[TargetState, str, list[Fix]]:
         """Roll back after a failure that may have changed the device; verify it is back to ``before``."""
         old = self.driver
         token = old.rollback_token if old is not None else None
@@ -176,18 +177,17 @@ class _Run:
             after = drv.get_config()
         except FabricdError as exc:
             return TargetState.UNKNOWN, (
-                f"rollback failed too ({exc.render()}); the device may be partly changed: "
-                f"run `fabricd rollback INVENTORY --device {self.switch.name}` when it is reachable"
-            )
+                f"rollback failed too ({exc.render()}); the device may be partly changed: roll it back when it "
+                "is reachable"
+            ), [Fix(("rollback",), {"device": self.switch.name}, operands=("INVENTORY",))]
         assert self.before is not None
         was = drv.compare(self.before, self.candidate).changes
         now = drv.compare(after, self.candidate).changes
         if was == now:
-            return TargetState.ROLLED_BACK, "rolled back to the config from before the push (verified)"
+            return TargetState.ROLLED_BACK, "rolled back to the config from before the push (verified)", []
         return TargetState.UNKNOWN, (
-            f"rolled back, but the result differs from the config before the push ({len(now)} differences); "
-            f"check with `fabricd diff --device {self.switch.name}`"
-        )
+            f"rolled back, but the result differs from the config before the push ({len(now)} differences)"
+        ), [Fix(("diff",), {"device": self.switch.name}, "checks it")]
 
 
 def push_one(

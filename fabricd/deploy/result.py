@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from fabricd.errors import Fix
 from fabricd.model import Model
 
 
@@ -44,6 +45,8 @@ class TargetResult(Model):
                        "diff, commit, verify, confirm, rollback, done")
     batch: str | None = None
     duration_s: float = 0.0
+    fixes: list[Fix] = Field(default_factory=list, description="fabricd commands that fix or check a failure, as "
+                             "data (the CLI renders them after the error)")
 
 
 class PushReport(Model):

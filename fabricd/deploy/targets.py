@@ -26,14 +26,14 @@ def select_targets(fabric: Fabric, devices: Iterable[str] = (), groups: Iterable
         if fabric.switch(name) is None:
             close = difflib.get_close_matches(name, names, n=3)
             raise UsageError(
-                f"--device {name}: no switch of that name in fabric {fabric.name!r}",
+                f"{name}: no switch of that name in fabric {fabric.name!r}", option="device",
                 hint=f"did you mean {', '.join(close)}?" if close else f"switches: {', '.join(names)}",
             )
     known_groups = {g for s in fabric.switches for g in s.groups}
     for group in groups:
         if group not in known_groups:
             raise UsageError(
-                f"--group {group}: no switch belongs to that group",
+                f"{group}: no switch belongs to that group", option="group",
                 hint=f"groups with switches: {', '.join(sorted(known_groups)) or 'none'}",
             )
     if not devices and not groups:
@@ -50,7 +50,7 @@ def plan_batches(targets: list[Switch], key: str | None) -> list[tuple[str, list
     if key is None:
         return [("all", list(targets))] if targets else []
     if key not in BATCH_KEYS:
-        raise UsageError(f"--batch {key}: unknown batch key", hint=f"use one of: {', '.join(BATCH_KEYS)}")
+        raise UsageError(f"{key}: unknown batch key", option="batch", hint=f"use one of: {', '.join(BATCH_KEYS)}")
     batches: dict[str, list[Switch]] = {}
     if key == "role":
         for role in ROLE_ORDER:

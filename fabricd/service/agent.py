@@ -1,8 +1,9 @@
 """``fabricd agent``: keep this host's RoCE settings as the intent says, and export how it went.
 
-A reconcile is: read the intent (:mod:`fabricd.service.intent_source`), audit the host through the host backends
-(:func:`fabricd.audit.host.audit_host`), and in ``enforce`` mode apply the plan (``apply_all``, snapshot and restore
-on failure) under the host's apply lock (:mod:`fabricd.hosts.lock`), then audit again. In ``audit`` mode nothing is
+A reconcile is: read the intent (:mod:`fabricd.service.intent_source`), audit the host
+(:func:`fabricd.usecases.host.audit_host`), and in ``enforce`` mode apply the plan with the use case ``fabricd host
+apply`` runs too (:func:`fabricd.usecases.host.apply_host`: snapshot and restore on failure, under the host's apply
+lock), then audit again. In ``audit`` mode nothing is
 written: the agent never fights a person who is changing the host by hand. Reconciles run
 
 - at start,
@@ -26,17 +27,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fabricd import __version__
-from fabricd.audit.host import audit_host
 from fabricd.audit.report import AuditReport, Status
 from fabricd.collectors.core import MetricSpec, Registry, Scrape
 from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.webconfig import WebConfig
 from fabricd.errors import FabricdError
-from fabricd.hosts.base import HostBackend, apply_all
 from fabricd.hosts.events import DeviceWatcher
-from fabricd.hosts.factory import close_backends, open_backends
-from fabricd.hosts.lock import ApplyLock, LockBusy
-from fabricd.intent.host import HostIntent, HostPlan
+from fabricd.hosts.lock import LockBusy
+from fabricd.intent.host import HostIntent
+from fabricd.usecases import host as host_use
+from fabricd.usecases.host import HostTarget
 
 from .api import ApiServer, ServiceHandlers
 from .intent_source import DEFAULT_DEADLINE_S, DEFAULT_MAX_BYTES, IntentSource
@@ -207,18 +207,8 @@ class Agent:
 
     # -- reconcile ----------------------------------------------------------------------------------------------
 
-    def _open(self) -> list[HostBackend]:
-        return open_backends(self.options.root, self.options.netns, self.options.skip)
-
-    def _audit(self, intent: HostIntent, backends: list[HostBackend]) -> AuditReport:
-        return audit_host(intent, backends, gid_root=self.options.root, skip=self.options.skip)
-
-    def _plan(self, intent: HostIntent, backends: list[HostBackend]) -> HostPlan:
-        steps = []
-        for b in backends:
-            snap = b.read_state(intent, self.options.skip)
-            steps += b.plan(intent, snap, self.options.skip).steps
-        return HostPlan(host=intent.host, steps=steps)
+    def _target(self, intent: HostIntent) -> HostTarget:
+        return HostTarget(intent, root=self.options.root, netns=self.options.netns, skip=self.options.skip)
 
     def reconcile(self, trigger: str = "manual", reason: str = "") -> Reconcile:
         """Run one reconcile now (on the caller's thread) and record it."""
@@ -231,16 +221,12 @@ class Agent:
             if self.watcher is not None:
                 self.watcher.update([n.netdev for n in intent.nics],
                                     [n.rdma_device for n in intent.nics if n.rdma_device])
-            backends = self._open()
-            try:
-                report = self._audit(intent, backends)
-                rec.report = report
-                rec.drift_before = sum(1 for c in report.checks if c.status == Status.FAIL)
-                rec.result = "compliant" if report.compliant else "drift"
-                if not report.compliant and self.options.mode == "enforce":
-                    self._enforce(intent, backends, rec)
-            finally:
-                close_backends(backends)
+            report = host_use.audit_host(self._target(intent))
+            rec.report = report
+            rec.drift_before = sum(1 for c in report.checks if c.status == Status.FAIL)
+            rec.result = "compliant" if report.compliant else "drift"
+            if not report.compliant and self.options.mode == "enforce":
+                self._enforce(intent, rec)
         except FabricdError as exc:
             rec.result, rec.error = "failed", exc.render()
         except Exception as exc:  # the loop must survive anything a backend raises
@@ -250,27 +236,30 @@ class Agent:
         self._record(intent, rec)
         return rec
 
-    def _enforce(self, intent: HostIntent, backends: list[HostBackend], rec: Reconcile) -> None:
-        plan = self._plan(intent, backends)
-        if not plan.steps:  # drift that apply cannot fix (a missing NIC, link down at the peer, no GID yet)
-            return
+    def _enforce(self, intent: HostIntent, rec: Reconcile) -> None:
+        """Apply the plan through the same use case as ``host apply`` (under the host's apply lock), then audit
+        again under the lock. Drift the plan cannot fix (a missing NIC, link down at the peer, no GID yet) applies
+        nothing."""
         try:
-            with ApplyLock(intent.host, f"fabricd agent ({self.options.mode})", wait_s=self.options.lock_wait_s):
-                self.counters.applies += 1
-                report = apply_all(backends, plan)
-                # re-read under the lock: what the host looks like after this apply
-                rec.report = self._audit(intent, backends)
+            result = host_use.apply_host(host_use.HostApplyRequest(
+                self._target(intent), holder=f"fabricd agent ({self.options.mode})",
+                lock_wait_s=self.options.lock_wait_s, save_snapshot=False, audit_after=True))
         except LockBusy as exc:
             self._count_failure("lock_busy")
             rec.result, rec.error = "failed", exc.render()
             return
-        rec.applied_steps = sum(len(r.applied) for r in report.results)
-        if not report.ok:
+        if result.report is None:
+            return
+        self.counters.applies += 1
+        if result.audit is not None:
+            rec.report = result.audit
+        rec.applied_steps = result.applied_steps
+        if not result.report.ok:
             self._count_failure("apply_error")
-            failed = next(r.failed for r in report.results if r.failed)
+            failed = next(r.failed for r in result.report.results if r.failed)
             rec.result, rec.error = "failed", failed.error
             return
-        rec.result = "applied" if rec.report.compliant else "drift"
+        rec.result = "applied" if rec.report is not None and rec.report.compliant else "drift"
 
     def _count_failure(self, reason: str) -> None:
         self.counters.apply_failures[reason] = self.counters.apply_failures.get(reason, 0) + 1

@@ -18,13 +18,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from fabricd.audit.host import audit_host
 from fabricd.audit.report import Status
 from fabricd.collectors.core import MetricSpec, Scrape
 from fabricd.errors import FabricdError
-from fabricd.hosts.factory import close_backends, open_backends
 from fabricd.intent.host import host_intent
 from fabricd.model import Fabric
+from fabricd.usecases import host as host_use
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +101,7 @@ class DriftAuditor:
 
     def audit_host(self, name: str, root: str) -> DriftState:
         try:
-            intent = host_intent(self.fabric, name)
-            backends = open_backends(root)
-            try:
-                report = audit_host(intent, backends, gid_root=root)
-            finally:
-                close_backends(backends)
+            report = host_use.audit_host(host_use.HostTarget(host_intent(self.fabric, name), root=root))
         except (FabricdError, OSError, KeyError) as exc:
             text = exc.render() if isinstance(exc, FabricdError) else str(exc)
             return DriftState(name, "host", None, 0, time.time(), text)

@@ -137,5 +137,5 @@ def test_a_port_that_speaks_no_ssh_and_a_wrong_key_fail_with_their_reason(hosts:
     res = subprocess.run([sys.executable, "-c", _MUTE_RUN], capture_output=True, text=True, timeout=60, check=False,
                          cwd=Path(__file__).resolve().parents[2])
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("failed ") and "no SSH handshake within 1 s (--connect-timeout)" in res.stdout
+    assert res.stdout.startswith("failed ") and "no SSH handshake within 1 s (the connect timeout)" in res.stdout
     assert res.stderr == ""

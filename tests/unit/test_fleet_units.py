@@ -12,7 +12,7 @@ import pytest
 
 from fabricd import settings
 from fabricd.audit.report import AuditReport, CheckResult, Finding, Status
-from fabricd.deploy.hostfanout import select_hosts
+from fabricd.cli.host_fanout import select_hosts
 from fabricd.errors import FabricdError, UsageError
 from fabricd.hosts.lock import ApplyLock, LockBusy
 from fabricd.intent.host import host_intent

@@ -151,18 +151,18 @@ def test_report_does_not_follow_a_link_in_its_out_folder(tmp_path: Path, lab_inv
 
 def test_host_snapshots_do_not_follow_a_link_in_the_state_dir(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from fabricd.cli.host import _save_snapshots
     from fabricd.safepath import PathEscapeError
+    from fabricd.usecases.host import save_snapshots
 
     state, victim = _victim(tmp_path)
     monkeypatch.setenv("FABRICD_STATE_DIR", str(state))
     (state / "hosts" / "gpu1").mkdir(parents=True)
     (state / "hosts" / "gpu1" / "last.json").symlink_to(victim / "owned")
     with pytest.raises(PathEscapeError):
-        _save_snapshots("gpu1", [])
+        save_snapshots("gpu1", [])
     assert list(victim.iterdir()) == []
     (state / "hosts" / "gpu1" / "last.json").unlink()
-    path = _save_snapshots("gpu1", [])
+    path = save_snapshots("gpu1", [])
     assert path.parent == (state / "hosts" / "gpu1").resolve() and (path.parent / "last.json").is_file()
 
 

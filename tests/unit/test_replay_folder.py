@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabricd.capture.folder import write_device, write_index
+from fabricd.cli.common import render_error
 from fabricd.errors import DriverError, UsageError
 from fabricd.readers.switch.replay import (
     CommandRecord,
@@ -62,7 +63,8 @@ def test_not_a_capture_is_a_usage_error(tmp_path: Path, content: str | None, mes
         (tmp_path / "x" / "manifest.json").write_text(content)
     with pytest.raises(UsageError, match=message) as info:
         ReplayFolder(tmp_path)
-    assert info.value.hint and "fabricd capture" in info.value.hint
+    assert info.value.hint and [f.command for f in info.value.fixes] == [("capture",), ("docs",)]
+    assert "`fabricd capture --out DIR`" in render_error(info.value)
     with pytest.raises(UsageError, match="not a directory"):
         ReplayFolder(tmp_path / "missing")
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricd.errors import DriverError, UsageError
+from fabricd.errors import DriverError, Fix, UsageError
 
 FORMAT = "fabricd-capture/1"
 MANIFEST = "manifest.json"
@@ -86,8 +86,9 @@ class DeviceManifest:
 
 
 def _bad(path: Path, what: str) -> UsageError:
-    return UsageError(f"{path}: {what}", hint="pass a folder written by `fabricd capture --out DIR` "
-                      "(`fabricd docs captures` describes the layout)")
+    return UsageError(f"{path}: {what}", hint="pass a folder written by a capture",
+                      fixes=(Fix(("capture",), {"out": "DIR"}, "writes one"),
+                             Fix(("docs",), operands=("captures",), text="describes the layout")))
 
 
 def _record(path: Path, raw: Any) -> CommandRecord:
@@ -137,7 +138,8 @@ class ReplayDevice:
         rec = self._by_command.get(command)
         if rec is None:
             raise DriverError(self.name, op, f"{command!r} is not in the capture {self.folder}",
-                              hint="capture the device again with this fabricd version (`fabricd capture`)")
+                              hint="capture the device again with this fabricd version",
+                              fixes=(Fix(("capture",), {"device": self.name}),))
         if rec.status != "ok" or rec.file is None:
             raise DriverError(self.name, op, f"{command!r} failed when captured: {rec.error or rec.status}")
         try:
@@ -170,7 +172,8 @@ class ReplayFolder:
 
     def __init__(self, root: Path) -> None:
         if not root.is_dir():
-            raise UsageError(f"--replay {root}: not a directory", hint="pass the --out folder of `fabricd capture`")
+            raise UsageError(f"{root}: the replay folder is not a directory", hint="pass the folder a capture wrote",
+                             fixes=(Fix(("capture",), {"out": "DIR"}, "writes one"),))
         self.root = root
         self.devices: dict[str, ReplayDevice] = {}
         for sub in sorted(p for p in root.iterdir() if p.is_dir() and (p / MANIFEST).is_file()):
@@ -183,5 +186,5 @@ class ReplayFolder:
         dev = self.devices.get(name)
         if dev is None:
             raise DriverError(name, "connect", f"{name} is not in the capture {self.root} (captured: "
-                              f"{', '.join(self.devices)})", hint=f"`fabricd capture --device {name} --out DIR`")
+                              f"{', '.join(self.devices)})", fixes=(Fix(("capture",), {"device": name, "out": "DIR"}),))
         return dev
