@@ -14,6 +14,10 @@ the test even when the code under test catches the error; the fix is a marker, o
 A socket pair (asyncio's event loop has one) opens nothing and stays allowed, and so do two library probes
 (:data:`PROBES`).
 ``make test`` runs every tier.
+
+Shared by every test: the fixtures below (one meaning per name: ``lab_inventory`` the lab inventory's path,
+``lab_fabric`` it loaded, ``update_goldens``), and tests/metrics_text.py, the one reader of Prometheus exposition
+text (``metric_value(text, series)``, ``Metrics(text)``), importable from any test module.
 """
 
 from __future__ import annotations

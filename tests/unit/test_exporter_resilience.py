@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from metrics_text import Metrics, metric_value
 
 import fabricd.collectors.nic as nic_mod
 import fabricd.collectors.rdma as rdma_mod
@@ -19,20 +20,8 @@ from fabricd.collectors.host import host_collectors
 from fabricd_lab.replay import ReplayHost
 
 
-def success(text: str) -> dict[str, str]:
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("fabricd_scrape_collector_success{"):
-            name = line.split('"')[1]
-            out[name] = line.rsplit(" ", 1)[1]
-    return out
-
-
-def value(text: str, series: str) -> str | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return line.rsplit(" ", 1)[1]
-    return None
+def success(text: str) -> dict[str, float]:
+    return Metrics(text).by_label("fabricd_scrape_collector_success", "collector")
 
 
 @pytest.fixture
@@ -51,9 +40,9 @@ def registry(host: ReplayHost) -> Registry:
 
 def test_healthy_tree_all_collectors_succeed(host: ReplayHost) -> None:
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "1", "nic_config": "1"}
-    assert value(text, 'fabricd_nic_pfc_pause_duration_seconds_total{interface="eth0",priority="3",direction="rx"}') \
-        == "0.005"
+    assert success(text) == {"nic": 1, "rdma": 1, "nic_config": 1}
+    assert metric_value(text, 'fabricd_nic_pfc_pause_duration_seconds_total{interface="eth0",priority="3",'
+                        'direction="rx"}') == 0.005
 
 
 def test_rdma_device_vanishes_between_discovery_and_read(host: ReplayHost, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,8 +55,8 @@ def test_rdma_device_vanishes_between_discovery_and_read(host: ReplayHost, monke
 
     monkeypatch.setattr(rdma_mod, "list_rdma_devices", list_then_remove)
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1"}
-    assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "7"
+    assert success(text) == {"nic": 1, "rdma": 0, "nic_config": 1}
+    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == 7
     assert 'device="mlx5_1"' not in text.split("fabricd_nic_roce_tos")[0]
 
 
@@ -81,7 +70,7 @@ def test_ethtool_file_vanishes_between_discovery_and_read(host: ReplayHost, monk
 
     monkeypatch.setattr(nic_mod.ReplayEthtoolSource, "interfaces", interfaces_then_remove)
     text = registry(host).exposition()
-    assert success(text)["nic"] == "0"
+    assert success(text)["nic"] == 0
     assert 'interface="eth0"' in text and 'fabricd_nic_info{interface="eth1"' not in text
 
 
@@ -91,45 +80,46 @@ def test_unreadable_counter_file(host: ReplayHost) -> None:
     path.unlink()
     path.symlink_to(path)
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1"}
-    assert value(text, 'fabricd_rdma_cnp_sent_total{device="mlx5_0",port="1"}') is None  # absent, not 0
-    assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "7"
+    assert success(text) == {"nic": 1, "rdma": 0, "nic_config": 1}
+    assert metric_value(text, 'fabricd_rdma_cnp_sent_total{device="mlx5_0",port="1"}') is None  # absent, not 0
+    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == 7
 
 
 def test_non_numeric_value(host: ReplayHost) -> None:
     (host.root / "sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence").write_text("garbage\n")
     (host.root / "sys/class/net/eth0/ecn/roce_np/enable/3").write_text("yes\n")
     text = registry(host).exposition()
-    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "0"}
-    assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') is None
-    assert value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="np",priority="3"}') is None
-    assert value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="rp",priority="3"}') == "1"
+    assert success(text) == {"nic": 1, "rdma": 0, "nic_config": 0}
+    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') is None
+    assert metric_value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="np",priority="3"}') is None
+    assert metric_value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="rp",priority="3"}') == 1
 
 
 def test_not_available_is_absent_not_a_failure(host: ReplayHost) -> None:
     """``N/A (no PMA)`` (i40iw, rxe) means the device has no such counter: skipped, and success stays 1."""
     (host.root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_wait").write_text("N/A (no PMA)\n")
     text = registry(host).exposition()
-    assert success(text)["rdma"] == "1"
-    assert value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_0",port="1"}') is None
-    assert value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_1",port="1"}') == "0"
+    assert success(text)["rdma"] == 1
+    assert metric_value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_0",port="1"}') is None
+    assert metric_value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_1",port="1"}') == 0
 
 
 def test_counter_reset_is_passed_through_and_counted(host: ReplayHost) -> None:
     reg = registry(host)
     first = reg.exposition()
-    assert value(first, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}') == "100"
+    assert metric_value(first, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",'
+                        'direction="rx"}') == 100
     host.reset("eth0")  # driver reload: every counter of eth0 and mlx5_0 back to 0
     host.flush()
     second = reg.exposition()
-    assert value(second, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}') == "0"
-    assert success(second) == {"nic": "1", "rdma": "1", "nic_config": "1"}
-    nic_resets = int(value(second, 'fabricd_counters_reset_total{collector="nic"}') or "0")
-    rdma_resets = int(value(second, 'fabricd_counters_reset_total{collector="rdma"}') or "0")
+    assert metric_value(second, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}') == 0
+    assert success(second) == {"nic": 1, "rdma": 1, "nic_config": 1}
+    nic_resets = int(metric_value(second, 'fabricd_counters_reset_total{collector="nic"}') or 0)
+    rdma_resets = int(metric_value(second, 'fabricd_counters_reset_total{collector="rdma"}') or 0)
     assert nic_resets >= 3  # pause frames, pause duration, priority/phy traffic counters went back
     assert rdma_resets >= 2  # out_of_sequence and the data/packet counters
     third = reg.exposition()
-    assert value(third, 'fabricd_counters_reset_total{collector="nic"}') == str(nic_resets)  # no double count
+    assert metric_value(third, 'fabricd_counters_reset_total{collector="nic"}') == nic_resets  # no double count
 
 
 @pytest.mark.integration  # runs the fabricd CLI as a process
