@@ -1,5 +1,6 @@
-"""Issue 26 part 2: counter names by driver and generation, the map picked by the device's own driver, and the
-ionic (AMD Pensando) profile.
+"""fabricd.readers.ethtool_maps (and the hw_counters lookups of readers.rdma): counter names by driver and
+generation, built from the NIC profiles' registry, the map picked by the device's own driver, and the ionic (AMD
+Pensando) names.
 
 The names are the drivers' own (sources in each NIC profile, fabricd/intent/nics/<family>.py, and in
 fabricd/readers/ethtool_maps.py for the drivers no profile covers); the tests feed each generation's names to the
