@@ -64,6 +64,11 @@ class Pair:
         return {c.name: len(layouts_of(c)) for c in self.kept.collectors}
 
 
+def line(text: str, series: str) -> str | None:
+    v = metric_value(text, series)  # tests/metrics_text.py: the one reader; the value as the exposition writes it
+    return None if v is None else (str(int(v)) if float(v).is_integer() else repr(float(v)))
+
+
 @pytest.fixture
 def host(tmp_path: Path) -> ReplayHost:
     h = ReplayHost.mlx5(tmp_path, 2, channels=2)
@@ -108,7 +113,7 @@ def test_in_place_rewrite_is_read_through_kept_descriptor(host: ReplayHost) -> N
     with open(counter, "w") as f:  # same inode, truncated and rewritten: no directory change
         f.write("12345\n")
     text = pair.scrape()
-    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == 12345
+    assert line(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "12345"
     after = rdma.files.layouts.get("mlx5_0", ahead())
     assert after is not None and after[0] is before[0]  # still the same kept descriptors
 
@@ -120,13 +125,13 @@ def test_ethtool_text_rewritten_in_place_is_parsed_again(host: ReplayHost) -> No
     series = 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}'
     first = pair.scrape()
     assert pair.scrape() == first
-    assert metric_value(first, series) == 100
+    assert line(first, series) == "100"
     stats = host.root / "ethtool/eth0.stats"
     text = stats.read_bytes()
     assert text.count(b"rx_prio3_pause: 100\n") == 1
     with open(stats, "r+b") as f:
         f.write(text.replace(b"rx_prio3_pause: 100\n", b"rx_prio3_pause: 900\n"))
-    assert metric_value(pair.scrape(), series) == 900
+    assert line(pair.scrape(), series) == "900"
     files = pair.kept.collectors[0]
     assert isinstance(files, NicCollector) and isinstance(files.source, ReplayEthtoolSource)
     assert files.source.files.layouts.get("eth0", ahead()) is not None  # still the kept layout
@@ -141,7 +146,7 @@ def test_renamed_file_is_reopened(host: ReplayHost) -> None:
     tmp.write_text("42\n")
     os.replace(tmp, counter)
     text = pair.scrape()
-    assert metric_value(text, 'fabricd_rdma_port_discards_total{device="mlx5_0",port="1",direction="tx"}') == 42
+    assert line(text, 'fabricd_rdma_port_discards_total{device="mlx5_0",port="1",direction="tx"}') == "42"
 
 
 def test_new_counter_file_is_exported_and_removed_one_is_absent(host: ReplayHost) -> None:
@@ -152,9 +157,9 @@ def test_new_counter_file_is_exported_and_removed_one_is_absent(host: ReplayHost
     (hw / "rx_new_counter").write_text("9\n")
     (hw / "rp_cnp_handled").unlink()
     text = pair.scrape()
-    assert metric_value(text, 'fabricd_rdma_hw_counters_total{device="mlx5_0",port="1",counter="rx_new_counter"}') == 9
-    assert metric_value(text, 'fabricd_rdma_cnp_handled_total{device="mlx5_0",port="1"}') is None  # absent, not 0
-    assert metric_value(text, 'fabricd_rdma_cnp_handled_total{device="mlx5_1",port="1"}') is not None
+    assert line(text, 'fabricd_rdma_hw_counters_total{device="mlx5_0",port="1",counter="rx_new_counter"}') == "9"
+    assert line(text, 'fabricd_rdma_cnp_handled_total{device="mlx5_0",port="1"}') is None  # absent, not 0
+    assert line(text, 'fabricd_rdma_cnp_handled_total{device="mlx5_1",port="1"}') is not None
 
 
 def test_new_ethtool_counter_and_driver_change(host: ReplayHost) -> None:
@@ -164,7 +169,7 @@ def test_new_ethtool_counter_and_driver_change(host: ReplayHost) -> None:
     with open(stats, "a") as f:  # in place: the text layout changes, the directory does not
         f.write("     rx_prio5_pause: 77\n")
     text = pair.scrape()
-    assert metric_value(text, 'fabricd_nic_pfc_pause_frames_total{interface="eth1",priority="5",direction="rx"}') == 77
+    assert line(text, 'fabricd_nic_pfc_pause_frames_total{interface="eth1",priority="5",direction="rx"}') == "77"
     info = host.root / "ethtool/eth1.info"
     info.write_text(info.read_text().replace("mlx5_core", "mlx4_en"))  # in place: another driver's name map
     text = pair.scrape()
@@ -179,7 +184,7 @@ def test_non_numeric_and_not_available_values_after_layout(host: ReplayHost) -> 
         f.write("N/A (no PMA)\n")
     text = pair.scrape()
     assert 'fabricd_scrape_collector_success{collector="rdma"} 1' in text
-    assert metric_value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_0",port="1"}') is None
+    assert line(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_0",port="1"}') is None
     with open(base / "hw_counters/out_of_sequence", "w") as f:
         f.write("garbage\n")
     with open(host.root / "sys/class/net/eth0/ecn/roce_np/enable/3", "w") as f:
@@ -216,8 +221,8 @@ def test_config_files_appear_and_change(host: ReplayHost) -> None:
     (qos / "pfc").write_text("0,0,0,1,0,0,0,0\n")
     (qos / "trust").write_text("dscp\n")
     text = pair.scrape()
-    assert metric_value(text, 'fabricd_nic_pfc_enabled{interface="eth0",priority="3"}') == 1
-    assert metric_value(text, 'fabricd_nic_trust_info{interface="eth0",trust="dscp"}') == 1
+    assert line(text, 'fabricd_nic_pfc_enabled{interface="eth0",priority="3"}') == "1"
+    assert line(text, 'fabricd_nic_trust_info{interface="eth0",trust="dscp"}') == "1"
     with open(qos / "pfc", "w") as f:
         f.write("0,0,0,1,1,0,0,0\n")
     with open(host.root / "sys/class/net/eth0/mtu", "w") as f:
@@ -225,9 +230,9 @@ def test_config_files_appear_and_change(host: ReplayHost) -> None:
     with open(host.root / "sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos", "w") as f:
         f.write("104\n")
     text = pair.scrape()
-    assert metric_value(text, 'fabricd_nic_pfc_enabled{interface="eth0",priority="4"}') == 1
-    assert metric_value(text, 'fabricd_nic_mtu_bytes{interface="eth0"}') == 4200
-    assert metric_value(text, 'fabricd_nic_roce_tos{device="mlx5_0",port="1"}') == 104
+    assert line(text, 'fabricd_nic_pfc_enabled{interface="eth0",priority="4"}') == "1"
+    assert line(text, 'fabricd_nic_mtu_bytes{interface="eth0"}') == "4200"
+    assert line(text, 'fabricd_nic_roce_tos{device="mlx5_0",port="1"}') == "104"
 
 
 def test_counter_reset_counted_the_same_way(host: ReplayHost) -> None:
@@ -237,12 +242,12 @@ def test_counter_reset_counted_the_same_way(host: ReplayHost) -> None:
     host.reset("eth0")
     host.flush()
     text = pair.scrape()
-    assert int(metric_value(text, 'fabricd_counters_reset_total{collector="nic"}') or 0) >= 3
-    assert int(metric_value(text, 'fabricd_counters_reset_total{collector="rdma"}') or 0) >= 2
+    assert int(line(text, 'fabricd_counters_reset_total{collector="nic"}') or "0") >= 3
+    assert int(line(text, 'fabricd_counters_reset_total{collector="rdma"}') or "0") >= 2
 
 
-def success(text: str, collector: str) -> float | None:
-    return metric_value(text, f'fabricd_scrape_collector_success{{collector="{collector}"}}')
+def success(text: str, collector: str) -> str | None:
+    return line(text, f'fabricd_scrape_collector_success{{collector="{collector}"}}')
 
 
 def test_vanishes_between_discovery_and_read_with_layouts(host: ReplayHost, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,7 +276,7 @@ def test_vanishes_between_discovery_and_read_with_layouts(host: ReplayHost, monk
     monkeypatch.setattr(rdma_mod, "list_rdma_devices", list_then_remove)
     monkeypatch.setattr(nic_mod.ReplayEthtoolSource, "interfaces", interfaces_then_remove)
     text = registry.exposition()
-    assert success(text, "rdma") == 0 and success(text, "nic") == 0
+    assert success(text, "rdma") == "0" and success(text, "nic") == "0"
     assert 'fabricd_rdma_port_info{device="mlx5_1"' not in text
     assert 'fabricd_nic_info{interface="eth1"' not in text
-    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == 7
+    assert line(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "7"

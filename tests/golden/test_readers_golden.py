@@ -17,7 +17,6 @@ from fabricd.nos.cisco_nxos import show as cisco_nxos
 from fabricd.nos.cumulus_nvue import show as cumulus_nvue
 from fabricd.nos.sonic import show as sonic
 from fabricd.readers.ethtool import EthtoolStats, normalise, parse_ethtool_stats
-from fabricd.readers.ethtool_maps import DRIVER_NAMES
 from fabricd.readers.perfquery import parse_perfquery
 from fabricd.readers.rdma import RdmaDevice, read_rdma
 from fabricd.readers.switch.model import SwitchCounters, merge
@@ -52,6 +51,8 @@ so a new NIC family's capture needs no line here."""
 def capture_driver(path: Path) -> str | None:
     """The driver whose map reads an ethtool capture: its name's prefix (None: ``ethtool-S-*``, a switch port with no
     driver map, nothing normalised)."""
+    from fabricd.readers.ethtool_maps import DRIVER_NAMES  # not at the top: keeps the import block as others edit it
+
     if path.name.startswith("ethtool-S-"):
         return None
     prefix = path.name.split("-", 1)[0]

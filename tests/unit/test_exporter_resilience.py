@@ -20,8 +20,19 @@ from fabricd.collectors.host import host_collectors
 from fabricd_lab.replay import ReplayHost
 
 
-def success(text: str) -> dict[str, float]:
-    return Metrics(text).by_label("fabricd_scrape_collector_success", "collector")
+def _written(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def success(text: str) -> dict[str, str]:
+    """``fabricd_scrape_collector_success`` by collector, as the exposition writes it (``"1"``/``"0"``)."""
+    return {c: _written(v) for c, v in Metrics(text).by_label("fabricd_scrape_collector_success", "collector").items()}
+
+
+def value(text: str, series: str) -> str | None:
+    """One series' value as the exposition writes it (tests/metrics_text.py reads it), None when absent."""
+    v = metric_value(text, series)
+    return None if v is None else _written(v)
 
 
 @pytest.fixture
@@ -40,9 +51,9 @@ def registry(host: ReplayHost) -> Registry:
 
 def test_healthy_tree_all_collectors_succeed(host: ReplayHost) -> None:
     text = registry(host).exposition()
-    assert success(text) == {"nic": 1, "rdma": 1, "nic_config": 1}
-    assert metric_value(text, 'fabricd_nic_pfc_pause_duration_seconds_total{interface="eth0",priority="3",'
-                        'direction="rx"}') == 0.005
+    assert success(text) == {"nic": "1", "rdma": "1", "nic_config": "1"}
+    assert value(text, 'fabricd_nic_pfc_pause_duration_seconds_total{interface="eth0",priority="3",direction="rx"}') \
+        == "0.005"
 
 
 def test_rdma_device_vanishes_between_discovery_and_read(host: ReplayHost, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,8 +66,8 @@ def test_rdma_device_vanishes_between_discovery_and_read(host: ReplayHost, monke
 
     monkeypatch.setattr(rdma_mod, "list_rdma_devices", list_then_remove)
     text = registry(host).exposition()
-    assert success(text) == {"nic": 1, "rdma": 0, "nic_config": 1}
-    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == 7
+    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1"}
+    assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "7"
     assert 'device="mlx5_1"' not in text.split("fabricd_nic_roce_tos")[0]
 
 
@@ -70,7 +81,7 @@ def test_ethtool_file_vanishes_between_discovery_and_read(host: ReplayHost, monk
 
     monkeypatch.setattr(nic_mod.ReplayEthtoolSource, "interfaces", interfaces_then_remove)
     text = registry(host).exposition()
-    assert success(text)["nic"] == 0
+    assert success(text)["nic"] == "0"
     assert 'interface="eth0"' in text and 'fabricd_nic_info{interface="eth1"' not in text
 
 
@@ -80,46 +91,45 @@ def test_unreadable_counter_file(host: ReplayHost) -> None:
     path.unlink()
     path.symlink_to(path)
     text = registry(host).exposition()
-    assert success(text) == {"nic": 1, "rdma": 0, "nic_config": 1}
-    assert metric_value(text, 'fabricd_rdma_cnp_sent_total{device="mlx5_0",port="1"}') is None  # absent, not 0
-    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == 7
+    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "1"}
+    assert value(text, 'fabricd_rdma_cnp_sent_total{device="mlx5_0",port="1"}') is None  # absent, not 0
+    assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') == "7"
 
 
 def test_non_numeric_value(host: ReplayHost) -> None:
     (host.root / "sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence").write_text("garbage\n")
     (host.root / "sys/class/net/eth0/ecn/roce_np/enable/3").write_text("yes\n")
     text = registry(host).exposition()
-    assert success(text) == {"nic": 1, "rdma": 0, "nic_config": 0}
-    assert metric_value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') is None
-    assert metric_value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="np",priority="3"}') is None
-    assert metric_value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="rp",priority="3"}') == 1
+    assert success(text) == {"nic": "1", "rdma": "0", "nic_config": "0"}
+    assert value(text, 'fabricd_rdma_out_of_sequence_total{device="mlx5_0",port="1"}') is None
+    assert value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="np",priority="3"}') is None
+    assert value(text, 'fabricd_nic_ecn_enabled{interface="eth0",point="rp",priority="3"}') == "1"
 
 
 def test_not_available_is_absent_not_a_failure(host: ReplayHost) -> None:
     """``N/A (no PMA)`` (i40iw, rxe) means the device has no such counter: skipped, and success stays 1."""
     (host.root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_wait").write_text("N/A (no PMA)\n")
     text = registry(host).exposition()
-    assert success(text)["rdma"] == 1
-    assert metric_value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_0",port="1"}') is None
-    assert metric_value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_1",port="1"}') == 0
+    assert success(text)["rdma"] == "1"
+    assert value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_0",port="1"}') is None
+    assert value(text, 'fabricd_rdma_port_transmit_wait_total{device="mlx5_1",port="1"}') == "0"
 
 
 def test_counter_reset_is_passed_through_and_counted(host: ReplayHost) -> None:
     reg = registry(host)
     first = reg.exposition()
-    assert metric_value(first, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",'
-                        'direction="rx"}') == 100
+    assert value(first, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}') == "100"
     host.reset("eth0")  # driver reload: every counter of eth0 and mlx5_0 back to 0
     host.flush()
     second = reg.exposition()
-    assert metric_value(second, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}') == 0
-    assert success(second) == {"nic": 1, "rdma": 1, "nic_config": 1}
-    nic_resets = int(metric_value(second, 'fabricd_counters_reset_total{collector="nic"}') or 0)
-    rdma_resets = int(metric_value(second, 'fabricd_counters_reset_total{collector="rdma"}') or 0)
+    assert value(second, 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}') == "0"
+    assert success(second) == {"nic": "1", "rdma": "1", "nic_config": "1"}
+    nic_resets = int(value(second, 'fabricd_counters_reset_total{collector="nic"}') or "0")
+    rdma_resets = int(value(second, 'fabricd_counters_reset_total{collector="rdma"}') or "0")
     assert nic_resets >= 3  # pause frames, pause duration, priority/phy traffic counters went back
     assert rdma_resets >= 2  # out_of_sequence and the data/packet counters
     third = reg.exposition()
-    assert metric_value(third, 'fabricd_counters_reset_total{collector="nic"}') == nic_resets  # no double count
+    assert value(third, 'fabricd_counters_reset_total{collector="nic"}') == str(nic_resets)  # no double count
 
 
 @pytest.mark.integration  # runs the fabricd CLI as a process
