@@ -1,5 +1,6 @@
-"""NIC profiles per driver family: ``mlx5``, ``ice`` (E810, irdma), ``bnxt`` (bnxt_en/bnxt_re), ``rxe``, ``ionic``
-(AMD Pensando: counters only).
+"""NIC profiles per driver family, one module each; :data:`PROFILES` is the registry that the readers (counter
+names), the lab's fake host, the docs generator (docs/nics.md) and the tests walk. Adding a family:
+docs/ARCHITECTURE.md, "Adding a NIC family".
 
 ``profile_for(driver)`` maps a kernel driver name (the netdev's ``ethtool -i`` driver or the RDMA device's driver)
 to its family's :class:`NicProfile`; :func:`nic_profile` picks it for an inventory NIC (``rdma_driver`` first, then
