@@ -12,7 +12,7 @@ from __future__ import annotations
 from fabricd.model import Nic
 
 from . import bnxt, ice, ionic, mlx5, rxe
-from .base import Knob, NicProfile, Prerequisite
+from .base import Knob, LabNic, NicProfile, Prerequisite
 
 PROFILES: tuple[NicProfile, ...] = (mlx5.PROFILE, ice.PROFILE, bnxt.PROFILE, rxe.PROFILE, ionic.PROFILE)
 BY_FAMILY: dict[str, NicProfile] = {p.family: p for p in PROFILES}
@@ -86,6 +86,7 @@ __all__ = [
     "CONFIGFS_GROUP_ROOTS",
     "PROFILES",
     "Knob",
+    "LabNic",
     "NicProfile",
     "Prerequisite",
     "commit_file_for",
