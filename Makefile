@@ -57,12 +57,14 @@ wheel-smoke: sysdeps
 	@scripts/wheel_smoke.sh $(PYTHON)
 
 # The unit tier (tests/conftest.py): leaves out tests marked integration, netns, vm or slow, and fails any other test
-# that opens a socket or starts a process. Runs as any user; writes no .pytest_cache. In random order (pytest-randomly:
-# the seed is printed at the top; rerun one order with RANDOMLY_SEED=N, or file order with RANDOMLY_SEED=off).
+# that opens a socket or starts a process. Runs as any user; writes no .pytest_cache. In random order (pytest-randomly):
+# the seed is printed first; RANDOMLY_SEED=N replays that order, RANDOMLY_SEED=off keeps file order.
 RANDOMLY_SEED ?=
 unit: $(STAMP)
-	@$(BIN)/python -m pytest -q --unit -p no:cacheprovider \
-	  $(if $(filter off,$(RANDOMLY_SEED)),-p no:randomly,-p randomly $(if $(RANDOMLY_SEED),--randomly-seed=$(RANDOMLY_SEED))); rc=$$?; \
+	@seed="$(RANDOMLY_SEED)"; seed=$${seed:-$$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}; \
+	  if [ "$$seed" = off ]; then order="-p no:randomly"; else order="-p randomly --randomly-seed=$$seed"; \
+	    echo "unit tier in random order (make unit RANDOMLY_SEED=$$seed replays it)"; fi; \
+	  $(BIN)/python -m pytest -q --unit -p no:cacheprovider $$order; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 # validate, render, push, host apply + audit, export into Prometheus, a PFC storm, verbs traffic: `fabricd demo --help`
