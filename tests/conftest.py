@@ -14,6 +14,10 @@ the test even when the code under test catches the error; the fix is a marker, o
 A socket pair (asyncio's event loop has one) opens nothing and stays allowed, and so do two library probes
 (:data:`PROBES`).
 ``make test`` runs every tier.
+
+Shared by every test: the fixtures below (one meaning per name: ``lab_inventory`` the lab inventory's path,
+``lab_fabric`` it loaded, ``update_goldens``), and tests/metrics_text.py, the one reader of Prometheus exposition
+text (``metric_value(text, series)``, ``Metrics(text)``), importable from any test module.
 """
 
 from __future__ import annotations
@@ -27,9 +31,12 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from fabricd.model import Fabric
 
 pytest_plugins = ["pytester"]  # tests/unit/test_tiers.py runs the unit tier on a small suite in-process
 
@@ -192,6 +199,19 @@ def update_goldens(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-goldens"))
 
 
+# -- fixtures: one meaning per name (a test module defines a fixture of the same name only to mean the same thing) --
+
+
 @pytest.fixture
 def lab_inventory() -> Path:
+    """The path of the lab inventory (inventory/lab in the checkout); read it, never write it (copy it first)."""
     return REPO / "inventory" / "lab"
+
+
+@pytest.fixture(scope="session")
+def lab_fabric() -> Fabric:
+    """The lab inventory loaded (a frozen :class:`fabricd.model.Fabric`, shared by the whole run: tests derive
+    changed copies with ``model_dump``/``model_validate``, never change it)."""
+    from fabricd.inventory import load_inventory
+
+    return load_inventory(REPO / "inventory" / "lab").fabric

@@ -11,8 +11,9 @@ Facts the reader handles (Linux ``Documentation/ABI/stable/sysfs-class-infiniban
 - ``counters_ext/*_64`` win over their 32-bit ``counters/`` twins;
 - RoCE congestion and transport counters live in ``hw_counters`` with driver-specific names: mlx5 (``np_cnp_sent``,
   ``rp_cnp_handled``, ``out_of_sequence``...) and Soft-RoCE rxe (``sent_pkts``, ``rcvd_pkts``,
-  ``out_of_seq_request``, ``rcvd_seq_err``, ``completer_retry_err``...; rxe has no ``counters/`` at all);
-  :data:`HW_COUNTER_MAP` maps both to one vocabulary. ``lifespan`` is a cache-lifetime knob, not a counter.
+  ``out_of_seq_request``, ``rcvd_seq_err``, ``completer_retry_err``...; rxe has no ``counters/`` at all); each NIC
+  profile (fabricd/intent/nics/) holds its family's names and :data:`HW_COUNTER_MAP` maps them to one vocabulary.
+  ``lifespan`` is a cache-lifetime knob, not a counter.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
+from fabricd.intent.nics import PROFILES
+
 from .common import (
     SATURATED_U32,
     Direction,
@@ -34,6 +37,7 @@ from .common import (
     read_dir_values,
     read_text,
 )
+from .counter_names import HwMeaning
 
 CLASS_DIR = os.path.join("sys", "class", "infiniband")
 
@@ -85,110 +89,17 @@ _EXT_TWINS: dict[str, str] = {
 }
 """``counters_ext`` (64-bit, mlx4) names -> the ``counters/`` name they replace."""
 
-HwMeaning = tuple[str, Direction | None, str | None]
-
-MLX5_HW_COUNTERS: dict[str, HwMeaning] = {
-    # mlx5_ib (Linux Documentation/infiniband/... and NVIDIA "Understanding mlx5 Linux Counters")
-    "np_cnp_sent": ("cnp_sent", "tx", None),
-    "rp_cnp_handled": ("cnp_handled", "rx", None),
-    "rp_cnp_ignored": ("cnp_ignored", "rx", None),
-    "np_ecn_marked_roce_packets": ("ecn_marked_packets", "rx", None),
-    "out_of_sequence": ("out_of_sequence", "rx", None),
-    "out_of_buffer": ("out_of_buffer", "rx", None),
-    "packet_seq_err": ("packet_seq_errors", "rx", None),
-    "local_ack_timeout_err": ("local_ack_timeout_errors", "tx", None),
-    "implied_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
-    "roce_adp_retrans": ("retransmits", "tx", None),
-    "roce_adp_retrans_to": ("retransmit_timeouts", "tx", None),
-    "duplicate_request": ("duplicate_requests", "rx", None),
-    "rnr_nak_retry_err": ("rnr_nak_retry_errors", "tx", None),
-    "req_transport_retries_exceeded": ("retry_exceeded_errors", "tx", None),
+HW_COUNTERS_BY_DRIVER: dict[str, Mapping[str, HwMeaning]] = {
+    d: p.hw_counters for p in PROFILES for d in p.rdma_drivers
 }
-"""mlx5_ib ``hw_counters`` (ConnectX, BlueField)."""
+"""RDMA driver (``/sys/class/infiniband/<dev>/device/driver``, or the NIC profile's) -> its hw_counters map, from the
+NIC profiles (``NicProfile.hw_counters``, fabricd/intent/nics/)."""
 
-RXE_HW_COUNTERS: dict[str, HwMeaning] = {
-    # Soft-RoCE rxe, Linux 6.1 (drivers/infiniband/sw/rxe/rxe_hw_counters.c; read in the lab VM)
-    "sent_pkts": ("packets", "tx", None),
-    "rcvd_pkts": ("packets", "rx", None),
-    "out_of_seq_request": ("out_of_sequence", "rx", None),
-    "rcvd_seq_err": ("packet_seq_errors", "rx", None),
-    "completer_retry_err": ("retransmits", "tx", None),
-    "retry_exceeded_err": ("retry_exceeded_errors", "tx", None),
-}
-"""rdma_rxe ``hw_counters`` (Soft-RoCE)."""
-
-BNXT_RE_HW_COUNTERS: dict[str, HwMeaning] = {
-    # Broadcom bnxt_re (netxtreme-bnxt_en out-of-tree driver, bnxt_re/hw_counters.c bnxt_re_stat_descs[]; the CNP
-    # and ECN names follow mlx5's): source lykeioner/driver@bcef51d69610dff96717235767d3bd075a1e2cdf
-    "np_cnp_sent": ("cnp_sent", "tx", None),
-    "rp_cnp_handled": ("cnp_handled", "rx", None),
-    "rp_cnp_ignored": ("cnp_ignored", "rx", None),
-    "np_ecn_marked_roce_packets": ("ecn_marked_packets", "rx", None),
-    "rx_pkts": ("packets", "rx", None),
-    "tx_pkts": ("packets", "tx", None),
-    "out_of_sequence": ("out_of_sequence", "rx", None),
-    "out_of_buffer": ("out_of_buffer", "rx", None),
-    "packet_seq_err": ("packet_seq_errors", "rx", None),
-    "local_ack_timeout_err": ("local_ack_timeout_errors", "tx", None),
-    "implied_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
-    "roce_adp_retrans": ("retransmits", "tx", None),
-    "roce_adp_retrans_to": ("retransmit_timeouts", "tx", None),
-    "duplicate_request": ("duplicate_requests", "rx", None),
-    "rnr_nak_retry_err": ("rnr_nak_retry_errors", "tx", None),
-    "max_retry_exceeded": ("retry_exceeded_errors", "tx", None),
-}
-"""bnxt_re ``hw_counters`` (BCM574xx/575xx/576xx). ``rx_bytes``/``tx_bytes`` stay by their own name: they count
-RoCE payload bytes per the README, not PMA data."""
-
-IRDMA_HW_COUNTERS: dict[str, HwMeaning] = {
-    # Intel irdma README "RDMA Statistics" (out-of-tree irdma 1.x for E800/X722)
-    "cnpSent": ("cnp_sent", "tx", None),
-    "cnpHandled": ("cnp_handled", "rx", None),
-    "cnpIgnored": ("cnp_ignored", "rx", None),
-    "RxECNMrkd": ("ecn_marked_packets", "rx", None),
-    "tcpRetransSegs": ("retransmits", "tx", None),
-    "RxUDP": ("packets", "rx", None),
-    "TxUDP": ("packets", "tx", None),
-}
-"""irdma ``hw_counters`` (Intel E810 RoCEv2/iWARP, X722 iWARP). In iWARP mode the traffic counters are
-``tcpInSegs``/``tcpOutSegs`` (kept by their own name)."""
-
-IONIC_HW_COUNTERS: dict[str, HwMeaning] = {
-    # AMD Pensando ionic RDMA: the names are the firmware's (Linux drivers/infiniband/hw/ionic/ionic_hw_stats.c asks
-    # the device for them, IONIC_V1_ADMIN_STATS_HDRS); this list is Pensando's firmware HAL rdma_stats_hdrs[]
-    # (ccdxc/sw nic/hal/plugins/cfg/rdma, code index file id 1347570567), unverified against a device
-    "tx_rdma_cnp_pkts": ("cnp_sent", "tx", None),
-    "rx_rdma_cnp_pkts": ("cnp_handled", "rx", None),
-    "rx_rdma_ecn_pkts": ("ecn_marked_packets", "rx", None),
-    "tx_rdma_ucast_pkts": ("packets", "tx", None),
-    "rx_rdma_ucast_pkts": ("packets", "rx", None),
-    "req_rx_pkt_seq_err": ("packet_seq_errors", "rx", None),
-    "req_rx_impl_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
-    "req_rx_rnr_retry_err": ("rnr_nak_retry_errors", "tx", None),
-    "req_tx_retry_excd_err": ("retry_exceeded_errors", "tx", None),
-    "resp_rx_dup_request": ("duplicate_requests", "rx", None),
-    "resp_rx_outof_buf": ("out_of_buffer", "rx", None),
-    "resp_rx_outouf_seq": ("out_of_sequence", "rx", None),
-}
-"""ionic RDMA ``hw_counters`` (AMD Pensando DSC, Pollara). ``rx_rdma_cnp_pkts`` counts the CNPs received, which mlx5
-splits into ``rp_cnp_handled`` and ``rp_cnp_ignored``; ``resp_rx_outouf_seq`` is the firmware's spelling. Byte
-counters (``tx_rdma_ucast_bytes``) stay by their own name. **Unverified**: from the firmware source, no capture."""
-
-HW_COUNTERS_BY_DRIVER: dict[str, dict[str, HwMeaning]] = {
-    "mlx5_ib": MLX5_HW_COUNTERS,
-    "rdma_rxe": RXE_HW_COUNTERS,
-    "bnxt_re": BNXT_RE_HW_COUNTERS,
-    "irdma": IRDMA_HW_COUNTERS,
-    "ionic_rdma": IONIC_HW_COUNTERS,
-}
-"""RDMA driver (``/sys/class/infiniband/<dev>/device/driver``, or the NIC profile's) -> its hw_counters map."""
-
-HW_COUNTER_MAP: dict[str, HwMeaning] = {
-    **IONIC_HW_COUNTERS, **IRDMA_HW_COUNTERS, **BNXT_RE_HW_COUNTERS, **RXE_HW_COUNTERS, **MLX5_HW_COUNTERS,
-}
+HW_COUNTER_MAP: dict[str, HwMeaning] = {n: m for p in reversed(PROFILES) for n, m in p.hw_counters.items()}
 """Every family's hw_counters names -> normalised meaning, used when the driver is not known (a replay tree); the
-families' names do not conflict (where two share a name, they share its meaning). Unlisted hw_counters stay
-available by their own name. For ``packets``, a PMA ``counters/`` value wins over a hw_counter."""
+families' names do not conflict (where two share a name, they share its meaning; the first profile in the registry
+wins). Unlisted hw_counters stay available by their own name. For ``packets``, a PMA ``counters/`` value wins over a
+hw_counter."""
 
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""A fake mlx5 host under a directory: the sysfs/configfs files fabricd reads and writes, from real captures.
+"""A fake RDMA host under a directory: the sysfs/configfs files fabricd reads and writes, from real captures.
 
 Used by tests (sysfs backend, audit, ``fabricd gids``) and by demos that have no RDMA NIC. It covers every file
 fabricd touches on a RoCE host:
@@ -17,19 +17,19 @@ fabricd touches on a RoCE host:
 No capture of the configfs files or traffic_class exists; their content follows the kernel ABI and mlx5's
 ``traffic_class_show`` (tests/golden/host/SOURCES.md).
 
-Other NIC families (``FakeNic.family``, docs/nics.md): the netdev and RDMA port files are the same captures
-without mlx5's own (no ``ecn/``, no ``tc/<p>/traffic_class``, no mlx5 hw_counters); the RDMA device gets the
-family's hw_counters names (from its driver, tests/golden/host/SOURCES.md) at 0, and its configfs tree:
+Every NIC family (``FakeNic.family``, docs/nics.md) is written from its profile (``NicProfile.lab``, a
+:class:`fabricd.intent.nics.LabNic`), with no per-family code here: the netdev and RDMA port files are the same
+captures; the sysfs ``ecn/`` files are kept only for a family whose knobs live there (mlx5), ``tc/<p>/traffic_class``
+only where the profile has it; a family whose device is not the capture (``device_capture`` False) gets its own
+hw_counters names (from its driver, tests/golden/host/SOURCES.md) at 0 instead of mlx5's, without mlx5's board files;
+every runtime configfs knob the NIC's transport has is written at its documented default (0 when none) in the knob's
+format, and the family's commit file with it. So ``bnxt`` gets ``bnxt_re/<dev>/ports/<p>/cc/*`` holding ``0x0`` as
+Broadcom's configfs prints values (``%#x``; the real group is populated by the driver after mkdir; unverified values:
+no capture of a bnxt_re cc/ tree exists), ``ice`` gets ``irdma/<dev>/{roce_*|iw_*}_enable`` at the irdma README's
+defaults by ``FakeNic.transport``, ``rxe`` only the RDMA-CM configfs files.
 
-- ``bnxt``: ``sys/kernel/config/bnxt_re/<dev>/ports/<p>/cc/{roles and tunables, apply}`` holding ``0x0`` as
-  Broadcom's configfs prints values (``%#x``); the real group is populated by the driver after mkdir, so the fake
-  one is written already populated (unverified values: no capture of a bnxt_re cc/ tree exists);
-- ``ice``: ``sys/kernel/config/irdma/<dev>/{roce_*|iw_*}_enable`` with the irdma README's documented defaults
-  (iw_ecn_enable on, everything else off), RoCE or iWARP files by ``FakeNic.transport``;
-- ``rxe``: only the RDMA-CM configfs files.
-
-``ethtool/<if>.stats`` and ``.info`` (the replay root layout) are written from the family's ethtool capture in
-tests/golden/readers/ethtool when ``with_ethtool`` is set.
+``ethtool/<if>.stats`` and ``.info`` (the replay root layout) are written from the family's ethtool capture
+(``LabNic.ethtool_capture``, tests/golden/readers/ethtool) when ``with_ethtool`` is set.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabricd.intent.host import HostIntent
-from fabricd.intent.nics import BY_FAMILY
+from fabricd.intent.nics import BY_FAMILY, Knob, NicProfile
 from fabricd.model import Transport
 
 ROCE_V1 = "IB/RoCE v1"
@@ -69,15 +69,6 @@ def default_captures() -> Path:
 def ethtool_captures() -> Path:
     """The ethtool -S captures (tests/golden/readers/ethtool in a source checkout)."""
     return _captures("ethtool", Path("tests/golden/readers/ethtool"))
-
-
-ETHTOOL_CAPTURES = {
-    "mlx5": ("mlx5-grep-prio-bytes-packets-byteps-issue179.txt", "mlx5_core"),
-    "ice": ("ice-ethq.txt", "ice"),
-    "bnxt": ("bnxt_en-ethq.txt", "bnxt_en"),
-    "rxe": ("virtio_net-ethq.txt", "virtio_net"),
-}
-"""Family -> (capture in tests/golden/readers/ethtool, the driver ``ethtool -i`` prints)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +118,10 @@ def ipv4_gid(ip: str) -> str:
     return "0000:0000:0000:0000:0000:ffff:" + f"{packed[0]:02x}{packed[1]:02x}:{packed[2]:02x}{packed[3]:02x}"
 
 
+ECN_TEMPLATE = "/sys/class/net/{netdev}/ecn/"
+"""Where a family's sysfs ECN knobs live (mlx5 with MLNX_OFED): the fake host keeps the capture's ``ecn/`` for it."""
+CONFIGFS_PREFIX = "/sys/kernel/config/"
+
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 
 
@@ -137,10 +132,11 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
     net = _read_capture(cap / "net-class-eth0-ecn-procfs.txt")
     ib_src = cap / "ib-mlx5_0-procfs"
     for nic in nics:
-        mlx5 = nic.family == "mlx5"
+        profile = BY_FAMILY[nic.family]
+        ecn = any(k.path.startswith(ECN_TEMPLATE) for k in _knobs(profile))
         ndir = root / "sys/class/net" / nic.netdev
         for rel, value in net.items():
-            if mlx5 or not rel.startswith("ecn/"):
+            if ecn or not rel.startswith("ecn/"):
                 _write(ndir / rel, value + "\n")
         _write(ndir / "address", nic.mac + "\n")
         if nic.mtu is not None:
@@ -158,8 +154,8 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
             shutil.copytree(ib_src, dev)
             if nic.rdma_port != 1:
                 (dev / "ports" / "1").rename(dev / "ports" / str(nic.rdma_port))
-            if not mlx5:
-                _other_family_device(dev / "ports" / str(nic.rdma_port), nic)
+            if not profile.lab.device_capture:
+                _other_family_device(dev / "ports" / str(nic.rdma_port), profile)
         port = dev / "ports" / str(nic.rdma_port)
         _write(port / "link_layer", "Ethernet\n")
         ndev = nic.ip_netdev or nic.vlan_netdev or nic.netdev
@@ -173,18 +169,21 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
                 _write(port / "gid_attrs/ndevs" / str(i), ndev + "\n")
             else:
                 _write(port / "gids" / str(i), ZERO_GID + "\n")
-        if mlx5:
+        if profile.traffic_class:
             _write(dev / "tc" / str(nic.rdma_port) / "traffic_class", "")
         cm = root / "sys/kernel/config/rdma_cm" / nic.rdma_device / "ports" / str(nic.rdma_port)
         _write(cm / "default_roce_tos", "0\n")
         _write(cm / "default_roce_mode", ROCE_V2 + "\n")
-        _family_configfs(root, nic)
+        _family_configfs(root, nic, profile)
     return root
 
 
-def _other_family_device(port: Path, nic: FakeNic) -> None:
+def _knobs(profile: NicProfile) -> tuple[Knob, ...]:
+    return (*profile.roles.values(), *profile.tunables.values())
+
+
+def _other_family_device(port: Path, profile: NicProfile) -> None:
     """Replace mlx5's hw_counters by the family's names (at 0) and drop mlx5-only device files."""
-    profile = BY_FAMILY[nic.family]
     shutil.rmtree(port / "hw_counters")
     for name in profile.hw_counters:
         _write(port / "hw_counters" / name, "0\n")
@@ -192,26 +191,29 @@ def _other_family_device(port: Path, nic: FakeNic) -> None:
         (port.parent.parent / rel).unlink(missing_ok=True)
 
 
-def _family_configfs(root: Path, nic: FakeNic) -> None:
-    profile = BY_FAMILY[nic.family]
-    if nic.family == "bnxt":
-        cc = root / f"sys/kernel/config/bnxt_re/{nic.rdma_device}/ports/{nic.rdma_port}/cc"
-        for knob in (*profile.roles.values(), *profile.tunables.values()):
-            _write(cc / knob.name, "0x0\n")
-        _write(cc / "apply", "0x0\n")
-    elif nic.family == "ice":
-        group = root / f"sys/kernel/config/irdma/{nic.rdma_device}"
-        prefix = "iw_" if nic.transport == Transport.IWARP else "roce_"
-        for knob in (*profile.roles.values(), *profile.tunables.values()):
-            if knob.runtime and knob.name.startswith(prefix) and knob.default is not None:
-                _write(group / knob.name, f"{knob.default}\n")
+def _family_configfs(root: Path, nic: FakeNic, profile: NicProfile) -> None:
+    """The family's configfs knobs (runtime, present under the NIC's transport) at their default, and its commit
+    file; a knob named by two roles is written once."""
+    files: dict[str, str] = {}
+    for knob in _knobs(profile):
+        if knob.runtime and knob.exists_for(nic.transport) and knob.path.startswith(CONFIGFS_PREFIX):
+            default = knob.default or 0
+            files[knob.render_path(nic.netdev, nic.rdma_device, nic.rdma_port)] = (
+                f"{default:#x}" if knob.fmt == "hex" else str(default))
+    if profile.cc_commit and files:
+        files[profile.cc_commit.format(dev=nic.rdma_device, port=nic.rdma_port)] = "0x0"
+    for path, text in files.items():
+        _write(root / path.lstrip("/"), text + "\n")
 
 
 def write_ethtool(root: str | Path, nics: list[FakeNic], captures: str | Path | None = None) -> None:
     """``ethtool/<if>.stats`` (the family's real ``ethtool -S`` capture) and ``.info`` (``driver: <name>``)."""
     cap = Path(captures) if captures is not None else ethtool_captures()
     for nic in nics:
-        name, driver = ETHTOOL_CAPTURES[nic.family]
+        lab = BY_FAMILY[nic.family].lab
+        if lab.ethtool_capture is None:  # no capture of this family's ethtool -S exists: nothing to replay
+            continue
+        name, driver = lab.ethtool_capture, lab.ethtool_info_driver
         _write(Path(root) / "ethtool" / f"{nic.netdev}.stats", (cap / name).read_text())
         _write(Path(root) / "ethtool" / f"{nic.netdev}.info", f"driver: {driver}\n")
 

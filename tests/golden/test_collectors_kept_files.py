@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from capture_host import build_capture_host
+from metrics_text import metric_value
 
 from fabricd.collectors.core import Collector, Registry
 from fabricd.collectors.host import host_collectors
@@ -65,10 +66,8 @@ class Pair:
 
 
 def line(text: str, series: str) -> str | None:
-    for ln in text.splitlines():
-        if ln.startswith(series + " "):
-            return ln.rsplit(" ", 1)[1]
-    return None
+    v = metric_value(text, series)  # tests/metrics_text.py: the one reader; the value as the exposition writes it
+    return None if v is None else (str(int(v)) if float(v).is_integer() else repr(float(v)))
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from capture_host import ETHTOOL_CAPTURES, READERS, build_capture_host, strip_source
+from metrics_text import Metrics
 
 FABRICD = str(Path(sys.executable).parent / "fabricd")
 
@@ -36,15 +37,6 @@ def exposition(root: Path, *args: str) -> str:
     return res.stdout
 
 
-def samples(text: str) -> dict[str, float]:
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            series, _, value = line.rpartition(" ")
-            out[series] = float(value)
-    return out
-
-
 def ethtool_value(interface: str, name: str) -> int:
     text = strip_source((READERS / "ethtool" / ETHTOOL_CAPTURES[interface][0]).read_text())
     m = re.search(rf"^\s*{re.escape(name)}:\s+(\d+)\s*$", text, re.MULTILINE)
@@ -67,7 +59,7 @@ def test_required_names_and_values(capture_root: Path) -> None:
     names = {line.split(" ")[2] for line in text.splitlines() if line.startswith("# TYPE ")}
     missing = [n for n in REQUIRED if n not in names]
     assert not missing, f"missing metric families: {missing}"
-    s = samples(text)
+    s = Metrics(text)
     # mlx4_en priority-3 PFC (ConnectX-3 capture)
     assert s['fabricd_nic_pfc_pause_frames_total{interface="eth1",priority="3",direction="rx"}'] == \
         ethtool_value("eth1", "rx_pause_prio_3")

@@ -10,13 +10,13 @@ each family for the counters its capture has, and that shared meanings share one
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from metrics_text import Metrics
 
 from fabricd.intent.host import host_intent
 from fabricd.inventory import load_inventory
@@ -24,7 +24,6 @@ from fabricd_lab.fake_host import build_fake_host, fake_nics_for, write_ethtool
 
 FABRICD = str(Path(sys.executable).parent / "fabricd")
 MIXED = Path(__file__).resolve().parents[2] / "inventory" / "examples" / "mixed-nics.yml"
-LINE = re.compile(r"^(?P<name>[a-z_]+)(?:\{(?P<labels>[^}]*)\})? ")
 
 # host of the mixed example -> the per-priority metrics its family's capture must yield (all 8 priorities)
 PER_PRIORITY = {
@@ -46,15 +45,12 @@ def scrape(tmp_path: Path, host: str) -> tuple[set[str], dict[str, set[str]]]:
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     names: set[str] = set()
     prios: dict[str, set[str]] = defaultdict(set)
-    for line in res.stdout.splitlines():
-        m = LINE.match(line)
-        if m is None:
-            continue
-        names.add(m.group("name"))
-        p = re.search(r'priority="(\d)"', m.group("labels") or "")
-        if p:
-            prios[m.group("name")].add(p.group(1))
-    assert 'collector="nic"} 1' in res.stdout and 'collector="rdma"} 1' in res.stdout
+    scrape = Metrics(res.stdout)
+    for name, labels, _ in scrape.samples():
+        names.add(name)
+        if "priority" in labels:
+            prios[name].add(labels["priority"])
+    assert scrape.by_label("fabricd_scrape_collector_success", "collector").items() >= {"nic": 1, "rdma": 1}.items()
     return names, prios
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from metrics_text import metric_value
 from nshost import NsHost, can_netns
 from wdhelpers import free_port, get, wait_for
 
@@ -44,15 +45,6 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"), FABRICD_APPLY_LOCK_DIR=str(tmp_path / "lock"))
 
 
-def _sample(text: str, name: str, **labels: str) -> float | None:
-    for line in text.splitlines():
-        if not line.startswith(name + "{") and not line.startswith(name + " "):
-            continue
-        if all(f'{k}="{v}"' in line for k, v in labels.items()):
-            return float(line.rsplit(" ", 1)[1])
-    return None
-
-
 class AgentProc:
     def __init__(self, host: NsHost, tmp_path: Path, mode: str, interval_s: float = INTERVAL_S) -> None:
         self.port = free_port()
@@ -72,7 +64,7 @@ class AgentProc:
         return text if code == 200 else ""
 
     def value(self, name: str, **labels: str) -> float | None:
-        return _sample(self.metrics(), name, **labels)
+        return metric_value(self.metrics(), name, **labels)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -88,11 +80,11 @@ def test_enforce_repairs_a_driver_reload_within_one_interval(nshost: NsHost, tmp
         # start: the fresh namespace host is not configured; the agent applies at once
         assert wait_for(lambda: agent.value("fabricd_host_compliant", host="gpu1") == 1, 30), agent.log.read_text()
         text = agent.metrics()
-        assert _sample(text, "fabricd_agent_reconciles_total", trigger="start", result="applied") == 1
-        assert _sample(text, "fabricd_agent_applies_total", host="gpu1") == 1
-        assert _sample(text, "fabricd_host_check_compliant", interface="ens1f0np0", check="HOST-MTU") == 1
-        assert _sample(text, "fabricd_agent_info", host="gpu1", mode="enforce") == 1
-        drift_before = _sample(text, "fabricd_agent_drift_detected_total", host="gpu1")
+        assert metric_value(text, "fabricd_agent_reconciles_total", trigger="start", result="applied") == 1
+        assert metric_value(text, "fabricd_agent_applies_total", host="gpu1") == 1
+        assert metric_value(text, "fabricd_host_check_compliant", interface="ens1f0np0", check="HOST-MTU") == 1
+        assert metric_value(text, "fabricd_agent_info", host="gpu1", mode="enforce") == 1
+        drift_before = metric_value(text, "fabricd_agent_drift_detected_total", host="gpu1")
         assert drift_before == 1
 
         # a driver reload: new netdev (MTU 1500, down, no address), configfs back to power-on values
@@ -104,10 +96,10 @@ def test_enforce_repairs_a_driver_reload_within_one_interval(nshost: NsHost, tmp
         assert time.monotonic() - reloaded <= INTERVAL_S + 2
         text = agent.metrics()
         # the drift was seen (the fleet view's counter moved) and repaired; by the device event, or the interval
-        repaired = sum(_sample(text, "fabricd_agent_reconciles_total", trigger=t, result="applied") or 0
+        repaired = sum(metric_value(text, "fabricd_agent_reconciles_total", trigger=t, result="applied") or 0
                        for t in ("device", "interval"))
         assert repaired >= 1
-        assert _sample(text, "fabricd_agent_apply_failures_total", reason="apply_error") == 0
+        assert metric_value(text, "fabricd_agent_apply_failures_total", reason="apply_error") == 0
         mtu = subprocess.run(["ip", "-n", nshost.ns, "-o", "link", "show", "ens1f0np0"], capture_output=True,
                              text=True, check=True).stdout
         assert "mtu 9000" in mtu
@@ -135,9 +127,9 @@ def test_audit_mode_reports_and_never_writes(nshost: NsHost, tmp_path: Path) -> 
     try:
         assert wait_for(lambda: agent.value("fabricd_host_compliant", host="gpu1") == 0, 30), agent.log.read_text()
         text = agent.metrics()
-        assert _sample(text, "fabricd_host_check_compliant", interface="ens1f0np0", check="HOST-MTU") == 0
-        assert _sample(text, "fabricd_host_check_compliant", interface="ens1f0np0", check="HOST-CNP") == 1
-        assert _sample(text, "fabricd_agent_applies_total", host="gpu1") == 0
+        assert metric_value(text, "fabricd_host_check_compliant", interface="ens1f0np0", check="HOST-MTU") == 0
+        assert metric_value(text, "fabricd_host_check_compliant", interface="ens1f0np0", check="HOST-CNP") == 1
+        assert metric_value(text, "fabricd_agent_applies_total", host="gpu1") == 0
         assert wait_for(lambda: (agent.value("fabricd_agent_reconciles_total", trigger="interval", result="drift")
                                  or 0) >= 1, 10)
         assert "mtu 1500" in subprocess.run(["ip", "-n", nshost.ns, "-o", "link", "show", "ens1f0np0"],

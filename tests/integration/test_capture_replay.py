@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from metrics_text import Metrics
 from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab, write_lab_credentials
 from typer.testing import CliRunner
 
@@ -37,15 +38,9 @@ VERSIONS = {"leaf1-sonic": "SONiC.202411.fabricd-lab", "leaf2-eos": "4.31.2F", "
 """What each simulator's version command reports (lab/fabricd_lab/<platform>.py), as the manifest must record it."""
 
 
-def _series(text: str) -> dict[str, str]:
-    """Sample lines by series, without the timing ones (they differ from run to run by nature)."""
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("#") or "_duration_seconds" in line or "_timestamp_seconds" in line:
-            continue
-        series, _, value = line.rpartition(" ")
-        out[series] = value
-    return out
+def _series(text: str) -> dict[str, float]:
+    """Samples by series, without the timing ones (they differ from run to run by nature)."""
+    return {k: v for k, v in Metrics(text).items() if "_duration_seconds" not in k and "_timestamp_seconds" not in k}
 
 
 def _findings(report: AuditReport) -> list[tuple[str, str, list[tuple[str, str, str, str]]]]:
@@ -140,7 +135,7 @@ def test_capture_then_replay_gives_the_live_metrics_and_findings(tmp_path: Path)
         poller.close()
     live, replay = _series(live_text), _series(replay_text)
     assert 'fabricd_scrape_collector_success{collector="switch"}' in live
-    assert live['fabricd_scrape_collector_success{collector="switch"}'] == "1", live_text[:3000]
+    assert live['fabricd_scrape_collector_success{collector="switch"}'] == 1, live_text[:3000]
     assert replay == live
     assert sum(1 for s in live if s.startswith("fabricd_switch_pfcwd_detected_total")) >= 4
 
@@ -247,4 +242,4 @@ def test_cli_captures_every_switch_of_an_inventory(tmp_path: Path, monkeypatch: 
     assert {r["device"]: r["nos_version"] for r in data["results"]} == VERSIONS
     res = CliRunner().invoke(build_app(), ["export", "switches", "--replay", str(tmp_path / "cap"), "--once"])
     assert res.exit_code == 0, res.output
-    assert _series(res.stdout)['fabricd_scrape_collector_success{collector="switch"}'] == "1"
+    assert _series(res.stdout)['fabricd_scrape_collector_success{collector="switch"}'] == 1

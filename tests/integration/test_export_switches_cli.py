@@ -32,7 +32,7 @@ def run(*args: str, env: dict[str, str], timeout: int = 180) -> subprocess.Compl
 
 
 @pytest.fixture
-def lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+def switch_lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
     switches = inv / "switches.yml"
@@ -48,8 +48,8 @@ def lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
         run("lab", "down", env=env, timeout=60)
 
 
-def test_export_switches_once_against_the_lab(lab: tuple[Path, dict[str, str]]) -> None:
-    inv, env = lab
+def test_export_switches_once_against_the_lab(switch_lab: tuple[Path, dict[str, str]]) -> None:
+    inv, env = switch_lab
     for args in (("leaf1-sonic", "pause", "--port", "Ethernet0", "--packets", "1234"),
                  ("leaf2-eos", "ecn", "--port", "Ethernet1", "--packets", "321"),
                  ("leaf3-nxos", "drop", "--port", "Ethernet1/1", "--priority", "0", "--packets", "9"),

@@ -8,6 +8,7 @@ import secrets
 from pathlib import Path
 
 import pytest
+from metrics_text import metric_value
 
 from fabricd.collectors.core import Registry
 from fabricd.collectors.switch import SwitchCollector, SwitchPoller, SwitchTarget
@@ -15,6 +16,7 @@ from fabricd.inventory import load_inventory
 
 runtime = pytest.importorskip("fabricd_lab.runtime", reason="the switch lab (lab/fabricd_lab) is not in this checkout")
 registry_mod = pytest.importorskip("fabricd.platforms.registry", reason="the platform drivers are not here")
+
 from fabricd.platforms.access import Access  # noqa: E402
 from fabricd.platforms.base import DriverOptions  # noqa: E402
 from fabricd.platforms.secrets import Secret  # noqa: E402
@@ -23,13 +25,6 @@ from fabricd_lab.counters import WatchdogSettings  # noqa: E402
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 LEAVES = ("leaf1-sonic", "leaf2-eos", "leaf3-nxos", "leaf4-nvue")
-
-
-def sample(text: str, series: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return None
 
 
 def test_scrape_all_four_simulators(tmp_path: Path) -> None:
@@ -76,31 +71,32 @@ def test_scrape_all_four_simulators(tmp_path: Path) -> None:
         finally:
             poller.close()
         for name in LEAVES:
-            assert sample(text, f'fabricd_switch_up{{switch="{name}"}}') == 1, text[:2000]
+            assert metric_value(text, f'fabricd_switch_up{{switch="{name}"}}') == 1, text[:2000]
             port = first_port[name]
-            per_prio = sample(text, f'fabricd_switch_pfc_pause_frames_total{{switch="{name}",interface="{port}",'
+            per_prio = metric_value(text, f'fabricd_switch_pfc_pause_frames_total{{switch="{name}",interface="{port}",'
                                     'priority="3",direction="rx"}')
             assert per_prio == 900, name
-            marked = sample(text, f'fabricd_switch_queue_ecn_marked_packets_total{{switch="{name}",'
+            marked = metric_value(text, f'fabricd_switch_queue_ecn_marked_packets_total{{switch="{name}",'
                                   f'interface="{port}",queue="3",type="unicast"}}')
-            on_port = sample(text, f'fabricd_switch_interface_ecn_marked_packets_total{{switch="{name}",'
+            on_port = metric_value(text, f'fabricd_switch_interface_ecn_marked_packets_total{{switch="{name}",'
                                    f'interface="{port}",direction="tx"}}')
             assert 77 in (marked, on_port), name
-            assert sample(second, f'fabricd_switch_up{{switch="{name}"}}') == 1
+            assert metric_value(second, f'fabricd_switch_up{{switch="{name}"}}') == 1
             assert lab.call(lambda n=name: lab.switch(n).sessions) == 1, f"{name}: the session was not kept open"
-        assert sample(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1
-        sonic_dropped = sample(text, 'fabricd_switch_queue_dropped_packets_total{switch="leaf1-sonic",'
+        assert metric_value(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1
+        sonic_dropped = metric_value(text, 'fabricd_switch_queue_dropped_packets_total{switch="leaf1-sonic",'
                                      f'interface="{first_port["leaf1-sonic"]}",queue="0",type="unicast"}}')
         assert sonic_dropped == 5
         # buffer watermarks (SONiC watermarkstat over SSH) beside the intended headroom of the lossless PG
         sonic_port = first_port["leaf1-sonic"]
-        assert sample(text, f'fabricd_switch_pg_watermark_bytes{{switch="leaf1-sonic",interface="{sonic_port}",'
+        on_sonic = f'switch="leaf1-sonic",interface="{sonic_port}"'
+        assert metric_value(text, f'fabricd_switch_pg_watermark_bytes{{{on_sonic},'
                             'priority_group="3",kind="headroom"}') == 75_000
-        assert sample(text, f'fabricd_switch_queue_watermark_bytes{{switch="leaf1-sonic",interface="{sonic_port}",'
+        assert metric_value(text, f'fabricd_switch_queue_watermark_bytes{{{on_sonic},'
                             'queue="3",type="unicast"}') == 2_097_408
-        assert sample(text, f'fabricd_switch_pg_headroom_size_bytes{{switch="leaf1-sonic",interface="{sonic_port}",'
+        assert metric_value(text, f'fabricd_switch_pg_headroom_size_bytes{{{on_sonic},'
                             'priority_group="3"}') == 79_872
         # EOS per-port discards (show interfaces counters discards | json)
         eos_port = first_port["leaf2-eos"]
-        assert sample(text, f'fabricd_switch_interface_discards_total{{switch="leaf2-eos",interface="{eos_port}",'
+        assert metric_value(text, f'fabricd_switch_interface_discards_total{{switch="leaf2-eos",interface="{eos_port}",'
                             'direction="tx",reason=""}') == 5

@@ -59,7 +59,7 @@ def query(prom: str, expr: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture()
-def hosts(tmp_path: Path) -> Iterator[dict[str, NsHost]]:
+def ns_hosts(tmp_path: Path) -> Iterator[dict[str, NsHost]]:
     why = can_netns()
     if why:
         pytest.skip(why)
@@ -76,15 +76,15 @@ def hosts(tmp_path: Path) -> Iterator[dict[str, NsHost]]:
             h.close()
 
 
-def test_audit_fleet_names_drifted_stopped_and_missing_hosts(hosts: dict[str, NsHost], tmp_path: Path) -> None:
+def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str, NsHost], tmp_path: Path) -> None:
     assert PROMETHEUS is not None
     procs: list[Proc] = []
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"), FABRICD_APPLY_LOCK_DIR=str(tmp_path / "lock"))
     modes = {"gpu1": "enforce", "gpu2": "audit", "gpu3": "enforce"}
-    ports = {name: free_port() for name in hosts}
+    ports = {name: free_port() for name in ns_hosts}
     agents: dict[str, Proc] = {}
     try:
-        for name, h in hosts.items():
+        for name, h in ns_hosts.items():
             agents[name] = Proc([FABRICD, "agent", str(INV), "--host", name, "--netns", h.ns, "--root", str(h.root),
                                  "--skip", "vlan,dcb", "--mode", modes[name], "--interval", "3",
                                  "--listen", f"127.0.0.1:{ports[name]}"], tmp_path / f"agent-{name}.log", env)
@@ -113,7 +113,7 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(hosts: dict[str, Ns
 
         # gpu1's driver reloads: its agent repairs it within an interval; Prometheus saw the drift
         drift_before = float(query(prom, 'fabricd_agent_drift_detected_total{host="gpu1"}')[0]["value"][1])
-        hosts["gpu1"].reload_driver()
+        ns_hosts["gpu1"].reload_driver()
         assert wait_for(lambda: float(query(prom, 'fabricd_agent_drift_detected_total{host="gpu1"}')[0]["value"][1])
                         > drift_before, 10, 0.5)
         assert wait_for(lambda: query(prom, 'fabricd_host_compliant{host="gpu1"} == 1'), 10, 0.5)
@@ -127,7 +127,7 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(hosts: dict[str, Ns
                               "--output", "json"], capture_output=True, text=True, timeout=60, check=False)
         assert res.returncode == 1, res.stderr
         data = json.loads(res.stdout)
-        never = {h.name for h in load_inventory(INV).fabric.hosts} - set(hosts)
+        never = {h.name for h in load_inventory(INV).fabric.hosts} - set(ns_hosts)
         assert set(data["absent"]) == {"gpu3"} | never
         assert data["noncompliant"] == ["gpu2"]
         assert data["stale"] == []

@@ -29,7 +29,7 @@ JSON_OK = "echo '{\"ok\": true}'"
 
 
 @pytest.fixture()
-def hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SshHosts, Path, Path]]:
+def ssh_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[SshHosts, Path, Path]]:
     """Servers ``good`` and ``split``; file A holds both right keys. HOME is empty (no ~/.ssh/known_hosts)."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     ident = tmp_path / "id"
@@ -51,9 +51,9 @@ def _name(ssh: SshHosts, host: str) -> str:
     return f"[127.0.0.1]:{ssh.hosts[host].port}"
 
 
-def test_a_wrong_key_in_any_file_fails_the_host_naming_that_file(hosts: tuple[SshHosts, Path, Path],
+def test_a_wrong_key_in_any_file_fails_the_host_naming_that_file(ssh_hosts: tuple[SshHosts, Path, Path],
                                                                  tmp_path: Path) -> None:
-    ssh, ident, a = hosts
+    ssh, ident, a = ssh_hosts
     b = tmp_path / "B"
     b.write_text(f"{_name(ssh, 'split')} {OTHER_KEY}\n")
     for files in ((a, b), (b, a)):  # A's right key does not outweigh B's wrong one, in either order
@@ -74,8 +74,8 @@ def test_a_wrong_key_in_any_file_fails_the_host_naming_that_file(hosts: tuple[Ss
         runner.close()
 
 
-def test_hashed_and_revoked_entries_count(hosts: tuple[SshHosts, Path, Path], tmp_path: Path) -> None:
-    ssh, ident, a = hosts
+def test_hashed_and_revoked_entries_count(ssh_hosts: tuple[SshHosts, Path, Path], tmp_path: Path) -> None:
+    ssh, ident, a = ssh_hosts
     hashed = tmp_path / "hashed"  # ssh-keygen -H: the name is an HMAC, the key a wrong one
     hashed.write_text(f"{paramiko.HostKeys.hash_host(_name(ssh, 'split'))} {OTHER_KEY}\n")
     run = fanout(_targets(ssh)[1:], lambda _h: JSON_OK, _opts(ident, a, hashed)).runs[0]
@@ -88,8 +88,8 @@ def test_hashed_and_revoked_entries_count(hosts: tuple[SshHosts, Path, Path], tm
     assert run.state == RunState.FAILED and f"is marked @revoked in {revoked}" in str(run.error)
 
 
-def test_unknown_host_fails_and_the_opt_out_connects(hosts: tuple[SshHosts, Path, Path], tmp_path: Path) -> None:
-    ssh, ident, _a = hosts
+def test_unknown_host_fails_and_the_opt_out_connects(ssh_hosts: tuple[SshHosts, Path, Path], tmp_path: Path) -> None:
+    ssh, ident, _a = ssh_hosts
     empty = tmp_path / "empty"
     empty.write_text("# nothing trusted\n")
     report = fanout(_targets(ssh), lambda _h: JSON_OK, _opts(ident, empty))
@@ -102,8 +102,8 @@ def test_unknown_host_fails_and_the_opt_out_connects(hosts: tuple[SshHosts, Path
     assert empty.read_text() == "# nothing trusted\n" and not (tmp_path / "home").exists()  # nothing written
 
 
-def test_a_command_past_its_timeout_fails_alone(hosts: tuple[SshHosts, Path, Path]) -> None:
-    ssh, ident, a = hosts
+def test_a_command_past_its_timeout_fails_alone(ssh_hosts: tuple[SshHosts, Path, Path]) -> None:
+    ssh, ident, a = ssh_hosts
     report = fanout(_targets(ssh), lambda h: "sleep 5" if h == "split" else JSON_OK,
                     _opts(ident, a, command_timeout_s=1.0))
     runs = {r.host: r for r in report.runs}
@@ -124,9 +124,9 @@ print(run.state.value, run.error)
 """
 
 
-def test_a_port_that_speaks_no_ssh_and_a_wrong_key_fail_with_their_reason(hosts: tuple[SshHosts, Path, Path],
+def test_a_port_that_speaks_no_ssh_and_a_wrong_key_fail_with_their_reason(ssh_hosts: tuple[SshHosts, Path, Path],
                                                                           tmp_path: Path) -> None:
-    ssh, _ident, a = hosts
+    ssh, _ident, a = ssh_hosts
     other = tmp_path / "other_id"  # a key the servers do not accept
     other.write_bytes(asyncssh.generate_private_key("ssh-ed25519").export_private_key())
     other.chmod(0o600)

@@ -14,6 +14,7 @@ import secrets
 from pathlib import Path
 
 import pytest
+from metrics_text import metric_value
 
 from fabricd.collectors.core import Registry
 from fabricd.collectors.switch import SwitchCollector, SwitchPoller, SwitchTarget
@@ -22,6 +23,7 @@ from fabricd.inventory import load_inventory
 
 runtime = pytest.importorskip("fabricd_lab.runtime", reason="the switch lab (lab/fabricd_lab) is not in this checkout")
 registry_mod = pytest.importorskip("fabricd.platforms.registry", reason="the platform drivers are not here")
+
 from fabricd.platforms.access import Access  # noqa: E402
 from fabricd.platforms.base import DriverOptions  # noqa: E402
 from fabricd.platforms.secrets import Secret  # noqa: E402
@@ -51,13 +53,6 @@ class OlderRelease:
 
     def close(self) -> None:
         self.driver.close()  # type: ignore[attr-defined]
-
-
-def sample(text: str, series: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return None
 
 
 def test_sonic_release_without_wredcounters_and_history(tmp_path: Path) -> None:
@@ -107,9 +102,9 @@ def test_sonic_release_without_wredcounters_and_history(tmp_path: Path) -> None:
         finally:
             poller.close()
     for text in (first, second):
-        assert sample(text, f'fabricd_switch_up{{switch="{NAME}"}}') == 1, text[:1500]
-        assert sample(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1
-        assert sample(text, f'fabricd_switch_pfc_pause_frames_total{{switch="{NAME}",interface="{port}",'
+        assert metric_value(text, f'fabricd_switch_up{{switch="{NAME}"}}') == 1, text[:1500]
+        assert metric_value(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1
+        assert metric_value(text, f'fabricd_switch_pfc_pause_frames_total{{switch="{NAME}",interface="{port}",'
                             'priority="3",direction="rx"}') == 900
         assert "fabricd_switch_queue_ecn_marked_packets_total{" not in text  # wredcounters: not on this release
     # the unsupported optional commands were tried once, then left out of later polls

@@ -50,7 +50,7 @@ ALERT_BOUND_S = 8.0
 Prometheus's own scheduling and this test's 0.2 s polling: 8 s leaves room on a loaded 2-core machine."""
 
 
-def lab_inventory(tmp: Path, ports: dict[str, int]) -> Path:
+def lab_inventory_at_ports(tmp: Path, ports: dict[str, int]) -> Path:
     """inventory/lab with the simulated switches' management ports moved to the ephemeral ones."""
     inv = tmp / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
@@ -119,7 +119,7 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
     gen = StormGen(host, tick_s=0.005, traffic_pps=10_000, realtime=True).start()
     try:
         with runtime.LabThread(specs) as lab:
-            inv = lab_inventory(tmp_path, {n: lab.endpoint(n).port for n in SWITCHES})
+            inv = lab_inventory_at_ports(tmp_path, {n: lab.endpoint(n).port for n in SWITCHES})
             write_lab_credentials(tmp_path / "state", password)  # the files inventory/lab names
             serve_port, prom_port = free_port(), free_port()
             serve_url, prom = f"http://127.0.0.1:{serve_port}", f"http://127.0.0.1:{prom_port}"

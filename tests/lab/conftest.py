@@ -59,7 +59,7 @@ def _availability() -> tuple[bool, str]:
 
 
 @pytest.fixture(scope="session")
-def lab() -> Iterator[object]:
+def lab_vm() -> Iterator[object]:
     """The running instance (fabricd_lab.vm.instance.Instance) playing rxe-a and rxe-b of softroce.yml."""
     from fabricd_lab.vm import image as vm_image
     from fabricd_lab.vm import instance as vm_instance

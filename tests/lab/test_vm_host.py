@@ -23,19 +23,19 @@ def fabricd(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str
                           check=False)
 
 
-def test_lab_vm_status_and_exec(lab: Any) -> None:
-    st = fabricd("lab", "vm", "status", "--name", lab.name, "--output", "json")
+def test_lab_vm_status_and_exec(lab_vm: Any) -> None:
+    st = fabricd("lab", "vm", "status", "--name", lab_vm.name, "--output", "json")
     assert st.returncode == 0, st.stderr
     data = json.loads(st.stdout)
     assert data["state"] == "running" and data["accel"] in ("tcg", "kvm") and data["accel_reason"]
     assert [(e["host"], e["rdma_port_state"]) for e in data["endpoints"]] == [("rxe-a", "4: ACTIVE"),
                                                                              ("rxe-b", "4: ACTIVE")]
-    r = fabricd("lab", "vm", "exec", "rxe-b", "--name", lab.name, "--", "sh", "-c",
+    r = fabricd("lab", "vm", "exec", "rxe-b", "--name", lab_vm.name, "--", "sh", "-c",
                 "cat /sys/class/infiniband/rxe0/ports/1/link_layer; exit 7")
     assert r.returncode == 7 and r.stdout.strip() == "Ethernet"
 
 
-def test_netlink_backend_creates_an_rdma_vlan_in_the_vm(lab: Any) -> None:
+def test_netlink_backend_creates_an_rdma_vlan_in_the_vm(lab_vm: Any) -> None:
     """`fabricd host apply` (pyroute2 netlink backend) on rxe-a with VLAN 300: the 802.1Q netdev appears with the
     MTU and address of the intent, and rxe adds a RoCE v2 GID for the new address."""
     inv = (REPO / "inventory" / "examples" / "softroce.yml").read_text()
@@ -43,8 +43,8 @@ def test_netlink_backend_creates_an_rdma_vlan_in_the_vm(lab: Any) -> None:
     inv = inv.replace("members: ['leaf1:Ethernet0', 'leaf1:Ethernet8']}",
                       "members: ['leaf1:Ethernet8']}\n    - {id: 300, name: rdma300, subnet: 198.18.30.0/24, "
                       "members: ['leaf1:Ethernet0']}")
-    path = lab.share("vlan300.yml", inv)
-    agent = lab.agent("a")
+    path = lab_vm.share("vlan300.yml", inv)
+    agent = lab_vm.agent("a")
     try:
         r = agent.run(["fabricd", "host", "apply", path, "--host", "rxe-a", "--skip", "dcb,sysfs,pause", "--yes",
                        "--output", "json"], timeout_s=300)
@@ -62,11 +62,11 @@ def test_netlink_backend_creates_an_rdma_vlan_in_the_vm(lab: Any) -> None:
         agent.run(["ip", "link", "del", "eth0.300"], timeout_s=30)
 
 
-def test_audit_host_on_a_vm_endpoint(lab: Any) -> None:
+def test_audit_host_on_a_vm_endpoint(lab_vm: Any) -> None:
     """The link-level intent holds on rxe-a; what virtio-net and rxe cannot do (DCB, mlx5 ECN knobs) is skipped with
     the reason from the rxe NIC profile (issue 17: the family is known not to have it), not a crash."""
-    path = lab.share("softroce.yml", (REPO / "inventory" / "examples" / "softroce.yml").read_text())
-    r = lab.agent("a").run(["fabricd", "audit", "host", path, "--host", "rxe-a", "--output", "json"],
+    path = lab_vm.share("softroce.yml", (REPO / "inventory" / "examples" / "softroce.yml").read_text())
+    r = lab_vm.agent("a").run(["fabricd", "audit", "host", path, "--host", "rxe-a", "--output", "json"],
                            timeout_s=300)
     assert r.rc in (0, 1), r.stderr
     (report,) = json.loads(r.stdout) if r.stdout.lstrip().startswith("[") else [json.loads(r.stdout)]

@@ -19,11 +19,11 @@ pytestmark = [pytest.mark.vm, pytest.mark.timeout(1800)]
 SOFTROCE = Path(__file__).resolve().parents[2] / "inventory/examples/softroce.yml"
 
 
-def test_all_pairs_and_ring_give_per_pair_verdicts(lab: Any, tmp_path: Path) -> None:
+def test_all_pairs_and_ring_give_per_pair_verdicts(lab_vm: Any, tmp_path: Path) -> None:
     env = dict(os.environ)  # the session's VMs are found through the state directory: keep it
     code = "import sys; from fabricd.cli.main import main; sys.argv[0] = 'fabricd'; main()"
     junit = tmp_path / "matrix.xml"
-    r = subprocess.run([sys.executable, "-c", code, "validate-fabric", str(SOFTROCE), "--name", lab.name,
+    r = subprocess.run([sys.executable, "-c", code, "validate-fabric", str(SOFTROCE), "--name", lab_vm.name,
                         "--matrix", "ring", "--bar-gbps", "0.001", "--iterations", "64", "--baseline", "off",
                         "--output", "json",
                         "--junit", str(junit)], capture_output=True, text=True, timeout=900, check=False, env=env)
@@ -38,7 +38,7 @@ def test_all_pairs_and_ring_give_per_pair_verdicts(lab: Any, tmp_path: Path) -> 
     assert ET.parse(junit).getroot().get("failures") == "0"
 
     # all-pairs of two hosts is one pair; an impossible bar fails it, and with no third host it stays unresolved
-    r = subprocess.run([sys.executable, "-c", code, "validate-fabric", str(SOFTROCE), "--name", lab.name,
+    r = subprocess.run([sys.executable, "-c", code, "validate-fabric", str(SOFTROCE), "--name", lab_vm.name,
                         "--matrix", "all-pairs", "--bar-gbps", "1000", "--iterations", "64", "--baseline", "off",
                         "--output", "json"], capture_output=True, text=True, timeout=900, check=False, env=env)
     data = json.loads(r.stdout)

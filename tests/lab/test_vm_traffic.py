@@ -29,17 +29,17 @@ def fabricd(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str
                           check=False)
 
 
-def rdma_res(lab: Any, which: str) -> str:
+def rdma_res(lab_vm: Any, which: str) -> str:
     """``rdma resource show`` counts (pd/cq/qp/mr/ctx) of the guest's rxe0."""
-    r = lab.agent(which).run(["rdma", "resource", "show"], timeout_s=30)
+    r = lab_vm.agent(which).run(["rdma", "resource", "show"], timeout_s=30)
     assert r.ok, r.stderr
     m = re.search(r"rxe0: (.*)", r.stdout)
     assert m, r.stdout
     return m.group(1).strip()
 
 
-def test_selftest_every_op_moves_intact_payloads(lab: Any) -> None:
-    r = fabricd("traffic", "selftest", "--name", lab.name, "--iterations", "64", "--output", "json")
+def test_selftest_every_op_moves_intact_payloads(lab_vm: Any) -> None:
+    r = fabricd("traffic", "selftest", "--name", lab_vm.name, "--iterations", "64", "--output", "json")
     assert r.returncode == 0, r.stderr + r.stdout
     data = json.loads(r.stdout)
     results = data["session"]["results"]
@@ -50,11 +50,11 @@ def test_selftest_every_op_moves_intact_payloads(lab: Any) -> None:
     assert data["server_session"]["ok"]
 
 
-def test_latency_ping_pong_and_one_sided_round_trips(lab: Any) -> None:
-    a, _b = lab.endpoints
+def test_latency_ping_pong_and_one_sided_round_trips(lab_vm: Any) -> None:
+    a, _b = lab_vm.endpoints
     spec = TrafficSpec(ops=[Op.SEND, Op.READ, Op.FETCH_ADD], mode=Mode.LAT, sizes=[64], depth=1, post_list=1,
                        signal_every=1, iterations=100, duration_s=None, ack_timeout=LAB_ACK_TIMEOUT)
-    run = run_pair(lab.runner("a"), lab.runner("b"), a.address, spec)
+    run = run_pair(lab_vm.runner("a"), lab_vm.runner("b"), a.address, spec)
     assert run.ok, run.error
     assert run.client is not None
     send, read, faa = run.client.results
@@ -63,22 +63,22 @@ def test_latency_ping_pong_and_one_sided_round_trips(lab: Any) -> None:
     assert 0 < send.latency.min_us <= send.latency.p50_us <= send.latency.max_us
 
 
-def test_tos_on_the_wire_and_rxe_counters_through_the_readers(lab: Any, tmp_path: Path) -> None:
+def test_tos_on_the_wire_and_rxe_counters_through_the_readers(lab_vm: Any, tmp_path: Path) -> None:
     """A non-default ToS (DSCP 34 << 2 = 136) is what the receiver captures, and rxe's hw_counters, read back by
     fabricd.readers from a snapshot, moved by exactly the packets the WRITEs needed (64 KiB / 4 KiB MTU = 16)."""
-    a, b = lab.endpoints
+    a, b = lab_vm.endpoints
     snaps: dict[str, dict[str, Path]] = {}
 
     def snap(label: str) -> None:
         for ep in (a, b):
-            files = snapshot.take(lab.runner(ep.role), [ep.rdma_device], [ep.netdev, ep.ip_netdev])
+            files = snapshot.take(lab_vm.runner(ep.role), [ep.rdma_device], [ep.netdev, ep.ip_netdev])
             snaps.setdefault(ep.host, {})[label] = snapshot.materialise(files, tmp_path / f"{ep.host}-{label}")
 
     snap("before")
-    started = sniff.start(lab.runner("b"), b.ip_netdev, seconds=120, limit=200)
+    started = sniff.start(lab_vm.runner("b"), b.ip_netdev, seconds=120, limit=200)
     spec = TrafficSpec(ops=[Op.WRITE], sizes=[65536], depth=1, post_list=1, signal_every=1, iterations=64,
                        duration_s=None, warmup=False, tos=136, ack_timeout=LAB_ACK_TIMEOUT)
-    run = run_pair(lab.runner("b"), lab.runner("a"), b.address, spec)
+    run = run_pair(lab_vm.runner("b"), lab_vm.runner("a"), b.address, spec)
     capture = sniff.collect(started, b.ip_netdev, timeout_s=150)
     snap("after")
     assert run.ok, run.error
@@ -94,10 +94,10 @@ def test_tos_on_the_wire_and_rxe_counters_through_the_readers(lab: Any, tmp_path
     assert delta(b.host, RdmaKey("out_of_sequence", "rx")) == 0
 
 
-def test_validate_fabric_on_the_two_host_inventory(lab: Any, tmp_path: Path) -> None:
+def test_validate_fabric_on_the_two_host_inventory(lab_vm: Any, tmp_path: Path) -> None:
     junit = tmp_path / "fabric.xml"
     r = fabricd("validate-fabric", str(Path(__file__).resolve().parents[2] / "inventory/examples/softroce.yml"),
-                "--name", lab.name, "--output", "json", "--junit", str(junit))
+                "--name", lab_vm.name, "--output", "json", "--junit", str(junit))
     data = json.loads(r.stdout)
     (pair,) = data["pairs"]
     status = {c["code"]: c["status"] for c in pair["checks"]}
@@ -108,16 +108,16 @@ def test_validate_fabric_on_the_two_host_inventory(lab: Any, tmp_path: Path) -> 
     assert 'skipped="3"' in junit.read_text() and 'failures="0"' in junit.read_text()
 
 
-def test_validate_fabric_sees_a_lossy_link(lab: Any) -> None:
+def test_validate_fabric_sees_a_lossy_link(lab_vm: Any) -> None:
     """netem drops 3% of rxe-a's frames: RC recovers (payloads intact) but the go-back-N counters must be flagged."""
-    a, _ = lab.endpoints
-    add = lab.agent("a").run(["tc", "qdisc", "add", "dev", a.netdev, "root", "netem", "loss", "3%"], timeout_s=30)
+    a, _ = lab_vm.endpoints
+    add = lab_vm.agent("a").run(["tc", "qdisc", "add", "dev", a.netdev, "root", "netem", "loss", "3%"], timeout_s=30)
     assert add.ok, add.stderr
     try:  # 32 x 16 packets: P(no loss at 3 %) < 1e-6; a 268 ms ACK timeout keeps tail-loss recovery short
         r = fabricd("validate-fabric", str(Path(__file__).resolve().parents[2] / "inventory/examples/softroce.yml"),
-                    "--name", lab.name, "--iterations", "32", "--ack-timeout", "16", "--output", "json")
+                    "--name", lab_vm.name, "--iterations", "32", "--ack-timeout", "16", "--output", "json")
     finally:
-        lab.agent("a").run(["tc", "qdisc", "del", "dev", a.netdev, "root"], timeout_s=30)
+        lab_vm.agent("a").run(["tc", "qdisc", "del", "dev", a.netdev, "root"], timeout_s=30)
     (pair,) = json.loads(r.stdout)["pairs"]
     checks = {c["code"]: c for c in pair["checks"]}
     assert r.returncode == 1, pair
@@ -145,19 +145,19 @@ print(json.dumps(results))
 """
 
 
-def test_bad_input_leaves_no_qp_or_mr_behind(lab: Any) -> None:
+def test_bad_input_leaves_no_qp_or_mr_behind(lab_vm: Any) -> None:
     """Each bad input gives its clear error and exit code, through the CLI's own code, in one process that stays
     alive: after each, ``rdma resource show`` in both guests equals the baseline (the server keeps only its
     pre-registered pool; the failed client released whatever it had created)."""
-    a, _b = lab.endpoints
+    a, _b = lab_vm.endpoints
     port = 23456
-    server = lab.runner("a").start(["fabricd-traffic", "server", "--bind", a.address, "--port", str(port),
+    server = lab_vm.runner("a").start(["fabricd-traffic", "server", "--bind", a.address, "--port", str(port),
                                     "--pool-mib", "8"])
     try:
-        ok = lab.agent("b").run(["fabricd-traffic", "client", "--peer", a.address, "--port", str(port),
+        ok = lab_vm.agent("b").run(["fabricd-traffic", "client", "--peer", a.address, "--port", str(port),
                                  "--iterations", "4", "--depth", "16", "--connect-timeout", "90"], timeout_s=180)
         assert ok.rc == 0, ok.stderr  # the server is up, its pool registered and its first session cleaned
-        base_a, base_b = rdma_res(lab, "a"), rdma_res(lab, "b")
+        base_a, base_b = rdma_res(lab_vm, "a"), rdma_res(lab_vm, "b")
         p = ["--peer", a.address, "--port", str(port)]
         cases = [
             (["--peer", "198.18.100.77", "--port", str(port), "--connect-timeout", "2"], 3,
@@ -167,13 +167,13 @@ def test_bad_input_leaves_no_qp_or_mr_behind(lab: Any) -> None:
             ([*p, "--size", "1048576", "--depth", "16"], 3, "more than the server's 8388608-byte MR pool"),
             ([*p, "--device", "rxe9"], 2, "RDMA device 'rxe9' does not exist"),
         ]
-        r = lab.agent("b").run(["python3", "-c", BAD_INPUT_PROGRAM, json.dumps([c[0] for c in cases])],
+        r = lab_vm.agent("b").run(["python3", "-c", BAD_INPUT_PROGRAM, json.dumps([c[0] for c in cases])],
                                env={"PYTHONPATH": "/mnt/fabricd/code:/opt/fabricd/lib",
                                     "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, timeout_s=300)
         assert r.ok, r.stderr
         for (args, code, text), got in zip(cases, json.loads(r.stdout.strip().splitlines()[-1]), strict=True):
             assert got["code"] == code and text in got["text"], got
             assert got["rdma_res"] == base_b, (args, got["rdma_res"], base_b)
-        assert rdma_res(lab, "a") == base_a
+        assert rdma_res(lab_vm, "a") == base_a
     finally:
         server.kill()

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from metrics_text import Metrics, metric_value
 
 import fabricd.collectors.nic as nic_mod
 import fabricd.collectors.rdma as rdma_mod
@@ -19,20 +20,19 @@ from fabricd.collectors.host import host_collectors
 from fabricd_lab.replay import ReplayHost
 
 
+def _written(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
 def success(text: str) -> dict[str, str]:
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("fabricd_scrape_collector_success{"):
-            name = line.split('"')[1]
-            out[name] = line.rsplit(" ", 1)[1]
-    return out
+    """``fabricd_scrape_collector_success`` by collector, as the exposition writes it (``"1"``/``"0"``)."""
+    return {c: _written(v) for c, v in Metrics(text).by_label("fabricd_scrape_collector_success", "collector").items()}
 
 
 def value(text: str, series: str) -> str | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return line.rsplit(" ", 1)[1]
-    return None
+    """One series' value as the exposition writes it (tests/metrics_text.py reads it), None when absent."""
+    v = metric_value(text, series)
+    return None if v is None else _written(v)
 
 
 @pytest.fixture

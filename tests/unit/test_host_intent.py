@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from fabricd import settings
 from fabricd.intent.host import (
     Backend,
     HostPlan,
@@ -16,17 +15,11 @@ from fabricd.intent.host import (
     host_intents,
     vlan_netdev_name,
 )
-from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
 
 
-@pytest.fixture(scope="module")
-def lab() -> Fabric:
-    return load_inventory(settings.default_inventory()).fabric
-
-
-def test_lab_host_standard_recipe(lab: Fabric) -> None:
-    nic = host_intent(lab, "gpu1").nics[0]
+def test_lab_host_standard_recipe(lab_fabric: Fabric) -> None:
+    nic = host_intent(lab_fabric, "gpu1").nics[0]
     assert nic.trust.value == "dscp"
     assert nic.pfc_priorities == [3] and nic.pfc_mask == 0b1000
     assert nic.roce_tos == 106 and nic.roce_mode == "RoCE v2"
@@ -48,14 +41,14 @@ def test_lab_host_standard_recipe(lab: Fabric) -> None:
     assert nic.dcqcn_np == {"min_time_between_cnps": 4}
 
 
-def test_every_host_and_unknown_host(lab: Fabric) -> None:
-    assert [h.host for h in host_intents(lab)] == [h.name for h in lab.hosts]
+def test_every_host_and_unknown_host(lab_fabric: Fabric) -> None:
+    assert [h.host for h in host_intents(lab_fabric)] == [h.name for h in lab_fabric.hosts]
     with pytest.raises(KeyError):
-        host_intent(lab, "nope")
+        host_intent(lab_fabric, "nope")
 
 
-def test_lossy_transport_leaves_pfc_and_pause_alone(lab: Fabric) -> None:
-    data = lab.model_dump()
+def test_lossy_transport_leaves_pfc_and_pause_alone(lab_fabric: Fabric) -> None:
+    data = lab_fabric.model_dump()
     data["policy"]["transport"] = "roce_v2_lossy"
     data["policy"]["congestion_control"] = "none"
     nic = host_intent(Fabric.model_validate(data), "gpu2").nics[0]
@@ -64,8 +57,8 @@ def test_lossy_transport_leaves_pfc_and_pause_alone(lab: Fabric) -> None:
     assert nic.cnp_dscp is None and nic.np_priorities == [] and nic.dcqcn_rp == {}
 
 
-def test_weights_are_normalised_to_100(lab: Fabric) -> None:
-    data = lab.model_dump()
+def test_weights_are_normalised_to_100(lab_fabric: Fabric) -> None:
+    data = lab_fabric.model_dump()
     data["policy"]["qos"]["traffic_classes"] = [
         {"id": 0, "name": "a", "priorities": [0, 1, 2, 4, 5, 7], "weight_percent": 1},
         {"id": 3, "name": "b", "priorities": [3], "weight_percent": 1},
@@ -82,8 +75,8 @@ def test_vlan_name_fits_ifnamsiz() -> None:
     assert len(vlan_netdev_name("a" * 15, 100)) == 15
 
 
-def test_desired_plan_json_round_trips(lab: Fabric) -> None:
-    plan = desired_plan(host_intent(lab, "gpu3"))
+def test_desired_plan_json_round_trips(lab_fabric: Fabric) -> None:
+    plan = desired_plan(host_intent(lab_fabric, "gpu3"))
     text = plan.to_json()
     assert HostPlan.model_validate_json(text) == plan
     steps = json.loads(text)["steps"]
@@ -93,7 +86,7 @@ def test_desired_plan_json_round_trips(lab: Fabric) -> None:
     assert "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos" in paths
     assert "/sys/class/infiniband/mlx5_0/tc/1/traffic_class" in paths
     assert "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3" in paths
-    skipped = desired_plan(host_intent(lab, "gpu3"), frozenset({"vlan"}))
+    skipped = desired_plan(host_intent(lab_fabric, "gpu3"), frozenset({"vlan"}))
     assert not any(s.path == "vlan" for s in skipped.steps)
     # without the VLAN netdev the address goes on the untagged netdev
     assert [(s.object, s.desired) for s in skipped.steps if s.path == "address"] == [("ens1f0np0", "10.100.0.13/16")]

@@ -22,22 +22,16 @@ from fabricd.errors import FabricdError, HostBackendError
 from fabricd.hosts.factory import open_backends
 from fabricd.hosts.sysfs import SysfsBackend
 from fabricd.intent.host import HostIntent, host_intent
-from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
 from fabricd_lab.fake_host import FakeNic, build_fake_host, fake_nics_for
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "host"
 
 
-@pytest.fixture(scope="module")
-def lab() -> Fabric:
-    return load_inventory(settings.default_inventory()).fabric
-
-
 @pytest.fixture()
-def intent(lab: Fabric) -> HostIntent:
+def intent(lab_fabric: Fabric) -> HostIntent:
     """gpu1 with one DCQCN knob changed, so that apply has DCQCN work to do on the captured defaults."""
-    data = lab.model_dump()
+    data = lab_fabric.model_dump()
     data["policy"]["dcqcn"]["rp"]["rpg_time_reset"] = 600
     return host_intent(Fabric.model_validate(data), "gpu1")
 

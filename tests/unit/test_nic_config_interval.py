@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metrics_text import metric_value
 
 from fabricd.collectors.core import Registry
 from fabricd.collectors.host import host_collectors
@@ -29,15 +30,8 @@ class Clock:
         return self.now
 
 
-def value(text: str, series: str) -> str | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return line.rsplit(" ", 1)[1]
-    return None
-
-
-def success(text: str) -> str | None:
-    return value(text, 'fabricd_scrape_collector_success{collector="nic_config"}')
+def success(text: str) -> float | None:
+    return metric_value(text, 'fabricd_scrape_collector_success{collector="nic_config"}')
 
 
 @pytest.fixture
@@ -67,45 +61,45 @@ def test_values_are_held_for_the_interval_then_read_again(host: ReplayHost) -> N
     clock = Clock()
     reg = registry(host, clock, 60)
     first = reg.exposition()
-    before = value(first, CNP_DSCP)
+    before = metric_value(first, CNP_DSCP)
     assert before is not None and before != "10"
     cnp_dscp(host).write_text("10\n")
     clock.now += 59.9
     held = reg.exposition()
-    assert value(held, CNP_DSCP) == before
-    assert success(held) == "1"
+    assert metric_value(held, CNP_DSCP) == before
+    assert success(held) == 1
     clock.now += 0.1
-    assert value(reg.exposition(), CNP_DSCP) == "10"
+    assert metric_value(reg.exposition(), CNP_DSCP) == 10
 
 
 def test_interval_zero_reads_every_scrape(host: ReplayHost) -> None:
     reg = registry(host, Clock(), 0)
     reg.exposition()
     cnp_dscp(host).write_text("12\n")
-    assert value(reg.exposition(), CNP_DSCP) == "12"
+    assert metric_value(reg.exposition(), CNP_DSCP) == 12
 
 
 def test_a_new_or_removed_interface_is_read_at_once(host: ReplayHost, tmp_path: Path) -> None:
     clock = Clock()
     reg = registry(host, clock, 60)
-    assert value(reg.exposition(), 'fabricd_nic_mtu_bytes{interface="eth1"}') is not None
+    assert metric_value(reg.exposition(), 'fabricd_nic_mtu_bytes{interface="eth1"}') is not None
     shutil.rmtree(Path(host.root, "sys/class/net/eth1"))
     shutil.rmtree(Path(host.root, "sys/class/infiniband/mlx5_1"))
     text = reg.exposition()
-    assert value(text, 'fabricd_nic_mtu_bytes{interface="eth1"}') is None
-    assert value(text, 'fabricd_nic_roce_tos{device="mlx5_1",port="1"}') is None
-    assert value(text, 'fabricd_nic_mtu_bytes{interface="eth0"}') is not None
+    assert metric_value(text, 'fabricd_nic_mtu_bytes{interface="eth1"}') is None
+    assert metric_value(text, 'fabricd_nic_roce_tos{device="mlx5_1",port="1"}') is None
+    assert metric_value(text, 'fabricd_nic_mtu_bytes{interface="eth0"}') is not None
 
 
 def test_a_read_with_a_problem_is_not_held(host: ReplayHost) -> None:
     clock = Clock()
     reg = registry(host, clock, 60)
     cnp_dscp(host).write_text("garbage\n")
-    assert success(reg.exposition()) == "0"
+    assert success(reg.exposition()) == 0
     cnp_dscp(host).write_text("24\n")
     text = reg.exposition()  # no time has passed: read again because the last read was not clean
-    assert success(text) == "1"
-    assert value(text, CNP_DSCP) == "24"
+    assert success(text) == 1
+    assert metric_value(text, CNP_DSCP) == 24
 
 
 def test_host_collectors_default_holds_and_negative_interval_is_refused(host: ReplayHost) -> None:
@@ -126,17 +120,17 @@ def test_writes_on_a_local_file_system_are_read_at_once_and_nothing_else_is_rere
         assert reg.exposition() == first
     assert collector.reads == 1
     cnp_dscp(host).write_text("10\n")  # in place
-    assert value(reg.exposition(), CNP_DSCP) == "10"
+    assert metric_value(reg.exposition(), CNP_DSCP) == 10
     tmp = cnp_dscp(host).with_name(".new")
     tmp.write_text("11\n")
     os.replace(tmp, cnp_dscp(host))  # replaced by rename
-    assert value(reg.exposition(), CNP_DSCP) == "11"
+    assert metric_value(reg.exposition(), CNP_DSCP) == 11
     enable = Path(host.root, "sys/class/net/eth1/ecn/roce_rp/enable/5")
     enable.write_text("1\n")  # a file that changes another interface
-    assert value(reg.exposition(), 'fabricd_nic_ecn_enabled{interface="eth1",point="rp",priority="5"}') == "1"
+    assert metric_value(reg.exposition(), 'fabricd_nic_ecn_enabled{interface="eth1",point="rp",priority="5"}') == 1
     tos = Path(host.root, "sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos")
     tos.write_text("104\n")  # configfs (RDMA-CM ToS)
-    assert value(reg.exposition(), 'fabricd_nic_roce_tos{device="mlx5_1",port="1"}') == "104"
+    assert metric_value(reg.exposition(), 'fabricd_nic_roce_tos{device="mlx5_1",port="1"}') == 104
     reads = collector.reads
     assert reads == 5
     clock.now += 1
@@ -153,8 +147,8 @@ def test_a_replay_root_without_inotify_is_read_every_scrape_and_a_live_root_is_h
     replay.exposition()
     live.exposition()
     cnp_dscp(host).write_text("14\n")
-    assert value(replay.exposition(), CNP_DSCP) == "14"
-    assert value(live.exposition(), CNP_DSCP) != "14"
+    assert metric_value(replay.exposition(), CNP_DSCP) == 14
+    assert metric_value(live.exposition(), CNP_DSCP) != "14"
     (config,) = [c for c in host_collectors(host.root, replay=True) if isinstance(c, NicConfigCollector)]
     assert config.replay and config.notify
 
@@ -170,10 +164,10 @@ def test_configfs_appearing_later_on_a_replay_root_is_read_at_once(tmp_path: Pat
     clock = Clock()
     reg = Registry([NicConfigCollector(host.root, interval_s=60, monotonic=clock)])
     series = 'fabricd_nic_roce_tos{device="mlx5_0",port="1"}'
-    assert value(reg.exposition(), series) is None
+    assert metric_value(reg.exposition(), series) is None
     shutil.move(saved, cm)
     clock.now += 1
-    assert value(reg.exposition(), series) is not None
+    assert metric_value(reg.exposition(), series) is not None
 
 
 def test_serve_passes_its_config_interval_to_the_host_collectors(tmp_path: Path, lab_inventory: Path) -> None:

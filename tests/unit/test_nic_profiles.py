@@ -12,11 +12,22 @@ from pathlib import Path
 import pytest
 
 from fabricd.intent.host import COMMIT_CHECK, Backend, desired_plan, host_intent
-from fabricd.intent.nics import PROFILES, commit_file_for, configfs_group, families_text, profile_for, value_format
+from fabricd.intent.nics import (
+    PROFILES,
+    NicProfile,
+    commit_file_for,
+    configfs_group,
+    families_text,
+    profile_for,
+    value_format,
+)
 from fabricd.inventory import load_inventory
 from fabricd.model import Transport
 from fabricd.nos.validate import run_checks
+from fabricd.readers.ethtool import read_ethtool
+from fabricd.readers.rdma import RdmaKey, read_rdma_device
 from fabricd.render.host_script import host_script
+from fabricd_lab.fake_host import FakeNic, build_fake_host, write_ethtool
 
 REPO = Path(__file__).resolve().parents[2]
 MIXED = REPO / "inventory" / "examples" / "mixed-nics.yml"
@@ -214,3 +225,35 @@ def test_rendered_script_stops_on_a_missing_file(tmp_path: Path) -> None:
     assert run.returncode == 1 and "configured" not in run.stdout
     assert "missing is missing" in run.stderr and "optional" in run.stderr
     assert present.read_text() == "0x1a\n"
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.family)
+def test_the_lab_fake_host_of_every_family_reads_back(profile: NicProfile, tmp_path: Path) -> None:
+    """The fake host builds any registered family from its profile alone (``NicProfile.lab``): the readers find the
+    family's hw_counters names with their meanings, its configfs knobs at their defaults, and its ethtool capture
+    normalised by its own driver's map. A new family gets this test without editing it."""
+    transport = min(profile.transports, key=lambda t: t.value, default=Transport.ROCE_V2_LOSSLESS)
+    nic = FakeNic(netdev="eth0", rdma_device=f"{profile.family}_0", family=profile.family, transport=transport)
+    root = build_fake_host(tmp_path, [nic])
+    write_ethtool(root, [nic])
+    (port,) = read_rdma_device(root, nic.rdma_device).ports
+    captured = set(port.hw_counters) & set(profile.hw_counters)
+    if profile.lab.device_capture:  # the real capture's names (mlx5_0 of procfs: not every name the driver has)
+        assert captured
+    else:  # the family's own names, every one
+        assert captured == set(profile.hw_counters) and set(port.hw_counters) == set(profile.hw_counters)
+    assert {RdmaKey(*profile.hw_counters[n]) for n in captured} <= set(port.normalised())
+    for knob in (*profile.roles.values(), *profile.tunables.values()):
+        path = root / knob.render_path(nic.netdev, nic.rdma_device, nic.rdma_port, 3).lstrip("/")
+        if knob.runtime and knob.exists_for(transport) and knob.path.startswith("/sys/kernel/config/"):
+            assert path.read_text().strip() == (f"{knob.default or 0:#x}" if knob.fmt == "hex"
+                                                else str(knob.default or 0)), knob.name
+    has_ecn = (root / "sys/class/net/eth0/ecn").is_dir()
+    assert has_ecn == any(k.path.startswith("/sys/class/net/{netdev}/ecn/") for k in profile.roles.values())
+    if profile.lab.ethtool_capture is None:
+        assert not (root / "ethtool").exists()
+        return
+    stats = read_ethtool(root, "eth0")
+    assert stats.driver == profile.lab.ethtool_info_driver and not stats.problems
+    if profile.ethtool is not None and profile.ethtool.rules:
+        assert {c.source for c in stats.counters} and all(c.source in stats.raw for c in stats.counters)

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from metrics_text import metric_value
 
 from fabricd.collectors.core import Registry
 from fabricd.collectors.switch import PLATFORMS, SwitchCollector, SwitchPoller, SwitchTarget, commands_for
@@ -33,13 +34,6 @@ SONIC = {
 }
 EOS_DROPS = capture("arista_eos/show-hardware-counter-drop-ntc.txt")
 SONIC_PFC = SONIC["show pfc counters"]
-
-
-def sample(text: str, series: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return None
 
 
 class Session:
@@ -79,11 +73,11 @@ def test_one_unreadable_command_fails_the_switch(caplog: pytest.LogCaptureFixtur
     finally:
         poller.close()
     for exposition in (text, second_text):
-        assert sample(exposition, 'fabricd_scrape_collector_success{collector="switch"}') == 0
-        assert sample(exposition, 'fabricd_switch_up{switch="leaf9"}') == 0
+        assert metric_value(exposition, 'fabricd_scrape_collector_success{collector="switch"}') == 0
+        assert metric_value(exposition, 'fabricd_switch_up{switch="leaf9"}') == 0
     # what did parse is still exported
-    assert sample(text, 'fabricd_switch_pfc_pause_frames_total{switch="leaf9",interface="Ethernet52",priority="3",'
-                        'direction="rx"}') == 52
+    assert metric_value(text, 'fabricd_switch_pfc_pause_frames_total{switch="leaf9",interface="Ethernet52",'
+                        'priority="3",direction="rx"}') == 52
     empty = [m for m in first if "parsed to nothing" in m]
     assert len(empty) == 2, first  # one line per command: the required one and the optional one
     assert any("leaf9" in m and "'show queue wredcounters'" in m for m in empty)
@@ -183,4 +177,4 @@ def test_optional_command_rejected_in_text_is_unsupported_not_a_failure() -> Non
         text = Registry([SwitchCollector(poller)]).exposition()
     finally:
         poller.close()
-    assert sample(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1
+    assert metric_value(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabricd import settings
 from fabricd.intent.headroom import headroom
 from fabricd.intent.units import bytes_to_kbytes, ms_to_seconds, range_list, split_percent
-from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Speed, Watchdog, WatchdogAction
 from fabricd.nos.arista_eos.intent import EosSwitchIntent
 from fabricd.nos.arista_eos.watchdog import eos_watchdog
@@ -18,11 +16,6 @@ from fabricd.nos.cumulus_nvue.watchdog import nvue_watchdog
 from fabricd.nos.registry import SwitchIntentBuilder, switch_intent, switch_intents
 from fabricd.nos.sonic.intent import SonicSwitchIntent
 from fabricd.nos.sonic.watchdog import sonic_watchdog
-
-
-@pytest.fixture(scope="module")
-def lab() -> Fabric:
-    return load_inventory(settings.default_inventory()).fabric
 
 
 def _edit(fabric: Fabric, **policy: object) -> Fabric:
@@ -106,16 +99,16 @@ def test_watchdog_rounding_and_ranges_are_warned() -> None:
 
 # --- the lab fabric ---------------------------------------------------------------------------------------------
 
-def test_lab_intents_have_one_class_per_platform(lab: Fabric) -> None:
-    kinds = {s.name: type(s) for s in switch_intents(lab)}
+def test_lab_intents_have_one_class_per_platform(lab_fabric: Fabric) -> None:
+    kinds = {s.name: type(s) for s in switch_intents(lab_fabric)}
     assert kinds["leaf1-sonic"] is SonicSwitchIntent and kinds["leaf2-eos"] is EosSwitchIntent
     assert kinds["leaf3-nxos"] is NxosSwitchIntent and kinds["leaf4-nvue"] is NvueSwitchIntent
     with pytest.raises(KeyError):
-        switch_intent(lab, "nope")
+        switch_intent(lab_fabric, "nope")
 
 
-def test_lab_queues_lossless_ecn_and_cnp(lab: Fabric) -> None:
-    sw = switch_intent(lab, "leaf2-eos")
+def test_lab_queues_lossless_ecn_and_cnp(lab_fabric: Fabric) -> None:
+    sw = switch_intent(lab_fabric, "leaf2-eos")
     q = {x.id: x for x in sw.queues}
     assert sw.lossless_priorities == [3]
     assert q[3].lossless and q[3].dwrr and q[3].weight_percent == 50 and q[3].ecn is not None
@@ -123,25 +116,25 @@ def test_lab_queues_lossless_ecn_and_cnp(lab: Fabric) -> None:
     assert q[6].strict and not q[6].lossless and q[6].ecn is None and q[6].priorities == [6]
     assert q[0].dwrr and q[0].priorities == [0, 1, 2, 4, 5, 7]
     assert [x.id for x in sw.queues if x.round_robin] == [0, 1, 2, 3]  # unused 1, 2 sit below DWRR queue 3
-    nvue = switch_intent(lab, "leaf4-nvue")
+    nvue = switch_intent(lab_fabric, "leaf4-nvue")
     nq = {x.id: x for x in nvue.queues}
     assert nq[3].ecn is not None and (nq[3].ecn.min_threshold, nq[3].ecn.unit) == (150_000, "bytes")
 
 
-def test_lab_headroom_uses_the_role_cable_and_the_calculator(lab: Fabric) -> None:
-    sw = switch_intent(lab, "leaf1-sonic")
+def test_lab_headroom_uses_the_role_cable_and_the_calculator(lab_fabric: Fabric) -> None:
+    sw = switch_intent(lab_fabric, "leaf1-sonic")
     ports = {p.name: p for p in sw.ports}
     host, uplink = ports["Ethernet0"], ports["Ethernet48"]
     assert host.headroom is not None and uplink.headroom is not None
     assert host.headroom.cable_m == 5.0 and uplink.headroom.cable_m == 40.0
-    expected = headroom(Speed.G400, 40.0, 9216, xon_bytes=lab.policy.buffers.xon_bytes)
+    expected = headroom(Speed.G400, 40.0, 9216, xon_bytes=lab_fabric.policy.buffers.xon_bytes)
     assert (uplink.headroom.xoff_bytes, uplink.headroom.size_bytes) == (expected.xoff_bytes, expected.size_bytes)
     assert host.tagged_vlans == [100] and host.access_vlan is None  # the NIC sends VLAN 100 tagged
     assert uplink.tagged_vlans == [] and uplink.watchdog and uplink.pfc
 
 
-def test_cable_overrides_link_then_nic_then_role(lab: Fabric) -> None:
-    data = lab.model_dump(mode="json")
+def test_cable_overrides_link_then_nic_then_role(lab_fabric: Fabric) -> None:
+    data = lab_fabric.model_dump(mode="json")
     data["links"][0]["cable_m"] = 120.0  # leaf1-sonic:Ethernet48 <-> spine1:Ethernet0
     data["hosts"][0]["nics"][0]["cable_m"] = 2.0  # gpu1 -> leaf1-sonic:Ethernet0
     fabric = Fabric.model_validate(data)
@@ -156,8 +149,8 @@ def test_cable_overrides_link_then_nic_then_role(lab: Fabric) -> None:
     assert b.cable_m(leaf, port["Ethernet8"]) == 5.0  # role table
 
 
-def test_lossy_transport_has_no_pfc_watchdog_or_headroom_but_keeps_ecn(lab: Fabric) -> None:
-    fabric = _edit(lab, transport="roce_v2_lossy")
+def test_lossy_transport_has_no_pfc_watchdog_or_headroom_but_keeps_ecn(lab_fabric: Fabric) -> None:
+    fabric = _edit(lab_fabric, transport="roce_v2_lossy")
     for sw in switch_intents(fabric):
         assert not sw.lossless and sw.lossless_priorities == []
         assert sw.watchdog is None
@@ -170,10 +163,10 @@ def test_lossy_transport_has_no_pfc_watchdog_or_headroom_but_keeps_ecn(lab: Fabr
     assert all("pfc_enable" not in row for row in db.PORT_QOS_MAP.values())
 
 
-def test_ecn_profile_by_class_list_and_unmapped_dscp(lab: Fabric) -> None:
-    classes = [c.model_dump(mode="json") for c in lab.policy.qos.traffic_classes]
+def test_ecn_profile_by_class_list_and_unmapped_dscp(lab_fabric: Fabric) -> None:
+    classes = [c.model_dump(mode="json") for c in lab_fabric.policy.qos.traffic_classes]
     classes[1]["ecn_profile"] = None  # TC3 now takes ECN because the profile lists it
-    fabric = _edit(lab, qos__traffic_classes=classes, qos__dscp_to_priority={26: 3, 48: 6, 46: 5})
+    fabric = _edit(lab_fabric, qos__traffic_classes=classes, qos__dscp_to_priority={26: 3, 48: 6, 46: 5})
     sw = switch_intent(fabric, "leaf1-sonic")
     assert isinstance(sw, SonicSwitchIntent)
     assert next(q for q in sw.queues if q.id == 3).ecn is not None
@@ -181,11 +174,11 @@ def test_ecn_profile_by_class_list_and_unmapped_dscp(lab: Fabric) -> None:
     assert dscp["46"] == "5" and dscp["10"] == "0" and len(dscp) == 64
 
 
-def test_nvue_pools_need_buffer_figures(lab: Fabric) -> None:
-    sw = switch_intent(lab, "leaf4-nvue")
+def test_nvue_pools_need_buffer_figures(lab_fabric: Fabric) -> None:
+    sw = switch_intent(lab_fabric, "leaf4-nvue")
     assert isinstance(sw, NvueSwitchIntent)
     assert (sw.lossless_pool_percent, sw.lossy_pool_percent) == (20, 80)  # 32 MiB of 160 MiB
-    data = lab.model_dump(mode="json")
+    data = lab_fabric.model_dump(mode="json")
     for s in data["switches"]:
         s["buffer"] = {}
     bare = switch_intent(Fabric.model_validate(data), "leaf4-nvue")
@@ -194,10 +187,10 @@ def test_nvue_pools_need_buffer_figures(lab: Fabric) -> None:
     assert "lossless_pool_percent" in [w.field for w in bare.warnings]
 
 
-def test_a_port_in_a_tagged_and_an_untagged_vlan_is_tagged_with_a_warning(lab: Fabric) -> None:
-    vlans = [v.model_dump(mode="json") for v in lab.policy.vlans]
+def test_a_port_in_a_tagged_and_an_untagged_vlan_is_tagged_with_a_warning(lab_fabric: Fabric) -> None:
+    vlans = [v.model_dump(mode="json") for v in lab_fabric.policy.vlans]
     vlans.append({"id": 200, "name": "storage", "subnet": "10.200.0.0/16", "members": ["leaf2-eos:Ethernet1"]})
-    data = lab.model_dump(mode="json")
+    data = lab_fabric.model_dump(mode="json")
     data["policy"]["vlans"] = vlans
     data["hosts"][2]["nics"][0]["vlan"] = None  # gpu3 on leaf2-eos:Ethernet1 sends untagged
     sw = switch_intent(Fabric.model_validate(data), "leaf2-eos")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from metrics_text import metric_value
 
 from fabricd.collectors.core import Registry
 from fabricd.collectors.switch import Backoff, SwitchCollector, SwitchPoller, SwitchTarget, commands_for
@@ -27,13 +28,6 @@ OUTPUTS = {
     "show queue wredcounters": capture("show-queue-wredcounters-sonic-utilities-test.txt"),
     "show pfcwd stats": capture("pfcwd-show-stats-stormed-dx010-issue5898.txt"),
 }
-
-
-def sample(text: str, series: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
-    return None
 
 
 class Session:
@@ -67,10 +61,10 @@ def test_refused_switch_is_down_and_others_still_exported() -> None:
         text = Registry([SwitchCollector(poller)]).exposition()
     finally:
         poller.close()
-    assert sample(text, 'fabricd_switch_up{switch="gone"}') == 0
-    assert sample(text, 'fabricd_switch_up{switch="ok"}') == 1
-    assert sample(text, 'fabricd_switch_pfcwd_stormed{switch="ok",interface="Ethernet44",priority="4"}') == 1
-    assert sample(text, 'fabricd_scrape_collector_success{collector="switch"}') == 0
+    assert metric_value(text, 'fabricd_switch_up{switch="gone"}') == 0
+    assert metric_value(text, 'fabricd_switch_up{switch="ok"}') == 1
+    assert metric_value(text, 'fabricd_switch_pfcwd_stormed{switch="ok",interface="Ethernet44",priority="4"}') == 1
+    assert metric_value(text, 'fabricd_scrape_collector_success{collector="switch"}') == 0
 
 
 def test_optional_command_asked_once_per_session_and_session_kept() -> None:
@@ -86,7 +80,7 @@ def test_optional_command_asked_once_per_session_and_session_kept() -> None:
         reg = Registry([SwitchCollector(poller)])
         for _ in range(3):
             text = reg.exposition()
-            assert sample(text, 'fabricd_switch_up{switch="s1"}') == 1
+            assert metric_value(text, 'fabricd_switch_up{switch="s1"}') == 1
     finally:
         poller.close()
     assert len(opened) == 1 and opened[0].closed
@@ -113,16 +107,16 @@ def test_failed_poll_reconnects_next_scrape() -> None:
                           backoff=Backoff(base_s=5.0, jitter=0.0))
     try:
         reg = Registry([SwitchCollector(poller)])
-        assert sample(reg.exposition(), 'fabricd_switch_up{switch="s1"}') == 0
+        assert metric_value(reg.exposition(), 'fabricd_switch_up{switch="s1"}') == 0
         state["fail"] = False
         text = reg.exposition()  # backing off: not re-dialled yet
-        assert sample(text, 'fabricd_switch_up{switch="s1"}') == 0 and len(opened) == 1
-        assert sample(text, 'fabricd_switch_consecutive_failures{switch="s1"}') == 1
+        assert metric_value(text, 'fabricd_switch_up{switch="s1"}') == 0 and len(opened) == 1
+        assert metric_value(text, 'fabricd_switch_consecutive_failures{switch="s1"}') == 1
         now[0] = 5.0
         text = reg.exposition()
-        assert sample(text, 'fabricd_switch_up{switch="s1"}') == 1
-        assert sample(text, 'fabricd_switch_consecutive_failures{switch="s1"}') == 0
-        assert sample(text, 'fabricd_switch_connection_attempts_total{switch="s1"}') == 2
+        assert metric_value(text, 'fabricd_switch_up{switch="s1"}') == 1
+        assert metric_value(text, 'fabricd_switch_consecutive_failures{switch="s1"}') == 0
+        assert metric_value(text, 'fabricd_switch_connection_attempts_total{switch="s1"}') == 2
     finally:
         poller.close()
     assert len(opened) == 2 and opened[0].closed
@@ -139,8 +133,8 @@ def test_hung_session_times_out_and_is_not_polled_twice() -> None:
     poller = SwitchPoller([SwitchTarget("slow", "sonic")], lambda t: Hung([]), timeout_s=0.2)
     try:
         reg = Registry([SwitchCollector(poller)])
-        assert sample(reg.exposition(), 'fabricd_switch_up{switch="slow"}') == 0  # timed out
-        assert sample(reg.exposition(), 'fabricd_switch_up{switch="slow"}') == 0  # still running: not re-polled
+        assert metric_value(reg.exposition(), 'fabricd_switch_up{switch="slow"}') == 0  # timed out
+        assert metric_value(reg.exposition(), 'fabricd_switch_up{switch="slow"}') == 0  # still running: not re-polled
     finally:
         release.set()
         poller.close()

@@ -1,5 +1,6 @@
-"""NIC profiles per driver family: ``mlx5``, ``ice`` (E810, irdma), ``bnxt`` (bnxt_en/bnxt_re), ``rxe``, ``ionic``
-(AMD Pensando: counters only).
+"""NIC profiles per driver family, one module each; :data:`PROFILES` is the registry that the readers (counter
+names), the lab's fake host, the docs generator (docs/nics.md) and the tests walk. Adding a family:
+docs/ARCHITECTURE.md, "Adding a NIC family".
 
 ``profile_for(driver)`` maps a kernel driver name (the netdev's ``ethtool -i`` driver or the RDMA device's driver)
 to its family's :class:`NicProfile`; :func:`nic_profile` picks it for an inventory NIC (``rdma_driver`` first, then
@@ -11,7 +12,7 @@ from __future__ import annotations
 from fabricd.model import Nic
 
 from . import bnxt, ice, ionic, mlx5, rxe
-from .base import Knob, NicProfile, Prerequisite
+from .base import Knob, LabNic, NicProfile, Prerequisite
 
 PROFILES: tuple[NicProfile, ...] = (mlx5.PROFILE, ice.PROFILE, bnxt.PROFILE, rxe.PROFILE, ionic.PROFILE)
 BY_FAMILY: dict[str, NicProfile] = {p.family: p for p in PROFILES}
@@ -85,6 +86,7 @@ __all__ = [
     "CONFIGFS_GROUP_ROOTS",
     "PROFILES",
     "Knob",
+    "LabNic",
     "NicProfile",
     "Prerequisite",
     "commit_file_for",

@@ -1,9 +1,11 @@
 """The NIC profile data model: what one driver family can set, where, in what units, and what it counts.
 
-A :class:`NicProfile` is data, one module per family (``mlx5``, ``ice``, ``bnxt``, ``rxe``), each knob with the
-vendor document it comes from. ``Nic.driver`` (or ``Nic.rdma_driver``) selects the profile; the host intent, the
-rendered script, the host backends, ``fabricd validate`` and the audit all read the same profile, so a knob a family
-lacks is a located validate error instead of a path that does not exist at apply time.
+A :class:`NicProfile` is data, one module per family (registered in ``fabricd/intent/nics/__init__.py``), each knob
+with the vendor document it comes from, and everything else about the family: its counter names (ethtool per driver
+generation, RDMA hw_counters), the lab's fake device (:class:`LabNic`) and the docs row (docs/nics.md is generated).
+``Nic.driver`` (or ``Nic.rdma_driver``) selects the profile; the host intent, the rendered script, the host backends,
+``fabricd validate``, the audit, the readers and the lab all read the same profile, so a knob a family lacks is a
+located validate error instead of a path that does not exist at apply time.
 
 Path templates use ``{netdev}``, ``{dev}`` (RDMA device), ``{port}`` (RDMA port) and ``{prio}`` (802.1p priority).
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fabricd.model import Transport
+from fabricd.readers.counter_names import DriverNames, HwMeaning
 
 ValueFormat = Literal["dec", "hex"]
 """How a knob's value is written and printed: ``dec`` (``26``) or ``hex`` (``0x1a``, bnxt_re configfs ``%#x``)."""
@@ -74,6 +77,23 @@ class Prerequisite:
 
 
 @dataclass(frozen=True, slots=True)
+class LabNic:
+    """How fabricd-lab's fake host (``fabricd_lab.fake_host``) writes one NIC of this family, from real captures.
+
+    ``ethtool_capture``: the family's ``ethtool -S`` capture in tests/golden/readers/ethtool (None: no capture exists,
+    the fake host writes no ethtool files for it) and ``ethtool_info_driver`` the driver its ``ethtool -i`` names.
+    ``device_capture`` True: the RDMA device is the mlx5_0 capture as is (its hw_counters and board files); False:
+    the capture's port files with the family's own hw_counters names at 0. The family's sysfs ``ecn/`` files come
+    from the capture when its knobs live there, its configfs knobs are written at their documented default (0 when
+    none) in the knob's format, and ``tc/<port>/traffic_class`` exists when ``traffic_class`` is set.
+    """
+
+    ethtool_capture: str | None
+    ethtool_info_driver: str
+    device_capture: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class NicProfile:
     """Everything fabricd knows about one NIC driver family.
 
@@ -93,8 +113,10 @@ class NicProfile:
       ``cc_enable.<transport>``, ``np_enable``/``rp_enable`` per priority), ``tunables`` (knobs a NIC may set in
       ``cc:``; the DCQCN names of ``policy.dcqcn`` resolve here too; ``aliases`` names the family's nearest knob for
       a DCQCN name it lacks, for the fix hint);
-    - counters: ``ethtool_driver`` (key of :data:`fabricd.readers.ethtool_maps.DRIVER_RULES`) and
-      ``hw_counters`` (the RDMA ``hw_counters`` names of this family's driver, normalised);
+    - counters: ``ethtool`` (the netdev driver's ``ethtool -S`` names per generation; None when the family has no
+      netdev driver of its own, rxe) and ``hw_counters`` (the RDMA ``hw_counters`` names of this family's driver,
+      normalised); the readers walk the registry for both (``fabricd.readers.ethtool_maps``, ``readers.rdma``);
+    - ``lab``: how the lab's fake host writes this family's device (:class:`LabNic`);
     - ``limits``: what the family cannot do, as sentences for the support matrix.
     """
 
@@ -110,9 +132,10 @@ class NicProfile:
     global_pause: bool
     rdma_cm: bool
     traffic_class: bool
-    ethtool_driver: str | None
-    hw_counters: Mapping[str, tuple[str, str | None, str | None]]
+    ethtool: DriverNames | None
+    hw_counters: Mapping[str, HwMeaning]
     sources: tuple[str, ...]
+    lab: LabNic
     roles: Mapping[str, Knob] = field(default_factory=dict)
     tunables: Mapping[str, Knob] = field(default_factory=dict)
     cc_group: str | None = None
@@ -123,6 +146,11 @@ class NicProfile:
     aliases: Mapping[str, str] = field(default_factory=dict)
     prerequisites: tuple[Prerequisite, ...] = ()
     limits: tuple[str, ...] = ()
+
+    @property
+    def ethtool_driver(self) -> str | None:
+        """The driver whose ``ethtool -S`` names :attr:`ethtool` holds (None: the netdev's own driver, rxe)."""
+        return self.ethtool.driver if self.ethtool is not None else None
 
     def role(self, name: str) -> Knob | None:
         return self.roles.get(name)

@@ -17,9 +17,24 @@ lykeioner/driver@bcef51d69610dff96717235767d3bd075a1e2cdf):
 from __future__ import annotations
 
 from fabricd.model import Transport
-from fabricd.readers.rdma import BNXT_RE_HW_COUNTERS
+from fabricd.readers.counter_names import (
+    DIR,
+    DISCARDS,
+    LINK_PAUSE_FRAMES,
+    PAUSE_DURATION_US,
+    PAUSE_FRAMES,
+    PAUSE_STORM_EVENTS,
+    PAUSE_TRANSITIONS,
+    PRIO,
+    PRIORITY_BYTES,
+    PRIORITY_PACKETS,
+    DriverNames,
+    Generation,
+    HwMeaning,
+    NameRule,
+)
 
-from .base import Knob, NicProfile, Prerequisite
+from .base import Knob, LabNic, NicProfile, Prerequisite
 
 CC = "/sys/kernel/config/bnxt_re/{dev}/ports/{port}/cc"
 SRC = "Broadcom bnxt_re README.TXT 'Congestion Control' (configfs cc/), netxtreme-bnxt_en"
@@ -29,6 +44,71 @@ U8 = (0, 255)
 def _knob(name: str, lo: int, hi: int, unit: str, *, verified: bool = True, default: int | None = None) -> Knob:
     return Knob(name, f"{CC}/{name}", lo, hi, unit, SRC, fmt="hex", verified=verified, default=default)
 
+
+BNXT_BASE: tuple[NameRule, ...] = (
+    NameRule(rf"{DIR}_pfc_ena_frames_pri{PRIO}", PAUSE_FRAMES),
+    NameRule(rf"pfc_pri{PRIO}_{DIR}_duration_us", PAUSE_DURATION_US),
+    NameRule(rf"pfc_pri{PRIO}_{DIR}_transitions", PAUSE_TRANSITIONS),
+    NameRule(rf"{DIR}_bytes_pri{PRIO}", PRIORITY_BYTES),
+    NameRule(rf"{DIR}_packets_pri{PRIO}", PRIORITY_PACKETS),
+    NameRule(rf"{DIR}_pause_frames", LINK_PAUSE_FRAMES),
+    NameRule(r"rx_stat_discard", DISCARDS, qualifier="rx_port"),
+    NameRule(r"tx_stat_discard", DISCARDS, qualifier="tx_port"),
+    NameRule(r"continuous_pause_events", PAUSE_STORM_EVENTS, qualifier="detected"),
+    NameRule(r"resume_pause_events", PAUSE_STORM_EVENTS, qualifier="resumed"),
+    NameRule(r"continuous_roce_pause_events", PAUSE_STORM_EVENTS, qualifier="roce_detected"),
+    NameRule(r"resume_roce_pause_events", PAUSE_STORM_EVENTS, qualifier="roce_resumed"),
+)
+"""bnxt_en (Broadcom NetXtreme-C/E), the names every release prints. Per-ring counters carry a ``[N]: `` prefix and
+are not mapped."""
+
+BNXT_BEFORE_6_6: tuple[NameRule, ...] = (
+    NameRule(r"rx_total_discard_pkts", DISCARDS, qualifier="rx_out_of_buffer"),
+)
+"""bnxt_en before Linux 6.6 (the RHEL 8/9 inbox drivers): the sum of the rings' receive discards is
+``rx_total_discard_pkts`` (``bnxt_sw_func_stats[]`` in bnxt_ethtool.c)."""
+
+BNXT_SINCE_6_6: tuple[NameRule, ...] = (
+    NameRule(r"rx_total_ring_discards", DISCARDS, qualifier="rx_out_of_buffer"),
+)
+"""bnxt_en since Linux 6.6: ``bnxt_ring_err_stats_arr[]`` replaced ``bnxt_sw_func_stats[]`` and the same count is
+``rx_total_ring_discards`` ("bnxt_en: Display the ring error counters under ethtool -S", Michael Chan, net-next
+2023-08-17)."""
+
+BNXT: tuple[NameRule, ...] = BNXT_BASE + BNXT_BEFORE_6_6 + BNXT_SINCE_6_6
+
+ETHTOOL = DriverNames("bnxt_en", (
+    Generation("every release", BNXT_BASE, "Linux drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c; capture"),
+    Generation("before Linux 6.6 (RHEL 8/9 inbox)", BNXT_BEFORE_6_6,
+               "bnxt_ethtool.c bnxt_sw_func_stats[] (rx_total_discard_pkts)"),
+    Generation("Linux 6.6 and later", BNXT_SINCE_6_6,
+               "bnxt_ethtool.c bnxt_ring_err_stats_arr[]: netdev patch 'bnxt_en: Display the ring error "
+               "counters under ethtool -S' (2023-08-17)"),
+))
+"""bnxt_en ``ethtool -S`` names per generation."""
+
+HW_COUNTERS: dict[str, HwMeaning] = {
+    # Broadcom bnxt_re (netxtreme-bnxt_en out-of-tree driver, bnxt_re/hw_counters.c bnxt_re_stat_descs[]; the CNP
+    # and ECN names follow mlx5's): source lykeioner/driver@bcef51d69610dff96717235767d3bd075a1e2cdf
+    "np_cnp_sent": ("cnp_sent", "tx", None),
+    "rp_cnp_handled": ("cnp_handled", "rx", None),
+    "rp_cnp_ignored": ("cnp_ignored", "rx", None),
+    "np_ecn_marked_roce_packets": ("ecn_marked_packets", "rx", None),
+    "rx_pkts": ("packets", "rx", None),
+    "tx_pkts": ("packets", "tx", None),
+    "out_of_sequence": ("out_of_sequence", "rx", None),
+    "out_of_buffer": ("out_of_buffer", "rx", None),
+    "packet_seq_err": ("packet_seq_errors", "rx", None),
+    "local_ack_timeout_err": ("local_ack_timeout_errors", "tx", None),
+    "implied_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
+    "roce_adp_retrans": ("retransmits", "tx", None),
+    "roce_adp_retrans_to": ("retransmit_timeouts", "tx", None),
+    "duplicate_request": ("duplicate_requests", "rx", None),
+    "rnr_nak_retry_err": ("rnr_nak_retry_errors", "tx", None),
+    "max_retry_exceeded": ("retry_exceeded_errors", "tx", None),
+}
+"""bnxt_re ``hw_counters`` (BCM574xx/575xx/576xx). ``rx_bytes``/``tx_bytes`` stay by their own name: they count
+RoCE payload bytes per the README, not PMA data."""
 
 PROFILE = NicProfile(
     family="bnxt",
@@ -45,8 +125,9 @@ PROFILE = NicProfile(
     global_pause=True,
     rdma_cm=True,
     traffic_class=False,
-    ethtool_driver="bnxt_en",
-    hw_counters=BNXT_RE_HW_COUNTERS,
+    ethtool=ETHTOOL,
+    hw_counters=HW_COUNTERS,
+    lab=LabNic("bnxt_en-ethq.txt", "bnxt_en"),
     cc_group="/sys/kernel/config/bnxt_re/{dev}",
     cc_commit=f"{CC}/apply",
     roles={

@@ -3,8 +3,6 @@ current): per family, what fabricd configures, what it reads, what it cannot do,
 
 from __future__ import annotations
 
-from fabricd.readers.ethtool_maps import DRIVER_NAMES, DRIVER_RULES
-
 from . import PROFILES
 from .base import Knob, NicProfile
 
@@ -54,7 +52,7 @@ TABLE = ("| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / P
 def _row(p: NicProfile) -> str:
     dcb = "no" if not p.dcb else ("dcb netlink, apptrust" if p.apptrust else "dcb netlink (no apptrust)")
     cc = p.cc_group or ("/sys/class/net/<if>/ecn" if p.role("np_enable") else "none")
-    eth = p.ethtool_driver if p.ethtool_driver in DRIVER_RULES else "the netdev's driver"
+    eth = p.ethtool_driver or "the netdev's driver"
     return (f"| {p.family} | {', '.join((*p.drivers, *p.rdma_drivers))} | "
             f"{', '.join(sorted(t.value for t in p.transports))} | {dcb} | {p.max_tcs} / {p.max_pfc_priorities} | "
             f"`{cc}` | {eth} / {len(p.hw_counters)} names |\n")
@@ -119,9 +117,9 @@ def matrix_markdown() -> str:
                 out.append(f"- {pre.what}{where}: `{pre.command}`{ver}. Source: {pre.source}\n")
             out.append("\n")
         out.append("**fabricd reads:** ethtool names of `" + (p.ethtool_driver or "the netdev's driver")
-                   + "` (readers/ethtool_maps.py); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters)
+                   + "` (its profile); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters)
                    + ".\n\n")
-        names = DRIVER_NAMES.get(p.ethtool_driver or "")
+        names = p.ethtool
         if names is not None:
             out.append("**ethtool names by driver generation** (a device is read with its own driver's map):\n\n")
             for g in names.generations:

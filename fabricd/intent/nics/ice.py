@@ -17,9 +17,22 @@ Sources:
 from __future__ import annotations
 
 from fabricd.model import Transport
-from fabricd.readers.rdma import IRDMA_HW_COUNTERS
+from fabricd.readers.counter_names import (
+    DIR,
+    DISCARDS,
+    LINK_PAUSE_FRAMES,
+    LINK_RESUME_FRAMES,
+    PAUSE_FRAMES,
+    PAUSE_TRANSITIONS,
+    PRIO,
+    RESUME_FRAMES,
+    DriverNames,
+    Generation,
+    HwMeaning,
+    NameRule,
+)
 
-from .base import Knob, NicProfile, Prerequisite
+from .base import Knob, LabNic, NicProfile, Prerequisite
 
 CFG = "/sys/kernel/config/irdma/{dev}"
 SRC_README = "Intel irdma README 'ECN Configuration' (configfs /sys/kernel/config/irdma/<dev>)"
@@ -40,6 +53,46 @@ def _modparam(name: str, unit: str, lo: int, hi: int) -> Knob:
                 verified=name == "dcqcn_min_dec_factor")
 
 
+ICE_NIC_SUFFIX: tuple[NameRule, ...] = (
+    NameRule(rf"{DIR}_priority_{PRIO}_xoff\.nic", PAUSE_FRAMES),
+    NameRule(rf"{DIR}_priority_{PRIO}_xon\.nic", RESUME_FRAMES),
+    NameRule(rf"rx_priority_{PRIO}_xon_2_xoff\.nic", PAUSE_TRANSITIONS, "rx"),
+    NameRule(rf"link_xoff_{DIR}\.nic", LINK_PAUSE_FRAMES),
+    NameRule(rf"link_xon_{DIR}\.nic", LINK_RESUME_FRAMES),
+    NameRule(r"rx_dropped\.nic", DISCARDS, qualifier="rx_port_buffer"),
+    NameRule(r"tx_dropped_link_down\.nic", DISCARDS, qualifier="tx_link_down"),
+)
+"""ice (Intel E810), in-tree and older out-of-tree drivers: port counters carry a ``.nic`` suffix; no pause
+duration."""
+
+ICE_EVENTS: tuple[NameRule, ...] = (
+    NameRule(rf"port-{DIR}-xoff_prio-{PRIO}_events", PAUSE_FRAMES),
+    NameRule(rf"port-{DIR}-xon_prio-{PRIO}_events", RESUME_FRAMES),
+)
+"""ice, newer out-of-tree drivers (Intel's ice_ethtool.h ``PICK()``: ``port-rx-xoff_prio-N_events``); no capture
+holds them."""
+
+ICE: tuple[NameRule, ...] = ICE_NIC_SUFFIX + ICE_EVENTS
+
+ETHTOOL = DriverNames("ice", (
+    Generation("in-tree and older out-of-tree (.nic suffix)", ICE_NIC_SUFFIX, "ice_ethtool.c; capture"),
+    Generation("newer out-of-tree (port-*_events)", ICE_EVENTS, "Intel ice_ethtool.h PICK(); no capture"),
+))
+"""ice ``ethtool -S`` names per generation."""
+
+HW_COUNTERS: dict[str, HwMeaning] = {
+    # Intel irdma README "RDMA Statistics" (out-of-tree irdma 1.x for E800/X722)
+    "cnpSent": ("cnp_sent", "tx", None),
+    "cnpHandled": ("cnp_handled", "rx", None),
+    "cnpIgnored": ("cnp_ignored", "rx", None),
+    "RxECNMrkd": ("ecn_marked_packets", "rx", None),
+    "tcpRetransSegs": ("retransmits", "tx", None),
+    "RxUDP": ("packets", "rx", None),
+    "TxUDP": ("packets", "tx", None),
+}
+"""irdma ``hw_counters`` (Intel E810 RoCEv2/iWARP, X722 iWARP). In iWARP mode the traffic counters are
+``tcpInSegs``/``tcpOutSegs`` (kept by their own name)."""
+
 PROFILE = NicProfile(
     family="ice",
     title="Intel Ethernet 800 Series / E810 (ice, irdma): RoCEv2 or iWARP",
@@ -54,8 +107,9 @@ PROFILE = NicProfile(
     global_pause=True,
     rdma_cm=True,
     traffic_class=False,
-    ethtool_driver="ice",
-    hw_counters=IRDMA_HW_COUNTERS,
+    ethtool=ETHTOOL,
+    hw_counters=HW_COUNTERS,
+    lab=LabNic("ice-ethq.txt", "ice"),
     cc_group=CFG,
     roles={
         "cc_enable.roce_v2_lossless": _bool("roce_dcqcn_enable", 0),

@@ -16,9 +16,28 @@ Sources:
 from __future__ import annotations
 
 from fabricd.model import DcqcnNp, DcqcnRp, Transport
-from fabricd.readers.rdma import MLX5_HW_COUNTERS
+from fabricd.readers.counter_names import (
+    DIR,
+    DISCARDS,
+    LINK_PAUSE_DURATION_US,
+    LINK_PAUSE_FRAMES,
+    LINK_PAUSE_TRANSITIONS,
+    PAUSE_DURATION_US,
+    PAUSE_FRAMES,
+    PAUSE_STORM_EVENTS,
+    PAUSE_TRANSITIONS,
+    PRIO,
+    PRIORITY_BYTES,
+    PRIORITY_DISCARDS,
+    PRIORITY_ECN_MARKED,
+    PRIORITY_PACKETS,
+    DriverNames,
+    Generation,
+    HwMeaning,
+    NameRule,
+)
 
-from .base import Knob, NicProfile
+from .base import Knob, LabNic, NicProfile
 
 ECN = "/sys/class/net/{netdev}/ecn"
 SRC_ECN = "MLNX_OFED mlx5 ECN sysfs (/sys/class/net/<if>/ecn); NVIDIA DOCA 'DCQCN CC Parameters'"
@@ -38,6 +57,64 @@ def _from_model(point: str, model: type[DcqcnRp] | type[DcqcnNp]) -> dict[str, K
 
 TUNABLES = {**_from_model("roce_rp", DcqcnRp), **_from_model("roce_np", DcqcnNp)}
 
+MLX5_BASE: tuple[NameRule, ...] = (
+    NameRule(rf"{DIR}_prio{PRIO}_pause", PAUSE_FRAMES),
+    NameRule(rf"{DIR}_prio{PRIO}_pause_duration", PAUSE_DURATION_US),
+    NameRule(rf"{DIR}_prio{PRIO}_pause_transition", PAUSE_TRANSITIONS),
+    NameRule(rf"{DIR}_prio{PRIO}_bytes", PRIORITY_BYTES),
+    NameRule(rf"{DIR}_prio{PRIO}_packets", PRIORITY_PACKETS),
+    NameRule(rf"rx_prio{PRIO}_discards", PRIORITY_DISCARDS, "rx", "port_buffer"),
+    NameRule(rf"{DIR}_global_pause", LINK_PAUSE_FRAMES),
+    NameRule(rf"{DIR}_global_pause_duration", LINK_PAUSE_DURATION_US),
+    NameRule(rf"{DIR}_global_pause_transition", LINK_PAUSE_TRANSITIONS),
+    NameRule(r"rx_discards_phy", DISCARDS, qualifier="rx_port_buffer"),
+    NameRule(r"rx_out_of_buffer", DISCARDS, qualifier="rx_out_of_buffer"),
+    NameRule(r"tx_discards_phy", DISCARDS, qualifier="tx_port"),
+)
+"""mlx5_core (ConnectX-4 and later), the names every release prints. Per-priority pause counters exist only for
+PFC-enabled priorities; with global pause the driver prints ``*_global_pause*`` instead. Durations are microseconds
+(mlx5 counters.rst)."""
+
+MLX5_NEWER: tuple[NameRule, ...] = (
+    NameRule(rf"rx_prio{PRIO}_buf_discard", PRIORITY_DISCARDS, "rx", "host_buffer"),
+    NameRule(rf"rx_prio{PRIO}_cong_discard", PRIORITY_DISCARDS, "rx", "host_congestion"),
+    NameRule(rf"rx_prio{PRIO}_marked", PRIORITY_ECN_MARKED, "rx"),
+    NameRule(r"tx_pause_storm_warning_events", PAUSE_STORM_EVENTS, qualifier="warning"),
+    NameRule(r"tx_pause_storm_error_events", PAUSE_STORM_EVENTS, qualifier="error"),
+)
+"""mlx5_core names later releases added (counters.rst of current kernels and MLNX_OFED): per-priority host buffer and
+congestion discards, per-priority ECN marks, the pause-storm protection events. Older drivers do not print them, so
+their absence is not an error."""
+
+MLX5: tuple[NameRule, ...] = MLX5_BASE + MLX5_NEWER
+
+ETHTOOL = DriverNames("mlx5_core", (
+    Generation("every release (ConnectX-4 and later)", MLX5_BASE,
+               "Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst; captures"),
+    Generation("later releases (names added to counters.rst, MLNX_OFED)", MLX5_NEWER,
+               "counters.rst (rx_prioN_buf_discard, rx_prioN_cong_discard, rx_prioN_marked, pause storm)"),
+))
+"""mlx5_core ``ethtool -S`` names per generation."""
+
+HW_COUNTERS: dict[str, HwMeaning] = {
+    # mlx5_ib (Linux Documentation/infiniband/... and NVIDIA "Understanding mlx5 Linux Counters")
+    "np_cnp_sent": ("cnp_sent", "tx", None),
+    "rp_cnp_handled": ("cnp_handled", "rx", None),
+    "rp_cnp_ignored": ("cnp_ignored", "rx", None),
+    "np_ecn_marked_roce_packets": ("ecn_marked_packets", "rx", None),
+    "out_of_sequence": ("out_of_sequence", "rx", None),
+    "out_of_buffer": ("out_of_buffer", "rx", None),
+    "packet_seq_err": ("packet_seq_errors", "rx", None),
+    "local_ack_timeout_err": ("local_ack_timeout_errors", "tx", None),
+    "implied_nak_seq_err": ("implied_nak_seq_errors", "tx", None),
+    "roce_adp_retrans": ("retransmits", "tx", None),
+    "roce_adp_retrans_to": ("retransmit_timeouts", "tx", None),
+    "duplicate_request": ("duplicate_requests", "rx", None),
+    "rnr_nak_retry_err": ("rnr_nak_retry_errors", "tx", None),
+    "req_transport_retries_exceeded": ("retry_exceeded_errors", "tx", None),
+}
+"""mlx5_ib ``hw_counters`` (ConnectX, BlueField)."""
+
 PROFILE = NicProfile(
     family="mlx5",
     title="NVIDIA ConnectX-4/5/6/7, BlueField (mlx5_core, mlx5_ib)",
@@ -51,8 +128,9 @@ PROFILE = NicProfile(
     global_pause=True,
     rdma_cm=True,
     traffic_class=True,
-    ethtool_driver="mlx5_core",
-    hw_counters=MLX5_HW_COUNTERS,
+    ethtool=ETHTOOL,
+    hw_counters=HW_COUNTERS,
+    lab=LabNic("mlx5-grep-prio-bytes-packets-byteps-issue179.txt", "mlx5_core", device_capture=True),
     roles={
         "cnp_dscp": Knob("cnp_dscp", f"{ECN}/roce_np/cnp_dscp", 0, 63, "DSCP", SRC_ECN, default=48),
         "cnp_prio": Knob("cnp_prio", f"{ECN}/roce_np/cnp_802p_prio", 0, 7, "802.1p priority", SRC_ECN, default=6),

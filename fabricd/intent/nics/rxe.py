@@ -8,9 +8,22 @@ Sources: Linux drivers/infiniband/sw/rxe; the counters an rxe device exposed in 
 from __future__ import annotations
 
 from fabricd.model import Transport
-from fabricd.readers.rdma import RXE_HW_COUNTERS
+from fabricd.readers.counter_names import (
+    HwMeaning,
+)
 
-from .base import NicProfile
+from .base import LabNic, NicProfile
+
+HW_COUNTERS: dict[str, HwMeaning] = {
+    # Soft-RoCE rxe, Linux 6.1 (drivers/infiniband/sw/rxe/rxe_hw_counters.c; read in the lab VM)
+    "sent_pkts": ("packets", "tx", None),
+    "rcvd_pkts": ("packets", "rx", None),
+    "out_of_seq_request": ("out_of_sequence", "rx", None),
+    "rcvd_seq_err": ("packet_seq_errors", "rx", None),
+    "completer_retry_err": ("retransmits", "tx", None),
+    "retry_exceeded_err": ("retry_exceeded_errors", "tx", None),
+}
+"""rdma_rxe ``hw_counters`` (Soft-RoCE)."""
 
 PROFILE = NicProfile(
     family="rxe",
@@ -25,8 +38,9 @@ PROFILE = NicProfile(
     global_pause=False,
     rdma_cm=True,
     traffic_class=False,
-    ethtool_driver=None,
-    hw_counters=RXE_HW_COUNTERS,
+    ethtool=None,
+    hw_counters=HW_COUNTERS,
+    lab=LabNic("virtio_net-ethq.txt", "virtio_net"),
     sources=("Linux drivers/infiniband/sw/rxe", "Linux Documentation/ABI/testing/configfs-rdma_cm"),
     limits=(
         "no DCB (trust, PFC, ETS, DSCP map), no global pause control, no ECN/DCQCN: only RDMA-CM ToS and mode",

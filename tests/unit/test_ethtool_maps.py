@@ -1,19 +1,22 @@
-"""Issue 26 part 2: counter names by driver and generation, the map picked by the device's own driver, and the
-ionic (AMD Pensando) profile.
+"""fabricd.readers.ethtool_maps (and the hw_counters lookups of readers.rdma): counter names by driver and
+generation, built from the NIC profiles' registry, the map picked by the device's own driver, and the ionic (AMD
+Pensando) names.
 
-The names are the drivers' own (sources in fabricd/readers/ethtool_maps.py DRIVER_NAMES and readers/rdma.py); the
-tests feed each generation's names to the normaliser as ``ethtool -S`` prints them and check the meaning, so an old
-inbox driver's name (bnxt_en ``rx_total_discard_pkts`` before Linux 6.6) is read like the new one.
+The names are the drivers' own (sources in each NIC profile, fabricd/intent/nics/<family>.py, and in
+fabricd/readers/ethtool_maps.py for the drivers no profile covers); the tests feed each generation's names to the
+normaliser as ``ethtool -S`` prints them and check the meaning, so an old inbox driver's name (bnxt_en
+``rx_total_discard_pkts`` before Linux 6.6) is read like the new one.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from fabricd.intent.nics import BY_DRIVER, profile_for
+from fabricd.intent.nics import BY_DRIVER, PROFILES, NicProfile, profile_for
+from fabricd.intent.nics.ionic import HW_COUNTERS as IONIC_HW_COUNTERS
 from fabricd.readers.ethtool import normalise, parse_ethtool_stats
-from fabricd.readers.ethtool_maps import DRIVER_NAMES, DRIVER_RULES
-from fabricd.readers.rdma import HW_COUNTER_MAP, HW_COUNTERS_BY_DRIVER, IONIC_HW_COUNTERS
+from fabricd.readers.ethtool_maps import DRIVER_ALIASES, DRIVER_NAMES, DRIVER_RULES
+from fabricd.readers.rdma import HW_COUNTER_MAP, HW_COUNTERS_BY_DRIVER
 
 
 def test_every_driver_map_has_generations_with_sources() -> None:
@@ -24,6 +27,17 @@ def test_every_driver_map_has_generations_with_sources() -> None:
         assert DRIVER_RULES[driver] == names.rules
     assert {"mlx5_core", "bnxt_en", "ice", "i40e", "ionic"} <= set(DRIVER_NAMES)
     assert len(DRIVER_NAMES["bnxt_en"].generations) == 3 and len(DRIVER_NAMES["i40e"].generations) == 3
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.family)
+def test_the_readers_walk_every_profile(profile: NicProfile) -> None:
+    """A family's counter names live in its profile only: the readers' lookups are built from the registry."""
+    if profile.ethtool is not None:
+        assert DRIVER_NAMES[profile.ethtool.driver] is profile.ethtool
+        assert all(DRIVER_ALIASES.get(d, d) == profile.ethtool.driver for d in profile.drivers)
+    for driver in profile.rdma_drivers:
+        assert HW_COUNTERS_BY_DRIVER[driver] is profile.hw_counters
+    assert all(HW_COUNTER_MAP[n] == m for n, m in profile.hw_counters.items())  # no clash with another family
 
 
 @pytest.mark.parametrize("name", ["rx_total_discard_pkts", "rx_total_ring_discards"])
