@@ -39,7 +39,7 @@ def _run(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.Comp
 
 
 @pytest.fixture
-def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def cabling_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
         ) -> Iterator[tuple[Path, Run, Callable[..., None]]]:
     """A copy of inventory/lab on free ports with a private state dir; yields the inventory, the real entry point
     run in-process, and ``up(*faults)`` that (re)starts ``fabricd lab up`` (a daemon) with those faults."""
@@ -85,9 +85,9 @@ def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
         down()
 
 
-def test_clean_then_swapped_cables_named_with_the_fix(lab: tuple[Path, Run, Callable[..., None]],
+def test_clean_then_swapped_cables_named_with_the_fix(cabling_lab: tuple[Path, Run, Callable[..., None]],
                                                      tmp_path: Path) -> None:
-    inv, run, up = lab
+    inv, run, up = cabling_lab
     up()
     code, out, err = run("audit", "cabling", str(inv))
     assert code == 0, out + err
@@ -120,9 +120,9 @@ def test_clean_then_swapped_cables_named_with_the_fix(lab: tuple[Path, Run, Call
     assert [f for c in json.loads(out)["checks"] for f in c["findings"]] == [finding]
 
 
-def test_uplink_swap_seen_from_both_ends_and_unreadable_switch(lab: tuple[Path, Run, Callable[..., None]],
+def test_uplink_swap_seen_from_both_ends_and_unreadable_switch(cabling_lab: tuple[Path, Run, Callable[..., None]],
                                                               tmp_path: Path) -> None:
-    inv, run, up = lab
+    inv, run, up = cabling_lab
     up("leaf2-eos:swap-cables=Ethernet49,Ethernet50")
     code, out, err = run("audit", "cabling", str(inv), "--output", "json")
     assert code == 1, err
