@@ -62,13 +62,15 @@ class IbSource(Protocol):
 def missing_tool(argv: Sequence[str], setting: str | None = None) -> IbToolMissingError:
     """``argv[0]`` is not installed; ``setting`` (``ibnetdiscover`` or ``perfquery``) is the exporter setting that
     holds the command (``argv``, or its template), for a fix that gives its full path."""
-    full = [Fix(("export", "ib"), {setting: shlex.join([f"/path/to/{Path(argv[0]).name}", *argv[1:]])},
-                "the command's full path")] if setting else []
+    words = [f"/path/to/{Path(argv[0]).name}", *argv[1:]]  # {lid} {port} stay as typed (no shell quoting of {})
+    full = [Fix(("export", "ib"), {setting: " ".join(w if w.split() == [w] and "'" not in w else shlex.quote(w)
+                                                     for w in words)},
+                "or give its full path")] if setting else []
     return IbToolMissingError(
         f"{argv[0]}: not found (this host has no infiniband-diags, or it is not on PATH)",
         hint="install infiniband-diags (Debian/Ubuntu: apt install infiniband-diags; RHEL: dnf install "
-             "infiniband-diags), give the command's full path, or read captured outputs",
-        fixes=(*full, Fix(("export", "ib"), {"replay": "DIR"}, "reads captured outputs")))
+             "infiniband-diags)",
+        fixes=(*full, Fix(("export", "ib"), {"replay": "DIR"}, "or read captured outputs")))
 
 
 def command_argv(template: str | Sequence[str]) -> tuple[str, ...]:
