@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricd.errors import FabricdError
+from fabricd.errors import FabricdError, Fix
 from fabricd.model import Fabric, Switch
 from fabricd.model.topology import split_endpoint
 from fabricd.nos.registry import spec_of
@@ -144,8 +144,10 @@ def resolve(nb: LldpNeighbor, ports: dict[str, list[str]], hosts: set[str]) -> H
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _finding(code: str, obj: str, message: str, expected: Any, got: Any, hint: str) -> Finding:
-    return Finding(code=code, object=obj, path="lldp", message=message, expected=expected, got=got, hint=hint)
+def _finding(code: str, obj: str, message: str, expected: Any, got: Any, hint: str,
+             fixes: Iterable[Fix] = ()) -> Finding:
+    return Finding(code=code, object=obj, path="lldp", message=message, expected=expected, got=got, hint=hint,
+                   fixes=list(fixes))
 
 
 def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool = False) -> AuditReport:
@@ -157,6 +159,11 @@ def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool
     inventory_ports = {End(sw.name, p.name) for sw in fabric.switches for p in sw.ports} | set(cables)
     devices = list(observed)
     read_ok = {d.device for d in devices if d.error is None}
+    switch_names = {sw.name for sw in fabric.switches}
+
+    def audit_switch(device: str, text: str) -> list[Fix]:
+        return [Fix(("audit", "switch"), {"device": device}, text)] if device in switch_names else []
+
     heard: dict[End, list[Heard]] = {}
     for d in devices:
         if d.error is not None:
@@ -171,13 +178,16 @@ def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool
         if d.error is not None:
             findings["CAB-READ"].append(_finding(
                 "CAB-READ", d.device, f"could not read LLDP neighbours from {d.source}", "LLDP neighbours", d.error,
-                "check the device is reachable (`fabricd audit switch --device NAME`) and LLDP runs on it "
-                "(SONiC: the lldp feature; EOS/NX-OS: `lldp run`/`feature lldp`; NVUE: `nv show service lldp`)"))
+                "check the device is reachable and LLDP runs on it (SONiC: the lldp feature; EOS/NX-OS: "
+                "`lldp run`/`feature lldp`; NVUE: `nv show service lldp`)",
+                audit_switch(d.device, "checks it is reachable")))
         for command in d.unparsed:
+            captured = d.device in switch_names
             findings["CAB-PARSE"].append(_finding(
                 "CAB-PARSE", d.device, f"`{command}` printed an output fabricd does not read",
                 "an LLDP neighbour table", "nothing parsed",
-                f"capture it (`fabricd capture --device {d.device}`) and report the output shape"))
+                "capture it and report the output shape" if captured else "report the output shape",
+                [Fix(("capture",), {"device": d.device}, "captures it")] if captured else []))
 
     # Wrong neighbours per read end (an end that heard its intended neighbour is right, even with extra ones).
     wrong: dict[End, Heard] = {}
@@ -194,8 +204,9 @@ def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool
             findings["CAB-MISSING"].append(_finding(
                 "CAB-MISSING", str(end), f"{end} hears no LLDP neighbour; the inventory cables it to {other}{why}",
                 str(other), None,
-                f"check the cable between {end} and {other} is plugged and the link is up (`fabricd audit switch`, "
-                "the port's oper status); a host NIC with firmware LLDP (E810) still answers the switch"))
+                f"check the cable between {end} and {other} is plugged and the link is up (the port's oper "
+                "status); a host NIC with firmware LLDP (E810) still answers the switch",
+                audit_switch(end.device, "audits the switch")))
             continue
         wrong[end] = next((h for h in hears if h.end is not None), hears[0])
 

@@ -40,7 +40,7 @@ def _capture_gnmi(fabric: Fabric, names: list[str], out: Path, timeout_s: float,
     from fabricd.capture.gnmi import capture_gnmi
     from fabricd.service.wiring import gnmi_endpoint_factory, switch_targets
 
-    results = capture_gnmi(switch_targets(fabric, names, option="--device"), out, gnmi_endpoint_factory(fabric),
+    results = capture_gnmi(switch_targets(fabric, names, option="device"), out, gnmi_endpoint_factory(fabric),
                            timeout_s=timeout_s)
     failed = [r for r in results if not r.ok]
     if output != OutputFormat.TEXT:

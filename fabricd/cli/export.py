@@ -310,7 +310,7 @@ def register(app: typer.Typer) -> None:
             transport_series = None  # a capture is read, not dialled: no transport to report
         else:
             inv = load_inventory(inventory_path(inventory))
-            targets = switch_targets(inv.fabric, device, option="--device")
+            targets = switch_targets(inv.fabric, device, option="device")
             factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
             targets = _shard_of(replica, targets)
             poller, gnmi, ssh_names = build_switch_poller(inv.fabric, targets, factory, transport=transport,
@@ -400,9 +400,9 @@ def register_ib(export_app: typer.Typer) -> None:
                 disc, pq = command_argv(ibnetdiscover), command_argv(perfquery)
             except ValueError as exc:
                 raise UsageError(f"--ibnetdiscover/--perfquery: {exc}", hint="give a command line") from exc
-            for argv in (disc, pq):
+            for setting, argv in (("ibnetdiscover", disc), ("perfquery", pq)):
                 if shutil.which(argv[0]) is None:
-                    raise missing_tool(argv)
+                    raise missing_tool(argv, setting)
             source = CommandSource(disc, pq, timeout_s=timeout_s, discover_timeout_s=discover_timeout_s)
         collector = IbCollector(source, concurrency=concurrency, discover_interval_s=discover_interval_s,
                                 all_ports=all_ports)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricd.errors import UsageError
+from fabricd.errors import Fix, UsageError
 from fabricd.nos.gnmi import GnmiPath, GnmiTable, path_key
 from fabricd.nos.gnmi_registry import table_for
 from fabricd.platforms.secrets import Secret
@@ -467,8 +467,9 @@ def read_ca(path: Path | None, switch: str) -> bytes | None:
         raise UsageError(f"switch {switch}: telemetry.gnmi.tls_ca: {exc}", hint=exc.hint) from None
     except OSError as exc:
         raise UsageError(f"switch {switch}: telemetry.gnmi.tls_ca {path}: cannot read it ({exc.strerror})",
-                         hint="name the PEM file of the CA that signed the switch's gNMI certificate (a lab started "
-                              "with `fabricd lab up` writes ${FABRICD_STATE_DIR}/lab/gnmi-ca.pem)") from None
+                         hint="name the PEM file of the CA that signed the switch's gNMI certificate",
+                         fixes=(Fix(("lab", "up"), text="a lab writes its CA to ${FABRICD_STATE_DIR}/lab/gnmi-ca.pem"),)
+                         ) from None
     if b"-----BEGIN CERTIFICATE-----" not in data:
         raise UsageError(f"switch {switch}: telemetry.gnmi.tls_ca {path}: not a PEM certificate (expected a "
                          "'-----BEGIN CERTIFICATE-----' block)", hint="name the CA's PEM file")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from fabricd.errors import FabricdError
+from fabricd.errors import FabricdError, Fix
 from fabricd.readers.ibnetdiscover import IbPort, parse_ibnetdiscover_ports
 from fabricd.readers.perfquery import PerfqueryBlock, parse_perfquery
 from fabricd.readers.rdma import RdmaKey
@@ -59,12 +59,18 @@ class IbSource(Protocol):
     def perfquery(self, lid: int, port: int) -> str: ...
 
 
-def missing_tool(argv: Sequence[str]) -> IbToolMissingError:
+def missing_tool(argv: Sequence[str], setting: str | None = None) -> IbToolMissingError:
+    """``argv[0]`` is not installed; ``setting`` (``ibnetdiscover`` or ``perfquery``) is the exporter setting that
+    holds the command (``argv``, or its template), for a fix that gives its full path."""
+    words = [f"/path/to/{Path(argv[0]).name}", *argv[1:]]  # {lid} {port} stay as typed (no shell quoting of {})
+    full = [Fix(("export", "ib"), {setting: " ".join(w if w.split() == [w] and "'" not in w else shlex.quote(w)
+                                                     for w in words)},
+                "or give its full path")] if setting else []
     return IbToolMissingError(
         f"{argv[0]}: not found (this host has no infiniband-diags, or it is not on PATH)",
         hint="install infiniband-diags (Debian/Ubuntu: apt install infiniband-diags; RHEL: dnf install "
-             "infiniband-diags), give the command with --ibnetdiscover/--perfquery, or read captured outputs with "
-             "--replay DIR")
+             "infiniband-diags)",
+        fixes=(*full, Fix(("export", "ib"), {"replay": "DIR"}, "or read captured outputs")))
 
 
 def command_argv(template: str | Sequence[str]) -> tuple[str, ...]:
@@ -87,11 +93,11 @@ class CommandSource:
         self.timeout_s = timeout_s
         self.discover_timeout_s = discover_timeout_s
 
-    def _run(self, argv: Sequence[str], timeout_s: float) -> str:
+    def _run(self, argv: Sequence[str], timeout_s: float, setting: str, template: Sequence[str]) -> str:
         try:
             done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s, check=False)
         except FileNotFoundError as exc:
-            raise missing_tool(argv) from exc
+            raise missing_tool(template, setting) from exc
         except subprocess.TimeoutExpired as exc:
             raise FabricdError(f"{shlex.join(argv)}: no answer within {timeout_s:g} s (killed)") from exc
         except OSError as exc:
@@ -102,11 +108,11 @@ class CommandSource:
         return done.stdout
 
     def discover(self) -> str:
-        return self._run(self.ibnetdiscover, self.discover_timeout_s)
+        return self._run(self.ibnetdiscover, self.discover_timeout_s, "ibnetdiscover", self.ibnetdiscover)
 
     def perfquery(self, lid: int, port: int) -> str:
         argv = [a.format(lid=lid, port=port) for a in self.perfquery_argv]
-        return self._run(argv, self.timeout_s)
+        return self._run(argv, self.timeout_s, "perfquery", self.perfquery_argv)
 
 
 class ReplaySource:
@@ -130,8 +136,8 @@ class ReplaySource:
             text = path.read_text()
         except OSError as exc:
             raise FabricdError(f"{path}: {exc.strerror or exc}",
-                               hint="a replay folder holds ibnetdiscover.txt and perfquery/*.txt "
-                                    "(`fabricd docs metrics`, InfiniBand)") from exc
+                               hint="a replay folder holds ibnetdiscover.txt and perfquery/*.txt",
+                               fixes=(Fix(("docs",), operands=("metrics",), text="InfiniBand"),)) from exc
         self._index()
         return text
 

@@ -55,33 +55,33 @@ class Shard:
         return [n for n in names if self.owns(n)]
 
 
-def parse_shard(text: str, *, option: str = "--shard") -> Shard:
-    """``K/N`` (0 <= K < N) -> :class:`Shard`; anything else is a :class:`UsageError` naming ``option``."""
+def parse_shard(text: str, *, option: str = "shard") -> Shard:
+    """``K/N`` (0 <= K < N) -> :class:`Shard`; anything else is a :class:`UsageError` about the setting ``option``."""
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if m is None:
-        raise UsageError(f"{option} {text!r}: expected K/N (this replica's shard K of N, K from 0)",
-                         hint="e.g. --shard 0/2 and --shard 1/2 on two replicas")
+        raise UsageError(f"{text!r}: expected K/N (this replica's shard K of N, K from 0)", option=option,
+                         hint="e.g. 0/2 and 1/2 on two replicas")
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1 or index >= count:
-        raise UsageError(f"{option} {text!r}: K must be in 0..N-1 and N at least 1; got K={index}, N={count}",
+        raise UsageError(f"{text!r}: K must be in 0..N-1 and N at least 1; got K={index}, N={count}", option=option,
                          hint=f"the shards of N={max(count, 1)} are 0/{max(count, 1)} .. "
                               f"{max(count, 1) - 1}/{max(count, 1)}")
     return Shard(index, count)
 
 
-def shard_from_hostname(count: int, hostname: str, *, option: str = "--shard-from-hostname") -> Shard:
+def shard_from_hostname(count: int, hostname: str, *, option: str = "shard_from_hostname") -> Shard:
     """Shard K of ``count`` where K is the pod ordinal a Kubernetes StatefulSet puts at the end of the hostname
     (``fabricd-switches-1`` -> 1). A hostname without ``-<number>`` at its end, or an ordinal >= ``count`` (more
     replicas than shards), is a :class:`UsageError`."""
     if count < 1:
-        raise UsageError(f"{option} {count}: the number of shards must be at least 1",
-                         hint="give the StatefulSet's replicas, e.g. --shard-from-hostname 2")
+        raise UsageError(f"{count}: the number of shards must be at least 1", option=option,
+                         hint="give the StatefulSet's replicas, e.g. 2")
     m = _ORDINAL.search(hostname)
     if m is None:
-        raise UsageError(f"{option} {count}: hostname {hostname!r} does not end in -<ordinal>",
-                         hint="run it in a StatefulSet pod (name-0, name-1, ...) or give --shard K/N")
+        raise UsageError(f"{count}: hostname {hostname!r} does not end in -<ordinal>", option=option,
+                         hint="run it in a StatefulSet pod (name-0, name-1, ...) or give the shard as K/N instead")
     index = int(m.group(1))
     if index >= count:
-        raise UsageError(f"{option} {count}: hostname {hostname!r} is ordinal {index}, not below {count} shards",
-                         hint="set --shard-from-hostname to the StatefulSet's replicas (FABRICD_SHARD_FROM_HOSTNAME)")
+        raise UsageError(f"{count}: hostname {hostname!r} is ordinal {index}, not below {count} shards",
+                         option=option, hint="set it to the StatefulSet's replicas (FABRICD_SHARD_FROM_HOSTNAME)")
     return Shard(index, count)

@@ -349,9 +349,9 @@ def host_roles() -> list[Role]:
               ("readers/host/ethtool-show-fec-*.txt",), used_by="export host (link, replay roots)"),
         _host("lldpctl-text", "lldpctl / lldpcli show neighbors (text; SONiC show lldp neighbors)",
               "fabricd.readers.lldp.parse_lldpctl_text", ("readers/lldp/sonic-show-lldp-neighbors-*.txt",),
-              used_by="audit cabling (--host-lldp)"),
+              used_by="audit cabling (the hosts' side)"),
         _host("lldpctl-json", "lldpctl -f json (or -f json0; lldpd)", "fabricd.readers.lldp.parse_lldpctl_json",
-              ("readers/lldp/host-lldpctl-*.txt",), used_by="audit cabling (--host-lldp)"),
+              ("readers/lldp/host-lldpctl-*.txt",), used_by="audit cabling (the hosts' side)"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
               "no real capture of the fallback's JSON (kernels before 6.1 only)", used_by="host apply, audit host"),
     ]

@@ -94,8 +94,8 @@ def host_sources(
     unnamed = [r for r in roots if r.host is None]
     if len(unnamed) > 1 and host is None:
         raise UsageError(
-            f"{len(unnamed)} --root directories without a host name",
-            hint="name each one as HOST=DIR (the inventory host it stands for), e.g. --root gpu1=/tmp/gpu1",
+            f"{len(unnamed)} replay roots without a host name",
+            hint="name each one as HOST=DIR (the inventory host it stands for), e.g. gpu1=/tmp/gpu1",
         )
     out: list[HostSource] = []
     specs: list[RootSpec | None] = list(roots) or [None]
@@ -104,14 +104,14 @@ def host_sources(
         if fabric is not None and fabric.hosts and fabric.host(name) is None and (spec is not None or host):
             known = ", ".join(h.name for h in fabric.hosts)
             raise UsageError(f"host {name!r} is not in the inventory",
-                             hint=f"use one of: {known} (--host NAME or --root NAME=DIR)")
+                             hint=f"use one of: {known} (as the host, or as a replay root's NAME=DIR)")
         ifaces: list[str] | None = list(interfaces) if interfaces else None
         inv_host = fabric.host(name) if fabric is not None else None
         if ifaces is None and inv_host is not None and inv_host.nics:
             ifaces = [n.netdev for n in inv_host.nics]
         if spec is not None:
             if not spec.path.is_dir():
-                raise UsageError(f"--root {spec.path}: not a directory",
+                raise UsageError(f"{spec.path}: not a directory", option="root",
                                  hint="pass a replay root that holds DIR/sys/... and DIR/ethtool/")
             out.append(HostSource(spec.path, name, priorities=prios, interfaces=ifaces, clock=time.monotonic))
         else:
@@ -194,13 +194,13 @@ class SwitchFleet:
 
 
 def switch_targets(fabric: Fabric, names: Sequence[str] | None = None, *,
-                   option: str = "--switch") -> list[SwitchTarget]:
+                   option: str = "switch") -> list[SwitchTarget]:
     """One :class:`SwitchTarget` (name, platform, port names) per inventory switch, or per switch in ``names`` (in
-    that order). A name the inventory lacks is a :class:`UsageError` that names the ``option`` it came from."""
+    that order). A name the inventory lacks is a :class:`UsageError` about the setting ``option`` it came from."""
     wanted = list(names) if names else [s.name for s in fabric.switches]
     unknown = [n for n in wanted if fabric.switch(n) is None]
     if unknown:
-        raise UsageError(f"{option} {', '.join(unknown)}: no such switch in the inventory",
+        raise UsageError(f"{', '.join(unknown)}: no such switch in the inventory", option=option,
                          hint=f"use one of: {', '.join(s.name for s in fabric.switches)}")
     chosen = [sw for sw in (fabric.switch(n) for n in wanted) if sw is not None]
     headroom = _headroom(fabric, [sw.name for sw in chosen])
@@ -223,7 +223,7 @@ def _headroom(fabric: Fabric, names: Sequence[str]) -> dict[str, tuple[tuple[str
         try:
             intent = builder.build(switch)
         except (FabricdError, ValueError, KeyError) as exc:
-            log.warning("switch %s: no intended headroom to export (%s); run `fabricd validate`", name, exc,
+            log.warning("switch %s: no intended headroom to export (%s); validate the inventory", name, exc,
                         extra={"target": name})
             continue
         out[name] = tuple((p.name, prio, p.headroom.xoff_bytes) for p in intent.ports if p.headroom is not None
@@ -281,7 +281,7 @@ def build_switch_poller(
     the gNMI poller (None without gNMI switches) and the names of the SSH switches. A gNMI switch whose pack has no
     gNMI mapping is a :class:`UsageError` naming the switch."""
     if transport not in TRANSPORTS:
-        raise UsageError(f"--transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
+        raise UsageError(f"{transport!r}: expected one of {', '.join(TRANSPORTS)}", option="transport")
     by_name = {s.name: s for s in fabric.switches}
 
     def wants_gnmi(t: SwitchTarget) -> bool:

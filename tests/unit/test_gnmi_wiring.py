@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fabricd.cli.common import render_error
 from fabricd.collectors.gnmi import CombinedPoller, GnmiPoller
 from fabricd.collectors.switch import SwitchHealth, SwitchPoll, SwitchPoller, SwitchTarget
 from fabricd.errors import UsageError
@@ -52,8 +53,9 @@ def test_a_nos_without_a_gnmi_mapping_is_refused_by_name() -> None:
     with pytest.raises(UsageError, match=r"switch leaf2-eos: telemetry.transport gnmi: .*arista_eos.*nos/arista_eos/"):
         build_switch_poller(fabric, switch_targets(fabric, ["leaf2-eos"]), _never,  # type: ignore[arg-type]
                             transport="gnmi")
-    with pytest.raises(UsageError, match="--transport 'http'"):
+    with pytest.raises(UsageError) as err:
         build_switch_poller(fabric, switch_targets(fabric), _never, transport="http")  # type: ignore[arg-type]
+    assert render_error(err.value) == "--transport 'http': expected one of inventory, ssh, gnmi"
 
 
 class _Fixed:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from fabricd.cli.common import render_error
 from fabricd.cli.shard_opts import resolve_shard
 from fabricd.errors import UsageError
 from fabricd.inventory.shard import Shard, hashmod, parse_shard, shard_from_hostname
@@ -47,8 +48,9 @@ def test_parse_shard() -> None:
     assert parse_shard("1/2") == Shard(1, 2)
     assert parse_shard(" 0 / 1 ") == Shard(0, 1)
     for bad in ("2/2", "1", "a/b", "-1/2", "0/0", "1/2/3"):
-        with pytest.raises(UsageError, match="--shard"):
+        with pytest.raises(UsageError) as err:
             parse_shard(bad)
+        assert err.value.option == "shard" and render_error(err.value).startswith(f"--shard {bad!r}: "), bad
 
 
 def test_shard_from_statefulset_hostname() -> None:
@@ -56,8 +58,9 @@ def test_shard_from_statefulset_hostname() -> None:
     assert shard_from_hostname(2, "fabricd-switches-0") == Shard(0, 2)
     with pytest.raises(UsageError, match="does not end in -<ordinal>"):
         shard_from_hostname(2, "fabricd-switches")
-    with pytest.raises(UsageError, match="ordinal 3, not below 2"):
+    with pytest.raises(UsageError, match="ordinal 3, not below 2") as err:
         shard_from_hostname(2, "fabricd-switches-3")
+    assert render_error(err.value).startswith("--shard-from-hostname 2: hostname 'fabricd-switches-3' is ordinal 3")
 
 
 def test_resolve_shard_options() -> None:
