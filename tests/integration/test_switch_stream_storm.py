@@ -57,7 +57,7 @@ def test_storm_between_two_switches_is_raised_from_the_streams(tmp_path: Path,
     os.chmod(pw, 0o600)
     monkeypatch.setenv("FABRICD_STATE_DIR", str(state))
     lab_fabric = load_inventory(REPO / "inventory" / "lab").fabric
-    specs = [dataclasses.replace(runtime.spec_for(lab_fabric.switch(n), password=password, port=0),  # type: ignore[arg-type]
+    specs = [dataclasses.replace(runtime.spec_for(lab_fabric.switch(n), password=password, port=0),
                                  gnmi_port=0) for n in SWITCHES]
     tls = generate_tls()
     ca = tmp_path / "ca.pem"
@@ -131,7 +131,8 @@ def test_storm_between_two_switches_is_raised_from_the_streams(tmp_path: Path,
                         break
                 time.sleep(0.05)
             else:
-                pytest.fail(f"spine1 never restored: {events} {[(k, v) for k, v in wd.detector.channels.items() if k.device == 'spine1' and k.priority == 3]}")
+                chans = [(k, v) for k, v in wd.detector.channels.items() if k.device == "spine1" and k.priority == 3]
+                pytest.fail(f"spine1's storm never restored: {events} {chans}")
         finally:
             stop.set()
             wd.join(5.0)
