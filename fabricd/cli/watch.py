@@ -141,8 +141,9 @@ def register(app: typer.Typer) -> None:
         periods: dict[str, float] = {}
         if (switches or switch) and fabric is not None:
             fleet = SwitchFleet(fabric, switch, verify_host_key=not insecure, wait_s=switch_poll_ms / 2000.0)
-            sources.append(fleet)
-            periods = {fleet.name: switch_poll_ms / 1000.0}
+            for src, period in fleet.watch_sources(switch_poll_ms / 1000.0, params.poll_s):
+                sources.append(src)
+                periods[src.name] = period
         elif (switches or switch) and fabric is None:
             err.print("[yellow]warning:[/] --switches needs an inventory; watching hosts only")
         printer = _Printer(output)

@@ -7,7 +7,8 @@ One process runs, on its own threads:
   its own deadline (``switch_timeout_s``) and exponential back-off while it fails (``switch_backoff``), so one bad
   switch never slows the others; each poll feeds the watchdog and is what the next scrape exports (one session per
   switch serves both);
-- the **watchdog**: host sources every ``poll``, the switch poll, events to the webhook sinks and ``/events``;
+- the **watchdog**: host sources every ``poll``, the SSH switch poll, the gNMI switches' streams every ``poll``
+  (each sample declaring the stream's SAMPLE interval), events to the webhook sinks and ``/events``;
 - the **drift audit**: hosts and switches against the intent every ``drift_interval_s``;
 - the **HTTP endpoint**: ``/metrics`` and the JSON status API (:mod:`fabricd.service.api`) on 127.0.0.1.
 
@@ -108,8 +109,9 @@ class Service:
                                      factory=switch_factory, timeout_s=options.switch_timeout_s,
                                      backoff=options.switch_backoff,
                                      wait_s=min(options.switch_poll_s / 2, options.switch_timeout_s))
-            sources.append(self.fleet)
-            periods[self.fleet.name] = options.switch_poll_s
+            for src, period in self.fleet.watch_sources(options.switch_poll_s, options.params.poll_s):
+                sources.append(src)
+                periods[src.name] = period
         self.webhooks = [WebhookSink(url, receiver=name)
                          for url, name in zip(options.webhooks, receiver_names(options.webhooks), strict=True)]
         self.watchdog: Watchdog = build_watchdog(inventory, options.params, sources, sinks=list(self.webhooks),

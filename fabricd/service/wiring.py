@@ -148,22 +148,53 @@ class SwitchFleet:
                  backoff: Backoff | None = None, wait_s: float = 0.5) -> None:
         self.fabric = fabric
         self.targets = switch_targets(fabric, names)
-        self.poller, _, _ = build_switch_poller(
+        self.poller, self.gnmi, ssh_names = build_switch_poller(
             fabric, self.targets, factory or driver_factory(fabric, verify_host_key=verify_host_key),
             concurrency=concurrency, timeout_s=timeout_s, backoff=backoff)
+        self.ssh: Poller | None = self.poller
+        if self.gnmi is not None:  # the streams feed the watchdog on their own (:class:`SwitchStreams`)
+            from fabricd.collectors.gnmi import CombinedPoller
+
+            self.ssh = self.poller.pollers[0] if isinstance(self.poller, CombinedPoller) and ssh_names else None
         self.wait_s = wait_s
         prios = fabric.policy.pfc.priorities
-        self.converters = {t.name: SwitchSource(t.name, priorities=prios) for t in self.targets}
+        self.update_s = {t.name: gnmi_update_s(fabric, t.name) for t in self.targets}
+        """Per switch: the update period declared to the detector (its gNMI SAMPLE interval; None over SSH)."""
+        self.converters = {t.name: SwitchSource(t.name, priorities=prios, update_s=self.update_s[t.name])
+                           for t in self.targets}
         self.name = "switches"
+        self.streams: SwitchStreams | None = SwitchStreams(self) if self.gnmi is not None else None
         self.last: list[SwitchPoll] = []
+        self._last: dict[str, list[SwitchPoll]] = {}
         self._lock = threading.Lock()
 
+    def watch_sources(self, switch_poll_s: float, stream_poll_s: float) -> list[tuple[Source, float]]:
+        """The watchdog sources of the fleet with their poll periods: the SSH switches every ``switch_poll_s``
+        (each poll is a round of show commands), the gNMI switches every ``stream_poll_s`` (the watchdog's poll:
+        reading a stream's latest values costs no round trip, so a storm is judged as soon as the update that shows
+        it has arrived, not up to a switch poll later)."""
+        out: list[tuple[Source, float]] = []
+        if self.ssh is not None:
+            out.append((self, switch_poll_s))
+        if self.streams is not None:
+            out.append((self.streams, stream_poll_s))
+        return out
+
     def poll(self, t: float) -> Batch:
-        """One round: samples of the switches that answered since the last round, problems for the ones that are
-        down. Raises (a failed round in ``/status``) only when no switch has answered and every one is failing."""
-        results = self.poller.poll(wait_s=self.wait_s)
+        """One round of the SSH switches (all switches when no gNMI poller is split out): samples of the switches
+        that answered since the last round, problems for the ones that are down. Raises (a failed round in
+        ``/status``) only when no switch has answered and every one is failing."""
+        if self.ssh is None:
+            return Batch()
+        return self._round("ssh", self.ssh, t)
+
+    def _round(self, part: str, poller: Poller, t: float) -> Batch:
+        results = poller.poll(wait_s=self.wait_s)
+        order = {tg.name: i for i, tg in enumerate(self.targets)}
         with self._lock:
-            self.last = results
+            self._last[part] = results
+            self.last = sorted((r for rs in self._last.values() for r in rs),
+                               key=lambda r: order.get(r.target.name, len(order)))
         out = Batch()
         for r in results:
             if r.counters is None:
@@ -177,7 +208,7 @@ class SwitchFleet:
             out.wd.extend(b.wd)
             out.problems.extend(b.problems)
         if results and all(r.counters is None for r in results) and all(
-                h.up is False for h in self.poller.health()):
+                h.up is False for h in poller.health()):
             raise DriverError("switches", "poll", "; ".join(out.problems))
         return out
 
@@ -191,6 +222,39 @@ class SwitchFleet:
 
     def close(self) -> None:
         self.poller.close()
+
+
+class SwitchStreams:
+    """The gNMI switches of a :class:`SwitchFleet` as one watchdog source (``switches:gnmi``): each poll hands the
+    detector the switches whose stream sent an update since the last poll, each sample declaring the switch's
+    SAMPLE interval as its ``update_s``, so the detector judges pause at the granularity the stream can show
+    (docs/alerts.md, "Switch streams"). Polled at the watchdog's poll (the values are already here)."""
+
+    def __init__(self, fleet: SwitchFleet) -> None:
+        assert fleet.gnmi is not None
+        self.fleet = fleet
+        self.gnmi = fleet.gnmi
+        self.name = "switches:gnmi"
+
+    def poll(self, t: float) -> Batch:
+        return self.fleet._round("gnmi", self.gnmi, t)
+
+
+def gnmi_update_s(fabric: Fabric, name: str) -> float | None:
+    """The update period of a gNMI switch's pause counters: the shortest SAMPLE interval its stream asks for
+    (``telemetry.gnmi.sample_interval_s``, else the pack's per-path defaults, never under the NOS's floor). None for
+    an SSH switch or a pack without a gNMI mapping (the detector then measures the period)."""
+    from fabricd.nos.gnmi_registry import table_for
+
+    switch = fabric.switch(name)
+    if switch is None or switch.telemetry.transport != "gnmi":
+        return None
+    table = table_for(switch.platform)
+    if not table.mapped:
+        return None
+    requested = switch.telemetry.gnmi.sample_interval_s
+    intervals = [table.interval(p, requested) for p in table.paths if p.mode == "SAMPLE"]
+    return min(intervals, default=None)
 
 
 def switch_targets(fabric: Fabric, names: Sequence[str] | None = None, *,

@@ -50,6 +50,7 @@ from typing import NamedTuple
 from .params import WatchdogParams
 from .types import (
     ChannelKey,
+    Direction,
     DropKey,
     DropSample,
     Event,
@@ -158,6 +159,8 @@ class ChannelState:
     since_wall: float = 0.0
     detected: int = 0
     restored: int = 0
+    by_switch_wd: bool = False
+    """The storm was raised by the switch's own PFC watchdog (its detected counter moved), not by the counters."""
 
 
 class Interval(NamedTuple):
@@ -505,6 +508,7 @@ class Detector:
 
     def _fire(self, key: ChannelKey, st: ChannelState, t: float, wall: float) -> Event:
         st.active = True
+        st.by_switch_wd = False
         st.detected += 1
         st.quiet_s = 0.0
         st.since_t = t
@@ -556,6 +560,7 @@ class Detector:
         if st.quiet_s < self.params.restoration_s - _EPS:
             return None
         st.active = False
+        st.by_switch_wd = False
         st.restored += 1
         st.quiet_s = 0.0
         self._break_run(st)
@@ -616,6 +621,13 @@ class Detector:
             st.outstanding_since_t = None
             st.stuck = False
             return None
+        raised = self._switch_wd_storm(sample, det > pd, rest > pr, det > rest, wall)
+        if raised is not None:
+            if raised.event is EventKind.STORM_DETECTED and (rest > pr or st.outstanding_since_t is None):
+                st.outstanding_since_t, st.outstanding_since_wall, st.stuck = sample.t, wall, False
+            elif raised.event is EventKind.STORM_RESTORED:
+                st.outstanding_since_t, st.stuck = None, False
+            return raised  # the stuck check runs on the next sample (at most one event per sample)
         if rest > pr:  # the switch restored something: not stuck; a newer storm may still be open
             st.stuck = False
             st.outstanding_since_t = sample.t if det > pd and det > rest else None
@@ -638,3 +650,40 @@ class Detector:
             ts=wall, event=EventKind.WATCHDOG_STUCK, scope=Scope.SWITCH, device=k.device, interface=k.interface,
             priority=k.priority, detected=det, restored=rest, stuck_s=round(waited, 3),
         )
+
+    def _switch_wd_storm(self, sample: WdSample, detected: bool, restored: bool, open_: bool,
+                         wall: float) -> Event | None:
+        """The switch's own PFC watchdog as a storm source on its port's rx channel (the switch's view, issue 27
+        part 3): its detected counter moving raises ``storm_detected`` (``reason: switch_watchdog``) unless the
+        counters already raised it (then it corroborates: no second event). Its restored counter catching up
+        restores a storm it raised on a channel whose pause counters the source does not give (otherwise those
+        counters restore it, as for any storm)."""
+        k = sample.key
+        key = ChannelKey(Scope.SWITCH, k.device, k.interface, k.priority, Direction.RX)
+        ch = self.channels.get(key)
+        if detected and open_:
+            if ch is None:
+                cad = self.cadences.get((key.scope, key.device))
+                if cad is None:
+                    cad = self.cadences[(key.scope, key.device)] = Cadence(span_s=self.params.poll_s)
+                ch = self.channels[key] = ChannelState(cad)
+            if ch.active:
+                return None  # corroborated: the counters saw it first
+            ch.active, ch.by_switch_wd = True, True
+            ch.detected += 1
+            ch.quiet_s = 0.0
+            ch.since_t, ch.since_wall = sample.t, wall
+            self._break_run(ch)
+            log.info("PFC storm detected by the switch watchdog on %s priority %s", key.port, key.priority)
+            return Event(ts=wall, event=EventKind.STORM_DETECTED, scope=Scope.SWITCH, device=k.device,
+                         interface=k.interface, priority=k.priority, direction=Direction.RX,
+                         reason="switch_watchdog", detected=sample.detected, restored=sample.restored)
+        if restored and not open_ and ch is not None and ch.active and ch.by_switch_wd and ch.prev is None:
+            ch.active, ch.by_switch_wd = False, False
+            ch.restored += 1
+            log.info("PFC storm restored by the switch watchdog on %s priority %s", key.port, key.priority)
+            return Event(ts=wall, event=EventKind.STORM_RESTORED, scope=Scope.SWITCH, device=k.device,
+                         interface=k.interface, priority=k.priority, direction=Direction.RX,
+                         reason="switch_watchdog", storm_duration_s=round(sample.t - ch.since_t, 6),
+                         detected=sample.detected, restored=sample.restored)
+        return None

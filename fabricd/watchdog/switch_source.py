@@ -57,17 +57,26 @@ class SwitchSource:
                 if self._watched(q.index) and q.dropped_packets is not None:
                     key = DropKey(Scope.SWITCH, self.device, q.interface, q.index, "queue_drop")
                     batch.drops.append(DropSample(key, t, q.dropped_packets))
+        # one sample per channel: a platform may give frames and pause duration as separate entries (SONiC's
+        # COUNTERS/Ethernet* over gNMI, PFC history over SSH); two samples of one channel at the same time would
+        # each be judged against the other (frames vs duration: no evidence), and no storm would ever restore
+        merged: dict[tuple[str, int, Direction], list[int | None]] = {}
         for c in counters.pfc:
             if c.priority is None or not self._watched(c.priority):
                 continue
             if c.frames is None and c.duration_us is None:
                 continue
-            d = Direction(c.direction)
-            progress = drain.get((c.interface, c.priority)) if d is Direction.RX else None
+            slot = merged.setdefault((c.interface, c.priority, Direction(c.direction)), [None, None])
+            if c.frames is not None:
+                slot[0] = c.frames
+            if c.duration_us is not None:
+                slot[1] = c.duration_us
+        for (iface, prio, d), (frames, duration_us) in merged.items():
+            progress = drain.get((iface, prio)) if d is Direction.RX else None
             batch.pause.append(PauseSample(
-                ChannelKey(Scope.SWITCH, self.device, c.interface, c.priority, d), t,
-                pause_s=c.duration_us / 1e6 if c.duration_us is not None else None,
-                frames=c.frames, progress=progress, update_s=self.update_s,
+                ChannelKey(Scope.SWITCH, self.device, iface, prio, d), t,
+                pause_s=duration_us / 1e6 if duration_us is not None else None,
+                frames=frames, progress=progress, update_s=self.update_s,
             ))
         for w in counters.pfcwd:
             if self._watched(w.queue):

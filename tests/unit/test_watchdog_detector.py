@@ -203,12 +203,16 @@ def test_switch_watchdog_stuck_and_healthy() -> None:
     key = WdKey("leaf1-sonic", "Ethernet0", 3)
     seq = [(0.0, 4, 4), (1.0, 5, 4), (2.0, 5, 4), (3.1, 5, 4), (4.0, 5, 4), (5.0, 5, 5)]
     evs = [det.observe_wd(WdSample(key, t, d, r), wall=t) for t, d, r in seq]
-    stuck = [e for e in evs if e is not None]
+    stuck = [e for e in evs if e is not None and e.event is EventKind.WATCHDOG_STUCK]
     assert len(stuck) == 1 and stuck[0].ts == 3.1 and stuck[0].detected == 5 and stuck[0].restored == 4
+    # the switch's own detection raised the storm on the port (no pause samples here) and its restore ended it
+    raised = [(e.ts, e.event) for e in evs if e is not None and e.reason == "switch_watchdog"]
+    assert raised == [(1.0, EventKind.STORM_DETECTED), (5.0, EventKind.STORM_RESTORED)]
     # a watchdog that restores within the window is healthy
     det2 = Detector(params)
     seq2 = [(0.0, 0, 0), (1.0, 1, 0), (1.5, 1, 1), (2.0, 2, 1), (3.0, 2, 2), (9.0, 2, 2)]
-    assert all(det2.observe_wd(WdSample(key, t, d, r), wall=t) is None for t, d, r in seq2)
+    evs2 = [det2.observe_wd(WdSample(key, t, d, r), wall=t) for t, d, r in seq2]
+    assert not [e for e in evs2 if e is not None and e.event is EventKind.WATCHDOG_STUCK]
     # outstanding before fabricd started: not judged
     det3 = Detector(params)
     assert all(det3.observe_wd(WdSample(key, t, 3, 1), wall=t) is None for t in (0.0, 5.0, 10.0))
