@@ -58,6 +58,8 @@ class GnmiTable:
     ``min_interval_s``: the shortest SAMPLE interval the NOS accepts (``None``: unverified); ``default_interval_s``:
     what the NOS uses when the request gives 0 or none; ``supports_get``: False where the NOS refuses Get (Cumulus);
     ``ssh_only``: counter -> why it is not streamed (read over SSH, or missing when streaming);
+    ``missing_when_streaming``: the prefixes of the switch series (``fabricd_switch_...``) the SSH collector exports
+    for this NOS and a streaming switch does not: absent, never 0, while the switch is read over gNMI;
     ``unverified``: what no published payload or document confirmed."""
 
     platform: Platform
@@ -70,6 +72,7 @@ class GnmiTable:
     source: str
     supports_get: bool = True
     ssh_only: Mapping[str, str] = field(default_factory=dict)
+    missing_when_streaming: tuple[str, ...] = ()
     unverified: tuple[str, ...] = ()
     parts: tuple[GnmiPart, ...] = ()
     """``to_counters`` in independent pieces (optional): merged, they give what ``to_counters`` gives."""
