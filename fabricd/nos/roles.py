@@ -224,6 +224,7 @@ def switch_roles() -> list[Role]:
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
         _sw("arista_eos", "discards", "parse_show_interfaces_counters_discards"),
         _sw("arista_eos", "transceiver", "parse_show_interfaces_transceiver"),
+        _sw("arista_eos", "flaps", "parse_show_interfaces_flaps"),
         _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
              ("show-hardware-counter-drop-*.txt",)),
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),

@@ -8,11 +8,13 @@ found, so the text form is polled. Capture: tests/golden/readers/switch/arista_e
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.empty import unread
-from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCounters
+from fabricd.readers.switch.model import LinkStat, OpticQuantity, OpticReading, SwitchCounters
 
 _ROW = re.compile(r"^(Et\S+|Ethernet\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s|$)")
 _ORDER: tuple[OpticQuantity, ...] = ("temperature_celsius", "voltage_volts", "bias_amperes", "tx_power_dbm",
@@ -52,3 +54,45 @@ def parse_show_interfaces_transceiver(text: str) -> SwitchCounters:
         return SwitchCounters(problems=() if header else unread(
             "arista_eos", "show interfaces transceiver", text, "a 'Port  (Celsius)  (Volts)  (mA) ...' table"))
     return SwitchCounters(optics=tuple(out))
+
+
+FLAPS_COMMAND = "show interfaces | json"
+
+
+@framed
+def parse_show_interfaces_flaps(text: str) -> SwitchCounters:
+    """Carrier transitions per port from ``show interfaces | json`` (eAPI): ``interfaces.<port>.interfaceCounters.
+    linkStatusChanges``, the count of link state changes since the counters were cleared (a counter; each flap is
+    two). The port is the ``interfaces`` key (not the ``name`` field, which a hand-edited capture may leave stale).
+    Interfaces without ``interfaceCounters`` (Vlan, Loopback) are skipped; a value that is not a whole number is left
+    out, never read as 0. Capture: tests/golden/readers/switch/arista_eos/flaps--napalm.txt (napalm's EOS test
+    data)."""
+    start = text.find("{")
+    if start < 0:
+        return _flap_problem(text, "no JSON object in the output")
+    try:
+        data: Any = json.loads(text[start:])
+    except ValueError as exc:
+        return _flap_problem(text, f"the JSON output does not parse ({exc})")
+    ports = data.get("interfaces") if isinstance(data, dict) else None
+    if not isinstance(ports, dict):
+        return _flap_problem(text, "no 'interfaces' object (expected interfaces.<port>.interfaceCounters."
+                                   "linkStatusChanges)")
+    out: list[LinkStat] = []
+    for port, detail in ports.items():
+        counters = detail.get("interfaceCounters") if isinstance(detail, dict) else None
+        if not isinstance(counters, dict):
+            continue
+        value = counters.get("linkStatusChanges")
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            out.append(LinkStat(str(port), "carrier_transitions", float(value)))
+    if not out and ports:
+        return _flap_problem(text, "no port has an integer interfaceCounters.linkStatusChanges")
+    return SwitchCounters(link=tuple(out))
+
+
+def _flap_problem(text: str, why: str) -> SwitchCounters:
+    if not text.strip():
+        return SwitchCounters()
+    head = " ".join(text.strip().split())[:60]
+    return SwitchCounters(problems=(f"{FLAPS_COMMAND}: {why}; output starts {head!r}",))
