@@ -263,6 +263,7 @@ def switch_roles() -> list[Role]:
             form="text"),
         _sw("cumulus_nvue", "pfcwd", "parse_pfc_watchdog", ("nv-show-interface-qos-pfc-watchdog-*.txt",)),
         _sw("cumulus_nvue", "transceiver", "parse_nv_show_interface_transceiver"),
+        _sw("cumulus_nvue", "flaps", "parse_nv_show_interface_counters_flaps"),
         _ref("cumulus_nvue", "qos-roce-counters", "nv show interface <port> qos roce counters",
              "parse_qos_roce_counters", ("nv-show-interface-qos-roce-counters-*.txt",)),
         _ref("cumulus_nvue", "counters-errors", "nv show interface <port> counters errors", "parse_counters_errors",
