@@ -225,6 +225,10 @@ def switch_roles() -> list[Role]:
         _sw("arista_eos", "discards", "parse_show_interfaces_counters_discards"),
         _sw("arista_eos", "transceiver", "parse_show_interfaces_transceiver"),
         _sw("arista_eos", "flaps", "parse_show_interfaces_flaps"),
+        _sw("arista_eos", "fec", "parse_show_interfaces_phy_detail", (),
+            "no public capture of `show interfaces phy detail | json` found (searched ANTA's unit tests, napalm, the "
+            "code index): key paths from ANTA's VerifyInterfacesBER (interfacePhyStatuses.<if>.phyStatuses[].fec."
+            "correctedCodewords.value, uncorrectedCodewords.value, preFecBer.value)"),
         _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
              ("show-hardware-counter-drop-*.txt",)),
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),

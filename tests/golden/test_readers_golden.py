@@ -317,6 +317,7 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "sonic/fec--sonic-port-fec-ber-design-ctd615": sonic.parse_fec_stats,
     "arista_eos/transceiver--ntc": arista_eos.parse_show_interfaces_transceiver,
     "arista_eos/flaps--napalm": arista_eos.parse_show_interfaces_flaps,
+    "arista_eos/show-interfaces-phy-detail-json-documented": arista_eos.parse_show_interfaces_phy_detail,
     "cumulus_nvue/flaps--cl56-docs": lambda t: cumulus_nvue.parse_nv_show_interface_counters_flaps(t, "swp1"),
     "cisco_nxos/transceiver--ntc-details": cisco_nxos.parse_show_interface_transceiver_details,
     "cumulus_nvue/transceiver--nvue-reference-docs": lambda t: cumulus_nvue.parse_nv_show_interface_transceiver(
@@ -375,6 +376,11 @@ def test_switch_key_facts() -> None:
     flaps = arista_eos.parse_show_interfaces_flaps(capture(GOLDEN / "switch/arista_eos/flaps--napalm.txt")).link
     assert {(s.interface, s.name): s.value for s in flaps} == {
         ("Management1", "carrier_transitions"): 3, **{(f"Ethernet{n}", "carrier_transitions"): 1 for n in range(1, 6)}}
+    phy = arista_eos.parse_show_interfaces_phy_detail(
+        capture(GOLDEN / "switch/arista_eos/show-interfaces-phy-detail-json-documented.txt"))
+    assert {(s.interface, s.name): s.value for s in phy.link} == {
+        ("Ethernet1/1", "fec_corrected_codewords"): 1234567, ("Ethernet1/1", "fec_uncorrectable_codewords"): 3,
+        ("Ethernet1/1", "pre_fec_ber"): 2.5e-08}  # the Fire-code port (no codeword counters) has no series
     nv_flaps = cumulus_nvue.parse_nv_show_interface_counters_flaps(
         capture(GOLDEN / "switch/cumulus_nvue/flaps--cl56-docs.txt"))  # the port from the capture's prompt
     assert [(s.interface, s.name, s.value) for s in nv_flaps.link] == [("swp1", "carrier_transitions", 4)]
