@@ -56,7 +56,7 @@ def host_collectors(
         "rdma": RdmaCollector(root, include=include, kept_files=kept_files, clock=clock),
         "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock,
                                          interval_s=config_interval, replay=replay),
-        "link": LinkCollector(root, include=include),
+        "link": LinkCollector(root, include=include, stats=ethtool.read),
     }
     unknown = [n for n in enabled if n not in available]
     if unknown:

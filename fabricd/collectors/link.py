@@ -6,8 +6,12 @@ Sources, under the root:
 - ``sys/class/net/<if>/carrier_changes``: live sysfs or a replay root (the kernel counts every carrier up and down);
 - ``ethtool/<if>.module`` and ``ethtool/<if>.fec``: a replay root's (or a support bundle's) ``ethtool -m <if>`` and
   ``ethtool -I --show-fec <if>`` outputs. A live host has no such files: reading the module EEPROM live (the
-  ETHTOOL_GMODULEEEPROM ioctl and the SFF-8472/8636/CMIS decoding ethtool does) is not built yet, so on a live root
-  only the carrier series appear.
+  ETHTOOL_GMODULEEEPROM ioctl and the SFF-8472/8636/CMIS decoding ethtool does) is not built yet;
+- the FEC counters a driver prints under ``ethtool -S`` (``stats``: the same source the ``nic`` collector reads, live
+  ETHTOOL_GSTATS or a replay root's ``<if>.stats``), normalised by the NIC profile's names (bnxt_en
+  ``rx_fec_corrected_blocks``/``rx_fec_uncorrectable_blocks``/``rx_corrected_bits``, mlx5 ``rx_corrected_bits_phy``):
+  used for an interface without an ``.fec`` file, so a live host has FEC series where its driver counts them. The
+  statistics are read a second time per scrape (the ``nic`` collector reads them too).
 
 An interface is one under ``sys/class/net`` that has a ``device`` (a NIC, not veth/bridge/lo) or one of the ethtool
 files. A file that does not parse is a problem (collector success 0) naming the file, and its series are skipped.
@@ -17,8 +21,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 from fabricd.errors import FabricdError
+from fabricd.readers.counter_names import FEC_CORRECTED_BITS, FEC_CORRECTED_CODEWORDS, FEC_UNCORRECTABLE_CODEWORDS
+from fabricd.readers.ethtool import EthtoolStats
 from fabricd.readers.module import parse_ethtool_fec, parse_ethtool_module
 from fabricd.readers.nic_config import list_net_interfaces
 
@@ -27,7 +34,8 @@ from .core import MetricSpec, Scrape
 IF = ("interface",)
 SYSFS = "sysfs /sys/class/net/<if>/carrier_changes"
 MODULE = "ethtool -m <if> (replay root ethtool/<if>.module)"
-FEC = "ethtool -I --show-fec <if> (replay root ethtool/<if>.fec)"
+FEC_FILE = "ethtool -I --show-fec <if> (replay root ethtool/<if>.fec)"
+FEC = f"{FEC_FILE}, else the driver's ethtool -S FEC counters"
 
 CARRIER_CHANGES = MetricSpec(
     "fabricd_nic_carrier_changes_total", "counter",
@@ -44,7 +52,8 @@ OPTIC_TX_POWER = MetricSpec("fabricd_nic_optic_tx_power_dbm", "gauge",
 OPTIC_BIAS = MetricSpec("fabricd_nic_optic_bias_amperes", "gauge", "Laser bias current of a lane, in amperes.",
                         (*IF, "lane"), MODULE)
 FEC_MODE = MetricSpec("fabricd_nic_fec_mode_info", "gauge",
-                      "The interface's active FEC encoding (RS, BaseR, Off, None...); value 1.", (*IF, "mode"), FEC)
+                      "The interface's active FEC encoding (RS, BaseR, Off, None...); value 1.", (*IF, "mode"),
+                      FEC_FILE)
 FEC_CORRECTED = MetricSpec("fabricd_nic_fec_corrected_codewords_total", "counter",
                            "FEC blocks (codewords) received with errors the NIC corrected.", IF, FEC)
 FEC_UNCORRECTABLE = MetricSpec("fabricd_nic_fec_uncorrectable_codewords_total", "counter",
@@ -72,9 +81,27 @@ class LinkCollector:
     metrics: tuple[MetricSpec, ...] = (CARRIER_CHANGES, *OPTICS.values(), FEC_MODE, FEC_CORRECTED,
                                        FEC_UNCORRECTABLE, FEC_BITS)
 
-    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
+                 stats: Callable[[str], EthtoolStats] | None = None) -> None:
         self.root = os.fspath(root)
         self.include = include
+        self.stats = stats
+        """Reads one interface's ``ethtool -S`` (an ethtool source's ``read``); None: FEC only from ``.fec`` files."""
+
+    def _stats_fec(self, scrape: Scrape, ifname: str) -> None:
+        """FEC counters of ``ifname`` from its driver's ``ethtool -S`` names (nothing when the driver has none; a
+        read that fails is the ``nic`` collector's problem to report, not this one's)."""
+        if self.stats is None:
+            return
+        try:
+            stats = self.stats(ifname)
+        except (FabricdError, OSError):
+            return
+        for kind, spec in ((FEC_CORRECTED_CODEWORDS, FEC_CORRECTED), (FEC_UNCORRECTABLE_CODEWORDS, FEC_UNCORRECTABLE),
+                           (FEC_CORRECTED_BITS, FEC_BITS)):
+            value = stats.get(kind, "rx")
+            if value is not None:
+                scrape.family(spec).add((ifname,), value)
 
     def _interfaces(self) -> list[str]:
         net = os.path.join(self.root, "sys", "class", "net")
@@ -106,7 +133,9 @@ class LinkCollector:
                         labels = (ifname,) if o.lane is None else (ifname, str(o.lane))
                         fam(OPTICS[o.quantity]).add(labels, o.value)
             fec = _read(os.path.join(tool, f"{ifname}.fec"))
-            if fec is not None:
+            if fec is None:
+                self._stats_fec(scrape, ifname)
+            else:
                 try:
                     state = parse_ethtool_fec(fec, ifname)
                 except FabricdError as exc:

@@ -522,7 +522,8 @@ POST_FEC_BER = MetricSpec(
     "Bit error ratio after FEC correction, as the switch computes it (SONiC FEC_POST_BER); non-zero means loss.",
     SI, SRC)
 CARRIER_TRANSITIONS = MetricSpec(
-    "fabricd_switch_carrier_transitions_total", "counter", "Times the port's link went down or up (flaps).", SI, SRC)
+    "fabricd_switch_carrier_transitions_total", "counter",
+    "Times the port's link went down or up (flaps; EOS linkStatusChanges, NVUE carrier-transitions).", SI, SRC)
 OPTIC_TEMPERATURE = MetricSpec(
     "fabricd_switch_optic_temperature_celsius", "gauge", "Transceiver module temperature, in degrees Celsius.", SI,
     SRC)

@@ -224,6 +224,11 @@ def switch_roles() -> list[Role]:
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
         _sw("arista_eos", "discards", "parse_show_interfaces_counters_discards"),
         _sw("arista_eos", "transceiver", "parse_show_interfaces_transceiver"),
+        _sw("arista_eos", "flaps", "parse_show_interfaces_flaps"),
+        _sw("arista_eos", "fec", "parse_show_interfaces_phy_detail", (),
+            "no public capture of `show interfaces phy detail | json` found (searched ANTA's unit tests, napalm, the "
+            "code index): key paths from ANTA's VerifyInterfacesBER (interfacePhyStatuses.<if>.phyStatuses[].fec."
+            "correctedCodewords.value, uncorrectedCodewords.value, preFecBer.value)"),
         _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
              ("show-hardware-counter-drop-*.txt",)),
         _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
@@ -262,6 +267,7 @@ def switch_roles() -> list[Role]:
             form="text"),
         _sw("cumulus_nvue", "pfcwd", "parse_pfc_watchdog", ("nv-show-interface-qos-pfc-watchdog-*.txt",)),
         _sw("cumulus_nvue", "transceiver", "parse_nv_show_interface_transceiver"),
+        _sw("cumulus_nvue", "flaps", "parse_nv_show_interface_counters_flaps"),
         _ref("cumulus_nvue", "qos-roce-counters", "nv show interface <port> qos roce counters",
              "parse_qos_roce_counters", ("nv-show-interface-qos-roce-counters-*.txt",)),
         _ref("cumulus_nvue", "counters-errors", "nv show interface <port> counters errors", "parse_counters_errors",

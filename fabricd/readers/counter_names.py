@@ -21,7 +21,9 @@ Counter kinds and their units (a kind's unit is in its name where it is not "fra
 - ``discards`` (qualifier = reason, no direction): ``rx_port_buffer`` (the NIC's port buffer was full),
   ``rx_out_of_buffer`` (no host receive descriptor or WQE), ``rx_port`` / ``tx_port`` (other port-level
   discards), ``tx_link_down``;
-- ``pause_storm_events`` (qualifier = level): the NIC's own pause-storm protection fired.
+- ``pause_storm_events`` (qualifier = level): the NIC's own pause-storm protection fired;
+- ``fec_corrected_codewords`` / ``fec_uncorrectable_codewords`` / ``fec_corrected_bits`` (rx, no priority): the
+  port's FEC counters where the driver prints them under ``ethtool -S`` (the link collector exports them).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ LINK_PAUSE_DURATION_US = "link_pause_duration_us"
 LINK_PAUSE_TRANSITIONS = "link_pause_transitions"
 DISCARDS = "discards"
 PAUSE_STORM_EVENTS = "pause_storm_events"
+FEC_CORRECTED_CODEWORDS = "fec_corrected_codewords"
+FEC_UNCORRECTABLE_CODEWORDS = "fec_uncorrectable_codewords"
+FEC_CORRECTED_BITS = "fec_corrected_bits"
 
 COUNTER_KINDS: tuple[str, ...] = (
     PAUSE_FRAMES,
@@ -61,6 +66,9 @@ COUNTER_KINDS: tuple[str, ...] = (
     LINK_PAUSE_TRANSITIONS,
     DISCARDS,
     PAUSE_STORM_EVENTS,
+    FEC_CORRECTED_CODEWORDS,
+    FEC_UNCORRECTABLE_CODEWORDS,
+    FEC_CORRECTED_BITS,
 )
 
 DIR = r"(?P<dir>rx|tx)"

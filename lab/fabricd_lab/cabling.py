@@ -170,6 +170,8 @@ HEALTHY_RX_DBM = -2.0
 DEGRADE_DB_PER_S = 0.5
 """How fast a ``degrade-optic`` port loses received power (dB per second of lab time), down to DARK_DBM."""
 DARK_FLOOR_DBM = -25.0
+FLAP_PERIOD_S = 2.0
+"""A ``flap`` port goes down and up once per this many seconds of lab time (two carrier transitions)."""
 
 
 @dataclass
@@ -183,6 +185,15 @@ class LinkModel:
     degrading: frozenset[str]
     started: float
     lanes: int = 4
+    flapping: frozenset[str] = frozenset()
+    """The ports of the ``flap=PORT`` faults."""
+
+    def carrier_transitions(self, port: str, now: float) -> int:
+        """Link state changes since the counters were cleared: 1 (the link came up) on a steady port, two more per
+        FLAP_PERIOD_S of lab time on a flapping one."""
+        if port not in self.flapping:
+            return 1
+        return 1 + 2 * int(max(0.0, now - self.started) / FLAP_PERIOD_S)
 
     def loss_db(self, port: str, now: float) -> float:
         if port not in self.degrading:
@@ -210,8 +221,10 @@ class LinkModel:
 
 
 def link_model(ports: Iterable[str], faults: Iterable[Fault], started: float) -> LinkModel:
+    faults = tuple(faults)
     degrading = frozenset(f.arg for f in faults if f.kind is FaultKind.DEGRADE_OPTIC and f.arg)
-    return LinkModel(tuple(ports), degrading, started)
+    flapping = frozenset(f.arg for f in faults if f.kind is FaultKind.FLAP and f.arg)
+    return LinkModel(tuple(ports), degrading, started, flapping=flapping)
 
 
 def sonic_fec_stats(model: LinkModel, now: float) -> str:
@@ -225,6 +238,27 @@ def sonic_fec_stats(model: LinkModel, now: float) -> str:
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(lines)
+
+
+def eos_interfaces_json(model: LinkModel, now: float) -> str:
+    """``show interfaces | json`` (eAPI), the fields of the real shape (napalm's EOS test data,
+    tests/golden/readers/switch/arista_eos/flaps--napalm.txt) the lab can fill: per port ``name``,
+    ``interfaceStatus``, ``lineProtocolStatus`` and ``interfaceCounters.linkStatusChanges`` (with the error totals at
+    0); the rest of a device's fields (addresses, rates, octets) are left out."""
+    return json.dumps({"interfaces": {p: {
+        "name": p, "interfaceStatus": "connected", "lineProtocolStatus": "up", "hardware": "ethernet",
+        "interfaceCounters": {"linkStatusChanges": model.carrier_transitions(p, now), "totalInErrors": 0,
+                              "totalOutErrors": 0}} for p in model.ports}}, indent=2)
+
+
+def nvue_interface_counters(model: LinkModel, port: str, now: float) -> str:
+    """``nv show interface <port> counters``: the first table of the Cumulus Linux 5.6 guide's example
+    (tests/golden/readers/switch/cumulus_nvue/flaps--cl56-docs.txt) with the port's carrier transitions; the
+    detailed counter tables that follow it there are left out."""
+    value = str(model.carrier_transitions(port, now))
+    return "\n".join(["                     operational  applied",
+                      "-------------------  -----------  -------",
+                      f"carrier-transitions  {value.ljust(11)}"])
 
 
 def sonic_transceiver_dom(model: LinkModel, now: float) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from fabricd.model import Platform
 
-from .cabling import eos_lldp_detail_json
+from .cabling import eos_interfaces_json, eos_lldp_detail_json
 from .counters import WatchdogSettings
 from .device import Cancellable, DeviceSpec, Reply
 from .grammar import Rule
@@ -593,6 +593,8 @@ class EosShell(ModalShell):
         elif (args[:2] == ["qos", "interfaces"] and args[-3:] == ["ecn", "counters", "queue"]
               and (ecn := sw.ecn_counters(as_json))):
             text = ecn
+        elif args == ["interfaces"] and as_json:
+            text = eos_interfaces_json(sw.link, sw.clock())
         elif args == ["lldp", "neighbors", "detail"] and as_json:
             text = eos_lldp_detail_json(sw.spec.neighbors, sw.port_names)
         elif args == ["version"]:

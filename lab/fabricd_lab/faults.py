@@ -17,6 +17,8 @@ Kinds:
   hear the other neighbour over LLDP (:mod:`fabricd_lab.cabling`).
 - ``degrade-optic=PORT``: the transceiver in PORT degrades from the lab's start: its received power falls by 0.5 dB
   a second (below -10 dBm after 16 s), and its pre-FEC BER and FEC counters rise with the loss (SONiC simulator).
+- ``flap=PORT``: the link in PORT flaps from the lab's start: down and up again every FLAP_PERIOD_S (2 s) of lab
+  time, two carrier transitions each (EOS ``linkStatusChanges``, NVUE ``carrier-transitions``).
 - ``gnmi-stall``: the device's first gNMI Subscribe stream sends its first sample and then nothing, while staying
   open (SONiC's SAMPLE stall, sonic-net/sonic-buildimage#22201). One-shot: a re-subscription streams normally, so a
   collector that notices the stall and re-subscribes recovers.
@@ -40,10 +42,11 @@ class FaultKind(StrEnum):
     SWAP_CABLES = "swap-cables"
     DEGRADE_OPTIC = "degrade-optic"
     GNMI_STALL = "gnmi-stall"
+    FLAP = "flap"
 
 
 _NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS, FaultKind.SWAP_CABLES,
-              FaultKind.DEGRADE_OPTIC}
+              FaultKind.DEGRADE_OPTIC, FaultKind.FLAP}
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,8 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "show priority-flow-control counters watchdog | json": "arista_eos/lab-pfcwd.txt",
         "show interfaces counters discards | json": "arista_eos/discards--anta.txt",
         "show interfaces transceiver": "arista_eos/transceiver--ntc.txt",
+        "show interfaces | json": "arista_eos/flaps--napalm.txt",
+        "show interfaces phy detail | json": "arista_eos/show-interfaces-phy-detail-json-documented.txt",
     }),
     "cisco_nxos": (SwitchTarget("leaf-nxos", "cisco_nxos"), {
         "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",
@@ -128,6 +130,7 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "nv show interface swp1 counters qos -o json": "cumulus_nvue/lab-qos.txt",
         "nv show interface swp1 qos pfc-watchdog": "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs.txt",
         "nv show interface swp1 transceiver": "cumulus_nvue/transceiver--nvue-reference-docs.txt",
+        "nv show interface swp1 counters": "cumulus_nvue/flaps--cl56-docs.txt",
     }),
 }
 

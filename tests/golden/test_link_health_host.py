@@ -73,3 +73,39 @@ def test_link_collector_on_a_replay_root(tmp_path: Path) -> None:
     assert 'fabricd_nic_fec_mode_info{interface="ens1f0np0",mode="RS"} 1' in text
     assert 'fabricd_nic_fec_uncorrectable_codewords_total{interface="ens1f0np0"} 0' in text
     assert 'fabricd_scrape_collector_success{collector="link"} 0' in text  # ens1f1np1.module does not parse
+
+
+def test_link_collector_reads_fec_from_ethtool_stats(tmp_path: Path) -> None:
+    """Live-host FEC: an interface without an ``.fec`` file gets its FEC series from its driver's ``ethtool -S``
+    names (the same source the nic collector reads; a replay root's ``.stats`` here). The names are the drivers' own
+    (bnxt_ethtool.c bnxt_rx_port_stats_ext_arr[], mlx5 en_stats.c pport_phy_statistical_stats_desc[]; the ethq
+    captures in tests/golden/readers/ethtool print them at 0); the non-zero values are written for the test. An
+    interface with an ``.fec`` file keeps that file's values (one sample, not two)."""
+    from fabricd.collectors.nic import ReplayEthtoolSource
+
+    net = tmp_path / "sys" / "class" / "net"
+    tool = tmp_path / "ethtool"
+    tool.mkdir()
+    for ifname in ("bnxt0", "mlx0", "ice0"):
+        (net / ifname / "device").mkdir(parents=True)
+    (tool / "bnxt0.info").write_text("driver: bnxt_en\nversion: 6.8.0\n")
+    (tool / "bnxt0.stats").write_text("NIC statistics:\n     rx_fec_corrected_blocks: 1200\n"
+                                      "     rx_fec_uncorrectable_blocks: 3\n     rx_corrected_bits: 98765\n"
+                                      "     rx_pause_frames: 0\n")
+    (tool / "mlx0.info").write_text("driver: mlx5_core\nversion: 24.04\n")
+    (tool / "mlx0.stats").write_text("NIC statistics:\n     rx_corrected_bits_phy: 4242\n     rx_err_lane_0_phy: 9\n")
+    (tool / "ice0.info").write_text("driver: bnxt_en\n")
+    (tool / "ice0.stats").write_text("NIC statistics:\n     rx_fec_uncorrectable_blocks: 77\n")
+    (tool / "ice0.fec").write_text(capture("ethtool-show-fec-ice-cover-letter.txt"))
+    source = ReplayEthtoolSource(tmp_path)
+    text = Registry([LinkCollector(tmp_path, stats=source.read)]).exposition()
+    assert 'fabricd_nic_fec_corrected_codewords_total{interface="bnxt0"} 1200' in text
+    assert 'fabricd_nic_fec_uncorrectable_codewords_total{interface="bnxt0"} 3' in text
+    assert 'fabricd_nic_fec_corrected_bits_total{interface="bnxt0"} 98765' in text
+    assert 'fabricd_nic_fec_corrected_bits_total{interface="mlx0"} 4242' in text
+    assert 'fabricd_nic_fec_corrected_codewords_total{interface="mlx0"}' not in text  # mlx5 -S has no codewords
+    assert 'fabricd_nic_fec_uncorrectable_codewords_total{interface="ice0"} 0' in text  # the .fec file's value
+    assert 'interface="ice0"} 77' not in text
+    assert 'fabricd_scrape_collector_success{collector="link"} 1' in text
+    without = Registry([LinkCollector(tmp_path)]).exposition()
+    assert 'fabricd_nic_fec_corrected_bits_total{interface="bnxt0"}' not in without  # FEC only from .fec files

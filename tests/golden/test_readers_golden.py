@@ -316,6 +316,9 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "cumulus_nvue/lab-pfcwd": cumulus_nvue.parse_pfc_watchdog,
     "sonic/fec--sonic-port-fec-ber-design-ctd615": sonic.parse_fec_stats,
     "arista_eos/transceiver--ntc": arista_eos.parse_show_interfaces_transceiver,
+    "arista_eos/flaps--napalm": arista_eos.parse_show_interfaces_flaps,
+    "arista_eos/show-interfaces-phy-detail-json-documented": arista_eos.parse_show_interfaces_phy_detail,
+    "cumulus_nvue/flaps--cl56-docs": lambda t: cumulus_nvue.parse_nv_show_interface_counters_flaps(t, "swp1"),
     "cisco_nxos/transceiver--ntc-details": cisco_nxos.parse_show_interface_transceiver_details,
     "cumulus_nvue/transceiver--nvue-reference-docs": lambda t: cumulus_nvue.parse_nv_show_interface_transceiver(
         t, "swp1"),
@@ -370,6 +373,17 @@ def test_switch_key_facts() -> None:
     eos = arista_eos.parse_show_interfaces_counters_discards(capture(GOLDEN / "switch/arista_eos/discards--anta.txt"))
     assert {(i.interface, i.direction): i.value for i in eos.interfaces if i.value} == {
         ("Ethernet1", "rx"): 42, ("Ethernet3", "tx"): 40, ("Port-Channel1", "tx"): 30, ("Port-Channel2", "tx"): 30}
+    flaps = arista_eos.parse_show_interfaces_flaps(capture(GOLDEN / "switch/arista_eos/flaps--napalm.txt")).link
+    assert {(s.interface, s.name): s.value for s in flaps} == {
+        ("Management1", "carrier_transitions"): 3, **{(f"Ethernet{n}", "carrier_transitions"): 1 for n in range(1, 6)}}
+    phy = arista_eos.parse_show_interfaces_phy_detail(
+        capture(GOLDEN / "switch/arista_eos/show-interfaces-phy-detail-json-documented.txt"))
+    assert {(s.interface, s.name): s.value for s in phy.link} == {
+        ("Ethernet1/1", "fec_corrected_codewords"): 1234567, ("Ethernet1/1", "fec_uncorrectable_codewords"): 3,
+        ("Ethernet1/1", "pre_fec_ber"): 2.5e-08}  # the Fire-code port (no codeword counters) has no series
+    nv_flaps = cumulus_nvue.parse_nv_show_interface_counters_flaps(
+        capture(GOLDEN / "switch/cumulus_nvue/flaps--cl56-docs.txt"))  # the port from the capture's prompt
+    assert [(s.interface, s.name, s.value) for s in nv_flaps.link] == [("swp1", "carrier_transitions", 4)]
     roce = cumulus_nvue.parse_qos_roce_counters(
         capture(GOLDEN / "switch/cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs.txt"))
     assert any(i.counter == "ecn_marked_packets" and i.value == 693777677344 for i in roce.interfaces)

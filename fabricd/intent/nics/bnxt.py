@@ -20,6 +20,9 @@ from fabricd.model import Transport
 from fabricd.readers.counter_names import (
     DIR,
     DISCARDS,
+    FEC_CORRECTED_BITS,
+    FEC_CORRECTED_CODEWORDS,
+    FEC_UNCORRECTABLE_CODEWORDS,
     LINK_PAUSE_FRAMES,
     PAUSE_DURATION_US,
     PAUSE_FRAMES,
@@ -75,10 +78,25 @@ BNXT_SINCE_6_6: tuple[NameRule, ...] = (
 ``rx_total_ring_discards`` ("bnxt_en: Display the ring error counters under ethtool -S", Michael Chan, net-next
 2023-08-17)."""
 
-BNXT: tuple[NameRule, ...] = BNXT_BASE + BNXT_BEFORE_6_6 + BNXT_SINCE_6_6
+BNXT_FEC: tuple[NameRule, ...] = (
+    NameRule(r"rx_fec_corrected_blocks", FEC_CORRECTED_CODEWORDS, "rx"),
+    NameRule(r"rx_fec_uncorrectable_blocks", FEC_UNCORRECTABLE_CODEWORDS, "rx"),
+    NameRule(r"rx_corrected_bits", FEC_CORRECTED_BITS, "rx"),
+)
+"""bnxt_en with the port's extended receive statistics (firmware that reports them): ``bnxt_rx_port_stats_ext_arr[]``
+in bnxt_ethtool.c holds ``rx_corrected_bits``, ``rx_fec_corrected_blocks`` and ``rx_fec_uncorrectable_blocks``; the
+driver's own ``bnxt_get_fec_stats()`` reports the two block counters as ethtool's ``corrected_blocks`` /
+``uncorrectable_blocks`` (FEC codewords). Read from Linux drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c (the
+search index's kernel copies, e.g. Broadcom/linux@503b4adc3d041893f5b52aaa5a02bbfe40a1eeb7); the bnxt_en capture in
+tests/golden/readers/ethtool prints all three (at 0)."""
+
+BNXT: tuple[NameRule, ...] = BNXT_BASE + BNXT_FEC + BNXT_BEFORE_6_6 + BNXT_SINCE_6_6
 
 ETHTOOL = DriverNames("bnxt_en", (
-    Generation("every release", BNXT_BASE, "Linux drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c; capture"),
+    Generation("every release (the FEC names where the firmware reports extended port statistics)",
+               BNXT_BASE + BNXT_FEC,
+               "Linux drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c (FEC: bnxt_rx_port_stats_ext_arr[], "
+               "bnxt_get_fec_stats()); capture"),
     Generation("before Linux 6.6 (RHEL 8/9 inbox)", BNXT_BEFORE_6_6,
                "bnxt_ethtool.c bnxt_sw_func_stats[] (rx_total_discard_pkts)"),
     Generation("Linux 6.6 and later", BNXT_SINCE_6_6,

@@ -8,11 +8,13 @@ found, so the text form is polled. Capture: tests/golden/readers/switch/arista_e
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.empty import unread
-from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCounters
+from fabricd.readers.switch.model import LinkStat, LinkStatName, OpticQuantity, OpticReading, SwitchCounters
 
 _ROW = re.compile(r"^(Et\S+|Ethernet\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s|$)")
 _ORDER: tuple[OpticQuantity, ...] = ("temperature_celsius", "voltage_volts", "bias_amperes", "tx_power_dbm",
@@ -52,3 +54,102 @@ def parse_show_interfaces_transceiver(text: str) -> SwitchCounters:
         return SwitchCounters(problems=() if header else unread(
             "arista_eos", "show interfaces transceiver", text, "a 'Port  (Celsius)  (Volts)  (mA) ...' table"))
     return SwitchCounters(optics=tuple(out))
+
+
+FLAPS_COMMAND = "show interfaces | json"
+
+
+@framed
+def parse_show_interfaces_flaps(text: str) -> SwitchCounters:
+    """Carrier transitions per port from ``show interfaces | json`` (eAPI): ``interfaces.<port>.interfaceCounters.
+    linkStatusChanges``, the count of link state changes since the counters were cleared (a counter; each flap is
+    two). The port is the ``interfaces`` key (not the ``name`` field, which a hand-edited capture may leave stale).
+    Interfaces without ``interfaceCounters`` (Vlan, Loopback) are skipped; a value that is not a whole number is left
+    out, never read as 0. Capture: tests/golden/readers/switch/arista_eos/flaps--napalm.txt (napalm's EOS test
+    data)."""
+    start = text.find("{")
+    if start < 0:
+        return _flap_problem(text, "no JSON object in the output")
+    try:
+        data: Any = json.loads(text[start:])
+    except ValueError as exc:
+        return _flap_problem(text, f"the JSON output does not parse ({exc})")
+    ports = data.get("interfaces") if isinstance(data, dict) else None
+    if not isinstance(ports, dict):
+        return _flap_problem(text, "no 'interfaces' object (expected interfaces.<port>.interfaceCounters."
+                                   "linkStatusChanges)")
+    out: list[LinkStat] = []
+    for port, detail in ports.items():
+        counters = detail.get("interfaceCounters") if isinstance(detail, dict) else None
+        if not isinstance(counters, dict):
+            continue
+        value = counters.get("linkStatusChanges")
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            out.append(LinkStat(str(port), "carrier_transitions", float(value)))
+    if not out and ports:
+        return _flap_problem(text, "no port has an integer interfaceCounters.linkStatusChanges")
+    return SwitchCounters(link=tuple(out))
+
+
+def _flap_problem(text: str, why: str) -> SwitchCounters:
+    if not text.strip():
+        return SwitchCounters()
+    head = " ".join(text.strip().split())[:60]
+    return SwitchCounters(problems=(f"{FLAPS_COMMAND}: {why}; output starts {head!r}",))
+
+
+FEC_COMMAND = "show interfaces phy detail | json"
+_FEC_KEYS: dict[str, LinkStatName] = {"correctedCodewords": "fec_corrected_codewords",
+                                      "uncorrectedCodewords": "fec_uncorrectable_codewords"}
+
+
+def _phy_value(node: Any) -> float | None:
+    """``{"value": N, "changes": .., "lastChange": ..}`` -> N (a number, not a bool), else None."""
+    value = node.get("value") if isinstance(node, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
+@framed
+def parse_show_interfaces_phy_detail(text: str) -> SwitchCounters:
+    """FEC codeword counters and pre-FEC BER per port from ``show interfaces phy detail | json`` (eAPI):
+    ``interfacePhyStatuses.<port>.phyStatuses[].fec.correctedCodewords.value``, ``...uncorrectedCodewords.value``
+    (Reed-Solomon FEC; counters) and ``phyStatuses[].preFecBer.value`` (a ratio). Only the first PHY of a port is
+    read (the one facing the link). UNVERIFIED: no public capture of this output was found; the key paths are the
+    ones ANTA's VerifyInterfacesBER reads (aristanetworks/anta anta/tests/interfaces.py). A port without FEC (or a
+    Fire-code FEC, counted per lane) has no series; an output with ports and none of the keys is a problem."""
+    start = text.find("{")
+    if start < 0:
+        return _fec_problem(text, "no JSON object in the output")
+    try:
+        data: Any = json.loads(text[start:])
+    except ValueError as exc:
+        return _fec_problem(text, f"the JSON output does not parse ({exc})")
+    ports = data.get("interfacePhyStatuses") if isinstance(data, dict) else None
+    if not isinstance(ports, dict):
+        return _fec_problem(text, "no 'interfacePhyStatuses' object (expected interfacePhyStatuses.<port>."
+                                  "phyStatuses[].fec.correctedCodewords.value)")
+    out: list[LinkStat] = []
+    for port, detail in ports.items():
+        phys = detail.get("phyStatuses") if isinstance(detail, dict) else None
+        phy = phys[0] if isinstance(phys, list) and phys and isinstance(phys[0], dict) else None
+        if phy is None:
+            continue
+        fec = phy.get("fec")
+        if isinstance(fec, dict):
+            for key, name in _FEC_KEYS.items():
+                if key in fec and (value := _phy_value(fec[key])) is not None:
+                    out.append(LinkStat(str(port), name, value))
+        if "preFecBer" in phy and (ber := _phy_value(phy["preFecBer"])) is not None:
+            out.append(LinkStat(str(port), "pre_fec_ber", ber))
+    if not out and any(isinstance(d, dict) and d.get("phyStatuses") for d in ports.values()):
+        return _fec_problem(text, "no port has fec.correctedCodewords, fec.uncorrectedCodewords or preFecBer values")
+    return SwitchCounters(link=tuple(out))
+
+
+def _fec_problem(text: str, why: str) -> SwitchCounters:
+    if not text.strip():
+        return SwitchCounters()
+    head = " ".join(text.strip().split())[:60]
+    return SwitchCounters(problems=(f"{FEC_COMMAND}: {why}; output starts {head!r}",))

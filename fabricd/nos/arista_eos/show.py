@@ -40,7 +40,7 @@ from fabricd.readers.switch.model import (
 from fabricd.readers.switch.tables import to_int
 
 from .discards import parse_show_interfaces_counters_discards
-from .linkhealth import parse_show_interfaces_transceiver
+from .linkhealth import parse_show_interfaces_flaps, parse_show_interfaces_phy_detail, parse_show_interfaces_transceiver
 
 PLATFORM = "arista_eos"
 
@@ -299,10 +299,14 @@ def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
 OPTIONAL_COMMANDS: dict[str, str] = {
     "discards": "show interfaces counters discards | json",
     "transceiver": "show interfaces transceiver",
+    "flaps": "show interfaces | json",
+    "fec": "show interfaces phy detail | json",
 }
 """Commands whose failure does not fail the poll: per-port discards (fabricd.nos.arista_eos.discards), which older
 releases and some platforms lack; transceiver DOM (fabricd.nos.arista_eos.linkhealth, text: no public capture of
-its ``| json`` form), which a virtual switch answers without modules."""
+its ``| json`` form), which a virtual switch answers without modules; link status changes per port (flaps,
+``interfaceCounters.linkStatusChanges``); FEC codewords and pre-FEC BER per port (``phy detail``, unverified: key
+paths from ANTA's VerifyInterfacesBER, no public capture)."""
 
 PARSERS = {
     "pfc": parse_show_priority_flow_control_counters,
@@ -311,4 +315,6 @@ PARSERS = {
     "pfcwd": parse_show_pfc_counters_watchdog,
     "discards": parse_show_interfaces_counters_discards,
     "transceiver": parse_show_interfaces_transceiver,
+    "flaps": parse_show_interfaces_flaps,
+    "fec": parse_show_interfaces_phy_detail,
 }

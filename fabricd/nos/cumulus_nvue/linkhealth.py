@@ -12,7 +12,7 @@ import re
 
 from fabricd.readers.framing import framed_interface
 from fabricd.readers.switch.empty import unread
-from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCounters
+from fabricd.readers.switch.model import LinkStat, OpticQuantity, OpticReading, SwitchCounters
 
 _LINE = re.compile(r"^\s*([a-z0-9-]+)\s*:\s*(.*?)\s*$")
 _CH = re.compile(r"^ch-(\d+)-(rx-power|tx-power|tx-bias-current)$")
@@ -60,3 +60,22 @@ def parse_nv_show_interface_transceiver(text: str, interface: str | None = None)
             "cumulus_nvue", f"nv show interface {port or '<port>'} transceiver", text,
             "'key : value' lines (identifier, temperature, ch-N-rx-power ...)"))
     return SwitchCounters(optics=tuple(out))
+
+
+_CARRIER = re.compile(r"^\s*carrier-transitions\s+(\d+)\s*$")
+
+
+@framed_interface
+def parse_nv_show_interface_counters_flaps(text: str, interface: str | None = None) -> SwitchCounters:
+    """Carrier transitions (flaps) of one port from ``nv show interface <port> counters``: its first table holds
+    ``carrier-transitions  4`` (Cumulus Linux 5.6 user guide); the same key sits under ``link stats`` (or
+    ``counters link``) in ``nv show interface <port>``, so any line ``carrier-transitions N`` is read. The rest of the
+    output (packet, drop and error tables) is left to the other readers. An output without the key is a problem
+    naming its first line. Capture: tests/golden/readers/switch/cumulus_nvue/flaps--*.txt."""
+    port = interface or ""
+    out = [LinkStat(port, "carrier_transitions", float(m.group(1)))
+           for line in text.splitlines() if (m := _CARRIER.match(line))]
+    if not out:
+        return SwitchCounters(problems=unread("cumulus_nvue", f"nv show interface {port or '<port>'} counters", text,
+                                              "a 'carrier-transitions  N' line"))
+    return SwitchCounters(link=tuple(out[:1]))
