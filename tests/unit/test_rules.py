@@ -57,6 +57,33 @@ def test_promtool_test_rules() -> None:
     assert out.stdout.count("SUCCESS") == len(TESTS)
 
 
+@needs_promtool
+@pytest.mark.integration  # runs promtool
+@pytest.mark.parametrize("recording_first", [True, False], ids=["recording-first", "alerts-first"])
+def test_rule_tests_hold_in_either_group_order(tmp_path: Path, recording_first: bool) -> None:
+    """Prometheus evaluates rule groups concurrently, and promtool, without ``group_eval_order``, in map order: an
+    alert test that only passes when the recording group ran first in the same evaluation is a flake (CI hit it).
+    Every unit test file must pass with the recording groups pinned first and with them pinned last."""
+    assert PROMTOOL is not None
+    rules_dir = tmp_path / "rules"
+    (rules_dir / "tests").mkdir(parents=True)
+    for f in RULE_FILES:
+        (rules_dir / f.name).write_bytes(f.read_bytes())
+    for t in TESTS:
+        doc = yaml.safe_load(t.read_text())
+        groups = [g["name"] for r in doc["rule_files"]
+                  for g in yaml.safe_load((t.parent / r).read_text())["groups"]]
+        recording = [g for g in groups if g.endswith("-recording")]
+        assert recording, f"{t.name}: its rule files have no *-recording group"
+        rest = [g for g in groups if g not in recording]
+        doc["group_eval_order"] = recording + rest if recording_first else rest + recording
+        (rules_dir / "tests" / t.name).write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = subprocess.run([PROMTOOL, "test", "rules", *[t.name for t in TESTS]],
+                         check=False, capture_output=True, text=True, timeout=120, cwd=rules_dir / "tests")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("SUCCESS") == len(TESTS)
+
+
 def test_every_required_alert_is_shipped_with_labels_and_annotations() -> None:
     alerts = _alerts()
     names = {str(a["alert"]) for a in alerts}
