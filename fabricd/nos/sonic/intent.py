@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import Field
@@ -74,20 +75,73 @@ class SonicTableLine(Model):
 
 
 class SonicSwitchIntent(SwitchIntentBase):
-    """SONiC: CONFIG_DB tables plus the equivalent ``config`` CLI lines."""
+    """SONiC: CONFIG_DB tables plus the equivalent ``config`` CLI lines.
+
+    The ``*_lines`` (one cfggen JSON document per row) are computed from ``config_db`` when a template first reads
+    them: validate builds every switch's intent for the packs' rules and never renders, and serialising each row
+    was most of its time (docs/PERFORMANCE.md, bench/validate.py)."""
 
     platform: Literal[Platform.SONIC] = Platform.SONIC
     config_db: SonicConfigDb
-    map_lines: list[SonicTableLine] = Field(description="DSCP/DOT1P, TC->queue and TC->PG maps, as cfggen JSON")
-    ecn_lines: list[SonicTableLine] = Field(description="WRED_PROFILE, as cfggen JSON")
-    scheduler_lines: list[SonicTableLine] = Field(description="SCHEDULER and QUEUE, as cfggen JSON")
-    buffer_lines: list[SonicTableLine] = Field(description="CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON")
-    pfc_lines: list[SonicTableLine] = Field(description="PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON")
-    vlan_lines: list[SonicTableLine] = Field(description="VLAN rows with descriptions, as cfggen JSON")
-    port_lines: list[SonicTableLine] = Field(default_factory=list,
-                                             description="PORT descriptions (the ports that have one), as cfggen JSON")
+    port_descriptions: dict[str, str] = Field(default_factory=dict,
+                                              description="PORT descriptions (the ports that have one)")
     pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
     watchdog: SonicWatchdog | None
+
+    @cached_property
+    def _dumped(self) -> dict[str, Any]:
+        return self.config_db.model_dump(exclude_none=True)
+
+    def _lines(self, *tables: str) -> list[SonicTableLine]:
+        dumped = self._dumped
+        return [
+            SonicTableLine(table=t, json_text=_ROW_JSON({t: {key: row}}))
+            for t in tables
+            if t in dumped
+            for key, row in sorted(dumped[t].items())
+        ]
+
+    @cached_property
+    def map_lines(self) -> list[SonicTableLine]:
+        """DSCP/DOT1P, TC->queue, TC->PG and PFC priority->queue maps, as cfggen JSON."""
+        return self._lines("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
+                           "MAP_PFC_PRIORITY_TO_QUEUE")
+
+    @cached_property
+    def ecn_lines(self) -> list[SonicTableLine]:
+        """WRED_PROFILE, as cfggen JSON."""
+        return self._lines("WRED_PROFILE")
+
+    @cached_property
+    def scheduler_lines(self) -> list[SonicTableLine]:
+        """SCHEDULER and QUEUE, as cfggen JSON."""
+        return self._lines("SCHEDULER", "QUEUE")
+
+    @cached_property
+    def buffer_lines(self) -> list[SonicTableLine]:
+        """CABLE_LENGTH, BUFFER_PROFILE, BUFFER_PG, as cfggen JSON."""
+        return self._lines("CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG")
+
+    @cached_property
+    def pfc_lines(self) -> list[SonicTableLine]:
+        """PORT_QOS_MAP (pfc_enable, pfcwd_sw_enable), as cfggen JSON."""
+        return self._lines("PORT_QOS_MAP")
+
+    @cached_property
+    def vlan_lines(self) -> list[SonicTableLine]:
+        """VLAN rows with descriptions, as cfggen JSON."""
+        return self._lines("VLAN")
+
+    @cached_property
+    def port_lines(self) -> list[SonicTableLine]:
+        """PORT descriptions (the ports that have one), as cfggen JSON."""
+        if not self.port_descriptions:
+            return []
+        rows = {name: {"description": d} for name, d in self.port_descriptions.items()}
+        return [SonicTableLine(table="PORT", json_text=_ROW_JSON({"PORT": rows}))]
+
+
+_ROW_JSON = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 
 
 def headroom_name(speed: Speed, cable_m: float, mtu: int) -> str:
@@ -217,37 +271,12 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
     return SonicConfigDb.model_construct(**tables)
 
 
-def _port_description_lines(ports: list[PortIntent]) -> list[SonicTableLine]:
-    rows = {p.name: {"description": p.description} for p in ports if p.description}
-    if not rows:
-        return []
-    return [SonicTableLine(table="PORT", json_text=json.dumps({"PORT": rows}, separators=(",", ":"), sort_keys=True))]
-
-
 def finish(ctx: ShapeContext) -> SonicSwitchIntent:
     parts, ports, vlans, sink = ctx.parts, ctx.ports, ctx.vlans, ctx.sink
     assert parts.watchdog is None or isinstance(parts.watchdog, SonicWatchdog)
-    config_db = sonic_config_db(ctx.fabric, parts, ports, vlans, sink)
-    dumped = config_db.model_dump(exclude_none=True)
-
-    def lines(*tables: str) -> list[SonicTableLine]:
-        return [
-            SonicTableLine(table=t, json_text=json.dumps({t: {key: row}}, separators=(",", ":"), sort_keys=True))
-            for t in tables
-            if t in dumped
-            for key, row in sorted(dumped[t].items())
-        ]
-
     return SonicSwitchIntent(
-        config_db=config_db,
-        map_lines=lines("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
-                        "MAP_PFC_PRIORITY_TO_QUEUE"),
-        ecn_lines=lines("WRED_PROFILE"),
-        scheduler_lines=lines("SCHEDULER", "QUEUE"),
-        buffer_lines=lines("CABLE_LENGTH", "BUFFER_PROFILE", "BUFFER_PG"),
-        pfc_lines=lines("PORT_QOS_MAP"),
-        vlan_lines=lines("VLAN"),
-        port_lines=_port_description_lines(ports),
+        config_db=sonic_config_db(ctx.fabric, parts, ports, vlans, sink),
+        port_descriptions={p.name: p.description for p in ports if p.description},
         pfcwd_ports=" ".join(p.name for p in ports if p.watchdog),
         watchdog=parts.watchdog, warnings=sink.items, **ctx.common,
     )
