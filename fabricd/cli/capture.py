@@ -57,59 +57,61 @@ def _capture_gnmi(fabric: Fabric, names: list[str], out: Path, timeout_s: float,
         raise typer.Exit(ExitCode.TARGETS_FAILED)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("capture")
-    def capture_cmd(
-        out: OutOpt,
-        inventory: InventoryArg = None,
-        device: DeviceOpt = None,
-        group: GroupOpt = None,
-        concurrency: ConcurrencyOpt = 8,
-        known_hosts: KnownHostsOpt = None,
-        insecure: InsecureOpt = False,
-        read_timeout: ReadTimeoutOpt = 60.0,
-        session_log: SessionLogOpt = None,
-        gnmi: Annotated[bool, typer.Option(
-            "--gnmi", help="Capture over gNMI instead: Capabilities and one Subscribe ONCE of every path the "
-                           "switch's pack streams (fabricd/nos/<id>/gnmi.py), into DIR/<device>/gnmi/, values "
-                           "scrubbed; TLS and login from the inventory's telemetry.gnmi and credentials.")] = False,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Capture switches for replay and bug reports: run every read-only command fabricd reads (the exporter's
-        show commands, optional ones included, the audit's running-config read, a version command), scrub
-        passwords, hashes, keys and SNMP communities, and write one file per command with a manifest (NOS version,
-        capture time). Without --device, every switch of the inventory, in parallel. Nothing is changed on the
-        devices; host keys are verified. `fabricd export switches --replay DIR` and `fabricd audit switch --replay
-        DIR` read the folder. Exit 0 all captured, 3 some devices failed.
+def capture_cmd(
+    out: OutOpt,
+    inventory: InventoryArg = None,
+    device: DeviceOpt = None,
+    group: GroupOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    known_hosts: KnownHostsOpt = None,
+    insecure: InsecureOpt = False,
+    read_timeout: ReadTimeoutOpt = 60.0,
+    session_log: SessionLogOpt = None,
+    gnmi: Annotated[bool, typer.Option(
+        "--gnmi", help="Capture over gNMI instead: Capabilities and one Subscribe ONCE of every path the "
+                       "switch's pack streams (fabricd/nos/<id>/gnmi.py), into DIR/<device>/gnmi/, values "
+                       "scrubbed; TLS and login from the inventory's telemetry.gnmi and credentials.")] = False,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Capture switches for replay and bug reports: run every read-only command fabricd reads (the exporter's
+    show commands, optional ones included, the audit's running-config read, a version command), scrub
+    passwords, hashes, keys and SNMP communities, and write one file per command with a manifest (NOS version,
+    capture time). Without --device, every switch of the inventory, in parallel. Nothing is changed on the
+    devices; host keys are verified. `fabricd export switches --replay DIR` and `fabricd audit switch --replay
+    DIR` read the folder. Exit 0 all captured, 3 some devices failed.
 
-        [bold]Example[/]: fabricd capture --device leaf3-nxos --out /tmp/cap
-        [bold]Example[/]: fabricd capture inventory/lab --out /tmp/cap --concurrency 16
-        """
-        fabric = load_inventory(inventory_path(inventory)).fabric
-        switches = select_targets(fabric, device or (), group or ())
-        if gnmi:
-            _capture_gnmi(fabric, [s.name for s in switches], out, read_timeout, output)
-            return
-        opts = CaptureOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
-                              verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
-        text = output == OutputFormat.TEXT
-        with progress_bar("capturing", len(switches), enabled=text and len(switches) > 1) as tick:
-            results = capture_all(switches, out, driver_factory(opts), concurrency=concurrency, on_result=tick)
-        failed = [r for r in results if not r.ok]
-        if not text:
-            emit_json({"out": str(out), "results": [r.to_json() for r in results], "failed": len(failed)})
-        else:
-            table = Table(title=f"fabricd capture -> {escape(str(out))}")
-            for col in ("device", "platform", "status", "NOS version", "commands", "redacted", "error"):
-                table.add_column(col, overflow="fold")
-            for r in results:
-                status = "[green]captured[/]" if r.ok else "[red]failed[/]"
-                table.add_row(r.device, r.platform, status, escape(r.nos_version or "-"), str(r.commands),
-                              str(r.redactions), escape(r.error or ""))
-            console = stdout()
-            console.print(table)
-            console.print(f"{len(results) - len(failed)} of {len(results)} switches captured into {out}; replay "
-                          f"with `fabricd export switches --replay {out}` or `fabricd audit switch --replay {out}`",
-                          highlight=False, soft_wrap=True)
-        if failed:
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
+    [bold]Example[/]: fabricd capture --device leaf3-nxos --out /tmp/cap
+    [bold]Example[/]: fabricd capture inventory/lab --out /tmp/cap --concurrency 16
+    """
+    fabric = load_inventory(inventory_path(inventory)).fabric
+    switches = select_targets(fabric, device or (), group or ())
+    if gnmi:
+        _capture_gnmi(fabric, [s.name for s in switches], out, read_timeout, output)
+        return
+    opts = CaptureOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
+                          verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+    text = output == OutputFormat.TEXT
+    with progress_bar("capturing", len(switches), enabled=text and len(switches) > 1) as tick:
+        results = capture_all(switches, out, driver_factory(opts), concurrency=concurrency, on_result=tick)
+    failed = [r for r in results if not r.ok]
+    if not text:
+        emit_json({"out": str(out), "results": [r.to_json() for r in results], "failed": len(failed)})
+    else:
+        table = Table(title=f"fabricd capture -> {escape(str(out))}")
+        for col in ("device", "platform", "status", "NOS version", "commands", "redacted", "error"):
+            table.add_column(col, overflow="fold")
+        for r in results:
+            status = "[green]captured[/]" if r.ok else "[red]failed[/]"
+            table.add_row(r.device, r.platform, status, escape(r.nos_version or "-"), str(r.commands),
+                          str(r.redactions), escape(r.error or ""))
+        console = stdout()
+        console.print(table)
+        console.print(f"{len(results) - len(failed)} of {len(results)} switches captured into {out}; replay "
+                      f"with `fabricd export switches --replay {out}` or `fabricd audit switch --replay {out}`",
+                      highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("capture")(capture_cmd)

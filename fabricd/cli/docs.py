@@ -51,40 +51,42 @@ def _title(path: Path) -> str:
     return path.stem
 
 
+def docs_cmd(
+    page: Annotated[str | None, typer.Argument(help="Guide to print (e.g. nics, checks, contracts); omit to list "
+                                                  "them.", show_default=False)] = None,
+    path: Annotated[bool, typer.Option("--path", help="Print where the page is instead of its text.")] = False,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Read the guides that ship with fabricd: list them, or print one as Markdown.
+
+    Hints name pages this way (`fabricd docs nics`), so they work from an installed wheel too.
+
+    [bold]Example[/]: fabricd docs
+
+    [bold]Example[/]: fabricd docs contracts | less
+    """
+    found = pages()
+    if page is None:
+        if output == OutputFormat.JSON:
+            emit_json([{"page": name, "title": _title(p), "path": str(p)} for name, p in found.items()])
+            return
+        table = "\n".join(f"{name:<14} {_title(p)}" for name, p in found.items())
+        stdout().print(table, highlight=False, markup=False)
+        return
+    key, close = find_page(found, page)
+    if key is None:
+        maybe = f"did you mean {' or '.join(close)}? " if close else ""
+        fail(UsageError(f"docs {page!r}: no such page",
+                        hint=f"{maybe}the pages: {', '.join(found) or '(none)'} (`fabricd docs` lists them with "
+                             "their titles)"))
+    if key != page.lower().removesuffix(".md"):
+        stderr().print(f"docs {page}: showing {key} ({_title(found[key])})", highlight=False, markup=False)
+    if path:
+        typer.echo(str(found[key]))
+        return
+    sys.stdout.write(found[key].read_text(encoding="utf-8"))
+    sys.stdout.flush()
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("docs")
-    def docs_cmd(
-        page: Annotated[str | None, typer.Argument(help="Guide to print (e.g. nics, checks, contracts); omit to list "
-                                                      "them.", show_default=False)] = None,
-        path: Annotated[bool, typer.Option("--path", help="Print where the page is instead of its text.")] = False,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Read the guides that ship with fabricd: list them, or print one as Markdown.
-
-        Hints name pages this way (`fabricd docs nics`), so they work from an installed wheel too.
-
-        [bold]Example[/]: fabricd docs
-
-        [bold]Example[/]: fabricd docs contracts | less
-        """
-        found = pages()
-        if page is None:
-            if output == OutputFormat.JSON:
-                emit_json([{"page": name, "title": _title(p), "path": str(p)} for name, p in found.items()])
-                return
-            table = "\n".join(f"{name:<14} {_title(p)}" for name, p in found.items())
-            stdout().print(table, highlight=False, markup=False)
-            return
-        key, close = find_page(found, page)
-        if key is None:
-            maybe = f"did you mean {' or '.join(close)}? " if close else ""
-            fail(UsageError(f"docs {page!r}: no such page",
-                            hint=f"{maybe}the pages: {', '.join(found) or '(none)'} (`fabricd docs` lists them with "
-                                 "their titles)"))
-        if key != page.lower().removesuffix(".md"):
-            stderr().print(f"docs {page}: showing {key} ({_title(found[key])})", highlight=False, markup=False)
-        if path:
-            typer.echo(str(found[key]))
-            return
-        sys.stdout.write(found[key].read_text(encoding="utf-8"))
-        sys.stdout.flush()
+    app.command("docs")(docs_cmd)

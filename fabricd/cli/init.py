@@ -94,50 +94,52 @@ def _summary(paths: list[Path], base: Path) -> str:
     return f"{len(paths)} files in {len(folders)} folders ({where})"
 
 
+def init_cmd(
+    directory: Annotated[Path, typer.Argument(
+        help="Where to write the inventory: a new or empty directory (created if missing).",
+        show_default=False)],
+    example: Annotated[str, typer.Option(
+        "--example", "-e",
+        help="Which inventory: lab (the embedded six-switch, four-NOS lab fabric) or a shipped example: "
+             "lossy-roce, mixed-nics, softroce, sonic-only, three-tier, two-lossless-classes.")] = "lab",
+    replay_root: Annotated[bool, typer.Option(
+        "--replay-root",
+        help="Also write the shipped replay root, host gpu1 built from real captures, to DIR/replay/gpu1-mlx5: "
+             "a --root for export host and audit host on a machine without an RDMA NIC.")] = False,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Write a starting inventory into an empty directory: the lab fabric, or one of the shipped examples
+    (--example).
+
+    Edit the files, then check them with fabricd validate DIR.
+    Exit 2 when DIR is not empty or the example is unknown; nothing is overwritten.
+
+    [bold]Example[/]: fabricd init ./fabric
+    [bold]Example[/]: fabricd init --example sonic-only ./fabric && fabricd validate ./fabric
+    [bold]Example[/]: fabricd init --replay-root ./try && fabricd export host --once --root ./try/replay/gpu1-mlx5
+    """
+    try:
+        source = _starter(example)
+        _check_empty(directory)
+        written = write_starter(source, directory)
+        replay = write_replay_roots(directory) if replay_root else []
+    except FabricdError as exc:
+        fail(exc, exc.exit_code)
+    if output == OutputFormat.JSON:
+        emit_json({"example": example, "name": fabric_name(directory), "directory": str(directory),
+                   "files": [str(p) for p in written + replay]})
+        return
+    for path in written:
+        typer.echo(str(path))
+    if replay:
+        typer.echo(f"{directory / 'replay'}/: {_summary(replay, (directory / 'replay').resolve())}")
+    files = "1 file" if len(written) == 1 else f"{len(written)} files"
+    if replay:
+        files += f"; a replay root of {len(replay)} files in {directory / 'replay' / 'gpu1-mlx5'}"
+    stderr().print(f"wrote the {example} inventory as fabric {fabric_name(directory)!r} ({files}) to {directory}; "
+                   f"next: fabricd validate {directory}",
+                   highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("init")
-    def init_cmd(
-        directory: Annotated[Path, typer.Argument(
-            help="Where to write the inventory: a new or empty directory (created if missing).",
-            show_default=False)],
-        example: Annotated[str, typer.Option(
-            "--example", "-e",
-            help="Which inventory: lab (the embedded six-switch, four-NOS lab fabric) or a shipped example: "
-                 "lossy-roce, mixed-nics, softroce, sonic-only, three-tier, two-lossless-classes.")] = "lab",
-        replay_root: Annotated[bool, typer.Option(
-            "--replay-root",
-            help="Also write the shipped replay root, host gpu1 built from real captures, to DIR/replay/gpu1-mlx5: "
-                 "a --root for export host and audit host on a machine without an RDMA NIC.")] = False,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Write a starting inventory into an empty directory: the lab fabric, or one of the shipped examples
-        (--example).
-
-        Edit the files, then check them with fabricd validate DIR.
-        Exit 2 when DIR is not empty or the example is unknown; nothing is overwritten.
-
-        [bold]Example[/]: fabricd init ./fabric
-        [bold]Example[/]: fabricd init --example sonic-only ./fabric && fabricd validate ./fabric
-        [bold]Example[/]: fabricd init --replay-root ./try && fabricd export host --once --root ./try/replay/gpu1-mlx5
-        """
-        try:
-            source = _starter(example)
-            _check_empty(directory)
-            written = write_starter(source, directory)
-            replay = write_replay_roots(directory) if replay_root else []
-        except FabricdError as exc:
-            fail(exc, exc.exit_code)
-        if output == OutputFormat.JSON:
-            emit_json({"example": example, "name": fabric_name(directory), "directory": str(directory),
-                       "files": [str(p) for p in written + replay]})
-            return
-        for path in written:
-            typer.echo(str(path))
-        if replay:
-            typer.echo(f"{directory / 'replay'}/: {_summary(replay, (directory / 'replay').resolve())}")
-        files = "1 file" if len(written) == 1 else f"{len(written)} files"
-        if replay:
-            files += f"; a replay root of {len(replay)} files in {directory / 'replay' / 'gpu1-mlx5'}"
-        stderr().print(f"wrote the {example} inventory as fabric {fabric_name(directory)!r} ({files}) to {directory}; "
-                       f"next: fabricd validate {directory}",
-                       highlight=False, markup=False)
+    app.command("init")(init_cmd)

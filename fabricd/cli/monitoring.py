@@ -93,35 +93,37 @@ def write_bundle(out: Path, *, force: bool = False) -> list[Path]:
     return written
 
 
+def bundle_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (created; files are never replaced "
+                                      "without --force).", show_default=False)],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the bundle's files in --out.")] = False,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Write the monitoring bundle to a folder: alert and recording rules with their promtool tests, the
+    Grafana dashboard, a scrape snippet for export host, export switches, serve and agent, a whole example
+    prometheus.yml, an Alertmanager example and the metric reference.
+
+    Exit 2 when --out holds one of the bundle's files (give --force to overwrite them).
+
+    [bold]Example[/]: fabricd monitoring bundle --out /etc/prometheus/fabricd
+    [bold]Example[/]: fabricd monitoring bundle --out ./mon && cd mon && promtool check config prometheus.yml
+    """
+    try:
+        written = write_bundle(out, force=force)
+    except FabricdError as exc:
+        fail(exc, exc.exit_code)
+    if output == OutputFormat.JSON:
+        emit_json({"out": str(out), "files": [str(p) for p in written]})
+        return
+    for rel, what in BUNDLE:
+        stdout().print(f"{out / rel}  {what}", highlight=False, markup=False)
+    stderr().print(f"wrote {len(written)} files to {out}; how to load them: {out / 'README.md'}",
+                   highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     monitoring_app = typer.Typer(help="What Prometheus, Alertmanager and Grafana need beside fabricd's exporters.",
                                  no_args_is_help=True)
     app.add_typer(monitoring_app, name="monitoring")
 
-    @monitoring_app.command("bundle")
-    def bundle_cmd(
-        out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (created; files are never replaced "
-                                          "without --force).", show_default=False)],
-        force: Annotated[bool, typer.Option("--force", help="Overwrite the bundle's files in --out.")] = False,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Write the monitoring bundle to a folder: alert and recording rules with their promtool tests, the
-        Grafana dashboard, a scrape snippet for export host, export switches, serve and agent, a whole example
-        prometheus.yml, an Alertmanager example and the metric reference.
-
-        Exit 2 when --out holds one of the bundle's files (give --force to overwrite them).
-
-        [bold]Example[/]: fabricd monitoring bundle --out /etc/prometheus/fabricd
-        [bold]Example[/]: fabricd monitoring bundle --out ./mon && cd mon && promtool check config prometheus.yml
-        """
-        try:
-            written = write_bundle(out, force=force)
-        except FabricdError as exc:
-            fail(exc, exc.exit_code)
-        if output == OutputFormat.JSON:
-            emit_json({"out": str(out), "files": [str(p) for p in written]})
-            return
-        for rel, what in BUNDLE:
-            stdout().print(f"{out / rel}  {what}", highlight=False, markup=False)
-        stderr().print(f"wrote {len(written)} files to {out}; how to load them: {out / 'README.md'}",
-                       highlight=False, markup=False)
+    monitoring_app.command("bundle")(bundle_cmd)

@@ -76,90 +76,92 @@ def _warnings_table(renders: list[DeviceRender], limit: int = 40) -> Table | Non
     return table
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("render")
-    def render(
-        inventory: InventoryArg = None,
-        out: Annotated[
-            Path | None,
-            typer.Option("--out", "-O", help="Write DIR/switches/<name>.<cfg|json|cli|nvue> and "
-                         "DIR/hosts/<name>.sh + .plan.json.", show_default=False),
-        ] = None,
-        device: Annotated[
-            str | None,
-            typer.Option("--device", "-d", help="Only this switch or host. Without --out, print its config to "
-                         "stdout (SONiC: the config_db JSON; host: the shell script).", show_default=False),
-        ] = None,
-        templates_dir: TemplatesDirOpt = None,
-        force: Annotated[
-            bool,
-            typer.Option("--force", help="Render even when the semantic checks of `fabricd validate` find errors "
-                         "(they are then printed as warnings)."),
-        ] = False,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Render RoCE-ready configs for every switch (SONiC, Arista EOS, Cisco NX-OS, Cumulus NVUE) and host.
+def render(
+    inventory: InventoryArg = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-O", help="Write DIR/switches/<name>.<cfg|json|cli|nvue> and "
+                     "DIR/hosts/<name>.sh + .plan.json.", show_default=False),
+    ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option("--device", "-d", help="Only this switch or host. Without --out, print its config to "
+                     "stdout (SONiC: the config_db JSON; host: the shell script).", show_default=False),
+    ] = None,
+    templates_dir: TemplatesDirOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Render even when the semantic checks of `fabricd validate` find errors "
+                     "(they are then printed as warnings)."),
+    ] = False,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Render RoCE-ready configs for every switch (SONiC, Arista EOS, Cisco NX-OS, Cumulus NVUE) and host.
 
-        SONiC gets <name>.json (CONFIG_DB, for `config load`) and <name>.cli (the same state as `config` and
-        `sonic-cfggen` lines). Values a platform cannot express exactly are listed as warnings (exit code stays 0).
-        The inventory must pass the checks of `fabricd validate` first (exit 2 with every problem), unless --force.
+    SONiC gets <name>.json (CONFIG_DB, for `config load`) and <name>.cli (the same state as `config` and
+    `sonic-cfggen` lines). Values a platform cannot express exactly are listed as warnings (exit code stays 0).
+    The inventory must pass the checks of `fabricd validate` first (exit 2 with every problem), unless --force.
 
-        [bold]Example[/]: fabricd render --out build/
-        [bold]Example[/]: fabricd render inventory/lab --device leaf2-eos
-        [bold]Example[/]: fabricd render --out build/ --templates-dir my-templates/ --output json
-        """
-        if out is None and device is None:
-            raise UsageError("nothing to do: give --out DIR (all devices) or --device NAME (print one)",
-                             hint="e.g. `fabricd render --out build/` or `fabricd render --device leaf1-sonic`")
-        loaded = load_inventory(inventory_path(inventory))
-        errors = [p for p in run_checks(loaded) if p.severity == "error"]
-        if errors and not force:
-            raise InventoryError([*errors, Problem(
-                "not rendered: the inventory has the errors above", code="RND001",
-                hint="fix them (`fabricd validate` explains each) or pass --force to render anyway")])
-        for problem in errors:
-            stderr().print(f"[yellow]warning:[/] {escape(problem.render())}", highlight=False)
-        fabric = loaded.fabric
-        if out is None:
-            assert device is not None
-            (r,) = list(render_devices(fabric, templates_dir=templates_dir, device=device))
-            if output == OutputFormat.JSON:
-                data = _device_json(r, None)
-                data["text"] = {f.relpath: f.text for f in r.files}
-                emit_json(data)
-            else:
-                stdout().file.write(r.primary.text)
-                err = stderr()
-                for w in r.warnings:
-                    err.print(f"[yellow]warning:[/] {escape(w.render())}", highlight=False)
-            return
-
-        total = 1 if device is not None else len(fabric.switches) + len(fabric.hosts)
-        renders: list[DeviceRender] = []
-        with Progress(TextColumn("rendering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=stderr(), transient=True, disable=output == OutputFormat.JSON) as progress:
-            task = progress.add_task("render", total=total)
-            for r in render_devices(fabric, templates_dir=templates_dir, device=device):
-                try:
-                    write_render(r, out)
-                except OSError as exc:
-                    raise UsageError(f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
-                                     hint="give a directory you can write to (it is created if missing)") from exc
-                renders.append(r)
-                progress.advance(task)
+    [bold]Example[/]: fabricd render --out build/
+    [bold]Example[/]: fabricd render inventory/lab --device leaf2-eos
+    [bold]Example[/]: fabricd render --out build/ --templates-dir my-templates/ --output json
+    """
+    if out is None and device is None:
+        raise UsageError("nothing to do: give --out DIR (all devices) or --device NAME (print one)",
+                         hint="e.g. `fabricd render --out build/` or `fabricd render --device leaf1-sonic`")
+    loaded = load_inventory(inventory_path(inventory))
+    errors = [p for p in run_checks(loaded) if p.severity == "error"]
+    if errors and not force:
+        raise InventoryError([*errors, Problem(
+            "not rendered: the inventory has the errors above", code="RND001",
+            hint="fix them (`fabricd validate` explains each) or pass --force to render anyway")])
+    for problem in errors:
+        stderr().print(f"[yellow]warning:[/] {escape(problem.render())}", highlight=False)
+    fabric = loaded.fabric
+    if out is None:
+        assert device is not None
+        (r,) = list(render_devices(fabric, templates_dir=templates_dir, device=device))
         if output == OutputFormat.JSON:
-            emit_json({
-                "out": str(out),
-                "devices": [_device_json(r, out) for r in renders],
-                "totals": {
-                    "devices": len(renders),
-                    "files": sum(len(r.files) for r in renders),
-                    "warnings": sum(len(r.warnings) for r in renders),
-                },
-            })
-            return
-        console = stdout()
-        console.print(_summary_table(renders, out))
-        warnings = _warnings_table(renders)
-        if warnings is not None:
-            console.print(warnings)
+            data = _device_json(r, None)
+            data["text"] = {f.relpath: f.text for f in r.files}
+            emit_json(data)
+        else:
+            stdout().file.write(r.primary.text)
+            err = stderr()
+            for w in r.warnings:
+                err.print(f"[yellow]warning:[/] {escape(w.render())}", highlight=False)
+        return
+
+    total = 1 if device is not None else len(fabric.switches) + len(fabric.hosts)
+    renders: list[DeviceRender] = []
+    with Progress(TextColumn("rendering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr(), transient=True, disable=output == OutputFormat.JSON) as progress:
+        task = progress.add_task("render", total=total)
+        for r in render_devices(fabric, templates_dir=templates_dir, device=device):
+            try:
+                write_render(r, out)
+            except OSError as exc:
+                raise UsageError(f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
+                                 hint="give a directory you can write to (it is created if missing)") from exc
+            renders.append(r)
+            progress.advance(task)
+    if output == OutputFormat.JSON:
+        emit_json({
+            "out": str(out),
+            "devices": [_device_json(r, out) for r in renders],
+            "totals": {
+                "devices": len(renders),
+                "files": sum(len(r.files) for r in renders),
+                "warnings": sum(len(r.warnings) for r in renders),
+            },
+        })
+        return
+    console = stdout()
+    console.print(_summary_table(renders, out))
+    warnings = _warnings_table(renders)
+    if warnings is not None:
+        console.print(warnings)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("render")(render)

@@ -98,31 +98,33 @@ def _tables(fabric: Fabric, section: Section) -> list[Table]:
     return tables
 
 
+def show_cmd(
+    inventory: InventoryArg = None,
+    section: Annotated[Section, typer.Option("--section", help="Only this part of the inventory.")] = Section.ALL,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Show the inventory after inheritance: the policy, switches, hosts (one row per NIC) and links.
+    JSON is the merged model, every default filled in. Exit 2 if the inventory does not load.
+
+    [bold]Example[/]: fabricd show
+
+    [bold]Example[/]: fabricd show ./fabric --section policy --output json
+    """
+    path = inventory_path(inventory)
+    fabric = load_inventory(path).fabric
+    if output == OutputFormat.JSON:
+        data: dict[str, Any] = fabric.model_dump(mode="json")
+        payload: dict[str, Any] = {"inventory": str(path)}
+        if section == Section.ALL:
+            payload["fabric"] = data
+        else:
+            payload[section.value] = data["policy"] if section == Section.POLICY else data[section.value]
+        emit_json(payload)
+        return
+    out = stdout()
+    for table in _tables(fabric, section):
+        out.print(table)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("show")
-    def show_cmd(
-        inventory: InventoryArg = None,
-        section: Annotated[Section, typer.Option("--section", help="Only this part of the inventory.")] = Section.ALL,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Show the inventory after inheritance: the policy, switches, hosts (one row per NIC) and links.
-        JSON is the merged model, every default filled in. Exit 2 if the inventory does not load.
-
-        [bold]Example[/]: fabricd show
-
-        [bold]Example[/]: fabricd show ./fabric --section policy --output json
-        """
-        path = inventory_path(inventory)
-        fabric = load_inventory(path).fabric
-        if output == OutputFormat.JSON:
-            data: dict[str, Any] = fabric.model_dump(mode="json")
-            payload: dict[str, Any] = {"inventory": str(path)}
-            if section == Section.ALL:
-                payload["fabric"] = data
-            else:
-                payload[section.value] = data["policy"] if section == Section.POLICY else data[section.value]
-            emit_json(payload)
-            return
-        out = stdout()
-        for table in _tables(fabric, section):
-            out.print(table)
+    app.command("show")(show_cmd)

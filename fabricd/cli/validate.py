@@ -155,68 +155,70 @@ def _report_json(path: Path, v: Validation, code: int) -> dict[str, Any]:
     return out
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("validate")
-    def validate_cmd(
-        inventory: InventoryArg = None,
-        fail_links: Annotated[int, typer.Option(
-            "--fail-links", min=0, max=8, envvar="FABRICD_FAIL_LINKS",
-            help="Also try every N-link failure (switch-to-switch links) for PFC deadlock; above --max-scenarios "
-            "combinations a seeded random sample is tried.")] = 0,
-        max_scenarios: Annotated[int, typer.Option(
-            "--max-scenarios", min=1, help="Most failure combinations to try before sampling.")] = 2000,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the failure sample (printed with the result).")] = 0,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Check an inventory: every problem at once, errors and warnings, each with file:line, a dotted path,
-        expected vs got and a fix. Includes the PFC deadlock analysis (cycles of lossless buffer dependencies over
-        the ECMP shortest paths); --fail-links N repeats it for N-link failures.
+def validate_cmd(
+    inventory: InventoryArg = None,
+    fail_links: Annotated[int, typer.Option(
+        "--fail-links", min=0, max=8, envvar="FABRICD_FAIL_LINKS",
+        help="Also try every N-link failure (switch-to-switch links) for PFC deadlock; above --max-scenarios "
+        "combinations a seeded random sample is tried.")] = 0,
+    max_scenarios: Annotated[int, typer.Option(
+        "--max-scenarios", min=1, help="Most failure combinations to try before sampling.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the failure sample (printed with the result).")] = 0,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Check an inventory: every problem at once, errors and warnings, each with file:line, a dotted path,
+    expected vs got and a fix. Includes the PFC deadlock analysis (cycles of lossless buffer dependencies over
+    the ECMP shortest paths); --fail-links N repeats it for N-link failures.
 
-        Exit codes: [bold]0[/] no errors (warnings allowed), [bold]1[/] semantic errors found (FABnnn),
-        [bold]2[/] the inventory could not be loaded (YAML syntax, unknown keys, wrong types or ranges: INVnnn,
-        printed to stderr).
+    Exit codes: [bold]0[/] no errors (warnings allowed), [bold]1[/] semantic errors found (FABnnn),
+    [bold]2[/] the inventory could not be loaded (YAML syntax, unknown keys, wrong types or ranges: INVnnn,
+    printed to stderr).
 
-        [bold]Example[/]: fabricd validate
+    [bold]Example[/]: fabricd validate
 
-        [bold]Example[/]: fabricd init --example sonic-only ./fabric
+    [bold]Example[/]: fabricd init --example sonic-only ./fabric
 
-        [bold]Example[/]: fabricd validate ./fabric --fail-links 1 --output json
-        """
-        path = inventory_path(inventory)
-        try:
-            inv = load_inventory(path)
-        except InventoryError as exc:
-            if output == OutputFormat.JSON:
-                emit_json({"inventory": str(path), "ok": False, "exit_code": int(ExitCode.INVALID), "stage": "load",
-                           "summary": {"errors": len(exc.problems), "warnings": 0},
-                           **problems_json(exc.problems)})
-            else:
-                _print_groups(stderr(), group_problems(exc.problems))
-            raise typer.Exit(ExitCode.INVALID) from None
-
-        options = CheckOptions(fail_links=fail_links, max_failure_scenarios=max_scenarios, seed=seed)
-        if fail_links and output == OutputFormat.TEXT and sys.stderr.isatty():
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=stderr(), transient=True) as bar:
-                task = bar.add_task(f"--fail-links {fail_links}", total=None)
-                v = validate(inv, replace(options, progress=lambda done, total: bar.update(
-                    task, completed=done, total=total)))
-        else:
-            v = validate(inv, options)
-        code = ExitCode.FINDINGS if v.errors else ExitCode.OK
+    [bold]Example[/]: fabricd validate ./fabric --fail-links 1 --output json
+    """
+    path = inventory_path(inventory)
+    try:
+        inv = load_inventory(path)
+    except InventoryError as exc:
         if output == OutputFormat.JSON:
-            emit_json(_report_json(path, v, code))
-            raise typer.Exit(code)
-        out = stdout()
-        groups = group_problems(v.problems)
-        _print_groups(out, groups)
-        for line in _deadlock_lines(v):
-            out.print(escape(line), highlight=False)
-        fabric = inv.fabric
-        verdict = "[bold green]ok[/]" if code == ExitCode.OK else "[bold red]failed[/]"
-        out.print(f"{escape(fabric.name)}: {_plural(len(fabric.switches), 'switch')}, "
-                  f"{_plural(len(fabric.hosts), 'host')}, {_plural(len(fabric.links), 'link')}: "
-                  f"{_count([g for g in groups if g.first.severity == 'error'], 'error')}, "
-                  f"{_count([g for g in groups if g.first.severity == 'warning'], 'warning')}: {verdict}",
-                  highlight=False)
+            emit_json({"inventory": str(path), "ok": False, "exit_code": int(ExitCode.INVALID), "stage": "load",
+                       "summary": {"errors": len(exc.problems), "warnings": 0},
+                       **problems_json(exc.problems)})
+        else:
+            _print_groups(stderr(), group_problems(exc.problems))
+        raise typer.Exit(ExitCode.INVALID) from None
+
+    options = CheckOptions(fail_links=fail_links, max_failure_scenarios=max_scenarios, seed=seed)
+    if fail_links and output == OutputFormat.TEXT and sys.stderr.isatty():
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=stderr(), transient=True) as bar:
+            task = bar.add_task(f"--fail-links {fail_links}", total=None)
+            v = validate(inv, replace(options, progress=lambda done, total: bar.update(
+                task, completed=done, total=total)))
+    else:
+        v = validate(inv, options)
+    code = ExitCode.FINDINGS if v.errors else ExitCode.OK
+    if output == OutputFormat.JSON:
+        emit_json(_report_json(path, v, code))
         raise typer.Exit(code)
+    out = stdout()
+    groups = group_problems(v.problems)
+    _print_groups(out, groups)
+    for line in _deadlock_lines(v):
+        out.print(escape(line), highlight=False)
+    fabric = inv.fabric
+    verdict = "[bold green]ok[/]" if code == ExitCode.OK else "[bold red]failed[/]"
+    out.print(f"{escape(fabric.name)}: {_plural(len(fabric.switches), 'switch')}, "
+              f"{_plural(len(fabric.hosts), 'host')}, {_plural(len(fabric.links), 'link')}: "
+              f"{_count([g for g in groups if g.first.severity == 'error'], 'error')}, "
+              f"{_count([g for g in groups if g.first.severity == 'warning'], 'warning')}: {verdict}",
+              highlight=False)
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate_cmd)

@@ -114,96 +114,98 @@ def _to_audit(r: PairReport) -> AuditReport:
     return AuditReport(kind="fabric", target=f"{r.client}->{r.server}", checks=checks)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("validate-fabric")
-    def validate_fabric(
-        inventory: InventoryArg = None,
-        pair: Annotated[list[str] | None, typer.Option(
-            "--pair", help="CLIENT:SERVER host names (repeatable). Default: each host to one on another leaf.")]
-        = None,
-        name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab VM instance.")] = "lab",
-        size: Annotated[int, typer.Option("--size", min=1, help="RDMA WRITE message bytes.")] = 65536,
-        iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, help="Messages per QP.")] = 256,
-        qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 1,
-        depth: Annotated[int, typer.Option("--depth", min=1, max=4096, help="Outstanding WRs per QP.")] = 1,
-        ack_timeout: Annotated[int | None, typer.Option(
-            "--ack-timeout", min=1, max=31, help="Local ACK timeout 4.096 µs x 2^N. Default: 14 (67 ms); 20 (4.3 s) "
-            "when the endpoints are TCG lab VMs, whose descheduled vCPUs delay ACKs.")] = None,
-        junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
-        matrix: Annotated[str | None, typer.Option(
-            "--matrix", show_default=False,
-            help="Traffic matrix over every RDMA host: pairs, all-pairs (circle method: N-1 rounds of N/2 pairs), "
-                 "ring or incast:K; each pair judged against --bar, a degraded host named within two extra rounds."
-        )] = None,
-        bar: Annotated[float, typer.Option("--bar", min=0.01, max=1.0,
-                                           help="With --matrix: pass at this share of the slower link.")] = 0.9,
-        bar_gbps: Annotated[float | None, typer.Option(
-            "--bar-gbps", min=0.001, show_default=False,
-            help="With --matrix: pass at this many Gb/s instead (e.g. for Soft-RoCE lab VMs).")] = None,
-        baseline: Annotated[str, typer.Option(
-            "--baseline", help="With --matrix: auto (compare with this fabric revision's baseline, save one when "
-                               "there is none and all pass), save, compare or off.")] = "auto",
-        via: Annotated[str, typer.Option(
-            "--via", help="How traffic commands reach the hosts: lab (the Soft-RoCE lab VMs) or ssh (each host's "
-                          "inventory mgmt address; fabricd installed there).")] = "lab",
-        ssh_user: SshUserOpt = None, identity: IdentityOpt = None, known_hosts: HostKnownHostsOpt = None,
-        insecure: HostInsecureOpt = False, remote_fabricd: RemoteFabricdOpt = "fabricd",
-        connect_timeout: ConnectTimeoutOpt = 10.0,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Run RDMA WRITEs between host pairs with the intent's ToS, snapshot counters before and after, and assert
-        the deltas: bytes ~ payload, no out-of-sequence, no drops, the intent's DSCP on the wire, bytes on the
-        intended priority. Checks a NIC cannot support (rxe: PFC, ECN, per-priority counters) are reported as not
-        checkable, with what they need. Exit 0 ok, 1 findings, 2 bad input, 3 some pairs did not run.
+def validate_fabric(
+    inventory: InventoryArg = None,
+    pair: Annotated[list[str] | None, typer.Option(
+        "--pair", help="CLIENT:SERVER host names (repeatable). Default: each host to one on another leaf.")]
+    = None,
+    name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab VM instance.")] = "lab",
+    size: Annotated[int, typer.Option("--size", min=1, help="RDMA WRITE message bytes.")] = 65536,
+    iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, help="Messages per QP.")] = 256,
+    qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 1,
+    depth: Annotated[int, typer.Option("--depth", min=1, max=4096, help="Outstanding WRs per QP.")] = 1,
+    ack_timeout: Annotated[int | None, typer.Option(
+        "--ack-timeout", min=1, max=31, help="Local ACK timeout 4.096 µs x 2^N. Default: 14 (67 ms); 20 (4.3 s) "
+        "when the endpoints are TCG lab VMs, whose descheduled vCPUs delay ACKs.")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+    matrix: Annotated[str | None, typer.Option(
+        "--matrix", show_default=False,
+        help="Traffic matrix over every RDMA host: pairs, all-pairs (circle method: N-1 rounds of N/2 pairs), "
+             "ring or incast:K; each pair judged against --bar, a degraded host named within two extra rounds."
+    )] = None,
+    bar: Annotated[float, typer.Option("--bar", min=0.01, max=1.0,
+                                       help="With --matrix: pass at this share of the slower link.")] = 0.9,
+    bar_gbps: Annotated[float | None, typer.Option(
+        "--bar-gbps", min=0.001, show_default=False,
+        help="With --matrix: pass at this many Gb/s instead (e.g. for Soft-RoCE lab VMs).")] = None,
+    baseline: Annotated[str, typer.Option(
+        "--baseline", help="With --matrix: auto (compare with this fabric revision's baseline, save one when "
+                           "there is none and all pass), save, compare or off.")] = "auto",
+    via: Annotated[str, typer.Option(
+        "--via", help="How traffic commands reach the hosts: lab (the Soft-RoCE lab VMs) or ssh (each host's "
+                      "inventory mgmt address; fabricd installed there).")] = "lab",
+    ssh_user: SshUserOpt = None, identity: IdentityOpt = None, known_hosts: HostKnownHostsOpt = None,
+    insecure: HostInsecureOpt = False, remote_fabricd: RemoteFabricdOpt = "fabricd",
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Run RDMA WRITEs between host pairs with the intent's ToS, snapshot counters before and after, and assert
+    the deltas: bytes ~ payload, no out-of-sequence, no drops, the intent's DSCP on the wire, bytes on the
+    intended priority. Checks a NIC cannot support (rxe: PFC, ECN, per-priority counters) are reported as not
+    checkable, with what they need. Exit 0 ok, 1 findings, 2 bad input, 3 some pairs did not run.
 
-        [bold]Example[/]: fabricd validate-fabric ./vms   (after 'fabricd lab vm up ./vms')
-        [bold]Example[/]: fabricd validate-fabric --pair gpu1:gpu3 --junit validate.xml
-        [bold]Example[/]: fabricd validate-fabric --matrix all-pairs --bar 0.9 --junit matrix.xml
-        """
-        path = inventory_path(inventory)
-        fabric = load_inventory(path).fabric
-        parsed = None
-        if matrix is not None:
-            try:
-                parsed = Matrix.parse(matrix)
-            except ValueError as exc:
-                raise UsageError(f"--matrix: {exc}", hint="e.g. --matrix all-pairs or --matrix incast:4") from None
-            if pair:
-                raise UsageError("--matrix and --pair exclude each other", hint="give one of them")
-            if baseline not in ("auto", "save", "compare", "off"):
-                raise UsageError(f"--baseline {baseline!r}", hint="expected auto, save, compare or off")
-        wanted: list[tuple[str, str]] = []
-        for p in pair or []:
-            c, sep, s = p.partition(":")
-            if not sep or not c or not s or c == s:
-                raise UsageError(f"--pair {p!r} is not CLIENT:SERVER", hint="e.g. --pair gpu1:gpu3")
-            for h in (c, s):
-                host = fabric.host(h)
-                if host is None or _nic(host) is None:
-                    raise UsageError(f"--pair {p}: {h!r} is not an inventory host with an RDMA NIC and an address",
-                                     hint="see 'fabricd show' for the hosts")
-            wanted.append((c, s))
-        pairs = wanted or default_pairs(fabric)
-        if not pairs:
-            raise UsageError("the inventory has fewer than two hosts with an RDMA NIC and an address",
-                             hint="add hosts, or start from `fabricd init --example softroce DIR`")
-        if via == "ssh":
-            runners, why_not, accel = ssh_runners(fabric, ssh_user=ssh_user, identity=identity,
-                                                  known_hosts=known_hosts, insecure=insecure,
-                                                  remote_fabricd=remote_fabricd, connect_timeout=connect_timeout)
-        elif via == "lab":
-            runners, why_not, accel = _runners(fabric, path, name)
-        else:
-            raise UsageError(f"--via {via!r}", hint="expected lab or ssh")
+    [bold]Example[/]: fabricd validate-fabric ./vms   (after 'fabricd lab vm up ./vms')
+    [bold]Example[/]: fabricd validate-fabric --pair gpu1:gpu3 --junit validate.xml
+    [bold]Example[/]: fabricd validate-fabric --matrix all-pairs --bar 0.9 --junit matrix.xml
+    """
+    path = inventory_path(inventory)
+    fabric = load_inventory(path).fabric
+    parsed = None
+    if matrix is not None:
         try:
-            _run(fabric, pairs, parsed, runners, why_not, accel, spec_args={
-                "size": size, "iterations": iterations, "qps": qps, "depth": depth, "ack_timeout": ack_timeout},
-                bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit)
-        finally:
-            for r in runners.values():
-                close = getattr(r, "close", None)
-                if close is not None:
-                    close()
+            parsed = Matrix.parse(matrix)
+        except ValueError as exc:
+            raise UsageError(f"--matrix: {exc}", hint="e.g. --matrix all-pairs or --matrix incast:4") from None
+        if pair:
+            raise UsageError("--matrix and --pair exclude each other", hint="give one of them")
+        if baseline not in ("auto", "save", "compare", "off"):
+            raise UsageError(f"--baseline {baseline!r}", hint="expected auto, save, compare or off")
+    wanted: list[tuple[str, str]] = []
+    for p in pair or []:
+        c, sep, s = p.partition(":")
+        if not sep or not c or not s or c == s:
+            raise UsageError(f"--pair {p!r} is not CLIENT:SERVER", hint="e.g. --pair gpu1:gpu3")
+        for h in (c, s):
+            host = fabric.host(h)
+            if host is None or _nic(host) is None:
+                raise UsageError(f"--pair {p}: {h!r} is not an inventory host with an RDMA NIC and an address",
+                                 hint="see 'fabricd show' for the hosts")
+        wanted.append((c, s))
+    pairs = wanted or default_pairs(fabric)
+    if not pairs:
+        raise UsageError("the inventory has fewer than two hosts with an RDMA NIC and an address",
+                         hint="add hosts, or start from `fabricd init --example softroce DIR`")
+    if via == "ssh":
+        runners, why_not, accel = ssh_runners(fabric, ssh_user=ssh_user, identity=identity,
+                                              known_hosts=known_hosts, insecure=insecure,
+                                              remote_fabricd=remote_fabricd, connect_timeout=connect_timeout)
+    elif via == "lab":
+        runners, why_not, accel = _runners(fabric, path, name)
+    else:
+        raise UsageError(f"--via {via!r}", hint="expected lab or ssh")
+    try:
+        _run(fabric, pairs, parsed, runners, why_not, accel, spec_args={
+            "size": size, "iterations": iterations, "qps": qps, "depth": depth, "ack_timeout": ack_timeout},
+            bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit)
+    finally:
+        for r in runners.values():
+            close = getattr(r, "close", None)
+            if close is not None:
+                close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate-fabric")(validate_fabric)
 
 
 def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, runners: dict[str, Runner],

@@ -75,112 +75,114 @@ def install_stop_handlers(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
+def watch_cmd(
+    inventory: Annotated[Path | None, typer.Argument(
+        envvar="FABRICD_INVENTORY", show_default=False,
+        help="Inventory file or directory: watch the intent's lossless priorities on the named host's NICs "
+             "(and, with --switches, the switches), and name storm origins from its topology. Without one, "
+             "every priority that has pause counters is watched.")] = None,
+    root: Annotated[list[str] | None, typer.Option(
+        "--root", envvar="FABRICD_ROOT",
+        help="Replay root to read instead of this host (a host's sys/ and ethtool/ files); HOST=DIR names the "
+             "inventory host it stands for. Repeatable.")] = None,
+    host: Annotated[str | None, typer.Option(
+        "--host", envvar="FABRICD_HOST",
+        help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
+    interface: Annotated[list[str] | None, typer.Option(
+        "--interface", "-i", help="Only these interfaces (repeatable). Default: the host's NICs.")] = None,
+    switches: Annotated[bool, typer.Option(
+        "--switches/--no-switches", help="Also poll the inventory's switches over SSH.")] = False,
+    switch: Annotated[list[str] | None, typer.Option(
+        "--switch", help="Poll only these inventory switches (repeatable; implies --switches).")] = None,
+    poll_ms: Annotated[float | None, typer.Option(
+        "--poll-ms", min=1, help="Sampling period, ms. Default: policy.pfc.watchdog.poll_ms, else 100.")] = None,
+    detection_ms: Annotated[float | None, typer.Option(
+        "--detection-ms", min=1, help="Continuous pause that makes a storm, ms. Default: the intent's, else "
+                                      "200.")] = None,
+    restoration_ms: Annotated[float | None, typer.Option(
+        "--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's, else "
+                                        "detection.")] = None,
+    insecure: InsecureOpt = False,
+    switch_poll_ms: Annotated[float, typer.Option(
+        "--switch-poll-ms", min=10, help="Sampling period of switch sessions, ms.")] = 1000,
+    full_pause_fraction: Annotated[float, typer.Option(
+        "--full-pause-fraction", min=0.5, max=1.0,
+        help="Share of a poll interval that must be paused for it to count as paused throughout.")] = 0.8,
+    stuck_after_s: Annotated[float, typer.Option(
+        "--stuck-after-s", min=0.1, help="A switch watchdog that has not restored a storm after this long is "
+                                         "stuck (Meta's check).")] = 60.0,
+    webhook: Annotated[list[str] | None, typer.Option(
+        "--webhook", help="POST each event there in Alertmanager's webhook format (repeatable).")] = None,
+    duration: Annotated[float | None, typer.Option(
+        "--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM or Ctrl-C).")] = None,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
+    """Watch for PFC storms, lossless drops and stuck switch watchdogs; print each event as it happens.
+
+    Timing contract (SONiC's): a storm is reported between detection and detection + poll after it starts,
+    and restored between restoration and restoration + poll after it ends. Exit code 1 when a storm, drop
+    or stuck watchdog was seen, 0 when not.
+
+    [bold]Example[/]: fabricd watch --root /tmp/replay --detection-ms 200 --poll-ms 50 --output json
+    [bold]Example[/]: fabricd watch inventory/lab --host gpu1 --webhook http://127.0.0.1:5001/
+    [bold]Example[/]: fabricd watch inventory/lab --root gpu1=/srv/replay/gpu1 --switches --duration 60
+    """
+    err = stderr()
+    hook_urls = webhook_urls(webhook)
+    inv: Inventory | None = load_inventory(inventory) if inventory is not None else None
+    fabric = inv.fabric if inv is not None else None
+    params = params_for(fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
+                        full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
+    roots = [RootSpec.parse(r) for r in (root or [])]
+    sources: list[Source] = list(host_sources(fabric, roots, host=host, interfaces=interface, params=params))
+    fleet: SwitchFleet | None = None
+    periods: dict[str, float] = {}
+    if (switches or switch) and fabric is not None:
+        fleet = SwitchFleet(fabric, switch, verify_host_key=not insecure, wait_s=switch_poll_ms / 2000.0)
+        for src, period in fleet.watch_sources(switch_poll_ms / 1000.0, params.poll_s):
+            sources.append(src)
+            periods[src.name] = period
+    elif (switches or switch) and fabric is None:
+        err.print("[yellow]warning:[/] --switches needs an inventory; watching hosts only")
+    printer = _Printer(output)
+    sinks: list[EventSink] = [printer]
+    hooks = [WebhookSink(url, receiver=name)
+             for url, name in zip(hook_urls, receiver_names(hook_urls), strict=True)]
+    sinks.extend(hooks)
+    wd = build_watchdog(inv, params, sources, sinks=sinks, periods=periods)
+    err.print(
+        f"fabricd watch: {', '.join(s.name for s in sources)}; detection {params.detection_ms} ms, "
+        f"restoration {params.restoration_ms} ms, poll {params.poll_ms} ms",
+        highlight=False,
+    )
+    stop = threading.Event()
+    install_stop_handlers(stop)
+    try:
+        wd.run(stop, duration)
+    finally:
+        stop.set()
+        wd.join(5.0)
+        for hook in hooks:
+            hook.close()
+        if fleet is not None:
+            fleet.close()
+        for src in sources:
+            if isinstance(src, HostSource):
+                src.close()
+    statuses = wd.source_status()
+    err.print(
+        f"fabricd watch: {sum(s.polls for s in statuses)} polls ({sum(s.deadline_reads for s in statuses)} "
+        f"deadline reads), {wd.poll_overruns} overruns, "
+        f"{printer.events} events ({printer.findings} findings)",
+        highlight=False,
+    )
+    failed = [s for s in statuses if s.polls and s.failures == s.polls]
+    for s in failed:
+        err.print(f"[red]error:[/] {s.name}: every poll failed; last error: {s.last_error}", highlight=False)
+    if failed and len(failed) == len(sources):
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    raise typer.Exit(ExitCode.FINDINGS if printer.findings else ExitCode.OK)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("watch")
-    def watch_cmd(
-        inventory: Annotated[Path | None, typer.Argument(
-            envvar="FABRICD_INVENTORY", show_default=False,
-            help="Inventory file or directory: watch the intent's lossless priorities on the named host's NICs "
-                 "(and, with --switches, the switches), and name storm origins from its topology. Without one, "
-                 "every priority that has pause counters is watched.")] = None,
-        root: Annotated[list[str] | None, typer.Option(
-            "--root", envvar="FABRICD_ROOT",
-            help="Replay root to read instead of this host (a host's sys/ and ethtool/ files); HOST=DIR names the "
-                 "inventory host it stands for. Repeatable.")] = None,
-        host: Annotated[str | None, typer.Option(
-            "--host", envvar="FABRICD_HOST",
-            help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
-        interface: Annotated[list[str] | None, typer.Option(
-            "--interface", "-i", help="Only these interfaces (repeatable). Default: the host's NICs.")] = None,
-        switches: Annotated[bool, typer.Option(
-            "--switches/--no-switches", help="Also poll the inventory's switches over SSH.")] = False,
-        switch: Annotated[list[str] | None, typer.Option(
-            "--switch", help="Poll only these inventory switches (repeatable; implies --switches).")] = None,
-        poll_ms: Annotated[float | None, typer.Option(
-            "--poll-ms", min=1, help="Sampling period, ms. Default: policy.pfc.watchdog.poll_ms, else 100.")] = None,
-        detection_ms: Annotated[float | None, typer.Option(
-            "--detection-ms", min=1, help="Continuous pause that makes a storm, ms. Default: the intent's, else "
-                                          "200.")] = None,
-        restoration_ms: Annotated[float | None, typer.Option(
-            "--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's, else "
-                                            "detection.")] = None,
-        insecure: InsecureOpt = False,
-        switch_poll_ms: Annotated[float, typer.Option(
-            "--switch-poll-ms", min=10, help="Sampling period of switch sessions, ms.")] = 1000,
-        full_pause_fraction: Annotated[float, typer.Option(
-            "--full-pause-fraction", min=0.5, max=1.0,
-            help="Share of a poll interval that must be paused for it to count as paused throughout.")] = 0.8,
-        stuck_after_s: Annotated[float, typer.Option(
-            "--stuck-after-s", min=0.1, help="A switch watchdog that has not restored a storm after this long is "
-                                             "stuck (Meta's check).")] = 60.0,
-        webhook: Annotated[list[str] | None, typer.Option(
-            "--webhook", help="POST each event there in Alertmanager's webhook format (repeatable).")] = None,
-        duration: Annotated[float | None, typer.Option(
-            "--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM or Ctrl-C).")] = None,
-        output: OutputOpt = OutputFormat.TEXT,
-    ) -> None:
-        """Watch for PFC storms, lossless drops and stuck switch watchdogs; print each event as it happens.
-
-        Timing contract (SONiC's): a storm is reported between detection and detection + poll after it starts,
-        and restored between restoration and restoration + poll after it ends. Exit code 1 when a storm, drop
-        or stuck watchdog was seen, 0 when not.
-
-        [bold]Example[/]: fabricd watch --root /tmp/replay --detection-ms 200 --poll-ms 50 --output json
-        [bold]Example[/]: fabricd watch inventory/lab --host gpu1 --webhook http://127.0.0.1:5001/
-        [bold]Example[/]: fabricd watch inventory/lab --root gpu1=/srv/replay/gpu1 --switches --duration 60
-        """
-        err = stderr()
-        hook_urls = webhook_urls(webhook)
-        inv: Inventory | None = load_inventory(inventory) if inventory is not None else None
-        fabric = inv.fabric if inv is not None else None
-        params = params_for(fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
-                            full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
-        roots = [RootSpec.parse(r) for r in (root or [])]
-        sources: list[Source] = list(host_sources(fabric, roots, host=host, interfaces=interface, params=params))
-        fleet: SwitchFleet | None = None
-        periods: dict[str, float] = {}
-        if (switches or switch) and fabric is not None:
-            fleet = SwitchFleet(fabric, switch, verify_host_key=not insecure, wait_s=switch_poll_ms / 2000.0)
-            for src, period in fleet.watch_sources(switch_poll_ms / 1000.0, params.poll_s):
-                sources.append(src)
-                periods[src.name] = period
-        elif (switches or switch) and fabric is None:
-            err.print("[yellow]warning:[/] --switches needs an inventory; watching hosts only")
-        printer = _Printer(output)
-        sinks: list[EventSink] = [printer]
-        hooks = [WebhookSink(url, receiver=name)
-                 for url, name in zip(hook_urls, receiver_names(hook_urls), strict=True)]
-        sinks.extend(hooks)
-        wd = build_watchdog(inv, params, sources, sinks=sinks, periods=periods)
-        err.print(
-            f"fabricd watch: {', '.join(s.name for s in sources)}; detection {params.detection_ms} ms, "
-            f"restoration {params.restoration_ms} ms, poll {params.poll_ms} ms",
-            highlight=False,
-        )
-        stop = threading.Event()
-        install_stop_handlers(stop)
-        try:
-            wd.run(stop, duration)
-        finally:
-            stop.set()
-            wd.join(5.0)
-            for hook in hooks:
-                hook.close()
-            if fleet is not None:
-                fleet.close()
-            for src in sources:
-                if isinstance(src, HostSource):
-                    src.close()
-        statuses = wd.source_status()
-        err.print(
-            f"fabricd watch: {sum(s.polls for s in statuses)} polls ({sum(s.deadline_reads for s in statuses)} "
-            f"deadline reads), {wd.poll_overruns} overruns, "
-            f"{printer.events} events ({printer.findings} findings)",
-            highlight=False,
-        )
-        failed = [s for s in statuses if s.polls and s.failures == s.polls]
-        for s in failed:
-            err.print(f"[red]error:[/] {s.name}: every poll failed; last error: {s.last_error}", highlight=False)
-        if failed and len(failed) == len(sources):
-            raise typer.Exit(ExitCode.TARGETS_FAILED)
-        raise typer.Exit(ExitCode.FINDINGS if printer.findings else ExitCode.OK)
+    app.command("watch")(watch_cmd)
