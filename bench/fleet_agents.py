@@ -74,6 +74,90 @@ def by_host(prom: str, expr: str) -> dict[str, float]:
         return {}
 
 
+def write_inventory(work: Path) -> Path:
+    """The lab inventory with :data:`HOSTS` hosts, in ``work``."""
+    inv = work / "inventory"
+    shutil.copytree(REPO / "inventory" / "lab", inv)
+    doc = yaml.safe_load((inv / "hosts.yml").read_text())
+    for i in range(len(doc["hosts"]), HOSTS):
+        doc["hosts"].append({"name": f"gpu{i + 1}", "groups": ["gpu"], "nics": [
+            {"netdev": "ens1f0np0", "rdma_device": "mlx5_0", "ip": f"10.100.1.{i + 1}/16"}]})
+    (inv / "hosts.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return inv
+
+
+def start_agent(inv: Path, work: Path, name: str, host: NsHost, port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [FABRICD, "agent", str(inv), "--host", name, "--netns", host.ns, "--root", str(host.root), "--skip",
+         "vlan,dcb", "--mode", "enforce", "--interval", str(INTERVAL_S), "--listen", f"127.0.0.1:{port}"],
+        env=dict(os.environ, FABRICD_STATE_DIR=str(work / "state"), FABRICD_APPLY_LOCK_DIR=str(work / "lock")),
+        stdout=subprocess.DEVNULL, stderr=(work / f"agent-{name}.log").open("w"))
+
+
+def start_prometheus(prom_bin: str, work: Path, targets: list[int]) -> tuple[subprocess.Popen[bytes], str]:
+    prom_port = free_port()
+    (work / "prometheus.yml").write_text(yaml.safe_dump({
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{"job_name": "fabricd-agent", "static_configs": [
+            {"targets": [f"127.0.0.1:{p}" for p in targets]}]}]}))
+    proc = subprocess.Popen([prom_bin, f"--config.file={work / 'prometheus.yml'}",
+                             f"--storage.tsdb.path={work / 'tsdb'}", f"--web.listen-address=127.0.0.1:{prom_port}"],
+                            stdout=subprocess.DEVNULL, stderr=(work / "prometheus.log").open("w"))
+    return proc, f"http://127.0.0.1:{prom_port}"
+
+
+def wait_all_compliant(prom: str) -> None:
+    deadline = time.monotonic() + 300
+    while sum(v == 1 for v in by_host(prom, "fabricd_host_compliant").values()) < HOSTS:
+        if time.monotonic() > deadline:
+            sys.exit(f"not all hosts compliant after 300 s: {by_host(prom, 'fabricd_host_compliant')}")
+        time.sleep(0.5)
+
+
+def idle_cpu_pct(procs: dict[str, subprocess.Popen[bytes]], names: list[str]) -> list[float]:
+    """Each agent's CPU over 20 s of idling, in %, sorted."""
+    time.sleep(3)  # let start-up settle before measuring the idle cost
+    before = {n: cpu_s(p.pid) for n, p in procs.items()}
+    time.sleep(20)
+    return sorted((cpu_s(procs[n].pid) - before[n]) / 20 * 100 for n in names)
+
+
+def repair_times(prom: str, hosts: dict[str, NsHost], reload: list[str]) -> dict[str, float]:
+    """Reload the driver on ``reload``; seconds until each is compliant again with a drift counted."""
+    drift0 = by_host(prom, "fabricd_agent_drift_detected_total")
+    t0: dict[str, float] = {}
+    for n in reload:
+        hosts[n].reload_driver()
+        t0[n] = time.monotonic()
+    repaired: dict[str, float] = {}
+    deadline = time.monotonic() + 2 * INTERVAL_S + 30
+    while len(repaired) < len(reload) and time.monotonic() < deadline:
+        drift = by_host(prom, "fabricd_agent_drift_detected_total")
+        ok = by_host(prom, "fabricd_host_compliant")
+        for n in reload:
+            if n not in repaired and drift.get(n, 0) > drift0.get(n, 0) and ok.get(n) == 1:
+                repaired[n] = time.monotonic() - t0[n]
+        time.sleep(0.2)
+    return repaired
+
+
+def stop_all(procs: dict[str, subprocess.Popen[bytes]], prom_proc: subprocess.Popen[bytes] | None,
+             hosts: dict[str, NsHost]) -> None:
+    for p in procs.values():
+        if p.poll() is None:
+            p.terminate()
+    for p in procs.values():
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    if prom_proc is not None:
+        prom_proc.terminate()
+        prom_proc.wait(20)
+    for h in hosts.values():
+        h.close()
+
+
 def main() -> None:
     why = can_netns()
     prom_bin = shutil.which("prometheus")
@@ -84,13 +168,7 @@ def main() -> None:
     procs: dict[str, subprocess.Popen[bytes]] = {}
     prom_proc = None
     try:
-        inv = work / "inventory"
-        shutil.copytree(REPO / "inventory" / "lab", inv)
-        doc = yaml.safe_load((inv / "hosts.yml").read_text())
-        for i in range(len(doc["hosts"]), HOSTS):
-            doc["hosts"].append({"name": f"gpu{i + 1}", "groups": ["gpu"], "nics": [
-                {"netdev": "ens1f0np0", "rdma_device": "mlx5_0", "ip": f"10.100.1.{i + 1}/16"}]})
-        (inv / "hosts.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        inv = write_inventory(work)
         fabric = load_inventory(inv).fabric
         names = [h.name for h in fabric.hosts][:HOSTS]
         ports = {n: free_port() for n in names}
@@ -98,52 +176,17 @@ def main() -> None:
             hosts[n] = NsHost.create(host_intent(fabric, n), work)
         t_start = time.monotonic()
         for n in names:
-            h = hosts[n]
-            procs[n] = subprocess.Popen(
-                [FABRICD, "agent", str(inv), "--host", n, "--netns", h.ns, "--root", str(h.root), "--skip",
-                 "vlan,dcb", "--mode", "enforce", "--interval", str(INTERVAL_S), "--listen", f"127.0.0.1:{ports[n]}"],
-                env=dict(os.environ, FABRICD_STATE_DIR=str(work / "state"), FABRICD_APPLY_LOCK_DIR=str(work / "lock")),
-                stdout=subprocess.DEVNULL, stderr=(work / f"agent-{n}.log").open("w"))
-        prom_port = free_port()
-        prom = f"http://127.0.0.1:{prom_port}"
-        (work / "prometheus.yml").write_text(yaml.safe_dump({
-            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-            "scrape_configs": [{"job_name": "fabricd-agent", "static_configs": [
-                {"targets": [f"127.0.0.1:{p}" for p in ports.values()]}]}]}))
-        prom_proc = subprocess.Popen([prom_bin, f"--config.file={work / 'prometheus.yml'}",
-                                      f"--storage.tsdb.path={work / 'tsdb'}",
-                                      f"--web.listen-address=127.0.0.1:{prom_port}"],
-                                     stdout=subprocess.DEVNULL, stderr=(work / "prometheus.log").open("w"))
-        deadline = time.monotonic() + 300
-        while sum(v == 1 for v in by_host(prom, "fabricd_host_compliant").values()) < HOSTS:
-            if time.monotonic() > deadline:
-                sys.exit(f"not all hosts compliant after 300 s: {by_host(prom, 'fabricd_host_compliant')}")
-            time.sleep(0.5)
+            procs[n] = start_agent(inv, work, n, hosts[n], ports[n])
+        prom_proc, prom = start_prometheus(prom_bin, work, list(ports.values()))
+        wait_all_compliant(prom)
         start_s = time.monotonic() - t_start
-
-        time.sleep(3)  # let start-up settle before measuring the idle cost
-        before = {n: cpu_s(p.pid) for n, p in procs.items()}
-        time.sleep(20)
-        idle_pct = sorted((cpu_s(procs[n].pid) - before[n]) / 20 * 100 for n in names)
+        idle_pct = idle_cpu_pct(procs, names)
 
         reload = names[1:1 + RELOADED]
         stop = names[-STOPPED:]
-        drift0 = by_host(prom, "fabricd_agent_drift_detected_total")
-        t0: dict[str, float] = {}
-        for n in reload:
-            hosts[n].reload_driver()
-            t0[n] = time.monotonic()
         for n in stop:
             procs[n].send_signal(signal.SIGTERM)
-        repaired: dict[str, float] = {}
-        deadline = time.monotonic() + 2 * INTERVAL_S + 30
-        while len(repaired) < RELOADED and time.monotonic() < deadline:
-            drift = by_host(prom, "fabricd_agent_drift_detected_total")
-            ok = by_host(prom, "fabricd_host_compliant")
-            for n in reload:
-                if n not in repaired and drift.get(n, 0) > drift0.get(n, 0) and ok.get(n) == 1:
-                    repaired[n] = time.monotonic() - t0[n]
-            time.sleep(0.2)
+        repaired = repair_times(prom, hosts, reload)
         if len(repaired) < RELOADED:
             sys.exit(f"hosts not repaired: {sorted(set(reload) - set(repaired))}")
         deadline = time.monotonic() + 30
@@ -168,19 +211,7 @@ def main() -> None:
             "audit_fleet_ms": round(audit_s * 1000, 1), "load_average_1m": round(os.getloadavg()[0], 2),
         }))
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        if prom_proc is not None:
-            prom_proc.terminate()
-            prom_proc.wait(20)
-        for h in hosts.values():
-            h.close()
+        stop_all(procs, prom_proc, hosts)
         shutil.rmtree(work, ignore_errors=True)
 
 

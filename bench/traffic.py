@@ -64,9 +64,9 @@ class BenchError(Exception):
     """A step of the bench failed after its retries; main() reports it without a traceback."""
 
 
-def perftest_once(inst: Any, tool: str, server_role: str, client_role: str, args: list[str], peer: str,
-                  port: int) -> str:
+def perftest_once(inst: Any, tool: str, args: list[str], *, roles: tuple[str, str], peer: str, port: int) -> str:
     """One server-then-client run; raises :class:`BenchError` naming what failed. Kills what it started."""
+    server_role, client_role = roles
     srv_gid, cli_gid = gid_index(inst, server_role), gid_index(inst, client_role)
     common = ["-d", inst.endpoint(server_role).rdma_device, "-F", "-u", str(LAB_ACK_TIMEOUT), "-p", str(port), *args]
     server = inst.runner(server_role).start([tool, *common, "-x", str(srv_gid)])
@@ -90,14 +90,14 @@ def perftest_once(inst: Any, tool: str, server_role: str, client_role: str, args
     return str(client.stdout)
 
 
-def perftest(inst: Any, tool: str, server_role: str, client_role: str, args: list[str], peer: str,
-             port: int) -> str:
-    """Run a perftest tool's server then client (in two VMs, or the same one for loopback); the client's output.
+def perftest(inst: Any, tool: str, args: list[str], *, roles: tuple[str, str], peer: str, port: int) -> str:
+    """Run a perftest tool's server then client (``roles``: the server's VM, the client's; the same one for
+    loopback); the client's output.
     Retried up to :data:`ATTEMPTS` times, each on its own port (a killed server may still hold the last one)."""
     errors: list[str] = []
     for attempt in range(ATTEMPTS):
         try:
-            return perftest_once(inst, tool, server_role, client_role, args, peer, port + 10 * attempt)
+            return perftest_once(inst, tool, args, roles=roles, peer=peer, port=port + 10 * attempt)
         except BenchError as exc:
             errors.append(str(exc))
             say(f"  attempt {attempt + 1}/{ATTEMPTS} of {tool} failed: {exc}"
@@ -167,8 +167,8 @@ def run() -> int:
         spec = TrafficSpec(ops=[Op.WRITE], sizes=[65536], qps=1, depth=64, post_list=16, signal_every=16,
                            duration_s=5, verify=True, ack_timeout=LAB_ACK_TIMEOUT)
         (fw,) = fabricd_run(inst, "b", "a", spec)
-        out = perftest(inst, "ib_write_bw", "b", "a", ["-s", "65536", "-q", "1", "-t", "64", "-D", "5",
-                                                       "--report_gbits"], b.address, PERF_PORT)
+        out = perftest(inst, "ib_write_bw", ["-s", "65536", "-q", "1", "-t", "64", "-D", "5", "--report_gbits"],
+                       roles=("b", "a"), peer=b.address, port=PERF_PORT)
         pw, _ = parse_bw(out, 65536)
         say(f"WRITE 64 KiB, 2 VMs: fabricd {fw.gbit_s:.3f} Gb/s ({fw.msg_rate:.0f} msg/s, payload verified: "
             f"{fw.verify.ok if fw.verify else '-'}), ib_write_bw {pw:.3f} Gb/s, ratio {fw.gbit_s / pw:.2f}")
@@ -178,8 +178,8 @@ def run() -> int:
         lspec = TrafficSpec(ops=[Op.SEND], mode=Mode.LAT, sizes=[2], depth=1, post_list=1, signal_every=1,
                             iterations=1000, duration_s=None, ack_timeout=LAB_ACK_TIMEOUT)
         (fl,) = fabricd_run(inst, "b", "a", lspec)
-        lat = parse_lat(perftest(inst, "ib_send_lat", "b", "a", ["-s", "2", "-n", "1000"], b.address,
-                                 PERF_PORT + 1))
+        lat = parse_lat(perftest(inst, "ib_send_lat", ["-s", "2", "-n", "1000"], roles=("b", "a"), peer=b.address,
+                                 port=PERF_PORT + 1))
         assert fl.latency is not None
         say(f"SEND 2 B ping-pong one-way, 2 VMs: fabricd p50 {fl.latency.p50_us:.0f} us avg {fl.latency.avg_us:.0f} "
             f"p99 {fl.latency.p99_us:.0f}; ib_send_lat typical {lat['typical']:.0f} avg {lat['avg']:.0f} "
@@ -195,8 +195,8 @@ def run() -> int:
             (mr,) = fabricd_run(inst, "a", "a", mspec)
             rates[f"list{lst}_sig{sig}"] = mr.msg_rate
             say(f"WRITE 64 B loopback, post_list {lst:2d}, signal every {sig:2d}: {mr.msg_rate:8.0f} msg/s")
-        out = perftest(inst, "ib_write_bw", "a", "a", ["-s", "64", "-q", "1", "-t", "64", "-D", "3",
-                                                       "--report_gbits"], a.address, PERF_PORT + 2)
+        out = perftest(inst, "ib_write_bw", ["-s", "64", "-q", "1", "-t", "64", "-D", "3", "--report_gbits"],
+                       roles=("a", "a"), peer=a.address, port=PERF_PORT + 2)
         _, mpps = parse_bw(out, 64)
         say(f"ib_write_bw 64 B loopback: {mpps * 1e6:8.0f} msg/s")
         details.update(msg_rate=rates, ib_write_bw_64b_msg_rate=mpps * 1e6)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -72,6 +73,21 @@ def _bounds(metadata: list[Any]) -> tuple[int | None, int | None, int | None, in
     return lo, hi, min_len, max_len
 
 
+def _float(lo: int | None, hi: int | None) -> st.SearchStrategy[float]:
+    return st.one_of(st.sampled_from([0.0, 1.0, 2.5, 5.0, 40.0, 300.0]),
+                     st.floats(lo or 0, hi or 100_000, allow_nan=False, allow_infinity=False).map(
+                         lambda x: round(x, 1)))
+
+
+_SCALARS: dict[Any, Callable[[int | None, int | None], st.SearchStrategy[Any]]] = {
+    bool: lambda lo, hi: st.booleans(),
+    int: _int,
+    float: _float,
+    str: lambda lo, hi: names,
+}
+"""Strategies for the scalar annotations, from the field's numeric bounds."""
+
+
 def for_type(tp: Any, metadata: list[Any]) -> st.SearchStrategy[Any]:
     """A strategy for one annotation (with its pydantic field metadata)."""
     origin = typing.get_origin(tp)
@@ -91,18 +107,11 @@ def for_type(tp: Any, metadata: list[Any]) -> st.SearchStrategy[Any]:
         return st.lists(for_type(item, []), min_size=min_len or 0, max_size=min(max_len or 3, 3))
     if isinstance(tp, type) and issubclass(tp, Enum):
         return st.sampled_from(list(tp))
-    if tp is bool:
-        return st.booleans()
-    if tp is int:
-        return _int(lo, hi)
-    if tp is float:
-        return st.one_of(st.sampled_from([0.0, 1.0, 2.5, 5.0, 40.0, 300.0]),
-                         st.floats(lo or 0, hi or 100_000, allow_nan=False, allow_infinity=False).map(
-                             lambda x: round(x, 1)))
-    if tp is str:
-        return names
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return from_model(tp)
+    scalar = _SCALARS.get(tp)
+    if scalar is not None:
+        return scalar(lo, hi)
     raise TypeError(f"no strategy for {tp!r}")
 
 

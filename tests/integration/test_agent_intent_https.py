@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -184,51 +184,77 @@ class Hostile:
 
     def __call__(self, req: Request) -> Iterator[Piece]:
         m = self.mode
-        if m in {"good", "good-chunked"}:
-            if req.headers.get("if-none-match") == _etag(GOOD):
-                yield response("304 Not Modified", {"ETag": _etag(GOOD)})
-            elif m == "good":
-                yield response("200 OK", {"ETag": _etag(GOOD)}, GOOD)
-            else:
-                yield response("200 OK", {"ETag": _etag(GOOD), "Transfer-Encoding": "chunked"}, chunked(GOOD))
-        elif m == "changed":
-            yield response("200 OK", {"ETag": '"changed"'}, GOOD.replace(b"mtu: 9000", b"mtu: 4200"))
-        elif m == "redirect":
-            yield response("302 Found", {"Location": self.other_url})
-        elif m == "short":  # Content-Length says more than arrives, then the connection ends
-            yield response("200 OK", {"ETag": '"short"', "Content-Length": str(len(GOOD))}, GOOD[:len(CUT)])
-        elif m == "bad-status":
-            yield b"HTTP/1.1 OK\r\n\r\n" + GOOD
-        elif m == "long-header":
-            yield b"HTTP/1.1 200 OK\r\nX-Padding: " + b"a" * 70000 + b"\r\n\r\n"
-        elif m == "bad-chunk":
-            yield response("200 OK", {"Transfer-Encoding": "chunked"}, b"zz\r\n" + GOOD[:100])
-        elif m == "cut-chunked":  # chunked, but the last chunk never comes
-            yield response("200 OK", {"Transfer-Encoding": "chunked"}, chunked(CUT)[:-5])
-        elif m == "no-answer":
+        if m in BAD:  # a body that is not a good inventory; 304 for its own ETag
+            yield from _cached(req, BAD[m])
             return
-        elif m == "close-delimited":  # no Content-Length, not chunked: the body ends where the connection does
-            yield response("200 OK", {"ETag": '"cut"', "Connection": "close"}, CUT, length=False)
-        elif m in BAD:  # a body that is not a good inventory; 304 for its own ETag
-            bad = BAD[m]
-            if req.headers.get("if-none-match") == _etag(bad):
-                yield response("304 Not Modified", {"ETag": _etag(bad)})
-            else:
-                yield response("200 OK", {"ETag": _etag(bad)}, bad)
-        elif m == "trickle-body":
-            yield response("200 OK", {"Content-Length": str(len(GOOD))})
-            yield from trickle(GOOD, 0.1)
-        elif m == "trickle-head":
-            yield from trickle(response("200 OK", {}, GOOD), 0.1)
-        elif m == "huge":  # announces 64 MiB
-            yield response("200 OK", {"Content-Length": str(64 << 20)})
-            yield from (b"#" * 65536 for _ in range(1024))
-        elif m == "huge-chunked":  # no length, endless
-            yield response("200 OK", {"Transfer-Encoding": "chunked"})
-            while True:
-                yield b"10000\r\n" + b"#" * 65536 + b"\r\n"
-        else:
+        answer = _ANSWERS.get(m)
+        if answer is None:
             raise AssertionError(m)
+        yield from answer(self, req)
+
+    def _good(self, req: Request) -> Iterator[Piece]:
+        if req.headers.get("if-none-match") == _etag(GOOD):
+            yield response("304 Not Modified", {"ETag": _etag(GOOD)})
+        elif self.mode == "good":
+            yield response("200 OK", {"ETag": _etag(GOOD)}, GOOD)
+        else:
+            yield response("200 OK", {"ETag": _etag(GOOD), "Transfer-Encoding": "chunked"}, chunked(GOOD))
+
+    def _redirect(self, req: Request) -> Iterator[Piece]:
+        yield response("302 Found", {"Location": self.other_url})
+
+
+def _cached(req: Request, body: bytes) -> Iterator[Piece]:
+    if req.headers.get("if-none-match") == _etag(body):
+        yield response("304 Not Modified", {"ETag": _etag(body)})
+    else:
+        yield response("200 OK", {"ETag": _etag(body)}, body)
+
+
+def _huge_chunked(_h: Hostile, _req: Request) -> Iterator[Piece]:  # no length, endless
+    yield response("200 OK", {"Transfer-Encoding": "chunked"})
+    while True:
+        yield b"10000\r\n" + b"#" * 65536 + b"\r\n"
+
+
+def _pieces(*pieces: bytes) -> Callable[[Hostile, Request], Iterator[Piece]]:
+    """An answer that sends ``pieces`` in order, the same for every request."""
+
+    def answer(_h: Hostile, _req: Request) -> Iterator[Piece]:
+        yield from pieces
+
+    return answer
+
+
+_ANSWERS: dict[str, Callable[[Hostile, Request], Iterator[Piece]]] = {
+    "good": Hostile._good,
+    "good-chunked": Hostile._good,
+    "changed": _pieces(response("200 OK", {"ETag": '"changed"'}, GOOD.replace(b"mtu: 9000", b"mtu: 4200"))),
+    "redirect": Hostile._redirect,
+    # Content-Length says more than arrives, then the connection ends
+    "short": _pieces(response("200 OK", {"ETag": '"short"', "Content-Length": str(len(GOOD))}, GOOD[:len(CUT)])),
+    "bad-status": _pieces(b"HTTP/1.1 OK\r\n\r\n" + GOOD),
+    "long-header": _pieces(b"HTTP/1.1 200 OK\r\nX-Padding: " + b"a" * 70000 + b"\r\n\r\n"),
+    "bad-chunk": _pieces(response("200 OK", {"Transfer-Encoding": "chunked"}, b"zz\r\n" + GOOD[:100])),
+    # chunked, but the last chunk never comes
+    "cut-chunked": _pieces(response("200 OK", {"Transfer-Encoding": "chunked"}, chunked(CUT)[:-5])),
+    "no-answer": _pieces(),
+    # no Content-Length, not chunked: the body ends where the connection does
+    "close-delimited": _pieces(response("200 OK", {"ETag": '"cut"', "Connection": "close"}, CUT, length=False)),
+    "trickle-body": lambda _h, _r: _chain(response("200 OK", {"Content-Length": str(len(GOOD))}),
+                                          trickle(GOOD, 0.1)),
+    "trickle-head": lambda _h, _r: trickle(response("200 OK", {}, GOOD), 0.1),
+    # announces 64 MiB
+    "huge": lambda _h, _r: _chain(response("200 OK", {"Content-Length": str(64 << 20)}),
+                                  (b"#" * 65536 for _ in range(1024))),
+    "huge-chunked": _huge_chunked,
+}
+"""What the hostile server answers in each mode (the BAD bodies aside)."""
+
+
+def _chain(head: bytes, rest: Iterator[Piece]) -> Iterator[Piece]:
+    yield head
+    yield from rest
 
 
 @pytest.fixture()

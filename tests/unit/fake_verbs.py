@@ -111,11 +111,11 @@ class FakePort:
         with self.fabric.lock:
             rport, rqp = self.fabric.qps[qp.peer]
             for it in chain["items"]:
-                self._execute(op, chain["rkey"], it, rport, rqp, qp)
+                self._execute(op, chain["rkey"], it, rport=rport, rqp=rqp, qp=qp)
                 if it["signaled"]:
                     self.cq.append(FakeWC(it["wr_id"], 0, WC_FOR[op], it["length"], 0, qp.qpn))
 
-    def _execute(self, op: Op, rkey: int, it: dict[str, Any], rport: FakePort, rqp: FakeQp, qp: FakeQp) -> None:
+    def _execute(self, op: Op, rkey: int, it: dict[str, Any], *, rport: FakePort, rqp: FakeQp, qp: FakeQp) -> None:
         off, length = it["offset"], it["length"]
         roff = it["remote_addr"] - rport.pool_addr
         if op in (Op.WRITE, Op.WRITE_IMM, Op.READ) or op.atomic:

@@ -76,37 +76,49 @@ class _Host:
         gone: list[str] = []
         for nic in self.nics:
             iface = nic.interface
-            r = rng.random()
-            if iface not in self.run and r < 0.06:  # a storm (several polls) or a burst (one or two)
-                prio = rng.choice(nic.pfc_priorities)
-                self.run[iface] = (rng.choice(("rx", "tx")), prio, rng.choice((1, 2, 3, 6, 9)))
-            if iface in self.run:
-                d, prio, left = self.run[iface]
-                share = 1.0 if rng.random() < 0.8 else rng.uniform(0.2, 0.95)
-                self.host.pause(iface, prio, direction=d, frames=int(dt * share * 2e4),
-                                duration_us=int(dt * share * 1e6))
-                self.run[iface] = (d, prio, left - 1)
-                if left <= 1:
-                    del self.run[iface]
-            if rng.random() < 0.15:
-                self.host.traffic(iface, rng.choice(nic.pfc_priorities), direction=rng.choice(("rx", "tx")),
-                                  packets=rng.randint(1, 50))
-            if iface in self.down:
-                self.down[iface] -= 1
-                if self.down[iface] <= 0:
-                    del self.down[iface]
-                    self.carrier[iface] += 1
-                    self._link(iface, up=True, in_place=rng.random() < 0.5)
-            elif rng.random() < 0.02:
-                self.down[iface] = rng.randint(1, 6)
-                self.carrier[iface] += 1
-                self._link(iface, up=False, in_place=rng.random() < 0.5)
+            self._pause_and_traffic(nic, dt)
+            self._carrier(iface)
             if rng.random() < 0.01:
                 self.host.reset(iface)
             if rng.random() < 0.01:
                 torn.append(iface)
             elif rng.random() < 0.005:
                 gone.append(iface)
+        self._files(torn, gone)
+
+    def _pause_and_traffic(self, nic: ReplayNic, dt: float) -> None:
+        rng, iface = self.rng, nic.interface
+        r = rng.random()
+        if iface not in self.run and r < 0.06:  # a storm (several polls) or a burst (one or two)
+            prio = rng.choice(nic.pfc_priorities)
+            self.run[iface] = (rng.choice(("rx", "tx")), prio, rng.choice((1, 2, 3, 6, 9)))
+        if iface in self.run:
+            d, prio, left = self.run[iface]
+            share = 1.0 if rng.random() < 0.8 else rng.uniform(0.2, 0.95)
+            self.host.pause(iface, prio, direction=d, frames=int(dt * share * 2e4),
+                            duration_us=int(dt * share * 1e6))
+            self.run[iface] = (d, prio, left - 1)
+            if left <= 1:
+                del self.run[iface]
+        if rng.random() < 0.15:
+            self.host.traffic(iface, rng.choice(nic.pfc_priorities), direction=rng.choice(("rx", "tx")),
+                              packets=rng.randint(1, 50))
+
+    def _carrier(self, iface: str) -> None:
+        rng = self.rng
+        if iface in self.down:
+            self.down[iface] -= 1
+            if self.down[iface] <= 0:
+                del self.down[iface]
+                self.carrier[iface] += 1
+                self._link(iface, up=True, in_place=rng.random() < 0.5)
+        elif rng.random() < 0.02:
+            self.down[iface] = rng.randint(1, 6)
+            self.carrier[iface] += 1
+            self._link(iface, up=False, in_place=rng.random() < 0.5)
+
+    def _files(self, torn: list[str], gone: list[str]) -> None:
+        rng = self.rng
         if self.held and rng.random() < 0.3:
             os.close(self.held.pop(0))
         if rng.random() < 0.2:
