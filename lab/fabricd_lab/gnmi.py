@@ -438,9 +438,14 @@ async def serve(switch: SimSwitch, tls: LabTls, *, password: str, host: str = "1
     target = GnmiTarget(switch, password=password)
     gnmi_pb2_grpc.add_gNMIServicer_to_server(target, server)
     creds = grpc.ssl_server_credentials([(tls.key_pem, tls.cert_pem)])
-    bound = server.add_secure_port(f"{host}:{port}", creds)
+    try:  # grpcio returns 0 on a failed bind in some versions and raises RuntimeError in others
+        bound = server.add_secure_port(f"{host}:{port}", creds)
+    except RuntimeError as exc:
+        raise OSError(f"{switch.name}: cannot listen for gNMI on {host}:{port} ({exc}); is another lab or "
+                      "process using the port?") from None
     if bound == 0:
-        raise OSError(f"{switch.name}: cannot listen for gNMI on {host}:{port}")
+        raise OSError(f"{switch.name}: cannot listen for gNMI on {host}:{port}; is another lab or process using "
+                      "the port?")
     await server.start()
     return server, bound, target
 

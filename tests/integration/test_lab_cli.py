@@ -149,3 +149,43 @@ def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: P
         assert f'export LAB_PW="$(cat {tmp_path / "state" / "lab" / "password"})"' in up.stdout, up.stdout
     finally:
         _run(["lab", "down"], env)
+
+
+
+def test_lab_up_names_a_gnmi_port_already_in_use(tmp_path: Path) -> None:
+    """A gNMI port someone else holds stops `lab up` with the switch and the port named, before the daemon starts."""
+    inv = _inventory(tmp_path)
+    first = re.search(r"telemetry: \{gnmi: \{port: (\d+)\}\}", (inv / "switches.yml").read_text())
+    assert first is not None, "the lab inventory pins no gNMI port"
+    env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
+    env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), COLUMNS="200", HOME=str(tmp_path))
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", int(first.group(1))))
+        holder.listen()
+        up = _run(["lab", "up", str(inv)], env, ok=(1, 2))
+    out = up.stdout + up.stderr
+    assert f"gNMI port 127.0.0.1:{first.group(1)} is already in use" in out, out
+    assert "Traceback" not in out, out
+    _run(["lab", "down"], env)
+
+
+def test_a_gnmi_port_taken_after_the_check_is_a_located_os_error() -> None:
+    """The race `lab up`'s check cannot close (another process binds the port between the check and the daemon's
+    bind): grpcio raises RuntimeError on a failed bind, which the daemon did not catch, so it died with 'Event loop
+    is closed' as the last line of its log. serve() now raises the OSError the daemon reports, naming the port."""
+    import asyncio
+
+    from fabricd.model import Platform
+    from fabricd_lab.device import DeviceSpec
+    from fabricd_lab.gnmi import generate_tls, serve
+    from fabricd_lab.runtime import switch_class
+
+    spec = DeviceSpec(name="leaf1", platform=Platform.SONIC, host="127.0.0.1", port=0, username="admin",
+                      password="pw", ports=(("Ethernet0", 100),))
+    switch = switch_class(spec.platform)(spec)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(OSError, match=f"leaf1: cannot listen for gNMI on 127.0.0.1:{port}"):
+            asyncio.run(serve(switch, generate_tls(), password="pw", port=port))
