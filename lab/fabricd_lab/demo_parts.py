@@ -130,7 +130,7 @@ class DemoObserver(Protocol):
     def stage_done(self, result: StageResult) -> None: ...
 
 
-class _Silent:
+class SilentObserver:
     def stage_started(self, index: int, total: int, name: str, title: str) -> None:
         return None
 
@@ -158,11 +158,11 @@ class DemoOptions:
     tail_s: float = TAIL_S
 
 
-class _SkipError(Exception):
+class StageSkippedError(Exception):
     """Raised inside a stage: it cannot run here, for the stated reason."""
 
 
-class _StageFailedError(Exception):
+class StageFailedError(Exception):
     """Raised inside a stage: it ran and did not get the expected result."""
 
     def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
@@ -170,29 +170,29 @@ class _StageFailedError(Exception):
         self.data = data or {}
 
 
-def _rdma_nic(host: Host) -> Nic | None:
+def rdma_nic(host: Host) -> Nic | None:
     return next((n for n in host.nics if n.rdma_device is not None and n.peer), None)
 
 
-def _peer_switch(nic: Nic) -> str:
+def peer_switch(nic: Nic) -> str:
     return split_endpoint(nic.peer)[0] if nic.peer else ""
 
 
 def pick_hosts(fabric: Fabric, host: str | None = None, victim: str | None = None) -> tuple[Host, Host | None]:
     """The host to apply and storm (an RDMA NIC with a peer) and a victim on another switch (None if none)."""
-    candidates = [h for h in fabric.hosts if _rdma_nic(h) is not None]
+    candidates = [h for h in fabric.hosts if rdma_nic(h) is not None]
     if not candidates:
-        raise _SkipError("the inventory has no host with an RDMA NIC and a peer switch port")
+        raise StageSkippedError("the inventory has no host with an RDMA NIC and a peer switch port")
     chosen = next((h for h in candidates if h.name == host), None) if host else candidates[0]
     if chosen is None:
         raise FabricdError(f"--host {host}: no such host with an RDMA NIC and a peer in the inventory",
                            hint=f"use one of: {', '.join(h.name for h in candidates)}")
-    nic = _rdma_nic(chosen)
+    nic = rdma_nic(chosen)
     assert nic is not None
     if victim:
         other = next((h for h in candidates if h.name == victim), None)
     else:
-        other = next((h for h in candidates if _peer_switch(_rdma_nic(h)) != _peer_switch(nic)  # type: ignore[arg-type]
+        other = next((h for h in candidates if peer_switch(rdma_nic(h)) != peer_switch(nic)  # type: ignore[arg-type]
                       and h.name != chosen.name), None)
     return chosen, other
 
@@ -204,7 +204,7 @@ RUNNING_FILE = "running.json"
 
 
 @dataclass
-class _Child:
+class Child:
     """A process the demo started in its own session (Ctrl-C reaches the demo, which stops it in order)."""
 
     name: str
@@ -234,7 +234,7 @@ class _Child:
         return pid
 
 
-def _tail(path: Path, lines: int = 3) -> str:
+def log_tail(path: Path, lines: int = 3) -> str:
     try:
         text = path.read_text(errors="replace").strip().splitlines()
     except OSError:
@@ -242,15 +242,15 @@ def _tail(path: Path, lines: int = 3) -> str:
     return " | ".join(text[-lines:])
 
 
-def _http_json(url: str, timeout_s: float = 5.0) -> Any:
+def http_json(url: str, timeout_s: float = 5.0) -> Any:
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as resp:
             return json.loads(resp.read().decode("utf-8"))
     except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
-        raise _StageFailedError(f"{url}: {exc}") from None
+        raise StageFailedError(f"{url}: {exc}") from None
 
 
-def _wait_http(url: str, timeout_s: float, proc: subprocess.Popen[bytes]) -> bool:
+def wait_http(url: str, timeout_s: float, proc: subprocess.Popen[bytes]) -> bool:
     """True once ``url`` answers 200; False when ``proc`` exits or the time is up."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -272,11 +272,11 @@ def storm_path(fabric: Fabric, origin: Host, victim: Host | None) -> list[tuple[
     port receives pause (rx); its switch then sends pause (tx) on the uplinks that feed it; each spine that links
     both leaves receives it there (rx) and sends it (tx) towards the victim's leaf, which receives it on its
     uplinks (rx) and sends it to the victim's NIC (tx)."""
-    o_nic = _rdma_nic(origin)
+    o_nic = rdma_nic(origin)
     assert o_nic is not None and o_nic.peer
     leaf_a, port_a = split_endpoint(o_nic.peer)
     out = [(leaf_a, port_a, "rx")]
-    v_nic = _rdma_nic(victim) if victim is not None else None
+    v_nic = rdma_nic(victim) if victim is not None else None
     if v_nic is None or not v_nic.peer:
         return out
     leaf_b, port_b = split_endpoint(v_nic.peer)
@@ -297,7 +297,7 @@ def storm_path(fabric: Fabric, origin: Host, victim: Host | None) -> list[tuple[
     return list(dict.fromkeys(out))
 
 
-class _LabTraffic:
+class LabTraffic:
     """Keeps the lab's counters moving like a busy fabric: every :attr:`PERIOD_S`, RoCE packets out of every switch
     port on the RoCE priority and ECN marks on a small share of them (``fabricd lab drive``'s traffic and ecn
     actions)."""
@@ -338,14 +338,14 @@ class _LabTraffic:
         self._thread.join(10.0)
 
 
-def _rate_text(speed_gbps: int) -> str:
+def rate_text(speed_gbps: int) -> str:
     """sysfs ``ports/1/rate`` text as mlx5 prints it for common speeds (e.g. ``400 Gb/sec (4X NDR)``)."""
     known = {400: "400 Gb/sec (4X NDR)", 200: "200 Gb/sec (4X HDR)", 100: "100 Gb/sec (2X HDR)",
              50: "50 Gb/sec (2X HDR)", 25: "25 Gb/sec (1X EDR)"}
     return known.get(speed_gbps, f"{speed_gbps} Gb/sec")
 
 
-def _ip(*args: str, check: bool = True) -> None:
+def run_ip(*args: str, check: bool = True) -> None:
     """Run ``ip ARGS`` (iproute2); a failure raises HostBackendError with its stderr when ``check``."""
     res = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
     if check and res.returncode != 0:
@@ -353,7 +353,7 @@ def _ip(*args: str, check: bool = True) -> None:
                                hint="the host stage needs root and iproute2 (`fabricd doctor`)")
 
 
-def _host_as_device(labels: dict[str, str]) -> dict[str, str]:
+def host_as_device(labels: dict[str, str]) -> dict[str, str]:
     """Name a host series by its inventory host (the scrape target's ``host`` label) as the report's ``device``."""
     out = dict(labels)
     if "host" in out:

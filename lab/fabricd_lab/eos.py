@@ -495,20 +495,19 @@ class EosShell(ModalShell):
         word = tokens[0]
         if word in ("exit", "logout", "quit"):
             return Reply(close=True)
-        if word == "enable":
-            self.privileged = True
+        if word in ("enable", "disable"):
+            self.privileged = word == "enable"
             return Reply()
-        if word == "disable":
-            self.privileged = False
-            return Reply()
-        if not self.privileged:
-            if word == "show":
-                return self.show(tokens, filters, as_json)
-            return Reply(self.invalid(tokens, 0))
-        if word in ("configure", "config", "conf"):
-            return self.configure(tokens)
         if word == "show":
             return self.show(tokens, filters, as_json)
+        if not self.privileged:
+            return Reply(self.invalid(tokens, 0))
+        return self._privileged(tokens)
+
+    def _privileged(self, tokens: list[str]) -> Reply:
+        """The privileged exec commands other than ``show``: configure, write, clear counters."""
+        if tokens[0] in ("configure", "config", "conf"):
+            return self.configure(tokens)
         if tokens[:2] in (["copy", "running-config"], ["write", "memory"]) or tokens == ["write"]:
             self.switch.startup = self.switch.running.copy()
             return Reply("Copy completed successfully.")
@@ -524,88 +523,99 @@ class EosShell(ModalShell):
             self.session = None
             return Reply()
         if tokens[1] == "session" and len(tokens) >= 3:
-            name = tokens[2]
-            session = sw.sessions_by_name.get(name)
-            if len(tokens) == 4 and tokens[3] in ("commit", "abort"):
-                if session is None:
-                    return Reply(f"% Session {name} does not exist")
-                if tokens[3] == "abort":
-                    sw.abort_session(session)
-                    return Reply()
-                error = sw.confirm_session(session)
-                return Reply(error or "")
-            if len(tokens) != 3:
-                return Reply(self.invalid(tokens, 3))
-            if session is None or session.state in ("completed", "aborted"):
-                session = ConfigSession(name, sw.running.copy())
-                sw.forget_finished_sessions()
-                sw.sessions_by_name[name] = session
-            elif session.state == "pendingCommitTimer":
-                return Reply(f"% Session {name} has a pending commit timer; confirm or abort it first")
-            self.session = session
-            self.editor = sw.editor(session.tree)
-            return Reply()
+            return self._configure_session(tokens)
         if tokens[1] == "checkpoint" and len(tokens) == 4 and tokens[2] in ("save", "restore"):
             if tokens[2] == "save":
                 sw.checkpoints[tokens[3]] = sw.running.copy()
                 return Reply()
-            saved = sw.checkpoints.get(tokens[3])
-            if saved is None:
-                return Reply(f"% Checkpoint {tokens[3]} does not exist")
-            sw.set_running(saved.copy())
-            return Reply()
+            return self._restore(tokens[3], f"% Checkpoint {tokens[3]} does not exist")
         if tokens[1] == "replace" and len(tokens) >= 3 and tokens[2].startswith("checkpoint:"):
-            saved = sw.checkpoints.get(tokens[2].split(":", 1)[1])
-            if saved is None:
-                return Reply(f"% Error: file {tokens[2]} not found")
-            sw.set_running(saved.copy())
-            return Reply()
+            return self._restore(tokens[2].split(":", 1)[1], f"% Error: file {tokens[2]} not found")
         return Reply(self.invalid(tokens, 1))
+
+    def _restore(self, checkpoint: str, missing: str) -> Reply:
+        """The running config replaced by a saved checkpoint (``missing`` when there is none by that name)."""
+        saved = self.switch.checkpoints.get(checkpoint)
+        if saved is None:
+            return Reply(missing)
+        self.switch.set_running(saved.copy())
+        return Reply()
+
+    def _configure_session(self, tokens: list[str]) -> Reply:
+        """``configure session NAME [commit|abort]``: enter (or open) a session, or end a pending one."""
+        sw = self.switch
+        name = tokens[2]
+        session = sw.sessions_by_name.get(name)
+        if len(tokens) == 4 and tokens[3] in ("commit", "abort"):
+            if session is None:
+                return Reply(f"% Session {name} does not exist")
+            if tokens[3] == "abort":
+                sw.abort_session(session)
+                return Reply()
+            error = sw.confirm_session(session)
+            return Reply(error or "")
+        if len(tokens) != 3:
+            return Reply(self.invalid(tokens, 3))
+        if session is None or session.state in ("completed", "aborted"):
+            session = ConfigSession(name, sw.running.copy())
+            sw.forget_finished_sessions()
+            sw.sessions_by_name[name] = session
+        elif session.state == "pendingCommitTimer":
+            return Reply(f"% Session {name} has a pending commit timer; confirm or abort it first")
+        self.session = session
+        self.editor = sw.editor(session.tree)
+        return Reply()
 
     def show(self, tokens: list[str], filters: list[str], as_json: bool) -> Reply:
         sw = self.switch
         args = tokens[1:]
-        text: str
+        text: str | None
+        if args[:1] == ["session-config"]:
+            return self.show_session(args[1:], filters)
         if args[:1] == ["running-config"]:
-            tree = sw.running
-            text = sw.render_text(tree)
+            text = sw.render_text(sw.running)
             if len(args) >= 3 and args[1] == "section":
                 filters = [f"section {' '.join(args[2:])}", *filters]
             elif len(args) >= 3 and args[1] == "interfaces":
                 name = canonical_interface(args[2])
                 filters = [f"section ^interface {re.escape(name)}$", *filters]
-        elif args == ["startup-config"]:
-            text = sw.render_text(sw.startup)
-        elif args[:1] == ["session-config"]:
-            return self.show_session(args[1:], filters)
-        elif args[:2] == ["configuration", "sessions"]:
-            text = self.sessions_table()
-        elif args == ["priority-flow-control", "counters"]:
-            text = sw.pfc_counters(as_json)
-        elif args == ["priority-flow-control", "counters", "detail"]:
-            text = sw.pfc_counters_detail(as_json)
-        elif args == ["priority-flow-control", "counters", "watchdog"] and (wd := sw.watchdog_counters(as_json)):
-            text = wd
-        elif args == ["interfaces", "counters", "discards"] and (discards := sw.discards(as_json)):
-            text = discards
-        elif args[:3] == ["interfaces", "counters", "queue"]:
-            text = sw.queue_counters_detail()
-        elif (args[:2] == ["qos", "interfaces"] and args[-3:] == ["ecn", "counters", "queue"]
-              and (ecn := sw.ecn_counters(as_json))):
-            text = ecn
-        elif args == ["interfaces"] and as_json:
-            text = eos_interfaces_json(sw.link, sw.clock())
-        elif args == ["lldp", "neighbors", "detail"] and as_json:
-            text = eos_lldp_detail_json(sw.spec.neighbors, sw.port_names)
-        elif args == ["version"]:
-            text = json.dumps({"modelName": "vEOS-lab", "version": "4.31.2F"}) if as_json else (
-                "Arista vEOS-lab\nSoftware image version: 4.31.2F (fabricd lab simulator)"
-            )
-        elif args == ["hostname"]:
-            text = f"Hostname: {sw.name}\nFQDN:     {sw.name}"
         else:
+            text = self._show_text(args, as_json)
+        if text is None:
             return Reply(self.invalid(tokens, 1 if len(tokens) > 1 else -1))
         return Reply(self.filtered(text, filters))
+
+    def _show_text(self, args: list[str], as_json: bool) -> str | None:
+        """The text of ``show ARGS`` other than the configs; None for a command this image does not have (some
+        counters exist only on some platforms, some outputs only as JSON)."""
+        sw = self.switch
+        command = self._show_commands().get(tuple(args))
+        if command is not None:
+            return command(as_json)
+        if args[:2] == ["configuration", "sessions"]:
+            return self.sessions_table()
+        if args[:3] == ["interfaces", "counters", "queue"]:
+            return sw.queue_counters_detail()
+        if args[:2] == ["qos", "interfaces"] and args[-3:] == ["ecn", "counters", "queue"]:
+            return sw.ecn_counters(as_json) or None
+        return None
+
+    def _show_commands(self) -> dict[tuple[str, ...], Callable[[bool], str | None]]:
+        """``show`` commands by their exact words; each takes ``| json`` and returns None when absent."""
+        sw = self.switch
+        return {
+            ("startup-config",): lambda _j: sw.render_text(sw.startup),
+            ("priority-flow-control", "counters"): sw.pfc_counters,
+            ("priority-flow-control", "counters", "detail"): sw.pfc_counters_detail,
+            ("priority-flow-control", "counters", "watchdog"): lambda j: sw.watchdog_counters(j) or None,
+            ("interfaces", "counters", "discards"): lambda j: sw.discards(j) or None,
+            ("interfaces",): lambda j: eos_interfaces_json(sw.link, sw.clock()) if j else None,
+            ("lldp", "neighbors", "detail"): lambda j: (eos_lldp_detail_json(sw.spec.neighbors, sw.port_names)
+                                                        if j else None),
+            ("version",): lambda j: json.dumps({"modelName": "vEOS-lab", "version": "4.31.2F"}) if j else (
+                "Arista vEOS-lab\nSoftware image version: 4.31.2F (fabricd lab simulator)"),
+            ("hostname",): lambda _j: f"Hostname: {sw.name}\nFQDN:     {sw.name}",
+        }
 
     def show_session(self, args: list[str], filters: list[str]) -> Reply:
         sw = self.switch
@@ -645,7 +655,6 @@ class EosShell(ModalShell):
 
     def config_line(self, line: str) -> Reply:
         assert self.editor is not None
-        sw = self.switch
         cmd, filters, as_json = split_pipes(line)
         tokens = cmd.split()
         word = tokens[0]
@@ -661,24 +670,39 @@ class EosShell(ModalShell):
         if word == "show":
             return self.show(tokens, filters, as_json)
         if self.session is not None:
-            if tokens == ["abort"]:
-                sw.abort_session(self.session)
-                self.editor, self.session = None, None
-                return Reply()
-            if tokens == ["commit"] or tokens[:2] == ["commit", "timer"]:
-                timer_s: int | None = None
-                if len(tokens) == 3:
-                    hms = tokens[2].split(":")
-                    if len(hms) != 3 or not all(p.isdigit() for p in hms):
-                        return Reply(self.invalid(tokens, 2))
-                    timer_s = int(hms[0]) * 3600 + int(hms[1]) * 60 + int(hms[2])
-                elif len(tokens) != 1:
-                    return Reply(self.invalid(tokens, 1) if len(tokens) == 2 else self.invalid(tokens, 3))
-                failure = sw.commit_session(self.session, timer_s)
-                if failure:
-                    return Reply(failure)
-                self.editor, self.session = None, None
-                return Reply()
+            reply = self._session_command(tokens)
+            if reply is not None:
+                return reply
+        return self._edit(cmd, tokens)
+
+    def _session_command(self, tokens: list[str]) -> Reply | None:
+        """``abort``, ``commit`` and ``commit timer HH:MM:SS`` inside a configuration session; None for others."""
+        sw = self.switch
+        assert self.session is not None
+        if tokens == ["abort"]:
+            sw.abort_session(self.session)
+            self.editor, self.session = None, None
+            return Reply()
+        if tokens != ["commit"] and tokens[:2] != ["commit", "timer"]:
+            return None
+        timer_s: int | None = None
+        if len(tokens) == 3:
+            hms = tokens[2].split(":")
+            if len(hms) != 3 or not all(p.isdigit() for p in hms):
+                return Reply(self.invalid(tokens, 2))
+            timer_s = int(hms[0]) * 3600 + int(hms[1]) * 60 + int(hms[2])
+        elif len(tokens) != 1:
+            return Reply(self.invalid(tokens, 1) if len(tokens) == 2 else self.invalid(tokens, 3))
+        failure = sw.commit_session(self.session, timer_s)
+        if failure:
+            return Reply(failure)
+        self.editor, self.session = None, None
+        return Reply()
+
+    def _edit(self, cmd: str, tokens: list[str]) -> Reply:
+        """A configuration line applied to the editor's tree (the running config outside a session)."""
+        assert self.editor is not None
+        sw = self.switch
         if sw.faults.rejects(cmd):
             return Reply(self.invalid(tokens, 0))
         error = self.editor.apply(cmd)

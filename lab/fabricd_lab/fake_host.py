@@ -133,22 +133,7 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
     ib_src = cap / "ib-mlx5_0-procfs"
     for nic in nics:
         profile = BY_FAMILY[nic.family]
-        ecn = any(k.path.startswith(ECN_TEMPLATE) for k in _knobs(profile))
-        ndir = root / "sys/class/net" / nic.netdev
-        for rel, value in net.items():
-            if ecn or not rel.startswith("ecn/"):
-                _write(ndir / rel, value + "\n")
-        _write(ndir / "address", nic.mac + "\n")
-        if nic.mtu is not None:
-            _write(ndir / "mtu", f"{nic.mtu}\n")
-        if nic.speed_mbps is not None:
-            _write(ndir / "speed", f"{nic.speed_mbps}\n")
-        if nic.vlan_netdev:
-            vdir = root / "sys/class/net" / nic.vlan_netdev
-            for rel in ("mtu", "operstate", "flags", "address", "type", "carrier"):
-                _write(vdir / rel, (nic.mac if rel == "address" else net[rel]) + "\n")
-            if nic.mtu is not None:
-                _write(vdir / "mtu", f"{nic.mtu}\n")
+        _netdevs(root, nic, net, ecn=any(k.path.startswith(ECN_TEMPLATE) for k in _knobs(profile)))
         dev = root / "sys/class/infiniband" / nic.rdma_device
         if not dev.exists():
             shutil.copytree(ib_src, dev)
@@ -158,17 +143,7 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
                 _other_family_device(dev / "ports" / str(nic.rdma_port), profile)
         port = dev / "ports" / str(nic.rdma_port)
         _write(port / "link_layer", "Ethernet\n")
-        ndev = nic.ip_netdev or nic.vlan_netdev or nic.netdev
-        gids = [(link_local_gid(nic.mac), ROCE_V1), (link_local_gid(nic.mac), ROCE_V2)]
-        if nic.ip:
-            gids += [(ipv4_gid(nic.ip), ROCE_V1), (ipv4_gid(nic.ip), ROCE_V2)]
-        for i in range(GID_SLOTS):
-            if i < len(gids):
-                _write(port / "gids" / str(i), gids[i][0] + "\n")
-                _write(port / "gid_attrs/types" / str(i), gids[i][1] + "\n")
-                _write(port / "gid_attrs/ndevs" / str(i), ndev + "\n")
-            else:
-                _write(port / "gids" / str(i), ZERO_GID + "\n")
+        _gids(port, nic)
         if profile.traffic_class:
             _write(dev / "tc" / str(nic.rdma_port) / "traffic_class", "")
         cm = root / "sys/kernel/config/rdma_cm" / nic.rdma_device / "ports" / str(nic.rdma_port)
@@ -176,6 +151,41 @@ def build_fake_host(root: str | Path, nics: list[FakeNic], captures: str | Path 
         _write(cm / "default_roce_mode", ROCE_V2 + "\n")
         _family_configfs(root, nic, profile)
     return root
+
+
+def _netdevs(root: Path, nic: FakeNic, net: dict[str, str], *, ecn: bool) -> None:
+    """``/sys/class/net/<netdev>`` from the capture (its ``ecn/`` only for a family with sysfs ECN knobs), with the
+    NIC's address, MTU and speed; and its VLAN netdev if it has one."""
+    ndir = root / "sys/class/net" / nic.netdev
+    for rel, value in net.items():
+        if ecn or not rel.startswith("ecn/"):
+            _write(ndir / rel, value + "\n")
+    _write(ndir / "address", nic.mac + "\n")
+    if nic.mtu is not None:
+        _write(ndir / "mtu", f"{nic.mtu}\n")
+    if nic.speed_mbps is not None:
+        _write(ndir / "speed", f"{nic.speed_mbps}\n")
+    if nic.vlan_netdev:
+        vdir = root / "sys/class/net" / nic.vlan_netdev
+        for rel in ("mtu", "operstate", "flags", "address", "type", "carrier"):
+            _write(vdir / rel, (nic.mac if rel == "address" else net[rel]) + "\n")
+        if nic.mtu is not None:
+            _write(vdir / "mtu", f"{nic.mtu}\n")
+
+
+def _gids(port: Path, nic: FakeNic) -> None:
+    """The port's GID table: link-local and (with an address) IPv4-mapped GIDs, RoCE v1 and v2, then zeros."""
+    ndev = nic.ip_netdev or nic.vlan_netdev or nic.netdev
+    gids = [(link_local_gid(nic.mac), ROCE_V1), (link_local_gid(nic.mac), ROCE_V2)]
+    if nic.ip:
+        gids += [(ipv4_gid(nic.ip), ROCE_V1), (ipv4_gid(nic.ip), ROCE_V2)]
+    for i in range(GID_SLOTS):
+        if i < len(gids):
+            _write(port / "gids" / str(i), gids[i][0] + "\n")
+            _write(port / "gid_attrs/types" / str(i), gids[i][1] + "\n")
+            _write(port / "gid_attrs/ndevs" / str(i), ndev + "\n")
+        else:
+            _write(port / "gids" / str(i), ZERO_GID + "\n")
 
 
 def _knobs(profile: NicProfile) -> tuple[Knob, ...]:

@@ -20,6 +20,7 @@ each NOS's own error wording (EOS ``at token N``, NX-OS ``^`` marker).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 _INT = re.compile(r"^\d+$")
@@ -123,32 +124,50 @@ def _match(elements: tuple[Element, ...], tokens: list[str], pos: int) -> tuple[
     if not elements:
         return pos == len(tokens), pos
     head, rest = elements[0], elements[1:]
-    if head.kind == "opt":
-        ok, reach = _match(head.inner + rest, tokens, pos)
-        if ok:
-            return True, reach
-        ok2, reach2 = _match(rest, tokens, pos)
-        return ok2, max(reach, reach2)
-    if head.kind == "rest":
-        return (pos < len(tokens)), (len(tokens) if pos < len(tokens) else pos)
-    if head.kind == "ints":
-        end = pos
-        while end < len(tokens) and head.accepts(tokens[end]):
-            end += 1
-        if end == pos:
-            return False, pos
-        reach = end
-        for stop in range(end, pos, -1):
-            ok, r = _match(rest, tokens, stop)
-            if ok:
-                return True, r
-            reach = max(reach, r)
-        return False, reach
-    if pos >= len(tokens):
-        return False, pos
-    if not head.accepts(tokens[pos]):
+    special = _MATCH_KIND.get(head.kind)
+    if special is not None:
+        return special(head, rest, tokens, pos)
+    if pos >= len(tokens) or not head.accepts(tokens[pos]):
         return False, pos
     return _match(rest, tokens, pos + 1)
+
+
+def _match_opt(head: Element, rest: tuple[Element, ...], tokens: list[str], pos: int) -> tuple[bool, int]:
+    """``[...]``: with the group, else without it."""
+    ok, reach = _match(head.inner + rest, tokens, pos)
+    if ok:
+        return True, reach
+    ok2, reach2 = _match(rest, tokens, pos)
+    return ok2, max(reach, reach2)
+
+
+def _match_rest(_head: Element, _rest: tuple[Element, ...], tokens: list[str], pos: int) -> tuple[bool, int]:
+    """``...``: one or more tokens, to the end of the line."""
+    return (pos < len(tokens)), (len(tokens) if pos < len(tokens) else pos)
+
+
+def _match_ints(head: Element, rest: tuple[Element, ...], tokens: list[str], pos: int) -> tuple[bool, int]:
+    """A run of one or more accepted tokens, the longest run that lets the rest match."""
+    end = pos
+    while end < len(tokens) and head.accepts(tokens[end]):
+        end += 1
+    if end == pos:
+        return False, pos
+    reach = end
+    for stop in range(end, pos, -1):
+        ok, r = _match(rest, tokens, stop)
+        if ok:
+            return True, r
+        reach = max(reach, r)
+    return False, reach
+
+
+_MATCH_KIND: dict[str, Callable[[Element, tuple[Element, ...], list[str], int], tuple[bool, int]]] = {
+    "opt": _match_opt,
+    "rest": _match_rest,
+    "ints": _match_ints,
+}
+"""Element kinds that match other than one token at a time."""
 
 
 def match(elements: tuple[Element, ...], tokens: list[str]) -> Match:

@@ -348,11 +348,7 @@ class NvueShell(Shell):
 
     def handle(self, line: str) -> Reply:
         if self.asking is not None:
-            tree, confirm = self.asking
-            self.asking = None
-            if line.strip().lower() in ("y", "yes"):
-                return self._apply(tree, confirm)
-            return Reply("Declined apply.")
+            return self._answer(line)
         line = line.strip()
         if not line:
             return Reply()
@@ -367,15 +363,25 @@ class NvueShell(Shell):
         if argv[0] != "nv":
             return Reply(f"-bash: {argv[0]}: command not found")
         verb = argv[1] if len(argv) > 1 else ""
-        if verb == "set":
-            return self.set(argv[2:], line)
-        if verb == "unset":
-            return self.unset(argv[2:], line)
-        if verb == "config":
-            return self.config(argv[2:])
-        if verb == "show":
-            return self.show(argv[2:])
-        return Reply(f"Error: Invalid Command: '{verb}'; expected one of: action, config, set, show, unset")
+        verbs: dict[str, Callable[[], Reply]] = {
+            "set": lambda: self.set(argv[2:], line),
+            "unset": lambda: self.unset(argv[2:], line),
+            "config": lambda: self.config(argv[2:]),
+            "show": lambda: self.show(argv[2:]),
+        }
+        command = verbs.get(verb)
+        if command is None:
+            return Reply(f"Error: Invalid Command: '{verb}'; expected one of: action, config, set, show, unset")
+        return command()
+
+    def _answer(self, line: str) -> Reply:
+        """The answer to ``nv config apply``'s "Are you sure?"."""
+        assert self.asking is not None
+        tree, confirm = self.asking
+        self.asking = None
+        if line.strip().lower() in ("y", "yes"):
+            return self._apply(tree, confirm)
+        return Reply("Declined apply.")
 
     def _pending(self) -> Tree:
         sw = self.switch
@@ -411,38 +417,52 @@ class NvueShell(Shell):
         sw = self.switch
         sub = args[0] if args else ""
         rest = args[1:]
-        if sub == "diff":
-            return Reply(self.diff(sw.applied, sw.pending if sw.pending is not None else sw.applied))
-        if sub == "detach":
-            sw.pending = None
-            return Reply()
-        if sub == "apply":
-            return self.apply(rest)
-        if sub == "history":
-            out = []
-            for r in sorted(sw.revisions.values(), key=lambda r: -r.rev):
-                out.append(yaml.safe_dump([{"apply-date": r.date, "date": r.date, "message": r.message,
-                                            "ref": str(r.rev), "state": r.state, "type": "apply",
-                                            "user": sw.spec.username}], sort_keys=False).rstrip())
-            return Reply("\n".join(out))
-        if sub == "revision":
-            data = {str(r.rev): {"state": r.state, "parent-revision-id": str(r.parent) if r.parent else None}
-                    for r in sw.revisions.values()}
-            if sw.pending is not None:
-                data["pending"] = {"state": "pending", "parent-revision-id": str(sw.current)}
-            return Reply(json.dumps(data, indent=2))
-        if sub == "show":
-            tree = sw.pending if "--pending" in rest and sw.pending is not None else sw.applied
-            fmt = rest[rest.index("-o") + 1] if "-o" in rest and rest.index("-o") + 1 < len(rest) else "yaml"
-            if fmt == "commands":
-                return Reply("\n".join(schema.leaf_line(leaf) for leaf in tree_leaves(tree)))
-            if fmt == "json":
-                return Reply(json.dumps(tree, indent=2, sort_keys=True))
-            return Reply(yaml.safe_dump([{"set": tree}], sort_keys=True).rstrip())
-        if sub == "save":
-            return Reply(f"saved [rev_id: {sw.current}]")
-        return Reply(f"Error: Invalid Command: 'nv config {sub}'; expected one of: apply, detach, diff, history, "
-                     "revision, save, show")
+        subs: dict[str, Callable[[], Reply]] = {
+            "diff": lambda: Reply(self.diff(sw.applied, sw.pending if sw.pending is not None else sw.applied)),
+            "detach": self._detach,
+            "apply": lambda: self.apply(rest),
+            "history": self._history,
+            "revision": self._revisions,
+            "show": lambda: self._config_show(rest),
+            "save": lambda: Reply(f"saved [rev_id: {sw.current}]"),
+        }
+        command = subs.get(sub)
+        if command is None:
+            return Reply(f"Error: Invalid Command: 'nv config {sub}'; expected one of: apply, detach, diff, "
+                         "history, revision, save, show")
+        return command()
+
+    def _detach(self) -> Reply:
+        self.switch.pending = None
+        return Reply()
+
+    def _history(self) -> Reply:
+        sw = self.switch
+        out = []
+        for r in sorted(sw.revisions.values(), key=lambda r: -r.rev):
+            out.append(yaml.safe_dump([{"apply-date": r.date, "date": r.date, "message": r.message,
+                                        "ref": str(r.rev), "state": r.state, "type": "apply",
+                                        "user": sw.spec.username}], sort_keys=False).rstrip())
+        return Reply("\n".join(out))
+
+    def _revisions(self) -> Reply:
+        sw = self.switch
+        data = {str(r.rev): {"state": r.state, "parent-revision-id": str(r.parent) if r.parent else None}
+                for r in sw.revisions.values()}
+        if sw.pending is not None:
+            data["pending"] = {"state": "pending", "parent-revision-id": str(sw.current)}
+        return Reply(json.dumps(data, indent=2))
+
+    def _config_show(self, rest: list[str]) -> Reply:
+        """``nv config show [--pending] [-o commands|json|yaml]``."""
+        sw = self.switch
+        tree = sw.pending if "--pending" in rest and sw.pending is not None else sw.applied
+        fmt = rest[rest.index("-o") + 1] if "-o" in rest and rest.index("-o") + 1 < len(rest) else "yaml"
+        if fmt == "commands":
+            return Reply("\n".join(schema.leaf_line(leaf) for leaf in tree_leaves(tree)))
+        if fmt == "json":
+            return Reply(json.dumps(tree, indent=2, sort_keys=True))
+        return Reply(yaml.safe_dump([{"set": tree}], sort_keys=True).rstrip())
 
     @staticmethod
     def diff(before: Tree, after: Tree) -> str:
@@ -465,58 +485,60 @@ class NvueShell(Shell):
 
     def apply(self, args: list[str]) -> Reply:
         sw = self.switch
-        yes = any(a in ("-y", "--y", "--assume-yes") for a in args)
         if "--confirm-status" in args:
-            rev = sw.pending_confirm()
-            if rev is None or rev.deadline is None:
-                return Reply("No pending confirm.")
-            return Reply(f"Remaining time for revision {rev.rev}: {max(0, int(rev.deadline - time.monotonic()))}s")
+            return self._confirm_status()
         if "--confirm-yes" in args or "--confirm-no" in args:
-            rev = sw.pending_confirm()
-            if rev is None:
-                return Reply("Error: no configuration is pending confirmation")
-            if rev.timer is not None:
-                rev.timer.cancel()
-            if "--confirm-yes" in args:
-                rev.state = "applied"
-                return Reply(f"applied [rev_id: {rev.rev}]")
-            rev.state = "confirm_no"
-            parent = sw.revisions.get(rev.parent or 0)
-            if parent is not None:
-                sw.set_applied(copy.deepcopy(parent.tree))
-                sw.current = parent.rev
-            return Reply(f"Reverted to revision {sw.current}")
-        confirm: int | None = None
-        positional = []
-        i = 0
-        while i < len(args):
-            a = args[i]
-            if a == "--confirm":
-                value = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("-") else None
-                confirm = parse_duration(value) if value else 600
-                if value and confirm is None:
-                    return Reply(f"Error: Invalid value '{value}' for --confirm; expected a time such as 60s, 10m, 1h")
-                i += 2 if value else 1
-                continue
-            if not a.startswith("-"):
-                positional.append(a)
-            i += 1
+            return self._confirm("--confirm-yes" in args)
+        parsed = _apply_args(args)
+        if isinstance(parsed, Reply):
+            return parsed
+        confirm, positional = parsed
+        tree = self._apply_target(positional)
+        if isinstance(tree, Reply):
+            return tree
+        if sw.pending_confirm() is not None:
+            return Reply("Error: a previous apply is waiting for confirmation; confirm or revert it first")
+        if not any(a in ("-y", "--y", "--assume-yes") for a in args):
+            self.asking = (tree, confirm)
+            return Reply("Warning: The following configuration will be applied to the switch.")
+        return self._apply(tree, confirm)
+
+    def _confirm_status(self) -> Reply:
+        rev = self.switch.pending_confirm()
+        if rev is None or rev.deadline is None:
+            return Reply("No pending confirm.")
+        return Reply(f"Remaining time for revision {rev.rev}: {max(0, int(rev.deadline - time.monotonic()))}s")
+
+    def _confirm(self, yes: bool) -> Reply:
+        """``--confirm-yes`` keeps the revision waiting for confirmation; ``--confirm-no`` reverts to its parent."""
+        sw = self.switch
+        rev = sw.pending_confirm()
+        if rev is None:
+            return Reply("Error: no configuration is pending confirmation")
+        if rev.timer is not None:
+            rev.timer.cancel()
+        if yes:
+            rev.state = "applied"
+            return Reply(f"applied [rev_id: {rev.rev}]")
+        rev.state = "confirm_no"
+        parent = sw.revisions.get(rev.parent or 0)
+        if parent is not None:
+            sw.set_applied(copy.deepcopy(parent.tree))
+            sw.current = parent.rev
+        return Reply(f"Reverted to revision {sw.current}")
+
+    def _apply_target(self, positional: list[str]) -> Tree | Reply:
+        """The tree to apply: the named revision, else the pending changes (a Reply when there is none)."""
+        sw = self.switch
         if positional:
             rev = sw.revisions.get(int(positional[0])) if positional[0].isdigit() else None
             if rev is None:
                 return Reply(f"Error: Revision {positional[0]} does not exist")
-            tree = copy.deepcopy(rev.tree)
-        else:
-            if sw.pending is None or tree_leaves(sw.pending) == tree_leaves(sw.applied):
-                sw.pending = None
-                return Reply("Warning: There are no pending changes to apply.")
-            tree = sw.pending
-        if sw.pending_confirm() is not None:
-            return Reply("Error: a previous apply is waiting for confirmation; confirm or revert it first")
-        if not yes:
-            self.asking = (tree, confirm)
-            return Reply("Warning: The following configuration will be applied to the switch.")
-        return self._apply(tree, confirm)
+            return copy.deepcopy(rev.tree)
+        if sw.pending is None or tree_leaves(sw.pending) == tree_leaves(sw.applied):
+            sw.pending = None
+            return Reply("Warning: There are no pending changes to apply.")
+        return sw.pending
 
     def _apply(self, tree: Tree, confirm: int | None) -> Reply:
         sw = self.switch
@@ -555,3 +577,24 @@ class NvueShell(Shell):
         if args == ["system"]:
             return Reply(sw.show_system(as_json))
         return Reply(f"Error: The requested item does not exist: {' '.join(args)}")
+
+
+def _apply_args(args: list[str]) -> tuple[int | None, list[str]] | Reply:
+    """``nv config apply``'s ``--confirm [DURATION]`` (seconds; 600 without a value) and its positional words
+    (a revision); a Reply for a bad duration."""
+    confirm: int | None = None
+    positional = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--confirm":
+            value = args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("-") else None
+            confirm = parse_duration(value) if value else 600
+            if value and confirm is None:
+                return Reply(f"Error: Invalid value '{value}' for --confirm; expected a time such as 60s, 10m, 1h")
+            i += 2 if value else 1
+            continue
+        if not a.startswith("-"):
+            positional.append(a)
+        i += 1
+    return confirm, positional

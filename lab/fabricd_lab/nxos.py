@@ -462,11 +462,25 @@ class NxosShell(ModalShell):
         if word == "show":
             return self.show(line, tokens, filters, as_json)
         if tokens[:2] == ["copy", "running-config"] and tokens[2:] in (["startup-config"], []):
-            if sw.faults.commit_fails:
-                return Reply("% Copy failed: the startup configuration could not be written")
-            sw.startup = sw.running.copy()
-            return Reply("[########################################] 100%\nCopy complete.")
-        if word == "checkpoint" and len(tokens) >= 2:
+            return self._copy_running()
+        if tokens[:2] == ["clear", "counters"]:
+            sw.counters.clear()
+            return Reply()
+        reply = self._checkpoint_command(tokens)
+        return reply if reply is not None else Reply(self.caret(line, tokens, 0))
+
+    def _copy_running(self) -> Reply:
+        sw = self.switch
+        if sw.faults.commit_fails:
+            return Reply("% Copy failed: the startup configuration could not be written")
+        sw.startup = sw.running.copy()
+        return Reply("[########################################] 100%\nCopy complete.")
+
+    def _checkpoint_command(self, tokens: list[str]) -> Reply | None:
+        """``checkpoint NAME``, ``no checkpoint NAME``, ``clear checkpoint database``, ``rollback running-config
+        checkpoint NAME``; None for any other line."""
+        sw = self.switch
+        if tokens[0] == "checkpoint" and len(tokens) >= 2:
             name = tokens[1]
             if name in sw.checkpoints:
                 return Reply(f"ERROR: Checkpoint name {name} is already in use")
@@ -481,20 +495,21 @@ class NxosShell(ModalShell):
             sw.checkpoints.clear()
             return Reply()
         if tokens[:3] == ["rollback", "running-config", "checkpoint"] and len(tokens) >= 4:
-            saved = sw.checkpoints.get(tokens[3])
-            if saved is None:
-                return Reply(f"ERROR: Checkpoint {tokens[3]} does not exist")
-            sw.set_running(saved.copy())
-            return Reply(
-                "Note: Applying config parallelly may fail Rollback verification\n"
-                "Collecting Running-Config\n#Generating Rollback Patch\nExecuting Rollback Patch\n"
-                "Generating Running-config for verification\nGenerating Patch for verification\n"
-                "Verification is Successful.\n\nRollback completed successfully."
-            )
-        if tokens[:2] == ["clear", "counters"]:
-            sw.counters.clear()
-            return Reply()
-        return Reply(self.caret(line, tokens, 0))
+            return self._rollback(tokens[3])
+        return None
+
+    def _rollback(self, name: str) -> Reply:
+        sw = self.switch
+        saved = sw.checkpoints.get(name)
+        if saved is None:
+            return Reply(f"ERROR: Checkpoint {name} does not exist")
+        sw.set_running(saved.copy())
+        return Reply(
+            "Note: Applying config parallelly may fail Rollback verification\n"
+            "Collecting Running-Config\n#Generating Rollback Patch\nExecuting Rollback Patch\n"
+            "Generating Running-config for verification\nGenerating Patch for verification\n"
+            "Verification is Successful.\n\nRollback completed successfully."
+        )
 
     def show(self, line: str, tokens: list[str], filters: list[str], as_json: bool) -> Reply:
         sw = self.switch

@@ -14,6 +14,8 @@ Behaviour follows sonic-net/sonic-utilities (``config/main.py``, ``generic_confi
   ``sonic-cfggen -a JSON --write-to-db`` edit CONFIG_DB directly (the lines of ``fabricd render``'s ``.cli`` file);
 - files for patches are written with ``echo DATA | base64 -d > FILE`` (``>>`` appends), read with ``cat``.
 
+CONFIG_DB's checks and JSON patches are :mod:`fabricd_lab.sonic_db`.
+
 Counter tables follow the captures in fixtures/sonic: ``show pfc counters`` (Rx and Tx tables),
 ``show queue counters [PORT] [--json]``, ``show queue wredcounters``, ``show pfcwd stats``, ``show pfcwd config``
 and ``show interfaces counters``.
@@ -28,7 +30,6 @@ import json
 import re
 import shlex
 from collections.abc import Callable
-from typing import Any
 
 from fabricd.model import Platform
 
@@ -36,110 +37,7 @@ from . import tables
 from .cabling import sonic_fec_stats, sonic_lldp_table, sonic_transceiver_dom
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply, Shell, SimSwitch
-
-ConfigDb = dict[str, dict[str, dict[str, str]]]
-
-KNOWN_TABLES = frozenset({
-    "DEVICE_METADATA", "PORT", "VLAN", "VLAN_MEMBER", "VLAN_INTERFACE", "INTERFACE", "LOOPBACK_INTERFACE",
-    "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
-    "MAP_PFC_PRIORITY_TO_QUEUE", "PORT_QOS_MAP", "WRED_PROFILE", "QUEUE", "SCHEDULER", "BUFFER_POOL",
-    "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD", "FLEX_COUNTER_TABLE",
-    "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN",
-})
-"""Tables this simulated image has YANG models for; a patch touching another table is rejected."""
-
-_NATURAL = re.compile(r"(\d+)")
-
-
-def natural(name: str) -> list[object]:
-    return [int(t) if t.isdigit() else t for t in _NATURAL.split(name)]
-
-
-def _int_in(value: str, lo: int, hi: int) -> bool:
-    return value.isdigit() and lo <= int(value) <= hi
-
-
-def validate(db: ConfigDb) -> str | None:
-    """The subset of sonic-yang checks the lab enforces; returns an error message or None."""
-    for table, entries in db.items():
-        if table not in KNOWN_TABLES:
-            return f"Table {table} does not have a YANG model"
-        if not isinstance(entries, dict) or not entries:
-            return f"Table {table} is empty; empty tables are not allowed in ConfigDb"
-        for key, fields in entries.items():
-            if not isinstance(fields, dict):
-                return f"{table}|{key}: expected an object of fields"
-            for field, value in fields.items():
-                if not isinstance(value, str):
-                    return f"{table}|{key}|{field}: value must be a string, got {json.dumps(value)}"
-    for key, port in db.get("PORT", {}).items():
-        if "mtu" in port and not _int_in(port["mtu"], 68, 9216):
-            return f"PORT|{key}: mtu {port['mtu']} out of range 68..9216"
-    for key, prof in db.get("WRED_PROFILE", {}).items():
-        for color in ("green", "yellow", "red"):
-            lo, hi = prof.get(f"{color}_min_threshold"), prof.get(f"{color}_max_threshold")
-            if lo is not None and hi is not None and (not lo.isdigit() or not hi.isdigit() or int(lo) > int(hi)):
-                return f"WRED_PROFILE|{key}: {color}_min_threshold {lo} must be <= {color}_max_threshold {hi}"
-            prob = prof.get(f"{color}_drop_probability")
-            if prob is not None and not _int_in(prob, 0, 100):
-                return f"WRED_PROFILE|{key}: {color}_drop_probability {prob} out of range 0..100"
-    for key, wd in db.get("PFC_WD", {}).items():
-        if key == "GLOBAL":
-            if "POLL_INTERVAL" in wd and not _int_in(wd["POLL_INTERVAL"], 100, 3000):
-                return f"PFC_WD|GLOBAL: POLL_INTERVAL {wd['POLL_INTERVAL']} out of range 100..3000"
-            continue
-        if "detection_time" in wd and not _int_in(wd["detection_time"], 100, 5000):
-            return f"PFC_WD|{key}: detection_time {wd['detection_time']} out of range 100..5000"
-        if "restoration_time" in wd and not _int_in(wd["restoration_time"], 100, 60000):
-            return f"PFC_WD|{key}: restoration_time {wd['restoration_time']} out of range 100..60000"
-        if wd.get("action", "drop") not in ("drop", "forward", "alert"):
-            return f"PFC_WD|{key}: action {wd.get('action')} is not one of drop, forward, alert"
-    for key, qos in db.get("PORT_QOS_MAP", {}).items():
-        for field in ("pfc_enable", "pfcwd_sw_enable"):
-            if field in qos and qos[field] and not re.fullmatch(r"[0-7](,[0-7])*", qos[field]):
-                return f"PORT_QOS_MAP|{key}: {field} {qos[field]!r} is not a list of priorities 0-7"
-    ports = db.get("PORT", {})
-    for table in ("QUEUE", "BUFFER_PG", "BUFFER_QUEUE"):
-        for key in db.get(table, {}):
-            port_name = key.split("|", 1)[0]
-            if port_name not in ports:
-                return f"{table}|{key}: port {port_name} does not exist"
-    return None
-
-
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-def apply_patch(db: ConfigDb, ops: list[dict[str, Any]]) -> ConfigDb:
-    """Apply RFC 6902 operations (add, remove, replace) to a copy of ``db``; raises ValueError on a bad op."""
-    out: Any = copy.deepcopy(db)
-    for op in ops:
-        kind = op.get("op")
-        path = op.get("path")
-        if kind not in ("add", "remove", "replace") or not isinstance(path, str) or not path.startswith("/"):
-            raise ValueError(f"unsupported operation {json.dumps(op)}")
-        parts = [_unescape(p) for p in path.split("/")[1:]]
-        parent = out
-        for part in parts[:-1]:
-            if not isinstance(parent, dict) or part not in parent:
-                raise ValueError(f"path {path} does not exist")
-            parent = parent[part]
-        last = parts[-1]
-        if not isinstance(parent, dict):
-            raise ValueError(f"path {path} does not address an object member")
-        if kind == "remove":
-            if last not in parent:
-                raise ValueError(f"can't remove a non-existent object '{last}'")
-            del parent[last]
-        elif kind == "replace":
-            if last not in parent:
-                raise ValueError(f"can't replace a non-existent object '{last}'")
-            parent[last] = op.get("value")
-        else:
-            parent[last] = op.get("value")
-    result: ConfigDb = out
-    return result
+from .sonic_db import CLI_EDITS, ConfigDb, EditError, apply_patch, natural, validate
 
 
 class SonicSwitch(SimSwitch):
@@ -359,13 +257,9 @@ class SonicShell(Shell):
 
     def handle(self, line: str) -> Reply:
         line = line.strip()
-        if not line:
-            return Reply()
-        if line == "echo $?":
-            return Reply(str(self.rc))
-        m = _B64_WRITE.match(line)
-        if m:
-            return self._write_file(m.group(1), m.group(2) == ">>", m.group(3))
+        special = self._special(line)
+        if special is not None:
+            return special
         try:
             argv = shlex.split(line)
         except ValueError as exc:
@@ -373,45 +267,71 @@ class SonicShell(Shell):
         if not argv:
             return Reply()
         if argv[0] in ("exit", "logout"):
-            if self.root:
-                self.root = False
-                return self._done("exit")
-            return Reply(close=True)
-        root = self.root
+            return self._exit()
         if argv[0] == "sudo":
             if argv[1:] in (["-s"], ["-i"], ["su"]):
                 self.root = True
                 return self._done("")
-            argv = argv[1:]
-            root = True
-            if not argv:
+            if len(argv) == 1:
                 return self._done("usage: sudo -h | -K | -k | -V", 1)
-        cmd = argv[0]
-        if cmd == "show":
-            return self.show(argv[1:])
-        if cmd == "config":
-            if not root:
-                return self._done("Root privileges are required for this operation", 1)
-            return self.config(argv[1:])
-        if cmd == "sonic-cfggen":
-            return self.cfggen(argv[1:], root)
-        if cmd == "cat" and len(argv) == 2:
-            data = self.switch.files.get(argv[1])
-            if data is None:
-                return self._done(f"cat: {argv[1]}: No such file or directory", 1)
-            return self._done(data.decode(errors="replace").rstrip("\n"))
-        if cmd == "rm":
-            for path in argv[1:]:
-                if not path.startswith("-"):
-                    self.switch.files.pop(path, None)
-            return self._done("")
-        if cmd in ("pfcstat",):
-            return self._done(self.switch.pfc_counters())
-        if cmd == "pfcwd" and argv[1:] == ["show", "stats"]:
-            return self._done(self.switch.pfcwd_stats())
-        if cmd == "hostname":
-            return self._done(self.switch.name)
-        return self._done(f"-bash: {cmd}: command not found", 127)
+            return self._run(argv[1:], root=True)
+        return self._run(argv, root=self.root)
+
+    def _special(self, line: str) -> Reply | None:
+        """An empty line, ``echo $?`` and the base64 file writes, which are not parsed as commands."""
+        if not line:
+            return Reply()
+        if line == "echo $?":
+            return Reply(str(self.rc))
+        m = _B64_WRITE.match(line)
+        if m:
+            return self._write_file(m.group(1), m.group(2) == ">>", m.group(3))
+        return None
+
+    def _exit(self) -> Reply:
+        """``exit`` leaves the root shell of ``sudo -s``, else hangs up."""
+        if self.root:
+            self.root = False
+            return self._done("exit")
+        return Reply(close=True)
+
+    def _run(self, argv: list[str], *, root: bool) -> Reply:
+        command = self._commands().get(argv[0])
+        reply = command(argv, root) if command is not None else None
+        return reply if reply is not None else self._done(f"-bash: {argv[0]}: command not found", 127)
+
+    def _commands(self) -> dict[str, Callable[[list[str], bool], Reply | None]]:
+        """The shell's commands: each takes argv and whether it runs as root; None is ``command not found``."""
+        return {
+            "show": lambda argv, _root: self.show(argv[1:]),
+            "config": self._config_as,
+            "sonic-cfggen": lambda argv, root: self.cfggen(argv[1:], root),
+            "cat": self._cat,
+            "rm": self._rm,
+            "pfcstat": lambda _argv, _root: self._done(self.switch.pfc_counters()),
+            "pfcwd": lambda argv, _root: (self._done(self.switch.pfcwd_stats()) if argv[1:] == ["show", "stats"]
+                                          else None),
+            "hostname": lambda _argv, _root: self._done(self.switch.name),
+        }
+
+    def _config_as(self, argv: list[str], root: bool) -> Reply:
+        if not root:
+            return self._done("Root privileges are required for this operation", 1)
+        return self.config(argv[1:])
+
+    def _cat(self, argv: list[str], _root: bool) -> Reply | None:
+        if len(argv) != 2:
+            return None
+        data = self.switch.files.get(argv[1])
+        if data is None:
+            return self._done(f"cat: {argv[1]}: No such file or directory", 1)
+        return self._done(data.decode(errors="replace").rstrip("\n"))
+
+    def _rm(self, argv: list[str], _root: bool) -> Reply:
+        for path in argv[1:]:
+            if not path.startswith("-"):
+                self.switch.files.pop(path, None)
+        return self._done("")
 
     def _write_file(self, data: str, append: bool, path: str) -> Reply:
         try:
@@ -428,46 +348,39 @@ class SonicShell(Shell):
         sw = self.switch
         as_json = "--json" in args or "-j" in args
         args = [a for a in args if a not in ("--json", "-j")]
+        command = self._show_commands().get(tuple(args))
+        if command is not None:
+            return self._done(command())
         if args[:2] == ["runningconfiguration", "all"]:
             return self._done(sw.running_config())
-        if args == ["pfc", "counters"]:
-            return self._done(sw.pfc_counters())
-        if args == ["pfc", "counters", "--history"]:
-            return self._done(sw.pfc_history())
-        if args[:2] == ["queue", "counters"] or args[:2] == ["queue", "counter"]:
+        if args[:2] in (["queue", "counters"], ["queue", "counter"], ["queue", "wredcounters"]):
             port = args[2] if len(args) > 2 else None
             if port is not None and port not in sw.counters.ports:
                 return self._done(f"Port doesn't exist! {port}", 1)
-            return self._done(sw.queue_counters(port, as_json, wred=False))
-        if args[:2] == ["queue", "wredcounters"]:
-            port = args[2] if len(args) > 2 else None
-            if port is not None and port not in sw.counters.ports:
-                return self._done(f"Port doesn't exist! {port}", 1)
-            return self._done(sw.queue_counters(port, as_json, wred=True))
-        if args == ["pfcwd", "stats"]:
-            return self._done(sw.pfcwd_stats())
-        if (len(args) == 3 and args[0] in ("priority-group", "queue")
-                and args[1] in ("watermark", "persistent-watermark")):
-            kinds = ("shared", "headroom") if args[0] == "priority-group" else ("unicast", "multicast")
-            if args[2] in kinds:
-                return self._done(sw.watermarks(args[0], args[2]))
-        if args == ["pfcwd", "config"]:
-            return self._done(sw.pfcwd_config())
-        if args[:2] in (["interfaces", "counters"], ["interface", "counters"]) and len(args) == 2:
-            return self._done(sw.interface_counters())
-        if args == ["interfaces", "counters", "fec-stats"]:
-            return self._done(sonic_fec_stats(sw.link, sw.clock()))
-        if args[:3] == ["interfaces", "transceiver", "eeprom"] and args[3:] == ["--dom"]:
-            return self._done(sonic_transceiver_dom(sw.link, sw.clock()))
-        if args == ["lldp", "table"]:
-            return self._done(sonic_lldp_table(sw.spec.neighbors))
-        if args == ["version"]:
-            return self._done("SONiC Software Version: SONiC.202411.fabricd-lab\nDistribution: Debian 12.8")
+            return self._done(sw.queue_counters(port, as_json, wred=args[1] == "wredcounters"))
+        if _is_watermark(args):
+            return self._done(sw.watermarks(args[0], args[2]))
         what = args[0] if args else ""
         return self._done(
             'Usage: show [OPTIONS] COMMAND [ARGS]...\nTry "show -h" for help.\n\n'
             + (f'Error: No such command "{what}".' if what else "Error: Missing command."), 2,
         )
+
+    def _show_commands(self) -> dict[tuple[str, ...], Callable[[], str]]:
+        """``show`` commands without arguments of their own (``--json`` removed), by their words."""
+        sw = self.switch
+        return {
+            ("pfc", "counters"): sw.pfc_counters,
+            ("pfc", "counters", "--history"): sw.pfc_history,
+            ("pfcwd", "stats"): sw.pfcwd_stats,
+            ("pfcwd", "config"): sw.pfcwd_config,
+            ("interfaces", "counters"): sw.interface_counters,
+            ("interface", "counters"): sw.interface_counters,
+            ("interfaces", "counters", "fec-stats"): lambda: sonic_fec_stats(sw.link, sw.clock()),
+            ("interfaces", "transceiver", "eeprom", "--dom"): lambda: sonic_transceiver_dom(sw.link, sw.clock()),
+            ("lldp", "table"): lambda: sonic_lldp_table(sw.spec.neighbors),
+            ("version",): lambda: "SONiC Software Version: SONiC.202411.fabricd-lab\nDistribution: Debian 12.8",
+        }
 
     # -- config --------------------------------------------------------------------------------------------------
 
@@ -476,54 +389,70 @@ class SonicShell(Shell):
         return self._done(f'Usage: config {usage}\nTry "config {head} -h" for help.\n\nError: {message}', 2)
 
     def config(self, args: list[str]) -> Reply:
-        sw = self.switch
         sub = args[0] if args else ""
-        rest = args[1:]
-        if sub == "checkpoint" and len(rest) == 1:
-            sw.checkpoints[rest[0]] = copy.deepcopy(sw.db)
-            return self._done("\n".join([*self._gcu("Config Rollbacker", [
-                "Config checkpoint starting.", f"Checkpoint name: {rest[0]}.", "Getting current config db.",
-                "Getting checkpoint full-path.", "Ensuring checkpoint directory exist.",
-                f"Saving config db content to /etc/sonic/checkpoints/{rest[0]}.cp.json.",
-                "Config checkpoint completed.",
-            ]), "Checkpoint created successfully."]))
-        if sub == "rollback" and len([a for a in rest if not a.startswith("-")]) == 1:
-            name = next(a for a in rest if not a.startswith("-"))
-            lines = self._gcu("Config Rollbacker", ["Config rollbacking starting.", f"Checkpoint name: {name}.",
-                                                    f"Verifying '{name}' exists."])
-            saved = sw.checkpoints.get(name)
-            if saved is None:
-                return self._done("\n".join([*lines, "Failed to rollback config", "Usage: config rollback [OPTIONS] "
-                                             "CHECKPOINT_NAME", "", f"Error: Checkpoint '{name}' does not exist"]), 1)
-            if "-d" not in rest and "--dry-run" not in rest:
-                sw.set_db(copy.deepcopy(saved))
-            lines += self._gcu("Config Rollbacker", ["Loading checkpoint into memory.",
-                                                     "Replacing config using 'Config Replacer'.",
-                                                     "Config rollbacking completed."])
-            return self._done("\n".join([*lines, "Config rolled back successfully."]))
-        if sub == "list-checkpoints":
-            return self._done(json.dumps(sorted(sw.checkpoints), indent=4))
-        if sub == "delete-checkpoint" and len(rest) == 1:
-            if sw.checkpoints.pop(rest[0], None) is None:
-                return self._done(
-                    f"Failed to delete config checkpoint\nError: Checkpoint '{rest[0]}' does not exist", 1
-                )
-            return self._done("Checkpoint deleted successfully.")
-        if sub == "apply-patch":
-            return self.apply_patch(rest)
-        if sub == "replace":
-            return self.replace(rest)
-        if sub == "save":
-            sw.saved = copy.deepcopy(sw.db)
-            return self._done(
-                "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json"
-            )
-        if sub in ("interface", "vlan", "pfcwd"):
-            return self.cli_edit(sub, rest)
+        command = self._config_commands().get(sub)
+        reply = command(args[1:]) if command is not None else None
+        if reply is not None:
+            return reply
         return self._done(
             'Usage: config [OPTIONS] COMMAND [ARGS]...\nTry "config -h" for help.\n\n'
             f'Error: No such command "{sub}".', 2,
         )
+
+    def _config_commands(self) -> dict[str, Callable[[list[str]], Reply | None]]:
+        """``config`` subcommands: each takes the words after its name; None is ``No such command``."""
+        return {
+            "checkpoint": self._checkpoint,
+            "rollback": self._rollback,
+            "list-checkpoints": lambda _rest: self._done(json.dumps(sorted(self.switch.checkpoints), indent=4)),
+            "delete-checkpoint": self._delete_checkpoint,
+            "apply-patch": self.apply_patch,
+            "replace": self.replace,
+            "save": self._save,
+            "interface": lambda rest: self.cli_edit("interface", rest),
+            "vlan": lambda rest: self.cli_edit("vlan", rest),
+            "pfcwd": lambda rest: self.cli_edit("pfcwd", rest),
+        }
+
+    def _checkpoint(self, rest: list[str]) -> Reply | None:
+        if len(rest) != 1:
+            return None
+        self.switch.checkpoints[rest[0]] = copy.deepcopy(self.switch.db)
+        return self._done("\n".join([*self._gcu("Config Rollbacker", [
+            "Config checkpoint starting.", f"Checkpoint name: {rest[0]}.", "Getting current config db.",
+            "Getting checkpoint full-path.", "Ensuring checkpoint directory exist.",
+            f"Saving config db content to /etc/sonic/checkpoints/{rest[0]}.cp.json.",
+            "Config checkpoint completed.",
+        ]), "Checkpoint created successfully."]))
+
+    def _rollback(self, rest: list[str]) -> Reply | None:
+        names = [a for a in rest if not a.startswith("-")]
+        if len(names) != 1:
+            return None
+        name = names[0]
+        lines = self._gcu("Config Rollbacker", ["Config rollbacking starting.", f"Checkpoint name: {name}.",
+                                                f"Verifying '{name}' exists."])
+        saved = self.switch.checkpoints.get(name)
+        if saved is None:
+            return self._done("\n".join([*lines, "Failed to rollback config", "Usage: config rollback [OPTIONS] "
+                                         "CHECKPOINT_NAME", "", f"Error: Checkpoint '{name}' does not exist"]), 1)
+        if "-d" not in rest and "--dry-run" not in rest:
+            self.switch.set_db(copy.deepcopy(saved))
+        lines += self._gcu("Config Rollbacker", ["Loading checkpoint into memory.",
+                                                 "Replacing config using 'Config Replacer'.",
+                                                 "Config rollbacking completed."])
+        return self._done("\n".join([*lines, "Config rolled back successfully."]))
+
+    def _delete_checkpoint(self, rest: list[str]) -> Reply | None:
+        if len(rest) != 1:
+            return None
+        if self.switch.checkpoints.pop(rest[0], None) is None:
+            return self._done(f"Failed to delete config checkpoint\nError: Checkpoint '{rest[0]}' does not exist", 1)
+        return self._done("Checkpoint deleted successfully.")
+
+    def _save(self, _rest: list[str]) -> Reply:
+        self.switch.saved = copy.deepcopy(self.switch.db)
+        return self._done("Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json")
 
     @staticmethod
     def _gcu(title: str, messages: list[str]) -> list[str]:
@@ -606,76 +535,24 @@ class SonicShell(Shell):
         return self._done("Config replaced successfully.")
 
     def cli_edit(self, sub: str, rest: list[str]) -> Reply:
-        """``config interface mtu``, ``config vlan add``, ``config vlan member add``, ``config pfcwd ...``."""
+        """``config interface mtu``, ``config vlan add``, ``config vlan member add``, ``config pfcwd ...``: each
+        edits a copy of CONFIG_DB (:data:`CLI_EDITS`), which is validated, then committed."""
         sw = self.switch
-        db = copy.deepcopy(sw.db)
         line = " ".join([sub, *rest])
         if sw.faults.rejects("config " + line):
             return self._done(f"Error: {line!r} is not permitted", 1)
-        if sub == "interface" and len(rest) == 3 and rest[0] == "mtu":
-            port, mtu = rest[1], rest[2]
-            if port not in db.get("PORT", {}):
-                return self._done("Error: Interface name is invalid. Please enter a valid interface name!!", 2)
-            db["PORT"][port]["mtu"] = mtu
-        elif sub == "vlan" and rest[:1] == ["add"] and len(rest) == 2 and rest[1].isdigit():
-            db.setdefault("VLAN", {})[f"Vlan{rest[1]}"] = {"vlanid": rest[1]}
-        elif sub == "vlan" and rest[:2] == ["member", "add"]:
-            opts = [a for a in rest[2:] if a.startswith("-")]
-            vid, port = [a for a in rest[2:] if not a.startswith("-")][:2]
-            if f"Vlan{vid}" not in db.get("VLAN", {}):
-                return self._done(f"Error: Vlan{vid} doesn't exist", 2)
-            mode = "untagged" if "-u" in opts or "--untagged" in opts else "tagged"
-            db.setdefault("VLAN_MEMBER", {})[f"Vlan{vid}|{port}"] = {"tagging_mode": mode}
-        elif sub == "pfcwd" and rest[:1] == ["interval"] and len(rest) == 2:
-            db.setdefault("PFC_WD", {}).setdefault("GLOBAL", {})["POLL_INTERVAL"] = rest[1]
-        elif sub == "pfcwd" and rest[:1] == ["stop"]:
-            wd = db.get("PFC_WD", {})
-            for port in [p for p in wd if p != "GLOBAL" and (len(rest) == 1 or p in rest[1:])]:
-                del wd[port]
-            if not wd:
-                db.pop("PFC_WD", None)
-        elif sub == "pfcwd" and rest[:1] == ["start"]:
-            return self._pfcwd_start(db, rest[1:])
-        else:
+        edit = next((fn for matches, fn in CLI_EDITS if matches(sub, rest)), None)
+        if edit is None:
             return self._done(f'Usage: config {sub} [OPTIONS] COMMAND [ARGS]...\n\nError: No such command.', 2)
+        db = copy.deepcopy(sw.db)
+        try:
+            edit(db, rest)
+        except EditError as exc:
+            return self._done(str(exc), exc.rc)
         problem = validate(db)
         if problem:
             return self._done(f"Error: {problem}", 1)
         sw.set_db(db)
-        return self._done("")
-
-    def _pfcwd_start(self, db: ConfigDb, args: list[str]) -> Reply:
-        action, restore, detect, ports = "drop", None, None, []
-        i = 0
-        while i < len(args):
-            a = args[i]
-            if a in ("--action", "-a") and i + 1 < len(args):
-                action = args[i + 1]
-                i += 2
-            elif a in ("--restoration-time", "-r") and i + 1 < len(args):
-                restore = args[i + 1]
-                i += 2
-            elif a == "detection-time" and i + 1 < len(args):
-                detect = args[i + 1]
-                i += 2
-            elif a == "ports":
-                i += 1
-            else:
-                ports.append(a)
-                i += 1
-        if detect is None or not ports:
-            return self._done("Error: Missing argument 'DETECTION_TIME'.", 2)
-        for port in ports:
-            if port not in db.get("PORT", {}):
-                return self._done(f"Error: Invalid port {port}", 2)
-            db.setdefault("PFC_WD", {})[port] = {
-                "action": action, "detection_time": detect,
-                "restoration_time": restore or str(2 * int(detect)),
-            }
-        problem = validate(db)
-        if problem:
-            return self._done(f"Error: {problem}", 1)
-        self.switch.set_db(db)
         return self._done("")
 
     def cfggen(self, args: list[str], root: bool) -> Reply:
@@ -701,3 +578,11 @@ class SonicShell(Shell):
             return self._done(f"Error: {problem}", 1)
         sw.set_db(db)
         return self._done("")
+
+
+def _is_watermark(args: list[str]) -> bool:
+    """``show priority-group|queue watermark|persistent-watermark KIND``."""
+    if len(args) != 3 or args[0] not in ("priority-group", "queue"):
+        return False
+    kinds = ("shared", "headroom") if args[0] == "priority-group" else ("unicast", "multicast")
+    return args[1] in ("watermark", "persistent-watermark") and args[2] in kinds

@@ -12,7 +12,7 @@ from fabricd.nos.cumulus_nvue import schema
 from fabricd.nos.cumulus_nvue.driver import changes as nvue_changes
 from fabricd.nos.sonic.driver import patch_ops
 from fabricd.platforms.textcfg import commands, diff_text, parse, verify, walk
-from fabricd_lab.sonic import apply_patch, validate
+from fabricd_lab.sonic_db import apply_patch, validate
 
 RUNNING = """! Command: show running-config
 hostname leaf2-eos

@@ -97,8 +97,8 @@ def up_cmd(
     recipe = vm_image.default_recipe(mirror=mirror)
     if wire not in ("stream", "udp"):
         raise UsageError(f"unknown --wire {wire!r}", hint="use --wire stream or --wire udp")
-    vm_instance.up(inv, recipe=recipe, hosts=host or (), name=name, accel=accel, memory_mib=memory, cpus=cpus,
-                   wire=wire, progress=_progress())
+    vm = vm_instance.VmOptions(accel=accel, memory_mib=memory, cpus=cpus, wire=wire)
+    vm_instance.up(inv, recipe=recipe, hosts=host or (), name=name, vm=vm, progress=_progress())
     _print_status(vm_instance.status(name), output)
 
 

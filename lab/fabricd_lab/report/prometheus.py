@@ -24,7 +24,7 @@ DASHBOARD_PANELS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def query_range(base_url: str, query: str, start: float, end: float, step_s: float = 1.0,
+def query_range(base_url: str, query: str, start: float, end: float, *, step_s: float = 1.0,
                 timeout_s: float = 10.0) -> list[Series]:
     """Run one range query; return its series. Raises ReportError on HTTP or API errors."""
     params = urllib.parse.urlencode({"query": query, "start": f"{start:.3f}", "end": f"{end:.3f}",
@@ -47,6 +47,6 @@ def query_range(base_url: str, query: str, start: float, end: float, step_s: flo
     return out
 
 
-def fetch_panels(base_url: str, start: float, end: float, step_s: float = 1.0) -> list[Panel]:
-    return [Panel(title=title, unit=unit, query=q, series=query_range(base_url, q, start, end, step_s))
+def fetch_panels(base_url: str, start: float, end: float, *, step_s: float = 1.0) -> list[Panel]:
+    return [Panel(title=title, unit=unit, query=q, series=query_range(base_url, q, start, end, step_s=step_s))
             for title, unit, q in DASHBOARD_PANELS]

@@ -350,6 +350,17 @@ def require_running(name: str = DEFAULT_NAME, state: Path | None = None) -> Inst
     return inst
 
 
+@dataclass(frozen=True)
+class VmOptions:
+    """How the two VMs run: the accelerator (None: the best available here), memory and vCPUs of each, and the lab
+    wire between them (``stream``: a lossless unix socketpair; ``udp``: lossy)."""
+
+    accel: str | None = None
+    memory_mib: int = 1024
+    cpus: int = 1
+    wire: str = "stream"
+
+
 def up(
     inventory: Inventory,
     *,
@@ -357,10 +368,7 @@ def up(
     hosts: Sequence[str] = (),
     name: str = DEFAULT_NAME,
     state: Path | None = None,
-    accel: str | None = None,
-    memory_mib: int = 1024,
-    cpus: int = 1,
-    wire: str = "stream",
+    vm: VmOptions = VmOptions(),
     progress: Progress = log.info,
 ) -> Instance:
     """Boot the two endpoints (building the image first if it is not cached) and configure them.
@@ -392,43 +400,36 @@ def up(
         else:
             for old in prune_images(image.dir.name, vm_state_dir(state)):
                 progress(f"removed the superseded image {old}")
-        return _boot(image, endpoints, inventory, rdir, name, state, accel, memory_mib, cpus, wire, progress)
+        return _boot(image, endpoints, inventory, rdir, name=name, state=state, vm=vm, progress=progress)
 
 
 def _boot(
-    image: Image, endpoints: list[Endpoint], inventory: Inventory, rdir: Path, name: str, state: Path | None,
-    accel: str | None, memory_mib: int, cpus: int, wire: str, progress: Progress,
+    image: Image, endpoints: list[Endpoint], inventory: Inventory, rdir: Path, *, name: str, state: Path | None,
+    vm: VmOptions, progress: Progress,
 ) -> Instance:
+    """Launch both VMs on a fresh run dir, wait for their agents, set up each endpoint and check the wire; on any
+    failure stop them and raise VmError with their console tails."""
     t0 = time.monotonic()
-    choice = qemu.choose_accel(image, vm_state_dir(state), forced=accel)
+    choice = qemu.choose_accel(image, vm_state_dir(state), forced=vm.accel)
     progress(f"accelerator: {choice.accel.upper()} ({choice.reason})")
-    for stale in ("share", "a.serial", "b.serial"):
-        p = rdir / stale
-        if p.is_dir():
-            shutil.rmtree(p)
-        elif p.exists():
-            p.unlink()
-    rdir.mkdir(parents=True, exist_ok=True)
-    copy_fabricd_tree(rdir / "share" / "code")
+    _fresh_run_dir(rdir)
     pa = pb = 0
     fds: tuple[int, int] | tuple[None, None] = (None, None)
-    if wire == "udp":
+    if vm.wire == "udp":
         pa, pb = qemu.free_udp_ports(2)
     else:
         sa, sb = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         fds = (sa.detach(), sb.detach())
     specs = [
-        qemu.VmSpec(role="a", hostname=endpoints[0].host, mac=endpoints[0].mac, run_dir=rdir, wire=wire,
-                    wire_fd=fds[0], wire_local_port=pa, wire_peer_port=pb, accel=choice.accel,
-                    memory_mib=memory_mib, cpus=cpus),
-        qemu.VmSpec(role="b", hostname=endpoints[1].host, mac=endpoints[1].mac, run_dir=rdir, wire=wire,
-                    wire_fd=fds[1], wire_local_port=pb, wire_peer_port=pa, accel=choice.accel,
-                    memory_mib=memory_mib, cpus=cpus),
+        qemu.VmSpec(role=role, hostname=ep.host, mac=ep.mac, run_dir=rdir, wire=vm.wire, wire_fd=fd,
+                    wire_local_port=local, wire_peer_port=peer, accel=choice.accel, memory_mib=vm.memory_mib,
+                    cpus=vm.cpus)
+        for role, ep, fd, local, peer in (("a", endpoints[0], fds[0], pa, pb), ("b", endpoints[1], fds[1], pb, pa))
     ]
     inst = Instance(
         name=name, run_dir=rdir, accel=choice.accel, accel_reason=choice.reason, image_dir=str(image.dir),
         image_key=str(image.manifest.get("key", image.dir.name)), inventory=str(inventory.path),
-        endpoints=endpoints, pids={}, wire=wire, wire_ports={"a": pa, "b": pb}, started_at=time.time(),
+        endpoints=endpoints, pids={}, wire=vm.wire, wire_ports={"a": pa, "b": pb}, started_at=time.time(),
     )
     try:
         try:
@@ -441,36 +442,7 @@ def _boot(
         inst.save()
         progress(f"booting {endpoints[0].host} (pid {inst.pids['a']}) and {endpoints[1].host} (pid {inst.pids['b']})"
                  f" on {_wire_text(inst)}")
-        def wait_agent(role: str) -> float:
-            pid = inst.pids[role]
-            return inst.agent(role).wait_ready(timeout_s=BOOT_TIMEOUT_S, alive=lambda: qemu.pid_alive(pid))
-
-        def configure(ep: Endpoint) -> CommandResult:
-            return inst.agent(ep.role).run(["/bin/bash", "-s"], stdin=setup_script(ep).encode(),
-                                           timeout_s=SETUP_TIMEOUT_S)
-
-        waits = _parallel({ep.role: functools.partial(wait_agent, ep.role) for ep in endpoints})
-        inst.timings["boot_s"] = round(time.monotonic() - t0, 1)
-        progress(f"guests up in {inst.timings['boot_s']:.1f}s; configuring NIC, VLAN, address and rxe")
-        t1 = time.monotonic()
-        results = _parallel({ep.role: functools.partial(configure, ep) for ep in endpoints})
-        for ep in endpoints:
-            r = results[ep.role]
-            if not r.ok:
-                raise VmError(f"{ep.host}: endpoint setup failed (exit {r.rc}): {(r.stderr or r.stdout).strip()}",
-                              hint=f"inspect with 'fabricd lab vm exec {ep.role} -- dmesg'")
-        ping = inst.agent("a").run(["ping", "-c", "2", "-W", "3", "-i", "0.3", endpoints[1].address],
-                                   timeout_s=30)
-        if not ping.ok:
-            raise VmError(f"{endpoints[0].host} cannot ping {endpoints[1].host} ({endpoints[1].address}) over the "
-                          f"lab wire: {ping.stdout.strip().splitlines()[-1:] or ping.stderr.strip()}")
-        inst.timings["setup_s"] = round(time.monotonic() - t1, 1)
-        inst.timings["up_s"] = round(time.monotonic() - t0, 1)
-        inst.timings.update({f"agent_{k}_s": round(v, 1) for k, v in waits.items()})
-        inst.save()
-        for ep in endpoints:
-            vlan = f" VLAN {ep.vlan} ({ep.ip_netdev})" if ep.vlan is not None else ""
-            progress(f"{ep.role}: {ep.host} {ep.ip} on {ep.netdev}{vlan}, rxe {ep.rdma_device}")
+        _bring_up(inst, t0, progress)
         progress(f"lab up in {inst.timings['up_s']:.1f}s ({choice.accel.upper()})")
         return inst
     except BaseException as exc:
@@ -483,6 +455,55 @@ def _boot(
         if isinstance(exc, Exception):
             raise VmError(f"lab VM boot failed: {type(exc).__name__}: {exc} [{tails}]") from exc
         raise
+
+
+def _fresh_run_dir(rdir: Path) -> None:
+    """The run dir without a previous boot's share and consoles, with this fabricd tree to share."""
+    for stale in ("share", "a.serial", "b.serial"):
+        p = rdir / stale
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    rdir.mkdir(parents=True, exist_ok=True)
+    copy_fabricd_tree(rdir / "share" / "code")
+
+
+def _bring_up(inst: Instance, t0: float, progress: Progress) -> None:
+    """Wait for both guest agents, set up each endpoint (NIC, VLAN, address, rxe), ping over the lab wire; record
+    the timings in the instance."""
+    endpoints = inst.endpoints
+
+    def wait_agent(role: str) -> float:
+        pid = inst.pids[role]
+        return inst.agent(role).wait_ready(timeout_s=BOOT_TIMEOUT_S, alive=lambda: qemu.pid_alive(pid))
+
+    def configure(ep: Endpoint) -> CommandResult:
+        return inst.agent(ep.role).run(["/bin/bash", "-s"], stdin=setup_script(ep).encode(),
+                                       timeout_s=SETUP_TIMEOUT_S)
+
+    waits = _parallel({ep.role: functools.partial(wait_agent, ep.role) for ep in endpoints})
+    inst.timings["boot_s"] = round(time.monotonic() - t0, 1)
+    progress(f"guests up in {inst.timings['boot_s']:.1f}s; configuring NIC, VLAN, address and rxe")
+    t1 = time.monotonic()
+    results = _parallel({ep.role: functools.partial(configure, ep) for ep in endpoints})
+    for ep in endpoints:
+        r = results[ep.role]
+        if not r.ok:
+            raise VmError(f"{ep.host}: endpoint setup failed (exit {r.rc}): {(r.stderr or r.stdout).strip()}",
+                          hint=f"inspect with 'fabricd lab vm exec {ep.role} -- dmesg'")
+    ping = inst.agent("a").run(["ping", "-c", "2", "-W", "3", "-i", "0.3", endpoints[1].address],
+                               timeout_s=30)
+    if not ping.ok:
+        raise VmError(f"{endpoints[0].host} cannot ping {endpoints[1].host} ({endpoints[1].address}) over the "
+                      f"lab wire: {ping.stdout.strip().splitlines()[-1:] or ping.stderr.strip()}")
+    inst.timings["setup_s"] = round(time.monotonic() - t1, 1)
+    inst.timings["up_s"] = round(time.monotonic() - t0, 1)
+    inst.timings.update({f"agent_{k}_s": round(v, 1) for k, v in waits.items()})
+    inst.save()
+    for ep in endpoints:
+        vlan = f" VLAN {ep.vlan} ({ep.ip_netdev})" if ep.vlan is not None else ""
+        progress(f"{ep.role}: {ep.host} {ep.ip} on {ep.netdev}{vlan}, rxe {ep.rdma_device}")
 
 
 def _wire_text(inst: Instance) -> str:
