@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -259,6 +260,45 @@ def nvue_interface_counters(model: LinkModel, port: str, now: float) -> str:
     return "\n".join(["                     operational  applied",
                       "-------------------  -----------  -------",
                       f"carrier-transitions  {value.ljust(11)}"])
+
+
+def sonic_interfaces_flap(model: LinkModel, now: float) -> str:
+    """``show interfaces flap`` (sonic-utilities' tabulate table; tests/golden/readers/switch/sonic/
+    flaps--sonic-utilities-test.txt): orchagent writes ``flap_count`` at a port's first oper-status change after the
+    link came up, so a steady port prints ``Never``; a flapping one its transitions since then."""
+    rows = []
+    for p in model.ports:
+        count = model.carrier_transitions(p, now) - 1
+        stamp = "Never" if count == 0 else "Sat Nov 28 08:00:00 2026"
+        rows.append([p, str(count) if count else "Never", "Up", "Up", stamp, stamp])
+    return "\n".join(_table(["Interface", "Flap Count", "Admin", "Oper", "Link Down TimeStamp(UTC)",
+                              "Link Up TimeStamp(UTC)"], rows))
+
+
+def _nvue_ber(value: float) -> str:
+    """A ratio as NVUE prints it: an integer mantissa and an exponent (``1E-7``, ``3E-6``)."""
+    exp = math.floor(math.log10(value))
+    mantissa = round(value / 10 ** exp)
+    if mantissa == 10:
+        mantissa, exp = 1, exp + 1
+    return f"{mantissa}E{exp}"
+
+
+def nvue_link_phy_detail(model: LinkModel, port: str, now: float) -> str:
+    """``nv show interface <port> link phy-detail`` (the NVUE reference's example,
+    tests/golden/readers/switch/cumulus_nvue/fec--nvue-reference-docs.txt), four lanes: ``raw-ber`` is the port's
+    pre-FEC BER, the RS-FEC histogram puts the corrected codewords in bin 1, and ``effective-ber`` stays at the
+    example's floor until the port has uncorrectable codewords."""
+    corrected = model.corrected(port, now)
+    post = "15E-255" if model.uncorrectable(port, now) == 0 else _nvue_ber(model.pre_fec_ber(port, now) * 1e-6)
+    pairs = [("time-since-last-clear-min", str(int(max(0.0, now - model.started) // 60))),
+             ("symbol-errors", "0"), ("effective-errors", str(model.uncorrectable(port, now) * 10)),
+             ("raw-ber", _nvue_ber(model.pre_fec_ber(port, now))), ("symbol-ber", "15E-255"), ("effective-ber", post)]
+    pairs += [(f"raw-ber-lane{lane}", _nvue_ber(model.pre_fec_ber(port, now))) for lane in range(model.lanes)]
+    pairs += [(f"rs-num-corr-err-bin{b}", str(corrected * 1000 if b == 0 else corrected if b == 1 else 0))
+              for b in range(16)]
+    return "\n".join(["                          operational", "-------------------------  -----------------",
+                      *(f"{k.ljust(25)}  {v}" for k, v in pairs)])
 
 
 def sonic_transceiver_dom(model: LinkModel, now: float) -> str:

@@ -33,7 +33,7 @@ from typing import Any
 from fabricd.model import Platform
 
 from . import tables
-from .cabling import sonic_fec_stats, sonic_lldp_table, sonic_transceiver_dom
+from .cabling import sonic_fec_stats, sonic_interfaces_flap, sonic_lldp_table, sonic_transceiver_dom
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply, Shell, SimSwitch
 
@@ -455,6 +455,8 @@ class SonicShell(Shell):
             return self._done(sw.pfcwd_config())
         if args[:2] in (["interfaces", "counters"], ["interface", "counters"]) and len(args) == 2:
             return self._done(sw.interface_counters())
+        if args == ["interfaces", "flap"]:
+            return self._done(sonic_interfaces_flap(sw.link, sw.clock()))
         if args == ["interfaces", "counters", "fec-stats"]:
             return self._done(sonic_fec_stats(sw.link, sw.clock()))
         if args[:3] == ["interfaces", "transceiver", "eeprom"] and args[3:] == ["--dom"]:
