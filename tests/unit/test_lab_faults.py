@@ -69,3 +69,27 @@ def test_degrade_optic_fault_drives_the_link_model() -> None:
     assert model.pre_fec_ber("Ethernet0", 120.0) > 1e-5 > model.pre_fec_ber("Ethernet8", 120.0)
     assert model.uncorrectable("Ethernet0", 130.0) > 0 == model.uncorrectable("Ethernet8", 130.0)
     assert model.corrected("Ethernet8", 100.0) == model.corrected("Ethernet8", 500.0)  # healthy ports stay put
+
+
+def test_flap_and_degrade_show_in_the_sonic_flap_table_and_the_nvue_phy_detail() -> None:
+    """The lab's ``show interfaces flap`` (SONiC) and ``nv show interface <port> link phy-detail`` (NVUE) are read by
+    fabricd's own parsers (the shapes of their real captures) and move with the flap and degrade-optic faults."""
+    from fabricd.nos.cumulus_nvue.linkhealth import parse_nv_show_interface_link_phy_detail
+    from fabricd.nos.sonic.linkhealth import parse_show_interfaces_flap
+    from fabricd_lab.cabling import link_model, nvue_link_phy_detail, sonic_interfaces_flap
+
+    sonic = link_model(["Ethernet0", "Ethernet8"], [parse_fault("leaf1-sonic:flap=Ethernet0")], started=100.0)
+    flaps = {s.interface: s.value for s in parse_show_interfaces_flap(sonic_interfaces_flap(sonic, 109.0)).link}
+    assert flaps == {"Ethernet0": 8, "Ethernet8": 0}  # four down-up cycles in 9 s; the steady port prints Never
+
+    nvue = link_model(["swp1", "swp2"], [parse_fault("spine2:degrade-optic=swp1")], started=100.0)
+
+    def phy(port: str, now: float) -> dict[str, float | None]:
+        text = nvue_link_phy_detail(nvue, port, now)
+        return {s.name: s.value for s in parse_nv_show_interface_link_phy_detail(text, port).link}
+
+    start, later, steady = phy("swp1", 100.0), phy("swp1", 120.0), phy("swp2", 120.0)
+    assert start["pre_fec_ber"] == steady["pre_fec_ber"] == 1e-9
+    assert (later["pre_fec_ber"] or 0) > 1e-5  # past FabricPreFecBerHigh's threshold
+    assert (later["fec_corrected_codewords"] or 0) > (start["fec_corrected_codewords"] or 0)
+    assert steady["post_fec_ber"] == 15e-255 and (phy("swp1", 130.0)["post_fec_ber"] or 0) > 1e-254
