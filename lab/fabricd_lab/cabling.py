@@ -315,3 +315,66 @@ def sonic_transceiver_dom(model: LinkModel, now: float) -> str:
                 "        ModuleMonitorValues:", f"                Temperature: {43.5:.4f}C",
                 f"                Vcc: {3.31:.4f}Volts", ""]
     return "\n".join(out)
+
+
+def eos_transceiver(model: LinkModel, now: float) -> str:
+    """``show interfaces transceiver`` (ntc-templates' capture, tests/golden/readers/switch/arista_eos/
+    transceiver--ntc.txt): one row per interface with lane 1's readings (EOS prints a breakout lane as an
+    interface of its own)."""
+    rows = [f"{'Et' + p.removeprefix('Ethernet'):<9} {43.5:6.2f}  {3.31:8.2f}  {7.6:8.2f}  {0.5:8.2f}  "
+            f"{model.rx_dbm(p, 1, now):8.2f}     0:00:01 ago" for p in model.ports]
+    return "\n".join([
+        "If device is externally calibrated, only calibrated values are printed.",
+        "N/A: not applicable, Tx: transmit, Rx: receive.", "mA: milliamperes, dBm: decibels (milliwatts).",
+        "                               Bias      Optical   Optical                ",
+        "          Temp       Voltage   Current   Tx Power  Rx Power               ",
+        "Port      (Celsius)  (Volts)   (mA)      (dBm)     (dBm)     Last Update  ",
+        "-----     ---------  --------  --------  --------  --------  -------------------", *rows])
+
+
+def eos_phy_detail_json(model: LinkModel, now: float) -> str:
+    """``show interfaces phy detail | json`` with the keys ANTA's VerifyInterfacesBER reads (UNVERIFIED like the
+    parser: no public capture; tests/golden/readers/switch/arista_eos/show-interfaces-phy-detail-json-documented.txt):
+    per port one PHY with Reed-Solomon FEC codeword counters and the pre-FEC BER of the link model."""
+    return json.dumps({"interfacePhyStatuses": {p: {"phyStatuses": [{
+        "fec": {"encoding": "reedSolomon", "correctedCodewords": {"value": model.corrected(p, now)},
+                "uncorrectedCodewords": {"value": model.uncorrectable(p, now)}},
+        "preFecBer": {"value": model.pre_fec_ber(p, now)}}]} for p in model.ports}}, indent=2)
+
+
+def nxos_transceiver_details(model: LinkModel, now: float) -> str:
+    """``show interface transceiver details`` in the SFP shape of ntc-templates' capture (tests/golden/readers/switch/
+    cisco_nxos/transceiver--ntc-details.txt): per port the module lines and one diagnostics table with the current
+    measurement first (lane 1 of the link model; the capture's multi-lane form numbers a CFP's lanes from its common
+    lane, which a lab QSFP has no real example of)."""
+    rule = "  " + "-" * 76
+    out: list[str] = []
+    for port in model.ports:
+        out += [port, "    transceiver is present", "    type is 10Gbase-SR", "    name is FABRICD-LAB",
+                "    number of lanes 1", "", "           SFP Detail Diagnostics Information (internal calibration)",
+                rule, "                Current              Alarms                  Warnings",
+                "                Measurement     High        Low         High          Low", rule,
+                f"  Temperature   {43.5:5.2f} C        75.00 C     -5.00 C     70.00 C        0.00 C",
+                f"  Voltage        {3.31:4.2f} V         3.63 V      2.97 V      3.46 V        3.13 V",
+                f"  Current        {7.6:5.2f} mA      11.80 mA     4.00 mA    10.80 mA       5.00 mA",
+                f"  Tx Power       {0.5:5.2f} dBm       1.69 dBm  -11.30 dBm   -1.30 dBm     -7.30 dBm",
+                f"  Rx Power     {model.rx_dbm(port, 1, now):7.2f} dBm       2.00 dBm  -13.90 dBm   -1.00 dBm     "
+                "-9.90 dBm", "  Transmit Fault Count = 0", rule,
+                "  Note: ++  high-alarm; +  high-warning; --  low-alarm; -  low-warning", ""]
+    return "\n".join(out)
+
+
+def nvue_transceiver(model: LinkModel, port: str, now: float) -> str:
+    """``nv show interface <port> transceiver`` (the NVUE reference's example, tests/golden/readers/switch/
+    cumulus_nvue/transceiver--nvue-reference-docs.txt): the module description, temperature, voltage and per channel
+    rx/tx power (mW / dBm) and bias."""
+    out = ["diagnostics-status     : Diagnostic Data Available ", "status                 : plugged_enabled ",
+           "identifier             : QSFP28 ", "vendor-name            : FABRICD-LAB ",
+           f"temperature            : {43.5:.2f} degrees C / {43.5 * 9 / 5 + 32:.2f} degrees F ",
+           f"voltage                : {3.31:.4f} V "]
+    for lane in range(1, model.lanes + 1):
+        rx = model.rx_dbm(port, lane, now)
+        out += [f"ch-{lane}-rx-power          : {10 ** (rx / 10):.4f} mW / {rx:.2f} dBm ",
+                f"ch-{lane}-tx-power          : {10 ** 0.05:.4f} mW / 0.50 dBm ",
+                f"ch-{lane}-tx-bias-current   : {7.6:.3f} mA "]
+    return "\n".join(out)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from fabricd.model import Platform
 
-from .cabling import eos_interfaces_json, eos_lldp_detail_json
+from .cabling import eos_interfaces_json, eos_lldp_detail_json, eos_phy_detail_json, eos_transceiver
 from .counters import WatchdogSettings
 from .device import Cancellable, DeviceSpec, Reply
 from .grammar import Rule
@@ -595,6 +595,10 @@ class EosShell(ModalShell):
             text = ecn
         elif args == ["interfaces"] and as_json:
             text = eos_interfaces_json(sw.link, sw.clock())
+        elif args == ["interfaces", "phy", "detail"] and as_json:
+            text = eos_phy_detail_json(sw.link, sw.clock())
+        elif args == ["interfaces", "transceiver"] and not as_json:
+            text = eos_transceiver(sw.link, sw.clock())
         elif args == ["lldp", "neighbors", "detail"] and as_json:
             text = eos_lldp_detail_json(sw.spec.neighbors, sw.port_names)
         elif args == ["version"]:

@@ -33,7 +33,7 @@ from fabricd.nos.cumulus_nvue import schema
 from fabricd.nos.cumulus_nvue.grammar import CL_RELEASE
 
 from . import tables
-from .cabling import nvue_interface_counters, nvue_link_phy_detail, nvue_lldp_neighbor
+from .cabling import nvue_interface_counters, nvue_link_phy_detail, nvue_lldp_neighbor, nvue_transceiver
 from .counters import WatchdogSettings
 from .device import Cancellable, DeviceSpec, Reply, Shell, SimSwitch
 
@@ -546,6 +546,8 @@ class NvueShell(Shell):
                 return Reply(nvue_interface_counters(sw.link, port, sw.clock()))
             if what == ["link", "phy-detail"] and not as_json:
                 return Reply(nvue_link_phy_detail(sw.link, port, sw.clock()))
+            if what == ["transceiver"] and not as_json:
+                return Reply(nvue_transceiver(sw.link, port, sw.clock()))
             if what == ["counters", "qos"]:
                 return Reply(sw.counters_qos(port, as_json))
             if what == ["qos", "roce", "counters"]:

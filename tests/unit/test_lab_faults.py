@@ -93,3 +93,53 @@ def test_flap_and_degrade_show_in_the_sonic_flap_table_and_the_nvue_phy_detail()
     assert (later["pre_fec_ber"] or 0) > 1e-5  # past FabricPreFecBerHigh's threshold
     assert (later["fec_corrected_codewords"] or 0) > (start["fec_corrected_codewords"] or 0)
     assert steady["post_fec_ber"] == 15e-255 and (phy("swp1", 130.0)["post_fec_ber"] or 0) > 1e-254
+
+
+PORTS = {"arista_eos": ["Ethernet1", "Ethernet2"], "cisco_nxos": ["Ethernet1/1", "Ethernet1/2"],
+         "cumulus_nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"]}
+
+
+def _outputs(platform: str, role: str, model: object, now: float) -> dict[str, str]:
+    """The simulator's text for ``role`` (``transceiver`` or ``fec``), by the port a per-port command names ("" for
+    a whole-switch command)."""
+    from fabricd_lab import cabling
+
+    m = model
+    assert isinstance(m, cabling.LinkModel)
+    if platform == "cumulus_nvue":
+        render = cabling.nvue_transceiver if role == "transceiver" else cabling.nvue_link_phy_detail
+        return {port: render(m, port, now) for port in m.ports}
+    whole = {("arista_eos", "transceiver"): cabling.eos_transceiver, ("arista_eos", "fec"): cabling.eos_phy_detail_json,
+             ("cisco_nxos", "transceiver"): cabling.nxos_transceiver_details,
+             ("sonic", "transceiver"): cabling.sonic_transceiver_dom, ("sonic", "fec"): cabling.sonic_fec_stats}
+    return {"": whole[(platform, role)](m, now)}
+
+
+@pytest.mark.parametrize("platform", sorted(PORTS))
+def test_degrade_optic_shows_on_every_nos(platform: str) -> None:
+    """Each simulator's transceiver output, read by that platform's own parser (the shape of its real capture), has
+    the degrading port's received power falling and the healthy port's steady; the FEC outputs (SONiC, EOS, NVUE;
+    NX-OS has none) have its pre-FEC BER rising."""
+    from fabricd.model import Platform
+    from fabricd.nos.registry import SPECS
+    from fabricd_lab.cabling import link_model
+
+    ports = PORTS[platform]
+    model = link_model(ports, [parse_fault(f"x:degrade-optic={ports[0]}")], started=100.0)
+    parsers = SPECS[Platform(platform)].show.parsers
+
+    def read(role: str, now: float) -> dict[tuple[str, str], float | None]:
+        out: dict[tuple[str, str], float | None] = {}
+        for port, text in _outputs(platform, role, model, now).items():
+            parsed = parsers[role](text, port) if port else parsers[role](text)
+            assert not parsed.problems, parsed.problems
+            out |= {(o.interface, "rx"): o.value for o in parsed.optics if o.quantity == "rx_power_dbm" and o.lane == 1}
+            out |= {(s.interface, s.name): s.value for s in parsed.link}
+        return out
+
+    start, later = read("transceiver", 100.0), read("transceiver", 120.0)
+    assert start[(ports[0], "rx")] == start[(ports[1], "rx")] == later[(ports[1], "rx")] == -2.0
+    assert later[(ports[0], "rx")] == -12.0
+    if platform != "cisco_nxos":
+        ber = read("fec", 120.0)
+        assert (ber[(ports[0], "pre_fec_ber")] or 0) > 1e-5 > (ber[(ports[1], "pre_fec_ber")] or 0)
