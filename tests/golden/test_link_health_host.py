@@ -134,6 +134,7 @@ esac
     return tool, calls
 
 
+@pytest.mark.integration  # runs an executable: not in the unit tier
 def test_live_link_collector_reads_module_dom_and_ice_fec(tmp_path: Path) -> None:
     """A live host (no ``ethtool/`` replay files): the ``link`` collector runs ``ethtool -m`` and ``ethtool -I
     --show-fec`` for each NIC and exports the QSFP28's DOM per lane and ice's FEC blocks (E810 counts them nowhere
@@ -160,6 +161,7 @@ def test_live_link_collector_reads_module_dom_and_ice_fec(tmp_path: Path) -> Non
     assert calls.read_text().splitlines() == ["-m eth0", "-I --show-fec eth0", "-m eth1", "-I --show-fec eth1"]
 
 
+@pytest.mark.integration  # runs the ethtool binary: not in the unit tier
 def test_live_text_source_on_this_machine() -> None:
     """The real ``ethtool`` binary on a real interface without a module (``lo``): None, never an error, and asked
     again only after ``retry_s``."""
