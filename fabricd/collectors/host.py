@@ -29,7 +29,6 @@ def host_collectors(
     kept_files: bool = True,
     clock: Clock = time.time_ns,
     config_interval: float = CONFIG_INTERVAL_S,
-    ethtool_text: EthtoolText | None = None,
 ) -> list[Collector]:
     """The host collectors reading ``root``.
 
@@ -44,11 +43,12 @@ def host_collectors(
     ``config_interval`` is how many seconds the NIC configuration gauges keep the values of their last read before
     the files are read again (:mod:`fabricd.collectors.nic_config`; 0: every scrape).
 
-    ``ethtool_text`` gives the ``link`` collector the live ``ethtool -m``/``--show-fec`` text (module DOM, FEC
-    blocks); by default it is the ``ethtool`` binary when reading the live host (not ``replay`` and ``root`` is
-    ``/``: the binary asks this kernel, so it must not stand in for another root's files).
+    The ``link`` collector runs ``ethtool -m``/``--show-fec`` live (module DOM, FEC blocks;
+    :mod:`fabricd.sources.ethtool_text`) only on the live host: not ``replay`` and ``root`` is ``/`` (the binary asks
+    this kernel, so it must not stand in for another root's files).
     """
-    if ethtool_text is None and not replay and os.path.realpath(os.fspath(root)) == "/":
+    ethtool_text: EthtoolText | None = None
+    if not replay and os.path.realpath(os.fspath(root)) == "/":
         from fabricd.sources.ethtool_text import EthtoolTextSource
 
         ethtool_text = EthtoolTextSource()
