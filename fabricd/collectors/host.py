@@ -9,7 +9,7 @@ import time
 from fabricd.sources.kept import Clock
 
 from .core import Collector
-from .link import LinkCollector
+from .link import EthtoolText, LinkCollector
 from .nic import EthtoolSource, NicCollector, ReplayEthtoolSource
 from .nic_config import CONFIG_INTERVAL_S, NicConfigCollector
 from .rdma import RdmaCollector
@@ -42,7 +42,16 @@ def host_collectors(
 
     ``config_interval`` is how many seconds the NIC configuration gauges keep the values of their last read before
     the files are read again (:mod:`fabricd.collectors.nic_config`; 0: every scrape).
+
+    The ``link`` collector runs ``ethtool -m``/``--show-fec`` live (module DOM, FEC blocks;
+    :mod:`fabricd.sources.ethtool_text`) only on the live host: not ``replay`` and ``root`` is ``/`` (the binary asks
+    this kernel, so it must not stand in for another root's files).
     """
+    ethtool_text: EthtoolText | None = None
+    if not replay and os.path.realpath(os.fspath(root)) == "/":
+        from fabricd.sources.ethtool_text import EthtoolTextSource
+
+        ethtool_text = EthtoolTextSource()
     if ethtool is None:
         if replay:
             ethtool = ReplayEthtoolSource(root, kept_files=kept_files, clock=clock)
@@ -56,7 +65,7 @@ def host_collectors(
         "rdma": RdmaCollector(root, include=include, kept_files=kept_files, clock=clock),
         "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock,
                                          interval_s=config_interval, replay=replay),
-        "link": LinkCollector(root, include=include, stats=ethtool.read),
+        "link": LinkCollector(root, include=include, stats=ethtool.read, text=ethtool_text),
     }
     unknown = [n for n in enabled if n not in available]
     if unknown:

@@ -5,13 +5,15 @@ Sources, under the root:
 
 - ``sys/class/net/<if>/carrier_changes``: live sysfs or a replay root (the kernel counts every carrier up and down);
 - ``ethtool/<if>.module`` and ``ethtool/<if>.fec``: a replay root's (or a support bundle's) ``ethtool -m <if>`` and
-  ``ethtool -I --show-fec <if>`` outputs. A live host has no such files: reading the module EEPROM live (the
-  ETHTOOL_GMODULEEEPROM ioctl and the SFF-8472/8636/CMIS decoding ethtool does) is not built yet;
+  ``ethtool -I --show-fec <if>`` outputs;
+- on a live host (``text``: :class:`fabricd.sources.ethtool_text.EthtoolTextSource`), the same two outputs run live
+  for an interface without those files: the module DOM per lane, the FEC mode, and the IEEE FEC block counters of
+  drivers that report them there (ice/E810 counts FEC nowhere else; mlx5 too);
 - the FEC counters a driver prints under ``ethtool -S`` (``stats``: the same source the ``nic`` collector reads, live
   ETHTOOL_GSTATS or a replay root's ``<if>.stats``), normalised by the NIC profile's names (bnxt_en
   ``rx_fec_corrected_blocks``/``rx_fec_uncorrectable_blocks``/``rx_corrected_bits``, mlx5 ``rx_corrected_bits_phy``):
-  used for an interface without an ``.fec`` file, so a live host has FEC series where its driver counts them. The
-  statistics are read a second time per scrape (the ``nic`` collector reads them too).
+  used for an interface whose ``--show-fec`` (file or live) has no statistics, so the two never count the same
+  blocks twice. The statistics are read a second time per scrape (the ``nic`` collector reads them too).
 
 An interface is one under ``sys/class/net`` that has a ``device`` (a NIC, not veth/bridge/lo) or one of the ethtool
 files. A file that does not parse is a problem (collector success 0) naming the file, and its series are skipped.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import Protocol
 
 from fabricd.errors import FabricdError
 from fabricd.readers.counter_names import FEC_CORRECTED_BITS, FEC_CORRECTED_CODEWORDS, FEC_UNCORRECTABLE_CODEWORDS
@@ -33,8 +36,8 @@ from .core import MetricSpec, Scrape
 
 IF = ("interface",)
 SYSFS = "sysfs /sys/class/net/<if>/carrier_changes"
-MODULE = "ethtool -m <if> (replay root ethtool/<if>.module)"
-FEC_FILE = "ethtool -I --show-fec <if> (replay root ethtool/<if>.fec)"
+MODULE = "ethtool -m <if> (live, or replay root ethtool/<if>.module)"
+FEC_FILE = "ethtool -I --show-fec <if> (live, or replay root ethtool/<if>.fec)"
 FEC = f"{FEC_FILE}, else the driver's ethtool -S FEC counters"
 
 CARRIER_CHANGES = MetricSpec(
@@ -74,6 +77,15 @@ def _read(path: str) -> str | None:
         return None
 
 
+class EthtoolText(Protocol):
+    """Live ``ethtool -m`` / ``ethtool -I --show-fec`` text of an interface, None where it has none
+    (:class:`fabricd.sources.ethtool_text.EthtoolTextSource`)."""
+
+    def module(self, ifname: str) -> str | None: ...
+
+    def fec(self, ifname: str) -> str | None: ...
+
+
 class LinkCollector:
     """``link``: carrier changes, transceiver DOM and FEC per interface under ``root``."""
 
@@ -82,11 +94,13 @@ class LinkCollector:
                                        FEC_UNCORRECTABLE, FEC_BITS)
 
     def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
-                 stats: Callable[[str], EthtoolStats] | None = None) -> None:
+                 stats: Callable[[str], EthtoolStats] | None = None, text: EthtoolText | None = None) -> None:
         self.root = os.fspath(root)
         self.include = include
         self.stats = stats
         """Reads one interface's ``ethtool -S`` (an ethtool source's ``read``); None: FEC only from ``.fec`` files."""
+        self.text = text
+        """Live ``ethtool -m``/``--show-fec`` for interfaces without replay files; None: files only (replay)."""
 
     def _stats_fec(self, scrape: Scrape, ifname: str) -> None:
         """FEC counters of ``ifname`` from its driver's ``ethtool -S`` names (nothing when the driver has none; a
@@ -113,39 +127,59 @@ class LinkCollector:
         names |= {f.rsplit(".", 1)[0] for f in files if f.endswith((".module", ".fec"))}
         return sorted(n for n in names if self.include is None or self.include.search(n))
 
+    def _source(self, ifname: str, suffix: str) -> tuple[str | None, str]:
+        """An interface's ``.module``/``.fec`` text: the replay file, else the live output; and where it came from
+        (for a problem's message)."""
+        path = os.path.join(self.root, "ethtool", f"{ifname}.{suffix}")
+        text = _read(path)
+        if text is not None or self.text is None:
+            return text, path
+        live = self.text.module(ifname) if suffix == "module" else self.text.fec(ifname)
+        return live, ("ethtool -m " if suffix == "module" else "ethtool -I --show-fec ") + ifname
+
+    def _optics(self, scrape: Scrape, ifname: str) -> None:
+        module, where = self._source(ifname, "module")
+        if module is None:
+            return
+        try:
+            readings = parse_ethtool_module(module, ifname)
+        except FabricdError as exc:
+            scrape.problem(f"{where}: {exc}")
+            return
+        for o in readings:
+            if o.value is not None:
+                labels = (ifname,) if o.lane is None else (ifname, str(o.lane))
+                scrape.family(OPTICS[o.quantity]).add(labels, o.value)
+
+    def _fec(self, scrape: Scrape, ifname: str) -> None:
+        fec, where = self._source(ifname, "fec")
+        if fec is None:
+            self._stats_fec(scrape, ifname)
+            return
+        try:
+            state = parse_ethtool_fec(fec, ifname)
+        except FabricdError as exc:
+            scrape.problem(f"{where}: {exc}")
+            return
+        if state.active:
+            scrape.family(FEC_MODE).add((ifname, state.active), 1)
+        counted = False
+        for stat in state.stats:
+            spec = FEC_STATS.get(stat.name)
+            if spec is not None and stat.value is not None:
+                scrape.family(spec).add((ifname,), stat.value)
+                counted = True
+        if state.corrected_bits is not None:
+            scrape.family(FEC_BITS).add((ifname,), state.corrected_bits)
+            counted = True
+        if not counted:
+            self._stats_fec(scrape, ifname)
+
     def collect(self, scrape: Scrape) -> None:
-        fam = scrape.family
         net = os.path.join(self.root, "sys", "class", "net")
-        tool = os.path.join(self.root, "ethtool")
         for ifname in self._interfaces():
             changes = _read(os.path.join(net, ifname, "carrier_changes"))
             if changes is not None and changes.strip().isdigit():
-                fam(CARRIER_CHANGES).add((ifname,), int(changes))
-            module = _read(os.path.join(tool, f"{ifname}.module"))
-            if module is not None:
-                try:
-                    readings = parse_ethtool_module(module, ifname)
-                except FabricdError as exc:
-                    scrape.problem(f"{tool}/{ifname}.module: {exc}")
-                    readings = []
-                for o in readings:
-                    if o.value is not None:
-                        labels = (ifname,) if o.lane is None else (ifname, str(o.lane))
-                        fam(OPTICS[o.quantity]).add(labels, o.value)
-            fec = _read(os.path.join(tool, f"{ifname}.fec"))
-            if fec is None:
-                self._stats_fec(scrape, ifname)
-            else:
-                try:
-                    state = parse_ethtool_fec(fec, ifname)
-                except FabricdError as exc:
-                    scrape.problem(f"{tool}/{ifname}.fec: {exc}")
-                    continue
-                if state.active:
-                    fam(FEC_MODE).add((ifname, state.active), 1)
-                for stat in state.stats:
-                    spec = FEC_STATS.get(stat.name)
-                    if spec is not None and stat.value is not None:
-                        fam(spec).add((ifname,), stat.value)
-                if state.corrected_bits is not None:
-                    fam(FEC_BITS).add((ifname,), state.corrected_bits)
+                scrape.family(CARRIER_CHANGES).add((ifname,), int(changes))
+            self._optics(scrape, ifname)
+            self._fec(scrape, ifname)

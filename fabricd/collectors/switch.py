@@ -515,15 +515,18 @@ FEC_SYMBOL_ERRORS = MetricSpec(
     "fabricd_switch_fec_symbol_errors_total", "counter", "FEC symbol errors the port counted.", SI, SRC)
 PRE_FEC_BER = MetricSpec(
     "fabricd_switch_pre_fec_ber", "gauge",
-    "Bit error ratio before FEC correction, as the switch computes it over its own interval (SONiC FEC_PRE_BER).",
+    "Bit error ratio before FEC correction, as the switch computes it over its own interval (SONiC FEC_PRE_BER, NVUE "
+    "raw-ber).",
     SI, SRC)
 POST_FEC_BER = MetricSpec(
     "fabricd_switch_post_fec_ber", "gauge",
-    "Bit error ratio after FEC correction, as the switch computes it (SONiC FEC_POST_BER); non-zero means loss.",
+    "Bit error ratio after FEC correction, as the switch computes it (SONiC FEC_POST_BER, NVUE effective-ber); above "
+    "the device's floor means loss.",
     SI, SRC)
 CARRIER_TRANSITIONS = MetricSpec(
     "fabricd_switch_carrier_transitions_total", "counter",
-    "Times the port's link went down or up (flaps; EOS linkStatusChanges, NVUE carrier-transitions).", SI, SRC)
+    "Times the port's link went down or up (flaps; EOS linkStatusChanges, NVUE carrier-transitions, SONiC show "
+    "interfaces flap).", SI, SRC)
 OPTIC_TEMPERATURE = MetricSpec(
     "fabricd_switch_optic_temperature_celsius", "gauge", "Transceiver module temperature, in degrees Celsius.", SI,
     SRC)

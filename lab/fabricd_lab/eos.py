@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from fabricd.model import Platform
 
-from .cabling import eos_interfaces_json, eos_lldp_detail_json
+from .cabling import eos_interfaces_json, eos_lldp_detail_json, eos_phy_detail_json, eos_transceiver
 from .counters import WatchdogSettings
 from .device import Cancellable, DeviceSpec, Reply
 from .grammar import Rule
@@ -610,6 +610,8 @@ class EosShell(ModalShell):
             ("priority-flow-control", "counters", "watchdog"): lambda j: sw.watchdog_counters(j) or None,
             ("interfaces", "counters", "discards"): lambda j: sw.discards(j) or None,
             ("interfaces",): lambda j: eos_interfaces_json(sw.link, sw.clock()) if j else None,
+            ("interfaces", "phy", "detail"): lambda j: eos_phy_detail_json(sw.link, sw.clock()) if j else None,
+            ("interfaces", "transceiver"): lambda j: None if j else eos_transceiver(sw.link, sw.clock()),
             ("lldp", "neighbors", "detail"): lambda j: (eos_lldp_detail_json(sw.spec.neighbors, sw.port_names)
                                                         if j else None),
             ("version",): lambda j: json.dumps({"modelName": "vEOS-lab", "version": "4.31.2F"}) if j else (

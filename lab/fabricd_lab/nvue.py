@@ -33,7 +33,7 @@ from fabricd.nos.cumulus_nvue import schema
 from fabricd.nos.cumulus_nvue.grammar import CL_RELEASE
 
 from . import tables
-from .cabling import nvue_interface_counters, nvue_lldp_neighbor
+from .cabling import nvue_interface_counters, nvue_link_phy_detail, nvue_lldp_neighbor, nvue_transceiver
 from .counters import WatchdogSettings
 from .device import Cancellable, DeviceSpec, Reply, Shell, SimSwitch
 
@@ -560,23 +560,34 @@ class NvueShell(Shell):
             i = args.index("-o")
             args = args[:i] + args[i + 2:]
         if len(args) >= 3 and args[0] == "interface":
-            port = args[1]
-            if port not in sw.counters.ports:
-                return Reply(f"Error: The requested item does not exist: interface {port}")
-            what = args[2:]
-            if what == ["counters"] and not as_json:
-                return Reply(nvue_interface_counters(sw.link, port, sw.clock()))
-            if what == ["counters", "qos"]:
-                return Reply(sw.counters_qos(port, as_json))
-            if what == ["qos", "roce", "counters"]:
-                return Reply(sw.roce_counters(port, as_json))
-            if what == ["qos", "pfc-watchdog"]:
-                return Reply(sw.watchdog_status(port, as_json))
-            if what == ["lldp", "neighbor"] and not as_json:
-                return Reply(nvue_lldp_neighbor(sw.spec.neighbors, port))
+            text = self._show_interface(args[1], tuple(args[2:]), as_json)
+            if text is not None:
+                return Reply(text)
         if args == ["system"]:
             return Reply(sw.show_system(as_json))
         return Reply(f"Error: The requested item does not exist: {' '.join(args)}")
+
+    def _show_interface(self, port: str, what: tuple[str, ...], as_json: bool) -> str | None:
+        """``nv show interface PORT WHAT``; None for a WHAT this image does not have (in this output form)."""
+        sw = self.switch
+        if port not in sw.counters.ports:
+            return f"Error: The requested item does not exist: interface {port}"
+        text_only: dict[tuple[str, ...], Callable[[], str]] = {
+            ("counters",): lambda: nvue_interface_counters(sw.link, port, sw.clock()),
+            ("link", "phy-detail"): lambda: nvue_link_phy_detail(sw.link, port, sw.clock()),
+            ("transceiver",): lambda: nvue_transceiver(sw.link, port, sw.clock()),
+            ("lldp", "neighbor"): lambda: nvue_lldp_neighbor(sw.spec.neighbors, port),
+        }
+        both: dict[tuple[str, ...], Callable[[str, bool], str]] = {
+            ("counters", "qos"): sw.counters_qos,
+            ("qos", "roce", "counters"): sw.roce_counters,
+            ("qos", "pfc-watchdog"): sw.watchdog_status,
+        }
+        if what in text_only and not as_json:
+            return text_only[what]()
+        if what in both:
+            return both[what](port, as_json)
+        return None
 
 
 def _apply_args(args: list[str]) -> tuple[int | None, list[str]] | Reply:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from fabricd.model import Platform
 
-from .cabling import nxos_lldp_detail
+from .cabling import nxos_lldp_detail, nxos_transceiver_details
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply
 from .grammar import Rule
@@ -545,6 +545,8 @@ class NxosShell(ModalShell):
             text = sw.queuing(None, as_json)
         elif args == ["lldp", "neighbors", "detail"]:
             text = nxos_lldp_detail(sw.spec.neighbors)
+        elif args == ["interface", "transceiver", "details"] and not as_json:
+            text = nxos_transceiver_details(sw.link, sw.clock())
         elif args == ["version"]:
             text = "Cisco Nexus Operating System (NX-OS) Software\n  NXOS: version 10.3(4a) (fabricd lab simulator)"
         else:

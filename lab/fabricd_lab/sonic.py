@@ -34,7 +34,7 @@ from collections.abc import Callable
 from fabricd.model import Platform
 
 from . import tables
-from .cabling import sonic_fec_stats, sonic_lldp_table, sonic_transceiver_dom
+from .cabling import sonic_fec_stats, sonic_interfaces_flap, sonic_lldp_table, sonic_transceiver_dom
 from .counters import WatchdogSettings
 from .device import DeviceSpec, Reply, Shell, SimSwitch
 from .sonic_db import CLI_EDITS, ConfigDb, EditError, apply_patch, natural, validate
@@ -376,6 +376,7 @@ class SonicShell(Shell):
             ("pfcwd", "config"): sw.pfcwd_config,
             ("interfaces", "counters"): sw.interface_counters,
             ("interface", "counters"): sw.interface_counters,
+            ("interfaces", "flap"): lambda: sonic_interfaces_flap(sw.link, sw.clock()),
             ("interfaces", "counters", "fec-stats"): lambda: sonic_fec_stats(sw.link, sw.clock()),
             ("interfaces", "transceiver", "eeprom", "--dom"): lambda: sonic_transceiver_dom(sw.link, sw.clock()),
             ("lldp", "table"): lambda: sonic_lldp_table(sw.spec.neighbors),

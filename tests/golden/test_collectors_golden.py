@@ -108,6 +108,7 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "show queue watermark multicast": "sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt",
         "show interfaces counters fec-stats": "sonic/fec--sonic-port-fec-ber-design-ctd615.txt",
         "show interfaces transceiver eeprom --dom": "sonic/transceiver--sonic-qsfpdd-cmis-design.txt",
+        "show interfaces flap": "sonic/flaps--sonic-utilities-test.txt",
     }),
     "arista_eos": (SwitchTarget("leaf-eos", "arista_eos"), {
         "show priority-flow-control counters detail | json": "arista_eos/lab-pfc.txt",
@@ -131,6 +132,7 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
         "nv show interface swp1 qos pfc-watchdog": "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs.txt",
         "nv show interface swp1 transceiver": "cumulus_nvue/transceiver--nvue-reference-docs.txt",
         "nv show interface swp1 counters": "cumulus_nvue/flaps--cl56-docs.txt",
+        "nv show interface swp1 link phy-detail": "cumulus_nvue/fec--nvue-reference-docs.txt",
     }),
 }
 

@@ -109,3 +109,69 @@ def test_link_collector_reads_fec_from_ethtool_stats(tmp_path: Path) -> None:
     assert 'fabricd_scrape_collector_success{collector="link"} 1' in text
     without = Registry([LinkCollector(tmp_path)]).exposition()
     assert 'fabricd_nic_fec_corrected_bits_total{interface="bnxt0"}' not in without  # FEC only from .fec files
+
+
+def fake_ethtool(tmp_path: Path, module: str, fec: str) -> tuple[Path, Path]:
+    """An ``ethtool`` executable that prints the real captures (``-m``: ``module``, ``-I --show-fec``: ``fec``) for
+    ``eth0`` and fails like the real one for any other interface, logging each call. A stand-in for the binary: this
+    machine has no NIC with a pluggable module (``ethtool -m`` answers "Operation not supported" on every device
+    here), so the live path cannot meet a real module; the text it prints is real."""
+    (tmp_path / "module.txt").write_text(capture(module))
+    (tmp_path / "fec.txt").write_text(capture(fec))
+    calls = tmp_path / "calls.log"
+    tool = tmp_path / "ethtool"
+    tool.write_text(f"""#!/bin/sh
+echo "$*" >> {calls}
+last=""; for a in "$@"; do last="$a"; done
+[ "$last" = eth0 ] || {{ echo "netlink error: Operation not supported" >&2; exit 1; }}
+case "$1" in
+  -m) cat {tmp_path / "module.txt"} ;;
+  -I) cat {tmp_path / "fec.txt"} ;;
+  *) exit 1 ;;
+esac
+""")
+    tool.chmod(0o755)
+    return tool, calls
+
+
+@pytest.mark.integration  # runs an executable: not in the unit tier
+def test_live_link_collector_reads_module_dom_and_ice_fec(tmp_path: Path) -> None:
+    """A live host (no ``ethtool/`` replay files): the ``link`` collector runs ``ethtool -m`` and ``ethtool -I
+    --show-fec`` for each NIC and exports the QSFP28's DOM per lane and ice's FEC blocks (E810 counts them nowhere
+    else); an interface that refuses has no series and is no problem. Before this change a live host had no DOM and
+    no ice FEC series."""
+    from fabricd.sources.ethtool_text import EthtoolTextSource
+
+    tool, calls = fake_ethtool(tmp_path, "ethtool-m-qsfp28-sff8636-netdev-patch.txt",
+                               "ethtool-show-fec-ice-cover-letter.txt")
+    net = tmp_path / "root" / "sys" / "class" / "net"
+    for name in ("eth0", "eth1"):
+        (net / name / "device").mkdir(parents=True)
+    collector = LinkCollector(tmp_path / "root", text=EthtoolTextSource(str(tool)))
+    text = Registry([collector]).exposition()
+    assert 'fabricd_scrape_collector_success{collector="link"} 1' in text
+    for lane, dbm in ((1, -0.34), (2, -0.4), (3, -0.36), (4, -0.6)):
+        assert f'fabricd_nic_optic_rx_power_dbm{{interface="eth0",lane="{lane}"}} {dbm}' in text
+    assert 'fabricd_nic_optic_tx_power_dbm{interface="eth0",lane="4"} -1.11' in text
+    assert 'fabricd_nic_fec_mode_info{interface="eth0",mode="RS"} 1' in text
+    assert 'fabricd_nic_fec_corrected_codewords_total{interface="eth0"} 0' in text
+    assert 'fabricd_nic_fec_uncorrectable_codewords_total{interface="eth0"} 0' in text
+    assert 'interface="eth1"' not in text
+    Registry([collector]).exposition()  # a second scrape within interval_s reuses the outputs
+    assert calls.read_text().splitlines() == ["-m eth0", "-I --show-fec eth0", "-m eth1", "-I --show-fec eth1"]
+
+
+@pytest.mark.integration  # runs the ethtool binary: not in the unit tier
+def test_live_text_source_on_this_machine() -> None:
+    """The real ``ethtool`` binary on a real interface without a module (``lo``): None, never an error, and asked
+    again only after ``retry_s``."""
+    import shutil
+
+    from fabricd.sources.ethtool_text import EthtoolTextSource
+
+    if shutil.which("ethtool") is None:
+        pytest.skip("no ethtool binary")
+    now = [0.0]
+    source = EthtoolTextSource(clock=lambda: now[0], retry_s=60.0)
+    assert source.module("lo") is None and source.fec("lo") is None
+    assert EthtoolTextSource(binary="/nonexistent/ethtool").module("lo") is None

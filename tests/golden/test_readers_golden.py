@@ -318,6 +318,9 @@ SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
     "arista_eos/transceiver--ntc": arista_eos.parse_show_interfaces_transceiver,
     "arista_eos/flaps--napalm": arista_eos.parse_show_interfaces_flaps,
     "arista_eos/show-interfaces-phy-detail-json-documented": arista_eos.parse_show_interfaces_phy_detail,
+    "sonic/flaps--sonic-utilities-test": sonic.parse_show_interfaces_flap,
+    "sonic/flaps--sonic-utilities-test-port": sonic.parse_show_interfaces_flap,
+    "cumulus_nvue/fec--nvue-reference-docs": cumulus_nvue.parse_nv_show_interface_link_phy_detail,
     "cumulus_nvue/flaps--cl56-docs": lambda t: cumulus_nvue.parse_nv_show_interface_counters_flaps(t, "swp1"),
     "cisco_nxos/transceiver--ntc-details": cisco_nxos.parse_show_interface_transceiver_details,
     "cumulus_nvue/transceiver--nvue-reference-docs": lambda t: cumulus_nvue.parse_nv_show_interface_transceiver(
@@ -384,6 +387,16 @@ def test_switch_key_facts() -> None:
     nv_flaps = cumulus_nvue.parse_nv_show_interface_counters_flaps(
         capture(GOLDEN / "switch/cumulus_nvue/flaps--cl56-docs.txt"))  # the port from the capture's prompt
     assert [(s.interface, s.name, s.value) for s in nv_flaps.link] == [("swp1", "carrier_transitions", 4)]
+    sonic_flaps = sonic.parse_show_interfaces_flap(capture(GOLDEN / "switch/sonic/flaps--sonic-utilities-test.txt"))
+    assert {s.interface: s.value for s in sonic_flaps.link} == {  # "Never": no flap since orchagent began counting
+        "Ethernet0": 5, "Ethernet4": 0, "Ethernet16": 0, "Ethernet20": 0}
+    one = sonic.parse_show_interfaces_flap(capture(GOLDEN / "switch/sonic/flaps--sonic-utilities-test-port.txt"))
+    assert [(s.interface, s.value) for s in one.link] == [("Ethernet64", 2)]  # right-aligned count
+    nv_fec = cumulus_nvue.parse_nv_show_interface_link_phy_detail(
+        capture(GOLDEN / "switch/cumulus_nvue/fec--nvue-reference-docs.txt"))  # the port from the capture's prompt
+    assert {(s.interface, s.name): s.value for s in nv_fec.link} == {
+        ("swp1", "pre_fec_ber"): 1e-7, ("swp1", "post_fec_ber"): 15e-255,
+        ("swp1", "fec_corrected_codewords"): 598244758 + 807002 + 3371 + 180 + 1 + 1}  # histogram bins 1..15
     roce = cumulus_nvue.parse_qos_roce_counters(
         capture(GOLDEN / "switch/cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs.txt"))
     assert any(i.counter == "ecn_marked_packets" and i.value == 693777677344 for i in roce.interfaces)

@@ -5,7 +5,9 @@
 switches --device leaf2-eos --listen`` polling it over SSH (host keys verified) and reading that counter into
 ``fabricd_switch_carrier_transitions_total``, and Debian's Prometheus scraping the exporter every second with the
 shipped rules unchanged (FabricLinkFlapping has no ``for``). Before this change no switch series fed the rule: it
-could fire on host ports only. The steady port (Ethernet2) must not fire."""
+could fire on host ports only. The steady port (Ethernet2) must not fire. The same runs on a SONiC leaf (``show
+interfaces flap``, whose steady ports print ``Never``, read as 0) and an NVUE spine (``nv show interface <port>
+counters``)."""
 
 from __future__ import annotations
 
@@ -82,27 +84,38 @@ class Proc:
         return self.log.read_text()[-3000:]
 
 
-@pytest.fixture
-def flapping_lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+CASES = {
+    "arista_eos": ("leaf2-eos", "Ethernet1", "Ethernet2", 1.0),
+    "sonic": ("leaf1-sonic", "Ethernet0", "Ethernet8", 0.0),
+    "cumulus_nvue": ("spine2", "swp1", "swp2", 1.0),
+}
+"""Platform -> (switch, flapping port, steady port, the steady port's value)."""
+
+
+@pytest.fixture(params=sorted(CASES))
+def flapping_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], str]]:
+    switch, port, _, _ = CASES[request.param]
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
     switches = inv / "switches.yml"
     switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {free_port()}", switches.read_text()))
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
     env.pop("FABRICD_INVENTORY", None)
-    up = run("lab", "up", str(inv), "--fault", "leaf2-eos:flap=Ethernet1", env=env)
+    up = run("lab", "up", str(inv), "--fault", f"{switch}:flap={port}", env=env)
     if up.returncode != 0:
         pytest.fail(f"fabricd lab up failed: {up.stderr}")
     try:
-        yield inv, env
+        yield inv, env, request.param
     finally:
         run("lab", "down", env=env, timeout=60)
 
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")
-def test_flapping_switch_port_fires_link_flapping(flapping_lab: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_flapping_switch_port_fires_link_flapping(flapping_lab: tuple[Path, dict[str, str], str],
+                                                  tmp_path: Path) -> None:
     assert PROMETHEUS is not None
-    inv, env = flapping_lab
+    inv, env, platform = flapping_lab
+    switch, port, steady_port, steady_value = CASES[platform]
     exporter_port, prom_port = free_port(), free_port()
     prom = f"http://127.0.0.1:{prom_port}"
     cfg = tmp_path / "prometheus.yml"
@@ -113,7 +126,7 @@ def test_flapping_switch_port_fires_link_flapping(flapping_lab: tuple[Path, dict
                             "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]}],
     }))
     procs = [
-        Proc([FABRICD, "export", "switches", str(inv), "--device", "leaf2-eos", "--listen",
+        Proc([FABRICD, "export", "switches", str(inv), "--device", switch, "--listen",
               f"127.0.0.1:{exporter_port}"], tmp_path / "exporter.log", env=env),
         Proc([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
               f"--web.listen-address=127.0.0.1:{prom_port}"], tmp_path / "prometheus.log"),
@@ -123,9 +136,9 @@ def test_flapping_switch_port_fires_link_flapping(flapping_lab: tuple[Path, dict
             body = get_json(f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
             return list(body["data"]["result"])
 
-        series = wait_for(lambda: query('fabricd_switch_carrier_transitions_total{switch="leaf2-eos"}'), 60)
+        series = wait_for(lambda: query(f'fabricd_switch_carrier_transitions_total{{switch="{switch}"}}'), 60)
         assert series, procs[0].tail() + procs[1].tail()
-        assert {s["metric"]["interface"] for s in series} >= {"Ethernet1", "Ethernet2"}
+        assert {s["metric"]["interface"] for s in series} >= {port, steady_port}
 
         def firing() -> list[dict[str, Any]]:
             alerts = get_json(f"{prom}/api/v1/alerts")["data"]["alerts"]
@@ -134,10 +147,10 @@ def test_flapping_switch_port_fires_link_flapping(flapping_lab: tuple[Path, dict
 
         alerts = wait_for(firing, 90)
         assert alerts, procs[0].tail()
-        assert [(a["labels"]["switch"], a["labels"]["interface"]) for a in alerts] == [("leaf2-eos", "Ethernet1")]
+        assert [(a["labels"]["switch"], a["labels"]["interface"]) for a in alerts] == [(switch, port)]
         assert float(alerts[0]["value"]) >= 4
-        steady = query('fabricd_switch_carrier_transitions_total{switch="leaf2-eos",interface="Ethernet2"}')
-        assert float(steady[0]["value"][1]) == 1
+        steady = query(f'fabricd_switch_carrier_transitions_total{{switch="{switch}",interface="{steady_port}"}}')
+        assert float(steady[0]["value"][1]) == steady_value
     finally:
         for p in procs:
             p.stop()

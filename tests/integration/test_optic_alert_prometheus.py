@@ -6,7 +6,8 @@ leaf1-sonic --listen`` polling it over SSH (host keys verified), and Debian's Pr
 second with the shipped rules. The shipped rule waits 2 minutes (``for: 2m``); this test loads a copy of the rules
 in which only that rule's ``for`` is 5 s, so the expression and labels under test are the shipped ones and the
 test takes seconds (the 2-minute wait is covered by promtool: exporters/rules/tests/linkhealth.yml). The healthy
-port (Ethernet8) must not fire."""
+port (Ethernet8) must not fire. The same runs on the NVUE spine (``nv show interface <port> transceiver`` for the
+power, ``link phy-detail`` for the pre-FEC BER)."""
 
 from __future__ import annotations
 
@@ -83,19 +84,24 @@ class Proc:
         return self.log.read_text()[-3000:]
 
 
-@pytest.fixture
-def degraded_lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+CASES = {"sonic": ("leaf1-sonic", "Ethernet0", "Ethernet8"), "cumulus_nvue": ("spine2", "swp1", "swp2")}
+"""Platform -> (switch, degrading port, healthy port)."""
+
+
+@pytest.fixture(params=sorted(CASES))
+def degraded_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], str]]:
+    switch, port, _ = CASES[request.param]
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
     switches = inv / "switches.yml"
     switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {free_port()}", switches.read_text()))
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
     env.pop("FABRICD_INVENTORY", None)
-    up = run("lab", "up", str(inv), "--fault", "leaf1-sonic:degrade-optic=Ethernet0", env=env)
+    up = run("lab", "up", str(inv), "--fault", f"{switch}:degrade-optic={port}", env=env)
     if up.returncode != 0:
         pytest.fail(f"fabricd lab up failed: {up.stderr}")
     try:
-        yield inv, env
+        yield inv, env, request.param
     finally:
         run("lab", "down", env=env, timeout=60)
 
@@ -116,9 +122,10 @@ def rules_with_short_for(tmp: Path) -> Path:
 
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")
-def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, str], str], tmp_path: Path) -> None:
     assert PROMETHEUS is not None
-    inv, env = degraded_lab
+    inv, env, platform = degraded_lab
+    switch, port, healthy_port = CASES[platform]
     exporter_port, prom_port = free_port(), free_port()
     prom = f"http://127.0.0.1:{prom_port}"
     cfg = tmp_path / "prometheus.yml"
@@ -129,7 +136,7 @@ def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, 
                             "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]}],
     }))
     procs = [
-        Proc([FABRICD, "export", "switches", str(inv), "--device", "leaf1-sonic", "--listen",
+        Proc([FABRICD, "export", "switches", str(inv), "--device", switch, "--listen",
               f"127.0.0.1:{exporter_port}"], tmp_path / "exporter.log", env=env),
         Proc([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
               f"--web.listen-address=127.0.0.1:{prom_port}"], tmp_path / "prometheus.log"),
@@ -139,9 +146,9 @@ def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, 
             body = get_json(f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
             return list(body["data"]["result"])
 
-        series = wait_for(lambda: query('fabricd_switch_optic_rx_power_dbm{switch="leaf1-sonic"}'), 60)
+        series = wait_for(lambda: query(f'fabricd_switch_optic_rx_power_dbm{{switch="{switch}"}}'), 60)
         assert series, procs[0].tail() + procs[1].tail()
-        assert {s["metric"]["interface"] for s in series} >= {"Ethernet0", "Ethernet8"}
+        assert {s["metric"]["interface"] for s in series} >= {port, healthy_port}
 
         def firing() -> list[dict[str, Any]]:
             alerts = get_json(f"{prom}/api/v1/alerts")["data"]["alerts"]
@@ -150,11 +157,11 @@ def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, 
 
         alerts = wait_for(firing, 90)
         assert alerts, procs[0].tail()
-        assert [(a["labels"]["switch"], a["labels"]["interface"]) for a in alerts] == [("leaf1-sonic", "Ethernet0")]
+        assert [(a["labels"]["switch"], a["labels"]["interface"]) for a in alerts] == [(switch, port)]
         assert float(alerts[0]["value"]) < -10
-        healthy = query('fabricd_switch_optic_rx_power_dbm{switch="leaf1-sonic",interface="Ethernet8",lane="1"}')
+        healthy = query(f'fabricd_switch_optic_rx_power_dbm{{switch="{switch}",interface="{healthy_port}",lane="1"}}')
         assert float(healthy[0]["value"][1]) == -2.0
-        ber = query('fabricd_switch_pre_fec_ber{switch="leaf1-sonic",interface="Ethernet0"}')
+        ber = query(f'fabricd_switch_pre_fec_ber{{switch="{switch}",interface="{port}"}}')
         assert float(ber[0]["value"][1]) > 1e-5  # the BER rises with the loss
     finally:
         for p in procs:

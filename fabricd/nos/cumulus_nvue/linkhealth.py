@@ -12,7 +12,7 @@ import re
 
 from fabricd.readers.framing import framed_interface
 from fabricd.readers.switch.empty import unread
-from fabricd.readers.switch.model import LinkStat, OpticQuantity, OpticReading, SwitchCounters
+from fabricd.readers.switch.model import LinkStat, LinkStatName, OpticQuantity, OpticReading, SwitchCounters
 
 _LINE = re.compile(r"^\s*([a-z0-9-]+)\s*:\s*(.*?)\s*$")
 _CH = re.compile(r"^ch-(\d+)-(rx-power|tx-power|tx-bias-current)$")
@@ -79,3 +79,46 @@ def parse_nv_show_interface_counters_flaps(text: str, interface: str | None = No
         return SwitchCounters(problems=unread("cumulus_nvue", f"nv show interface {port or '<port>'} counters", text,
                                               "a 'carrier-transitions  N' line"))
     return SwitchCounters(link=tuple(out[:1]))
+
+
+_PHY_LINE = re.compile(r"^\s*([a-z][a-z0-9-]*)\s+(\S+)\s*$")
+_BIN = re.compile(r"^rs-num-corr-err-bin(\d+)$")
+_BER_KEYS: dict[str, LinkStatName] = {"raw-ber": "pre_fec_ber", "effective-ber": "post_fec_ber"}
+
+
+def _ratio(cell: str) -> float | None:
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+@framed_interface
+def parse_nv_show_interface_link_phy_detail(text: str, interface: str | None = None) -> SwitchCounters:
+    """FEC and BER of one port from ``nv show interface <port> link phy-detail`` (Cumulus Linux 5.10+, Spectrum-2 and
+    later): ``raw-ber`` (the bit error ratio before FEC, ``1E-7``) and ``effective-ber`` (after FEC) are read as the
+    pre-/post-FEC BER; the RS-FEC histogram ``rs-num-corr-err-binN`` counts the codewords that arrived with N
+    corrected symbols, so the sum of bins 1 and up is the corrected codewords (derived: the output prints no such
+    total). The output has no uncorrectable-codeword count (``effective-errors`` and ``symbol-errors`` count bits, not
+    codewords), so NVUE has no ``fec_uncorrectable_codewords`` series; the per-lane ``raw-ber-laneN`` are not read.
+    An output with none of the keys is a problem naming its first line. Capture:
+    tests/golden/readers/switch/cumulus_nvue/fec--*.txt (NVIDIA's NVUE command reference)."""
+    port = interface or ""
+    out: list[LinkStat] = []
+    corrected: float | None = None
+    for line in text.splitlines():
+        m = _PHY_LINE.match(line)
+        if not m:
+            continue
+        key, cell = m.group(1), m.group(2)
+        if key in _BER_KEYS and (ratio := _ratio(cell)) is not None:
+            out.append(LinkStat(port, _BER_KEYS[key], ratio))
+        elif (b := _BIN.match(key)) and int(b.group(1)) >= 1 and cell.isdigit():
+            corrected = (corrected or 0.0) + float(cell)
+    if corrected is not None:
+        out.append(LinkStat(port, "fec_corrected_codewords", corrected))
+    if not out:
+        return SwitchCounters(problems=unread("cumulus_nvue", f"nv show interface {port or '<port>'} link phy-detail",
+                                              text, "'raw-ber  1E-7' / 'rs-num-corr-err-binN  N' lines"))
+    return SwitchCounters(link=tuple(out))

@@ -30,7 +30,11 @@ from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
 
-from .linkhealth import parse_nv_show_interface_counters_flaps, parse_nv_show_interface_transceiver
+from .linkhealth import (
+    parse_nv_show_interface_counters_flaps,
+    parse_nv_show_interface_link_phy_detail,
+    parse_nv_show_interface_transceiver,
+)
 
 PLATFORM = "cumulus_nvue"
 
@@ -43,11 +47,13 @@ OPTIONAL_COMMANDS: dict[str, str] = {
     "pfcwd": "nv show interface {interface} qos pfc-watchdog",
     "transceiver": "nv show interface {interface} transceiver",
     "flaps": "nv show interface {interface} counters",
+    "fec": "nv show interface {interface} link phy-detail",
 }
 """Commands whose failure (a release without the PFC watchdog, ports without it) does not fail the poll. The
 watchdog is read in its text form: the Cumulus Linux 5.11 user guide prints it (a real shape); no ``-o json`` capture
 of it exists. ``transceiver`` is the module DOM (fabricd.nos.cumulus_nvue.linkhealth; Cumulus Linux 5.11+);
-``flaps`` the port's carrier transitions (its ``carrier-transitions`` line)."""
+``flaps`` the port's carrier transitions (its ``carrier-transitions`` line); ``fec`` the pre-/post-FEC BER and the
+corrected codewords of ``link phy-detail`` (Cumulus Linux 5.10+; Spectrum 1 switches refuse it)."""
 
 _UNITS = {"bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)?\s*$")
@@ -351,4 +357,4 @@ def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCoun
 
 
 PARSERS = {"qos": parse_counters_qos, "pfcwd": parse_pfc_watchdog, "transceiver": parse_nv_show_interface_transceiver,
-           "flaps": parse_nv_show_interface_counters_flaps}
+           "flaps": parse_nv_show_interface_counters_flaps, "fec": parse_nv_show_interface_link_phy_detail}

@@ -116,3 +116,31 @@ def parse_transceiver_dom(text: str) -> SwitchCounters:
         return SwitchCounters(problems=() if blocks else unread(
             "sonic", "show interfaces transceiver eeprom --dom", text, "'EthernetN: SFP EEPROM detected' blocks"))
     return SwitchCounters(optics=tuple(out))
+
+
+FLAPS_COMMAND = "show interfaces flap"
+
+
+@framed
+def parse_show_interfaces_flap(text: str) -> SwitchCounters:
+    """``show interfaces flap`` (sonic-utilities #3724, 2025): per port ``Interface  Flap Count  Admin  Oper  Link Down
+    TimeStamp(UTC)  Link Up TimeStamp(UTC)``. The flap count is ``flap_count`` in APPL_DB ``PORT_TABLE``, which
+    orchagent increments on every oper-status change (sonic-swss #3052: "the flap count increments when the port
+    operational status changes"), so it is read as carrier transitions. The command prints ``Never`` where the field
+    is absent: orchagent's count starts at 0 and is written at the first flap, so ``Never`` is 0 (a counter that
+    appears only at its first increment would hide that increment from ``increase()``). Any other cell that is not a
+    whole number is left out. Capture: tests/golden/readers/switch/sonic/flaps--sonic-utilities-test.txt."""
+    stats: list[LinkStat] = []
+    for table in dashed_tables(text):
+        if "Interface" not in table.columns or "Flap Count" not in table.columns:
+            continue
+        for row in table.rows:
+            port = row.get("Interface", "").strip()
+            cell = row.get("Flap Count", "").strip()
+            value = 0 if cell == "Never" else to_int(cell)
+            if port and value is not None:
+                stats.append(LinkStat(port, "carrier_transitions", float(value)))
+    if not stats:
+        return SwitchCounters(problems=unread("sonic", FLAPS_COMMAND, text,
+                                              "an 'Interface  Flap Count  Admin  Oper ...' table"))
+    return SwitchCounters(link=tuple(stats))

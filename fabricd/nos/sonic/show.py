@@ -23,7 +23,7 @@ from fabricd.readers.switch.model import (
 )
 from fabricd.readers.switch.tables import dashed_tables, label_key, label_map, to_int
 
-from .linkhealth import parse_fec_stats, parse_transceiver_dom
+from .linkhealth import parse_fec_stats, parse_show_interfaces_flap, parse_transceiver_dom
 from .watermark import (
     parse_pg_persistent_watermark,
     parse_pg_watermark_headroom,
@@ -55,6 +55,7 @@ OPTIONAL_COMMANDS: dict[str, str] = {
     "queue_watermark_multicast": "show queue watermark multicast",
     "fec": "show interfaces counters fec-stats",
     "transceiver": "show interfaces transceiver eeprom --dom",
+    "flaps": "show interfaces flap",
 }
 """Commands that older releases lack, whose failure does not fail the poll: ``show queue wredcounters`` came with
 sonic-utilities' wredstat (2025-02, #2807), ``show pfc counters --history`` with #3778 (2025-08). On a release
@@ -62,8 +63,8 @@ without them, click answers ``Usage: ... Error: No such command/option`` and the
 records the command as unsupported instead of reading an error as counters. The watermark commands
 (``watermarkstat``, fabricd.nos.sonic.watermark) are optional too: a platform without buffer telemetry answers them
 with an error, and each ``watermarkstat`` run costs about a second. The link-health commands
-(fabricd.nos.sonic.linkhealth: FEC counters and BER, transceiver DOM) are optional: a virtual switch has no FEC
-counters and no modules."""
+(fabricd.nos.sonic.linkhealth: FEC counters and BER, transceiver DOM, flap counts) are optional: a virtual switch
+has no FEC counters and no modules, and ``show interfaces flap`` came with sonic-utilities #3724 (2025)."""
 
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _PFC_COL = re.compile(r"^PFC([0-7])$")
@@ -353,5 +354,6 @@ PARSERS = {
     "queue_watermark_multicast": parse_queue_watermark_multicast,
     "fec": parse_fec_stats,
     "transceiver": parse_transceiver_dom,
+    "flaps": parse_show_interfaces_flap,
 }
 """Role -> parser, matching :data:`COMMANDS`."""
