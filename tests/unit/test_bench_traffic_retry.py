@@ -72,7 +72,7 @@ def test_a_server_that_does_not_finish_is_killed_and_retried_on_a_fresh_port(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     mod = _bench(monkeypatch)
     inst = _Inst(hangs=2)
-    out = mod.perftest(inst, "ib_write_bw", "b", "a", ["-s", "65536"], "198.18.100.2", 18700)
+    out = mod.perftest(inst, "ib_write_bw", ["-s", "65536"], roles=("b", "a"), peer="198.18.100.2", port=18700)
     assert mod.parse_bw(out, 65536) == (0.170, 0.000324)
     assert inst.ports == ["18700", "18710", "18720"]
     assert [s.killed for s in inst.servers] == [True, True, False]
@@ -82,5 +82,5 @@ def test_a_server_that_does_not_finish_is_killed_and_retried_on_a_fresh_port(
 def test_three_failures_are_reported_not_raised_as_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     mod = _bench(monkeypatch)
     with pytest.raises(mod.BenchError) as info:
-        mod.perftest(_Inst(hangs=3), "ib_write_bw", "b", "a", [], "198.18.100.2", 18700)
+        mod.perftest(_Inst(hangs=3), "ib_write_bw", [], roles=("b", "a"), peer="198.18.100.2", port=18700)
     assert "failed 3 times" in str(info.value) and "did not finish" in str(info.value)
