@@ -195,14 +195,35 @@ def _timers(multipliers: dict[str, int]) -> _Timers:
     )
 
 
+def _words(lines: list[str], prefix: str) -> list[str] | None:
+    """The words of an interface's first line that starts with ``prefix`` (None: no such line)."""
+    return next((ln.split() for ln in lines if ln.startswith(prefix)), None)
+
+
+def _last_word(lines: list[str], prefix: str) -> str | None:
+    """The last word of an interface's first line that starts with ``prefix`` (a policy name, a value)."""
+    words = _words(lines, prefix)
+    return words[-1] if words is not None else None
+
+
 def _pfc_mode(lines: list[str], pause: set[int]) -> tuple[frozenset[int], str | None]:
     """The priorities PFC is in effect on (``priority-flow-control mode on``), and why not when DCBX decides."""
-    mode = next((ln.split()[2] for ln in lines if ln.startswith("priority-flow-control mode ")), None)
+    words = _words(lines, "priority-flow-control mode ")
+    mode = words[2] if words is not None else None
     pfc = frozenset(pause) if mode == "on" else frozenset()
     note = None
     if mode in (None, "auto") and pause:
         note = f"priority-flow-control mode {mode or 'auto (default)'}: PFC only where DCBX negotiates it"
     return pfc, note
+
+
+def _watchdog(lines: list[str], wd_global: bool, timers: _Timers) -> tuple[bool, int]:
+    """(watchdog on, detection ms) of an interface: its own ``watch-dog-interval on|off`` wins over the global one;
+    its ``interface-multiplier`` (0 or absent: the global shutdown multiplier) times the poll interval."""
+    wd = _words(lines, "priority-flow-control watch-dog-interval ")
+    mult = _words(lines, _INTF_MULTIPLIER)
+    intf_mult = (to_int(mult[-1]) or 0) if mult is not None else 0
+    return (wd[-1] == "on" if wd is not None else wd_global), timers.poll * (intf_mult or timers.shutdown)
 
 
 def _strict(queuing: Block | None) -> frozenset[int]:
@@ -217,23 +238,21 @@ def _interface(b: Block, sections: _Sections, *, no_drop: _NoDrop, timers: _Time
     name = b.line.split(" ", 1)[1]
     lines = b.lines()
     pfc, note = _pfc_mode(lines, no_drop.pause)
-    wd_line = next((ln for ln in lines if ln.startswith("priority-flow-control watch-dog-interval ")), None)
-    wd_on = wd_line.endswith(" on") if wd_line is not None else sections.wd_global
-    intf_mult = next((to_int(ln.split()[-1]) or 0 for ln in lines if ln.startswith(_INTF_MULTIPLIER)), 0)
-    qos_in = next((ln.split()[-1] for ln in lines if ln.startswith("service-policy type qos input ")), None)
+    wd_on, detection_ms = _watchdog(lines, sections.wd_global, timers)
+    qos_in = _last_word(lines, "service-policy type qos input ")
     trust, dscp, cos = _classify(sections.policies.get(("qos", qos_in or "")), sections.classes)
     if qos_in is not None and ("qos", qos_in) not in sections.policies:
         problems.append(f"interface {name}: service-policy type qos input {qos_in} is not configured")
-    out_q = next((ln.split()[-1] for ln in lines if ln.startswith("service-policy type queuing output ")),
-                 sections.system.get("queuing output"))
-    mtu = next((to_int(ln.split()[1]) for ln in lines if ln.startswith("mtu ")), None)
+    out_q = _last_word(lines, "service-policy type queuing output ") or sections.system.get("queuing output")
+    mtu_words = _words(lines, "mtu ")
     queuing = sections.policies.get(("queuing", out_q or ""))
     pause_queue = no_drop.pause_queue
     return PortConfig(
-        name=name, mtu_bytes=mtu, trust=trust, dscp_to_queue=dscp if trust in ("dscp", "both") else None,
+        name=name, mtu_bytes=to_int(mtu_words[1]) if mtu_words is not None else None, trust=trust,
+        dscp_to_queue=dscp if trust in ("dscp", "both") else None,
         pcp_to_queue=cos if trust in ("pcp", "both") else None, pfc_priorities=pfc, pfc_note=note,
         watchdog_priorities=pfc if wd_on else frozenset(),
-        detection_ms=timers.poll * (intf_mult or timers.shutdown), restoration_ms=timers.restoration,
+        detection_ms=detection_ms, restoration_ms=timers.restoration,
         ecn=_ecn(queuing), queue_mtu_bytes=dict(no_drop.queue_mtu),
         pfc_queues={c: pause_queue[c] for c in pfc if c in pause_queue},
         watchdog_queues=by_queue(frozenset(c for c in pfc if c in pause_queue), pause_queue) if wd_on else {},
