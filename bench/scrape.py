@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from fabricd.collectors.core import PrometheusBridge, Registry, render  # noqa: E402
-from fabricd.collectors.host import host_collectors  # noqa: E402
+from fabricd.collectors.host import HostReading, host_collectors  # noqa: E402
 from fabricd.sources.kept import RACY_NS  # noqa: E402
 from fabricd_lab.replay import ReplayHost  # noqa: E402
 
@@ -131,7 +131,7 @@ def node_exporter_files(root: Path) -> int:
 
 def inprocess_ms(root: Path, *, kept_files: bool, rounds: int = 200) -> float:
     """p50 of one collect + render in this process (no HTTP)."""
-    registry = Registry(host_collectors(root, replay=True, kept_files=kept_files))
+    registry = Registry(host_collectors(root, replay=True, reading=HostReading(kept_files=kept_files)))
     for _ in range(20):
         registry.exposition()
     times = []

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from fabricd.collectors.core import Family, MetricSpec, Registry, render
-from fabricd.collectors.host import HOST_COLLECTORS, host_collectors
+from fabricd.collectors.host import HOST_COLLECTORS, HostReading, host_collectors
 from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.server import DEFAULT_LISTEN, ExporterServer, bind_error, listen_option
@@ -207,7 +207,7 @@ def host_cmd(
     registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
                                         enabled=_collectors_opt(collectors), include_virtual=include_virtual,
                                         # one scrape: building layouts would not pay
-                                        kept_files=not once, config_interval=config_interval))
+                                        reading=HostReading(kept_files=not once, config_interval=config_interval)))
     if once:
         print_scrape(registry.scrape(), output)
         return

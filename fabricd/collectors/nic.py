@@ -114,28 +114,39 @@ Route = tuple[int, tuple[str, ...], float | None]
 
 def route(key: CounterKey, interface: str) -> Route | None:
     """The family, labels and unit conversion of one normalised counter of ``interface`` (None: not exported)."""
+    if key.priority is not None:
+        return _priority_route(key, interface, _PRIO[key.priority])
+    return _link_route(key, interface)
+
+
+def _priority_route(key: CounterKey, interface: str, prio: str) -> Route | None:
+    """A per-priority counter: PFC frames and the like, pause time (µs -> s), discards by reason."""
+    kind, d = key.counter, key.direction or ""
+    spec = _PER_PRIORITY.get(kind)
+    if spec is not None:
+        return _SLOT[spec.name], (interface, prio, d), None
+    if kind == k.PAUSE_DURATION_US:
+        return _SLOT[PFC_PAUSE_DURATION.name], (interface, prio, d), 1e6
+    if kind == k.PRIORITY_DISCARDS:
+        return _SLOT[PRIORITY_DISCARDS.name], (interface, prio, d, key.qualifier or ""), None
+    return None
+
+
+_BY_QUALIFIER = {k.DISCARDS: DISCARDS, k.PAUSE_STORM_EVENTS: PAUSE_STORM_EVENTS}
+"""Link counters labelled by their qualifier (the reason) instead of a direction."""
+
+
+def _link_route(key: CounterKey, interface: str) -> Route | None:
+    """A per-link counter: link pause frames and the like, pause time (µs -> s), discards and storm events."""
     kind = key.counter
-    d = key.direction or ""
-    p = key.priority
-    if p is not None:
-        ps = _PRIO[p]
-        spec = _PER_PRIORITY.get(kind)
-        if spec is not None:
-            return _SLOT[spec.name], (interface, ps, d), None
-        if kind == k.PAUSE_DURATION_US:
-            return _SLOT[PFC_PAUSE_DURATION.name], (interface, ps, d), 1e6
-        if kind == k.PRIORITY_DISCARDS:
-            return _SLOT[PRIORITY_DISCARDS.name], (interface, ps, d, key.qualifier or ""), None
-        return None
     spec = _PER_LINK.get(kind)
     if spec is not None:
-        return _SLOT[spec.name], (interface, d), None
+        return _SLOT[spec.name], (interface, key.direction or ""), None
     if kind == k.LINK_PAUSE_DURATION_US:
-        return _SLOT[LINK_PAUSE_DURATION.name], (interface, d), 1e6
-    if kind == k.DISCARDS:
-        return _SLOT[DISCARDS.name], (interface, key.qualifier or ""), None
-    if kind == k.PAUSE_STORM_EVENTS:
-        return _SLOT[PAUSE_STORM_EVENTS.name], (interface, key.qualifier or ""), None
+        return _SLOT[LINK_PAUSE_DURATION.name], (interface, key.direction or ""), 1e6
+    spec = _BY_QUALIFIER.get(kind)
+    if spec is not None:
+        return _SLOT[spec.name], (interface, key.qualifier or ""), None
     return None
 
 

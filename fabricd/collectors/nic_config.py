@@ -35,7 +35,7 @@ from fabricd.sources.kept import Clock, Layouts
 from fabricd.sources.kept_files import NicConfigFiles
 from fabricd.sources.notify import DIR_CHANGES, Watch, notifies
 
-from .core import MetricSpec, Scrape, Value
+from .core import Family, MetricSpec, Scrape, Value
 
 Sample = tuple[tuple[str, ...], Value]
 
@@ -90,6 +90,17 @@ class _Held:
     found: tuple[tuple[str, ...], tuple[str, ...]]
     at: float
     samples: tuple[tuple[MetricSpec, tuple[Sample, ...]], ...]
+
+
+class _ConfigFamilies:
+    """The families one read fills (created in this order, so a scrape lists them alike either way)."""
+
+    __slots__ = ("ecn", "mtu", "params", "pfc", "tos", "trust")
+
+    def __init__(self, scrape: Scrape) -> None:
+        fam = scrape.family
+        self.ecn, self.params, self.tos = fam(ECN_ENABLED), fam(DCQCN_PARAMETER), fam(ROCE_TOS)
+        self.pfc, self.trust, self.mtu = fam(PFC_ENABLED), fam(TRUST), fam(MTU)
 
 
 class NicConfigCollector:
@@ -197,28 +208,36 @@ class NicConfigCollector:
 
     def _read(self, scrape: Scrape, devices: list[str], interfaces: list[str]) -> None:
         """Read every configuration file now."""
-        fam = scrape.family
-        ecn, params, tos = fam(ECN_ENABLED), fam(DCQCN_PARAMETER), fam(ROCE_TOS)
-        pfc, trust, mtu = fam(PFC_ENABLED), fam(TRUST), fam(MTU)
-        rdma = class_dir(self.root)
+        out = _ConfigFamilies(scrape)
         for ifname in interfaces:
-            if self._collect_kept(ifname, ecn.samples, params.samples, pfc.samples, trust.samples, mtu.samples):
-                continue
-            cfg = read_nic_config(self.root, ifname)
-            for problem in cfg.problems:
-                scrape.problem(str(problem))
-            for point in cfg.ecn:
-                for prio, enabled in point.enabled.items():
-                    if enabled is not None and 0 <= prio <= 7:
-                        ecn.samples.append(((ifname, point.point, _PRIO[prio]), int(enabled)))
-                for pname, value in point.parameters.items():
-                    params.add((ifname, point.point, pname), value)
-            if cfg.pfc_enabled is not None:
-                for prio, on in enumerate(cfg.pfc_enabled):
-                    pfc.samples.append(((ifname, _PRIO[prio]), int(on)))
-            if cfg.trust is not None:
-                trust.add((ifname, cfg.trust), 1)
-            mtu.add((ifname,), cfg.mtu)
+            if not self._collect_kept(ifname, out):
+                self._collect_snapshot(scrape, ifname, out)
+        self._collect_tos(scrape, devices, out.tos)
+        self.files.forget_others(set(interfaces))
+        for gone in [n for n in self._routes if n not in interfaces]:
+            del self._routes[gone]
+
+    def _collect_snapshot(self, scrape: Scrape, ifname: str, out: _ConfigFamilies) -> None:
+        """Add one interface's samples from :func:`read_nic_config` (the slow way), with its problems."""
+        cfg = read_nic_config(self.root, ifname)
+        for problem in cfg.problems:
+            scrape.problem(str(problem))
+        for point in cfg.ecn:
+            for prio, enabled in point.enabled.items():
+                if enabled is not None and 0 <= prio <= 7:
+                    out.ecn.samples.append(((ifname, point.point, _PRIO[prio]), int(enabled)))
+            for pname, value in point.parameters.items():
+                out.params.add((ifname, point.point, pname), value)
+        if cfg.pfc_enabled is not None:
+            for prio, on in enumerate(cfg.pfc_enabled):
+                out.pfc.samples.append(((ifname, _PRIO[prio]), int(on)))
+        if cfg.trust is not None:
+            out.trust.add((ifname, cfg.trust), 1)
+        out.mtu.add((ifname,), cfg.mtu)
+
+    def _collect_tos(self, scrape: Scrape, devices: list[str], tos: Family) -> None:
+        """The RoCE ToS (rdma_cm's ``default_roce_tos``) of every port of every included RDMA device."""
+        rdma = class_dir(self.root)
         for dev in devices:
             if self.include is not None and not self.include.search(dev):
                 continue
@@ -231,12 +250,8 @@ class NicConfigCollector:
                 for problem in t.problems:
                     scrape.problem(str(problem))
                 tos.add((dev, port), t.tos)
-        self.files.forget_others(set(interfaces))
-        for gone in [n for n in self._routes if n not in interfaces]:
-            del self._routes[gone]
 
-    def _collect_kept(self, ifname: str, ecn: list[Sample], params: list[Sample], pfc: list[Sample],
-                      trust: list[Sample], mtu: list[Sample]) -> bool:
+    def _collect_kept(self, ifname: str, out: _ConfigFamilies) -> bool:
         """Add one interface's samples from :attr:`files` (the same ones :func:`read_nic_config` gives); False,
         adding nothing, when it must be read the slow way now."""
         values = self.files.read(ifname)
@@ -251,13 +266,13 @@ class NicConfigCollector:
         if cached is None or cached[0] is not layout:
             cached = self._routes[ifname] = (layout, _routes(layout))
         enabled_routes, param_routes = cached[1]
-        ecn.extend([(labels, int(ints[i] != 0)) for labels, i in enabled_routes])
-        params.extend([(labels, ints[i]) for labels, i in param_routes])
+        out.ecn.samples.extend([(labels, int(ints[i] != 0)) for labels, i in enabled_routes])
+        out.params.samples.extend([(labels, ints[i]) for labels, i in param_routes])
         if pfc_flags is not None:
-            pfc.extend([((ifname, _PRIO[prio]), int(on)) for prio, on in enumerate(pfc_flags)])
+            out.pfc.samples.extend([((ifname, _PRIO[prio]), int(on)) for prio, on in enumerate(pfc_flags)])
         trust_text = values.text(layout.trust)
         if trust_text:
-            trust.append(((ifname, trust_text), 1))
+            out.trust.samples.append(((ifname, trust_text), 1))
         if layout.mtu >= 0:
-            mtu.append(((ifname,), ints[layout.mtu]))
+            out.mtu.samples.append(((ifname,), ints[layout.mtu]))
         return True

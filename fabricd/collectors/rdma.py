@@ -22,6 +22,7 @@ from fabricd.readers.rdma import (
     DeviceLayout,
     RdmaDevice,
     RdmaKey,
+    RdmaValues,
     list_rdma_devices,
     parse_rate,
     parse_state,
@@ -202,6 +203,65 @@ def _routes(layout: DeviceLayout) -> tuple[_PortRoutes, ...]:
     return tuple(out)
 
 
+class _Families:
+    """The families of one scrape, and the two ways a device's samples are added to them: from kept-open files
+    with a precomputed layout (:meth:`kept`), or from a :class:`RdmaDevice` snapshot (:meth:`snapshot`)."""
+
+    def __init__(self, scrape: Scrape) -> None:
+        fam = scrape.family
+        self.lists = [fam(spec).samples for spec in _COUNTER_SPECS]
+        self.families: dict[str, Family] = {spec.name: fam(spec) for spec, _ in _BY_COUNTER.values()}
+        self.dev_info, self.port_info = fam(DEVICE_INFO), fam(PORT_INFO)
+        self.state, self.phys, self.rate = fam(PORT_STATE), fam(PORT_PHYS_STATE), fam(PORT_RATE)
+        self.saturated, self.other = fam(SATURATED), fam(HW_OTHER)
+
+    def kept(self, name: str, values: RdmaValues, routes: tuple[_PortRoutes, ...]) -> None:
+        """One device read through its kept-open files: every value re-read, labels precomputed."""
+        layout = values.layout
+        ints, text = values.ints, values.text
+        self.dev_info.samples.append(((name, text(layout.fw_ver) or "", text(layout.board_id) or "",
+                                       text(layout.hca_type) or "", text(layout.node_guid) or ""), 1))
+        netdevs = ",".join(values.netdevs)
+        lists, saturated = self.lists, self.saturated
+        for pl, port in zip(layout.ports, routes, strict=True):
+            dp = port.dp
+            link_layer, rate_text = text(pl.link_layer), text(pl.rate)
+            self.port_info.samples.append(((name, port.port, link_layer or "", rate_text or "", netdevs), 1))
+            self.state.add(dp, parse_state(text(pl.state))[0])
+            self.phys.add(dp, parse_state(text(pl.phys_state))[0])
+            gbps = parse_rate(rate_text)
+            self.rate.add(dp, None if gbps is None else gbps * 1e9 / 8)
+            for labels, index in port.saturable:
+                if ints[index] == SATURATED_U32:
+                    saturated.samples.append((labels, 1))
+            for slot, labels, index, scale in port.counters:
+                lists[slot].append((labels, ints[index] * scale))
+            self.other.samples.extend([(labels, ints[index]) for labels, index in port.unmapped])
+
+    def snapshot(self, dev: RdmaDevice) -> None:
+        """One device read as a snapshot (:func:`fabricd.readers.rdma.read_rdma_device`)."""
+        name = dev.name
+        self.dev_info.add((name, dev.fw_ver or "", dev.board_id or "", dev.hca_type or "", dev.node_guid or ""), 1)
+        for port in dev.ports:
+            ps = str(port.port)
+            dp = (name, ps)
+            self.port_info.add((name, ps, port.link_layer or "", port.rate or "", ",".join(dev.netdevs)), 1)
+            self.state.add(dp, port.state)
+            self.phys.add(dp, port.phys_state)
+            self.rate.add(dp, port.rate_bytes_per_second)
+            for counter in port.saturated:
+                self.saturated.add((name, ps, counter), 1)
+            key: RdmaKey
+            for key, value in port.normalised().items():
+                entry = _BY_COUNTER.get(key.counter)
+                if entry is None:
+                    continue
+                spec, layout_kind = entry
+                self.families[spec.name].samples.append((_labels(name, ps, key, layout_kind), value))
+            for counter, value in port.unmapped_hw_counters().items():
+                self.other.samples.append(((name, ps, counter), value))
+
+
 class RdmaCollector:
     """``rdma``: every RDMA device and port under ``<root>/sys/class/infiniband`` (optionally filtered by a regex).
 
@@ -229,12 +289,7 @@ class RdmaCollector:
         self._routes: dict[str, tuple[DeviceLayout, tuple[_PortRoutes, ...]]] = {}
 
     def collect(self, scrape: Scrape) -> None:
-        fam = scrape.family
-        lists = [fam(spec).samples for spec in _COUNTER_SPECS]
-        families: dict[str, Family] = {spec.name: fam(spec) for spec, _ in _BY_COUNTER.values()}
-        dev_info, port_info = fam(DEVICE_INFO), fam(PORT_INFO)
-        state, phys, rate = fam(PORT_STATE), fam(PORT_PHYS_STATE), fam(PORT_RATE)
-        saturated, other = fam(SATURATED), fam(HW_OTHER)
+        out = _Families(scrape)
         seen: set[str] = set()
         for name in list_rdma_devices(self.root):
             if self.include is not None and not self.include.search(name):
@@ -242,59 +297,26 @@ class RdmaCollector:
             seen.add(name)
             values = self.files.read(name)
             if values is not None:
-                layout = values.layout
-                cached = self._routes.get(name)
-                if cached is None or cached[0] is not layout:
-                    cached = self._routes[name] = (layout, _routes(layout))
-                ints, text = values.ints, values.text
-                dev_info.samples.append(((name, text(layout.fw_ver) or "", text(layout.board_id) or "",
-                                          text(layout.hca_type) or "", text(layout.node_guid) or ""), 1))
-                netdevs = ",".join(values.netdevs)
-                for pl, routes in zip(layout.ports, cached[1], strict=True):
-                    dp = routes.dp
-                    link_layer, rate_text = text(pl.link_layer), text(pl.rate)
-                    port_info.samples.append(((name, routes.port, link_layer or "", rate_text or "", netdevs), 1))
-                    state.add(dp, parse_state(text(pl.state))[0])
-                    phys.add(dp, parse_state(text(pl.phys_state))[0])
-                    gbps = parse_rate(rate_text)
-                    rate.add(dp, None if gbps is None else gbps * 1e9 / 8)
-                    for labels, index in routes.saturable:
-                        if ints[index] == SATURATED_U32:
-                            saturated.samples.append((labels, 1))
-                    for slot, labels, index, scale in routes.counters:
-                        lists[slot].append((labels, ints[index] * scale))
-                    other.samples.extend([(labels, ints[index]) for labels, index in routes.unmapped])
+                out.kept(name, values, self._layout_routes(name, values.layout))
                 continue
             dev = read_rdma_device(self.root, name)
             for problem in dev.problems:
                 scrape.problem(str(problem))
             if self.on_snapshot is not None:
                 self.on_snapshot(dev)
-            if not dev.ports and dev.problems:
-                continue
-            dev_info.add((name, dev.fw_ver or "", dev.board_id or "", dev.hca_type or "", dev.node_guid or ""), 1)
-            for port in dev.ports:
-                ps = str(port.port)
-                dp = (name, ps)
-                port_info.add((name, ps, port.link_layer or "", port.rate or "", ",".join(dev.netdevs)), 1)
-                state.add(dp, port.state)
-                phys.add(dp, port.phys_state)
-                rate.add(dp, port.rate_bytes_per_second)
-                for counter in port.saturated:
-                    saturated.add((name, ps, counter), 1)
-                key: RdmaKey
-                for key, value in port.normalised().items():
-                    entry = _BY_COUNTER.get(key.counter)
-                    if entry is None:
-                        continue
-                    spec, layout_kind = entry
-                    families[spec.name].samples.append((_labels(name, ps, key, layout_kind), value))
-                for counter, value in port.unmapped_hw_counters().items():
-                    other.samples.append(((name, ps, counter), value))
+            if dev.ports or not dev.problems:
+                out.snapshot(dev)
         self.files.forget_others(seen)
         for gone in [n for n in self._routes if n not in seen]:
             del self._routes[gone]
-        self._collect_bundle(scrape, seen, families, other)
+        self._collect_bundle(scrape, seen, out.families, out.other)
+
+    def _layout_routes(self, name: str, layout: DeviceLayout) -> tuple[_PortRoutes, ...]:
+        """The precomputed samples of a device's layout, rebuilt when the layout changes."""
+        cached = self._routes.get(name)
+        if cached is None or cached[0] is not layout:
+            cached = self._routes[name] = (layout, _routes(layout))
+        return cached[1]
 
     def _collect_bundle(self, scrape: Scrape, seen: set[str], families: dict[str, Family], other: Family) -> None:
         """hw counters of devices that have no sysfs under the root, from a bundle's ``rdma statistic show`` text

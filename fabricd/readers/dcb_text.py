@@ -71,7 +71,7 @@ class DcbApp:
     """(DSCP, priority) pairs in printed order (a DSCP may map to several priorities)."""
 
 
-def _pairs(tokens: list[str], source: str, n: int, key: str, lo: int, hi: int) -> list[tuple[int, str]]:
+def _pairs(tokens: list[str], source: str, n: int, key: str, *, lo: int = 0, hi: int = 7) -> list[tuple[int, str]]:
     out = []
     for tok in tokens:
         idx, sep, val = tok.partition(":")
@@ -152,9 +152,9 @@ def parse_dcb_pfc(text: str, source: str = "dcb pfc show") -> DcbPfc:
             if "prio_pfc" in got:
                 raise TextParseError(source, n, f"{key} and prio-pfc/pg-pfc both printed", expected="one of them",
                                      got=key)
-            got["prio_pfc"] = {i: _onoff(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
+            got["prio_pfc"] = {i: _onoff(v, source, n, key) for i, v in _pairs(values, source, n, key)}
         else:
-            got[key] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
+            got[key] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key)}
     if "prio_pfc" not in got:
         raise TextParseError(source, 1, "no prio-pfc line", expected="prio-pfc 0:off ... 7:off",
                              got=text.strip()[:80])
@@ -178,18 +178,18 @@ def parse_dcb_ets(text: str, source: str = "dcb ets show") -> DcbEts:
         elif key == "ets-cap":
             got[name] = to_int(_one(values, source, n, key), source, n, key)
         elif key.endswith("tc-tsa"):
-            pairs = _pairs(values, source, n, key, 0, 7)
+            pairs = _pairs(values, source, n, key)
             for _, v in pairs:
                 if v not in TSA:
                     raise TextParseError(source, n, f"{key}: unknown TSA", expected=" or ".join(sorted(TSA)), got=v)
             got[name] = dict(pairs)
         elif key.endswith("bw"):
-            pairs_bw = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
+            pairs_bw = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key)}
             if any(not 0 <= v <= 100 for v in pairs_bw.values()):
                 raise TextParseError(source, n, f"{key}: bandwidth", expected="0-100 %", got=" ".join(values))
             got[name] = pairs_bw
         else:  # prio-tc, reco-prio-tc
-            got[name] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
+            got[name] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key)}
     if not any(k in got for k in ("tc_bw", "tc_tsa", "prio_tc")):
         raise TextParseError(source, 1, "no tc-bw, tc-tsa or prio-tc line", expected="the ETS maps",
                              got=text.strip()[:80])
@@ -218,9 +218,9 @@ def parse_dcb_buffer(text: str, source: str = "dcb buffer show") -> DcbBuffer:
     total: int | None = None
     for n, key, values in _lines(text, source, BUFFER_KEYS):
         if key == "prio-buffer":
-            prio = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
+            prio = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key)}
         elif key == "buffer-size":
-            sizes = {i: _size(v, source, n, key) for i, v in _pairs(values, source, n, key, 0, 7)}
+            sizes = {i: _size(v, source, n, key) for i, v in _pairs(values, source, n, key)}
         else:
             total = _size(_one(values, source, n, key), source, n, key)
     if not prio and not sizes:

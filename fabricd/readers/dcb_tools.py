@@ -25,6 +25,7 @@ nothing fabricd needs (``Cable len``, ``Chassis ID TLV``...) are skipped.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .framing import framed
@@ -58,7 +59,7 @@ class DcbToolState:
         return None if self.pfc_enabled is None else sum(1 << p for p in self.pfc_enabled)
 
 
-def _int(value: str, source: str, n: int, what: str, lo: int = 0, hi: int | None = None) -> int:
+def _int(value: str, source: str, n: int, what: str, *, lo: int = 0, hi: int | None = None) -> int:
     try:
         got = int(value, 10)
     except ValueError:
@@ -81,68 +82,103 @@ _MQ_PRIO = re.compile(r"^priority:\s*(?P<p>\d+)\s*$")
 _MQ_DSCP = re.compile(r"^prio:\s*(?P<p>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")
 
 
-@framed
-def parse_mlnx_qos(text: str, source: str = "mlnx_qos") -> DcbToolState:
-    """``mlnx_qos -i <if>`` text -> :class:`DcbToolState`."""
-    lines = content_lines(text)
+@dataclass
+class _MlnxQos:
+    """``mlnx_qos`` read line by line: the settings lines, the dscp2prio table, the PFC table (a ``priority``
+    header row and its ``enabled`` row) and the TC blocks (``tc:`` with its ``priority:`` lines). The first step
+    that knows a line takes it."""
+
+    source: str
     pfc: frozenset[int] | None = None
-    prio_tc: dict[int, int] = {}
-    tsa: dict[int, str] = {}
-    bw: dict[int, int] = {}
+    prio_tc: dict[int, int] = field(default_factory=dict)
+    tsa: dict[int, str] = field(default_factory=dict)
+    bw: dict[int, int] = field(default_factory=dict)
     dscp: dict[int, int] | None = None
     trust: tuple[str, ...] | None = None
     dcbx: str | None = None
     tc: int | None = None
     header: list[int] | None = None
-    read = False
-    for n, line in lines:
-        s = line.strip()
+    read: bool = False
+
+    def feed(self, n: int, s: str) -> None:
         _, sep, value = s.partition(":")
+        if not (self._settings(s, value.strip()) or self._dscp_row(n, s) or self._pfc_table(n, s, sep)):
+            self._tc_block(n, s)
+
+    def _settings(self, s: str, value: str) -> bool:
+        """``DCBX mode:``, ``Priority trust state:`` and the ``dscp2prio mapping`` heading."""
         if s.startswith("DCBX mode:"):
-            dcbx = DCBX_MODES.get(value.strip(), value.strip().lower() or None)
-            read = True
+            self.dcbx = DCBX_MODES.get(value, value.lower() or None)
+            self.read = True
         elif s.startswith("Priority trust state:"):
-            trust = (value.strip(),) if value.strip() else None
-            read = True
+            self.trust = (value,) if value else None
+            self.read = True
         elif s.startswith("dscp2prio mapping"):
-            dscp = {}
-        elif (m := _MQ_DSCP.match(s)) is not None:
-            prio = _int(m.group("p"), source, n, "dscp2prio priority", 0, 7)
-            table = dscp if dscp is not None else {}
-            for d in (x.strip() for x in m.group("list").split(",")):
-                if d:
-                    table[_int(d, source, n, "dscp2prio DSCP", 0, 63)] = prio
-            dscp = table
-            read = True
-        elif s.split()[:1] == ["priority"] and not sep:
-            header = [_int(x, source, n, "PFC priority", 0, 7) for x in s.split()[1:]]
-        elif s.split()[:1] == ["enabled"] and not sep:
-            if header is None:
-                raise TextParseError(source, n, "PFC 'enabled' row before its 'priority' header",
-                                     expected="priority 0 1 ... 7", got=s)
-            flags = s.split()[1:]
-            if len(flags) != len(header):
-                raise TextParseError(source, n, "PFC 'enabled' row does not match its header",
-                                     expected=f"{len(header)} values", got=s)
-            pfc = frozenset(p for p, f in zip(header, flags, strict=True)
-                            if _int(f, source, n, "PFC enabled", 0, 1))
-            read = True
-        elif (m := _MQ_TC.match(s)) is not None:
-            tc = _int(m.group("tc"), source, n, "tc", 0, 7)
-            tsa[tc] = m.group("tsa")
+            self.dscp = {}
+        else:
+            return False
+        return True
+
+    def _dscp_row(self, n: int, s: str) -> bool:
+        """``prio:P dscp:D,D,...``."""
+        if (m := _MQ_DSCP.match(s)) is None:
+            return False
+        prio = _int(m.group("p"), self.source, n, "dscp2prio priority", hi=7)
+        table = self.dscp if self.dscp is not None else {}
+        for d in (x.strip() for x in m.group("list").split(",")):
+            if d:
+                table[_int(d, self.source, n, "dscp2prio DSCP", hi=63)] = prio
+        self.dscp = table
+        self.read = True
+        return True
+
+    def _pfc_table(self, n: int, s: str, sep: str) -> bool:
+        """The PFC table: ``priority 0 1 ... 7`` then ``enabled 0 0 0 1 ...``."""
+        first = s.split()[:1]
+        if sep or first not in (["priority"], ["enabled"]):
+            return False
+        if first == ["priority"]:
+            self.header = [_int(x, self.source, n, "PFC priority", hi=7) for x in s.split()[1:]]
+            return True
+        if self.header is None:
+            raise TextParseError(self.source, n, "PFC 'enabled' row before its 'priority' header",
+                                 expected="priority 0 1 ... 7", got=s)
+        flags = s.split()[1:]
+        if len(flags) != len(self.header):
+            raise TextParseError(self.source, n, "PFC 'enabled' row does not match its header",
+                                 expected=f"{len(self.header)} values", got=s)
+        self.pfc = frozenset(p for p, f in zip(self.header, flags, strict=True)
+                             if _int(f, self.source, n, "PFC enabled", hi=1))
+        self.read = True
+        return True
+
+    def _tc_block(self, n: int, s: str) -> None:
+        """``tc: N ratelimit: ..., tsa: T[, bw: B%]`` and the ``priority: P`` lines under it."""
+        if (m := _MQ_TC.match(s)) is not None:
+            tc = self.tc = _int(m.group("tc"), self.source, n, "tc", hi=7)
+            self.tsa[tc] = m.group("tsa")
             if m.group("bw") is not None:
-                bw[tc] = _int(m.group("bw"), source, n, f"tc {tc} bw", 0, 100)
+                self.bw[tc] = _int(m.group("bw"), self.source, n, f"tc {tc} bw", hi=100)
             elif m.group("tsa") != "ets":
-                bw[tc] = 0  # strict/vendor TCs take no ETS share (dcb ets prints 0% for them)
-            read = True
+                self.bw[tc] = 0  # strict/vendor TCs take no ETS share (dcb ets prints 0% for them)
+            self.read = True
         elif (m := _MQ_PRIO.match(s)) is not None:
-            if tc is None:
-                raise TextParseError(source, n, "'priority:' line before any 'tc:' line",
+            if self.tc is None:
+                raise TextParseError(self.source, n, "'priority:' line before any 'tc:' line",
                                      expected="tc: N ratelimit: ..., tsa: ...", got=s)
-            prio_tc[_int(m.group("p"), source, n, "priority", 0, 7)] = tc
-    if not read:
+            self.prio_tc[_int(m.group("p"), self.source, n, "priority", hi=7)] = self.tc
+
+
+@framed
+def parse_mlnx_qos(text: str, source: str = "mlnx_qos") -> DcbToolState:
+    """``mlnx_qos -i <if>`` text -> :class:`DcbToolState`."""
+    lines = content_lines(text)
+    r = _MlnxQos(source)
+    for n, line in lines:
+        r.feed(n, line.strip())
+    if not r.read:
         raise _nothing(source, lines, "mlnx_qos", "'DCBX mode:', 'Priority trust state:', PFC and 'tc:' lines")
-    return DcbToolState("mlnx_qos", pfc, prio_tc, tsa, bw, dscp, trust, dcbx)
+    return DcbToolState("mlnx_qos", r.pfc, r.prio_tc, r.tsa, r.bw, r.dscp, r.trust, r.dcbx)
 
 
 # -- lldptool -ti and niccli (IEEE 802.1Qaz TLVs) ------------------------------------------------------------------
@@ -156,7 +192,7 @@ def _pairs(value: str, source: str, n: int, what: str) -> dict[int, str]:
     pairs = _PAIRS.findall(value)
     if not pairs or len(pairs) != len(value.split()):
         raise TextParseError(source, n, f"{what}: not index:value pairs", expected="e.g. 0:0 1:0 3:1", got=value)
-    return {_int(k, source, n, what, 0, 7): v for k, v in pairs}
+    return {_int(k, source, n, what, hi=7): v for k, v in pairs}
 
 
 def _percents(value: str, source: str, n: int, what: str) -> dict[int, int]:
@@ -164,7 +200,7 @@ def _percents(value: str, source: str, n: int, what: str) -> dict[int, int]:
     for i, tok in enumerate(value.split()):
         if not tok.endswith("%"):
             raise TextParseError(source, n, f"{what}: not a percentage", expected="e.g. 50%", got=tok)
-        out[i] = _int(tok[:-1], source, n, what, 0, 100)
+        out[i] = _int(tok[:-1], source, n, what, hi=100)
     return out
 
 
@@ -172,94 +208,144 @@ def _priorities(value: str, source: str, n: int, what: str) -> frozenset[int]:
     toks = [t for t in re.split(r"[\s,]+", value.strip()) if t]
     if toks == ["none"]:
         return frozenset()
-    return frozenset(_int(t, source, n, what, 0, 7) for t in toks)
+    return frozenset(_int(t, source, n, what, hi=7) for t in toks)
+
+
+@dataclass
+class _QazTlvs:
+    """The IEEE 802.1Qaz TLV text read section by section: each TLV's lines go to that TLV's handler
+    (:data:`_SECTIONS`), so a key is read only in its own TLV."""
+
+    source: str
+    section: str = ""
+    pfc: frozenset[int] | None = None
+    prio_tc: dict[int, int] = field(default_factory=dict)
+    tsa: dict[int, str] = field(default_factory=dict)
+    bw: dict[int, int] = field(default_factory=dict)
+    apps: dict[int, int] | None = None
+    app: dict[str, str] = field(default_factory=dict)
+    willing: bool | None = None
+    rate: dict[int, int] = field(default_factory=dict)
+    read: bool = False
+
+    def close_app(self, n: int) -> None:
+        """End the APP entry being read: a DSCP one (``Sel: 5``) joins the DSCP -> priority map."""
+        app = self.app
+        if app.get("sel") == "5" and "DSCP" in app and "priority" in app:
+            self.apps = self.apps if self.apps is not None else {}
+            self.apps[_int(app["DSCP"], self.source, n, "APP DSCP", hi=63)] = _int(
+                app["priority"], self.source, n, "APP priority", hi=7)
+        self.app = {}
+
+    def feed(self, n: int, line: str, top: int) -> None:
+        s = line.strip()
+        tlv = _TLV.match(s)
+        if tlv is not None and len(line) - len(line.lstrip()) <= top:
+            self.close_app(n)
+            self.section = tlv.group("name").strip()
+            if self.section == "IEEE 8021QAZ APP":
+                self.apps = self.apps if self.apps is not None else {}
+            return
+        if s.startswith("End of LLDPDU"):
+            self.close_app(n)
+            self.section = ""
+            return
+        key, sep, value = s.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "TC Rate Limit":  # niccli: a top-level line after the TLVs
+            self.close_app(n)
+            self.section = ""
+            self.rate = _percents(value, self.source, n, "TC Rate Limit")
+        elif (handler := _SECTIONS.get(self.section)) is not None:
+            handler(self, _Line(n, s, key, sep, value))
+
+    def ets_configuration(self, ln: _Line) -> None:
+        """``IEEE 8021QAZ ETS Configuration``: PRIO_MAP, TC Bandwidth, TSA_MAP, Willing."""
+        source, n = self.source, ln.n
+        if ln.key == "PRIO_MAP":
+            self.prio_tc = {p: _int(t, source, n, "PRIO_MAP TC", hi=7)
+                            for p, t in _pairs(ln.value, source, n, "PRIO_MAP").items()}
+            self.read = True
+        elif ln.key == "TC Bandwidth":
+            self.bw = _percents(ln.value, source, n, "TC Bandwidth")
+        elif ln.key == "TSA_MAP":
+            self.tsa = _pairs(ln.value, source, n, "TSA_MAP")
+        elif ln.key == "Willing":
+            self.willing = ln.value == "yes"
+
+    def ieee_pfc(self, ln: _Line) -> None:
+        """``IEEE 8021QAZ PFC``: ``PFC enabled``."""
+        if ln.key == "PFC enabled":
+            self.pfc = _priorities(ln.value, self.source, ln.n, "PFC enabled")
+            self.read = True
+
+    def ieee_app(self, ln: _Line) -> None:
+        """``IEEE 8021QAZ APP``: ``APP#k`` entries with their ``Priority``, ``Sel`` and protocol lines."""
+        if _APP.match(ln.text):
+            self.close_app(ln.n)
+        elif ln.key == "Priority":
+            self.app["priority"] = ln.value
+        elif ln.key == "Sel":
+            self.app["sel"] = ln.value
+        elif ln.sep:
+            self.app[ln.key] = ln.value
+
+    def cee_dcbx(self, ln: _Line) -> None:
+        """``CEE DCBX``: PFC and priority groups, where no IEEE TLV gave them."""
+        if ln.key == "PFC enabled priorities" and self.pfc is None:
+            self.pfc = _priorities(ln.value, self.source, ln.n, "PFC enabled priorities")
+            self.read = True
+        elif ln.key == "PGID Priorities" and not self.prio_tc:
+            for pg, prios in re.findall(r"(\d+):\[([\d,]*)\]", ln.value):
+                for p in prios.split(","):
+                    if p:
+                        self.prio_tc[_int(p, self.source, ln.n, "PGID priority", hi=7)] = _int(
+                            pg, self.source, ln.n, "PGID", hi=15)
+            self.read = True
+
+    def state(self, tool: str) -> DcbToolState:
+        for tc in self.tsa:
+            if self.tsa[tc] != "ets":
+                self.bw.setdefault(tc, 0)
+        return DcbToolState(tool, self.pfc, self.prio_tc, self.tsa, self.bw, self.apps, None, None, self.willing,
+                            self.rate)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One line inside a TLV: its number, text, and the ``key: value`` split (``sep`` empty: no colon)."""
+
+    n: int
+    text: str
+    key: str
+    sep: str
+    value: str
+
+
+_SECTIONS: dict[str, Callable[[_QazTlvs, _Line], None]] = {
+    "IEEE 8021QAZ ETS Configuration": _QazTlvs.ets_configuration,
+    "IEEE 8021QAZ PFC": _QazTlvs.ieee_pfc,
+    "IEEE 8021QAZ APP": _QazTlvs.ieee_app,
+    "CEE DCBX": _QazTlvs.cee_dcbx,
+}
+"""TLV name -> the handler of its lines (other TLVs carry nothing fabricd reads)."""
 
 
 def parse_qaz_tlvs(text: str, source: str, tool: str) -> DcbToolState:
     """The IEEE 802.1Qaz TLV text ``lldptool -ti`` and ``niccli`` print, section by section; a key is read only in
     its own TLV (the ETS Recommendation's PRIO_MAP never overwrites the Configuration's)."""
     lines = content_lines(text)
-    section = ""
-    pfc: frozenset[int] | None = None
-    prio_tc: dict[int, int] = {}
-    tsa: dict[int, str] = {}
-    bw: dict[int, int] = {}
-    apps: dict[int, int] | None = None
-    app: dict[str, str] = {}
-    willing: bool | None = None
-    rate: dict[int, int] = {}
-    read = False
-
-    def close_app() -> None:
-        nonlocal apps, app
-        if app.get("sel") == "5" and "DSCP" in app and "priority" in app:
-            apps = apps if apps is not None else {}
-            apps[_int(app["DSCP"], source, n, "APP DSCP", 0, 63)] = _int(app["priority"], source, n,
-                                                                        "APP priority", 0, 7)
-        app = {}
-
     heads = [len(line) - len(line.lstrip()) for _, line in lines if _TLV.match(line.strip())]
     top = min(heads) if heads else 0  # a README may indent the whole output; sub-TLVs (CEE) are indented more
+    r = _QazTlvs(source)
     n = 0
     for n, line in lines:
-        s = line.strip()
-        tlv = _TLV.match(s)
-        if tlv is not None and len(line) - len(line.lstrip()) <= top:
-            close_app()
-            section = tlv.group("name").strip()
-            if section == "IEEE 8021QAZ APP":
-                apps = apps if apps is not None else {}
-            continue
-        if s.startswith("End of LLDPDU"):
-            close_app()
-            section = ""
-            continue
-        key, sep, value = s.partition(":")
-        key, value = key.strip(), value.strip()
-        if key == "TC Rate Limit":  # niccli: a top-level line after the TLVs
-            close_app()
-            section = ""
-            rate = _percents(value, source, n, "TC Rate Limit")
-        elif section == "IEEE 8021QAZ ETS Configuration":
-            if key == "PRIO_MAP":
-                prio_tc = {p: _int(t, source, n, "PRIO_MAP TC", 0, 7)
-                           for p, t in _pairs(value, source, n, "PRIO_MAP").items()}
-                read = True
-            elif key == "TC Bandwidth":
-                bw = _percents(value, source, n, "TC Bandwidth")
-            elif key == "TSA_MAP":
-                tsa = _pairs(value, source, n, "TSA_MAP")
-            elif key == "Willing":
-                willing = value == "yes"
-        elif section == "IEEE 8021QAZ PFC" and key == "PFC enabled":
-            pfc = _priorities(value, source, n, "PFC enabled")
-            read = True
-        elif section == "IEEE 8021QAZ APP":
-            if _APP.match(s):
-                close_app()
-            elif key == "Priority":
-                app["priority"] = value
-            elif key == "Sel":
-                app["sel"] = value
-            elif sep:
-                app[key] = value
-        elif section == "CEE DCBX" and key == "PFC enabled priorities" and pfc is None:
-            pfc = _priorities(value, source, n, "PFC enabled priorities")
-            read = True
-        elif section == "CEE DCBX" and key == "PGID Priorities" and not prio_tc:
-            for pg, prios in re.findall(r"(\d+):\[([\d,]*)\]", value):
-                for p in prios.split(","):
-                    if p:
-                        prio_tc[_int(p, source, n, "PGID priority", 0, 7)] = _int(pg, source, n, "PGID", 0, 15)
-            read = True
-    close_app()
-    if not read:
+        r.feed(n, line, top)
+    r.close_app(n)
+    if not r.read:
         raise _nothing(source, lines, tool, "'IEEE 8021QAZ ETS Configuration TLV' with PRIO_MAP, or "
                        "'IEEE 8021QAZ PFC TLV' with 'PFC enabled:'")
-    for tc in tsa:
-        if tsa[tc] != "ets":
-            bw.setdefault(tc, 0)
-    return DcbToolState(tool, pfc, prio_tc, tsa, bw, apps, None, None, willing, rate)
+    return r.state(tool)
 
 
 @framed

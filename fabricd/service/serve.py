@@ -27,7 +27,7 @@ from typing import Any
 
 from fabricd import __version__
 from fabricd.collectors.core import Registry, Scrape
-from fabricd.collectors.host import host_collectors
+from fabricd.collectors.host import HostReading, host_collectors
 from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
 from fabricd.collectors.switch import Backoff, CommandRunner, SwitchCollector, SwitchTarget
@@ -129,7 +129,7 @@ class Service:
         if options.export_host and self.hosts:
             first = self.hosts[0]
             for c in host_collectors(first.root, replay=first.raw_stats is None and first.root != "/",
-                                     config_interval=options.config_interval_s):
+                                     reading=HostReading(config_interval=options.config_interval_s)):
                 self.registry.register(c)
         if self.fleet is not None:
             self.registry.register(_FleetCollector(self.fleet))

@@ -18,7 +18,7 @@ from capture_host import build_capture_host
 from metrics_text import metric_value
 
 from fabricd.collectors.core import Collector, Registry
-from fabricd.collectors.host import host_collectors
+from fabricd.collectors.host import HostReading, host_collectors
 from fabricd.collectors.nic import NicCollector, ReplayEthtoolSource
 from fabricd.collectors.nic_config import NicConfigCollector
 from fabricd.collectors.rdma import RdmaCollector
@@ -52,8 +52,9 @@ class Pair:
 
     def __init__(self, root: Path) -> None:
         # the shipped config interval: on this local file system every write must still show at the next scrape
-        self.kept = Registry(host_collectors(root, replay=True, clock=ahead), clock=frozen)
-        self.plain = Registry(host_collectors(root, replay=True, kept_files=False, config_interval=0), clock=frozen)
+        self.kept = Registry(host_collectors(root, replay=True, reading=HostReading(clock=ahead)), clock=frozen)
+        plain = HostReading(kept_files=False, config_interval=0)
+        self.plain = Registry(host_collectors(root, replay=True, reading=plain), clock=frozen)
 
     def scrape(self) -> str:
         kept, plain = self.kept.exposition(), self.plain.exposition()
@@ -257,7 +258,7 @@ def test_vanishes_between_discovery_and_read_with_layouts(host: ReplayHost, monk
     import fabricd.collectors.nic as nic_mod
     import fabricd.collectors.rdma as rdma_mod
 
-    registry = Registry(host_collectors(host.root, replay=True, clock=ahead, config_interval=0))
+    registry = Registry(host_collectors(host.root, replay=True, reading=HostReading(clock=ahead, config_interval=0)))
     registry.exposition()
     assert all(len(layouts_of(c)) == 2 for c in registry.collectors if c.name != "link")
     tick()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import (
@@ -102,55 +103,70 @@ class _State:
                         )
 
 
-@framed
-def parse_running_config(text: str) -> LosslessConfig:
-    """Per-interface lossless settings from ``show running-config`` (text)."""
-    blocks = indented(text)
-    dscp: list[tuple[list[int], int]] = []
-    pcp: list[tuple[list[int], int]] = []
-    txq: list[tuple[list[int], int]] = []
-    profiles: dict[str, Block] = {}
-    interfaces: list[Block] = []
-    default_ms: dict[str, int | None] = {}
-    pfc_all_off = False
-    problems: list[str] = []
-    for b in blocks:
+@dataclass
+class _Global:
+    """The top-level lines and blocks of the running config: the maps, the qos profiles, the interfaces and the
+    global PFC settings."""
+
+    dscp: list[tuple[list[int], int]] = field(default_factory=list)
+    pcp: list[tuple[list[int], int]] = field(default_factory=list)
+    txq: list[tuple[list[int], int]] = field(default_factory=list)
+    profiles: dict[str, Block] = field(default_factory=dict)
+    interfaces: list[Block] = field(default_factory=list)
+    default_ms: dict[str, int | None] = field(default_factory=dict)
+    pfc_all_off: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    def read(self, b: Block) -> None:
+        """File one top-level block under what it configures."""
         line = b.line
         if m := _MAP.match(line):
-            codes = int_list(m.group(2), 0, 63 if m.group(1) == "dscp" else 7)
-            if codes is None:
-                problems.append(f"unreadable codepoint list: {line!r}")
-            else:
-                (dscp if m.group(1) == "dscp" else pcp).append((codes, int(m.group(3))))
+            self._codepoint_map(line, m)
         elif m := _TXQ_MAP.match(line):
-            tcs = int_list(m.group(1), 0, 7)
-            if tcs is None:
-                problems.append(f"unreadable traffic-class list: {line!r}")
-            else:
-                txq.append((tcs, int(m.group(2))))
+            self._queue_map(line, m)
         elif line.startswith("qos profile "):
-            profiles[line.split(" ", 2)[2]] = b
+            self.profiles[line.split(" ", 2)[2]] = b
         elif line.startswith("interface "):
-            interfaces.append(b)
+            self.interfaces.append(b)
         elif line == "priority-flow-control all off":
-            pfc_all_off = True
+            self.pfc_all_off = True
         elif m := _DEFAULT_TIMER.match(line):
-            default_ms[m.group(1)] = seconds_to_ms(m.group(2))
-    dscp_map = mapping(dscp) if dscp else None
-    pcp_map = mapping(pcp) if pcp else None
-    queue_map = mapping(txq) if txq else None
-    maps = (dscp_map, pcp_map, queue_map)
+            self.default_ms[m.group(1)] = seconds_to_ms(m.group(2))
 
-    def port(name: str, state: _State, mtu: int | None) -> PortConfig:
-        pfc = frozenset(state.no_drop) if state.pfc_on and not pfc_all_off else frozenset()
+    def _codepoint_map(self, line: str, m: re.Match[str]) -> None:
+        """``qos map dscp|cos <list> to traffic-class N``."""
+        codes = int_list(m.group(2), 0, 63 if m.group(1) == "dscp" else 7)
+        if codes is None:
+            self.problems.append(f"unreadable codepoint list: {line!r}")
+        else:
+            (self.dscp if m.group(1) == "dscp" else self.pcp).append((codes, int(m.group(3))))
+
+    def _queue_map(self, line: str, m: re.Match[str]) -> None:
+        """``qos map traffic-class <list> to tx-queue N``."""
+        tcs = int_list(m.group(1), 0, 7)
+        if tcs is None:
+            self.problems.append(f"unreadable traffic-class list: {line!r}")
+        else:
+            self.txq.append((tcs, int(m.group(2))))
+
+    @cached_property
+    def maps(self) -> tuple[dict[int, int] | None, dict[int, int] | None, dict[int, int] | None]:
+        """(dscp -> traffic class, cos -> traffic class, traffic class -> tx-queue), once every line is read."""
+        return (mapping(self.dscp) if self.dscp else None, mapping(self.pcp) if self.pcp else None,
+                mapping(self.txq) if self.txq else None)
+
+    def port(self, name: str, state: _State, mtu: int | None) -> PortConfig:
+        """One port's (or profile's) settings after the global maps and PFC switch."""
+        dscp_map, pcp_map, queue_map = self.maps
+        pfc = frozenset(state.no_drop) if state.pfc_on and not self.pfc_all_off else frozenset()
         return PortConfig(
-            name=name, mtu_bytes=mtu, trust=state.trust, dscp_to_priority=maps[0], pcp_to_priority=maps[1],
-            priority_to_queue=maps[2], pfc_priorities=pfc,
-            pfc_note="priority-flow-control all off (global)" if pfc_all_off and state.pfc_on else None,
+            name=name, mtu_bytes=mtu, trust=state.trust, dscp_to_priority=dscp_map, pcp_to_priority=pcp_map,
+            priority_to_queue=queue_map, pfc_priorities=pfc,
+            pfc_note="priority-flow-control all off (global)" if self.pfc_all_off and state.pfc_on else None,
             watchdog_priorities=frozenset(state.no_drop) if state.watchdog else frozenset(),
-            detection_ms=state.detection_ms if state.detection_ms is not None else default_ms.get("timeout"),
+            detection_ms=state.detection_ms if state.detection_ms is not None else self.default_ms.get("timeout"),
             restoration_ms=(state.restoration_ms if state.restoration_ms is not None
-                            else default_ms.get("recovery-time")),
+                            else self.default_ms.get("recovery-time")),
             ecn=state.ecn,
             pfc_queues={p: (queue_map or {}).get(p, p) for p in pfc},
             watchdog_queues=by_queue(pfc, queue_map or {}) if state.watchdog else {},
@@ -158,21 +174,32 @@ def parse_running_config(text: str) -> LosslessConfig:
             strict_queues=frozenset(q for q in range(8) if q > max(state.round_robin, default=-1)),
         )
 
-    ports: dict[str, PortConfig] = {}
-    for b in interfaces:
+    def interface(self, b: Block) -> PortConfig:
+        """An interface: its ``service-profile`` first, then its own lines."""
         name = b.line.split(" ", 1)[1]
         state = _State()
         for profile_line in b.find("service-profile "):
-            profile = profiles.get(profile_line.line.split(" ", 1)[1])
+            profile = self.profiles.get(profile_line.line.split(" ", 1)[1])
             if profile is None:
-                problems.append(f"interface {name}: {profile_line.line} names no qos profile in the config")
+                self.problems.append(f"interface {name}: {profile_line.line} names no qos profile in the config")
             else:
                 state.apply(profile)
         state.apply(b)
-        ports[name] = port(name, state, next((to_int(c.line.split()[1]) for c in b.find("mtu ")), None))
-    by_profile: dict[str, PortConfig] = {}
-    for pname, block in profiles.items():
+        return self.port(name, state, next((to_int(c.line.split()[1]) for c in b.find("mtu ")), None))
+
+    def profile(self, name: str, block: Block) -> PortConfig:
+        """A ``qos profile`` as a port would have it."""
         state = _State()
         state.apply(block)
-        by_profile[pname] = port(pname, state, None)
-    return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems), by_profile), text, "`show running-config`")
+        return self.port(name, state, None)
+
+
+@framed
+def parse_running_config(text: str) -> LosslessConfig:
+    """Per-interface lossless settings from ``show running-config`` (text)."""
+    g = _Global()
+    for b in indented(text):
+        g.read(b)
+    ports = {b.line.split(" ", 1)[1]: g.interface(b) for b in g.interfaces}
+    by_profile = {pname: g.profile(pname, block) for pname, block in g.profiles.items()}
+    return nothing_read(LosslessConfig(PLATFORM, ports, tuple(g.problems), by_profile), text, "`show running-config`")

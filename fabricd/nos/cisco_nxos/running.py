@@ -30,6 +30,7 @@ templates.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.config_model import (
@@ -113,84 +114,165 @@ def _classify(policy: Block | None, classes: dict[str, Block]) -> tuple[Trust | 
     return trust, dscp, cos
 
 
-@framed
-def parse_running_config(text: str) -> LosslessConfig:
-    """Per-interface lossless settings from ``show running-config`` (text)."""
-    blocks = indented(text)
-    classes: dict[str, Block] = {}
-    policies: dict[tuple[str, str], Block] = {}
-    system: dict[str, str] = {}
-    interfaces: list[Block] = []
-    wd_global = False
-    multipliers: dict[str, int] = {}
-    problems: list[str] = []
-    for b in blocks:
+@dataclass
+class _Sections:
+    """The top-level sections of the running config fabricd reads, each by its own handler."""
+
+    classes: dict[str, Block] = field(default_factory=dict)
+    policies: dict[tuple[str, str], Block] = field(default_factory=dict)
+    system: dict[str, str] = field(default_factory=dict)
+    interfaces: list[Block] = field(default_factory=list)
+    wd_global: bool = False
+    multipliers: dict[str, int] = field(default_factory=dict)
+
+    def read(self, b: Block) -> None:
+        """File one top-level block under its section (other blocks are not lossless settings)."""
         words = b.line.split()
         if b.line.startswith("class-map type qos ") and len(words) >= 4:
-            classes[words[-1]] = b
+            self.classes[words[-1]] = b
         elif b.line.startswith("policy-map type ") and len(words) >= 4:
-            policies[(words[2], words[-1])] = b
+            self.policies[(words[2], words[-1])] = b
         elif b.line == "system qos":
-            for c in b.find("service-policy type "):
-                w = c.line.split()
-                kind = w[2] if w[2] != "queuing" else f"queuing {w[3]}" if len(w) > 4 else "queuing"
-                system[kind] = w[-1]
+            self.system.update(_system_qos(b))
         elif b.line.startswith("interface "):
-            interfaces.append(b)
+            self.interfaces.append(b)
         elif b.line == "priority-flow-control watch-dog-interval on":
-            wd_global = True
+            self.wd_global = True
         elif m := _MULTIPLIER.match(b.line):
-            multipliers[m.group(1)] = int(m.group(2))
-    nq = policies.get(("network-qos", system.get("network-qos", "")))
-    pause: set[int] = set()
-    pause_queue: dict[int, int] = {}
-    queue_mtu: dict[int, int] = {}
+            self.multipliers[m.group(1)] = int(m.group(2))
+
+
+def _system_qos(b: Block) -> dict[str, str]:
+    """``system qos``: policy kind (``network-qos``, ``queuing output``, ...) -> the policy applied."""
+    system: dict[str, str] = {}
+    for c in b.find("service-policy type "):
+        w = c.line.split()
+        kind = w[2] if w[2] != "queuing" else f"queuing {w[3]}" if len(w) > 4 else "queuing"
+        system[kind] = w[-1]
+    return system
+
+
+@dataclass
+class _NoDrop:
+    """The system network-qos policy: the CoS values it pauses, the queue each pauses and the classes' MTUs."""
+
+    pause: set[int] = field(default_factory=set)
+    pause_queue: dict[int, int] = field(default_factory=dict)
+    queue_mtu: dict[int, int] = field(default_factory=dict)
+
+
+def _no_drop(nq: Block | None) -> _NoDrop:
+    out = _NoDrop()
     for cls in nq.children if nq is not None else []:
         q = _queue_of(cls.line)
         for child in cls.children:
             if child.line.startswith("pause pfc-cos "):
                 listed = set(int_list(child.line.split(None, 2)[2], 0, 7) or [])
-                pause |= listed
+                out.pause |= listed
                 if q is not None:
-                    pause_queue.update(dict.fromkeys(listed, q))
+                    out.pause_queue.update(dict.fromkeys(listed, q))
             elif child.line.startswith("mtu ") and q is not None and (mtu := to_int(child.line.split()[1])):
-                queue_mtu[q] = mtu
-    if system.get("network-qos") and nq is None:
-        problems.append(f"system qos names network-qos policy {system['network-qos']!r}, which is not configured")
+                out.queue_mtu[q] = mtu
+    return out
+
+
+@dataclass(frozen=True)
+class _Timers:
+    """The PFC watchdog's global timers: poll interval, detection multiplier and restoration, in ms."""
+
+    poll: int
+    shutdown: int
+    restoration: int
+
+
+def _timers(multipliers: dict[str, int]) -> _Timers:
     poll = multipliers.get("watch-dog interval", POLL_MS)
-    shutdown = multipliers.get("watch-dog shutdown-multiplier", DEFAULT_SHUTDOWN_MULTIPLIER)
-    restoration = poll * (multipliers.get("fixed-restore multiplier")
-                          or multipliers.get("auto-restore multiplier") or DEFAULT_RESTORE_MULTIPLIER)
-    ports: dict[str, PortConfig] = {}
-    for b in interfaces:
-        name = b.line.split(" ", 1)[1]
-        lines = b.lines()
-        mode = next((ln.split()[2] for ln in lines if ln.startswith("priority-flow-control mode ")), None)
-        pfc = frozenset(pause) if mode == "on" else frozenset()
-        note = None
-        if mode in (None, "auto") and pause:
-            note = f"priority-flow-control mode {mode or 'auto (default)'}: PFC only where DCBX negotiates it"
-        wd_line = next((ln for ln in lines if ln.startswith("priority-flow-control watch-dog-interval ")), None)
-        wd_on = wd_line.endswith(" on") if wd_line is not None else wd_global
-        intf_mult = next((to_int(ln.split()[-1]) or 0 for ln in lines if ln.startswith(_INTF_MULTIPLIER)), 0)
-        qos_in = next((ln.split()[-1] for ln in lines if ln.startswith("service-policy type qos input ")), None)
-        trust, dscp, cos = _classify(policies.get(("qos", qos_in or "")), classes)
-        if qos_in is not None and ("qos", qos_in) not in policies:
-            problems.append(f"interface {name}: service-policy type qos input {qos_in} is not configured")
-        out_q = next((ln.split()[-1] for ln in lines if ln.startswith("service-policy type queuing output ")),
-                     system.get("queuing output"))
-        mtu = next((to_int(ln.split()[1]) for ln in lines if ln.startswith("mtu ")), None)
-        queuing = policies.get(("queuing", out_q or ""))
-        strict = frozenset(q for cls in (queuing.children if queuing is not None else [])
-                           if (q := _queue_of(cls.line)) is not None and any(cls.find("priority level ")))
-        ports[name] = PortConfig(
-            name=name, mtu_bytes=mtu, trust=trust, dscp_to_queue=dscp if trust in ("dscp", "both") else None,
-            pcp_to_queue=cos if trust in ("pcp", "both") else None, pfc_priorities=pfc, pfc_note=note,
-            watchdog_priorities=pfc if wd_on else frozenset(),
-            detection_ms=poll * (intf_mult or shutdown), restoration_ms=restoration,
-            ecn=_ecn(queuing), queue_mtu_bytes=dict(queue_mtu),
-            pfc_queues={c: pause_queue[c] for c in pfc if c in pause_queue},
-            watchdog_queues=by_queue(frozenset(c for c in pfc if c in pause_queue), pause_queue) if wd_on else {},
-            buffered_priorities=pfc, strict_queues=strict,
-        )
+    return _Timers(
+        poll=poll,
+        shutdown=multipliers.get("watch-dog shutdown-multiplier", DEFAULT_SHUTDOWN_MULTIPLIER),
+        restoration=poll * (multipliers.get("fixed-restore multiplier")
+                            or multipliers.get("auto-restore multiplier") or DEFAULT_RESTORE_MULTIPLIER),
+    )
+
+
+def _words(lines: list[str], prefix: str) -> list[str] | None:
+    """The words of an interface's first line that starts with ``prefix`` (None: no such line)."""
+    return next((ln.split() for ln in lines if ln.startswith(prefix)), None)
+
+
+def _last_word(lines: list[str], prefix: str) -> str | None:
+    """The last word of an interface's first line that starts with ``prefix`` (a policy name, a value)."""
+    words = _words(lines, prefix)
+    return words[-1] if words is not None else None
+
+
+def _pfc_mode(lines: list[str], pause: set[int]) -> tuple[frozenset[int], str | None]:
+    """The priorities PFC is in effect on (``priority-flow-control mode on``), and why not when DCBX decides."""
+    words = _words(lines, "priority-flow-control mode ")
+    mode = words[2] if words is not None else None
+    pfc = frozenset(pause) if mode == "on" else frozenset()
+    note = None
+    if mode in (None, "auto") and pause:
+        note = f"priority-flow-control mode {mode or 'auto (default)'}: PFC only where DCBX negotiates it"
+    return pfc, note
+
+
+def _watchdog(lines: list[str], wd_global: bool, timers: _Timers) -> tuple[bool, int]:
+    """(watchdog on, detection ms) of an interface: its own ``watch-dog-interval on|off`` wins over the global one;
+    its ``interface-multiplier`` (0 or absent: the global shutdown multiplier) times the poll interval."""
+    wd = _words(lines, "priority-flow-control watch-dog-interval ")
+    mult = _words(lines, _INTF_MULTIPLIER)
+    intf_mult = (to_int(mult[-1]) or 0) if mult is not None else 0
+    return (wd[-1] == "on" if wd is not None else wd_global), timers.poll * (intf_mult or timers.shutdown)
+
+
+def _strict(queuing: Block | None) -> frozenset[int]:
+    """The queues a queuing policy makes strict (``priority level N``)."""
+    return frozenset(q for cls in (queuing.children if queuing is not None else [])
+                     if (q := _queue_of(cls.line)) is not None and any(cls.find("priority level ")))
+
+
+def _interface(b: Block, sections: _Sections, *, no_drop: _NoDrop, timers: _Timers,
+               problems: list[str]) -> PortConfig:
+    """One ``interface`` block with the system policies it inherits."""
+    name = b.line.split(" ", 1)[1]
+    lines = b.lines()
+    pfc, note = _pfc_mode(lines, no_drop.pause)
+    wd_on, detection_ms = _watchdog(lines, sections.wd_global, timers)
+    qos_in = _last_word(lines, "service-policy type qos input ")
+    trust, dscp, cos = _classify(sections.policies.get(("qos", qos_in or "")), sections.classes)
+    if qos_in is not None and ("qos", qos_in) not in sections.policies:
+        problems.append(f"interface {name}: service-policy type qos input {qos_in} is not configured")
+    out_q = _last_word(lines, "service-policy type queuing output ") or sections.system.get("queuing output")
+    mtu_words = _words(lines, "mtu ")
+    queuing = sections.policies.get(("queuing", out_q or ""))
+    pause_queue = no_drop.pause_queue
+    return PortConfig(
+        name=name, mtu_bytes=to_int(mtu_words[1]) if mtu_words is not None else None, trust=trust,
+        dscp_to_queue=dscp if trust in ("dscp", "both") else None,
+        pcp_to_queue=cos if trust in ("pcp", "both") else None, pfc_priorities=pfc, pfc_note=note,
+        watchdog_priorities=pfc if wd_on else frozenset(),
+        detection_ms=detection_ms, restoration_ms=timers.restoration,
+        ecn=_ecn(queuing), queue_mtu_bytes=dict(no_drop.queue_mtu),
+        pfc_queues={c: pause_queue[c] for c in pfc if c in pause_queue},
+        watchdog_queues=by_queue(frozenset(c for c in pfc if c in pause_queue), pause_queue) if wd_on else {},
+        buffered_priorities=pfc, strict_queues=_strict(queuing),
+    )
+
+
+@framed
+def parse_running_config(text: str) -> LosslessConfig:
+    """Per-interface lossless settings from ``show running-config`` (text)."""
+    sections = _Sections()
+    for b in indented(text):
+        sections.read(b)
+    problems: list[str] = []
+    nq_name = sections.system.get("network-qos")
+    nq = sections.policies.get(("network-qos", nq_name or ""))
+    if nq_name and nq is None:
+        problems.append(f"system qos names network-qos policy {nq_name!r}, which is not configured")
+    no_drop = _no_drop(nq)
+    timers = _timers(sections.multipliers)
+    ports = {b.line.split(" ", 1)[1]: _interface(b, sections, no_drop=no_drop, timers=timers, problems=problems)
+             for b in sections.interfaces}
     return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`show running-config`")

@@ -342,63 +342,95 @@ _INGRESS_REASON = label_map({"Ingress Overflow Drop Pkts": "ingress_overflow", "
                    "Low Priority Drop Pkts": "low_priority"})
 
 
-def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
-    """The Nexus 9000 text form: ``Egress Queuing for <if>`` with one ``QOS GROUP n`` box per queue (columns
-    ``Unicast`` [``OOBFC Unicast``] ``Multicast``), ``Ingress Queuing for <if>`` with ``Per Port Ingress Statistics``
-    and ``PFC Statistics`` (``PFC_COS QOS_Group TxPause TxCount RxPause RxCount``)."""
-    port = long_interface(interface) if interface else None
-    group: int | None = None
-    columns: list[str] = []
-    found: dict[tuple[str, int], dict[str, dict[str, int | None]]] = {}
-    pfc: list[PfcCounter] = []
-    ifs: list[InterfaceCounter] = []
-    pfc_cols: list[str] | None = None
-    per_port = False
-    for line in text.splitlines():
-        if m := _EGRESS_HEAD.match(line) or _INGRESS_HEAD.match(line):
-            port, group, pfc_cols, per_port = long_interface(m.group("port")), None, None, False
-            continue
+class _QueuingText:
+    """The Nexus 9000 text form, line by line: ``Egress Queuing for <if>`` with one ``QOS GROUP n`` box per queue
+    (columns ``Unicast`` [``OOBFC Unicast``] ``Multicast``), ``Ingress Queuing for <if>`` with ``Per Port Ingress
+    Statistics`` and ``PFC Statistics`` (``PFC_COS QOS_Group TxPause TxCount RxPause RxCount``). Each kind of line
+    has its own step; the first that takes a line ends it."""
+
+    def __init__(self, interface: str | None) -> None:
+        self.port = long_interface(interface) if interface else None
+        self.group: int | None = None
+        self.columns: list[str] = []
+        self.found: dict[tuple[str, int], dict[str, dict[str, int | None]]] = {}
+        self.pfc: list[PfcCounter] = []
+        self.ifs: list[InterfaceCounter] = []
+        self.pfc_cols: list[str] | None = None
+        self.per_port = False
+
+    def feed(self, line: str) -> None:
         stripped = line.strip()
+        if not (self._section(line, stripped) or self._pfc_row(line, stripped) or self._port_ingress(line)):
+            self._queue_row(stripped)
+
+    def _section(self, line: str, stripped: str) -> bool:
+        """Headings: a port's egress or ingress part, a ``QOS GROUP`` box, the per-port and PFC tables."""
+        if m := _EGRESS_HEAD.match(line) or _INGRESS_HEAD.match(line):
+            self.port, self.group, self.pfc_cols, self.per_port = long_interface(m.group("port")), None, None, False
+            return True
         if m := _GROUP_BOX.match(stripped):
-            group = None if m.group("special") else _num(m.group("g"))
-            continue
+            self.group = None if m.group("special") else _num(m.group("g"))
+            return True
         if stripped.startswith("Per Port Ingress Statistics"):
-            per_port = True
-            continue
+            self.per_port = True
+            return True
         if stripped.startswith("Per Slice") or stripped.startswith("PFC Statistics"):
-            per_port = False
+            self.per_port = False
         if _PFC_HEAD.match(line):
-            pfc_cols = line.split()
-            continue
-        if pfc_cols is not None and port is not None:
-            cells = line.split()
-            if len(cells) == len(pfc_cols) and cells[0].isdigit():
-                row = dict(zip(pfc_cols, cells, strict=True))
-                cos = int(cells[0])
-                pfc.append(PfcCounter(port, "rx", cos, to_int(row.get("RxCount"))))
-                pfc.append(PfcCounter(port, "tx", cos, to_int(row.get("TxCount"))))
-                continue
-            if not set(stripped) <= {"-"}:
-                pfc_cols = None
-        if per_port and port is not None and (m := _PORT_INGRESS.match(line)):
-            ifs.append(InterfaceCounter(port, "rx", "discards", int(m.group("n")),
-                                        _INGRESS_REASON[label_key(m.group("label"))]))
-            continue
-        if (m := _STAT_ROW.match(stripped)) is None or port is None or group is None:
-            continue
+            self.pfc_cols = line.split()
+            return True
+        return False
+
+    def _pfc_row(self, line: str, stripped: str) -> bool:
+        """A row of the PFC table (per CoS: TxCount, RxCount); anything but a rule line ends the table."""
+        if self.pfc_cols is None or self.port is None:
+            return False
+        cells = line.split()
+        if len(cells) == len(self.pfc_cols) and cells[0].isdigit():
+            row = dict(zip(self.pfc_cols, cells, strict=True))
+            cos = int(cells[0])
+            self.pfc.append(PfcCounter(self.port, "rx", cos, to_int(row.get("RxCount"))))
+            self.pfc.append(PfcCounter(self.port, "tx", cos, to_int(row.get("TxCount"))))
+            return True
+        if not set(stripped) <= {"-"}:
+            self.pfc_cols = None
+        return False
+
+    def _port_ingress(self, line: str) -> bool:
+        """A ``Per Port Ingress Statistics`` drop line."""
+        if not self.per_port or self.port is None or (m := _PORT_INGRESS.match(line)) is None:
+            return False
+        self.ifs.append(InterfaceCounter(self.port, "rx", "discards", int(m.group("n")),
+                                         _INGRESS_REASON[label_key(m.group("label"))]))
+        return True
+
+    def _queue_row(self, stripped: str) -> None:
+        """A row of a ``QOS GROUP`` box: its column header, or one statistic per column."""
+        if (m := _STAT_ROW.match(stripped)) is None or self.port is None or self.group is None:
+            return
         label, cells = m.group("label"), [c.strip() for c in m.group("cells").split("|")]
         if not label:  # the column header: |   |  Unicast  |OOBFC Unicast|Multicast |
-            columns = [c for c in cells if c]
-            continue
+            self.columns = [c for c in cells if c]
+            return
         field = _EQ_FIELDS.get(label_key(label))
         if field is None:
-            continue
-        for col, cell in zip(columns or ["Unicast", "Multicast"], cells, strict=False):
+            return
+        for col, cell in zip(self.columns or ["Unicast", "Multicast"], cells, strict=False):
             kind = {"Unicast": "unicast", "Multicast": "multicast"}.get(col)
             if kind is not None:
-                found.setdefault((port, group), {}).setdefault(kind, {})[field] = to_int(cell)
-    queues = [q for (p, g), values in found.items() for q in _queues_from(p, g, values)]
-    return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues), interfaces=tuple(ifs))
+                self.found.setdefault((self.port, self.group), {}).setdefault(kind, {})[field] = to_int(cell)
+
+    def counters(self) -> SwitchCounters:
+        queues = [q for (p, g), values in self.found.items() for q in _queues_from(p, g, values)]
+        return SwitchCounters(pfc=tuple(self.pfc), queues=tuple(queues), interfaces=tuple(self.ifs))
+
+
+def _queuing_text(text: str, interface: str | None) -> SwitchCounters:
+    """The Nexus 9000 text form (:class:`_QueuingText`)."""
+    reader = _QueuingText(interface)
+    for line in text.splitlines():
+        reader.feed(line)
+    return reader.counters()
 
 
 @framed_interface

@@ -30,7 +30,7 @@ output after pushing inventory/lab.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from fabricd.readers.framing import framed
@@ -106,45 +106,154 @@ def _set_lines(text: str) -> Iterator[list[str]]:
             yield words[2:]
 
 
-def _qos_line(q: _Qos, w: list[str], problems: list[str]) -> None:
+def _unreadable(w: list[str], what: str, problems: list[str]) -> None:
+    problems.append(f"unreadable {what}: nv set {' '.join(w)}")
+
+
+def _mapping(q: _Qos, w: list[str], problems: list[str]) -> None:
+    """``qos mapping <profile> trust <t>`` and ``qos mapping <profile> dscp|pcp <list> switch-priority <p>``."""
     n = len(w)
-    if n == 5 and w[1] == "mapping" and w[3] == "trust" and w[4] in _TRUST:
+    if n == 5 and w[3] == "trust" and w[4] in _TRUST:
         q.trust[w[2]] = _TRUST[w[4]]
-    elif n == 7 and w[1] == "mapping" and w[3] in ("dscp", "pcp") and w[5] == "switch-priority":
+    elif n == 7 and w[3] in ("dscp", "pcp") and w[5] == "switch-priority":
         codes = int_list(w[4], 0, 63 if w[3] == "dscp" else 7)
         prio = to_int(w[6])
         if codes is None or prio is None:
-            problems.append(f"unreadable mapping: nv set {' '.join(w)}")
+            _unreadable(w, "mapping", problems)
             return
         target = q.dscp if w[3] == "dscp" else q.pcp
         for cp in codes:
             target.setdefault(w[2], {})[cp] = prio
-    elif n == 7 and w[1] == "egress-queue-mapping" and w[3] == "switch-priority" and w[5] == "traffic-class":
-        prios, tc = int_list(w[4], 0, 7), to_int(w[6])
-        if prios is None or tc is None:
-            problems.append(f"unreadable egress-queue-mapping: nv set {' '.join(w)}")
-            return
-        for p in prios:
-            q.queues.setdefault(w[2], {})[p] = tc
-    elif n == 5 and w[1] == "pfc" and w[3] == "switch-priority":
+
+
+def _egress_queue_mapping(q: _Qos, w: list[str], problems: list[str]) -> None:
+    """``qos egress-queue-mapping <profile> switch-priority <list> traffic-class <tc>``."""
+    if len(w) != 7 or w[3] != "switch-priority" or w[5] != "traffic-class":
+        return
+    prios, tc = int_list(w[4], 0, 7), to_int(w[6])
+    if prios is None or tc is None:
+        _unreadable(w, "egress-queue-mapping", problems)
+        return
+    for p in prios:
+        q.queues.setdefault(w[2], {})[p] = tc
+
+
+def _pfc(q: _Qos, w: list[str], _problems: list[str]) -> None:
+    """``qos pfc <profile> switch-priority <list>``, its headroom keys and ``tx|rx enable|disable``."""
+    if len(w) != 5:
+        return
+    if w[3] == "switch-priority":
         q.pfc_prios.setdefault(w[2], set()).update(int_list(w[4], 0, 7) or [])
-    elif n == 5 and w[1] == "pfc" and w[3] in ("xoff-threshold", "xon-threshold", "port-buffer", "cable-length"):
+    elif w[3] in ("xoff-threshold", "xon-threshold", "port-buffer", "cable-length"):
         q.pfc_buffer.setdefault(w[2], set()).add(w[3])
-    elif n == 7 and w[1] == "egress-scheduler" and w[3] == "traffic-class" and w[5] == "mode":
-        tcs = set(int_list(w[4], 0, 7) or [])
-        strict = q.strict.setdefault(w[2], set())
-        if w[6] == "strict":
-            strict |= tcs
-        else:
-            strict -= tcs
-    elif n == 5 and w[1] == "pfc" and w[3] in ("tx", "rx"):
+    elif w[3] in ("tx", "rx"):
         off = q.pfc_off.setdefault(w[2], set())
         (off.add if w[4] == "disable" else off.discard)(w[3])
-    elif n == 7 and w[1] == "congestion-control" and w[3] == "traffic-class":
-        for tc in int_list(w[4], 0, 7) or []:
-            q.ecn.setdefault(w[2], {}).setdefault(tc, {})[w[5]] = w[6]
-    elif n == 4 and w[1] == "pfc-watchdog" and (value := to_int(w[3])) is not None:
+
+
+def _egress_scheduler(q: _Qos, w: list[str], _problems: list[str]) -> None:
+    """``qos egress-scheduler <profile> traffic-class <list> mode strict|dwrr``."""
+    if len(w) != 7 or w[3] != "traffic-class" or w[5] != "mode":
+        return
+    tcs = set(int_list(w[4], 0, 7) or [])
+    strict = q.strict.setdefault(w[2], set())
+    if w[6] == "strict":
+        strict |= tcs
+    else:
+        strict -= tcs
+
+
+def _congestion_control(q: _Qos, w: list[str], _problems: list[str]) -> None:
+    """``qos congestion-control <profile> traffic-class <list> <field> <value>``."""
+    if len(w) != 7 or w[3] != "traffic-class":
+        return
+    for tc in int_list(w[4], 0, 7) or []:
+        q.ecn.setdefault(w[2], {}).setdefault(tc, {})[w[5]] = w[6]
+
+
+def _pfc_watchdog(q: _Qos, w: list[str], _problems: list[str]) -> None:
+    """``qos pfc-watchdog polling-interval|robustness <n>``."""
+    if len(w) == 4 and (value := to_int(w[3])) is not None:
         q.watchdog[w[2]] = value
+
+
+_QOS_LINES: dict[str, Callable[[_Qos, list[str], list[str]], None]] = {
+    "mapping": _mapping,
+    "egress-queue-mapping": _egress_queue_mapping,
+    "pfc": _pfc,
+    "egress-scheduler": _egress_scheduler,
+    "congestion-control": _congestion_control,
+    "pfc-watchdog": _pfc_watchdog,
+}
+"""``nv set qos <family> ...`` -> the handler of that family's lines."""
+
+
+def _qos_line(q: _Qos, w: list[str], problems: list[str]) -> None:
+    if len(w) > 1 and (handler := _QOS_LINES.get(w[1])) is not None:
+        handler(q, w, problems)
+
+
+def _interface_line(it: _Iface, name: str, rest: list[str], problems: list[str]) -> None:
+    """``nv set interface <if> <rest>``: MTU, PFC profile, PFC watchdog and the other QoS profile bindings."""
+    if rest[:2] == ["link", "mtu"] and len(rest) == 3:
+        it.mtu = to_int(rest[2])
+    elif rest[:3] == ["qos", "pfc", "profile"] and len(rest) == 4:
+        it.pfc_profile = rest[3]
+    elif rest == ["qos", "pfc-watchdog"]:
+        it.watchdog = True
+    elif rest[:3] == ["qos", "pfc-watchdog", "state"] and len(rest) == 4:
+        if rest[3] not in _STATE:
+            problems.append(f"interface {name}: unreadable pfc-watchdog state {rest[3]!r}")
+        else:
+            it.watchdog = _STATE[rest[3]]
+    elif len(rest) == 4 and rest[0] == "qos" and rest[2] == "profile":
+        it.profiles[rest[1]] = rest[3]
+
+
+def _pfc_in_effect(name: str, it: _Iface, q: _Qos,
+                   problems: list[str]) -> tuple[frozenset[int], frozenset[int], str | None]:
+    """(PFC priorities in effect, the bound PFC profile's priorities, why PFC is off though a profile is bound)."""
+    if it.pfc_profile is None:
+        return frozenset(), frozenset(), None
+    profile_prios = frozenset(q.pfc_prios.get(it.pfc_profile, set()))
+    if it.pfc_profile not in q.pfc_prios and it.pfc_profile not in q.pfc_off:
+        problems.append(f"interface {name}: qos pfc profile {it.pfc_profile} is not configured")
+        return frozenset(), profile_prios, None
+    if q.pfc_off.get(it.pfc_profile):
+        note = f"qos pfc {it.pfc_profile} has {' and '.join(sorted(q.pfc_off[it.pfc_profile]))} disabled"
+        return frozenset(), profile_prios, note
+    return profile_prios, profile_prios, None
+
+
+def _ecn(fields_by_tc: dict[int, dict[str, str]]) -> dict[int, EcnConfig]:
+    return {tc: EcnConfig(enabled=fields.get("ecn") == "enable", min_bytes=to_int(fields.get("min-threshold")),
+                          max_bytes=to_int(fields.get("max-threshold")),
+                          probability_percent=to_int(fields.get("probability")))
+            for tc, fields in fields_by_tc.items()}
+
+
+def _port(name: str, it: _Iface, q: _Qos, problems: list[str]) -> PortConfig:
+    """One interface with the profiles it binds (``default-global`` where it binds none)."""
+    poll = q.watchdog.get("polling-interval", DEFAULT_POLL_MS)
+    robust = q.watchdog.get("robustness", DEFAULT_ROBUSTNESS)
+    mapping_prof = it.profiles.get("mapping", DEFAULT_PROFILE)
+    eq_prof = it.profiles.get("egress-queue-mapping", DEFAULT_PROFILE)
+    to_queue = q.queues.get(eq_prof, {})
+    pfc, profile_prios, note = _pfc_in_effect(name, it, q, problems)
+    buffered = it.pfc_profile is not None and {"xoff-threshold", "port-buffer"} <= q.pfc_buffer.get(it.pfc_profile,
+                                                                                                  set())
+    return PortConfig(
+        name=name, mtu_bytes=it.mtu, trust=q.trust.get(mapping_prof),
+        dscp_to_priority=q.dscp.get(mapping_prof), pcp_to_priority=q.pcp.get(mapping_prof),
+        priority_to_queue=q.queues.get(eq_prof), pfc_priorities=pfc, pfc_note=note,
+        watchdog_priorities=profile_prios if it.watchdog else frozenset(),
+        detection_ms=poll * robust, restoration_ms=poll,
+        ecn=_ecn(q.ecn.get(it.profiles.get("congestion-control", DEFAULT_PROFILE), {})),
+        pfc_queues={p: to_queue.get(p, p) for p in pfc},
+        watchdog_queues=by_queue(pfc, to_queue) if it.watchdog else {},
+        buffered_priorities=pfc if buffered else frozenset(),
+        strict_queues=frozenset(q.strict.get(it.profiles.get("egress-scheduler", DEFAULT_PROFILE), set())),
+    )
 
 
 @framed
@@ -154,64 +263,10 @@ def parse_running_config(text: str) -> LosslessConfig:
     ifaces: dict[str, _Iface] = {}
     problems: list[str] = []
     for w in _set_lines(text):
-        if not w:
-            continue
-        if w[0] == "qos":
+        if w[:1] == ["qos"]:
             _qos_line(q, w, problems)
-        elif w[0] == "interface" and len(w) >= 2:
+        elif w[:1] == ["interface"] and len(w) >= 2:
             for name in interfaces(w[1]):
-                it = ifaces.setdefault(name, _Iface())
-                rest = w[2:]
-                if rest[:2] == ["link", "mtu"] and len(rest) == 3:
-                    it.mtu = to_int(rest[2])
-                elif rest[:3] == ["qos", "pfc", "profile"] and len(rest) == 4:
-                    it.pfc_profile = rest[3]
-                elif rest == ["qos", "pfc-watchdog"]:
-                    it.watchdog = True
-                elif rest[:3] == ["qos", "pfc-watchdog", "state"] and len(rest) == 4:
-                    if rest[3] not in _STATE:
-                        problems.append(f"interface {name}: unreadable pfc-watchdog state {rest[3]!r}")
-                    else:
-                        it.watchdog = _STATE[rest[3]]
-                elif len(rest) == 4 and rest[0] == "qos" and rest[2] == "profile":
-                    it.profiles[rest[1]] = rest[3]
-    poll = q.watchdog.get("polling-interval", DEFAULT_POLL_MS)
-    robust = q.watchdog.get("robustness", DEFAULT_ROBUSTNESS)
-    ports: dict[str, PortConfig] = {}
-    for name, it in ifaces.items():
-        mapping_prof = it.profiles.get("mapping", DEFAULT_PROFILE)
-        cc_prof = it.profiles.get("congestion-control", DEFAULT_PROFILE)
-        eq_prof = it.profiles.get("egress-queue-mapping", DEFAULT_PROFILE)
-        sched_prof = it.profiles.get("egress-scheduler", DEFAULT_PROFILE)
-        to_queue = q.queues.get(eq_prof, {})
-        pfc: frozenset[int] = frozenset()
-        profile_prios: frozenset[int] = frozenset()
-        note = None
-        if it.pfc_profile is not None:
-            profile_prios = frozenset(q.pfc_prios.get(it.pfc_profile, set()))
-            if it.pfc_profile not in q.pfc_prios and it.pfc_profile not in q.pfc_off:
-                problems.append(f"interface {name}: qos pfc profile {it.pfc_profile} is not configured")
-            elif q.pfc_off.get(it.pfc_profile):
-                note = f"qos pfc {it.pfc_profile} has {' and '.join(sorted(q.pfc_off[it.pfc_profile]))} disabled"
-            else:
-                pfc = profile_prios
-        ecn: dict[int, EcnConfig] = {}
-        for tc, fields in q.ecn.get(cc_prof, {}).items():
-            ecn[tc] = EcnConfig(enabled=fields.get("ecn") == "enable", min_bytes=to_int(fields.get("min-threshold")),
-                                max_bytes=to_int(fields.get("max-threshold")),
-                                probability_percent=to_int(fields.get("probability")))
-        ports[name] = PortConfig(
-            name=name, mtu_bytes=it.mtu, trust=q.trust.get(mapping_prof),
-            dscp_to_priority=q.dscp.get(mapping_prof), pcp_to_priority=q.pcp.get(mapping_prof),
-            priority_to_queue=q.queues.get(eq_prof), pfc_priorities=pfc, pfc_note=note,
-            watchdog_priorities=profile_prios if it.watchdog else frozenset(),
-            detection_ms=poll * robust, restoration_ms=poll,
-            ecn=ecn,
-            pfc_queues={p: to_queue.get(p, p) for p in pfc},
-            watchdog_queues=by_queue(pfc, to_queue) if it.watchdog else {},
-            buffered_priorities=(pfc if it.pfc_profile is not None
-                                 and {"xoff-threshold", "port-buffer"} <= q.pfc_buffer.get(it.pfc_profile, set())
-                                 else frozenset()),
-            strict_queues=frozenset(q.strict.get(sched_prof, set())),
-        )
+                _interface_line(ifaces.setdefault(name, _Iface()), name, w[2:], problems)
+    ports = {name: _port(name, it, q, problems) for name, it in ifaces.items()}
     return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`nv config show -o commands`")

@@ -152,22 +152,21 @@ def headroom_name(speed: Speed, cable_m: float, mtu: int) -> str:
     return f"pg_lossless_{speed.gbps * 1000}_{cable}m_profile"
 
 
-def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent],
-                    sink: WarningSink) -> SonicConfigDb:
-    """The CONFIG_DB tables of one switch."""
-    trust_dscp = fabric.policy.qos.trust == TrustMode.DSCP
+def _qos_maps(fabric: Fabric, parts: PolicyParts) -> dict[str, Any]:
+    """DSCP_TO_TC_MAP (trust dscp) or DOT1P_TO_TC_MAP (trust pcp), TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP and
+    MAP_PFC_PRIORITY_TO_QUEUE.
+
+    Every table that depends on where a lossless priority goes reads the one decision, parts.paths
+    (fabricd/intent/lossless_path.py): priority -> queue, PFC priority -> queue, priority -> PG, the PGs' buffers
+    and the watchdog's queues."""
     qos = fabric.policy.qos
     tables: dict[str, Any] = {}
-    if trust_dscp:
+    if qos.trust == TrustMode.DSCP:
         tables["DSCP_TO_TC_MAP"] = {SONIC_MAP: {str(d): str(qos.priority_of(d)) for d in range(NUM_DSCP)}}
     else:
         tables["DOT1P_TO_TC_MAP"] = {SONIC_MAP: {str(p): str(p) for p in range(NUM_PRIORITIES)}}
-    # Every table below that depends on where a lossless priority goes reads the one decision, parts.paths
-    # (fabricd/intent/lossless_path.py): priority -> queue, PFC priority -> queue, priority -> PG, the PGs' buffers
-    # and the watchdog's queues.
-    paths = parts.paths
     tables["TC_TO_QUEUE_MAP"] = {SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}}
-    pg_of = {path.priority: path.priority_group for path in paths}
+    pg_of = {path.priority: path.priority_group for path in parts.paths}
     tables["TC_TO_PRIORITY_GROUP_MAP"] = {
         SONIC_MAP: {str(p): str(pg_of.get(p, 0)) for p in range(NUM_PRIORITIES)}
     }
@@ -176,7 +175,14 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
     tables["MAP_PFC_PRIORITY_TO_QUEUE"] = {
         SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}
     }
-    port_qos: dict[str, dict[str, str]] = {}
+    return tables
+
+
+def _port_qos_map(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
+                  sink: WarningSink) -> dict[str, dict[str, str]]:
+    """PORT_QOS_MAP: the maps each port uses, its PFC priorities and the queues its PFC watchdog watches."""
+    paths = parts.paths
+    trust_dscp = fabric.policy.qos.trust == TrustMode.DSCP
     pfc = plain_list([path.priority for path in paths])
     # pfcwd_sw_enable names *queues* (sonic-port-qos-map.yang); orchagent's pfcwdorch watches queue i for bit i and
     # its storm detector counts PFC frames of priority i (pfc_detect_*.lua), so a moved lossless priority cannot be
@@ -188,6 +194,7 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
                  f"{path.queue}", f"pfcwd_sw_enable {path.queue}",
                  f"SONiC's PFC watchdog watches queue {path.queue} for pauses of priority {path.queue}, not "
                  f"{path.priority}: a storm on priority {path.priority} goes undetected")
+    port_qos: dict[str, dict[str, str]] = {}
     for p in ports:
         row = {"dscp_to_tc_map" if trust_dscp else "dot1p_to_tc_map": SONIC_MAP,
                "tc_to_queue_map": SONIC_MAP, "tc_to_pg_map": SONIC_MAP, "pfc_to_queue_map": SONIC_MAP}
@@ -196,25 +203,36 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
         if p.watchdog:
             row["pfcwd_sw_enable"] = plain_list(watched)
         port_qos[p.name] = row
-    tables["PORT_QOS_MAP"] = port_qos
-    wred = {
+    return port_qos
+
+
+def _wred_profile(parts: PolicyParts) -> dict[str, dict[str, str]]:
+    """WRED_PROFILE: one ECN profile per queue that marks (empty: no queue marks)."""
+    colours = ("green", "yellow", "red")
+    return {
         q.ecn.profile: {
             "ecn": "ecn_all",
-            **{f"wred_{c}_enable": "true" for c in ("green", "yellow", "red")},
-            **{f"{c}_min_threshold": str(q.ecn.min_threshold) for c in ("green", "yellow", "red")},
-            **{f"{c}_max_threshold": str(q.ecn.max_threshold) for c in ("green", "yellow", "red")},
-            **{f"{c}_drop_probability": str(q.ecn.probability_percent) for c in ("green", "yellow", "red")},
+            **{f"wred_{c}_enable": "true" for c in colours},
+            **{f"{c}_min_threshold": str(q.ecn.min_threshold) for c in colours},
+            **{f"{c}_max_threshold": str(q.ecn.max_threshold) for c in colours},
+            **{f"{c}_drop_probability": str(q.ecn.probability_percent) for c in colours},
         }
         for q in parts.queues
         if q.ecn is not None
     }
-    if wred:
-        tables["WRED_PROFILE"] = wred
-    tables["SCHEDULER"] = {
+
+
+def _scheduler(parts: PolicyParts) -> dict[str, dict[str, str]]:
+    """SCHEDULER: one strict or DWRR scheduler per used queue."""
+    return {
         f"scheduler.{q.id}": ({"type": "STRICT"} if q.strict else {"type": "DWRR", "weight": str(q.weight_percent)})
         for q in parts.queues
         if q.used
     }
+
+
+def _queue(parts: PolicyParts, ports: list[PortIntent]) -> dict[str, dict[str, str]]:
+    """QUEUE: each port's used queues with their scheduler and ECN profile."""
     queue_rows: dict[str, dict[str, str]] = {}
     for p in ports:
         for q in parts.queues:
@@ -224,49 +242,100 @@ def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
             if q.ecn is not None:
                 row["wred_profile"] = q.ecn.profile
             queue_rows[f"{p.name}|{q.id}"] = row
-    tables["QUEUE"] = queue_rows
+    return queue_rows
+
+
+def _cable_length(headrooms: list[PortIntent], sink: WarningSink) -> dict[str, dict[str, str]]:
+    """CABLE_LENGTH: whole metres per port with a headroom (a fraction is rounded, with a warning)."""
+    cables: dict[str, str] = {}
+    for p in headrooms:
+        assert p.headroom is not None
+        whole = math.floor(p.headroom.cable_m + 0.5)
+        if whole != p.headroom.cable_m:
+            sink(f"ports[{p.name}].headroom.cable_m", f"{cable_text(p.headroom.cable_m)} m", f"{whole} m",
+                 "SONiC CABLE_LENGTH takes whole metres ('5m'); the buffer profile keeps the exact headroom")
+        cables[p.name] = f"{whole}m"
+    return {SONIC_CABLE_PROFILE: cables}
+
+
+def _buffer_profile(headrooms: list[PortIntent]) -> dict[str, dict[str, str]]:
+    """BUFFER_PROFILE: one lossless headroom profile per distinct headroom."""
+    return {
+        p.headroom.profile: {
+            "pool": SONIC_LOSSLESS_POOL, "xon": str(p.headroom.xon_bytes), "xoff": str(p.headroom.xoff_bytes),
+            "size": str(p.headroom.size_bytes), "dynamic_th": "0",
+        }
+        for p in headrooms
+        if p.headroom
+    }
+
+
+def _buffer_pg(parts: PolicyParts, headrooms: list[PortIntent]) -> dict[str, dict[str, str]]:
+    """BUFFER_PG: each port's lossless priority groups on its headroom profile."""
+    return {
+        f"{p.name}|{pg}": {"profile": p.headroom.profile}
+        for p in headrooms
+        if p.headroom
+        for pg in sorted({path.priority_group for path in parts.paths})
+    }
+
+
+def _buffers(parts: PolicyParts, ports: list[PortIntent], sink: WarningSink) -> dict[str, Any]:
+    """CABLE_LENGTH, BUFFER_PROFILE and BUFFER_PG, for the ports that have a headroom (none: no table)."""
     headrooms = [p for p in ports if p.headroom is not None]
-    if headrooms:
-        cables: dict[str, str] = {}
-        for p in headrooms:
-            assert p.headroom is not None
-            whole = math.floor(p.headroom.cable_m + 0.5)
-            if whole != p.headroom.cable_m:
-                sink(f"ports[{p.name}].headroom.cable_m", f"{cable_text(p.headroom.cable_m)} m", f"{whole} m",
-                     "SONiC CABLE_LENGTH takes whole metres ('5m'); the buffer profile keeps the exact headroom")
-            cables[p.name] = f"{whole}m"
-        tables["CABLE_LENGTH"] = {SONIC_CABLE_PROFILE: cables}
-        tables["BUFFER_PROFILE"] = {
-            p.headroom.profile: {
-                "pool": SONIC_LOSSLESS_POOL, "xon": str(p.headroom.xon_bytes), "xoff": str(p.headroom.xoff_bytes),
-                "size": str(p.headroom.size_bytes), "dynamic_th": "0",
-            }
-            for p in headrooms
-            if p.headroom
-        }
-        tables["BUFFER_PG"] = {
-            f"{p.name}|{pg}": {"profile": p.headroom.profile}
-            for p in headrooms
-            if p.headroom
-            for pg in sorted({path.priority_group for path in paths})
-        }
-    wd = parts.watchdog
-    if isinstance(wd, SonicWatchdog):
-        pfc_wd: dict[str, dict[str, str]] = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
-        for p in ports:
-            if p.watchdog:
-                pfc_wd[p.name] = {"action": wd.action, "detection_time": str(wd.detection_ms),
-                                  "restoration_time": str(wd.restoration_ms)}
-        tables["PFC_WD"] = pfc_wd
+    if not headrooms:
+        return {}
+    return {"CABLE_LENGTH": _cable_length(headrooms, sink), "BUFFER_PROFILE": _buffer_profile(headrooms),
+            "BUFFER_PG": _buffer_pg(parts, headrooms)}
+
+
+def _pfc_wd(wd: SonicWatchdog, ports: list[PortIntent]) -> dict[str, dict[str, str]]:
+    """PFC_WD: the poll interval and each watched port's action and timers."""
+    pfc_wd: dict[str, dict[str, str]] = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
+    for p in ports:
+        if p.watchdog:
+            pfc_wd[p.name] = {"action": wd.action, "detection_time": str(wd.detection_ms),
+                              "restoration_time": str(wd.restoration_ms)}
+    return pfc_wd
+
+
+def _vlan(vlans: list[VlanIntent]) -> dict[str, dict[str, str]]:
+    """VLAN: one row per VLAN with its description."""
+    return {f"Vlan{v.id}": {"vlanid": str(v.id), "description": v.name} for v in vlans}
+
+
+def _vlan_member(vlans: list[VlanIntent]) -> dict[str, dict[str, str]]:
+    """VLAN_MEMBER: each VLAN's ports, tagged or untagged."""
+    return {
+        f"Vlan{v.id}|{m.port}": {"tagging_mode": "tagged" if m.tagged else "untagged"}
+        for v in vlans
+        for m in v.members
+    }
+
+
+def _port(ports: list[PortIntent]) -> dict[str, dict[str, str]]:
+    """PORT: each port's MTU and description."""
+    return {p.name: {"mtu": str(p.mtu_bytes)} | ({"description": p.description} if p.description else {})
+            for p in ports}
+
+
+def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent],
+                    sink: WarningSink) -> SonicConfigDb:
+    """The CONFIG_DB tables of one switch, one builder per table (an optional table is left out when empty)."""
+    tables: dict[str, Any] = _qos_maps(fabric, parts)
+    tables["PORT_QOS_MAP"] = _port_qos_map(fabric, parts, ports, sink)
+    wred = _wred_profile(parts)
+    if wred:
+        tables["WRED_PROFILE"] = wred
+    tables["SCHEDULER"] = _scheduler(parts)
+    tables["QUEUE"] = _queue(parts, ports)
+    tables.update(_buffers(parts, ports, sink))
+    if isinstance(parts.watchdog, SonicWatchdog):
+        tables["PFC_WD"] = _pfc_wd(parts.watchdog, ports)
     if vlans:
-        tables["VLAN"] = {f"Vlan{v.id}": {"vlanid": str(v.id), "description": v.name} for v in vlans}
-        tables["VLAN_MEMBER"] = {
-            f"Vlan{v.id}|{m.port}": {"tagging_mode": "tagged" if m.tagged else "untagged"}
-            for v in vlans
-            for m in v.members
-        }
-    tables["PORT"] = {p.name: {"mtu": str(p.mtu_bytes)} | ({"description": p.description} if p.description else {})
-                      for p in ports}
+        tables["VLAN"] = _vlan(vlans)
+        tables["VLAN_MEMBER"] = _vlan_member(vlans)
+    tables["PORT"] = _port(ports)
     # Built above from validated intents, every value a str: skip re-validating thousands of rows.
     return SonicConfigDb.model_construct(**tables)
 

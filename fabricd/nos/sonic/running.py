@@ -77,6 +77,127 @@ def _prios(text: Any) -> frozenset[int] | None:
     return frozenset(int_list(text, 0, 7) or [])
 
 
+def _queue_key(key: str) -> tuple[str, str] | None:
+    """``<port>|<queues>`` (or ``<host>|<asic>|<port>|<queues>`` on a VOQ chassis) -> (port, queues)."""
+    parts = key.split("|")
+    return (parts[-2], parts[-1]) if len(parts) >= 2 else None
+
+
+def _strict_queues(db: dict[str, Any]) -> dict[str, set[int]]:
+    """QUEUE -> SCHEDULER: port -> its queues whose scheduler is ``STRICT``."""
+    schedulers = _table(db, "SCHEDULER")
+    strict: dict[str, set[int]] = {}
+    for key, row in _table(db, "QUEUE").items():
+        sched = schedulers.get(_ref(row.get("scheduler")) or "")
+        where = _queue_key(key)
+        if where is not None and sched is not None and str(sched.get("type", "")).upper() == "STRICT":
+            strict.setdefault(where[0], set()).update(int_list(where[1], 0, 15) or [])
+    return strict
+
+
+def _lossless_pgs(db: dict[str, Any]) -> dict[str, set[int]]:
+    """BUFFER_PG -> BUFFER_PROFILE: port -> its priority groups with lossless headroom."""
+    profiles = _table(db, "BUFFER_PROFILE")
+    lossless_pgs: dict[str, set[int]] = {}
+    for key, row in _table(db, "BUFFER_PG").items():
+        pname = _ref(row.get("profile")) or ""
+        prof = profiles.get(pname)
+        lossless = pname == "NULL" or (prof is not None and bool(
+            to_int(str(prof.get("xoff", ""))) or _ref(prof.get("pool")) == "ingress_lossless_pool"))
+        where = _queue_key(key)
+        if where is not None and lossless:
+            lossless_pgs.setdefault(where[0], set()).update(int_list(where[1], 0, 15) or [])
+    return lossless_pgs
+
+
+def _wred(prof: dict[str, Any]) -> EcnConfig:
+    """One WRED_PROFILE row: marking on unless ``ecn_none``; the green thresholds and probability."""
+    return EcnConfig(
+        enabled=str(prof.get("ecn", "ecn_none")) != "ecn_none",
+        min_bytes=to_int(str(prof.get("green_min_threshold", ""))),
+        max_bytes=to_int(str(prof.get("green_max_threshold", ""))),
+        probability_percent=to_int(str(prof.get("green_drop_probability", ""))),
+    )
+
+
+def _ecn(db: dict[str, Any], problems: list[str]) -> dict[str, dict[int, EcnConfig]]:
+    """QUEUE -> WRED_PROFILE: port -> queue -> its ECN settings."""
+    wred = _table(db, "WRED_PROFILE")
+    ecn: dict[str, dict[int, EcnConfig]] = {}
+    for key, row in _table(db, "QUEUE").items():
+        where = _queue_key(key)
+        profile = _ref(row.get("wred_profile"))
+        if where is None or not profile:
+            continue
+        prof = wred.get(profile)
+        if prof is None:
+            problems.append(f"QUEUE|{key}: wred_profile {profile!r} is not in WRED_PROFILE")
+            continue
+        setting = _wred(prof)
+        for q in int_list(where[1], 0, 15) or []:
+            ecn.setdefault(where[0], {})[q] = setting
+    return ecn
+
+
+class _Db:
+    """The CONFIG_DB tables a port's row in PORT_QOS_MAP refers to, and what is read per port from the others."""
+
+    def __init__(self, db: dict[str, Any], problems: list[str]) -> None:
+        self.port = _table(db, "PORT")
+        self.qos_map = _table(db, "PORT_QOS_MAP")
+        self.maps = {field: _table(db, table) for field, table in _MAP_TABLES.items()}
+        self.pfc_wd = _table(db, "PFC_WD")
+        self.strict = _strict_queues(db)
+        self.lossless_pgs = _lossless_pgs(db)
+        self.ecn = _ecn(db, problems)
+
+    def bound(self, row: dict[str, Any], field: str, hi: int = 7) -> dict[int, int] | None:
+        """The map a PORT_QOS_MAP row binds in ``field`` (None: unbound or not in the config)."""
+        return _map(self.maps[field], _ref(row.get(field)), hi)
+
+
+_MAP_TABLES = {
+    "dscp_to_tc_map": "DSCP_TO_TC_MAP", "dot1p_to_tc_map": "DOT1P_TO_TC_MAP", "tc_to_queue_map": "TC_TO_QUEUE_MAP",
+    "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE", "tc_to_pg_map": "TC_TO_PRIORITY_GROUP_MAP",
+}
+"""PORT_QOS_MAP field -> the table of the maps it names."""
+_CHECKED_MAPS = ("dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map")
+"""The PORT_QOS_MAP fields whose dangling reference is a problem."""
+
+
+def _port(name: str, t: _Db, problems: list[str]) -> PortConfig:
+    """One port: its PORT row, its PORT_QOS_MAP row with the maps it binds, and its PFC_WD row."""
+    row = t.qos_map.get(name, {})
+    dscp = t.bound(row, "dscp_to_tc_map", 63)
+    dot1p = t.bound(row, "dot1p_to_tc_map")
+    for field in _CHECKED_MAPS:
+        value = row.get(field)
+        if value and (_ref(value) is None or _ref(value) not in t.maps[field]):
+            problems.append(f"PORT_QOS_MAP|{name}: {field} {value!r} names no map in the config")
+    trust: Trust | None = "dscp" if dscp is not None else "pcp" if dot1p is not None else None
+    pfc = _prios(row.get("pfc_enable")) or frozenset()
+    wd_entry = t.pfc_wd.get(name)
+    watched: frozenset[int] = frozenset()
+    if wd_entry is not None:
+        sw_enable = _prios(row.get("pfcwd_sw_enable"))
+        watched = sw_enable if sw_enable is not None else pfc
+    to_queue = t.bound(row, "pfc_to_queue_map")
+    to_pg = t.bound(row, "tc_to_pg_map")
+    pgs = t.lossless_pgs.get(name, set())
+    return PortConfig(
+        name=name, mtu_bytes=to_int(str(t.port.get(name, {}).get("mtu", ""))), trust=trust,
+        dscp_to_priority=dscp, pcp_to_priority=dot1p, priority_to_queue=t.bound(row, "tc_to_queue_map"),
+        pfc_priorities=pfc, watchdog_priorities=watched,
+        detection_ms=to_int(str(wd_entry.get("detection_time", ""))) if wd_entry else None,
+        restoration_ms=to_int(str(wd_entry.get("restoration_time", ""))) if wd_entry else None,
+        ecn=t.ecn.get(name, {}),
+        pfc_queues={p: (to_queue.get(p, p) if to_queue is not None else p) for p in pfc},
+        watchdog_queues={q: frozenset({q}) for q in watched},
+        buffered_priorities=frozenset(p for p in pfc if (to_pg.get(p) if to_pg is not None else p) in pgs),
+        strict_queues=frozenset(t.strict.get(name, set())),
+    )
+
+
 @framed
 def parse_running_config(text: str) -> LosslessConfig:
     """Per-port lossless settings from CONFIG_DB JSON (``show runningconfiguration all``)."""
@@ -87,82 +208,7 @@ def parse_running_config(text: str) -> LosslessConfig:
         return LosslessConfig(PLATFORM, {}, (f"running config is not JSON: {exc}",))
     if not isinstance(db, dict):
         return LosslessConfig(PLATFORM, {}, ("running config is not a CONFIG_DB object",))
-    port_table = _table(db, "PORT")
-    qos_map = _table(db, "PORT_QOS_MAP")
-    dscp_maps, dot1p_maps, queue_maps = (_table(db, t) for t in ("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP",
-                                                                   "TC_TO_QUEUE_MAP"))
-    pfc_queue_maps, pg_maps = _table(db, "MAP_PFC_PRIORITY_TO_QUEUE"), _table(db, "TC_TO_PRIORITY_GROUP_MAP")
-    pfc_wd = _table(db, "PFC_WD")
-    wred = _table(db, "WRED_PROFILE")
-    schedulers = _table(db, "SCHEDULER")
-    strict: dict[str, set[int]] = {}
-    for key, row in _table(db, "QUEUE").items():
-        parts = key.split("|")
-        sched = schedulers.get(_ref(row.get("scheduler")) or "")
-        if len(parts) >= 2 and sched is not None and str(sched.get("type", "")).upper() == "STRICT":
-            strict.setdefault(parts[-2], set()).update(int_list(parts[-1], 0, 15) or [])
-    profiles = _table(db, "BUFFER_PROFILE")
-    lossless_pgs: dict[str, set[int]] = {}
-    for key, row in _table(db, "BUFFER_PG").items():
-        parts = key.split("|")
-        pname = _ref(row.get("profile")) or ""
-        prof = profiles.get(pname)
-        lossless = pname == "NULL" or (prof is not None and bool(
-            to_int(str(prof.get("xoff", ""))) or _ref(prof.get("pool")) == "ingress_lossless_pool"))
-        if len(parts) >= 2 and lossless:
-            lossless_pgs.setdefault(parts[-2], set()).update(int_list(parts[-1], 0, 15) or [])
-    ecn: dict[str, dict[int, EcnConfig]] = {}
     problems: list[str] = []
-    for key, row in _table(db, "QUEUE").items():
-        parts = key.split("|")  # <port>|<queues>, or <host>|<asic>|<port>|<queues> on a VOQ chassis
-        if len(parts) < 2:
-            continue
-        port, queues = parts[-2], parts[-1]
-        profile = _ref(row.get("wred_profile"))
-        if not profile:
-            continue
-        prof = wred.get(profile)
-        if prof is None:
-            problems.append(f"QUEUE|{key}: wred_profile {profile!r} is not in WRED_PROFILE")
-            continue
-        setting = EcnConfig(
-            enabled=str(prof.get("ecn", "ecn_none")) != "ecn_none",
-            min_bytes=to_int(str(prof.get("green_min_threshold", ""))),
-            max_bytes=to_int(str(prof.get("green_max_threshold", ""))),
-            probability_percent=to_int(str(prof.get("green_drop_probability", ""))),
-        )
-        for q in int_list(queues, 0, 15) or []:
-            ecn.setdefault(port, {})[q] = setting
-    ports: dict[str, PortConfig] = {}
-    for name in sorted(set(port_table) | set(qos_map)):
-        row = qos_map.get(name, {})
-        dscp = _map(dscp_maps, _ref(row.get("dscp_to_tc_map")), 63)
-        dot1p = _map(dot1p_maps, _ref(row.get("dot1p_to_tc_map")), 7)
-        for field, table in (("dscp_to_tc_map", dscp_maps), ("dot1p_to_tc_map", dot1p_maps),
-                             ("tc_to_queue_map", queue_maps)):
-            value = row.get(field)
-            if value and (_ref(value) is None or _ref(value) not in table):
-                problems.append(f"PORT_QOS_MAP|{name}: {field} {value!r} names no map in the config")
-        trust: Trust | None = "dscp" if dscp is not None else "pcp" if dot1p is not None else None
-        pfc = _prios(row.get("pfc_enable")) or frozenset()
-        wd_entry = pfc_wd.get(name)
-        watched: frozenset[int] = frozenset()
-        if wd_entry is not None:
-            sw_enable = _prios(row.get("pfcwd_sw_enable"))
-            watched = sw_enable if sw_enable is not None else pfc
-        to_queue = _map(pfc_queue_maps, _ref(row.get("pfc_to_queue_map")), 7)
-        pfc_queues = {p: (to_queue.get(p, p) if to_queue is not None else p) for p in pfc}
-        to_pg = _map(pg_maps, _ref(row.get("tc_to_pg_map")), 7)
-        pgs = lossless_pgs.get(name, set())
-        buffered = frozenset(p for p in pfc if (to_pg.get(p) if to_pg is not None else p) in pgs)
-        ports[name] = PortConfig(
-            name=name, mtu_bytes=to_int(str(port_table.get(name, {}).get("mtu", ""))), trust=trust,
-            dscp_to_priority=dscp, pcp_to_priority=dot1p,
-            priority_to_queue=_map(queue_maps, _ref(row.get("tc_to_queue_map")), 7),
-            pfc_priorities=pfc, watchdog_priorities=watched,
-            detection_ms=to_int(str(wd_entry.get("detection_time", ""))) if wd_entry else None,
-            restoration_ms=to_int(str(wd_entry.get("restoration_time", ""))) if wd_entry else None,
-            ecn=ecn.get(name, {}), pfc_queues=pfc_queues, watchdog_queues={q: frozenset({q}) for q in watched},
-            buffered_priorities=buffered, strict_queues=frozenset(strict.get(name, set())),
-        )
+    tables = _Db(db, problems)
+    ports = {name: _port(name, tables, problems) for name in sorted(set(tables.port) | set(tables.qos_map))}
     return LosslessConfig(PLATFORM, ports, tuple(problems))
