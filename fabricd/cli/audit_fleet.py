@@ -9,12 +9,13 @@ from typing import Annotated
 import typer
 
 from fabricd.audit.fleet import Q_SEEN, audit_fleet, prometheus_query
-from fabricd.audit.report import AuditReport, Status, render_junit
+from fabricd.audit.report import AuditReport, Status
 from fabricd.errors import HostBackendError, UsageError
 from fabricd.inventory import load_inventory
 
 from .common import ExitCode, OutputFormat, OutputOpt, emit_json, stderr
 from .host_fanout import select_names
+from .report import render_junit
 
 
 def _line(report: AuditReport) -> str:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from fabricd.audit.report import AuditReport, CheckResult, Finding, Status, render_junit
+from fabricd.audit.report import AuditReport, CheckResult, Finding, Status
 from fabricd.errors import UsageError
 from fabricd.intent.host import vlan_netdev_name
 from fabricd.inventory import load_inventory
@@ -34,6 +34,7 @@ from .host_fanout import (
     SshUserOpt,
     ssh_runners,
 )
+from .report import render_junit
 from .validate_matrix import run_matrix_cli
 
 

@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 
 from fabricd import settings
-from fabricd.audit.report import AuditReport, CheckResult, Finding, Status, render_junit
+from fabricd.audit.report import AuditReport, CheckResult, Finding, Status
 from fabricd.errors import UsageError
 from fabricd.model import Fabric
 from fabricd.model.topology import split_endpoint
@@ -39,6 +39,7 @@ from fabricd.traffic.matrix import (
 from fabricd.traffic.validate import PairReport
 
 from .common import ExitCode, OutputFormat, emit_json, stderr, stdout
+from .report import render_junit
 
 ValidatePair = Callable[[str, str], PairReport]
 
