@@ -41,8 +41,8 @@ def render_text(report: Report, *, label: str = "audit") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _testcase(suite: ET.Element, report: Report, c: CheckResult) -> None:
-    case = ET.SubElement(suite, "testcase", classname=f"fabricd.audit.{report.kind}.{report.target}",
+def _testcase(suite: ET.Element, report: Report, c: CheckResult, label: str) -> None:
+    case = ET.SubElement(suite, "testcase", classname=f"{label.replace(' ', '.')}.{report.kind}.{report.target}",
                          name=f"{c.code} {c.title}")
     if c.status == Status.FAIL:
         fail = ET.SubElement(case, "failure", message=c.findings[0].render() if c.findings else c.title, type=c.code)
@@ -64,7 +64,7 @@ def render_junit(reports: list[Report], *, label: str = "fabricd audit") -> str:
                               tests=str(len(report.checks)), failures=str(failures), errors="0",
                               skipped=str(skipped))
         for c in report.checks:
-            _testcase(suite, report, c)
+            _testcase(suite, report, c, label)
         total += len(report.checks)
         fails += failures
         skips += skipped

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from pydantic import Field, JsonValue
 
-from fabricd.errors import Fix
+from fabricd.errors import Fix, Problem
 
 from .types import Model
 
@@ -99,6 +99,15 @@ class Finding(Model):
                              "renders them as command lines into the hint)")
     file: str | None = Field(default=None, description="inventory file of the value (validate)")
     line: int | None = Field(default=None, description="1-based line in ``file``")
+
+    @classmethod
+    def of_problem(cls, problem: Problem) -> Finding:
+        """A located inventory problem (``fabricd validate``) as a finding: ``object`` is its dotted path, and
+        ``file``/``line`` where the value is written."""
+        loc = problem.location
+        return cls(code=problem.code, severity=Severity(problem.severity), object=problem.path,
+                   message=problem.message, expected=problem.expected, got=problem.got, hint=problem.hint or "",
+                   file=str(loc.file) if loc is not None else None, line=loc.line if loc and loc.line else None)
 
     def render(self) -> str:
         """``CODE object path: message (expected X, got Y); hint; fixes`` (fixes in their plain form: the CLI
@@ -182,6 +191,15 @@ class Results:
 
     def report(self, kind: str, target: str, *, note_failures: bool = False) -> Report:
         return Report(kind=kind, target=target, checks=self.results(note_failures=note_failures))
+
+
+def report_of(kind: str, target: str, specs: Iterable[CheckSpec], problems: Iterable[Problem]) -> Report:
+    """The report of checks that locate what they find in the inventory (``fabricd validate``): one result per
+    check in ``specs``, its problems as findings."""
+    res = Results(specs)
+    for p in problems:
+        res.add(Finding.of_problem(p))
+    return res.report(kind, target)
 
 
 def result_of(spec: CheckSpec, status: Status, findings: Iterable[Finding] = (), note: str | None = None
