@@ -34,7 +34,9 @@ NOT_CLI: dict[tuple[str, str], str] = {
 """(module, word) -> whose word it is, when it is not an instruction to run fabricd."""
 
 DOCS: dict[str, str] = {
+    "audit/catalogue.py": "writes docs/checks.md's section on the audits, doctor and validate-fabric",
     "collectors/docs.py": "writes docs/metrics.md",
+    "intent/checks/catalogue.py": "writes docs/checks.md",
     "intent/nics/doc.py": "writes docs/nics.md",
 }
 """Modules whose strings are documentation pages (they may name commands, as docs/ does)."""
@@ -54,7 +56,6 @@ DEBT: dict[str, int] = {
     "hosts/netlink.py": 1,
     "hosts/netns.py": 1,
     "hosts/sysfs.py": 6,
-    "intent/checks/catalogue.py": 4,
     "intent/checks/fabric.py": 1,
     "intent/checks/nics.py": 3,
     "intent/host.py": 1,
