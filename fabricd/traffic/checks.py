@@ -4,7 +4,7 @@ pair asserts on its counters (:mod:`fabricd.traffic.validate` computes them) and
 
 from __future__ import annotations
 
-from fabricd.model.checks import CheckResult, CheckSpec, Finding, Report, Status, by_code, result_of
+from fabricd.model.checks import CheckResult, CheckSpec, Finding, Report, Status, by_code
 
 from .validate import CheckStatus, PairReport
 
@@ -51,4 +51,4 @@ def pair_report(r: PairReport) -> Report:
     return Report(kind="fabric", target=name, checks=checks)
 
 
-__all__ = ["TRAFFIC", "TRAFFIC_CHECKS", "pair_report", "result_of"]
+__all__ = ["TRAFFIC", "TRAFFIC_CHECKS", "pair_report"]

@@ -123,3 +123,32 @@ def test_the_audits_doctor_and_validate_fabric_report_in_the_one_shape(tmp_path:
     findings = _check(reports)
     assert {f.code for f in findings} >= {"SW-REACH", "CAB-READ", "FLEET-AGENT", "DOC-IPROUTE2", "FABRIC-TRAFFIC"}
     assert {r.kind for r in reports} == {"switch", "cabling", "host", "machine", "fabric"}
+
+
+def _cli(*args: str) -> int:
+    from typer.testing import CliRunner
+
+    from fabricd.cli.main import build_app
+
+    return CliRunner().invoke(build_app(), list(args)).exit_code
+
+
+def test_validate_and_doctor_write_junit_from_the_one_report(tmp_path: Path) -> None:
+    """validate: a testcase per check, the error a failure, the warning a passing testcase with its finding as
+    output, exit 1; doctor: a testcase per capability, exit 1 when one a selected feature needs is missing."""
+    import xml.etree.ElementTree as ET
+
+    docs = lab_docs()
+    docs["fabric.yml"]["policy"]["pfc"]["watchdog"]["enabled"] = False
+    docs["links.yml"]["links"].append({"a": "leaf1-sonic:Ethernet48", "b": "nowhere:Ethernet0"})
+    inv = write(tmp_path / "inv", docs)
+    assert _cli("validate", str(inv), "--junit", str(tmp_path / "v.xml")) == 1
+    cases = {c.get("name", "").split()[0]: c for c in ET.parse(tmp_path / "v.xml").getroot().iter("testcase")}
+    assert set(cases) == {c.code for c in validate(load_inventory(inv)).checks}
+    failure = cases["FAB006"].find("failure")
+    assert failure is not None and "nowhere" in (failure.text or "")
+    out = cases["FAB043"].find("system-out")
+    assert cases["FAB043"].find("failure") is None and out is not None and "FAB043" in (out.text or "")
+    assert _cli("doctor", "--root", str(tmp_path), "--for", "hosts", "--junit", str(tmp_path / "d.xml")) == 1
+    doctor = {c.get("name", "").split()[0]: c for c in ET.parse(tmp_path / "d.xml").getroot().iter("testcase")}
+    assert doctor["DOC-NETNS"].find("failure") is not None and doctor["DOC-PROMTOOL"].find("skipped") is not None
