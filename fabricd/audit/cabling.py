@@ -32,13 +32,14 @@ from typing import Any
 
 from fabricd.errors import FabricdError, Fix
 from fabricd.model import Fabric, Switch
+from fabricd.model.checks import by_code
 from fabricd.model.topology import split_endpoint
 from fabricd.nos.registry import spec_of
 from fabricd.readers.lldp import LldpNeighbor, canonical_port, is_mac, names_port, same_system
 from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.textparse import TextParseError
 
-from .report import AuditReport, CheckResult, Finding, Status
+from .report import AuditReport, CheckSpec, Finding, Results
 from .switch import ReadBack, ReadBackFactory
 
 log = logging.getLogger(__name__)
@@ -67,13 +68,24 @@ class DeviceLldp:
     error: str | None = None
 
 
-CHECKS: tuple[tuple[str, str], ...] = (
-    ("CAB-READ", "LLDP neighbours read from every device"),
-    ("CAB-PARSE", "every LLDP output parsed"),
-    ("CAB-MISWIRE", "every port hears the inventory's neighbour (no miswired cable)"),
-    ("CAB-MISSING", "every inventory cable heard at each read end"),
-    ("CAB-UNEXPECTED", "no neighbour on a port the inventory cables to nothing"),
+def _cab(code: str, title: str, hint: str) -> CheckSpec:
+    return CheckSpec(code=code, title=title, subject="cabling", hint=hint)
+
+
+CHECKS: tuple[CheckSpec, ...] = (
+    _cab("CAB-READ", "LLDP neighbours read from every device",
+         "check the device is reachable and LLDP runs on it (SONiC: the lldp feature; EOS/NX-OS: `lldp run`/`feature "
+         "lldp`; NVUE: `nv show service lldp`)"),
+    _cab("CAB-PARSE", "every LLDP output parsed", "capture it and report the output shape"),
+    _cab("CAB-MISWIRE", "every port hears the inventory's neighbour (no miswired cable)",
+         "move the cable to the port the inventory names, or fix the inventory"),
+    _cab("CAB-MISSING", "every inventory cable heard at each read end",
+         "check the cable is plugged and the link is up (the port's oper status); a host NIC with firmware LLDP "
+         "(E810) still answers the switch"),
+    _cab("CAB-UNEXPECTED", "no neighbour on a port the inventory cables to nothing",
+         "unplug it, or add the cable to the inventory (`links:` or the NIC's `peer`)"),
 )
+CHECK_BY_CODE = by_code(CHECKS)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -144,146 +156,186 @@ def resolve(nb: LldpNeighbor, ports: dict[str, list[str]], hosts: set[str]) -> H
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _finding(code: str, obj: str, message: str, expected: Any, got: Any, hint: str,
+def _finding(code: str, obj: str, message: str, *, expected: Any, got: Any, hint: str | None = None,
              fixes: Iterable[Fix] = ()) -> Finding:
-    return Finding(code=code, object=obj, path="lldp", message=message, expected=expected, got=got, hint=hint,
-                   fixes=list(fixes))
+    return CHECK_BY_CODE[code].finding(obj=obj, path="lldp", message=message, expected=expected, got=got, hint=hint,
+                                       fixes=fixes)
+
+
+@dataclass
+class _Cabling:
+    """One evaluation: the intended cables, what each read end heard, and the findings so far."""
+
+    fabric: Fabric
+    devices: list[DeviceLldp]
+    cables: dict[End, End] = field(init=False)
+    ports: dict[str, list[str]] = field(init=False)
+    read_ok: set[str] = field(init=False)
+    heard: dict[End, list[Heard]] = field(init=False)
+    wrong: dict[End, Heard] = field(default_factory=dict)
+    """Read ends that hear a neighbour, but not their intended one."""
+    explained: set[End] = field(default_factory=set)
+    results: Results = field(default_factory=lambda: Results(CHECKS))
+
+    def __post_init__(self) -> None:
+        self.cables = intended_cables(self.fabric)
+        self.ports = _ports(self.fabric, self.cables)
+        self.read_ok = {d.device for d in self.devices if d.error is None}
+        self.heard = self._heard()
+
+    @property
+    def switch_names(self) -> set[str]:
+        return {sw.name for sw in self.fabric.switches}
+
+    def _heard(self) -> dict[End, list[Heard]]:
+        host_names = {h.name for h in self.fabric.hosts}
+        heard: dict[End, list[Heard]] = {}
+        for d in self.devices:
+            if d.error is not None:
+                continue
+            spelled = {canonical_port(p): p for p in self.ports.get(d.device, [])}
+            for nb in d.neighbors:
+                local = spelled.get(canonical_port(nb.local_port), nb.local_port)  # the inventory's spelling
+                heard.setdefault(End(d.device, local), []).append(resolve(nb, self.ports, host_names))
+        return heard
+
+    def audit_switch(self, device: str, text: str) -> list[Fix]:
+        return [Fix(("audit", "switch"), {"device": device}, text)] if device in self.switch_names else []
+
+    def add(self, finding: Finding) -> None:
+        self.results.add(finding)
 
 
 def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool = False) -> AuditReport:
     """The cabling report of ``fabric`` from what each device heard. Devices absent from ``observed`` (hosts
     without an lldpctl file) are checked from their peers' side only."""
-    cables = intended_cables(fabric)
-    ports = _ports(fabric, cables)
-    host_names = {h.name for h in fabric.hosts}
-    inventory_ports = {End(sw.name, p.name) for sw in fabric.switches for p in sw.ports} | set(cables)
-    devices = list(observed)
-    read_ok = {d.device for d in devices if d.error is None}
-    switch_names = {sw.name for sw in fabric.switches}
+    cab = _Cabling(fabric, list(observed))
+    _reads(cab)
+    _missing_or_wrong(cab)
+    _swaps(cab)
+    _moves(cab)
+    _unexpected(cab)
+    res = cab.results
+    res.notes["CAB-READ"] = f"{len(cab.read_ok)} of {len(cab.devices)} device(s) read"
+    if not hosts_read:
+        res.notes["CAB-MISSING"] = ("host ends checked from the switch side (no host LLDP given; a NIC with firmware "
+                                    "LLDP, such as E810, hides LLDP from the host anyway)")
+    if not cab.read_ok:
+        for c in CHECKS[1:]:
+            res.skip(c.code, "nothing could be read")
+    return res.report("cabling", fabric.name, note_failures=True)
 
-    def audit_switch(device: str, text: str) -> list[Fix]:
-        return [Fix(("audit", "switch"), {"device": device}, text)] if device in switch_names else []
 
-    heard: dict[End, list[Heard]] = {}
-    for d in devices:
+def _reads(cab: _Cabling) -> None:
+    """CAB-READ and CAB-PARSE: a device that could not be read, an output that parsed to nothing."""
+    for d in cab.devices:
         if d.error is not None:
-            continue
-        spelled = {canonical_port(p): p for p in ports.get(d.device, [])}
-        for nb in d.neighbors:
-            local = spelled.get(canonical_port(nb.local_port), nb.local_port)  # the inventory's spelling
-            heard.setdefault(End(d.device, local), []).append(resolve(nb, ports, host_names))
-
-    findings: dict[str, list[Finding]] = {code: [] for code, _ in CHECKS}
-    for d in devices:
-        if d.error is not None:
-            findings["CAB-READ"].append(_finding(
-                "CAB-READ", d.device, f"could not read LLDP neighbours from {d.source}", "LLDP neighbours", d.error,
-                "check the device is reachable and LLDP runs on it (SONiC: the lldp feature; EOS/NX-OS: "
-                "`lldp run`/`feature lldp`; NVUE: `nv show service lldp`)",
-                audit_switch(d.device, "checks it is reachable")))
+            cab.add(_finding("CAB-READ", d.device, f"could not read LLDP neighbours from {d.source}",
+                             expected="LLDP neighbours", got=d.error,
+                             fixes=cab.audit_switch(d.device, "checks it is reachable")))
         for command in d.unparsed:
-            captured = d.device in switch_names
-            findings["CAB-PARSE"].append(_finding(
-                "CAB-PARSE", d.device, f"`{command}` printed an output fabricd does not read",
-                "an LLDP neighbour table", "nothing parsed",
-                "capture it and report the output shape" if captured else "report the output shape",
-                [Fix(("capture",), {"device": d.device}, "captures it")] if captured else []))
+            captured = d.device in cab.switch_names
+            cab.add(_finding("CAB-PARSE", d.device, f"`{command}` printed an output fabricd does not read",
+                             expected="an LLDP neighbour table", got="nothing parsed",
+                             hint=None if captured else "report the output shape",
+                             fixes=[Fix(("capture",), {"device": d.device}, "captures it")] if captured else []))
 
-    # Wrong neighbours per read end (an end that heard its intended neighbour is right, even with extra ones).
-    wrong: dict[End, Heard] = {}
-    for end, other in sorted(cables.items()):
-        if end.device not in read_ok:
+
+def _missing_or_wrong(cab: _Cabling) -> None:
+    """CAB-MISSING for a read end that hears nothing; ``cab.wrong`` for one that hears someone else (an end that
+    heard its intended neighbour is right, even with extra ones)."""
+    for end, other in sorted(cab.cables.items()):
+        if end.device not in cab.read_ok:
             continue
-        hears = heard.get(end, [])
+        hears = cab.heard.get(end, [])
         if any(h.end == other for h in hears):
             continue
-        if not hears:
-            far_read = other.device in read_ok
-            far_ok = far_read and any(h.end == end for h in heard.get(other, []))
-            why = (f"; {other} does hear {end}, so LLDP is off or not received on {end}" if far_ok else "")
-            findings["CAB-MISSING"].append(_finding(
-                "CAB-MISSING", str(end), f"{end} hears no LLDP neighbour; the inventory cables it to {other}{why}",
-                str(other), None,
-                f"check the cable between {end} and {other} is plugged and the link is up (the port's oper "
-                "status); a host NIC with firmware LLDP (E810) still answers the switch",
-                audit_switch(end.device, "audits the switch")))
+        if hears:
+            cab.wrong[end] = next((h for h in hears if h.end is not None), hears[0])
             continue
-        wrong[end] = next((h for h in hears if h.end is not None), hears[0])
+        far_ok = other.device in cab.read_ok and any(h.end == end for h in cab.heard.get(other, []))
+        why = f"; {other} does hear {end}, so LLDP is off or not received on {end}" if far_ok else ""
+        cab.add(_finding(
+            "CAB-MISSING", str(end), f"{end} hears no LLDP neighbour; the inventory cables it to {other}{why}",
+            expected=str(other), got=None,
+            hint=f"check the cable between {end} and {other} is plugged and the link is up (the port's oper "
+            "status); a host NIC with firmware LLDP (E810) still answers the switch",
+            fixes=cab.audit_switch(end.device, "audits the switch")))
 
-    explained: set[End] = set()
-    # Swaps first, over every device, so that a far end read earlier never turns a swap into two moves.
+
+def _swaps(cab: _Cabling) -> None:
+    """CAB-MISWIRE, swaps first, over every device, so that a far end read earlier never turns a swap into two
+    moves: another port of the same device hears this port's intended neighbour, and vice versa."""
+    wrong, cables = cab.wrong, cab.cables
     for end in sorted(wrong):
-        if end in explained:
+        if end in cab.explained:
             continue
         got, intended = wrong[end], cables[end]
-        # A swap: another port of the same device hears this port's intended neighbour, and vice versa.
-        mate = next((e for e in sorted(wrong) if e != end and e.device == end.device and e not in explained
+        mate = next((e for e in sorted(wrong) if e != end and e.device == end.device and e not in cab.explained
                      and wrong[e].end == intended and got.end == cables[e]), None)
-        if mate is not None:
-            explained |= {end, mate}
-            confirmed = [f for f in (intended, cables[mate]) if f.device in read_ok]
-            for far in confirmed:
-                if far in wrong:
-                    explained.add(far)
-            also = (f"; confirmed from {' and '.join(str(f) for f in confirmed)}" if confirmed else "")
-            findings["CAB-MISWIRE"].append(_finding(
-                "CAB-MISWIRE", f"{end.device} {end.port},{mate.port}",
-                f"cables swapped on {end.device}: {end} reaches {got} (intended {intended}), {mate} reaches "
-                f"{wrong[mate]} (intended {cables[mate]}){also}",
-                {str(end): str(intended), str(mate): str(cables[mate])},
-                {str(end): str(got), str(mate): str(wrong[mate])},
-                f"swap the cables in {end.device} {end.port} and {mate.port}: move the cable in {end} to "
-                f"{mate.port} and the one in {mate} to {end.port}"))
+        if mate is None:
+            continue
+        cab.explained |= {end, mate}
+        confirmed = [f for f in (intended, cables[mate]) if f.device in cab.read_ok]
+        cab.explained.update(f for f in confirmed if f in wrong)
+        also = f"; confirmed from {' and '.join(str(f) for f in confirmed)}" if confirmed else ""
+        cab.add(_finding(
+            "CAB-MISWIRE", f"{end.device} {end.port},{mate.port}",
+            f"cables swapped on {end.device}: {end} reaches {got} (intended {intended}), {mate} reaches "
+            f"{wrong[mate]} (intended {cables[mate]}){also}",
+            expected={str(end): str(intended), str(mate): str(cables[mate])},
+            got={str(end): str(got), str(mate): str(wrong[mate])},
+            hint=f"swap the cables in {end.device} {end.port} and {mate.port}: move the cable in {end} to "
+            f"{mate.port} and the one in {mate} to {end.port}"))
+
+
+def _move_fix(end: End, got: Heard, intended: End, cables: dict[End, End]) -> str:
+    """How to fix one wrong neighbour: move a cable, re-seat it, or fix the inventory."""
+    target = cables.get(got.end) if got.end is not None else None
+    if got.end is not None and target is not None:
+        if target == end:
+            return f"re-seat the cable between {end} and {intended}"
+        return f"move the cable in {end} (it reaches {got.end}) to {target}, and cable {intended} to {end}"
+    if got.end is not None and got.known_port:
+        return (f"the cable in {end} reaches {got.end}, which the inventory cables to nothing: connect {intended} "
+                f"to {end}, or fix the inventory")
+    return (f"the cable in {end} reaches {got}, which is not in the inventory: connect {intended} to {end}, or fix "
+            "the inventory")
+
+
+def _moves(cab: _Cabling) -> None:
+    """CAB-MISWIRE for every wrong neighbour no swap explains (a far end that sees the same cable: one finding)."""
+    wrong = cab.wrong
     for end in sorted(wrong):
-        if end in explained:
+        if end in cab.explained:
             continue
-        got, intended = wrong[end], cables[end]
-        explained.add(end)
+        got, intended = wrong[end], cab.cables[end]
+        cab.explained.add(end)
         if got.end is not None and got.end in wrong and wrong[got.end].end == end:
-            explained.add(got.end)  # the far end sees the same wrong cable: one finding
-        target = cables.get(got.end) if got.end is not None else None
-        if got.end is not None and target is not None:
-            fix = (f"move the cable in {end} (it reaches {got.end}) to {target}, and cable {intended} to "
-                   f"{end}" if target != end else f"re-seat the cable between {end} and {intended}")
-        elif got.end is not None and got.known_port:
-            fix = (f"the cable in {end} reaches {got.end}, which the inventory cables to nothing: connect "
-                   f"{intended} to {end}, or fix the inventory")
-        else:
-            fix = (f"the cable in {end} reaches {got}, which is not in the inventory: connect {intended} to "
-                   f"{end}, or fix the inventory")
-        findings["CAB-MISWIRE"].append(_finding(
-            "CAB-MISWIRE", str(end), f"{end} reaches {got}; the inventory cables it to {intended}",
-            str(intended), str(got), fix))
+            cab.explained.add(got.end)
+        cab.add(_finding("CAB-MISWIRE", str(end), f"{end} reaches {got}; the inventory cables it to {intended}",
+                         expected=str(intended), got=str(got), hint=_move_fix(end, got, intended, cab.cables)))
 
-    for end in sorted(heard):
-        if end in cables or end.device not in read_ok:
+
+def _unexpected(cab: _Cabling) -> None:
+    """CAB-UNEXPECTED: a neighbour on a read port the inventory cables to nothing (a management or unmanaged
+    port hearing a device outside the fabric is left out, and so is the far end of a miswire already
+    reported)."""
+    inventory_ports = {End(sw.name, p.name) for sw in cab.fabric.switches for p in sw.ports} | set(cab.cables)
+    for end in sorted(cab.heard):
+        if end in cab.cables or end.device not in cab.read_ok:
             continue
-        for h in heard[end]:
+        for h in cab.heard[end]:
             if h.end is None and end not in inventory_ports:
-                continue  # a management or unmanaged port hearing a device outside the fabric
-            if h.end is not None and h.end.device in read_ok and cables.get(h.end) is not None and \
-                    h.end in wrong and wrong[h.end].end == end:
-                continue  # the far end of a miswire already reported
-            findings["CAB-UNEXPECTED"].append(_finding(
+                continue
+            if h.end is not None and h.end in cab.wrong and cab.wrong[h.end].end == end:
+                continue
+            known = h.end is not None and h.known_port
+            cab.add(_finding(
                 "CAB-UNEXPECTED", str(end), f"{end} hears {h}; the inventory cables nothing to {end}",
-                None, str(h),
-                f"add the cable to the inventory (`links: - {{a: {end.device}:{end.port}, b: "
-                f"{h.end.device}:{h.end.port}}}` or the NIC's `peer`)" if h.end is not None and h.known_port else
-                "unplug it, or add the cable to the inventory (`links:` or the NIC's `peer`)"))
-
-    notes = {
-        "CAB-READ": f"{len(read_ok)} of {len(devices)} device(s) read",
-        "CAB-MISSING": (None if hosts_read else "host ends checked from the switch side (no host LLDP given; a NIC "
-                        "with firmware LLDP, such as E810, hides LLDP from the host anyway)"),
-    }
-    checks = []
-    for code, title in CHECKS:
-        found = findings[code]
-        skip = code != "CAB-READ" and not read_ok
-        status = Status.FAIL if found else Status.SKIP if skip else Status.PASS
-        checks.append(CheckResult(code=code, title=title, status=status, findings=found,
-                                  note="nothing could be read" if skip and not found else notes.get(code)))
-    return AuditReport(kind="cabling", target=fabric.name, checks=checks)
+                expected=None, got=str(h),
+                hint=f"add the cable to the inventory (`links: - {{a: {end.device}:{end.port}, b: "
+                f"{h.end.device}:{h.end.port}}}` or the NIC's `peer`)" if known and h.end is not None else None))
 
 
 def unreadable(report: AuditReport) -> list[Finding]:

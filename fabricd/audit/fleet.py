@@ -24,9 +24,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from fabricd.errors import FabricdError
+from fabricd.errors import FabricdError, Fix
+from fabricd.model.checks import by_code
 
-from .report import AuditReport, CheckResult, Finding, Status
+from .host import CHECK_BY_CODE as HOST_BY_CODE
+from .report import AuditReport, CheckResult, CheckSpec, Finding, Status, result_of
 
 STALE_GRACE_S = 300.0
 
@@ -114,109 +116,123 @@ class FleetResult:
                 "unknown": len(self.unknown)}
 
 
-def _check(code: str, title: str, status: Status, findings: Iterable[Finding] = (), note: str | None = None) \
-        -> CheckResult:
-    return CheckResult(code=code, title=title, status=status, findings=list(findings), note=note)
+def _fleet(code: str, title: str, hint: str) -> CheckSpec:
+    return CheckSpec(code=code, title=title, subject="fleet", hint=hint)
+
+
+FLEET_CHECKS: tuple[CheckSpec, ...] = (
+    _fleet("FLEET-INVENTORY", "host is in the inventory",
+           "fix the agent's --host (FABRICD_HOST), or add the host to the inventory"),
+    _fleet("FLEET-AGENT", "fabricd agent reports",
+           "start it: `systemctl enable --now fabricd-agent` or the DaemonSet (exporters/agent/); check that "
+           "Prometheus scrapes it (job fabricd-agent)"),
+    _fleet("FLEET-RECONCILE", "last successful reconcile is recent",
+           "`journalctl -u fabricd-agent` or the pod's log names the error"),
+)
+"""The fleet's own checks; the per-host checks are the agents' ``HOST-*`` (:data:`fabricd.audit.host.HOST_CHECKS`)."""
+FLEET = by_code(FLEET_CHECKS)
+
+
+def _title(code: str) -> str:
+    """A check the agent ran: its declared title (the agent's code when this fabricd does not know it)."""
+    spec = HOST_BY_CODE.get(code)
+    return spec.title if spec is not None else code
+
+
+def _views(query: Query, lookback: str) -> tuple[dict[str, HostView], set[str], float | None]:
+    """Every host with an agent now (its mode, checks, failures, last success and interval), the hosts seen
+    within ``lookback``, and the evaluation time."""
+    views: dict[str, HostView] = {}
+    now: float | None = None
+    for labels, _, ts in query(Q_AGENTS):
+        if host := labels.get("host"):
+            views[host] = HostView(host, mode=labels.get("mode"))
+            now = ts
+    seen = {labels["host"] for labels, _, _ in query(Q_SEEN.format(lookback=lookback)) if labels.get("host")}
+    for labels, _, _ in query(Q_CHECKS):
+        if (v := views.get(labels.get("host", ""))) is not None and labels.get("check"):
+            v.checks.add(labels["check"])
+    for labels, _, _ in query(Q_FAILED):
+        if (v := views.get(labels.get("host", ""))) is not None and labels.get("check"):
+            v.failed[labels["check"]].append(labels.get("interface", ""))
+    for labels, value, ts in query(Q_LAST_OK):
+        if (v := views.get(labels.get("host", ""))) is not None:
+            v.last_ok = value
+            now = ts
+    for labels, value, _ in query(Q_INTERVAL):
+        if (v := views.get(labels.get("host", ""))) is not None:
+            v.interval_s = value
+    return views, seen, now
 
 
 def audit_fleet(query: Query, inventory_hosts: Iterable[str] | None = None, *, lookback: str = "1d",
                 host_filter: Callable[[str], bool] | None = None) -> FleetResult:
     """Query the agents' series and judge every host; ``inventory_hosts`` are expected even if never seen."""
-    views: dict[str, HostView] = {}
-    now: float | None = None
-
-    def view(host: str) -> HostView:
-        v = views.get(host)
-        if v is None:
-            v = views[host] = HostView(host)
-        return v
-
-    present: set[str] = set()
-    for labels, _, ts in query(Q_AGENTS):
-        host = labels.get("host")
-        if host:
-            present.add(host)
-            view(host).mode = labels.get("mode")
-            now = ts
-    seen = {labels["host"] for labels, _, _ in query(Q_SEEN.format(lookback=lookback)) if labels.get("host")}
-    for labels, _, _ in query(Q_CHECKS):
-        if labels.get("host") in present and labels.get("check"):
-            view(labels["host"]).checks.add(labels["check"])
-    for labels, _, _ in query(Q_FAILED):
-        if labels.get("host") in present and labels.get("check"):
-            view(labels["host"]).failed[labels["check"]].append(labels.get("interface", ""))
-    for labels, value, ts in query(Q_LAST_OK):
-        if labels.get("host") in present:
-            view(labels["host"]).last_ok = value
-            now = ts
-    for labels, value, _ in query(Q_INTERVAL):
-        if labels.get("host") in present:
-            view(labels["host"]).interval_s = value
-
-    expected = set(inventory_hosts) if inventory_hosts is not None else set()
-    hosts = sorted(expected | seen | present)
+    views, seen, now = _views(query, lookback)
+    expected = set(inventory_hosts) if inventory_hosts is not None else None
+    hosts = sorted((expected or set()) | seen | set(views))
     if host_filter is not None:
         hosts = [h for h in hosts if host_filter(h)]
-    reports: list[AuditReport] = []
-    absent: list[str] = []
-    stale: list[str] = []
-    noncompliant: list[str] = []
-    unknown: list[str] = []
+    result = FleetResult([], [], [], [], [], now)
     for host in hosts:
         checks: list[CheckResult] = []
-        if inventory_hosts is not None:
-            if host in expected:
-                checks.append(_check("FLEET-INVENTORY", "host is in the inventory", Status.PASS))
-            else:
-                unknown.append(host)
-                checks.append(_check("FLEET-INVENTORY", "host is in the inventory", Status.FAIL, [Finding(
-                    code="FLEET-INVENTORY", object=host, path="fabricd_agent_info{host}",
-                    message="an agent reports for a host the inventory does not have", expected="an inventory host",
-                    got=host, hint="fix the agent's --host (FABRICD_HOST), or add the host to the inventory")]))
-        if host not in present:
-            absent.append(host)
+        if expected is not None:
+            checks.append(_inventory_check(host, expected, result))
+        v = views.get(host)
+        if v is None:
+            result.absent.append(host)
             why = "had an agent within " + lookback if host in seen else "never reported"
-            checks.append(_check("FLEET-AGENT", "fabricd agent reports", Status.FAIL, [Finding(
-                code="FLEET-AGENT", object=host, path="fabricd_agent_info{host}",
-                message=f"no fabricd agent reports for this host ({why})", expected="an agent", got=None,
-                hint="start it: `systemctl enable --now fabricd-agent` or the DaemonSet (exporters/agent/); check "
-                     "that Prometheus scrapes it (job fabricd-agent)")]))
-            reports.append(AuditReport(kind="host", target=host, checks=checks))
-            continue
-        v = views[host]
-        checks.append(_check("FLEET-AGENT", "fabricd agent reports", Status.PASS, note=f"mode {v.mode}"))
-        checks.append(_reconcile_check(v, now, stale))
-        for code in sorted(v.checks):
-            bad = sorted(v.failed.get(code, []))
-            if not bad:
-                checks.append(_check(code, code, Status.PASS))
-                continue
-            checks.append(_check(code, code, Status.FAIL, [Finding(
-                code=code, object=iface, path=f"fabricd_host_check_compliant{{check={code}}}",
-                message="fails in the agent's last reconcile", expected=1, got=0,
-                hint=f"`fabricd audit host --host {host}` on the host shows expected and actual values")
-                for iface in bad]))
-        if v.failed:
-            noncompliant.append(host)
-        reports.append(AuditReport(kind="host", target=host, checks=checks))
-    return FleetResult(reports, absent, stale, noncompliant, unknown, now)
+            checks.append(result_of(FLEET["FLEET-AGENT"], Status.FAIL, [FLEET["FLEET-AGENT"].finding(
+                obj=host, path="fabricd_agent_info{host}", message=f"no fabricd agent reports for this host ({why})",
+                expected="an agent", got=None)]))
+        else:
+            checks += _agent_checks(v, now, result)
+        result.reports.append(AuditReport(kind="host", target=host, checks=checks))
+    return result
+
+
+def _inventory_check(host: str, expected: set[str], result: FleetResult) -> CheckResult:
+    spec = FLEET["FLEET-INVENTORY"]
+    if host in expected:
+        return result_of(spec, Status.PASS)
+    result.unknown.append(host)
+    return result_of(spec, Status.FAIL, [spec.finding(
+        obj=host, path="fabricd_agent_info{host}", message="an agent reports for a host the inventory does not have",
+        expected="an inventory host", got=host)])
+
+
+def _agent_checks(v: HostView, now: float | None, result: FleetResult) -> list[CheckResult]:
+    """FLEET-AGENT passed, FLEET-RECONCILE, and one check per audit check code the agent ran."""
+    checks = [result_of(FLEET["FLEET-AGENT"], Status.PASS, note=f"mode {v.mode}"),
+              _reconcile_check(v, now, result.stale)]
+    for code in sorted(v.checks):
+        bad = sorted(v.failed.get(code, []))
+        findings = [Finding(code=code, object=iface, path=f"fabricd_host_check_compliant{{check={code}}}",
+                            message="fails in the agent's last reconcile", expected=1, got=0,
+                            fixes=[Fix(("audit", "host"), {"host": v.host},
+                                       "on the host shows expected and actual values")])
+                    for iface in bad]
+        checks.append(CheckResult(code=code, title=_title(code), status=Status.FAIL if bad else Status.PASS,
+                                  findings=findings))
+    if v.failed:
+        result.noncompliant.append(v.host)
+    return checks
 
 
 def _reconcile_check(v: HostView, now: float | None, stale: list[str]) -> CheckResult:
-    title = "last successful reconcile is recent"
+    spec = FLEET["FLEET-RECONCILE"]
+    path = "fabricd_agent_last_success_timestamp_seconds"
     if v.last_ok is None:
         stale.append(v.host)
-        return _check("FLEET-RECONCILE", title, Status.FAIL, [Finding(
-            code="FLEET-RECONCILE", object=v.host, path="fabricd_agent_last_success_timestamp_seconds",
-            message="the agent has not reconciled successfully yet", expected="a successful reconcile", got=None,
-            hint="`curl HOST:9863/status` shows the agent's last error")])
+        return result_of(spec, Status.FAIL, [spec.finding(
+            obj=v.host, path=path, message="the agent has not reconciled successfully yet",
+            expected="a successful reconcile", got=None, hint="`curl HOST:9863/status` shows the agent's last error")])
     interval = v.interval_s or 300.0
     limit = 2 * interval + STALE_GRACE_S
     age = (now - v.last_ok) if now is not None else 0.0
     if age > limit:
         stale.append(v.host)
-        return _check("FLEET-RECONCILE", title, Status.FAIL, [Finding(
-            code="FLEET-RECONCILE", object=v.host, path="fabricd_agent_last_success_timestamp_seconds",
-            message=f"last successful reconcile {age:.0f} s ago", expected=f"<= {limit:.0f} s", got=round(age),
-            hint="`journalctl -u fabricd-agent` or the pod's log names the error")])
-    return _check("FLEET-RECONCILE", title, Status.PASS, note=f"{age:.0f} s ago, interval {interval:g} s")
+        return result_of(spec, Status.FAIL, [spec.finding(
+            obj=v.host, path=path, message=f"last successful reconcile {age:.0f} s ago", expected=f"<= {limit:.0f} s",
+            got=round(age))])
+    return result_of(spec, Status.PASS, note=f"{age:.0f} s ago, interval {interval:g} s")

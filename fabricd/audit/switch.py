@@ -39,6 +39,7 @@ from pydantic import JsonValue
 from fabricd.errors import DriverError, FabricdError, Fix
 from fabricd.intent.switch import PortIntent
 from fabricd.model import Fabric, Platform, Switch
+from fabricd.model.checks import by_code
 from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import ConfigDelta, DriverOptions
@@ -50,7 +51,7 @@ from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters, merge
 from fabricd.readers.switch.replay import ReplayDevice, ReplayFolder
 from fabricd.render import environment, render_switch_intent
 
-from .report import AuditReport, CheckResult, Finding, Status
+from .report import AuditReport, CheckSpec, Results, Status
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +73,12 @@ class ReadBack(Protocol):
 ReadBackFactory = Callable[[Switch], ReadBack]
 
 
-@dataclass(frozen=True)
-class SwitchCheck:
-    code: str
-    title: str
-    hint: str = ""
-    """Generic fix hint in words; ``HINTS`` adds the platform's own commands."""
-    fixes: tuple[Fix, ...] = ()
-    """fabricd commands that fix it; the arguments' ``{switch}`` is the audited switch's name."""
+@dataclass(frozen=True, kw_only=True)
+class SwitchCheck(CheckSpec):
+    """A switch audit check. ``hint`` is the generic fix in words (``HINTS`` adds the platform's own commands);
+    the ``fixes``' arguments' ``{switch}`` is the audited switch's name."""
+
+    subject: str = "switch"
 
     @property
     def restores_intent(self) -> bool:
@@ -91,29 +90,33 @@ class SwitchCheck:
                     f.text) for f in self.fixes]
 
 
+def _switch(code: str, title: str, hint: str = "", fixes: tuple[Fix, ...] = ()) -> SwitchCheck:
+    return SwitchCheck(code=code, title=title, hint=hint, fixes=fixes)
+
+
 _PUSH = Fix(("push",), {"device": "{switch}"}, "restores the intent")
 SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
-    SwitchCheck("SW-REACH", "reachable over SSH and readable",
-                "check mgmt.host/mgmt.port and the credentials in the inventory",
-                (Fix(("lab", "up"), text="for the lab"),)),
-    SwitchCheck("SW-PARSE", "every output read back parsed (no output shape fabricd does not understand)",
-                "capture the device and report the output shape (a NOS release fabricd's parsers do not read yet)",
-                (Fix(("capture",), {"device": "{switch}"}, "captures it"),
-                 Fix(("docs",), operands=("captures",), text="how to report it"))),
-    SwitchCheck("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)", "",
-                (Fix(("diff",), {"device": "{switch}"}, "shows the difference"), _PUSH)),
-    SwitchCheck("SW-TRUST", "trust mode", fixes=(_PUSH,)),
-    SwitchCheck("SW-DSCP-MAP", "DSCP (or PCP) -> priority -> egress queue", fixes=(_PUSH,)),
-    SwitchCheck("SW-PFC", "PFC on exactly the lossless priorities of every port", fixes=(_PUSH,)),
-    SwitchCheck("SW-ECN", "ECN marking and thresholds on the ECN (lossless) queues", fixes=(_PUSH,)),
-    SwitchCheck("SW-WD", "PFC watchdog on the lossless priorities, intended timers", fixes=(_PUSH,)),
-    SwitchCheck("SW-MTU", "port MTU (and the no-drop class MTU)", "keep host MTUs <= the switch port MTU",
-                (_PUSH,)),
-    SwitchCheck("SW-WD-STUCK", "no PFC watchdog stuck (storm detected, never restored)",
-                "the queue is still paused by its peer: find the storming NIC (RX pause counters), fix or reset it, "
-                "then clear the watchdog counters", (Fix(("watch",), text="shows which NIC storms"),)),
+    _switch("SW-REACH", "reachable over SSH and readable",
+            "check mgmt.host/mgmt.port and the credentials in the inventory",
+            (Fix(("lab", "up"), text="for the lab"),)),
+    _switch("SW-PARSE", "every output read back parsed (no output shape fabricd does not understand)",
+            "capture the device and report the output shape (a NOS release fabricd's parsers do not read yet)",
+            (Fix(("capture",), {"device": "{switch}"}, "captures it"),
+             Fix(("docs",), operands=("captures",), text="how to report it"))),
+    _switch("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)", "",
+            (Fix(("diff",), {"device": "{switch}"}, "shows the difference"), _PUSH)),
+    _switch("SW-TRUST", "trust mode", fixes=(_PUSH,)),
+    _switch("SW-DSCP-MAP", "DSCP (or PCP) -> priority -> egress queue", fixes=(_PUSH,)),
+    _switch("SW-PFC", "PFC on exactly the lossless priorities of every port", fixes=(_PUSH,)),
+    _switch("SW-ECN", "ECN marking and thresholds on the ECN (lossless) queues", fixes=(_PUSH,)),
+    _switch("SW-WD", "PFC watchdog on the lossless priorities, intended timers", fixes=(_PUSH,)),
+    _switch("SW-MTU", "port MTU (and the no-drop class MTU)", "keep host MTUs <= the switch port MTU",
+            (_PUSH,)),
+    _switch("SW-WD-STUCK", "no PFC watchdog stuck (storm detected, never restored)",
+            "the queue is still paused by its peer: find the storming NIC (RX pause counters), fix or reset it, "
+            "then clear the watchdog counters", (Fix(("watch",), text="shows which NIC storms"),)),
 )
-CHECK_BY_CODE = {c.code: c for c in SWITCH_CHECKS}
+CHECK_BY_CODE = by_code(SWITCH_CHECKS)
 
 HINTS: dict[tuple[str, Platform], str] = {
     (code, platform): hint for platform, spec in SPECS.items() for code, hint in spec.audit_hints.items()
@@ -299,15 +302,15 @@ class _Collector:
     def __init__(self, intent: AnySwitchIntent) -> None:
         self.intent = intent
         self.found: dict[str, dict[_Key, list[str]]] = {c.code: {} for c in SWITCH_CHECKS}
-        self.skipped: dict[str, str] = {}
-        self.notes: dict[str, str] = {}
+        self.results = Results(SWITCH_CHECKS)
+        self.notes = self.results.notes
 
-    def add(self, code: str, obj: str, path: str, message: str, expected: JsonValue, got: JsonValue) -> None:
+    def add(self, code: str, obj: str, path: str, message: str, *, expected: JsonValue, got: JsonValue) -> None:
         key = _Key(code, path, message, _text(expected), _text(got))
         self.found[code].setdefault(key, []).append(obj)
 
     def skip(self, code: str, why: str) -> None:
-        self.skipped.setdefault(code, why)
+        self.results.skip(code, why)
 
     def hint(self, code: str) -> tuple[str, list[Fix]]:
         """The hint in words and the fixes; where the fix restores the intent the platform's own commands come
@@ -318,21 +321,12 @@ class _Collector:
         return "; ".join(p for p in parts if p), check.fixes_for(self.intent.name)
 
     def report(self) -> AuditReport:
-        checks = []
         for c in SWITCH_CHECKS:
             hint, fixes = self.hint(c.code)
-            found = [Finding(code=c.code, object=", ".join(objs), path=k.path, message=k.message,
-                             expected=k.expected, got=k.got, hint=hint if i == 0 else "",
-                             fixes=fixes if i == 0 else [])
-                     for i, (k, objs) in enumerate(self.found[c.code].items())]
-            if found:
-                checks.append(CheckResult(code=c.code, title=c.title, status=Status.FAIL, findings=found,
-                                          note=self.notes.get(c.code)))
-            elif c.code in self.skipped:
-                checks.append(CheckResult(code=c.code, title=c.title, status=Status.SKIP, note=self.skipped[c.code]))
-            else:
-                checks.append(CheckResult(code=c.code, title=c.title, status=Status.PASS, note=self.notes.get(c.code)))
-        return AuditReport(kind="switch", target=self.intent.name, checks=checks)
+            for i, (k, objs) in enumerate(self.found[c.code].items()):
+                self.results.add(c.finding(obj=", ".join(objs), path=k.path, message=k.message, expected=k.expected,
+                                           got=k.got, hint=hint if i == 0 else "", fixes=fixes if i == 0 else []))
+        return self.results.report("switch", self.intent.name, note_failures=True)
 
 
 def _text(value: JsonValue) -> str:
@@ -350,8 +344,8 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
     """Check one switch's read-back against its intent (pure)."""
     col = _Collector(intent)
     if back.error is not None or back.running is None:
-        col.add("SW-REACH", intent.name, "ssh", "cannot read the switch", "reachable and readable",
-                back.error or "no running config")
+        col.add("SW-REACH", intent.name, "ssh", "cannot read the switch", expected="reachable and readable",
+                got=back.error or "no running config")
         for c in SWITCH_CHECKS[1:]:
             col.skip(c.code, "the switch could not be read")
         return col.report()
@@ -364,7 +358,7 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
         got = config.ports.get(port.name)
         if got is None:
             col.add("SW-MTU", port.name, "interface", "port is not in the running config (name or breakout "
-                    "differs?)", port.name, None)
+                    "differs?)", expected=port.name, got=None)
         else:
             present.append((port, got))
     for port, got in present:
@@ -386,21 +380,21 @@ def _parsed(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback, conf
     if not config.ports and has_content(running):
         command = spec_of(intent.platform).running_config
         col.add("SW-PARSE", intent.name, "running config", empty_parse_problem(intent.name, command, running),
-                "per-port lossless settings read", "; ".join(config.problems) or "no port read")
+                expected="per-port lossless settings read", got="; ".join(config.problems) or "no port read")
     if back.watchdog is not None:
         for problem in back.watchdog.problems:  # an unreadable output, whether the parser said so or read nothing
-            col.add("SW-PARSE", intent.name, "watchdog counters", problem, "watchdog rows read", "none")
+            col.add("SW-PARSE", intent.name, "watchdog counters", problem, expected="watchdog rows read", got="none")
 
 
 def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -> None:
     changes = list(delta.changes) if delta is not None else []
     for change in changes[:MAX_DRIFT]:
         kind = change.split(" ", 1)[0].rstrip(":")
-        col.add("SW-DRIFT", col.intent.name, "running config", change, "as rendered from the intent",
-                kind if kind in ("missing", "unexpected", "different") else "differs")
+        col.add("SW-DRIFT", col.intent.name, "running config", change, expected="as rendered from the intent",
+                got=kind if kind in ("missing", "unexpected", "different") else "differs")
     if len(changes) > MAX_DRIFT:
         col.add("SW-DRIFT", col.intent.name, "running config", f"... and {len(changes) - MAX_DRIFT} more "
-                "difference(s)", "as rendered from the intent", f"{len(changes)} differences")
+                "difference(s)", expected="as rendered from the intent", got=f"{len(changes)} differences")
     if config.problems:
         col.notes["SW-DRIFT"] = "read-back problems: " + "; ".join(config.problems)
 
@@ -408,7 +402,7 @@ def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -
 def _trust(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) -> None:
     want = "dscp" if intent.trust_dscp else "pcp"
     if got.trust != want:
-        col.add("SW-TRUST", name, "trust", "port does not classify on the intended field", want, got.trust)
+        col.add("SW-TRUST", name, "trust", "port does not classify on the intended field", expected=want, got=got.trust)
 
 
 def _maps(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) -> None:
@@ -419,29 +413,31 @@ def _maps(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) 
     to_queue = got.dscp_to_queue if intent.trust_dscp else got.pcp_to_queue
     if to_prio is None and to_queue is None:
         col.add("SW-DSCP-MAP", name, f"{field_name.lower()} map", f"no {field_name} classification in effect",
-                f"{len(want_prio)} {field_name} values mapped", None)
+                expected=f"{len(want_prio)} {field_name} values mapped", got=None)
         return
-    wrong: list[str] = []
-    for cp, prio in sorted(want_prio.items()):
-        queue = want_queue.get(prio)
-        if to_prio is not None:
-            got_prio = to_prio.get(cp)
-            if got_prio != prio:
-                wrong.append(f"{field_name} {cp}: priority {_text(got_prio)} (expected {prio})")
-        elif to_queue is not None and to_queue.get(cp) != queue:
-            wrong.append(f"{field_name} {cp}: queue {_text(to_queue.get(cp))} (expected {queue})")
     if to_prio is not None:
+        wrong = _wrong_priorities(field_name, want_prio, to_prio)
         ptq = got.priority_to_queue
         if ptq is None:
             col.add("SW-DSCP-MAP", name, "priority -> queue map", "no priority to egress queue map in effect",
-                    "8 priorities mapped", None)
+                    expected="8 priorities mapped", got=None)
         else:
             wrong += [f"priority {p}: queue {_text(ptq.get(p))} (expected {q})"
                       for p, q in sorted(want_queue.items()) if ptq.get(p) != q]
+    else:
+        assert to_queue is not None
+        wrong = [f"{field_name} {cp}: queue {_text(to_queue.get(cp))} (expected {want_queue.get(prio)})"
+                 for cp, prio in sorted(want_prio.items()) if to_queue.get(cp) != want_queue.get(prio)]
     if wrong:
         more = f" ... and {len(wrong) - MAX_LISTED} more" if len(wrong) > MAX_LISTED else ""
         col.add("SW-DSCP-MAP", name, f"{field_name.lower()} map", f"{len(wrong)} mapping(s) differ from the intent",
-                "the policy's map", "; ".join(wrong[:MAX_LISTED]) + more)
+                expected="the policy's map", got="; ".join(wrong[:MAX_LISTED]) + more)
+
+
+def _wrong_priorities(field_name: str, want: dict[int, int], have: dict[int, int]) -> list[str]:
+    """``DSCP 26: priority 0 (expected 3)`` for every codepoint mapped to another priority than intended."""
+    return [f"{field_name} {cp}: priority {_text(have.get(cp))} (expected {prio})"
+            for cp, prio in sorted(want.items()) if have.get(cp) != prio]
 
 
 def _pfc(col: _Collector, port: PortIntent, got: PortConfig) -> None:
@@ -455,7 +451,7 @@ def _pfc(col: _Collector, port: PortIntent, got: PortConfig) -> None:
         message = f"PFC is missing on lossless priority {_prios(want - have)}"
     else:
         message = f"PFC is on priority {_prios(have - want)}, which the policy keeps lossy"
-    col.add("SW-PFC", port.name, "pfc", message, _prios(want), _prios(have))
+    col.add("SW-PFC", port.name, "pfc", message, expected=_prios(want), got=_prios(have))
 
 
 def _bytes(value: int, unit: str) -> int:
@@ -476,22 +472,23 @@ def _ecn(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) -
         setting = got.ecn.get(q.id)
         if setting is None or not setting.enabled:
             col.add("SW-ECN", name, f"queue {q.id} ecn", f"ECN marking is off on queue {q.id}"
-                    + (" (lossless)" if q.lossless else ""), want_text, "off")
+                    + (" (lossless)" if q.lossless else ""), expected=want_text, got="off")
             continue
         have = (setting.min_bytes, setting.max_bytes, setting.probability_percent)
         if have != want:
-            col.add("SW-ECN", name, f"queue {q.id} ecn", f"ECN thresholds on queue {q.id} differ", want_text,
-                    f"min {_text(have[0])} B, max {_text(have[1])} B, {_text(have[2])} %")
+            col.add("SW-ECN", name, f"queue {q.id} ecn", f"ECN thresholds on queue {q.id} differ", expected=want_text,
+                    got=f"min {_text(have[0])} B, max {_text(have[1])} B, {_text(have[2])} %")
 
 
 def _mtu(col: _Collector, intent: AnySwitchIntent, port: PortIntent, got: PortConfig) -> None:
     if got.mtu_bytes != port.mtu_bytes:
-        col.add("SW-MTU", port.name, "mtu", "port MTU differs from the intent", port.mtu_bytes, got.mtu_bytes)
+        col.add("SW-MTU", port.name, "mtu", "port MTU differs from the intent", expected=port.mtu_bytes,
+                got=got.mtu_bytes)
     for q in intent.queues:
         class_mtu = got.queue_mtu_bytes.get(q.id)
         if q.lossless and class_mtu is not None and class_mtu < port.mtu_bytes:
             col.add("SW-MTU", port.name, f"queue {q.id} class mtu", f"no-drop class MTU of queue {q.id} is below "
-                    "the port MTU: larger frames are dropped", f">= {port.mtu_bytes}", class_mtu)
+                    "the port MTU: larger frames are dropped", expected=f">= {port.mtu_bytes}", got=class_mtu)
 
 
 def intended_timers(intent: AnySwitchIntent) -> tuple[int | None, int | None] | None:
@@ -519,12 +516,12 @@ def _watchdog(col: _Collector, intent: AnySwitchIntent, present: list[tuple[Port
         have = set(got.watchdog_priorities)
         if not want <= have:
             message = "PFC watchdog is off" if not have else f"PFC watchdog misses priority {_prios(want - have)}"
-            col.add("SW-WD", port.name, "watchdog", message, _prios(want), _prios(have))
+            col.add("SW-WD", port.name, "watchdog", message, expected=_prios(want), got=_prios(have))
             continue
         if got.detection_ms != det or (rest is not None and got.restoration_ms != rest):
             col.add("SW-WD", port.name, "watchdog timers", "PFC watchdog timers differ from the intent",
-                    f"detection {det} ms, restoration {_text(rest)} ms",
-                    f"detection {_text(got.detection_ms)} ms, restoration {_text(got.restoration_ms)} ms")
+                    expected=f"detection {det} ms, restoration {_text(rest)} ms",
+                    got=f"detection {_text(got.detection_ms)} ms, restoration {_text(got.restoration_ms)} ms")
 
 
 def is_stuck(c: PfcwdCounter) -> bool:
@@ -540,7 +537,7 @@ def is_stuck(c: PfcwdCounter) -> bool:
 def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> None:
     if back.watchdog_error is not None or back.watchdog is None:
         col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
-                "readable", back.watchdog_error)
+                expected="readable", got=back.watchdog_error)
         return
     rows = back.watchdog.pfcwd
     if back.watchdog.problems:  # unreadable output: SW-PARSE reports it; never "no stuck queue" on nothing
@@ -552,4 +549,4 @@ def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> No
             restored = "no restore count (NVUE)" if c.restored is None else str(c.restored)
             col.add("SW-WD-STUCK", f"{c.interface}:{c.queue}", f"queue {c.queue} watchdog",
                     f"PFC watchdog detected {c.detected} storm(s) and never restored (status {_text(c.status)})",
-                    "restored after every detection", f"detected {c.detected}, restored {restored}")
+                    expected="restored after every detection", got=f"detected {c.detected}, restored {restored}")

@@ -15,10 +15,9 @@ from rich.markup import escape
 
 from fabricd.audit.cabling import evaluate as evaluate_cabling
 from fabricd.audit.cabling import read_all, read_host_lldp, unreadable
-from fabricd.audit.report import AuditReport, render_junit, render_text
 from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable, replay_factory
 from fabricd.deploy.targets import select_targets
-from fabricd.errors import HostBackendError, UsageError
+from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 from fabricd.platforms.base import DriverOptions
 from fabricd.usecases import host as host_use
@@ -29,10 +28,8 @@ from .common import (
     OutputFormat,
     OutputOpt,
     TemplatesDirOpt,
-    emit_json,
     inventory_path,
     stderr,
-    with_fixes,
 )
 from .deploy_common import AcceptNewHostKeysOpt, InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, host_target
@@ -49,6 +46,7 @@ from .host_fanout import (
     SshUserOpt,
     run_fanout,
 )
+from .report import finish
 
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one testcase per check).")]
 ReplayOpt = Annotated[Path | None, typer.Option(
@@ -64,34 +62,6 @@ HostLldpOpt = Annotated[Path | None, typer.Option(
          "(without it, host cables are checked from the switch side).")]
 CabConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, max=256,
                                                 help="Switches read at once (one SSH session each).")]
-
-
-def command_hints(report: AuditReport, *, keep_fixes: bool) -> AuditReport:
-    """The report with each finding's fixes rendered as command lines into its hint (``keep_fixes``: the
-    structured fixes stay too, for JSON)."""
-    checks = [c.model_copy(update={"findings": [
-        f.model_copy(update={"hint": with_fixes(f.hint, f.fixes), "fixes": f.fixes if keep_fixes else []})
-        if f.fixes else f for f in c.findings]}) for c in report.checks]
-    return report.model_copy(update={"checks": checks})
-
-
-def finish(reports: list[AuditReport], output: OutputFormat, junit: Path | None) -> None:
-    """Print, write JUnit, and exit 0 (compliant) or 1 (findings)."""
-    reports = [command_hints(r, keep_fixes=output == OutputFormat.JSON) for r in reports]
-    if junit is not None:
-        try:
-            junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(render_junit(reports))
-        except OSError as exc:
-            raise HostBackendError("write", str(junit), exc.strerror or str(exc), errno=exc.errno,
-                                   hint="give a writable --junit path") from exc
-    if output == OutputFormat.JSON:
-        emit_json(reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports])
-    else:
-        for r in reports:
-            typer.echo(render_text(r), nl=False)
-    if not all(r.compliant for r in reports):
-        raise typer.Exit(ExitCode.FINDINGS)
 
 
 def audit_host_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),

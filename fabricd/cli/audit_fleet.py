@@ -9,12 +9,13 @@ from typing import Annotated
 import typer
 
 from fabricd.audit.fleet import Q_SEEN, audit_fleet, prometheus_query
-from fabricd.audit.report import AuditReport, Status, render_junit
-from fabricd.errors import HostBackendError, UsageError
+from fabricd.audit.report import AuditReport, Status
+from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
 
 from .common import ExitCode, OutputFormat, OutputOpt, emit_json, stderr
 from .host_fanout import select_names
+from .report import command_hints, write_junit
 
 
 def _line(report: AuditReport) -> str:
@@ -75,19 +76,15 @@ def audit_fleet_cmd(
         wanted = set(select_names(names, selector, groups))
         host_filter = wanted.__contains__
     result = audit_fleet(query, hosts, lookback=lookback, host_filter=host_filter)
+    reports = [command_hints(r, keep_fixes=output == OutputFormat.JSON) for r in result.reports]
     if junit is not None:
-        try:
-            junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(render_junit(result.reports))
-        except OSError as exc:
-            raise HostBackendError("write", str(junit), exc.strerror or str(exc), errno=exc.errno,
-                                   hint="give a writable --junit path") from exc
+        write_junit(junit, reports)
     if output == OutputFormat.JSON:
         emit_json({"summary": result.summary(), "absent": result.absent, "stale": result.stale,
                    "noncompliant": result.noncompliant, "unknown": result.unknown,
-                   "hosts": [r.to_dict() for r in result.reports]})
+                   "hosts": [r.to_dict() for r in reports]})
     else:
-        lines = [_line(r) for r in result.reports]
+        lines = [_line(r) for r in reports]
         typer.echo("\n".join(lines) + ("\n" if lines else ""), nl=False)
         s = result.summary()
         stderr().print(f"{s['hosts']} host(s): {s['compliant']} compliant, {s['noncompliant']} drifted, "

@@ -10,10 +10,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from fabricd.audit.doctor import FEATURES, Check, parser_role_checks, run_checks
+from fabricd.audit.doctor import FEATURES, Capability, doctor_report, parser_role_checks, run_checks
 from fabricd.errors import UsageError
 
-from .common import ExitCode, OutputFormat, OutputOpt, check_root, emit_json, fail, stdout
+from .common import OutputFormat, OutputOpt, check_root, emit_json, fail, stdout
+from .report import exit_code, write_junit
 
 
 def _selected(features: list[str] | None) -> list[str]:
@@ -29,7 +30,7 @@ def _selected(features: list[str] | None) -> list[str]:
     return chosen
 
 
-def _missing(checks: list[Check], feature: str) -> list[Check]:
+def _missing(checks: list[Capability], feature: str) -> list[Capability]:
     return [c for c in checks if not c.ok and not c.optional and feature in c.features]
 
 
@@ -41,6 +42,8 @@ def doctor(
     output: OutputOpt = OutputFormat.TEXT,
     root: Annotated[Path, typer.Option("--root", envvar="FABRICD_ROOT",
                                        help="Inspect this root instead of / (for support bundles).")] = Path("/"),
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", show_default=False, help="Also write JUnit XML here (a testcase per capability).")] = None,
 ) -> None:
     """One table: each capability fabricd can use, the features that need it, whether this machine has it,
     and how to get it.
@@ -51,18 +54,23 @@ def doctor(
 
     [bold]Example[/]: fabricd doctor
     [bold]Example[/]: fabricd doctor --for hosts --for rdma --output json
+    [bold]Example[/]: fabricd doctor --for hosts --junit doctor.xml
     """
     check_root(root)
     chosen = _selected(for_)
     checks = run_checks(root, chosen)
     failing = [f for f in chosen if _missing(checks, f)]
-    code = ExitCode.FINDINGS if failing else ExitCode.OK
     unverified = parser_role_checks()
+    report = doctor_report(checks, unverified, target=str(root))
+    code = exit_code([report])
+    if junit is not None:
+        write_junit(junit, [report], label="fabricd doctor")
     if output == OutputFormat.JSON:
         emit_json({"selected": chosen, "ok": not failing, "missing_for": {f: [c.name for c in _missing(checks, f)]
                                                                         for f in FEATURES if _missing(checks, f)},
                    "features": FEATURES, "capabilities": [asdict(c) for c in checks],
-                   "unverified_parser_roles": [c.name for c in unverified]})
+                   "unverified_parser_roles": [c.name for c in unverified],
+                   "checks": report.to_dict()["checks"]})
         raise typer.Exit(code)
     out = stdout()
     table = Table(title="fabricd doctor", show_lines=False)

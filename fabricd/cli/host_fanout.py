@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from fabricd.audit.report import AuditReport, render_junit
+from fabricd.audit.report import AuditReport
 from fabricd.deploy.hostfanout import (
     Command,
     FanoutOptions,
@@ -32,6 +32,7 @@ from fabricd.traffic.remote import Runner
 
 from .common import ExitCode, OutputFormat, emit_json, inventory_path, stderr, stdout
 from .deploy_common import InsecureOpt, progress_bar
+from .report import render_junit
 
 HostsOpt = Annotated[str | None, typer.Option(
     "--hosts", envvar="FABRICD_HOSTS", show_default=False,

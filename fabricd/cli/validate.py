@@ -13,13 +13,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from fabricd.errors import InventoryError, Problem, ProblemGroup, group_problems
 from fabricd.intent.checks import CheckOptions, Validation
+from fabricd.intent.checks.catalogue import LOAD_CHECKS
 from fabricd.intent.deadlock import Cycle
 from fabricd.inventory import load_inventory
+from fabricd.model.checks import report_of
 from fabricd.nos.validate import validate
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .report import exit_code, write_junit
 
 _STYLE = {"error": "bold red", "warning": "yellow"}
+JUNIT_LABEL = "fabricd validate"
 
 
 def problem_json(p: Problem, group: int | None = None) -> dict[str, Any]:
@@ -164,6 +168,10 @@ def validate_cmd(
     max_scenarios: Annotated[int, typer.Option(
         "--max-scenarios", min=1, help="Most failure combinations to try before sampling.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the failure sample (printed with the result).")] = 0,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", show_default=False,
+        help="Also write JUnit XML here: a testcase per check (warnings pass, with their findings as output).")]
+    = None,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Check an inventory: every problem at once, errors and warnings, each with file:line, a dotted path,
@@ -179,11 +187,17 @@ def validate_cmd(
     [bold]Example[/]: fabricd init --example sonic-only ./fabric
 
     [bold]Example[/]: fabricd validate ./fabric --fail-links 1 --output json
+
+    [bold]Example[/]: fabricd validate ./fabric --junit validate.xml
     """
     path = inventory_path(inventory)
     try:
         inv = load_inventory(path)
     except InventoryError as exc:
+        if junit is not None:
+            codes = {p.code for p in exc.problems}
+            write_junit(junit, [report_of("inventory", str(path), [c for c in LOAD_CHECKS if c.code in codes],
+                                          exc.problems)], label=JUNIT_LABEL)
         if output == OutputFormat.JSON:
             emit_json({"inventory": str(path), "ok": False, "exit_code": int(ExitCode.INVALID), "stage": "load",
                        "summary": {"errors": len(exc.problems), "warnings": 0},
@@ -201,7 +215,10 @@ def validate_cmd(
                 task, completed=done, total=total)))
     else:
         v = validate(inv, options)
-    code = ExitCode.FINDINGS if v.errors else ExitCode.OK
+    report = v.report()
+    code = exit_code([report])
+    if junit is not None:
+        write_junit(junit, [report], label=JUNIT_LABEL)
     if output == OutputFormat.JSON:
         emit_json(_report_json(path, v, code))
         raise typer.Exit(code)

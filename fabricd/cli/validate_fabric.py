@@ -13,12 +13,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from fabricd.audit.report import AuditReport, CheckResult, Finding, Status, render_junit
 from fabricd.errors import UsageError
 from fabricd.intent.host import vlan_netdev_name
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Host
 from fabricd.model.topology import split_endpoint
+from fabricd.traffic.checks import pair_report
 from fabricd.traffic.matrix import Matrix
 from fabricd.traffic.remote import Runner
 from fabricd.traffic.spec import DEFAULT_ACK_TIMEOUT, LAB_ACK_TIMEOUT, Op, TrafficSpec
@@ -34,6 +34,7 @@ from .host_fanout import (
     SshUserOpt,
     ssh_runners,
 )
+from .report import render_junit
 from .validate_matrix import run_matrix_cli
 
 
@@ -96,22 +97,6 @@ def _runners(fabric: Fabric, inventory: Path, name: str) -> tuple[dict[str, Runn
         runners[ep.host] = pool.runner(ep.role)
     return runners, f"not reachable through the running pool (it plays {', '.join(runners)}); run the pairs on " \
                     "real hosts with --via ssh", pool.accel
-
-
-def _to_audit(r: PairReport) -> AuditReport:
-    checks = []
-    if not r.ran:
-        checks.append(CheckResult(code="FABRIC-TRAFFIC", title="RDMA traffic ran", status=Status.FAIL, findings=[
-            Finding(code="FABRIC-TRAFFIC", object=f"{r.client}->{r.server}", path="traffic", message=r.error or
-                    "did not run", expected="a completed session", got="none")]))
-    for c in r.checks:
-        status = {CheckStatus.PASS: Status.PASS, CheckStatus.FAIL: Status.FAIL,
-                  CheckStatus.NOT_CHECKABLE: Status.SKIP}[c.status]
-        findings = [Finding(code=c.code, object=f"{r.client}->{r.server}", path=c.code.lower(), message=c.detail,
-                            expected=c.expected, got=c.got)] if status == Status.FAIL else []
-        note = c.detail if status != Status.SKIP else f"{c.detail}; needs {c.needs}" if c.needs else c.detail
-        checks.append(CheckResult(code=c.code, title=c.title, status=status, findings=findings, note=note))
-    return AuditReport(kind="fabric", target=f"{r.client}->{r.server}", checks=checks)
 
 
 def validate_fabric(
@@ -246,7 +231,7 @@ def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, ru
         assert c_host is not None and s_host is not None
         reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
                                      fabric.policy, spec))
-    audits = [_to_audit(r) for r in reports]
+    audits = [pair_report(r) for r in reports]
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_text(render_junit(audits))

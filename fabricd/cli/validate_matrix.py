@@ -18,10 +18,11 @@ import typer
 from rich.table import Table
 
 from fabricd import settings
-from fabricd.audit.report import AuditReport, CheckResult, Finding, Status, render_junit
 from fabricd.errors import UsageError
 from fabricd.model import Fabric
+from fabricd.model.checks import Finding, Report, Status, result_of
 from fabricd.model.topology import split_endpoint
+from fabricd.traffic.checks import TRAFFIC
 from fabricd.traffic.matrix import (
     Matrix,
     MatrixKind,
@@ -39,6 +40,7 @@ from fabricd.traffic.matrix import (
 from fabricd.traffic.validate import PairReport
 
 from .common import ExitCode, OutputFormat, emit_json, stderr, stdout
+from .report import render_junit
 
 ValidatePair = Callable[[str, str], PairReport]
 
@@ -142,31 +144,28 @@ def _pair_json(r: PairReport) -> dict[str, Any]:
 
 
 def _audits(verdicts: list[PairVerdict], reports: Mapping[Pair, PairReport],
-            drops: list[tuple[Pair, float, float]]) -> list[AuditReport]:
+            drops: list[tuple[Pair, float, float]]) -> list[Report]:
     dropped = {p: (old, now) for p, old, now in drops}
+    bar, base, counters = TRAFFIC["FABRIC-BAR"], TRAFFIC["FABRIC-BASELINE"], TRAFFIC["FABRIC-COUNTERS"]
     out = []
     for v in verdicts:
         name = key(v.pair)
         status = {Verdict.PASS: Status.PASS, Verdict.FAIL: Status.FAIL, Verdict.NOT_RUN: Status.FAIL}[v.verdict]
-        checks = [CheckResult(code="FABRIC-BAR", title="throughput reaches the bar", status=status, findings=[
-            Finding(code="FABRIC-BAR", object=name, path="gbit_s", message=v.detail,
-                    expected=f">= {v.bar_gbit_s:.1f} Gb/s", got=v.gbit_s)] if status == Status.FAIL else [],
-            note=v.detail)]
+        checks = [result_of(bar, status, [
+            bar.finding(obj=name, path="gbit_s", message=v.detail, expected=f">= {v.bar_gbit_s:.1f} Gb/s",
+                        got=v.gbit_s)] if status == Status.FAIL else [], note=v.detail)]
         if v.pair in dropped:
             old, now = dropped[v.pair]
-            checks.append(CheckResult(code="FABRIC-BASELINE", title="no drop of more than 5% from the baseline",
-                                      status=Status.FAIL, findings=[Finding(
-                                          code="FABRIC-BASELINE", object=name, path="gbit_s",
-                                          message=f"{now:.1f} Gb/s, baseline {old:.1f} Gb/s", expected=f">= "
-                                          f"{old * 0.95:.1f}", got=round(now, 3))]))
+            checks.append(result_of(base, Status.FAIL, [base.finding(
+                obj=name, path="gbit_s", message=f"{now:.1f} Gb/s, baseline {old:.1f} Gb/s",
+                expected=f">= {old * 0.95:.1f}", got=round(now, 3))]))
         r = reports.get(v.pair)
         if r is not None:
             bad = [c for c in r.checks if c.status.value == "fail"]
-            checks.append(CheckResult(code="FABRIC-COUNTERS", title="counter-delta checks of the pair",
-                                      status=Status.FAIL if bad else Status.PASS, findings=[
-                                          Finding(code=c.code, object=name, path=c.code.lower(), message=c.detail,
-                                                  expected=c.expected, got=c.got) for c in bad]))
-        out.append(AuditReport(kind="fabric", target=name, checks=checks))
+            checks.append(result_of(counters, Status.FAIL if bad else Status.PASS, [
+                Finding(code=c.code, object=name, path=c.code.lower(), message=c.detail, expected=c.expected,
+                        got=c.got) for c in bad]))
+        out.append(Report(kind="fabric", target=name, checks=checks))
     return out
 
 

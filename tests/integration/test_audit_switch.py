@@ -27,9 +27,10 @@ from pathlib import Path
 import pytest
 from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab, write_lab_credentials
 
-from fabricd.audit.report import AuditReport, Status, render_junit
+from fabricd.audit.report import AuditReport, Status
 from fabricd.audit.switch import SWITCH_CHECKS, audit_switch, reachable
 from fabricd.cli.main import main
+from fabricd.cli.report import render_junit
 from fabricd.deploy.pipeline import push
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,8 @@ from fabricd.audit.cabling import (
     read_host_lldp,
     unreadable,
 )
-from fabricd.audit.report import AuditReport, Status, render_junit
+from fabricd.audit.report import AuditReport, Status
+from fabricd.cli.report import render_junit
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
 from fabricd.readers.lldp import LldpNeighbor

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from fabricd.audit.catalogue import commands_markdown
 from fabricd.intent.checks.catalogue import LOAD_CODES, catalogue_markdown
 from fabricd.nos.validate import ALL_CHECKS, watchdog_table
 
@@ -12,7 +13,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
 
 
 def test_doc_is_current() -> None:
-    assert DOC.read_text() == catalogue_markdown(ALL_CHECKS, watchdog_table()), "run: python scripts/gen_checks_doc.py"
+    want = catalogue_markdown(ALL_CHECKS, watchdog_table(), commands_markdown())
+    assert DOC.read_text() == want, "run: python scripts/gen_checks_doc.py"
 
 
 def test_every_code_is_documented() -> None:

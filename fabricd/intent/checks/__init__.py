@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabricd.errors import Problem
+from fabricd.model.checks import Report, report_of
 
 from . import buffers, ecn, fabric, nics, pfc, qos, structure, topology, vlans
 from .base import Check, CheckOptions, Context, Finding, Severity, check
@@ -41,6 +42,8 @@ class Validation:
 
     problems: list[Problem]
     context: Context
+    checks: tuple[Check, ...] = ()
+    """The checks that ran (their codes are the report's)."""
 
     @property
     def errors(self) -> list[Problem]:
@@ -49,6 +52,10 @@ class Validation:
     @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == Severity.WARNING.value]
+
+    def report(self) -> Report:
+        """The run in the one check vocabulary: one result per check that ran, its problems as findings."""
+        return report_of("inventory", self.context.fabric.name, self.checks, self.problems)
 
 
 def _key(p: Problem) -> tuple[str, int, str, str]:
@@ -61,13 +68,14 @@ def validate(inventory: Inventory, options: CheckOptions | None, checks: Iterabl
     each pack's (:func:`fabricd.nos.validate.validate`); a caller that ran only the fabric-wide ones would accept
     what a NOS refuses."""
     ctx = Context(inventory, options)
+    checks = tuple(checks)
     problems: list[Problem] = []
     for c in checks:
         problems.extend(c.run(ctx))
     problems.sort(key=_key)
     first = {c.code for c in structure.CHECKS}  # a missing section first: it explains what follows
     problems.sort(key=lambda p: p.code not in first)
-    return Validation(problems, ctx)
+    return Validation(problems, ctx, checks)
 
 
 __all__ = [

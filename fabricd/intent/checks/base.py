@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from fabricd.errors import Problem
 from fabricd.intent.deadlock import DeadlockReport, FailureReport, Topology, analyze, fail_links
 from fabricd.model import Fabric, Host, Nic, Policy, Port, Switch, Transport, split_endpoint
+from fabricd.model.checks import CheckSpec, Severity
 
 if TYPE_CHECKING:
     from fabricd.inventory import Inventory
@@ -27,16 +27,12 @@ if TYPE_CHECKING:
 Loc = tuple[str | int, ...]
 
 
-class Severity(StrEnum):
-    """``error`` makes ``fabricd validate`` exit 1; ``warning`` is reported but does not fail."""
-
-    ERROR = "error"
-    WARNING = "warning"
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One thing a check found: where (a path into the merged data) and what, with expected/got and a hint.
+    """What a check function yields: where (a path into the merged data) and what, with expected/got and a hint.
+    :meth:`Check.run` locates it (``file:line``) as a :class:`~fabricd.errors.Problem`, and
+    :meth:`Validation.report` gives the command's findings in the one vocabulary
+    (:class:`fabricd.model.checks.Finding`).
 
     ``hint`` None means the check's default fix.
     """
@@ -67,25 +63,28 @@ class CheckOptions:
 CheckFunc = Callable[["Context"], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
-class Check:
-    """A named semantic check (see docs/checks.md, generated from these fields)."""
+@dataclass(frozen=True, kw_only=True)
+class Check(CheckSpec):
+    """A semantic check of the inventory: its declaration (code, severity, title, ``hint``: the default fix, and
+    ``why``) plus a short ``name``, the catalogue ``area`` and the function that finds (docs/checks.md is generated
+    from these fields)."""
 
-    code: str
+    subject: str = "inventory"
     name: str
-    severity: Severity
-    title: str
-    why: str
-    fix: str
     area: str
     func: CheckFunc = field(repr=False, compare=False)
+
+    @property
+    def fix(self) -> str:
+        """The default fix hint (the declaration's ``hint``)."""
+        return self.hint
 
     def run(self, ctx: Context) -> list[Problem]:
         """Run the check and locate each finding in the inventory files."""
         out = []
         for f in self.func(ctx):
             out.append(ctx.inventory.problem(
-                f.loc, f.message, expected=f.expected, got=f.got, hint=f.hint if f.hint is not None else self.fix,
+                f.loc, f.message, expected=f.expected, got=f.got, hint=f.hint if f.hint is not None else self.hint,
                 code=self.code, severity=self.severity.value))
         return out
 
@@ -96,7 +95,7 @@ def check(code: str, name: str, severity: Severity, *, area: str, title: str, wh
     each module lists its checks in ``CHECKS``)."""
 
     def wrap(func: CheckFunc) -> Check:
-        return Check(code=code, name=name, severity=severity, title=title, why=why, fix=fix, area=area, func=func)
+        return Check(code=code, name=name, severity=severity, title=title, why=why, hint=fix, area=area, func=func)
 
     return wrap
 
@@ -277,3 +276,7 @@ def names(items: Iterable[str], limit: int = 5) -> str:
     if len(seq) <= limit:
         return ", ".join(seq)
     return f"{', '.join(seq[:limit])} and {len(seq) - limit} more"
+
+
+__all__ = ["Cable", "Check", "CheckFunc", "CheckOptions", "Context", "Finding", "Loc", "PortRef", "Severity", "check",
+           "names"]

@@ -5,6 +5,10 @@ Regenerate with ``python scripts/gen_checks_doc.py``; tests/unit/test_checks_doc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from fabricd.model.checks import CheckSpec
+
 from .base import Check
 
 AREAS = {
@@ -20,6 +24,7 @@ AREAS = {
 }
 
 LOAD_CODES = (
+    ("INV000", "any other problem found while loading the inventory (a problem with no code of its own)"),
     ("INV001", "a YAML merge key (`<<`); use `defaults:` or `groups:`"),
     ("INV002", "a key repeated in one YAML mapping"),
     ("INV003", "a file that is not UTF-8"),
@@ -47,9 +52,15 @@ LOAD_CODES = (
 )
 
 
-def catalogue_markdown(checks: tuple[Check, ...], watchdog_rows: list[str]) -> str:
+LOAD_CHECKS: tuple[CheckSpec, ...] = tuple(CheckSpec(code=code, title=meaning, subject="inventory")
+                                          for code, meaning in LOAD_CODES)
+"""The load problems as declarations (``fabricd validate`` exits 2 on any of them, before the semantic checks)."""
+
+
+def catalogue_markdown(checks: tuple[Check, ...], watchdog_rows: list[str], others: Sequence[str] = ()) -> str:
     """docs/checks.md for ``checks`` (the registry, in code order); ``watchdog_rows`` the per-platform watchdog
-    table (:func:`fabricd.nos.validate.watchdog_table`, from the packs' rules)."""
+    table (:func:`fabricd.nos.validate.watchdog_table`, from the packs' rules); ``others`` the other commands'
+    checks (:func:`fabricd.audit.catalogue.commands_markdown`), appended."""
     lines = [
         "# fabricd checks",
         "",
@@ -59,7 +70,8 @@ def catalogue_markdown(checks: tuple[Check, ...], watchdog_rows: list[str]) -> s
         "check below (problems `FABnnn`). Each problem is printed as",
         "`severity: file:line: dotted.path: what is wrong (expected X, got Y); how to fix [CODE]`.",
         "Exit codes: 0 when there is no error (warnings allowed), 1 when a check reports an error, 2 when the",
-        "inventory cannot be loaded. `--output json` gives the same as one JSON document.",
+        "inventory cannot be loaded. `--output json` gives the same as one JSON document; `--junit FILE` writes a",
+        "JUnit testcase per check (a check with only warnings passes, its findings in the testcase's output).",
         "",
         f"There are {len(checks)} semantic checks: "
         f"{sum(c.severity.value == 'error' for c in checks)} errors and "
@@ -106,4 +118,5 @@ def catalogue_markdown(checks: tuple[Check, ...], watchdog_rows: list[str]) -> s
               "| Code | Meaning |", "|---|---|"]
     lines += [f"| {code} | {meaning} |" for code, meaning in LOAD_CODES]
     lines.append("")
+    lines += others
     return "\n".join(lines)
