@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -76,7 +76,7 @@ class SonicTableLine(Model):
 class SonicSwitchIntent(SwitchIntentBase):
     """SONiC: CONFIG_DB tables plus the equivalent ``config`` CLI lines."""
 
-    platform: Literal[Platform.SONIC] = Platform.SONIC
+    platform: Platform = Platform.SONIC
     config_db: SonicConfigDb
     map_lines: list[SonicTableLine] = Field(description="DSCP/DOT1P, TC->queue and TC->PG maps, as cfggen JSON")
     ecn_lines: list[SonicTableLine] = Field(description="WRED_PROFILE, as cfggen JSON")

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from fabricd.intent.render_warnings import RenderWarning
 from fabricd.inventory import load_inventory
-from fabricd.model import Fabric
+from fabricd.model import Fabric, Platform
 from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder
 from fabricd.render.render import DeviceRender, render_devices
 
@@ -57,7 +57,7 @@ def expected_dir(platform: str, case: str) -> Path:
 # --- the value walk (test_render_values.py, tests/fuzz/test_render_fuzz.py) ---------------------------------
 
 def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    if value is None or isinstance(value, bool | Enum):
+    if value is None or isinstance(value, bool | Enum | Platform):
         return
     if isinstance(value, BaseModel):
         for name, field in type(value).model_fields.items():
