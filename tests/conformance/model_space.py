@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -29,9 +30,11 @@ from pydantic import BaseModel
 
 from fabricd.model import CnpClass, EcnProfile, Nic, Port, RoceClass, Watchdog
 from fabricd.model.policy import Buffers
+from fabricd.nos.registry import SPECS
 from fabricd.nos.validate import CHECKS_BY_CODE
 
-PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")
+PLATFORMS = tuple(p.value for p in SPECS)
+"""The registry's platforms, walked at import (never a list of four)."""
 
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/@+-"
 names = st.text(alphabet=NAME_CHARS, min_size=1, max_size=64).filter(lambda s: s[0].isalnum())
@@ -142,22 +145,38 @@ are not drawn: they are the known gap that rule closes (an NX-OS ``port-channel1
 lines the oracles refuse)."""
 
 
-def _own_ports(platform: str) -> st.SearchStrategy[str]:
-    n = st.integers(1, 64)
-    if platform == "sonic":
-        return st.one_of(st.integers(0, 63).map(lambda i: f"Ethernet{4 * i}"),  # a full port on its first lane
-                         st.integers(0, 255).map(lambda i: f"Ethernet{i}"))  # breakout: one lane each
-    if platform == "arista_eos":
-        return st.one_of(n.map(lambda i: f"Ethernet{i}"),
-                         st.tuples(n, st.integers(1, 8)).map(lambda t: f"Ethernet{t[0]}/{t[1]}"))
-    if platform == "cisco_nxos":
-        return st.one_of(n.map(lambda i: f"Ethernet1/{i}"),
-                         st.tuples(n, st.integers(1, 4)).map(lambda t: f"Ethernet1/{t[0]}/{t[1]}"))
+def _sonic_ports(n: st.SearchStrategy[int]) -> st.SearchStrategy[str]:
+    return st.one_of(st.integers(0, 63).map(lambda i: f"Ethernet{4 * i}"),  # a full port on its first lane
+                     st.integers(0, 255).map(lambda i: f"Ethernet{i}"))  # breakout: one lane each
+
+
+def _eos_ports(n: st.SearchStrategy[int]) -> st.SearchStrategy[str]:
+    return st.one_of(n.map(lambda i: f"Ethernet{i}"),
+                     st.tuples(n, st.integers(1, 8)).map(lambda t: f"Ethernet{t[0]}/{t[1]}"))
+
+
+def _nxos_ports(n: st.SearchStrategy[int]) -> st.SearchStrategy[str]:
+    return st.one_of(n.map(lambda i: f"Ethernet1/{i}"),
+                     st.tuples(n, st.integers(1, 4)).map(lambda t: f"Ethernet1/{t[0]}/{t[1]}"))
+
+
+def _nvue_ports(n: st.SearchStrategy[int]) -> st.SearchStrategy[str]:
     return st.one_of(n.map(lambda i: f"swp{i}"), st.tuples(n, st.integers(0, 3)).map(lambda t: f"swp{t[0]}s{t[1]}"))
 
 
-_LAGS = {"sonic": "PortChannel{:04d}", "arista_eos": "Port-Channel{}", "cisco_nxos": "port-channel{}",
-         "cumulus_nvue": "bond{}"}
+OWN_PORTS: dict[str, Callable[[st.SearchStrategy[int]], st.SearchStrategy[str]]] = {
+    "sonic": _sonic_ports, "arista_eos": _eos_ports, "cisco_nxos": _nxos_ports, "cumulus_nvue": _nvue_ports}
+"""Platform id -> the port names its switches use (full ports and breakouts). A registered pack without an entry
+fails test_model_space's registry walk (and a draw for it raises KeyError), never passes silently."""
+
+
+def _own_ports(platform: str) -> st.SearchStrategy[str]:
+    return OWN_PORTS[platform](st.integers(1, 64))
+
+
+LAGS = {"sonic": "PortChannel{:04d}", "arista_eos": "Port-Channel{}", "cisco_nxos": "port-channel{}",
+        "cumulus_nvue": "bond{}"}
+"""Platform id -> its LAG name form (FAB140 must refuse a LAG used as a port)."""
 
 
 def port_names(platform: str) -> st.SearchStrategy[str]:
@@ -165,7 +184,7 @@ def port_names(platform: str) -> st.SearchStrategy[str]:
     own = _own_ports(platform)
     if not PORT_RULES:
         return own
-    lag = st.integers(1, 128).map(_LAGS[platform].format)
+    lag = st.integers(1, 128).map(LAGS[platform].format)
     foreign = st.one_of(*(_own_ports(p) for p in PLATFORMS if p != platform))
     # one port name in about a hundred is a LAG or another NOS's form: enough that validate must refuse it in many
     # draws, few enough that most draws of a many-port fabric still reach the oracles
