@@ -40,6 +40,7 @@ class Platform(str):
     BUILTIN: ClassVar[tuple[Platform, ...]]
     """The built-in packs' ids, in the order the docs list the platforms."""
 
+    __slots__ = ()
     _interned: ClassVar[dict[str, Platform]] = {}
 
     def __new__(cls, value: str) -> Platform:
@@ -52,9 +53,6 @@ class Platform(str):
     def value(self) -> str:
         """The id as a plain string (what an enum member's ``.value`` was)."""
         return str.__str__(self)
-
-    def __repr__(self) -> str:
-        return f"Platform({str.__repr__(self)})"
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:

@@ -54,7 +54,7 @@ class Registry(Mapping[Platform, PlatformSpec]):
     def _loaded(self) -> dict[Platform, PlatformSpec]:
         if self._specs is None:
             specs = {s.platform: s for s in self._builtin}
-            for ep in entry_points(group=ENTRY_POINT_GROUP):
+            for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
                 try:
                     spec = ep.load()
                 except Exception as exc:  # a broken pack must not break fabricd: say which and go on

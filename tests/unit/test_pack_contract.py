@@ -52,13 +52,23 @@ SPEC_FROM: dict[str, tuple[str, str]] = {
 """Spec field -> the contract module and name it is (so a spec cannot quietly take another pack's part)."""
 
 
+def package_of(spec: PlatformSpec) -> str:
+    """The pack's package (``fabricd.nos.<id>`` for the built-in packs; an installed pack's own elsewhere)."""
+    return spec.show.module.rpartition(".")[0]
+
+
+def folder_of(spec: PlatformSpec) -> Path:
+    return Path(importlib.import_module(package_of(spec)).__path__[0])
+
+
 def _defines(path: Path, name: str) -> bool:
     return re.search(rf"^(def |class )?{name}\b", path.read_text(), re.M) is not None
 
 
 def test_the_registry_serves_every_pack_folder_and_nothing_else() -> None:
     folders = {p.name for p in NOS.iterdir() if p.is_dir() and (p / "spec.py").is_file()}
-    assert folders == {s.platform.value for s in BUILTIN}
+    in_tree = {s.platform.value for s in SPECS.values() if package_of(s).startswith("fabricd.nos.")}
+    assert folders == in_tree
     assert [s.platform for s in BUILTIN] == list(Platform.BUILTIN) == IDS[:len(BUILTIN)]
 
 
@@ -69,29 +79,31 @@ def test_the_model_knows_every_registered_id() -> None:
 
 @pytest.mark.parametrize("pid", IDS)
 def test_every_pack_has_the_contract_modules_and_names(pid: str) -> None:
-    folder = NOS / pid
+    spec = SPECS[Platform(pid)]
+    package, folder = package_of(spec), folder_of(spec)
     modules = {p.stem for p in folder.glob("*.py")}
     assert set(CONTRACT) | {"__init__"} <= modules, f"{pid} lacks {set(CONTRACT) - modules}"
     for module, names in CONTRACT.items():
         if module in ("driver", "patterns"):
             continue  # L2: imported only through the spec's driver path (test_platform_specs loads it)
-        mod = importlib.import_module(f"fabricd.nos.{pid}.{module}")
-        assert names <= set(vars(mod)), f"fabricd.nos.{pid}.{module} lacks {names - set(vars(mod))}"
+        mod = importlib.import_module(f"{package}.{module}")
+        assert names <= set(vars(mod)), f"{package}.{module} lacks {names - set(vars(mod))}"
     for module in ("driver", "patterns"):
         for name in CONTRACT[module]:
-            assert _defines(folder / f"{module}.py", name), f"fabricd/nos/{pid}/{module}.py defines no {name}"
+            assert _defines(folder / f"{module}.py", name), f"{folder}/{module}.py defines no {name}"
 
 
 @pytest.mark.parametrize("pid", IDS)
 def test_the_spec_is_built_from_the_packs_own_modules(pid: str) -> None:
     spec = SPECS[Platform(pid)]
-    module = importlib.import_module(f"fabricd.nos.{pid}.spec")
+    package = package_of(spec)
+    module = importlib.import_module(f"{package}.spec")
     assert module.SPEC is spec and spec.templates == pid and spec.platform is Platform(pid)
-    assert spec.driver.startswith(f"fabricd.nos.{pid}.driver:")
+    assert spec.driver.startswith(f"{package}.driver:")
     for field, (mod, name) in SPEC_FROM.items():
-        assert getattr(spec, field) is getattr(importlib.import_module(f"fabricd.nos.{pid}.{mod}"), name), field
+        assert getattr(spec, field) is getattr(importlib.import_module(f"{package}.{mod}"), name), field
     assert isinstance(spec.rules, DeviceRules)
-    assert spec.show.module == f"fabricd.nos.{pid}.show" and spec.audit_hints is module.AUDIT_HINTS
+    assert spec.show.module == f"{package}.show" and spec.audit_hints is module.AUDIT_HINTS
     assert spec.intent.model.model_fields["platform"].default is spec.platform
     assert spec.gnmi is not None and spec.gnmi.platform is spec.platform
     assert spec.title and spec.title != pid
