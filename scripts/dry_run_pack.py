@@ -39,7 +39,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 GENERATORS = ("gen_inventory_doc.py", "gen_checks_doc.py", "gen_platform_tables.py", "gen_roles_doc.py")
 TESTS = ("tests/unit", "tests/golden")
-BY_HAND = ("pyproject.toml",)
+CAPTURE_TABLES = ("tests/golden/test_readers_golden.py", "tests/golden/test_version_captures.py",
+                  "tests/golden/test_lldp_readers.py")
+"""Golden tests that list each capture with its parser or its value read by eye: a pack with captures adds its rows
+(the dry run copies the source pack's rows under the new id)."""
+BY_HAND = ("pyproject.toml", *CAPTURE_TABLES)
 """The existing files the dry run edits by hand (everything else outside the pack is new or regenerated)."""
 
 
@@ -77,6 +81,11 @@ def copy_tree(src: Path, dst: Path, source: str, new: str) -> None:
 
 def make_pack(tree: Path, source: str, new: str) -> None:
     copy_tree(tree / "fabricd" / "nos" / source, tree / "fabricd" / "nos" / new, source, new)
+    # a pack's own checks take codes of their own, each with a case in tests/unit/test_checks.py: the dry-run pack
+    # has none (the source's codes would clash)
+    (tree / "fabricd" / "nos" / new / "checks.py").write_text(
+        '"""The dry-run pack\'s own checks: none."""\n\nfrom __future__ import annotations\n\n'
+        "from fabricd.intent.checks.base import Check\n\nCHECKS: tuple[Check, ...] = ()\n")
     shutil.copytree(tree / "templates" / source, tree / "templates" / new)
     render = tree / "tests" / "golden" / "render"
     for path in sorted((render / source).rglob("*")):
@@ -84,16 +93,28 @@ def make_pack(tree: Path, source: str, new: str) -> None:
             target = render / new / path.relative_to(render / source)
             target.parent.mkdir(parents=True, exist_ok=True)
             text = path.read_text()
-            target.write_text(re.sub(rf"platform: {source}\b", f"platform: {new}", text)
-                              if path.name == "inventory.yml" else text)
+            # the expected outputs name the platform too (warnings.txt: "leaf1 (<id>): ...")
+            target.write_text(re.sub(rf"\b{source}\b", new, text))
     golden = tree / "tests" / "golden"
     for folder in ("readers/switch", "switch_config", "readers/switch_version"):
         if (golden / folder / source).is_dir():
             shutil.copytree(golden / folder / source, golden / folder / new)
+            for expected in (golden / folder / new).rglob("*.json"):  # parsed results name their platform
+                expected.write_text(re.sub(rf'"{source}"', f'"{new}"', expected.read_text()))
     for path in sorted((golden / "readers" / "lldp").glob(f"{source}-*")):
         shutil.copy2(path, path.with_name(new + path.name.removeprefix(source)))
+    for table in CAPTURE_TABLES:
+        add_rows(tree / table, source, new)
     for path in sorted((tree / "tests" / "conformance").glob(f"test_{source}_*.py")):
         path.with_name(path.name.replace(source, new, 1)).write_text(path.read_text())
+
+
+def add_rows(path: Path, source: str, new: str) -> None:
+    """Copy every dict row keyed by one of ``source``'s captures (``"<source>/..."`` or ``"<source>-..."``, the value
+    possibly on the next lines) as a row keyed by the new id's copy, right after it."""
+    row = re.compile(rf'^(\s*)"{source}([/-][^"]*)":(.*?)(?=^\s*(?:"|#|\}}))', re.M | re.S)
+    text = row.sub(lambda m: m.group(0) + f'{m.group(1)}"{new}{m.group(2)}":{m.group(3)}', path.read_text())
+    path.write_text(text)
 
 
 def register(tree: Path, new: str) -> None:

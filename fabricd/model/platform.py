@@ -93,7 +93,8 @@ def _validate(value: str, info: ValidationInfo) -> Platform:
     known = tuple(context.get("platforms") or known_platforms())
     if value in known:
         return Platform(value)
-    close = difflib.get_close_matches(value.lower(), known, n=1, cutoff=0.5)
+    close = difflib.get_close_matches(value.lower(), known, n=1, cutoff=0.6) or [
+        k for k in known if value.lower() in k.split("_")]  # a short name: eos, nxos, nvue
     if close:
         hint = f"did you mean {close[0]!r}?"
     elif _ID.fullmatch(value):

@@ -116,11 +116,11 @@ def test_validate_json_reports_findings_and_exit_1(runner: CliRunner, tmp_path: 
 
 def test_validate_load_error_is_exit_2_on_stderr(runner: CliRunner, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yml"
-    bad.write_text("switches:\n  - name: s1\n    platform: junos\n    mgmt: {host: h}\n")
+    bad.write_text("switches:\n  - name: s1\n    platform: qfx\n    mgmt: {host: h}\n")
     code, out, err = run(runner, "validate", str(bad))
     assert (code, out) == (2, "")
     assert err == (f"error: {bad}:3: switches[s1].platform: unknown switch platform (expected one of "
-                   f"{', '.join(known_platforms())}, got 'junos'); use one of these ids; a platform from another "
+                   f"{', '.join(known_platforms())}, got 'qfx'); use one of these ids; a platform from another "
                    "package needs that package installed (it registers its pack in the 'fabricd.platforms' entry "
                    "point group) [INV100]\n")
     code, out, err = run(runner, "validate", str(bad), "--output", "json")
