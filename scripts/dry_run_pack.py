@@ -86,7 +86,7 @@ def make_pack(tree: Path, source: str, new: str) -> None:
     (tree / "fabricd" / "nos" / new / "checks.py").write_text(
         '"""The dry-run pack\'s own checks: none."""\n\nfrom __future__ import annotations\n\n'
         "from fabricd.intent.checks.base import Check\n\nCHECKS: tuple[Check, ...] = ()\n")
-    shutil.copytree(tree / "templates" / source, tree / "templates" / new)
+    copy_tree(tree / "templates" / source, tree / "templates" / new, source, new)
     render = tree / "tests" / "golden" / "render"
     for path in sorted((render / source).rglob("*")):
         if path.is_file():
@@ -113,7 +113,12 @@ def add_rows(path: Path, source: str, new: str) -> None:
     """Copy every dict row keyed by one of ``source``'s captures (``"<source>/..."`` or ``"<source>-..."``, the value
     possibly on the next lines) as a row keyed by the new id's copy, right after it."""
     row = re.compile(rf'^(\s*)"{source}([/-][^"]*)":(.*?)(?=^\s*(?:"|#|\}}))', re.M | re.S)
-    text = row.sub(lambda m: m.group(0) + f'{m.group(1)}"{new}{m.group(2)}":{m.group(3)}', path.read_text())
+    text = path.read_text()
+    module = f"from fabricd.nos.{source} import show as {source}\n"
+    if module in text:  # rows name the pack's parsers through its show module: the new rows name the new pack's
+        text = text.replace(module, module + f"from fabricd.nos.{new} import show as {new}\n")
+    text = row.sub(lambda m: m.group(0) + f'{m.group(1)}"{new}{m.group(2)}":'
+                   + (re.sub(rf"\b{source}\.", f"{new}.", m.group(3)) if module in text else m.group(3)), text)
     path.write_text(text)
 
 
