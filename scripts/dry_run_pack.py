@@ -48,7 +48,7 @@ BY_HAND = ("pyproject.toml", *CAPTURE_TABLES)
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, check: bool = True) -> str:
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if check and out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
     return out.stdout + out.stderr
