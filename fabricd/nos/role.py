@@ -99,7 +99,7 @@ def sw(
 
 
 def ref(
-    spec: PlatformSpec, name: str, command: str, parser: str, captures: Iterable[str], unverified: str | None = None
+    spec: PlatformSpec, name: str, command: str, parser: str, captures: Iterable[str], *, unverified: str | None = None
 ) -> Role:
     """A parser fabricd keeps for captured output of a command it does not poll."""
     platform = spec.platform.value
