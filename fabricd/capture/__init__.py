@@ -34,7 +34,6 @@ from fabricd.collectors.switch import PLATFORMS, SwitchTarget, commands_for
 from fabricd.errors import FabricdError
 from fabricd.model import Switch
 from fabricd.nos.registry import spec_of
-from fabricd.nos.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.platforms.base import DriverOptions
 from fabricd.platforms.registry import driver_for
 from fabricd.readers.switch.empty import cli_error
@@ -117,7 +116,7 @@ def plan(switch: Switch) -> list[Step]:
         if command not in seen:
             seen.add(command)
             steps.append(Step("lldp", command, interface, False))
-    steps.append(Step(RUNNING_CONFIG, RUNNING_CONFIG_COMMANDS[platform], None, True))
+    steps.append(Step(RUNNING_CONFIG, spec_of(platform).running_config, None, True))
     return steps
 
 

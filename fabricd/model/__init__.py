@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .fabric import Fabric
+from .platform import Platform
 from .policy import (
     ECT0,
     Buffers,
@@ -32,7 +33,6 @@ from .topology import (
     Link,
     Management,
     Nic,
-    Platform,
     Port,
     Switch,
     SwitchBuffer,

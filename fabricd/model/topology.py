@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from .platform import Platform
 from .policy import LinkRole, Transport
 from .types import (
     Bytes,
@@ -24,15 +25,6 @@ from .types import (
     TcpPort,
     VlanId,
 )
-
-
-class Platform(StrEnum):
-    """Switch OS ids. Each maps to a netmiko device_type inside its driver."""
-
-    SONIC = "sonic"
-    ARISTA_EOS = "arista_eos"
-    CISCO_NXOS = "cisco_nxos"
-    CUMULUS_NVUE = "cumulus_nvue"
 
 
 class SwitchRole(StrEnum):

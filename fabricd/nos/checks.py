@@ -93,13 +93,11 @@ def port_name(ctx: Context) -> Iterator[Finding]:
        fix="leave `telemetry.transport` at ssh (the default) for that switch; docs/metrics.md lists which NOSes "
        "are read over gNMI")
 def gnmi_transport_unmapped(ctx: Context) -> Iterator[Finding]:
-    from .gnmi_registry import table_for
-
     for i, sw in enumerate(ctx.fabric.switches):
         if sw.telemetry.transport != "gnmi":
             continue
-        table = table_for(sw.platform)
-        if not table.mapped:
+        table = SPECS[sw.platform].gnmi
+        if table is None or not table.mapped:
             yield Finding(("switches", i, "telemetry", "transport"),
                           f"{sw.name}: fabricd does not yet read {_title(sw.platform.value)} counters over gNMI "
                           f"(fabricd/nos/{sw.platform.value}/gnmi.py records the paths, unmapped)",

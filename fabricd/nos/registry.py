@@ -1,22 +1,26 @@
-"""The platform registry: every :class:`~fabricd.model.Platform` -> its pack's
-:class:`~fabricd.nos.spec.PlatformSpec`, and the switch intent builder that dispatches through it.
+"""The platform registry: every platform id -> its pack's :class:`~fabricd.nos.spec.PlatformSpec`, and the switch
+intent builder that dispatches through it.
 
-Dispatch is exhaustive: :func:`spec_of` raises :class:`UnknownPlatformError` for a platform without a pack (never a
-fall-through to a default platform), and importing this module fails if a :class:`~fabricd.model.Platform` member
-has no spec. Adding a platform: docs/ARCHITECTURE.md, "Adding a fifth NOS".
+The registry holds the built-in packs (``fabricd/nos/<id>/``, imported below) and every pack installed through the
+``fabricd.platforms`` entry point group (``<id> = "<module>:<PlatformSpec>"``, loaded on first use, so a pack can
+come from another distribution). Dispatch is exhaustive: :func:`spec_of` raises :class:`UnknownPlatformError` for an
+id without a pack (never a fall-through to a default platform); an inventory naming one is refused when it is loaded
+(:class:`~fabricd.model.Platform` checks the same ids). Adding a platform: docs/ARCHITECTURE.md, "Adding a fifth
+NOS".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Annotated, cast
-
-from pydantic import Field
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from importlib.metadata import entry_points
+from typing import cast
 
 from fabricd.errors import FabricdError
 from fabricd.intent.switch import IntentShaping, SwitchIntentCore
 from fabricd.model import Fabric, Platform, Switch
+from fabricd.model.platform import ENTRY_POINT_GROUP
 from fabricd.nos.arista_eos.intent import EosSwitchIntent
 from fabricd.nos.arista_eos.spec import SPEC as ARISTA_EOS
 from fabricd.nos.cisco_nxos.intent import NxosSwitchIntent
@@ -28,18 +32,66 @@ from fabricd.nos.sonic.spec import SPEC as SONIC
 
 from .spec import PlatformSpec
 
-SPECS: Mapping[Platform, PlatformSpec] = MappingProxyType(
-    {s.platform: s for s in (SONIC, ARISTA_EOS, CISCO_NXOS, CUMULUS_NVUE)}
-)
-"""Platform -> spec, in the order docs list the platforms."""
+log = logging.getLogger(__name__)
 
-_missing = [p.value for p in Platform if p not in SPECS]
-if _missing:  # pragma: no cover - a new Platform member without its pack
-    raise ImportError(f"fabricd.nos.registry: no platform pack for {', '.join(_missing)} (docs/ARCHITECTURE.md)")
+BUILTIN: tuple[PlatformSpec, ...] = (SONIC, ARISTA_EOS, CISCO_NXOS, CUMULUS_NVUE)
+"""The packs shipped in fabricd, in the order docs list the platforms (``Platform.BUILTIN``'s order)."""
 
 
 class UnknownPlatformError(FabricdError):
     """A platform id no pack serves."""
+
+
+class Registry(Mapping[Platform, PlatformSpec]):
+    """Platform -> spec: the built-in packs, then the installed ones (entry points, loaded on first use; one that
+    fails to load, or that reuses a built-in id, is logged and left out). :meth:`registered` adds a pack for the
+    length of a ``with`` block (the contract tests' fake fifth pack)."""
+
+    def __init__(self, builtin: tuple[PlatformSpec, ...]) -> None:
+        self._builtin = builtin
+        self._specs: dict[Platform, PlatformSpec] | None = None
+
+    def _loaded(self) -> dict[Platform, PlatformSpec]:
+        if self._specs is None:
+            specs = {s.platform: s for s in self._builtin}
+            for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+                try:
+                    spec = ep.load()
+                except Exception as exc:  # a broken pack must not break fabricd: say which and go on
+                    log.warning("platform pack %s (%s) failed to load: %s", ep.name, ep.value, exc)
+                    continue
+                if not isinstance(spec, PlatformSpec) or spec.platform != ep.name or spec.platform in specs:
+                    log.warning("platform pack %s (%s) is not a new PlatformSpec with platform %r: left out",
+                                ep.name, ep.value, ep.name)
+                    continue
+                specs[spec.platform] = spec
+            self._specs = specs
+        return self._specs
+
+    def __getitem__(self, platform: Platform) -> PlatformSpec:
+        return self._loaded()[platform]
+
+    def __iter__(self) -> Iterator[Platform]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    @contextmanager
+    def registered(self, spec: PlatformSpec) -> Iterator[PlatformSpec]:
+        """``spec`` served for the length of the block (it must not replace a registered id)."""
+        specs = self._loaded()
+        if spec.platform in specs:
+            raise ValueError(f"platform {spec.platform!r} is already registered")
+        specs[spec.platform] = spec
+        try:
+            yield spec
+        finally:
+            del specs[spec.platform]
+
+
+SPECS = Registry(BUILTIN)
+"""Platform -> spec, in the order docs list the platforms, then the installed packs."""
 
 
 def spec_of(platform: Platform | str) -> PlatformSpec:
@@ -47,20 +99,17 @@ def spec_of(platform: Platform | str) -> PlatformSpec:
     serves it."""
     try:
         return SPECS[Platform(platform)]
-    except (ValueError, KeyError):
+    except KeyError:
         raise UnknownPlatformError(
             f"unknown switch platform {platform!r}",
-            hint=f"a switch platform is one of {', '.join(p.value for p in SPECS)}",
+            hint=f"a switch platform is one of {', '.join(SPECS)}; a platform from another package needs that "
+            f"package installed (it registers its pack in the {ENTRY_POINT_GROUP!r} entry point group)",
         ) from None
 
 
 AnySwitchIntent = EosSwitchIntent | NxosSwitchIntent | NvueSwitchIntent | SonicSwitchIntent
-"""Any platform's switch intent (a plain union, for type hints)."""
-
-SwitchIntent = Annotated[
-    EosSwitchIntent | NxosSwitchIntent | NvueSwitchIntent | SonicSwitchIntent, Field(discriminator="platform")
-]
-"""The per-switch desired state; its class depends on the switch's platform."""
+"""The built-in platforms' switch intents (a plain union, for type hints: an installed pack's intent is a
+:class:`~fabricd.intent.switch.SwitchIntentBase` too, and every consumer reads it through that base or its spec)."""
 
 
 def _shaping(platform: Platform) -> IntentShaping:

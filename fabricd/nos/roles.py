@@ -17,24 +17,20 @@ documented field names is not a capture.
 **Linking a capture to a role** (the one place to extend): a capture named ``<role>--<source>.txt`` in the role's
 folder (``tests/golden/readers/switch/<platform>/`` for switch show roles) is linked by its name alone, e.g.
 ``readers/switch/cisco_nxos/queuing--genieparser-n9k.txt``; older names are linked by the globs in the role's
-``captures``. A new capture either follows the convention or adds a glob here.
+``captures``. A new capture either follows the convention or adds a glob to its role: switch roles are declared
+by their pack (``fabricd/nos/<id>/roles.py``, built with :mod:`fabricd.nos.role`), host roles here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
-from fabricd.model import Platform
 from fabricd.nos.registry import SPECS
-from fabricd.nos.spec import ShowTable
+from fabricd.nos.role import Role
 
-SWITCH_TABLES: dict[str, ShowTable] = {platform.value: spec.show for platform, spec in SPECS.items()}
-"""Platform id -> its pack's show table (commands and parsers by role)."""
-
-RUNNING_CONFIG_COMMANDS: dict[str, str] = {platform.value: spec.running_config for platform, spec in SPECS.items()}
-"""What each platform driver's ``get_config`` runs (``PlatformSpec.running_config``), for the audit and drift."""
+__all__ = ["Role", "all_roles", "captures_of", "host_roles", "is_real_source", "markdown_table", "real_captures_of",
+           "source_line", "switch_roles", "unverified_roles"]
 
 LAB_MARKERS = (
     "fabricd lab simulator", "no public capture", "lab/fabricd_lab/", "not a device capture",
@@ -45,241 +41,14 @@ documented names, and public text that is not known to come from a device (a tes
 mock database)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Role:
-    """One parser role. ``platform`` is a switch platform id or ``host``; ``name`` is the role key (the
-    ``COMMANDS``/``OPTIONAL_COMMANDS`` key for exporter roles); ``command`` is what produces the output;
-    ``parser`` the dotted path of the parsing function; ``used_by`` who reads it (``export``, ``export
-    (optional)``, ``audit``, ``capture``, ``reference``: a parser kept for captured output fabricd does not
-    poll); ``captures`` globs relative to tests/golden/; ``unverified`` the reason, None when verified."""
-
-    platform: str
-    name: str
-    command: str
-    parser: str
-    used_by: str
-    captures: tuple[str, ...] = ()
-    unverified: str | None = None
-
-    @property
-    def id(self) -> str:
-        return f"{self.platform}/{self.name}"
-
-    @property
-    def verified(self) -> bool:
-        return self.unverified is None
-
-    @property
-    def folder(self) -> str:
-        """Where captures named ``<name>--<source>.txt`` are linked by the naming convention (under tests/golden)."""
-        if self.platform == "host":
-            return "readers/host"
-        if self.name == "running-config":
-            return f"switch_config/{self.platform}"
-        if self.name == "version":
-            return f"readers/switch_version/{self.platform}"
-        return f"readers/switch/{self.platform}"
-
-    def globs(self) -> tuple[str, ...]:
-        return (f"{self.folder}/{self.name}--*", *self.captures)
-
-
-def _command(show: ShowTable, key: str) -> str:
-    table: Mapping[str, str] = {**show.optional, **show.commands}
-    return table.get(key, f"(no {key!r} command in {show.module})")
-
-
-def _sw(platform: str, key: str, parser: str, captures: Iterable[str] = (), unverified: str | None = None, *,
-        form: str | None = None) -> Role:
-    """An exporter role: command from the platform's COMMANDS/OPTIONAL_COMMANDS; ``form`` names another output form
-    of the same command (``text``, or ``json`` where the exporter polls the text) parsed by the same function, as a
-    reference role of its own."""
-    show = SWITCH_TABLES[platform]
-    optional = key in show.optional and key not in show.commands
-    command = _command(show, key)
-    name = key if form is None else f"{key}-{form}"
-    used_by = "export (optional)" if optional else "export"
-    if key == "pfcwd":
-        used_by += ", audit"
-    if form is not None:
-        base = command.replace(" | json", "").replace(" -o json", "")
-        command = (f"{base} | json" if form == "json" else base) + f" ({form} form)"
-        used_by = "reference"
-    return Role(platform, name, command, f"{SWITCH_TABLES[platform].module}.{parser}", used_by,
-                tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
-
-
-def _ref(platform: str, name: str, command: str, parser: str, captures: Iterable[str],
-         unverified: str | None = None) -> Role:
-    """A parser fabricd keeps for captured output of a command it does not poll."""
-    return Role(platform, name, command, f"{SWITCH_TABLES[platform].module}.{parser}", "reference",
-                tuple(f"readers/switch/{platform}/{c}" for c in captures), unverified)
-
-
-def _config(platform: str, captures: Iterable[str], unverified: str | None = None) -> Role:
-    return Role(platform, "running-config", RUNNING_CONFIG_COMMANDS[platform],
-                f"fabricd.nos.{platform}.running.parse_running_config", "audit, capture",
-                tuple(f"switch_config/{platform}/{c}" for c in captures), unverified)
-
-
-def _version(platform: str, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
-    command = SPECS[Platform(platform)].version_command
-    return Role(platform, "version", command, f"fabricd.nos.{platform}.version.parse_version",
-                "capture", tuple(f"readers/switch_version/{platform}/{c}" for c in captures), unverified)
-
-
-def _lldp(platform: str, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
-    """The platform's LLDP neighbour command (``PlatformSpec.lldp``), read by ``fabricd audit cabling``; captures in
-    tests/golden/readers/lldp/ (they are not counter outputs, so not beside the show captures)."""
-    table = SPECS[Platform(platform)].lldp
-    assert table is not None, platform
-    parser = getattr(table.parse, "__name__", "parse")
-    return Role(platform, "lldp", table.command, f"{table.module}.{parser}", "audit cabling, capture",
-                tuple(f"readers/lldp/{c}" for c in captures), unverified)
-
-
 def _host(name: str, command: str, parser: str, captures: Iterable[str], unverified: str | None = None,
           used_by: str = "export") -> Role:
     return Role("host", name, command, parser, used_by, tuple(captures), unverified)
 
 
-LAB_ONLY = "no real capture in the repository: only fabricd's lab simulator output"
-
-_NXOS_SEARCHED = (
-    "searched 2026-11-26 without finding one: Cisco's N9K QoS guides 9.2x-10.5x and NX-API pages (only the stored "
-    "openings of the guides' PFC chapters were readable), genieparser, ntc-templates, ansible cisco.nxos fixtures, "
-    "SuzieQ, fakenos, datacenter/nexus9000, allenrobel/nxapi-netbox, paregupt/nexus_traffic_monitor, GitHub code "
-    "and issue indexes"
-)
-NXOS_PFC_JSON = (
-    "no public capture or schema of `show interface priority-flow-control | json` (the golden is the lab's "
-    "TABLE_entity JSON; third-party NX-API scripts read TABLE_pfc_interface rows with rx-stats/tx-stats, unconfirmed); "
-    "the exporter polls the verified text form; " + _NXOS_SEARCHED
-)
-NXOS_QUEUING_JSON = (
-    "no public `show queuing interface | json` capture with values: the parser walks Cisco's NX-API schema "
-    "(TABLE_module/ROW_module/TABLE_queuing_interface/...); the exporter polls the verified text form; "
-    + _NXOS_SEARCHED
-)
-NXOS_PFCWD = (
-    "no device capture of `show queuing pfc-queue [detail]` in any form: JSON keys from Cisco's NX-API schema "
-    "(confirmed only by paregupt/nexus_traffic_monitor's collector code, no output), the text only from an "
-    "OpenTelemetry test author's fixture; " + _NXOS_SEARCHED
-)
-"""Why the NX-OS JSON and watchdog roles stay unverified (issue 16), and where the search looked."""
-
-
 def switch_roles() -> list[Role]:
-    """Every switch parser role, per platform."""
-    return [
-        # -- SONiC --------------------------------------------------------------------------------------------
-        _sw("sonic", "pfc", "parse_show_pfc_counters",
-            ("show-pfc-counters-ntc.txt", "show-pfcwd-stats-and-pfc-counters-tx-*.txt",
-             "show-pfc-counters-sonic-utilities-*.txt")),
-        _sw("sonic", "queue", "parse_show_queue_counters", ("show-queue-counters-*.txt",)),
-        _sw("sonic", "wred", "parse_show_queue_wredcounters", ("show-queue-wredcounters-*.txt",)),
-        _sw("sonic", "pfcwd", "parse_show_pfcwd_stats",
-            ("show-pfcwd-stats-*.txt", "pfcwd-show-stats-*.txt")),
-        _sw("sonic", "pfc_history", "parse_show_pfc_counters_history", ("show-pfc-counters-history-*.txt",)),
-        _ref("sonic", "interfaces-counters", "show interfaces counters", "parse_show_interfaces_counters",
-             ("portstat-show-interfaces-counters-*.txt", "show-interfaces-counters-cmdref.txt",
-              "show-interface-counters-errors-*.txt")),
-        _ref("sonic", "interfaces-counters-detailed", "show interfaces counters detailed <port>",
-             "parse_show_interfaces_counters_detailed", ("show-interfaces-counters-detailed-*.txt",)),
-        _ref("sonic", "pfcwd-config", "show pfcwd config", "parse_show_pfcwd_config", ("show-pfcwd-config-*.txt",)),
-        _sw("sonic", "pg_watermark_shared", "parse_pg_watermark_shared"),
-        _sw("sonic", "pg_watermark_headroom", "parse_pg_watermark_headroom"),
-        _sw("sonic", "queue_watermark_unicast", "parse_queue_watermark_unicast"),
-        _sw("sonic", "queue_watermark_multicast", "parse_queue_watermark_multicast"),
-        _sw("sonic", "fec", "parse_fec_stats"),
-        _sw("sonic", "transceiver", "parse_transceiver_dom"),
-        _sw("sonic", "flaps", "parse_show_interfaces_flap"),
-        _ref("sonic", "pg-persistent-watermark", "show priority-group persistent-watermark shared|headroom",
-             "parse_pg_persistent_watermark", ()),
-        _ref("sonic", "queue-persistent-watermark", "show queue persistent-watermark unicast|multicast|all",
-             "parse_queue_persistent_watermark", ()),
-        _config("sonic", ("sonic-utilities-mock-config-db.txt",),
-                "no device dump of `show runningconfiguration all`: the capture is sonic-utilities' test CONFIG_DB "
-                "regrouped by table as the command prints it (a real database, not a device's output)"),
-        _version("sonic"),
-        _lldp("sonic", ("sonic-show-lldp-table-*.txt",)),
-        Role("sonic", "lldp-neighbors", "show lldp neighbors (lldpd's text form)",
-             "fabricd.nos.sonic.lldp.parse_show_lldp_table", "audit cabling (reference)",
-             ("readers/lldp/sonic-show-lldp-neighbors-*.txt",)),
-        # -- Arista EOS ---------------------------------------------------------------------------------------
-        _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
-            "no public capture of the `detail | json` form: key path from facebook/DNE-TaaC's health check; the "
-            "totals form (pfc-totals) is verified on ANTA's eAPI output with the same parser"),
-        _ref("arista_eos", "pfc-totals", "show priority-flow-control counters | json",
-             "parse_show_priority_flow_control_counters", ("show-pfc-counters-json-anta.txt",)),
-        _sw("arista_eos", "pfc", "parse_show_priority_flow_control_counters", (),
-            "no public capture: the golden is written from EOS's documented columns", form="text"),
-        _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail",
-            ("show-interfaces-counters-queue-detail-*.txt",)),
-        _sw("arista_eos", "queue", "parse_show_interfaces_counters_queue_detail", (),
-            "no device capture of the `| json` forms in this repository: key paths from ANTA's queue-drop tests "
-            "(egressQueueCounters, interfaces.<if>.trafficClasses) and Arista's snmpext sample (ingressVoqCounters, "
-            "values edited there)", form="json"),
-        _sw("arista_eos", "ecn", "parse_show_qos_ecn_counters", ("show-qos-ecn-counters-json-anta.txt",)),
-        _sw("arista_eos", "pfcwd", "parse_show_pfc_counters_watchdog", (),
-            "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device"),
-        _sw("arista_eos", "discards", "parse_show_interfaces_counters_discards"),
-        _sw("arista_eos", "transceiver", "parse_show_interfaces_transceiver"),
-        _sw("arista_eos", "flaps", "parse_show_interfaces_flaps"),
-        _sw("arista_eos", "fec", "parse_show_interfaces_phy_detail", (),
-            "no public capture of `show interfaces phy detail | json` found (searched ANTA's unit tests, napalm, the "
-            "code index): key paths from ANTA's VerifyInterfacesBER (interfacePhyStatuses.<if>.phyStatuses[].fec."
-            "correctedCodewords.value, uncorrectedCodewords.value, preFecBer.value)"),
-        _ref("arista_eos", "hardware-counter-drop", "show hardware counter drop", "parse_show_hardware_counter_drop",
-             ("show-hardware-counter-drop-*.txt",)),
-        _config("arista_eos", ("avd-qos-profiles.txt", "ceoslab-*.txt")),
-        _version("arista_eos"),
-        _lldp("arista_eos", ("arista_eos-show-lldp-neighbors-detail-json-*.txt",)),
-        Role("arista_eos", "lldp-text", "show lldp neighbors detail (text form)",
-             "fabricd.nos.arista_eos.lldp.parse_show_lldp_neighbors", "audit cabling (reference)",
-             ("readers/lldp/arista_eos-show-lldp-neighbors-detail-text-*.txt",)),
-        # -- Cisco NX-OS --------------------------------------------------------------------------------------
-        _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control",
-            ("show-interface-priority-flow-control-*.txt",)),
-        _sw("cisco_nxos", "pfc", "parse_show_interface_priority_flow_control", (), NXOS_PFC_JSON, form="json"),
-        _sw("cisco_nxos", "queuing", "parse_show_queuing", ("show-queuing-interface-*-n9k-*.txt",)),
-        _sw("cisco_nxos", "queuing", "parse_show_queuing", (), NXOS_QUEUING_JSON, form="json"),
-        _sw("cisco_nxos", "pfcwd", "parse_show_queuing_pfc_queue", (), NXOS_PFCWD),
-        _sw("cisco_nxos", "errors", "parse_show_interface_counters_errors",
-            ("show-interface-counters-errors-*.txt",)),
-        _sw("cisco_nxos", "transceiver", "parse_show_interface_transceiver_details"),
-        _ref("cisco_nxos", "queuing-interface", "show queuing interface <port>", "parse_show_queuing_interface",
-             ("show-queuing-interface-n5k-*.txt",)),
-        _ref("cisco_nxos", "interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
-        _config("cisco_nxos", ("azurelocal-tor.txt",)),
-        _version("cisco_nxos"),
-        _lldp("cisco_nxos", ("cisco_nxos-show-lldp-neighbors-detail-*.txt",)),
-        Role("cisco_nxos", "lldp-summary", "show lldp neighbors (summary table)",
-             "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail", "audit cabling (reference)",
-             ("readers/lldp/cisco_nxos-show-lldp-neighbors-multiline-*.txt",)),
-        Role("cisco_nxos", "lldp-json", "show lldp neighbors detail | json",
-             "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail", "audit cabling (reference)", (),
-             "no device capture of the NX-API JSON: TABLE_nbor_detail/ROW_nbor_detail keys as public NX-API "
-             "collectors read them; the text form is polled"),
-        # -- NVIDIA Cumulus NVUE ------------------------------------------------------------------------------
-        _sw("cumulus_nvue", "qos", "parse_counters_qos", (),
-            "no public `-o json` capture: the golden is written from the text capture's columns"),
-        _sw("cumulus_nvue", "qos", "parse_counters_qos", ("nv-show-interface-counters-qos-cl*-docs.txt",),
-            form="text"),
-        _sw("cumulus_nvue", "pfcwd", "parse_pfc_watchdog", ("nv-show-interface-qos-pfc-watchdog-*.txt",)),
-        _sw("cumulus_nvue", "transceiver", "parse_nv_show_interface_transceiver"),
-        _sw("cumulus_nvue", "flaps", "parse_nv_show_interface_counters_flaps"),
-        _sw("cumulus_nvue", "fec", "parse_nv_show_interface_link_phy_detail"),
-        _ref("cumulus_nvue", "qos-roce-counters", "nv show interface <port> qos roce counters",
-             "parse_qos_roce_counters", ("nv-show-interface-qos-roce-counters-*.txt",)),
-        _ref("cumulus_nvue", "counters-errors", "nv show interface <port> counters errors", "parse_counters_errors",
-             ("nv-show-interface-counters-errors-*.txt",)),
-        _ref("cumulus_nvue", "interface-counters-table", "nv show interface --view=counters (and cl-netstat)",
-             "parse_interface_counters_table", ("nv-show-interface-view-counters-*.txt", "cl-netstat-*.txt")),
-        _config("cumulus_nvue", (), LAB_ONLY + ": no public `nv config show -o commands` of a QoS config"),
-        _version("cumulus_nvue"),
-        _lldp("cumulus_nvue", ("cumulus_nvue-nv-show-interface-*-lldp-neighbor-*.txt",)),
-    ]
+    """Every switch parser role: each pack's own (``PlatformSpec.roles``), walking the platform registry."""
+    return [role for spec in SPECS.values() for role in spec.roles(spec)]
 
 
 def host_roles() -> list[Role]:

@@ -10,7 +10,7 @@ path here and is imported on first use (:meth:`PlatformSpec.driver_class`), so `
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -23,6 +23,8 @@ from fabricd.readers.lldp import LldpNeighbor
 from fabricd.readers.switch.config_model import LosslessConfig
 from fabricd.readers.switch.model import SwitchCounters
 
+from .gnmi import GnmiTable
+from .role import Role
 from .rules import DeviceRules
 
 W = TypeVar("W", bound=Model)
@@ -102,6 +104,10 @@ class PlatformSpec:
     ``document``              when set, the main file is ``document(intent)`` (SONiC's CONFIG_DB JSON) and the
                               template's output goes to ``switches/<name>.<template_suffix>``
     ``lldp``                  the LLDP neighbour command and its parser (``fabricd audit cabling``)
+    ``roles``                 ``roles(spec)``: every output the pack parses, with its captures or why it has none
+                              (``roles.py``; the parser-role registry, :mod:`fabricd.nos.roles`, walks them)
+    ``gnmi``                  the gNMI table (``gnmi.py``: paths, encoding, ``to_counters``), None where the pack
+                              has none (the gNMI collector, capture and validate's transport check read it)
     ``driver``                ``module:Class`` of the :class:`~fabricd.platforms.base.SwitchDriver` (L2), imported
                               on first use
     ========================  ====================================================================================
@@ -122,9 +128,11 @@ class PlatformSpec:
     suffix: str
     templates: str
     driver: str
+    roles: Callable[[PlatformSpec], Sequence[Role]]
     document: Callable[[Any], str] | None = None
     template_suffix: str | None = None
     lldp: LldpTable | None = None
+    gnmi: GnmiTable | None = None
 
     @property
     def intent_class(self) -> type[SwitchIntentBase]:

@@ -18,10 +18,15 @@ that most draws are consistent; :func:`fabricd validate` decides which are accep
 
 from __future__ import annotations
 
+import importlib
 import types
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
+from functools import cache
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from annotated_types import Ge, Le, MaxLen, MinLen
@@ -30,9 +35,12 @@ from pydantic import BaseModel
 
 from fabricd.model import CnpClass, EcnProfile, Nic, Port, RoceClass, Watchdog
 from fabricd.model.policy import Buffers
+from fabricd.nos.registry import SPECS
 from fabricd.nos.validate import CHECKS_BY_CODE
 
-PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")
+HERE = Path(__file__).resolve().parent
+PLATFORMS = tuple(p.value for p in SPECS)
+"""The registry's platforms, walked at import (never a list of four)."""
 
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/@+-"
 names = st.text(alphabet=NAME_CHARS, min_size=1, max_size=64).filter(lambda s: s[0].isalnum())
@@ -151,22 +159,48 @@ are not drawn: they are the known gap that rule closes (an NX-OS ``port-channel1
 lines the oracles refuse)."""
 
 
+@dataclass(frozen=True)
+class WholeModel:
+    """What a pack's conformance suite (``tests/conformance/test_<id>_*.py``, its ``WHOLE_MODEL``) gives the
+    whole-model property test: the port names its switches use (``ports(n)``: full ports and breakouts, ``n`` the
+    port numbers), its LAG name form (FAB140 must refuse a LAG used as a port), and its oracle's ``judge(switch name,
+    intent, render text, sampled) -> problems`` (``sampled``: this draw is in the sample the slow oracles judge)."""
+
+    ports: Callable[[st.SearchStrategy[int]], st.SearchStrategy[str]]
+    lag: str
+    judge: Callable[[str, Any, str, bool], list[str]]
+
+
+@cache
+def suite_of(platform: str) -> ModuleType | None:
+    """The conformance suite of a platform pack (``test_<id>_*.py`` beside this file), imported; None when the pack
+    has none."""
+    paths = sorted(HERE.glob(f"test_{platform}_*.py"))
+    return importlib.import_module(paths[0].stem) if paths else None
+
+
+def whole_model(platform: str) -> WholeModel | None:
+    """The pack's ``WHOLE_MODEL`` from its conformance suite; None when it declares none."""
+    suite = suite_of(platform)
+    found = getattr(suite, "WHOLE_MODEL", None)
+    return found if isinstance(found, WholeModel) else None
+
+
+def missing_whole_models() -> list[str]:
+    """The registered platforms whose conformance suite declares no ``WHOLE_MODEL`` (walking the registry as it is
+    now: a fifth pack without one is named here and cannot be drawn)."""
+    return [p.value for p in SPECS if whole_model(p.value) is None]
+
+
+def _declared(platform: str) -> WholeModel:
+    found = whole_model(platform)
+    if found is None:
+        raise LookupError(f"{platform}: no WHOLE_MODEL in tests/conformance/test_{platform}_*.py")
+    return found
+
+
 def _own_ports(platform: str) -> st.SearchStrategy[str]:
-    n = st.integers(1, 64)
-    if platform == "sonic":
-        return st.one_of(st.integers(0, 63).map(lambda i: f"Ethernet{4 * i}"),  # a full port on its first lane
-                         st.integers(0, 255).map(lambda i: f"Ethernet{i}"))  # breakout: one lane each
-    if platform == "arista_eos":
-        return st.one_of(n.map(lambda i: f"Ethernet{i}"),
-                         st.tuples(n, st.integers(1, 8)).map(lambda t: f"Ethernet{t[0]}/{t[1]}"))
-    if platform == "cisco_nxos":
-        return st.one_of(n.map(lambda i: f"Ethernet1/{i}"),
-                         st.tuples(n, st.integers(1, 4)).map(lambda t: f"Ethernet1/{t[0]}/{t[1]}"))
-    return st.one_of(n.map(lambda i: f"swp{i}"), st.tuples(n, st.integers(0, 3)).map(lambda t: f"swp{t[0]}s{t[1]}"))
-
-
-_LAGS = {"sonic": "PortChannel{:04d}", "arista_eos": "Port-Channel{}", "cisco_nxos": "port-channel{}",
-         "cumulus_nvue": "bond{}"}
+    return _declared(platform).ports(st.integers(1, 64))
 
 
 def port_names(platform: str) -> st.SearchStrategy[str]:
@@ -174,7 +208,7 @@ def port_names(platform: str) -> st.SearchStrategy[str]:
     own = _own_ports(platform)
     if not PORT_RULES:
         return own
-    lag = st.integers(1, 128).map(_LAGS[platform].format)
+    lag = st.integers(1, 128).map(_declared(platform).lag.format)
     foreign = st.one_of(*(_own_ports(p) for p in PLATFORMS if p != platform))
     # one port name in about a hundred is a LAG or another NOS's form: enough that validate must refuse it in many
     # draws, few enough that most draws of a many-port fabric still reach the oracles

@@ -9,12 +9,14 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from conformance_corpus import REPO, accepted, corpus, intent_space, inventories, record
 from eos_avd_oracle import judge, semantic_lines, structured_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from model_space import WholeModel
 
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Platform
@@ -238,3 +240,22 @@ def test_semantic_lines_ignore_formatting_only() -> None:
     b = "hostname h\n!\nqos profile P\n   tx-queue 3\n      no  priority\n   qos trust dscp\n"
     assert semantic_lines(a) == semantic_lines(b)
     assert semantic_lines(a)[(("qos profile P", "tx-queue 3"), "no priority")] == 1
+
+
+# --- the whole-model property test's part (test_model_space.py) ------------------------------------------------
+
+
+def _judge_whole_model(name: str, intent: Any, text: str, sampled: bool) -> list[str]:
+    if not sampled:
+        return []  # AVD takes about 2 s a file: it judges the sampled draws only
+    j = judge(intent, text)
+    record("arista_eos", "pyavd schema + CLI diff (whole model, a sixth of the draws)", files=1, lines=j.lines,
+           rejected=j.rejected, unverified=j.unverified)
+    return [f"{name}: AVD:\n{j.explain()}"] if j.rejected else []
+
+
+WHOLE_MODEL = WholeModel(
+    ports=lambda n: st.one_of(n.map(lambda i: f"Ethernet{i}"),
+                              st.tuples(n, st.integers(1, 8)).map(lambda t: f"Ethernet{t[0]}/{t[1]}")),
+    lag="Port-Channel{}", judge=_judge_whole_model)
+"""EOS in the whole-model property test: EthernetN and EthernetN/M ports, Port-ChannelN LAGs, AVD on a sample."""

@@ -20,6 +20,7 @@ import yaml
 from conformance_corpus import accepted, corpus, intent_space, record, renders_of
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from model_space import WholeModel
 
 PLATFORM = "cisco_nxos"
 ORACLE = "pinned grammar table"
@@ -245,3 +246,21 @@ def test_accepted_intents_render_only_table_lines(doc: dict[str, Any]) -> None:
 @given(watchdog_space())
 def test_accepted_watchdogs_render_only_table_lines(doc: dict[str, Any]) -> None:
     _property(doc, f"{ORACLE}, property (watchdog)")
+
+
+# --- the whole-model property test's part (test_model_space.py) ------------------------------------------------
+
+
+def _judge_whole_model(name: str, intent: Any, text: str, sampled: bool) -> list[str]:
+    res = check_text(text, name)
+    record("cisco_nxos", "pinned grammar table (whole model)", files=1, lines=res.lines,
+           rejected=len(res.rejected), unverified=sum(res.unverified.values()))
+    return list(res.rejected)
+
+
+WHOLE_MODEL = WholeModel(
+    ports=lambda n: st.one_of(n.map(lambda i: f"Ethernet1/{i}"),
+                              st.tuples(n, st.integers(1, 4)).map(lambda t: f"Ethernet1/{t[0]}/{t[1]}")),
+    lag="port-channel{}", judge=_judge_whole_model)
+"""NX-OS in the whole-model property test: Ethernet1/P and Ethernet1/P/B ports, port-channelN LAGs, the pinned
+grammar table judging."""

@@ -6,12 +6,18 @@ from __future__ import annotations
 from conformance_corpus import PLATFORMS, accepted, corpus, intent_space
 from hypothesis import HealthCheck, given, settings
 
+from fabricd.model import Platform
+
 
 def test_corpus_covers_every_platform() -> None:
+    """Every registered pack has renders in the corpus (its render goldens at least); the built-in four are in the
+    lab fabric too (the demo simulates them; a pack without a lab simulator is judged on its goldens and examples,
+    and by the whole-model test, which draws every registered platform)."""
     for platform in PLATFORMS:
         labels = [label for label, _ in corpus(platform)]
         assert len(labels) >= 3, (platform, labels)
-        assert any(label.startswith("inventory/lab:") for label in labels), platform
+        if platform in Platform.BUILTIN:
+            assert any(label.startswith("inventory/lab:") for label in labels), platform
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,

@@ -9,9 +9,13 @@ first two can fail).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from conformance_corpus import accepted, corpus, intent_space, record, renders_of
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from model_space import WholeModel
 
 from fabricd.nos.cumulus_nvue import grammar
 from fabricd.nos.cumulus_nvue.grammar import check_lines, check_text, set_lines
@@ -148,3 +152,21 @@ def test_every_entry_names_its_source() -> None:
         if "<value>" in cmd.path:
             assert cmd.value, f"{cmd.path}: <value> needs a type"
     assert grammar.CL_RELEASE == "5.11"
+
+
+# --- the whole-model property test's part (test_model_space.py) ------------------------------------------------
+
+
+def _judge_whole_model(name: str, intent: Any, text: str, sampled: bool) -> list[str]:
+    lines = set_lines(text)
+    rejected = check_lines(lines)
+    record("cumulus_nvue", "Cumulus Linux 5.11 nv list-commands grammar + NVIDIA rules (whole model)",
+           files=1, lines=len(lines), rejected=len(rejected), unverified=_unverified(lines))
+    return [f"{name}: {r}" for r in rejected]
+
+
+WHOLE_MODEL = WholeModel(
+    ports=lambda n: st.one_of(n.map(lambda i: f"swp{i}"),
+                              st.tuples(n, st.integers(0, 3)).map(lambda t: f"swp{t[0]}s{t[1]}")),
+    lag="bond{}", judge=_judge_whole_model)
+"""NVUE in the whole-model property test: swpN and swpNsM ports, bondN LAGs, the NVUE grammar judging."""

@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from conformance_corpus import REPO, accepted, corpus, intent_space, record, renders_of
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from model_space import WholeModel
 from sonic_yang_oracle import (
     Rejection,
     base_config,
@@ -320,3 +322,22 @@ def test_libyang_script_is_shellcheck_clean() -> None:
     result = subprocess.run(["shellcheck", str(REPO / "scripts" / "libyang.sh")], capture_output=True, text=True,
                             check=False)
     assert result.returncode == 0, result.stdout
+
+
+# --- the whole-model property test's part (test_model_space.py) ------------------------------------------------
+
+
+def _judge_whole_model(name: str, intent: Any, text: str, sampled: bool) -> list[str]:
+    fragment = json.loads(text)
+    rejections = check_fragment(fragment)
+    rows = len({(r.table, r.key) for r in rejections})
+    record("sonic", "libyang 3.12.2 + sonic-yang-models 086b03bd (whole model)", files=1, lines=rows_of(fragment),
+           rejected=rows)
+    return [f"SONiC YANG refuses {name}'s CONFIG_DB: {r}" for r in rejections]
+
+
+WHOLE_MODEL = WholeModel(
+    ports=lambda n: st.one_of(st.integers(0, 63).map(lambda i: f"Ethernet{4 * i}"),  # a full port on its first lane
+                              st.integers(0, 255).map(lambda i: f"Ethernet{i}")),  # breakout: one lane each
+    lag="PortChannel{:04d}", judge=_judge_whole_model)
+"""SONiC in the whole-model property test: Ethernet<first lane> ports, PortChannelNNNN LAGs, libyang judging."""

@@ -15,6 +15,7 @@ import pytest
 
 from fabricd.audit.switch import CONFIG_PARSERS
 from fabricd.nos import roles
+from fabricd.nos.registry import SPECS
 from fabricd.nos.roles import (
     Role,
     all_roles,
@@ -40,7 +41,7 @@ def test_role_ids_are_unique() -> None:
 
 def test_every_exporter_command_has_a_role() -> None:
     by_id = {r.id: r for r in ROLES}
-    for platform, show in roles.SWITCH_TABLES.items():
+    for platform, show in ((p.value, s.show) for p, s in SPECS.items()):
         keys = {*show.commands, *show.optional}
         for key in keys:
             role = by_id.get(f"{platform}/{key}")

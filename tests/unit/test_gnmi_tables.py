@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from fabricd.model import Platform
 from fabricd.nos.gnmi import path_key
-from fabricd.nos.gnmi_registry import GNMI_TABLES, table_for
+from fabricd.nos.gnmi_registry import gnmi_tables, table_for
+from fabricd.nos.registry import SPECS
 from fabricd.nos.sonic import gnmi as sonic
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "gnmi" / "sonic"
@@ -38,8 +38,8 @@ def _values(queues: dict[str, Any] | None = None, ports: dict[str, Any] | None =
 
 
 def test_every_table_names_its_sources_and_limits() -> None:
-    assert set(GNMI_TABLES) == set(Platform)
-    for platform, table in GNMI_TABLES.items():
+    assert set(gnmi_tables()) == set(SPECS)
+    for platform, table in gnmi_tables().items():
         assert table.platform is platform and table.source and table.paths
         for p in table.paths:
             assert p.source, (platform, p.path)

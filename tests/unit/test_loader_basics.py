@@ -30,5 +30,5 @@ def test_all_problems_reported_at_once(tmp_path: Path) -> None:
         load_inventory(f)
     lines = err.value.render().splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith(f"{f}:3: switches[s1].platform: not one of the allowed values")
+    assert lines[0].startswith(f"{f}:3: switches[s1].platform: unknown switch platform")
     assert lines[1].startswith(f"{f}:4: switches[s1].mgmt.port: value out of range (expected <= 65535, got 70000)")

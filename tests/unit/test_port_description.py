@@ -9,26 +9,37 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from fabricd.inventory import load_inventory
 from fabricd.nos.registry import SPECS
 from fabricd.nos.validate import run_checks
 from fabricd.render.render import render_devices
 from tests.unit.test_checks import S, lab_docs, write
 
+GOLDEN_RENDER = Path(__file__).resolve().parents[1] / "golden" / "render"
+
 
 def test_every_platform_renders_the_port_description(tmp_path: Path) -> None:
-    docs = lab_docs()
-    for sw in S(docs):
-        sw["ports"][0]["description"] = f"desc-{sw['name']}"
-    inv = load_inventory(write(tmp_path / "inv", docs))
-    assert [p.render() for p in run_checks(inv)] == []
+    """Each registered pack's standard render case (tests/golden/render/<id>/standard), every switch's first port
+    described: the description is in every switch's config."""
     seen = set()
-    for r in render_devices(inv.fabric):
-        if r.platform not in {p.value for p in SPECS}:
-            continue  # hosts
-        text = "\n".join(f.text for f in r.files)
-        assert f"desc-{r.device}" in text, (r.platform, r.device)
-        seen.add(r.platform)
+    for platform in SPECS:
+        case = GOLDEN_RENDER / platform.value / "standard" / "inventory.yml"
+        assert case.is_file(), f"{platform}: no standard render case ({case})"
+        doc = yaml.safe_load(case.read_text())
+        for sw in doc["switches"]:
+            sw["ports"][0]["description"] = f"desc-{sw['name']}"
+        path = tmp_path / f"{platform}.yml"
+        path.write_text(yaml.safe_dump(doc))
+        inv = load_inventory(path)
+        assert [p.render() for p in run_checks(inv) if "description" in p.path] == []
+        for r in render_devices(inv.fabric):
+            if r.platform != platform:
+                continue  # hosts, and the case's switches of another platform
+            text = "\n".join(f.text for f in r.files)
+            assert f"desc-{r.device}" in text, (r.platform, r.device)
+            seen.add(r.platform)
     assert seen == {p.value for p in SPECS}
 
 

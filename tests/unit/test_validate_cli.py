@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from fabricd.cli.main import build_app
 from fabricd.intent.headroom import headroom
 from fabricd.model import Speed
+from fabricd.model.platform import known_platforms
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "inventory" / "examples").iterdir())
@@ -115,11 +116,13 @@ def test_validate_json_reports_findings_and_exit_1(runner: CliRunner, tmp_path: 
 
 def test_validate_load_error_is_exit_2_on_stderr(runner: CliRunner, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yml"
-    bad.write_text("switches:\n  - name: s1\n    platform: junos\n    mgmt: {host: h}\n")
+    bad.write_text("switches:\n  - name: s1\n    platform: qfx\n    mgmt: {host: h}\n")
     code, out, err = run(runner, "validate", str(bad))
     assert (code, out) == (2, "")
-    assert err == (f"error: {bad}:3: switches[s1].platform: not one of the allowed values (expected sonic, "
-                   "arista_eos, cisco_nxos or cumulus_nvue, got 'junos'); pick one of the listed values [INV100]\n")
+    assert err == (f"error: {bad}:3: switches[s1].platform: unknown switch platform (expected one of "
+                   f"{', '.join(known_platforms())}, got 'qfx'); use one of these ids; a platform from another "
+                   "package needs that package installed (it registers its pack in the 'fabricd.platforms' entry "
+                   "point group) [INV100]\n")
     code, out, err = run(runner, "validate", str(bad), "--output", "json")
     data = json.loads(out)
     assert code == 2 and data["stage"] == "load" and data["problems"][0]["code"] == "INV100" and err == ""

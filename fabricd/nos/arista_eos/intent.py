@@ -6,8 +6,6 @@ are whole kbytes, else bytes (:mod:`fabricd.nos.arista_eos.ecn`).
 
 from __future__ import annotations
 
-from typing import Literal
-
 from fabricd.intent.switch import (
     EcnIntent,
     IntentShaping,
@@ -33,7 +31,7 @@ EOS_PROFILE = "FABRICD_ROCE"
 class EosSwitchIntent(SwitchIntentBase):
     """Arista EOS: a qos profile carrying trust, PFC, watchdog, schedulers and ECN, applied to every port."""
 
-    platform: Literal[Platform.ARISTA_EOS] = Platform.ARISTA_EOS
+    platform: Platform = Platform.ARISTA_EOS
     profile_name: str = _label("qos profile name")
     watchdog: EosWatchdog | None
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from fabricd.model import Platform
-from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable
 
-from . import checks, lldp, show, version
+from . import checks, gnmi, lldp, roles, show, version, watchdog
 from .intent import SHAPING
 from .rules import RULES
 from .running import parse_running_config
-from .watchdog import EosWatchdog, eos_watchdog, eos_watchdog_ms
 
 AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "`qos trust dscp` (or `cos`) in the port's qos profile",
@@ -30,7 +29,7 @@ SPEC = PlatformSpec(
     platform=Platform.ARISTA_EOS,
     title="Arista EOS",
     intent=SHAPING,
-    watchdog=WatchdogCodec(EosWatchdog, eos_watchdog, eos_watchdog_ms),
+    watchdog=watchdog.CODEC,
     rules=RULES,
     checks=checks.CHECKS,
     show=ShowTable(show.COMMANDS, show.OPTIONAL_COMMANDS, show.PARSERS, show.__name__),
@@ -43,4 +42,6 @@ SPEC = PlatformSpec(
     templates="arista_eos",
     driver="fabricd.nos.arista_eos.driver:EosDriver",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_neighbors, lldp.__name__),
+    roles=roles.roles,
+    gnmi=gnmi.TABLE,
 )

@@ -12,6 +12,7 @@ from fabricd.intent.units import ms_to_seconds
 from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp
 from fabricd.model import Watchdog, WatchdogAction
 from fabricd.model.types import Model
+from fabricd.nos.spec import WatchdogCodec
 from fabricd.readers.switch.config_model import seconds_to_ms
 
 EOS_TIMER_MS = (10, 60000)
@@ -68,3 +69,7 @@ def _ms(seconds: str) -> int:
     if ms is None:  # the forward codec writes decimal seconds only
         raise ValueError(f"EOS watchdog timer {seconds!r} is not decimal seconds")
     return ms
+
+
+CODEC: WatchdogCodec[EosWatchdog] = WatchdogCodec(EosWatchdog, eos_watchdog, eos_watchdog_ms)
+"""The pack's watchdog codec (``PlatformSpec.watchdog``): forward and inverse."""

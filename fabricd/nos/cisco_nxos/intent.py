@@ -5,8 +5,6 @@ NX-OS sizes PFC headroom itself (a render warning lists what fabricd computed); 
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
 from fabricd.intent.switch import (
@@ -50,7 +48,7 @@ class NxosQueue(Model):
 class NxosSwitchIntent(SwitchIntentBase):
     """Cisco NX-OS: qos, queuing and network-qos policy-maps, system qos and per-interface PFC."""
 
-    platform: Literal[Platform.CISCO_NXOS] = Platform.CISCO_NXOS
+    platform: Platform = Platform.CISCO_NXOS
     qos_classes: list[NxosQosClass]
     nx_queues: list[NxosQueue]
     system_mtu_bytes: int = Field(description="network-qos class MTU: the largest port MTU")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from fabricd.model import Platform
-from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable
 
-from . import checks, lldp, show, version
+from . import checks, gnmi, lldp, roles, show, version, watchdog
 from .intent import SHAPING
 from .rules import RULES
 from .running import parse_running_config
-from .watchdog import NxosWatchdog, nxos_watchdog, nxos_watchdog_ms
 
 AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "`service-policy type qos input FABRICD_QOS` on the interface (its classes "
@@ -34,7 +33,7 @@ SPEC = PlatformSpec(
     platform=Platform.CISCO_NXOS,
     title="Cisco NX-OS",
     intent=SHAPING,
-    watchdog=WatchdogCodec(NxosWatchdog, nxos_watchdog, nxos_watchdog_ms),
+    watchdog=watchdog.CODEC,
     rules=RULES,
     checks=checks.CHECKS,
     show=ShowTable(show.COMMANDS, show.OPTIONAL_COMMANDS, show.PARSERS, show.__name__),
@@ -47,4 +46,6 @@ SPEC = PlatformSpec(
     templates="cisco_nxos",
     driver="fabricd.nos.cisco_nxos.driver:NxosDriver",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_neighbors_detail, lldp.__name__),
+    roles=roles.roles,
+    gnmi=gnmi.TABLE,
 )

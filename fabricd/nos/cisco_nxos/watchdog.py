@@ -11,6 +11,7 @@ from pydantic import Field
 from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp, nearest_multiple
 from fabricd.model import Watchdog, WatchdogAction
 from fabricd.model.types import Model
+from fabricd.nos.spec import WatchdogCodec
 
 NXOS_POLL_MS = (100, 1000)
 """NX-OS watchdog interval: Cisco NDFC's ``pfc_watch_int`` takes 101-1000 ms, the switch's default being 100."""
@@ -59,3 +60,7 @@ def nxos_watchdog(wd: Watchdog, warn: Warn) -> NxosWatchdog:
 def nxos_watchdog_ms(wd: NxosWatchdog) -> WatchdogMs:
     """The inverse codec: NX-OS detection and restoration are multiples of its watchdog interval."""
     return WatchdogMs(wd.poll_ms * wd.interface_multiplier, wd.poll_ms * wd.fixed_restore_multiplier, wd.poll_ms)
+
+
+CODEC: WatchdogCodec[NxosWatchdog] = WatchdogCodec(NxosWatchdog, nxos_watchdog, nxos_watchdog_ms)
+"""The pack's watchdog codec (``PlatformSpec.watchdog``): forward and inverse."""

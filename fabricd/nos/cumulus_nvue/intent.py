@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 from pydantic import Field
 
@@ -44,7 +43,7 @@ class NvuePfcProfile(Model):
 class NvueSwitchIntent(SwitchIntentBase):
     """NVIDIA Cumulus NVUE: ``nv set qos ...``, per-port PFC profiles, interface MTU and bridge VLANs."""
 
-    platform: Literal[Platform.CUMULUS_NVUE] = Platform.CUMULUS_NVUE
+    platform: Platform = Platform.CUMULUS_NVUE
     bridge: str = _label("bridge domain")
     pfc_profiles: list[NvuePfcProfile]
     lossless_pool_percent: int | None = Field(description="traffic-pool default-lossless memory-percent")

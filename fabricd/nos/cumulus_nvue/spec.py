@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from fabricd.model import Platform
-from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable
 
-from . import checks, lldp, show, version
+from . import checks, gnmi, lldp, roles, show, version, watchdog
 from .intent import SHAPING
 from .rules import RULES
 from .running import parse_running_config
-from .watchdog import NvueWatchdog, nvue_watchdog, nvue_watchdog_ms
 
 AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "`nv set qos mapping default-global trust l3` (or l2)",
@@ -32,7 +31,7 @@ SPEC = PlatformSpec(
     platform=Platform.CUMULUS_NVUE,
     title="NVIDIA Cumulus Linux (NVUE)",
     intent=SHAPING,
-    watchdog=WatchdogCodec(NvueWatchdog, nvue_watchdog, nvue_watchdog_ms),
+    watchdog=watchdog.CODEC,
     rules=RULES,
     checks=checks.CHECKS,
     show=ShowTable(show.COMMANDS, show.OPTIONAL_COMMANDS, show.PARSERS, show.__name__),
@@ -45,4 +44,6 @@ SPEC = PlatformSpec(
     templates="cumulus_nvue",
     driver="fabricd.nos.cumulus_nvue.driver:NvueDriver",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_nv_show_interface_lldp_neighbor, lldp.__name__),
+    roles=roles.roles,
+    gnmi=gnmi.TABLE,
 )

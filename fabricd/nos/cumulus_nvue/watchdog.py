@@ -11,6 +11,7 @@ from pydantic import Field
 from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp, nearest_multiple
 from fabricd.model import Watchdog, WatchdogAction
 from fabricd.model.types import Model
+from fabricd.nos.spec import WatchdogCodec
 
 NVUE_POLL_MS = (100, 5000)
 NVUE_ROBUSTNESS = (1, 1000)
@@ -44,3 +45,7 @@ def nvue_watchdog(wd: Watchdog, warn: Warn) -> NvueWatchdog:
 def nvue_watchdog_ms(wd: NvueWatchdog) -> WatchdogMs:
     """The inverse codec: detection is polling-interval x robustness; a queue is restored after one quiet poll."""
     return WatchdogMs(wd.polling_interval_ms * wd.robustness, wd.polling_interval_ms, wd.polling_interval_ms)
+
+
+CODEC: WatchdogCodec[NvueWatchdog] = WatchdogCodec(NvueWatchdog, nvue_watchdog, nvue_watchdog_ms)
+"""The pack's watchdog codec (``PlatformSpec.watchdog``): forward and inverse."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -81,7 +81,7 @@ class SonicSwitchIntent(SwitchIntentBase):
     them: validate builds every switch's intent for the packs' rules and never renders, and serialising each row
     was most of its time (docs/PERFORMANCE.md, bench/validate.py)."""
 
-    platform: Literal[Platform.SONIC] = Platform.SONIC
+    platform: Platform = Platform.SONIC
     config_db: SonicConfigDb
     port_descriptions: dict[str, str] = Field(default_factory=dict,
                                               description="PORT descriptions (the ports that have one)")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from fabricd.model import Platform
-from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable, WatchdogCodec
+from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable
 
-from . import checks, lldp, show, version
+from . import checks, gnmi, lldp, roles, show, version, watchdog
 from .intent import SHAPING, SonicSwitchIntent
 from .rules import RULES
 from .running import parse_running_config
-from .watchdog import SonicWatchdog, sonic_watchdog, sonic_watchdog_ms
 
 AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "bind the map in PORT_QOS_MAP|<port> dscp_to_tc_map (or dot1p_to_tc_map)",
@@ -33,7 +32,7 @@ SPEC = PlatformSpec(
     platform=Platform.SONIC,
     title="SONiC",
     intent=SHAPING,
-    watchdog=WatchdogCodec(SonicWatchdog, sonic_watchdog, sonic_watchdog_ms),
+    watchdog=watchdog.CODEC,
     rules=RULES,
     checks=checks.CHECKS,
     show=ShowTable(show.COMMANDS, show.OPTIONAL_COMMANDS, show.PARSERS, show.__name__),
@@ -48,4 +47,6 @@ SPEC = PlatformSpec(
     document=_config_db_json,
     template_suffix="cli",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_table, lldp.__name__),
+    roles=roles.roles,
+    gnmi=gnmi.TABLE,
 )

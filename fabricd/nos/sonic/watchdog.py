@@ -11,6 +11,7 @@ from pydantic import Field
 from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp
 from fabricd.model import Watchdog
 from fabricd.model.types import Model
+from fabricd.nos.spec import WatchdogCodec
 
 SONIC_DETECTION_MS = (100, 5000)
 SONIC_RESTORATION_MS = (100, 60000)
@@ -43,3 +44,7 @@ def sonic_watchdog(wd: Watchdog, warn: Warn) -> SonicWatchdog:
 def sonic_watchdog_ms(wd: SonicWatchdog) -> WatchdogMs:
     """The inverse codec: what the rendered SONiC watchdog does, in ms."""
     return WatchdogMs(wd.detection_ms, wd.restoration_ms, wd.poll_ms)
+
+
+CODEC: WatchdogCodec[SonicWatchdog] = WatchdogCodec(SonicWatchdog, sonic_watchdog, sonic_watchdog_ms)
+"""The pack's watchdog codec (``PlatformSpec.watchdog``): forward and inverse."""

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from fabricd.intent.render_warnings import RenderWarning
 from fabricd.inventory import load_inventory
-from fabricd.model import Fabric
+from fabricd.model import Fabric, Platform
 from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder
 from fabricd.render.render import DeviceRender, render_devices
 
@@ -28,8 +28,19 @@ PLATFORMS = (*SWITCH_PLATFORMS, "linux_host")
 CASES = ("standard", "two_lossless", "lossy_ecn", "pcp_odd_values", "mixed_nics")
 
 
+REQUIRED = ("standard", "two_lossless", "lossy_ecn")
+"""The cases every platform has (the issue's acceptance: standard recipe, two lossless classes, lossy RoCE)."""
+
+
 def case_ids() -> list[tuple[str, str]]:
     return [(p, c) for p in PLATFORMS for c in CASES if (HERE / p / c / "inventory.yml").is_file()]
+
+
+def missing_cases() -> list[str]:
+    """The required cases (with their warnings.txt) that a registered pack, or the host, lacks, walking the registry
+    as it is now."""
+    return [f"{p}/{c}" for p in (*(s.value for s in SPECS), "linux_host") for c in REQUIRED
+            if not (HERE / p / c / "inventory.yml").is_file() or not (expected_dir(p, c) / "warnings.txt").is_file()]
 
 
 @cache
@@ -57,7 +68,7 @@ def expected_dir(platform: str, case: str) -> Path:
 # --- the value walk (test_render_values.py, tests/fuzz/test_render_fuzz.py) ---------------------------------
 
 def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    if value is None or isinstance(value, bool | Enum):
+    if value is None or isinstance(value, bool | Enum | Platform):
         return
     if isinstance(value, BaseModel):
         for name, field in type(value).model_fields.items():

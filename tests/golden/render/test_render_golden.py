@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib
 
 import pytest
-from render_cases import PLATFORMS, case_ids, expected_dir, renders
+from fake_pack import fake_pack
+from render_cases import REQUIRED, case_ids, expected_dir, missing_cases, renders
 
 
 def _actual(platform: str, case: str) -> dict[str, str]:
@@ -45,9 +46,14 @@ def test_golden(platform: str, case: str, update_goldens: bool) -> None:
 
 
 def test_every_platform_has_the_three_required_cases() -> None:
-    """The issue's acceptance: standard recipe, two lossless classes and lossy RoCE for every platform."""
-    ids = set(case_ids())
-    for platform in PLATFORMS:  # the registry's packs and the host: a pack without goldens fails here
-        for case in ("standard", "two_lossless", "lossy_ecn"):
-            assert (platform, case) in ids, f"missing golden case {platform}/{case}"
-            assert (expected_dir(platform, case) / "warnings.txt").is_file()
+    """The issue's acceptance: standard recipe, two lossless classes and lossy RoCE for every platform the registry
+    serves, and the host."""
+    assert missing_cases() == []
+
+
+def test_a_fifth_pack_without_goldens_fails_the_case_test() -> None:
+    """The cases are found by walking the registry: a pack registered without goldens is named, not skipped."""
+    with fake_pack() as spec:
+        got = missing_cases()
+    assert got == [f"{spec.platform}/{c}" for c in REQUIRED]
+    assert missing_cases() == []

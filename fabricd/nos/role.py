@@ -1,0 +1,161 @@
+"""One parser role (:class:`Role`) and the builders a pack's ``roles.py`` declares its roles with.
+
+A pack lists its own roles (``fabricd/nos/<id>/roles.py``: ``roles(spec)``, the spec's ``roles`` field); the
+parser-role registry (:mod:`fabricd.nos.roles`) walks the platform registry for them and adds the host readers'.
+The builders read commands and parser modules from the pack's spec, so a role never names a command the pack does
+not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .spec import PlatformSpec, ShowTable
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    """One parser role. ``platform`` is a switch platform id or ``host``; ``name`` is the role key (the
+    ``COMMANDS``/``OPTIONAL_COMMANDS`` key for exporter roles); ``command`` is what produces the output;
+    ``parser`` the dotted path of the parsing function; ``used_by`` who reads it (``export``, ``export
+    (optional)``, ``audit``, ``capture``, ``reference``: a parser kept for captured output fabricd does not
+    poll); ``captures`` globs relative to tests/golden/; ``unverified`` the reason, None when verified."""
+
+    platform: str
+    name: str
+    command: str
+    parser: str
+    used_by: str
+    captures: tuple[str, ...] = ()
+    unverified: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.platform}/{self.name}"
+
+    @property
+    def verified(self) -> bool:
+        return self.unverified is None
+
+    @property
+    def folder(self) -> str:
+        """Where captures named ``<name>--<source>.txt`` are linked by the naming convention (under tests/golden)."""
+        if self.platform == "host":
+            return "readers/host"
+        if self.name == "running-config":
+            return f"switch_config/{self.platform}"
+        if self.name == "version":
+            return f"readers/switch_version/{self.platform}"
+        return f"readers/switch/{self.platform}"
+
+    def globs(self) -> tuple[str, ...]:
+        return (f"{self.folder}/{self.name}--*", *self.captures)
+
+
+def _command(show: ShowTable, key: str) -> str:
+    table: Mapping[str, str] = {**show.optional, **show.commands}
+    return table.get(key, f"(no {key!r} command in {show.module})")
+
+
+def _dotted(fn: Callable[..., Any]) -> str:
+    return f"{fn.__module__}.{getattr(fn, '__name__', 'parse')}"
+
+
+def sw(
+    spec: PlatformSpec,
+    key: str,
+    parser: str,
+    captures: Iterable[str] = (),
+    unverified: str | None = None,
+    *,
+    form: str | None = None,
+) -> Role:
+    """An exporter role: command from the pack's COMMANDS/OPTIONAL_COMMANDS; ``form`` names another output form of
+    the same command (``text``, or ``json`` where the exporter polls the text) parsed by the same function, as a
+    reference role of its own. ``captures``: globs under tests/golden/readers/switch/<id>/."""
+    platform, show = spec.platform.value, spec.show
+    optional = key in show.optional and key not in show.commands
+    command = _command(show, key)
+    name = key if form is None else f"{key}-{form}"
+    used_by = "export (optional)" if optional else "export"
+    if key == "pfcwd":
+        used_by += ", audit"
+    if form is not None:
+        base = command.replace(" | json", "").replace(" -o json", "")
+        command = (f"{base} | json" if form == "json" else base) + f" ({form} form)"
+        used_by = "reference"
+    return Role(
+        platform,
+        name,
+        command,
+        f"{show.module}.{parser}",
+        used_by,
+        tuple(f"readers/switch/{platform}/{c}" for c in captures),
+        unverified,
+    )
+
+
+def ref(
+    spec: PlatformSpec, name: str, command: str, parser: str, captures: Iterable[str], *, unverified: str | None = None
+) -> Role:
+    """A parser fabricd keeps for captured output of a command it does not poll."""
+    platform = spec.platform.value
+    return Role(
+        platform,
+        name,
+        command,
+        f"{spec.show.module}.{parser}",
+        "reference",
+        tuple(f"readers/switch/{platform}/{c}" for c in captures),
+        unverified,
+    )
+
+
+def config(spec: PlatformSpec, captures: Iterable[str], unverified: str | None = None) -> Role:
+    """The running-config role (``PlatformSpec.running_config``, ``parse_running_config``); captures under
+    tests/golden/switch_config/<id>/."""
+    platform = spec.platform.value
+    return Role(
+        platform,
+        "running-config",
+        spec.running_config,
+        _dotted(spec.parse_running_config),
+        "audit, capture",
+        tuple(f"switch_config/{platform}/{c}" for c in captures),
+        unverified,
+    )
+
+
+def version(spec: PlatformSpec, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
+    """The version role (``PlatformSpec.version_command``, ``parse_version``, ``fabricd capture``'s manifest)."""
+    platform = spec.platform.value
+    return Role(
+        platform,
+        "version",
+        spec.version_command,
+        _dotted(spec.parse_version),
+        "capture",
+        tuple(f"readers/switch_version/{platform}/{c}" for c in captures),
+        unverified,
+    )
+
+
+def lldp(spec: PlatformSpec, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
+    """The platform's LLDP neighbour command (``PlatformSpec.lldp``), read by ``fabricd audit cabling``; captures in
+    tests/golden/readers/lldp/ (they are not counter outputs, so not beside the show captures)."""
+    table = spec.lldp
+    if table is None:
+        raise ValueError(f"{spec.platform}: the pack declares no LLDP table")
+    parser = getattr(table.parse, "__name__", "parse")
+    return Role(
+        spec.platform.value,
+        "lldp",
+        table.command,
+        f"{table.module}.{parser}",
+        "audit cabling, capture",
+        tuple(f"readers/lldp/{c}" for c in captures),
+        unverified,
+    )

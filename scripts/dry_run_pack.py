@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Measure what a new platform pack touches outside its folder (issue 24, part 6; docs/ARCHITECTURE.md, "Adding a
+fifth NOS"), by adding one to a scratch copy of the tree and running the tests that walk the packs.
+
+Run from the repo root: ``.venv/bin/python scripts/dry_run_pack.py [--source cumulus_nvue] [--id dryrun_nos]
+[--keep]``. It
+
+1. exports the committed tree (``git archive HEAD``) to a scratch directory and commits it there (a baseline);
+2. makes the pack: ``fabricd/nos/<source>`` copied to ``fabricd/nos/<id>`` with the source's id replaced (module
+   paths, ``Platform.<SOURCE>`` constants, ids in strings);
+3. adds the pack's own files in the places users and tests look for them, all new files: ``templates/<id>/``, render
+   goldens (``tests/golden/render/<id>/``, the inventories' ``platform:`` replaced), the captures its roles name
+   (``tests/golden/{readers/switch,switch_config,readers/switch_version}/<id>/``, ``readers/lldp/<id>-*``) and a
+   conformance suite (``tests/conformance/test_<id>_*.py``);
+4. registers it: the ``fabricd.platforms`` entry point and the independence contract in ``pyproject.toml``; the entry
+   point is made visible the way an install makes it (a ``.dist-info`` with the entry points read from the edited
+   pyproject.toml, on PYTHONPATH in front of the scratch tree: this venv is not reinstalled);
+5. regenerates the generated docs (``scripts/gen_*_doc.py``, ``gen_platform_tables.py``);
+6. runs ``lint-imports`` and pytest on the tests that walk the packs (unit tier, goldens), and prints
+   ``git status`` of the scratch tree sorted into: inside the pack, new files outside it, existing files edited by
+   hand, existing files regenerated.
+
+The copies are the source pack's, so the new pack passes the tests that check what a pack has; a real pack writes its
+own. Nothing in the repository is changed; the scratch tree is removed unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GENERATORS = ("gen_inventory_doc.py", "gen_checks_doc.py", "gen_platform_tables.py", "gen_roles_doc.py")
+TESTS = ("tests/unit", "tests/golden")
+CAPTURE_TABLES = ("tests/golden/test_readers_golden.py", "tests/golden/test_version_captures.py",
+                  "tests/golden/test_lldp_readers.py")
+"""Golden tests that list each capture with its parser or its value read by eye: a pack with captures adds its rows
+(the dry run copies the source pack's rows under the new id)."""
+BY_HAND = ("pyproject.toml", *CAPTURE_TABLES)
+"""The existing files the dry run edits by hand (everything else outside the pack is new or regenerated)."""
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, check: bool = True) -> str:
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if check and out.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout + out.stderr
+
+
+def export(tree: Path) -> None:
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=dry", "-c", "user.email=dry@localhost", "commit", "-qm", "baseline"]):
+        run(cmd, tree)
+
+
+def rename(text: str, source: str, new: str) -> str:
+    text = text.replace(f"Platform.{source.upper()}", f'Platform("{new}")')
+    return text.replace(source, new)
+
+
+def copy_tree(src: Path, dst: Path, source: str, new: str) -> None:
+    for path in sorted(src.rglob("*")):
+        if "__pycache__" in path.parts or path.is_dir():
+            continue
+        target = dst / path.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix in (".py", ".yml", ".yaml", ".j2"):
+            target.write_text(rename(path.read_text(), source, new))
+        else:
+            shutil.copy2(path, target)
+
+
+def make_pack(tree: Path, source: str, new: str) -> None:
+    copy_tree(tree / "fabricd" / "nos" / source, tree / "fabricd" / "nos" / new, source, new)
+    # a pack's own checks take codes of their own, each with a case in tests/unit/test_checks.py: the dry-run pack
+    # has none (the source's codes would clash)
+    (tree / "fabricd" / "nos" / new / "checks.py").write_text(
+        '"""The dry-run pack\'s own checks: none."""\n\nfrom __future__ import annotations\n\n'
+        "from fabricd.intent.checks.base import Check\n\nCHECKS: tuple[Check, ...] = ()\n")
+    copy_tree(tree / "templates" / source, tree / "templates" / new, source, new)
+    render = tree / "tests" / "golden" / "render"
+    for path in sorted((render / source).rglob("*")):
+        if path.is_file():
+            target = render / new / path.relative_to(render / source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text = path.read_text()
+            # the expected outputs name the platform too (warnings.txt: "leaf1 (<id>): ...")
+            target.write_text(re.sub(rf"\b{source}\b", new, text))
+    golden = tree / "tests" / "golden"
+    for folder in ("readers/switch", "switch_config", "readers/switch_version"):
+        if (golden / folder / source).is_dir():
+            shutil.copytree(golden / folder / source, golden / folder / new)
+            for expected in (golden / folder / new).rglob("*.json"):  # parsed results name their platform
+                expected.write_text(re.sub(rf'"{source}"', f'"{new}"', expected.read_text()))
+    for path in sorted((golden / "readers" / "lldp").glob(f"{source}-*")):
+        shutil.copy2(path, path.with_name(new + path.name.removeprefix(source)))
+    for table in CAPTURE_TABLES:
+        add_rows(tree / table, source, new)
+    for path in sorted((tree / "tests" / "conformance").glob(f"test_{source}_*.py")):
+        path.with_name(path.name.replace(source, new, 1)).write_text(path.read_text())
+
+
+def add_rows(path: Path, source: str, new: str) -> None:
+    """Copy every dict row keyed by one of ``source``'s captures (``"<source>/..."`` or ``"<source>-..."``, the value
+    possibly on the next lines) as a row keyed by the new id's copy, right after it."""
+    row = re.compile(rf'^(\s*)"{source}([/-][^"]*)":(.*?)(?=^\s*(?:"|#|\}}))', re.M | re.S)
+    text = path.read_text()
+    module = f"from fabricd.nos.{source} import show as {source}\n"
+    if module in text:  # rows name the pack's parsers through its show module: the new rows name the new pack's
+        text = text.replace(module, module + f"from fabricd.nos.{new} import show as {new}\n")
+    text = row.sub(lambda m: m.group(0) + f'{m.group(1)}"{new}{m.group(2)}":'
+                   + (re.sub(rf"\b{source}\.", f"{new}.", m.group(3)) if module in text else m.group(3)), text)
+    path.write_text(text)
+
+
+def register(tree: Path, new: str) -> None:
+    pyproject = tree / "pyproject.toml"
+    text = pyproject.read_text()
+    text = text.replace('[project.entry-points."fabricd.platforms"]\n',
+                        f'[project.entry-points."fabricd.platforms"]\n{new} = "fabricd.nos.{new}.spec:SPEC"\n', 1)
+    text = re.sub(r'(modules = \["fabricd\.nos\.sonic"[^\]]*)\]', rf'\1, "fabricd.nos.{new}"]', text, count=1)
+    pyproject.write_text(text)
+    if f"fabricd.nos.{new}.spec:SPEC" not in text or f'"fabricd.nos.{new}"]' not in text:
+        sys.exit("pyproject.toml has no fabricd.platforms entry point table or independence contract to extend")
+
+
+def installed_view(tree: Path) -> Path:
+    """A .dist-info holding the entry points of the edited pyproject.toml (what `pip install -e .` would write)."""
+    project = tomllib.loads((tree / "pyproject.toml").read_text())["project"]
+    site = tree / ".dryrun-site"
+    info = site / "fabricd_dryrun-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fabricd-dryrun\nVersion: 0\n")
+    lines = []
+    for group, entries in project.get("entry-points", {}).items():
+        lines += [f"[{group}]", *(f"{name} = {value}" for name, value in entries.items()), ""]
+    (info / "entry_points.txt").write_text("\n".join(lines))
+    return site
+
+
+def status(tree: Path, new: str) -> dict[str, list[str]]:
+    run(["git", "add", "-A"], tree)
+    out = run(["git", "status", "--porcelain", "--untracked-files=all"], tree)
+    kinds: dict[str, list[str]] = {"pack": [], "new outside": [], "edited by hand": [], "regenerated": []}
+    new_dirs: set[str] = set()
+    for line in out.splitlines():
+        code, path = line[:2].strip(), line[3:]
+        if path.startswith(".dryrun-site/"):
+            continue
+        if path.startswith(f"fabricd/nos/{new}/"):
+            kinds["pack"].append(path)
+        elif code == "A":
+            parts = path.split("/")
+            top = "/".join(parts[:parts.index(new) + 1]) if new in parts else path
+            if top not in new_dirs:
+                new_dirs.add(top)
+                kinds["new outside"].append(top + ("/" if top != path else ""))
+        elif path in BY_HAND:
+            kinds["edited by hand"].append(path)
+        else:
+            kinds["regenerated"].append(path)
+    return kinds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default="cumulus_nvue", help="the pack to copy (default cumulus_nvue)")
+    parser.add_argument("--id", default="dryrun_nos", help="the new platform id (default dryrun_nos)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch tree and print its path")
+    args = parser.parse_args()
+    tree = Path(tempfile.mkdtemp(prefix="fabricd-dry-pack-"))
+    try:
+        export(tree)
+        make_pack(tree, args.source, args.id)
+        register(tree, args.id)
+        site = installed_view(tree)
+        env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{tree}", "PYTHONDONTWRITEBYTECODE": "1"}
+        python = sys.executable
+        for gen in GENERATORS:
+            run([python, f"scripts/{gen}"], tree, env)
+        lint = run([str(Path(python).with_name("lint-imports"))], tree, env, check=False)
+        tests = run([python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--unit",
+                     *TESTS], tree, env, check=False)
+        kinds = status(tree, args.id)
+        print(f"dry-run pack {args.id} (a copy of {args.source}) in {tree}")
+        for kind, paths in kinds.items():
+            shown = f"{len(paths)} files" if kind == "pack" else ", ".join(paths) or "-"
+            print(f"  {kind}: {len(paths)}: {shown}")
+        print("  lint-imports: " + ("kept" if "0 broken" in lint else "BROKEN\n" + lint))
+        print("  pytest " + " ".join(TESTS) + ": " + tests.strip().splitlines()[-1])
+        failed = [ln for ln in tests.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        for ln in failed:
+            print("    " + ln)
+        touched = len(kinds["edited by hand"]) + len(kinds["regenerated"])
+        print(f"existing files outside the pack touched: {touched} "
+              f"({len(kinds['edited by hand'])} by hand, {len(kinds['regenerated'])} regenerated)")
+        return 0 if not failed and "0 broken" in lint else 1
+    finally:
+        if args.keep:
+            print(f"kept {tree}")
+        else:
+            shutil.rmtree(tree, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
