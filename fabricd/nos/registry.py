@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Annotated, cast
-
-from pydantic import Field
+from typing import cast
 
 from fabricd.errors import FabricdError
 from fabricd.intent.switch import IntentShaping, SwitchIntentCore
@@ -57,18 +55,12 @@ def spec_of(platform: Platform | str) -> PlatformSpec:
 AnySwitchIntent = EosSwitchIntent | NxosSwitchIntent | NvueSwitchIntent | SonicSwitchIntent
 """Any platform's switch intent (a plain union, for type hints)."""
 
-SwitchIntent = Annotated[
-    EosSwitchIntent | NxosSwitchIntent | NvueSwitchIntent | SonicSwitchIntent, Field(discriminator="platform")
-]
-"""The per-switch desired state; its class depends on the switch's platform."""
-
-
 def _shaping(platform: Platform) -> IntentShaping:
     return spec_of(platform).intent
 
 
 class SwitchIntentBuilder(SwitchIntentCore):
-    """Builds :data:`SwitchIntent` for the switches of one fabric, each through its platform's pack, caching what
+    """Builds :data:`AnySwitchIntent` for the switches of one fabric, each through its platform's pack, caching what
     they share (:class:`~fabricd.intent.switch.SwitchIntentCore`)."""
 
     def __init__(self, fabric: Fabric) -> None:
