@@ -195,7 +195,7 @@ def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
     data = _combine(docs, located, origins, problems)
     if problems:
         raise InventoryError(problems)
-    merged = _apply_inheritance(data, origins, located, problems, limits.max_nodes)
+    merged = _Inheritance(data, origins, located, problems, limits.max_nodes).apply()
     if problems:
         raise InventoryError(problems)
     try:
@@ -245,7 +245,8 @@ def _combine(
                                             expected="a YAML mapping (key: value)", got=_short(value),
                                             code="INV016", hint=f"write {key} as indented 'key: value' lines"))
                     continue
-                _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located, problems)
+                _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located=located,
+                               problems=problems)
                 roots.setdefault((key,), []).append((*prefix, key))
             else:
                 if key in data:
@@ -261,12 +262,12 @@ def _combine(
 
 
 def _merge_section(
-    into: dict[str, Any], new: dict[str, Any], loc: Loc, src: Loc, located: Located, problems: list[Problem]
+    into: dict[str, Any], new: dict[str, Any], loc: Loc, src: Loc, *, located: Located, problems: list[Problem]
 ) -> None:
     for key, value in new.items():
         if key in into:
             if isinstance(into[key], dict) and isinstance(value, dict):
-                _merge_section(into[key], value, (*loc, key), (*src, key), located, problems)
+                _merge_section(into[key], value, (*loc, key), (*src, key), located=located, problems=problems)
                 continue
             problems.append(Problem(f"{dotted_path({}, (*loc, key))} is defined in more than one file",
                                     path=dotted_path({}, (*loc, key)), location=located.get((*src, key)),
@@ -307,18 +308,12 @@ def _size(value: Any, cap: int) -> int:
     return n
 
 
-def _apply_inheritance(
-    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem],
-    max_nodes: int = Limits.max_nodes,
-) -> dict[str, Any]:
-    """Merge defaults and groups into every device. What the devices inherit counts against ``max_nodes`` too (a
-    group holding a large structure, listed by every device, would otherwise multiply it past any file limit)."""
-    defaults = data.get("defaults", {})
-    groups = data.get("groups", {})
-    roots = origins.roots
-    defaults_roots = roots.get(("defaults",), [])
-    groups_roots = roots.get(("groups",), [])
-    for kind, body in defaults.items():
+def _check_defaults_and_groups(data: dict[str, Any], origins: Origins, located: Located,
+                               problems: list[Problem]) -> None:
+    """``defaults`` holds one mapping per device kind, ``groups`` one mapping per group."""
+    defaults_roots = origins.roots.get(("defaults",), [])
+    groups_roots = origins.roots.get(("groups",), [])
+    for kind, body in data.get("defaults", {}).items():
         if kind not in DEFAULT_KINDS:
             problems.append(Problem(f"unknown defaults kind {kind!r}", path=f"defaults.{kind}",
                                     location=_first_line(located, defaults_roots, (kind,)),
@@ -329,105 +324,187 @@ def _apply_inheritance(
                                     location=_first_line(located, defaults_roots, (kind,)),
                                     expected=f"a mapping of {kind} fields", got=_short(body), code="INV018",
                                     hint=f"write defaults.{kind} as indented 'key: value' lines"))
-    for name, body in groups.items():
+    for name, body in data.get("groups", {}).items():
         if not isinstance(body, dict):
             problems.append(Problem("a group must be a mapping of device fields", path=f"groups.{name}",
                                     location=_first_line(located, groups_roots, (name,)),
                                     expected="a mapping", got=_short(body), code="INV019",
                                     hint="write the group's shared fields as 'key: value' lines"))
-    if problems:
-        return data
 
-    out = {k: v for k, v in data.items() if k not in ("defaults", "groups")}
-    sizes: dict[str, int] = {}
-    inherited = 0
-    for section, kind, child, child_kind in (("switches", "switch", "ports", "port"), ("hosts", "host", "nics", "nic")):
-        origins.child_defaults[child] = [(*r, child_kind) for r in defaults_roots] if child_kind in defaults else []
-        origins.child_kinds[child] = child_kind
-        kind_default = defaults.get(kind)
-        kind_roots = [(*r, kind) for r in defaults_roots] if isinstance(kind_default, dict) else []
-        child_default = defaults.get(child_kind)
-        kind_size = _size(kind_default, max_nodes) if isinstance(kind_default, dict) else 0
-        child_size = _size(child_default, max_nodes) if isinstance(child_default, dict) else 0
+
+@dataclass(frozen=True)
+class _Kind:
+    """A device list and its children: ``switches`` of ``switch`` with ``ports`` of ``port``."""
+
+    section: str
+    kind: str
+    child: str
+    child_kind: str
+
+
+DEVICE_KINDS = (_Kind("switches", "switch", "ports", "port"), _Kind("hosts", "host", "nics", "nic"))
+
+
+@dataclass(frozen=True)
+class _KindDefaults:
+    """``defaults.<kind>`` and ``defaults.<child_kind>`` of one device list (None when absent or not a mapping)."""
+
+    device: dict[str, Any] | None
+    device_roots: list[Loc]
+    child: dict[str, Any] | None
+    device_size: int
+    child_size: int
+
+
+class _Inheritance:
+    """Merge defaults and groups into every device. What the devices inherit counts against ``max_nodes`` too (a
+    group holding a large structure, listed by every device, would otherwise multiply it past any file limit)."""
+
+    def __init__(self, data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem],
+                 max_nodes: int = Limits.max_nodes) -> None:
+        self.data = data
+        self.defaults: dict[str, Any] = data.get("defaults", {})
+        self.groups: dict[str, Any] = data.get("groups", {})
+        self.origins = origins
+        self.located = located
+        self.problems = problems
+        self.max_nodes = max_nodes
+        self.defaults_roots = origins.roots.get(("defaults",), [])
+        self.groups_roots = origins.roots.get(("groups",), [])
+        self.sizes: dict[str, int] = {}
+        self.inherited = 0
+
+    def apply(self) -> dict[str, Any]:
+        _check_defaults_and_groups(self.data, self.origins, self.located, self.problems)
+        if self.problems:
+            return self.data
+        out = {k: v for k, v in self.data.items() if k not in ("defaults", "groups")}
+        for k in DEVICE_KINDS:
+            items = self._section(k)
+            if items is None:  # past the node limit: the problem is recorded
+                return out
+            if k.section in self.data:
+                out[k.section] = items
+        if not self.groups:
+            self.problems[:] = _fold_unknown_groups(self.problems)
+        return out
+
+    def _kind_defaults(self, k: _Kind) -> _KindDefaults:
+        self.origins.child_defaults[k.child] = (
+            [(*r, k.child_kind) for r in self.defaults_roots] if k.child_kind in self.defaults else [])
+        self.origins.child_kinds[k.child] = k.child_kind
+        device = self.defaults.get(k.kind)
+        device = device if isinstance(device, dict) else None
+        child = self.defaults.get(k.child_kind)
+        child = child if isinstance(child, dict) else None
+        return _KindDefaults(
+            device=device, device_roots=[(*r, k.kind) for r in self.defaults_roots] if device is not None else [],
+            child=child, device_size=_size(device, self.max_nodes) if device is not None else 0,
+            child_size=_size(child, self.max_nodes) if child is not None else 0)
+
+    def _section(self, k: _Kind) -> list[Any] | None:
+        kd = self._kind_defaults(k)
         merged_items = []
-        for i, item in enumerate(data.get(section, [])):
+        for i, item in enumerate(self.data.get(k.section, [])):
             if not isinstance(item, dict):
                 merged_items.append(item)  # pydantic reports the type error at this location
                 continue
-            own_roots = roots[(section, i)]
-            merged: Any = kind_default if isinstance(kind_default, dict) else {}
-            layer_roots = list(kind_roots)
-            names = item.get("groups", [])
-            child_defaults = child_default if isinstance(child_default, dict) else None
-            group_list: str | None = None
-            for g_index, g in enumerate(names if isinstance(names, list) else []):
-                if not isinstance(g, str):  # never str() it: an aliased structure would expand in the message
-                    problems.append(Problem("a group name must be text", path=dotted_path(data, (section, i)) +
-                                            f".groups[{g_index}]",
-                                            location=_first_line(located, own_roots, ("groups", g_index)),
-                                            expected="a name under groups:", got=_short(g), code="INV020",
-                                            hint="list group names, e.g. groups: [leaf]"))
-                    continue
-                if g not in groups:
-                    close = difflib.get_close_matches(str(g), [str(n) for n in groups], n=1)
-                    where = dotted_path(data, (section, i, "groups", g_index))
-                    problems.append(Problem(f"unknown group {g!r}", path=where,
-                                            location=_first_line(located, own_roots, ("groups", g_index)),
-                                            expected="a name under groups:", got=repr(g), code="INV020",
-                                            hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
-                    continue
-                body = groups[g]
-                if child_kind in body:
-                    own = body[child_kind]
-                    if own is not None and not isinstance(own, dict):
-                        problems.append(Problem(f"groups.{g}.{child_kind} must be a mapping",
-                                                path=f"groups.{g}.{child_kind}",
-                                                location=_first_line(located, groups_roots, (g, child_kind)),
-                                                expected=f"a mapping of {child_kind} fields", got=_short(own),
-                                                code="INV018", hint="write it as indented 'key: value' lines"))
-                    elif own is not None:
-                        child_defaults = _deep_merge(child_defaults or {}, own)
-                    body = {k: v for k, v in body.items() if k != child_kind}
-                if child in body:
-                    group_list = g
-                if g not in sizes:
-                    sizes[g] = _size(groups[g], max_nodes)
-                inherited += sizes[g]
-                merged = _deep_merge(merged, body)
-                layer_roots.extend((*r, g) for r in groups_roots)
-            if group_list is not None and child in item:
-                problems.append(Problem(
-                    f"group {group_list!r} sets {child}: and {kind} {item.get('name', i)!r} its own {child}: the "
-                    f"{kind}'s list replaces the group's, so the group's {child} would be ignored",
-                    path=f"groups.{group_list}.{child}",
-                    location=_first_line(located, groups_roots, (group_list, child)),
-                    expected=f"{child_kind} defaults in groups.{group_list}.{child_kind} (a mapping applied to every "
-                    f"{child_kind} of the group's members)", got=f"a {child} list", code="INV021",
-                    hint=f"move the shared fields to groups.{group_list}.{child_kind}: (e.g. {child_kind}: "
-                    f"{{driver: ice}}), or drop the group's {child}: list"))
-            merged = _deep_merge(merged, item)
-            if layer_roots:
-                roots[(section, i)] = layer_roots + own_roots
-            children = merged.get(child)
-            inherited += kind_size + (child_size * len(children) if isinstance(children, list) else 0)
-            if inherited > max_nodes:
-                problems.append(Problem(
-                    f"with what its devices inherit from defaults and groups, the inventory passes its limit of "
-                    f"{max_nodes:,} YAML nodes here", path=dotted_path(data, (section, i)),
-                    location=_first_line(located, own_roots, ()), code="INV009",
-                    expected=f"at most {max_nodes:,} inherited nodes (each device counts the groups it lists)",
-                    got=f"more by {section}[{i}]",
-                    hint="keep large structures out of groups listed by many devices; if the inventory really is "
-                    f"this large, raise the limit: FABRICD_INVENTORY_MAX_NODES={max_nodes * 2}"))
-                return out
-            if isinstance(children, list) and child_defaults is not None:
-                merged[child] = [_deep_merge(child_defaults, c) if isinstance(c, dict) else c for c in children]
+            merged = self._device(k, kd, i, item)
+            if merged is None:
+                return None
             merged_items.append(merged)
-        if section in data:
-            out[section] = merged_items
-    if not groups:
-        problems[:] = _fold_unknown_groups(problems)
-    return out
+        return merged_items
+
+    def _device(self, k: _Kind, kd: _KindDefaults, i: int, item: dict[str, Any]) -> dict[str, Any] | None:
+        """One device: defaults, then its groups in order, then itself; its children get the child defaults."""
+        own_roots = self.origins.roots[(k.section, i)]
+        merged: Any = kd.device if kd.device is not None else {}
+        layer_roots = list(kd.device_roots)
+        child_defaults = kd.child
+        group_list: str | None = None
+        names = item.get("groups", [])
+        for g_index, g in enumerate(names if isinstance(names, list) else []):
+            if not self._known_group(k, i, own_roots, g_index, g):
+                continue
+            body, own = self._group_child_defaults(g, k.child_kind)
+            if own is not None:
+                child_defaults = _deep_merge(child_defaults or {}, own)
+            if k.child in body:
+                group_list = g
+            if g not in self.sizes:
+                self.sizes[g] = _size(self.groups[g], self.max_nodes)
+            self.inherited += self.sizes[g]
+            merged = _deep_merge(merged, body)
+            layer_roots.extend((*r, g) for r in self.groups_roots)
+        if group_list is not None and k.child in item:
+            self._group_list_ignored(k, item.get("name", i), group_list)
+        merged = _deep_merge(merged, item)
+        if layer_roots:
+            self.origins.roots[(k.section, i)] = layer_roots + own_roots
+        children = merged.get(k.child)
+        self.inherited += kd.device_size + (kd.child_size * len(children) if isinstance(children, list) else 0)
+        if self.inherited > self.max_nodes:
+            self._over_limit(k, i, own_roots)
+            return None
+        if isinstance(children, list) and child_defaults is not None:
+            merged[k.child] = [_deep_merge(child_defaults, c) if isinstance(c, dict) else c for c in children]
+        return merged  # type: ignore[no-any-return]
+
+    def _known_group(self, k: _Kind, i: int, own_roots: list[Loc], g_index: int, g: Any) -> bool:
+        """A group a device lists is a name under ``groups:``; a problem otherwise."""
+        where = _first_line(self.located, own_roots, ("groups", g_index))
+        if not isinstance(g, str):  # never str() it: an aliased structure would expand in the message
+            self.problems.append(Problem("a group name must be text", path=dotted_path(self.data, (k.section, i)) +
+                                         f".groups[{g_index}]", location=where,
+                                         expected="a name under groups:", got=_short(g), code="INV020",
+                                         hint="list group names, e.g. groups: [leaf]"))
+            return False
+        if g not in self.groups:
+            close = difflib.get_close_matches(str(g), [str(n) for n in self.groups], n=1)
+            self.problems.append(Problem(f"unknown group {g!r}", path=dotted_path(self.data, (k.section, i, "groups",
+                                                                                              g_index)),
+                                         location=where, expected="a name under groups:", got=repr(g),
+                                         code="INV020",
+                                         hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
+            return False
+        return True
+
+    def _group_child_defaults(self, g: str, child_kind: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The group's device fields, and its ``port:``/``nic:`` mapping for its members' children (if any)."""
+        body: dict[str, Any] = self.groups[g]
+        if child_kind not in body:
+            return body, None
+        own = body[child_kind]
+        if own is not None and not isinstance(own, dict):
+            self.problems.append(Problem(f"groups.{g}.{child_kind} must be a mapping", path=f"groups.{g}.{child_kind}",
+                                         location=_first_line(self.located, self.groups_roots, (g, child_kind)),
+                                         expected=f"a mapping of {child_kind} fields", got=_short(own),
+                                         code="INV018", hint="write it as indented 'key: value' lines"))
+            own = None
+        return {key: v for key, v in body.items() if key != child_kind}, own
+
+    def _group_list_ignored(self, k: _Kind, device: Any, group_list: str) -> None:
+        child, kind, child_kind = k.child, k.kind, k.child_kind
+        self.problems.append(Problem(
+            f"group {group_list!r} sets {child}: and {kind} {device!r} its own {child}: the "
+            f"{kind}'s list replaces the group's, so the group's {child} would be ignored",
+            path=f"groups.{group_list}.{child}",
+            location=_first_line(self.located, self.groups_roots, (group_list, child)),
+            expected=f"{child_kind} defaults in groups.{group_list}.{child_kind} (a mapping applied to every "
+            f"{child_kind} of the group's members)", got=f"a {child} list", code="INV021",
+            hint=f"move the shared fields to groups.{group_list}.{child_kind}: (e.g. {child_kind}: "
+            f"{{driver: ice}}), or drop the group's {child}: list"))
+
+    def _over_limit(self, k: _Kind, i: int, own_roots: list[Loc]) -> None:
+        max_nodes = self.max_nodes
+        self.problems.append(Problem(
+            f"with what its devices inherit from defaults and groups, the inventory passes its limit of "
+            f"{max_nodes:,} YAML nodes here", path=dotted_path(self.data, (k.section, i)),
+            location=_first_line(self.located, own_roots, ()), code="INV009",
+            expected=f"at most {max_nodes:,} inherited nodes (each device counts the groups it lists)",
+            got=f"more by {k.section}[{i}]",
+            hint="keep large structures out of groups listed by many devices; if the inventory really is "
+            f"this large, raise the limit: FABRICD_INVENTORY_MAX_NODES={max_nodes * 2}"))
 
 
 def _fold_unknown_groups(problems: list[Problem]) -> list[Problem]:
