@@ -49,11 +49,12 @@ _MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 _BARE = re.compile(rf"(?<![\w/.-])((?:{'|'.join(TOP)})/[\w/.-]*\.(?:py|md|j2|yml|yaml|sh|toml|json|txt))(?:#([\w-]+))?")
 _NAMED_IN = re.compile(r"\b([A-Z][a-z]+[A-Z]\w*) \(`{0,2}((?:fabricd|lab/fabricd_lab)/[\w/]+\.py)`{0,2}\)")
 """``HostScript (fabricd/render/host_script.py)``: a class named with the module that defines it."""
+_BARE_IN_PACKAGE = re.compile(rf"(?<![\w/.$-])((?:{'|'.join(SUBPACKAGES)})/[\w/.-]*\.py)\b")
 _SECTION = re.compile(r"((?:docs/)?[\w-]+\.md)(?:'s)?,? (?:sections? )?\"([^\"]+)\"")
 _PATH = re.compile(rf"^(?:\./)?((?:{'|'.join(TOP)})/[\w./-]*|{'|'.join(re.escape(f) for f in TOP_FILES)})"
                    r"(?:#([\w-]+))?(?::[\w.:,-]*)?$")
 _IN_PACKAGE = re.compile(rf"^((?:{'|'.join(SUBPACKAGES)})/[\w./-]*)(?::[\w.:,-]*)?$")
-_MODULE = re.compile(r"^(fabricd(?:_lab)?(?:\.\w+)+)(?:\(\))?$")
+_MODULE = re.compile(r"^~?(fabricd(?:_lab)?(?:\.\w+)+)(?:\(\))?$")
 _PATTERN = re.compile(r"[<>*{}\[\]$]|\.\.\.")
 OTHER_REPOS = ("sonic-mgmt", "sonic-utilities", "exporter-toolkit", "NexusProgrammability", "ntc-templates",
                "prometheus/prometheus")
@@ -87,7 +88,8 @@ def _sections(md: Path) -> tuple[list[str], list[str]]:
     """The doc's headings, and its lines as a paragraph or list item lead-in reads (``- **Title.** text``), in lower
     case without Markdown emphasis."""
     fenced = False
-    heads, leads = [], []
+    heads: list[str] = []
+    leads: list[str] = []
     for line in md.read_text(encoding="utf-8").splitlines():
         if line.startswith("```"):
             fenced = not fenced
@@ -274,6 +276,7 @@ def _stale_numbered(lines: Iterable[tuple[int, str]], doc: Path) -> list[str]:
         found = [_check_token(m.group(1) or m.group(2), doc) for m in _TICKED.finditer(line)]
         bare = _TICKED.sub("", line)
         found += [_check_path(m.group(1), m.group(2)) for m in _BARE.finditer(bare)]
+        found += [_check_in_package(m.group(1)) for m in _BARE_IN_PACKAGE.finditer(bare)]
         found += [_check_section(m.group(1), m.group(2), doc) for m in _SECTION.finditer(line)]
         found += [f"{m.group(2)} defines no {m.group(1)}" for m in _NAMED_IN.finditer(line)
                   if (REPO / m.group(2)).is_file() and not _defines(REPO / m.group(2), m.group(1))]
@@ -313,6 +316,9 @@ def test_the_checker_catches_what_it_is_for(tmp_path: Path) -> None:
                          'as docs/ARCHITECTURE.md, "No such section" says']) == [
         "1: fabricd/no/such.py: no such file or directory", "2: no-such.md: no such file (from docs/nics.md)",
         "3: docs/gone.md: no such file or directory", '4: docs/ARCHITECTURE.md, "No such section": no such section']
+    assert _stale_lines(["see readers/switch/sonic.py, :class:`~fabricd.intent.host.NoSuchClass`"]) == [
+        "1: fabricd.intent.host.NoSuchClass: fabricd.intent.host defines no 'NoSuchClass'",
+        "1: readers/switch/sonic.py: in neither fabricd/ nor lab/fabricd_lab/"]
     assert _stale_lines(["prints an EosSwitchIntent (fabricd/intent/switch.py)"]) == [
         "1: fabricd/intent/switch.py defines no EosSwitchIntent"]
 
@@ -327,7 +333,8 @@ def _flags(command: Any) -> set[str]:
 def _check_command_line(root: Any, line: str) -> list[str]:
     """``fabricd a b --flag`` (one command of a shell line): the command path exists and has the flag."""
     words = line.split()[1:]
-    command, path = root, []
+    command: Any = root
+    path: list[str] = []
     for w in words:
         if w.startswith("-") or not re.fullmatch(r"[a-z][a-z-]*", w) or not hasattr(command, "get_command"):
             break
