@@ -12,7 +12,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 
 help:
 	@echo "make demo   - run the whole loop on inventory/lab (starts and stops everything it needs)"
-	@echo "make test   - ruff, mypy --strict, import-linter contracts and pytest (every tier)"
+	@echo "make test   - ruff, mypy --strict, import-linter contracts, vulture and pytest (every tier)"
 	@echo "make unit   - the unit tier: no root, no sockets, no subprocesses, under a minute (pytest --unit), in random order"
 	@echo "make lint   - ruff, mypy, import-linter and vulture (dead code) only"
 	@echo "make bench  - run every benchmark in bench/ (ratios against anchors measured in the same run)"
