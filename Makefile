@@ -12,9 +12,9 @@ DEMO_STAMP := $(VENV)/.installed-demo
 
 help:
 	@echo "make demo   - run the whole loop on inventory/lab (starts and stops everything it needs)"
-	@echo "make test   - ruff, mypy --strict, import-linter contracts and pytest (every tier)"
+	@echo "make test   - ruff, mypy --strict, import-linter contracts, vulture and pytest (every tier)"
 	@echo "make unit   - the unit tier: no root, no sockets, no subprocesses, under a minute (pytest --unit), in random order"
-	@echo "make lint   - ruff, mypy and import-linter only"
+	@echo "make lint   - ruff, mypy, import-linter and vulture (dead code) only"
 	@echo "make bench  - run every benchmark in bench/ (ratios against anchors measured in the same run)"
 	@echo "make wheel-smoke - build both wheels, install them in a fresh venv, run fabricd outside the source tree"
 
@@ -44,6 +44,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check fabricd lab/fabricd_lab tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/vulture
 
 # File order here (-p no:randomly): the unit tier passed in random order over 3 seeds (make unit); the integration,
 # netns and vm tiers have not been run shuffled yet.

@@ -5,8 +5,8 @@ exactly as ``fabricd lab up`` starts it (``python -m fabricd_lab.daemon``), on e
 is what ``fabricd render`` produces for each switch from inventory/lab's policy (qos maps, the RoCE qos profile with
 PFC, watchdog, ECN and scheduling, and per-port MTU/profile lines).
 
-* **fabricd**: ``fabricd.deploy.push`` with its defaults (32 workers): connect with host-key verification, read the
-  running config, checkpoint, load into a config session, session diff, ``commit timer``, re-read and verify
+* **fabricd**: ``fabricd.deploy.pipeline.push`` with its defaults (32 workers): connect with host-key verification,
+  read the running config, checkpoint, load into a config session, session diff, ``commit timer``, re-read and verify
   against the intent, confirm.
 * **anchor**: nornir 3 (threaded runner, its default 20 workers) running nornir_netmiko's ``netmiko_send_config``
   with the same rendered lines on freshly started simulators (netmiko defaults: line-by-line ``send_config_set``,

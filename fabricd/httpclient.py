@@ -12,11 +12,11 @@ watchdog's webhooks (``fabricd.watchdog.webhook``).
   body. When it passes (or ``abort`` is set) the socket is shut down from a watcher thread, which ends any read in
   progress at once, whatever the peer is doing. (A host name's lookup, before there is a socket, is bounded by the
   resolver's own timeout, not by this one.)
-- **Size.** A body larger than ``max_body_bytes`` is refused: at once when its Content-Length says so, else as soon
+- **Size.** A body larger than ``read.max_bytes`` is refused: at once when its Content-Length says so, else as soon
   as that many bytes have been read (memory stays bounded).
-- **Framing.** With ``require_framing``, a body must carry a Content-Length (and arrive in full: a short body is a
-  failure) or be chunked (and end with its last chunk). A close-delimited body is refused, since a cut connection
-  cannot be told from its end. Conflicting Content-Length headers are refused.
+- **Framing.** With ``read.require_framing`` (the default), a body must carry a Content-Length (and arrive in full:
+  a short body is a failure) or be chunked (and end with its last chunk). A close-delimited body is refused, since a
+  cut connection cannot be told from its end. Conflicting Content-Length headers are refused.
 - **Redirects** are never followed: a 3xx is returned to the caller like any other status, with its ``Location``.
 
 Every failure is one :class:`HttpError` (a :class:`~fabricd.errors.FabricdError` with ``kind``), never an
@@ -55,7 +55,7 @@ class HttpError(FabricdError):
 
 @dataclass(frozen=True)
 class HttpResponse:
-    """A complete response. ``body`` is empty when the caller did not ask for it (``read_body=False``), for a
+    """A complete response. ``body`` is empty when the caller did not ask for it (``Reading(body=False)``), for a
     304 or 204, and for a status outside 2xx."""
 
     status: int
@@ -174,13 +174,22 @@ def _read_body(resp: http.client.HTTPResponse, max_body_bytes: int, require_fram
     return bytes(out)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How the answer's body is read: at all (``body``; else only the status and headers), up to ``max_bytes``, and
+    whether it must be framed (Content-Length or chunked)."""
+
+    body: bool = True
+    max_bytes: int = 1 << 20
+    require_framing: bool = True
+
+
 def request(url: str, *, method: str = "GET", body: bytes | None = None, headers: Mapping[str, str] | None = None,
-            deadline_s: float, max_body_bytes: int = 1 << 20, context: ssl.SSLContext | None = None,
-            require_framing: bool = True, read_body: bool = True,
+            deadline_s: float, read: Reading = Reading(), context: ssl.SSLContext | None = None,
             abort: threading.Event | None = None) -> HttpResponse:
     """Send one request and read its response within ``deadline_s`` seconds; see the module docstring.
 
-    The body of a 2xx answer is read (unless ``read_body`` is False); of any other status, only the status and
+    The body of a 2xx answer is read (unless ``read.body`` is False); of any other status, only the status and
     headers. Raises :class:`HttpError`."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -199,8 +208,8 @@ def request(url: str, *, method: str = "GET", body: bytes | None = None, headers
         conn.request(method, target, body=body, headers=send)
         resp = conn.getresponse()
         data = b""
-        if read_body and 200 <= resp.status < 300 and resp.status != 204 and method != "HEAD":
-            data = _read_body(resp, max_body_bytes, require_framing)
+        if read.body and 200 <= resp.status < 300 and resp.status != 204 and method != "HEAD":
+            data = _read_body(resp, read.max_bytes, read.require_framing)
         if watch.fired is not None:  # the last read may have ended at the shutdown, looking like a clean EOF
             raise TimeoutError
         return HttpResponse(resp.status, resp.reason, resp.headers, data)

@@ -42,7 +42,6 @@ pytest_plugins = ["pytester"]  # tests/unit/test_tiers.py runs the unit tier on 
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-SHARED = REPO.parent / "shared"
 
 TIER_MARKERS = ("integration", "netns", "vm", "slow")
 """Markers the unit tier leaves out."""

@@ -10,7 +10,7 @@ scrape the registry runs each collector with a fresh :class:`Scrape`; the collec
 - ``fabricd_counters_reset_total{collector}``: how many counter series went backwards since the previous scrape
   (a driver reload or firmware reset). The lower value is passed through as is, as the kernel reports it.
   (The issue's name ``fabricd_counter_resets_total`` fails ``promtool check metrics``: promlint rejects a type
-  name, ``_counter_``, inside a metric name; see docs/ARCHITECTURE.md.)
+  name, ``_counter_``, inside a metric name; docs/history.md, "Exporters".)
 
 An absent counter is never exported as 0: collectors only add samples for values they read.
 

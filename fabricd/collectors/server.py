@@ -16,7 +16,17 @@ from typing import Any
 
 from fabricd.errors import UsageError
 
-from .httplimits import HANDSHAKE_TIMEOUT_S, HEADERS, IDLE, RESPONSE, AuthGate, ConnLimits, ConnTable, RateLog
+from .httplimits import (
+    HANDSHAKE,
+    HANDSHAKE_TIMEOUT_S,
+    HEADERS,
+    IDLE,
+    RESPONSE,
+    AuthGate,
+    ConnLimits,
+    ConnTable,
+    RateLog,
+)
 from .webconfig import WebConfig
 
 log = logging.getLogger(__name__)
@@ -106,7 +116,7 @@ class WebServer(ThreadingHTTPServer):
         thread."""
         peer = str(client_address[0]) if isinstance(client_address, tuple) else str(client_address)
         tls = self.web.tls is not None
-        conn = self.conns.admit(request, peer, "handshake" if tls else IDLE,
+        conn = self.conns.admit(request, peer, HANDSHAKE if tls else IDLE,
                                 HANDSHAKE_TIMEOUT_S if tls else self.limits.idle_timeout_s)
         if conn is None:
             if not tls:

@@ -121,7 +121,6 @@ class DeadlockReport:
     """Result of one analysis. ``components`` lists the endpoint switches of each connected island (more than one
     means some RDMA hosts cannot reach each other)."""
 
-    failed_links: tuple[int, ...]
     endpoints: int
     classes: int
     transit_switches: int
@@ -195,10 +194,15 @@ def _components(nb: list[list[int]], endpoints: frozenset[int], names: tuple[str
     return tuple(out)
 
 
-def analyze(topo: Topology, failed: frozenset[int] = frozenset(), max_cycles: int = MAX_CYCLES) -> DeadlockReport:
-    """Find cyclic buffer dependencies with the links ``failed`` (indexes into ``fabric.links``) removed."""
-    n = len(topo.names)
-    nbrs: list[set[int]] = [set() for _ in range(n)]
+Block = tuple[int, list[int], list[int]]
+"""A turn through switch ``v``: the predecessors it receives from and the successors it forwards to, toward one class's
+representative."""
+Turn = tuple[int, frozenset[int], frozenset[int]]
+
+
+def _adjacency(topo: Topology, failed: frozenset[int]) -> tuple[list[set[int]], dict[tuple[int, int], list[int]]]:
+    """Switch neighbours and the links of each directed channel, without the ``failed`` links."""
+    nbrs: list[set[int]] = [set() for _ in topo.names]
     channel_links: dict[tuple[int, int], list[int]] = {}
     for k, (u, _pu, v, _pv) in topo.links.items():
         if k in failed:
@@ -207,38 +211,37 @@ def analyze(topo: Topology, failed: frozenset[int] = frozenset(), max_cycles: in
         nbrs[v].add(u)
         channel_links.setdefault((u, v), []).append(k)
         channel_links.setdefault((v, u), []).append(k)
-    nb = [sorted(s) for s in nbrs]
+    return nbrs, channel_links
 
-    classes: dict[frozenset[int], list[int]] = {}
-    for e in sorted(topo.endpoints):
-        classes.setdefault(frozenset(nbrs[e]), []).append(e)
 
-    # Phase 1: one BFS per twin class; blocks (v, preds, succs) toward the class representative.
-    per_class: list[tuple[list[int], list[tuple[int, list[int], list[int]]]]] = []
+def _class_blocks(rep: int, nb: list[list[int]], endpoints: frozenset[int]) -> tuple[list[Block], set[int]]:
+    """Phase 1 for one twin class: one BFS from its representative; the blocks of the shortest paths from every other
+    endpoint toward it, and the switches that forward (transit) on them."""
+    n = len(nb)
+    dist, levels = _bfs(rep, nb, n)
+    active = [False] * n
+    for e in endpoints:
+        if e != rep and dist[e] > 0:
+            active[e] = True
+    blocks: list[Block] = []
     transit: set[int] = set()
-    for members in classes.values():
-        rep = members[0]
-        dist, levels = _bfs(rep, nb, n)
-        active = [False] * n
-        for e in topo.endpoints:
-            if e != rep and dist[e] > 0:
-                active[e] = True
-        blocks: list[tuple[int, list[int], list[int]]] = []
-        for d in range(len(levels) - 1, 0, -1):
-            for v in levels[d]:
-                if not active[v]:
-                    continue
-                succ = [w for w in nb[v] if dist[w] == d - 1]
-                for w in succ:
-                    active[w] = True
-                pred = [u for u in nb[v] if dist[u] == d + 1 and active[u]]
-                if pred:
-                    transit.add(v)
-                    blocks.append((v, pred, succ))
-        per_class.append((members, blocks))
+    for d in range(len(levels) - 1, 0, -1):
+        for v in levels[d]:
+            if not active[v]:
+                continue
+            succ = [w for w in nb[v] if dist[w] == d - 1]
+            for w in succ:
+                active[w] = True
+            pred = [u for u in nb[v] if dist[u] == d + 1 and active[u]]
+            if pred:
+                transit.add(v)
+                blocks.append((v, pred, succ))
+    return blocks, transit
 
-    # Phase 2: keep turns whose both outer switches are transit somewhere; expand twins when they are transit.
-    unique: dict[tuple[int, frozenset[int], frozenset[int]], None] = {}
+
+def _turns(per_class: list[tuple[list[int], list[Block]]], transit: set[int]) -> dict[Turn, None]:
+    """Phase 2: keep turns whose both outer switches are transit somewhere; expand twins when they are transit."""
+    unique: dict[Turn, None] = {}
     for members, blocks in per_class:
         rep = members[0]
         expand = len(members) > 1 and any(m in transit for m in members)
@@ -254,8 +257,12 @@ def analyze(topo: Topology, failed: frozenset[int] = frozenset(), max_cycles: in
                 swap = {rep: other, other: rep}
                 unique.setdefault((swap.get(v, v), frozenset(swap.get(x, x) for x in p),
                                    frozenset(swap.get(x, x) for x in s)), None)
+    return unique
 
-    # Dependency graph: channel nodes (u, v) and one auxiliary node per block.
+
+def _dependency_graph(turns: dict[Turn, None]) -> tuple[list[list[int]], list[tuple[int, int]], int]:
+    """Channel nodes (u, v) and one auxiliary node per turn: successor lists, each node's channel ((-1, -1) for an
+    auxiliary node) and the number of channel dependencies."""
     chan_id: dict[tuple[int, int], int] = {}
     chans: list[tuple[int, int]] = []
     succs: list[list[int]] = []
@@ -269,7 +276,7 @@ def analyze(topo: Topology, failed: frozenset[int] = frozenset(), max_cycles: in
         return got
 
     edges = 0
-    for v, block_pred, block_succ in unique:
+    for v, block_pred, block_succ in turns:
         aux = len(succs)
         chans.append((-1, -1))
         succs.append([])
@@ -277,10 +284,25 @@ def analyze(topo: Topology, failed: frozenset[int] = frozenset(), max_cycles: in
             succs[node((u, v))].append(aux)
         succs[aux].extend(node((v, w)) for w in sorted(block_succ))
         edges += len(block_pred) * len(block_succ)
+    return succs, chans, edges
 
+
+def analyze(topo: Topology, failed: frozenset[int] = frozenset(), max_cycles: int = MAX_CYCLES) -> DeadlockReport:
+    """Find cyclic buffer dependencies with the links ``failed`` (indexes into ``fabric.links``) removed."""
+    nbrs, channel_links = _adjacency(topo, failed)
+    nb = [sorted(s) for s in nbrs]
+    classes: dict[frozenset[int], list[int]] = {}
+    for e in sorted(topo.endpoints):
+        classes.setdefault(frozenset(nbrs[e]), []).append(e)
+    per_class: list[tuple[list[int], list[Block]]] = []
+    transit: set[int] = set()
+    for members in classes.values():
+        blocks, through = _class_blocks(members[0], nb, topo.endpoints)
+        per_class.append((members, blocks))
+        transit |= through
+    succs, chans, edges = _dependency_graph(_turns(per_class, transit))
     cycles = _cycles(succs, chans, max_cycles)
     return DeadlockReport(
-        failed_links=tuple(sorted(failed)),
         endpoints=len(topo.endpoints),
         classes=len(classes),
         transit_switches=len(transit),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from ipaddress import IPv4Interface
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
@@ -37,8 +37,6 @@ IFNAMSIZ = 15
 """Longest Linux interface name (IFNAMSIZ 16 minus the NUL)."""
 ROCE_MODE_V2 = "RoCE v2"
 """``default_roce_mode`` value for RoCEv2, as the kernel prints it (configfs-rdma_cm ABI, cma_roce_mode -m 2)."""
-ROCE_MODE_V1 = "IB/RoCE v1"
-"""``default_roce_mode`` value for RoCEv1."""
 
 DCQCN_RP_PARAMS: tuple[str, ...] = (
     "rpg_time_reset",
@@ -356,28 +354,40 @@ def _write(knob: Knob, nic: Nic, value: int, check: str, prio: int | None = None
                      value=value, text=text, check=check)
 
 
-def _cc_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transport, dcqcn_on: bool,
+def _role_writes(nic: Nic, profile: NicProfile, roles: tuple[tuple[str, int], ...], check: str) -> list[KnobWrite]:
+    """One write per role the family has a knob for (roles it lacks are skipped)."""
+    return [_write(knob, nic, value, check) for role, value in roles if (knob := profile.role(role)) is not None]
+
+
+def _param_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transport, *,
+                  roce: bool) -> list[KnobWrite]:
+    """The congestion-control parameters at run time: the policy's DCQCN values (RoCE; the NIC's own ``cc`` wins),
+    then the NIC's own ``cc``."""
+    dcqcn = fabric.policy.dcqcn
+    params = {**dcqcn.rp.model_dump(exclude_none=True), **dcqcn.np.model_dump(exclude_none=True)} if roce else {}
+    chosen = [*((n, v) for n, v in params.items() if n not in nic.cc), *nic.cc.items()]
+    out: list[KnobWrite] = []
+    for name, value in chosen:
+        knob = profile.tunables.get(name)
+        if knob is not None and knob.runtime and knob.exists_for(transport):
+            out.append(_write(knob, nic, value, "HOST-DCQCN"))
+    return out
+
+
+def _cc_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transport, *, dcqcn_on: bool,
                np_prios: list[int], rp_prios: list[int]) -> list[KnobWrite]:
     """The family's CNP marking, congestion-control enables and parameters, in write order."""
-    policy = fabric.policy
-    qos = policy.qos
-    out: list[KnobWrite] = []
+    qos = fabric.policy.qos
     if nic.rdma_device is None or transport == Transport.INFINIBAND:
-        return out
+        return []
     roce = transport in (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
-    if roce:
-        # RoCE classification knobs of families that keep them beside their CC (bnxt_re cc/roce_dscp, roce_prio)
-        for role, value in (("roce_dscp", qos.roce.dscp), ("roce_prio", qos.roce.priority)):
-            knob = profile.role(role)
-            if knob is not None:
-                out.append(_write(knob, nic, value, "HOST-ROCE-TOS"))
+    # RoCE classification knobs of families that keep them beside their CC (bnxt_re cc/roce_dscp, roce_prio)
+    out = _role_writes(nic, profile, (("roce_dscp", qos.roce.dscp), ("roce_prio", qos.roce.priority)),
+                       "HOST-ROCE-TOS") if roce else []
     if not dcqcn_on:
         return out
     if roce:
-        for role, value in (("cnp_dscp", qos.cnp.dscp), ("cnp_prio", qos.cnp.priority)):
-            knob = profile.role(role)
-            if knob is not None:
-                out.append(_write(knob, nic, value, "HOST-CNP"))
+        out += _role_writes(nic, profile, (("cnp_dscp", qos.cnp.dscp), ("cnp_prio", qos.cnp.priority)), "HOST-CNP")
         for role, prios in (("np_enable", np_prios), ("rp_enable", rp_prios)):
             knob = profile.role(role)
             if knob is not None:
@@ -385,89 +395,94 @@ def _cc_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transpo
     enable = profile.cc_enable(transport)
     if enable is not None:
         out.append(_write(enable, nic, 1, "HOST-ECN-ENABLE"))
-    if roce:
-        params = {**policy.dcqcn.rp.model_dump(exclude_none=True), **policy.dcqcn.np.model_dump(exclude_none=True)}
-        for name, value in params.items():
-            knob = profile.tunables.get(name)
-            if knob is not None and knob.runtime and knob.exists_for(transport) and name not in nic.cc:
-                out.append(_write(knob, nic, value, "HOST-DCQCN"))
-    for name, value in nic.cc.items():
-        knob = profile.tunables.get(name)
-        if knob is not None and knob.runtime and knob.exists_for(transport):
-            out.append(_write(knob, nic, value, "HOST-DCQCN"))
-    return out
+    return out + _param_writes(fabric, nic, profile, transport, roce=roce)
 
 
-def nic_intent(fabric: Fabric, nic: Nic) -> NicIntent:
-    """Decide the desired state of one NIC port from the fabric policy and the NIC's family profile."""
+def _link_fields(fabric: Fabric, nic: Nic, profile: NicProfile | None, transport: Transport) -> dict[str, Any]:
+    """Addressing, VLAN, MTU and link pause of one NIC port."""
+    vlan_netdev = vlan_netdev_name(nic.netdev, nic.vlan) if nic.vlan is not None else None
+    pause_ok = profile is None or profile.global_pause
+    return {
+        "netdev": nic.netdev, "rdma_device": nic.rdma_device, "rdma_port": nic.rdma_port, "driver": nic.driver,
+        "family": profile.family if profile else None, "transport": transport, "speed": nic.speed,
+        "mtu_bytes": nic.mtu, "vlan_id": nic.vlan, "vlan_netdev": vlan_netdev,
+        "ip_netdev": vlan_netdev or nic.netdev, "address": str(nic.ip) if nic.ip is not None else None,
+        "global_pause": False if transport == Transport.ROCE_V2_LOSSLESS and pause_ok else None,
+        "peer": nic.peer, "peer_port_mtu_bytes": _peer_mtu(fabric, nic),
+    }
+
+
+def _qos_fields(fabric: Fabric, nic: Nic, profile: NicProfile | None, transport: Transport) -> dict[str, Any]:
+    """DCB: trust, PFC, ETS, the DSCP -> priority table and the RoCE TOS, as this family takes them."""
+    qos = fabric.policy.qos
+    roce = transport in (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
+    prio_tc, tsa, bw = _ets(fabric, profile)
+    pfc = sorted(set(fabric.policy.pfc.priorities)) if transport == Transport.ROCE_V2_LOSSLESS else []
+    return {
+        "dcb": transport != Transport.INFINIBAND and (profile is None or profile.dcb),
+        "apptrust": profile is None or profile.apptrust, "trust": qos.trust,
+        "pfc_priorities": pfc, "pfc_mask": sum(1 << p for p in pfc),
+        "prio_tc": prio_tc, "tc_tsa": tsa, "tc_bw_percent": bw, "dscp_to_priority": _app_entries(fabric, profile),
+        "roce_tos": qos.roce.effective_tos, "roce_mode": ROCE_MODE_V2,
+        "rdma_cm": nic.rdma_device is not None and roce and (profile is None or profile.rdma_cm),
+        "traffic_class": nic.rdma_device is not None and roce and profile is not None and profile.traffic_class,
+        "roce_dscp": qos.roce.dscp, "roce_priority": qos.roce.priority,
+    }
+
+
+def _cc_commands(nic: Nic, profile: NicProfile | None, writes: list[KnobWrite]) -> dict[str, Any]:
+    """The family's group to create before its knob writes and the command that commits them (when there are any)."""
+    dev = nic.rdma_device if profile and writes else None
+    if profile is None or not dev:
+        return {"cc_group": None, "cc_commit": None}
+    return {"cc_group": profile.cc_group.format(dev=dev) if profile.cc_group else None,
+            "cc_commit": profile.cc_commit.format(dev=dev, port=nic.rdma_port) if profile.cc_commit else None}
+
+
+def _cc_fields(fabric: Fabric, nic: Nic, profile: NicProfile | None, transport: Transport) -> dict[str, Any]:
+    """Congestion control: CNP marking, the ECN priorities and DCQCN parameters of mlx5-like families, and the knob
+    writes (with the family's group and commit) of the others."""
     policy = fabric.policy
     qos = policy.qos
-    profile = nic_profile(nic)
-    transport = nic_transport(fabric, nic)
-    lossless = transport == Transport.ROCE_V2_LOSSLESS
     roce = transport in (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
-    ethernet = transport != Transport.INFINIBAND
     dcqcn_on = policy.congestion_control.value == "dcqcn" and nic.rdma_device is not None
-    prio_tc, tsa, bw = _ets(fabric, profile)
-    pfc = sorted(set(policy.pfc.priorities)) if lossless else []
-    vlan_netdev = vlan_netdev_name(nic.netdev, nic.vlan) if nic.vlan is not None else None
-    rp_prios = sorted(set(policy.dcqcn.rp_priorities or [qos.roce.priority])) if dcqcn_on and roce else []
-    np_prios = sorted(set(policy.dcqcn.np_priorities or [qos.roce.priority])) if dcqcn_on and roce else []
-    rp_params = policy.dcqcn.rp.model_dump(exclude_none=True)
-    np_params = policy.dcqcn.np.model_dump(exclude_none=True)
+    on = dcqcn_on and roce
+    rp_prios = sorted(set(policy.dcqcn.rp_priorities or [qos.roce.priority])) if on else []
+    np_prios = sorted(set(policy.dcqcn.np_priorities or [qos.roce.priority])) if on else []
     mlx5_like = profile is not None and profile.role("np_enable") is not None
-    pause_ok = profile is None or profile.global_pause
-    writes = _cc_writes(fabric, nic, profile, transport, dcqcn_on, np_prios, rp_prios) if profile else []
-    prereqs = [
+    writes = (_cc_writes(fabric, nic, profile, transport, dcqcn_on=dcqcn_on, np_prios=np_prios, rp_prios=rp_prios)
+              if profile else [])
+    cnp_on = on and profile is not None and profile.role("cnp_dscp") is not None
+    params = dcqcn_on and mlx5_like
+    rp_params = policy.dcqcn.rp.model_dump(exclude_none=True) if params else {}
+    np_params = policy.dcqcn.np.model_dump(exclude_none=True) if params else {}
+    return {
+        "cnp_dscp": qos.cnp.dscp if cnp_on else None, "cnp_802p_prio": qos.cnp.priority if cnp_on else None,
+        "np_priorities": np_prios if mlx5_like else [], "rp_priorities": rp_prios if mlx5_like else [],
+        "dcqcn_rp": {k: rp_params[k] for k in DCQCN_RP_PARAMS if k in rp_params},
+        "dcqcn_np": {k: np_params[k] for k in DCQCN_NP_PARAMS if k in np_params},
+        "writes": writes, **_cc_commands(nic, profile, writes),
+    }
+
+
+def _prerequisites(nic: Nic, profile: NicProfile | None, transport: Transport) -> list[PrerequisiteIntent]:
+    return [
         PrerequisiteIntent(object=nic.netdev, what=p.what, check=p.render(p.check, nic.netdev, nic.rdma_device),
                            command=p.render(p.command, nic.netdev, nic.rdma_device), source=p.source,
                            automatic=p.verified)
         for p in (profile.prerequisites if profile else ()) if p.applies_to(transport)
     ]
-    cnp_on = dcqcn_on and roce and profile is not None and profile.role("cnp_dscp") is not None
+
+
+def nic_intent(fabric: Fabric, nic: Nic) -> NicIntent:
+    """Decide the desired state of one NIC port from the fabric policy and the NIC's family profile."""
+    profile = nic_profile(nic)
+    transport = nic_transport(fabric, nic)
     return NicIntent(
-        netdev=nic.netdev,
-        rdma_device=nic.rdma_device,
-        rdma_port=nic.rdma_port,
-        driver=nic.driver,
-        family=profile.family if profile else None,
-        transport=transport,
-        dcb=ethernet and (profile is None or profile.dcb),
-        apptrust=profile is None or profile.apptrust,
-        speed=nic.speed,
-        mtu_bytes=nic.mtu,
-        vlan_id=nic.vlan,
-        vlan_netdev=vlan_netdev,
-        ip_netdev=vlan_netdev or nic.netdev,
-        address=str(nic.ip) if nic.ip is not None else None,
-        global_pause=False if lossless and pause_ok else None,
-        trust=qos.trust,
-        pfc_priorities=pfc,
-        pfc_mask=sum(1 << p for p in pfc),
-        prio_tc=prio_tc,
-        tc_tsa=tsa,
-        tc_bw_percent=bw,
-        dscp_to_priority=_app_entries(fabric, profile),
-        roce_tos=qos.roce.effective_tos,
-        roce_mode=ROCE_MODE_V2,
-        cnp_dscp=qos.cnp.dscp if cnp_on else None,
-        cnp_802p_prio=qos.cnp.priority if cnp_on else None,
-        np_priorities=np_prios if mlx5_like else [],
-        rp_priorities=rp_prios if mlx5_like else [],
-        dcqcn_rp={k: rp_params[k] for k in DCQCN_RP_PARAMS if k in rp_params} if dcqcn_on and mlx5_like else {},
-        dcqcn_np={k: np_params[k] for k in DCQCN_NP_PARAMS if k in np_params} if dcqcn_on and mlx5_like else {},
-        rdma_cm=nic.rdma_device is not None and roce and (profile is None or profile.rdma_cm),
-        traffic_class=nic.rdma_device is not None and roce and profile is not None and profile.traffic_class,
-        cc_group=(profile.cc_group.format(dev=nic.rdma_device) if profile and profile.cc_group and writes
-                  and nic.rdma_device else None),
-        cc_commit=(profile.cc_commit.format(dev=nic.rdma_device, port=nic.rdma_port)
-                   if profile and profile.cc_commit and writes and nic.rdma_device else None),
-        writes=writes,
-        prerequisites=prereqs,
-        peer=nic.peer,
-        peer_port_mtu_bytes=_peer_mtu(fabric, nic),
-        roce_dscp=qos.roce.dscp,
-        roce_priority=qos.roce.priority,
+        **_link_fields(fabric, nic, profile, transport),
+        **_qos_fields(fabric, nic, profile, transport),
+        **_cc_fields(fabric, nic, profile, transport),
+        prerequisites=_prerequisites(nic, profile, transport),
     )
 
 
@@ -497,11 +512,6 @@ def host_intents(fabric: Fabric) -> list[HostIntent]:
 SYS_NET = "/sys/class/net"
 SYS_IB = "/sys/class/infiniband"
 CONFIGFS_RDMA_CM = "/sys/kernel/config/rdma_cm"
-
-
-def ecn_path(netdev: str, point: str, name: str) -> str:
-    """``/sys/class/net/<netdev>/ecn/<point>/<name>``; point is roce_np or roce_rp."""
-    return f"{SYS_NET}/{netdev}/ecn/{point}/{name}"
 
 
 def roce_tos_path(dev: str, port: int) -> str:

@@ -24,41 +24,14 @@ from fabricd import settings
 from fabricd.errors import InventoryError, Location, Problem
 from fabricd.model import Fabric
 
+from .inherit import Inheritance
+from .origins import Origins, dotted_path, locate, short
 from .yamlsrc import Budget, Limits, Loc, Located, load_located
 
 TOP_LEVEL_KEYS = ("name", "description", "policy", "defaults", "groups", "switches", "hosts", "links")
 LIST_SECTIONS = ("switches", "hosts", "links")
 MAP_SECTIONS = ("policy", "defaults", "groups")
-DEFAULT_KINDS = ("switch", "host", "port", "nic")
 YAML_SUFFIXES = (".yml", ".yaml")
-
-
-class Origins:
-    """Where each part of the merged data came from: a list of source roots per data path, most specific last.
-
-    A root is a path into the located source documents (``("@", file_index, ...)``). List items get their own
-    roots; a device's roots chain defaults -> groups -> the device. Roots of a device's ports and NICs are derived
-    on demand (``defaults.port|nic`` then the port in each of the device's roots), so loading stores nothing per
-    port.
-    """
-
-    def __init__(self) -> None:
-        self.roots: dict[Loc, list[Loc]] = {}
-        self.child_defaults: dict[str, list[Loc]] = {}
-        self.child_kinds: dict[str, str] = {}
-
-    def get(self, prefix: Loc) -> list[Loc] | None:
-        hit = self.roots.get(prefix)
-        if hit is not None:
-            return hit
-        if len(prefix) == 4 and isinstance(prefix[2], str) and prefix[2] in self.child_defaults:
-            parent = self.roots.get(prefix[:2])
-            if parent is not None:
-                child, index = prefix[2], prefix[3]
-                kind = self.child_kinds.get(child)
-                group_defaults = [(*r, kind) for r in parent] if kind else []  # a group's port:/nic: block
-                return self.child_defaults[child] + group_defaults + [(*r, child, index) for r in parent]
-        return None
 
 
 @dataclass
@@ -75,7 +48,7 @@ class Inventory:
     def locate(self, loc: Loc) -> Location | None:
         """``file:line`` that wrote the value at ``loc`` (or its nearest written ancestor); the inventory path
         when the value is a model default that no file mentions."""
-        return _locate(self.located, self.origins, loc) or Location(self.path)
+        return locate(self.located, self.origins, loc) or Location(self.path)
 
     def dotted(self, loc: Loc) -> str:
         return dotted_path(self.data, loc)
@@ -186,7 +159,7 @@ def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
             problems.append(Problem("the top level must be a mapping",
                                     location=located.where(prefix) or Location(file),
                                     expected="keys such as policy:, switches:, hosts:",
-                                    got=_short(doc), code="INV013",
+                                    got=short(doc), code="INV013",
                                     hint="start the file with section keys, not a list or a scalar"))
             continue
         docs.append((prefix, doc))
@@ -195,7 +168,7 @@ def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
     data = _combine(docs, located, origins, problems)
     if problems:
         raise InventoryError(problems)
-    merged = _apply_inheritance(data, origins, located, problems, limits.max_nodes)
+    merged = Inheritance(data, origins, located, problems, limits.max_nodes).apply()
     if problems:
         raise InventoryError(problems)
     try:
@@ -228,7 +201,7 @@ def _combine(
                     continue
                 if not isinstance(value, list):
                     problems.append(Problem(f"{key} must be a list", path=key, location=where,
-                                            expected="a YAML list (- name: ...)", got=_short(value),
+                                            expected="a YAML list (- name: ...)", got=short(value),
                                             code="INV015", hint=f"write each entry of {key} as '- ...'"))
                     continue
                 items = data.setdefault(key, [])
@@ -242,10 +215,11 @@ def _combine(
                     continue
                 if not isinstance(value, dict):
                     problems.append(Problem(f"{key} must be a mapping", path=key, location=where,
-                                            expected="a YAML mapping (key: value)", got=_short(value),
+                                            expected="a YAML mapping (key: value)", got=short(value),
                                             code="INV016", hint=f"write {key} as indented 'key: value' lines"))
                     continue
-                _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located, problems)
+                _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located=located,
+                               problems=problems)
                 roots.setdefault((key,), []).append((*prefix, key))
             else:
                 if key in data:
@@ -261,12 +235,12 @@ def _combine(
 
 
 def _merge_section(
-    into: dict[str, Any], new: dict[str, Any], loc: Loc, src: Loc, located: Located, problems: list[Problem]
+    into: dict[str, Any], new: dict[str, Any], loc: Loc, src: Loc, *, located: Located, problems: list[Problem]
 ) -> None:
     for key, value in new.items():
         if key in into:
             if isinstance(into[key], dict) and isinstance(value, dict):
-                _merge_section(into[key], value, (*loc, key), (*src, key), located, problems)
+                _merge_section(into[key], value, (*loc, key), (*src, key), located=located, problems=problems)
                 continue
             problems.append(Problem(f"{dotted_path({}, (*loc, key))} is defined in more than one file",
                                     path=dotted_path({}, (*loc, key)), location=located.get((*src, key)),
@@ -276,224 +250,7 @@ def _merge_section(
         into[key] = value
 
 
-# --- inheritance -----------------------------------------------------------------------------------------------
-
-
-def _deep_merge(base: Any, over: Any) -> Any:
-    """``over`` on top of ``base``: mappings merge recursively, anything else replaces. Inputs are not modified;
-    unmodified sub-trees are shared (nothing downstream mutates the merged data)."""
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = {**base, **over}
-        for key, value in over.items():
-            if type(value) is dict and type(base.get(key)) is dict:
-                out[key] = _deep_merge(base[key], value)
-        return out
-    return over
-
-
-def _size(value: Any, cap: int) -> int:
-    """Nodes in ``value`` with shared parts counted each time they appear (what validating it walks), stopping
-    past ``cap``."""
-    n = 0
-    stack = [value]
-    while stack and n <= cap:
-        item = stack.pop()
-        n += 1
-        if isinstance(item, dict):
-            n += len(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return n
-
-
-def _apply_inheritance(
-    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem],
-    max_nodes: int = Limits.max_nodes,
-) -> dict[str, Any]:
-    """Merge defaults and groups into every device. What the devices inherit counts against ``max_nodes`` too (a
-    group holding a large structure, listed by every device, would otherwise multiply it past any file limit)."""
-    defaults = data.get("defaults", {})
-    groups = data.get("groups", {})
-    roots = origins.roots
-    defaults_roots = roots.get(("defaults",), [])
-    groups_roots = roots.get(("groups",), [])
-    for kind, body in defaults.items():
-        if kind not in DEFAULT_KINDS:
-            problems.append(Problem(f"unknown defaults kind {kind!r}", path=f"defaults.{kind}",
-                                    location=_first_line(located, defaults_roots, (kind,)),
-                                    expected="one of " + ", ".join(DEFAULT_KINDS), got=repr(kind), code="INV018",
-                                    hint="defaults holds switch:, host:, port: and nic: sections"))
-        elif body is not None and not isinstance(body, dict):
-            problems.append(Problem(f"defaults.{kind} must be a mapping", path=f"defaults.{kind}",
-                                    location=_first_line(located, defaults_roots, (kind,)),
-                                    expected=f"a mapping of {kind} fields", got=_short(body), code="INV018",
-                                    hint=f"write defaults.{kind} as indented 'key: value' lines"))
-    for name, body in groups.items():
-        if not isinstance(body, dict):
-            problems.append(Problem("a group must be a mapping of device fields", path=f"groups.{name}",
-                                    location=_first_line(located, groups_roots, (name,)),
-                                    expected="a mapping", got=_short(body), code="INV019",
-                                    hint="write the group's shared fields as 'key: value' lines"))
-    if problems:
-        return data
-
-    out = {k: v for k, v in data.items() if k not in ("defaults", "groups")}
-    sizes: dict[str, int] = {}
-    inherited = 0
-    for section, kind, child, child_kind in (("switches", "switch", "ports", "port"), ("hosts", "host", "nics", "nic")):
-        origins.child_defaults[child] = [(*r, child_kind) for r in defaults_roots] if child_kind in defaults else []
-        origins.child_kinds[child] = child_kind
-        kind_default = defaults.get(kind)
-        kind_roots = [(*r, kind) for r in defaults_roots] if isinstance(kind_default, dict) else []
-        child_default = defaults.get(child_kind)
-        kind_size = _size(kind_default, max_nodes) if isinstance(kind_default, dict) else 0
-        child_size = _size(child_default, max_nodes) if isinstance(child_default, dict) else 0
-        merged_items = []
-        for i, item in enumerate(data.get(section, [])):
-            if not isinstance(item, dict):
-                merged_items.append(item)  # pydantic reports the type error at this location
-                continue
-            own_roots = roots[(section, i)]
-            merged: Any = kind_default if isinstance(kind_default, dict) else {}
-            layer_roots = list(kind_roots)
-            names = item.get("groups", [])
-            child_defaults = child_default if isinstance(child_default, dict) else None
-            group_list: str | None = None
-            for g_index, g in enumerate(names if isinstance(names, list) else []):
-                if not isinstance(g, str):  # never str() it: an aliased structure would expand in the message
-                    problems.append(Problem("a group name must be text", path=dotted_path(data, (section, i)) +
-                                            f".groups[{g_index}]",
-                                            location=_first_line(located, own_roots, ("groups", g_index)),
-                                            expected="a name under groups:", got=_short(g), code="INV020",
-                                            hint="list group names, e.g. groups: [leaf]"))
-                    continue
-                if g not in groups:
-                    close = difflib.get_close_matches(str(g), [str(n) for n in groups], n=1)
-                    where = dotted_path(data, (section, i, "groups", g_index))
-                    problems.append(Problem(f"unknown group {g!r}", path=where,
-                                            location=_first_line(located, own_roots, ("groups", g_index)),
-                                            expected="a name under groups:", got=repr(g), code="INV020",
-                                            hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
-                    continue
-                body = groups[g]
-                if child_kind in body:
-                    own = body[child_kind]
-                    if own is not None and not isinstance(own, dict):
-                        problems.append(Problem(f"groups.{g}.{child_kind} must be a mapping",
-                                                path=f"groups.{g}.{child_kind}",
-                                                location=_first_line(located, groups_roots, (g, child_kind)),
-                                                expected=f"a mapping of {child_kind} fields", got=_short(own),
-                                                code="INV018", hint="write it as indented 'key: value' lines"))
-                    elif own is not None:
-                        child_defaults = _deep_merge(child_defaults or {}, own)
-                    body = {k: v for k, v in body.items() if k != child_kind}
-                if child in body:
-                    group_list = g
-                if g not in sizes:
-                    sizes[g] = _size(groups[g], max_nodes)
-                inherited += sizes[g]
-                merged = _deep_merge(merged, body)
-                layer_roots.extend((*r, g) for r in groups_roots)
-            if group_list is not None and child in item:
-                problems.append(Problem(
-                    f"group {group_list!r} sets {child}: and {kind} {item.get('name', i)!r} its own {child}: the "
-                    f"{kind}'s list replaces the group's, so the group's {child} would be ignored",
-                    path=f"groups.{group_list}.{child}",
-                    location=_first_line(located, groups_roots, (group_list, child)),
-                    expected=f"{child_kind} defaults in groups.{group_list}.{child_kind} (a mapping applied to every "
-                    f"{child_kind} of the group's members)", got=f"a {child} list", code="INV021",
-                    hint=f"move the shared fields to groups.{group_list}.{child_kind}: (e.g. {child_kind}: "
-                    f"{{driver: ice}}), or drop the group's {child}: list"))
-            merged = _deep_merge(merged, item)
-            if layer_roots:
-                roots[(section, i)] = layer_roots + own_roots
-            children = merged.get(child)
-            inherited += kind_size + (child_size * len(children) if isinstance(children, list) else 0)
-            if inherited > max_nodes:
-                problems.append(Problem(
-                    f"with what its devices inherit from defaults and groups, the inventory passes its limit of "
-                    f"{max_nodes:,} YAML nodes here", path=dotted_path(data, (section, i)),
-                    location=_first_line(located, own_roots, ()), code="INV009",
-                    expected=f"at most {max_nodes:,} inherited nodes (each device counts the groups it lists)",
-                    got=f"more by {section}[{i}]",
-                    hint="keep large structures out of groups listed by many devices; if the inventory really is "
-                    f"this large, raise the limit: FABRICD_INVENTORY_MAX_NODES={max_nodes * 2}"))
-                return out
-            if isinstance(children, list) and child_defaults is not None:
-                merged[child] = [_deep_merge(child_defaults, c) if isinstance(c, dict) else c for c in children]
-            merged_items.append(merged)
-        if section in data:
-            out[section] = merged_items
-    if not groups:
-        problems[:] = _fold_unknown_groups(problems)
-    return out
-
-
-def _fold_unknown_groups(problems: list[Problem]) -> list[Problem]:
-    """With no ``groups`` defined at all, one problem for every device that lists a group (a missing groups.yml
-    would otherwise give one 'unknown group' error per device), at the first of them."""
-    unknown = [p for p in problems if p.code == "INV020"]
-    if not unknown:
-        return problems
-    names = list(dict.fromkeys(p.got or "" for p in unknown))
-    devices = list(dict.fromkeys(p.path.split(".groups[")[0] for p in unknown))
-    shown = ", ".join(devices[:3]) + (f" and {len(devices) - 3} more" if len(devices) > 3 else "")
-    one = Problem(f"no groups defined, but {len(devices)} devices list groups ({shown})", path="groups",
-                  location=unknown[0].location, expected="a groups: mapping defining " + ", ".join(names),
-                  got="no groups: section", code="INV020",
-                  hint="is groups.yml missing? add it (or a groups: section) defining those groups")
-    rest = [p for p in problems if p.code != "INV020"]
-    return [one, *rest]
-
-
-def _first_line(located: Located, roots: list[Loc], rest: Loc) -> Location | None:
-    for root in reversed(roots):
-        hit = located.get((*root, *rest))
-        if hit is not None:
-            return hit
-    return None
-
-
-def _locate(located: Located, origins: Origins, loc: Loc) -> Location | None:
-    for n in range(len(loc), 0, -1):
-        roots = origins.get(tuple(loc[:n]))
-        if roots is None:
-            continue
-        rest = tuple(loc[n:])
-        for cut in range(len(rest), -1, -1):
-            hit = _first_line(located, roots, rest[:cut])
-            if hit is not None:
-                return hit
-        break
-    return None
-
-
 # --- paths and pydantic errors ----------------------------------------------------------------------------------
-
-_NAME_KEYS = ("name", "netdev")
-
-
-def dotted_path(data: Any, loc: Loc) -> str:
-    """``('switches', 2, 'ports', 0, 'mtu')`` -> ``switches[leaf1].ports[Ethernet0].mtu`` (names where known)."""
-    out = ""
-    node = data
-    for part in loc:
-        if isinstance(part, int):
-            label = str(part)
-            if isinstance(node, list) and 0 <= part < len(node) and isinstance(node[part], dict):
-                for key in _NAME_KEYS:
-                    value = node[part].get(key)
-                    if isinstance(value, str | int) and not isinstance(value, bool):
-                        label = str(value)
-                        break
-            out += f"[{label}]"
-            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
-        else:
-            out += ("." if out else "") + str(part)
-            node = node.get(part) if isinstance(node, dict) else None
-    return out
-
 
 def _model_at(loc: Loc) -> type[BaseModel] | None:
     """The pydantic model class that owns the mapping at ``loc`` (for 'did you mean' hints)."""
@@ -516,15 +273,6 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def _short(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _validation_problems(
     exc: ValidationError, data: dict[str, Any], located: Located, origins: Origins, root: Path
 ) -> list[Problem]:
@@ -535,7 +283,7 @@ def _validation_problems(
         etype = err["type"]
         ctx = err.get("ctx") or {}
         expected: str | None = None
-        got: str | None = None if etype == "missing" else _short(err.get("input"))
+        got: str | None = None if etype == "missing" else short(err.get("input"))
         hint: str | None = None
         message = err["msg"]
         if etype == "extra_forbidden":
@@ -576,7 +324,7 @@ def _validation_problems(
             message = message[0].lower() + message[1:] if message else "invalid value"
             expected = _expected_for(etype, ctx)
             hint = "fix the value (see `fabricd schema` for the field's type and range)"
-        where = _locate(located, origins, loc) or Location(root)
+        where = locate(located, origins, loc) or Location(root)
         problems.append(Problem(message, path=dotted_path(data, loc), location=where,
                                 expected=expected, got=got, hint=hint, code="INV100"))
     problems.sort(key=lambda p: (str(p.location.file) if p.location else "", p.location.line if p.location else 0))

@@ -10,7 +10,7 @@ that is: the MD5 digest of the UTF-8 switch name, its last 8 bytes read as a big
 modulo N. A switch belongs to shard K when that number is K. So a Prometheus ``relabel_configs`` entry
 ``{source_labels: [switch], action: hashmod, modulus: N, target_label: shard}`` gives every ``fabricd_switch_*`` series
 the shard number of the replica that exports it (Prometheus' own test vectors, ``baz`` -> 976 and ``foo\\nbar`` ->
-734 modulo 1000, are in tests/unit/test_shard.py; tests/integration/test_shard_prometheus.py asks a real Prometheus).
+734 modulo 1000, are in tests/unit/test_shard.py; tests/integration/test_shards.py asks a real Prometheus).
 
 A switch's shard depends on its name and N only: adding or removing a switch moves no other switch; changing N
 moves most of them (hashmod is not a consistent hash, as in Prometheus).

@@ -167,7 +167,7 @@ class _Builder:
     """Builds plain data straight from libyaml's event stream (no node tree), recording the line of every
     mapping key and sequence item, and reporting duplicate keys, merge keys and collection tags as problems."""
 
-    def __init__(self, file: str, out: Located, loader: Any, problems: list[Problem], nodes: int = 0,
+    def __init__(self, file: str, out: Located, loader: Any, problems: list[Problem], *, nodes: int = 0,
                  max_nodes: int = MAX_NODES) -> None:
         self.file = file
         self.lines = out.lines
@@ -295,21 +295,29 @@ class _Builder:
 
     def _collection(self, event: Any, loc: Loc) -> Any:
         self._count(1, event)
+        if type(event) is _SEQ_START:
+            return self._sequence(event, loc)
+        return self._mapping(event, loc)
+
+    def _sequence(self, event: Any, loc: Loc) -> list[Any]:
+        self._check_tag(event, _SEQ_TAG, loc)
         lines = self.lines
         nxt = self.next
-        if type(event) is _SEQ_START:
-            self._check_tag(event, _SEQ_TAG, loc)
-            items: list[Any] = self._anchor(event, [])
-            i = 0
-            while True:
-                item = nxt()
-                if type(item) is _SEQ_END:
-                    return items
-                child = (*loc, i)
-                lines[child] = item.start_mark.line + 1
-                items.append(self.value(item, child))
-                i += 1
+        items: list[Any] = self._anchor(event, [])
+        i = 0
+        while True:
+            item = nxt()
+            if type(item) is _SEQ_END:
+                return items
+            child = (*loc, i)
+            lines[child] = item.start_mark.line + 1
+            items.append(self.value(item, child))
+            i += 1
+
+    def _mapping(self, event: Any, loc: Loc) -> dict[Any, Any]:
         self._check_tag(event, _MAP_TAG, loc)
+        lines = self.lines
+        nxt = self.next
         result: dict[Any, Any] = self._anchor(event, {})
         typed_first = _Loader._TYPED_FIRST
         while True:
@@ -317,41 +325,23 @@ class _Builder:
             if type(key_event) is _MAP_END:
                 return result
             key_line = key_event.start_mark.line + 1
-            if type(key_event) is _SCALAR_EV:
-                value_event = nxt()
-                self.nodes += 1  # inlined _count: the hot path of a large inventory
-                if self.nodes > self.max_nodes:
-                    self._count(0, key_event)
-                key = key_event.value
-                # fast path: an untagged plain scalar that cannot be a bool/int/float/null/merge key is a string
-                if key_event.tag is not None or not key or key[0] in typed_first:
-                    if key == "<<" and key_event.tag is None and key_event.implicit[0]:
-                        self.problems.append(Problem(
-                            "YAML merge keys (<<) are not supported", path=_dotted(loc),
-                            location=Location(self.file, key_line), expected="plain keys", got="<<",
-                            hint="use defaults: or groups: for inheritance", code="INV001"))
-                        self._skip(value_event)
-                        continue
-                    key = self.scalar(key_event)
-            else:  # a complex key ("? [a, b]", or an alias): refused unread, never turned into text
-                kind = f"the alias *{key_event.anchor}" if type(key_event) is _ALIAS_EV else (
-                    "a list" if type(key_event) is _SEQ_START else "a mapping")
-                self.problems.append(Problem(
-                    "a mapping key must be a plain scalar", path=_dotted(loc), location=Location(self.file, key_line),
-                    expected="a name, number or quoted string as the key", got=kind,
-                    hint="write the key as text (a complex '? ' key or an alias as a key has no meaning here)",
-                    code="INV008"))
-                self._discard(key_event)
-                self._skip(nxt())
+            if type(key_event) is not _SCALAR_EV:
+                self._complex_key(key_event, loc, key_line)
                 continue
+            value_event = nxt()
+            self.nodes += 1  # inlined _count: the hot path of a large inventory
+            if self.nodes > self.max_nodes:
+                self._count(0, key_event)
+            key = key_event.value
+            # fast path: an untagged plain scalar that cannot be a bool/int/float/null/merge key is a string
+            if key_event.tag is not None or not key or key[0] in typed_first:
+                if key == "<<" and key_event.tag is None and key_event.implicit[0]:
+                    self._merge_key(value_event, loc, key_line)
+                    continue
+                key = self.scalar(key_event)
             child = (*loc, key)
             if key in result:
-                first = lines.get(child, 0)
-                self.problems.append(Problem(
-                    f"duplicate key {key!r}", path=_dotted(child), location=Location(self.file, key_line),
-                    expected="each key once per mapping", got=f"{key!r} again (first at line {first})",
-                    hint="remove or merge the repeated key", code="INV002"))
-                self._skip(value_event)
+                self._duplicate_key(value_event, child, key, key_line)
                 continue
             lines[child] = key_line
             if type(value_event) is _SCALAR_EV:
@@ -370,13 +360,38 @@ class _Builder:
                 result[key] = self.value(value_event, child)
                 lines[child] = key_line
 
+    def _merge_key(self, value_event: Any, loc: Loc, key_line: int) -> None:
+        self.problems.append(Problem(
+            "YAML merge keys (<<) are not supported", path=_dotted(loc),
+            location=Location(self.file, key_line), expected="plain keys", got="<<",
+            hint="use defaults: or groups: for inheritance", code="INV001"))
+        self._skip(value_event)
 
-def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc = (),
-                 budget: Budget | None = None) -> Any:
-    """Parse one YAML file into plain data, recording lines under ``prefix``. Syntax errors become problems, and so
-    does a file that would take ``budget`` past its limits (it is then not read, or not read further)."""
+    def _complex_key(self, key_event: Any, loc: Loc, key_line: int) -> None:
+        """A complex key ("? [a, b]", or an alias): refused unread, never turned into text."""
+        kind = f"the alias *{key_event.anchor}" if type(key_event) is _ALIAS_EV else (
+            "a list" if type(key_event) is _SEQ_START else "a mapping")
+        self.problems.append(Problem(
+            "a mapping key must be a plain scalar", path=_dotted(loc), location=Location(self.file, key_line),
+            expected="a name, number or quoted string as the key", got=kind,
+            hint="write the key as text (a complex '? ' key or an alias as a key has no meaning here)",
+            code="INV008"))
+        self._discard(key_event)
+        self._skip(self.next())
+
+    def _duplicate_key(self, value_event: Any, child: Loc, key: Any, key_line: int) -> None:
+        first = self.lines.get(child, 0)
+        self.problems.append(Problem(
+            f"duplicate key {key!r}", path=_dotted(child), location=Location(self.file, key_line),
+            expected="each key once per mapping", got=f"{key!r} again (first at line {first})",
+            hint="remove or merge the repeated key", code="INV002"))
+        self._skip(value_event)
+
+
+def _read_text(path: Path, problems: list[Problem], budget: Budget) -> str | None:
+    """The file's text, counted against ``budget``; None (with a problem) when it is not a regular file, would take
+    the inventory past its byte limit, is not UTF-8 or cannot be read."""
     file = str(path)
-    budget = budget if budget is not None else Budget(Limits())
     if path.exists() and not path.is_file():  # a FIFO would block the read forever, a device never end
         problems.append(Problem("not a regular file", location=Location(file), code="INV004",
                                 expected="a YAML file", got="a FIFO, device or other special file",
@@ -396,18 +411,28 @@ def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc 
         return None
     budget.bytes += size
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         problems.append(Problem("file is not UTF-8 text", location=Location(file), expected="UTF-8 text",
                                 got=str(exc.reason), code="INV003", hint="save the inventory as UTF-8"))
-        return None
     except OSError as exc:
         problems.append(Problem(f"cannot read file: {exc.strerror}", location=Location(file), code="INV004",
                                 expected="a readable file", got=str(exc.strerror),
                                 hint="check the path and its permissions"))
+    return None
+
+
+def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc = (),
+                 budget: Budget | None = None) -> Any:
+    """Parse one YAML file into plain data, recording lines under ``prefix``. Syntax errors become problems, and so
+    does a file that would take ``budget`` past its limits (it is then not read, or not read further)."""
+    file = str(path)
+    budget = budget if budget is not None else Budget(Limits())
+    text = _read_text(path, problems, budget)
+    if text is None:
         return None
     loader = _Loader(text)
-    builder = _Builder(file, out, loader, problems, budget.nodes, budget.limits.max_nodes)
+    builder = _Builder(file, out, loader, problems, nodes=budget.nodes, max_nodes=budget.limits.max_nodes)
     try:
         return builder.document(prefix)
     except TooLargeError as exc:

@@ -117,7 +117,7 @@ def _shaping(platform: Platform) -> IntentShaping:
 
 
 class SwitchIntentBuilder(SwitchIntentCore):
-    """Builds :data:`SwitchIntent` for the switches of one fabric, each through its platform's pack, caching what
+    """Builds :data:`AnySwitchIntent` for the switches of one fabric, each through its platform's pack, caching what
     they share (:class:`~fabricd.intent.switch.SwitchIntentCore`)."""
 
     def __init__(self, fabric: Fabric) -> None:

@@ -16,8 +16,8 @@ documented field names is not a capture.
 
 **Linking a capture to a role** (the one place to extend): a capture named ``<role>--<source>.txt`` in the role's
 folder (``tests/golden/readers/switch/<platform>/`` for switch show roles) is linked by its name alone, e.g.
-``readers/switch/cisco_nxos/queuing--genieparser-n9k.txt``; older names are linked by the globs in the role's
-``captures``. A new capture either follows the convention or adds a glob to its role: switch roles are declared
+``tests/golden/readers/switch/cisco_nxos/transceiver--ntc-details.txt``; older names are linked by the globs in the
+role's ``captures``. A new capture either follows the convention or adds a glob to its role: switch roles are declared
 by their pack (``fabricd/nos/<id>/roles.py``, built with :mod:`fabricd.nos.role`), host roles here.
 """
 

@@ -1,7 +1,7 @@
 """The gNMI transport (L2, beside the netmiko drivers): the protobuf stubs, path text <-> ``gnmi.Path``, typed-value
 decoding, Subscribe requests from a pack's :class:`~fabricd.nos.gnmi.GnmiTable`, and TLS channels.
 
-The stubs come from one package only, finsy (``finsy.proto.gnmi1``; docs/ARCHITECTURE.md "gNMI" says why): two
+The stubs come from one package only, finsy (``finsy.proto.gnmi1``; docs/history.md "gNMI" says why): two
 packages that each register ``gnmi.proto`` in protobuf's default pool collide. Importing this module imports grpc
 and protobuf (about 0.3 s), so only the gNMI collector, ``fabricd capture --gnmi`` and the lab's gNMI targets import
 it, on first use: ``fabricd --help`` never does.

@@ -76,8 +76,6 @@ I40E_BASE: tuple[NameRule, ...] = (
 )
 """i40e (Intel X710/XL710), every release: port counters carry a ``port.`` prefix; no pause duration."""
 
-I40E: tuple[NameRule, ...] = I40E_BEFORE_4_17 + I40E_SINCE_4_17 + I40E_BASE
-
 MLXSW: tuple[NameRule, ...] = (
     NameRule(rf"{DIR}_pause_prio_{PRIO}", PAUSE_FRAMES),
     NameRule(rf"{DIR}_pause_duration_prio_{PRIO}", PAUSE_DURATION_US),

@@ -31,8 +31,8 @@ import jinja2
 from fabricd.errors import RenderError
 from fabricd.intent.host import HostIntent, desired_plan, host_intent
 from fabricd.intent.render_warnings import RenderWarning
-from fabricd.model import Fabric, Platform
-from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
+from fabricd.model import Fabric
+from fabricd.nos.registry import AnySwitchIntent, SwitchIntentBuilder, spec_of
 from fabricd.safepath import inside, write_inside
 
 from .env import environment
@@ -40,8 +40,6 @@ from .host_script import host_script
 
 log = logging.getLogger(__name__)
 
-SWITCH_SUFFIX: dict[Platform, str] = {platform: spec.suffix for platform, spec in SPECS.items()}
-"""File suffix of a switch's main output per platform, from its pack (SONiC also writes ``<name>.cli``)."""
 HOST_TEMPLATES = "linux_host"
 
 

@@ -1,1 +1,2 @@
-"""L4: fabricd serve, the long-running exporter, watchdog and drift auditor."""
+"""L4, under ``cli/``: the long-running processes. ``fabricd serve`` (host and switch exporters, the PFC storm
+watchdog, the drift audit and the HTTP API on one port) and ``fabricd agent`` (the host reconcile agent)."""

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabricd.errors import FabricdError, InventoryError
-from fabricd.httpclient import HttpError, request
+from fabricd.httpclient import HttpError, Reading, request
 from fabricd.intent.host import HostIntent, host_intent
 from fabricd.inventory import load_inventory
 from fabricd.nos.validate import validate
@@ -159,7 +159,7 @@ class IntentSource:
             headers["If-None-Match"] = etag
         try:
             resp = request(self.source, headers=headers, deadline_s=self.deadline_s,
-                           max_body_bytes=self.max_body_bytes, context=self._context())
+                           read=Reading(max_bytes=self.max_body_bytes), context=self._context())
         except HttpError as exc:
             hint = exc.hint or {
                 "tls": "the server's certificate is not signed by a trusted CA: give --ca-file",

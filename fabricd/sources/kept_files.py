@@ -12,6 +12,7 @@ for problems. The layouts and value types are the readers' (pure, frozen); what 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from fabricd.readers.ethtool import StatsLayout, stats_layout
 from fabricd.readers.nic_config import NET_DIR, NicConfigLayout, NicConfigValues, PointLayout
@@ -26,7 +27,7 @@ from fabricd.readers.rdma import (
     unmapped,
 )
 
-from .kept import KeptFiles, Layouts
+from .kept import KeptFiles, LayoutBuilder, Layouts
 
 
 class EthtoolFiles:
@@ -270,27 +271,9 @@ class NicConfigFiles:
 
         if not b.watch(idir):
             return None
-        points: list[PointLayout] = []
-        ecn_dir = f"{idir}/ecn"
-        if b.exists(ecn_dir):
-            if not b.watch(ecn_dir):
-                return None
-            for point in ("np", "rp"):
-                pdir = f"{ecn_dir}/roce_{point}"
-                if not b.exists(pdir):
-                    continue
-                listed = b.scandir(pdir)
-                if listed is None or "enable" in listed[0]:
-                    return None
-                enabled: list[tuple[int, int]] = []
-                if "enable" in listed[1]:
-                    prios = b.scandir(f"{pdir}/enable")
-                    if prios is None or prios[1] or not all(p.isdigit() and p == str(int(p)) for p in prios[0]):
-                        return None  # odd names: read_nic_config handles them
-                    enabled = sorted((int(p), number(f"{pdir}/enable/{p}")) for p in prios[0])
-                params = tuple((name, number(f"{pdir}/{name}")) for name in listed[0])
-                if enabled or params:
-                    points.append(PointLayout(point, tuple(enabled), params))
+        points = _ecn_points(b, f"{idir}/ecn", number)
+        if points is None:
+            return None
         mtu = number(f"{idir}/mtu") if b.exists(f"{idir}/mtu") else -1
         trust = pfc = -1
         if b.exists(f"{idir}/qos"):
@@ -306,3 +289,30 @@ class NicConfigFiles:
         layout = NicConfigLayout(interface, tuple(points), mtu, trust, pfc, operstate, len(ints))
         self.layouts.put(interface, kept, layout)
         return kept, layout
+
+
+def _ecn_points(b: LayoutBuilder, ecn_dir: str, number: Callable[[str], int]) -> list[PointLayout] | None:
+    """The layout of ``ecn/roce_np`` and ``ecn/roce_rp`` (per-priority enables, then parameters); None when the tree
+    is not the usual shape (read_nic_config then reads it and says what is odd)."""
+    points: list[PointLayout] = []
+    if not b.exists(ecn_dir):
+        return points
+    if not b.watch(ecn_dir):
+        return None
+    for point in ("np", "rp"):
+        pdir = f"{ecn_dir}/roce_{point}"
+        if not b.exists(pdir):
+            continue
+        listed = b.scandir(pdir)
+        if listed is None or "enable" in listed[0]:
+            return None
+        enabled: list[tuple[int, int]] = []
+        if "enable" in listed[1]:
+            prios = b.scandir(f"{pdir}/enable")
+            if prios is None or prios[1] or not all(p.isdigit() and p == str(int(p)) for p in prios[0]):
+                return None  # odd names: read_nic_config handles them
+            enabled = sorted((int(p), number(f"{pdir}/enable/{p}")) for p in prios[0])
+        params = tuple((name, number(f"{pdir}/{name}")) for name in listed[0])
+        if enabled or params:
+            points.append(PointLayout(point, tuple(enabled), params))
+    return points

@@ -181,11 +181,6 @@ class PairVerdict:
                 "detail": self.detail}
 
 
-def bar_for(pair: Pair, link_gbit_s: Mapping[str, float], bar: float) -> float:
-    """``bar`` x the slower link of the pair, Gbit/s."""
-    return bar * min(link_gbit_s[pair[0]], link_gbit_s[pair[1]])
-
-
 def judge(pair: Pair, gbit_s: float | None, link_gbit_s: Mapping[str, float], bar: float = DEFAULT_BAR,
           rnd: int = 0, share: int = 1) -> PairVerdict:
     """One pair against ``bar`` x the slower link (divided by ``share`` senders for incast)."""

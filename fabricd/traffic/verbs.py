@@ -35,8 +35,6 @@ from .spec import Op
 log = logging.getLogger(__name__)
 
 # libibverbs ABI values (infiniband/verbs.h): stable across releases.
-WC_SUCCESS = 0
-WC_SEND, WC_RDMA_WRITE, WC_RDMA_READ, WC_COMP_SWAP, WC_FETCH_ADD = 0, 1, 2, 3, 4
 WC_RECV, WC_RECV_RDMA_WITH_IMM = 128, 129
 WR_OPCODE = {
     Op.WRITE: 0,  # IBV_WR_RDMA_WRITE

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from fabricd.errors import UsageError
 from fabricd.model.policy import Watchdog
 
-# SONiC's own default timers (``config pfcwd start_default``): 200 ms detection, restoration and poll.
-SONIC_DEFAULT_POLL_MS = 200
+# SONiC's own default timers (``config pfcwd start_default``): 200 ms detection, restoration and poll; fabricd polls
+# every 100 ms.
 DEFAULT_DETECTION_MS = 200
 DEFAULT_RESTORATION_MS = 200
 DEFAULT_POLL_MS = 100

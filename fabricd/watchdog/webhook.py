@@ -33,7 +33,7 @@ from typing import Any
 
 import tenacity
 
-from fabricd.httpclient import HttpError, request
+from fabricd.httpclient import HttpError, Reading, request
 
 from .types import Event, EventKind
 
@@ -246,7 +246,7 @@ class WebhookSink:
 
     def _send(self, data: bytes) -> None:
         try:
-            resp = request(self.url, method="POST", body=data, deadline_s=self.timeout_s, read_body=False,
+            resp = request(self.url, method="POST", body=data, deadline_s=self.timeout_s, read=Reading(body=False),
                            headers={"Content-Type": "application/json", "User-Agent": "fabricd"},
                            abort=self._closing)
         except HttpError as exc:

@@ -338,10 +338,6 @@ class ReplayHost:
         s.hw[name] = s.hw.get(name, 0) + delta
         s.dirty_hw.add(name)
 
-    def pma_add(self, device: str, name: str, delta: int) -> None:
-        """Add to an RDMA PMA counter (``port_xmit_discards``...; data counters are in 4-octet units)."""
-        self._pma_add(self._by_device(device), name, delta)
-
     def reset(self, interface: str) -> None:
         """Zero every counter of one NIC, as a driver reload or firmware reset does."""
         s = self._state(interface)

@@ -131,12 +131,6 @@ class StormGen:
             heapq.heappush(self._bounds, ep.end)
         return ep
 
-    def set_traffic(self, interface: str, pps: float) -> None:
-        """Traffic on the port's PFC priorities, packets per second per direction, while nothing pauses it."""
-        with self._lock:
-            self._advance(self.clock())
-            self.ports[interface].traffic_pps = pps
-
     def pause(self, interface: str, *, priority: int = 3, direction: str = "rx", start: float | None = None,
               duration_s: float | None = None) -> Episode:
         """Schedule pause on one port and priority from ``start`` (default now) for ``duration_s`` (None: until

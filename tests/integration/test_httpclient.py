@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from rawhttp import Piece, RawServer, Request, response
 
-from fabricd.httpclient import HttpError, request
+from fabricd.httpclient import HttpError, Reading, request
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +38,7 @@ def test_good_answers(serve: list[RawServer]) -> None:
     r = request(s.url + "/a?b=1", deadline_s=5)
     assert (r.status, r.body, r.headers["ETag"]) == (200, b"hello", '"x"')
     assert s.requests[0].path == "/a?b=1" and s.requests[0].headers["connection"] == "close"
-    post = request(s.url + "/p", method="POST", body=b"{}", deadline_s=5, read_body=False)
+    post = request(s.url + "/p", method="POST", body=b"{}", deadline_s=5, read=Reading(body=False))
     assert post.status == 200 and post.body == b"" and s.requests[1].body == b"{}"
 
 
@@ -69,7 +69,7 @@ def test_a_length_over_the_limit_is_refused_before_the_body(serve: list[RawServe
     s = _server(serve, [response("200 OK", {"Content-Length": str(1 << 30)}), 3600.0], hold=True)
     t0 = time.monotonic()
     with pytest.raises(HttpError) as err:
-        request(s.url, deadline_s=30, max_body_bytes=1000)
+        request(s.url, deadline_s=30, read=Reading(max_bytes=1000))
     assert err.value.kind == "too_large" and time.monotonic() - t0 < 5
 
 

@@ -90,8 +90,6 @@ driver's own ``bnxt_get_fec_stats()`` reports the two block counters as ethtool'
 search index's kernel copies, e.g. Broadcom/linux@503b4adc3d041893f5b52aaa5a02bbfe40a1eeb7); the bnxt_en capture in
 tests/golden/readers/ethtool prints all three (at 0)."""
 
-BNXT: tuple[NameRule, ...] = BNXT_BASE + BNXT_FEC + BNXT_BEFORE_6_6 + BNXT_SINCE_6_6
-
 ETHTOOL = DriverNames("bnxt_en", (
     Generation("every release (the FEC names where the firmware reports extended port statistics)",
                BNXT_BASE + BNXT_FEC,

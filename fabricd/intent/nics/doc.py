@@ -79,55 +79,69 @@ def _readable(pattern: str) -> str:
             .replace("(?:", "(").replace("(", "").replace(")", ""))
 
 
-def matrix_markdown() -> str:
-    out = [HEAD, TABLE, *(_row(p) for p in PROFILES)]
-    for p in PROFILES:
-        out.append(f"\n## {p.family}: {p.title}\n\n")
-        out.append("**Sources:** " + "; ".join(p.sources) + "\n\n")
-        out.append("**fabricd configures:** links (MTU, VLAN, address" + (", global pause off" if p.global_pause
-                                                                           else "") + ")")
-        if p.dcb:
-            out.append("; DCB: " + ("apptrust, " if p.apptrust else "") + "PFC, ETS, DSCP APP table"
-                       + (" (all 64 DSCPs)" if p.app_all_dscp else " (mapped DSCPs only, CNP last)"))
-        if p.rdma_cm:
-            out.append("; RDMA-CM default RoCE ToS and mode (configfs rdma_cm)")
-        if p.traffic_class:
-            out.append("; MLNX_OFED tc/<port>/traffic_class (optional)")
-        if p.cc_group:
-            out.append(f"; configfs group `{p.cc_group}` (mkdir)")
-        if p.cc_commit:
-            out.append(f"; commit `{p.cc_commit}` after its knobs")
-        out.append(".\n\n")
-        if p.tc_of_class or p.compact_tcs:
-            how = (", ".join(f"{role} on TC{tc}" for role, tc in p.tc_of_class.items()) if p.tc_of_class
-                   else "the policy's classes renumbered to TC 0..n-1")
-            out.append(f"**Host TC layout:** {how}.\n\n")
-        if p.roles or p.tunables:
-            out.append("| knob | path | range | unit | notes | source |\n|---|---|---|---|---|---|\n")
-            for role, k in p.roles.items():
-                out.append(_knob(k, role))
-            for k in p.tunables.values():
-                out.append(_knob(k))
-            out.append("\n")
-        if p.prerequisites:
-            out.append("**Prerequisites** (checked by the rendered script, listed by `host plan`):\n\n")
-            for pre in p.prerequisites:
-                where = f" (only {', '.join(sorted(t.value for t in pre.transports))})" if pre.transports else ""
-                ver = "" if pre.verified else " **unverified**"
-                out.append(f"- {pre.what}{where}: `{pre.command}`{ver}. Source: {pre.source}\n")
-            out.append("\n")
-        out.append("**fabricd reads:** ethtool names of `" + (p.ethtool_driver or "the netdev's driver")
-                   + "` (its profile); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters)
-                   + ".\n\n")
-        names = p.ethtool
-        if names is not None:
-            out.append("**ethtool names by driver generation** (a device is read with its own driver's map):\n\n")
-            for g in names.generations:
-                shown = ", ".join(f"`{_readable(r.pattern)}`" for r in g.rules[:4]) + (", ..." if len(g.rules) > 4
-                                                                                        else "")
-                out.append(f"- {g.releases}: {shown or 'nothing to normalise'} (source: {g.source})\n")
-            if names.unverified:
-                out.append(f"- **unverified**: {names.unverified}\n")
-            out.append("\n")
-        out.append("**Cannot:**\n\n" + "".join(f"- {limit}\n" for limit in p.limits))
+def _configures(p: NicProfile) -> str:
+    """What fabricd sets on this family, one sentence."""
+    out = ["**fabricd configures:** links (MTU, VLAN, address" + (", global pause off" if p.global_pause else "")
+           + ")"]
+    if p.dcb:
+        out.append("; DCB: " + ("apptrust, " if p.apptrust else "") + "PFC, ETS, DSCP APP table"
+                   + (" (all 64 DSCPs)" if p.app_all_dscp else " (mapped DSCPs only, CNP last)"))
+    if p.rdma_cm:
+        out.append("; RDMA-CM default RoCE ToS and mode (configfs rdma_cm)")
+    if p.traffic_class:
+        out.append("; MLNX_OFED tc/<port>/traffic_class (optional)")
+    if p.cc_group:
+        out.append(f"; configfs group `{p.cc_group}` (mkdir)")
+    if p.cc_commit:
+        out.append(f"; commit `{p.cc_commit}` after its knobs")
+    out.append(".\n\n")
+    if p.tc_of_class or p.compact_tcs:
+        how = (", ".join(f"{role} on TC{tc}" for role, tc in p.tc_of_class.items()) if p.tc_of_class
+               else "the policy's classes renumbered to TC 0..n-1")
+        out.append(f"**Host TC layout:** {how}.\n\n")
     return "".join(out)
+
+
+def _knobs(p: NicProfile) -> str:
+    if not (p.roles or p.tunables):
+        return ""
+    return ("| knob | path | range | unit | notes | source |\n|---|---|---|---|---|---|\n"
+            + "".join(_knob(k, role) for role, k in p.roles.items()) + "".join(_knob(k) for k in p.tunables.values())
+            + "\n")
+
+
+def _prerequisites(p: NicProfile) -> str:
+    if not p.prerequisites:
+        return ""
+    out = ["**Prerequisites** (checked by the rendered script, listed by `host plan`):\n\n"]
+    for pre in p.prerequisites:
+        where = f" (only {', '.join(sorted(t.value for t in pre.transports))})" if pre.transports else ""
+        ver = "" if pre.verified else " **unverified**"
+        out.append(f"- {pre.what}{where}: `{pre.command}`{ver}. Source: {pre.source}\n")
+    return "".join(out) + "\n"
+
+
+def _reads(p: NicProfile) -> str:
+    """What fabricd reads from this family: ethtool names by driver generation and the RDMA hw_counters."""
+    out = ["**fabricd reads:** ethtool names of `" + (p.ethtool_driver or "the netdev's driver")
+           + "` (its profile); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters) + ".\n\n"]
+    names = p.ethtool
+    if names is None:
+        return "".join(out)
+    out.append("**ethtool names by driver generation** (a device is read with its own driver's map):\n\n")
+    for g in names.generations:
+        shown = ", ".join(f"`{_readable(r.pattern)}`" for r in g.rules[:4]) + (", ..." if len(g.rules) > 4 else "")
+        out.append(f"- {g.releases}: {shown or 'nothing to normalise'} (source: {g.source})\n")
+    if names.unverified:
+        out.append(f"- **unverified**: {names.unverified}\n")
+    return "".join(out) + "\n"
+
+
+def _section(p: NicProfile) -> str:
+    return (f"\n## {p.family}: {p.title}\n\n" + "**Sources:** " + "; ".join(p.sources) + "\n\n" + _configures(p)
+            + _knobs(p) + _prerequisites(p) + _reads(p)
+            + "**Cannot:**\n\n" + "".join(f"- {limit}\n" for limit in p.limits))
+
+
+def matrix_markdown() -> str:
+    return "".join([HEAD, TABLE, *(_row(p) for p in PROFILES), *(_section(p) for p in PROFILES)])

@@ -72,8 +72,6 @@ ICE_EVENTS: tuple[NameRule, ...] = (
 """ice, newer out-of-tree drivers (Intel's ice_ethtool.h ``PICK()``: ``port-rx-xoff_prio-N_events``); no capture
 holds them."""
 
-ICE: tuple[NameRule, ...] = ICE_NIC_SUFFIX + ICE_EVENTS
-
 ETHTOOL = DriverNames("ice", (
     Generation("in-tree and older out-of-tree (.nic suffix)", ICE_NIC_SUFFIX, "ice_ethtool.c; capture"),
     Generation("newer out-of-tree (port-*_events)", ICE_EVENTS, "Intel ice_ethtool.h PICK(); no capture"),

@@ -96,8 +96,6 @@ corrected. mlx5 prints no FEC codeword counts under ``ethtool -S`` (they come fr
 per-lane ``rx_err_lane_N_phy`` are raw bit errors per lane, not read. The mlx5 global-pause capture in
 tests/golden/readers/ethtool prints it (at 0)."""
 
-MLX5: tuple[NameRule, ...] = MLX5_BASE + MLX5_NEWER + MLX5_PHY
-
 ETHTOOL = DriverNames("mlx5_core", (
     Generation("every release (ConnectX-4 and later)", MLX5_BASE,
                "Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst; captures"),

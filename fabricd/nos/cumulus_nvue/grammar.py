@@ -40,9 +40,6 @@ class Source:
     commit: str
     excerpt: str
 
-    def cite(self) -> str:
-        return f"{self.repo} {self.path} @ {self.commit[:12]} (read {READ})"
-
 
 _DOCS = "CumulusNetworks/docs"
 SOURCES: dict[str, Source] = {

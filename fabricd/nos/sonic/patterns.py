@@ -37,9 +37,6 @@ OWNED_TABLES = frozenset({
 })
 """QoS tables fabricd manages entirely: keys the intent lacks are removed (with replace)."""
 
-MERGED_TABLES = frozenset({"PORT", "VLAN", "VLAN_MEMBER"})
-"""Tables fabricd only adds to: its keys and fields must be present; other keys and fields are left alone."""
-
 
 RUNNING_CONFIG_MARK = re.compile(r'"DEVICE_METADATA"\s*:')
 """What every ``show runningconfiguration all`` of SONiC prints, so a read without it is a failed read, not an

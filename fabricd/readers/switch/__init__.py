@@ -1,3 +1,5 @@
-"""Switch show-output parsers, one module per platform id (``sonic``, ``arista_eos``, ``cisco_nxos``,
-``cumulus_nvue``). Each module has ``COMMANDS`` (role -> CLI command the exporter runs), ``PARSERS`` (role -> pure
-``parse_<command>(text) -> SwitchCounters``) and more parsers for other captured commands."""
+"""What the platform packs' switch parsers share: the normalised counter snapshot (:mod:`.model`), the lossless
+settings read back from a running config (:mod:`.config_model`), column-table helpers (:mod:`.tables`), the
+empty-parse rule (:mod:`.empty`), version helpers (:mod:`.version`), and ``fabricd capture``'s replay folder and
+secret scrubbing (:mod:`.replay`, :mod:`.scrub`). The parsers themselves live in each pack:
+``fabricd/nos/<id>/show.py`` (``COMMANDS``, ``OPTIONAL_COMMANDS``, ``PARSERS``), ``running.py`` and ``version.py``."""

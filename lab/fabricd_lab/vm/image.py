@@ -222,20 +222,6 @@ def find_image(recipe: ImageRecipe, state: Path | None = None) -> Image | None:
     return img
 
 
-def latest_image(state: Path | None = None) -> Image | None:
-    """The most recently built complete image, whatever its recipe (for ``status`` and when offline)."""
-    root = vm_state_dir(state) / "images"
-    best: tuple[float, Image] | None = None
-    if root.is_dir():
-        for d in root.iterdir():
-            m = d / "manifest.json"
-            if m.is_file() and (d / "root.ext4").is_file():
-                mtime = m.stat().st_mtime
-                if best is None or mtime > best[0]:
-                    best = (mtime, Image(d, json.loads(m.read_text())))
-    return best[1] if best else None
-
-
 @contextmanager
 def _build_lock(vmdir: Path, progress: Progress) -> Iterator[None]:
     vmdir.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,9 @@
 Boot line (measured on the project's CI-class machine): ``-cpu max -smp 1 -m 1024``, Debian's kernel and initrd given
 directly (no bootloader), the shared ext4 image with ``snapshot=on`` (writes go to a temporary overlay, so both VMs
 use one pristine file), ``clocksource=tsc tsc=reliable`` (without it perftest's MHz calibration fails under TCG and
-every bandwidth reads 0), and a virtio-net NIC on a ``-netdev socket,udp=`` wire: each Ethernet frame is one UDP
-datagram between two ports on 127.0.0.1 (the TCP stream variant adds ~22 ms to every small exchange).
+every bandwidth reads 0), and a virtio-net NIC on a wire (:attr:`VmSpec.wire`): by default one end of a unix
+socketpair passed as ``-netdev socket,fd=`` (frames are never dropped; a full socket back-pressures the sender), or
+``-netdev socket,udp=``, each Ethernet frame one UDP datagram between two ports on 127.0.0.1 (``--wire udp``).
 
 Each VM also gets a virtio-serial port for qemu-guest-agent (``<run>/<role>.qga``), a QMP monitor
 (``<run>/<role>.qmp``) used to power it off, its serial console in ``<run>/<role>.serial`` and a 9p share of
