@@ -89,6 +89,7 @@ class HostSource:
         self.device = device
         self.name = f"host:{device}"
         self.priorities = frozenset(priorities) if priorities is not None else None
+        self.raw_stats = raw_stats
         self.every = every
         self.deadline_margin_s = 0.002 if raw_stats is not None else 0.010
         """How long after a deadline to read: a replay root's writer may be one tick (5-10 ms) behind."""
