@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from fabricd.errors import UsageError
-from fabricd.traffic.engine import DEFAULT_POOL_BYTES, Server, ServerSession, run_client
+from fabricd.traffic.engine import DEFAULT_POOL_BYTES, LocalRdma, Server, ServerSession, run_client
 from fabricd.traffic.spec import (
     DEFAULT_ACK_TIMEOUT,
     DEFAULT_PORT,
@@ -108,8 +108,8 @@ def server_cmd(
 
     [bold]Example[/]: fabricd traffic server --bind 10.100.0.13
     """
-    srv = Server(bind=bind, port=port, device=device, gid_index=gid_index, roce_version=roce,
-                 pool_bytes=pool_mib << 20, root=str(root))
+    srv = Server(bind=bind, port=port, local=LocalRdma(device=device, gid_index=gid_index, roce_version=roce,
+                                                       pool_bytes=pool_mib << 20, root=str(root)))
     err = stderr()
     err.print(f"listening on {bind}:{srv.port} (pool {pool_mib} MiB)", highlight=False)
 
@@ -199,8 +199,9 @@ def client_cmd(
             first = exc.errors()[0]
             raise UsageError(f"invalid traffic options: {first['msg'].removeprefix('Value error, ')}",
                              hint="see 'fabricd traffic client --help'") from exc
-    result = run_client(peer, spec, port=port, device=device, gid_index=gid_index, roce_version=roce,
-                        pool_bytes=pool_mib << 20, root=str(root), connect_timeout_s=connect_timeout,
+    local = LocalRdma(device=device, gid_index=gid_index, roce_version=roce, pool_bytes=pool_mib << 20,
+                      root=str(root))
+    result = run_client(peer, spec, port=port, local=local, connect_timeout_s=connect_timeout,
                         progress=_progress(output == OutputFormat.JSON))
     _print_session(result, output)
     if not result.ok:

@@ -213,7 +213,7 @@ def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, ru
             c_host, s_host = fabric.host(client), fabric.host(server)
             assert c_host is not None and s_host is not None
             return validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
-                                 fabric.policy, spec)
+                                 policy=fabric.policy, spec=spec)
 
         hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
         run_matrix_cli(fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline,
@@ -230,7 +230,7 @@ def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, ru
         c_host, s_host = fabric.host(client), fabric.host(server)
         assert c_host is not None and s_host is not None
         reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
-                                     fabric.policy, spec))
+                                     policy=fabric.policy, spec=spec))
     audits = [pair_report(r) for r in reports]
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)

@@ -191,18 +191,15 @@ def encode_request(
     msg_type: int,
     cmd: int,
     ifname: str,
+    ieee: IeeeState | None = None,
     *,
-    ets: IeeeEts | None = None,
-    pfc: IeeePfc | None = None,
-    apps: list[DcbApp] | None = None,
-    trust: list[int] | None = None,
     seq: int = 0,
     pid: int = 0,
 ) -> bytes:
     """Encode one DCB request exactly as iproute2 ``dcb`` does (flags REQUEST|ACK, IFNAME first, then IEEE).
 
-    A GET carries no IEEE attribute. For a SET/DEL the IEEE nest holds, in this order, ETS, PFC, the APP table
-    and the trust table, each only when given.
+    A GET carries no IEEE attribute. For a SET/DEL the IEEE nest holds, in this order, ``ieee``'s ETS, PFC, APP
+    table and trust table, each only when given (not None).
     """
     msg = dcbmsg()
     msg["header"]["type"] = msg_type
@@ -212,20 +209,27 @@ def encode_request(
     msg["family"] = socket.AF_UNSPEC
     msg["cmd"] = cmd
     attrs: list[list[Any]] = [["DCB_ATTR_IFNAME", ifname]]
-    ieee: list[list[Any]] = []
-    if ets is not None:
-        ieee.append(["DCB_ATTR_IEEE_ETS", ets.encode()])
-    if pfc is not None:
-        ieee.append(["DCB_ATTR_IEEE_PFC", pfc.encode()])
-    if apps is not None:
-        ieee.append(["DCB_ATTR_IEEE_APP_TABLE", {"attrs": [[_app_entry_type(a.selector), a.encode()] for a in apps]}])
-    if trust is not None:
-        ieee.append(["DCB_ATTR_DCB_APP_TRUST_TABLE", {"attrs": [[_app_entry_type(s), s] for s in trust]}])
-    if ieee:
-        attrs.append(["DCB_ATTR_IEEE", {"attrs": ieee}])
+    nest = _ieee_attrs(ieee) if ieee is not None else []
+    if nest:
+        attrs.append(["DCB_ATTR_IEEE", {"attrs": nest}])
     msg["attrs"] = attrs
     msg.encode()
     return bytes(msg.data)
+
+
+def _ieee_attrs(ieee: IeeeState) -> list[list[Any]]:
+    """The attributes of the IEEE nest: ETS, PFC, the APP table and the trust table, each only when given."""
+    out: list[list[Any]] = []
+    if ieee.ets is not None:
+        out.append(["DCB_ATTR_IEEE_ETS", ieee.ets.encode()])
+    if ieee.pfc is not None:
+        out.append(["DCB_ATTR_IEEE_PFC", ieee.pfc.encode()])
+    if ieee.app is not None:
+        out.append(["DCB_ATTR_IEEE_APP_TABLE",
+                    {"attrs": [[_app_entry_type(a.selector), a.encode()] for a in ieee.app]}])
+    if ieee.trust is not None:
+        out.append(["DCB_ATTR_DCB_APP_TRUST_TABLE", {"attrs": [[_app_entry_type(s), s] for s in ieee.trust]}])
+    return out
 
 
 def decode_message(data: bytes) -> dcbmsg:
@@ -298,10 +302,10 @@ class DcbClient:
         self._factory = socket_factory
         self._seq = 0
 
-    def _talk(self, msg_type: int, cmd: int, ifname: str, **body: Any) -> list[bytes]:
+    def _talk(self, msg_type: int, cmd: int, ifname: str, ieee: IeeeState | None = None) -> list[bytes]:
         self._seq += 1
         seq = self._seq
-        data = encode_request(msg_type, cmd, ifname, seq=seq, **body)
+        data = encode_request(msg_type, cmd, ifname, ieee, seq=seq)
         sock = self._factory()
         try:
             sock.send(data)
@@ -333,28 +337,28 @@ class DcbClient:
                 return decode_ieee(msg)
         return IeeeState()
 
-    def _set(self, cmd: int, ifname: str, **body: Any) -> None:
-        for reply in self._talk(RTM_SETDCB, cmd, ifname, **body):
+    def _set(self, cmd: int, ifname: str, ieee: IeeeState) -> None:
+        for reply in self._talk(RTM_SETDCB, cmd, ifname, ieee):
             code = set_reply_errno(reply)
             if code:
                 raise DcbNetlinkError(code, f"{errno_mod.errorcode.get(code, code)} setting DCB on {ifname}")
 
     def set_pfc(self, ifname: str, pfc: IeeePfc) -> None:
-        self._set(DCB_CMD_IEEE_SET, ifname, pfc=pfc)
+        self._set(DCB_CMD_IEEE_SET, ifname, IeeeState(pfc=pfc))
 
     def set_ets(self, ifname: str, ets: IeeeEts) -> None:
-        self._set(DCB_CMD_IEEE_SET, ifname, ets=ets)
+        self._set(DCB_CMD_IEEE_SET, ifname, IeeeState(ets=ets))
 
     def add_apps(self, ifname: str, apps: list[DcbApp]) -> None:
         if apps:
-            self._set(DCB_CMD_IEEE_SET, ifname, apps=apps)
+            self._set(DCB_CMD_IEEE_SET, ifname, IeeeState(app=apps))
 
     def del_apps(self, ifname: str, apps: list[DcbApp]) -> None:
         if apps:
-            self._set(DCB_CMD_IEEE_DEL, ifname, apps=apps)
+            self._set(DCB_CMD_IEEE_DEL, ifname, IeeeState(app=apps))
 
     def set_trust(self, ifname: str, selectors: list[int]) -> None:
-        self._set(DCB_CMD_IEEE_SET, ifname, trust=selectors)
+        self._set(DCB_CMD_IEEE_SET, ifname, IeeeState(trust=selectors))
 
 
 def set_reply_errno(reply: bytes) -> int:

@@ -85,25 +85,32 @@ class NetlinkBackend(HostBackend):
         link = self._link(obj)
         if link is None:
             return Reading(object=obj, path=path, present=False)
+        return Reading(object=obj, path=path, value=self._link_value(obj, path, link))
+
+    def _link_value(self, obj: str, path: str, link: Any) -> Any:
+        """The value of ``path`` (mtu, state, operstate, vlan, address) read from ``obj``'s link message."""
         if path == "mtu":
-            return Reading(object=obj, path=path, value=int(link.get_attr("IFLA_MTU")))
+            return int(link.get_attr("IFLA_MTU"))
         if path == "state":
-            return Reading(object=obj, path=path, value="up" if link["flags"] & IFF_UP else "down")
+            return "up" if link["flags"] & IFF_UP else "down"
         if path == "operstate":
-            return Reading(object=obj, path=path, value=str(link.get_attr("IFLA_OPERSTATE")))
+            return str(link.get_attr("IFLA_OPERSTATE"))
         if path == "vlan":
-            info = link.get_attr("IFLA_LINKINFO")
-            kind = info.get_attr("IFLA_INFO_KIND") if info is not None else None
-            if kind != "vlan":
-                return Reading(object=obj, path=path, value={"kind": kind})
-            data = info.get_attr("IFLA_INFO_DATA")
-            parent = self._ip().get_links(link.get_attr("IFLA_LINK"))[0].get_attr("IFLA_IFNAME")
-            return Reading(object=obj, path=path, value={"link": parent, "id": int(data.get_attr("IFLA_VLAN_ID"))})
+            return self._vlan(link)
         if path == "address":
             addrs = self._ip().get_addr(index=link["index"], family=2)
-            return Reading(object=obj, path=path,
-                           value=sorted(f"{a.get_attr('IFA_ADDRESS')}/{a['prefixlen']}" for a in addrs))
+            return sorted(f"{a.get_attr('IFA_ADDRESS')}/{a['prefixlen']}" for a in addrs)
         raise HostBackendError("read", f"{obj} {path}", "unknown netlink attribute")
+
+    def _vlan(self, link: Any) -> dict[str, Any]:
+        """A VLAN's parent and id; another kind of link gives its kind only."""
+        info = link.get_attr("IFLA_LINKINFO")
+        kind = info.get_attr("IFLA_INFO_KIND") if info is not None else None
+        if kind != "vlan":
+            return {"kind": kind}
+        data = info.get_attr("IFLA_INFO_DATA")
+        parent = self._ip().get_links(link.get_attr("IFLA_LINK"))[0].get_attr("IFLA_IFNAME")
+        return {"link": parent, "id": int(data.get_attr("IFLA_VLAN_ID"))}
 
     def satisfied(self, step: HostStep, current: Reading) -> bool:
         if not current.present:

@@ -83,38 +83,59 @@ def choose_gid(
 
     Raises UsageError naming the device, the wanted address or index and what the table holds instead.
     """
-    devices = [device] if device else list_rdma_devices(root)
-    if device and device not in list_rdma_devices(root):
+    devices = _devices(root, device)
+    if index is not None:
+        if device is None:
+            raise UsageError("--gid-index needs --device", hint="name the RDMA device the index belongs to")
+        return _by_index(root, device, port=port, index=index, version=version)
+    return _by_address(root, devices, ip=ip, port=port, version=version, named=device)
+
+
+def _devices(root: str | os.PathLike[str], device: str | None) -> list[str]:
+    """The RDMA devices to look at: ``device`` (which must exist), else every one under ``root``."""
+    present = list_rdma_devices(root)
+    if device and device not in present:
         raise UsageError(
             f"RDMA device {device!r} does not exist under {os.path.join(os.fspath(root), 'sys/class/infiniband')} "
-            f"(present: {', '.join(list_rdma_devices(root)) or 'none'})",
+            f"(present: {', '.join(present) or 'none'})",
             hint="for Soft-RoCE: 'rdma link add rxe0 type rxe netdev eth0'; check the name with 'fabricd gids'",
         )
+    devices = [device] if device else present
     if not devices:
         raise UsageError(
             "no RDMA device on this host (/sys/class/infiniband is empty or missing)",
             hint="load the NIC's RDMA driver, or for Soft-RoCE 'modprobe rdma_rxe; rdma link add rxe0 type rxe "
             "netdev eth0'",
         )
-    if index is not None:
-        if device is None:
-            raise UsageError("--gid-index needs --device", hint="name the RDMA device the index belongs to")
-        p = port or (_ports(root, device) or [1])[0]
-        entries = read_gids(root, device, p)
-        entry = next((e for e in entries if e.index == index), None)
-        if entry is None:
-            raise UsageError(
-                f"GID index {index} on {device} port {p} is empty",
-                hint=f"populated RoCE entries: {_describe(entries)}; or omit --gid-index to pick by address",
-            )
-        if version_of(entry.type) != version:
-            same = tuple(e for e in entries if version_of(e.type) == version)
-            raise UsageError(
-                f"GID index {index} on {device} port {p} is {entry.type or 'of unknown type'}, "
-                f"not RoCE {version.value}",
-                hint=f"RoCE {version.value} entries: {_describe(same)}",
-            )
-        return GidChoice(device, p, entry.index, entry.gid, entry.type, entry.ndev)
+    return devices
+
+
+def _by_index(root: str | os.PathLike[str], device: str, *, port: int | None, index: int,
+              version: RoceVersion) -> GidChoice:
+    """Slot ``index`` of ``device`` (on ``port``, else its first port), which must be populated and of
+    ``version``."""
+    p = port or (_ports(root, device) or [1])[0]
+    entries = read_gids(root, device, p)
+    entry = next((e for e in entries if e.index == index), None)
+    if entry is None:
+        raise UsageError(
+            f"GID index {index} on {device} port {p} is empty",
+            hint=f"populated RoCE entries: {_describe(entries)}; or omit --gid-index to pick by address",
+        )
+    if version_of(entry.type) != version:
+        same = tuple(e for e in entries if version_of(e.type) == version)
+        raise UsageError(
+            f"GID index {index} on {device} port {p} is {entry.type or 'of unknown type'}, "
+            f"not RoCE {version.value}",
+            hint=f"RoCE {version.value} entries: {_describe(same)}",
+        )
+    return GidChoice(device, p, entry.index, entry.gid, entry.type, entry.ndev)
+
+
+def _by_address(root: str | os.PathLike[str], devices: list[str], *, ip: str | None, port: int | None,
+                version: RoceVersion, named: str | None) -> GidChoice:
+    """The entry of ``version`` whose address is ``ip`` on ``devices`` (without ``ip``: the first IPv4 one);
+    ``named``: the device the user named, for the error."""
     want = ipaddress.ip_address(ip) if ip else None
     seen: list[str] = []
     fallback: GidChoice | None = None
@@ -134,6 +155,6 @@ def choose_gid(
         return fallback
     what = f"address {ip}" if ip else "an IPv4 address"
     raise UsageError(
-        f"no RoCE {version.value} GID for {what} on {device or 'any RDMA device'} ({'; '.join(seen) or 'no ports'})",
+        f"no RoCE {version.value} GID for {what} on {named or 'any RDMA device'} ({'; '.join(seen) or 'no ports'})",
         hint="put the address on the RDMA netdev (or its VLAN), check with 'fabricd gids', or pass --gid-index",
     )

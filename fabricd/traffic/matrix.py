@@ -181,7 +181,7 @@ class PairVerdict:
                 "detail": self.detail}
 
 
-def judge(pair: Pair, gbit_s: float | None, link_gbit_s: Mapping[str, float], bar: float = DEFAULT_BAR,
+def judge(pair: Pair, gbit_s: float | None, link_gbit_s: Mapping[str, float], bar: float = DEFAULT_BAR, *,
           rnd: int = 0, share: int = 1) -> PairVerdict:
     """One pair against ``bar`` x the slower link (divided by ``share`` senders for incast)."""
     need = bar * min(link_gbit_s[pair[0]], link_gbit_s[pair[1]]) / share
@@ -201,7 +201,7 @@ def run_matrix(matrix: Matrix, hosts: Sequence[str], link_gbit_s: Mapping[str, f
     share = matrix.k if matrix.kind == MatrixKind.INCAST else 1
     for i, rnd in enumerate(schedule(matrix, hosts)):
         results = run_round(rnd)
-        out.extend(judge(p, results.get(p), link_gbit_s, bar, i, share) for p in rnd)
+        out.extend(judge(p, results.get(p), link_gbit_s, bar, rnd=i, share=share) for p in rnd)
     return out
 
 
@@ -236,6 +236,28 @@ def localise(verdicts: Sequence[PairVerdict], link_gbit_s: Mapping[str, float], 
     failed = [v for v in verdicts if v.verdict == Verdict.FAIL]
     if not failed:
         return loc
+    partners, failed_with = _partners(verdicts)
+    named = _named(loc, partners, failed_with, min_partners)
+    open_pairs = [v.pair for v in failed if v.pair[0] not in named and v.pair[1] not in named]
+    candidates = sorted({h for p in open_pairs for h in p})
+    retests = _Retests(sorted(h for h in partners if not failed_with.get(h)), link_gbit_s, bar,
+                       first_round=len({v.round for v in verdicts}))
+    if run_round is not None:
+        candidates = retests.run(loc, candidates, run_round, max_extra_rounds=max_extra_rounds)
+    for host in candidates:
+        if retests.fails[host] >= 2:
+            named.add(host)
+            loc.evidence[host] = f"failed again with {retests.fails[host]} different known-good partners"
+        else:
+            loc.unresolved.append(host)
+    loc.degraded_hosts = sorted(named)
+    cleared = retests.cleared
+    loc.degraded_paths = [p for p in open_pairs if p[0] in cleared and p[1] in cleared]
+    return loc
+
+
+def _partners(verdicts: Sequence[PairVerdict]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Per host, the partners it was tested with, and those it failed with (pairs that did not run left out)."""
     partners: dict[str, set[str]] = defaultdict(set)
     failed_with: dict[str, set[str]] = defaultdict(set)
     for v in verdicts:
@@ -247,51 +269,63 @@ def localise(verdicts: Sequence[PairVerdict], link_gbit_s: Mapping[str, float], 
         if v.verdict == Verdict.FAIL:
             failed_with[a].add(b)
             failed_with[b].add(a)
-    clean = sorted(h for h in partners if not failed_with.get(h))
+    return partners, failed_with
+
+
+def _named(loc: Localisation, partners: Mapping[str, set[str]], failed_with: Mapping[str, set[str]],
+           min_partners: int) -> set[str]:
+    """The hosts the matrix alone names: failed with ``min_partners`` or more partners that each passed all their
+    other tests (with the evidence in ``loc``)."""
     named: set[str] = set()
     for host, bad in sorted(failed_with.items()):
         if len(bad) >= min_partners and all(failed_with[p] <= {host} for p in bad):
             named.add(host)
             loc.evidence[host] = (f"failed with {len(bad)} of {len(partners[host])} partners, each of which passed "
                                   "all its other tests")
-    open_pairs = [v.pair for v in failed if v.pair[0] not in named and v.pair[1] not in named]
-    candidates = sorted({h for p in open_pairs for h in p})
-    used: dict[str, set[str]] = defaultdict(set)
-    fails: dict[str, int] = defaultdict(int)
-    cleared: set[str] = set()
-    first_round = len({v.round for v in verdicts})
-    for extra in range(max_extra_rounds):
-        if not candidates or run_round is None:
-            break
+    return named
+
+
+class _Retests:
+    """The extra rounds of :func:`localise`: each open suspect against a clean host it has not been tested with."""
+
+    def __init__(self, clean: list[str], link_gbit_s: Mapping[str, float], bar: float, *, first_round: int) -> None:
+        self.clean, self.link_gbit_s, self.bar, self.first_round = clean, link_gbit_s, bar, first_round
+        self.used: dict[str, set[str]] = defaultdict(set)
+        self.fails: dict[str, int] = defaultdict(int)
+        self.cleared: set[str] = set()
+
+    def run(self, loc: Localisation, candidates: list[str], run_round: RunRound, *,
+            max_extra_rounds: int) -> list[str]:
+        """Re-test ``candidates`` in at most ``max_extra_rounds`` (recorded in ``loc``); the ones not cleared."""
+        for extra in range(max_extra_rounds):
+            if not candidates:
+                break
+            rnd = self._round(candidates)
+            if not rnd:
+                break
+            loc.extra_rounds += 1
+            results = run_round(rnd)
+            for p in rnd:
+                v = judge(p, results.get(p), self.link_gbit_s, self.bar, rnd=self.first_round + extra)
+                loc.retests.append(v)
+                self.used[p[0]].add(p[1])
+                if v.verdict == Verdict.FAIL:
+                    self.fails[p[0]] += 1
+                elif v.verdict == Verdict.PASS:
+                    self.cleared.add(p[0])
+            candidates = [h for h in candidates if h not in self.cleared]
+        return candidates
+
+    def _round(self, candidates: list[str]) -> Round:
+        """One round of disjoint pairs: each candidate with the first clean host free in it and new to it."""
         rnd: Round = []
         taken: set[str] = set()
         for host in candidates:
-            partner = next((g for g in clean if g not in taken and g not in used[host]), None)
+            partner = next((g for g in self.clean if g not in taken and g not in self.used[host]), None)
             if partner is not None:
                 taken.add(partner)
                 rnd.append((host, partner))
-        if not rnd:
-            break
-        loc.extra_rounds += 1
-        results = run_round(rnd)
-        for p in rnd:
-            v = judge(p, results.get(p), link_gbit_s, bar, first_round + extra)
-            loc.retests.append(v)
-            used[p[0]].add(p[1])
-            if v.verdict == Verdict.FAIL:
-                fails[p[0]] += 1
-            elif v.verdict == Verdict.PASS:
-                cleared.add(p[0])
-        candidates = [h for h in candidates if h not in cleared]
-    for host in candidates:
-        if fails[host] >= 2:
-            named.add(host)
-            loc.evidence[host] = f"failed again with {fails[host]} different known-good partners"
-        else:
-            loc.unresolved.append(host)
-    loc.degraded_hosts = sorted(named)
-    loc.degraded_paths = [p for p in open_pairs if p[0] in cleared and p[1] in cleared]
-    return loc
+        return rnd
 
 
 # -- baselines ----------------------------------------------------------------------------------------------------

@@ -100,6 +100,14 @@ class HostCounters:
     ethtool: EthtoolStats | None
 
 
+@dataclass(frozen=True)
+class Sniffed:
+    """The server-side capture of a pair's run (:mod:`fabricd.traffic.sniff`), or why there is none."""
+
+    capture: sniff.Capture | None
+    error: str | None = None
+
+
 @dataclass
 class PairReport:
     """The verdict for one pair: checks, the traffic measured and the counter deltas per host."""
@@ -163,10 +171,10 @@ def assess(
     run: PairRun,
     client: Endpoint,
     server: Endpoint,
+    *,
     before: Mapping[str, HostCounters],
     after: Mapping[str, HostCounters],
-    capture: sniff.Capture | None,
-    capture_error: str | None,
+    sniffed: Sniffed,
     policy: Policy,
     tos: int,
 ) -> list[Check]:
@@ -188,8 +196,8 @@ def assess(
     checks.append(_rdma_bytes(client, cb, ca, payload))
     checks.append(_sequence(client, server, before, after))
     checks.append(_drops(client, server, before, after))
-    checks.append(_dscp(capture, capture_error, server, tos, policy))
-    checks.append(_priority_bytes(client, cb, ca, payload, policy, tos))
+    checks.append(_dscp(sniffed, server, tos, policy))
+    checks.append(_priority_bytes(client, cb, ca, payload=payload, prio=policy.qos.priority_of(tos >> 2)))
     checks.append(_pfc(client, server, before, after, policy))
     checks.append(_ecn(client, server, before, after))
     return checks
@@ -275,11 +283,12 @@ def _drops(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters
     return Check("FABRIC-DROPS", title, CheckStatus.PASS, f"{seen} counters unchanged")
 
 
-def _dscp(capture: sniff.Capture | None, error: str | None, server: Endpoint, tos: int, policy: Policy) -> Check:
+def _dscp(sniffed: Sniffed, server: Endpoint, tos: int, policy: Policy) -> Check:
     title = "RoCE packets carry the intent's DSCP"
     prio = policy.qos.priority_of(tos >> 2)
+    capture = sniffed.capture
     if capture is None:
-        return Check("FABRIC-DSCP", title, CheckStatus.NOT_CHECKABLE, f"no capture on {server.host}: {error}",
+        return Check("FABRIC-DSCP", title, CheckStatus.NOT_CHECKABLE, f"no capture on {server.host}: {sniffed.error}",
                      needs="root on the receiving host for an AF_PACKET capture")
     if capture.packets == 0:
         return Check("FABRIC-DSCP", title, CheckStatus.FAIL, f"no RoCE v2 packet seen on {server.host} "
@@ -294,10 +303,9 @@ def _dscp(capture: sniff.Capture | None, error: str | None, server: Endpoint, to
                  f"(DSCP {tos >> 2} -> priority {prio} by the intent)")
 
 
-def _priority_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, payload: int, policy: Policy,
-                    tos: int) -> Check:
+def _priority_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, *, payload: int, prio: int) -> Check:
+    """Bytes sent on priority ``prio`` (the intent's for the run's ToS) cover the payload."""
     title = "bytes on the intended priority"
-    prio = policy.qos.priority_of(tos >> 2)
     eth_a, eth_b = a.ethtool, b.ethtool
     if eth_a is None or eth_b is None or not eth_a.priorities("priority_bytes"):
         driver = eth_a.driver if eth_a is not None else None
@@ -358,7 +366,7 @@ def _ecn(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
 
 
 def validate_pair(
-    client: Endpoint, server: Endpoint, client_runner: Runner, server_runner: Runner, policy: Policy,
+    client: Endpoint, server: Endpoint, client_runner: Runner, server_runner: Runner, *, policy: Policy,
     spec: TrafficSpec,
 ) -> PairReport:
     """Snapshot, capture, traffic, snapshot, assess. A pair that cannot run has ``ran=False`` and the reason."""
@@ -393,7 +401,8 @@ def validate_pair(
             return report
     report.ran = run.client is not None
     report.error = run.error if run.client is None else None
-    report.checks = assess(run, client, server, before, after, capture, capture_error, policy, spec.tos)
+    report.checks = assess(run, client, server, before=before, after=after, sniffed=Sniffed(capture, capture_error),
+                           policy=policy, tos=spec.tos)
     if run.client is not None:
         report.traffic = {"ops": [r.model_dump(mode="json") for r in run.client.results], "tos": spec.tos,
                           "gid": run.client.gid, "peer_gid": run.client.peer_gid}

@@ -304,8 +304,8 @@ class Detector:
                 return self._maybe_restore(sample.key, st, sample.t, wall)
             return None
         if not st.active:
-            return self._detect_step(sample.key, st, dt, iv, sample.t, wall)
-        return self._restore_step(sample.key, st, dt, iv, sample.t, wall)
+            return self._detect_step(sample.key, st, dt, iv, t=sample.t, wall=wall)
+        return self._restore_step(sample.key, st, dt, iv, t=sample.t, wall=wall)
 
     def _learn_span(self, st: ChannelState, cad: Cadence, sample: PauseSample) -> None:
         """A read that shows new data after reads that showed none: when the pause-duration counter moved by about
@@ -376,7 +376,7 @@ class Detector:
         st.held = False
 
     def _detect_step(
-        self, key: ChannelKey, st: ChannelState, dt: float, iv: Interval, t: float, wall: float
+        self, key: ChannelKey, st: ChannelState, dt: float, iv: Interval, *, t: float, wall: float
     ) -> Event | None:
         if iv.paused is not None:  # duration mode: the run is the sum of measured pause
             self._detect_duration(st, dt, iv)
@@ -522,7 +522,7 @@ class Detector:
         )
 
     def _restore_step(
-        self, key: ChannelKey, st: ChannelState, dt: float, iv: Interval, t: float, wall: float
+        self, key: ChannelKey, st: ChannelState, dt: float, iv: Interval, *, t: float, wall: float
     ) -> Event | None:
         if iv.paused is not None:  # duration mode
             if iv.paused <= _EPS:

@@ -1,9 +1,10 @@
-"""Reading the watchdog's files fast: a file read on every poll (:class:`_File`), the kept-open directory of a
-replay root (:class:`_Dir`), and the lookup of a few ``ethtool -S`` names in a statistics text (:class:`_Names`,
-:func:`_value`).
+"""Reading the watchdog's files fast: where a watched host's files are (:class:`HostTree`), a file read on every
+poll (:class:`PolledFile`), the kept-open directory of a replay root (:class:`KeptDir`), and the lookup of a few
+``ethtool -S`` names in a statistics text (:class:`StatNames`, :func:`_value`).
 
-Split from :mod:`fabricd.watchdog.sources` (which plans what to read and turns it into samples); these are its
-private helpers, kept apart so each module stays a readable size.
+The file machinery under the host source's parts (:mod:`fabricd.watchdog.discovery` lists ports through it,
+:mod:`fabricd.watchdog.reading` reads a port, :mod:`fabricd.watchdog.changes` stamps files and checks the kept
+directories).
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from fabricd.readers.common import read_fd
+from fabricd.readers.common import read_bytes, read_fd
+
+RawStats = Callable[[str], Mapping[str, int] | None]
+"""A live ``ethtool -S`` provider: interface -> {name: value}, or None when the interface is gone."""
 
 Stamp = tuple[int, int, int, int]
 """A file's ``(st_ino, st_mtime_ns, st_ctime_ns, st_size)``: a rename over it gives a new inode, a rewrite new
 times."""
 
-_STAMP: Callable[[os.stat_result], Stamp] = operator.attrgetter("st_ino", "st_mtime_ns", "st_ctime_ns", "st_size")
+stamp_of: Callable[[os.stat_result], Stamp] = operator.attrgetter("st_ino", "st_mtime_ns", "st_ctime_ns", "st_size")
 
 
 _SEPARATORS = frozenset(b" \t\n")
@@ -29,7 +33,7 @@ _SEPARATORS = frozenset(b" \t\n")
 def _value(data: bytes, name: bytes) -> int | None:
     """The integer after ``name:`` on a line of ``ethtool -S`` text, or None. ``name`` must start the line's
     text (after indentation), so ``rx_prio3_pause`` never matches ``rx_prio3_pause_duration`` or ``xrx_...``."""
-    return _Names((name,)).values(data)[0]
+    return StatNames((name,)).values(data)[0]
 
 
 def _locate(raw: bytes, needle: bytes, hint: int) -> int:
@@ -46,7 +50,7 @@ def _locate(raw: bytes, needle: bytes, hint: int) -> int:
     return i
 
 
-class _Names:
+class StatNames:
     """A fixed list of ``ethtool -S`` names to look up on every read, and where each was last found.
 
     This is the watchdog's hot path: no full parse. Each name is first tried at its *hint* (lines move by a few
@@ -100,7 +104,7 @@ class _Names:
         return max(self.hints, default=-1)
 
 
-class _Dir:
+class KeptDir:
     """A kept-open directory of a replay root: files in it are ``stat``-ed and opened relative to it (one path
     component to resolve instead of the whole path). :meth:`check` (once per regular poll) reopens it when its
     path names another directory (a root rebuilt under the same name); a file that cannot be reached through it is
@@ -137,7 +141,7 @@ class _Dir:
         self.fd = self.ident = None
 
 
-class _File:
+class PolledFile:
     """One file read on every poll.
 
     Live sysfs (``replay=False``): a kept-open descriptor read with ``pread`` at offset 0 (one system call instead of
@@ -160,7 +164,7 @@ class _File:
 
     __slots__ = ("changed", "data", "dir", "fd", "limit", "partial", "path", "rel", "replay", "stamp")
 
-    def __init__(self, path: str, *, replay: bool, base: _Dir | None = None) -> None:
+    def __init__(self, path: str, *, replay: bool, base: KeptDir | None = None) -> None:
         self.path = path
         self.dir = base
         self.rel = os.path.relpath(path, base.path) if base is not None else path
@@ -187,14 +191,14 @@ class _File:
             stamp = None
         elif stamp is None:
             try:
-                stamp = _STAMP(os.stat(self.rel, dir_fd=dfd) if dfd is not None else os.stat(self.path))
+                stamp = stamp_of(os.stat(self.rel, dir_fd=dfd) if dfd is not None else os.stat(self.path))
             except OSError:
                 if dfd is None:
                     self.stamp = self.data = None
                     return None
                 dfd = None  # the kept directory may be stale: the whole path decides
                 try:
-                    stamp = _STAMP(os.stat(self.path))
+                    stamp = stamp_of(os.stat(self.path))
                 except OSError:
                     self.stamp = self.data = None
                     return None
@@ -252,3 +256,42 @@ class _File:
             self.fd = None
         self.stamp = None
         self.data = None
+
+
+class HostTree:
+    """Where one watched host's files are: ``<root>/ethtool/<if>.{stats,info}`` (a replay root) or, with ``live``,
+    a live ``ethtool -S`` provider instead of the statistics files; ``<root>/sys/class/net/<if>/`` for the link.
+    On a replay root both directories are kept open (:class:`KeptDir`, checked by :meth:`check_dirs`)."""
+
+    __slots__ = ("eth", "eth_dir", "live", "net", "net_dir", "replay", "root")
+
+    def __init__(self, root: str | os.PathLike[str], *, live: RawStats | None) -> None:
+        self.root = os.fspath(root)
+        self.live = live
+        self.replay = live is None
+        self.net = os.path.join(self.root, "sys", "class", "net")
+        self.eth = os.path.join(self.root, "ethtool")
+        self.eth_dir = KeptDir(self.eth)
+        self.net_dir = KeptDir(self.net)
+
+    def stats_path(self, iface: str) -> str:
+        return os.path.join(self.eth, iface + ".stats")
+
+    def link_dir(self, iface: str) -> str:
+        return os.path.join(self.net, iface)
+
+    def read_stats(self, iface: str) -> bytes | None:
+        """A replay statistics file read the plain way (a port without a plan yet), None when it cannot be."""
+        try:
+            return read_bytes(self.stats_path(iface))
+        except OSError:
+            return None
+
+    def check_dirs(self) -> None:
+        """Reopen a kept directory whose path names another directory now (once per regular poll)."""
+        self.eth_dir.check()
+        self.net_dir.check()
+
+    def close(self) -> None:
+        self.eth_dir.close()
+        self.net_dir.close()

@@ -87,11 +87,19 @@ OVERRUN_LOG_EVERY_S = 60.0
 """A source that falls behind its schedule is logged at most this often (with the count since the last line)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Clocks:
+    """The watchdog's two clocks, injected so tests can drive time: ``monotonic`` seconds (polls, deadlines) and
+    ``wall`` epoch seconds (event times)."""
+
+    monotonic: Callable[[], float] = time.monotonic
+    wall: Callable[[], float] = time.time
+
+
 class Watchdog:
-    """Runs sources against one detector. ``clock`` is monotonic seconds, ``wall`` epoch seconds (injected so
-    tests can drive time). ``policy_priorities`` are (priority, role) pairs exported as
-    ``fabricd_policy_priority`` (role lossless | roce | cnp). ``periods`` overrides the poll period of sources by
-    name (switch sessions poll slower than a host)."""
+    """Runs sources against one detector, on ``clocks`` (:class:`Clocks`). ``policy_priorities`` are (priority,
+    role) pairs exported as ``fabricd_policy_priority`` (role lossless | roce | cnp). ``periods`` overrides the poll
+    period of sources by name (switch sessions poll slower than a host)."""
 
     def __init__(
         self,
@@ -102,8 +110,7 @@ class Watchdog:
         sinks: Iterable[EventSink] = (),
         policy_priorities: Iterable[tuple[int, str]] = (),
         periods: dict[str, float] | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
+        clocks: Clocks = Clocks(),
         keep_events: int = 1000,
     ) -> None:
         self.params = params
@@ -112,8 +119,8 @@ class Watchdog:
         self.sinks = list(sinks)
         self.policy_priorities = tuple(policy_priorities)
         self.periods = dict(periods or {})
-        self.clock = clock
-        self.wall = wall
+        self.clock = clocks.monotonic
+        self.wall = clocks.wall
         self.detector = Detector(params)
         self.recent: deque[Event] = deque(maxlen=keep_events)
         self.origins: tuple[Origin, ...] = ()

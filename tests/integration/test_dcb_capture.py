@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricd.hosts.dcbnl import encode_request
+from fabricd.hosts.dcbnl import IeeeState, encode_request
 
 _spec = importlib.util.spec_from_file_location("_dcb_cases", Path(__file__).parents[1] / "unit" / "test_dcbnl.py")
 assert _spec is not None and _spec.loader is not None
@@ -38,4 +38,4 @@ def test_recapture_matches_goldens_and_encoder(tmp_path: Path) -> None:
                       for h in line[10:58].split())
         stored, _ = golden(name)
         assert _body(fresh) == _body(stored), name
-        assert encode_request(msg_type, cmd, DEV, seq=seq_of(fresh), **body) == fresh, name
+        assert encode_request(msg_type, cmd, DEV, IeeeState(**body), seq=seq_of(fresh)) == fresh, name

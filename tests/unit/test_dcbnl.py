@@ -29,6 +29,7 @@ from fabricd.hosts.dcbnl import (
     DcbClient,
     IeeeEts,
     IeeePfc,
+    IeeeState,
     decode_ieee,
     decode_message,
     encode_request,
@@ -58,10 +59,10 @@ ROCE_ETS = IeeeEts(tc_tx_bw=[50, 0, 0, 50, 0, 0, 0, 0], tc_tsa=[2, 2, 2, 2, 2, 2
 
 CASES = {
     "app-add-dscp-prio": (RTM_SETDCB, DCB_CMD_IEEE_SET,
-                          {"apps": [DcbApp(selector=SEL_DSCP, priority=3, protocol=26),
+                          {"app": [DcbApp(selector=SEL_DSCP, priority=3, protocol=26),
                                     DcbApp(selector=SEL_DSCP, priority=6, protocol=48)]}),
     "app-del-dscp-prio": (RTM_SETDCB, DCB_CMD_IEEE_DEL,
-                          {"apps": [DcbApp(selector=SEL_DSCP, priority=3, protocol=26)]}),
+                          {"app": [DcbApp(selector=SEL_DSCP, priority=3, protocol=26)]}),
     "ieee-get": (RTM_GETDCB, DCB_CMD_IEEE_GET, {}),
     "pfc-set-prio3": (RTM_SETDCB, DCB_CMD_IEEE_SET, {"pfc": IeeePfc(pfc_en=0b1000)}),
     "pfc-set-prio3-delay": (RTM_SETDCB, DCB_CMD_IEEE_SET, {"pfc": IeeePfc(pfc_en=0b11000, delay=4096)}),
@@ -74,7 +75,7 @@ def test_encoder_matches_iproute2_bytes(name: str) -> None:
     data, header = golden(name)
     assert header.startswith("# source: iproute2"), header
     msg_type, cmd, body = CASES[name]
-    mine = encode_request(msg_type, cmd, DEV, seq=seq_of(data), **body)
+    mine = encode_request(msg_type, cmd, DEV, IeeeState(**body), seq=seq_of(data))
     assert mine == data, f"{name}: ours {mine.hex()} != dcb {data.hex()}"
 
 
@@ -87,8 +88,8 @@ def test_decoder_reads_iproute2_bytes_and_round_trips(name: str) -> None:
     state = decode_ieee(msg)
     assert state.ets == body.get("ets")
     assert state.pfc == body.get("pfc")
-    assert state.app == body.get("apps")
-    again = encode_request(msg_type, cmd, DEV, seq=seq_of(data), ets=state.ets, pfc=state.pfc, apps=state.app)
+    assert state.app == body.get("app")
+    again = encode_request(msg_type, cmd, DEV, state, seq=seq_of(data))
     assert again == data
 
 
@@ -96,7 +97,7 @@ def test_trust_table_round_trip_and_layout() -> None:
     """apptrust (Linux >= 6.1, iproute2 >= 6.2; this machine's dcb 6.1 lacks it, so no capture): u8 selectors
     in DCB_ATTR_DCB_APP_TRUST_TABLE, IEEE selectors as DCB_ATTR_IEEE_APP (1), PCP (255) as DCB_ATTR_DCB_APP (2),
     as iproute2's dcb_apptrust_set_cb writes them."""
-    data = encode_request(RTM_SETDCB, DCB_CMD_IEEE_SET, "eth0", trust=[SEL_DSCP, SEL_PCP])
+    data = encode_request(RTM_SETDCB, DCB_CMD_IEEE_SET, "eth0", IeeeState(trust=[SEL_DSCP, SEL_PCP]))
     assert decode_ieee(decode_message(data)).trust == [SEL_DSCP, SEL_PCP]
     # IEEE nest (NLA_F_NESTED | 13) > trust table (NLA_F_NESTED | 11) > [u8 attr type 1 = 5, u8 attr type 2 = 255]
     tail = data[-24:]
@@ -137,8 +138,8 @@ class FakeDcbKernel:
         if ifname != self.ifname:
             return struct.pack("=IHHIIi", 36, 2, 0, seq, 0, -19) + data[:16]  # NLMSG_ERROR -ENODEV
         if mtype == RTM_GETDCB:
-            reply = encode_request(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname, ets=self.ets, pfc=self.pfc,
-                                   apps=self.apps, trust=self.trust, seq=seq)
+            reply = encode_request(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname,
+                                   IeeeState(ets=self.ets, pfc=self.pfc, app=self.apps, trust=self.trust), seq=seq)
             return reply + struct.pack("=IHHIIi", 36, 2, 0, seq, 0, 0) + data[:16]
         req = decode_ieee(msg)
         err = 0

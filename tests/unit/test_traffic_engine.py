@@ -19,7 +19,7 @@ from fake_verbs import FakeFabric, FakePort, fake_sysfs
 
 from fabricd.errors import UsageError
 from fabricd.traffic import engine, oob
-from fabricd.traffic.engine import Server, run_client
+from fabricd.traffic.engine import LocalRdma, Server, run_client
 from fabricd.traffic.oob import PeerRefusedError, TrafficError
 from fabricd.traffic.spec import Mode, Op, TrafficSpec
 
@@ -44,8 +44,8 @@ class Rig:
             self.ports.append(p)
             return p
 
-        self.server = Server(bind="127.0.0.1", port=0, root=str(root), pool_bytes=server_pool,
-                             open_port=open_server)
+        self.server = Server(bind="127.0.0.1", port=0,
+                             local=LocalRdma(root=str(root), pool_bytes=server_pool, open_port=open_server))
         self.sessions: list[engine.ServerSession] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -59,8 +59,8 @@ class Rig:
         return p
 
     def client(self, spec: TrafficSpec, **kw: Any) -> Any:
-        return run_client("127.0.0.1", spec, port=self.server.port, root=str(self.root), open_port=self.open_client,
-                          pool_bytes=kw.pop("pool_bytes", 8 << 20), connect_timeout_s=5, **kw)
+        local = LocalRdma(root=str(self.root), open_port=self.open_client, pool_bytes=kw.pop("pool_bytes", 8 << 20))
+        return run_client("127.0.0.1", spec, port=self.server.port, local=local, connect_timeout_s=5, **kw)
 
     def finish(self) -> engine.ServerSession:
         self.thread.join(timeout=30)
@@ -147,7 +147,8 @@ def test_unreachable_peer_is_a_clear_error_before_any_verbs_resource(sysroot: Pa
         port = s.getsockname()[1]
     with pytest.raises(TrafficError) as err:
         run_client("127.0.0.1", TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None), port=port,
-                   root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n), connect_timeout_s=0.5)
+                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)),
+                   connect_timeout_s=0.5)
     text = err.value.render()
     assert f"cannot reach traffic server 127.0.0.1:{port}" in text and "start 'fabricd traffic server'" in text
     assert fabric.opened == 0 and fabric.live_mrs == 0
@@ -157,7 +158,8 @@ def test_size_over_the_pool_is_bad_input_before_connecting(sysroot: Path) -> Non
     fabric = FakeFabric()
     spec = TrafficSpec(ops=[Op.WRITE], sizes=[1 << 20], qps=4, depth=64, iterations=1, duration_s=None)
     with pytest.raises(UsageError, match=r"need 268435456 bytes of registered memory, more than the 67108864-byte"):
-        run_client("127.0.0.1", spec, port=9, root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n))
+        run_client("127.0.0.1", spec, port=9,
+                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)))
     assert fabric.opened == 0
 
 
@@ -223,7 +225,7 @@ def test_client_refuses_a_server_of_another_protocol(sysroot: Path) -> None:
     fabric = FakeFabric()
     with pytest.raises(TrafficError, match=r"peer speaks traffic protocol 99 \(fabricd 9.9.9\)"):
         run_client("127.0.0.1", TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None), port=port,
-                   root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n))
+                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)))
     t.join(5)
     listener.close()
     assert fabric.live_mrs == 0
@@ -245,7 +247,7 @@ def test_a_non_fabricd_peer_is_named_as_such(sysroot: Path) -> None:
     fabric = FakeFabric()
     with pytest.raises(TrafficError, match="not a fabricd peer"):
         run_client("127.0.0.1", TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None), port=port,
-                   root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n))
+                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)))
     t.join(5)
     listener.close()
     assert fabric.live_mrs == 0

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from fabricd.sources import notify
-from fabricd.watchdog import sources
+from fabricd.watchdog import changes
 from fabricd.watchdog.detector import Detector
 from fabricd.watchdog.params import WatchdogParams
-from fabricd.watchdog.sources import HostSource
+from fabricd.watchdog.sources import HostSource, PollEvery
 from fabricd.watchdog.types import Event
 from fabricd_lab.replay import ReplayHost, ReplayNic, add_sysfs_files
 
@@ -141,14 +141,14 @@ class _Host:
 def test_settled_path_gives_the_detector_the_same_story(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         inotify: bool, seed: int) -> None:
     if not inotify:
-        monkeypatch.setattr(sources, "notifies", lambda path: False)
+        monkeypatch.setattr(changes, "notifies", lambda path: False)
     elif not notify.notifies(str(tmp_path)):
         pytest.skip(f"{tmp_path} is not on a local file system with inotify")
     rng = random.Random(seed)
     host = _Host(tmp_path, rng)
     params = WatchdogParams(D, R, P)
-    every = HostSource(tmp_path, "h", drop_every=10**9, replan_every=37)
-    cheap = HostSource(tmp_path, "h", drop_every=10**9, replan_every=37)
+    every = HostSource(tmp_path, "h", every=PollEvery(drops=10**9, replan=37))
+    cheap = HostSource(tmp_path, "h", every=PollEvery(drops=10**9, replan=37))
     det_every, det_cheap = Detector(params), Detector(params)
     got_every: list[tuple[object, ...]] = []
     got_cheap: list[tuple[object, ...]] = []
@@ -203,7 +203,7 @@ def test_settled_poll_of_an_unchanged_root_gives_nothing_and_a_change_gives_the_
     host = ReplayHost(tmp_path, [ReplayNic("eth0", "mlx5_0", channels=0), ReplayNic("eth1", "mlx5_1", channels=0)])
     host.build()
     det = Detector(WatchdogParams(D, R, P))
-    src = HostSource(tmp_path, "h", drop_every=10**9)
+    src = HostSource(tmp_path, "h", every=PollEvery(drops=10**9))
     for t in (1.0, 1.05):  # first sight of each channel, then its settled state
         for s in src.poll(t, det.settled).pause:
             det.observe(s, wall=t)

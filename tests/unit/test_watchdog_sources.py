@@ -10,7 +10,7 @@ import pytest
 
 from fabricd.readers.ethtool import parse_ethtool_stats
 from fabricd.readers.switch.model import PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
-from fabricd.watchdog.sources import HostSource, SwitchSource, _value
+from fabricd.watchdog.sources import HostSource, PollEvery, SwitchSource, _value
 from fabricd.watchdog.types import ChannelKey, Direction, Scope
 from fabricd_lab.replay import ReplayHost, ReplayNic, add_ethtool_capture
 
@@ -71,7 +71,7 @@ def test_host_source_on_a_replay_host_follows_the_intent_priorities(tmp_path: Pa
     host.add("eth0", "rx_out_of_buffer", 3)
     host.hw_add("mlx5_0", "out_of_buffer", 4)
     host.flush()
-    src = HostSource(tmp_path, "gpu1", priorities=[3], drop_every=1)
+    src = HostSource(tmp_path, "gpu1", priorities=[3], every=PollEvery(drops=1))
     batch = src.poll(2.0)
     keys = {(s.key.priority, s.key.direction) for s in batch.pause}
     assert keys == {(3, Direction.RX), (3, Direction.TX)}  # priority 4 has counters but is not watched
@@ -132,7 +132,7 @@ def test_deadline_reads_declare_at_detection_and_unchanged_files_are_not_reread(
     rng = __import__("random").Random(5)
     for start in [rng.uniform(1.0, 1.05) for _ in range(12)]:
         for length, storm in ((0.6, True), (0.17, False)):
-            src = HostSource(tmp_path, "h", drop_every=10_000)
+            src = HostSource(tmp_path, "h", every=PollEvery(drops=10_000))
             src.tune(d, r, p)
             det = Detector(WatchdogParams(d, r, p))
             end = start + length
@@ -169,5 +169,5 @@ def test_deadline_reads_declare_at_detection_and_unchanged_files_are_not_reread(
             # than 10 ms before the read still counts as paused, and its unpaused tail is not counted as quiet
             assert r <= events[1][1] - end <= r + margin + 0.2 * p + 1e-6
             assert reads["eth1"] == round(t / p)  # every poll...
-            assert src._plans["eth1"].stats.changed is False  # ...without re-reading its unchanged file
-            assert src._plans["eth0"].stats.changed is True
+            assert src.state_of("eth1").files.stats.changed is False  # ...without re-reading its unchanged file
+            assert src.state_of("eth0").files.stats.changed is True

@@ -20,7 +20,7 @@ from fabricd.traffic.gid import choose_gid
 from fabricd.traffic.pair import PairRun
 from fabricd.traffic.sniff import Capture
 from fabricd.traffic.spec import RoceVersion, SessionResult
-from fabricd.traffic.validate import CheckStatus, Endpoint, assess, counter_deltas, read_counters
+from fabricd.traffic.validate import CheckStatus, Endpoint, Sniffed, assess, counter_deltas, read_counters
 
 HERE = Path(__file__).resolve().parent
 A = Endpoint(host="rxe-a", rdma_device="rxe0", rdma_port=1, netdev="eth0", ip_netdev="eth0.100",
@@ -57,7 +57,7 @@ def test_readers_understand_real_rxe_counters() -> None:
 
 def test_clean_run_passes_what_rxe_can_show_and_says_what_needs_real_nics() -> None:
     run, before, after, cap = _case("rxe-clean")
-    checks = _by_code(assess(run, A, B, before, after, cap, None, Policy(), 106))
+    checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=Sniffed(cap), policy=Policy(), tos=106))
     assert checks["FABRIC-TRAFFIC"].status == CheckStatus.PASS
     assert checks["FABRIC-RDMA-BYTES"].status == CheckStatus.PASS
     assert "eth0.100 tx_bytes (rxe0 has no RDMA byte counters)" in checks["FABRIC-RDMA-BYTES"].detail
@@ -73,7 +73,7 @@ def test_clean_run_passes_what_rxe_can_show_and_says_what_needs_real_nics() -> N
 
 def test_lossy_wire_is_reported_as_sequence_errors() -> None:
     run, before, after, cap = _case("rxe-lossy-udp")
-    checks = _by_code(assess(run, A, B, before, after, cap, None, Policy(), 106))
+    checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=Sniffed(cap), policy=Policy(), tos=106))
     seq = checks["FABRIC-SEQUENCE"]
     assert seq.status == CheckStatus.FAIL and "rxe-b out_of_sequence +" in seq.detail
     assert checks["FABRIC-TRAFFIC"].status == CheckStatus.PASS  # RC recovered: the data still arrived intact
@@ -82,9 +82,10 @@ def test_lossy_wire_is_reported_as_sequence_errors() -> None:
 def test_wrong_marking_and_missing_capture() -> None:
     run, before, after, _ = _case("rxe-clean")
     wrong = Capture("eth0.100", 10, {0: 4, 106: 6})
-    checks = _by_code(assess(run, A, B, before, after, wrong, None, Policy(), 106))
+    checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=Sniffed(wrong), policy=Policy(), tos=106))
     assert checks["FABRIC-DSCP"].status == CheckStatus.FAIL and checks["FABRIC-DSCP"].got == "ToS 0 x4, ToS 106 x6"
-    checks = _by_code(assess(run, A, B, before, after, None, "AF_PACKET: permission denied", Policy(), 106))
+    no_capture = Sniffed(None, "AF_PACKET: permission denied")
+    checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=no_capture, policy=Policy(), tos=106))
     assert checks["FABRIC-DSCP"].status == CheckStatus.NOT_CHECKABLE
 
 
@@ -92,7 +93,7 @@ def test_failed_session_is_one_failing_check() -> None:
     _run, before, after, cap = _case("rxe-clean")
     failed = PairRun(server_host="rxe-b", client_host="rxe-a", server_ip=B.address, port=1, client=None,
                      server=None, error="client on rxe-a exited 3: cannot reach", client_rc=3, server_rc=None)
-    (check,) = assess(failed, A, B, before, after, cap, None, Policy(), 106)
+    (check,) = assess(failed, A, B, before=before, after=after, sniffed=Sniffed(cap), policy=Policy(), tos=106)
     assert check.code == "FABRIC-TRAFFIC" and check.status == CheckStatus.FAIL and "cannot reach" in check.detail
 
 
