@@ -43,7 +43,8 @@ from fabricd.model.checks import by_code
 from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
 from fabricd.platforms.access import Access
 from fabricd.platforms.base import ConfigDelta, DriverOptions
-from fabricd.platforms.registry import driver_class, driver_for
+from fabricd.platforms.registry import driver_class
+from fabricd.platforms.registry import driver_factory as registry_driver_factory
 from fabricd.platforms.secrets import Secret
 from fabricd.readers.switch.config_model import LosslessConfig, PortConfig
 from fabricd.readers.switch.empty import empty_parse_problem, has_content, has_rows, parsed_nothing
@@ -150,12 +151,7 @@ class AuditOptions:
 
 def driver_factory(options: AuditOptions) -> ReadBackFactory:
     """Drivers built from each switch's credential reference (:mod:`fabricd.platforms.access`)."""
-
-    def make(switch: Switch) -> ReadBack:
-        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
-                          verify_host_key=options.verify_host_key)
-
-    return make
+    return registry_driver_factory(options)
 
 
 class ReplayReadBack:

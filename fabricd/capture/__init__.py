@@ -36,7 +36,7 @@ from fabricd.model import Switch
 from fabricd.nos.registry import spec_of
 from fabricd.nos.roles import RUNNING_CONFIG_COMMANDS
 from fabricd.platforms.base import DriverOptions
-from fabricd.platforms.registry import driver_for
+from fabricd.platforms.registry import driver_factory as registry_driver_factory
 from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.switch.replay import (
     RUNNING_CONFIG,
@@ -79,11 +79,7 @@ class CaptureOptions:
 
 def driver_factory(options: CaptureOptions) -> CaptureFactory:
     """Drivers built from each switch's credential reference, host keys verified unless told not to."""
-    def make(switch: Switch) -> CaptureDriver:
-        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
-                          verify_host_key=options.verify_host_key)
-
-    return make
+    return registry_driver_factory(options)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 from fabricd.errors import DriverError, FabricdError, Fix
 from fabricd.model import Switch
 from fabricd.platforms.base import ConnectionLostError, DriverOptions, SwitchDriver
-from fabricd.platforms.registry import driver_for
+from fabricd.platforms.registry import driver_factory as registry_driver_factory
 
 from .result import DriftResult, PushReport, TargetResult, TargetState
 from .targets import plan_batches
@@ -55,12 +55,7 @@ class PushOptions:
 
 def default_factory(options: PushOptions) -> DriverFactory:
     """Drivers built from each switch's credential reference (see :mod:`fabricd.platforms.access`)."""
-
-    def factory(switch: Switch) -> SwitchDriver:
-        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
-                          verify_host_key=options.verify_host_key)
-
-    return factory
+    return registry_driver_factory(options)
 
 
 def _close(driver: SwitchDriver | None) -> None:

@@ -4,6 +4,7 @@ class, which maps to its netmiko device_type. An unknown platform is an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -38,3 +39,24 @@ def driver_for(switch: Switch, options: DriverOptions | None = None, *,
     access = resolve_access(switch, known_hosts=known_hosts, verify_host_key=verify_host_key,
                             accept_new_host_keys=options.accept_new_host_keys if options else None)
     return make_driver(switch, access, options)
+
+
+class SwitchReach(Protocol):
+    """How to reach switches, as push, audit and capture options hold it: driver pacing, host-key verification and
+    extra known_hosts files."""
+
+    @property
+    def driver(self) -> DriverOptions: ...
+    @property
+    def verify_host_key(self) -> bool: ...
+    @property
+    def known_hosts(self) -> tuple[Path, ...]: ...
+
+
+def driver_factory(reach: SwitchReach) -> Callable[[Switch], SwitchDriver]:
+    """Drivers built by :func:`driver_for` from each switch's credential reference, reached as ``reach`` says."""
+
+    def make(switch: Switch) -> SwitchDriver:
+        return driver_for(switch, reach.driver, known_hosts=reach.known_hosts, verify_host_key=reach.verify_host_key)
+
+    return make
