@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,7 +35,7 @@ from fabricd.errors import FabricdError
 from fabricd.model import Switch
 from fabricd.nos.registry import spec_of
 from fabricd.nos.roles import RUNNING_CONFIG_COMMANDS
-from fabricd.platforms.base import DriverOptions
+from fabricd.platforms.registry import SwitchReach
 from fabricd.platforms.registry import driver_factory as registry_driver_factory
 from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.switch.replay import (
@@ -69,12 +69,8 @@ CaptureFactory = Callable[[Switch], CaptureDriver]
 
 
 @dataclass(frozen=True)
-class CaptureOptions:
-    """How to reach switches: driver pacing, host-key verification, extra known_hosts."""
-
-    driver: DriverOptions = field(default_factory=DriverOptions)
-    verify_host_key: bool = True
-    known_hosts: tuple[Path, ...] = ()
+class CaptureOptions(SwitchReach):
+    """How to reach the captured switches: driver pacing, host-key verification, extra known_hosts."""
 
 
 def driver_factory(options: CaptureOptions) -> CaptureFactory:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -19,7 +19,6 @@ from fabricd.capture import CaptureOptions, capture_all, driver_factory
 from fabricd.deploy.targets import select_targets
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
-from fabricd.platforms.base import DriverOptions
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stdout
 from .deploy_common import (
@@ -31,26 +30,17 @@ from .deploy_common import (
     ReadTimeoutOpt,
     SessionLogOpt,
     progress_bar,
+    switch_reach,
 )
+
+if TYPE_CHECKING:
+    from fabricd.capture import CaptureResult
+    from fabricd.capture.gnmi import GnmiCaptureResult
+
+    _Captured = CaptureResult | GnmiCaptureResult  # one device's result, over SSH or over gNMI
 
 OutOpt = Annotated[Path, typer.Option("--out", help="Replay folder to write (DIR/<device>/ and "
                                       "DIR/manifest.json; an earlier capture of the same device is replaced).")]
-
-
-class _Captured(Protocol):
-    """What both kinds of capture result (SSH commands, gNMI) have in common for the report."""
-
-    @property
-    def device(self) -> str: ...
-    @property
-    def platform(self) -> str: ...
-    @property
-    def ok(self) -> bool: ...
-    @property
-    def redactions(self) -> int: ...
-    @property
-    def error(self) -> str | None: ...
-    def to_json(self) -> dict[str, Any]: ...
 
 
 def _results_table(title: str, middle: tuple[str, str],
@@ -122,8 +112,8 @@ def capture_cmd(
     if gnmi:
         _capture_gnmi(fabric, [s.name for s in switches], out, read_timeout, output)
         return
-    opts = CaptureOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
-                          verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+    opts = switch_reach(CaptureOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
+                        session_log=session_log)
     text = output == OutputFormat.TEXT
     with progress_bar("capturing", len(switches), enabled=text and len(switches) > 1) as tick:
         results = capture_all(switches, out, driver_factory(opts), concurrency=concurrency, on_result=tick)

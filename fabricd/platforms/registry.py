@@ -5,6 +5,7 @@ class, which maps to its netmiko device_type. An unknown platform is an
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -41,16 +42,14 @@ def driver_for(switch: Switch, options: DriverOptions | None = None, *,
     return make_driver(switch, access, options)
 
 
-class SwitchReach(Protocol):
-    """How to reach switches, as push, audit and capture options hold it: driver pacing, host-key verification and
-    extra known_hosts files."""
+@dataclass(frozen=True)
+class SwitchReach:
+    """How to reach switches: driver pacing, host-key verification, extra known_hosts files. Push, audit and
+    capture options are one of these (:class:`fabricd.deploy.pipeline.PushOptions` adds how to push)."""
 
-    @property
-    def driver(self) -> DriverOptions: ...
-    @property
-    def verify_host_key(self) -> bool: ...
-    @property
-    def known_hosts(self) -> tuple[Path, ...]: ...
+    driver: DriverOptions = field(default_factory=DriverOptions)
+    verify_host_key: bool = True
+    known_hosts: tuple[Path, ...] = ()
 
 
 def driver_factory(reach: SwitchReach) -> Callable[[Switch], SwitchDriver]:
