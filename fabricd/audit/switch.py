@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,8 +42,9 @@ from fabricd.model import Fabric, Platform, Switch
 from fabricd.model.checks import by_code
 from fabricd.nos.registry import SPECS, AnySwitchIntent, SwitchIntentBuilder, spec_of
 from fabricd.platforms.access import Access
-from fabricd.platforms.base import ConfigDelta, DriverOptions
-from fabricd.platforms.registry import driver_class, driver_for
+from fabricd.platforms.base import ConfigDelta
+from fabricd.platforms.registry import SwitchReach, driver_class
+from fabricd.platforms.registry import driver_factory as registry_driver_factory
 from fabricd.platforms.secrets import Secret
 from fabricd.readers.switch.config_model import LosslessConfig, PortConfig
 from fabricd.readers.switch.empty import empty_parse_problem, has_content, has_rows, parsed_nothing
@@ -140,22 +141,13 @@ MAX_DRIFT = 20
 
 
 @dataclass(frozen=True)
-class AuditOptions:
-    """How to reach switches: driver pacing, host-key verification, extra known_hosts."""
-
-    driver: DriverOptions = field(default_factory=DriverOptions)
-    verify_host_key: bool = True
-    known_hosts: tuple[Path, ...] = ()
+class AuditOptions(SwitchReach):
+    """How to reach the audited switches: driver pacing, host-key verification, extra known_hosts."""
 
 
 def driver_factory(options: AuditOptions) -> ReadBackFactory:
     """Drivers built from each switch's credential reference (:mod:`fabricd.platforms.access`)."""
-
-    def make(switch: Switch) -> ReadBack:
-        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
-                          verify_host_key=options.verify_host_key)
-
-    return make
+    return registry_driver_factory(options)
 
 
 class ReplayReadBack:

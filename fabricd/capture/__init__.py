@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,8 +34,8 @@ from fabricd.collectors.switch import PLATFORMS, SwitchTarget, commands_for
 from fabricd.errors import FabricdError
 from fabricd.model import Switch
 from fabricd.nos.registry import spec_of
-from fabricd.platforms.base import DriverOptions
-from fabricd.platforms.registry import driver_for
+from fabricd.platforms.registry import SwitchReach
+from fabricd.platforms.registry import driver_factory as registry_driver_factory
 from fabricd.readers.switch.empty import cli_error
 from fabricd.readers.switch.replay import (
     RUNNING_CONFIG,
@@ -68,21 +68,13 @@ CaptureFactory = Callable[[Switch], CaptureDriver]
 
 
 @dataclass(frozen=True)
-class CaptureOptions:
-    """How to reach switches: driver pacing, host-key verification, extra known_hosts."""
-
-    driver: DriverOptions = field(default_factory=DriverOptions)
-    verify_host_key: bool = True
-    known_hosts: tuple[Path, ...] = ()
+class CaptureOptions(SwitchReach):
+    """How to reach the captured switches: driver pacing, host-key verification, extra known_hosts."""
 
 
 def driver_factory(options: CaptureOptions) -> CaptureFactory:
     """Drivers built from each switch's credential reference, host keys verified unless told not to."""
-    def make(switch: Switch) -> CaptureDriver:
-        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
-                          verify_host_key=options.verify_host_key)
-
-    return make
+    return registry_driver_factory(options)
 
 
 @dataclass(frozen=True)

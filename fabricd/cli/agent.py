@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from fabricd import settings
 from fabricd.collectors.httplimits import ConnLimits
-from fabricd.collectors.server import bind_error, listen_option
+from fabricd.collectors.server import listen_option
 from fabricd.collectors.webconfig import load_web_config
 from fabricd.errors import UsageError
 from fabricd.service.agent import DEFAULT_AGENT_LISTEN, Agent, AgentOptions, Mode, default_cache_dir
@@ -25,7 +25,7 @@ from .common import (
     check_root,
     emit_json,
     inventory_path,
-    run_until_stopped,
+    serve_in_foreground,
     stderr,
     stdout,
 )
@@ -130,21 +130,10 @@ def agent_cmd(
                            "intent (cached)", highlight=False)
         raise typer.Exit({"compliant": ExitCode.OK, "applied": ExitCode.OK, "drift": ExitCode.FINDINGS}.get(
             rec.result, ExitCode.TARGETS_FAILED))
-    try:
-        agent.start()
-    except OSError as exc:
-        raise bind_error(listen, exc) from exc
-    assert agent.server is not None
-    err = stderr()
-    if agent.server.exposed:
-        err.print(f"[yellow]warning:[/] serving on {options.listen[0]} without TLS or authentication; give "
-                  "--web-config", highlight=False)
-    err.print(f"fabricd agent {host} ({mode}) on {agent.server.base_url}; intent {src}; every {interval:g} s",
-              highlight=False)
-    run_until_stopped(agent.stop, duration)
-    if output == OutputFormat.JSON:
-        emit_json(agent.status())
-    err.print("fabricd agent stopped", highlight=False)
+    serve_in_foreground(
+        agent, name="agent", listen=listen, bind_host=options.listen[0], duration=duration, output=output,
+        banner=lambda url: f"fabricd agent {host} ({mode}) on {url}; intent {src}; every {interval:g} s",
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -19,7 +19,6 @@ from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, rea
 from fabricd.deploy.targets import select_targets
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
-from fabricd.platforms.base import DriverOptions
 from fabricd.usecases import host as host_use
 
 from .common import (
@@ -31,7 +30,14 @@ from .common import (
     inventory_path,
     stderr,
 )
-from .deploy_common import AcceptNewHostKeysOpt, InsecureOpt, KnownHostsOpt, ReadTimeoutOpt, SessionLogOpt
+from .deploy_common import (
+    AcceptNewHostKeysOpt,
+    InsecureOpt,
+    KnownHostsOpt,
+    ReadTimeoutOpt,
+    SessionLogOpt,
+    switch_reach,
+)
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, host_target
 from .host_fanout import (
     ConnectTimeoutOpt,
@@ -112,9 +118,8 @@ def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, j
         raise UsageError("audit switch: --device is missing", hint="name the switch to audit, e.g. "
                          "`fabricd audit switch --device leaf1-sonic` (repeatable)")
     fabric = load_inventory(inventory_path(inventory)).fabric
-    opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
-                                      accept_new_host_keys=accept_new_host_keys),
-                        verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+    opts = switch_reach(AuditOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
+                        session_log=session_log, accept_new_host_keys=accept_new_host_keys)
     factory = replay_factory(replay) if replay is not None else driver_factory(opts)
     reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir)
                for sw in select_targets(fabric, device)]
@@ -149,9 +154,8 @@ def audit_cabling_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, 
     if host_lldp is not None and not host_lldp.is_dir():
         raise UsageError(f"--host-lldp {host_lldp}: not a folder",
                          hint="give a folder holding <host>.json files, each a host's `lldpctl -f json` output")
-    opts = AuditOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
-                                      accept_new_host_keys=accept_new_host_keys),
-                        verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+    opts = switch_reach(AuditOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
+                        session_log=session_log, accept_new_host_keys=accept_new_host_keys)
     factory = replay_factory(replay) if replay is not None else driver_factory(opts)
     observed = read_all(select_targets(fabric, device or ()), factory, concurrency=concurrency)
     if host_lldp is not None:

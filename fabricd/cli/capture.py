@@ -7,8 +7,9 @@ Exit codes: 0 every device captured, 2 bad input, 3 some devices failed (the oth
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -18,7 +19,6 @@ from fabricd.capture import CaptureOptions, capture_all, driver_factory
 from fabricd.deploy.targets import select_targets
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric
-from fabricd.platforms.base import DriverOptions
 
 from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stdout
 from .deploy_common import (
@@ -30,10 +30,44 @@ from .deploy_common import (
     ReadTimeoutOpt,
     SessionLogOpt,
     progress_bar,
+    switch_reach,
 )
+
+if TYPE_CHECKING:
+    from fabricd.capture import CaptureResult
+    from fabricd.capture.gnmi import GnmiCaptureResult
+
+    _Captured = CaptureResult | GnmiCaptureResult  # one device's result, over SSH or over gNMI
 
 OutOpt = Annotated[Path, typer.Option("--out", help="Replay folder to write (DIR/<device>/ and "
                                       "DIR/manifest.json; an earlier capture of the same device is replaced).")]
+
+
+def _results_table(title: str, middle: tuple[str, str],
+                   rows: Sequence[tuple[_Captured, tuple[str, str]]]) -> Table:
+    """One row per device: device, platform, status, the kind's own two columns, redactions, error."""
+    table = Table(title=title)
+    for col in ("device", "platform", "status", *middle, "redacted", "error"):
+        table.add_column(col, overflow="fold")
+    for r, cells in rows:
+        table.add_row(r.device, r.platform, "[green]captured[/]" if r.ok else "[red]failed[/]", *cells,
+                      str(r.redactions), escape(r.error or ""))
+    return table
+
+
+def _report(out: Path, results: Sequence[_Captured], table: Table, output: OutputFormat, *,
+            footer: str | None = None) -> None:
+    """The results as JSON (``--output json``) or as the table and its footer; exit 3 when a device failed."""
+    failed = sum(not r.ok for r in results)
+    if output != OutputFormat.TEXT:
+        emit_json({"out": str(out), "results": [r.to_json() for r in results], "failed": failed})
+    else:
+        console = stdout()
+        console.print(table)
+        if footer is not None:
+            console.print(footer, highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
 
 
 def _capture_gnmi(fabric: Fabric, names: list[str], out: Path, timeout_s: float, output: OutputFormat) -> None:
@@ -42,19 +76,9 @@ def _capture_gnmi(fabric: Fabric, names: list[str], out: Path, timeout_s: float,
 
     results = capture_gnmi(switch_targets(fabric, names, option="device"), out, gnmi_endpoint_factory(fabric),
                            timeout_s=timeout_s)
-    failed = [r for r in results if not r.ok]
-    if output != OutputFormat.TEXT:
-        emit_json({"out": str(out), "results": [r.to_json() for r in results], "failed": len(failed)})
-    else:
-        table = Table(title=f"fabricd capture --gnmi -> {escape(str(out))}")
-        for col in ("device", "platform", "status", "groups", "notifications", "redacted", "error"):
-            table.add_column(col, overflow="fold")
-        for r in results:
-            table.add_row(r.device, r.platform, "[green]captured[/]" if r.ok else "[red]failed[/]", str(r.groups),
-                          str(r.notifications), str(r.redactions), escape(r.error or ""))
-        stdout().print(table)
-    if failed:
-        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    table = _results_table(f"fabricd capture --gnmi -> {escape(str(out))}", ("groups", "notifications"),
+                           [(r, (str(r.groups), str(r.notifications))) for r in results])
+    _report(out, results, table, output)
 
 
 def capture_cmd(
@@ -88,29 +112,17 @@ def capture_cmd(
     if gnmi:
         _capture_gnmi(fabric, [s.name for s in switches], out, read_timeout, output)
         return
-    opts = CaptureOptions(DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log),
-                          verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()))
+    opts = switch_reach(CaptureOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
+                        session_log=session_log)
     text = output == OutputFormat.TEXT
     with progress_bar("capturing", len(switches), enabled=text and len(switches) > 1) as tick:
         results = capture_all(switches, out, driver_factory(opts), concurrency=concurrency, on_result=tick)
-    failed = [r for r in results if not r.ok]
-    if not text:
-        emit_json({"out": str(out), "results": [r.to_json() for r in results], "failed": len(failed)})
-    else:
-        table = Table(title=f"fabricd capture -> {escape(str(out))}")
-        for col in ("device", "platform", "status", "NOS version", "commands", "redacted", "error"):
-            table.add_column(col, overflow="fold")
-        for r in results:
-            status = "[green]captured[/]" if r.ok else "[red]failed[/]"
-            table.add_row(r.device, r.platform, status, escape(r.nos_version or "-"), str(r.commands),
-                          str(r.redactions), escape(r.error or ""))
-        console = stdout()
-        console.print(table)
-        console.print(f"{len(results) - len(failed)} of {len(results)} switches captured into {out}; replay "
-                      f"with `fabricd export switches --replay {out}` or `fabricd audit switch --replay {out}`",
-                      highlight=False, soft_wrap=True)
-    if failed:
-        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    table = _results_table(f"fabricd capture -> {escape(str(out))}", ("NOS version", "commands"),
+                           [(r, (escape(r.nos_version or "-"), str(r.commands))) for r in results])
+    ok = sum(r.ok for r in results)
+    _report(out, results, table, output,
+            footer=f"{ok} of {len(results)} switches captured into {out}; replay with `fabricd export switches "
+                   f"--replay {out}` or `fabricd audit switch --replay {out}`")
 
 
 def register(app: typer.Typer) -> None:

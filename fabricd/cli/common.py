@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from enum import IntEnum, StrEnum
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol
 
 import typer
 from rich.console import Console
@@ -22,6 +22,9 @@ from rich.markup import escape
 
 from fabricd import settings
 from fabricd.errors import FabricdError, Fix, UsageError
+
+if TYPE_CHECKING:
+    from fabricd.service.api import ApiServer
 
 
 class ExitCode(IntEnum):
@@ -228,6 +231,39 @@ def run_until_stopped(stop: Callable[[], None], duration: float | None = None) -
         for s, h in old.items():
             signal.signal(s, h)
         stop()
+
+
+class ForegroundService(Protocol):
+    """What :func:`serve_in_foreground` runs: ``fabricd serve``'s Service and ``fabricd agent``'s Agent."""
+
+    server: ApiServer | None
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def status(self) -> dict[str, Any]: ...
+
+
+def serve_in_foreground(service: ForegroundService, *, name: str, listen: str, bind_host: str,
+                        banner: Callable[[str], str], duration: float | None, output: OutputFormat) -> None:
+    """Start a long-running command's service (a ``--listen`` that cannot be bound is a usage error), warn when it
+    serves a non-loopback address in the clear, print its banner (given the base URL), run it until SIGTERM/SIGINT
+    or ``duration``, then print the final status (``--output json``) and that it stopped."""
+    from fabricd.collectors.server import bind_error
+
+    try:
+        service.start()
+    except OSError as exc:
+        raise bind_error(listen, exc) from exc
+    assert service.server is not None
+    err = stderr()
+    if service.server.exposed:
+        err.print(f"[yellow]warning:[/] serving on {bind_host} without TLS or authentication; give --web-config",
+                  highlight=False)
+    err.print(banner(service.server.base_url), highlight=False)
+    run_until_stopped(service.stop, duration)
+    if output == OutputFormat.JSON:
+        emit_json(service.status())
+    err.print(f"fabricd {name} stopped", highlight=False)
 
 
 def fix_line(fix: Fix) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.markup import escape
@@ -20,6 +20,9 @@ from .common import stderr, with_fixes
 if TYPE_CHECKING:  # imported where used: the pipeline pulls in every NOS and netmiko, which the commands that
     # only share this module's options (export, watch, serve, audit) do not need to start
     from fabricd.deploy.pipeline import PushOptions
+    from fabricd.platforms.registry import SwitchReach
+
+_Reach = TypeVar("_Reach", bound="SwitchReach")
 
 DeviceOpt = Annotated[
     list[str] | None,
@@ -80,6 +83,17 @@ SessionLogOpt = Annotated[
 ]
 
 
+def switch_reach(cls: type[_Reach], *, known_hosts: list[Path] | None, insecure: bool, read_timeout: float,
+                 session_log: Path | None, accept_new_host_keys: Path | None = None, **how: Any) -> _Reach:
+    """The options of a command that reaches switches over SSH (``cls``: push, audit or capture options) from its
+    shared flags; ``how`` holds the fields of the command's own (push: dry_run, concurrency, confirm_timeout_s)."""
+    from fabricd.platforms.base import DriverOptions
+
+    driver = DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
+                           accept_new_host_keys=accept_new_host_keys)
+    return cls(driver=driver, verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()), **how)
+
+
 def push_options(
     *,
     concurrency: int,
@@ -92,17 +106,10 @@ def push_options(
     accept_new_host_keys: Path | None = None,
 ) -> PushOptions:
     from fabricd.deploy.pipeline import PushOptions
-    from fabricd.platforms.base import DriverOptions
 
-    return PushOptions(
-        dry_run=dry_run,
-        concurrency=concurrency,
-        confirm_timeout_s=confirm_timeout_s,
-        driver=DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
-                             accept_new_host_keys=accept_new_host_keys),
-        verify_host_key=not insecure,
-        known_hosts=tuple(known_hosts or ()),
-    )
+    return switch_reach(PushOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
+                        session_log=session_log, accept_new_host_keys=accept_new_host_keys, dry_run=dry_run,
+                        concurrency=concurrency, confirm_timeout_s=confirm_timeout_s)
 
 
 @contextmanager

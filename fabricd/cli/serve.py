@@ -11,7 +11,7 @@ import typer
 
 from fabricd.collectors.httplimits import ConnLimits
 from fabricd.collectors.nic_config import CONFIG_INTERVAL_S
-from fabricd.collectors.server import bind_error, listen_option
+from fabricd.collectors.server import listen_option
 from fabricd.collectors.switch import Backoff
 from fabricd.collectors.webconfig import load_web_config
 from fabricd.inventory import load_inventory
@@ -23,10 +23,8 @@ from .common import (
     InventoryArg,
     OutputFormat,
     OutputOpt,
-    emit_json,
     inventory_path,
-    run_until_stopped,
-    stderr,
+    serve_in_foreground,
     webhook_urls,
 )
 from .deploy_common import InsecureOpt
@@ -111,7 +109,6 @@ def serve_cmd(
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(name)s: %(message)s",
                             stream=sys.stderr)
-    err = stderr()
     address = listen_option(listen, DEFAULT_LISTEN)
     replica = resolve_shard(shard, shard_from_hostname)
     inv = load_inventory(inventory_path(inventory))
@@ -129,24 +126,13 @@ def serve_cmd(
         config_interval_s=config_interval, limits=conn_limits(max_connections, header_timeout),
     )
     service = Service(inv, options)
-    try:
-        service.start()
-    except OSError as exc:
-        raise bind_error(listen, exc) from exc
-    assert service.server is not None
-    if service.server.exposed:
-        err.print(f"[yellow]warning:[/] serving on {address[0]} without TLS or authentication; give --web-config",
-                  highlight=False)
-    err.print(
-        f"fabricd serve on {service.server.base_url} (/metrics /healthz /status /events); watching "
-        f"{', '.join(s.name for s in service.watchdog.sources)}; detection {params.detection_ms} ms, "
-        f"restoration {params.restoration_ms} ms, poll {params.poll_ms} ms",
-        highlight=False,
+    serve_in_foreground(
+        service, name="serve", listen=listen, bind_host=address[0], duration=duration, output=output,
+        banner=lambda url: (
+            f"fabricd serve on {url} (/metrics /healthz /status /events); watching "
+            f"{', '.join(s.name for s in service.watchdog.sources)}; detection {params.detection_ms} ms, "
+            f"restoration {params.restoration_ms} ms, poll {params.poll_ms} ms"),
     )
-    run_until_stopped(service.stop, duration)
-    if output == OutputFormat.JSON:
-        emit_json(service.status())
-    err.print("fabricd serve stopped", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from fabricd.errors import FabricdError
 from fabricd.readers.counter_names import FEC_CORRECTED_BITS, FEC_CORRECTED_CODEWORDS, FEC_UNCORRECTABLE_CODEWORDS
@@ -67,6 +67,8 @@ FEC_BITS = MetricSpec("fabricd_nic_fec_corrected_bits_total", "counter",
 OPTICS = {"temperature_celsius": OPTIC_TEMPERATURE, "voltage_volts": OPTIC_VOLTAGE, "rx_power_dbm": OPTIC_RX_POWER,
           "tx_power_dbm": OPTIC_TX_POWER, "bias_amperes": OPTIC_BIAS}
 FEC_STATS = {"fec_corrected_codewords": FEC_CORRECTED, "fec_uncorrectable_codewords": FEC_UNCORRECTABLE}
+
+_T = TypeVar("_T")
 
 
 def _read(path: str) -> str | None:
@@ -137,29 +139,31 @@ class LinkCollector:
         live = self.text.module(ifname) if suffix == "module" else self.text.fec(ifname)
         return live, ("ethtool -m " if suffix == "module" else "ethtool -I --show-fec ") + ifname
 
-    def _optics(self, scrape: Scrape, ifname: str) -> None:
-        module, where = self._source(ifname, "module")
-        if module is None:
-            return
+    def _parsed(self, scrape: Scrape, ifname: str, suffix: str, parse: Callable[[str, str], _T], *,
+                missing: Callable[[], None] | None = None) -> _T | None:
+        """An interface's ``.module``/``.fec`` text parsed; None when it has none (after calling ``missing``) or
+        when it does not parse (a problem naming where the text came from)."""
+        text, where = self._source(ifname, suffix)
+        if text is None:
+            if missing is not None:
+                missing()
+            return None
         try:
-            readings = parse_ethtool_module(module, ifname)
+            return parse(text, ifname)
         except FabricdError as exc:
             scrape.problem(f"{where}: {exc}")
-            return
-        for o in readings:
+            return None
+
+    def _optics(self, scrape: Scrape, ifname: str) -> None:
+        readings = self._parsed(scrape, ifname, "module", parse_ethtool_module)
+        for o in readings or ():
             if o.value is not None:
                 labels = (ifname,) if o.lane is None else (ifname, str(o.lane))
                 scrape.family(OPTICS[o.quantity]).add(labels, o.value)
 
     def _fec(self, scrape: Scrape, ifname: str) -> None:
-        fec, where = self._source(ifname, "fec")
-        if fec is None:
-            self._stats_fec(scrape, ifname)
-            return
-        try:
-            state = parse_ethtool_fec(fec, ifname)
-        except FabricdError as exc:
-            scrape.problem(f"{where}: {exc}")
+        state = self._parsed(scrape, ifname, "fec", parse_ethtool_fec, missing=lambda: self._stats_fec(scrape, ifname))
+        if state is None:
             return
         if state.active:
             scrape.family(FEC_MODE).add((ifname, state.active), 1)

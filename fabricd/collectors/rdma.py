@@ -253,13 +253,18 @@ class _Families:
                 self.saturated.add((name, ps, counter), 1)
             key: RdmaKey
             for key, value in port.normalised().items():
-                entry = _BY_COUNTER.get(key.counter)
-                if entry is None:
-                    continue
-                spec, layout_kind = entry
-                self.families[spec.name].samples.append((_labels(name, ps, key, layout_kind), value))
+                self.counter(name, ps, key, value)
             for counter, value in port.unmapped_hw_counters().items():
                 self.other.samples.append(((name, ps, counter), value))
+
+    def counter(self, device: str, port: str, key: RdmaKey, value: int) -> bool:
+        """A normalised counter's sample in its family; False (nothing added) for a counter with no family."""
+        entry = _BY_COUNTER.get(key.counter)
+        if entry is None:
+            return False
+        spec, layout_kind = entry
+        self.families[spec.name].samples.append((_labels(device, port, key, layout_kind), value))
+        return True
 
 
 class RdmaCollector:
@@ -309,7 +314,7 @@ class RdmaCollector:
         self.files.forget_others(seen)
         for gone in [n for n in self._routes if n not in seen]:
             del self._routes[gone]
-        self._collect_bundle(scrape, seen, out.families, out.other)
+        self._collect_bundle(scrape, seen, out)
 
     def _layout_routes(self, name: str, layout: DeviceLayout) -> tuple[_PortRoutes, ...]:
         """The precomputed samples of a device's layout, rebuilt when the layout changes."""
@@ -318,7 +323,7 @@ class RdmaCollector:
             cached = self._routes[name] = (layout, _routes(layout))
         return cached[1]
 
-    def _collect_bundle(self, scrape: Scrape, seen: set[str], families: dict[str, Family], other: Family) -> None:
+    def _collect_bundle(self, scrape: Scrape, seen: set[str], out: _Families) -> None:
         """hw counters of devices that have no sysfs under the root, from a bundle's ``rdma statistic show`` text
         (``<root>/rdma/statistic.txt``, readers/rdma_stat.py): the same metric names as from sysfs. A file that
         does not parse is a problem (collector success 0) with the reader's located message."""
@@ -344,10 +349,7 @@ class RdmaCollector:
             ps = str(rec.port)
             for counter, value in rec.counters.items():
                 meaning = HW_COUNTER_MAP.get(counter)
-                entry = _BY_COUNTER.get(meaning[0]) if meaning is not None else None
-                if meaning is None or entry is None:
-                    if counter not in NOT_COUNTERS:
-                        other.samples.append(((rec.device, ps, counter), value))
+                if meaning is not None and out.counter(rec.device, ps, RdmaKey(*meaning), value):
                     continue
-                key = RdmaKey(meaning[0], meaning[1], meaning[2])
-                families[entry[0].name].samples.append((_labels(rec.device, ps, key, entry[1]), value))
+                if counter not in NOT_COUNTERS:
+                    out.other.samples.append(((rec.device, ps, counter), value))

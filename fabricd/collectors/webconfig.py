@@ -211,17 +211,23 @@ def _is_bcrypt(hashed: str) -> bool:
     return _BCRYPT.fullmatch(hashed) is not None
 
 
+def _check_section(p: Path, name: str, value: Any, keys: set[str], hint: str) -> None:
+    """A section of the file must be a mapping of the keys exporter-toolkit knows there (the first unknown one, in
+    sorted order, is named)."""
+    if not isinstance(value, dict):
+        raise _fail(p, name, "expected a mapping", hint)
+    unknown = set(value) - keys
+    if unknown:
+        raise _fail(p, f"{name}.{sorted(map(str, unknown))[0]}", "unknown key",
+                    f"expected one of {', '.join(sorted(keys))}")
+
+
 def _http_server_config(p: Path, http: Any) -> dict[str, str]:
     """``http_server_config``: the response headers exporter-toolkit allows; ``http2`` only as false (this server
     speaks HTTP/1.1). Anything else is refused, never accepted and ignored."""
     if http is None:
         return {}
-    if not isinstance(http, dict):
-        raise _fail(p, "http_server_config", "expected a mapping", "give headers: and/or http2:")
-    unknown = set(http) - _HTTP_KEYS
-    if unknown:
-        raise _fail(p, f"http_server_config.{sorted(map(str, unknown))[0]}", "unknown key",
-                    f"expected one of {', '.join(sorted(_HTTP_KEYS))}")
+    _check_section(p, "http_server_config", http, _HTTP_KEYS, "give headers: and/or http2:")
     if "http2" in http and http["http2"] is not False:
         raise _fail(p, "http_server_config.http2", f"{http['http2']!r} is not supported",
                     "fabricd's exporter serves HTTP/1.1 only: remove http2 or set it to false")
@@ -243,12 +249,7 @@ def _http_server_config(p: Path, http: Any) -> dict[str, str]:
 
 
 def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
-    if not isinstance(tls, dict):
-        raise _fail(p, "tls_server_config", "expected a mapping", "give cert_file and key_file")
-    unknown = set(tls) - _TLS_KEYS
-    if unknown:
-        raise _fail(p, f"tls_server_config.{sorted(unknown)[0]}", "unknown key",
-                    f"expected one of {', '.join(sorted(_TLS_KEYS))}")
+    _check_section(p, "tls_server_config", tls, _TLS_KEYS, "give cert_file and key_file")
     for key in ("cert_file", "key_file"):
         if not tls.get(key):
             raise _fail(p, f"tls_server_config.{key}", "missing", "give the PEM certificate and key paths")

@@ -22,13 +22,13 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from fabricd.errors import DriverError, FabricdError, Fix
 from fabricd.model import Switch
-from fabricd.platforms.base import ConnectionLostError, DriverOptions, SwitchDriver
-from fabricd.platforms.registry import driver_for
+from fabricd.platforms.base import ConnectionLostError, SwitchDriver
+from fabricd.platforms.registry import SwitchReach
+from fabricd.platforms.registry import driver_factory as registry_driver_factory
 
 from .result import DriftResult, PushReport, TargetResult, TargetState
 from .targets import plan_batches
@@ -40,27 +40,20 @@ ResultCallback = Callable[[TargetResult], None]
 
 
 @dataclass(frozen=True)
-class PushOptions:
-    """How to push. ``confirm_timeout_s``: commit-confirm timer on platforms that have one (0 = plain commit);
-    ``concurrency``: switches worked on at once (1-1024); ``replace``: remove owned config the intent lacks."""
+class PushOptions(SwitchReach):
+    """How to push, and how to reach the switches (:class:`~fabricd.platforms.registry.SwitchReach`).
+    ``confirm_timeout_s``: commit-confirm timer on platforms that have one (0 = plain commit); ``concurrency``:
+    switches worked on at once (1-1024); ``replace``: remove owned config the intent lacks."""
 
     dry_run: bool = False
     concurrency: int = 32
     confirm_timeout_s: int = 120
     replace: bool = True
-    driver: DriverOptions = field(default_factory=DriverOptions)
-    verify_host_key: bool = True
-    known_hosts: tuple[Path, ...] = ()
 
 
 def default_factory(options: PushOptions) -> DriverFactory:
     """Drivers built from each switch's credential reference (see :mod:`fabricd.platforms.access`)."""
-
-    def factory(switch: Switch) -> SwitchDriver:
-        return driver_for(switch, options.driver, known_hosts=options.known_hosts,
-                          verify_host_key=options.verify_host_key)
-
-    return factory
+    return registry_driver_factory(options)
 
 
 def _close(driver: SwitchDriver | None) -> None:

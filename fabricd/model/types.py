@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import StrEnum
 from ipaddress import IPv4Interface, IPv4Network
 from typing import Annotated
@@ -42,42 +43,46 @@ def rule_error(what: str, expected: str, hint: str) -> PydanticCustomError:
     return PydanticCustomError("fabricd_rule", "{what}", {"what": what, "expected": expected, "hint": hint})
 
 
-def _safe(value: str) -> str:
-    if not _SAFE_NAME.fullmatch(value):
-        raise rule_error(
-            "not a safe name: it reaches device CLIs and shell lines",
-            "1-64 letters, digits and _ . : / @ + -, starting with a letter or digit, on one line",
-            "rename it with those characters only (no spaces, quotes, control characters or line breaks)",
-        )
-    return value
+def _name_rule(pattern: re.Pattern[str], what: str, expected: str, hint: str, *,
+               refuse: Callable[[str], bool] = lambda value: False) -> Callable[[str], str]:
+    """A validator of a name that must ``fullmatch`` ``pattern`` (and not be one ``refuse`` picks out); anything
+    else is a :func:`rule_error` saying what, expected and how to fix it."""
+
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value) or refuse(value):
+            raise rule_error(what, expected, hint)
+        return value
+
+    return check
 
 
-def _component(value: str) -> str:
-    if not _COMPONENT_NAME.fullmatch(value) or ".." in value:
-        raise rule_error(
-            "not a device name: it names files (render output, session logs, snapshots), so it must be one path "
-            "component",
-            "1-64 letters, digits and _ . : @ + -, starting with a letter or digit, without '/' or '..'",
-            "rename the device with those characters only",
-        )
-    return value
-
+_safe = _name_rule(
+    _SAFE_NAME,
+    "not a safe name: it reaches device CLIs and shell lines",
+    "1-64 letters, digits and _ . : / @ + -, starting with a letter or digit, on one line",
+    "rename it with those characters only (no spaces, quotes, control characters or line breaks)",
+)
+_component = _name_rule(
+    _COMPONENT_NAME,
+    "not a device name: it names files (render output, session logs, snapshots), so it must be one path "
+    "component",
+    "1-64 letters, digits and _ . : @ + -, starting with a letter or digit, without '/' or '..'",
+    "rename the device with those characters only",
+    refuse=lambda value: ".." in value,
+)
 
 # the kernel also takes a leading '-', which ip, ethtool and dcb would read as an option in a host script
 _IFNAME = re.compile(r"[A-Za-z0-9_.@+][A-Za-z0-9_.@+-]{0,14}")
 
-
-def _ifname(value: str) -> str:
-    # the kernel's dev_valid_name(): 1-15 bytes, not "." or "..", no '/', ':' or whitespace
-    if not _IFNAME.fullmatch(value) or value in (".", ".."):
-        raise rule_error(
-            "not a Linux interface name (the kernel refuses '/', ':' and whitespace; it names a /sys/class/net "
-            "directory)",
-            "1-15 letters, digits and _ . @ + -, not starting with '-', not '.' or '..'",
-            "use the name `ip link` shows for the NIC",
-        )
-    return value
-
+# the kernel's dev_valid_name(): 1-15 bytes, not "." or "..", no '/', ':' or whitespace
+_ifname = _name_rule(
+    _IFNAME,
+    "not a Linux interface name (the kernel refuses '/', ':' and whitespace; it names a /sys/class/net "
+    "directory)",
+    "1-15 letters, digits and _ . @ + -, not starting with '-', not '.' or '..'",
+    "use the name `ip link` shows for the NIC",
+    refuse=lambda value: value in (".", ".."),
+)
 
 Name = Annotated[str, AfterValidator(_safe), Field(
     description="An identifier safe on a CLI line", json_schema_extra={"pattern": f"^{_SAFE_NAME.pattern}$"})]
@@ -90,17 +95,12 @@ DeviceName = Annotated[str, AfterValidator(_component), Field(
 
 # 'switch:port' (the colon itself is checked by validate, which names the switches and ports it expected)
 _ENDPOINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,128}")
-
-
-def _endpoint(value: str) -> str:
-    if not _ENDPOINT.fullmatch(value):
-        raise rule_error(
-            "not a 'switch:port' endpoint of safe names: it reaches device CLIs and shell lines",
-            "a switch name, a colon and a port name (letters, digits and _ . : / @ + -), on one line",
-            "write it as switch:port, e.g. leaf1:Ethernet0",
-        )
-    return value
-
+_endpoint = _name_rule(
+    _ENDPOINT,
+    "not a 'switch:port' endpoint of safe names: it reaches device CLIs and shell lines",
+    "a switch name, a colon and a port name (letters, digits and _ . : / @ + -), on one line",
+    "write it as switch:port, e.g. leaf1:Ethernet0",
+)
 
 Endpoint = Annotated[str, AfterValidator(_endpoint), Field(
     description="A switch port as 'switch:port'", json_schema_extra={"pattern": f"^{_ENDPOINT.pattern}$"})]

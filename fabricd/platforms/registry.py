@@ -4,6 +4,8 @@ class, which maps to its netmiko device_type. An unknown platform is an
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -38,3 +40,22 @@ def driver_for(switch: Switch, options: DriverOptions | None = None, *,
     access = resolve_access(switch, known_hosts=known_hosts, verify_host_key=verify_host_key,
                             accept_new_host_keys=options.accept_new_host_keys if options else None)
     return make_driver(switch, access, options)
+
+
+@dataclass(frozen=True)
+class SwitchReach:
+    """How to reach switches: driver pacing, host-key verification, extra known_hosts files. Push, audit and
+    capture options are one of these (:class:`fabricd.deploy.pipeline.PushOptions` adds how to push)."""
+
+    driver: DriverOptions = field(default_factory=DriverOptions)
+    verify_host_key: bool = True
+    known_hosts: tuple[Path, ...] = ()
+
+
+def driver_factory(reach: SwitchReach) -> Callable[[Switch], SwitchDriver]:
+    """Drivers built by :func:`driver_for` from each switch's credential reference, reached as ``reach`` says."""
+
+    def make(switch: Switch) -> SwitchDriver:
+        return driver_for(switch, reach.driver, known_hosts=reach.known_hosts, verify_host_key=reach.verify_host_key)
+
+    return make

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,13 +106,20 @@ def _plan(target: HostTarget, backends: list[HostBackend], *, prerequisites: boo
     return HostPlan(host=target.intent.host, steps=steps, prerequisites=prereqs)
 
 
-def plan_host(target: HostTarget) -> HostPlan:
-    """What an apply would change (nothing is written), with the NICs' prerequisites apply does not set."""
+@contextmanager
+def _backends(target: HostTarget) -> Iterator[list[HostBackend]]:
+    """The target's host backends, open for the length of one use case and closed after it."""
     backends = open_backends(target.root, target.netns, target.skip)
     try:
-        return _plan(target, backends)
+        yield backends
     finally:
         close_backends(backends)
+
+
+def plan_host(target: HostTarget) -> HostPlan:
+    """What an apply would change (nothing is written), with the NICs' prerequisites apply does not set."""
+    with _backends(target) as backends:
+        return _plan(target, backends)
 
 
 def sources_of(target: HostTarget, backends: list[HostBackend]) -> dict[Backend, str]:
@@ -129,11 +137,8 @@ def _audit(target: HostTarget, backends: list[HostBackend]) -> AuditReport:
 
 def audit_host(target: HostTarget) -> AuditReport:
     """Compare the host with its intent (nothing is written)."""
-    backends = open_backends(target.root, target.netns, target.skip)
-    try:
+    with _backends(target) as backends:
         return _audit(target, backends)
-    finally:
-        close_backends(backends)
 
 
 def apply_host(request: HostApplyRequest) -> HostApplyResult:
@@ -142,8 +147,7 @@ def apply_host(request: HostApplyRequest) -> HostApplyResult:
     Raises :class:`~fabricd.hosts.lock.LockBusy` when the lock stays held past ``lock_wait_s``.
     """
     target = request.target
-    backends = open_backends(target.root, target.netns, target.skip)
-    try:
+    with _backends(target) as backends:
         plan = _plan(target, backends)
         if not plan.steps:
             return HostApplyResult(plan=plan)
@@ -156,5 +160,3 @@ def apply_host(request: HostApplyRequest) -> HostApplyResult:
             report = apply_all(backends, plan)
             after = _audit(target, backends) if request.audit_after else None
         return HostApplyResult(plan=plan, report=report, snapshot=saved, audit=after)
-    finally:
-        close_backends(backends)
