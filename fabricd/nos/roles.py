@@ -41,7 +41,7 @@ documented names, and public text that is not known to come from a device (a tes
 mock database)."""
 
 
-def _host(name: str, command: str, parser: str, captures: Iterable[str], unverified: str | None = None,
+def _host(name: str, command: str, parser: str, captures: Iterable[str], *, unverified: str | None = None,
           used_by: str = "export") -> Role:
     return Role("host", name, command, parser, used_by, tuple(captures), unverified)
 
@@ -58,7 +58,7 @@ def host_roles() -> list[Role]:
     prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4", "mlxsw_spectrum": "mlxsw"}
     ethtool = [
         _host(f"ethtool-S-{driver}", f"ethtool -S <if> (driver {driver})", "fabricd.readers.ethtool.normalise",
-              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",), names.unverified)
+              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",), unverified=names.unverified)
         for driver, names in DRIVER_NAMES.items()
     ]
     return [
@@ -66,7 +66,7 @@ def host_roles() -> list[Role]:
         _host("ethtool-S-unmapped", "ethtool -S <if> (a driver without a name map: raw names only)",
               "fabricd.readers.ethtool.parse_ethtool_stats", ("readers/ethtool/ethtool-S-*.txt",)),
         _host("ethtool-i", "ethtool -i <if>", "fabricd.readers.ethtool.parse_ethtool_info", (),
-              "no real `ethtool -i` capture in tests/golden/readers (the replay roots write the documented "
+              unverified="no real `ethtool -i` capture in tests/golden/readers (the replay roots write the documented "
               "`driver:`/`firmware-version:` lines)"),
         _host("sysfs-ib-counters", "/sys/class/infiniband/<dev>/ports/<p>/counters[_ext]",
               "fabricd.readers.rdma.read_rdma", ("readers/sysfs/node_exporter-sys", "readers/sysfs/procfs-testdata")),
@@ -77,12 +77,13 @@ def host_roles() -> list[Role]:
               "fabricd.readers.rdma.read_rdma", ("traffic/rxe-clean", "traffic/rxe-lossy-udp")),
         _host("sysfs-gids", "/sys/class/infiniband/<dev>/ports/<p>/gids, gid_attrs/{types,ndevs}",
               "fabricd.readers.gids.list_gids", (),
-              "no real gids tree: tests/golden/host builds one so that show_gids prints a quoted README output"),
+              unverified="no real gids tree: tests/golden/host builds one so that show_gids prints a quoted README "
+              "output"),
         _host("sysfs-ecn", "/sys/class/net/<if>/ecn/roce_np|roce_rp/*", "fabricd.readers.nic_config.read_nic_config",
               ("host/net-class-eth0-ecn-procfs.txt",)),
         _host("configfs-rdma_cm", "/sys/kernel/config/rdma_cm/<dev>/ports/<p>/default_roce_tos|default_roce_mode",
               "fabricd.readers.nic_config.read_roce_tos", (),
-              "no capture exists; written from the kernel ABI document (tests/golden/host/SOURCES.md)"),
+              unverified="no capture exists; written from the kernel ABI document (tests/golden/host/SOURCES.md)"),
         _host("perfquery", "perfquery -x / -l -x / -E", "fabricd.readers.perfquery.parse_perfquery",
               ("readers/perfquery/*.txt",), used_by="export ib"),
         _host("ibnetdiscover-ports", "ibnetdiscover --ports", "fabricd.readers.ibnetdiscover.parse_ibnetdiscover_ports",
@@ -93,7 +94,7 @@ def host_roles() -> list[Role]:
               "fabricd.readers.rdma_stat.parse_rdma_statistic", ("readers/host_text/rdma-stat*.txt",),
               used_by="export host (bundles), audit host"),
         _host("rdma-statistic-json", "rdma -j statistic show", "fabricd.readers.rdma_stat.parse_rdma_statistic_json",
-              (), "no device capture of the JSON form: the golden is reshaped from a text capture",
+              (), unverified="no device capture of the JSON form: the golden is reshaped from a text capture",
               used_by="reference"),
         _host("dcb-pfc-text", "dcb pfc show dev <if> [stats]", "fabricd.readers.dcb_text.parse_dcb_pfc",
               ("readers/host_text/dcb-pfc-*.txt",), used_by="audit host (bundles)"),
@@ -130,7 +131,8 @@ def host_roles() -> list[Role]:
         _host("lldpctl-json", "lldpctl -f json (or -f json0; lldpd)", "fabricd.readers.lldp.parse_lldpctl_json",
               ("readers/lldp/host-lldpctl-*.txt",), used_by="audit cabling (the hosts' side)"),
         _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
-              "no real capture of the fallback's JSON (kernels before 6.1 only)", used_by="host apply, audit host"),
+              unverified="no real capture of the fallback's JSON (kernels before 6.1 only)",
+              used_by="host apply, audit host"),
     ]
 
 
