@@ -93,7 +93,7 @@ def port_name(ctx: Context) -> Iterator[Finding]:
        fix="leave `telemetry.transport` at ssh (the default) for that switch; docs/metrics.md lists which NOSes "
        "are read over gNMI")
 def gnmi_transport_unmapped(ctx: Context) -> Iterator[Finding]:
-    from .gnmi_registry import table_for
+    from .gnmi_registry import GNMI_TABLES, table_for
 
     for i, sw in enumerate(ctx.fabric.switches):
         if sw.telemetry.transport != "gnmi":
@@ -103,7 +103,8 @@ def gnmi_transport_unmapped(ctx: Context) -> Iterator[Finding]:
             yield Finding(("switches", i, "telemetry", "transport"),
                           f"{sw.name}: fabricd does not yet read {_title(sw.platform.value)} counters over gNMI "
                           f"(fabricd/nos/{sw.platform.value}/gnmi.py records the paths, unmapped)",
-                          expected="ssh, or gnmi on a NOS whose gNMI table is mapped (SONiC)", got="gnmi",
+                          expected="ssh, or gnmi on a NOS whose gNMI table is mapped ("
+                          + ", ".join(sorted(p.value for p, t in GNMI_TABLES.items() if t.mapped)) + ")", got="gnmi",
                           hint="remove `telemetry: {transport: gnmi}` from this switch (or its group) so it is read "
                           "over SSH")
 
