@@ -31,6 +31,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -81,124 +82,142 @@ def lab_child(n: int) -> None:
         del asyncio
 
 
-def run(n: int, final: bool) -> dict[str, float]:
-    """One lab of ``n`` switches: the gNMI phase, then (when it held a steady state, or on the ``final`` attempt)
-    the SSH phase on the same switches."""
+def _start_lab(n: int) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    child = subprocess.Popen([sys.executable, __file__, "--lab", str(n)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "lab")})
+    assert child.stdout is not None and child.stdin is not None
+    return child, json.loads(child.stdout.readline())
+
+
+def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], child_pid: int) -> dict[str, Any]:
+    """Stream every switch; measure over ``WINDOW_S`` with the counters built once a second."""
     from fabricd.collectors.core import Registry
     from fabricd.collectors.gnmi import GnmiEndpoint, GnmiPoller
-    from fabricd.collectors.switch import SwitchCollector, SwitchPoller, SwitchTarget
+    from fabricd.collectors.switch import SwitchCollector
+    from fabricd.platforms.secrets import Secret
+
+    endpoints = {name: gnmi for name, _, gnmi in info["endpoints"]}
+    ca, password = info["ca"].encode(), info["password"]
+    rss0 = rss_kb()
+    poller = GnmiPoller(targets, lambda t: GnmiEndpoint("127.0.0.1", endpoints[t.name], "admin", Secret(password), ca),
+                        timeout_s=120)
+    t0 = time.monotonic()
+    first = poller.poll(wait_s=120)
+    up = sum(1 for r in first if r.counters is not None)
+    connect_s = time.monotonic() - t0
+    time.sleep(3)  # the first samples of every stream are in
+    rss1 = rss_kb()
+    updates0 = sum(h.polls for h in poller.health())
+    resub0 = sum(r for _, _, r, _ in poller.stream_state())
+    cpu0, wall0, lab0 = time.process_time(), time.monotonic(), proc_cpu_s(child_pid)
+    convert_cpu, rounds, results = 0.0, 0, []
+    while time.monotonic() - wall0 < WINDOW_S:  # streaming, and the counters of every switch once a second
+        s0, c0 = time.monotonic(), time.process_time()
+        results = poller.poll(wait_s=1.0)
+        convert_cpu += time.process_time() - c0
+        rounds += 1
+        time.sleep(max(0.0, 1.0 - (time.monotonic() - s0)))
+    cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    lab_core = (proc_cpu_s(child_pid) - lab0) / wall
+    updates = sum(h.polls for h in poller.health()) - updates0
+    s0 = time.process_time()
+    text = Registry([SwitchCollector(poller, wait_s=1.0)]).exposition()
+    render_cpu = time.process_time() - s0
+    stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
+    rss2 = rss_kb()
+    poller.close()
+    ingest_cpu = cpu - convert_cpu
+    per_switch_s = cpu / wall / n  # CPU seconds per switch per second: streaming + counters once a second
+    series = text.count("\nfabricd_switch_")
+    streaming = sum(1 for r in results if r.counters is not None)
+    return dict(gnmi_switches=n, gnmi_up=up, gnmi_connect_s=round(connect_s, 2),
+                gnmi_ingest_core_fraction=round(ingest_cpu / wall, 3),
+                gnmi_ingest_ms_per_switch_s=round(1000 * ingest_cpu / wall / n, 3),
+                gnmi_counters_ms_per_switch=round(1000 * convert_cpu / rounds / n, 3),
+                gnmi_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
+                gnmi_switches_per_core=round(1 / per_switch_s if per_switch_s else float("inf"), 1),
+                gnmi_rss_kb_per_switch=round((rss1 - rss0) / n, 1), gnmi_rss_mb=round(rss2 / 1024, 1),
+                gnmi_updates_per_s=round(updates / wall, 1), gnmi_stale=stale,
+                render_ms_per_switch=round(1000 * render_cpu / n, 3), series_per_switch=series // n,
+                fresh_results=streaming, lab_core_fraction=round(lab_core, 3),
+                load_avg_1m=round(os.getloadavg()[0], 2), up_at_end=streaming,
+                valid=stale == 0 and streaming == n)
+
+
+def _report_gnmi(r: dict[str, Any]) -> None:
+    n = r["gnmi_switches"]
+    print(f"gNMI: {n} switches ({r['gnmi_up']} up, {r['gnmi_connect_s']:.1f} s to sync); streaming "
+          f"{r['gnmi_updates_per_s']:.0f} updates/s costs {r['gnmi_ingest_core_fraction']:.3f} core "
+          f"({r['gnmi_ingest_ms_per_switch_s']:.3f} ms per switch-second); building the counters "
+          f"{r['gnmi_counters_ms_per_switch']:.3f} ms per switch; at a 1 s scrape {r['gnmi_cpu_ms_per_switch_s']:.3f} "
+          f"ms per switch-second = {r['gnmi_switches_per_core']:.0f} switches per core; RSS "
+          f"{r['gnmi_rss_kb_per_switch']:.0f} KB/switch after sync; rendering {r['series_per_switch']} series "
+          f"{r['render_ms_per_switch']:.2f} ms per switch (either transport); stale {r['gnmi_stale']}; the lab used "
+          f"{r['lab_core_fraction']:.2f} core; load average {r['load_avg_1m']:.1f}", flush=True)
+    if not r["valid"]:
+        print(f"NOT VALID: {n - r['up_at_end']} switch(es) not streaming at the end and {r['gnmi_stale']} stream(s) "
+              f"went stale during the window (of {n}; {r['gnmi_up']} had synced at the start) (the lab or this "
+              "process could not keep a 1 s cadence on this machine): the per-switch figures are not a steady state",
+              flush=True)
+
+
+def _ssh_phase(targets: list[Any], info: dict[str, Any]) -> dict[str, Any]:
+    """Poll the first ``SSH_SWITCHES`` of the same switches back to back over kept-open sessions."""
+    from fabricd.collectors.switch import SwitchPoller, SwitchTarget
     from fabricd.model import Management, Platform, Switch
     from fabricd.platforms.access import Access
     from fabricd.platforms.base import DriverOptions
     from fabricd.platforms.registry import make_driver
     from fabricd.platforms.secrets import Secret
 
-    child = subprocess.Popen([sys.executable, __file__, "--lab", str(n)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "lab")})
-    assert child.stdout is not None and child.stdin is not None
-    info = json.loads(child.stdout.readline())
-    password = info["password"]
-    endpoints = {name: (ssh, gnmi) for name, ssh, gnmi in info["endpoints"]}
+    endpoints = {name: ssh for name, ssh, _ in info["endpoints"]}
+    kh = Path(tempfile.mkdtemp()) / "known_hosts"
+    kh.write_text(info["known_hosts"])
+    ssh_targets = targets[:SSH_SWITCHES]
+
+    def factory(t: SwitchTarget):  # type: ignore[no-untyped-def]
+        port = endpoints[t.name]
+        sw = Switch(name=t.name, platform=Platform.SONIC, mgmt=Management(host="127.0.0.1", port=port))
+        access = Access(t.name, "127.0.0.1", port, "admin", Secret(info["password"]), (kh,))
+        driver = make_driver(sw, access, DriverOptions(read_timeout_s=30.0, conn_timeout_s=30.0))
+        driver.open()
+        return driver
+
+    ssh = SwitchPoller(ssh_targets, factory, concurrency=16, timeout_s=120)
+    ssh.poll()  # sessions opened (not timed: a kept-open session is the steady state)
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    polls = 0
+    while time.monotonic() - wall0 < SSH_WINDOW_S:
+        polls += sum(1 for r in ssh.poll() if r.counters is not None)
+    cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    ssh.close()
+    per_poll_ms = 1000 * cpu / polls
+    print(f"SSH: {len(ssh_targets)} of the same switches, {polls} polls in {wall:.1f} s "
+          f"({polls / wall / len(ssh_targets):.2f} polls/s per switch), {per_poll_ms:.2f} ms CPU per switch-poll "
+          f"-> {1000 / per_poll_ms:.0f} switches per core at 1 s", flush=True)
+    return dict(ssh_switches=len(ssh_targets), ssh_polls=polls, ssh_cpu_ms_per_switch_poll=round(per_poll_ms, 2),
+                ssh_switches_per_core=round(1000 / per_poll_ms, 1),
+                ssh_poll_rate_per_switch_hz=round(polls / wall / len(ssh_targets), 2))
+
+
+def run(n: int, final: bool) -> dict[str, Any]:
+    """One lab of ``n`` switches: the gNMI phase, then (when it held a steady state, or on the ``final`` attempt)
+    the SSH phase on the same switches."""
+    import logging
+
+    from fabricd.collectors.switch import SwitchTarget
+
+    logging.getLogger("fabricd.collectors.gnmi").setLevel(logging.ERROR)  # a stall cascade logs a line per switch
+    child, info = _start_lab(n)
     ports = tuple(f"Ethernet{8 * p}" for p in range(PORTS))
-    targets = [SwitchTarget(name, "sonic", ports) for name in endpoints]
-    result: dict[str, float] = {}
+    targets = [SwitchTarget(name, "sonic", ports) for name, _, _ in info["endpoints"]]
     try:
-        # -- gNMI ------------------------------------------------------------------------------------------------
-        ca = info["ca"].encode()
-        rss0 = rss_kb()
-        poller = GnmiPoller(targets, lambda t: GnmiEndpoint("127.0.0.1", endpoints[t.name][1], "admin",
-                                                            Secret(password), ca), timeout_s=120)
-        t0 = time.monotonic()
-        first = poller.poll(wait_s=120)
-        up = sum(1 for r in first if r.counters is not None)
-        connect_s = time.monotonic() - t0
-        time.sleep(3)  # the first samples of every stream are in
-        rss1 = rss_kb()
-        updates0 = sum(h.polls for h in poller.health())
-        resub0 = sum(r for _, _, r, _ in poller.stream_state())
-        cpu0, wall0, lab0 = time.process_time(), time.monotonic(), proc_cpu_s(child.pid)
-        convert_cpu = 0.0
-        rounds = 0
-        results = []
-        while time.monotonic() - wall0 < WINDOW_S:  # streaming, and the counters of every switch once a second
-            s0, c0 = time.monotonic(), time.process_time()
-            results = poller.poll(wait_s=1.0)
-            convert_cpu += time.process_time() - c0
-            rounds += 1
-            time.sleep(max(0.0, 1.0 - (time.monotonic() - s0)))
-        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
-        lab_core = (proc_cpu_s(child.pid) - lab0) / wall
-        ingest_cpu = cpu - convert_cpu
-        convert_cpu /= rounds
-        updates = sum(h.polls for h in poller.health()) - updates0
-        reg = Registry([SwitchCollector(poller, wait_s=1.0)])
-        s0 = time.process_time()
-        text = reg.exposition()
-        render_cpu = time.process_time() - s0
-        series = text.count("\nfabricd_switch_")
-        stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
-        rss2 = rss_kb()
-        poller.close()
-        per_switch_s = cpu / wall / n  # CPU seconds per switch per second: streaming + counters once a second
-        core = per_switch_s * n
-        result.update(gnmi_switches=n, gnmi_up=up, gnmi_connect_s=round(connect_s, 2),
-                      gnmi_ingest_core_fraction=round(ingest_cpu / wall, 3),
-                      gnmi_ingest_ms_per_switch_s=round(1000 * ingest_cpu / wall / n, 3),
-                      gnmi_counters_ms_per_switch=round(1000 * convert_cpu / n, 3),
-                      gnmi_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
-                      gnmi_switches_per_core=round(1 / per_switch_s if per_switch_s else float("inf"), 1),
-                      gnmi_rss_kb_per_switch=round((rss1 - rss0) / n, 1), gnmi_rss_mb=round(rss2 / 1024, 1),
-                      gnmi_updates_per_s=round(updates / wall, 1), gnmi_stale=stale,
-                      render_ms_per_switch=round(1000 * render_cpu / n, 3), series_per_switch=series // n,
-                      fresh_results=sum(1 for r in results if r.counters is not None),
-                      lab_core_fraction=round(lab_core, 3), load_avg_1m=round(os.getloadavg()[0], 2),
-                      up_at_end=sum(1 for r in results if r.counters is not None),
-                      valid=stale == 0 and all(r.counters is not None for r in results))
-        print(f"gNMI: {n} switches ({up} up, {connect_s:.1f} s to sync); streaming {updates / wall:.0f} updates/s "
-              f"costs {ingest_cpu / wall:.3f} core ({1000 * ingest_cpu / wall / n:.3f} ms per switch-second); building "
-              f"the counters {1000 * convert_cpu / n:.3f} ms per switch; at a 1 s scrape {core:.3f} core = "
-              f"{1 / per_switch_s:.0f} switches per core; RSS +{(rss1 - rss0) / 1024:.1f} MB after sync "
-              f"({(rss1 - rss0) / n:.0f} KB/switch); rendering {series // n} series "
-              f"{1000 * render_cpu / n:.2f} ms per switch (either transport); stale {stale}; the lab used "
-              f"{lab_core:.2f} core; load average {os.getloadavg()[0]:.1f}", flush=True)
-        if not result["valid"]:
-            print(f"NOT VALID: {n - result['up_at_end']} switch(es) not streaming at the end and {stale} stream(s) "
-                  f"went stale during the window (of {n}; {up} had synced at the start) "
-                  "(the lab or this process could not keep a 1 s cadence on this machine): the per-switch figures "
-                  "are not a steady state", flush=True)
-
-        if not result["valid"] and not final:
-            return result
-        # -- SSH -------------------------------------------------------------------------------------------------
-        kh = Path(tempfile.mkdtemp()) / "known_hosts"
-        kh.write_text(info["known_hosts"])
-        ssh_targets = targets[:SSH_SWITCHES]
-
-        def factory(t: SwitchTarget):  # type: ignore[no-untyped-def]
-            port = endpoints[t.name][0]
-            sw = Switch(name=t.name, platform=Platform.SONIC, mgmt=Management(host="127.0.0.1", port=port))
-            access = Access(t.name, "127.0.0.1", port, "admin", Secret(password), (kh,))
-            driver = make_driver(sw, access, DriverOptions(read_timeout_s=30.0, conn_timeout_s=30.0))
-            driver.open()
-            return driver
-
-        ssh = SwitchPoller(ssh_targets, factory, concurrency=16, timeout_s=120)
-        ssh.poll()  # sessions opened (not timed: a kept-open session is the steady state)
-        cpu0, wall0 = time.process_time(), time.monotonic()
-        polls = 0
-        while time.monotonic() - wall0 < SSH_WINDOW_S:
-            polls += sum(1 for r in ssh.poll() if r.counters is not None)
-        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
-        ssh.close()
-        per_poll_ms = 1000 * cpu / polls
-        ssh_per_core = 1000 / per_poll_ms  # switches one core polls once a second
-        result.update(ssh_switches=len(ssh_targets), ssh_polls=polls, ssh_cpu_ms_per_switch_poll=round(per_poll_ms, 2),
-                      ssh_switches_per_core=round(ssh_per_core, 1),
-                      ssh_poll_rate_per_switch_hz=round(polls / wall / len(ssh_targets), 2))
-        print(f"SSH: {len(ssh_targets)} of the same switches, {polls} polls in {wall:.1f} s "
-              f"({polls / wall / len(ssh_targets):.2f} polls/s per switch), {per_poll_ms:.2f} ms CPU per switch-poll "
-              f"-> {ssh_per_core:.0f} switches per core at 1 s", flush=True)
+        result = _gnmi_phase(n, targets, info, child.pid)
+        _report_gnmi(result)
+        if result["valid"] or final:
+            result.update(_ssh_phase(targets, info))
     finally:
+        assert child.stdin is not None
         child.stdin.close()
         child.wait(timeout=60)
     return result

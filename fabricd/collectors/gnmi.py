@@ -270,17 +270,18 @@ class GnmiPoller:
                     response = await asyncio.wait_for(queue.get(), timeout=min(wait, tick))
                 except TimeoutError:
                     response = None
-                now = self._clock()
-                if isinstance(response, BaseException):
-                    raise response
                 if response is not None:
-                    self._take(stream, response, now)
+                    self._drain(stream, queue, response)
+                now = self._clock()
                 if stream.group not in stream.st.synced:
                     if now - started > self.timeout_s:
                         raise TimeoutError(f"gNMI stream {stream.group!r}: no sync_response within "
                                            f"{self.timeout_s:g} s")
                     continue
-                self._check_stale(stream, now, started)
+                if self._stale(stream, now, started) is not None:
+                    await asyncio.sleep(0)  # responses this busy loop has not moved yet count before a verdict
+                    self._drain(stream, queue)
+                    self._check_stale(stream, self._clock(), started)
         finally:
             reading.cancel()
             call.cancel()
@@ -312,13 +313,31 @@ class GnmiPoller:
             if st.up:
                 st.last_success_wall = self._wall()
 
-    def _check_stale(self, stream: _Stream, now: float, started: float) -> None:
+    def _drain(self, stream: _Stream, queue: asyncio.Queue[Any], first: Any = None) -> None:
+        """Take ``first`` and every response already queued behind it (a backlog left while this loop was busy is
+        the switch's updates, not silence); a queued error or end of stream is raised."""
+        response = first if first is not None else (queue.get_nowait() if not queue.empty() else None)
+        while response is not None:
+            if isinstance(response, BaseException):
+                raise response
+            self._take(stream, response, self._clock())
+            response = queue.get_nowait() if not queue.empty() else None
+
+    def _stale(self, stream: _Stream, now: float, started: float) -> tuple[str, float, float] | None:
+        """The first SAMPLE path silent for more than ``stale_factor`` x its interval: (key, silence, interval)."""
         for key, interval in stream.sample.items():
-            last = stream.st.last_update.get(key, started)
-            if now - last > self.stale_factor * interval:
-                raise StaleStreamError(
-                    f"gNMI stream {stream.group!r} stale: no update of {key} for {now - last:.1f} s "
-                    f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing")
+            silence = now - stream.st.last_update.get(key, started)
+            if silence > self.stale_factor * interval:
+                return key, silence, interval
+        return None
+
+    def _check_stale(self, stream: _Stream, now: float, started: float) -> None:
+        found = self._stale(stream, now, started)
+        if found is not None:
+            key, silence, interval = found
+            raise StaleStreamError(
+                f"gNMI stream {stream.group!r} stale: no update of {key} for {silence:.1f} s "
+                f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing")
 
     def _maybe_up(self, target: SwitchTarget, st: _State) -> None:
         if len(st.synced) < len(st.table.groups()):
