@@ -72,6 +72,7 @@ class _State:
     values: dict[str, Any] = field(default_factory=dict)
     last_update: dict[str, float] = field(default_factory=dict)  # path key -> monotonic time of its last update
     last_update_wall: dict[str, float] = field(default_factory=dict)
+    lag_at_update: dict[str, float] = field(default_factory=dict)  # path key -> the loop's lag total at its update
     synced: set[str] = field(default_factory=set)  # groups that sent sync_response on the current session
     up: bool | None = None
     stale: bool = False
@@ -174,6 +175,10 @@ class GnmiPoller:
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
         self._handed: dict[str, int] = {}
+        self._lag = 0.0
+        self._lag_due = 0.0  # when the lag ticker is due next
+        """Seconds this process's loop could not run so far (a scrape's conversion holding the GIL, a starved CPU):
+        not counted as a switch's silence."""
 
     # -- the loop thread ------------------------------------------------------------------------------------------
 
@@ -188,6 +193,7 @@ class GnmiPoller:
         def run() -> None:
             asyncio.set_event_loop(loop)
             self._tasks = [loop.create_task(self._run(t, i)) for i, t in enumerate(self.targets)]
+            self._tasks.append(loop.create_task(self._lag_ticker()))
             ready.set()
             loop.run_forever()
             for task in self._tasks:
@@ -261,7 +267,7 @@ class GnmiPoller:
         call = stream.stub.Subscribe(requests(), metadata=stream.metadata, timeout=None)
         queue: asyncio.Queue[Any] = asyncio.Queue()
         reading = asyncio.ensure_future(_read(call, queue, stream.group))
-        started = self._clock()
+        started, lag0 = self._clock(), self._lag
         try:
             while True:
                 synced = stream.group in stream.st.synced
@@ -278,10 +284,10 @@ class GnmiPoller:
                         raise TimeoutError(f"gNMI stream {stream.group!r}: no sync_response within "
                                            f"{self.timeout_s:g} s")
                     continue
-                if self._stale(stream, now, started) is not None:
+                if self._stale(stream, now, started, lag0) is not None:
                     await asyncio.sleep(0)  # responses this busy loop has not moved yet count before a verdict
                     self._drain(stream, queue)
-                    self._check_stale(stream, self._clock(), started)
+                    self._check_stale(stream, self._clock(), started, lag0)
         finally:
             reading.cancel()
             call.cancel()
@@ -309,6 +315,7 @@ class GnmiPoller:
                 sub = stream.subscription(key)
                 st.last_update[sub] = now
                 st.last_update_wall[sub] = wall
+                st.lag_at_update[sub] = self._lag
             st.updates += 1
             if st.up:
                 st.last_success_wall = self._wall()
@@ -323,16 +330,32 @@ class GnmiPoller:
             self._take(stream, response, self._clock())
             response = queue.get_nowait() if not queue.empty() else None
 
-    def _stale(self, stream: _Stream, now: float, started: float) -> tuple[str, float, float] | None:
-        """The first SAMPLE path silent for more than ``stale_factor`` x its interval: (key, silence, interval)."""
+    async def _lag_ticker(self, period_s: float = 0.1) -> None:
+        """Add up how late this loop wakes (time it could not run): a switch is silent only for the rest."""
+        self._lag_due = self._clock() + period_s
+        while not self._closed:
+            await asyncio.sleep(period_s)
+            now = self._clock()
+            self._lag += max(0.0, now - self._lag_due)
+            self._lag_due = now + period_s
+
+    def _lag_now(self, now: float) -> float:
+        """The lag so far, with the ticker's own lateness if it has not run yet (it may run after the stream)."""
+        return self._lag + (max(0.0, now - self._lag_due) if self._lag_due else 0.0)
+
+    def _stale(self, stream: _Stream, now: float, started: float, lag0: float) -> tuple[str, float, float] | None:
+        """The first SAMPLE path silent for more than ``stale_factor`` x its interval, not counting the time this
+        process's loop could not run (its own backlog is not the switch's silence): (key, silence, interval)."""
+        st = stream.st
         for key, interval in stream.sample.items():
-            silence = now - stream.st.last_update.get(key, started)
+            lag = self._lag_now(now) - st.lag_at_update.get(key, lag0)
+            silence = now - st.last_update.get(key, started) - lag
             if silence > self.stale_factor * interval:
                 return key, silence, interval
         return None
 
-    def _check_stale(self, stream: _Stream, now: float, started: float) -> None:
-        found = self._stale(stream, now, started)
+    def _check_stale(self, stream: _Stream, now: float, started: float, lag0: float) -> None:
+        found = self._stale(stream, now, started, lag0)
         if found is not None:
             key, silence, interval = found
             raise StaleStreamError(
