@@ -249,7 +249,7 @@ def main() -> None:
         if result["valid"] or final:
             break
         n //= 2
-    result["attempts"] = tried  # type: ignore[assignment]
+    result["attempts"] = tried
     print(json.dumps(result), flush=True)
     per_switch_ms = result["gnmi_ingest_ms_per_switch_s"] + result["gnmi_counters_ms_per_switch"]
     value = round(1000 / per_switch_ms, 1) if result["valid"] else 0.0  # no steady state: no claim
