@@ -1,8 +1,9 @@
 """CPU and memory of the gNMI switch collector per switch streaming at 1 s, against the SSH collector polling the
 same lab switches every second, in the same run.
 
-A child process runs N simulated SONiC switches (fabricd-lab, ``PORTS`` ports each), each with its SSH simulator and
-its gNMI target (TLS, the lab's CA) on 127.0.0.1. This process then, one phase after the other:
+``LAB_PROCS`` (2) child processes run N simulated SONiC switches between them (fabricd-lab, ``PORTS`` ports each),
+each with its SSH simulator and its gNMI target (TLS, its lab's CA) on 127.0.0.1. This process then, one phase
+after the other:
 
 1. gNMI: a :class:`~fabricd.collectors.gnmi.GnmiPoller` streams all N switches with the SONiC pack's defaults (port
    and PFC counters SAMPLE every 1 s, queue/watchdog and PG-watermark tables every 10 s: SONiC's own refresh, sonic-swss
@@ -45,6 +46,7 @@ SWITCHES = 500
 PORTS = 8
 SSH_SWITCHES = 40
 WINDOW_S = 30.0
+LAB_PROCS = 2
 SCRAPE_S = 15.0
 """How often the counters of every switch are built (a scrape). Streaming is at 1 s whatever this is; a fleet of
 hundreds of switches is scraped every 15-30 s (rendering alone is ~10 ms per switch, several seconds at 500)."""
@@ -64,8 +66,9 @@ def proc_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def lab_child(n: int) -> None:
-    """Run the lab; print its endpoints as one JSON line; serve until stdin closes."""
+def lab_child(n: int, first: int = 0) -> None:
+    """Run a lab of ``n`` switches (``sw<first>``...); print its endpoints as one JSON line; serve until stdin
+    closes."""
     import asyncio
 
     from fabricd.model import Platform
@@ -76,7 +79,8 @@ def lab_child(n: int) -> None:
     password = secrets.token_urlsafe(12)
     tls = generate_tls()
     specs = [DeviceSpec(name=f"sw{i:04d}", platform=Platform.SONIC, password=password, gnmi_port=0,
-                        ports=tuple((f"Ethernet{8 * p}", 400_000_000_000) for p in range(PORTS))) for i in range(n)]
+                        ports=tuple((f"Ethernet{8 * p}", 400_000_000_000) for p in range(PORTS)))
+             for i in range(first, first + n)]
     with LabThread(specs, gnmi_tls=tls) as lab:
         for i, spec in enumerate(specs):  # some traffic and pause so the values are not all 0
             sim = lab.switch(spec.name)
@@ -89,24 +93,35 @@ def lab_child(n: int) -> None:
         del asyncio
 
 
-def _start_lab(n: int) -> tuple[subprocess.Popen[str], dict[str, Any]]:
-    child = subprocess.Popen([sys.executable, __file__, "--lab", str(n)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "lab")})
-    assert child.stdout is not None and child.stdin is not None
-    return child, json.loads(child.stdout.readline())
+def _start_labs(n: int) -> tuple[list[subprocess.Popen[str]], dict[str, Any]]:
+    """``LAB_PROCS`` lab processes sharing the ``n`` switches (500 switches are 500 devices: one Python process
+    playing all of them competes for one core's share on a loaded machine); per switch its ports, password and CA."""
+    children, switches, known_hosts = [], {}, []
+    per = -(-n // LAB_PROCS)
+    for first in range(0, n, per):
+        child = subprocess.Popen([sys.executable, __file__, "--lab", str(min(per, n - first)), str(first)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(REPO / "lab")})
+        assert child.stdout is not None and child.stdin is not None
+        children.append(child)
+        info = json.loads(child.stdout.readline())
+        known_hosts.append(info["known_hosts"])
+        for name, ssh, gnmi in info["endpoints"]:
+            switches[name] = {"ssh": ssh, "gnmi": gnmi, "password": info["password"], "ca": info["ca"]}
+    return children, {"switches": switches, "known_hosts": "".join(known_hosts)}
 
 
-def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], child_pid: int) -> dict[str, Any]:
+def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list[int]) -> dict[str, Any]:
     """Stream every switch; measure over ``WINDOW_S`` with the counters built once a second."""
     from fabricd.collectors.core import Registry
     from fabricd.collectors.gnmi import GnmiEndpoint, GnmiPoller
     from fabricd.collectors.switch import SwitchCollector
     from fabricd.platforms.secrets import Secret
 
-    endpoints = {name: gnmi for name, _, gnmi in info["endpoints"]}
-    ca, password = info["ca"].encode(), info["password"]
+    sw = info["switches"]
     rss0 = rss_kb()
-    poller = GnmiPoller(targets, lambda t: GnmiEndpoint("127.0.0.1", endpoints[t.name], "admin", Secret(password), ca),
+    poller = GnmiPoller(targets, lambda t: GnmiEndpoint("127.0.0.1", sw[t.name]["gnmi"], "admin",
+                                                        Secret(sw[t.name]["password"]), sw[t.name]["ca"].encode()),
                         timeout_s=120)
     t0 = time.monotonic()
     first = poller.poll(wait_s=120)
@@ -116,7 +131,7 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], child_pid: int
     rss1 = rss_kb()
     updates0 = sum(h.polls for h in poller.health())
     resub0 = sum(r for _, _, r, _ in poller.stream_state())
-    cpu0, wall0, lab0 = time.process_time(), time.monotonic(), proc_cpu_s(child_pid)
+    cpu0, wall0, lab0 = time.process_time(), time.monotonic(), sum(map(proc_cpu_s, lab_pids))
     convert_cpu, rounds, results = 0.0, 0, []
     while time.monotonic() - wall0 < WINDOW_S:  # streaming at 1 s; the counters of every switch every SCRAPE_S
         s0, c0 = time.monotonic(), time.process_time()
@@ -126,7 +141,7 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], child_pid: int
         time.sleep(max(0.0, min(SCRAPE_S, WINDOW_S - (time.monotonic() - wall0)) - (time.monotonic() - s0)))
     results = poller.poll(wait_s=1.0)  # the state at the end of the window (not counted)
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
-    lab_core = (proc_cpu_s(child_pid) - lab0) / wall
+    lab_core = (sum(map(proc_cpu_s, lab_pids)) - lab0) / wall
     updates = sum(h.polls for h in poller.health()) - updates0
     s0 = time.process_time()
     text = Registry([SwitchCollector(poller, wait_s=1.0)]).exposition()
@@ -179,15 +194,15 @@ def _ssh_phase(targets: list[Any], info: dict[str, Any]) -> dict[str, Any]:
     from fabricd.platforms.registry import make_driver
     from fabricd.platforms.secrets import Secret
 
-    endpoints = {name: ssh for name, ssh, _ in info["endpoints"]}
+    switches = info["switches"]
     kh = Path(tempfile.mkdtemp()) / "known_hosts"
     kh.write_text(info["known_hosts"])
     ssh_targets = targets[:SSH_SWITCHES]
 
     def factory(t: SwitchTarget):  # type: ignore[no-untyped-def]
-        port = endpoints[t.name]
+        port = switches[t.name]["ssh"]
         sw = Switch(name=t.name, platform=Platform.SONIC, mgmt=Management(host="127.0.0.1", port=port))
-        access = Access(t.name, "127.0.0.1", port, "admin", Secret(info["password"]), (kh,))
+        access = Access(t.name, "127.0.0.1", port, "admin", Secret(switches[t.name]["password"]), (kh,))
         driver = make_driver(sw, access, DriverOptions(read_timeout_s=30.0, conn_timeout_s=30.0))
         driver.open()
         return driver
@@ -217,18 +232,20 @@ def run(n: int, final: bool) -> dict[str, Any]:
     from fabricd.collectors.switch import SwitchTarget
 
     logging.getLogger("fabricd.collectors.gnmi").setLevel(logging.ERROR)  # a stall cascade logs a line per switch
-    child, info = _start_lab(n)
+    children, info = _start_labs(n)
     ports = tuple(f"Ethernet{8 * p}" for p in range(PORTS))
-    targets = [SwitchTarget(name, "sonic", ports) for name, _, _ in info["endpoints"]]
+    targets = [SwitchTarget(name, "sonic", ports) for name in info["switches"]]
     try:
-        result = _gnmi_phase(n, targets, info, child.pid)
+        result = _gnmi_phase(n, targets, info, [c.pid for c in children])
         _report_gnmi(result)
         if result["valid"] or final:
             result.update(_ssh_phase(targets, info))
     finally:
-        assert child.stdin is not None
-        child.stdin.close()
-        child.wait(timeout=60)
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.close()
+        for child in children:
+            child.wait(timeout=60)
     return result
 
 
@@ -263,7 +280,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--lab":
-        lab_child(int(sys.argv[2]))
+        lab_child(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     elif len(sys.argv) > 3 and sys.argv[1] == "--run":
         print(json.dumps(run(int(sys.argv[2]), sys.argv[3] == "final")), flush=True)
     else:

@@ -139,7 +139,7 @@ def _container_regex(origin: str, pattern: str) -> re.Pattern[str]:
     return re.compile(f"^{head}{body}(?:/(.+))?$")
 
 
-@functools.lru_cache(maxsize=1 << 18)
+@functools.lru_cache(maxsize=1 << 16)
 def _match(regex: re.Pattern[str], key: str) -> tuple[str | None, ...] | None:
     m = regex.match(key)
     return None if m is None else m.groups()
