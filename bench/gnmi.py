@@ -17,11 +17,11 @@ after the other:
    ``SSH_SWITCHES`` of the same switches as fast as it can (target: every second), rendered likewise; CPU per
    switch-poll, and how many switches one core would poll once a second.
 
-The headline is switches per core at a 1 s sample with the counters built every second too (ingest per
-switch-second + one build per switch, both measured; target: >= 500), against SSH polling every switch every second;
-the JSON also gives the figure with a scrape every ``SCRAPE_S``. The lab child's own CPU is
-not counted (it stands for the switches). Run from the repo root: ``python bench/gnmi.py [N]``; the last line is the
-JSON result.
+The gNMI phase ends with ``FAST_S`` more seconds with the counters built every second (a 1 s scrape: the
+freshness SSH gets by polling every second), with its own stale count; the headline is switches per core in that
+phase (target: >= 500) against the SSH figure; the JSON also gives the figure with a scrape every ``SCRAPE_S``. The
+lab children's own CPU is not counted (they stand for the switches). Run from the repo root:
+``python bench/gnmi.py [N]``; the last line is the JSON result.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ PORTS = 8
 SSH_SWITCHES = 40
 WINDOW_S = 30.0
 LAB_PROCS = 2
+FAST_S = 15.0
 SCRAPE_S = 15.0
 """How often the counters of every switch are built (a scrape). Streaming is at 1 s whatever this is; a fleet of
 hundreds of switches is scraped every 15-30 s (rendering alone is ~10 ms per switch, several seconds at 500)."""
@@ -128,6 +129,7 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
     up = sum(1 for r in first if r.counters is not None)
     connect_s = time.monotonic() - t0
     time.sleep(3)  # the first samples of every stream are in
+    poller.poll(wait_s=1.0)  # every switch's tables converted once (a first build converts every table)
     rss1 = rss_kb()
     updates0 = sum(h.polls for h in poller.health())
     resub0 = sum(r for _, _, r, _ in poller.stream_state())
@@ -141,6 +143,8 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
         time.sleep(max(0.0, min(SCRAPE_S, WINDOW_S - (time.monotonic() - wall0)) - (time.monotonic() - s0)))
     results = poller.poll(wait_s=1.0)  # the state at the end of the window (not counted)
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    fast = _every_second(poller, n)
+    poller.close()
     lab_core = (sum(map(proc_cpu_s, lab_pids)) - lab0) / wall
     updates = sum(h.polls for h in poller.health()) - updates0
     s0 = time.process_time()
@@ -148,7 +152,6 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
     render_cpu = time.process_time() - s0
     stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
     rss2 = rss_kb()
-    poller.close()
     ingest_cpu = cpu - convert_cpu
     per_switch_s = cpu / wall / n  # CPU seconds per switch per second: streaming + counters every SCRAPE_S
     series = text.count("\nfabricd_switch_")
@@ -164,7 +167,22 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
                 render_ms_per_switch=round(1000 * render_cpu / n, 3), series_per_switch=series // n,
                 fresh_results=streaming, lab_core_fraction=round(lab_core, 3),
                 load_avg_1m=round(os.getloadavg()[0], 2), up_at_end=streaming,
-                valid=stale == 0 and streaming == n)
+                valid=stale == 0 and streaming == n, **fast)
+
+
+def _every_second(poller: Any, n: int) -> dict[str, Any]:
+    """Then ``FAST_S`` with the counters of every switch built every second: CPU per switch-second measured at a
+    1 s scrape, and whether the streams still held (stale re-subscriptions in that phase)."""
+    resub0 = sum(r for _, _, r, _ in poller.stream_state())
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    while time.monotonic() - wall0 < FAST_S:
+        s0 = time.monotonic()
+        poller.poll(wait_s=1.0)
+        time.sleep(max(0.0, 1.0 - (time.monotonic() - s0)))
+    per_switch_s = (time.process_time() - cpu0) / (time.monotonic() - wall0) / n
+    return dict(gnmi_1s_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
+                gnmi_1s_switches_per_core=round(1 / per_switch_s, 1) if per_switch_s else float("inf"),
+                gnmi_1s_stale=sum(r for _, _, r, _ in poller.stream_state()) - resub0)
 
 
 def _report_gnmi(r: dict[str, Any]) -> None:
@@ -177,7 +195,9 @@ def _report_gnmi(r: dict[str, Any]) -> None:
           f"ms per switch-second = {r['gnmi_switches_per_core']:.0f} switches per core; RSS "
           f"{r['gnmi_rss_kb_per_switch']:.0f} KB/switch after sync; rendering {r['series_per_switch']} series "
           f"{r['render_ms_per_switch']:.2f} ms per switch (either transport); stale {r['gnmi_stale']}; the lab used "
-          f"{r['lab_core_fraction']:.2f} core; load average {r['load_avg_1m']:.1f}", flush=True)
+          f"{r['lab_core_fraction']:.2f} core; load average {r['load_avg_1m']:.1f}; then {FAST_S:g} s with the "
+          f"counters built every second: {r['gnmi_1s_cpu_ms_per_switch_s']:.3f} ms per switch-second = "
+          f"{r['gnmi_1s_switches_per_core']:.0f} switches per core, stale {r['gnmi_1s_stale']}", flush=True)
     if not r["valid"]:
         print(f"NOT VALID: {n - r['up_at_end']} switch(es) not streaming at the end and {r['gnmi_stale']} stream(s) "
               f"went stale during the window (of {n}; {r['gnmi_up']} had synced at the start) (the lab or this "
@@ -268,8 +288,7 @@ def main() -> None:
         n //= 2
     result["attempts"] = tried
     print(json.dumps(result), flush=True)
-    per_switch_ms = result["gnmi_ingest_ms_per_switch_s"] + result["gnmi_counters_ms_per_switch"]
-    value = round(1000 / per_switch_ms, 1) if result["valid"] else 0.0  # no steady state: no claim
+    value = result["gnmi_1s_switches_per_core"] if result["valid"] else 0.0  # no steady state: no claim
     anchor = result["ssh_switches_per_core"]
     print(json.dumps({"bench": "gnmi", "value": value,
                       "unit": f"switches per core streaming at a 1 s sample, counters built every second (from "
