@@ -335,7 +335,9 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
             for sub in req.subs:
                 if sub.due > now:
                     continue
-                sub.due = max(sub.due + sub.interval_s, now)
+                sub.due += sub.interval_s
+                if sub.due <= now:  # late by more than an interval: the next sample one interval from now, not at once
+                    sub.due = now + sub.interval_s
                 value = self.tree(req.prefix.target, sub.path)
                 if sub.mode == "ON_CHANGE" and value == sub.last:
                     continue
