@@ -141,17 +141,17 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
         convert_cpu += time.process_time() - c0
         rounds += 1
         time.sleep(max(0.0, min(SCRAPE_S, WINDOW_S - (time.monotonic() - wall0)) - (time.monotonic() - s0)))
-    results = poller.poll(wait_s=1.0)  # the state at the end of the window (not counted)
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
-    fast = _every_second(poller, n)
-    poller.close()
     lab_core = (sum(map(proc_cpu_s, lab_pids)) - lab0) / wall
+    results = poller.poll(wait_s=1.0)  # the state at the end of the window (not counted)
     updates = sum(h.polls for h in poller.health()) - updates0
+    stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
+    rss2 = rss_kb()
     s0 = time.process_time()
     text = Registry([SwitchCollector(poller, wait_s=1.0)]).exposition()
     render_cpu = time.process_time() - s0
-    stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
-    rss2 = rss_kb()
+    fast = _every_second(poller, n)  # after the window's figures: its CPU and updates are its own
+    poller.close()
     ingest_cpu = cpu - convert_cpu
     per_switch_s = cpu / wall / n  # CPU seconds per switch per second: streaming + counters every SCRAPE_S
     series = text.count("\nfabricd_switch_")
