@@ -135,12 +135,12 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
     resub0 = sum(r for _, _, r, _ in poller.stream_state())
     cpu0, wall0, lab0 = time.process_time(), time.monotonic(), sum(map(proc_cpu_s, lab_pids))
     convert_cpu, rounds, results = 0.0, 0, []
-    while time.monotonic() - wall0 < WINDOW_S:  # streaming at 1 s; the counters of every switch every SCRAPE_S
-        s0, c0 = time.monotonic(), time.process_time()
+    for i in range(int(WINDOW_S // SCRAPE_S)):  # streaming at 1 s; the counters of every switch every SCRAPE_S
+        c0 = time.process_time()
         results = poller.poll(wait_s=1.0)
         convert_cpu += time.process_time() - c0
         rounds += 1
-        time.sleep(max(0.0, min(SCRAPE_S, WINDOW_S - (time.monotonic() - wall0)) - (time.monotonic() - s0)))
+        time.sleep(max(0.0, wall0 + (i + 1) * SCRAPE_S - time.monotonic()))
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
     lab_core = (sum(map(proc_cpu_s, lab_pids)) - lab0) / wall
     results = poller.poll(wait_s=1.0)  # the state at the end of the window (not counted)
