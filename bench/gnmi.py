@@ -143,9 +143,9 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
         time.sleep(max(0.0, wall0 + (i + 1) * SCRAPE_S - time.monotonic()))
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
     lab_core = (sum(map(proc_cpu_s, lab_pids)) - lab0) / wall
-    results = poller.poll(wait_s=1.0)  # the state at the end of the window (not counted)
     updates = sum(h.polls for h in poller.health()) - updates0
     stale = sum(r for _, _, r, _ in poller.stream_state()) - resub0  # streams gone stale in the window
+    results = poller.poll(wait_s=1.0)  # the state at the end of the window (not counted)
     rss2 = rss_kb()
     s0 = time.process_time()
     text = Registry([SwitchCollector(poller, wait_s=1.0)]).exposition()
