@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricd.errors import Fix, UsageError
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, path_key
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, path_key, subscription_of
 from fabricd.nos.gnmi_registry import table_for
 from fabricd.platforms.secrets import Secret
 from fabricd.readers.switch.model import SwitchCounters, merge
@@ -72,6 +72,7 @@ class _State:
     values: dict[str, Any] = field(default_factory=dict)
     last_update: dict[str, float] = field(default_factory=dict)  # path key -> monotonic time of its last update
     last_update_wall: dict[str, float] = field(default_factory=dict)
+    lag_at_update: dict[str, float] = field(default_factory=dict)  # path key -> the loop's lag total at its update
     synced: set[str] = field(default_factory=set)  # groups that sent sync_response on the current session
     up: bool | None = None
     stale: bool = False
@@ -88,6 +89,59 @@ class _State:
     parts: dict[int, tuple[tuple[Any, ...], SwitchCounters]] = field(default_factory=dict)
 
 
+@dataclass
+class _Stream:
+    """One subscription group of one switch on its channel: what :meth:`GnmiPoller._group` streams."""
+
+    target: SwitchTarget
+    st: _State
+    stub: Any
+    metadata: Any
+    group: str
+    paths: Sequence[GnmiPath]
+    ep: GnmiEndpoint
+    sample: dict[str, float] = field(default_factory=dict)
+    """Subscribed SAMPLE path key -> its interval (a path silent for ``stale_factor`` x that is stale)."""
+    _under: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        table = self.st.table
+        self.sample = {path_key(p.target, p.origin, p.path): table.interval(p, self.ep.interval_s)
+                       for p in self.paths if p.mode == "SAMPLE"}
+
+    def subscription(self, key: str) -> str:
+        """The subscribed path key an update's key falls under (the key itself for a path streamed whole, as
+        SONiC's virtual paths are; a leaf's container subscription on OpenConfig-style trees), cached per key."""
+        found = self._under.get(key)
+        if found is None:
+            p = None if key in self.sample else subscription_of(tuple(self.paths), key)
+            found = key if p is None else path_key(p.target, p.origin, p.path)
+            self._under[key] = found
+        return found
+
+
+async def _read(call: Any, queue: asyncio.Queue[Any], group: str) -> None:
+    """Move a Subscribe call's responses (then its end or error) into ``queue``."""
+    try:
+        async for response in call:
+            queue.put_nowait(response)
+        queue.put_nowait(ConnectionError(f"gNMI stream {group!r} ended"))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        queue.put_nowait(exc)
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The poller's time and randomness: ``monotonic`` paces streams, ``wall`` stamps updates, ``rng`` jitters
+    the back-off (tests inject their own)."""
+
+    monotonic: Callable[[], float] = time.monotonic
+    wall: Callable[[], float] = time.time
+    rng: Callable[[], float] = random.random
+
+
 class GnmiPoller:
     """Streams every target over gNMI; :meth:`poll` hands out the latest counters of each (the streams run
     between scrapes). ``endpoint(target)`` resolves a switch's address and login (a failure there is that switch's
@@ -96,9 +150,7 @@ class GnmiPoller:
 
     def __init__(self, targets: Sequence[SwitchTarget], endpoint: Callable[[SwitchTarget], GnmiEndpoint], *,
                  timeout_s: float = 30.0, backoff: Backoff | None = None, stale_factor: float = 2.0,
-                 dial_spacing_s: float = 0.005,
-                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
-                 rng: Callable[[], float] = random.random) -> None:
+                 dial_spacing_s: float = 0.005, clocks: Clocks | None = None) -> None:
         self.targets = list(targets)
         for t in self.targets:
             table = table_for(t.platform)
@@ -112,9 +164,10 @@ class GnmiPoller:
         self.backoff = backoff if backoff is not None else Backoff()
         self.stale_factor = stale_factor
         self.dial_spacing_s = dial_spacing_s
-        self._clock = clock
-        self._wall = wall
-        self._rng = rng
+        clocks = clocks if clocks is not None else Clocks()
+        self._clock = clocks.monotonic
+        self._wall = clocks.wall
+        self._rng = clocks.rng
         self._state = {t.name: _State(table_for(t.platform)) for t in self.targets}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -122,6 +175,10 @@ class GnmiPoller:
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
         self._handed: dict[str, int] = {}
+        self._lag = 0.0
+        self._lag_due = 0.0  # when the lag ticker is due next
+        """Seconds this process's loop could not run so far (a scrape's conversion holding the GIL, a starved CPU):
+        not counted as a switch's silence."""
 
     # -- the loop thread ------------------------------------------------------------------------------------------
 
@@ -136,6 +193,7 @@ class GnmiPoller:
         def run() -> None:
             asyncio.set_event_loop(loop)
             self._tasks = [loop.create_task(self._run(t, i)) for i, t in enumerate(self.targets)]
+            self._tasks.append(loop.create_task(self._lag_ticker()))
             ready.set()
             loop.run_forever()
             for task in self._tasks:
@@ -174,7 +232,7 @@ class GnmiPoller:
             stub = gnmi_pb2_grpc.gNMIStub(channel)
             metadata = auth_metadata(ep.username, ep.password.reveal())
             groups = st.table.groups()
-            tasks = [asyncio.ensure_future(self._resubscribing(target, st, stub, metadata, name, paths, ep))
+            tasks = [asyncio.ensure_future(self._resubscribing(_Stream(target, st, stub, metadata, name, paths, ep)))
                      for name, paths in groups.items()]
             try:
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -187,87 +245,122 @@ class GnmiPoller:
         finally:
             await channel.close(grace=None)
 
-    async def _resubscribing(self, target: SwitchTarget, st: _State, stub: Any, metadata: Any, group: str,
-                             paths: Sequence[GnmiPath], ep: GnmiEndpoint) -> None:
+    async def _resubscribing(self, stream: _Stream) -> None:
         """One group's stream; a stale one is re-subscribed on the same channel after the back-off (the stall is the
         stream's, not the connection's: no new TLS handshake). Any other error ends the session."""
         while True:
             try:
-                await self._group(target, st, stub, metadata, group, paths, ep)
+                await self._group(stream)
             except StaleStreamError as exc:
-                await asyncio.sleep(self._failed(target, st, exc, group))
+                await asyncio.sleep(self._failed(stream.target, stream.st, exc, stream.group))
 
-    async def _group(self, target: SwitchTarget, st: _State, stub: Any, metadata: Any, group: str,
-                     paths: Sequence[GnmiPath], ep: GnmiEndpoint) -> None:
-        from fabricd.platforms.gnmi import decode_value, path_text, subscribe_request
+    async def _group(self, stream: _Stream) -> None:
+        from fabricd.platforms.gnmi import subscribe_request
 
-        table = st.table
-        request = subscribe_request(table, paths, interval_s=ep.interval_s)
-        sample = {path_key(p.target, p.origin, p.path): table.interval(p, ep.interval_s)
-                  for p in paths if p.mode == "SAMPLE"}
-        tick = min(sample.values(), default=self.timeout_s)
+        request = subscribe_request(stream.st.table, stream.paths, interval_s=stream.ep.interval_s)
+        tick = min(stream.sample.values(), default=self.timeout_s)
 
         async def requests() -> Any:
             yield request
             await asyncio.Event().wait()  # keep the request stream open (a closed one ends some servers' streams)
 
-        call = stub.Subscribe(requests(), metadata=metadata, timeout=None)
+        call = stream.stub.Subscribe(requests(), metadata=stream.metadata, timeout=None)
         queue: asyncio.Queue[Any] = asyncio.Queue()
-
-        async def reader() -> None:
-            try:
-                async for response in call:
-                    queue.put_nowait(response)
-                queue.put_nowait(ConnectionError(f"gNMI stream {group!r} ended"))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                queue.put_nowait(exc)
-
-        reading = asyncio.ensure_future(reader())
-        started = self._clock()
+        reading = asyncio.ensure_future(_read(call, queue, stream.group))
+        started, lag0 = self._clock(), self._lag
         try:
             while True:
-                synced = group in st.synced
+                synced = stream.group in stream.st.synced
                 wait = tick if synced else max(0.05, self.timeout_s - (self._clock() - started))
                 try:
                     response = await asyncio.wait_for(queue.get(), timeout=min(wait, tick))
                 except TimeoutError:
                     response = None
-                now = self._clock()
-                if isinstance(response, BaseException):
-                    raise response
                 if response is not None:
-                    if response.sync_response:
-                        with self._lock:
-                            st.synced.add(group)
-                            self._maybe_up(target, st)
-                    elif response.HasField("update"):
-                        note = response.update
-                        wall = note.timestamp / 1e9 if note.timestamp else self._wall()
-                        decoded = [(path_key(note.prefix.target, note.prefix.origin, path_text(u.path, note.prefix)),
-                                    decode_value(u.val)) for u in note.update]
-                        with self._lock:
-                            for key, value in decoded:
-                                st.values[key] = value
-                                st.last_update[key] = now
-                                st.last_update_wall[key] = wall
-                            st.updates += 1
-                            if st.up:
-                                st.last_success_wall = self._wall()
-                if group not in st.synced:
+                    self._drain(stream, queue, response)
+                now = self._clock()
+                if stream.group not in stream.st.synced:
                     if now - started > self.timeout_s:
-                        raise TimeoutError(f"gNMI stream {group!r}: no sync_response within {self.timeout_s:g} s")
+                        raise TimeoutError(f"gNMI stream {stream.group!r}: no sync_response within "
+                                           f"{self.timeout_s:g} s")
                     continue
-                for key, interval in sample.items():
-                    last = st.last_update.get(key, started)
-                    if now - last > self.stale_factor * interval:
-                        raise StaleStreamError(
-                            f"gNMI stream {group!r} stale: no update of {key} for {now - last:.1f} s "
-                            f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing")
+                if self._stale(stream, now, started, lag0) is not None:
+                    await asyncio.sleep(0)  # responses this busy loop has not moved yet count before a verdict
+                    self._drain(stream, queue)
+                    self._check_stale(stream, self._clock(), started, lag0)
         finally:
             reading.cancel()
             call.cancel()
+
+    def _take(self, stream: _Stream, response: Any, now: float) -> None:
+        """One SubscribeResponse: sync (the switch is up once every group synced) or an update, whose values are
+        kept by leaf key and whose arrival counts for the subscribed path it falls under."""
+        from fabricd.platforms.gnmi import decode_value, path_text
+
+        st = stream.st
+        if response.sync_response:
+            with self._lock:
+                st.synced.add(stream.group)
+                self._maybe_up(stream.target, st)
+            return
+        if not response.HasField("update"):
+            return
+        note = response.update
+        wall = note.timestamp / 1e9 if note.timestamp else self._wall()
+        decoded = [(path_key(note.prefix.target, note.prefix.origin, path_text(u.path, note.prefix)),
+                    decode_value(u.val)) for u in note.update]
+        with self._lock:
+            for key, value in decoded:
+                st.values[key] = value
+                sub = stream.subscription(key)
+                st.last_update[sub] = now
+                st.last_update_wall[sub] = wall
+                st.lag_at_update[sub] = self._lag
+            st.updates += 1
+            if st.up:
+                st.last_success_wall = self._wall()
+
+    def _drain(self, stream: _Stream, queue: asyncio.Queue[Any], first: Any = None) -> None:
+        """Take ``first`` and every response already queued behind it (a backlog left while this loop was busy is
+        the switch's updates, not silence); a queued error or end of stream is raised."""
+        response = first if first is not None else (queue.get_nowait() if not queue.empty() else None)
+        while response is not None:
+            if isinstance(response, BaseException):
+                raise response
+            self._take(stream, response, self._clock())
+            response = queue.get_nowait() if not queue.empty() else None
+
+    async def _lag_ticker(self, period_s: float = 0.1) -> None:
+        """Add up how late this loop wakes (time it could not run): a switch is silent only for the rest."""
+        self._lag_due = self._clock() + period_s
+        while not self._closed:
+            await asyncio.sleep(period_s)
+            now = self._clock()
+            self._lag += max(0.0, now - self._lag_due)
+            self._lag_due = now + period_s
+
+    def _lag_now(self, now: float) -> float:
+        """The lag so far, with the ticker's own lateness if it has not run yet (it may run after the stream)."""
+        return self._lag + (max(0.0, now - self._lag_due) if self._lag_due else 0.0)
+
+    def _stale(self, stream: _Stream, now: float, started: float, lag0: float) -> tuple[str, float, float] | None:
+        """The first SAMPLE path silent for more than ``stale_factor`` x its interval, not counting the time this
+        process's loop could not run (its own backlog is not the switch's silence): (key, silence, interval)."""
+        st = stream.st
+        for key, interval in stream.sample.items():
+            lag = self._lag_now(now) - st.lag_at_update.get(key, lag0)
+            silence = now - st.last_update.get(key, started) - lag
+            if silence > self.stale_factor * interval:
+                return key, silence, interval
+        return None
+
+    def _check_stale(self, stream: _Stream, now: float, started: float, lag0: float) -> None:
+        found = self._stale(stream, now, started, lag0)
+        if found is not None:
+            key, silence, interval = found
+            raise StaleStreamError(
+                f"gNMI stream {stream.group!r} stale: no update of {key} for {silence:.1f} s "
+                f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing")
 
     def _maybe_up(self, target: SwitchTarget, st: _State) -> None:
         if len(st.synced) < len(st.table.groups()):

@@ -86,6 +86,11 @@ def port_name(ctx: Context) -> Iterator[Finding]:
 # --- telemetry transport --------------------------------------------------------------------------------------
 
 
+def _streamed() -> list[str]:
+    """The platform ids whose pack maps its gNMI table to counters."""
+    return sorted(p.value for p, spec in SPECS.items() if spec.gnmi is not None and spec.gnmi.mapped)
+
+
 @check("FAB145", "gnmi-transport-unmapped", Severity.ERROR, area="platform",
        title="A switch read over gNMI runs a NOS whose gNMI paths fabricd maps to counters",
        why="`telemetry.transport: gnmi` on a NOS whose pack records its gNMI paths but does not map them to counters "
@@ -101,7 +106,8 @@ def gnmi_transport_unmapped(ctx: Context) -> Iterator[Finding]:
             yield Finding(("switches", i, "telemetry", "transport"),
                           f"{sw.name}: fabricd does not yet read {_title(sw.platform.value)} counters over gNMI "
                           f"(fabricd/nos/{sw.platform.value}/gnmi.py records the paths, unmapped)",
-                          expected="ssh, or gnmi on a NOS whose gNMI table is mapped (SONiC)", got="gnmi",
+                          expected=f"ssh, or gnmi on a NOS whose gNMI table is mapped ({', '.join(_streamed())})",
+                          got="gnmi",
                           hint="remove `telemetry: {transport: gnmi}` from this switch (or its group) so it is read "
                           "over SSH")
 

@@ -15,6 +15,8 @@ The collector (fabricd.collectors.gnmi, L2) is the only module that imports grpc
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -60,7 +62,10 @@ class GnmiTable:
     ``ssh_only``: counter -> why it is not streamed (read over SSH, or missing when streaming);
     ``missing_when_streaming``: the prefixes of the switch series (``fabricd_switch_...``) the SSH collector exports
     for this NOS and a streaming switch does not: absent, never 0, while the switch is read over gNMI;
-    ``unverified``: what no published payload or document confirmed."""
+    ``only_when_streaming``: the series prefixes a streaming switch exports and the SSH collector does not (the
+    NOS publishes that counter over gNMI only); ``unverified``: what no published payload or document confirmed.
+    An entry of either list is a series-name prefix, optionally narrowed to one label value:
+    ``fabricd_switch_queue_ecn_marked_packets_total{type=multicast}`` (:meth:`declared`)."""
 
     platform: Platform
     port: int
@@ -73,6 +78,7 @@ class GnmiTable:
     supports_get: bool = True
     ssh_only: Mapping[str, str] = field(default_factory=dict)
     missing_when_streaming: tuple[str, ...] = ()
+    only_when_streaming: tuple[str, ...] = ()
     unverified: tuple[str, ...] = ()
     parts: tuple[GnmiPart, ...] = ()
     """``to_counters`` in independent pieces (optional): merged, they give what ``to_counters`` gives."""
@@ -81,6 +87,19 @@ class GnmiTable:
     def mapped(self) -> bool:
         """True when the collector can turn this NOS's notifications into counters."""
         return self.to_counters is not None
+
+    @staticmethod
+    def declared(entries: tuple[str, ...], name: str, labels: Mapping[str, str]) -> bool:
+        """True when the series ``name{labels}`` falls under one of ``entries`` (``missing_when_streaming`` or
+        ``only_when_streaming``): a name prefix, with ``{label=value}`` the series whose label has that value."""
+        for entry in entries:
+            prefix, _, narrow = entry.partition("{")
+            if not name.startswith(prefix):
+                continue
+            label, _, value = narrow.rstrip("}").partition("=")
+            if not narrow or labels.get(label) == value:
+                return True
+        return False
 
     def groups(self) -> dict[str, tuple[GnmiPath, ...]]:
         """The paths by subscription group (one Subscribe stream each), in table order."""
@@ -102,3 +121,75 @@ def path_key(target: str, origin: str, path: str) -> str:
     """The key a decoded update is stored under: ``[origin:]`` ``[target/]`` path (what ``to_counters`` reads)."""
     key = f"{target}/{path}" if target else path
     return f"{origin}:{key}" if origin else key
+
+
+# -- OpenConfig-style trees: one update per leaf (EOS, NX-OS, Cumulus) ------------------------------------------------
+
+_WILD_KEY = re.compile(r"\[([^=\]]+)=\*\]")
+
+
+@functools.lru_cache(maxsize=64)
+def _container_regex(origin: str, pattern: str) -> re.Pattern[str]:
+    """``a/b[k=*]/c`` -> a regex of the key a concrete path under it is stored with (:func:`path_key`): one group
+    per ``*`` key, then the leaf path below the container (optional: a whole container sent as one JSON value)."""
+    parts = _WILD_KEY.split(pattern)  # text, key name, text, key name, ..., text
+    body = "".join(re.escape(part) if i % 2 == 0 else re.escape(f"[{part}=") + r"([^\]]*)\]"
+                   for i, part in enumerate(parts))
+    head = f"(?:{re.escape(origin)}:)?" if origin else ""  # a switch may or may not echo the origin
+    return re.compile(f"^{head}{body}(?:/(.+))?$")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _match(regex: re.Pattern[str], key: str) -> tuple[str | None, ...] | None:
+    m = regex.match(key)
+    return None if m is None else m.groups()
+
+
+def _flatten(value: Mapping[str, Any], into: dict[str, Any], prefix: str = "") -> None:
+    for name, member in value.items():
+        leaf = f"{prefix}{name}"
+        if isinstance(member, Mapping):
+            _flatten(member, into, leaf + "/")
+        else:
+            into[leaf] = member
+
+
+def containers(values: Mapping[str, Any], pattern: str, *, origin: str = "") -> dict[tuple[str, ...], dict[str, Any]]:
+    """The instances of the container ``pattern`` (keys written ``[name=*]``, in path_text's sorted key order) in
+    ``values``: (the ``*`` key values, in order) -> {leaf path below the container -> value}. A leaf sent on its own
+    (one update per leaf, as EOS answers, hellt/netdevops.me docs/posts/2020/gnmi-arista.md) and a container sent
+    as one JSON object give the same result."""
+    regex = _container_regex(origin, pattern)
+    out: dict[tuple[str, ...], dict[str, Any]] = {}
+    for key, value in values.items():
+        groups = _match(regex, key)
+        if groups is None:
+            continue
+        keys, leaf = tuple(g or "" for g in groups[:-1]), groups[-1]
+        leaves = out.setdefault(keys, {})
+        if leaf is not None:
+            leaves[leaf] = value
+        elif isinstance(value, Mapping):
+            _flatten(value, leaves)
+    return out
+
+
+def subscription_of(paths: tuple[GnmiPath, ...], key: str) -> GnmiPath | None:
+    """The subscribed path an update's key (:func:`path_key`) falls under (a wildcard key matches any value)."""
+    for p in paths:
+        if _match(_container_regex(p.origin, path_key(p.target, "", p.path)), key) is not None:
+            return p
+    return None
+
+
+def counter(value: Any) -> int | None:
+    """A counter leaf as an int: JSON numbers, uint64 as a decimal string (RFC 7951), ``None`` otherwise (never 0)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None

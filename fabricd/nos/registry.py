@@ -89,6 +89,20 @@ class Registry(Mapping[Platform, PlatformSpec]):
         finally:
             del specs[spec.platform]
 
+    @contextmanager
+    def overridden(self, spec: PlatformSpec) -> Iterator[PlatformSpec]:
+        """``spec`` served in place of the registered pack of its id for the length of the block (tests: a pack
+        variant, e.g. one whose gNMI table is not mapped yet)."""
+        specs = self._loaded()
+        if spec.platform not in specs:
+            raise ValueError(f"platform {spec.platform!r} is not registered")
+        before = specs[spec.platform]
+        specs[spec.platform] = spec
+        try:
+            yield spec
+        finally:
+            specs[spec.platform] = before
+
 
 SPECS = Registry(BUILTIN)
 """Platform -> spec, in the order docs list the platforms, then the installed packs."""

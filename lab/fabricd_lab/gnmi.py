@@ -4,32 +4,28 @@ the switch's login checked from the ``username``/``password`` metadata, its valu
 
 Each target copies its NOS's documented behaviour (the sources are in each pack's fabricd/nos/<id>/gnmi.py):
 
-- SONiC (sonic-gnmi): ``prefix.target`` names the DB; ``COUNTERS_DB`` serves the virtual paths
+- SONiC (sonic-gnmi): ``prefix.target`` names the DB and only ``COUNTERS_DB`` is served, its virtual paths
   ``COUNTERS/Ethernet*`` (and ``COUNTERS/<port>``), ``COUNTERS/Ethernet*/Queues``,
   ``PERIODIC_WATERMARKS/Ethernet*/PriorityGroups`` and the tables ``COUNTERS_QUEUE_NAME_MAP`` /
   ``COUNTERS_QUEUE_TYPE_MAP``; a SAMPLE interval under 1 s is refused ("invalid interval ... cannot be less than
-  1s", ``sonic_data_client/db_client.go``), 0 means 1 s; JSON_IETF or JSON only. Value shapes follow sonic-gnmi
-  ``testdata/COUNTERS:Ethernet_wildcard_expected.txt``, ``COUNTERS:Ethernet68:Queues_expected.txt``,
-  ``PERIODIC_WATERMARKS:Ethernet16:PriorityGroups_expected.txt`` and ``COUNTERS_QUEUE_NAME_MAP.txt`` (OIDs here are
-  the lab's own); ``COUNTERS_QUEUE_TYPE_MAP``'s shape is **unverified** (no published payload). The port object
-  carries only the fields the counter engine has (a real one has ~100 ``SAI_PORT_STAT_*``); the pause duration is
-  Mellanox's ``..._RX_PAUSE_DURATION_US`` (the lab's hwsku is an SN4700).
-- Cumulus: Get refused (UNIMPLEMENTED, "no Get/Set"); SAMPLE under 1 s refused.
-- NX-OS: a SAMPLE interval of 0 (none given) streams every 10 s, the documented default.
+  1s", ``sonic_data_client/db_client.go``), 0 means 1 s; JSON_IETF or JSON only.
+- Cumulus: Get refused (UNIMPLEMENTED: Capabilities and Subscribe only, "no Get/Set"); SAMPLE under 1 s refused;
+  origin ignored.
+- NX-OS: a SAMPLE interval of 0 (none given) streams every 10 s, the documented default; under 1 s refused.
 - EOS: a native path (``LANZ``, ``Smash``, ``Sysdb``) without the ``eos_native`` origin is NOT_FOUND, and one request
-  mixing origins is refused (aristanetworks.github.io/openmgmt/configuration/openconfig).
+  mixing origins is refused (aristanetworks.github.io/openmgmt/configuration/openconfig). EOS's floor is
+  unverified: the lab takes any interval.
 
-Only SONiC's tree is simulated: the EOS, NX-OS and Cumulus targets enforce the rules above and then answer
-NOT_FOUND for their counter paths, because fabricd does not map those NOSes' notifications yet
-(fabricd/nos/<id>/gnmi.py) and no published payload of them was available to copy. Fault ``gnmi-stall``
-(:mod:`fabricd_lab.faults`) stalls the first stream after its first sample.
+What each target serves is :mod:`fabricd_lab.gnmi_trees` (SONiC's COUNTERS_DB in sonic-gnmi's published shapes; the
+EOS, NX-OS and Cumulus containers of their packs' tables, shapes **unverified**, said there); a path outside it is
+NOT_FOUND (EOS's native trees are not simulated). Fault ``gnmi-stall`` (:mod:`fabricd_lab.faults`) stalls the first
+stream after its first sample.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
-import functools
 import hmac
 import ipaddress
 import logging
@@ -49,6 +45,7 @@ from fabricd.model import Platform
 from fabricd.platforms.gnmi import decode_value, gnmi_pb2, gnmi_pb2_grpc, json_value, path_text
 
 from .device import SimSwitch
+from .gnmi_trees import SONIC_PATHS, Tree, oc_tree, sonic_tables
 
 log = logging.getLogger(__name__)
 
@@ -84,129 +81,6 @@ def generate_tls(days: int = 30) -> LabTls:
         ca.public_bytes(serialization.Encoding.PEM), cert.public_bytes(serialization.Encoding.PEM),
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                           serialization.NoEncryption()))
-
-
-def _natural(name: str) -> list[object]:
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
-
-
-# -- SONiC's COUNTERS_DB, from the counter engine -----------------------------------------------------------------
-
-MC_QUEUES = range(8, 16)
-"""Multicast queues MC8..MC15, as the lab's ``show queue counters`` prints them (their counters stay 0)."""
-
-
-def _oid(port_index: int, queue: int) -> str:
-    return f"oid:0x15{port_index:08x}{queue:04x}"
-
-
-SONIC_PATHS = ("COUNTERS/Ethernet*", "COUNTERS/Ethernet*/Queues", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups",
-               "COUNTERS_QUEUE_NAME_MAP", "COUNTERS_QUEUE_TYPE_MAP")
-
-
-def sonic_tables(sw: SimSwitch, only: str | None = None) -> dict[str, Any]:
-    """The COUNTERS_DB values the lab's SONiC serves, by path (what ``show pfc counters`` & co. print, as fields);
-    ``only``: just that path's (a stream of 500 switches asks one path at a time)."""
-    if only in SONIC_PATHS[3:]:  # the maps depend on the port names only
-        return _queue_maps(tuple(sw.counters.ports))
-    want_ports = only in (None, SONIC_PATHS[0])
-    want_queues = only is None or only in SONIC_PATHS[1:]
-    ports = sw.counters.read()
-    names = _sorted_ports(tuple(ports))
-    settings = sw.counters.watchdog
-    port_obj: dict[str, dict[str, str]] = {}
-    queues: dict[str, dict[str, str]] = {}
-    pgs: dict[str, dict[str, str]] = {}
-    qnames: dict[str, str] = {}
-    qtypes: dict[str, str] = {}
-    for pi, name in enumerate(names):
-        p = ports[name]
-        if want_ports:
-            port_obj[name] = _port_fields(p)
-        if want_queues:
-            _queue_fields(name, pi, p, settings, queues, qnames, qtypes, pgs)
-    return {
-        "COUNTERS/Ethernet*": port_obj,
-        "COUNTERS/Ethernet*/Queues": queues,  # built in port and queue order
-        "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups": pgs,
-        "COUNTERS_QUEUE_NAME_MAP": dict(sorted(qnames.items())),
-        "COUNTERS_QUEUE_TYPE_MAP": dict(sorted(qtypes.items())),
-    }
-
-
-@functools.lru_cache(maxsize=4096)
-def _sorted_ports(ports: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(ports, key=_natural))
-
-
-@functools.lru_cache(maxsize=4096)
-def _queue_maps(ports: tuple[str, ...]) -> dict[str, Any]:
-    names_map = {f"{n}:{i}": _oid(pi, i) for pi, n in enumerate(_sorted_ports(ports))
-                 for i in (*range(8), *MC_QUEUES)}
-    types_map = {oid: "SAI_QUEUE_TYPE_UNICAST" if int(k.rsplit(":", 1)[1]) < 8 else "SAI_QUEUE_TYPE_MULTICAST"
-                 for k, oid in names_map.items()}
-    return {SONIC_PATHS[3]: dict(sorted(names_map.items())), SONIC_PATHS[4]: dict(sorted(types_map.items()))}
-
-
-def _port_fields(p: Any) -> dict[str, str]:
-    fields = {
-        "SAI_PORT_STAT_IF_IN_UCAST_PKTS": str(p.rx_packets), "SAI_PORT_STAT_IF_OUT_UCAST_PKTS": str(p.tx_packets),
-        "SAI_PORT_STAT_IF_IN_OCTETS": str(p.rx_bytes), "SAI_PORT_STAT_IF_OUT_OCTETS": str(p.tx_bytes),
-        "SAI_PORT_STAT_IF_IN_DISCARDS": str(p.rx_drops), "SAI_PORT_STAT_IF_OUT_DISCARDS": str(p.tx_drops),
-        "SAI_PORT_STAT_IF_IN_ERRORS": "0", "SAI_PORT_STAT_IF_OUT_ERRORS": "0",
-    }
-    for prio, c in enumerate(p.pfc):
-        fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PKTS"] = str(c.rx_frames)
-        fields[f"SAI_PORT_STAT_PFC_{prio}_TX_PKTS"] = str(c.tx_frames)
-        fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PAUSE_DURATION_US"] = str(c.rx_pause_us)
-    return dict(sorted(fields.items()))
-
-
-def _queue_fields(name: str, pi: int, p: Any, settings: Any, queues: dict[str, dict[str, str]],
-                  qnames: dict[str, str], qtypes: dict[str, str], pgs: dict[str, dict[str, str]]) -> None:
-    wm = p.watermarks
-    for i, q in enumerate(p.queues):
-        entry = {
-            "SAI_QUEUE_STAT_PACKETS": str(q.tx_packets), "SAI_QUEUE_STAT_BYTES": str(q.tx_bytes),
-            "SAI_QUEUE_STAT_DROPPED_PACKETS": str(q.dropped_packets),
-            "SAI_QUEUE_STAT_DROPPED_BYTES": str(q.dropped_bytes),
-            "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS": str(q.wred_dropped_packets),
-            "SAI_QUEUE_STAT_WRED_DROPPED_BYTES": str(q.wred_dropped_bytes),
-            "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": str(q.ecn_marked_packets),
-            "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": str(q.ecn_marked_bytes),
-        }
-        wd = p.watchdog.get(i)
-        if wd is not None and settings is not None:
-            entry.update({
-                "PFC_WD_ACTION": settings.action, "PFC_WD_DETECTION_TIME": str(settings.detection_ms * 1000),
-                "PFC_WD_RESTORATION_TIME": str(settings.restoration_ms * 1000),
-                "PFC_WD_STATUS": "stormed" if wd.stormed else "operational",
-                "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": str(wd.detected),
-                "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": str(wd.restored),
-                "PFC_WD_QUEUE_STATS_TX_PACKETS": str(wd.tx_ok),
-                "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS": str(wd.tx_drop),
-                "PFC_WD_QUEUE_STATS_RX_PACKETS": str(wd.rx_ok),
-                "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS": str(wd.rx_drop),
-                "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST": str(wd.last_tx_ok),
-                "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST": str(wd.last_tx_drop),
-                "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST": str(wd.last_rx_ok),
-                "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST": str(wd.last_rx_drop),
-            })
-        queues[f"{name}:{i}"] = dict(sorted(entry.items()))
-        queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": str(wm["queue"][i])}
-        qnames[f"{name}:{i}"] = _oid(pi, i)
-        qtypes[_oid(pi, i)] = "SAI_QUEUE_TYPE_UNICAST"
-        pgs[f"{name}:{i}"] = {
-            "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES": str(wm["pg_shared"][i]),
-            "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES": str(wm["pg_headroom"][i]),
-        }
-    for i in MC_QUEUES:
-        queues[f"{name}:{i}"] = {f"SAI_QUEUE_STAT_{f}": "0" for f in (
-            "BYTES", "DROPPED_BYTES", "DROPPED_PACKETS", "PACKETS", "WRED_DROPPED_BYTES", "WRED_DROPPED_PACKETS",
-            "WRED_ECN_MARKED_BYTES", "WRED_ECN_MARKED_PACKETS")}
-        queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "0"}
-        qnames[f"{name}:{i}"] = _oid(pi, i)
-        qtypes[_oid(pi, i)] = "SAI_QUEUE_TYPE_MULTICAST"
 
 
 class PathError(Exception):
@@ -258,6 +132,16 @@ class _Sub:
     last: Any = None
 
 
+@dataclass(frozen=True)
+class _Request:
+    """One accepted Subscribe: its prefix, streams, list mode and whether JSON values are JSON_IETF."""
+
+    prefix: Any
+    subs: list[_Sub]
+    mode: str
+    ietf: bool
+
+
 class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
     """The gNMI servicer of one simulated switch. Runs on the lab's event loop (the counter engine is not
     thread-safe); ``clock`` is monotonic seconds (streams are paced by it)."""
@@ -280,11 +164,7 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         return ok
 
     def values(self, target: str, path: str) -> Any:
-        """The JSON value of ``path`` in ``target`` (SONiC's DB), or :class:`PathError`."""
-        platform = self.switch.platform
-        if platform is not Platform.SONIC:
-            raise PathError(grpc.StatusCode.NOT_FOUND, f"{path}: the lab does not simulate {platform.value}'s gNMI "
-                            "tree (fabricd does not map it yet: fabricd/nos/<id>/gnmi.py)")
+        """SONiC: the JSON value of ``path`` in ``target`` (the DB), or :class:`PathError`."""
         if target != "COUNTERS_DB":
             raise PathError(grpc.StatusCode.NOT_FOUND, f"{target or '(no target)'}/{path}: the lab serves only "
                             "COUNTERS_DB (prefix.target names the DB)")
@@ -294,6 +174,17 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         if m is not None and m.group(1) in self.switch.counters.ports:
             return sonic_tables(self.switch, SONIC_PATHS[0])[SONIC_PATHS[0]][m.group(1)]
         raise PathError(grpc.StatusCode.NOT_FOUND, f"COUNTERS_DB/{path}: no such table or virtual path")
+
+    def tree(self, target: str, path: str) -> Tree:
+        """What ``path`` selects, as (container path, {leaf: value}) (:mod:`fabricd_lab.gnmi_trees`), or
+        :class:`PathError`."""
+        if self.switch.platform is Platform.SONIC:
+            return [("", {path: self.values(target, path)})]
+        found = oc_tree(self.switch, path)
+        if found is None:
+            raise PathError(grpc.StatusCode.NOT_FOUND, f"{path}: not served by the lab's {self.switch.platform.value}"
+                            " target (it serves the containers of fabricd/nos/<id>/gnmi.py)")
+        return found
 
     def _check_origins(self, prefix: Any, paths: list[Any]) -> None:
         b = self.behaviour
@@ -331,17 +222,20 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
             mode = gnmi_pb2.SubscriptionMode.Name(s.mode)
             interval = self.sample_interval(s.sample_interval) if mode == "SAMPLE" else 1.0
             path = path_text(s.path, sl.prefix)
-            self.values(sl.prefix.target, path)  # NOT_FOUND before the stream starts
+            self.tree(sl.prefix.target, path)  # NOT_FOUND before the stream starts
             subs.append(_Sub(path, mode, interval))
         return subs
 
-    def _notification(self, prefix: Any, path: str, value: Any, ietf: bool) -> Any:
+    def notifications(self, prefix: Any, tree: Tree, ietf: bool) -> list[Any]:
+        """One notification per container: its path in the prefix (after the request's target and origin), its
+        leaves as updates."""
         from fabricd.platforms.gnmi import parse_path
 
-        update = gnmi_pb2.Update(path=parse_path(path), val=json_value(value, ietf=ietf))
-        return gnmi_pb2.Notification(timestamp=time.time_ns(), prefix=gnmi_pb2.Path(target=prefix.target,
-                                                                                     origin=prefix.origin),
-                                     update=[update])
+        now = time.time_ns()
+        return [gnmi_pb2.Notification(
+            timestamp=now, prefix=parse_path(container, origin=prefix.origin, target=prefix.target),
+            update=[gnmi_pb2.Update(path=parse_path(leaf), val=json_value(value, ietf=ietf))
+                    for leaf, value in leaves.items()]) for container, leaves in tree]
 
     # -- RPCs -----------------------------------------------------------------------------------------------------
 
@@ -358,12 +252,11 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "authentication failed")
         if not self.behaviour.supports_get:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Get is not supported (Subscribe only)")
+        ietf = request.encoding == gnmi_pb2.Encoding.Value("JSON_IETF")
         try:
             self._check_origins(request.prefix, list(request.path))
-            notes = [self._notification(request.prefix, path_text(p, request.prefix),
-                                        self.values(request.prefix.target, path_text(p, request.prefix)),
-                                        request.encoding == gnmi_pb2.Encoding.Value("JSON_IETF"))
-                     for p in request.path]
+            notes = [n for p in request.path for n in self.notifications(
+                request.prefix, self.tree(request.prefix.target, path_text(p, request.prefix)), ietf)]
         except PathError as exc:
             await context.abort(exc.code, exc.message)
         return gnmi_pb2.GetResponse(notification=notes)
@@ -371,64 +264,86 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
     async def Set(self, request: Any, context: Any) -> Any:  # noqa: N802
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Set is not supported by the lab")
 
-    async def Subscribe(self, request_iterator: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:  # noqa: N802
+    async def _accept(self, request_iterator: AsyncIterator[Any], context: Any) -> _Request | None:
+        """The first SubscribeRequest, checked (login, shape, the NOS's rules), or None when the client sent none;
+        a refusal aborts the call with the NOS's status."""
         if not self._authenticated(context):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "authentication failed")
         try:
             first = await request_iterator.__anext__()
         except StopAsyncIteration:
-            return
+            return None
         if not first.HasField("subscribe"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first SubscribeRequest must be a subscribe")
         sl = first.subscribe
-        encoding = gnmi_pb2.Encoding.Name(sl.encoding)
-        prefix = sl.prefix
         try:
             subs = self.plan(sl)
         except PathError as exc:
             await context.abort(exc.code, exc.message)
-        ietf = encoding == "JSON_IETF"
-        list_mode = gnmi_pb2.SubscriptionList.Mode.Name(sl.mode)
-        self.subscribes += 1
-        stall = list_mode == "STREAM" and self.switch.faults.take_gnmi_stall()
-        now = self._clock()
-        for sub in subs:
-            sub.last = self.values(prefix.target, sub.path)
-            sub.due = now + sub.interval_s
-            yield gnmi_pb2.SubscribeResponse(update=self._notification(prefix, sub.path, sub.last, ietf))
-        yield gnmi_pb2.SubscribeResponse(sync_response=True)
-        if list_mode == "ONCE":
+        return _Request(sl.prefix, subs, gnmi_pb2.SubscriptionList.Mode.Name(sl.mode),
+                        gnmi_pb2.Encoding.Name(sl.encoding) == "JSON_IETF")
+
+    def _responses(self, req: _Request, tree: Tree) -> list[Any]:
+        return [gnmi_pb2.SubscribeResponse(update=n) for n in self.notifications(req.prefix, tree, req.ietf)]
+
+    async def Subscribe(self, request_iterator: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:  # noqa: N802
+        req = await self._accept(request_iterator, context)
+        if req is None:
             return
-        if list_mode == "POLL":
-            async for req in request_iterator:
-                if req.HasField("poll"):
-                    for sub in subs:
-                        yield gnmi_pb2.SubscribeResponse(update=self._notification(
-                            prefix, sub.path, self.values(prefix.target, sub.path), ietf))
-                    yield gnmi_pb2.SubscribeResponse(sync_response=True)
+        self.subscribes += 1
+        stall = req.mode == "STREAM" and self.switch.faults.take_gnmi_stall()
+        now = self._clock()
+        for sub in req.subs:
+            sub.last = self.tree(req.prefix.target, sub.path)
+            sub.due = now + sub.interval_s
+            for response in self._responses(req, sub.last):
+                yield response
+        yield gnmi_pb2.SubscribeResponse(sync_response=True)
+        if req.mode == "POLL":
+            async for response in self._polled(req, request_iterator):
+                yield response
+        if req.mode != "STREAM":
             return
         self.streams += 1
         try:
             if stall:
                 log.info("gNMI %s: stream stalled after its first sample (fault gnmi-stall)", self.switch.name)
                 await asyncio.Event().wait()  # open, silent, until the client gives up
-            while True:
-                now = self._clock()
-                wake = min(s.due for s in subs)
-                if wake > now:
-                    await asyncio.sleep(wake - now)
-                    now = self._clock()
-                for sub in subs:
-                    if sub.due > now:
-                        continue
-                    sub.due = max(sub.due + sub.interval_s, now)
-                    value = self.values(prefix.target, sub.path)
-                    if sub.mode == "ON_CHANGE" and value == sub.last:
-                        continue
-                    sub.last = value
-                    yield gnmi_pb2.SubscribeResponse(update=self._notification(prefix, sub.path, value, ietf))
+            async for response in self._streamed(req):
+                yield response
         finally:
             self.streams -= 1
+
+    async def _polled(self, req: _Request, request_iterator: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """POLL: every path again, then sync, on each poll request."""
+        async for message in request_iterator:
+            if message.HasField("poll"):
+                for sub in req.subs:
+                    for response in self._responses(req, self.tree(req.prefix.target, sub.path)):
+                        yield response
+                yield gnmi_pb2.SubscribeResponse(sync_response=True)
+
+    async def _streamed(self, req: _Request) -> AsyncIterator[Any]:
+        """STREAM: each SAMPLE path every interval, each ON_CHANGE path when its value changed (checked at its
+        interval)."""
+        while True:
+            now = self._clock()
+            wake = min(s.due for s in req.subs)
+            if wake > now:
+                await asyncio.sleep(wake - now)
+                now = self._clock()
+            for sub in req.subs:
+                if sub.due > now:
+                    continue
+                sub.due += sub.interval_s
+                if sub.due <= now:  # late by more than an interval: the next sample one interval from now, not at once
+                    sub.due = now + sub.interval_s
+                value = self.tree(req.prefix.target, sub.path)
+                if sub.mode == "ON_CHANGE" and value == sub.last:
+                    continue
+                sub.last = value
+                for response in self._responses(req, value):
+                    yield response
 
 
 async def serve(switch: SimSwitch, tls: LabTls, *, password: str, host: str = "127.0.0.1",

@@ -57,7 +57,7 @@ _IN_PACKAGE = re.compile(rf"^((?:{'|'.join(SUBPACKAGES)})/[\w./-]*)(?::[\w.:,-]*
 _MODULE = re.compile(r"^~?(fabricd(?:_lab)?(?:\.\w+)+)(?:\(\))?$")
 _PATTERN = re.compile(r"[<>*{}\[\]$]|\.\.\.")
 OTHER_REPOS = ("sonic-mgmt", "sonic-utilities", "exporter-toolkit", "NexusProgrammability", "ntc-templates",
-               "prometheus/prometheus")
+               "prometheus/prometheus", "netdevops.me")
 """Repositories whose files fabricd's prose cites by their own paths."""
 _OTHER_REPO = re.compile(r"\b(?:" + "|".join(map(re.escape, OTHER_REPOS)) + r")\b")
 

@@ -74,13 +74,14 @@ _QKIND: dict[str, QueueKind] = {"SAI_QUEUE_TYPE_UNICAST": "unicast", "SAI_QUEUE_
 
 
 def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
+    """A COUNTERS_DB value (a decimal string; an int from a JSON number) -> int, else None (never 0). Exact type
+    checks and ``int()`` first: this runs for every field of every port each second."""
+    if value.__class__ is str:
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return value if value.__class__ is int else None
 
 
 def _obj(values: Mapping[str, Any], path: str) -> dict[str, Any]:
