@@ -62,28 +62,6 @@ DROP_RDMA_KEYS = (RdmaKey("retry_exceeded_errors", "tx"), RdmaKey("rnr_nak_retry
 DROP_NETDEV = ("rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
 
 
-def _passed(code: str, detail: str) -> CheckResult:
-    """Check ``code`` passed; ``detail`` is what it saw."""
-    return result_of(TRAFFIC[code], Status.PASS, note=detail)
-
-
-def _skipped(code: str, detail: str, needs: str | None = None) -> CheckResult:
-    """Check ``code`` cannot be made here (``detail``): skipped, with what it ``needs``."""
-    return result_of(TRAFFIC[code], Status.SKIP, note=f"{detail}; needs {needs}" if needs else detail)
-
-
-def _failed(code: str, *, obj: str, path: str, detail: str, expected: str | None = None, got: str | None = None
-            ) -> CheckResult:
-    """Check ``code`` failed on ``obj`` (a host or a pair) at ``path`` (the counters or the capture it read)."""
-    spec = TRAFFIC[code]
-    return result_of(spec, Status.FAIL, [spec.finding(obj=obj, path=path, message=detail, expected=expected,
-                                                      got=got)])
-
-
-def _pair(client: Endpoint, server: Endpoint) -> str:
-    return f"{client.host}->{server.host}"
-
-
 @dataclass(frozen=True)
 class Endpoint:
     """A host as validate-fabric sees it: its RDMA device/port, the physical netdev and the one with the address."""
@@ -112,6 +90,28 @@ class Sniffed:
 
     capture: sniff.Capture | None
     error: str | None = None
+
+
+def _passed(code: str, detail: str) -> CheckResult:
+    """Check ``code`` passed; ``detail`` is what it saw."""
+    return result_of(TRAFFIC[code], Status.PASS, note=detail)
+
+
+def _skipped(code: str, detail: str, needs: str | None = None) -> CheckResult:
+    """Check ``code`` cannot be made here (``detail``): skipped, with what it ``needs``."""
+    return result_of(TRAFFIC[code], Status.SKIP, note=f"{detail}; needs {needs}" if needs else detail)
+
+
+def _failed(code: str, *, obj: str, path: str, detail: str, expected: str | None = None, got: str | None = None
+            ) -> CheckResult:
+    """Check ``code`` failed on ``obj`` (a host or a pair) at ``path`` (the counters or the capture it read)."""
+    spec = TRAFFIC[code]
+    return result_of(spec, Status.FAIL, [spec.finding(obj=obj, path=path, message=detail, expected=expected,
+                                                      got=got)])
+
+
+def _pair(client: Endpoint, server: Endpoint) -> str:
+    return f"{client.host}->{server.host}"
 
 
 @dataclass
