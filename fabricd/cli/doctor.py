@@ -10,11 +10,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from fabricd.audit.doctor import FEATURES, Capability, doctor_report, parser_role_checks, run_checks
+from fabricd.audit.doctor import DOCTOR, FEATURES, doctor_report, parser_role_checks, run_checks
 from fabricd.errors import UsageError
+from fabricd.model.checks import CheckResult, Report, Status
 
-from .common import OutputFormat, OutputOpt, check_root, emit_json, fail, stdout
-from .report import exit_code, write_junit
+from .common import OutputFormat, OutputOpt, check_root, emit_json, fail, stdout, with_fixes
+from .report import command_hints, exit_code, write_junit
 
 
 def _selected(features: list[str] | None) -> list[str]:
@@ -30,8 +31,10 @@ def _selected(features: list[str] | None) -> list[str]:
     return chosen
 
 
-def _missing(checks: list[Capability], feature: str) -> list[Capability]:
-    return [c for c in checks if not c.ok and not c.optional and feature in c.features]
+def _missing(report: Report, feature: str) -> list[str]:
+    """The capabilities ``feature`` needs that this machine lacks (optional ones never count)."""
+    return [c.title for c in report.checks if c.status != Status.PASS and not DOCTOR[c.code].optional
+            and feature in DOCTOR[c.code].features]
 
 
 def doctor(
@@ -59,37 +62,56 @@ def doctor(
     check_root(root)
     chosen = _selected(for_)
     checks = run_checks(root, chosen)
-    failing = [f for f in chosen if _missing(checks, f)]
     unverified = parser_role_checks()
     report = doctor_report(checks, unverified, target=str(root))
     code = exit_code([report])
     if junit is not None:
-        write_junit(junit, [report], label="fabricd doctor")
+        write_junit(junit, [command_hints(report, keep_fixes=False)], label="fabricd doctor")
     if output == OutputFormat.JSON:
-        emit_json({"selected": chosen, "ok": not failing, "missing_for": {f: [c.name for c in _missing(checks, f)]
-                                                                        for f in FEATURES if _missing(checks, f)},
+        emit_json({"selected": chosen, "ok": not any(_missing(report, f) for f in chosen),
+                   "missing_for": {f: _missing(report, f) for f in FEATURES if _missing(report, f)},
                    "features": FEATURES, "capabilities": [asdict(c) for c in checks],
                    "unverified_parser_roles": [c.name for c in unverified],
-                   "checks": report.to_dict()["checks"]})
-        raise typer.Exit(code)
+                   "checks": command_hints(report, keep_fixes=True).to_dict()["checks"]})
+    else:
+        _print_text(report, chosen)
+    raise typer.Exit(code)
+
+
+_HERE = {Status.PASS: "[green]yes[/]", Status.FAIL: "[red]MISSING[/]", Status.SKIP: "[yellow]no[/]",
+         Status.WARN: "[yellow]warn[/]"}
+
+
+def _row(c: CheckResult) -> tuple[str, str, str, str]:
+    """A check of the report as (capability, needed for, here, how to get it): what was seen from the result,
+    the features and how to get it from the check's declaration."""
+    spec = DOCTOR[c.code]
+    needed = "every feature" if set(spec.features) == set(FEATURES) else ", ".join(spec.features) or spec.feature
+    needed += " (optional)" if spec.optional else ""
+    if c.findings and c.status == Status.WARN:
+        seen = f"{len(c.findings)} not proven"
+    else:
+        seen = c.note or "; ".join(str(f.got) for f in c.findings)
+    how = "" if c.status == Status.PASS else with_fixes(spec.hint, spec.fixes)
+    return escape(c.title), escape(needed), _HERE[c.status] + (f": {escape(seen)}" if seen else ""), escape(how)
+
+
+def _print_text(report: Report, chosen: list[str]) -> None:
+    """The report as one table, a line per feature (what it serves, ready or what it misses), and the verdict."""
     out = stdout()
     table = Table(title="fabricd doctor", show_lines=False)
     for col in ("capability", "needed for", "here", "how to get it"):
         table.add_column(col, overflow="fold")
-    for c in checks:
-        needed = "every feature" if set(c.features) == set(FEATURES) else ", ".join(c.features)
-        if c.optional:
-            needed += " (optional)"
-        mark = ("[green]yes[/]" if c.ok else "[red]MISSING[/]" if c.required else "[yellow]no[/]")
-        seen = escape(c.detail)
-        table.add_row(escape(c.name), escape(needed), f"{mark}: {seen}", "" if c.ok else escape(c.fix))
+    for c in report.checks:
+        table.add_row(*_row(c))
     out.print(table)
     for name, commands in FEATURES.items():
         state = "selected, " if name in chosen else ""
-        gaps = _missing(checks, name)
-        verdict = "ready" if not gaps else "missing " + ", ".join(c.name for c in gaps)
+        gaps = _missing(report, name)
+        verdict = "ready" if not gaps else "missing " + ", ".join(gaps)
         out.print(f"  {name:<10} {escape(commands)} [dim]({state}{escape(verdict)})[/]", highlight=False)
-    others = [f for f in FEATURES if f not in chosen and _missing(checks, f)]
+    failing = [f for f in chosen if _missing(report, f)]
+    others = [f for f in FEATURES if f not in chosen and _missing(report, f)]
     if failing:
         out.print(f"[bold red]missing for {', '.join(failing)}[/]: exit 1", highlight=False)
     else:
@@ -97,11 +119,11 @@ def doctor(
     if others:
         out.print(f"not ready for {', '.join(others)}; `fabricd doctor --for {others[0]}` exits 1 until it is",
                   highlight=False)
-    if unverified:
-        out.print(f"{len(unverified)} parser roles have no real capture yet (they run, unproven on a device): "
+    roles = [f for c in report.checks if c.code == "DOC-PARSER-ROLES" for f in c.findings]
+    if roles:
+        out.print(f"{len(roles)} parser roles have no real capture yet (they run, unproven on a device): "
                   "`fabricd docs platforms`, section 'Parser roles and what proves them', lists them and why",
                   highlight=False)
-    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

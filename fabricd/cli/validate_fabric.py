@@ -11,20 +11,31 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from fabricd.errors import UsageError
 from fabricd.intent.host import vlan_netdev_name
 from fabricd.inventory import load_inventory
 from fabricd.model import Fabric, Host
+from fabricd.model.checks import CheckResult, Finding, Status
 from fabricd.model.topology import split_endpoint
-from fabricd.traffic.checks import pair_report
 from fabricd.traffic.matrix import Matrix
 from fabricd.traffic.remote import Runner
 from fabricd.traffic.spec import DEFAULT_ACK_TIMEOUT, LAB_ACK_TIMEOUT, Op, TrafficSpec
-from fabricd.traffic.validate import CheckStatus, Endpoint, PairReport, validate_pair
+from fabricd.traffic.validate import Endpoint, PairReport, validate_pair
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, emit_json, inventory_path, stderr, stdout
+from .common import (
+    ExitCode,
+    InventoryArg,
+    OutputFormat,
+    OutputOpt,
+    emit_json,
+    inventory_path,
+    stderr,
+    stdout,
+    with_fixes,
+)
 from .host_fanout import (
     ConnectTimeoutOpt,
     HostInsecureOpt,
@@ -34,8 +45,8 @@ from .host_fanout import (
     SshUserOpt,
     ssh_runners,
 )
-from .report import render_junit
-from .validate_matrix import run_matrix_cli
+from .report import command_hints, write_junit
+from .validate_matrix import pair_json, run_matrix_cli
 
 
 def _nic(host: Host) -> Any:
@@ -209,7 +220,7 @@ def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, ru
         def one(client: str, server: str) -> PairReport:
             if client not in runners or server not in runners:
                 missing = [h for h in (client, server) if h not in runners]
-                return PairReport(client=client, server=server, ran=False, error=f"{', '.join(missing)}: {why_not}")
+                return PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}")
             c_host, s_host = fabric.host(client), fabric.host(server)
             assert c_host is not None and s_host is not None
             return validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
@@ -222,8 +233,7 @@ def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, ru
     for client, server in pairs:
         missing = [h for h in (client, server) if h not in runners]
         if missing:
-            reports.append(PairReport(client=client, server=server, ran=False,
-                                      error=f"{', '.join(missing)}: {why_not}"))
+            reports.append(PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}"))
             continue
         err.print(f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
                   f"ACK timeout {4.096 * 2 ** ack_timeout / 1000:.0f} ms", highlight=False)
@@ -231,15 +241,10 @@ def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, ru
         assert c_host is not None and s_host is not None
         reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
                                      policy=fabric.policy, spec=spec))
-    audits = [pair_report(r) for r in reports]
     if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(render_junit(audits))
+        write_junit(junit, [command_hints(r.report, keep_fixes=False) for r in reports])
     if output == OutputFormat.JSON:
-        emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [
-            {"client": r.client, "server": r.server, "ran": r.ran, "ok": r.ok, "error": r.error,
-             "checks": [c.__dict__ | {"status": c.status.value} for c in r.checks], "traffic": r.traffic,
-             "deltas": r.deltas} for r in reports]})
+        emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [pair_json(r) for r in reports]})
     else:
         _print_text(reports)
     if any(not r.ran for r in reports):
@@ -253,14 +258,28 @@ def _print_text(reports: list[PairReport]) -> None:
     for r in reports:
         state = "[green]ok[/]" if r.ok else ("[red]NOT RUN[/]" if not r.ran else "[red]FINDINGS[/]")
         out.print(f"{r.client} -> {r.server}: {state}" + (f" ({r.error})" if r.error else ""), highlight=False)
-        if not r.checks:
+        if not r.ran:
             continue
         table = Table(show_lines=False)
         for col in ("check", "", "detail"):
             table.add_column(col, overflow="fold")
         for c in r.checks:
-            mark = {CheckStatus.PASS: "[green]pass[/]", CheckStatus.FAIL: "[red]FAIL[/]",
-                    CheckStatus.NOT_CHECKABLE: "[yellow]not checkable[/]"}[c.status]
-            detail = c.detail + (f" [dim](needs {c.needs})[/]" if c.needs else "")
-            table.add_row(c.code, mark, detail)
+            table.add_row(c.code, _MARK[c.status], _detail(c))
         out.print(table)
+
+
+_MARK = {Status.PASS: "[green]pass[/]", Status.FAIL: "[red]FAIL[/]", Status.WARN: "[yellow]warn[/]",
+         Status.SKIP: "[yellow]not checkable[/]"}
+
+
+def _detail(c: CheckResult) -> str:
+    """What the check saw, or why it was skipped and what it needs (its note); a failure's findings with
+    expected, got and the hint."""
+    if c.findings:
+        return escape("; ".join(_finding_text(f) for f in c.findings))
+    return escape(c.note or "")
+
+
+def _finding_text(f: Finding) -> str:
+    hint = with_fixes(f.hint, f.fixes)
+    return f"{f.message} (expected {f.expected}, got {f.got})" + (f"; {hint}" if hint else "")

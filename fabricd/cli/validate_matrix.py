@@ -20,7 +20,7 @@ from rich.table import Table
 from fabricd import settings
 from fabricd.errors import UsageError
 from fabricd.model import Fabric
-from fabricd.model.checks import Finding, Report, Status, result_of
+from fabricd.model.checks import Report, Status, result_of
 from fabricd.model.topology import split_endpoint
 from fabricd.traffic.checks import TRAFFIC
 from fabricd.traffic.matrix import (
@@ -40,7 +40,7 @@ from fabricd.traffic.matrix import (
 from fabricd.traffic.validate import PairReport
 
 from .common import ExitCode, OutputFormat, emit_json, stderr, stdout
-from .report import render_junit
+from .report import command_hints, write_junit
 
 ValidatePair = Callable[[str, str], PairReport]
 
@@ -120,8 +120,7 @@ def run_matrix_cli(fabric: Fabric, hosts: list[str], matrix: Matrix, run_pair: V
         base_note = f"saved {path}"
     audits = _audits(verdicts, reports, drops)
     if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(render_junit(audits))
+        write_junit(junit, [command_hints(a, keep_fixes=False) for a in audits])
     not_run = [v for v in verdicts if v.verdict == Verdict.NOT_RUN]
     if output == OutputFormat.JSON:
         emit_json({"matrix": str(matrix), "bar": bar, "revision": revision, "baseline": base_note,
@@ -129,7 +128,7 @@ def run_matrix_cli(fabric: Fabric, hosts: list[str], matrix: Matrix, run_pair: V
                    "verdicts": [v.to_dict() for v in verdicts], "localisation": loc.to_dict(),
                    "baseline_drops": [{"pair": key(p), "baseline_gbit_s": old, "gbit_s": now}
                                       for p, old, now in drops],
-                   "pairs": [_pair_json(r) for r in reports.values()]})
+                   "pairs": [pair_json(r) for r in reports.values()]})
     else:
         _print(verdicts, loc.to_dict(), drops, str(matrix), base_note)
     if not_run:
@@ -138,9 +137,10 @@ def run_matrix_cli(fabric: Fabric, hosts: list[str], matrix: Matrix, run_pair: V
         raise typer.Exit(ExitCode.FINDINGS)
 
 
-def _pair_json(r: PairReport) -> dict[str, Any]:
-    return {"client": r.client, "server": r.server, "ran": r.ran, "ok": r.ok, "error": r.error,
-            "checks": [c.__dict__ | {"status": c.status.value} for c in r.checks], "deltas": r.deltas}
+def pair_json(r: PairReport) -> dict[str, Any]:
+    """A pair as JSON (:meth:`PairReport.to_dict`) with each finding's fixes rendered into its hint, and kept as
+    data."""
+    return r.to_dict() | command_hints(r.report, keep_fixes=True).to_dict()
 
 
 def _audits(verdicts: list[PairVerdict], reports: Mapping[Pair, PairReport],
@@ -161,10 +161,8 @@ def _audits(verdicts: list[PairVerdict], reports: Mapping[Pair, PairReport],
                 expected=f">= {old * 0.95:.1f}", got=round(now, 3))]))
         r = reports.get(v.pair)
         if r is not None:
-            bad = [c for c in r.checks if c.status.value == "fail"]
-            checks.append(result_of(counters, Status.FAIL if bad else Status.PASS, [
-                Finding(code=c.code, object=name, path=c.code.lower(), message=c.detail, expected=c.expected,
-                        got=c.got) for c in bad]))
+            bad = [f for c in r.checks if c.status == Status.FAIL for f in c.findings]
+            checks.append(result_of(counters, Status.FAIL if bad else Status.PASS, bad))
         out.append(Report(kind="fabric", target=name, checks=checks))
     return out
 

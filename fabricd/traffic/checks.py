@@ -1,26 +1,39 @@
 """``fabricd validate-fabric``'s checks in the one check vocabulary (:mod:`fabricd.model.checks`): what a traffic
-pair asserts on its counters (:mod:`fabricd.traffic.validate` computes them) and what the traffic matrix judges
-(:mod:`fabricd.traffic.matrix`), and a pair's result as a :class:`~fabricd.model.checks.Report`."""
+pair asserts on its counters (:mod:`fabricd.traffic.validate` gives each one's result from these declarations) and
+what the traffic matrix judges (``--matrix``, :mod:`fabricd.traffic.matrix`)."""
 
 from __future__ import annotations
 
-from fabricd.model.checks import CheckResult, CheckSpec, Finding, Report, Status, by_code
+from fabricd.errors import Fix
+from fabricd.model.checks import CheckSpec, by_code
 
-from .validate import CheckStatus, PairReport
+
+def _pair(code: str, title: str, hint: str = "", *fixes: Fix) -> CheckSpec:
+    return CheckSpec(code=code, title=title, subject="pair", hint=hint, fixes=fixes)
 
 
-def _pair(code: str, title: str, hint: str = "") -> CheckSpec:
-    return CheckSpec(code=code, title=title, subject="pair", hint=hint)
-
+_AUDIT_HOST = Fix(("audit", "host"), text="on each host of the pair")
+_AUDIT_SWITCH = Fix(("audit", "switch"), text="on their leaves")
 
 TRAFFIC_CHECKS: tuple[CheckSpec, ...] = (
-    _pair("FABRIC-TRAFFIC", "RDMA traffic ran and payloads verified"),
-    _pair("FABRIC-RDMA-BYTES", "bytes counted on the sender match the payload"),
-    _pair("FABRIC-SEQUENCE", "no out-of-sequence, duplicate or retransmitted packets"),
-    _pair("FABRIC-DROPS", "no drops or errors"),
-    _pair("FABRIC-DSCP", "RoCE packets carry the intent's DSCP"),
-    _pair("FABRIC-PRIORITY-BYTES", "bytes on the intended priority"),
-    _pair("FABRIC-PFC", "pause frames only on lossless priorities"),
+    _pair("FABRIC-TRAFFIC", "RDMA traffic ran and payloads verified",
+          "a pair that did not run says why (no runner for a host, a counter snapshot or the client failed); a "
+          "corrupt payload is a NIC or path fault"),
+    _pair("FABRIC-RDMA-BYTES", "bytes counted on the sender match the payload",
+          "more bytes than the payload means retransmitted data: see FABRIC-SEQUENCE and FABRIC-DROPS"),
+    _pair("FABRIC-SEQUENCE", "no out-of-sequence, duplicate or retransmitted packets",
+          "the path lost or reordered packets: check PFC on the traffic's priority on both hosts and their switch "
+          "ports", _AUDIT_HOST, _AUDIT_SWITCH),
+    _pair("FABRIC-DROPS", "no drops or errors",
+          "the finding names the counter that moved: check MTU and PFC on that host and its switch port",
+          _AUDIT_HOST, _AUDIT_SWITCH),
+    _pair("FABRIC-DSCP", "RoCE packets carry the intent's DSCP", "set the RoCE ToS on both hosts as the intent says",
+          Fix(("host", "apply"), text="on each host of the pair")),
+    _pair("FABRIC-PRIORITY-BYTES", "bytes on the intended priority",
+          "check the sender's DSCP-to-priority map and trust mode", _AUDIT_HOST),
+    _pair("FABRIC-PFC", "pause frames only on lossless priorities",
+          "a priority that is not lossless was paused: check the PFC priorities on both hosts and their switches",
+          _AUDIT_HOST, _AUDIT_SWITCH),
     _pair("FABRIC-ECN", "ECN/CNP counters readable (DCQCN)"),
     _pair("FABRIC-BAR", "throughput reaches the bar"),
     _pair("FABRIC-BASELINE", "no drop of more than 5% from the baseline"),
@@ -29,26 +42,5 @@ TRAFFIC_CHECKS: tuple[CheckSpec, ...] = (
 """Every check of a traffic pair and of the traffic matrix (``--matrix``)."""
 TRAFFIC = by_code(TRAFFIC_CHECKS)
 
-_STATUS = {CheckStatus.PASS: Status.PASS, CheckStatus.FAIL: Status.FAIL, CheckStatus.NOT_CHECKABLE: Status.SKIP}
 
-
-def pair_report(r: PairReport) -> Report:
-    """One pair's checks as a report (kind ``fabric``, target ``client->server``): a pair that did not run fails
-    FABRIC-TRAFFIC; a check the NIC cannot support is skipped with what it needs."""
-    name = f"{r.client}->{r.server}"
-    checks: list[CheckResult] = []
-    if not r.ran:
-        ran = TRAFFIC["FABRIC-TRAFFIC"]
-        checks.append(CheckResult(code=ran.code, title="RDMA traffic ran", status=Status.FAIL, findings=[
-            ran.finding(obj=name, path="traffic", message=r.error or "did not run", expected="a completed session",
-                        got="none")]))
-    for c in r.checks:
-        status = _STATUS[c.status]
-        findings = [Finding(code=c.code, object=name, path=c.code.lower(), message=c.detail, expected=c.expected,
-                            got=c.got)] if status == Status.FAIL else []
-        note = c.detail if status != Status.SKIP else f"{c.detail}; needs {c.needs}" if c.needs else c.detail
-        checks.append(CheckResult(code=c.code, title=c.title, status=status, findings=findings, note=note))
-    return Report(kind="fabric", target=name, checks=checks)
-
-
-__all__ = ["TRAFFIC", "TRAFFIC_CHECKS", "pair_report"]
+__all__ = ["TRAFFIC", "TRAFFIC_CHECKS"]

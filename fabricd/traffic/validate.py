@@ -20,24 +20,27 @@ intent's ToS (:mod:`.pair`), snapshot again, then assert on the deltas:
 ``FABRIC-ECN``                CNP counters readable (DCQCN), where the NIC has them
 ============================  =====================================================================================
 
-A check whose counters this NIC does not have is ``not_checkable`` with what it needs: Soft-RoCE (rxe) on
-virtio-net implements no PFC, ECN, DCQCN or per-priority counters, so those need real NICs. Nothing is pretended.
+Each check is declared once in :mod:`fabricd.traffic.checks` (code, title, hint) and each assertion here gives its
+:class:`~fabricd.model.checks.CheckResult`: what it saw in ``note``, a failure as a finding with expected and got.
+A check whose counters this NIC does not have is skipped with what it needs: Soft-RoCE (rxe) on virtio-net
+implements no PFC, ECN, DCQCN or per-priority counters, so those need real NICs. Nothing is pretended.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from fabricd.model import Policy
+from fabricd.model.checks import CheckResult, Report, Status, result_of
 from fabricd.readers.ethtool import EthtoolStats, read_ethtool
 from fabricd.readers.rdma import RdmaKey, read_rdma_device
 
 from . import snapshot, sniff
+from .checks import TRAFFIC
 from .oob import TrafficError
 from .pair import PairRun, run_pair
 from .remote import Runner
@@ -57,25 +60,6 @@ SEQUENCE_KEYS = (
 DROP_RDMA_KEYS = (RdmaKey("retry_exceeded_errors", "tx"), RdmaKey("rnr_nak_retry_errors", "tx"),
                   RdmaKey("out_of_buffer", "rx"))
 DROP_NETDEV = ("rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
-
-
-class CheckStatus(StrEnum):
-    PASS = "pass"
-    FAIL = "fail"
-    NOT_CHECKABLE = "not_checkable"
-
-
-@dataclass(frozen=True)
-class Check:
-    """One assertion of a pair. ``needs`` says what hardware a not-checkable one needs."""
-
-    code: str
-    title: str
-    status: CheckStatus
-    detail: str
-    expected: str | None = None
-    got: str | None = None
-    needs: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,21 +92,61 @@ class Sniffed:
     error: str | None = None
 
 
+def _passed(code: str, detail: str) -> CheckResult:
+    """Check ``code`` passed; ``detail`` is what it saw."""
+    return result_of(TRAFFIC[code], Status.PASS, note=detail)
+
+
+def _skipped(code: str, detail: str, needs: str | None = None) -> CheckResult:
+    """Check ``code`` cannot be made here (``detail``): skipped, with what it ``needs``."""
+    return result_of(TRAFFIC[code], Status.SKIP, note=f"{detail}; needs {needs}" if needs else detail)
+
+
+def _failed(code: str, *, obj: str, path: str, detail: str, expected: str | None = None, got: str | None = None
+            ) -> CheckResult:
+    """Check ``code`` failed on ``obj`` (a host or a pair) at ``path`` (the counters or the capture it read)."""
+    spec = TRAFFIC[code]
+    return result_of(spec, Status.FAIL, [spec.finding(obj=obj, path=path, message=detail, expected=expected,
+                                                      got=got)])
+
+
+def _pair(client: Endpoint, server: Endpoint) -> str:
+    return f"{client.host}->{server.host}"
+
+
 @dataclass
 class PairReport:
-    """The verdict for one pair: checks, the traffic measured and the counter deltas per host."""
+    """The verdict for one pair: its checks' results, the traffic measured and the counter deltas per host."""
 
     client: str
     server: str
     ran: bool
     error: str | None = None
-    checks: list[Check] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
     traffic: dict[str, Any] = field(default_factory=dict)
     deltas: dict[str, dict[str, int]] = field(default_factory=dict)
 
+    @classmethod
+    def not_run(cls, client: str, server: str, error: str) -> PairReport:
+        """A pair that did not run: FABRIC-TRAFFIC fails with why."""
+        return cls(client=client, server=server, ran=False, error=error, checks=[_failed(
+            "FABRIC-TRAFFIC", obj=f"{client}->{server}", path="traffic", detail=error,
+            expected="a completed session", got="none")])
+
     @property
     def ok(self) -> bool:
-        return self.ran and self.error is None and all(c.status != CheckStatus.FAIL for c in self.checks)
+        return self.ran and self.error is None and all(c.status != Status.FAIL for c in self.checks)
+
+    @property
+    def report(self) -> Report:
+        """The pair's checks as the one report (kind ``fabric``, target ``client->server``)."""
+        return Report(kind="fabric", target=f"{self.client}->{self.server}", checks=self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pair as JSON: the report (``kind``, ``target``, ``checks``, ``compliant``, ``summary``) with
+        ``client``, ``server``, ``ran``, ``ok``, ``error``, ``traffic`` and ``deltas``."""
+        return {"client": self.client, "server": self.server, "ran": self.ran, "ok": self.ok, "error": self.error,
+                **self.report.to_dict(), "traffic": self.traffic, "deltas": self.deltas}
 
 
 def read_counters(root: Path, ep: Endpoint) -> HostCounters:
@@ -177,34 +201,33 @@ def assess(
     sniffed: Sniffed,
     policy: Policy,
     tos: int,
-) -> list[Check]:
+) -> list[CheckResult]:
     """The assertions of :data:`__doc__` on one pair's counters (pure: unit-tested on captured snapshots)."""
-    checks: list[Check] = []
     session = run.client
     if session is None or run.error:
-        checks.append(Check("FABRIC-TRAFFIC", "RDMA traffic ran and payloads verified", CheckStatus.FAIL,
-                            run.error or "no result from the client"))
-        return checks
+        return [_failed("FABRIC-TRAFFIC", obj=_pair(client, server), path="traffic",
+                        detail=run.error or "no result from the client", expected="a completed session",
+                        got="none")]
     bad = [f"{r.op.value} {r.size}B: {r.verify.detail}" for r in session.results if r.verify and not r.verify.ok]
     payload = sum(r.bytes for r in session.results if r.op in (Op.WRITE, Op.WRITE_IMM, Op.SEND))
     gbit = max((r.gbit_s for r in session.results), default=0.0)
-    checks.append(Check(
-        "FABRIC-TRAFFIC", "RDMA traffic ran and payloads verified", CheckStatus.FAIL if bad else CheckStatus.PASS,
-        "; ".join(bad) if bad else f"{payload} payload bytes at {gbit:.3f} Gb/s, every checked payload intact",
-    ))
+    traffic = _failed("FABRIC-TRAFFIC", obj=_pair(client, server), path="payload", detail="; ".join(bad),
+                      expected="every checked payload intact", got=f"{len(bad)} corrupt") if bad else \
+        _passed("FABRIC-TRAFFIC", f"{payload} payload bytes at {gbit:.3f} Gb/s, every checked payload intact")
     cb, ca = before[client.host], after[client.host]
-    checks.append(_rdma_bytes(client, cb, ca, payload))
-    checks.append(_sequence(client, server, before, after))
-    checks.append(_drops(client, server, before, after))
-    checks.append(_dscp(sniffed, server, tos, policy))
-    checks.append(_priority_bytes(client, cb, ca, payload=payload, prio=policy.qos.priority_of(tos >> 2)))
-    checks.append(_pfc(client, server, before, after, policy))
-    checks.append(_ecn(client, server, before, after))
-    return checks
+    return [
+        traffic,
+        _rdma_bytes(client, cb, ca, payload),
+        _sequence(client, server, before, after),
+        _drops(client, server, before, after),
+        _dscp(sniffed, server, tos, policy),
+        _priority_bytes(client, cb, ca, payload=payload, prio=policy.qos.priority_of(tos >> 2)),
+        _pfc(client, server, before, after, policy),
+        _ecn(client, server, before, after),
+    ]
 
 
-def _rdma_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, payload: int) -> Check:
-    title = "bytes counted on the sender match the payload"
+def _rdma_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, payload: int) -> CheckResult:
     key = RdmaKey("data_bytes", "tx")
     counted: int
     if key in a.rdma and key in b.rdma:
@@ -214,23 +237,22 @@ def _rdma_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, payload: int) ->
         counted_n = _delta(b.netdevs.get(ep.ip_netdev, {}).get("tx_bytes"), a.netdevs.get(ep.ip_netdev, {}).get(
             "tx_bytes"))
         if counted_n is None:
-            return Check("FABRIC-RDMA-BYTES", title, CheckStatus.NOT_CHECKABLE,
-                         f"{ep.host}: neither RDMA byte counters nor {ep.ip_netdev} statistics are readable",
-                         needs="RDMA PMA counters (port_xmit_data) or netdev statistics")
+            return _skipped("FABRIC-RDMA-BYTES",
+                            f"{ep.host}: neither RDMA byte counters nor {ep.ip_netdev} statistics are readable",
+                            "RDMA PMA counters (port_xmit_data) or netdev statistics")
         counted, slack = int(counted_n), OOB_SLACK_BYTES
         source = f"{ep.ip_netdev} tx_bytes ({ep.rdma_device} has no RDMA byte counters)"
     if payload <= 0:
-        return Check("FABRIC-RDMA-BYTES", title, CheckStatus.NOT_CHECKABLE, "no payload-carrying operation ran")
-    ratio = counted / payload
-    ok = payload <= counted <= payload * RDMA_BYTES_MAX_RATIO + slack
-    return Check("FABRIC-RDMA-BYTES", title, CheckStatus.PASS if ok else CheckStatus.FAIL,
-                 f"{ep.host}: {counted} bytes on {source} for {payload} payload bytes (x{ratio:.3f})",
-                 expected=f"{payload}..{int(payload * RDMA_BYTES_MAX_RATIO + slack)} bytes", got=str(counted))
+        return _skipped("FABRIC-RDMA-BYTES", "no payload-carrying operation ran")
+    detail = f"{ep.host}: {counted} bytes on {source} for {payload} payload bytes (x{counted / payload:.3f})"
+    if payload <= counted <= payload * RDMA_BYTES_MAX_RATIO + slack:
+        return _passed("FABRIC-RDMA-BYTES", detail)
+    return _failed("FABRIC-RDMA-BYTES", obj=ep.host, path=source, detail=detail,
+                   expected=f"{payload}..{int(payload * RDMA_BYTES_MAX_RATIO + slack)} bytes", got=str(counted))
 
 
 def _sequence(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-              after: Mapping[str, HostCounters]) -> Check:
-    title = "no out-of-sequence, duplicate or retransmitted packets"
+              after: Mapping[str, HostCounters]) -> CheckResult:
     moved, seen = [], []
     for ep in (client, server):
         b, a = before[ep.host], after[ep.host]
@@ -241,117 +263,121 @@ def _sequence(client: Endpoint, server: Endpoint, before: Mapping[str, HostCount
                 if d:
                     moved.append(f"{ep.host} {key.counter} +{d}")
     if not seen:
-        return Check("FABRIC-SEQUENCE", title, CheckStatus.NOT_CHECKABLE, "no sequence-error counters on either host",
-                     needs="RDMA hw_counters such as out_of_sequence / out_of_seq_request")
+        return _skipped("FABRIC-SEQUENCE", "no sequence-error counters on either host",
+                        "RDMA hw_counters such as out_of_sequence / out_of_seq_request")
     if moved:
-        return Check("FABRIC-SEQUENCE", title, CheckStatus.FAIL,
-                     "; ".join(moved) + " (packets were lost or reordered and went back-N: a lossy path)",
-                     expected="0", got=", ".join(moved))
-    return Check("FABRIC-SEQUENCE", title, CheckStatus.PASS, f"{len(seen)} counters unchanged")
+        return _failed("FABRIC-SEQUENCE", obj=_pair(client, server), path="RDMA sequence-error counters",
+                       detail="; ".join(moved) + " (packets were lost or reordered and went back-N: a lossy path)",
+                       expected="0", got=", ".join(moved))
+    return _passed("FABRIC-SEQUENCE", f"{len(seen)} counters unchanged")
 
 
 def _drops(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-           after: Mapping[str, HostCounters]) -> Check:
-    title = "no drops or errors"
-    moved, seen = [], 0
+           after: Mapping[str, HostCounters]) -> CheckResult:
+    moved: list[str] = []
+    seen = 0
     for ep in (client, server):
         b, a = before[ep.host], after[ep.host]
-        for key in DROP_RDMA_KEYS:
-            if key in a.rdma and key in b.rdma:
-                seen += 1
-                if a.rdma[key] - b.rdma[key]:
-                    moved.append(f"{ep.host} {key.counter} +{a.rdma[key] - b.rdma[key]}")
-        for nd, stats in a.netdevs.items():
-            for name in DROP_NETDEV:
-                d = _delta(b.netdevs.get(nd, {}).get(name), stats.get(name))
-                if d is not None:
-                    seen += 1
-                    if d:
-                        moved.append(f"{ep.host} {nd} {name} +{d}")
-        if a.ethtool is not None and b.ethtool is not None:
-            for c in a.ethtool.counters:
-                if c.key.counter in ("discards", "priority_discards"):
-                    old = b.ethtool.raw.get(c.source)
-                    seen += 1
-                    if old is not None and c.value - old:
-                        moved.append(f"{ep.host} {c.source} +{c.value - old}")
+        for counter, d in _drop_deltas(b, a):
+            seen += 1
+            if d:
+                moved.append(f"{ep.host} {counter} +{d}")
     if not seen:
-        return Check("FABRIC-DROPS", title, CheckStatus.NOT_CHECKABLE, "no drop counters readable",
-                     needs="netdev statistics or NIC discard counters")
+        return _skipped("FABRIC-DROPS", "no drop counters readable", "netdev statistics or NIC discard counters")
     if moved:
-        return Check("FABRIC-DROPS", title, CheckStatus.FAIL, "; ".join(moved), expected="0", got=", ".join(moved))
-    return Check("FABRIC-DROPS", title, CheckStatus.PASS, f"{seen} counters unchanged")
+        return _failed("FABRIC-DROPS", obj=_pair(client, server), path="drop and error counters",
+                       detail="; ".join(moved), expected="0", got=", ".join(moved))
+    return _passed("FABRIC-DROPS", f"{seen} counters unchanged")
 
 
-def _dscp(sniffed: Sniffed, server: Endpoint, tos: int, policy: Policy) -> Check:
-    title = "RoCE packets carry the intent's DSCP"
+def _drop_deltas(b: HostCounters, a: HostCounters) -> Iterator[tuple[str, int]]:
+    """(counter, delta) of every drop or error counter one host has in both snapshots: RDMA retry and buffer
+    errors, netdev drops and errors, ethtool discards (a counter missing before counts as unchanged)."""
+    for key in DROP_RDMA_KEYS:
+        if key in a.rdma and key in b.rdma:
+            yield key.counter, a.rdma[key] - b.rdma[key]
+    for nd, stats in a.netdevs.items():
+        for name in DROP_NETDEV:
+            d = _delta(b.netdevs.get(nd, {}).get(name), stats.get(name))
+            if d is not None:
+                yield f"{nd} {name}", d
+    if a.ethtool is not None and b.ethtool is not None:
+        for c in a.ethtool.counters:
+            if c.key.counter in ("discards", "priority_discards"):
+                old = b.ethtool.raw.get(c.source)
+                yield c.source, 0 if old is None else c.value - old
+
+
+def _dscp(sniffed: Sniffed, server: Endpoint, tos: int, policy: Policy) -> CheckResult:
     prio = policy.qos.priority_of(tos >> 2)
     capture = sniffed.capture
     if capture is None:
-        return Check("FABRIC-DSCP", title, CheckStatus.NOT_CHECKABLE, f"no capture on {server.host}: {sniffed.error}",
-                     needs="root on the receiving host for an AF_PACKET capture")
+        return _skipped("FABRIC-DSCP", f"no capture on {server.host}: {sniffed.error}",
+                        "root on the receiving host for an AF_PACKET capture")
     if capture.packets == 0:
-        return Check("FABRIC-DSCP", title, CheckStatus.FAIL, f"no RoCE v2 packet seen on {server.host} "
-                     f"{capture.interface}", expected=f"ToS {tos}", got="no packets")
+        return _failed("FABRIC-DSCP", obj=server.host, path=capture.interface,
+                       detail=f"no RoCE v2 packet seen on {server.host} {capture.interface}", expected=f"ToS {tos}",
+                       got="no packets")
     wrong = {t: n for t, n in capture.tos.items() if t != tos}
     seen = ", ".join(f"ToS {t} x{n}" for t, n in sorted(capture.tos.items()))
     if wrong:
-        return Check("FABRIC-DSCP", title, CheckStatus.FAIL, f"{server.host} {capture.interface}: {seen}",
-                     expected=f"ToS {tos} (DSCP {tos >> 2} -> priority {prio})", got=seen)
-    return Check("FABRIC-DSCP", title, CheckStatus.PASS,
-                 f"{capture.packets} RoCE v2 packets on {server.host} {capture.interface}, all ToS {tos} "
-                 f"(DSCP {tos >> 2} -> priority {prio} by the intent)")
+        return _failed("FABRIC-DSCP", obj=server.host, path=capture.interface,
+                       detail=f"{server.host} {capture.interface}: {seen}",
+                       expected=f"ToS {tos} (DSCP {tos >> 2} -> priority {prio})", got=seen)
+    return _passed("FABRIC-DSCP", f"{capture.packets} RoCE v2 packets on {server.host} {capture.interface}, all ToS "
+                   f"{tos} (DSCP {tos >> 2} -> priority {prio} by the intent)")
 
 
-def _priority_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, *, payload: int, prio: int) -> Check:
+def _priority_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, *, payload: int, prio: int) -> CheckResult:
     """Bytes sent on priority ``prio`` (the intent's for the run's ToS) cover the payload."""
-    title = "bytes on the intended priority"
     eth_a, eth_b = a.ethtool, b.ethtool
     if eth_a is None or eth_b is None or not eth_a.priorities("priority_bytes"):
         driver = eth_a.driver if eth_a is not None else None
-        return Check("FABRIC-PRIORITY-BYTES", title, CheckStatus.NOT_CHECKABLE,
-                     f"{ep.host} {ep.netdev} ({driver or 'unknown driver'}) counts no bytes per priority",
-                     needs=f"a NIC with per-priority counters (e.g. mlx5 tx_prio{prio}_bytes)")
+        return _skipped("FABRIC-PRIORITY-BYTES",
+                        f"{ep.host} {ep.netdev} ({driver or 'unknown driver'}) counts no bytes per priority",
+                        f"a NIC with per-priority counters (e.g. mlx5 tx_prio{prio}_bytes)")
     got = _delta(eth_b.get("priority_bytes", "tx", prio), eth_a.get("priority_bytes", "tx", prio)) or 0
     others = {p: (_delta(eth_b.get("priority_bytes", "tx", p), eth_a.get("priority_bytes", "tx", p)) or 0)
               for p in eth_a.priorities("priority_bytes") if p != prio}
-    ok = got >= payload
-    return Check("FABRIC-PRIORITY-BYTES", title, CheckStatus.PASS if ok else CheckStatus.FAIL,
-                 f"{ep.host}: priority {prio} +{got} bytes; others "
-                 + ", ".join(f"{p}: +{v}" for p, v in sorted(others.items()) if v), expected=f">= {payload}",
-                 got=str(got))
+    detail = f"{ep.host}: priority {prio} +{got} bytes; others " + ", ".join(
+        f"{p}: +{v}" for p, v in sorted(others.items()) if v)
+    if got >= payload:
+        return _passed("FABRIC-PRIORITY-BYTES", detail)
+    return _failed("FABRIC-PRIORITY-BYTES", obj=ep.host, path=f"{ep.netdev} priority {prio} bytes", detail=detail,
+                   expected=f">= {payload}", got=str(got))
 
 
 def _pfc(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-         after: Mapping[str, HostCounters], policy: Policy) -> Check:
-    title = "pause frames only on lossless priorities"
+         after: Mapping[str, HostCounters], policy: Policy) -> CheckResult:
     lossless = set(policy.pfc.priorities)
-    counted, wrong = [], []
+    counted: list[tuple[int, str]] = []
+    readable = False
     for ep in (client, server):
         a, b = after[ep.host].ethtool, before[ep.host].ethtool
-        if a is None or b is None or not a.priorities("pause_frames"):
-            continue
-        for p in a.priorities("pause_frames"):
-            for direction in ("rx", "tx"):
-                d = _delta(b.get("pause_frames", direction, p), a.get("pause_frames", direction, p))
-                if d:
-                    counted.append(f"{ep.host} {direction} prio {p} +{d}")
-                    if p not in lossless:
-                        wrong.append(f"{ep.host} {direction} prio {p} +{d}")
-    if not counted and not any(after[e.host].ethtool is not None and after[e.host].ethtool.priorities(  # type: ignore[union-attr]
-            "pause_frames") for e in (client, server)):
-        return Check("FABRIC-PFC", title, CheckStatus.NOT_CHECKABLE,
-                     "no per-priority pause counters (Soft-RoCE on virtio-net implements no PFC; no virtual NIC here "
-                     "has DCB)", needs="a DCB-capable NIC (mlx5 rx_prio3_pause, bnxt, ice...)")
+        readable = readable or (a is not None and bool(a.priorities("pause_frames")))
+        if a is not None and b is not None:
+            counted += [(p, f"{ep.host} {moved}") for p, moved in _pauses(b, a)]
+    if not counted and not readable:
+        return _skipped("FABRIC-PFC", "no per-priority pause counters (Soft-RoCE on virtio-net implements no PFC; no "
+                        "virtual NIC here has DCB)", "a DCB-capable NIC (mlx5 rx_prio3_pause, bnxt, ice...)")
+    wrong = [moved for p, moved in counted if p not in lossless]
     if wrong:
-        return Check("FABRIC-PFC", title, CheckStatus.FAIL, "; ".join(wrong),
-                     expected=f"pauses only on {sorted(lossless)}", got=", ".join(wrong))
-    return Check("FABRIC-PFC", title, CheckStatus.PASS, "; ".join(counted) or "no pause frames during the run")
+        return _failed("FABRIC-PFC", obj=_pair(client, server), path="pause frames per priority",
+                       detail="; ".join(wrong), expected=f"pauses only on {sorted(lossless)}", got=", ".join(wrong))
+    return _passed("FABRIC-PFC", "; ".join(m for _, m in counted) or "no pause frames during the run")
+
+
+def _pauses(b: EthtoolStats, a: EthtoolStats) -> Iterator[tuple[int, str]]:
+    """(priority, ``rx|tx prio P +N``) of every per-priority pause counter that moved on one NIC."""
+    for p in a.priorities("pause_frames"):
+        for direction in ("rx", "tx"):
+            d = _delta(b.get("pause_frames", direction, p), a.get("pause_frames", direction, p))
+            if d:
+                yield p, f"{direction} prio {p} +{d}"
 
 
 def _ecn(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-         after: Mapping[str, HostCounters]) -> Check:
-    title = "ECN/CNP counters readable (DCQCN)"
+         after: Mapping[str, HostCounters]) -> CheckResult:
     keys = (RdmaKey("cnp_sent", "tx"), RdmaKey("cnp_handled", "rx"), RdmaKey("ecn_marked_packets", "rx"))
     parts = []
     for ep in (client, server):
@@ -359,17 +385,17 @@ def _ecn(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
             if k in after[ep.host].rdma and k in before[ep.host].rdma:
                 parts.append(f"{ep.host} {k.counter} +{after[ep.host].rdma[k] - before[ep.host].rdma[k]}")
     if not parts:
-        return Check("FABRIC-ECN", title, CheckStatus.NOT_CHECKABLE,
-                     "no CNP/ECN counters (Soft-RoCE implements no ECN or DCQCN)",
-                     needs="a NIC with DCQCN counters (mlx5 np_cnp_sent, rp_cnp_handled, np_ecn_marked_roce_packets)")
-    return Check("FABRIC-ECN", title, CheckStatus.PASS, "; ".join(parts))
+        return _skipped("FABRIC-ECN", "no CNP/ECN counters (Soft-RoCE implements no ECN or DCQCN)",
+                        "a NIC with DCQCN counters (mlx5 np_cnp_sent, rp_cnp_handled, np_ecn_marked_roce_packets)")
+    return _passed("FABRIC-ECN", "; ".join(parts))
 
 
 def validate_pair(
     client: Endpoint, server: Endpoint, client_runner: Runner, server_runner: Runner, *, policy: Policy,
     spec: TrafficSpec,
 ) -> PairReport:
-    """Snapshot, capture, traffic, snapshot, assess. A pair that cannot run has ``ran=False`` and the reason."""
+    """Snapshot, capture, traffic, snapshot, assess. A pair that cannot run has ``ran=False``, the reason, and a
+    failed FABRIC-TRAFFIC."""
     report = PairReport(client=client.host, server=server.host, ran=False)
     with tempfile.TemporaryDirectory(prefix="fabricd-validate-") as tmp:
         work = Path(tmp)
@@ -377,8 +403,7 @@ def validate_pair(
             before = {ep.host: _snap(r, ep, work, "before") for ep, r in ((client, client_runner),
                                                                            (server, server_runner))}
         except TrafficError as exc:
-            report.error = f"counter snapshot failed: {exc.render()}"
-            return report
+            return PairReport.not_run(client.host, server.host, f"counter snapshot failed: {exc.render()}")
         capture_s = 90 + (spec.duration_s or 0) + (spec.iterations or 0) * 0.05
         started = None
         capture_error: str | None = None
@@ -397,8 +422,7 @@ def validate_pair(
             after = {ep.host: _snap(r, ep, work, "after") for ep, r in ((client, client_runner),
                                                                          (server, server_runner))}
         except TrafficError as exc:
-            report.error = f"counter snapshot failed: {exc.render()}"
-            return report
+            return PairReport.not_run(client.host, server.host, f"counter snapshot failed: {exc.render()}")
     report.ran = run.client is not None
     report.error = run.error if run.client is None else None
     report.checks = assess(run, client, server, before=before, after=after, sniffed=Sniffed(capture, capture_error),

@@ -405,15 +405,15 @@ class VmStage(Stage):
             raise StageFailedError(f"validate-fabric exited {res.returncode}: "
                                     f"{res.stderr.strip().splitlines()[-1:] or 'no output'}") from None
         pair = report["pairs"][0]
-        checks = [{"code": c.get("code"), "status": c.get("status"), "detail": c.get("detail"),
-                   "needs": c.get("needs")} for c in pair.get("checks", [])]
-        counts = {st: sum(1 for c in checks if c["status"] == st) for st in ("pass", "fail", "not_checkable")}
+        checks = [{"code": c.get("code"), "status": c.get("status"), "detail": c.get("note") or "; ".join(
+            f.get("message", "") for f in c.get("findings", []))} for c in pair.get("checks", [])]
+        counts = {st: sum(1 for c in checks if c["status"] == st) for st in ("pass", "fail", "skip")}
         data = {"accel": inst.accel, "accel_reason": inst.accel_reason, "boot_s": round(boot_s, 1),
                 "reused": reused, "pair": f"{a}:{b}", "ran": pair["ran"], "ok": pair["ok"], "tos": report.get("tos"),
                 "error": pair.get("error"), "checks": checks, "counts": counts, "traffic": pair.get("traffic"),
                 "exit_code": res.returncode}
         summary = (f"{a} -> {b} over Soft-RoCE ({inst.accel.upper()}): {counts['pass']} checks pass, "
-                   f"{counts['fail']} fail, {counts['not_checkable']} not checkable on rxe (need real NICs)")
+                   f"{counts['fail']} fail, {counts['skip']} not checkable on rxe (need real NICs)")
         if not pair["ran"] or not pair["ok"]:
             raise StageFailedError(pair.get("error") or "validate-fabric found problems", data)
         return self.ok(summary, data)

@@ -29,7 +29,6 @@ from fabricd.inventory import load_inventory
 from fabricd.model.checks import CheckResult, CheckSpec, Finding, Report, Severity, Status, by_code
 from fabricd.nos.registry import SwitchIntentBuilder
 from fabricd.nos.validate import validate
-from fabricd.traffic.checks import pair_report
 from fabricd.traffic.validate import PairReport
 from tests.unit.test_checks import lab_docs, write
 
@@ -39,8 +38,6 @@ LAB = Path(__file__).resolve().parents[2] / "inventory" / "lab"
 OTHER_SHAPES: dict[tuple[str, str], str] = {
     ("intent/checks/base.py", "Finding"): "what a validate check function yields before it is located; "
     "Check.run locates it and Validation.report gives the one Finding",
-    ("traffic/validate.py", "Check"): "a traffic pair's assertion as the engine computes it; "
-    "fabricd.traffic.checks.pair_report gives the one Report (its codes are declared in TRAFFIC_CHECKS)",
 }
 """Classes named like a check or a finding that are not the vocabulary's, and why."""
 
@@ -61,19 +58,33 @@ def test_a_duplicate_code_is_refused() -> None:
 
 
 def test_no_other_check_or_finding_type_below_the_cli() -> None:
-    """A class named ``*Check``, ``*CheckResult`` or ``*Finding`` in fabricd/ is the vocabulary's or derives from
-    its CheckSpec; the two others are listed with why."""
+    """A class named ``*Check``, ``*CheckResult``, ``*CheckStatus`` or ``*Finding`` in fabricd/ is the
+    vocabulary's or derives from its CheckSpec; the other is listed with why."""
     found = set()
     for path in PKG.rglob("*.py"):
         rel = path.relative_to(PKG).as_posix()
         for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.ClassDef) or not re.search(r"(Check|CheckResult|Finding)$", node.name):
+            named = isinstance(node, ast.ClassDef) and re.search(r"(Check|CheckResult|CheckStatus|Finding)$", node.name)
+            if not named:
                 continue
             bases = {ast.unparse(b) for b in node.bases}
             if rel == "model/checks.py" or "CheckSpec" in bases:
                 continue
             found.add((rel, node.name))
     assert found == set(OTHER_SHAPES), found
+
+
+def test_a_title_is_written_once() -> None:
+    """A check's title is its declaration's: no module repeats it as a string (validate-fabric's engine did).
+    Titles of one or two words ("trust mode", "prometheus") are common words and not compared."""
+    titles = {s.title: s.code for s in DECLARED.values() if len(s.title.split()) >= 3}
+    written: dict[str, set[str]] = {}
+    for path in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in titles:
+                written.setdefault(node.value, set()).add(path.relative_to(PKG).as_posix())
+    assert set(written) == set(titles)
+    assert {titles[t]: files for t, files in written.items() if len(files) > 1} == {}
 
 
 def _check(reports: list[Report], *, with_findings: bool = True) -> list[Finding]:
@@ -119,7 +130,7 @@ def test_the_audits_doctor_and_validate_fabric_report_in_the_one_shape(tmp_path:
 
     reports += audit_fleet(query, [h.name for h in fabric.hosts]).reports
     reports.append(doctor_report(run_checks(tmp_path, ("core", "hosts")), parser_role_checks()))
-    reports.append(pair_report(PairReport(client="gpu1", server="gpu3", ran=False, error="no runner")))
+    reports.append(PairReport.not_run("gpu1", "gpu3", "no runner").report)
     findings = _check(reports)
     assert {f.code for f in findings} >= {"SW-REACH", "CAB-READ", "FLEET-AGENT", "DOC-IPROUTE2", "FABRIC-TRAFFIC"}
     assert {r.kind for r in reports} == {"switch", "cabling", "host", "machine", "fabric"}

@@ -6,7 +6,7 @@ import gzip
 import json
 from pathlib import Path
 
-from fabricd.audit.doctor import run_checks
+from fabricd.audit.doctor import doctor_report, parser_role_checks, run_checks
 
 
 def _by_name(root: Path) -> dict[str, bool]:
@@ -36,7 +36,6 @@ def test_bare_machine_says_what_to_install(tmp_path: Path) -> None:
 
 def test_unverified_parser_roles_are_not_capabilities(tmp_path: Path) -> None:
     """The parser roles no capture proves are listed apart (docs/platforms.md has each with its reason)."""
-    from fabricd.audit.doctor import parser_role_checks
     from fabricd.nos.roles import unverified_roles
 
     assert [c.name for c in parser_role_checks()] == [r.id for r in unverified_roles()]
@@ -64,6 +63,11 @@ def test_doctor_is_one_table_and_exits_1_only_for_a_selected_feature(tmp_path: P
     row = next(line for line in out.splitlines() if line.startswith("│ RDMA devices"))
     assert "│ rdma " in row and "MISSING" not in row and "no: none in /sys/class/infiniband" in row
     assert f"{len(unverified_roles())} parser roles have no real capture yet" in out
+    report = doctor_report(run_checks(tmp_path), parser_role_checks(), target=str(tmp_path))
+    lines = out.splitlines()
+    assert all(any(line.startswith(f"│ {c.title} ") for line in lines) for c in report.checks)  # a row per check
+    row = next(line for line in lines if line.startswith("│ parser roles proven by a real capture"))
+    assert f"warn: {len(unverified_roles())} not proven" in row and "│ parsers (optional) " in row
     assert "searched" not in out and len(out.splitlines()) < 45
     code, out = _doctor("--root", str(tmp_path), "--for", "rdma")
     assert code == 1 and "missing for rdma" in out

@@ -5,6 +5,7 @@ datagrams to port 4791 on loopback with IP_TOS set; needs root, as on a real end
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 from fabricd.cli.main import build_app
 from fabricd.errors import FabricdError
 from fabricd.traffic import snapshot, sniff
+from fabricd.traffic.checks import TRAFFIC
 from fabricd.traffic.oob import TrafficError
 from fabricd.traffic.remote import CommandResult
 
@@ -151,5 +153,12 @@ def test_validate_fabric_without_a_lab_reports_pairs_not_run(tmp_path: Path, mon
     code, out = _cli("validate-fabric", softroce, "--junit", str(junit), "--output", "json")
     assert code == 3 and '"ran": false' in out and "no runner pool 'lab' is running" in out
     assert "<failure" in junit.read_text()
+    (pair,) = json.loads(out[out.index("{"):])["pairs"]  # the one report shape, from the declarations
+    assert (pair["kind"], pair["target"], pair["compliant"], pair["summary"]["fail"]) == ("fabric", "rxe-a->rxe-b",
+                                                                                         False, 1)
+    (check,) = pair["checks"]
+    assert (check["code"], check["title"], check["status"]) == ("FABRIC-TRAFFIC", TRAFFIC["FABRIC-TRAFFIC"].title,
+                                                                "fail")
+    assert "no runner pool 'lab' is running" in check["findings"][0]["message"]
     code, out = _cli("validate-fabric", "--pair", "gpu1:gpu1")
     assert code == 2 and "is not CLIENT:SERVER" in out

@@ -200,10 +200,9 @@ def _vm_view(d: dict[str, Any]) -> list[Any]:
                         f"{d['tos']})", title_justify="left")
     for col in ("check", "result", "detail"):
         table.add_column(col, overflow="fold")
-    style = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "not_checkable": "[yellow]not checkable[/]"}
+    style = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "skip": "[yellow]not checkable[/]"}
     for c in d["checks"]:
-        detail = escape(c["detail"] or "") + (f" [dim](needs {escape(c['needs'])})[/]" if c.get("needs") else "")
-        table.add_row(c["code"], style.get(c["status"], c["status"]), detail)
+        table.add_row(c["code"], style.get(c["status"], c["status"]), escape(c["detail"] or ""))
     return [f"VMs up in {d['boot_s']:.0f} s ({escape(d['accel_reason'])})", table]
 
 

@@ -15,12 +15,14 @@ import pytest
 
 from fabricd.errors import UsageError
 from fabricd.model import Policy
+from fabricd.model.checks import Status
 from fabricd.readers.rdma import RdmaKey, read_rdma_device
+from fabricd.traffic.checks import TRAFFIC
 from fabricd.traffic.gid import choose_gid
 from fabricd.traffic.pair import PairRun
 from fabricd.traffic.sniff import Capture
 from fabricd.traffic.spec import RoceVersion, SessionResult
-from fabricd.traffic.validate import CheckStatus, Endpoint, Sniffed, assess, counter_deltas, read_counters
+from fabricd.traffic.validate import Endpoint, Sniffed, assess, counter_deltas, read_counters
 
 HERE = Path(__file__).resolve().parent
 A = Endpoint(host="rxe-a", rdma_device="rxe0", rdma_port=1, netdev="eth0", ip_netdev="eth0.100",
@@ -58,14 +60,16 @@ def test_readers_understand_real_rxe_counters() -> None:
 def test_clean_run_passes_what_rxe_can_show_and_says_what_needs_real_nics() -> None:
     run, before, after, cap = _case("rxe-clean")
     checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=Sniffed(cap), policy=Policy(), tos=106))
-    assert checks["FABRIC-TRAFFIC"].status == CheckStatus.PASS
-    assert checks["FABRIC-RDMA-BYTES"].status == CheckStatus.PASS
-    assert "eth0.100 tx_bytes (rxe0 has no RDMA byte counters)" in checks["FABRIC-RDMA-BYTES"].detail
-    assert checks["FABRIC-SEQUENCE"].status == CheckStatus.PASS
-    assert checks["FABRIC-DROPS"].status == CheckStatus.PASS
-    assert checks["FABRIC-DSCP"].status == CheckStatus.PASS and "DSCP 26 -> priority 3" in checks["FABRIC-DSCP"].detail
+    assert list(checks) == [s.code for s in TRAFFIC.values()][:8]  # the declarations' order and titles
+    assert all(c.title == TRAFFIC[c.code].title and not c.findings for c in checks.values())
+    assert checks["FABRIC-TRAFFIC"].status == Status.PASS
+    assert checks["FABRIC-RDMA-BYTES"].status == Status.PASS
+    assert "eth0.100 tx_bytes (rxe0 has no RDMA byte counters)" in (checks["FABRIC-RDMA-BYTES"].note or "")
+    assert checks["FABRIC-SEQUENCE"].status == Status.PASS
+    assert checks["FABRIC-DROPS"].status == Status.PASS
+    assert checks["FABRIC-DSCP"].status == Status.PASS and "DSCP 26 -> priority 3" in (checks["FABRIC-DSCP"].note or "")
     for code in ("FABRIC-PRIORITY-BYTES", "FABRIC-PFC", "FABRIC-ECN"):
-        assert checks[code].status == CheckStatus.NOT_CHECKABLE and checks[code].needs
+        assert checks[code].status == Status.SKIP and "; needs " in (checks[code].note or "")
     deltas = counter_deltas(before["rxe-a"], after["rxe-a"])
     assert deltas["rdma.packets.tx"] == 256 * 16  # 64 KiB messages in 4 KiB RoCE packets
     assert deltas["rdma.packets.rx"] == 256  # one ACK per message
@@ -75,18 +79,22 @@ def test_lossy_wire_is_reported_as_sequence_errors() -> None:
     run, before, after, cap = _case("rxe-lossy-udp")
     checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=Sniffed(cap), policy=Policy(), tos=106))
     seq = checks["FABRIC-SEQUENCE"]
-    assert seq.status == CheckStatus.FAIL and "rxe-b out_of_sequence +" in seq.detail
-    assert checks["FABRIC-TRAFFIC"].status == CheckStatus.PASS  # RC recovered: the data still arrived intact
+    (finding,) = seq.findings
+    assert seq.status == Status.FAIL and "rxe-b out_of_sequence +" in finding.message
+    assert finding.object == "rxe-a->rxe-b" and finding.expected == "0" and finding.code == "FABRIC-SEQUENCE"
+    assert checks["FABRIC-TRAFFIC"].status == Status.PASS  # RC recovered: the data still arrived intact
 
 
 def test_wrong_marking_and_missing_capture() -> None:
     run, before, after, _ = _case("rxe-clean")
     wrong = Capture("eth0.100", 10, {0: 4, 106: 6})
     checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=Sniffed(wrong), policy=Policy(), tos=106))
-    assert checks["FABRIC-DSCP"].status == CheckStatus.FAIL and checks["FABRIC-DSCP"].got == "ToS 0 x4, ToS 106 x6"
+    (finding,) = checks["FABRIC-DSCP"].findings
+    assert checks["FABRIC-DSCP"].status == Status.FAIL and finding.got == "ToS 0 x4, ToS 106 x6"
+    assert (finding.object, finding.path) == ("rxe-b", "eth0.100")
     no_capture = Sniffed(None, "AF_PACKET: permission denied")
     checks = _by_code(assess(run, A, B, before=before, after=after, sniffed=no_capture, policy=Policy(), tos=106))
-    assert checks["FABRIC-DSCP"].status == CheckStatus.NOT_CHECKABLE
+    assert checks["FABRIC-DSCP"].status == Status.SKIP
 
 
 def test_failed_session_is_one_failing_check() -> None:
@@ -94,7 +102,8 @@ def test_failed_session_is_one_failing_check() -> None:
     failed = PairRun(server_host="rxe-b", client_host="rxe-a", server_ip=B.address, port=1, client=None,
                      server=None, error="client on rxe-a exited 3: cannot reach", client_rc=3, server_rc=None)
     (check,) = assess(failed, A, B, before=before, after=after, sniffed=Sniffed(cap), policy=Policy(), tos=106)
-    assert check.code == "FABRIC-TRAFFIC" and check.status == CheckStatus.FAIL and "cannot reach" in check.detail
+    assert check.code == "FABRIC-TRAFFIC" and check.status == Status.FAIL
+    assert "cannot reach" in check.findings[0].message
 
 
 def test_gid_by_address_and_by_index_on_a_real_rxe_table() -> None:
