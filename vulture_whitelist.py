@@ -124,6 +124,7 @@ reserved_vlans
 tx_last_ok  # readers/switch/model.py: asdict, in the readers' golden JSON
 tx_last_drop
 rx_last_ok
+mgmt_address  # readers/lldp.py LldpNeighbor: as_dict, in the LLDP goldens and the captures' facts files
 image_key  # lab/fabricd_lab/vm/instance.py: asdict into the instance's state file
 recipe_version  # lab/fabricd_lab/vm/image.py: asdict, hashed into the image key
 server_host  # traffic/pair.py: the pair's result record

@@ -6,13 +6,16 @@
 
 writes ``tests/golden/<role folder>/<role>--<name>.txt``: the ``# source:`` line (yours, plus the command and the
 capture time from the manifest), then the output unchanged. The ``<role>--`` prefix links it to its parser role
-(fabricd/nos/roles.py). It then prints what is left to do by hand: register the parser in the golden test,
-regenerate the expected parse, review it, and drop the role's ``unverified`` reason.
+(fabricd/nos/roles.py), which is how the golden tests find its parser; a per-interface output gets its interface in
+``<role>--<name>.facts.json`` beside it. It then prints what is left to do by hand: regenerate the expected parse,
+review it, write a version read by eye in the facts file (version captures), and drop the role's ``unverified``
+reason.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -58,9 +61,14 @@ def main(argv: list[str] | None = None) -> int:
               f"fabricd capture (secrets scrubbed)")
     target.write_text(header + "\n" + text, encoding="utf-8")
     print(f"wrote {target}")
-    flip = "" if role.verified else f"drop the unverified reason of {role.id} in fabricd/nos/roles.py; "
-    print("next: register its parser in tests/golden/test_readers_golden.py (SWITCH_PARSERS) unless it is a running "
-          "config; `pytest tests/golden/test_readers_golden.py --update-goldens`, review the JSON; "
+    if args.interface:
+        facts = target.with_name(target.stem + ".facts.json")
+        facts.write_text(json.dumps({"interface": args.interface}) + "\n", encoding="utf-8")
+        print(f"wrote {facts}")
+    flip = "" if role.verified else f"drop the unverified reason of {role.id} in its pack's roles.py; "
+    version = (f"write the version read by eye in {target.stem}.facts.json ({{\"version\": \"...\"}}); "
+               if role.name == "version" else "")
+    print(f"next: {version}`pytest tests/golden --update-goldens -k {target.stem}`, review the JSON; "
           f"{flip}`python scripts/gen_roles_doc.py`; `pytest tests/golden/test_parser_roles.py`")
     return 0
 

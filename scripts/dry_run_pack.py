@@ -10,8 +10,10 @@ Run from the repo root: ``.venv/bin/python scripts/dry_run_pack.py [--source cum
    paths, ``Platform.<SOURCE>`` constants, ids in strings);
 3. adds the pack's own files in the places users and tests look for them, all new files: ``templates/<id>/``, render
    goldens (``tests/golden/render/<id>/``, the inventories' ``platform:`` replaced), the captures its roles name
-   (``tests/golden/{readers/switch,switch_config,readers/switch_version}/<id>/``, ``readers/lldp/<id>-*``) and a
-   conformance suite (``tests/conformance/test_<id>_*.py``);
+   with their expected parses and ``.facts.json`` (``tests/golden/{readers/switch,switch_config,
+   readers/switch_version}/<id>/``, ``readers/lldp/<id>-*``) and a conformance suite
+   (``tests/conformance/test_<id>_*.py``); the golden tests find each capture's parser through the pack's roles
+   (tests/golden/capture_links.py), so no shared test module gains a row;
 4. registers it: the ``fabricd.platforms`` entry point and the independence contract in ``pyproject.toml``; the entry
    point is made visible the way an install makes it (a ``.dist-info`` with the entry points read from the edited
    pyproject.toml, on PYTHONPATH in front of the scratch tree: this venv is not reinstalled);
@@ -39,11 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 GENERATORS = ("gen_inventory_doc.py", "gen_checks_doc.py", "gen_platform_tables.py", "gen_roles_doc.py")
 TESTS = ("tests/unit", "tests/golden")
-CAPTURE_TABLES = ("tests/golden/test_readers_golden.py", "tests/golden/test_version_captures.py",
-                  "tests/golden/test_lldp_readers.py")
-"""Golden tests that list each capture with its parser or its value read by eye: a pack with captures adds its rows
-(the dry run copies the source pack's rows under the new id)."""
-BY_HAND = ("pyproject.toml", *CAPTURE_TABLES)
+BY_HAND = ("pyproject.toml",)
 """The existing files the dry run edits by hand (everything else outside the pack is new or regenerated)."""
 
 
@@ -103,23 +101,8 @@ def make_pack(tree: Path, source: str, new: str) -> None:
                 expected.write_text(re.sub(rf'"{source}"', f'"{new}"', expected.read_text()))
     for path in sorted((golden / "readers" / "lldp").glob(f"{source}-*")):
         shutil.copy2(path, path.with_name(new + path.name.removeprefix(source)))
-    for table in CAPTURE_TABLES:
-        add_rows(tree / table, source, new)
     for path in sorted((tree / "tests" / "conformance").glob(f"test_{source}_*.py")):
         path.with_name(path.name.replace(source, new, 1)).write_text(path.read_text())
-
-
-def add_rows(path: Path, source: str, new: str) -> None:
-    """Copy every dict row keyed by one of ``source``'s captures (``"<source>/..."`` or ``"<source>-..."``, the value
-    possibly on the next lines) as a row keyed by the new id's copy, right after it."""
-    row = re.compile(rf'^(\s*)"{source}([/-][^"]*)":(.*?)(?=^\s*(?:"|#|\}}))', re.M | re.S)
-    text = path.read_text()
-    module = f"from fabricd.nos.{source} import show as {source}\n"
-    if module in text:  # rows name the pack's parsers through its show module: the new rows name the new pack's
-        text = text.replace(module, module + f"from fabricd.nos.{new} import show as {new}\n")
-    text = row.sub(lambda m: m.group(0) + f'{m.group(1)}"{new}{m.group(2)}":'
-                   + (re.sub(rf"\b{source}\.", f"{new}.", m.group(3)) if module in text else m.group(3)), text)
-    path.write_text(text)
 
 
 def register(tree: Path, new: str) -> None:

@@ -47,11 +47,10 @@ def text_parser(role: Role) -> Callable[..., Any] | None:
 
 
 def _switch_parsers() -> dict[Path, Callable[[str], Any]]:
-    """Captures the golden switch test calls with extra arguments (an interface) or two parsers."""
-    from test_readers_golden import GOLDEN as READERS
-    from test_readers_golden import SWITCH_PARSERS
+    """Every switch capture as the golden switch test reads it (with its facts' interface, or two parsers)."""
+    from test_readers_golden import SWITCH_CAPTURES, switch_parser
 
-    return {READERS / "switch" / f"{name}.txt": fn for name, fn in SWITCH_PARSERS.items()}
+    return {path: switch_parser(path) for path in SWITCH_CAPTURES}
 
 
 def body(path: Path) -> str:

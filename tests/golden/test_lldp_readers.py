@@ -1,19 +1,18 @@
 """The LLDP neighbour readers over real captures (tests/golden/readers/lldp/, each with a first line naming its
 source): every switch pack's parser and lldpd's JSON. Expected values sit next to each capture as JSON (regenerate
-with ``--update-goldens`` and review); the key facts are also checked by eye below."""
+with ``--update-goldens`` and review); the key facts read by eye sit beside it in ``<capture>.facts.json``
+(tests/golden/capture_links.py)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from capture_links import NO_PARSER, bound, check_rows, facts, facts_path, parsers_of, unlinked
 
 from fabricd.nos.arista_eos.lldp import parse_show_lldp_neighbors
-from fabricd.nos.cisco_nxos.lldp import parse_show_lldp_neighbors_detail
-from fabricd.nos.cumulus_nvue.lldp import parse_nv_show_interface_lldp_neighbor
 from fabricd.nos.sonic.lldp import parse_show_lldp_table
 from fabricd.readers.lldp import (
     LldpNeighbor,
@@ -45,60 +44,51 @@ def check(expected_path: Path, data: Any, update: bool) -> None:
     assert expected_path.exists(), f"missing golden {expected_path}; run pytest --update-goldens and review it"
     assert json.loads(got) == json.loads(expected_path.read_text()), f"{expected_path} differs"
 
-PARSERS: dict[str, Callable[[str], list[LldpNeighbor]]] = {
-    "sonic-show-lldp-table": parse_show_lldp_table,
-    "arista_eos-": parse_show_lldp_neighbors,
-    "cisco_nxos-": parse_show_lldp_neighbors_detail,
-    "sonic-show-lldp-neighbors": parse_lldpctl_text,
-    "cumulus_nvue-nv-show-interface-swp51-": lambda text: parse_nv_show_interface_lldp_neighbor(text, "swp51"),
-    "host-lldpctl-": parse_lldpctl_json,
-}
+CAPTURES = sorted(LLDP.glob("*.txt"))
+"""Every LLDP capture, each read by the parsers the parser-role registry links it to (tests/golden/capture_links.py:
+each pack's ``lldp(...)`` role names its captures, fabricd/nos/roles.py the hosts'), with the ``interface`` its facts
+file names; nothing here lists a platform."""
 
 
-def _parser(path: Path) -> Callable[[str], list[LldpNeighbor]]:
-    return next(p for prefix, p in PARSERS.items() if path.name.startswith(prefix))
+def test_every_lldp_capture_has_a_parser() -> None:
+    assert len(CAPTURES) >= 9, "the walk finds the LLDP captures"
+    missing = unlinked(CAPTURES)
+    assert not missing, NO_PARSER.format(missing)
 
 
-@pytest.mark.parametrize("path", sorted(LLDP.glob("*.txt")), ids=lambda p: p.stem)
+def _read(path: Path) -> list[LldpNeighbor]:
+    """The neighbours every linked parser reads from the capture: they agree (SONiC's `show lldp neighbors` is
+    lldpd's text, read by the SONiC pack's parser and the hosts' lldpctl one alike)."""
+    text = capture(path)
+    results = [bound(path, fn)(text) for fn in parsers_of(path)]
+    assert results, NO_PARSER.format([path.name])
+    for other in results[1:]:
+        assert other == results[0], f"{path.name}: the linked parsers disagree: {results}"
+    got: list[LldpNeighbor] = results[0]
+    return got
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.stem)
 def test_lldp_golden(path: Path, update_goldens: bool) -> None:
-    got: list[dict[str, Any]] = [n.as_dict() for n in _parser(path)(capture(path))]
+    got: list[dict[str, Any]] = [n.as_dict() for n in _read(path)]
     assert got, "parsed nothing"
     check(path.with_suffix(".json"), got, update_goldens)
 
 
-def _read(name: str) -> list[LldpNeighbor]:
-    path = LLDP / name
-    return _parser(path)(capture(path))
+CHECKED = [p for p in CAPTURES if facts(p).get("checks")]
 
 
-def test_key_facts() -> None:
-    sonic = _read("sonic-show-lldp-table-gns3-readme.txt")
-    assert sonic[0] == LldpNeighbor("Ethernet0", "sonic3", "fortyGigE0/4", "Ethernet4")
-    assert [n.local_port for n in sonic].count("eth0") == 3
-    eos = _read("arista_eos-show-lldp-neighbors-detail-json-anta.txt")
-    assert [(n.local_port, n.system_name, n.port_id) for n in eos] == [
-        ("Ethernet1", "DC1-SPINE1", "Ethernet1"), ("Ethernet2", "DC1-SPINE2", "Ethernet2")]
-    eos_text = _read("arista_eos-show-lldp-neighbors-detail-text-ntc.txt")
-    assert [(n.local_port, n.system_name, n.port_id, n.chassis_id) for n in eos_text] == [
-        ("Ethernet1", "spine2.company.com", "Ethernet1", "2cc2.6081.eaf9"),
-        ("Ethernet2", "spine2.company.com", "Ethernet2", "2cc2.6081.eaf9")]
-    nxos = _read("cisco_nxos-show-lldp-neighbors-detail-ntc.txt")
-    assert [(n.local_port, n.system_name, n.port_id) for n in nxos] == [
-        ("mgmt0", "Switch.cisco.com", "Fa1/0/9"), ("Ethernet1/1", "n9k2.company.com", "Ethernet1/1"),
-        ("Ethernet1/2", "n9k2.company.com", "Ethernet1/2"), ("Ethernet2/2", "N3K.cisconxapi.com", "Ethernet1/49")]
-    assert nxos[1].mgmt_address == "10.30.140.21"
-    (sonic_detail,) = _read("sonic-show-lldp-neighbors-cisco8102-lab-guide.txt")
-    assert sonic_detail == LldpNeighbor("Ethernet0", "pod13-spine4", "etp0", "Ethernet0", "00:a0:0d:00:00:04",
-                                        "192.168.122.74")
-    assert parse_show_lldp_table(capture(LLDP / "sonic-show-lldp-neighbors-cisco8102-lab-guide.txt")) == [sonic_detail]
-    summary = _read("cisco_nxos-show-lldp-neighbors-multiline-ntc.txt")
-    assert len(summary) == 15 and summary[3] == LldpNeighbor("Ethernet1/5", "fw1-clinical-partner", "ethernet1/9")
-    nvue = _read("cumulus_nvue-nv-show-interface-swp51-lldp-neighbor-docs.txt")
-    assert nvue == [LldpNeighbor("swp51", "spine01", "swp1", None, None, "10.10.10.101")]
-    for name in ("host-lldpctl-json-lldpd-test.txt", "host-lldpctl-json0-lldpd-test.txt"):
-        (host,) = _read(name)
-        assert (host.local_port, host.system_name, host.port_id, host.port_descr) == (
-            "eth0", "ns-2.example.com", "00:00:00:00:00:02", "eth1"), name
+def test_key_facts_are_found() -> None:
+    """The values read by eye are found (the walk is not vacuous): every LLDP capture carries some."""
+    assert CHECKED == CAPTURES
+
+
+@pytest.mark.parametrize("path", CHECKED, ids=lambda p: p.stem)
+def test_key_facts(path: Path) -> None:
+    """Spot checks against the neighbours read by eye from each capture (the ``checks`` of its facts file)."""
+    neighbours = [n.as_dict() for n in _read(path)]
+    for n, spot in enumerate(facts(path)["checks"]):
+        check_rows(neighbours, spot, f"{facts_path(path).name} check {n}")
 
 
 def test_matching_rules() -> None:

@@ -140,27 +140,22 @@ def test_platforms_doc_carries_the_table() -> None:
                           "`python scripts/gen_roles_doc.py`")
 
 
-def test_registered_switch_captures_are_linked_to_their_parsers_role() -> None:
-    """A capture that tests/golden/test_readers_golden.py parses with a role's own parser function is linked to
-    that role (or to another role of the same parser: the `| json` and text forms share one), so a capture cannot
-    verify a role whose parser never read it."""
-    from test_readers_golden import SWITCH_PARSERS
+def test_every_parser_a_switch_capture_is_linked_to_reads_it() -> None:
+    """A capture verifies only roles whose parser reads something from it: tests/golden/test_readers_golden.py reads
+    each switch capture with every parser linked to it (tests/golden/capture_links.py), and here each of them alone
+    must read something, so a glob that links a capture to the wrong role fails."""
+    from capture_links import bound, capture_text, parsers_of
+    from test_readers_golden import SWITCH_CAPTURES
 
-    linked: dict[Path, set[str]] = {}
-    for r in ROLES:
-        for p in captures_of(r, GOLDEN):
-            linked.setdefault(p, set()).add(r.parser)
-    wrong = []
+    empty = []
     checked = 0
-    for name, parser in SWITCH_PARSERS.items():
-        dotted = f"{getattr(parser, '__module__', '')}.{getattr(parser, '__name__', '')}"
-        if "<lambda>" in dotted or not any(r.parser == dotted for r in ROLES):
-            continue  # a wrapper (per-interface, two parsers): its role link is checked by name only
-        path = GOLDEN / "readers" / "switch" / f"{name}.txt"
+    for path in SWITCH_CAPTURES:
         if not is_real_source(source_line(path)):
             continue
-        checked += 1
-        if dotted not in linked.get(path, set()):
-            wrong.append(f"{name} (parsed by {dotted}; linked to parsers {sorted(linked.get(path, set()))})")
-    assert checked >= 10, "the check must see the registered real captures"
-    assert not wrong, f"captures linked to a role whose parser does not read them: {wrong}"
+        for fn in parsers_of(path):
+            checked += 1
+            data = bound(path, fn)(capture_text(path)).as_dict()
+            if not any(v for k, v in data.items() if k != "problems"):
+                empty.append(f"{path.relative_to(GOLDEN)} (parser {fn.__module__}.{fn.__name__})")
+    assert checked >= 10, "the check must see the real switch captures"
+    assert not empty, f"captures linked to a role whose parser reads nothing from them: {empty}"

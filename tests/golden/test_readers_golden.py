@@ -11,11 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from capture_links import NO_PARSER, bound, check_rows, facts, facts_path, orphan_facts, parsers_of, unlinked
 
-from fabricd.nos.arista_eos import show as arista_eos
-from fabricd.nos.cisco_nxos import show as cisco_nxos
-from fabricd.nos.cumulus_nvue import show as cumulus_nvue
-from fabricd.nos.sonic import show as sonic
 from fabricd.readers.ethtool import EthtoolStats, normalise, parse_ethtool_stats
 from fabricd.readers.ibnetdiscover import parse_ibnetdiscover_ports
 from fabricd.readers.perfquery import parse_perfquery
@@ -230,173 +227,55 @@ def test_ibnetdiscover_topology_format_is_a_located_error() -> None:
 
 # -- switches ------------------------------------------------------------------------------------------------------
 
-def _both(*parsers: Callable[[str], SwitchCounters]) -> Callable[[str], SwitchCounters]:
+SWITCH = GOLDEN / "switch"
+SWITCH_CAPTURES = sorted(SWITCH.rglob("*.txt"))
+"""Every switch capture, each read by the parsers the parser-role registry links it to (tests/golden/capture_links.py:
+each pack's ``roles.py`` names its captures, ``lab-<role>.txt`` the lab's), with the ``interface`` its facts file
+names; nothing here lists a platform."""
+
+
+def switch_parser(path: Path) -> Callable[[str], SwitchCounters]:
+    """The capture's parse: every linked parser (an output holding two commands is read by both), merged."""
+    parsers = [bound(path, fn) for fn in parsers_of(path)]
+    if len(parsers) == 1:
+        return parsers[0]
     return lambda text: merge(p(text) for p in parsers)
 
 
-SWITCH_PARSERS: dict[str, Callable[[str], SwitchCounters]] = {
-    "sonic/pfcwd-show-stats-stormed-dx010-issue5898": sonic.parse_show_pfcwd_stats,
-    "sonic/portstat-show-interfaces-counters-ntc": sonic.parse_show_interfaces_counters,
-    "sonic/show-interface-counters-errors-s6000-cmdref": sonic.parse_show_interfaces_counters,
-    "sonic/show-interfaces-counters-cmdref": sonic.parse_show_interfaces_counters,
-    "sonic/show-interfaces-counters-detailed-cmdref":
-        lambda t: sonic.parse_show_interfaces_counters_detailed(t, "Ethernet8"),
-    "sonic/show-pfc-counters-ntc": sonic.parse_show_pfc_counters,
-    "sonic/show-pfcwd-config-voq-issue17434": sonic.parse_show_pfcwd_config,
-    "sonic/show-pfcwd-config-z9332-issue9193": sonic.parse_show_pfcwd_config,
-    "sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430":
-        _both(sonic.parse_show_pfcwd_stats, sonic.parse_show_pfc_counters),
-    "sonic/show-pfcwd-stats-z9332-issue8483": sonic.parse_show_pfcwd_stats,
-    "sonic/show-queue-counters-nonzero-drops-issue2393": sonic.parse_show_queue_counters,
-    "sonic/show-queue-counters-td3-issue6290": sonic.parse_show_queue_counters,
-    "sonic/show-queue-wredcounters-ecn-only-sonic-mgmt": sonic.parse_show_queue_wredcounters,
-    "sonic/show-queue-wredcounters-sonic-utilities-test": sonic.parse_show_queue_wredcounters,
-    "sonic/show-pfc-counters-history-sonic-utilities-test": sonic.parse_show_pfc_counters_history,
-    "sonic/show-pfc-counters-history-all-sonic-utilities-test": sonic.parse_show_pfc_counters_history,
-    "sonic/show-pfc-counters-sonic-utilities-test": sonic.parse_show_pfc_counters,
-    "sonic/show-queue-counters-namespaces-sonic-utilities-test": sonic.parse_show_queue_counters,
-    "sonic/show-pfcwd-stats-sonic-utilities-test": sonic.parse_show_pfcwd_stats,
-    "sonic/show-pfcwd-config-history-sonic-utilities-test": sonic.parse_show_pfcwd_config,
-    "sonic/pg_watermark_shared--sonic-utilities-test": sonic.parse_pg_watermark_shared,
-    "sonic/pg_watermark_headroom--sonic-utilities-test": sonic.parse_pg_watermark_headroom,
-    "sonic/pg_watermark_headroom--masic-sonic-utilities-test": sonic.parse_pg_watermark_headroom,
-    "sonic/queue_watermark_unicast--sonic-utilities-test": sonic.parse_queue_watermark_unicast,
-    "sonic/queue_watermark_multicast--masic-sonic-utilities-test": sonic.parse_queue_watermark_multicast,
-    "sonic/pg-persistent-watermark--sonic-utilities-test": sonic.parse_pg_persistent_watermark,
-    "sonic/queue-persistent-watermark--sonic-utilities-test": sonic.parse_queue_persistent_watermark,
-    "arista_eos/show-hardware-counter-drop-ntc": arista_eos.parse_show_hardware_counter_drop,
-    "arista_eos/show-interfaces-counters-queue-detail-egress-ntc":
-        arista_eos.parse_show_interfaces_counters_queue_detail,
-    "arista_eos/show-pfc-counters-detail-json-documented": arista_eos.parse_show_priority_flow_control_counters,
-    "arista_eos/show-pfc-counters-text-documented": arista_eos.parse_show_priority_flow_control_counters,
-    "arista_eos/show-pfc-counters-json-anta": arista_eos.parse_show_priority_flow_control_counters,
-    "arista_eos/show-pfc-counters-watchdog-json-documented": arista_eos.parse_show_pfc_counters_watchdog,
-    "arista_eos/show-qos-ecn-counters-json-anta": arista_eos.parse_show_qos_ecn_counters,
-    "arista_eos/discards--anta": arista_eos.parse_show_interfaces_counters_discards,
-    "cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog": lambda t: cisco_nxos.parse_show_interface(t, "e1/47"),
-    "cisco_nxos/show-int-crc-fcs-and-crc-nxosv-genieparser": cisco_nxos.parse_show_interface,
-    "cisco_nxos/show-interface-counters-errors-genieparser": cisco_nxos.parse_show_interface_counters_errors,
-    "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog":
-        cisco_nxos.parse_show_interface_priority_flow_control,
-    "cisco_nxos/show-queuing-interface-n5k-excerpt-mierdin-blog": cisco_nxos.parse_show_queuing_interface,
-    "cisco_nxos/show-queuing-interface-egress-n9k-zartbot": lambda t: cisco_nxos.parse_show_queuing(t, "e1/51"),
-    "cisco_nxos/show-queuing-interface-ingress-n9k-zartbot": cisco_nxos.parse_show_queuing,
-    "cisco_nxos/show-interface-priority-flow-control-detail-n9k-zartbot":
-        cisco_nxos.parse_show_interface_priority_flow_control,
-    "cisco_nxos/show-queuing-pfc-queue-detail-otel": cisco_nxos.parse_show_queuing_pfc_queue,
-    "cumulus_nvue/cl-netstat-cl37-docs": cumulus_nvue.parse_interface_counters_table,
-    "cumulus_nvue/nv-show-interface-counters-errors-cl514-docs": cumulus_nvue.parse_counters_errors,
-    "cumulus_nvue/nv-show-interface-counters-qos-cl514-docs": cumulus_nvue.parse_counters_qos,
-    "cumulus_nvue/nv-show-interface-counters-qos-json-documented":
-        lambda t: cumulus_nvue.parse_counters_qos(t, "swp1"),
-    "cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs": cumulus_nvue.parse_qos_roce_counters,
-    "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs": cumulus_nvue.parse_pfc_watchdog,
-    "cumulus_nvue/nv-show-interface-view-counters-cl514-docs": cumulus_nvue.parse_interface_counters_table,
-    # the formats fabricd's own lab simulators print (capture_lab.py): no public capture exists for these
-    "sonic/lab-pfc": sonic.parse_show_pfc_counters,
-    "sonic/lab-queue": sonic.parse_show_queue_counters,
-    "sonic/lab-wred": sonic.parse_show_queue_wredcounters,
-    "sonic/lab-pfcwd": sonic.parse_show_pfcwd_stats,
-    "sonic/lab-pfc_history": sonic.parse_show_pfc_counters_history,
-    "sonic/lab-pg_watermark_shared": sonic.parse_pg_watermark_shared,
-    "sonic/lab-pg_watermark_headroom": sonic.parse_pg_watermark_headroom,
-    "sonic/lab-queue_watermark_unicast": sonic.parse_queue_watermark_unicast,
-    "sonic/lab-queue_watermark_multicast": sonic.parse_queue_watermark_multicast,
-    "arista_eos/lab-discards": arista_eos.parse_show_interfaces_counters_discards,
-    "arista_eos/lab-pfc": arista_eos.parse_show_priority_flow_control_counters,
-    "arista_eos/lab-queue": arista_eos.parse_show_interfaces_counters_queue_detail,
-    "arista_eos/lab-ecn": arista_eos.parse_show_qos_ecn_counters,
-    "arista_eos/lab-pfcwd": arista_eos.parse_show_pfc_counters_watchdog,
-    "cisco_nxos/lab-pfc": cisco_nxos.parse_show_interface_priority_flow_control,
-    "cisco_nxos/lab-queuing": cisco_nxos.parse_show_queuing,
-    "cisco_nxos/lab-queuing-json": cisco_nxos.parse_show_queuing,
-    "cisco_nxos/lab-pfc-json": cisco_nxos.parse_show_interface_priority_flow_control,
-    "cisco_nxos/lab-pfcwd": cisco_nxos.parse_show_queuing_pfc_queue,
-    "cumulus_nvue/lab-qos": cumulus_nvue.parse_counters_qos,
-    "cumulus_nvue/lab-pfcwd": cumulus_nvue.parse_pfc_watchdog,
-    "sonic/fec--sonic-port-fec-ber-design-ctd615": sonic.parse_fec_stats,
-    "arista_eos/transceiver--ntc": arista_eos.parse_show_interfaces_transceiver,
-    "arista_eos/flaps--napalm": arista_eos.parse_show_interfaces_flaps,
-    "arista_eos/show-interfaces-phy-detail-json-documented": arista_eos.parse_show_interfaces_phy_detail,
-    "sonic/flaps--sonic-utilities-test": sonic.parse_show_interfaces_flap,
-    "sonic/flaps--sonic-utilities-test-port": sonic.parse_show_interfaces_flap,
-    "cumulus_nvue/fec--nvue-reference-docs": cumulus_nvue.parse_nv_show_interface_link_phy_detail,
-    "cumulus_nvue/flaps--cl56-docs": lambda t: cumulus_nvue.parse_nv_show_interface_counters_flaps(t, "swp1"),
-    "cisco_nxos/transceiver--ntc-details": cisco_nxos.parse_show_interface_transceiver_details,
-    "cumulus_nvue/transceiver--nvue-reference-docs": lambda t: cumulus_nvue.parse_nv_show_interface_transceiver(
-        t, "swp1"),
-    "sonic/transceiver--sonic-qsfpdd-cmis-design": sonic.parse_transceiver_dom,
-}
-
-
 def test_every_switch_capture_has_a_parser() -> None:
-    captures = {str(p.relative_to(GOLDEN / "switch").with_suffix("")) for p in (GOLDEN / "switch").rglob("*.txt")}
-    assert captures == set(SWITCH_PARSERS)
+    assert len(SWITCH_CAPTURES) > 50, "the walk finds the switch captures"
+    missing = unlinked(SWITCH_CAPTURES)
+    assert not missing, NO_PARSER.format(missing)
 
 
-@pytest.mark.parametrize("name", sorted(SWITCH_PARSERS))
-def test_switch_golden(name: str, update_goldens: bool) -> None:
-    path = GOLDEN / "switch" / f"{name}.txt"
-    counters = SWITCH_PARSERS[name](capture(path))
+def test_no_facts_without_their_capture() -> None:
+    assert not orphan_facts(), f"facts files without their capture (<stem>.txt): {orphan_facts()}"
+
+
+@pytest.mark.parametrize("path", SWITCH_CAPTURES, ids=lambda p: str(p.relative_to(SWITCH).with_suffix("")))
+def test_switch_golden(path: Path, update_goldens: bool) -> None:
+    counters = switch_parser(path)(capture(path))
     data = counters.as_dict()
     keys = ("pfc", "queues", "pfcwd", "pfcwd_config", "interfaces", "drops", "watermarks", "optics", "link")
     assert any(data.get(k) for k in keys), "parsed nothing"
     check(path.with_suffix(".json"), data, update_goldens)
 
 
-def test_switch_key_facts() -> None:
-    """Spot checks against values read by eye from the captures."""
-    pfc = sonic.parse_show_pfc_counters(capture(GOLDEN / "switch/sonic/show-pfc-counters-ntc.txt")).pfc
-    nonzero = {(p.interface, p.direction, p.priority): p.frames for p in pfc if p.frames}
-    assert nonzero == {("Ethernet52", "rx", 3): 52, ("Ethernet40", "tx", 3): 40}
-    tx = sonic.parse_show_pfc_counters(
-        capture(GOLDEN / "switch/sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430.txt"))
-    assert {(p.interface, p.priority): p.frames for p in tx.pfc if p.frames} == {("Ethernet6", 3): 15437}
-    wd = sonic.parse_show_pfcwd_stats(capture(GOLDEN / "switch/sonic/show-pfcwd-stats-z9332-issue8483.txt")).pfcwd
-    assert [(w.interface, w.queue, w.status, w.detected, w.restored, w.tx_drop) for w in wd] == [
-        ("Ethernet4", 3, "stormed", 2, 1, 46497254)]
-    q = sonic.parse_show_queue_counters(capture(GOLDEN / "switch/sonic/show-queue-counters-td3-issue6290.txt")).queues
-    mc11 = next(x for x in q if x.index == 11)
-    assert (mc11.kind, mc11.dropped_packets, mc11.dropped_bytes) == ("multicast", 260, 26992)
-    ecn = sonic.parse_show_queue_wredcounters(
-        capture(GOLDEN / "switch/sonic/show-queue-wredcounters-ecn-only-sonic-mgmt.txt")).queues
-    uc2 = next(x for x in ecn if x.index == 2)
-    assert (uc2.wred_dropped_packets, uc2.ecn_marked_packets) == (None, 32098257)
-    hdrm = sonic.parse_pg_watermark_headroom(
-        capture(GOLDEN / "switch/sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt")).watermarks
-    assert len(hdrm) == 6 * 16 and {(w.interface, w.index, w.bytes) for w in hdrm if w.index == 15 and w.bytes} == {
-        ("Ethernet0", 15, 115), ("Ethernet4", 15, 215), ("Ethernet-BP256", 15, 115), ("Ethernet-BP260", 15, 215)}
-    mc = sonic.parse_queue_watermark_multicast(
-        capture(GOLDEN / "switch/sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt")).watermarks
-    assert {(w.interface, w.index): w.bytes for w in mc if w.bytes} == {
-        ("Ethernet-BP256", 8): 2, ("Ethernet-BP256", 10): 5, ("Ethernet-BP256", 11): 2057328,
-        ("Ethernet-BP256", 12): 208, ("Ethernet-BP256", 13): 20, ("Ethernet-BP256", 14): 228,
-        ("Ethernet-BP256", 15): 2}
-    assert sum(w.bytes is None for w in mc) == 3 * 8  # N/A kept as None, never 0
-    eos = arista_eos.parse_show_interfaces_counters_discards(capture(GOLDEN / "switch/arista_eos/discards--anta.txt"))
-    assert {(i.interface, i.direction): i.value for i in eos.interfaces if i.value} == {
-        ("Ethernet1", "rx"): 42, ("Ethernet3", "tx"): 40, ("Port-Channel1", "tx"): 30, ("Port-Channel2", "tx"): 30}
-    flaps = arista_eos.parse_show_interfaces_flaps(capture(GOLDEN / "switch/arista_eos/flaps--napalm.txt")).link
-    assert {(s.interface, s.name): s.value for s in flaps} == {
-        ("Management1", "carrier_transitions"): 3, **{(f"Ethernet{n}", "carrier_transitions"): 1 for n in range(1, 6)}}
-    phy = arista_eos.parse_show_interfaces_phy_detail(
-        capture(GOLDEN / "switch/arista_eos/show-interfaces-phy-detail-json-documented.txt"))
-    assert {(s.interface, s.name): s.value for s in phy.link} == {
-        ("Ethernet1/1", "fec_corrected_codewords"): 1234567, ("Ethernet1/1", "fec_uncorrectable_codewords"): 3,
-        ("Ethernet1/1", "pre_fec_ber"): 2.5e-08}  # the Fire-code port (no codeword counters) has no series
-    nv_flaps = cumulus_nvue.parse_nv_show_interface_counters_flaps(
-        capture(GOLDEN / "switch/cumulus_nvue/flaps--cl56-docs.txt"))  # the port from the capture's prompt
-    assert [(s.interface, s.name, s.value) for s in nv_flaps.link] == [("swp1", "carrier_transitions", 4)]
-    sonic_flaps = sonic.parse_show_interfaces_flap(capture(GOLDEN / "switch/sonic/flaps--sonic-utilities-test.txt"))
-    assert {s.interface: s.value for s in sonic_flaps.link} == {  # "Never": no flap since orchagent began counting
-        "Ethernet0": 5, "Ethernet4": 0, "Ethernet16": 0, "Ethernet20": 0}
-    one = sonic.parse_show_interfaces_flap(capture(GOLDEN / "switch/sonic/flaps--sonic-utilities-test-port.txt"))
-    assert [(s.interface, s.value) for s in one.link] == [("Ethernet64", 2)]  # right-aligned count
-    nv_fec = cumulus_nvue.parse_nv_show_interface_link_phy_detail(
-        capture(GOLDEN / "switch/cumulus_nvue/fec--nvue-reference-docs.txt"))  # the port from the capture's prompt
-    assert {(s.interface, s.name): s.value for s in nv_fec.link} == {
-        ("swp1", "pre_fec_ber"): 1e-7, ("swp1", "post_fec_ber"): 15e-255,
-        ("swp1", "fec_corrected_codewords"): 598244758 + 807002 + 3371 + 180 + 1 + 1}  # histogram bins 1..15
-    roce = cumulus_nvue.parse_qos_roce_counters(
-        capture(GOLDEN / "switch/cumulus_nvue/nv-show-interface-qos-roce-counters-cl514-docs.txt"))
-    assert any(i.counter == "ecn_marked_packets" and i.value == 693777677344 for i in roce.interfaces)
+CHECKED = [p for p in SWITCH_CAPTURES if facts(p).get("checks")]
+
+
+def test_switch_key_facts_are_found() -> None:
+    """The values read by eye are found (the walk is not vacuous): captures of every pack carry some."""
+    assert {p.parent.name for p in CHECKED} >= {"sonic", "arista_eos", "cumulus_nvue"} and len(CHECKED) >= 14
+
+
+@pytest.mark.parametrize("path", CHECKED, ids=lambda p: str(p.relative_to(SWITCH).with_suffix("")))
+def test_switch_key_facts(path: Path) -> None:
+    """Spot checks against values read by eye from the captures (the ``checks`` of each capture's facts file); a
+    check marked ``bare`` parses without the facts' interface (the parser reads the port from the prompt)."""
+    text = capture(path)
+    parsed = switch_parser(path)(text).as_dict()
+    bare = [fn(text) for fn in parsers_of(path)]
+    for n, spot in enumerate(facts(path)["checks"]):
+        tables = (bare[0] if len(bare) == 1 else merge(bare)).as_dict() if spot.get("bare") else parsed
+        check_rows(tables, spot, f"{facts_path(path).name} check {n}")

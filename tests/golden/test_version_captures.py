@@ -1,12 +1,15 @@
 """The NOS version ``fabricd capture`` records (each pack's fabricd/nos/<platform>/version.py), read from real
 ``show version`` outputs in tests/golden/readers/switch_version/<platform>/version--<source>.txt (first line:
-the source)."""
+the source). Each capture's version, read by eye, sits beside it in ``version--<source>.facts.json``
+(``{"version": "..."}``); the parser is the one the pack's version role links the capture to
+(tests/golden/capture_links.py), so nothing here lists a platform or a capture."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from capture_links import NO_PARSER, capture_text, facts, facts_path, orphan_facts, parsers_of, unlinked
 
 from fabricd.nos.registry import spec_of
 
@@ -15,27 +18,23 @@ def parse_version(platform: str, text: str) -> str | None:
     return spec_of(platform).parse_version(text)
 
 GOLDEN = Path(__file__).parent / "readers" / "switch_version"
-EXPECTED = {
-    "sonic/version--sonic-utilities-cmdref": "SONiC.HEAD.32-21ea29a",
-    "arista_eos/version--anta-unit-test": "4.27.0F",
-    "cisco_nxos/version--genieparser-n9k-c9332d-10.4": "10.4(3)",
-    "cisco_nxos/version--genieparser-n9k-aci-15.3": "15.3(2b)",
-    "cumulus_nvue/version--cl516-readme": "5.16.0",
-}
-"""Values read by eye from each capture."""
+CAPTURES = sorted(GOLDEN.rglob("*.txt"))
 
 
-def test_every_version_capture_has_an_expected_value() -> None:
-    names = {str(p.relative_to(GOLDEN).with_suffix("")) for p in GOLDEN.rglob("*.txt")}
-    assert names == set(EXPECTED)
+def test_every_version_capture_has_a_parser_and_an_expected_value() -> None:
+    assert len(CAPTURES) >= 5, "the walk finds the version captures"
+    missing = unlinked(CAPTURES)
+    assert not missing, NO_PARSER.format(missing)
+    unread = [str(facts_path(p).relative_to(GOLDEN)) for p in CAPTURES if not facts(p).get("version")]
+    assert not unread, f"write the version read by eye from each capture, {{\"version\": \"...\"}}, in {unread}"
+    assert not orphan_facts(), f"facts files without their capture (<stem>.txt): {orphan_facts()}"
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_version_capture(name: str) -> None:
-    path = GOLDEN / f"{name}.txt"
-    first, _, text = path.read_text().partition("\n")
-    assert first.startswith("# source:")
-    assert parse_version(name.split("/", maxsplit=1)[0], text) == EXPECTED[name]
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: str(p.relative_to(GOLDEN).with_suffix("")))
+def test_version_capture(path: Path) -> None:
+    (parser,) = parsers_of(path)
+    assert parser is spec_of(path.parent.name).parse_version, "the capture's folder names its pack"
+    assert parser(capture_text(path)) == facts(path)["version"]
 
 
 def test_nothing_to_read_is_none() -> None:

@@ -94,3 +94,26 @@ def test_capture_to_golden_script(tmp_path: Path) -> None:
     assert captures_of(role, golden) == [written]
     assert module.main([str(cap), "leaf3-nxos", "errors", "--name", "x", "--source", "y",
                         "--golden", str(golden)]) == 2  # failed when captured: nothing to copy
+
+
+def test_capture_to_golden_writes_the_interface_beside_a_per_port_capture(tmp_path: Path) -> None:
+    """A per-interface output's port goes in <role>--<name>.facts.json beside it, where the golden tests read it
+    (tests/golden/capture_links.py)."""
+    import importlib.util
+
+    manifest = DeviceManifest("leaf1-nvue", "cumulus_nvue", "5.16.0", "2026-11-25T18:00:00+00:00", "0.1.0", (
+        CommandRecord("qos", "nv show interface swp1 counters qos -o json", "swp1", "qos-swp1.txt", "ok", None, 3),
+    ))
+    cap = tmp_path / "cap"
+    write_device(cap, manifest, {"qos-swp1.txt": "{}\n"})
+    spec = importlib.util.spec_from_file_location(
+        "capture_to_golden", Path(__file__).resolve().parents[2] / "scripts" / "capture_to_golden.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    golden = tmp_path / "golden"
+    assert module.main([str(cap), "leaf1-nvue", "qos", "--interface", "swp1", "--name", "sn4700", "--source",
+                        "an SN4700, Cumulus 5.16", "--golden", str(golden)]) == 0
+    folder = golden / "readers/switch/cumulus_nvue"
+    assert (folder / "qos--sn4700.txt").read_text().endswith("{}\n")
+    assert json.loads((folder / "qos--sn4700.facts.json").read_text()) == {"interface": "swp1"}

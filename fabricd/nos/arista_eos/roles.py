@@ -18,7 +18,7 @@ def roles(spec: PlatformSpec) -> list[Role]:
             spec,
             "pfc",
             "parse_show_priority_flow_control_counters",
-            (),
+            ("show-pfc-counters-detail-json-documented.txt",),
             "no public capture of the `detail | json` form: key path from facebook/DNE-TaaC's health check; the "
             "totals form (pfc-totals) is verified on ANTA's eAPI output with the same parser",
         ),
@@ -33,7 +33,7 @@ def roles(spec: PlatformSpec) -> list[Role]:
             spec,
             "pfc",
             "parse_show_priority_flow_control_counters",
-            (),
+            ("show-pfc-counters-text-documented.txt",),
             "no public capture: the golden is written from EOS's documented columns",
             form="text",
         ),
@@ -58,7 +58,7 @@ def roles(spec: PlatformSpec) -> list[Role]:
             spec,
             "pfcwd",
             "parse_show_pfc_counters_watchdog",
-            (),
+            ("show-pfc-counters-watchdog-json-documented.txt",),
             "no public `| json` capture: key names from facebook/DNE-TaaC's health check, not a device",
         ),
         sw(spec, "discards", "parse_show_interfaces_counters_discards"),
@@ -68,7 +68,7 @@ def roles(spec: PlatformSpec) -> list[Role]:
             spec,
             "fec",
             "parse_show_interfaces_phy_detail",
-            (),
+            ("show-interfaces-phy-detail-json-documented.txt",),
             "no public capture of `show interfaces phy detail | json` found (searched ANTA's unit tests, napalm, the "
             "code index): key paths from ANTA's VerifyInterfacesBER (interfacePhyStatuses.<if>.phyStatuses[].fec."
             "correctedCodewords.value, uncorrectedCodewords.value, preFecBer.value)",

@@ -41,7 +41,7 @@ def roles(spec: PlatformSpec) -> list[Role]:
         sw(spec, "pfc", "parse_show_interface_priority_flow_control", (), NXOS_PFC_JSON, form="json"),
         sw(spec, "queuing", "parse_show_queuing", ("show-queuing-interface-*-n9k-*.txt",)),
         sw(spec, "queuing", "parse_show_queuing", (), NXOS_QUEUING_JSON, form="json"),
-        sw(spec, "pfcwd", "parse_show_queuing_pfc_queue", (), NXOS_PFCWD),
+        sw(spec, "pfcwd", "parse_show_queuing_pfc_queue", ("show-queuing-pfc-queue-detail-otel.txt",), NXOS_PFCWD),
         sw(spec, "errors", "parse_show_interface_counters_errors", ("show-interface-counters-errors-*.txt",)),
         sw(spec, "transceiver", "parse_show_interface_transceiver_details"),
         ref(

@@ -20,7 +20,7 @@ def roles(spec: PlatformSpec) -> list[Role]:
             spec,
             "qos",
             "parse_counters_qos",
-            (),
+            ("nv-show-interface-counters-qos-json-documented.txt",),
             "no public `-o json` capture: the golden is written from the text capture's columns",
         ),
         sw(spec, "qos", "parse_counters_qos", ("nv-show-interface-counters-qos-cl*-docs.txt",), form="text"),
