@@ -28,6 +28,18 @@ def unrecognised(command: str, text: str, why: str) -> SwitchCounters:
     return SwitchCounters(problems=(f"{command}: {why}; output starts {head!r}",))
 
 
+def document(text: str, command: str, *, keys: tuple[str, ...] = (),
+             missing: str = "the JSON output is not an object") -> dict[str, Any] | SwitchCounters:
+    """The answer's JSON object, or the problem saying why there is none: ``missing`` when it is not an object or
+    has none of ``keys`` (when given)."""
+    data, problem = load(text)
+    if problem is not None:
+        return unrecognised(command, text, problem)
+    if not isinstance(data, dict) or (keys and not any(k in data for k in keys)):
+        return unrecognised(command, text, missing)
+    return data
+
+
 def top_object(text: str, command: str, *, key: str, expected: str) -> dict[str, Any] | SwitchCounters:
     """The ``key`` object of the answer (``interfaces``: port -> detail), or the problem saying why there is none;
     ``expected`` names the path the parser reads, for that problem."""
