@@ -51,10 +51,8 @@ def parse_show_interfaces_transceiver(text: str) -> SwitchCounters:
                 value /= 1000.0
             lane = None if quantity in ("temperature_celsius", "voltage_volts") else 1
             out.append(OpticReading(port, quantity, lane, value))
-    if not out:
-        return SwitchCounters(problems=() if header else unread(
+    return SwitchCounters(optics=tuple(out), problems=() if out or header else unread(
             "arista_eos", "show interfaces transceiver", text, "a 'Port  (Celsius)  (Volts)  (mA) ...' table"))
-    return SwitchCounters(optics=tuple(out))
 
 
 FLAPS_COMMAND = "show interfaces | json"

@@ -106,10 +106,8 @@ def parse_transceiver_dom(text: str) -> SwitchCounters:
             out.append(OpticReading(port, "temperature_celsius", None, reading))
         elif key.lower() in ("vcc", "voltage"):
             out.append(OpticReading(port, "voltage_volts", None, reading))
-    if not out:
-        return SwitchCounters(problems=() if blocks else unread(
+    return SwitchCounters(optics=tuple(out), problems=() if out or blocks else unread(
             "sonic", "show interfaces transceiver eeprom --dom", text, "'EthernetN: SFP EEPROM detected' blocks"))
-    return SwitchCounters(optics=tuple(out))
 
 
 FLAPS_COMMAND = "show interfaces flap"
