@@ -203,6 +203,21 @@ def _keep_needed_commits(steps: list[HostStep]) -> list[HostStep]:
     return [s for s in steps if s.check != COMMIT_CHECK or s.path.rpartition("/")[0] in dirs]
 
 
+class ReadOnlyBackend(HostBackend):
+    """A backend that reads a recorded host (a replay root, a bundle of tool outputs) and refuses every write."""
+
+    read_only: tuple[str, str]
+    """(why the write is refused, how to write instead), for the refusal's error."""
+
+    def write(self, step: HostStep) -> None:
+        why, hint = self.read_only
+        raise HostBackendError("write", f"{step.object} {step.path}", why, hint=hint)
+
+    def write_back(self, reading: Reading) -> None:
+        self.write(HostStep(backend=self.backend, object=reading.object, path=reading.path, desired=None,
+                            check="restore"))
+
+
 @dataclass
 class HostApplyReport:
     """Apply across backends in order (netlink, dcb, sysfs). When one fails, the ones before it are restored

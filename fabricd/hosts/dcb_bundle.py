@@ -27,7 +27,6 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from fabricd.errors import HostBackendError
 from fabricd.intent.host import Backend, HostStep
 from fabricd.readers.dcb_apptrust import parse_dcb_apptrust
 from fabricd.readers.dcb_text import parse_dcb_app, parse_dcb_ets, parse_dcb_pfc
@@ -41,7 +40,7 @@ from fabricd.readers.dcb_tools import (
 )
 from fabricd.readers.textparse import TextParseError
 
-from .base import HostBackend, Reading
+from .base import Reading, ReadOnlyBackend
 
 SUFFIX = {"pfc": "pfc", "ets": "ets", "app": "app", "apptrust": "apptrust"}
 TOOLS: dict[str, Callable[[str, str], DcbToolState]] = {
@@ -54,11 +53,12 @@ def bundle_dir(root: str | os.PathLike[str]) -> Path:
     return Path(root) / "dcb"
 
 
-class DcbBundle(HostBackend):
+class DcbBundle(ReadOnlyBackend):
     """Answers the DCB backend's reads (``apptrust``, ``pfc``, ``ets``, ``app``) from ``DIR/dcb/<if>.<kind>`` text
     files: iproute2 ``dcb`` outputs first, then the vendor and LLDP tools' (:data:`TOOLS`)."""
 
     backend = Backend.DCB
+    read_only = ("a bundle of dcb outputs is read-only", "apply on the host itself (or --netns) to change DCB")
     unsupported_reason = ("neither `<if>.apptrust` (`dcb apptrust show dev <if>`) nor an `<if>.mlnx_qos` file (its "
                           "trust state) is in the bundle")
 
@@ -177,14 +177,6 @@ class DcbBundle(HostBackend):
             if any(gv != wv and (gv is not None or tc in used) for tc, (gv, wv) in enumerate(zip(g, w, strict=True))):
                 return False
         return True
-
-    def write(self, step: HostStep) -> None:
-        raise HostBackendError("write", f"{step.object} {step.path}", "a bundle of dcb outputs is read-only",
-                               hint="apply on the host itself (or --netns) to change DCB")
-
-    def write_back(self, reading: Reading) -> None:
-        self.write(HostStep(backend=self.backend, object=reading.object, path=reading.path, desired=None,
-                            check="restore"))
 
 
 def _as_list(value: JsonValue) -> list[JsonValue]:

@@ -31,7 +31,7 @@ from fabricd.errors import HostBackendError
 from fabricd.intent.host import COMMIT_CHECK, SYS_IB, SYS_NET, Backend, HostStep
 from fabricd.intent.nics import commit_file_for, configfs_group, value_format
 
-from .base import HostBackend, Reading
+from .base import HostBackend, Reading, ReadOnlyBackend
 
 CONFIGFS_MOUNT = "/sys/kernel/config"
 _ALLOWED = (f"{SYS_NET}/", f"{SYS_IB}/", f"{CONFIGFS_MOUNT}/")
@@ -215,7 +215,7 @@ def _hint(path: str, code: int | None) -> str:
     return "see dmesg for the driver's reason"
 
 
-class SysfsLinks(HostBackend):
+class SysfsLinks(ReadOnlyBackend):
     """Read-only link facts from ``/sys/class/net/<if>/{mtu,flags,operstate}`` under a replay root.
 
     Used by ``fabricd audit host --root DIR`` without ``--netns``: the replay tree has no netlink. It answers the
@@ -224,6 +224,7 @@ class SysfsLinks(HostBackend):
     """
 
     backend = Backend.NETLINK
+    read_only = ("a replay root is read-only for links", "use --netns NS or run on the host to change links")
     unsupported = frozenset({"vlan", "address", "pause"})
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -248,11 +249,3 @@ class SysfsLinks(HostBackend):
 
     def applicable(self, step: HostStep, current: Reading) -> bool:
         return step.path not in self.unsupported
-
-    def write(self, step: HostStep) -> None:
-        raise HostBackendError("write", f"{step.object} {step.path}", "a replay root is read-only for links",
-                               hint="use --netns NS or run on the host to change links")
-
-    def write_back(self, reading: Reading) -> None:
-        self.write(HostStep(backend=self.backend, object=reading.object, path=reading.path, desired=None,
-                            check="restore"))

@@ -26,6 +26,7 @@ from fabricd.model import Fabric, Host, Nic, Scheduler, Speed, Transport, TrustM
 from fabricd.model.types import Model
 
 from .nics import Knob, NicProfile, nic_profile
+from .units import split_percent
 
 NUM_PRIORITIES = 8
 """IEEE 802.1p priorities 0-7."""
@@ -259,19 +260,6 @@ def vlan_netdev_name(netdev: str, vlan_id: int) -> str:
     return netdev[: IFNAMSIZ - len(suffix)] + suffix
 
 
-def _split_bandwidth(weights: dict[int, int]) -> dict[int, int]:
-    """Scale DWRR weights to integer percentages summing to exactly 100 (largest remainder)."""
-    total = sum(weights.values())
-    if not weights or total <= 0:
-        return dict.fromkeys(weights, 0)
-    exact = {tc: w * 100 / total for tc, w in weights.items()}
-    out = {tc: int(v) for tc, v in exact.items()}
-    short = 100 - sum(out.values())
-    for tc in sorted(exact, key=lambda t: (-(exact[t] - out[t]), t))[:short]:
-        out[tc] += 1
-    return out
-
-
 def _ets(fabric: Fabric, profile: NicProfile | None = None) -> tuple[list[int], list[Tsa], list[int]]:
     """prio_tc, tc_tsa and tc_bw_percent for the 8 hardware TCs from the policy's traffic classes.
 
@@ -296,7 +284,7 @@ def _ets(fabric: Fabric, profile: NicProfile | None = None) -> tuple[list[int], 
             weights[tc_id[tc.id]] = tc.weight_percent if tc.weight_percent is not None else 1
     if weights and all(tc.weight_percent is None for tc in qos.traffic_classes if tc_id[tc.id] in weights):
         weights = dict.fromkeys(weights, 1)
-    shares = _split_bandwidth(weights)
+    shares = split_percent(weights)
     bw = [shares.get(tc, 0) for tc in range(NUM_TCS)]
     return prio_tc, tsa, bw
 

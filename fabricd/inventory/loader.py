@@ -196,14 +196,13 @@ def _combine(
                                         hint=f"did you mean {close[0]!r}?" if close else "remove it",
                                         code="INV014"))
                 continue
-            if key in LIST_SECTIONS:
+            if key in LIST_SECTIONS or key in MAP_SECTIONS:
                 if value is None:
                     continue
-                if not isinstance(value, list):
-                    problems.append(Problem(f"{key} must be a list", path=key, location=where,
-                                            expected="a YAML list (- name: ...)", got=short(value),
-                                            code="INV015", hint=f"write each entry of {key} as '- ...'"))
+                if (wrong := _wrong_shape(key, value, where)) is not None:
+                    problems.append(wrong)
                     continue
+            if key in LIST_SECTIONS:
                 items = data.setdefault(key, [])
                 roots.setdefault((key,), []).append((*prefix, key))
                 base = len(items)
@@ -211,13 +210,6 @@ def _combine(
                     roots[(key, base + j)] = [(*prefix, key, j)]
                 items.extend(value)
             elif key in MAP_SECTIONS:
-                if value is None:
-                    continue
-                if not isinstance(value, dict):
-                    problems.append(Problem(f"{key} must be a mapping", path=key, location=where,
-                                            expected="a YAML mapping (key: value)", got=short(value),
-                                            code="INV016", hint=f"write {key} as indented 'key: value' lines"))
-                    continue
                 _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located=located,
                                problems=problems)
                 roots.setdefault((key,), []).append((*prefix, key))
@@ -232,6 +224,24 @@ def _combine(
                 data[key] = value
                 roots[(key,)] = [(*prefix, key)]
     return data
+
+
+_SHAPES: dict[str, tuple[type, str, str, str, str]] = {
+    **dict.fromkeys(LIST_SECTIONS, (list, "a list", "a YAML list (- name: ...)", "INV015",
+                                    "write each entry of {key} as '- ...'")),
+    **dict.fromkeys(MAP_SECTIONS, (dict, "a mapping", "a YAML mapping (key: value)", "INV016",
+                                   "write {key} as indented 'key: value' lines")),
+}
+"""Section -> (the YAML type it must be, its name, expected, problem code, hint)."""
+
+
+def _wrong_shape(key: str, value: Any, where: Location | None) -> Problem | None:
+    """The problem when a list or mapping section holds another kind of value, else None."""
+    shape, what, expected, code, hint = _SHAPES[key]
+    if isinstance(value, shape):
+        return None
+    return Problem(f"{key} must be {what}", path=key, location=where, expected=expected, got=short(value), code=code,
+                   hint=hint.format(key=key))
 
 
 def _merge_section(

@@ -368,9 +368,13 @@ class NetmikoDriver:
         lines = raw.split("\n")
         if lines and command and command.strip() in lines[0]:
             lines = lines[1:]
-        if lines and self.prompt_re.search(lines[-1]):
+        if lines and self._is_prompt_line(lines[-1]):
             lines = lines[:-1]
         return str("\n".join(lines).rstrip())
+
+    def _is_prompt_line(self, line: str) -> bool:
+        """Whether the last line of a reply is the prompt the device printed after it (left out of the output)."""
+        return bool(self.prompt_re.search(line))
 
     def send_lines(self, lines: list[str], *, op: str, prompt: re.Pattern[str]) -> list[tuple[str, str]]:
         """Write ``lines`` in bursts; return (line, reply) pairs. ``prompt`` matches any prompt the lines lead to."""

@@ -28,9 +28,10 @@ text it was given (:func:`frame_lines` keeps the original numbers even where a p
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -228,3 +229,13 @@ def first_content(text: str) -> tuple[int, str] | None:
         if line.strip():
             return n, line.strip() if len(line.strip()) <= 80 else line.strip()[:77] + "..."
     return None
+
+
+def json_object_text(text: str) -> Any:
+    """The JSON document of an output that is one (its first character, past white space, is ``{``); None for an
+    output in another form (a text table, a banner). Raises ValueError when it starts like JSON and does not parse:
+    whether that is a problem or another form is the parser's call."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    return json.loads(stripped)

@@ -9,9 +9,12 @@ another distribution plugs in through the ``fabricd.traffic_runners`` entry poin
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from .oob import TrafficError
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,15 @@ class CommandResult:
     @property
     def ok(self) -> bool:
         return self.rc == 0
+
+    def json_stdout(self, what: str) -> Any:
+        """The JSON the remote program printed; TrafficError naming ``what`` when it failed or printed no JSON."""
+        if not self.ok:
+            raise TrafficError(f"{what} failed (exit {self.rc}): {self.stderr.strip()[-300:]}")
+        try:
+            return json.loads(self.stdout)
+        except ValueError as exc:
+            raise TrafficError(f"{what} printed no JSON: {self.stdout[-200:]}") from exc
 
 
 class Started(Protocol):

@@ -10,7 +10,6 @@ host's counters exactly as it reads a live or captured one.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -101,12 +100,7 @@ def take(runner: Runner, devices: Sequence[str], netdevs: Sequence[str], *, time
     """Run the snapshot program on the endpoint; ``{relative path: file text}``."""
     r = runner.run(["python3", "-", ",".join(devices), ",".join(netdevs)], stdin=program().encode(),
                    timeout_s=timeout_s)
-    if not r.ok:
-        raise TrafficError(f"{runner.name}: counter snapshot failed (exit {r.rc}): {r.stderr.strip()[-300:]}")
-    try:
-        data = json.loads(r.stdout)
-    except ValueError as exc:
-        raise TrafficError(f"{runner.name}: counter snapshot printed no JSON: {r.stdout[-200:]}") from exc
+    data = r.json_stdout(f"{runner.name}: counter snapshot")
     if not isinstance(data, dict):
         raise TrafficError(f"{runner.name}: counter snapshot is not an object")
     return {str(k): str(v) for k, v in data.items()}

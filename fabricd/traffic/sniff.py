@@ -9,10 +9,8 @@ ToS values of IPv4/UDP/4791 frames for a while and prints JSON; :func:`start` / 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
-from .oob import TrafficError
 from .remote import Runner, Started
 
 ROCE_V2_PORT = 4791
@@ -80,11 +78,5 @@ def start(runner: Runner, interface: str, *, seconds: float, limit: int = 2000, 
 
 
 def collect(started: Started, interface: str, *, timeout_s: float) -> Capture:
-    r = started.wait(timeout_s)
-    if not r.ok:
-        raise TrafficError(f"capture on {interface} failed (exit {r.rc}): {r.stderr.strip()[-300:]}")
-    try:
-        data = json.loads(r.stdout)
-    except ValueError as exc:
-        raise TrafficError(f"capture on {interface} printed no JSON: {r.stdout[-200:]}") from exc
+    data = started.wait(timeout_s).json_stdout(f"capture on {interface}")
     return Capture(interface, int(data["packets"]), {int(k): int(v) for k, v in data["tos"].items()})

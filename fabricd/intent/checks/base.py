@@ -123,6 +123,14 @@ class Cable:
     link: int | None = None
 
 
+def _first_index(names: Iterable[str]) -> dict[str, int]:
+    """Name -> the index of its first occurrence (a repeated name is its own check's finding)."""
+    out: dict[str, int] = {}
+    for i, name in enumerate(names):
+        out.setdefault(name, i)
+    return out
+
+
 class Context:
     """The inventory plus indexes shared by the checks. Everything is computed on first use, once."""
 
@@ -137,17 +145,12 @@ class Context:
     @cached_property
     def switch_index(self) -> dict[str, int]:
         """Switch name -> index of its first definition."""
-        out: dict[str, int] = {}
-        for i, s in enumerate(self.fabric.switches):
-            out.setdefault(s.name, i)
-        return out
+        return _first_index(s.name for s in self.fabric.switches)
 
     @cached_property
     def host_index(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for i, h in enumerate(self.fabric.hosts):
-            out.setdefault(h.name, i)
-        return out
+        """Host name -> index of its first definition."""
+        return _first_index(h.name for h in self.fabric.hosts)
 
     @cached_property
     def port_index(self) -> dict[tuple[str, str], PortRef]:

@@ -59,10 +59,15 @@ def cnp_priority_lossless(ctx: Context) -> Iterator[Finding]:
        why="CNPs sharing the RoCE queue wait behind the data they are meant to slow down.",
        fix="put CNP on its own priority (6 in the standard recipe)")
 def cnp_roce_same_priority(ctx: Context) -> Iterator[Finding]:
-    q = ctx.policy.qos
-    if q.cnp.priority == q.roce.priority:
-        yield Finding((*QOS, "cnp", "priority"), "CNP uses the RoCE priority",
-                      expected=f"a priority other than {q.roce.priority}", got=str(q.cnp.priority))
+    yield from _cnp_reuses_roce(ctx, "priority", "priority")
+
+
+def _cnp_reuses_roce(ctx: Context, field: str, label: str) -> Iterator[Finding]:
+    """A finding when the CNP class has the RoCE class's ``field`` (``label`` in the message)."""
+    roce, cnp = getattr(ctx.policy.qos.roce, field), getattr(ctx.policy.qos.cnp, field)
+    if cnp == roce:
+        yield Finding((*QOS, "cnp", field), f"CNP uses the RoCE {label}", expected=f"a {label} other than {roce}",
+                      got=str(cnp))
 
 
 @check("FAB024", "roce-dscp-not-lossless", Severity.ERROR, area="qos",
@@ -113,10 +118,7 @@ def cnp_dscp_map_mismatch(ctx: Context) -> Iterator[Finding]:
        why="Switches cannot put CNPs on a strict queue and data on a lossless one if both carry the same DSCP.",
        fix="use distinct DSCPs (26 for RoCE, 48 for CNP in the standard recipe)")
 def roce_cnp_same_dscp(ctx: Context) -> Iterator[Finding]:
-    q = ctx.policy.qos
-    if q.roce.dscp == q.cnp.dscp:
-        yield Finding((*QOS, "cnp", "dscp"), "CNP uses the RoCE DSCP",
-                      expected=f"a DSCP other than {q.roce.dscp}", got=str(q.cnp.dscp))
+    yield from _cnp_reuses_roce(ctx, "dscp", "DSCP")
 
 
 @check("FAB028", "dscp-map-duplicate", Severity.ERROR, area="qos",

@@ -9,9 +9,9 @@ header, + 4 when 802.1Q-tagged.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
-from fabricd.model import LinkRole, split_endpoint
+from fabricd.model import LinkRole, Nic, Port, split_endpoint
 
 from .base import Context, Finding, Severity, check
 
@@ -53,11 +53,7 @@ def endpoint_finding(ctx: Context, loc: tuple[str | int, ...], endpoint: str, wh
        why="Endpoints, renders and pushes address switches by name; a second definition would be silently ignored.",
        fix="rename or remove one of the two switches")
 def duplicate_switch_name(ctx: Context) -> Iterator[Finding]:
-    for i, s in enumerate(ctx.fabric.switches):
-        first = ctx.switch_index[s.name]
-        if first != i:
-            yield Finding(("switches", i, "name"), f"switch name {s.name!r} is already used", expected="a unique name",
-                          got=f"{s.name!r} again (first at {_where(ctx, ('switches', first))})")
+    yield from _names_used_again(ctx, "switches", [s.name for s in ctx.fabric.switches], what="switch name")
 
 
 @check("FAB002", "duplicate-host-name", Severity.ERROR, area="topology",
@@ -65,11 +61,24 @@ def duplicate_switch_name(ctx: Context) -> Iterator[Finding]:
        why="Host plans, audits and exporters address hosts by name.",
        fix="rename or remove one of the two hosts")
 def duplicate_host_name(ctx: Context) -> Iterator[Finding]:
-    for i, h in enumerate(ctx.fabric.hosts):
-        first = ctx.host_index[h.name]
-        if first != i:
-            yield Finding(("hosts", i, "name"), f"host name {h.name!r} is already used",
-                          expected="a unique name", got=f"{h.name!r} again (first at {_where(ctx, ('hosts', first))})")
+    yield from _names_used_again(ctx, "hosts", [h.name for h in ctx.fabric.hosts], what="host name")
+
+
+def _names_used_again(ctx: Context, section: str, names: list[str], *, what: str) -> Iterator[Finding]:
+    """A finding on every entry of ``section`` whose name an earlier entry has."""
+    for i, first in _repeats(names):
+        yield Finding((section, i, "name"), f"{what} {names[i]!r} is already used", expected="a unique name",
+                      got=f"{names[i]!r} again (first at {_where(ctx, (section, first))})")
+
+
+def _repeats(keys: Iterable[Hashable]) -> Iterator[tuple[int, int]]:
+    """(index, index of its first occurrence) of every key that occurred before."""
+    seen: dict[Hashable, int] = {}
+    for j, key in enumerate(keys):
+        if key in seen:
+            yield j, seen[key]
+        else:
+            seen[key] = j
 
 
 @check("FAB003", "host-switch-name-clash", Severity.ERROR, area="topology",
@@ -91,14 +100,11 @@ def host_switch_name_clash(ctx: Context) -> Iterator[Finding]:
        fix="remove the repeated port or fix its name")
 def duplicate_port_name(ctx: Context) -> Iterator[Finding]:
     for i, s in enumerate(ctx.fabric.switches):
-        seen: dict[str, int] = {}
-        for j, p in enumerate(s.ports):
-            if p.name in seen:
-                yield Finding(("switches", i, "ports", j, "name"), f"port {p.name!r} is listed twice on {s.name}",
-                              expected="each port once", got=f"{p.name!r} again (first at "
-                              f"{_where(ctx, ('switches', i, 'ports', seen[p.name]))})")
-            else:
-                seen[p.name] = j
+        for j, first in _repeats(p.name for p in s.ports):
+            name = s.ports[j].name
+            yield Finding(("switches", i, "ports", j, "name"), f"port {name!r} is listed twice on {s.name}",
+                          expected="each port once",
+                          got=f"{name!r} again (first at {_where(ctx, ('switches', i, 'ports', first))})")
 
 
 @check("FAB005", "duplicate-nic", Severity.ERROR, area="topology",
@@ -162,12 +168,16 @@ def link_ends_distinct(ctx: Context) -> Iterator[Finding]:
        why="Ports of different speeds do not link up (or autonegotiate down); headroom is computed per speed.",
        fix="set the same speed on both ports")
 def link_speed_mismatch(ctx: Context) -> Iterator[Finding]:
+    yield from _link_ends_differ(ctx, "speed", "speed", lambda p: p.speed.value)
+
+
+def _link_ends_differ(ctx: Context, field: str, what: str, value: Callable[[Port], str]) -> Iterator[Finding]:
+    """A finding on the second end of every link whose two ports differ in ``value`` (the port's ``field``)."""
     for a, b in ctx.linked_ports:
-        pa, pb = ctx.port(a), ctx.port(b)
-        if pa.speed != pb.speed:
-            yield Finding(ctx.port_loc(b, "speed"),
-                          f"speed differs from the other end of the link ({ctx.port_label(a)})",
-                          expected=pa.speed.value, got=pb.speed.value)
+        va, vb = value(ctx.port(a)), value(ctx.port(b))
+        if va != vb:
+            yield Finding(ctx.port_loc(b, field),
+                          f"{what} differs from the other end of the link ({ctx.port_label(a)})", expected=va, got=vb)
 
 
 @check("FAB009", "nic-peer-unknown", Severity.ERROR, area="topology",
@@ -213,12 +223,16 @@ def port_cabled_twice(ctx: Context) -> Iterator[Finding]:
        why="A speed mismatch keeps the link down or autonegotiates it down, and changes the port's headroom.",
        fix="set the NIC speed to the port's speed (or fix the port)")
 def nic_speed_mismatch(ctx: Context) -> Iterator[Finding]:
-    for (i, j), ref in ctx.nic_peer.items():
-        nic = ctx.fabric.hosts[i].nics[j]
-        port = ctx.port(ref)
+    for i, j, nic, port in _peered_nics(ctx):
         if nic.speed is not None and nic.speed != port.speed:
             yield Finding(("hosts", i, "nics", j, "speed"), f"speed differs from the peer port {nic.peer}",
                           expected=port.speed.value, got=nic.speed.value)
+
+
+def _peered_nics(ctx: Context) -> Iterator[tuple[int, int, Nic, Port]]:
+    """(host index, NIC index, NIC, its peer port) of every NIC whose peer resolves."""
+    for (i, j), ref in ctx.nic_peer.items():
+        yield i, j, ctx.fabric.hosts[i].nics[j], ctx.port(ref)
 
 
 def nic_frame_bytes(mtu: int, tagged: bool) -> int:
@@ -232,9 +246,7 @@ def nic_frame_bytes(mtu: int, tagged: bool) -> int:
        "(the NIC MTU is L3; the switch MTU is L2 and counts the 14-byte header and the 4-byte VLAN tag).",
        fix="lower the NIC MTU or raise the port MTU")
 def nic_mtu_exceeds_port(ctx: Context) -> Iterator[Finding]:
-    for (i, j), ref in ctx.nic_peer.items():
-        nic = ctx.fabric.hosts[i].nics[j]
-        port = ctx.port(ref)
+    for i, j, nic, port in _peered_nics(ctx):
         frame = nic_frame_bytes(nic.mtu, nic.vlan is not None)
         if frame > port.mtu:
             yield Finding(("hosts", i, "nics", j, "mtu"),
@@ -248,12 +260,7 @@ def nic_mtu_exceeds_port(ctx: Context) -> Iterator[Finding]:
        why="Frames between the two MTUs are dropped in one direction only, which is hard to diagnose.",
        fix="set the same MTU on both ports")
 def link_mtu_mismatch(ctx: Context) -> Iterator[Finding]:
-    for a, b in ctx.linked_ports:
-        pa, pb = ctx.port(a), ctx.port(b)
-        if pa.mtu != pb.mtu:
-            yield Finding(ctx.port_loc(b, "mtu"),
-                          f"MTU differs from the other end of the link ({ctx.port_label(a)})",
-                          expected=str(pa.mtu), got=str(pb.mtu))
+    yield from _link_ends_differ(ctx, "mtu", "MTU", lambda p: str(p.mtu))
 
 
 @check("FAB015", "port-role-mismatch", Severity.WARNING, area="topology",

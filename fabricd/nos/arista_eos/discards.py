@@ -14,12 +14,11 @@ whole number is left out, never read as 0. A non-empty output without one port's
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from fabricd.readers.common import Direction
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import InterfaceCounter, SwitchCounters
+
+from .eapi import is_count, top_object, unrecognised
 
 COMMAND = "show interfaces counters discards | json"
 _FIELDS: dict[str, Direction] = {"inDiscards": "rx", "outDiscards": "tx"}
@@ -28,31 +27,18 @@ _FIELDS: dict[str, Direction] = {"inDiscards": "rx", "outDiscards": "tx"}
 @framed
 def parse_show_interfaces_counters_discards(text: str) -> SwitchCounters:
     """Per-port discards from the eAPI JSON (EOS may print a banner line before the object)."""
-    start = text.find("{")
-    if start < 0:
-        return _problem(text, "no JSON object in the output")
-    try:
-        data: Any = json.loads(text[start:])
-    except ValueError as exc:
-        return _problem(text, f"the JSON output does not parse ({exc})")
-    ports = data.get("interfaces") if isinstance(data, dict) else None
-    if not isinstance(ports, dict):
-        return _problem(text, "no 'interfaces' object (expected interfaces.<port>.inDiscards/outDiscards)")
+    ports = top_object(text, COMMAND, key="interfaces", expected="interfaces.<port>.inDiscards/outDiscards")
+    if isinstance(ports, SwitchCounters):
+        return ports
     out: list[InterfaceCounter] = []
     for port, counters in ports.items():
         if not isinstance(counters, dict):
             continue
         for key, direction in _FIELDS.items():
             value = counters.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            if is_count(value):
                 out.append(InterfaceCounter(str(port), direction, "discards", value))
     if not out and ports:
-        return _problem(text, "no port has an integer inDiscards or outDiscards")
+        return unrecognised(COMMAND, text, "no port has an integer inDiscards or outDiscards")
     return SwitchCounters(interfaces=tuple(out))
 
-
-def _problem(text: str, why: str) -> SwitchCounters:
-    if not text.strip():
-        return SwitchCounters()
-    head = " ".join(text.strip().split())[:60]
-    return SwitchCounters(problems=(f"{COMMAND}: {why}; output starts {head!r}",))

@@ -8,13 +8,14 @@ found, so the text form is polled. Capture: tests/golden/readers/switch/arista_e
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.empty import unread
 from fabricd.readers.switch.model import LinkStat, LinkStatName, OpticQuantity, OpticReading, SwitchCounters
+
+from .eapi import is_count, top_object, unrecognised
 
 _ROW = re.compile(r"^(Et\S+|Ethernet\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s|$)")
 _ORDER: tuple[OpticQuantity, ...] = ("temperature_celsius", "voltage_volts", "bias_amperes", "tx_power_dbm",
@@ -50,10 +51,8 @@ def parse_show_interfaces_transceiver(text: str) -> SwitchCounters:
                 value /= 1000.0
             lane = None if quantity in ("temperature_celsius", "voltage_volts") else 1
             out.append(OpticReading(port, quantity, lane, value))
-    if not out:
-        return SwitchCounters(problems=() if header else unread(
+    return SwitchCounters(optics=tuple(out), problems=() if out or header else unread(
             "arista_eos", "show interfaces transceiver", text, "a 'Port  (Celsius)  (Volts)  (mA) ...' table"))
-    return SwitchCounters(optics=tuple(out))
 
 
 FLAPS_COMMAND = "show interfaces | json"
@@ -67,35 +66,21 @@ def parse_show_interfaces_flaps(text: str) -> SwitchCounters:
     Interfaces without ``interfaceCounters`` (Vlan, Loopback) are skipped; a value that is not a whole number is left
     out, never read as 0. Capture: tests/golden/readers/switch/arista_eos/flaps--napalm.txt (napalm's EOS test
     data)."""
-    start = text.find("{")
-    if start < 0:
-        return _flap_problem(text, "no JSON object in the output")
-    try:
-        data: Any = json.loads(text[start:])
-    except ValueError as exc:
-        return _flap_problem(text, f"the JSON output does not parse ({exc})")
-    ports = data.get("interfaces") if isinstance(data, dict) else None
-    if not isinstance(ports, dict):
-        return _flap_problem(text, "no 'interfaces' object (expected interfaces.<port>.interfaceCounters."
-                                   "linkStatusChanges)")
+    ports = top_object(text, FLAPS_COMMAND, key="interfaces",
+                       expected="interfaces.<port>.interfaceCounters.linkStatusChanges")
+    if isinstance(ports, SwitchCounters):
+        return ports
     out: list[LinkStat] = []
     for port, detail in ports.items():
         counters = detail.get("interfaceCounters") if isinstance(detail, dict) else None
         if not isinstance(counters, dict):
             continue
         value = counters.get("linkStatusChanges")
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if is_count(value):
             out.append(LinkStat(str(port), "carrier_transitions", float(value)))
     if not out and ports:
-        return _flap_problem(text, "no port has an integer interfaceCounters.linkStatusChanges")
+        return unrecognised(FLAPS_COMMAND, text, "no port has an integer interfaceCounters.linkStatusChanges")
     return SwitchCounters(link=tuple(out))
-
-
-def _flap_problem(text: str, why: str) -> SwitchCounters:
-    if not text.strip():
-        return SwitchCounters()
-    head = " ".join(text.strip().split())[:60]
-    return SwitchCounters(problems=(f"{FLAPS_COMMAND}: {why}; output starts {head!r}",))
 
 
 FEC_COMMAND = "show interfaces phy detail | json"
@@ -119,17 +104,10 @@ def parse_show_interfaces_phy_detail(text: str) -> SwitchCounters:
     read (the one facing the link). UNVERIFIED: no public capture of this output was found; the key paths are the
     ones ANTA's VerifyInterfacesBER reads (aristanetworks/anta anta/tests/interfaces.py). A port without FEC (or a
     Fire-code FEC, counted per lane) has no series; an output with ports and none of the keys is a problem."""
-    start = text.find("{")
-    if start < 0:
-        return _fec_problem(text, "no JSON object in the output")
-    try:
-        data: Any = json.loads(text[start:])
-    except ValueError as exc:
-        return _fec_problem(text, f"the JSON output does not parse ({exc})")
-    ports = data.get("interfacePhyStatuses") if isinstance(data, dict) else None
-    if not isinstance(ports, dict):
-        return _fec_problem(text, "no 'interfacePhyStatuses' object (expected interfacePhyStatuses.<port>."
-                                  "phyStatuses[].fec.correctedCodewords.value)")
+    ports = top_object(text, FEC_COMMAND, key="interfacePhyStatuses",
+                       expected="interfacePhyStatuses.<port>.phyStatuses[].fec.correctedCodewords.value")
+    if isinstance(ports, SwitchCounters):
+        return ports
     out: list[LinkStat] = []
     for port, detail in ports.items():
         phys = detail.get("phyStatuses") if isinstance(detail, dict) else None
@@ -144,12 +122,7 @@ def parse_show_interfaces_phy_detail(text: str) -> SwitchCounters:
         if "preFecBer" in phy and (ber := _phy_value(phy["preFecBer"])) is not None:
             out.append(LinkStat(str(port), "pre_fec_ber", ber))
     if not out and any(isinstance(d, dict) and d.get("phyStatuses") for d in ports.values()):
-        return _fec_problem(text, "no port has fec.correctedCodewords, fec.uncorrectedCodewords or preFecBer values")
+        return unrecognised(FEC_COMMAND, text,
+                            "no port has fec.correctedCodewords, fec.uncorrectedCodewords or preFecBer values")
     return SwitchCounters(link=tuple(out))
 
-
-def _fec_problem(text: str, why: str) -> SwitchCounters:
-    if not text.strip():
-        return SwitchCounters()
-    head = " ".join(text.strip().split())[:60]
-    return SwitchCounters(problems=(f"{FEC_COMMAND}: {why}; output starts {head!r}",))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from fabricd.readers.framing import framed
@@ -40,6 +41,7 @@ from fabricd.readers.switch.model import (
 from fabricd.readers.switch.tables import to_int
 
 from .discards import parse_show_interfaces_counters_discards
+from .eapi import document, unrecognised
 from .linkhealth import parse_show_interfaces_flaps, parse_show_interfaces_phy_detail, parse_show_interfaces_transceiver
 
 PLATFORM = "arista_eos"
@@ -68,28 +70,16 @@ def long_interface(name: str) -> str:
     return name
 
 
-def _load(text: str) -> tuple[Any, str | None]:
-    """The JSON object in ``text`` (EOS may print a banner before it), or a problem saying why there is none."""
-    start = text.find("{")
-    if start < 0:
-        return None, "no JSON object in the output"
-    try:
-        return json.loads(text[start:]), None
-    except ValueError as exc:
-        return None, f"the JSON output does not parse ({exc})"
-
-
-def _unrecognised(command: str, text: str, why: str) -> SwitchCounters:
-    """An output fabricd cannot read: a problem if it is not empty, else nothing (and no problem)."""
-    if not text.strip():
-        return SwitchCounters()
-    head = " ".join(text.strip().split())[:60]
-    return SwitchCounters(problems=(f"{command}: {why}; output starts {head!r}",))
-
-
 def _dict(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one (damaged or unexpected output)."""
     return value if isinstance(value, dict) else {}
+
+
+def _per_port(data: dict[str, Any], key: str, sub: str) -> Iterator[tuple[str, str, Any]]:
+    """(port, inner key, value) of every ``data[key].<port>.<sub>.<inner>`` (what is not an object reads empty)."""
+    for name, entry in _dict(data.get(key)).items():
+        for inner, value in _dict(_dict(entry).get(sub)).items():
+            yield name, str(inner), value
 
 
 def _add(a: int | None, b: int | None) -> int | None:
@@ -151,7 +141,7 @@ def _queue_json(data: dict[str, Any]) -> SwitchCounters:
             if "ingressVoqCounters" in _dict(c):
                 voq(port, tc, _dict(c)["ingressVoqCounters"])
     if not queues and not ifs:
-        return _unrecognised(COMMANDS["queue"] + " | json", json.dumps(data),
+        return unrecognised(COMMANDS["queue"] + " | json", json.dumps(data),
                              "no egressQueueCounters/ingressVoqCounters/interfaces.<if>.trafficClasses in the JSON")
     return SwitchCounters(queues=tuple(queues), interfaces=tuple(ifs))
 
@@ -161,10 +151,8 @@ def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
     """``show interfaces counters queue detail`` (egress section): per-queue enqueued and dropped packets/octets; the
     ``| json`` forms are read by :func:`_queue_json`."""
     if text.lstrip().startswith("{"):
-        data, problem = _load(text)
-        if problem is not None or not isinstance(data, dict):
-            return _unrecognised(COMMANDS["queue"], text, problem or "the JSON output is not an object")
-        return _queue_json(data)
+        data = document(text, COMMANDS["queue"])
+        return data if isinstance(data, SwitchCounters) else _queue_json(data)
     found: dict[tuple[str, int, QueueKind], QueueCounter] = {}
     for line in text.splitlines():
         m = _QROW.match(line.strip())
@@ -180,7 +168,7 @@ def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
                                _add(old.dropped_bytes, row.dropped_bytes))
         found[(port, tc, kind)] = row
     if not found:
-        return _unrecognised(COMMANDS["queue"], text, "no 'Port TCn DPn UC|MC ...' row")
+        return unrecognised(COMMANDS["queue"], text, "no 'Port TCn DPn UC|MC ...' row")
     return SwitchCounters(queues=tuple(found.values()))
 
 
@@ -195,16 +183,15 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
     """
     out: list[PfcCounter] = []
     if text.lstrip().startswith("{"):
-        data, problem = _load(text)
-        if problem is not None or not isinstance(data, dict):
-            return _unrecognised(COMMANDS["pfc"], text, problem or "the JSON output is not an object")
+        data = document(text, COMMANDS["pfc"])
+        if isinstance(data, SwitchCounters):
+            return data
         if "interfaces" not in data and "interfaceCounters" not in data:
-            return _unrecognised(COMMANDS["pfc"], text, "neither 'interfaces' nor 'interfaceCounters' in the JSON")
-        for name, entry in _dict(data.get("interfaces")).items():
-            for prio, c in _dict(_dict(entry).get("priorities")).items():
-                if str(prio).isdigit():
-                    out.append(PfcCounter(name, "rx", int(prio), _int(_dict(c).get("rxFrames"))))
-                    out.append(PfcCounter(name, "tx", int(prio), _int(_dict(c).get("txFrames"))))
+            return unrecognised(COMMANDS["pfc"], text, "neither 'interfaces' nor 'interfaceCounters' in the JSON")
+        for name, prio, c in _per_port(data, "interfaces", "priorities"):
+            if prio.isdigit():
+                out.append(PfcCounter(name, "rx", int(prio), _int(_dict(c).get("rxFrames"))))
+                out.append(PfcCounter(name, "tx", int(prio), _int(_dict(c).get("txFrames"))))
         for name, c in _dict(data.get("interfaceCounters")).items():
             out.append(PfcCounter(name, "rx", None, _int(_dict(c).get("rxFrames"))))
             out.append(PfcCounter(name, "tx", None, _int(_dict(c).get("txFrames"))))
@@ -222,7 +209,7 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
             out.append(PfcCounter(port, "rx", None, to_int(cells[1])))
             out.append(PfcCounter(port, "tx", None, to_int(cells[2])))
     if not out:
-        return _unrecognised(COMMANDS["pfc"], text, "no 'Port [Priority] RxPfc TxPfc' row")
+        return unrecognised(COMMANDS["pfc"], text, "no 'Port [Priority] RxPfc TxPfc' row")
     return SwitchCounters(pfc=tuple(out))
 
 
@@ -244,20 +231,19 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     (detected) and ``recoveryCount`` (restored). EOS prints ``{"interfaces": {}}`` until a first watchdog event and
     omits interfaces with no event yet (facebook/DNE-TaaC ``pfc_wd_health_check.py``): that is an empty, valid
     answer; JSON without ``interfaces`` is not."""
-    data, problem = _load(text)
-    if problem is not None or not isinstance(data, dict) or "interfaces" not in data:
-        return _unrecognised(COMMANDS["pfcwd"], text, problem or "no 'interfaces' in the JSON")
+    data = document(text, COMMANDS["pfcwd"], keys=("interfaces",), missing="no 'interfaces' in the JSON")
+    if isinstance(data, SwitchCounters):
+        return data
     out: list[PfcwdCounter] = []
-    for name, entry in _dict(data["interfaces"]).items():
-        for queue, raw in _dict(_dict(entry).get("txQueues")).items():
-            c = _dict(raw)
-            if not str(queue).isdigit():
-                continue
-            detected, restored = _int(c.get("stuckCount")), _int(c.get("recoveryCount"))
-            status = None
-            if detected is not None and restored is not None:
-                status = "stormed" if detected > restored else "operational"
-            out.append(PfcwdCounter(name, int(queue), status, detected, restored))
+    for name, queue, raw in _per_port(data, "interfaces", "txQueues"):
+        c = _dict(raw)
+        if not queue.isdigit():
+            continue
+        detected, restored = _int(c.get("stuckCount")), _int(c.get("recoveryCount"))
+        status = None
+        if detected is not None and restored is not None:
+            status = "stormed" if detected > restored else "operational"
+        out.append(PfcwdCounter(name, int(queue), status, detected, restored))
     return SwitchCounters(pfcwd=tuple(out))
 
 
@@ -268,15 +254,14 @@ def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
     ``intfQueueCounters.<if>.queueCounters.<txq>`` is the count as a string; ``"-"`` marks a queue without ECN
     configured, which is skipped (an absent counter, not 0).
     """
-    data, problem = _load(text)
-    if problem is not None or not isinstance(data, dict) or "intfQueueCounters" not in data:
-        return _unrecognised(COMMANDS["ecn"], text, problem or "no 'intfQueueCounters' in the JSON")
+    data = document(text, COMMANDS["ecn"], keys=("intfQueueCounters",), missing="no 'intfQueueCounters' in the JSON")
+    if isinstance(data, SwitchCounters):
+        return data
     out: list[QueueCounter] = []
-    for name, entry in _dict(data["intfQueueCounters"]).items():
-        for queue, value in _dict(_dict(entry).get("queueCounters")).items():
-            marked = _int(value)
-            if str(queue).isdigit() and marked is not None:
-                out.append(QueueCounter(name, int(queue), "unicast", ecn_marked_packets=marked))
+    for name, queue, value in _per_port(data, "intfQueueCounters", "queueCounters"):
+        marked = _int(value)
+        if queue.isdigit() and marked is not None:
+            out.append(QueueCounter(name, int(queue), "unicast", ecn_marked_packets=marked))
     return SwitchCounters(queues=tuple(out))
 
 
@@ -292,7 +277,7 @@ def parse_show_hardware_counter_drop(text: str) -> SwitchCounters:
         if (m := _DROP.match(line.strip()))
     ]
     if not out and "Summary" not in text:
-        return _unrecognised("show hardware counter drop", text, "no 'Type Chip CounterName : Count :' row")
+        return unrecognised("show hardware counter drop", text, "no 'Type Chip CounterName : Count :' row")
     return SwitchCounters(drops=tuple(out))
 
 

@@ -36,18 +36,9 @@ class NxosDriver(NetmikoDriver):
         self.cfg_prompt = patterns.config_prompt(self.conn.base_prompt)
         self.prompt_re = self.cfg_prompt
 
-    def exec(self, command: str, *, op: str = "command", timeout: float | None = None) -> str:
-        self._write(command + "\n", op)
-        raw = self._read_reply(self.cfg_prompt, op, timeout=timeout)
-        return self._strip(raw, command)
-
-    def _strip(self, raw: str, command: str) -> str:
-        lines = raw.split("\n")
-        if lines and command and command.strip() in lines[0]:
-            lines = lines[1:]
-        if lines and self.cfg_prompt.match(lines[-1]) and self.cfg_prompt.sub("", lines[-1]).strip() == "":
-            lines = lines[:-1]
-        return "\n".join(lines).rstrip()
+    def _is_prompt_line(self, line: str) -> bool:
+        """Only a line that is the (exec or config) prompt and nothing else: ``exec`` reads up to ``cfg_prompt``."""
+        return bool(self.cfg_prompt.match(line)) and self.cfg_prompt.sub("", line).strip() == ""
 
     def fingerprint(self, config: str) -> str:
         return patterns.VOLATILE.sub("", config)

@@ -50,7 +50,5 @@ def parse_show_interface_transceiver_details(text: str) -> SwitchCounters:
             value /= 1000.0
         module_level = quantity in ("temperature_celsius", "voltage_volts")
         out.append(OpticReading(port, quantity, None if module_level else lane, value))
-    if not out:
-        return SwitchCounters(problems=() if blocks else unread(
+    return SwitchCounters(optics=tuple(out), problems=() if out or blocks else unread(
             "cisco_nxos", "show interface transceiver details", text, "'EthernetX/Y' port blocks"))
-    return SwitchCounters(optics=tuple(out))

@@ -13,11 +13,10 @@ Capture: tests/golden/readers/lldp/cisco_nxos-*.txt (ntc-templates).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from fabricd.readers.framing import framed
+from fabricd.readers.framing import framed, json_object_text
 from fabricd.readers.lldp import LldpNeighbor, looks_empty, nothing_read
 
 LLDP_COMMAND = "show lldp neighbors detail"
@@ -44,13 +43,12 @@ def _rows(node: Any) -> list[dict[str, Any]]:
 
 
 def _json(text: str) -> list[LldpNeighbor] | None:
-    s = text.strip()
-    if not s.startswith("{"):
-        return None
     try:
-        doc = json.loads(s)
+        doc = json_object_text(text)
     except ValueError:
         raise nothing_read(LLDP_COMMAND + " | json", text, "NX-API JSON") from None
+    if doc is None:
+        return None
     out = []
     if not isinstance(doc, dict):
         raise nothing_read(LLDP_COMMAND + " | json", text, '{"TABLE_nbor_detail": {"ROW_nbor_detail": ...}}')

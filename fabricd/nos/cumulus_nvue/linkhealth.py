@@ -55,11 +55,9 @@ def parse_nv_show_interface_transceiver(text: str, interface: str | None = None)
             num = _NUM.match(value)
             out.append(OpticReading(port, "temperature_celsius" if key == "temperature" else "voltage_volts",
                                     None, float(num.group(1)) if num else None))
-    if not out:
-        return SwitchCounters(problems=() if described else unread(
+    return SwitchCounters(optics=tuple(out), problems=() if out or described else unread(
             "cumulus_nvue", f"nv show interface {port or '<port>'} transceiver", text,
             "'key : value' lines (identifier, temperature, ch-N-rx-power ...)"))
-    return SwitchCounters(optics=tuple(out))
 
 
 _CARRIER = re.compile(r"^\s*carrier-transitions\s+(\d+)\s*$")

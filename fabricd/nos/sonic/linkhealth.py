@@ -20,7 +20,7 @@ import re
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.empty import unread
 from fabricd.readers.switch.model import LinkStat, LinkStatName, OpticQuantity, OpticReading, SwitchCounters
-from fabricd.readers.switch.tables import dashed_tables, to_int
+from fabricd.readers.switch.tables import dashed_tables, keyed_rows, to_int
 
 FEC_COLUMNS: dict[str, LinkStatName] = {
     "FEC_CORR": "fec_corrected_codewords",
@@ -41,19 +41,13 @@ def _float(cell: str | None) -> float | None:
 def parse_fec_stats(text: str) -> SwitchCounters:
     """``show interfaces counters fec-stats`` (``portstat -f``): FEC codeword counters and BER per port."""
     stats: list[LinkStat] = []
-    for table in dashed_tables(text):
-        if "IFACE" not in table.columns or "FEC_CORR" not in table.columns:
-            continue
-        for row in table.rows:
-            port = row.get("IFACE", "").strip()
-            if not port:
-                continue
-            for col, name in FEC_COLUMNS.items():
-                if col in row:
-                    stats.append(LinkStat(port, name, _int(row[col])))
-            for col, name in BER_COLUMNS.items():
-                if col in row:
-                    stats.append(LinkStat(port, name, _float(row[col])))
+    for port, row in keyed_rows(dashed_tables(text), "IFACE", "FEC_CORR")[0]:
+        for col, name in FEC_COLUMNS.items():
+            if col in row:
+                stats.append(LinkStat(port, name, _int(row[col])))
+        for col, name in BER_COLUMNS.items():
+            if col in row:
+                stats.append(LinkStat(port, name, _float(row[col])))
     if not stats:
         return SwitchCounters(problems=unread("sonic", "show interfaces counters fec-stats", text,
                                               "an IFACE  STATE  FEC_CORR  FEC_UNCORR ... table"))
@@ -112,10 +106,8 @@ def parse_transceiver_dom(text: str) -> SwitchCounters:
             out.append(OpticReading(port, "temperature_celsius", None, reading))
         elif key.lower() in ("vcc", "voltage"):
             out.append(OpticReading(port, "voltage_volts", None, reading))
-    if not out:
-        return SwitchCounters(problems=() if blocks else unread(
+    return SwitchCounters(optics=tuple(out), problems=() if out or blocks else unread(
             "sonic", "show interfaces transceiver eeprom --dom", text, "'EthernetN: SFP EEPROM detected' blocks"))
-    return SwitchCounters(optics=tuple(out))
 
 
 FLAPS_COMMAND = "show interfaces flap"
@@ -131,15 +123,11 @@ def parse_show_interfaces_flap(text: str) -> SwitchCounters:
     appears only at its first increment would hide that increment from ``increase()``). Any other cell that is not a
     whole number is left out. Capture: tests/golden/readers/switch/sonic/flaps--sonic-utilities-test.txt."""
     stats: list[LinkStat] = []
-    for table in dashed_tables(text):
-        if "Interface" not in table.columns or "Flap Count" not in table.columns:
-            continue
-        for row in table.rows:
-            port = row.get("Interface", "").strip()
-            cell = row.get("Flap Count", "").strip()
-            value = 0 if cell == "Never" else to_int(cell)
-            if port and value is not None:
-                stats.append(LinkStat(port, "carrier_transitions", float(value)))
+    for port, row in keyed_rows(dashed_tables(text), "Interface", "Flap Count")[0]:
+        cell = row.get("Flap Count", "").strip()
+        value = 0 if cell == "Never" else to_int(cell)
+        if value is not None:
+            stats.append(LinkStat(port, "carrier_transitions", float(value)))
     if not stats:
         return SwitchCounters(problems=unread("sonic", FLAPS_COMMAND, text,
                                               "an 'Interface  Flap Count  Admin  Oper ...' table"))

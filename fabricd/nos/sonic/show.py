@@ -21,7 +21,7 @@ from fabricd.readers.switch.model import (
     QueueKind,
     SwitchCounters,
 )
-from fabricd.readers.switch.tables import dashed_tables, label_key, label_map, to_int
+from fabricd.readers.switch.tables import dashed_tables, keyed_rows, label_key, label_map, to_int
 
 from .linkhealth import parse_fec_stats, parse_show_interfaces_flap, parse_transceiver_dom
 from .watermark import (
@@ -100,64 +100,39 @@ def parse_show_pfc_counters(text: str) -> SwitchCounters:
     return SwitchCounters(pfc=tuple(out), problems=_unread(text, found, "show pfc counters", "Port Rx/Port Tx"))
 
 
-def _queue_tables(text: str) -> tuple[list[tuple[str, int, QueueKind, dict[str, str]]], bool]:
-    rows = []
-    found = False
-    for table in dashed_tables(text):
-        if "TxQ" not in table.columns or "Port" not in table.columns:
-            continue
-        found = True
-        for row in table.rows:
-            m = _QUEUE.match(row.get("TxQ", ""))
-            port = row.get("Port", "")
-            if m is None or not port:
-                continue
-            rows.append((port, int(m.group(2)), _KINDS[m.group(1)], row))
-    return rows, found
+_QUEUE_COLUMNS = {"packets": "Counter/pkts", "bytes": "Counter/bytes", "dropped_packets": "Drop/pkts",
+                  "dropped_bytes": "Drop/bytes"}
+_WRED_COLUMNS = {"wred_dropped_packets": "WredDrp/pkts", "wred_dropped_bytes": "WredDrp/bytes",
+                 "ecn_marked_packets": "EcnMarked/pkts", "ecn_marked_bytes": "EcnMarked/bytes"}
+"""QueueCounter field -> the ``queuestat``/``wredstat`` column it is read from."""
+
+
+def _queue_counters(text: str, command: str, *, header: str, columns: dict[str, str]) -> SwitchCounters:
+    """The ``Port  TxQ ...`` rows of a queue table (``UC<n>``/``MC<n>``/``ALL<n>``), ``columns`` read per queue."""
+    rows, found = keyed_rows(dashed_tables(text), "Port", "TxQ")
+    return SwitchCounters(
+        queues=tuple(
+            QueueCounter(port, int(m.group(2)), _KINDS[m.group(1)],
+                         **{name: to_int(row.get(col)) for name, col in columns.items()})
+            for port, row in rows if (m := _QUEUE.match(row.get("TxQ", ""))) is not None
+        ),
+        problems=_unread(text, found, command, header),
+    )
 
 
 @framed
 def parse_show_queue_counters(text: str) -> SwitchCounters:
     """``show queue counters [IF]``: Counter/pkts, Counter/bytes, Drop/pkts, Drop/bytes per queue. Newer releases
     print one ``For namespace :`` block per port (sonic-utilities tests/queue_counter_test.py)."""
-    rows, found = _queue_tables(text)
-    return SwitchCounters(
-        queues=tuple(
-            QueueCounter(
-                interface=port,
-                index=idx,
-                kind=kind,
-                packets=to_int(row.get("Counter/pkts")),
-                bytes=to_int(row.get("Counter/bytes")),
-                dropped_packets=to_int(row.get("Drop/pkts")),
-                dropped_bytes=to_int(row.get("Drop/bytes")),
-            )
-            for port, idx, kind, row in rows
-        ),
-        problems=_unread(text, found, "show queue counters", "Port, TxQ, Counter/pkts, ..."),
-    )
+    return _queue_counters(text, "show queue counters", header="Port, TxQ, Counter/pkts, ...", columns=_QUEUE_COLUMNS)
 
 
 @framed
 def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
     """``show queue wredcounters [IF]``: WredDrp/pkts|bytes and EcnMarked/pkts|bytes per queue (``N/A`` where the
     ASIC lacks the counter)."""
-    rows, found = _queue_tables(text)
-    return SwitchCounters(
-        queues=tuple(
-            QueueCounter(
-                interface=port,
-                index=idx,
-                kind=kind,
-                wred_dropped_packets=to_int(row.get("WredDrp/pkts")),
-                wred_dropped_bytes=to_int(row.get("WredDrp/bytes")),
-                ecn_marked_packets=to_int(row.get("EcnMarked/pkts")),
-                ecn_marked_bytes=to_int(row.get("EcnMarked/bytes")),
-            )
-            for port, idx, kind, row in rows
-        ),
-        problems=_unread(text, found, "show queue wredcounters", "Port, TxQ, WredDrp/pkts, ..."),
-    )
+    return _queue_counters(text, "show queue wredcounters", header="Port, TxQ, WredDrp/pkts, ...",
+                           columns=_WRED_COLUMNS)
 
 
 @framed
@@ -167,35 +142,31 @@ def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
     When the text holds several outputs (a capture of repeated runs), the last row of each queue wins.
     """
     found: dict[tuple[str, int], PfcwdCounter] = {}
-    seen = False
-    for table in dashed_tables(text):
-        if "QUEUE" not in table.columns:
+    rows, seen = keyed_rows(dashed_tables(text), "QUEUE")
+    for cell, row in rows:
+        port, _, queue = cell.rpartition(":")
+        if not port or not queue.isdigit():
             continue
-        seen = True
-        for row in table.rows:
-            port, _, queue = row.get("QUEUE", "").rpartition(":")
-            if not port or not queue.isdigit():
-                continue
-            detected, restored = _pair(row.get("STORM DETECTED/RESTORED"))
-            tx_ok, tx_drop = _pair(row.get("TX OK/DROP"))
-            rx_ok, rx_drop = _pair(row.get("RX OK/DROP"))
-            txl_ok, txl_drop = _pair(row.get("TX LAST OK/DROP"))
-            rxl_ok, rxl_drop = _pair(row.get("RX LAST OK/DROP"))
-            found[(port, int(queue))] = PfcwdCounter(
-                interface=port,
-                queue=int(queue),
-                status=row.get("STATUS") or None,
-                detected=detected,
-                restored=restored,
-                tx_ok=tx_ok,
-                tx_drop=tx_drop,
-                rx_ok=rx_ok,
-                rx_drop=rx_drop,
-                tx_last_ok=txl_ok,
-                tx_last_drop=txl_drop,
-                rx_last_ok=rxl_ok,
-                rx_last_drop=rxl_drop,
-            )
+        detected, restored = _pair(row.get("STORM DETECTED/RESTORED"))
+        tx_ok, tx_drop = _pair(row.get("TX OK/DROP"))
+        rx_ok, rx_drop = _pair(row.get("RX OK/DROP"))
+        txl_ok, txl_drop = _pair(row.get("TX LAST OK/DROP"))
+        rxl_ok, rxl_drop = _pair(row.get("RX LAST OK/DROP"))
+        found[(port, int(queue))] = PfcwdCounter(
+            interface=port,
+            queue=int(queue),
+            status=row.get("STATUS") or None,
+            detected=detected,
+            restored=restored,
+            tx_ok=tx_ok,
+            tx_drop=tx_drop,
+            rx_ok=rx_ok,
+            rx_drop=rx_drop,
+            tx_last_ok=txl_ok,
+            tx_last_drop=txl_drop,
+            rx_last_ok=rxl_ok,
+            rx_last_drop=rxl_drop,
+        )
     return SwitchCounters(pfcwd=tuple(found.values()),
                           problems=_unread(text, seen, "show pfcwd stats", "QUEUE, STATUS, STORM DETECTED/RESTORED"))
 
@@ -203,24 +174,10 @@ def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
 @framed
 def parse_show_pfcwd_config(text: str) -> SwitchCounters:
     """``show pfcwd config``: PORT, ACTION, DETECTION TIME, RESTORATION TIME (milliseconds)."""
-    out: list[PfcwdConfig] = []
-    found = False
-    for table in dashed_tables(text):
-        if "PORT" not in table.columns:
-            continue
-        found = True
-        for row in table.rows:
-            port = row.get("PORT", "")
-            if not port:
-                continue
-            out.append(
-                PfcwdConfig(
-                    interface=port,
-                    action=row.get("ACTION") or None,
-                    detection_ms=to_int(row.get("DETECTION TIME")),
-                    restoration_ms=to_int(row.get("RESTORATION TIME")),
-                )
-            )
+    rows, found = keyed_rows(dashed_tables(text), "PORT")
+    out = [PfcwdConfig(interface=port, action=row.get("ACTION") or None, detection_ms=to_int(row.get("DETECTION TIME")),
+                       restoration_ms=to_int(row.get("RESTORATION TIME")))
+           for port, row in rows]
     return SwitchCounters(pfcwd_config=tuple(out),
                           problems=_unread(text, found, "show pfcwd config", "PORT, ACTION, DETECTION TIME"))
 
@@ -288,24 +245,17 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
     Rates and utilisation columns are left out (Prometheus computes rates from the counters).
     """
     found: dict[tuple[str, str, str, str | None], InterfaceCounter] = {}
-    seen = False
-    for table in dashed_tables(text):
-        if "IFACE" not in table.columns:
-            continue
-        seen = True
-        for row in table.rows:
-            port = row.get("IFACE", "")
-            if not port:
+    rows, seen = keyed_rows(dashed_tables(text), "IFACE")
+    for port, row in rows:
+        for col, cell in row.items():
+            meaning = _PORTSTAT.get(label_key(col))
+            if meaning is None:
                 continue
-            for col, cell in row.items():
-                meaning = _PORTSTAT.get(label_key(col))
-                if meaning is None:
-                    continue
-                direction, counter, reason = meaning
-                value = to_int(cell)
-                if value is not None:  # a repeated output (several runs in one text): the last one wins
-                    key = (port, direction, counter, reason)
-                    found[key] = InterfaceCounter(port, direction, counter, value, reason)
+            direction, counter, reason = meaning
+            value = to_int(cell)
+            if value is not None:  # a repeated output (several runs in one text): the last one wins
+                key = (port, direction, counter, reason)
+                found[key] = InterfaceCounter(port, direction, counter, value, reason)
     return SwitchCounters(interfaces=tuple(found.values()),
                           problems=_unread(text, seen, "show interfaces counters", "IFACE, STATE, RX_OK, ..."))
 

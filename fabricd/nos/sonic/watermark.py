@@ -22,7 +22,7 @@ import re
 
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import BufferWatermark, SwitchCounters, WatermarkKind
-from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
+from fabricd.readers.switch.tables import dashed_tables, is_prompt, keyed_rows, to_int
 
 _TITLE = re.compile(
     r"^\s*(?P<title>Ingress shared pool occupancy per PG|Ingress headroom per PG|"
@@ -56,22 +56,17 @@ def parse_watermarks(text: str, command: str, *, persistent: bool = False) -> Sw
     for kind, block in _blocks(text):
         if kind is None:
             continue
-        for table in dashed_tables(block):
-            if "Port" not in table.columns:
-                continue
-            found = True
-            for row in table.rows:
-                port = row.get("Port", "")
-                if not port:
-                    continue
-                for col in table.columns:
-                    pg, queue = _PG.match(col), _QUEUE.match(col)
-                    if pg is not None and kind in ("shared", "headroom"):
-                        out.append(BufferWatermark(port, "pg", int(pg.group(1)), "shared" if kind == "shared"
-                                                   else "headroom", to_int(row.get(col)), persistent))
-                    elif queue is not None and kind not in ("shared", "headroom"):
-                        out.append(BufferWatermark(port, "queue", int(queue.group(2)), _QKIND[queue.group(1)],
-                                                   to_int(row.get(col)), persistent))
+        rows, seen = keyed_rows(dashed_tables(block), "Port")
+        found = found or seen
+        for port, row in rows:
+            for col in row:
+                pg, queue = _PG.match(col), _QUEUE.match(col)
+                if pg is not None and kind in ("shared", "headroom"):
+                    out.append(BufferWatermark(port, "pg", int(pg.group(1)), "shared" if kind == "shared"
+                                               else "headroom", to_int(row.get(col)), persistent))
+                elif queue is not None and kind not in ("shared", "headroom"):
+                    out.append(BufferWatermark(port, "queue", int(queue.group(2)), _QKIND[queue.group(1)],
+                                               to_int(row.get(col)), persistent))
     return SwitchCounters(watermarks=tuple(out), problems=_unread(text, found, command))
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -104,3 +104,16 @@ def label_map(labels: dict[str, V]) -> dict[str, V]:
             raise ValueError(f"labels {label!r} and another fold to {key!r} with different meanings")
         out[key] = meaning
     return out
+
+
+def keyed_rows(tables: Iterable[Table], key: str, *also: str) -> tuple[list[tuple[str, dict[str, str]]], bool]:
+    """The rows of every table with a ``key`` column (and the ``also`` columns) whose ``key`` cell is not empty, as
+    (that cell, row); and whether any such table was there (a table with no row is an answer, no table is not)."""
+    rows: list[tuple[str, dict[str, str]]] = []
+    found = False
+    for table in tables:
+        if key not in table.columns or any(col not in table.columns for col in also):
+            continue
+        found = True
+        rows.extend((row[key], row) for row in table.rows if row.get(key))
+    return rows, found

@@ -10,17 +10,15 @@ row (``Cumulus Linux 5.x``) instead, as fabricd's lab simulator does: read too, 
 
 from __future__ import annotations
 
-import json
 import re
+
+from fabricd.readers.framing import json_object_text
 
 
 def json_version(text: str) -> str | None:
     """The top-level ``version`` (else ``build``) string of a JSON answer; None for text or a JSON without one."""
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
     try:
-        data = json.loads(stripped)
+        data = json_object_text(text)
     except ValueError:
         return None
     if isinstance(data, dict):
