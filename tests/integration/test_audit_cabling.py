@@ -8,17 +8,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from labports import lab_port_count, move_lab_ports, reserved_ports
 
 from fabricd.cli.main import main
 
@@ -26,12 +26,6 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).parent / "fabricd")
 Run = Callable[..., tuple[int, str, str]]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _run(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess[str]:
@@ -42,11 +36,14 @@ def _run(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.Comp
 def cabling_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
         ) -> Iterator[tuple[Path, Run, Callable[..., None]]]:
     """A copy of inventory/lab on free ports with a private state dir; yields the inventory, the real entry point
-    run in-process, and ``up(*faults)`` that (re)starts ``fabricd lab up`` (a daemon) with those faults."""
+    run in-process, and ``up(*faults)`` that (re)starts ``fabricd lab up`` (a daemon) with those faults. The ports are
+    held by this process meanwhile (:func:`labports.reserved_ports`): no other process takes one between restarts."""
+    stack = ExitStack()
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    switches = inv / "switches.yml"
-    switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {_free_port()}", switches.read_text()))
+    # held for the fixture's life: up() restarts the daemon on the same ports
+    ports = stack.enter_context(reserved_ports(lab_port_count(inv)))
+    move_lab_ports(inv, ports)
     state = tmp_path / "state"
     env = {**os.environ, "FABRICD_STATE_DIR": str(state)}
     for var in ("FABRICD_INVENTORY", "FABRICD_OUTPUT"):
@@ -83,6 +80,7 @@ def cabling_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
         yield inv, run, up
     finally:
         down()
+        stack.close()
 
 
 def test_clean_then_swapped_cables_named_with_the_fix(cabling_lab: tuple[Path, Run, Callable[..., None]],

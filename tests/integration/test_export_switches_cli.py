@@ -8,23 +8,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from labports import lab_port_count, move_lab_ports, reserved_ports
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).parent / "fabricd")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def run(*args: str, env: dict[str, str], timeout: int = 180) -> subprocess.CompletedProcess[str]:
@@ -35,11 +29,11 @@ def run(*args: str, env: dict[str, str], timeout: int = 180) -> subprocess.Compl
 def switch_lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    switches = inv / "switches.yml"
-    switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {free_port()}", switches.read_text()))
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
     env.pop("FABRICD_INVENTORY", None)
-    up = run("lab", "up", str(inv), env=env)
+    with reserved_ports(lab_port_count(inv)) as ports:  # held until the daemon listens on them
+        move_lab_ports(inv, ports)
+        up = run("lab", "up", str(inv), env=env)
     if up.returncode != 0:
         pytest.fail(f"fabricd lab up failed: {up.stderr}")
     try:
@@ -49,6 +43,8 @@ def switch_lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
 
 
 def test_export_switches_once_against_the_lab(switch_lab: tuple[Path, dict[str, str]]) -> None:
+    """Guaranteed under load: the lab's twelve ports are held by this process until its daemon listens on them
+    (:func:`labports.reserved_ports`), so no other process can take one between the pick and the bind."""
     inv, env = switch_lab
     for args in (("leaf1-sonic", "pause", "--port", "Ethernet0", "--packets", "1234"),
                  ("leaf2-eos", "ecn", "--port", "Ethernet1", "--packets", "321"),

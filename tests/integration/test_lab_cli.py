@@ -14,9 +14,12 @@ import socket
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from labports import lab_port_count, move_lab_ports, reserved_ports
 
 pytestmark = pytest.mark.integration
 
@@ -24,26 +27,22 @@ REPO = Path(__file__).resolve().parents[2]
 FABRICD = [sys.executable, "-c", "from fabricd.cli.main import main; main()"]
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
+@pytest.fixture
+def held() -> Iterator[ExitStack]:
+    """What a test holds until it ends: the lab's ports (see :func:`_inventory`)."""
+    with ExitStack() as stack:
+        yield stack
 
 
-def _inventory(tmp: Path) -> Path:
+def _inventory(tmp: Path, held: ExitStack | None = None) -> Path:
+    """A copy of inventory/lab on free ports. With ``held`` (a test that starts the lab) the ports are held by this
+    process until the test ends (:func:`labports.reserved_ports`), so no other process takes one before the daemon
+    binds it; without, they are released at once (a test whose ``lab up`` is refused before the daemon starts)."""
     inv = tmp / "inv"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    text = (inv / "switches.yml").read_text()
-    old = sorted(set(int(p) for p in re.findall(r"port: (102\d\d)", text)))
-    for before, after in zip(old, _free_ports(len(old)), strict=True):
-        text = text.replace(f"port: {before}", f"port: {after}")
-    (inv / "switches.yml").write_text(text)
+    with ExitStack() as now:
+        ports = (held or now).enter_context(reserved_ports(lab_port_count(inv)))
+        move_lab_ports(inv, ports)
     return inv
 
 
@@ -53,8 +52,8 @@ def _run(args: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> su
     return proc
 
 
-def test_lab_up_push_diff_rollback_down(tmp_path: Path) -> None:
-    inv = _inventory(tmp_path)
+def test_lab_up_push_diff_rollback_down(tmp_path: Path, held: ExitStack) -> None:
+    inv = _inventory(tmp_path, held)
     env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
     env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), COLUMNS="200", HOME=str(tmp_path))
     up = _run(["lab", "up", str(inv), "--latency", "rtt_ms=2", "--output", "json"], env)
@@ -125,11 +124,11 @@ def test_push_without_password_or_lab_is_a_clear_error(tmp_path: Path) -> None:
     assert "'commit=2s' is not NAME=MS" in bad.stderr and "commit_ms" in bad.stderr
 
 
-def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: Path) -> None:
+def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: Path, held: ExitStack) -> None:
     """An inventory that names a known_hosts file the lab did not write (here a stand-in for ~/.ssh/known_hosts)
     is refused before anything starts, and the file is left as it was; one that reads the password from an
     environment variable gets the export line."""
-    inv = _inventory(tmp_path)
+    inv = _inventory(tmp_path, held)
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path)}
     theirs = tmp_path / "user_known_hosts"
     theirs.write_text("switch.example ssh-ed25519 "

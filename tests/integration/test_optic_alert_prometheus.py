@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -27,6 +26,7 @@ from typing import Any
 
 import pytest
 import yaml
+from labports import lab_port_count, move_lab_ports, reserved_ports
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -93,11 +93,11 @@ def degraded_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tup
     switch, port, _ = CASES[request.param]
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    switches = inv / "switches.yml"
-    switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {free_port()}", switches.read_text()))
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
     env.pop("FABRICD_INVENTORY", None)
-    up = run("lab", "up", str(inv), "--fault", f"{switch}:degrade-optic={port}", env=env)
+    with reserved_ports(lab_port_count(inv)) as ports:  # held until the daemon listens on them
+        move_lab_ports(inv, ports)
+        up = run("lab", "up", str(inv), "--fault", f"{switch}:degrade-optic={port}", env=env)
     if up.returncode != 0:
         pytest.fail(f"fabricd lab up failed: {up.stderr}")
     try:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from labports import lab_port_count, move_lab_ports, reserved_ports
 from switchlab import LEAVES, switch_lab
 
 from fabricd.deploy.pipeline import drift
@@ -86,31 +85,18 @@ def test_an_implausible_running_config_is_a_failed_read(tmp_path: Path) -> None:
                     drv.plausible_config(text)
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def test_cli_diff_against_a_slow_nxos_is_drift_or_failure_never_all_missing(tmp_path: Path) -> None:
     inv = tmp_path / "inv"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    text = (inv / "switches.yml").read_text()
-    old = sorted(set(int(p) for p in re.findall(r"port: (102\d\d)", text)))
-    for before, after in zip(old, _free_ports(len(old)), strict=True):
-        text = text.replace(f"port: {before}", f"port: {after}")
-    (inv / "switches.yml").write_text(text)
     env = {k: v for k, v in os.environ.items() if k not in ("FABRICD_LAB_PASSWORD", "FABRICD_INVENTORY")}
     env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), HOME=str(tmp_path))
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*FABRICD, *args], env=env, capture_output=True, text=True, timeout=240, check=False)
 
-    up = run("lab", "up", str(inv), "--fault", f"leaf3-nxos:slow-ms={SLOW_MS}")
+    with reserved_ports(lab_port_count(inv)) as ports:  # held until the daemon listens on them
+        move_lab_ports(inv, ports)
+        up = run("lab", "up", str(inv), "--fault", f"leaf3-nxos:slow-ms={SLOW_MS}")
     assert up.returncode == 0, up.stderr
     try:
         res = run("diff", str(inv), "--device", "leaf3-nxos", "--output", "json")

@@ -37,13 +37,17 @@ def test_cap_evicts_the_longest_idle_then_refuses() -> None:
 
 
 def test_reap_shuts_down_a_connection_past_its_deadline() -> None:
+    """Under load: the deadline before the first reap is a minute away (a 50 ms one could pass while the test is
+    descheduled), and the second reap runs once the clock is past the 50 ms deadline, however late that is."""
     table = ConnTable(ConnLimits())
     s, peer = _pair()
-    conn = table.admit(s, "x", HEADERS, 0.05)
+    conn = table.admit(s, "x", HEADERS, 60.0)
     assert conn is not None
     table.reap()
     assert not conn.closed
-    time.sleep(0.1)
+    conn.enter(HEADERS, 0.05)
+    while time.monotonic() <= conn.deadline:
+        time.sleep(0.01)
     table.reap()
     assert conn.closed and peer.recv(1) == b""
     s.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-import time
 from pathlib import Path
 
 from fabricd.collectors.core import Family, Registry
@@ -80,15 +79,19 @@ def test_a_port_with_an_rcv_error_details_block_still_reads_its_extended_block(t
 
 
 class CountingSource:
-    """Replay answers, each perfquery held ``delay_s``, counting discoveries and the most calls in flight."""
+    """Replay answers, counting discoveries and the most calls in flight. Each perfquery is held until ``overlap``
+    calls have been in flight at once (or ``wait_s`` has passed): so a collector that runs them concurrently shows
+    it however a loaded machine schedules its threads, and one that does not waits ``wait_s`` per call."""
 
-    def __init__(self, inner: ReplaySource, delay_s: float = 0.0) -> None:
+    def __init__(self, inner: ReplaySource, *, overlap: int = 1, wait_s: float = 5.0) -> None:
         self.inner = inner
-        self.delay_s = delay_s
+        self.overlap = overlap
+        self.wait_s = wait_s
         self.discoveries = 0
         self.running = 0
         self.peak = 0
         self.lock = threading.Lock()
+        self.met = threading.Event()
 
     def discover(self) -> str:
         self.discoveries += 1
@@ -98,8 +101,10 @@ class CountingSource:
         with self.lock:
             self.running += 1
             self.peak = max(self.peak, self.running)
+            if self.running >= self.overlap:
+                self.met.set()
         try:
-            time.sleep(self.delay_s)
+            self.met.wait(self.wait_s)
             return self.inner.perfquery(lid, port)
         finally:
             with self.lock:
@@ -107,7 +112,9 @@ class CountingSource:
 
 
 def test_concurrency_is_bounded_and_discovery_is_reused(tmp_path: Path) -> None:
-    src = CountingSource(ReplaySource(replay_folder(tmp_path)), delay_s=0.05)
+    """Under load: the first two queries wait for each other (up to 5 s), so a peak of 2 shows the collector's
+    concurrency, not how the machine scheduled its threads."""
+    src = CountingSource(ReplaySource(replay_folder(tmp_path)), overlap=2)
     now = [0.0]
     coll = IbCollector(src, concurrency=2, discover_interval_s=300, clock=lambda: now[0])
     try:

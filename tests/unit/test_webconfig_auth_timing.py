@@ -1,6 +1,11 @@
 """Basic auth answers a wrong password in the same time whoever the user is (issue 23, part 5): an unknown user, a
 user whose hash has a cheap bcrypt cost and one with a costly hash. Real bcrypt; the test compares medians of
-interleaved measurements (a ratio, not absolute times), so a loaded machine slows all three alike."""
+interleaved measurements (a ratio, not absolute times).
+
+Under load: each check is measured in CPU time of the checking thread (``time.thread_time``: bcrypt runs on it),
+which is what a wrong password costs the server and what an idle server's answer time follows. Wall time on a loaded
+machine is mostly the scheduler's: at a load average of 7 on 2 cores the wall-time medians of 7 checks were 69, 95
+and 160 ms for three checks of the same cost. The equalising is work done (a decoy bcrypt), so CPU time sees it."""
 
 from __future__ import annotations
 
@@ -20,9 +25,9 @@ def _header(user: str, password: str) -> str:
 
 
 def _time(cfg: WebConfig, header: str) -> float:
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     assert not cfg.authorized(header)
-    return time.perf_counter() - t0
+    return time.thread_time() - t0
 
 
 def test_a_wrong_password_takes_as_long_for_every_user_name() -> None:
