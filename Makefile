@@ -41,7 +41,8 @@ libyang: $(STAMP)
 	@scripts/libyang.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check fabricd lab/fabricd_lab tests bench
+	$(BIN)/ruff check fabricd lab/fabricd_lab tests bench scripts
+	$(BIN)/ruff format --check fabricd lab/fabricd_lab tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/vulture

@@ -30,11 +30,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from fabricd_lab.fake_host import build_fake_host, fake_nics_for, write_ethtool
-
 from fabricd.intent.host import host_intent
 from fabricd.inventory import load_inventory
 from fabricd.readers.textparse import split_commands
+from fabricd_lab.fake_host import build_fake_host, fake_nics_for, write_ethtool
 
 REPO = Path(__file__).resolve().parents[1]
 HOST = "gpu1"
