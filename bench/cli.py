@@ -44,10 +44,11 @@ def _time(argv: list[str]) -> float:
 
 
 def _module_count(args: list[str]) -> int:
-    probe = ("import sys; sys.argv = ['fabricd', *sys.argv[1:]]\nfrom fabricd.cli.main import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\nsys.stderr.write(f'\\nMODULES {len(sys.modules)}\\n')")
-    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=REPO,
-                          check=False)
+    probe = (
+        "import sys; sys.argv = ['fabricd', *sys.argv[1:]]\nfrom fabricd.cli.main import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\nsys.stderr.write(f'\\nMODULES {len(sys.modules)}\\n')"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=REPO, check=False)
     return int(proc.stderr.rsplit("MODULES ", 1)[1])
 
 
@@ -60,8 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         "anchor": [sys.executable, "-c", "pass"],
         "help": [*fabricd, "--help"],
         "validate": [*fabricd, "validate", str(REPO / "inventory" / "lab")],
-        "eager": [sys.executable, "-c", "from fabricd.cli.main import COMMANDS, load_command\n"
-                                        "for name in COMMANDS:\n    load_command(name)"],
+        "eager": [
+            sys.executable,
+            "-c",
+            "from fabricd.cli.main import COMMANDS, load_command\nfor name in COMMANDS:\n    load_command(name)",
+        ],
     }
     for argv_ in cases.values():  # warm the page cache and the .pyc files
         _time(argv_)
@@ -74,20 +78,37 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"{args.runs} runs each, load average {load[0]:.2f} {load[1]:.2f}", file=sys.stderr)
     print(f"anchor python -c pass:          {med['anchor'] * 1000:7.1f} ms", file=sys.stderr)
-    print(f"fabricd --help:                 {med['help'] * 1000:7.1f} ms ({modules['help']} modules; "
-          f"target < {TARGET_S * 1000:.0f} ms)", file=sys.stderr)
-    print(f"fabricd validate (lab):         {med['validate'] * 1000:7.1f} ms ({modules['validate']} modules)",
-          file=sys.stderr)
-    print(f"every command module imported:  {med['eager'] * 1000:7.1f} ms (what each start cost before)",
-          file=sys.stderr)
-    print(json.dumps({
-        "bench": "cli", "value": round(med["help"], 4), "unit": "s",
-        "anchor": "python -c pass (interpreter start), same run", "anchor_value": round(med["anchor"], 4),
-        "ratio": round(med["help"] / med["anchor"], 2),
-        "target_s": TARGET_S, "runs": args.runs, "validate_s": round(med["validate"], 4),
-        "all_commands_imported_s": round(med["eager"], 4), "help_modules": modules["help"],
-        "validate_modules": modules["validate"], "loadavg_1m": round(load[0], 2),
-    }))
+    print(
+        f"fabricd --help:                 {med['help'] * 1000:7.1f} ms ({modules['help']} modules; "
+        f"target < {TARGET_S * 1000:.0f} ms)",
+        file=sys.stderr,
+    )
+    print(
+        f"fabricd validate (lab):         {med['validate'] * 1000:7.1f} ms ({modules['validate']} modules)",
+        file=sys.stderr,
+    )
+    print(
+        f"every command module imported:  {med['eager'] * 1000:7.1f} ms (what each start cost before)", file=sys.stderr
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "cli",
+                "value": round(med["help"], 4),
+                "unit": "s",
+                "anchor": "python -c pass (interpreter start), same run",
+                "anchor_value": round(med["anchor"], 4),
+                "ratio": round(med["help"] / med["anchor"], 2),
+                "target_s": TARGET_S,
+                "runs": args.runs,
+                "validate_s": round(med["validate"], 4),
+                "all_commands_imported_s": round(med["eager"], 4),
+                "help_modules": modules["help"],
+                "validate_modules": modules["validate"],
+                "loadavg_1m": round(load[0], 2),
+            }
+        )
+    )
     return 0
 
 

@@ -49,8 +49,13 @@ from fabricd_lab.runtime import LabThread, spec_for
 
 REPO = Path(__file__).resolve().parent.parent
 VOLATILE = re.compile(r"^!(?:Time|Running configuration last done at):.*$", re.M)
-KINDS = (FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.COMMIT_FAILS, FaultKind.SLOW_MS,
-         FaultKind.AUTH_FAIL)
+KINDS = (
+    FaultKind.DISCONNECT_AFTER_LINES,
+    FaultKind.REJECT_LINE,
+    FaultKind.COMMIT_FAILS,
+    FaultKind.SLOW_MS,
+    FaultKind.AUTH_FAIL,
+)
 
 
 def fingerprint(text: str) -> str:
@@ -93,8 +98,9 @@ def fabricd_push(lab: Lab, candidates: dict[str, str], tmp: Path) -> dict[str, s
     """fabricd's pipeline; returns each switch's outcome text (for the report)."""
 
     def factory(sw: Switch) -> Any:
-        access = Access(sw.name, sw.mgmt.host, sw.mgmt.port, sw.credentials.username, Secret(lab.password),
-                        (lab.known_hosts,))
+        access = Access(
+            sw.name, sw.mgmt.host, sw.mgmt.port, sw.credentials.username, Secret(lab.password), (lab.known_hosts,)
+        )
         return make_driver(sw, access, DriverOptions(read_timeout_s=15.0, conn_timeout_s=10.0))
 
     opts = PushOptions(concurrency=6, confirm_timeout_s=60)
@@ -112,8 +118,12 @@ def naive_lines(platform: Platform, candidate: str, cli: str | None) -> list[str
     return [ln for ln in lines if ln and not ln.startswith(("!", "#")) and ln != "end"]
 
 
-NAIVE_TYPES = {Platform.ARISTA_EOS: "arista_eos", Platform.CISCO_NXOS: "cisco_nxos", Platform.SONIC: "linux",
-               Platform.CUMULUS_NVUE: "linux"}
+NAIVE_TYPES = {
+    Platform.ARISTA_EOS: "arista_eos",
+    Platform.CISCO_NXOS: "cisco_nxos",
+    Platform.SONIC: "linux",
+    Platform.CUMULUS_NVUE: "linux",
+}
 NAIVE_ERRORS = r"% Invalid|% Incomplete|Error:|Failed to|command not found|Root privileges"
 
 
@@ -122,16 +132,22 @@ def naive_push(lab: Lab, lines: dict[str, list[str]]) -> dict[str, str]:
 
     def one(sw: Switch) -> tuple[str, str]:
         try:
-            conn = ConnectHandler(device_type=NAIVE_TYPES[sw.platform], host=sw.mgmt.host, port=sw.mgmt.port,
-                                  username=sw.credentials.username, password=lab.password, fast_cli=True,
-                                  read_timeout_override=15, conn_timeout=10)
+            conn = ConnectHandler(
+                device_type=NAIVE_TYPES[sw.platform],
+                host=sw.mgmt.host,
+                port=sw.mgmt.port,
+                username=sw.credentials.username,
+                password=lab.password,
+                fast_cli=True,
+                read_timeout_override=15,
+                conn_timeout=10,
+            )
         except Exception as exc:  # the anchor, like nornir, only records the failure
             return sw.name, f"connect failed: {type(exc).__name__}"
         try:
             if sw.platform in (Platform.SONIC, Platform.CUMULUS_NVUE):
                 body = lines[sw.name] + (["nv config apply -y"] if sw.platform is Platform.CUMULUS_NVUE else [])
-                conn.send_config_set(body, error_pattern=NAIVE_ERRORS, enter_config_mode=False,
-                                     exit_config_mode=False)
+                conn.send_config_set(body, error_pattern=NAIVE_ERRORS, enter_config_mode=False, exit_config_mode=False)
             else:
                 conn.send_config_set(lines[sw.name], error_pattern=NAIVE_ERRORS)
                 conn.save_config()
@@ -158,8 +174,11 @@ def reject_regexes(sw: Switch, candidate: str) -> list[str]:
         s = line.strip()
         if not s or s.startswith(("!", "#")) or s == "end":
             continue
-        units.append("^" + re.escape(s[len("nv set "):] if s.startswith("nv set ") else s) + "$"
-                     if sw.platform is not Platform.CUMULUS_NVUE else re.escape(s[len("nv set "):]) + "$")
+        units.append(
+            "^" + re.escape(s[len("nv set ") :] if s.startswith("nv set ") else s) + "$"
+            if sw.platform is not Platform.CUMULUS_NVUE
+            else re.escape(s[len("nv set ") :]) + "$"
+        )
     return units
 
 
@@ -187,8 +206,10 @@ def run(seeds: int, *, anchor: bool = True, verbose: bool = True) -> dict[str, A
     candidates = render_candidates(fabric, fabric.switches)
     env = environment(None)
     builder = SwitchIntentBuilder(fabric)
-    clis = {s.name: (render_switch_intent(builder.build(s), env).files[1].text
-                     if s.platform is Platform.SONIC else None) for s in fabric.switches}
+    clis = {
+        s.name: (render_switch_intent(builder.build(s), env).files[1].text if s.platform is Platform.SONIC else None)
+        for s in fabric.switches
+    }
     naive = {s.name: naive_lines(s.platform, candidates[s.name], clis[s.name]) for s in fabric.switches}
     tmp = Path(tempfile.mkdtemp(prefix="fabricd-campaign-"))
 
@@ -207,8 +228,10 @@ def run(seeds: int, *, anchor: bool = True, verbose: bool = True) -> dict[str, A
         naive_intended = snapshot(lab)
         lab.thread.close()
 
-    results: dict[str, dict[str, Any]] = {"fabricd": {"ok": 0, "n": 0, "violations": []},
-                                          "anchor": {"ok": 0, "n": 0, "violations": []}}
+    results: dict[str, dict[str, Any]] = {
+        "fabricd": {"ok": 0, "n": 0, "violations": []},
+        "anchor": {"ok": 0, "n": 0, "violations": []},
+    }
     t0 = time.monotonic()
     for seed in range(seeds):
         faults = draw_faults(seed, fabric, candidates, used)
@@ -224,19 +247,28 @@ def run(seeds: int, *, anchor: bool = True, verbose: bool = True) -> dict[str, A
             agg = results[method]
             for name in lab.switches:
                 agg["n"] += 1
-                state = "before" if end[name] == before[name] else "intended" if end[name] == target_state[name] \
+                state = (
+                    "before"
+                    if end[name] == before[name]
+                    else "intended"
+                    if end[name] == target_state[name]
                     else "other"
+                )
                 if state == "other":
-                    agg["violations"].append({"seed": seed, "switch": name, "fault": by_dev[name],
-                                              "result": outcome.get(name, "")})
+                    agg["violations"].append(
+                        {"seed": seed, "switch": name, "fault": by_dev[name], "result": outcome.get(name, "")}
+                    )
                 else:
                     agg["ok"] += 1
         if verbose:
             f = results["fabricd"]
             a = results["anchor"]
-            print(f"seed {seed:2d}: fabricd {f['ok']}/{f['n']} consistent"
-                  + (f", anchor {a['ok']}/{a['n']}" if anchor else "") + f"  ({time.monotonic() - t0:.0f} s)",
-                  flush=True)
+            print(
+                f"seed {seed:2d}: fabricd {f['ok']}/{f['n']} consistent"
+                + (f", anchor {a['ok']}/{a['n']}" if anchor else "")
+                + f"  ({time.monotonic() - t0:.0f} s)",
+                flush=True,
+            )
     return results
 
 
@@ -251,20 +283,30 @@ def main() -> None:
     for method, agg in (("fabricd", f), ("anchor (plain netmiko)", a)):
         if not agg["n"]:
             continue
-        print(f"{method}: {agg['ok']}/{agg['n']} switch pushes ended exactly as before or as intended; "
-              f"{len(agg['violations'])} violations")
+        print(
+            f"{method}: {agg['ok']}/{agg['n']} switch pushes ended exactly as before or as intended; "
+            f"{len(agg['violations'])} violations"
+        )
         for v in agg["violations"][:40]:
-            print(f"  seed {v['seed']} {v['switch']} fault {v['fault']}: ended neither as before nor as intended; "
-                  f"push said: {v['result']}")
+            print(
+                f"  seed {v['seed']} {v['switch']} fault {v['fault']}: ended neither as before nor as intended; "
+                f"push said: {v['result']}"
+            )
     value = 100.0 * f["ok"] / f["n"]
     anchor_value = 100.0 * a["ok"] / a["n"] if a["n"] else 0.0
     print(f"{args.seeds} seeds in {time.monotonic() - t0:.0f} s")
-    print(json.dumps({
-        "bench": "fault_campaign", "value": round(value, 2), "unit": "% switches ending as before or as intended",
-        "anchor": "plain netmiko send_config_set (nornir-netmiko style, error_pattern, no checkpoint/rollback)",
-        "anchor_value": round(anchor_value, 2),
-        "ratio": round(value / anchor_value, 3) if anchor_value else None,
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "fault_campaign",
+                "value": round(value, 2),
+                "unit": "% switches ending as before or as intended",
+                "anchor": "plain netmiko send_config_set (nornir-netmiko style, error_pattern, no checkpoint/rollback)",
+                "anchor_value": round(anchor_value, 2),
+                "ratio": round(value / anchor_value, 3) if anchor_value else None,
+            }
+        )
+    )
     sys.exit(0 if not f["violations"] else 1)
 
 

@@ -80,29 +80,66 @@ def write_inventory(work: Path) -> Path:
     shutil.copytree(REPO / "inventory" / "lab", inv)
     doc = yaml.safe_load((inv / "hosts.yml").read_text())
     for i in range(len(doc["hosts"]), HOSTS):
-        doc["hosts"].append({"name": f"gpu{i + 1}", "groups": ["gpu"], "nics": [
-            {"netdev": "ens1f0np0", "rdma_device": "mlx5_0", "ip": f"10.100.1.{i + 1}/16"}]})
+        doc["hosts"].append(
+            {
+                "name": f"gpu{i + 1}",
+                "groups": ["gpu"],
+                "nics": [{"netdev": "ens1f0np0", "rdma_device": "mlx5_0", "ip": f"10.100.1.{i + 1}/16"}],
+            }
+        )
     (inv / "hosts.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return inv
 
 
 def start_agent(inv: Path, work: Path, name: str, host: NsHost, port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [FABRICD, "agent", str(inv), "--host", name, "--netns", host.ns, "--root", str(host.root), "--skip",
-         "vlan,dcb", "--mode", "enforce", "--interval", str(INTERVAL_S), "--listen", f"127.0.0.1:{port}"],
+        [
+            FABRICD,
+            "agent",
+            str(inv),
+            "--host",
+            name,
+            "--netns",
+            host.ns,
+            "--root",
+            str(host.root),
+            "--skip",
+            "vlan,dcb",
+            "--mode",
+            "enforce",
+            "--interval",
+            str(INTERVAL_S),
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
         env=dict(os.environ, FABRICD_STATE_DIR=str(work / "state"), FABRICD_APPLY_LOCK_DIR=str(work / "lock")),
-        stdout=subprocess.DEVNULL, stderr=(work / f"agent-{name}.log").open("w"))
+        stdout=subprocess.DEVNULL,
+        stderr=(work / f"agent-{name}.log").open("w"),
+    )
 
 
 def start_prometheus(prom_bin: str, work: Path, targets: list[int]) -> tuple[subprocess.Popen[bytes], str]:
     prom_port = free_port()
-    (work / "prometheus.yml").write_text(yaml.safe_dump({
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{"job_name": "fabricd-agent", "static_configs": [
-            {"targets": [f"127.0.0.1:{p}" for p in targets]}]}]}))
-    proc = subprocess.Popen([prom_bin, f"--config.file={work / 'prometheus.yml'}",
-                             f"--storage.tsdb.path={work / 'tsdb'}", f"--web.listen-address=127.0.0.1:{prom_port}"],
-                            stdout=subprocess.DEVNULL, stderr=(work / "prometheus.log").open("w"))
+    (work / "prometheus.yml").write_text(
+        yaml.safe_dump(
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "scrape_configs": [
+                    {"job_name": "fabricd-agent", "static_configs": [{"targets": [f"127.0.0.1:{p}" for p in targets]}]}
+                ],
+            }
+        )
+    )
+    proc = subprocess.Popen(
+        [
+            prom_bin,
+            f"--config.file={work / 'prometheus.yml'}",
+            f"--storage.tsdb.path={work / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{prom_port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=(work / "prometheus.log").open("w"),
+    )
     return proc, f"http://127.0.0.1:{prom_port}"
 
 
@@ -141,8 +178,9 @@ def repair_times(prom: str, hosts: dict[str, NsHost], reload: list[str]) -> dict
     return repaired
 
 
-def stop_all(procs: dict[str, subprocess.Popen[bytes]], prom_proc: subprocess.Popen[bytes] | None,
-             hosts: dict[str, NsHost]) -> None:
+def stop_all(
+    procs: dict[str, subprocess.Popen[bytes]], prom_proc: subprocess.Popen[bytes] | None, hosts: dict[str, NsHost]
+) -> None:
     for p in procs.values():
         if p.poll() is None:
             p.terminate()
@@ -182,7 +220,7 @@ def main() -> None:
         start_s = time.monotonic() - t_start
         idle_pct = idle_cpu_pct(procs, names)
 
-        reload = names[1:1 + RELOADED]
+        reload = names[1 : 1 + RELOADED]
         stop = names[-STOPPED:]
         for n in stop:
             procs[n].send_signal(signal.SIGTERM)
@@ -198,18 +236,33 @@ def main() -> None:
         assert result.absent == sorted(stop), result.absent
         assert result.noncompliant == [] and result.stale == []
         worst = max(repaired.values())
-        print(f"{HOSTS} agents: all compliant {start_s:.1f} s after start; idle CPU per agent median "
-              f"{idle_pct[len(idle_pct) // 2]:.2f} % (max {idle_pct[-1]:.2f} %); driver reloads repaired in "
-              f"{', '.join(f'{v:.1f}' for v in sorted(repaired.values()))} s (interval {INTERVAL_S:g} s); audit fleet "
-              f"named {result.absent} in {audit_s * 1000:.0f} ms", file=sys.stderr)
-        print(json.dumps({
-            "bench": "fleet_agents", "value": round(worst, 2), "unit": "s",
-            "anchor": "reconcile interval (a reloaded host must be compliant within one)", "anchor_value": INTERVAL_S,
-            "ratio": round(worst / INTERVAL_S, 3), "hosts": HOSTS, "start_all_compliant_s": round(start_s, 1),
-            "idle_cpu_pct_median": round(idle_pct[len(idle_pct) // 2], 3), "idle_cpu_pct_max": round(idle_pct[-1], 3),
-            "repair_s": {n: round(v, 2) for n, v in sorted(repaired.items())}, "absent_named": result.absent,
-            "audit_fleet_ms": round(audit_s * 1000, 1), "load_average_1m": round(os.getloadavg()[0], 2),
-        }))
+        print(
+            f"{HOSTS} agents: all compliant {start_s:.1f} s after start; idle CPU per agent median "
+            f"{idle_pct[len(idle_pct) // 2]:.2f} % (max {idle_pct[-1]:.2f} %); driver reloads repaired in "
+            f"{', '.join(f'{v:.1f}' for v in sorted(repaired.values()))} s (interval {INTERVAL_S:g} s); audit fleet "
+            f"named {result.absent} in {audit_s * 1000:.0f} ms",
+            file=sys.stderr,
+        )
+        print(
+            json.dumps(
+                {
+                    "bench": "fleet_agents",
+                    "value": round(worst, 2),
+                    "unit": "s",
+                    "anchor": "reconcile interval (a reloaded host must be compliant within one)",
+                    "anchor_value": INTERVAL_S,
+                    "ratio": round(worst / INTERVAL_S, 3),
+                    "hosts": HOSTS,
+                    "start_all_compliant_s": round(start_s, 1),
+                    "idle_cpu_pct_median": round(idle_pct[len(idle_pct) // 2], 3),
+                    "idle_cpu_pct_max": round(idle_pct[-1], 3),
+                    "repair_s": {n: round(v, 2) for n, v in sorted(repaired.items())},
+                    "absent_named": result.absent,
+                    "audit_fleet_ms": round(audit_s * 1000, 1),
+                    "load_average_1m": round(os.getloadavg()[0], 2),
+                }
+            )
+        )
     finally:
         stop_all(procs, prom_proc, hosts)
         shutil.rmtree(work, ignore_errors=True)

@@ -73,8 +73,7 @@ def write_openmetrics(path: Path, now: float) -> tuple[set[str], set[str], list[
     family("fabricd_agent_reconcile_interval_seconds", [(f'host="{h}"', 300, ts(h)) for h in hosts])
     lines.append("# TYPE fabricd_agent_last_success_timestamp_seconds gauge")
     for h in hosts:
-        lines.extend(f'fabricd_agent_last_success_timestamp_seconds{{host="{h}"}} {t - 20:.3f} {t:.3f}'
-                     for t in ts(h))
+        lines.extend(f'fabricd_agent_last_success_timestamp_seconds{{host="{h}"}} {t - 20:.3f} {t:.3f}' for t in ts(h))
     family("fabricd_host_compliant", [(f'host="{h}"', 0 if h in drifted else 1, ts(h)) for h in hosts])
     rows = []
     for h in hosts:
@@ -102,17 +101,29 @@ def main() -> None:
         gen_s = time.perf_counter() - t0
         data = work / "data"
         t0 = time.perf_counter()
-        subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", "-q", str(om), str(data)], check=True,
-                       capture_output=True, timeout=1200)
+        subprocess.run(
+            [promtool, "tsdb", "create-blocks-from", "openmetrics", "-q", str(om), str(data)],
+            check=True,
+            capture_output=True,
+            timeout=1200,
+        )
         load_s = time.perf_counter() - t0
         om.unlink()
         port = free_port()
         cfg = work / "prometheus.yml"
         cfg.write_text("global: {scrape_interval: 1m}\n")
         url = f"http://127.0.0.1:{port}"
-        proc = subprocess.Popen([prom_bin, f"--config.file={cfg}", f"--storage.tsdb.path={data}",
-                                 f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=30d"],
-                                stdout=subprocess.DEVNULL, stderr=(work / "prometheus.log").open("w"))
+        proc = subprocess.Popen(
+            [
+                prom_bin,
+                f"--config.file={cfg}",
+                f"--storage.tsdb.path={data}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--storage.tsdb.retention.time=30d",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=(work / "prometheus.log").open("w"),
+        )
         query = prometheus_query(url, timeout_s=120)
         deadline = time.monotonic() + 120
         while True:
@@ -136,25 +147,44 @@ def main() -> None:
             audit_fleet(query, inventory)
             times.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            with urllib.request.urlopen(f"{url}/api/v1/query?" + urllib.parse.urlencode(
-                    {"query": "fabricd_host_check_compliant"}), timeout=120) as resp:
+            with urllib.request.urlopen(
+                f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": "fabricd_host_check_compliant"}), timeout=120
+            ) as resp:
                 raw = json.loads(resp.read())
             anchors.append(time.perf_counter() - t0)
             assert len(raw["data"]["result"]) == (HOSTS - STOPPED) * NICS * len(HOST_CHECKS)
         value, anchor = statistics.median(times), statistics.median(anchors)
-        print(f"audit fleet: {HOSTS} hosts x {NICS} NICs x {len(HOST_CHECKS)} checks: median {value:.3f} s "
-              f"(runs {', '.join(f'{t:.2f}' for t in times)}); raw dump of every series {anchor:.3f} s; "
-              f"goal <= {GOAL_S:g} s", file=sys.stderr)
-        print(json.dumps({
-            "bench": "fleet_audit", "value": round(value, 3), "unit": "s", "anchor": "instant query of every "
-            "fabricd_host_check_compliant series, JSON decoded, same Prometheus", "anchor_value": round(anchor, 3),
-            "ratio": round(value / anchor, 3), "goal_s": GOAL_S, "met": value <= GOAL_S, "hosts": HOSTS, "nics": NICS,
-            "checks": len(HOST_CHECKS), "series": HOSTS * NICS * len(HOST_CHECKS),
-            "runs_s": [round(t, 3) for t in times],
-            "named_noncompliant": len(result.noncompliant), "named_absent": len(result.absent),
-            "generate_s": round(gen_s, 1), "promtool_load_s": round(load_s, 1),
-            "load_average_1m": round(os.getloadavg()[0], 2),
-        }))
+        print(
+            f"audit fleet: {HOSTS} hosts x {NICS} NICs x {len(HOST_CHECKS)} checks: median {value:.3f} s "
+            f"(runs {', '.join(f'{t:.2f}' for t in times)}); raw dump of every series {anchor:.3f} s; "
+            f"goal <= {GOAL_S:g} s",
+            file=sys.stderr,
+        )
+        print(
+            json.dumps(
+                {
+                    "bench": "fleet_audit",
+                    "value": round(value, 3),
+                    "unit": "s",
+                    "anchor": "instant query of every "
+                    "fabricd_host_check_compliant series, JSON decoded, same Prometheus",
+                    "anchor_value": round(anchor, 3),
+                    "ratio": round(value / anchor, 3),
+                    "goal_s": GOAL_S,
+                    "met": value <= GOAL_S,
+                    "hosts": HOSTS,
+                    "nics": NICS,
+                    "checks": len(HOST_CHECKS),
+                    "series": HOSTS * NICS * len(HOST_CHECKS),
+                    "runs_s": [round(t, 3) for t in times],
+                    "named_noncompliant": len(result.noncompliant),
+                    "named_absent": len(result.absent),
+                    "generate_s": round(gen_s, 1),
+                    "promtool_load_s": round(load_s, 1),
+                    "load_average_1m": round(os.getloadavg()[0], 2),
+                }
+            )
+        )
     finally:
         if proc is not None:
             proc.terminate()

@@ -49,13 +49,28 @@ def main() -> None:
     assert loc.degraded_hosts == [slow] and loc.extra_rounds == 0
     assert sum(v.verdict == Verdict.FAIL for v in verdicts) == HOSTS - 1
     s, p, a = statistics.median(sched), statistics.median(plan), statistics.median(anchor)
-    print(f"all-pairs {HOSTS} hosts: schedule {s * 1000:.0f} ms, schedule + judge + localise {p * 1000:.0f} ms; "
-          f"itertools.combinations {a * 1000:.0f} ms", file=sys.stderr)
-    print(json.dumps({"bench": "fleet_plan", "value": round(s, 4), "unit": "s",
-                      "anchor": "itertools.combinations of the same hosts (pairs listed, no rounds)",
-                      "anchor_value": round(a, 4), "ratio": round(s / a, 2),
-                      "schedule_judge_localise_s": round(p, 3), "rounds": len(rounds), "pairs": len(pairs),
-                      "named": loc.degraded_hosts, "load_average_1m": round(os.getloadavg()[0], 2)}))
+    print(
+        f"all-pairs {HOSTS} hosts: schedule {s * 1000:.0f} ms, schedule + judge + localise {p * 1000:.0f} ms; "
+        f"itertools.combinations {a * 1000:.0f} ms",
+        file=sys.stderr,
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "fleet_plan",
+                "value": round(s, 4),
+                "unit": "s",
+                "anchor": "itertools.combinations of the same hosts (pairs listed, no rounds)",
+                "anchor_value": round(a, 4),
+                "ratio": round(s / a, 2),
+                "schedule_judge_localise_s": round(p, 3),
+                "rounds": len(rounds),
+                "pairs": len(pairs),
+                "named": loc.degraded_hosts,
+                "load_average_1m": round(os.getloadavg()[0], 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -79,16 +79,31 @@ def lab_child(n: int, first: int = 0) -> None:
 
     password = secrets.token_urlsafe(12)
     tls = generate_tls()
-    specs = [DeviceSpec(name=f"sw{i:04d}", platform=Platform.SONIC, password=password, gnmi_port=0,
-                        ports=tuple((f"Ethernet{8 * p}", 400_000_000_000) for p in range(PORTS)))
-             for i in range(first, first + n)]
+    specs = [
+        DeviceSpec(
+            name=f"sw{i:04d}",
+            platform=Platform.SONIC,
+            password=password,
+            gnmi_port=0,
+            ports=tuple((f"Ethernet{8 * p}", 400_000_000_000) for p in range(PORTS)),
+        )
+        for i in range(first, first + n)
+    ]
     with LabThread(specs, gnmi_tls=tls) as lab:
         for i, spec in enumerate(specs):  # some traffic and pause so the values are not all 0
             sim = lab.switch(spec.name)
-            lab.call(lambda sim=sim, i=i: (sim.counters.pause("Ethernet0", 3, 100 + i),
-                                           sim.counters.traffic("Ethernet0", 3, 1000 + i)))
-        out = {"password": password, "ca": tls.ca_pem.decode(), "known_hosts": lab.known_hosts(),
-               "endpoints": [[e.name, e.port, e.gnmi_port] for e in lab.lab.endpoints.values()]}
+            lab.call(
+                lambda sim=sim, i=i: (
+                    sim.counters.pause("Ethernet0", 3, 100 + i),
+                    sim.counters.traffic("Ethernet0", 3, 1000 + i),
+                )
+            )
+        out = {
+            "password": password,
+            "ca": tls.ca_pem.decode(),
+            "known_hosts": lab.known_hosts(),
+            "endpoints": [[e.name, e.port, e.gnmi_port] for e in lab.lab.endpoints.values()],
+        }
         print(json.dumps(out), flush=True)
         sys.stdin.read()
         del asyncio
@@ -100,9 +115,13 @@ def _start_labs(n: int) -> tuple[list[subprocess.Popen[str]], dict[str, Any]]:
     children, switches, known_hosts = [], {}, []
     per = -(-n // LAB_PROCS)
     for first in range(0, n, per):
-        child = subprocess.Popen([sys.executable, __file__, "--lab", str(min(per, n - first)), str(first)],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                 env={**os.environ, "PYTHONPATH": str(REPO / "lab")})
+        child = subprocess.Popen(
+            [sys.executable, __file__, "--lab", str(min(per, n - first)), str(first)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO / "lab")},
+        )
         assert child.stdout is not None and child.stdin is not None
         children.append(child)
         info = json.loads(child.stdout.readline())
@@ -121,9 +140,13 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
 
     sw = info["switches"]
     rss0 = rss_kb()
-    poller = GnmiPoller(targets, lambda t: GnmiEndpoint("127.0.0.1", sw[t.name]["gnmi"], "admin",
-                                                        Secret(sw[t.name]["password"]), sw[t.name]["ca"].encode()),
-                        timeout_s=120)
+    poller = GnmiPoller(
+        targets,
+        lambda t: GnmiEndpoint(
+            "127.0.0.1", sw[t.name]["gnmi"], "admin", Secret(sw[t.name]["password"]), sw[t.name]["ca"].encode()
+        ),
+        timeout_s=120,
+    )
     t0 = time.monotonic()
     first = poller.poll(wait_s=120)
     up = sum(1 for r in first if r.counters is not None)
@@ -156,18 +179,29 @@ def _gnmi_phase(n: int, targets: list[Any], info: dict[str, Any], lab_pids: list
     per_switch_s = cpu / wall / n  # CPU seconds per switch per second: streaming + counters every SCRAPE_S
     series = text.count("\nfabricd_switch_")
     streaming = sum(1 for r in results if r.counters is not None)
-    return dict(gnmi_switches=n, gnmi_up=up, gnmi_connect_s=round(connect_s, 2),
-                gnmi_ingest_core_fraction=round(ingest_cpu / wall, 3),
-                gnmi_ingest_ms_per_switch_s=round(1000 * ingest_cpu / wall / n, 3),
-                gnmi_counters_ms_per_switch=round(1000 * convert_cpu / rounds / n, 3), scrape_s=SCRAPE_S,
-                gnmi_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
-                gnmi_switches_per_core=round(1 / per_switch_s if per_switch_s else float("inf"), 1),
-                gnmi_rss_kb_per_switch=round((rss1 - rss0) / n, 1), gnmi_rss_mb=round(rss2 / 1024, 1),
-                gnmi_updates_per_s=round(updates / wall, 1), gnmi_stale=stale,
-                render_ms_per_switch=round(1000 * render_cpu / n, 3), series_per_switch=series // n,
-                fresh_results=streaming, lab_core_fraction=round(lab_core, 3),
-                load_avg_1m=round(os.getloadavg()[0], 2), up_at_end=streaming,
-                valid=stale == 0 and streaming == n, **fast)
+    return dict(
+        gnmi_switches=n,
+        gnmi_up=up,
+        gnmi_connect_s=round(connect_s, 2),
+        gnmi_ingest_core_fraction=round(ingest_cpu / wall, 3),
+        gnmi_ingest_ms_per_switch_s=round(1000 * ingest_cpu / wall / n, 3),
+        gnmi_counters_ms_per_switch=round(1000 * convert_cpu / rounds / n, 3),
+        scrape_s=SCRAPE_S,
+        gnmi_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
+        gnmi_switches_per_core=round(1 / per_switch_s if per_switch_s else float("inf"), 1),
+        gnmi_rss_kb_per_switch=round((rss1 - rss0) / n, 1),
+        gnmi_rss_mb=round(rss2 / 1024, 1),
+        gnmi_updates_per_s=round(updates / wall, 1),
+        gnmi_stale=stale,
+        render_ms_per_switch=round(1000 * render_cpu / n, 3),
+        series_per_switch=series // n,
+        fresh_results=streaming,
+        lab_core_fraction=round(lab_core, 3),
+        load_avg_1m=round(os.getloadavg()[0], 2),
+        up_at_end=streaming,
+        valid=stale == 0 and streaming == n,
+        **fast,
+    )
 
 
 def _every_second(poller: Any, n: int) -> dict[str, Any]:
@@ -180,29 +214,36 @@ def _every_second(poller: Any, n: int) -> dict[str, Any]:
         poller.poll(wait_s=1.0)
         time.sleep(max(0.0, 1.0 - (time.monotonic() - s0)))
     per_switch_s = (time.process_time() - cpu0) / (time.monotonic() - wall0) / n
-    return dict(gnmi_1s_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
-                gnmi_1s_switches_per_core=round(1 / per_switch_s, 1) if per_switch_s else float("inf"),
-                gnmi_1s_stale=sum(r for _, _, r, _ in poller.stream_state()) - resub0)
+    return dict(
+        gnmi_1s_cpu_ms_per_switch_s=round(1000 * per_switch_s, 3),
+        gnmi_1s_switches_per_core=round(1 / per_switch_s, 1) if per_switch_s else float("inf"),
+        gnmi_1s_stale=sum(r for _, _, r, _ in poller.stream_state()) - resub0,
+    )
 
 
 def _report_gnmi(r: dict[str, Any]) -> None:
     n = r["gnmi_switches"]
-    print(f"gNMI: {n} switches ({r['gnmi_up']} up, {r['gnmi_connect_s']:.1f} s to sync); streaming "
-          f"{r['gnmi_updates_per_s']:.0f} updates/s costs {r['gnmi_ingest_core_fraction']:.3f} core "
-          f"({r['gnmi_ingest_ms_per_switch_s']:.3f} ms per switch-second); building the counters "
-          f"{r['gnmi_counters_ms_per_switch']:.3f} ms per switch; with a scrape every {r['scrape_s']:g} s "
-          f"{r['gnmi_cpu_ms_per_switch_s']:.3f} "
-          f"ms per switch-second = {r['gnmi_switches_per_core']:.0f} switches per core; RSS "
-          f"{r['gnmi_rss_kb_per_switch']:.0f} KB/switch after sync; rendering {r['series_per_switch']} series "
-          f"{r['render_ms_per_switch']:.2f} ms per switch (either transport); stale {r['gnmi_stale']}; the lab used "
-          f"{r['lab_core_fraction']:.2f} core; load average {r['load_avg_1m']:.1f}; then {FAST_S:g} s with the "
-          f"counters built every second: {r['gnmi_1s_cpu_ms_per_switch_s']:.3f} ms per switch-second = "
-          f"{r['gnmi_1s_switches_per_core']:.0f} switches per core, stale {r['gnmi_1s_stale']}", flush=True)
+    print(
+        f"gNMI: {n} switches ({r['gnmi_up']} up, {r['gnmi_connect_s']:.1f} s to sync); streaming "
+        f"{r['gnmi_updates_per_s']:.0f} updates/s costs {r['gnmi_ingest_core_fraction']:.3f} core "
+        f"({r['gnmi_ingest_ms_per_switch_s']:.3f} ms per switch-second); building the counters "
+        f"{r['gnmi_counters_ms_per_switch']:.3f} ms per switch; with a scrape every {r['scrape_s']:g} s "
+        f"{r['gnmi_cpu_ms_per_switch_s']:.3f} "
+        f"ms per switch-second = {r['gnmi_switches_per_core']:.0f} switches per core; RSS "
+        f"{r['gnmi_rss_kb_per_switch']:.0f} KB/switch after sync; rendering {r['series_per_switch']} series "
+        f"{r['render_ms_per_switch']:.2f} ms per switch (either transport); stale {r['gnmi_stale']}; the lab used "
+        f"{r['lab_core_fraction']:.2f} core; load average {r['load_avg_1m']:.1f}; then {FAST_S:g} s with the "
+        f"counters built every second: {r['gnmi_1s_cpu_ms_per_switch_s']:.3f} ms per switch-second = "
+        f"{r['gnmi_1s_switches_per_core']:.0f} switches per core, stale {r['gnmi_1s_stale']}",
+        flush=True,
+    )
     if not r["valid"]:
-        print(f"NOT VALID: {n - r['up_at_end']} switch(es) not streaming at the end and {r['gnmi_stale']} stream(s) "
-              f"went stale during the window (of {n}; {r['gnmi_up']} had synced at the start) (the lab or this "
-              "process could not keep a 1 s cadence on this machine): the per-switch figures are not a steady state",
-              flush=True)
+        print(
+            f"NOT VALID: {n - r['up_at_end']} switch(es) not streaming at the end and {r['gnmi_stale']} stream(s) "
+            f"went stale during the window (of {n}; {r['gnmi_up']} had synced at the start) (the lab or this "
+            "process could not keep a 1 s cadence on this machine): the per-switch figures are not a steady state",
+            flush=True,
+        )
 
 
 def _ssh_phase(targets: list[Any], info: dict[str, Any]) -> dict[str, Any]:
@@ -236,12 +277,19 @@ def _ssh_phase(targets: list[Any], info: dict[str, Any]) -> dict[str, Any]:
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
     ssh.close()
     per_poll_ms = 1000 * cpu / polls
-    print(f"SSH: {len(ssh_targets)} of the same switches, {polls} polls in {wall:.1f} s "
-          f"({polls / wall / len(ssh_targets):.2f} polls/s per switch), {per_poll_ms:.2f} ms CPU per switch-poll "
-          f"-> {1000 / per_poll_ms:.0f} switches per core at 1 s", flush=True)
-    return dict(ssh_switches=len(ssh_targets), ssh_polls=polls, ssh_cpu_ms_per_switch_poll=round(per_poll_ms, 2),
-                ssh_switches_per_core=round(1000 / per_poll_ms, 1),
-                ssh_poll_rate_per_switch_hz=round(polls / wall / len(ssh_targets), 2))
+    print(
+        f"SSH: {len(ssh_targets)} of the same switches, {polls} polls in {wall:.1f} s "
+        f"({polls / wall / len(ssh_targets):.2f} polls/s per switch), {per_poll_ms:.2f} ms CPU per switch-poll "
+        f"-> {1000 / per_poll_ms:.0f} switches per core at 1 s",
+        flush=True,
+    )
+    return dict(
+        ssh_switches=len(ssh_targets),
+        ssh_polls=polls,
+        ssh_cpu_ms_per_switch_poll=round(per_poll_ms, 2),
+        ssh_switches_per_core=round(1000 / per_poll_ms, 1),
+        ssh_poll_rate_per_switch_hz=round(polls / wall / len(ssh_targets), 2),
+    )
 
 
 def run(n: int, final: bool) -> dict[str, Any]:
@@ -276,13 +324,25 @@ def main() -> None:
     tried = []
     while True:
         final = n // 2 < 50
-        proc = subprocess.run([sys.executable, __file__, "--run", str(n), "final" if final else "more"],
-                              stdout=subprocess.PIPE, text=True, check=True, timeout=1200)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--run", str(n), "final" if final else "more"],
+            stdout=subprocess.PIPE,
+            text=True,
+            check=True,
+            timeout=1200,
+        )
         lines = proc.stdout.strip().splitlines()
         print("\n".join(lines[:-1]), flush=True)
         result = json.loads(lines[-1])  # each attempt in a fresh process: its memory figures are its own
-        tried.append({"switches": n, "valid": result["valid"], "stale": result["gnmi_stale"],
-                      "up": result["gnmi_up"], "load_avg_1m": result["load_avg_1m"]})
+        tried.append(
+            {
+                "switches": n,
+                "valid": result["valid"],
+                "stale": result["gnmi_stale"],
+                "up": result["gnmi_up"],
+                "load_avg_1m": result["load_avg_1m"],
+            }
+        )
         if result["valid"] or final:
             break
         n //= 2
@@ -290,11 +350,19 @@ def main() -> None:
     print(json.dumps(result), flush=True)
     value = result["gnmi_1s_switches_per_core"] if result["valid"] else 0.0  # no steady state: no claim
     anchor = result["ssh_switches_per_core"]
-    print(json.dumps({"bench": "gnmi", "value": value,
-                      "unit": f"switches per core streaming at a 1 s sample, counters built every second (from "
-                              f"{result['gnmi_switches']} switches streaming)",
-                      "anchor": "fabricd SSH collector, same lab switches, same run", "anchor_value": anchor,
-                      "ratio": round(value / anchor, 2) if anchor else None}))
+    print(
+        json.dumps(
+            {
+                "bench": "gnmi",
+                "value": value,
+                "unit": f"switches per core streaming at a 1 s sample, counters built every second (from "
+                f"{result['gnmi_switches']} switches streaming)",
+                "anchor": "fabricd SSH collector, same lab switches, same run",
+                "anchor_value": anchor,
+                "ratio": round(value / anchor, 2) if anchor else None,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -65,13 +65,18 @@ def build_fabric(n: int) -> Fabric:
     lab = load_inventory(REPO / "inventory" / "lab").fabric
     policy = lab.policy.model_copy(update={"vlans": []})
     switches = [
-        Switch.model_validate({
-            "name": f"bench-eos-{i:03d}", "platform": "arista_eos", "role": "leaf",
-            "mgmt": {"host": "127.0.0.1", "port": 22},
-            "credentials": {"username": "admin", "password_env": "FABRICD_BENCH_PASSWORD"},
-            "ports": [{"name": f"Ethernet{p}", "speed": "400G", "mtu": 9216, "role": "host"}
-                      for p in range(1, PORTS + 1)],
-        })
+        Switch.model_validate(
+            {
+                "name": f"bench-eos-{i:03d}",
+                "platform": "arista_eos",
+                "role": "leaf",
+                "mgmt": {"host": "127.0.0.1", "port": 22},
+                "credentials": {"username": "admin", "password_env": "FABRICD_BENCH_PASSWORD"},
+                "ports": [
+                    {"name": f"Ethernet{p}", "speed": "400G", "mtu": 9216, "role": "host"} for p in range(1, PORTS + 1)
+                ],
+            }
+        )
         for i in range(n)
     ]
     return Fabric(name="bench", policy=policy, switches=switches)
@@ -86,14 +91,30 @@ class Sims:
         (self.dir / "password").write_text(PASSWORD + "\n")
         key = asyncssh.generate_private_key("ssh-ed25519")
         (self.dir / "host_key").write_text(key.export_private_key("openssh").decode())
-        spec = {"fabric": "bench", "devices": [
-            {"name": s.name, "platform": s.platform.value, "host": "127.0.0.1", "port": 0, "username": "admin",
-             "ports": [[p.name, p.speed.bps] for p in s.ports], "faults": [], "latency": latency}
-            for s in switches]}
+        spec = {
+            "fabric": "bench",
+            "devices": [
+                {
+                    "name": s.name,
+                    "platform": s.platform.value,
+                    "host": "127.0.0.1",
+                    "port": 0,
+                    "username": "admin",
+                    "ports": [[p.name, p.speed.bps] for p in s.ports],
+                    "faults": [],
+                    "latency": latency,
+                }
+                for s in switches
+            ],
+        }
         (self.dir / "spec.json").write_text(json.dumps(spec))
         log = open(self.dir / "lab.log", "wb")  # noqa: SIM115 - the child keeps it
-        self.proc = subprocess.Popen([sys.executable, "-m", "fabricd_lab.cli.lab_daemon", "--dir", str(self.dir)],
-                                     stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "fabricd_lab.cli.lab_daemon", "--dir", str(self.dir)],
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )
         log.close()
         deadline = time.monotonic() + 120
         while not (self.dir / "lab.json").exists():
@@ -148,10 +169,10 @@ def config_lines(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!") and ln.strip() != "end"]
 
 
-def run_fabricd(switches: list[Switch], candidates: dict[str, str], sims: Sims,
-                concurrency: int = 32) -> tuple[float, int]:
-    targets = [s.model_copy(update={"mgmt": s.mgmt.model_copy(update={"port": sims.ports[s.name]})})
-               for s in switches]
+def run_fabricd(
+    switches: list[Switch], candidates: dict[str, str], sims: Sims, concurrency: int = 32
+) -> tuple[float, int]:
+    targets = [s.model_copy(update={"mgmt": s.mgmt.model_copy(update={"port": sims.ports[s.name]})}) for s in switches]
     options = DriverOptions(read_timeout_s=180.0, conn_timeout_s=60.0)
 
     def factory(sw: Switch) -> Any:
@@ -175,16 +196,28 @@ def run_nornir(switches: list[Switch], candidates: dict[str, str], sims: Sims, t
 
     inv = tmp / f"nornir-{time.monotonic_ns()}"
     inv.mkdir()
-    hosts = {s.name: {"hostname": "127.0.0.1", "port": sims.ports[s.name], "platform": "arista_eos",
-                      "data": {"lines": config_lines(candidates[s.name])}} for s in switches}
+    hosts = {
+        s.name: {
+            "hostname": "127.0.0.1",
+            "port": sims.ports[s.name],
+            "platform": "arista_eos",
+            "data": {"lines": config_lines(candidates[s.name])},
+        }
+        for s in switches
+    }
     (inv / "hosts.yaml").write_text(yaml.safe_dump(hosts))
     (inv / "groups.yaml").write_text("{}\n")
     (inv / "defaults.yaml").write_text(yaml.safe_dump({"username": "admin", "password": PASSWORD}))
     nr = InitNornir(
         runner={"plugin": "threaded"},  # its default: 20 workers
-        inventory={"plugin": "SimpleInventory", "options": {
-            "host_file": str(inv / "hosts.yaml"), "group_file": str(inv / "groups.yaml"),
-            "defaults_file": str(inv / "defaults.yaml")}},
+        inventory={
+            "plugin": "SimpleInventory",
+            "options": {
+                "host_file": str(inv / "hosts.yaml"),
+                "group_file": str(inv / "groups.yaml"),
+                "defaults_file": str(inv / "defaults.yaml"),
+            },
+        },
         logging={"enabled": False},
     )
 
@@ -215,8 +248,10 @@ def main() -> None:
     candidates = render_candidates(fabric, fabric.switches)
     lines = len(config_lines(next(iter(candidates.values()))))
     tmp = Path(tempfile.mkdtemp(prefix="fabricd-bench-push-"))
-    print(f"{n} EOS simulators x {PORTS} ports; {lines} config lines per switch; 2 cores shared by both sides; "
-          f"latency: {latency or 'none'}; load average before: {os.getloadavg()[0]:.2f}")
+    print(
+        f"{n} EOS simulators x {PORTS} ports; {lines} config lines per switch; 2 cores shared by both sides; "
+        f"latency: {latency or 'none'}; load average before: {os.getloadavg()[0]:.2f}"
+    )
 
     one = Sims(fabric.switches[:1], tmp)
     time.sleep(0.5)
@@ -249,23 +284,39 @@ def main() -> None:
     per_device_idle = (rss_idle - rss_one) / max(1, n - 1)
     f_rate = f_ok / f_time
     n_rate = n_ok / n_time
-    print(f"fabricd ({args.concurrency} workers): {f_ok}/{n} pushed and verified in {f_time:.2f} s = {f_rate:.1f} "
-          "devices/s "
-          f"(client CPU {f_client:.1f} s, simulator CPU {f_cpu:.1f} s, peak RSS {f_peak / 2**20:.1f} MiB)")
-    print(f"nornir+nornir_netmiko (20 workers): {n_ok}/{n} pushed in {n_time:.2f} s = {n_rate:.1f} devices/s "
-          f"(client CPU {n_client:.1f} s, simulator CPU {n_cpu:.1f} s, peak RSS {n_peak / 2**20:.1f} MiB); "
-          f"load average after: {os.getloadavg()[0]:.2f}")
-    print(f"simulator memory: {rss_one / 2**20:.1f} MiB with 1 switch, {rss_idle / 2**20:.1f} MiB with {n} idle "
-          f"-> {per_device_idle / 1024:.1f} KiB per idle switch; peak during fabricd's push "
-          f"{f_peak / 2**20:.1f} MiB = +{(f_peak - rss_idle) / 1024 / n:.0f} KiB per switch (its pushed config, the "
-          f"config-session copy, and {args.concurrency} SSH sessions open at a time)")
-    print(json.dumps({
-        "bench": "push", "value": round(f_rate, 2), "unit": "devices/s",
-        "anchor": "nornir 3 threaded (20 workers) + nornir_netmiko netmiko_send_config, same lines, same simulators",
-        "anchor_value": round(n_rate, 2), "ratio": round(f_rate / n_rate, 2) if n_rate else None,
-        "latency": latency or None, "client_cpu_s": round(f_client, 1), "anchor_client_cpu_s": round(n_client, 1),
-        "sim_cpu_s": round(f_cpu, 1), "anchor_sim_cpu_s": round(n_cpu, 1),
-    }))
+    print(
+        f"fabricd ({args.concurrency} workers): {f_ok}/{n} pushed and verified in {f_time:.2f} s = {f_rate:.1f} "
+        "devices/s "
+        f"(client CPU {f_client:.1f} s, simulator CPU {f_cpu:.1f} s, peak RSS {f_peak / 2**20:.1f} MiB)"
+    )
+    print(
+        f"nornir+nornir_netmiko (20 workers): {n_ok}/{n} pushed in {n_time:.2f} s = {n_rate:.1f} devices/s "
+        f"(client CPU {n_client:.1f} s, simulator CPU {n_cpu:.1f} s, peak RSS {n_peak / 2**20:.1f} MiB); "
+        f"load average after: {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"simulator memory: {rss_one / 2**20:.1f} MiB with 1 switch, {rss_idle / 2**20:.1f} MiB with {n} idle "
+        f"-> {per_device_idle / 1024:.1f} KiB per idle switch; peak during fabricd's push "
+        f"{f_peak / 2**20:.1f} MiB = +{(f_peak - rss_idle) / 1024 / n:.0f} KiB per switch (its pushed config, the "
+        f"config-session copy, and {args.concurrency} SSH sessions open at a time)"
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "push",
+                "value": round(f_rate, 2),
+                "unit": "devices/s",
+                "anchor": "nornir 3 threaded (20 workers) + nornir_netmiko netmiko_send_config, same lines, same simulators",
+                "anchor_value": round(n_rate, 2),
+                "ratio": round(f_rate / n_rate, 2) if n_rate else None,
+                "latency": latency or None,
+                "client_cpu_s": round(f_client, 1),
+                "anchor_client_cpu_s": round(n_client, 1),
+                "sim_cpu_s": round(f_cpu, 1),
+                "anchor_sim_cpu_s": round(n_cpu, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

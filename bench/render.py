@@ -115,11 +115,18 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="fabricd-bench-render-"))
     try:
-        devices = generate_clos(tmp / "inv", pods=args.pods, leaves=args.leaves, spines=args.spines,
-                                superspines=args.superspines, hosts_per_leaf=args.hosts_per_leaf)
+        devices = generate_clos(
+            tmp / "inv",
+            pods=args.pods,
+            leaves=args.leaves,
+            spines=args.spines,
+            superspines=args.superspines,
+            hosts_per_leaf=args.hosts_per_leaf,
+        )
         fabric = load_inventory(tmp / "inv").fabric
-        print(f"fabric: {len(fabric.switches)} switches, {len(fabric.hosts)} hosts ({devices} devices)",
-              file=sys.stderr)
+        print(
+            f"fabric: {len(fabric.switches)} switches, {len(fabric.hosts)} hosts ({devices} devices)", file=sys.stderr
+        )
 
         fabricd_s = _best_of(args.repeat, lambda: _fabricd(fabric))
         inputs = _anchor_inputs(fabric)
@@ -150,22 +157,37 @@ def main(argv: list[str] | None = None) -> int:
     anchor_value = devices / anchor_s
     mixed_value = devices / mixed_s
     write_value = devices / write_s
-    print(f"fabricd render_devices (generated fabric, all SONiC): {fabricd_s:.3f} s, {value:.0f} configs/s",
-          file=sys.stderr)
-    print(f"anchor, lower bound of fabricd's own pipeline (its templates + json.dumps of its precomputed contexts): "
-          f"{anchor_s:.3f} s, {anchor_value:.0f} configs/s",
-          file=sys.stderr)
+    print(
+        f"fabricd render_devices (generated fabric, all SONiC): {fabricd_s:.3f} s, {value:.0f} configs/s",
+        file=sys.stderr,
+    )
+    print(
+        f"anchor, lower bound of fabricd's own pipeline (its templates + json.dumps of its precomputed contexts): "
+        f"{anchor_s:.3f} s, {anchor_value:.0f} configs/s",
+        file=sys.stderr,
+    )
     print(f"same fabric, leaves over 4 NOSes: {mixed_s:.3f} s, {mixed_value:.0f} configs/s", file=sys.stderr)
     print(f"render + write {files} files: {write_s:.3f} s, {write_value:.0f} configs/s", file=sys.stderr)
-    print(json.dumps({
-        "bench": "render", "value": round(value), "unit": "configs/s",
-        "anchor": "lower bound of fabricd's own pipeline: its templates rendered from its precomputed intents + "
-                  f"json.dumps of the same CONFIG_DB and host plan dicts (target {TARGET} configs/s)",
-        "anchor_kind": "lower bound of fabricd's own pipeline (not another tool; ratio < 1 by construction)",
-        "anchor_value": round(anchor_value), "ratio": round(value / anchor_value, 3),
-        "devices": devices, "seconds": round(fabricd_s, 3), "mixed_nos_configs_per_s": round(mixed_value),
-        "with_write_configs_per_s": round(write_value), "files_written": files, "target_configs_per_s": TARGET,
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "render",
+                "value": round(value),
+                "unit": "configs/s",
+                "anchor": "lower bound of fabricd's own pipeline: its templates rendered from its precomputed intents + "
+                f"json.dumps of the same CONFIG_DB and host plan dicts (target {TARGET} configs/s)",
+                "anchor_kind": "lower bound of fabricd's own pipeline (not another tool; ratio < 1 by construction)",
+                "anchor_value": round(anchor_value),
+                "ratio": round(value / anchor_value, 3),
+                "devices": devices,
+                "seconds": round(fabricd_s, 3),
+                "mixed_nos_configs_per_s": round(mixed_value),
+                "with_write_configs_per_s": round(write_value),
+                "files_written": files,
+                "target_configs_per_s": TARGET,
+            }
+        )
+    )
     return 0
 
 

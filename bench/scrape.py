@@ -66,8 +66,12 @@ def free_port() -> int:
 
 
 def start_fabricd(root: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen([FABRICD, "export", "host", "--root", str(root), "--listen", "127.0.0.1:0", *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [FABRICD, "export", "host", "--root", str(root), "--listen", "127.0.0.1:0", *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     for _ in range(50):
         line = proc.stderr.readline()
@@ -163,7 +167,7 @@ def live_ethtool_cost(root: Path, reps: int = 2000) -> dict[str, float]:
         return normalise("eth0", {name: int(data[i]) for i, name in enumerate(names)}, info.driver, info=info)
 
     def fast() -> object:
-        values = memoryview(buf.data).cast("B").cast("Q")[:len(names)].tolist()
+        values = memoryview(buf.data).cast("B").cast("Q")[: len(names)].tolist()
         return [values[p] for p in layout.positions]
 
     out = {}
@@ -181,9 +185,17 @@ def live_ethtool_cost(root: Path, reps: int = 2000) -> dict[str, float]:
 
 def start_node_exporter(root: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    proc = subprocess.Popen([NODE_EXPORTER, f"--path.sysfs={root / 'sys'}", "--collector.disable-defaults",
-                             "--collector.infiniband", f"--web.listen-address=127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            NODE_EXPORTER,
+            f"--path.sysfs={root / 'sys'}",
+            "--collector.disable-defaults",
+            "--collector.infiniband",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
@@ -257,12 +269,20 @@ def exposition_cost(root: Path) -> dict[str, float]:
     for _ in range(reps):
         registry.scrape()
     collect = (time.perf_counter() - t0) / reps
-    return {"series": n, "render_us_per_series": ours / n * 1e6, "prometheus_client_us_per_series": theirs / n * 1e6,
-            "render_ms": ours * 1e3, "prometheus_client_ms": theirs * 1e3, "collect_ms": collect * 1e3}
+    return {
+        "series": n,
+        "render_us_per_series": ours / n * 1e6,
+        "prometheus_client_us_per_series": theirs / n * 1e6,
+        "render_ms": ours * 1e3,
+        "prometheus_client_ms": theirs * 1e3,
+        "collect_ms": collect * 1e3,
+    }
 
 
-def timed(phases: list[dict[str, Scraper]], between: Callable[[], None] | None = None,
-          ) -> tuple[dict[str, list[float]], dict[str, bytes]]:
+def timed(
+    phases: list[dict[str, Scraper]],
+    between: Callable[[], None] | None = None,
+) -> tuple[dict[str, list[float]], dict[str, bytes]]:
     """Scrape each phase's exporters in turn, ROUNDS times after WARMUP; ``between`` runs (untimed) before each
     round of the phases that include a changing tree."""
     bodies: dict[str, bytes] = {}
@@ -314,8 +334,11 @@ def main() -> None:
             fab_scraper, ne_scraper = Scraper(fab_port), Scraper(ne_port)
             phases = [
                 {"fabricd": fab_scraper, "fabricd_rdma": Scraper(fab_rdma_port), "node_exporter": ne_scraper},
-                {"fabricd_config_every_scrape": Scraper(fab_cfg0_port),
-                 "fabricd_ethtool_changing": Scraper(fab_chg_port), "node_exporter_variants": ne_scraper},
+                {
+                    "fabricd_config_every_scrape": Scraper(fab_cfg0_port),
+                    "fabricd_ethtool_changing": Scraper(fab_chg_port),
+                    "node_exporter_variants": ne_scraper,
+                },
                 # its own phase, so that the 4-6 ms node_exporter scrape does not cool the caches of the others
                 {"fabricd_same_phase": fab_scraper, "node_exporter_same_files": Scraper(ne_big_port)},
             ]
@@ -342,10 +365,14 @@ def main() -> None:
         raise SystemExit("the --config-interval 0 exporter exported a different number of series")
     for name, r in result.items():
         print(f"{name:28s} p50 {r['p50_ms']:.2f} ms  p95 {r['p95_ms']:.2f} ms")
-    print(f"series: fabricd {fab_series} (fabricd_*; rdma-only {series(bodies['fabricd_rdma'], 'fabricd_')}), "
-          f"node_exporter {ne_series} (node_infiniband_*), its body {ne_all} in all; same-files tree {ne_big_all}")
-    print(f"hw_counter series: fabricd {series(bodies['fabricd'], 'fabricd_rdma_cnp_')} cnp_* ... "
-          f"node_exporter {sum(1 for ln in bodies['node_exporter'].decode().splitlines() if 'cnp' in ln)} cnp lines")
+    print(
+        f"series: fabricd {fab_series} (fabricd_*; rdma-only {series(bodies['fabricd_rdma'], 'fabricd_')}), "
+        f"node_exporter {ne_series} (node_infiniband_*), its body {ne_all} in all; same-files tree {ne_big_all}"
+    )
+    print(
+        f"hw_counter series: fabricd {series(bodies['fabricd'], 'fabricd_rdma_cnp_')} cnp_* ... "
+        f"node_exporter {sum(1 for ln in bodies['node_exporter'].decode().splitlines() if 'cnp' in ln)} cnp lines"
+    )
     value = result["fabricd"]["p50_ms"]
     anchor = result["node_exporter"]["p50_ms"]
     variants_anchor = result["node_exporter_variants"]["p50_ms"]
@@ -353,53 +380,84 @@ def main() -> None:
     chg = result["fabricd_ethtool_changing"]["p50_ms"]
     same = result["node_exporter_same_files"]["p50_ms"]
     fab_same = result["fabricd_same_phase"]["p50_ms"]
-    print(f"files read per scrape: fabricd {fab_files} ({fab_config_files} when the NIC configuration is read too), "
-          f"node_exporter {ne_files}, node_exporter on the {ne_big_files // per_device}-device tree {ne_big_files}")
-    print(f"variants against node_exporter {variants_anchor:.2f} ms in their phase: config read every scrape "
-          f"{cfg0:.2f} ms (ratio {cfg0 / variants_anchor:.2f}), ethtool texts changing every scrape {chg:.2f} ms "
-          f"(ratio {chg / variants_anchor:.2f})")
-    print(f"per file: fabricd {value / fab_files * 1000:.2f} us, node_exporter {anchor / ne_files * 1000:.2f} us, "
-          f"same-files {same / ne_big_files * 1000:.2f} us; per series: fabricd {value / fab_series * 1000:.2f} us, "
-          f"node_exporter {anchor / ne_all * 1000:.2f} us")
-    print(f"same number of files: fabricd {fab_same:.2f} ms ({fab_files} files) vs node_exporter {same:.2f} ms "
-          f"({ne_big_files} files): ratio {fab_same / same:.2f}")
+    print(
+        f"files read per scrape: fabricd {fab_files} ({fab_config_files} when the NIC configuration is read too), "
+        f"node_exporter {ne_files}, node_exporter on the {ne_big_files // per_device}-device tree {ne_big_files}"
+    )
+    print(
+        f"variants against node_exporter {variants_anchor:.2f} ms in their phase: config read every scrape "
+        f"{cfg0:.2f} ms (ratio {cfg0 / variants_anchor:.2f}), ethtool texts changing every scrape {chg:.2f} ms "
+        f"(ratio {chg / variants_anchor:.2f})"
+    )
+    print(
+        f"per file: fabricd {value / fab_files * 1000:.2f} us, node_exporter {anchor / ne_files * 1000:.2f} us, "
+        f"same-files {same / ne_big_files * 1000:.2f} us; per series: fabricd {value / fab_series * 1000:.2f} us, "
+        f"node_exporter {anchor / ne_all * 1000:.2f} us"
+    )
+    print(
+        f"same number of files: fabricd {fab_same:.2f} ms ({fab_files} files) vs node_exporter {same:.2f} ms "
+        f"({ne_big_files} files): ratio {fab_same / same:.2f}"
+    )
     print(f"in-process collect+render: kept-open files {kept_ms:.2f} ms, every file reopened {reopen_ms:.2f} ms")
-    print(f"exposition: fabricd render {expo['render_us_per_series']:.2f} us/series ({expo['render_ms']:.2f} ms), "
-          f"prometheus_client generate_latest {expo['prometheus_client_us_per_series']:.2f} us/series "
-          f"({expo['prometheus_client_ms']:.2f} ms) for {int(expo['series'])} series; "
-          f"collect {expo['collect_ms']:.2f} ms")
-    print(f"live host ethtool, Python side per interface ({int(live['names'])} names, {int(live['selected'])} picked, "
-          f"ioctl excluded): snapshot path {live['snapshot']:.1f} us, fast path {live['fast']:.1f} us")
+    print(
+        f"exposition: fabricd render {expo['render_us_per_series']:.2f} us/series ({expo['render_ms']:.2f} ms), "
+        f"prometheus_client generate_latest {expo['prometheus_client_us_per_series']:.2f} us/series "
+        f"({expo['prometheus_client_ms']:.2f} ms) for {int(expo['series'])} series; "
+        f"collect {expo['collect_ms']:.2f} ms"
+    )
+    print(
+        f"live host ethtool, Python side per interface ({int(live['names'])} names, {int(live['selected'])} picked, "
+        f"ioctl excluded): snapshot path {live['snapshot']:.1f} us, fast path {live['fast']:.1f} us"
+    )
     print(f"RSS: fabricd {fab_rss:.1f} MB, node_exporter {ne_rss:.1f} MB; load average {load[0]:.2f} {load[1]:.2f}")
     print(f"target ratio <= 1.0: {'met' if value <= anchor else 'NOT met'} ({value / anchor:.2f})")
-    print(json.dumps({
-        "bench": "scrape", "value": round(value, 3), "unit": "ms",
-        "anchor": "prometheus-node-exporter 1.5 --collector.infiniband (p50 ms)", "anchor_value": round(anchor, 3),
-        "ratio": round(value / anchor, 3),
-        "target_met": value <= anchor,
-        "fabricd_p95_ms": round(result["fabricd"]["p95_ms"], 3),
-        "node_exporter_p95_ms": round(result["node_exporter"]["p95_ms"], 3),
-        "fabricd_rdma_only_p50_ms": round(result["fabricd_rdma"]["p50_ms"], 3),
-        "fabricd_rdma_only_ratio": round(result["fabricd_rdma"]["p50_ms"] / anchor, 3),
-        "variants_anchor_p50_ms": round(variants_anchor, 3),
-        "config_every_scrape_p50_ms": round(cfg0, 3), "config_every_scrape_ratio": round(cfg0 / variants_anchor, 3),
-        "ethtool_changing_p50_ms": round(chg, 3), "ethtool_changing_ratio": round(chg / variants_anchor, 3),
-        "fabricd_series": fab_series, "fabricd_rdma_only_series": series(bodies["fabricd_rdma"], "fabricd_"),
-        "node_exporter_series": ne_series, "node_exporter_body_series": ne_all,
-        "fabricd_files": fab_files, "fabricd_files_with_config": fab_config_files, "node_exporter_files": ne_files,
-        "node_exporter_same_files_files": ne_big_files, "node_exporter_same_files_p50_ms": round(same, 3),
-        "fabricd_same_phase_p50_ms": round(fab_same, 3), "same_files_ratio": round(fab_same / same, 3),
-        "fabricd_us_per_file": round(value / fab_files * 1000, 3),
-        "node_exporter_us_per_file": round(anchor / ne_files * 1000, 3),
-        "fabricd_us_per_series": round(value / fab_series * 1000, 3),
-        "node_exporter_us_per_series": round(anchor / ne_all * 1000, 3),
-        "inprocess_kept_ms": round(kept_ms, 3), "inprocess_reopen_ms": round(reopen_ms, 3),
-        "fabricd_rss_mb": round(fab_rss, 1), "node_exporter_rss_mb": round(ne_rss, 1),
-        "render_us_per_series": round(expo["render_us_per_series"], 3),
-        "prometheus_client_us_per_series": round(expo["prometheus_client_us_per_series"], 3),
-        "live_ethtool_snapshot_us": round(live["snapshot"], 1), "live_ethtool_fast_us": round(live["fast"], 1),
-        "nics": NICS, "load_average_1m": round(load[0], 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "scrape",
+                "value": round(value, 3),
+                "unit": "ms",
+                "anchor": "prometheus-node-exporter 1.5 --collector.infiniband (p50 ms)",
+                "anchor_value": round(anchor, 3),
+                "ratio": round(value / anchor, 3),
+                "target_met": value <= anchor,
+                "fabricd_p95_ms": round(result["fabricd"]["p95_ms"], 3),
+                "node_exporter_p95_ms": round(result["node_exporter"]["p95_ms"], 3),
+                "fabricd_rdma_only_p50_ms": round(result["fabricd_rdma"]["p50_ms"], 3),
+                "fabricd_rdma_only_ratio": round(result["fabricd_rdma"]["p50_ms"] / anchor, 3),
+                "variants_anchor_p50_ms": round(variants_anchor, 3),
+                "config_every_scrape_p50_ms": round(cfg0, 3),
+                "config_every_scrape_ratio": round(cfg0 / variants_anchor, 3),
+                "ethtool_changing_p50_ms": round(chg, 3),
+                "ethtool_changing_ratio": round(chg / variants_anchor, 3),
+                "fabricd_series": fab_series,
+                "fabricd_rdma_only_series": series(bodies["fabricd_rdma"], "fabricd_"),
+                "node_exporter_series": ne_series,
+                "node_exporter_body_series": ne_all,
+                "fabricd_files": fab_files,
+                "fabricd_files_with_config": fab_config_files,
+                "node_exporter_files": ne_files,
+                "node_exporter_same_files_files": ne_big_files,
+                "node_exporter_same_files_p50_ms": round(same, 3),
+                "fabricd_same_phase_p50_ms": round(fab_same, 3),
+                "same_files_ratio": round(fab_same / same, 3),
+                "fabricd_us_per_file": round(value / fab_files * 1000, 3),
+                "node_exporter_us_per_file": round(anchor / ne_files * 1000, 3),
+                "fabricd_us_per_series": round(value / fab_series * 1000, 3),
+                "node_exporter_us_per_series": round(anchor / ne_all * 1000, 3),
+                "inprocess_kept_ms": round(kept_ms, 3),
+                "inprocess_reopen_ms": round(reopen_ms, 3),
+                "fabricd_rss_mb": round(fab_rss, 1),
+                "node_exporter_rss_mb": round(ne_rss, 1),
+                "render_us_per_series": round(expo["render_us_per_series"], 3),
+                "prometheus_client_us_per_series": round(expo["prometheus_client_us_per_series"], 3),
+                "live_ethtool_snapshot_us": round(live["snapshot"], 1),
+                "live_ethtool_fast_us": round(live["fast"], 1),
+                "nics": NICS,
+                "load_average_1m": round(load[0], 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

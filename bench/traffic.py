@@ -85,8 +85,10 @@ def perftest_once(inst: Any, tool: str, args: list[str], *, roles: tuple[str, st
             server.kill()
         raise
     if not client.ok:
-        raise BenchError(f"{tool} client failed (rc {client.rc}): {(client.stderr or client.stdout).strip()}; "
-                           f"server: {(srv.stdout + srv.stderr).strip()}")
+        raise BenchError(
+            f"{tool} client failed (rc {client.rc}): {(client.stderr or client.stdout).strip()}; "
+            f"server: {(srv.stdout + srv.stderr).strip()}"
+        )
     return str(client.stdout)
 
 
@@ -100,8 +102,10 @@ def perftest(inst: Any, tool: str, args: list[str], *, roles: tuple[str, str], p
             return perftest_once(inst, tool, args, roles=roles, peer=peer, port=port + 10 * attempt)
         except BenchError as exc:
             errors.append(str(exc))
-            say(f"  attempt {attempt + 1}/{ATTEMPTS} of {tool} failed: {exc}"
-                + ("; retrying" if attempt + 1 < ATTEMPTS else ""))
+            say(
+                f"  attempt {attempt + 1}/{ATTEMPTS} of {tool} failed: {exc}"
+                + ("; retrying" if attempt + 1 < ATTEMPTS else "")
+            )
     raise BenchError(f"{tool} failed {ATTEMPTS} times; last: {errors[-1]}")
 
 
@@ -137,8 +141,10 @@ def fabricd_run(inst: Any, server_role: str, client_role: str, spec: TrafficSpec
             if run.ok and run.client is not None:
                 return run.client.results
             last = str(run.error)
-        say(f"  attempt {attempt + 1}/{ATTEMPTS} of fabricd traffic failed: {last}"
-            + ("; retrying" if attempt + 1 < ATTEMPTS else ""))
+        say(
+            f"  attempt {attempt + 1}/{ATTEMPTS} of fabricd traffic failed: {last}"
+            + ("; retrying" if attempt + 1 < ATTEMPTS else "")
+        )
     raise BenchError(f"fabricd traffic failed {ATTEMPTS} times; last: {last}")
 
 
@@ -147,8 +153,19 @@ def main() -> int:
         return run()
     except BenchError as exc:
         say(f"traffic bench: NOT measured: {exc}")
-        print(json.dumps({"bench": "traffic", "value": None, "unit": "Gb/s", "anchor": "ib_write_bw",
-                          "anchor_value": None, "ratio": None, "error": str(exc)}))
+        print(
+            json.dumps(
+                {
+                    "bench": "traffic",
+                    "value": None,
+                    "unit": "Gb/s",
+                    "anchor": "ib_write_bw",
+                    "anchor_value": None,
+                    "ratio": None,
+                    "error": str(exc),
+                }
+            )
+        )
         return 1
 
 
@@ -157,46 +174,99 @@ def run() -> int:
     existing = vm_instance.load(NAME)
     started_here = existing is None or existing.stopped or not all(existing.alive().values())
     t0 = time.monotonic()
-    inst = vm_instance.up(load_inventory(REPO / "inventory" / "examples" / "softroce.yml"), recipe=recipe, name=NAME,
-                          progress=lambda m: say(f"  lab: {m}"))
+    inst = vm_instance.up(
+        load_inventory(REPO / "inventory" / "examples" / "softroce.yml"),
+        recipe=recipe,
+        name=NAME,
+        progress=lambda m: say(f"  lab: {m}"),
+    )
     say(f"lab ready in {time.monotonic() - t0:.1f}s ({inst.accel.upper()}: {inst.accel_reason}); wire {inst.wire}")
     a, b = inst.endpoints
     details: dict[str, Any] = {"accel": inst.accel, "wire": inst.wire}
     try:
         # 1. bandwidth, 2 VMs
-        spec = TrafficSpec(ops=[Op.WRITE], sizes=[65536], qps=1, depth=64, post_list=16, signal_every=16,
-                           duration_s=5, verify=True, ack_timeout=LAB_ACK_TIMEOUT)
+        spec = TrafficSpec(
+            ops=[Op.WRITE],
+            sizes=[65536],
+            qps=1,
+            depth=64,
+            post_list=16,
+            signal_every=16,
+            duration_s=5,
+            verify=True,
+            ack_timeout=LAB_ACK_TIMEOUT,
+        )
         (fw,) = fabricd_run(inst, "b", "a", spec)
-        out = perftest(inst, "ib_write_bw", ["-s", "65536", "-q", "1", "-t", "64", "-D", "5", "--report_gbits"],
-                       roles=("b", "a"), peer=b.address, port=PERF_PORT)
+        out = perftest(
+            inst,
+            "ib_write_bw",
+            ["-s", "65536", "-q", "1", "-t", "64", "-D", "5", "--report_gbits"],
+            roles=("b", "a"),
+            peer=b.address,
+            port=PERF_PORT,
+        )
         pw, _ = parse_bw(out, 65536)
-        say(f"WRITE 64 KiB, 2 VMs: fabricd {fw.gbit_s:.3f} Gb/s ({fw.msg_rate:.0f} msg/s, payload verified: "
-            f"{fw.verify.ok if fw.verify else '-'}), ib_write_bw {pw:.3f} Gb/s, ratio {fw.gbit_s / pw:.2f}")
+        say(
+            f"WRITE 64 KiB, 2 VMs: fabricd {fw.gbit_s:.3f} Gb/s ({fw.msg_rate:.0f} msg/s, payload verified: "
+            f"{fw.verify.ok if fw.verify else '-'}), ib_write_bw {pw:.3f} Gb/s, ratio {fw.gbit_s / pw:.2f}"
+        )
         details.update(fabricd_write_gbit_s=fw.gbit_s, ib_write_bw_gbit_s=pw)
 
         # 2. latency, 2 VMs
-        lspec = TrafficSpec(ops=[Op.SEND], mode=Mode.LAT, sizes=[2], depth=1, post_list=1, signal_every=1,
-                            iterations=1000, duration_s=None, ack_timeout=LAB_ACK_TIMEOUT)
+        lspec = TrafficSpec(
+            ops=[Op.SEND],
+            mode=Mode.LAT,
+            sizes=[2],
+            depth=1,
+            post_list=1,
+            signal_every=1,
+            iterations=1000,
+            duration_s=None,
+            ack_timeout=LAB_ACK_TIMEOUT,
+        )
         (fl,) = fabricd_run(inst, "b", "a", lspec)
-        lat = parse_lat(perftest(inst, "ib_send_lat", ["-s", "2", "-n", "1000"], roles=("b", "a"), peer=b.address,
-                                 port=PERF_PORT + 1))
+        lat = parse_lat(
+            perftest(
+                inst, "ib_send_lat", ["-s", "2", "-n", "1000"], roles=("b", "a"), peer=b.address, port=PERF_PORT + 1
+            )
+        )
         assert fl.latency is not None
-        say(f"SEND 2 B ping-pong one-way, 2 VMs: fabricd p50 {fl.latency.p50_us:.0f} us avg {fl.latency.avg_us:.0f} "
+        say(
+            f"SEND 2 B ping-pong one-way, 2 VMs: fabricd p50 {fl.latency.p50_us:.0f} us avg {fl.latency.avg_us:.0f} "
             f"p99 {fl.latency.p99_us:.0f}; ib_send_lat typical {lat['typical']:.0f} avg {lat['avg']:.0f} "
-            f"p99 {lat['p99']:.0f}; ratio (p50/typical) {fl.latency.p50_us / lat['typical']:.2f}")
-        details.update(fabricd_lat_p50_us=fl.latency.p50_us, fabricd_lat_avg_us=fl.latency.avg_us,
-                       ib_send_lat_typical_us=lat["typical"], ib_send_lat_avg_us=lat["avg"])
+            f"p99 {lat['p99']:.0f}; ratio (p50/typical) {fl.latency.p50_us / lat['typical']:.2f}"
+        )
+        details.update(
+            fabricd_lat_p50_us=fl.latency.p50_us,
+            fabricd_lat_avg_us=fl.latency.avg_us,
+            ib_send_lat_typical_us=lat["typical"],
+            ib_send_lat_avg_us=lat["avg"],
+        )
 
         # 3. message rate of the Python path, loopback in VM a (server and client on the same rxe0)
         rates = {}
         for lst, sig in ((1, 1), (16, 1), (1, 16), (16, 16)):
-            mspec = TrafficSpec(ops=[Op.WRITE], sizes=[64], qps=1, depth=64, post_list=lst, signal_every=sig,
-                                duration_s=3, ack_timeout=LAB_ACK_TIMEOUT)
+            mspec = TrafficSpec(
+                ops=[Op.WRITE],
+                sizes=[64],
+                qps=1,
+                depth=64,
+                post_list=lst,
+                signal_every=sig,
+                duration_s=3,
+                ack_timeout=LAB_ACK_TIMEOUT,
+            )
             (mr,) = fabricd_run(inst, "a", "a", mspec)
             rates[f"list{lst}_sig{sig}"] = mr.msg_rate
             say(f"WRITE 64 B loopback, post_list {lst:2d}, signal every {sig:2d}: {mr.msg_rate:8.0f} msg/s")
-        out = perftest(inst, "ib_write_bw", ["-s", "64", "-q", "1", "-t", "64", "-D", "3", "--report_gbits"],
-                       roles=("a", "a"), peer=a.address, port=PERF_PORT + 2)
+        out = perftest(
+            inst,
+            "ib_write_bw",
+            ["-s", "64", "-q", "1", "-t", "64", "-D", "3", "--report_gbits"],
+            roles=("a", "a"),
+            peer=a.address,
+            port=PERF_PORT + 2,
+        )
         _, mpps = parse_bw(out, 64)
         say(f"ib_write_bw 64 B loopback: {mpps * 1e6:8.0f} msg/s")
         details.update(msg_rate=rates, ib_write_bw_64b_msg_rate=mpps * 1e6)
@@ -204,9 +274,18 @@ def run() -> int:
         if started_here:
             vm_instance.down(NAME)
     say("details: " + json.dumps(details))
-    print(json.dumps({"bench": "traffic", "value": details["fabricd_write_gbit_s"], "unit": "Gb/s",
-                      "anchor": "ib_write_bw", "anchor_value": details["ib_write_bw_gbit_s"],
-                      "ratio": round(details["fabricd_write_gbit_s"] / details["ib_write_bw_gbit_s"], 3)}))
+    print(
+        json.dumps(
+            {
+                "bench": "traffic",
+                "value": details["fabricd_write_gbit_s"],
+                "unit": "Gb/s",
+                "anchor": "ib_write_bw",
+                "anchor_value": details["ib_write_bw_gbit_s"],
+                "ratio": round(details["fabricd_write_gbit_s"] / details["ib_write_bw_gbit_s"], 3),
+            }
+        )
+    )
     return 0
 
 

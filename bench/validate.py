@@ -70,17 +70,29 @@ def generate_clos(
     links: list[dict[str, str]] = []
     port = 10000
     for s in range(superspines):
-        switches.append({
-            "name": f"ss{s}", "platform": "sonic", "role": "superspine", "mgmt": {"host": "10.255.0.1", "port": port},
-            "ports": [{"name": f"Ethernet{i}", "role": "spine_superspine"} for i in range(pods)],
-        })
+        switches.append(
+            {
+                "name": f"ss{s}",
+                "platform": "sonic",
+                "role": "superspine",
+                "mgmt": {"host": "10.255.0.1", "port": port},
+                "ports": [{"name": f"Ethernet{i}", "role": "spine_superspine"} for i in range(pods)],
+            }
+        )
         port += 1
     for p in range(pods):
         for s in range(spines):
             ports = [{"name": f"Ethernet{i}", "role": "leaf_spine"} for i in range(leaves)]
             ports += [{"name": f"Ethernet{leaves + j}", "role": "spine_superspine"} for j in range(plane)]
-            switches.append({"name": f"p{p}s{s}", "platform": "sonic", "role": "spine",
-                             "mgmt": {"host": "10.255.0.1", "port": port}, "ports": ports})
+            switches.append(
+                {
+                    "name": f"p{p}s{s}",
+                    "platform": "sonic",
+                    "role": "spine",
+                    "mgmt": {"host": "10.255.0.1", "port": port},
+                    "ports": ports,
+                }
+            )
             port += 1
             for j in range(plane):
                 links.append({"a": f"p{p}s{s}:Ethernet{leaves + j}", "b": f"ss{s * plane + j}:Ethernet{p}"})
@@ -88,23 +100,37 @@ def generate_clos(
             name = f"p{p}l{leaf}"
             ports = [{"name": f"Ethernet{i}"} for i in range(hosts_per_leaf)]
             ports += [{"name": f"Ethernet{hosts_per_leaf + s}", "role": "leaf_spine"} for s in range(spines)]
-            switches.append({"name": name, "platform": "sonic", "mgmt": {"host": "10.255.0.1", "port": port},
-                             "ports": ports})
+            switches.append(
+                {"name": name, "platform": "sonic", "mgmt": {"host": "10.255.0.1", "port": port}, "ports": ports}
+            )
             port += 1
             for s in range(spines):
                 links.append({"a": f"{name}:Ethernet{hosts_per_leaf + s}", "b": f"p{p}s{s}:Ethernet{leaf}"})
             for h in range(hosts_per_leaf):
                 n = (p * leaves + leaf) * hosts_per_leaf + h
                 a = n + 1  # 10.0.0.1 onwards: never the network address of 10.0.0.0/8
-                hosts.append({"name": f"h{n}", "nics": [{
-                    "netdev": "ens1f0np0", "rdma_device": "mlx5_0",
-                    "ip": f"10.{a >> 16 & 255}.{a >> 8 & 255}.{a & 255}/8", "peer": f"{name}:Ethernet{h}",
-                }]})
+                hosts.append(
+                    {
+                        "name": f"h{n}",
+                        "nics": [
+                            {
+                                "netdev": "ens1f0np0",
+                                "rdma_device": "mlx5_0",
+                                "ip": f"10.{a >> 16 & 255}.{a >> 8 & 255}.{a & 255}/8",
+                                "peer": f"{name}:Ethernet{h}",
+                            }
+                        ],
+                    }
+                )
     root.mkdir(parents=True, exist_ok=True)
     fabric = {
-        "name": "clos", "policy": POLICY,
-        "defaults": {"port": {"speed": "400G", "mtu": 9216}, "nic": {"mtu": 9000, "speed": "400G", "vlan": 100},
-                     "switch": {"buffer": {"headroom_pool_bytes": 33554432, "max_queue_bytes": 16777216}}},
+        "name": "clos",
+        "policy": POLICY,
+        "defaults": {
+            "port": {"speed": "400G", "mtu": 9216},
+            "nic": {"mtu": 9000, "speed": "400G", "vlan": 100},
+            "switch": {"buffer": {"headroom_pool_bytes": 33554432, "max_queue_bytes": 16777216}},
+        },
     }
     dump = {"Dumper": getattr(yaml, "CSafeDumper", yaml.SafeDumper), "sort_keys": False, "width": 200}
     (root / "fabric.yml").write_text(yaml.dump(fabric, **dump))
@@ -166,27 +192,49 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="fabricd-bench-")) if args.keep is None else args.keep
     try:
-        devices = generate_clos(tmp, pods=args.pods, leaves=args.leaves, spines=args.spines,
-                                superspines=args.superspines, hosts_per_leaf=args.hosts_per_leaf)
+        devices = generate_clos(
+            tmp,
+            pods=args.pods,
+            leaves=args.leaves,
+            spines=args.spines,
+            superspines=args.superspines,
+            hosts_per_leaf=args.hosts_per_leaf,
+        )
         size = sum(f.stat().st_size for f in tmp.glob("*.yml"))
-        print(f"fabric: {devices} devices ({devices - args.pods * args.leaves * args.hosts_per_leaf} switches), "
-              f"{size / 1e6:.1f} MB of YAML in {tmp}", file=sys.stderr)
+        print(
+            f"fabric: {devices} devices ({devices - args.pods * args.leaves * args.hosts_per_leaf} switches), "
+            f"{size / 1e6:.1f} MB of YAML in {tmp}",
+            file=sys.stderr,
+        )
         anchor_s, fabricd_s = _best_interleaved(args.repeat, tmp)
     finally:
         if args.keep is None:
             shutil.rmtree(tmp, ignore_errors=True)
     value = devices / fabricd_s
     anchor_value = devices / anchor_s
-    print(f"anchor (yaml.load CSafeLoader + Fabric.model_validate): {anchor_s:.3f} s, {anchor_value:.0f} devices/s",
-          file=sys.stderr)
-    print(f"fabricd load_inventory + run_checks (incl. deadlock): {fabricd_s:.3f} s, {value:.0f} devices/s",
-          file=sys.stderr)
-    print(json.dumps({
-        "bench": "validate", "value": round(value), "unit": "devices/s",
-        "anchor": "yaml.load(CSafeLoader) + Fabric.model_validate of the same files, no checks (target 5000 devices/s)",
-        "anchor_value": round(anchor_value), "ratio": round(value / anchor_value, 3),
-        "devices": devices, "seconds": round(fabricd_s, 3), "target_devices_per_s": 5000,
-    }))
+    print(
+        f"anchor (yaml.load CSafeLoader + Fabric.model_validate): {anchor_s:.3f} s, {anchor_value:.0f} devices/s",
+        file=sys.stderr,
+    )
+    print(
+        f"fabricd load_inventory + run_checks (incl. deadlock): {fabricd_s:.3f} s, {value:.0f} devices/s",
+        file=sys.stderr,
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "validate",
+                "value": round(value),
+                "unit": "devices/s",
+                "anchor": "yaml.load(CSafeLoader) + Fabric.model_validate of the same files, no checks (target 5000 devices/s)",
+                "anchor_value": round(anchor_value),
+                "ratio": round(value / anchor_value, 3),
+                "devices": devices,
+                "seconds": round(fabricd_s, 3),
+                "target_devices_per_s": 5000,
+            }
+        )
+    )
     return 0
 
 

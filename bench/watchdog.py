@@ -122,8 +122,10 @@ def wait_live(gen: StormGen, events: list[dict[str, Any]], limit_s: float = 30.0
     probe = gen.pause(f"eth{PORTS - 1}", direction="rx", start=time.time() + 0.1, duration_s=0.6)
     end = time.time() + limit_s
     while time.time() < end:
-        if any(e["event"] == "storm_detected" and e["interface"] == probe.interface and e["ts"] >= probe.start
-               for e in list(events)):
+        if any(
+            e["event"] == "storm_detected" and e["interface"] == probe.interface and e["ts"] >= probe.start
+            for e in list(events)
+        ):
             break
         time.sleep(0.1)
     else:
@@ -143,20 +145,29 @@ def start_reader(proc: subprocess.Popen[str], events: list[dict[str, Any]]) -> t
     return reader
 
 
-def detection(events: list[dict[str, Any]], storms: list[Episode], who: str = "fabricd",
-              bound_ms: float | None = None) -> tuple[list[tuple[Episode, float]], int]:
+def detection(
+    events: list[dict[str, Any]], storms: list[Episode], who: str = "fabricd", bound_ms: float | None = None
+) -> tuple[list[tuple[Episode, float]], int]:
     """The storms detected, each with its latency (ms) to the first ``storm_detected`` event of its port and
     direction, and the misses (each, and each detection later than ``bound_ms``, is named on stderr)."""
     found: list[tuple[Episode, float]] = []
     missed = 0
     for ep in storms:
-        hits = [e for e in events if e["event"] == "storm_detected" and e["interface"] == ep.interface
-                and e["direction"] == ep.direction and ep.start <= e["ts"] <= ep.start + 2.0]
+        hits = [
+            e
+            for e in events
+            if e["event"] == "storm_detected"
+            and e["interface"] == ep.interface
+            and e["direction"] == ep.direction
+            and ep.start <= e["ts"] <= ep.start + 2.0
+        ]
         if hits:
             found.append((ep, (hits[0]["ts"] - ep.start) * 1000.0))
             if bound_ms is not None and found[-1][1] > bound_ms:
-                print(f"{who}: late: {ep.interface} {ep.direction} at {ep.start:.3f}: {found[-1][1]:.1f} ms",
-                      file=sys.stderr)
+                print(
+                    f"{who}: late: {ep.interface} {ep.direction} at {ep.start:.3f}: {found[-1][1]:.1f} ms",
+                    file=sys.stderr,
+                )
         else:
             missed += 1
             print(f"{who}: missed: {ep.interface} {ep.direction} at {ep.start:.3f}", file=sys.stderr)
@@ -178,8 +189,7 @@ def percentile(values: list[float], q: float) -> float:
 def stats(values: list[float]) -> dict[str, float]:
     if not values:
         return {"min": float("nan"), "p50": float("nan"), "p99": float("nan"), "max": float("nan")}
-    return {"min": min(values), "p50": statistics.median(values), "p99": percentile(values, 0.99),
-            "max": max(values)}
+    return {"min": min(values), "p50": statistics.median(values), "p99": percentile(values, 0.99), "max": max(values)}
 
 
 def run_variant(v: Variant) -> dict[str, Any]:
@@ -197,20 +207,51 @@ def run_variant(v: Variant) -> dict[str, Any]:
         size = (root / "ethtool" / "eth0.stats").stat().st_size
         # RDMA port counter files once a second: the watchdog reads the ethtool text on every poll, and its drop
         # counters (hw_counters/out_of_buffer) once a second
-        gen = StormGen(host, tick_s=v.tick_s, traffic_pps=v.pps, realtime=True, grid=v.grid, rdma_every_s=1.0,
-                       record=True).start()
+        gen = StormGen(
+            host, tick_s=v.tick_s, traffic_pps=v.pps, realtime=True, grid=v.grid, rdma_every_s=1.0, record=True
+        ).start()
         with contextlib.suppress(OSError):  # the watcher runs at nice -10, as the systemd unit runs it
             os.setpriority(os.PRIO_PROCESS, 0, -10)
         duration = 3.0 + STORMS * STORM_EVERY_S + STORM_S + 1.5 + v.fp_seconds + 2.0
         proc = subprocess.Popen(
-            [FABRICD, "watch", "--root", str(root), "--poll-ms", str(POLL_MS), "--detection-ms", str(DETECTION_MS),
-             "--restoration-ms", str(RESTORATION_MS), "--output", "json", "--duration", f"{duration:.1f}"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                FABRICD,
+                "watch",
+                "--root",
+                str(root),
+                "--poll-ms",
+                str(POLL_MS),
+                "--detection-ms",
+                str(DETECTION_MS),
+                "--restoration-ms",
+                str(RESTORATION_MS),
+                "--output",
+                "json",
+                "--duration",
+                f"{duration:.1f}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         sonic = subprocess.Popen(
-            [sys.executable, SONIC_POLLER, "--root", str(root), "--poll-ms", str(SONIC_POLL_MS), "--detection-ms",
-             str(DETECTION_MS), "--restoration-ms", str(RESTORATION_MS), "--duration", f"{duration:.1f}"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                SONIC_POLLER,
+                "--root",
+                str(root),
+                "--poll-ms",
+                str(SONIC_POLL_MS),
+                "--detection-ms",
+                str(DETECTION_MS),
+                "--restoration-ms",
+                str(RESTORATION_MS),
+                "--duration",
+                f"{duration:.1f}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         events: list[dict[str, Any]] = []
         sonic_events: list[dict[str, Any]] = []
@@ -227,8 +268,9 @@ def run_variant(v: Variant) -> dict[str, Any]:
         storms: list[Episode] = []
         for i in range(STORMS):
             direction = "rx" if i % 2 == 0 else "tx"
-            storms.append(gen.pause(f"eth{i % PORTS}", direction=direction, start=first + i * STORM_EVERY_S,
-                                    duration_s=STORM_S))
+            storms.append(
+                gen.pause(f"eth{i % PORTS}", direction=direction, start=first + i * STORM_EVERY_S, duration_s=STORM_S)
+            )
         storm_end = first + (STORMS - 1) * STORM_EVERY_S + STORM_S + RESTORATION_MS / 1000 + 1.0
         time.sleep(max(0.0, storm_end - time.time()))
         cpu1, wall1 = cpu_seconds(proc.pid), time.time()
@@ -281,16 +323,30 @@ def run_variant(v: Variant) -> dict[str, Any]:
     s_lat = [lat for _, lat in s_found]
     s_fp = [e for e in sonic_events if e["event"] == "storm_detected" and fp_start <= e["ts"] <= fp_end + 1.0]
     return {
-        "variant": v.name, "tick_ms": v.tick_s * 1000.0, "grid": v.grid, "traffic_pps": v.pps,
-        "bound_ms": v.bound_ms, "size": size, "latency": stats(latencies), "missed": missed,
-        "writer_lag": stats(lags), "after_write": stats(net), "false_positives": len(false_pos),
-        "bursts": bursts, "bursty_seconds": v.fp_seconds,
-        "cpu_storms": (cpu1 - cpu0) / (wall1 - wall0) * 100.0, "cpu_bursty": (cpu2 - cpu1) / (wall2 - wall1) * 100.0,
+        "variant": v.name,
+        "tick_ms": v.tick_s * 1000.0,
+        "grid": v.grid,
+        "traffic_pps": v.pps,
+        "bound_ms": v.bound_ms,
+        "size": size,
+        "latency": stats(latencies),
+        "missed": missed,
+        "writer_lag": stats(lags),
+        "after_write": stats(net),
+        "false_positives": len(false_pos),
+        "bursts": bursts,
+        "bursty_seconds": v.fp_seconds,
+        "cpu_storms": (cpu1 - cpu0) / (wall1 - wall0) * 100.0,
+        "cpu_bursty": (cpu2 - cpu1) / (wall2 - wall1) * 100.0,
         "cpu": (cpu2 - cpu0) / (wall2 - wall0) * 100.0,
         "summary": stderr.strip().splitlines()[-1] if stderr.strip() else "",
-        "anchor": stats(s_lat), "anchor_missed": s_missed, "anchor_fp": len(s_fp),
-        "anchor_summary": sonic_stderr.strip(), "writer_max_gap_ms": gen.max_gap_s * 1000.0,
-        "load_before": load_before, "load_after": load_after,
+        "anchor": stats(s_lat),
+        "anchor_missed": s_missed,
+        "anchor_fp": len(s_fp),
+        "anchor_summary": sonic_stderr.strip(),
+        "writer_max_gap_ms": gen.max_gap_s * 1000.0,
+        "load_before": load_before,
+        "load_after": load_after,
     }
 
 
@@ -299,28 +355,43 @@ def ms(d: dict[str, float]) -> str:
 
 
 def report(r: dict[str, Any]) -> None:
-    grid = f"counters refreshed every {r['tick_ms']:.0f} ms on a fixed grid" if r["grid"] else (
-        f"writer tick {r['tick_ms']:.0f} ms")
-    print(f"[{r['variant']}] 64 ports, ethtool -S {r['size']} bytes each, {grid}, traffic {r['traffic_pps']:.0f} "
-          f"packets/s per port and direction; load average before: {r['load_before']}; after: {r['load_after']}")
+    grid = (
+        f"counters refreshed every {r['tick_ms']:.0f} ms on a fixed grid"
+        if r["grid"]
+        else (f"writer tick {r['tick_ms']:.0f} ms")
+    )
+    print(
+        f"[{r['variant']}] 64 ports, ethtool -S {r['size']} bytes each, {grid}, traffic {r['traffic_pps']:.0f} "
+        f"packets/s per port and direction; load average before: {r['load_before']}; after: {r['load_after']}"
+    )
     p99 = r["latency"]["p99"]
-    print(f"[{r['variant']}] storms: {STORMS - r['missed']}/{STORMS} detected ({r['missed']} missed); detection "
-          f"latency ms: {ms(r['latency'])} (contract <= {r['bound_ms']:.0f}: "
-          f"{'met' if r['latency']['max'] <= r['bound_ms'] else 'NOT met'} by the max)")
-    print(f"[{r['variant']}] writer lag per storm (the write that made detection of it possible, minus start + "
-          f"detection) ms: {ms(r['writer_lag'])}; latency from that write + detection ms: {ms(r['after_write'])}; "
-          f"writer max gap {r['writer_max_gap_ms']:.1f} ms")
-    print(f"[{r['variant']}] SONiC-pfcwd-style poller (poll {SONIC_POLL_MS} ms, same tree): "
-          f"{STORMS - r['anchor_missed']}/{STORMS} detected; ms: {ms(r['anchor'])}; false positives "
-          f"{r['anchor_fp']}; {r['anchor_summary']}")
-    print(f"[{r['variant']}] bursty phase: {r['bursty_seconds']:.0f} s, {r['bursts']} bursts of 10-180 ms, gaps "
-          f"60-400 ms; false positives: {r['false_positives']}; watcher CPU (share of one core): storms "
-          f"{r['cpu_storms']:.2f} %, bursty {r['cpu_bursty']:.2f} %, overall {r['cpu']:.2f} %; {r['summary']}")
+    print(
+        f"[{r['variant']}] storms: {STORMS - r['missed']}/{STORMS} detected ({r['missed']} missed); detection "
+        f"latency ms: {ms(r['latency'])} (contract <= {r['bound_ms']:.0f}: "
+        f"{'met' if r['latency']['max'] <= r['bound_ms'] else 'NOT met'} by the max)"
+    )
+    print(
+        f"[{r['variant']}] writer lag per storm (the write that made detection of it possible, minus start + "
+        f"detection) ms: {ms(r['writer_lag'])}; latency from that write + detection ms: {ms(r['after_write'])}; "
+        f"writer max gap {r['writer_max_gap_ms']:.1f} ms"
+    )
+    print(
+        f"[{r['variant']}] SONiC-pfcwd-style poller (poll {SONIC_POLL_MS} ms, same tree): "
+        f"{STORMS - r['anchor_missed']}/{STORMS} detected; ms: {ms(r['anchor'])}; false positives "
+        f"{r['anchor_fp']}; {r['anchor_summary']}"
+    )
+    print(
+        f"[{r['variant']}] bursty phase: {r['bursty_seconds']:.0f} s, {r['bursts']} bursts of 10-180 ms, gaps "
+        f"60-400 ms; false positives: {r['false_positives']}; watcher CPU (share of one core): storms "
+        f"{r['cpu_storms']:.2f} %, bursty {r['cpu_bursty']:.2f} %, overall {r['cpu']:.2f} %; {r['summary']}"
+    )
     if r["variant"] == "traffic":
-        print(f"[{r['variant']}] targets: p99 <= 250 ms ({'met' if p99 <= 250 else 'NOT met'}), 0 missed "
-              f"({'met' if not r['missed'] else 'NOT met'}), 0 false positives "
-              f"({'met' if not r['false_positives'] else 'NOT met'}), CPU <= 2 % "
-              f"({'met' if r['cpu'] <= 2.0 else 'NOT met'})")
+        print(
+            f"[{r['variant']}] targets: p99 <= 250 ms ({'met' if p99 <= 250 else 'NOT met'}), 0 missed "
+            f"({'met' if not r['missed'] else 'NOT met'}), 0 false positives "
+            f"({'met' if not r['false_positives'] else 'NOT met'}), CPU <= 2 % "
+            f"({'met' if r['cpu'] <= 2.0 else 'NOT met'})"
+        )
 
 
 def main() -> None:
@@ -334,28 +405,53 @@ def main() -> None:
     head = results[0]
     p99 = head["latency"]["p99"]
     anchor = head["anchor"]["p99"]
-    print(json.dumps({
-        "bench": "watchdog", "value": round(p99, 1), "unit": "ms",
-        "anchor": f"SONiC-pfcwd-style poller, p99 (poll {SONIC_POLL_MS} ms, detection {DETECTION_MS} ms, same tree, "
-                  f"same run, {head['variant']})",
-        "anchor_value": round(anchor, 1), "ratio": round(p99 / anchor, 3),
-        "variant": head["variant"], "traffic_pps": head["traffic_pps"],
-        "p50_ms": round(head["latency"]["p50"], 1), "max_ms": round(head["latency"]["max"], 1),
-        "storms": STORMS, "missed": head["missed"], "ports": PORTS, "cpu_percent": round(head["cpu"], 2),
-        "false_positives": head["false_positives"], "bursty_seconds": head["bursty_seconds"],
-        "writer_lag_p99_ms": round(head["writer_lag"]["p99"], 1),
-        "after_write_p99_ms": round(head["after_write"]["p99"], 1),
-        "load_before": head["load_before"], "load_after": results[-1]["load_after"],
-        "variants": [{
-            "variant": r["variant"], "p50_ms": round(r["latency"]["p50"], 1), "p99_ms": round(r["latency"]["p99"], 1),
-            "max_ms": round(r["latency"]["max"], 1), "bound_ms": r["bound_ms"], "missed": r["missed"],
-            "false_positives": r["false_positives"], "writer_lag_p99_ms": round(r["writer_lag"]["p99"], 1),
-            "after_write_p99_ms": round(r["after_write"]["p99"], 1), "cpu_percent": round(r["cpu"], 2),
-            "anchor_p99_ms": round(r["anchor"]["p99"], 1), "anchor_missed": r["anchor_missed"],
-            "anchor_false_positives": r["anchor_fp"], "load_before": r["load_before"],
-            "load_after": r["load_after"],
-        } for r in results],
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "watchdog",
+                "value": round(p99, 1),
+                "unit": "ms",
+                "anchor": f"SONiC-pfcwd-style poller, p99 (poll {SONIC_POLL_MS} ms, detection {DETECTION_MS} ms, same tree, "
+                f"same run, {head['variant']})",
+                "anchor_value": round(anchor, 1),
+                "ratio": round(p99 / anchor, 3),
+                "variant": head["variant"],
+                "traffic_pps": head["traffic_pps"],
+                "p50_ms": round(head["latency"]["p50"], 1),
+                "max_ms": round(head["latency"]["max"], 1),
+                "storms": STORMS,
+                "missed": head["missed"],
+                "ports": PORTS,
+                "cpu_percent": round(head["cpu"], 2),
+                "false_positives": head["false_positives"],
+                "bursty_seconds": head["bursty_seconds"],
+                "writer_lag_p99_ms": round(head["writer_lag"]["p99"], 1),
+                "after_write_p99_ms": round(head["after_write"]["p99"], 1),
+                "load_before": head["load_before"],
+                "load_after": results[-1]["load_after"],
+                "variants": [
+                    {
+                        "variant": r["variant"],
+                        "p50_ms": round(r["latency"]["p50"], 1),
+                        "p99_ms": round(r["latency"]["p99"], 1),
+                        "max_ms": round(r["latency"]["max"], 1),
+                        "bound_ms": r["bound_ms"],
+                        "missed": r["missed"],
+                        "false_positives": r["false_positives"],
+                        "writer_lag_p99_ms": round(r["writer_lag"]["p99"], 1),
+                        "after_write_p99_ms": round(r["after_write"]["p99"], 1),
+                        "cpu_percent": round(r["cpu"], 2),
+                        "anchor_p99_ms": round(r["anchor"]["p99"], 1),
+                        "anchor_missed": r["anchor_missed"],
+                        "anchor_false_positives": r["anchor_fp"],
+                        "load_before": r["load_before"],
+                        "load_after": r["load_after"],
+                    }
+                    for r in results
+                ],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -61,8 +61,16 @@ class Problem:
 
 _INDEX = re.compile(r"\[[^\]]*\]")
 _OWNER = re.compile(r"(\w+)\[([^\]]*)\]")
-_KINDS = {"nics": "NIC", "ports": "port", "hosts": "host", "switches": "switch", "links": "link",
-          "members": "member", "vlans": "VLAN", "groups": "group"}
+_KINDS = {
+    "nics": "NIC",
+    "ports": "port",
+    "hosts": "host",
+    "switches": "switch",
+    "links": "link",
+    "members": "member",
+    "vlans": "VLAN",
+    "groups": "group",
+}
 _PLURAL = {"switch": "switches"}
 GROUP_NAMES_SHOWN = 3
 """How many names of the objects that share a problem a grouped message lists before `and N more`."""
@@ -112,8 +120,16 @@ class ProblemGroup:
             shown += f" and {self.count - GROUP_NAMES_SHOWN} more"
         loc = self.first.location
         verb = "inherit this" if loc is not None and loc.line else "have this problem"
-        one = Problem(self.first.message, path=self.pattern, location=loc, expected=self.first.expected,
-                      got=self.first.got, hint=self.first.hint, code=self.first.code, severity=self.first.severity)
+        one = Problem(
+            self.first.message,
+            path=self.pattern,
+            location=loc,
+            expected=self.first.expected,
+            got=self.first.got,
+            hint=self.first.hint,
+            code=self.first.code,
+            severity=self.first.severity,
+        )
         return f"{one.render()} ({self.count} {self.kind} {verb}: {_printable(shown)})"
 
 
@@ -122,8 +138,15 @@ def group_problems(problems: Iterable[Problem]) -> list[ProblemGroup]:
     groups: dict[tuple[object, ...], list[Problem]] = {}
     for p in problems:
         loc = p.location
-        key = (str(loc.file) if loc else None, loc.line if loc else None, p.code, p.severity, p.expected, p.got,
-               _INDEX.sub("[*]", p.path) if p.path else id(p))
+        key = (
+            str(loc.file) if loc else None,
+            loc.line if loc else None,
+            p.code,
+            p.severity,
+            p.expected,
+            p.got,
+            _INDEX.sub("[*]", p.path) if p.path else id(p),
+        )
         groups.setdefault(key, []).append(p)
     return [ProblemGroup(tuple(g)) for g in groups.values()]
 
@@ -160,8 +183,9 @@ class FabricdError(Exception):
 
     exit_code = 2
 
-    def __init__(self, message: str, *, hint: str | None = None, fixes: tuple[Fix, ...] = (),
-                 option: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, hint: str | None = None, fixes: tuple[Fix, ...] = (), option: str | None = None
+    ) -> None:
         super().__init__(f"{option} {message}" if option else message)
         self.message = message
         self.hint = hint
@@ -210,8 +234,9 @@ class DriverError(FabricdError):
 
     exit_code = 3
 
-    def __init__(self, target: str, op: str, message: str, *, hint: str | None = None,
-                 fixes: tuple[Fix, ...] = ()) -> None:
+    def __init__(
+        self, target: str, op: str, message: str, *, hint: str | None = None, fixes: tuple[Fix, ...] = ()
+    ) -> None:
         super().__init__(f"{target}: {op}: {message}", hint=hint, fixes=fixes)
         self.target = target
         self.op = op
@@ -222,9 +247,7 @@ class HostBackendError(FabricdError):
 
     exit_code = 3
 
-    def __init__(
-        self, op: str, path: str, message: str, *, errno: int | None = None, hint: str | None = None
-    ) -> None:
+    def __init__(self, op: str, path: str, message: str, *, errno: int | None = None, hint: str | None = None) -> None:
         super().__init__(f"{op} {path}: {message}", hint=hint)
         self.op = op
         self.path = path

@@ -117,8 +117,9 @@ class _Watch:
         self._thread.join()
 
 
-def _connect(url: urllib.parse.SplitResult, deadline: float, context: ssl.SSLContext | None,
-             watch: _Watch) -> http.client.HTTPConnection:
+def _connect(
+    url: urllib.parse.SplitResult, deadline: float, context: ssl.SSLContext | None, watch: _Watch
+) -> http.client.HTTPConnection:
     host = url.hostname or ""
     port = url.port or (443 if url.scheme == "https" else 80)
     left = deadline - time.monotonic()
@@ -134,8 +135,9 @@ def _connect(url: urllib.parse.SplitResult, deadline: float, context: ssl.SSLCon
     except BaseException:
         raw.close()
         raise
-    conn: http.client.HTTPConnection = (http.client.HTTPSConnection(host, port) if url.scheme == "https"
-                                        else http.client.HTTPConnection(host, port))
+    conn: http.client.HTTPConnection = (
+        http.client.HTTPSConnection(host, port) if url.scheme == "https" else http.client.HTTPConnection(host, port)
+    )
     conn.sock = sock  # connected and (for https) verified: request() does not connect again
     return conn
 
@@ -155,12 +157,13 @@ def _content_length(resp: http.client.HTTPResponse) -> int | None:
 def _read_body(resp: http.client.HTTPResponse, max_body_bytes: int, require_framing: bool) -> bytes:
     length = None if resp.chunked else _content_length(resp)
     if require_framing and not resp.chunked and length is None:
-        raise HttpError("the body has no Content-Length and is not chunked (its end cannot be told from a cut "
-                          "connection)", "unframed",
-                          hint="serve the file with a Content-Length (any static file server does)")
+        raise HttpError(
+            "the body has no Content-Length and is not chunked (its end cannot be told from a cut connection)",
+            "unframed",
+            hint="serve the file with a Content-Length (any static file server does)",
+        )
     if length is not None and length > max_body_bytes:
-        raise HttpError(f"the body is {length} bytes (Content-Length), over the limit of {max_body_bytes}",
-                          "too_large")
+        raise HttpError(f"the body is {length} bytes (Content-Length), over the limit of {max_body_bytes}", "too_large")
     out = bytearray()
     while True:
         piece = resp.read(min(_CHUNK, max_body_bytes + 1 - len(out)))
@@ -184,9 +187,17 @@ class Reading:
     require_framing: bool = True
 
 
-def request(url: str, *, method: str = "GET", body: bytes | None = None, headers: Mapping[str, str] | None = None,
-            deadline_s: float, read: Reading = Reading(), context: ssl.SSLContext | None = None,
-            abort: threading.Event | None = None) -> HttpResponse:
+def request(
+    url: str,
+    *,
+    method: str = "GET",
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+    deadline_s: float,
+    read: Reading = Reading(),
+    context: ssl.SSLContext | None = None,
+    abort: threading.Event | None = None,
+) -> HttpResponse:
     """Send one request and read its response within ``deadline_s`` seconds; see the module docstring.
 
     The body of a 2xx answer is read (unless ``read.body`` is False); of any other status, only the status and
@@ -218,8 +229,9 @@ def request(url: str, *, method: str = "GET", body: bytes | None = None, headers
             raise _late(watch, deadline_s) from None
         raise exc from None
     except ssl.SSLCertVerificationError as exc:
-        raise HttpError(f"TLS certificate not accepted (CERTIFICATE_VERIFY_FAILED): {exc.verify_message or exc}",
-                        "tls") from None
+        raise HttpError(
+            f"TLS certificate not accepted (CERTIFICATE_VERIFY_FAILED): {exc.verify_message or exc}", "tls"
+        ) from None
     except (OSError, http.client.HTTPException, ValueError) as exc:
         if watch.fired is not None:
             raise _late(watch, deadline_s) from None

@@ -51,8 +51,10 @@ def _open_write(path: Path, flags: int, mode: int) -> int:
     fd = os.open(path, flags | os.O_WRONLY | os.O_CLOEXEC | os.O_NONBLOCK, mode)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise PathEscapeError(f"refusing to write {path}: it is not a regular file",
-                                  hint="remove what sits at that path, or write elsewhere")
+            raise PathEscapeError(
+                f"refusing to write {path}: it is not a regular file",
+                hint="remove what sits at that path, or write elsewhere",
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

@@ -28,8 +28,9 @@ def data_dir(name: str) -> Path:
 LAB_INSTALL_HINT = (
     "install fabricd-lab beside fabricd, from the same source (same version; it is on no package index): "
     "`pip install ./lab` in a fabricd checkout, `pip install fabricd_lab-<version>-py3-none-any.whl` from wheels "
-    "you built, or `pip install \"fabricd-lab @ git+URL#subdirectory=lab\"` with fabricd's URL "
-    "(`fabricd docs install`)")
+    'you built, or `pip install "fabricd-lab @ git+URL#subdirectory=lab"` with fabricd\'s URL '
+    "(`fabricd docs install`)"
+)
 """How to get fabricd-lab, said wherever a lab command or runner is missing (docs/install.md)."""
 
 
@@ -115,9 +116,13 @@ def inventory_limits() -> tuple[int, int]:
         if not raw:
             return default
         if not raw.replace("_", "").isdigit() or int(raw.replace("_", "")) == 0:
-            raise UsageError(f"{name}={raw!r}: expected a positive integer",
-                             hint=f"e.g. {name}={default * 2}, or unset it for the default ({default})")
+            raise UsageError(
+                f"{name}={raw!r}: expected a positive integer",
+                hint=f"e.g. {name}={default * 2}, or unset it for the default ({default})",
+            )
         return int(raw.replace("_", ""))
 
-    return (positive("FABRICD_INVENTORY_MAX_BYTES", INVENTORY_MAX_BYTES),
-            positive("FABRICD_INVENTORY_MAX_NODES", INVENTORY_MAX_NODES))
+    return (
+        positive("FABRICD_INVENTORY_MAX_BYTES", INVENTORY_MAX_BYTES),
+        positive("FABRICD_INVENTORY_MAX_NODES", INVENTORY_MAX_NODES),
+    )

@@ -33,19 +33,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("role", help="the command's role in the device manifest (pfc, queuing, running-config, ...)")
     ap.add_argument("--interface", help="for per-interface commands (NVUE)")
     ap.add_argument("--name", required=True, help="what tells this capture apart: model, release, origin")
-    ap.add_argument("--source", required=True, help="where the output came from: device model, NOS version, "
-                    "who captured it and when (never fabricd's lab simulator)")
+    ap.add_argument(
+        "--source",
+        required=True,
+        help="where the output came from: device model, NOS version, "
+        "who captured it and when (never fabricd's lab simulator)",
+    )
     ap.add_argument("--golden", type=Path, default=REPO / "tests" / "golden", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     device = ReplayFolder(args.capture).device(args.device)
     platform = device.manifest.platform
-    record = next((c for c in device.manifest.commands
-                   if c.role == args.role and c.interface == args.interface and c.status == "ok"), None)
+    record = next(
+        (
+            c
+            for c in device.manifest.commands
+            if c.role == args.role and c.interface == args.interface and c.status == "ok"
+        ),
+        None,
+    )
     if record is None or record.file is None:
         have = sorted({c.role for c in device.manifest.commands if c.status == "ok"})
-        print(f"error: no captured {args.role!r} output for {args.device}; captured roles: {', '.join(have)}",
-              file=sys.stderr)
+        print(
+            f"error: no captured {args.role!r} output for {args.device}; captured roles: {', '.join(have)}",
+            file=sys.stderr,
+        )
         return 2
     role = next((r for r in all_roles() if r.platform == platform and r.name == args.role), None)
     if role is None:
@@ -57,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     target = args.golden / role.folder / f"{role.name}--{args.name}.txt"
     target.parent.mkdir(parents=True, exist_ok=True)
     text = (device.folder / record.file).read_text(encoding="utf-8")
-    header = (f"# source: {args.source.strip()}; `{record.command}` captured {device.manifest.captured_at} by "
-              f"fabricd capture (secrets scrubbed)")
+    header = (
+        f"# source: {args.source.strip()}; `{record.command}` captured {device.manifest.captured_at} by "
+        f"fabricd capture (secrets scrubbed)"
+    )
     target.write_text(header + "\n" + text, encoding="utf-8")
     print(f"wrote {target}")
     if args.interface:
@@ -66,10 +80,15 @@ def main(argv: list[str] | None = None) -> int:
         facts.write_text(json.dumps({"interface": args.interface}) + "\n", encoding="utf-8")
         print(f"wrote {facts}")
     flip = "" if role.verified else f"drop the unverified reason of {role.id} in its pack's roles.py; "
-    version = (f"write the version read by eye in {target.stem}.facts.json ({{\"version\": \"...\"}}); "
-               if role.name == "version" else "")
-    print(f"next: {version}`pytest tests/golden --update-goldens -k {target.stem}`, review the JSON; "
-          f"{flip}`python scripts/gen_roles_doc.py`; `pytest tests/golden/test_parser_roles.py`")
+    version = (
+        f'write the version read by eye in {target.stem}.facts.json ({{"version": "..."}}); '
+        if role.name == "version"
+        else ""
+    )
+    print(
+        f"next: {version}`pytest tests/golden --update-goldens -k {target.stem}`, review the JSON; "
+        f"{flip}`python scripts/gen_roles_doc.py`; `pytest tests/golden/test_parser_roles.py`"
+    )
     return 0
 
 

@@ -55,8 +55,11 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, check: boo
 def export(tree: Path) -> None:
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=dry", "-c", "user.email=dry@localhost", "commit", "-qm", "baseline"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=dry", "-c", "user.email=dry@localhost", "commit", "-qm", "baseline"],
+    ):
         run(cmd, tree)
 
 
@@ -83,7 +86,8 @@ def make_pack(tree: Path, source: str, new: str) -> None:
     # has none (the source's codes would clash)
     (tree / "fabricd" / "nos" / new / "checks.py").write_text(
         '"""The dry-run pack\'s own checks: none."""\n\nfrom __future__ import annotations\n\n'
-        "from fabricd.intent.checks.base import Check\n\nCHECKS: tuple[Check, ...] = ()\n")
+        "from fabricd.intent.checks.base import Check\n\nCHECKS: tuple[Check, ...] = ()\n"
+    )
     copy_tree(tree / "templates" / source, tree / "templates" / new, source, new)
     render = tree / "tests" / "golden" / "render"
     for path in sorted((render / source).rglob("*")):
@@ -108,8 +112,11 @@ def make_pack(tree: Path, source: str, new: str) -> None:
 def register(tree: Path, new: str) -> None:
     pyproject = tree / "pyproject.toml"
     text = pyproject.read_text()
-    text = text.replace('[project.entry-points."fabricd.platforms"]\n',
-                        f'[project.entry-points."fabricd.platforms"]\n{new} = "fabricd.nos.{new}.spec:SPEC"\n', 1)
+    text = text.replace(
+        '[project.entry-points."fabricd.platforms"]\n',
+        f'[project.entry-points."fabricd.platforms"]\n{new} = "fabricd.nos.{new}.spec:SPEC"\n',
+        1,
+    )
     text = re.sub(r'(modules = \["fabricd\.nos\.sonic"[^\]]*)\]', rf'\1, "fabricd.nos.{new}"]', text, count=1)
     pyproject.write_text(text)
     if f"fabricd.nos.{new}.spec:SPEC" not in text or f'"fabricd.nos.{new}"]' not in text:
@@ -143,7 +150,7 @@ def status(tree: Path, new: str) -> dict[str, list[str]]:
             kinds["pack"].append(path)
         elif code == "A":
             parts = path.split("/")
-            top = "/".join(parts[:parts.index(new) + 1]) if new in parts else path
+            top = "/".join(parts[: parts.index(new) + 1]) if new in parts else path
             if top not in new_dirs:
                 new_dirs.add(top)
                 kinds["new outside"].append(top + ("/" if top != path else ""))
@@ -171,8 +178,12 @@ def main() -> int:
         for gen in GENERATORS:
             run([python, f"scripts/{gen}"], tree, env)
         lint = run([str(Path(python).with_name("lint-imports"))], tree, env, check=False)
-        tests = run([python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--unit",
-                     *TESTS], tree, env, check=False)
+        tests = run(
+            [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--unit", *TESTS],
+            tree,
+            env,
+            check=False,
+        )
         kinds = status(tree, args.id)
         print(f"dry-run pack {args.id} (a copy of {args.source}) in {tree}")
         for kind, paths in kinds.items():
@@ -184,8 +195,10 @@ def main() -> int:
         for ln in failed:
             print("    " + ln)
         touched = len(kinds["edited by hand"]) + len(kinds["regenerated"])
-        print(f"existing files outside the pack touched: {touched} "
-              f"({len(kinds['edited by hand'])} by hand, {len(kinds['regenerated'])} regenerated)")
+        print(
+            f"existing files outside the pack touched: {touched} "
+            f"({len(kinds['edited by hand'])} by hand, {len(kinds['regenerated'])} regenerated)"
+        )
         return 0 if not failed and "0 broken" in lint else 1
     finally:
         if args.keep:

@@ -158,8 +158,10 @@ def _default(node: Schema) -> str:
 def _table(props: Schema, required: list[str], defs: Schema) -> list[str]:
     rows = ["| field | type | required | default | range | description |", "|---|---|---|---|---|---|"]
     for name, node in props.items():
-        rows.append(f"| `{name}` | {_type(node, defs)} | {'yes' if name in required else ''} | {_default(node)} | "
-                    f"{_constraints(node)} | {_description(node, defs)} |")
+        rows.append(
+            f"| `{name}` | {_type(node, defs)} | {'yes' if name in required else ''} | {_default(node)} | "
+            f"{_constraints(node)} | {_description(node, defs)} |"
+        )
     return rows
 
 
@@ -221,12 +223,13 @@ def examples(lab: Path = LAB) -> dict[str, list[str]]:
     """Per section, the example lines taken from the lab inventory."""
     read = {name: (lab / f"{name}.yml").read_text() for name in ("fabric", "switches", "hosts", "links", "groups")}
     fabric = read["fabric"]
-    policy = fabric[fabric.index("policy:"):]
+    policy = fabric[fabric.index("policy:") :]
     return {
         "Fabric": _example("top of the file", "inventory/lab/fabric.yml", fabric[: fabric.index("policy:")]),
         "Policy": _example("the standard RoCEv2 recipe", "inventory/lab/fabric.yml", policy),
-        "Switch": _example("the first two switches", "inventory/lab/switches.yml",
-                           _items(read["switches"], "switches", 2)),
+        "Switch": _example(
+            "the first two switches", "inventory/lab/switches.yml", _items(read["switches"], "switches", 2)
+        ),
         "Host": _example("the first two hosts", "inventory/lab/hosts.yml", _items(read["hosts"], "hosts", 2)),
         "Link": _example("leaf-spine cables", "inventory/lab/links.yml", _items(read["links"], "links", 4)),
         "defaults": _example("defaults and groups", "inventory/lab/groups.yml", read["groups"]),
@@ -241,8 +244,14 @@ def inventory_markdown(schema: Schema, lab: Path = LAB) -> str:
     out += ["", *ex["Fabric"]]
     top = schema.get("properties", {})
     if "defaults" in top:
-        out += ["### defaults and groups", "", _description(top["defaults"], defs), "",
-                _description(top.get("groups", {}), defs), ""]
+        out += [
+            "### defaults and groups",
+            "",
+            _description(top["defaults"], defs),
+            "",
+            _description(top.get("groups", {}), defs),
+            "",
+        ]
         out += _table(top["defaults"].get("properties", {}), [], defs)
         out += ["", *ex["defaults"]]
     enums = []
@@ -264,7 +273,7 @@ def inventory_markdown(schema: Schema, lab: Path = LAB) -> str:
     for name in enums:
         node = defs[name]
         values = ", ".join(f"`{v}`" for v in node["enum"])
-        out.append(f"| <a id=\"{_anchor(name)}\"></a>{name} | {values} | {_description(node, defs)} |")
+        out.append(f'| <a id="{_anchor(name)}"></a>{name} | {values} | {_description(node, defs)} |')
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -80,8 +80,10 @@ def _pause_lines() -> str:
         key, sep, value = line.strip().partition(":")
         if sep and not key.startswith("#"):
             values[key] = value.strip()
-    head = (f"# appended by scripts/gen_replay_example.py: PFC pause on priority 3 under mlx5's names (en_stats.c), "
-            f"values of a real ConnectX-3 host ({PAUSE_CAPTURE}); no mlx5 capture with non-zero pause was found\n")
+    head = (
+        f"# appended by scripts/gen_replay_example.py: PFC pause on priority 3 under mlx5's names (en_stats.c), "
+        f"values of a real ConnectX-3 host ({PAUSE_CAPTURE}); no mlx5 capture with non-zero pause was found\n"
+    )
     return head + "".join(f"     {mlx5}: {values[mlx4]}\n" for mlx4, mlx5 in MLX4_TO_MLX5)
 
 

@@ -74,14 +74,18 @@ class _Guard:
         original = getattr(owner, name)
 
         def blocked(*args: Any, **kwargs: Any) -> Any:
-            if any((f.name, os.path.basename(os.path.dirname(f.filename)), os.path.basename(f.filename)) in PROBES
-                   for f in traceback.extract_stack()[:-1]):
+            if any(
+                (f.name, os.path.basename(os.path.dirname(f.filename)), os.path.basename(f.filename)) in PROBES
+                for f in traceback.extract_stack()[:-1]
+            ):
                 return original(*args, **kwargs)
             arg = args[arg_index] if arg_index is not None and len(args) > arg_index else None
             detail = f" {arg!r}"[:200] if arg is not None else ""
             stack = "".join(traceback.format_list(traceback.extract_stack()[-9:-1]))
-            msg = (f"{what}{detail}: the unit tier (make unit, pytest --unit) opens no socket and starts no process; "
-                   f"mark the test integration (or netns / vm / slow), or test without it. From:\n{stack}")
+            msg = (
+                f"{what}{detail}: the unit tier (make unit, pytest --unit) opens no socket and starts no process; "
+                f"mark the test integration (or netns / vm / slow), or test without it. From:\n{stack}"
+            )
             self.hits.append(msg)
             raise UnitTierError(msg)
 
@@ -116,9 +120,13 @@ _GUARD = _Guard()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", help="rewrite golden expected files for review")
-    parser.addoption("--unit", action="store_true",
-                     help="the unit tier: leave out tests marked " + ", ".join(TIER_MARKERS)
-                          + " and fail any other test that opens a socket or starts a process")
+    parser.addoption(
+        "--unit",
+        action="store_true",
+        help="the unit tier: leave out tests marked "
+        + ", ".join(TIER_MARKERS)
+        + " and fail any other test that opens a socket or starts a process",
+    )
 
 
 _LOCK_DIR: list[str] = []

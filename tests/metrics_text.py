@@ -26,8 +26,9 @@ def _escape(value: str) -> str:
 
 def series_key(series: str) -> SeriesKey:
     """``name{a="x",b="y"}`` -> ``(name, {(a, x), (b, y)})``, parsed by the same parser as the text."""
-    ((name, labels),) = [(s.name, s.labels) for fam in text_string_to_metric_families(f"{series} 0\n")
-                         for s in fam.samples]
+    ((name, labels),) = [
+        (s.name, s.labels) for fam in text_string_to_metric_families(f"{series} 0\n") for s in fam.samples
+    ]
     return _key(name, labels)
 
 
@@ -73,8 +74,9 @@ class Metrics(Mapping[str, float]):
     def by_label(self, name: str, label: str) -> dict[str, float]:
         """``{value of label: sample value}`` over the samples of ``name`` (``fabricd_scrape_collector_success`` by
         ``collector``)."""
-        return {dict(have)[label]: value for (n, have), value in self._values.items() if n == name
-                and label in dict(have)}
+        return {
+            dict(have)[label]: value for (n, have), value in self._values.items() if n == name and label in dict(have)
+        }
 
 
 def metric_value(text: str, series: str, **labels: str) -> float | None:

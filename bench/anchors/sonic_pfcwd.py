@@ -116,8 +116,18 @@ def main(argv: list[str] | None = None) -> int:
             for d, held in DIRECTIONS:
                 ev = queues[(f, d)].poll(c[f"{d}_prio{prio}_pause"], c[f"{held}_prio{prio}_packets"], poll_us)
                 if ev:
-                    print(json.dumps({"event": ev, "interface": f.name.removesuffix(".stats"), "direction": d,
-                                      "priority": prio, "ts": now}), flush=True)
+                    print(
+                        json.dumps(
+                            {
+                                "event": ev,
+                                "interface": f.name.removesuffix(".stats"),
+                                "direction": d,
+                                "priority": prio,
+                                "ts": now,
+                            }
+                        ),
+                        flush=True,
+                    )
         polls += 1
     cpu = time.process_time() - cpu0
     print(f"sonic-pfcwd-style: {polls} polls of {len(files)} ports, CPU {cpu:.2f} s", file=sys.stderr)

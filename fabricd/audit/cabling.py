@@ -73,17 +73,29 @@ def _cab(code: str, title: str, hint: str) -> CheckSpec:
 
 
 CHECKS: tuple[CheckSpec, ...] = (
-    _cab("CAB-READ", "LLDP neighbours read from every device",
-         "check the device is reachable and LLDP runs on it (SONiC: the lldp feature; EOS/NX-OS: `lldp run`/`feature "
-         "lldp`; NVUE: `nv show service lldp`)"),
+    _cab(
+        "CAB-READ",
+        "LLDP neighbours read from every device",
+        "check the device is reachable and LLDP runs on it (SONiC: the lldp feature; EOS/NX-OS: `lldp run`/`feature "
+        "lldp`; NVUE: `nv show service lldp`)",
+    ),
     _cab("CAB-PARSE", "every LLDP output parsed", "capture it and report the output shape"),
-    _cab("CAB-MISWIRE", "every port hears the inventory's neighbour (no miswired cable)",
-         "move the cable to the port the inventory names, or fix the inventory"),
-    _cab("CAB-MISSING", "every inventory cable heard at each read end",
-         "check the cable is plugged and the link is up (the port's oper status); a host NIC with firmware LLDP "
-         "(E810) still answers the switch"),
-    _cab("CAB-UNEXPECTED", "no neighbour on a port the inventory cables to nothing",
-         "unplug it, or add the cable to the inventory (`links:` or the NIC's `peer`)"),
+    _cab(
+        "CAB-MISWIRE",
+        "every port hears the inventory's neighbour (no miswired cable)",
+        "move the cable to the port the inventory names, or fix the inventory",
+    ),
+    _cab(
+        "CAB-MISSING",
+        "every inventory cable heard at each read end",
+        "check the cable is plugged and the link is up (the port's oper status); a host NIC with firmware LLDP "
+        "(E810) still answers the switch",
+    ),
+    _cab(
+        "CAB-UNEXPECTED",
+        "no neighbour on a port the inventory cables to nothing",
+        "unplug it, or add the cable to the inventory (`links:` or the NIC's `peer`)",
+    ),
 )
 CHECK_BY_CODE = by_code(CHECKS)
 
@@ -156,10 +168,12 @@ def resolve(nb: LldpNeighbor, ports: dict[str, list[str]], hosts: set[str]) -> H
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _finding(code: str, obj: str, message: str, *, expected: Any, got: Any, hint: str | None = None,
-             fixes: Iterable[Fix] = ()) -> Finding:
-    return CHECK_BY_CODE[code].finding(obj=obj, path="lldp", message=message, expected=expected, got=got, hint=hint,
-                                       fixes=fixes)
+def _finding(
+    code: str, obj: str, message: str, *, expected: Any, got: Any, hint: str | None = None, fixes: Iterable[Fix] = ()
+) -> Finding:
+    return CHECK_BY_CODE[code].finding(
+        obj=obj, path="lldp", message=message, expected=expected, got=got, hint=hint, fixes=fixes
+    )
 
 
 @dataclass
@@ -218,8 +232,10 @@ def evaluate(fabric: Fabric, observed: Iterable[DeviceLldp], *, hosts_read: bool
     res = cab.results
     res.notes["CAB-READ"] = f"{len(cab.read_ok)} of {len(cab.devices)} device(s) read"
     if not hosts_read:
-        res.notes["CAB-MISSING"] = ("host ends checked from the switch side (no host LLDP given; a NIC with firmware "
-                                    "LLDP, such as E810, hides LLDP from the host anyway)")
+        res.notes["CAB-MISSING"] = (
+            "host ends checked from the switch side (no host LLDP given; a NIC with firmware "
+            "LLDP, such as E810, hides LLDP from the host anyway)"
+        )
     if not cab.read_ok:
         for c in CHECKS[1:]:
             res.skip(c.code, "nothing could be read")
@@ -230,15 +246,29 @@ def _reads(cab: _Cabling) -> None:
     """CAB-READ and CAB-PARSE: a device that could not be read, an output that parsed to nothing."""
     for d in cab.devices:
         if d.error is not None:
-            cab.add(_finding("CAB-READ", d.device, f"could not read LLDP neighbours from {d.source}",
-                             expected="LLDP neighbours", got=d.error,
-                             fixes=cab.audit_switch(d.device, "checks it is reachable")))
+            cab.add(
+                _finding(
+                    "CAB-READ",
+                    d.device,
+                    f"could not read LLDP neighbours from {d.source}",
+                    expected="LLDP neighbours",
+                    got=d.error,
+                    fixes=cab.audit_switch(d.device, "checks it is reachable"),
+                )
+            )
         for command in d.unparsed:
             captured = d.device in cab.switch_names
-            cab.add(_finding("CAB-PARSE", d.device, f"`{command}` printed an output fabricd does not read",
-                             expected="an LLDP neighbour table", got="nothing parsed",
-                             hint=None if captured else "report the output shape",
-                             fixes=[Fix(("capture",), {"device": d.device}, "captures it")] if captured else []))
+            cab.add(
+                _finding(
+                    "CAB-PARSE",
+                    d.device,
+                    f"`{command}` printed an output fabricd does not read",
+                    expected="an LLDP neighbour table",
+                    got="nothing parsed",
+                    hint=None if captured else "report the output shape",
+                    fixes=[Fix(("capture",), {"device": d.device}, "captures it")] if captured else [],
+                )
+            )
 
 
 def _missing_or_wrong(cab: _Cabling) -> None:
@@ -255,12 +285,18 @@ def _missing_or_wrong(cab: _Cabling) -> None:
             continue
         far_ok = other.device in cab.read_ok and any(h.end == end for h in cab.heard.get(other, []))
         why = f"; {other} does hear {end}, so LLDP is off or not received on {end}" if far_ok else ""
-        cab.add(_finding(
-            "CAB-MISSING", str(end), f"{end} hears no LLDP neighbour; the inventory cables it to {other}{why}",
-            expected=str(other), got=None,
-            hint=f"check the cable between {end} and {other} is plugged and the link is up (the port's oper "
-            "status); a host NIC with firmware LLDP (E810) still answers the switch",
-            fixes=cab.audit_switch(end.device, "audits the switch")))
+        cab.add(
+            _finding(
+                "CAB-MISSING",
+                str(end),
+                f"{end} hears no LLDP neighbour; the inventory cables it to {other}{why}",
+                expected=str(other),
+                got=None,
+                hint=f"check the cable between {end} and {other} is plugged and the link is up (the port's oper "
+                "status); a host NIC with firmware LLDP (E810) still answers the switch",
+                fixes=cab.audit_switch(end.device, "audits the switch"),
+            )
+        )
 
 
 def _swaps(cab: _Cabling) -> None:
@@ -271,22 +307,36 @@ def _swaps(cab: _Cabling) -> None:
         if end in cab.explained:
             continue
         got, intended = wrong[end], cables[end]
-        mate = next((e for e in sorted(wrong) if e != end and e.device == end.device and e not in cab.explained
-                     and wrong[e].end == intended and got.end == cables[e]), None)
+        mate = next(
+            (
+                e
+                for e in sorted(wrong)
+                if e != end
+                and e.device == end.device
+                and e not in cab.explained
+                and wrong[e].end == intended
+                and got.end == cables[e]
+            ),
+            None,
+        )
         if mate is None:
             continue
         cab.explained |= {end, mate}
         confirmed = [f for f in (intended, cables[mate]) if f.device in cab.read_ok]
         cab.explained.update(f for f in confirmed if f in wrong)
         also = f"; confirmed from {' and '.join(str(f) for f in confirmed)}" if confirmed else ""
-        cab.add(_finding(
-            "CAB-MISWIRE", f"{end.device} {end.port},{mate.port}",
-            f"cables swapped on {end.device}: {end} reaches {got} (intended {intended}), {mate} reaches "
-            f"{wrong[mate]} (intended {cables[mate]}){also}",
-            expected={str(end): str(intended), str(mate): str(cables[mate])},
-            got={str(end): str(got), str(mate): str(wrong[mate])},
-            hint=f"swap the cables in {end.device} {end.port} and {mate.port}: move the cable in {end} to "
-            f"{mate.port} and the one in {mate} to {end.port}"))
+        cab.add(
+            _finding(
+                "CAB-MISWIRE",
+                f"{end.device} {end.port},{mate.port}",
+                f"cables swapped on {end.device}: {end} reaches {got} (intended {intended}), {mate} reaches "
+                f"{wrong[mate]} (intended {cables[mate]}){also}",
+                expected={str(end): str(intended), str(mate): str(cables[mate])},
+                got={str(end): str(got), str(mate): str(wrong[mate])},
+                hint=f"swap the cables in {end.device} {end.port} and {mate.port}: move the cable in {end} to "
+                f"{mate.port} and the one in {mate} to {end.port}",
+            )
+        )
 
 
 def _move_fix(end: End, got: Heard, intended: End, cables: dict[End, End]) -> str:
@@ -297,10 +347,14 @@ def _move_fix(end: End, got: Heard, intended: End, cables: dict[End, End]) -> st
             return f"re-seat the cable between {end} and {intended}"
         return f"move the cable in {end} (it reaches {got.end}) to {target}, and cable {intended} to {end}"
     if got.end is not None and got.known_port:
-        return (f"the cable in {end} reaches {got.end}, which the inventory cables to nothing: connect {intended} "
-                f"to {end}, or fix the inventory")
-    return (f"the cable in {end} reaches {got}, which is not in the inventory: connect {intended} to {end}, or fix "
-            "the inventory")
+        return (
+            f"the cable in {end} reaches {got.end}, which the inventory cables to nothing: connect {intended} "
+            f"to {end}, or fix the inventory"
+        )
+    return (
+        f"the cable in {end} reaches {got}, which is not in the inventory: connect {intended} to {end}, or fix "
+        "the inventory"
+    )
 
 
 def _moves(cab: _Cabling) -> None:
@@ -313,8 +367,16 @@ def _moves(cab: _Cabling) -> None:
         cab.explained.add(end)
         if got.end is not None and got.end in wrong and wrong[got.end].end == end:
             cab.explained.add(got.end)
-        cab.add(_finding("CAB-MISWIRE", str(end), f"{end} reaches {got}; the inventory cables it to {intended}",
-                         expected=str(intended), got=str(got), hint=_move_fix(end, got, intended, cab.cables)))
+        cab.add(
+            _finding(
+                "CAB-MISWIRE",
+                str(end),
+                f"{end} reaches {got}; the inventory cables it to {intended}",
+                expected=str(intended),
+                got=str(got),
+                hint=_move_fix(end, got, intended, cab.cables),
+            )
+        )
 
 
 def _unexpected(cab: _Cabling) -> None:
@@ -331,11 +393,19 @@ def _unexpected(cab: _Cabling) -> None:
             if h.end is not None and h.end in cab.wrong and cab.wrong[h.end].end == end:
                 continue
             known = h.end is not None and h.known_port
-            cab.add(_finding(
-                "CAB-UNEXPECTED", str(end), f"{end} hears {h}; the inventory cables nothing to {end}",
-                expected=None, got=str(h),
-                hint=f"add the cable to the inventory (`links: - {{a: {end.device}:{end.port}, b: "
-                f"{h.end.device}:{h.end.port}}}` or the NIC's `peer`)" if known and h.end is not None else None))
+            cab.add(
+                _finding(
+                    "CAB-UNEXPECTED",
+                    str(end),
+                    f"{end} hears {h}; the inventory cables nothing to {end}",
+                    expected=None,
+                    got=str(h),
+                    hint=f"add the cable to the inventory (`links: - {{a: {end.device}:{end.port}, b: "
+                    f"{h.end.device}:{h.end.port}}}` or the NIC's `peer`)"
+                    if known and h.end is not None
+                    else None,
+                )
+            )
 
 
 def unreadable(report: AuditReport) -> list[Finding]:
@@ -418,8 +488,9 @@ def read_host_lldp(host: str, path: Any) -> DeviceLldp:
             try:
                 found = parse_lldpctl_text(text)
             except TextParseError as exc:
-                return DeviceLldp(host, str(path), error=f"{path}: neither `lldpctl -f json` nor lldpctl's text "
-                                  f"({exc})")
+                return DeviceLldp(
+                    host, str(path), error=f"{path}: neither `lldpctl -f json` nor lldpctl's text ({exc})"
+                )
             return DeviceLldp(host, str(path), found)
         return DeviceLldp(host, str(path), parse_lldpctl_json(text))
     except OSError as exc:
@@ -435,6 +506,7 @@ def read_all(switches: list[Switch], factory: ReadBackFactory, *, concurrency: i
 
     if not switches:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(switches))),
-                            thread_name_prefix="fabricd-lldp") as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, min(concurrency, len(switches))), thread_name_prefix="fabricd-lldp"
+    ) as pool:
         return list(pool.map(lambda sw: read_lldp(sw, factory), switches))

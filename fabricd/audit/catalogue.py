@@ -38,12 +38,16 @@ def _cell(text: str) -> str:
 
 def commands_markdown() -> list[str]:
     """The checks of the audits, doctor and validate-fabric as markdown (validate's have their own sections)."""
-    lines = ["## Checks of the other commands", "",
-             "`fabricd audit host|switch|cabling|fleet`, `fabricd doctor` and `fabricd validate-fabric` report their "
-             "checks in the same shape as `validate` (code, severity, status, findings with expected, got and a fix; "
-             "text, `--output json`, `--junit`). Each code is declared once across all commands "
-             "(fabricd/audit/host.py, switch.py, cabling.py, fleet.py, doctor.py, fabricd/traffic/checks.py; "
-             "fabricd/audit/catalogue.py gathers them).", ""]
+    lines = [
+        "## Checks of the other commands",
+        "",
+        "`fabricd audit host|switch|cabling|fleet`, `fabricd doctor` and `fabricd validate-fabric` report their "
+        "checks in the same shape as `validate` (code, severity, status, findings with expected, got and a fix; "
+        "text, `--output json`, `--junit`). Each code is declared once across all commands "
+        "(fabricd/audit/host.py, switch.py, cabling.py, fleet.py, doctor.py, fabricd/traffic/checks.py; "
+        "fabricd/audit/catalogue.py gathers them).",
+        "",
+    ]
     for command, specs in GROUPS[2:]:
         lines += [f"### fabricd {command}", "", "| Code | Severity | Checks | Fix |", "|---|---|---|---|"]
         lines += [f"| {s.code} | {s.severity.value} | {_cell(s.title)} | {_cell(s.hint) or '-'} |" for s in specs]

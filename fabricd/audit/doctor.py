@@ -58,19 +58,34 @@ def _cap(code: str, title: str, hint: str, *features: str, optional: bool = Fals
 
 
 DOCTOR_CHECKS: tuple[DoctorCheck, ...] = (
-    DoctorCheck(code="DOC-PYTHON", title="python >= 3.11", hint="install Python 3.11 or newer",
-                features=tuple(FEATURES)),
+    DoctorCheck(
+        code="DOC-PYTHON", title="python >= 3.11", hint="install Python 3.11 or newer", features=tuple(FEATURES)
+    ),
     _cap("DOC-ROOT", "root (netns, sysfs writes)", "run host apply/audit and netns tests as root (sudo)", "hosts"),
     _cap("DOC-NETNS", "network namespaces", "use a kernel with CONFIG_NET_NS", "hosts"),
     _cap("DOC-IPROUTE2", "iproute2 (ip, dcb)", "apt-get install iproute2", "hosts"),
     _cap("DOC-8021Q", "8021q (RDMA VLAN)", "use a kernel with CONFIG_VLAN_8021Q (the lab VM has it)", "hosts"),
-    _cap("DOC-DCB", "DCB (PFC/ETS/APP netlink)", "needs CONFIG_DCB and a NIC driver with dcbnl_ops (mlx5, bnxt, ice)",
-         "hosts"),
+    _cap(
+        "DOC-DCB",
+        "DCB (PFC/ETS/APP netlink)",
+        "needs CONFIG_DCB and a NIC driver with dcbnl_ops (mlx5, bnxt, ice)",
+        "hosts",
+    ),
     _cap("DOC-CONFIGFS", "configfs (RDMA-CM ToS)", "mount -t configfs none /sys/kernel/config", "hosts"),
-    _cap("DOC-RDMA", "RDMA devices", "load the NIC's RDMA driver (mlx5_ib); without a NIC, give --root a replay root "
-         "(`fabricd init --replay-root DIR`) or use `fabricd lab vm up`", "rdma"),
-    _cap("DOC-RXE", "rdma_rxe (Soft-RoCE)", "optional: Soft-RoCE on this machine; `fabricd lab vm` boots Debian's "
-         "kernel, which has it", "rdma", optional=True),
+    _cap(
+        "DOC-RDMA",
+        "RDMA devices",
+        "load the NIC's RDMA driver (mlx5_ib); without a NIC, give --root a replay root "
+        "(`fabricd init --replay-root DIR`) or use `fabricd lab vm up`",
+        "rdma",
+    ),
+    _cap(
+        "DOC-RXE",
+        "rdma_rxe (Soft-RoCE)",
+        "optional: Soft-RoCE on this machine; `fabricd lab vm` boots Debian's kernel, which has it",
+        "rdma",
+        optional=True,
+    ),
     _cap("DOC-PROMETHEUS", "prometheus", "apt-get install prometheus", "exporters"),
     _cap("DOC-PROMTOOL", "promtool", "apt-get install prometheus", "exporters"),
     _cap("DOC-NODE-EXPORTER", "prometheus-node-exporter", "apt-get install prometheus-node-exporter", "bench"),
@@ -79,10 +94,15 @@ DOCTOR_CHECKS: tuple[DoctorCheck, ...] = (
     _cap("DOC-STRACE", "strace", "apt-get install strace", "tests"),
     _cap("DOC-KVM", "/dev/kvm", "optional: enable virtualisation, or accept TCG", "lab-vm", optional=True),
     _cap("DOC-LAB", "fabricd-lab", LAB_INSTALL_HINT, "lab", "lab-vm"),
-    DoctorCheck(code="DOC-PARSER-ROLES", title="parser roles proven by a real capture", feature="parsers",
-                severity=Severity.WARNING, optional=True,
-                hint="the parser runs, but its output shape was not checked against a real device (docs/platforms.md, "
-                "'Parser roles and what proves them')"),
+    DoctorCheck(
+        code="DOC-PARSER-ROLES",
+        title="parser roles proven by a real capture",
+        feature="parsers",
+        severity=Severity.WARNING,
+        optional=True,
+        hint="the parser runs, but its output shape was not checked against a real device (docs/platforms.md, "
+        "'Parser roles and what proves them')",
+    ),
 )
 """Every capability ``fabricd doctor`` checks, in the order a user meets the features (the command names of the
 tools are what :func:`_which` looks for)."""
@@ -109,8 +129,9 @@ class Capability:
 
 def _seen(code: str, ok: bool, detail: str) -> Capability:
     spec = DOCTOR[code]
-    return Capability(spec.feature, spec.title, ok, detail, spec.hint, features=spec.features,
-                      optional=spec.optional, code=code)
+    return Capability(
+        spec.feature, spec.title, ok, detail, spec.hint, features=spec.features, optional=spec.optional, code=code
+    )
 
 
 def _kconfig(root: Path) -> dict[str, str]:
@@ -186,8 +207,9 @@ def _kernel(root: Path) -> list[Capability]:
         _seen("DOC-NETNS", netns, "available" if netns else "missing /proc/self/ns/net"),
         _seen("DOC-IPROUTE2", ip is not None, ip or "not found"),
         _seen("DOC-8021Q", vlan, "available" if vlan else "no 8021q module"),
-        _seen("DOC-DCB", dcb, "CONFIG_DCB in this kernel (the NIC driver must support it too)" if dcb
-              else "no CONFIG_DCB"),
+        _seen(
+            "DOC-DCB", dcb, "CONFIG_DCB in this kernel (the NIC driver must support it too)" if dcb else "no CONFIG_DCB"
+        ),
         _seen("DOC-CONFIGFS", configfs, "in this kernel" if configfs else "no configfs in this kernel"),
     ]
 
@@ -196,8 +218,10 @@ def _rdma(root: Path) -> list[Capability]:
     ib = root / "sys/class/infiniband"
     devices = sorted(p.name for p in ib.iterdir()) if ib.is_dir() else []
     rxe = _module_available(root, "rdma_rxe", _kconfig(root), "CONFIG_RDMA_RXE")
-    return [_seen("DOC-RDMA", bool(devices), ", ".join(devices) or "none in /sys/class/infiniband"),
-            _seen("DOC-RXE", rxe, "available" if rxe else "not in this kernel")]
+    return [
+        _seen("DOC-RDMA", bool(devices), ", ".join(devices) or "none in /sys/class/infiniband"),
+        _seen("DOC-RXE", rxe, "available" if rxe else "not in this kernel"),
+    ]
 
 
 def _tool(root: Path, code: str) -> Capability:
@@ -208,8 +232,13 @@ def _tool(root: Path, code: str) -> Capability:
 def _kvm(root: Path) -> Capability:
     kvm = root / "dev/kvm"
     ok = kvm.exists() and os.access(kvm, os.R_OK | os.W_OK)
-    return _seen("DOC-KVM", ok, "present (boot is probed by `fabricd lab vm up`)" if ok
-                 else "absent: the lab VM runs under TCG, about 10x slower")
+    return _seen(
+        "DOC-KVM",
+        ok,
+        "present (boot is probed by `fabricd lab vm up`)"
+        if ok
+        else "absent: the lab VM runs under TCG, about 10x slower",
+    )
 
 
 def _lab_installed() -> Capability:
@@ -225,8 +254,10 @@ def parser_role_checks() -> list[Capability]:
     """One line per parser role no real capture proves (fabricd.nos.roles): feature ``parsers``, name
     ``platform/role``, the command as what was seen, the reason as the fix. Never required: the parser runs, but
     its output shape was not checked against a real device."""
-    return [Capability("parsers", r.id, False, r.command, r.unverified or "", code="DOC-PARSER-ROLES")
-            for r in unverified_roles()]
+    return [
+        Capability("parsers", r.id, False, r.command, r.unverified or "", code="DOC-PARSER-ROLES")
+        for r in unverified_roles()
+    ]
 
 
 def doctor_report(capabilities: list[Capability], unverified: list[Capability], *, target: str = "/") -> Report:
@@ -235,8 +266,17 @@ def doctor_report(capabilities: list[Capability], unverified: list[Capability], 
     roles no capture proves are warnings of DOC-PARSER-ROLES."""
     checks = [_capability_result(c) for c in capabilities]
     roles = DOCTOR["DOC-PARSER-ROLES"]
-    findings = [roles.finding(obj=c.name, path=c.detail, message="no real capture proves this parser's output shape",
-                              expected="a real capture", got=None, hint=c.fix) for c in unverified]
+    findings = [
+        roles.finding(
+            obj=c.name,
+            path=c.detail,
+            message="no real capture proves this parser's output shape",
+            expected="a real capture",
+            got=None,
+            hint=c.fix,
+        )
+        for c in unverified
+    ]
     checks.append(result_of(roles, status_of(roles, findings), findings))
     return Report(kind="machine", target=target, checks=checks)
 
@@ -248,6 +288,16 @@ def _capability_result(c: Capability) -> CheckResult:
     if not c.required:
         why = "optional" if c.optional else "no selected feature needs it"
         return result_of(spec, Status.SKIP, note=f"{c.detail} ({why})")
-    return result_of(spec, Status.FAIL, [spec.finding(obj=c.name, path=", ".join(c.features),
-                                                      message="missing on this machine", expected="present",
-                                                      got=c.detail)])
+    return result_of(
+        spec,
+        Status.FAIL,
+        [
+            spec.finding(
+                obj=c.name,
+                path=", ".join(c.features),
+                message="missing on this machine",
+                expected="present",
+                got=c.detail,
+            )
+        ],
+    )

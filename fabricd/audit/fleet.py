@@ -67,12 +67,15 @@ def prometheus_query(base_url: str, *, timeout_s: float = 30.0, headers: dict[st
                 detail = json.loads(exc.read()).get("error", exc.reason)
             except (ValueError, AttributeError):
                 detail = exc.reason
-            raise FleetQueryError(f"{base}: Prometheus rejected {expr!r}: HTTP {exc.code} {detail}",
-                                  hint="check the --prometheus URL (the server's base, e.g. http://prom:9090)") \
-                from None
+            raise FleetQueryError(
+                f"{base}: Prometheus rejected {expr!r}: HTTP {exc.code} {detail}",
+                hint="check the --prometheus URL (the server's base, e.g. http://prom:9090)",
+            ) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise FleetQueryError(f"{base}: Prometheus query failed: {getattr(exc, 'reason', exc)}",
-                                  hint="check the --prometheus URL and that the server is up") from None
+            raise FleetQueryError(
+                f"{base}: Prometheus query failed: {getattr(exc, 'reason', exc)}",
+                hint="check the --prometheus URL and that the server is up",
+            ) from None
         if body.get("status") != "success":
             raise FleetQueryError(f"{base}: Prometheus rejected {expr!r}: {body.get('error', 'unknown error')}")
         data = body.get("data", {})
@@ -111,9 +114,14 @@ class FleetResult:
         return all(r.compliant for r in self.reports)
 
     def summary(self) -> dict[str, int]:
-        return {"hosts": len(self.reports), "compliant": sum(1 for r in self.reports if r.compliant),
-                "absent": len(self.absent), "stale": len(self.stale), "noncompliant": len(self.noncompliant),
-                "unknown": len(self.unknown)}
+        return {
+            "hosts": len(self.reports),
+            "compliant": sum(1 for r in self.reports if r.compliant),
+            "absent": len(self.absent),
+            "stale": len(self.stale),
+            "noncompliant": len(self.noncompliant),
+            "unknown": len(self.unknown),
+        }
 
 
 def _fleet(code: str, title: str, hint: str) -> CheckSpec:
@@ -121,13 +129,22 @@ def _fleet(code: str, title: str, hint: str) -> CheckSpec:
 
 
 FLEET_CHECKS: tuple[CheckSpec, ...] = (
-    _fleet("FLEET-INVENTORY", "host is in the inventory",
-           "fix the agent's --host (FABRICD_HOST), or add the host to the inventory"),
-    _fleet("FLEET-AGENT", "fabricd agent reports",
-           "start it: `systemctl enable --now fabricd-agent` or the DaemonSet (exporters/agent/); check that "
-           "Prometheus scrapes it (job fabricd-agent)"),
-    _fleet("FLEET-RECONCILE", "last successful reconcile is recent",
-           "`journalctl -u fabricd-agent` or the pod's log names the error"),
+    _fleet(
+        "FLEET-INVENTORY",
+        "host is in the inventory",
+        "fix the agent's --host (FABRICD_HOST), or add the host to the inventory",
+    ),
+    _fleet(
+        "FLEET-AGENT",
+        "fabricd agent reports",
+        "start it: `systemctl enable --now fabricd-agent` or the DaemonSet (exporters/agent/); check that "
+        "Prometheus scrapes it (job fabricd-agent)",
+    ),
+    _fleet(
+        "FLEET-RECONCILE",
+        "last successful reconcile is recent",
+        "`journalctl -u fabricd-agent` or the pod's log names the error",
+    ),
 )
 """The fleet's own checks; the per-host checks are the agents' ``HOST-*`` (:data:`fabricd.audit.host.HOST_CHECKS`)."""
 FLEET = by_code(FLEET_CHECKS)
@@ -165,8 +182,13 @@ def _views(query: Query, lookback: str) -> tuple[dict[str, HostView], set[str], 
     return views, seen, now
 
 
-def audit_fleet(query: Query, inventory_hosts: Iterable[str] | None = None, *, lookback: str = "1d",
-                host_filter: Callable[[str], bool] | None = None) -> FleetResult:
+def audit_fleet(
+    query: Query,
+    inventory_hosts: Iterable[str] | None = None,
+    *,
+    lookback: str = "1d",
+    host_filter: Callable[[str], bool] | None = None,
+) -> FleetResult:
     """Query the agents' series and judge every host; ``inventory_hosts`` are expected even if never seen."""
     views, seen, now = _views(query, lookback)
     expected = set(inventory_hosts) if inventory_hosts is not None else None
@@ -182,9 +204,21 @@ def audit_fleet(query: Query, inventory_hosts: Iterable[str] | None = None, *, l
         if v is None:
             result.absent.append(host)
             why = "had an agent within " + lookback if host in seen else "never reported"
-            checks.append(result_of(FLEET["FLEET-AGENT"], Status.FAIL, [FLEET["FLEET-AGENT"].finding(
-                obj=host, path="fabricd_agent_info{host}", message=f"no fabricd agent reports for this host ({why})",
-                expected="an agent", got=None)]))
+            checks.append(
+                result_of(
+                    FLEET["FLEET-AGENT"],
+                    Status.FAIL,
+                    [
+                        FLEET["FLEET-AGENT"].finding(
+                            obj=host,
+                            path="fabricd_agent_info{host}",
+                            message=f"no fabricd agent reports for this host ({why})",
+                            expected="an agent",
+                            got=None,
+                        )
+                    ],
+                )
+            )
         else:
             checks += _agent_checks(v, now, result)
         result.reports.append(AuditReport(kind="host", target=host, checks=checks))
@@ -196,24 +230,44 @@ def _inventory_check(host: str, expected: set[str], result: FleetResult) -> Chec
     if host in expected:
         return result_of(spec, Status.PASS)
     result.unknown.append(host)
-    return result_of(spec, Status.FAIL, [spec.finding(
-        obj=host, path="fabricd_agent_info{host}", message="an agent reports for a host the inventory does not have",
-        expected="an inventory host", got=host)])
+    return result_of(
+        spec,
+        Status.FAIL,
+        [
+            spec.finding(
+                obj=host,
+                path="fabricd_agent_info{host}",
+                message="an agent reports for a host the inventory does not have",
+                expected="an inventory host",
+                got=host,
+            )
+        ],
+    )
 
 
 def _agent_checks(v: HostView, now: float | None, result: FleetResult) -> list[CheckResult]:
     """FLEET-AGENT passed, FLEET-RECONCILE, and one check per audit check code the agent ran."""
-    checks = [result_of(FLEET["FLEET-AGENT"], Status.PASS, note=f"mode {v.mode}"),
-              _reconcile_check(v, now, result.stale)]
+    checks = [
+        result_of(FLEET["FLEET-AGENT"], Status.PASS, note=f"mode {v.mode}"),
+        _reconcile_check(v, now, result.stale),
+    ]
     for code in sorted(v.checks):
         bad = sorted(v.failed.get(code, []))
-        findings = [Finding(code=code, object=iface, path=f"fabricd_host_check_compliant{{check={code}}}",
-                            message="fails in the agent's last reconcile", expected=1, got=0,
-                            fixes=[Fix(("audit", "host"), {"host": v.host},
-                                       "on the host shows expected and actual values")])
-                    for iface in bad]
-        checks.append(CheckResult(code=code, title=_title(code), status=Status.FAIL if bad else Status.PASS,
-                                  findings=findings))
+        findings = [
+            Finding(
+                code=code,
+                object=iface,
+                path=f"fabricd_host_check_compliant{{check={code}}}",
+                message="fails in the agent's last reconcile",
+                expected=1,
+                got=0,
+                fixes=[Fix(("audit", "host"), {"host": v.host}, "on the host shows expected and actual values")],
+            )
+            for iface in bad
+        ]
+        checks.append(
+            CheckResult(code=code, title=_title(code), status=Status.FAIL if bad else Status.PASS, findings=findings)
+        )
     if v.failed:
         result.noncompliant.append(v.host)
     return checks
@@ -224,15 +278,36 @@ def _reconcile_check(v: HostView, now: float | None, stale: list[str]) -> CheckR
     path = "fabricd_agent_last_success_timestamp_seconds"
     if v.last_ok is None:
         stale.append(v.host)
-        return result_of(spec, Status.FAIL, [spec.finding(
-            obj=v.host, path=path, message="the agent has not reconciled successfully yet",
-            expected="a successful reconcile", got=None, hint="`curl HOST:9863/status` shows the agent's last error")])
+        return result_of(
+            spec,
+            Status.FAIL,
+            [
+                spec.finding(
+                    obj=v.host,
+                    path=path,
+                    message="the agent has not reconciled successfully yet",
+                    expected="a successful reconcile",
+                    got=None,
+                    hint="`curl HOST:9863/status` shows the agent's last error",
+                )
+            ],
+        )
     interval = v.interval_s or 300.0
     limit = 2 * interval + STALE_GRACE_S
     age = (now - v.last_ok) if now is not None else 0.0
     if age > limit:
         stale.append(v.host)
-        return result_of(spec, Status.FAIL, [spec.finding(
-            obj=v.host, path=path, message=f"last successful reconcile {age:.0f} s ago", expected=f"<= {limit:.0f} s",
-            got=round(age))])
+        return result_of(
+            spec,
+            Status.FAIL,
+            [
+                spec.finding(
+                    obj=v.host,
+                    path=path,
+                    message=f"last successful reconcile {age:.0f} s ago",
+                    expected=f"<= {limit:.0f} s",
+                    got=round(age),
+                )
+            ],
+        )
     return result_of(spec, Status.PASS, note=f"{age:.0f} s ago, interval {interval:g} s")

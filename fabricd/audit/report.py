@@ -10,5 +10,4 @@ from fabricd.model.checks import CheckResult, CheckSpec, Finding, Report, Result
 AuditReport = Report
 """The report of one audited target (a host, a switch, the cabling, a fleet host, a traffic pair)."""
 
-__all__ = ["AuditReport", "CheckResult", "CheckSpec", "Finding", "Report", "Results", "Severity", "Status",
-           "result_of"]
+__all__ = ["AuditReport", "CheckResult", "CheckSpec", "Finding", "Report", "Results", "Severity", "Status", "result_of"]

@@ -87,8 +87,10 @@ class SwitchCheck(CheckSpec):
         return any(f.command == ("push",) for f in self.fixes)
 
     def fixes_for(self, switch: str) -> list[Fix]:
-        return [Fix(f.command, {k: v.format(switch=switch) if isinstance(v, str) else v for k, v in f.args.items()},
-                    f.text) for f in self.fixes]
+        return [
+            Fix(f.command, {k: v.format(switch=switch) if isinstance(v, str) else v for k, v in f.args.items()}, f.text)
+            for f in self.fixes
+        ]
 
 
 def _switch(code: str, title: str, hint: str = "", fixes: tuple[Fix, ...] = ()) -> SwitchCheck:
@@ -97,25 +99,40 @@ def _switch(code: str, title: str, hint: str = "", fixes: tuple[Fix, ...] = ()) 
 
 _PUSH = Fix(("push",), {"device": "{switch}"}, "restores the intent")
 SWITCH_CHECKS: tuple[SwitchCheck, ...] = (
-    _switch("SW-REACH", "reachable over SSH and readable",
-            "check mgmt.host/mgmt.port and the credentials in the inventory",
-            (Fix(("lab", "up"), text="for the lab"),)),
-    _switch("SW-PARSE", "every output read back parsed (no output shape fabricd does not understand)",
-            "capture the device and report the output shape (a NOS release fabricd's parsers do not read yet)",
-            (Fix(("capture",), {"device": "{switch}"}, "captures it"),
-             Fix(("docs",), operands=("captures",), text="how to report it"))),
-    _switch("SW-DRIFT", "running config matches the rendered intent (what fabricd owns)", "",
-            (Fix(("diff",), {"device": "{switch}"}, "shows the difference"), _PUSH)),
+    _switch(
+        "SW-REACH",
+        "reachable over SSH and readable",
+        "check mgmt.host/mgmt.port and the credentials in the inventory",
+        (Fix(("lab", "up"), text="for the lab"),),
+    ),
+    _switch(
+        "SW-PARSE",
+        "every output read back parsed (no output shape fabricd does not understand)",
+        "capture the device and report the output shape (a NOS release fabricd's parsers do not read yet)",
+        (
+            Fix(("capture",), {"device": "{switch}"}, "captures it"),
+            Fix(("docs",), operands=("captures",), text="how to report it"),
+        ),
+    ),
+    _switch(
+        "SW-DRIFT",
+        "running config matches the rendered intent (what fabricd owns)",
+        "",
+        (Fix(("diff",), {"device": "{switch}"}, "shows the difference"), _PUSH),
+    ),
     _switch("SW-TRUST", "trust mode", fixes=(_PUSH,)),
     _switch("SW-DSCP-MAP", "DSCP (or PCP) -> priority -> egress queue", fixes=(_PUSH,)),
     _switch("SW-PFC", "PFC on exactly the lossless priorities of every port", fixes=(_PUSH,)),
     _switch("SW-ECN", "ECN marking and thresholds on the ECN (lossless) queues", fixes=(_PUSH,)),
     _switch("SW-WD", "PFC watchdog on the lossless priorities, intended timers", fixes=(_PUSH,)),
-    _switch("SW-MTU", "port MTU (and the no-drop class MTU)", "keep host MTUs <= the switch port MTU",
-            (_PUSH,)),
-    _switch("SW-WD-STUCK", "no PFC watchdog stuck (storm detected, never restored)",
-            "the queue is still paused by its peer: find the storming NIC (RX pause counters), fix or reset it, "
-            "then clear the watchdog counters", (Fix(("watch",), text="shows which NIC storms"),)),
+    _switch("SW-MTU", "port MTU (and the no-drop class MTU)", "keep host MTUs <= the switch port MTU", (_PUSH,)),
+    _switch(
+        "SW-WD-STUCK",
+        "no PFC watchdog stuck (storm detected, never restored)",
+        "the queue is still paused by its peer: find the storming NIC (RX pause counters), fix or reset it, "
+        "then clear the watchdog counters",
+        (Fix(("watch",), text="shows which NIC storms"),),
+    ),
 )
 CHECK_BY_CODE = by_code(SWITCH_CHECKS)
 
@@ -156,9 +173,13 @@ class ReplayReadBack:
 
     def __init__(self, switch: Switch, device: ReplayDevice) -> None:
         if device.manifest.platform != switch.platform.value:
-            raise DriverError(switch.name, "connect", f"the capture {device.folder} is of a "
-                              f"{device.manifest.platform} device; the inventory says {switch.platform.value}",
-                              hint="pass the inventory the capture was taken with")
+            raise DriverError(
+                switch.name,
+                "connect",
+                f"the capture {device.folder} is of a "
+                f"{device.manifest.platform} device; the inventory says {switch.platform.value}",
+                hint="pass the inventory the capture was taken with",
+            )
         self.device = device
         self._compare = driver_class(switch.platform)(switch, Access(switch.name, "replay", 0, "", Secret(""), ()))
 
@@ -197,8 +218,9 @@ def watchdog_commands(platform: Platform, ports: Iterable[str]) -> list[tuple[st
     return [(command, None)]
 
 
-def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[str], *,
-                   device: str = "switch") -> SwitchCounters:
+def parse_watchdog(
+    platform: Platform, outputs: dict[str, str], ports: Iterable[str], *, device: str = "switch"
+) -> SwitchCounters:
     """The watchdog counters of ``outputs`` (command -> text) with the platform's ``pfcwd`` parser. A non-empty
     output the parser reads nothing from adds a problem naming ``device`` and the command."""
     parser: Any = spec_of(platform).show.parsers["pfcwd"]
@@ -208,8 +230,9 @@ def parse_watchdog(platform: Platform, outputs: dict[str, str], ports: Iterable[
         if text is not None:
             part = parser(text, interface) if interface is not None else parser(text)
             if parsed_nothing(text, part):
-                part = SwitchCounters(problems=(empty_parse_problem(device, command, text,
-                                                                    "; ".join(part.problems) or None),))
+                part = SwitchCounters(
+                    problems=(empty_parse_problem(device, command, text, "; ".join(part.problems) or None),)
+                )
             elif not has_rows(part):
                 part = SwitchCounters()  # nothing to read, or an empty answer the parser recognised
             parts.append(part)
@@ -247,8 +270,9 @@ def read_switch(switch: Switch, candidate: str, factory: ReadBackFactory) -> Swi
     try:
         commands = [c for c, _ in watchdog_commands(switch.platform, ports)]
         outputs = driver.run(commands)
-        return SwitchReadback(where, running, delta,
-                              parse_watchdog(switch.platform, outputs, ports, device=switch.name))
+        return SwitchReadback(
+            where, running, delta, parse_watchdog(switch.platform, outputs, ports, device=switch.name)
+        )
     except FabricdError as exc:
         return SwitchReadback(where, running, delta, watchdog_error=exc.render())
     finally:
@@ -260,8 +284,9 @@ def candidate_of(intent: AnySwitchIntent, templates_dir: Path | None = None) -> 
     return render_switch_intent(intent, environment(templates_dir)).primary.text
 
 
-def audit_switch(fabric: Fabric, switch: Switch, factory: ReadBackFactory, *,
-                 templates_dir: Path | None = None) -> AuditReport:
+def audit_switch(
+    fabric: Fabric, switch: Switch, factory: ReadBackFactory, *, templates_dir: Path | None = None
+) -> AuditReport:
     """Read ``switch`` through ``factory``'s driver and check it against its intent in ``fabric``."""
     intent = SwitchIntentBuilder(fabric).build(switch)
     back = read_switch(switch, candidate_of(intent, templates_dir), factory)
@@ -316,8 +341,17 @@ class _Collector:
         for c in SWITCH_CHECKS:
             hint, fixes = self.hint(c.code)
             for i, (k, objs) in enumerate(self.found[c.code].items()):
-                self.results.add(c.finding(obj=", ".join(objs), path=k.path, message=k.message, expected=k.expected,
-                                           got=k.got, hint=hint if i == 0 else "", fixes=fixes if i == 0 else []))
+                self.results.add(
+                    c.finding(
+                        obj=", ".join(objs),
+                        path=k.path,
+                        message=k.message,
+                        expected=k.expected,
+                        got=k.got,
+                        hint=hint if i == 0 else "",
+                        fixes=fixes if i == 0 else [],
+                    )
+                )
         return self.results.report("switch", self.intent.name, note_failures=True)
 
 
@@ -336,8 +370,14 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
     """Check one switch's read-back against its intent (pure)."""
     col = _Collector(intent)
     if back.error is not None or back.running is None:
-        col.add("SW-REACH", intent.name, "ssh", "cannot read the switch", expected="reachable and readable",
-                got=back.error or "no running config")
+        col.add(
+            "SW-REACH",
+            intent.name,
+            "ssh",
+            "cannot read the switch",
+            expected="reachable and readable",
+            got=back.error or "no running config",
+        )
         for c in SWITCH_CHECKS[1:]:
             col.skip(c.code, "the switch could not be read")
         return col.report()
@@ -349,8 +389,14 @@ def evaluate(intent: AnySwitchIntent, back: SwitchReadback) -> AuditReport:
     for port in intent.ports:
         got = config.ports.get(port.name)
         if got is None:
-            col.add("SW-MTU", port.name, "interface", "port is not in the running config (name or breakout "
-                    "differs?)", expected=port.name, got=None)
+            col.add(
+                "SW-MTU",
+                port.name,
+                "interface",
+                "port is not in the running config (name or breakout differs?)",
+                expected=port.name,
+                got=None,
+            )
         else:
             present.append((port, got))
     for port, got in present:
@@ -371,8 +417,14 @@ def _parsed(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback, conf
     running = back.running or ""
     if not config.ports and has_content(running):
         command = spec_of(intent.platform).running_config
-        col.add("SW-PARSE", intent.name, "running config", empty_parse_problem(intent.name, command, running),
-                expected="per-port lossless settings read", got="; ".join(config.problems) or "no port read")
+        col.add(
+            "SW-PARSE",
+            intent.name,
+            "running config",
+            empty_parse_problem(intent.name, command, running),
+            expected="per-port lossless settings read",
+            got="; ".join(config.problems) or "no port read",
+        )
     if back.watchdog is not None:
         for problem in back.watchdog.problems:  # an unreadable output, whether the parser said so or read nothing
             col.add("SW-PARSE", intent.name, "watchdog counters", problem, expected="watchdog rows read", got="none")
@@ -382,11 +434,23 @@ def _drift(col: _Collector, delta: ConfigDelta | None, config: LosslessConfig) -
     changes = list(delta.changes) if delta is not None else []
     for change in changes[:MAX_DRIFT]:
         kind = change.split(" ", 1)[0].rstrip(":")
-        col.add("SW-DRIFT", col.intent.name, "running config", change, expected="as rendered from the intent",
-                got=kind if kind in ("missing", "unexpected", "different") else "differs")
+        col.add(
+            "SW-DRIFT",
+            col.intent.name,
+            "running config",
+            change,
+            expected="as rendered from the intent",
+            got=kind if kind in ("missing", "unexpected", "different") else "differs",
+        )
     if len(changes) > MAX_DRIFT:
-        col.add("SW-DRIFT", col.intent.name, "running config", f"... and {len(changes) - MAX_DRIFT} more "
-                "difference(s)", expected="as rendered from the intent", got=f"{len(changes)} differences")
+        col.add(
+            "SW-DRIFT",
+            col.intent.name,
+            "running config",
+            f"... and {len(changes) - MAX_DRIFT} more difference(s)",
+            expected="as rendered from the intent",
+            got=f"{len(changes)} differences",
+        )
     if config.problems:
         col.notes["SW-DRIFT"] = "read-back problems: " + "; ".join(config.problems)
 
@@ -404,32 +468,59 @@ def _maps(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) 
     to_prio = got.dscp_to_priority if intent.trust_dscp else got.pcp_to_priority
     to_queue = got.dscp_to_queue if intent.trust_dscp else got.pcp_to_queue
     if to_prio is None and to_queue is None:
-        col.add("SW-DSCP-MAP", name, f"{field_name.lower()} map", f"no {field_name} classification in effect",
-                expected=f"{len(want_prio)} {field_name} values mapped", got=None)
+        col.add(
+            "SW-DSCP-MAP",
+            name,
+            f"{field_name.lower()} map",
+            f"no {field_name} classification in effect",
+            expected=f"{len(want_prio)} {field_name} values mapped",
+            got=None,
+        )
         return
     if to_prio is not None:
         wrong = _wrong_priorities(field_name, want_prio, to_prio)
         ptq = got.priority_to_queue
         if ptq is None:
-            col.add("SW-DSCP-MAP", name, "priority -> queue map", "no priority to egress queue map in effect",
-                    expected="8 priorities mapped", got=None)
+            col.add(
+                "SW-DSCP-MAP",
+                name,
+                "priority -> queue map",
+                "no priority to egress queue map in effect",
+                expected="8 priorities mapped",
+                got=None,
+            )
         else:
-            wrong += [f"priority {p}: queue {_text(ptq.get(p))} (expected {q})"
-                      for p, q in sorted(want_queue.items()) if ptq.get(p) != q]
+            wrong += [
+                f"priority {p}: queue {_text(ptq.get(p))} (expected {q})"
+                for p, q in sorted(want_queue.items())
+                if ptq.get(p) != q
+            ]
     else:
         assert to_queue is not None
-        wrong = [f"{field_name} {cp}: queue {_text(to_queue.get(cp))} (expected {want_queue.get(prio)})"
-                 for cp, prio in sorted(want_prio.items()) if to_queue.get(cp) != want_queue.get(prio)]
+        wrong = [
+            f"{field_name} {cp}: queue {_text(to_queue.get(cp))} (expected {want_queue.get(prio)})"
+            for cp, prio in sorted(want_prio.items())
+            if to_queue.get(cp) != want_queue.get(prio)
+        ]
     if wrong:
         more = f" ... and {len(wrong) - MAX_LISTED} more" if len(wrong) > MAX_LISTED else ""
-        col.add("SW-DSCP-MAP", name, f"{field_name.lower()} map", f"{len(wrong)} mapping(s) differ from the intent",
-                expected="the policy's map", got="; ".join(wrong[:MAX_LISTED]) + more)
+        col.add(
+            "SW-DSCP-MAP",
+            name,
+            f"{field_name.lower()} map",
+            f"{len(wrong)} mapping(s) differ from the intent",
+            expected="the policy's map",
+            got="; ".join(wrong[:MAX_LISTED]) + more,
+        )
 
 
 def _wrong_priorities(field_name: str, want: dict[int, int], have: dict[int, int]) -> list[str]:
     """``DSCP 26: priority 0 (expected 3)`` for every codepoint mapped to another priority than intended."""
-    return [f"{field_name} {cp}: priority {_text(have.get(cp))} (expected {prio})"
-            for cp, prio in sorted(want.items()) if have.get(cp) != prio]
+    return [
+        f"{field_name} {cp}: priority {_text(have.get(cp))} (expected {prio})"
+        for cp, prio in sorted(want.items())
+        if have.get(cp) != prio
+    ]
 
 
 def _pfc(col: _Collector, port: PortIntent, got: PortConfig) -> None:
@@ -458,29 +549,51 @@ def _ecn(col: _Collector, intent: AnySwitchIntent, name: str, got: PortConfig) -
         return
     for q in queues:
         assert q.ecn is not None
-        want = (_bytes(q.ecn.min_threshold, q.ecn.unit), _bytes(q.ecn.max_threshold, q.ecn.unit),
-                q.ecn.probability_percent)
+        want = (
+            _bytes(q.ecn.min_threshold, q.ecn.unit),
+            _bytes(q.ecn.max_threshold, q.ecn.unit),
+            q.ecn.probability_percent,
+        )
         want_text = f"min {want[0]} B, max {want[1]} B, {want[2]} %"
         setting = got.ecn.get(q.id)
         if setting is None or not setting.enabled:
-            col.add("SW-ECN", name, f"queue {q.id} ecn", f"ECN marking is off on queue {q.id}"
-                    + (" (lossless)" if q.lossless else ""), expected=want_text, got="off")
+            col.add(
+                "SW-ECN",
+                name,
+                f"queue {q.id} ecn",
+                f"ECN marking is off on queue {q.id}" + (" (lossless)" if q.lossless else ""),
+                expected=want_text,
+                got="off",
+            )
             continue
         have = (setting.min_bytes, setting.max_bytes, setting.probability_percent)
         if have != want:
-            col.add("SW-ECN", name, f"queue {q.id} ecn", f"ECN thresholds on queue {q.id} differ", expected=want_text,
-                    got=f"min {_text(have[0])} B, max {_text(have[1])} B, {_text(have[2])} %")
+            col.add(
+                "SW-ECN",
+                name,
+                f"queue {q.id} ecn",
+                f"ECN thresholds on queue {q.id} differ",
+                expected=want_text,
+                got=f"min {_text(have[0])} B, max {_text(have[1])} B, {_text(have[2])} %",
+            )
 
 
 def _mtu(col: _Collector, intent: AnySwitchIntent, port: PortIntent, got: PortConfig) -> None:
     if got.mtu_bytes != port.mtu_bytes:
-        col.add("SW-MTU", port.name, "mtu", "port MTU differs from the intent", expected=port.mtu_bytes,
-                got=got.mtu_bytes)
+        col.add(
+            "SW-MTU", port.name, "mtu", "port MTU differs from the intent", expected=port.mtu_bytes, got=got.mtu_bytes
+        )
     for q in intent.queues:
         class_mtu = got.queue_mtu_bytes.get(q.id)
         if q.lossless and class_mtu is not None and class_mtu < port.mtu_bytes:
-            col.add("SW-MTU", port.name, f"queue {q.id} class mtu", f"no-drop class MTU of queue {q.id} is below "
-                    "the port MTU: larger frames are dropped", expected=f">= {port.mtu_bytes}", got=class_mtu)
+            col.add(
+                "SW-MTU",
+                port.name,
+                f"queue {q.id} class mtu",
+                f"no-drop class MTU of queue {q.id} is below the port MTU: larger frames are dropped",
+                expected=f">= {port.mtu_bytes}",
+                got=class_mtu,
+            )
 
 
 def intended_timers(intent: AnySwitchIntent) -> tuple[int | None, int | None] | None:
@@ -511,9 +624,14 @@ def _watchdog(col: _Collector, intent: AnySwitchIntent, present: list[tuple[Port
             col.add("SW-WD", port.name, "watchdog", message, expected=_prios(want), got=_prios(have))
             continue
         if got.detection_ms != det or (rest is not None and got.restoration_ms != rest):
-            col.add("SW-WD", port.name, "watchdog timers", "PFC watchdog timers differ from the intent",
-                    expected=f"detection {det} ms, restoration {_text(rest)} ms",
-                    got=f"detection {_text(got.detection_ms)} ms, restoration {_text(got.restoration_ms)} ms")
+            col.add(
+                "SW-WD",
+                port.name,
+                "watchdog timers",
+                "PFC watchdog timers differ from the intent",
+                expected=f"detection {det} ms, restoration {_text(rest)} ms",
+                got=f"detection {_text(got.detection_ms)} ms, restoration {_text(got.restoration_ms)} ms",
+            )
 
 
 def is_stuck(c: PfcwdCounter) -> bool:
@@ -528,8 +646,14 @@ def is_stuck(c: PfcwdCounter) -> bool:
 
 def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> None:
     if back.watchdog_error is not None or back.watchdog is None:
-        col.add("SW-WD-STUCK", intent.name, "watchdog counters", "cannot read the PFC watchdog counters",
-                expected="readable", got=back.watchdog_error)
+        col.add(
+            "SW-WD-STUCK",
+            intent.name,
+            "watchdog counters",
+            "cannot read the PFC watchdog counters",
+            expected="readable",
+            got=back.watchdog_error,
+        )
         return
     rows = back.watchdog.pfcwd
     if back.watchdog.problems:  # unreadable output: SW-PARSE reports it; never "no stuck queue" on nothing
@@ -539,6 +663,11 @@ def _stuck(col: _Collector, intent: AnySwitchIntent, back: SwitchReadback) -> No
     for c in rows:
         if is_stuck(c):
             restored = "no restore count (NVUE)" if c.restored is None else str(c.restored)
-            col.add("SW-WD-STUCK", f"{c.interface}:{c.queue}", f"queue {c.queue} watchdog",
-                    f"PFC watchdog detected {c.detected} storm(s) and never restored (status {_text(c.status)})",
-                    expected="restored after every detection", got=f"detected {c.detected}, restored {restored}")
+            col.add(
+                "SW-WD-STUCK",
+                f"{c.interface}:{c.queue}",
+                f"queue {c.queue} watchdog",
+                f"PFC watchdog detected {c.detected} storm(s) and never restored (status {_text(c.status)})",
+                expected="restored after every detection",
+                got=f"detected {c.detected}, restored {restored}",
+            )

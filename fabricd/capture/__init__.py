@@ -147,10 +147,18 @@ class CaptureResult:
     duration_s: float
 
     def to_json(self) -> dict[str, object]:
-        return {"device": self.device, "platform": self.platform, "ok": self.ok,
-                "folder": str(self.folder) if self.folder else None, "nos_version": self.nos_version,
-                "commands": self.commands, "failed": list(self.failed), "redactions": self.redactions,
-                "error": self.error, "duration_s": round(self.duration_s, 3)}
+        return {
+            "device": self.device,
+            "platform": self.platform,
+            "ok": self.ok,
+            "folder": str(self.folder) if self.folder else None,
+            "nos_version": self.nos_version,
+            "commands": self.commands,
+            "failed": list(self.failed),
+            "redactions": self.redactions,
+            "error": self.error,
+            "duration_s": round(self.duration_s, 3),
+        }
 
 
 def _now() -> str:
@@ -188,8 +196,11 @@ def capture_device(switch: Switch, out: Path, factory: CaptureFactory) -> Captur
                     failed.append(step.command)
                 continue
             except Exception as exc:  # a dropped session or an unexpected reply: record it, go on
-                records.append(CommandRecord(step.role, step.command, step.interface, None, "error",
-                                             f"{type(exc).__name__}: {exc}"))
+                records.append(
+                    CommandRecord(
+                        step.role, step.command, step.interface, None, "error", f"{type(exc).__name__}: {exc}"
+                    )
+                )
                 if step.required:
                     failed.append(step.command)
                 continue
@@ -199,11 +210,24 @@ def capture_device(switch: Switch, out: Path, factory: CaptureFactory) -> Captur
             rejected = cli_error(text) if step.role != RUNNING_CONFIG else None
             note = f"the device refused the command: {rejected}" if rejected else None
             if clean.redactions and not same_parse(switch, step, text, clean.text):
-                note = ("scrubbing changed what fabricd parses from this output: the replay may differ from the "
-                        "live run here (a secret keyword in a line fabricd reads); please report it")
+                note = (
+                    "scrubbing changed what fabricd parses from this output: the replay may differ from the "
+                    "live run here (a secret keyword in a line fabricd reads); please report it"
+                )
                 log.warning("capture %s: %r: %s", switch.name, step.command, note, extra={"target": switch.name})
-            records.append(CommandRecord(step.role, step.command, step.interface, name, "ok", None,
-                                         len(clean.text.encode()), clean.redactions, note))
+            records.append(
+                CommandRecord(
+                    step.role,
+                    step.command,
+                    step.interface,
+                    name,
+                    "ok",
+                    None,
+                    len(clean.text.encode()),
+                    clean.redactions,
+                    note,
+                )
+            )
             if step.role == VERSION:
                 version = spec_of(switch.platform).parse_version(text)
     finally:
@@ -214,19 +238,36 @@ def capture_device(switch: Switch, out: Path, factory: CaptureFactory) -> Captur
     folder = write_device(out, manifest, outputs)
     if error:
         log.warning("capture %s: %s", switch.name, error, extra={"target": switch.name})
-    return CaptureResult(switch.name, platform, not failed, folder, version, len(records), tuple(failed),
-                         manifest.redactions, error, time.monotonic() - start)
+    return CaptureResult(
+        switch.name,
+        platform,
+        not failed,
+        folder,
+        version,
+        len(records),
+        tuple(failed),
+        manifest.redactions,
+        error,
+        time.monotonic() - start,
+    )
 
 
-def capture_all(switches: Sequence[Switch], out: Path, factory: CaptureFactory, *, concurrency: int = 8,
-                on_result: Callable[[CaptureResult], None] | None = None) -> list[CaptureResult]:
+def capture_all(
+    switches: Sequence[Switch],
+    out: Path,
+    factory: CaptureFactory,
+    *,
+    concurrency: int = 8,
+    on_result: Callable[[CaptureResult], None] | None = None,
+) -> list[CaptureResult]:
     """Capture every switch, at most ``concurrency`` at once; results in the order of ``switches``. Writes
     ``out/manifest.json`` at the end."""
     out.mkdir(parents=True, exist_ok=True)
     started = _now()
     results: dict[str, CaptureResult] = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(switches) or 1)),
-                            thread_name_prefix="fabricd-capture") as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, min(concurrency, len(switches) or 1)), thread_name_prefix="fabricd-capture"
+    ) as pool:
         futures = {pool.submit(capture_device, sw, out, factory): sw for sw in switches}
         for fut in as_completed(futures):
             result = fut.result()

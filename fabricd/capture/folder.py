@@ -38,8 +38,17 @@ def write_index(root: Path, manifests: list[DeviceManifest], *, captured_at: str
         except (ValueError, AttributeError):
             pass
     for m in manifests:
-        devices[m.device] = {"device": m.device, "platform": m.platform, "nos_version": m.nos_version,
-                             "captured_at": m.captured_at, "error": m.error}
-    data = {"format": FORMAT, "fabricd_version": fabricd_version, "captured_at": captured_at,
-            "devices": sorted(devices.values(), key=lambda d: str(d["device"]))}
+        devices[m.device] = {
+            "device": m.device,
+            "platform": m.platform,
+            "nos_version": m.nos_version,
+            "captured_at": m.captured_at,
+            "error": m.error,
+        }
+    data = {
+        "format": FORMAT,
+        "fabricd_version": fabricd_version,
+        "captured_at": captured_at,
+        "devices": sorted(devices.values(), key=lambda d: str(d["device"])),
+    }
     write_inside(root, MANIFEST, json.dumps(data, indent=1) + "\n")

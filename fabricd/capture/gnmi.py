@@ -52,8 +52,15 @@ class GnmiCaptureResult:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"device": self.device, "platform": self.platform, "ok": self.ok, "groups": self.groups,
-                "notifications": self.notifications, "redactions": self.redactions, "error": self.error}
+        return {
+            "device": self.device,
+            "platform": self.platform,
+            "ok": self.ok,
+            "groups": self.groups,
+            "notifications": self.notifications,
+            "redactions": self.redactions,
+            "error": self.error,
+        }
 
 
 async def _capture_one(target: SwitchTarget, ep: GnmiEndpoint, timeout_s: float) -> tuple[dict[str, Any], int]:
@@ -80,8 +87,10 @@ async def _capture_one(target: SwitchTarget, ep: GnmiEndpoint, timeout_s: float)
         files["capabilities.json"] = {
             "gNMI_version": caps.gNMI_version,
             "encodings": [gnmi_pb2.Encoding.Name(e) for e in caps.supported_encodings],
-            "models": [{"name": m.name, "organization": m.organization, "version": m.version}
-                       for m in caps.supported_models]}
+            "models": [
+                {"name": m.name, "organization": m.organization, "version": m.version} for m in caps.supported_models
+            ],
+        }
         for group, paths in table.groups().items():
             request = subscribe_request(table, paths, interval_s=ep.interval_s, mode="ONCE")
             notes: list[dict[str, Any]] = []
@@ -98,9 +107,13 @@ async def _capture_one(target: SwitchTarget, ep: GnmiEndpoint, timeout_s: float)
                         value = decode_value(u.val)
                         values[key] = value
                         updates.append({"path": path_text(u.path), "value": value})
-                    notes.append({"timestamp": n.timestamp, "prefix": {"origin": n.prefix.origin,
-                                                                       "target": n.prefix.target},
-                                  "updates": updates})
+                    notes.append(
+                        {
+                            "timestamp": n.timestamp,
+                            "prefix": {"origin": n.prefix.origin, "target": n.prefix.target},
+                            "updates": updates,
+                        }
+                    )
             except Exception as exc:  # a refused group is recorded; the others are still captured
                 errors[group] = _status(exc)
             count += len(notes)
@@ -112,8 +125,12 @@ async def _capture_one(target: SwitchTarget, ep: GnmiEndpoint, timeout_s: float)
 
 
 def _request_json(paths: Sequence[GnmiPath], encoding: str) -> dict[str, Any]:
-    return {"mode": "ONCE", "encoding": encoding, "prefix": {"origin": paths[0].origin, "target": paths[0].target},
-            "paths": [p.path for p in paths]}
+    return {
+        "mode": "ONCE",
+        "encoding": encoding,
+        "prefix": {"origin": paths[0].origin, "target": paths[0].target},
+        "paths": [p.path for p in paths],
+    }
 
 
 def _status(exc: BaseException) -> str:
@@ -123,18 +140,28 @@ def _status(exc: BaseException) -> str:
     return one_line(f"{type(exc).__name__}: {exc}")
 
 
-def capture_gnmi(targets: Sequence[SwitchTarget], out: Path, endpoint: Callable[[SwitchTarget], GnmiEndpoint], *,
-                 timeout_s: float = 30.0) -> list[GnmiCaptureResult]:
+def capture_gnmi(
+    targets: Sequence[SwitchTarget],
+    out: Path,
+    endpoint: Callable[[SwitchTarget], GnmiEndpoint],
+    *,
+    timeout_s: float = 30.0,
+) -> list[GnmiCaptureResult]:
     """Capture every target over gNMI into ``out`` (one device after another; each failure is that device's)."""
     results = []
     for target in targets:
         table = table_for(target.platform)
         folder = inside(_mkdir(out, target.name), GNMI_DIR)
         folder.mkdir(exist_ok=True)
-        manifest: dict[str, Any] = {"device": target.name, "platform": target.platform, "transport": "gnmi",
-                                    "captured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                                    "fabricd_version": __version__, "table_source": table.source,
-                                    "mapped": table.mapped}
+        manifest: dict[str, Any] = {
+            "device": target.name,
+            "platform": target.platform,
+            "transport": "gnmi",
+            "captured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "fabricd_version": __version__,
+            "table_source": table.source,
+            "mapped": table.mapped,
+        }
         try:
             ep = endpoint(target)
             data, notes = asyncio.run(_capture_one(target, ep, timeout_s))
@@ -153,8 +180,7 @@ def capture_gnmi(targets: Sequence[SwitchTarget], out: Path, endpoint: Callable[
         write_inside(folder, "manifest.json", json.dumps(manifest, indent=1) + "\n", private=True)
         groups = len(table.groups())
         error = "; ".join(f"{g}: {e}" for g, e in data["errors"].items()) or None
-        results.append(GnmiCaptureResult(target.name, target.platform, error is None, groups, notes, redactions,
-                                         error))
+        results.append(GnmiCaptureResult(target.name, target.platform, error is None, groups, notes, redactions, error))
     return results
 
 

@@ -55,29 +55,53 @@ from .host_fanout import (
 from .report import finish
 
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here (one testcase per check).")]
-ReplayOpt = Annotated[Path | None, typer.Option(
-    "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
-    help="Read the switch from a `fabricd capture` folder instead of over SSH (pass the inventory it was taken "
-         "with).")]
-SwitchOpt = Annotated[list[str] | None, typer.Option("--device", "-d", show_default=False,
-                                                     help="Switch to audit (repeatable).")]
+ReplayOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--replay",
+        envvar="FABRICD_SWITCH_REPLAY",
+        show_default=False,
+        help="Read the switch from a `fabricd capture` folder instead of over SSH (pass the inventory it was taken "
+        "with).",
+    ),
+]
+SwitchOpt = Annotated[
+    list[str] | None, typer.Option("--device", "-d", show_default=False, help="Switch to audit (repeatable).")
+]
 
-HostLldpOpt = Annotated[Path | None, typer.Option(
-    "--host-lldp", show_default=False,
-    help="A folder of hosts' `lldpctl -f json` outputs, one <host>.json per host: their ends are checked too "
-         "(without it, host cables are checked from the switch side).")]
-CabConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, max=256,
-                                                help="Switches read at once (one SSH session each).")]
+HostLldpOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--host-lldp",
+        show_default=False,
+        help="A folder of hosts' `lldpctl -f json` outputs, one <host>.json per host: their ends are checked too "
+        "(without it, host cables are checked from the switch side).",
+    ),
+]
+CabConcurrencyOpt = Annotated[
+    int, typer.Option("--concurrency", min=1, max=256, help="Switches read at once (one SSH session each).")
+]
 
 
-def audit_host_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-                   netns: NetnsOpt = None, skip: SkipOpt = "", junit: JunitOpt = None,
-                   hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
-                   known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
-                   concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
-                   remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
-                   remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
-                   output: OutputOpt = OutputFormat.TEXT) -> None:
+def audit_host_cmd(
+    inventory: InventoryArg = None,
+    host: HostOpt = "",
+    root: RootOpt = Path("/"),
+    netns: NetnsOpt = None,
+    skip: SkipOpt = "",
+    junit: JunitOpt = None,
+    hosts: HostsOpt = None,
+    ssh_user: SshUserOpt = None,
+    identity: IdentityOpt = None,
+    known_hosts: HostKnownHostsOpt = None,
+    insecure: HostInsecureOpt = False,
+    concurrency: FanConcurrencyOpt = 16,
+    max_failures: MaxFailuresOpt = None,
+    remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
+    remote_fabricd: RemoteFabricdOpt = "fabricd",
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
     """Compare this host with its intent: trust, PFC, ETS, DSCP map, RoCE ToS/mode, CNP, DCQCN enables and
     parameters, MTU (and vs the switch port), VLAN, address, global pause, link, RoCEv2 GID.
     Exit 0 compliant, 1 findings, 2 bad input.
@@ -90,20 +114,41 @@ def audit_host_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: Roo
     testsuite per host; exit 1 findings, 3 when a host failed (unreachable, key refused).
     """
     if hosts is not None:
-        run_fanout("audit", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
-                   known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
-                   max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
-                   connect_timeout=connect_timeout, output=output, junit=junit)
+        run_fanout(
+            "audit",
+            inventory,
+            hosts,
+            skip=skip,
+            ssh_user=ssh_user,
+            identity=identity,
+            known_hosts=known_hosts,
+            insecure=insecure,
+            concurrency=concurrency,
+            max_failures=max_failures,
+            remote_inventory=remote_inventory,
+            remote_fabricd=remote_fabricd,
+            connect_timeout=connect_timeout,
+            output=output,
+            junit=junit,
+        )
         return
     report = host_use.audit_host(host_target(inventory, host, root, skip, netns))
     finish([report], output, junit)
 
 
-def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
-                     templates_dir: TemplatesDirOpt = None, known_hosts: KnownHostsOpt = None,
-                     insecure: InsecureOpt = False, accept_new_host_keys: AcceptNewHostKeysOpt = None,
-                     read_timeout: ReadTimeoutOpt = 60.0, session_log: SessionLogOpt = None,
-                     replay: ReplayOpt = None, output: OutputOpt = OutputFormat.TEXT) -> None:
+def audit_switch_cmd(
+    inventory: InventoryArg = None,
+    device: SwitchOpt = None,
+    junit: JunitOpt = None,
+    templates_dir: TemplatesDirOpt = None,
+    known_hosts: KnownHostsOpt = None,
+    insecure: InsecureOpt = False,
+    accept_new_host_keys: AcceptNewHostKeysOpt = None,
+    read_timeout: ReadTimeoutOpt = 60.0,
+    session_log: SessionLogOpt = None,
+    replay: ReplayOpt = None,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
     """Read a switch back over SSH and check it against its intent: drift from the rendered config, trust,
     DSCP map, PFC per port, ECN on the lossless queue, PFC watchdog on and its timers, MTU, and watchdogs
     stuck (storm detected, never restored). Read-only.
@@ -115,14 +160,21 @@ def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, j
     capture` folder instead of SSH)
     """
     if not device:
-        raise UsageError("audit switch: --device is missing", hint="name the switch to audit, e.g. "
-                         "`fabricd audit switch --device leaf1-sonic` (repeatable)")
+        raise UsageError(
+            "audit switch: --device is missing",
+            hint="name the switch to audit, e.g. `fabricd audit switch --device leaf1-sonic` (repeatable)",
+        )
     fabric = load_inventory(inventory_path(inventory)).fabric
-    opts = switch_reach(AuditOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
-                        session_log=session_log, accept_new_host_keys=accept_new_host_keys)
+    opts = switch_reach(
+        AuditOptions,
+        known_hosts=known_hosts,
+        insecure=insecure,
+        read_timeout=read_timeout,
+        session_log=session_log,
+        accept_new_host_keys=accept_new_host_keys,
+    )
     factory = replay_factory(replay) if replay is not None else driver_factory(opts)
-    reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir)
-               for sw in select_targets(fabric, device)]
+    reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir) for sw in select_targets(fabric, device)]
     down = [f for r in reports if not reachable(r) for c in r.checks for f in c.findings if c.code == "SW-REACH"]
     for f in down:
         stderr().print(f"[bold red]error:[/] {escape(str(f.got))}", highlight=False)
@@ -135,12 +187,20 @@ def audit_switch_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, j
         raise typer.Exit(ExitCode.TARGETS_FAILED)
 
 
-def audit_cabling_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, junit: JunitOpt = None,
-                      known_hosts: KnownHostsOpt = None, insecure: InsecureOpt = False,
-                      accept_new_host_keys: AcceptNewHostKeysOpt = None, read_timeout: ReadTimeoutOpt = 60.0,
-                      session_log: SessionLogOpt = None, replay: ReplayOpt = None,
-                      host_lldp: HostLldpOpt = None, concurrency: CabConcurrencyOpt = 8,
-                      output: OutputOpt = OutputFormat.TEXT) -> None:
+def audit_cabling_cmd(
+    inventory: InventoryArg = None,
+    device: SwitchOpt = None,
+    junit: JunitOpt = None,
+    known_hosts: KnownHostsOpt = None,
+    insecure: InsecureOpt = False,
+    accept_new_host_keys: AcceptNewHostKeysOpt = None,
+    read_timeout: ReadTimeoutOpt = 60.0,
+    session_log: SessionLogOpt = None,
+    replay: ReplayOpt = None,
+    host_lldp: HostLldpOpt = None,
+    concurrency: CabConcurrencyOpt = 8,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
     """Read every switch's LLDP neighbours and check them against the inventory's cables (`links:` and each
     NIC's `peer`): miswired cables with the fix (a swap is one finding), missing and unexpected neighbours.
     Read-only. Exit 0 clean, 1 findings, 2 bad input, 3 a device could not be read.
@@ -152,15 +212,26 @@ def audit_cabling_cmd(inventory: InventoryArg = None, device: SwitchOpt = None, 
     """
     fabric = load_inventory(inventory_path(inventory)).fabric
     if host_lldp is not None and not host_lldp.is_dir():
-        raise UsageError(f"--host-lldp {host_lldp}: not a folder",
-                         hint="give a folder holding <host>.json files, each a host's `lldpctl -f json` output")
-    opts = switch_reach(AuditOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
-                        session_log=session_log, accept_new_host_keys=accept_new_host_keys)
+        raise UsageError(
+            f"--host-lldp {host_lldp}: not a folder",
+            hint="give a folder holding <host>.json files, each a host's `lldpctl -f json` output",
+        )
+    opts = switch_reach(
+        AuditOptions,
+        known_hosts=known_hosts,
+        insecure=insecure,
+        read_timeout=read_timeout,
+        session_log=session_log,
+        accept_new_host_keys=accept_new_host_keys,
+    )
     factory = replay_factory(replay) if replay is not None else driver_factory(opts)
     observed = read_all(select_targets(fabric, device or ()), factory, concurrency=concurrency)
     if host_lldp is not None:
-        observed += [read_host_lldp(h.name, host_lldp / f"{h.name}.json") for h in fabric.hosts
-                     if (host_lldp / f"{h.name}.json").exists()]
+        observed += [
+            read_host_lldp(h.name, host_lldp / f"{h.name}.json")
+            for h in fabric.hosts
+            if (host_lldp / f"{h.name}.json").exists()
+        ]
     report = evaluate_cabling(fabric, observed, hosts_read=host_lldp is not None)
     down = unreadable(report)
     for f in down:

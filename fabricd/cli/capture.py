@@ -39,24 +39,36 @@ if TYPE_CHECKING:
 
     _Captured = CaptureResult | GnmiCaptureResult  # one device's result, over SSH or over gNMI
 
-OutOpt = Annotated[Path, typer.Option("--out", help="Replay folder to write (DIR/<device>/ and "
-                                      "DIR/manifest.json; an earlier capture of the same device is replaced).")]
+OutOpt = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        help="Replay folder to write (DIR/<device>/ and "
+        "DIR/manifest.json; an earlier capture of the same device is replaced).",
+    ),
+]
 
 
-def _results_table(title: str, middle: tuple[str, str],
-                   rows: Sequence[tuple[_Captured, tuple[str, str]]]) -> Table:
+def _results_table(title: str, middle: tuple[str, str], rows: Sequence[tuple[_Captured, tuple[str, str]]]) -> Table:
     """One row per device: device, platform, status, the kind's own two columns, redactions, error."""
     table = Table(title=title)
     for col in ("device", "platform", "status", *middle, "redacted", "error"):
         table.add_column(col, overflow="fold")
     for r, cells in rows:
-        table.add_row(r.device, r.platform, "[green]captured[/]" if r.ok else "[red]failed[/]", *cells,
-                      str(r.redactions), escape(r.error or ""))
+        table.add_row(
+            r.device,
+            r.platform,
+            "[green]captured[/]" if r.ok else "[red]failed[/]",
+            *cells,
+            str(r.redactions),
+            escape(r.error or ""),
+        )
     return table
 
 
-def _report(out: Path, results: Sequence[_Captured], table: Table, output: OutputFormat, *,
-            footer: str | None = None) -> None:
+def _report(
+    out: Path, results: Sequence[_Captured], table: Table, output: OutputFormat, *, footer: str | None = None
+) -> None:
     """The results as JSON (``--output json``) or as the table and its footer; exit 3 when a device failed."""
     failed = sum(not r.ok for r in results)
     if output != OutputFormat.TEXT:
@@ -74,10 +86,14 @@ def _capture_gnmi(fabric: Fabric, names: list[str], out: Path, timeout_s: float,
     from fabricd.capture.gnmi import capture_gnmi
     from fabricd.service.wiring import gnmi_endpoint_factory, switch_targets
 
-    results = capture_gnmi(switch_targets(fabric, names, option="device"), out, gnmi_endpoint_factory(fabric),
-                           timeout_s=timeout_s)
-    table = _results_table(f"fabricd capture --gnmi -> {escape(str(out))}", ("groups", "notifications"),
-                           [(r, (str(r.groups), str(r.notifications))) for r in results])
+    results = capture_gnmi(
+        switch_targets(fabric, names, option="device"), out, gnmi_endpoint_factory(fabric), timeout_s=timeout_s
+    )
+    table = _results_table(
+        f"fabricd capture --gnmi -> {escape(str(out))}",
+        ("groups", "notifications"),
+        [(r, (str(r.groups), str(r.notifications))) for r in results],
+    )
     _report(out, results, table, output)
 
 
@@ -91,10 +107,15 @@ def capture_cmd(
     insecure: InsecureOpt = False,
     read_timeout: ReadTimeoutOpt = 60.0,
     session_log: SessionLogOpt = None,
-    gnmi: Annotated[bool, typer.Option(
-        "--gnmi", help="Capture over gNMI instead: Capabilities and one Subscribe ONCE of every path the "
-                       "switch's pack streams (fabricd/nos/<id>/gnmi.py), into DIR/<device>/gnmi/, values "
-                       "scrubbed; TLS and login from the inventory's telemetry.gnmi and credentials.")] = False,
+    gnmi: Annotated[
+        bool,
+        typer.Option(
+            "--gnmi",
+            help="Capture over gNMI instead: Capabilities and one Subscribe ONCE of every path the "
+            "switch's pack streams (fabricd/nos/<id>/gnmi.py), into DIR/<device>/gnmi/, values "
+            "scrubbed; TLS and login from the inventory's telemetry.gnmi and credentials.",
+        ),
+    ] = False,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Capture switches for replay and bug reports: run every read-only command fabricd reads (the exporter's
@@ -112,17 +133,26 @@ def capture_cmd(
     if gnmi:
         _capture_gnmi(fabric, [s.name for s in switches], out, read_timeout, output)
         return
-    opts = switch_reach(CaptureOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
-                        session_log=session_log)
+    opts = switch_reach(
+        CaptureOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout, session_log=session_log
+    )
     text = output == OutputFormat.TEXT
     with progress_bar("capturing", len(switches), enabled=text and len(switches) > 1) as tick:
         results = capture_all(switches, out, driver_factory(opts), concurrency=concurrency, on_result=tick)
-    table = _results_table(f"fabricd capture -> {escape(str(out))}", ("NOS version", "commands"),
-                           [(r, (escape(r.nos_version or "-"), str(r.commands))) for r in results])
+    table = _results_table(
+        f"fabricd capture -> {escape(str(out))}",
+        ("NOS version", "commands"),
+        [(r, (escape(r.nos_version or "-"), str(r.commands))) for r in results],
+    )
     ok = sum(r.ok for r in results)
-    _report(out, results, table, output,
-            footer=f"{ok} of {len(results)} switches captured into {out}; replay with `fabricd export switches "
-                   f"--replay {out}` or `fabricd audit switch --replay {out}`")
+    _report(
+        out,
+        results,
+        table,
+        output,
+        footer=f"{ok} of {len(results)} switches captured into {out}; replay with `fabricd export switches "
+        f"--replay {out}` or `fabricd audit switch --replay {out}`",
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -50,15 +50,19 @@ InventoryArg = Annotated[
     typer.Argument(
         envvar="FABRICD_INVENTORY",
         help="Inventory file or directory. Default: ./ when it holds fabric.yml, else the built-in lab fabric, said "
-             "on stderr. Commands that write to devices (push, rollback, host apply, agent --mode enforce) need it "
-             "named.",
+        "on stderr. Commands that write to devices (push, rollback, host apply, agent --mode enforce) need it "
+        "named.",
         show_default=False,
     ),
 ]
 TemplatesDirOpt = Annotated[
     Path | None,
-    typer.Option("--templates-dir", envvar="FABRICD_TEMPLATES_DIR", show_default=False,
-                 help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2)."),
+    typer.Option(
+        "--templates-dir",
+        envvar="FABRICD_TEMPLATES_DIR",
+        show_default=False,
+        help="Templates searched before the shipped ones (same layout: <platform>/<section>.j2).",
+    ),
 ]
 
 DOCS_HINT = "`fabricd docs` lists the guides; `fabricd COMMAND --help` gives every option, exit code and example"
@@ -104,7 +108,8 @@ def inventory_path(path: Path | None, *, writes: str | None = None) -> Path:
             f"fabricd {writes}: no INVENTORY argument; {writes} writes to devices, so it never picks an inventory "
             "by itself (not ./, not the built-in lab)",
             hint=f"name it as the first argument, e.g. `fabricd {writes} ./fabric ...`, or set "
-                 "FABRICD_INVENTORY=./fabric; the lab is `fabricd init --example lab DIR` away")
+            "FABRICD_INVENTORY=./fabric; the lab is `fabricd init --example lab DIR` away",
+        )
     from fabricd.inventory import inventory_marker
 
     here = Path(".")
@@ -133,8 +138,10 @@ def webhook_urls(urls: list[str] | None) -> list[str]:
     for url in urls or []:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(f"--webhook {url!r}: not an http(s) URL",
-                             hint="e.g. --webhook http://127.0.0.1:5001/ (any Alertmanager webhook receiver)")
+            raise UsageError(
+                f"--webhook {url!r}: not an http(s) URL",
+                hint="e.g. --webhook http://127.0.0.1:5001/ (any Alertmanager webhook receiver)",
+            )
     return list(urls or [])
 
 
@@ -243,8 +250,16 @@ class ForegroundService(Protocol):
     def status(self) -> dict[str, Any]: ...
 
 
-def serve_in_foreground(service: ForegroundService, *, name: str, listen: str, bind_host: str,
-                        banner: Callable[[str], str], duration: float | None, output: OutputFormat) -> None:
+def serve_in_foreground(
+    service: ForegroundService,
+    *,
+    name: str,
+    listen: str,
+    bind_host: str,
+    banner: Callable[[str], str],
+    duration: float | None,
+    output: OutputFormat,
+) -> None:
     """Start a long-running command's service (a ``--listen`` that cannot be bound is a usage error), warn when it
     serves a non-loopback address in the clear, print its banner (given the base URL), run it until SIGTERM/SIGINT
     or ``duration``, then print the final status (``--output json``) and that it stopped."""
@@ -257,8 +272,10 @@ def serve_in_foreground(service: ForegroundService, *, name: str, listen: str, b
     assert service.server is not None
     err = stderr()
     if service.server.exposed:
-        err.print(f"[yellow]warning:[/] serving on {bind_host} without TLS or authentication; give --web-config",
-                  highlight=False)
+        err.print(
+            f"[yellow]warning:[/] serving on {bind_host} without TLS or authentication; give --web-config",
+            highlight=False,
+        )
     err.print(banner(service.server.base_url), highlight=False)
     run_until_stopped(service.stop, duration)
     if output == OutputFormat.JSON:

@@ -34,14 +34,23 @@ GroupOpt = Annotated[
 ]
 ConcurrencyOpt = Annotated[
     int,
-    typer.Option("--concurrency", "-c", min=1, max=1024, envvar="FABRICD_CONCURRENCY",
-                 help="Switches worked on at the same time."),
+    typer.Option(
+        "--concurrency",
+        "-c",
+        min=1,
+        max=1024,
+        envvar="FABRICD_CONCURRENCY",
+        help="Switches worked on at the same time.",
+    ),
 ]
 KnownHostsOpt = Annotated[
     list[Path] | None,
-    typer.Option("--known-hosts", envvar="FABRICD_KNOWN_HOSTS",
-                 help="Extra known_hosts file (repeatable). Also read: the lab's and ~/.ssh/known_hosts.",
-                 show_default=False),
+    typer.Option(
+        "--known-hosts",
+        envvar="FABRICD_KNOWN_HOSTS",
+        help="Extra known_hosts file (repeatable). Also read: the lab's and ~/.ssh/known_hosts.",
+        show_default=False,
+    ),
 ]
 INSECURE_WARNING = (
     "warning: --insecure-no-host-key-check: SSH host keys are NOT checked on this run, so an impostor on the path "
@@ -58,39 +67,63 @@ def _warn_insecure(value: bool) -> bool:
 
 InsecureOpt = Annotated[
     bool,
-    typer.Option("--insecure-no-host-key-check", "--no-verify-host-key", envvar="FABRICD_INSECURE_NO_HOST_KEY_CHECK",
-                 callback=_warn_insecure,
-                 help="Check no SSH host key (not recommended: opens the door to impostors; lab use only). Prints a "
-                 "warning on every run and writes no key anywhere."),
+    typer.Option(
+        "--insecure-no-host-key-check",
+        "--no-verify-host-key",
+        envvar="FABRICD_INSECURE_NO_HOST_KEY_CHECK",
+        callback=_warn_insecure,
+        help="Check no SSH host key (not recommended: opens the door to impostors; lab use only). Prints a "
+        "warning on every run and writes no key anywhere.",
+    ),
 ]
 AcceptNewHostKeysOpt = Annotated[
     Path | None,
-    typer.Option("--accept-new-host-keys", envvar="FABRICD_ACCEPT_NEW_HOST_KEYS", metavar="FILE",
-                 help="Trust on first use: a device that no known_hosts file knows is accepted and its key appended "
-                 "to FILE (created 0600; existing lines are never rewritten). A changed key still fails.",
-                 show_default=False),
+    typer.Option(
+        "--accept-new-host-keys",
+        envvar="FABRICD_ACCEPT_NEW_HOST_KEYS",
+        metavar="FILE",
+        help="Trust on first use: a device that no known_hosts file knows is accepted and its key appended "
+        "to FILE (created 0600; existing lines are never rewritten). A changed key still fails.",
+        show_default=False,
+    ),
 ]
 ReadTimeoutOpt = Annotated[
     float,
-    typer.Option("--read-timeout", min=1.0, envvar="FABRICD_READ_TIMEOUT",
-                 help="Seconds to wait for a device prompt before giving up on it."),
+    typer.Option(
+        "--read-timeout",
+        min=1.0,
+        envvar="FABRICD_READ_TIMEOUT",
+        help="Seconds to wait for a device prompt before giving up on it.",
+    ),
 ]
 SessionLogOpt = Annotated[
     Path | None,
-    typer.Option("--session-log", envvar="FABRICD_SESSION_LOG",
-                 help="Write one SSH session log per device into this directory (passwords are masked).",
-                 show_default=False),
+    typer.Option(
+        "--session-log",
+        envvar="FABRICD_SESSION_LOG",
+        help="Write one SSH session log per device into this directory (passwords are masked).",
+        show_default=False,
+    ),
 ]
 
 
-def switch_reach(cls: type[_Reach], *, known_hosts: list[Path] | None, insecure: bool, read_timeout: float,
-                 session_log: Path | None, accept_new_host_keys: Path | None = None, **how: Any) -> _Reach:
+def switch_reach(
+    cls: type[_Reach],
+    *,
+    known_hosts: list[Path] | None,
+    insecure: bool,
+    read_timeout: float,
+    session_log: Path | None,
+    accept_new_host_keys: Path | None = None,
+    **how: Any,
+) -> _Reach:
     """The options of a command that reaches switches over SSH (``cls``: push, audit or capture options) from its
     shared flags; ``how`` holds the fields of the command's own (push: dry_run, concurrency, confirm_timeout_s)."""
     from fabricd.platforms.base import DriverOptions
 
-    driver = DriverOptions(read_timeout_s=read_timeout, session_log_dir=session_log,
-                           accept_new_host_keys=accept_new_host_keys)
+    driver = DriverOptions(
+        read_timeout_s=read_timeout, session_log_dir=session_log, accept_new_host_keys=accept_new_host_keys
+    )
     return cls(driver=driver, verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()), **how)
 
 
@@ -107,16 +140,31 @@ def push_options(
 ) -> PushOptions:
     from fabricd.deploy.pipeline import PushOptions
 
-    return switch_reach(PushOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout,
-                        session_log=session_log, accept_new_host_keys=accept_new_host_keys, dry_run=dry_run,
-                        concurrency=concurrency, confirm_timeout_s=confirm_timeout_s)
+    return switch_reach(
+        PushOptions,
+        known_hosts=known_hosts,
+        insecure=insecure,
+        read_timeout=read_timeout,
+        session_log=session_log,
+        accept_new_host_keys=accept_new_host_keys,
+        dry_run=dry_run,
+        concurrency=concurrency,
+        confirm_timeout_s=confirm_timeout_s,
+    )
 
 
 @contextmanager
 def progress_bar(label: str, total: int, *, enabled: bool) -> Iterator[Callable[[Any], None]]:
     """A rich progress bar on stderr; yields a callback to call once per finished target."""
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr(), transient=True, disable=not enabled) as progress:
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr(),
+        transient=True,
+        disable=not enabled,
+    ) as progress:
         task = progress.add_task(label, total=total)
 
         def advance(_: Any) -> None:
@@ -150,8 +198,13 @@ def results_table(results: list[TargetResult], title: str) -> Table:
             verdict = "[green]changed[/]" if r.changed else "no change"
         style = _STATE_STYLE.get(r.state, "")
         table.add_row(
-            r.target, r.platform, r.batch or "", verdict, f"[{style}]{r.state.value}[/]" if style else r.state.value,
-            f"{r.duration_s:.2f}s", escape(with_fixes(r.error, r.fixes)),
+            r.target,
+            r.platform,
+            r.batch or "",
+            verdict,
+            f"[{style}]{r.state.value}[/]" if style else r.state.value,
+            f"{r.duration_s:.2f}s",
+            escape(with_fixes(r.error, r.fixes)),
         )
     return table
 

@@ -71,15 +71,25 @@ def diff_cmd(
     if not targets:
         raise UsageError("no switches to compare", hint="the inventory has no switches, or the filters match none")
     candidates = render_candidates(fabric, targets, templates_dir)
-    opts = push_options(concurrency=concurrency, known_hosts=known_hosts, insecure=insecure,
-                        accept_new_host_keys=accept_new_host_keys,
-                        read_timeout=read_timeout, session_log=session_log)
+    opts = push_options(
+        concurrency=concurrency,
+        known_hosts=known_hosts,
+        insecure=insecure,
+        accept_new_host_keys=accept_new_host_keys,
+        read_timeout=read_timeout,
+        session_log=session_log,
+    )
     text = output == OutputFormat.TEXT
     with progress_bar("reading", len(targets), enabled=text) as tick:
         results = drift(targets, candidates, opts, on_result=tick)
     if not text:
-        emit_json({"results": [r.model_dump(mode="json") for r in results],
-                   "drift": sum(r.drift for r in results), "failed": sum(r.failed for r in results)})
+        emit_json(
+            {
+                "results": [r.model_dump(mode="json") for r in results],
+                "drift": sum(r.drift for r in results),
+                "failed": sum(r.failed for r in results),
+            }
+        )
     else:
         console = stdout()
         for r in results:

@@ -25,9 +25,19 @@ def pages() -> dict[str, Path]:
 
 
 ALIASES = {
-    "exporters": "metrics", "exporter": "metrics", "prometheus": "metrics", "monitoring": "metrics",
-    "rules": "alerts", "alerting": "alerts", "runbooks": "alerts", "grafana": "metrics",
-    "installation": "install", "setup": "install", "audit": "ci-audit", "lab": "switch-lab", "push": "switch-lab",
+    "exporters": "metrics",
+    "exporter": "metrics",
+    "prometheus": "metrics",
+    "monitoring": "metrics",
+    "rules": "alerts",
+    "alerting": "alerts",
+    "runbooks": "alerts",
+    "grafana": "metrics",
+    "installation": "install",
+    "setup": "install",
+    "audit": "ci-audit",
+    "lab": "switch-lab",
+    "push": "switch-lab",
 }
 """Words a user tries that name no page, mapped to the page that answers them (``exporters`` -> metrics)."""
 
@@ -52,8 +62,10 @@ def _title(path: Path) -> str:
 
 
 def docs_cmd(
-    page: Annotated[str | None, typer.Argument(help="Guide to print (e.g. nics, checks, contracts); omit to list "
-                                                  "them.", show_default=False)] = None,
+    page: Annotated[
+        str | None,
+        typer.Argument(help="Guide to print (e.g. nics, checks, contracts); omit to list them.", show_default=False),
+    ] = None,
     path: Annotated[bool, typer.Option("--path", help="Print where the page is instead of its text.")] = False,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -76,9 +88,12 @@ def docs_cmd(
     key, close = find_page(found, page)
     if key is None:
         maybe = f"did you mean {' or '.join(close)}? " if close else ""
-        fail(UsageError(f"docs {page!r}: no such page",
-                        hint=f"{maybe}the pages: {', '.join(found) or '(none)'} (`fabricd docs` lists them with "
-                             "their titles)"))
+        fail(
+            UsageError(
+                f"docs {page!r}: no such page",
+                hint=f"{maybe}the pages: {', '.join(found) or '(none)'} (`fabricd docs` lists them with their titles)",
+            )
+        )
     if key != page.lower().removesuffix(".md"):
         stderr().print(f"docs {page}: showing {key} ({_title(found[key])})", highlight=False, markup=False)
     if path:

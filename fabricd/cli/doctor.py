@@ -24,8 +24,7 @@ def _selected(features: list[str] | None) -> list[str]:
         names = list(FEATURES) if f == "all" else [f]
         for name in names:
             if name not in FEATURES:
-                fail(UsageError(f"--for {f!r}: no such feature",
-                                hint=f"choose from {', '.join(FEATURES)}, or all"))
+                fail(UsageError(f"--for {f!r}: no such feature", hint=f"choose from {', '.join(FEATURES)}, or all"))
             if name not in chosen:
                 chosen.append(name)
     return chosen
@@ -33,20 +32,33 @@ def _selected(features: list[str] | None) -> list[str]:
 
 def _missing(report: Report, feature: str) -> list[str]:
     """The capabilities ``feature`` needs that this machine lacks (optional ones never count)."""
-    return [c.title for c in report.checks if c.status != Status.PASS and not DOCTOR[c.code].optional
-            and feature in DOCTOR[c.code].features]
+    return [
+        c.title
+        for c in report.checks
+        if c.status != Status.PASS and not DOCTOR[c.code].optional and feature in DOCTOR[c.code].features
+    ]
 
 
 def doctor(
-    for_: Annotated[list[str] | None, typer.Option(
-        "--for", show_default=False,
-        help="Also require what this feature needs (repeatable; all = every feature): "
-             + "; ".join(f"{k}: {v}" for k, v in FEATURES.items()) + ".")] = None,
+    for_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--for",
+            show_default=False,
+            help="Also require what this feature needs (repeatable; all = every feature): "
+            + "; ".join(f"{k}: {v}" for k, v in FEATURES.items())
+            + ".",
+        ),
+    ] = None,
     output: OutputOpt = OutputFormat.TEXT,
-    root: Annotated[Path, typer.Option("--root", envvar="FABRICD_ROOT",
-                                       help="Inspect this root instead of / (for support bundles).")] = Path("/"),
-    junit: Annotated[Path | None, typer.Option(
-        "--junit", show_default=False, help="Also write JUnit XML here (a testcase per capability).")] = None,
+    root: Annotated[
+        Path,
+        typer.Option("--root", envvar="FABRICD_ROOT", help="Inspect this root instead of / (for support bundles)."),
+    ] = Path("/"),
+    junit: Annotated[
+        Path | None,
+        typer.Option("--junit", show_default=False, help="Also write JUnit XML here (a testcase per capability)."),
+    ] = None,
 ) -> None:
     """One table: each capability fabricd can use, the features that need it, whether this machine has it,
     and how to get it.
@@ -68,18 +80,28 @@ def doctor(
     if junit is not None:
         write_junit(junit, [command_hints(report, keep_fixes=False)], label="fabricd doctor")
     if output == OutputFormat.JSON:
-        emit_json({"selected": chosen, "ok": not any(_missing(report, f) for f in chosen),
-                   "missing_for": {f: _missing(report, f) for f in FEATURES if _missing(report, f)},
-                   "features": FEATURES, "capabilities": [asdict(c) for c in checks],
-                   "unverified_parser_roles": [c.name for c in unverified],
-                   "checks": command_hints(report, keep_fixes=True).to_dict()["checks"]})
+        emit_json(
+            {
+                "selected": chosen,
+                "ok": not any(_missing(report, f) for f in chosen),
+                "missing_for": {f: _missing(report, f) for f in FEATURES if _missing(report, f)},
+                "features": FEATURES,
+                "capabilities": [asdict(c) for c in checks],
+                "unverified_parser_roles": [c.name for c in unverified],
+                "checks": command_hints(report, keep_fixes=True).to_dict()["checks"],
+            }
+        )
     else:
         _print_text(report, chosen)
     raise typer.Exit(code)
 
 
-_HERE = {Status.PASS: "[green]yes[/]", Status.FAIL: "[red]MISSING[/]", Status.SKIP: "[yellow]no[/]",
-         Status.WARN: "[yellow]warn[/]"}
+_HERE = {
+    Status.PASS: "[green]yes[/]",
+    Status.FAIL: "[red]MISSING[/]",
+    Status.SKIP: "[yellow]no[/]",
+    Status.WARN: "[yellow]warn[/]",
+}
 
 
 def _row(c: CheckResult) -> tuple[str, str, str, str]:
@@ -117,13 +139,17 @@ def _print_text(report: Report, chosen: list[str]) -> None:
     else:
         out.print(f"[green]ready for {', '.join(chosen)}[/]", highlight=False)
     if others:
-        out.print(f"not ready for {', '.join(others)}; `fabricd doctor --for {others[0]}` exits 1 until it is",
-                  highlight=False)
+        out.print(
+            f"not ready for {', '.join(others)}; `fabricd doctor --for {others[0]}` exits 1 until it is",
+            highlight=False,
+        )
     roles = [f for c in report.checks if c.code == "DOC-PARSER-ROLES" for f in c.findings]
     if roles:
-        out.print(f"{len(roles)} parser roles have no real capture yet (they run, unproven on a device): "
-                  "`fabricd docs platforms`, section 'Parser roles and what proves them', lists them and why",
-                  highlight=False)
+        out.print(
+            f"{len(roles)} parser roles have no real capture yet (they run, unproven on a device): "
+            "`fabricd docs platforms`, section 'Parser roles and what proves them', lists them and why",
+            highlight=False,
+        )
 
 
 def register(app: typer.Typer) -> None:

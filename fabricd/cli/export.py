@@ -35,25 +35,39 @@ log = logging.getLogger(__name__)
 
 ListenOpt = Annotated[
     str,
-    typer.Option("--listen", envvar="FABRICD_LISTEN", help="Address and port to serve /metrics on (loopback by "
-                 "default; anything else should use --web-config)."),
+    typer.Option(
+        "--listen",
+        envvar="FABRICD_LISTEN",
+        help="Address and port to serve /metrics on (loopback by default; anything else should use --web-config).",
+    ),
 ]
 WebConfigOpt = Annotated[
     Path | None,
-    typer.Option("--web-config", envvar="FABRICD_WEB_CONFIG",
-                 help="exporter-toolkit web config (YAML): tls_server_config and basic_auth_users (bcrypt).",
-                 show_default=False),
+    typer.Option(
+        "--web-config",
+        envvar="FABRICD_WEB_CONFIG",
+        help="exporter-toolkit web config (YAML): tls_server_config and basic_auth_users (bcrypt).",
+        show_default=False,
+    ),
 ]
 MaxConnectionsOpt = Annotated[
     int,
-    typer.Option("--max-connections", envvar="FABRICD_MAX_CONNECTIONS", min=1,
-                 help="HTTP connections open at once; past it the longest-idle one is closed, or the new one gets "
-                      "503 (lowered to the open-file limit minus 64)."),
+    typer.Option(
+        "--max-connections",
+        envvar="FABRICD_MAX_CONNECTIONS",
+        min=1,
+        help="HTTP connections open at once; past it the longest-idle one is closed, or the new one gets "
+        "503 (lowered to the open-file limit minus 64).",
+    ),
 ]
 HeaderTimeoutOpt = Annotated[
     float,
-    typer.Option("--header-timeout", envvar="FABRICD_HEADER_TIMEOUT", min=0.1,
-                 help="Seconds a client may take to send a request's line and headers before it is disconnected."),
+    typer.Option(
+        "--header-timeout",
+        envvar="FABRICD_HEADER_TIMEOUT",
+        min=0.1,
+        help="Seconds a client may take to send a request's line and headers before it is disconnected.",
+    ),
 ]
 
 
@@ -65,8 +79,12 @@ def conn_limits(max_connections: int, header_timeout: float) -> ConnLimits:
 def families_json(families: list[Family]) -> list[dict[str, object]]:
     """Samples as JSON rows: ``{"name", "type", "labels", "value"}``."""
     return [
-        {"name": f.spec.name, "type": f.spec.type, "labels": dict(zip(f.spec.labels, labels, strict=True)),
-         "value": value}
+        {
+            "name": f.spec.name,
+            "type": f.spec.type,
+            "labels": dict(zip(f.spec.labels, labels, strict=True)),
+            "value": value,
+        }
         for f in families
         for labels, value in f.samples
     ]
@@ -89,12 +107,26 @@ def metric_groups() -> list[tuple[str, str, tuple[MetricSpec, ...]]]:
     from fabricd.service.drift import DriftCollector
 
     groups = list(GROUPS)
-    groups.insert(len(groups) - 1, ("drift", "`fabricd serve`: periodic drift audit of switches and hosts against "
-                                             "intent", DriftCollector.metrics))
-    groups.insert(len(groups) - 1, ("webhook", "`fabricd serve --webhook`: delivery of the watchdog's notifications, "
-                                               "per receiver", WebhookCollector.metrics))
-    groups.insert(len(groups) - 1, ("agent", "`fabricd agent`: per-host reconcile (compliance per NIC and check, "
-                                             "reconciles, applies)", AGENT_METRICS))
+    groups.insert(
+        len(groups) - 1,
+        ("drift", "`fabricd serve`: periodic drift audit of switches and hosts against intent", DriftCollector.metrics),
+    )
+    groups.insert(
+        len(groups) - 1,
+        (
+            "webhook",
+            "`fabricd serve --webhook`: delivery of the watchdog's notifications, per receiver",
+            WebhookCollector.metrics,
+        ),
+    )
+    groups.insert(
+        len(groups) - 1,
+        (
+            "agent",
+            "`fabricd agent`: per-host reconcile (compliance per NIC and check, reconciles, applies)",
+            AGENT_METRICS,
+        ),
+    )
     return groups
 
 
@@ -104,16 +136,20 @@ def _include(pattern: str | None) -> re.Pattern[str] | None:
     try:
         return re.compile(pattern)
     except re.error as exc:
-        raise UsageError(f"--include {pattern!r}: not a regular expression ({exc})",
-                         hint="give a Python regex such as '^(eth|ens|mlx5_)'") from exc
+        raise UsageError(
+            f"--include {pattern!r}: not a regular expression ({exc})",
+            hint="give a Python regex such as '^(eth|ens|mlx5_)'",
+        ) from exc
 
 
 def _collectors_opt(value: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in value.split(",") if n.strip())
     unknown = [n for n in names if n not in HOST_COLLECTORS]
     if unknown or not names:
-        raise UsageError(f"--collectors {value!r}: unknown collector(s) {', '.join(unknown) or '(none given)'}",
-                         hint=f"choose from {','.join(HOST_COLLECTORS)}")
+        raise UsageError(
+            f"--collectors {value!r}: unknown collector(s) {', '.join(unknown) or '(none given)'}",
+            hint=f"choose from {','.join(HOST_COLLECTORS)}",
+        )
     return names
 
 
@@ -133,8 +169,7 @@ def _web(path: Path | None) -> WebConfig | None:
     return load_web_config(path) if path is not None else None
 
 
-def serve(registry: Registry, listen: str, web: WebConfig | None, what: str,
-          limits: ConnLimits | None = None) -> None:
+def serve(registry: Registry, listen: str, web: WebConfig | None, what: str, limits: ConnLimits | None = None) -> None:
     """Serve ``registry`` on ``listen`` until SIGTERM/SIGINT. Raises :class:`UsageError` on a bad address or one
     that cannot be bound. Commands load on first use (cli/main.py), so this process holds only the exporter's
     own modules: no second, slimmer process is needed."""
@@ -145,8 +180,11 @@ def serve(registry: Registry, listen: str, web: WebConfig | None, what: str,
         raise bind_error(listen, exc) from exc
     err = stderr()
     if server.exposed:
-        err.print(f"warning: serving {what} on {host} without TLS or authentication; give --web-config to protect "
-                  "it", highlight=False, markup=False)
+        err.print(
+            f"warning: serving {what} on {host} without TLS or authentication; give --web-config to protect it",
+            highlight=False,
+            markup=False,
+        )
     err.print(f"fabricd {what} exporter on {server.url} (stop with Ctrl-C or SIGTERM)", highlight=False, markup=False)
 
     def _stop(signum: int, frame: FrameType | None) -> None:
@@ -162,30 +200,46 @@ def serve(registry: Registry, listen: str, web: WebConfig | None, what: str,
 
 
 def host_cmd(
-    root: Annotated[Path | None, typer.Option(
-        "--root", envvar="FABRICD_ROOT", show_default=False,
-        help="Replay root to read instead of this host: DIR/sys/class/{net,infiniband}, "
-             "DIR/sys/kernel/config/rdma_cm, DIR/ethtool/<if>.stats|.info.")] = None,
+    root: Annotated[
+        Path | None,
+        typer.Option(
+            "--root",
+            envvar="FABRICD_ROOT",
+            show_default=False,
+            help="Replay root to read instead of this host: DIR/sys/class/{net,infiniband}, "
+            "DIR/sys/kernel/config/rdma_cm, DIR/ethtool/<if>.stats|.info.",
+        ),
+    ] = None,
     listen: ListenOpt = DEFAULT_LISTEN,
-    once: Annotated[bool, typer.Option("--once", help="Print one scrape to stdout and exit (textfile style).")]
-    = False,
+    once: Annotated[bool, typer.Option("--once", help="Print one scrape to stdout and exit (textfile style).")] = False,
     web_config: WebConfigOpt = None,
     max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
     header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
-    include: Annotated[str | None, typer.Option(
-        "--include", help="Only interfaces/RDMA devices whose name matches this regex.", show_default=False)]
-    = None,
-    collectors: Annotated[str, typer.Option(
-        "--collectors", help=f"Comma-separated collectors to run ({','.join(HOST_COLLECTORS)}).")]
-    = ",".join(HOST_COLLECTORS),
-    include_virtual: Annotated[bool, typer.Option(
-        "--include-virtual", help="Live host: also read ethtool stats of virtual netdevs (veth, bridge, lo).")]
-    = False,
-    config_interval: Annotated[float, typer.Option(
-        "--config-interval", min=0.0,
-        help="Seconds between two reads of the NIC configuration files (ECN/DCQCN, ToS, trust, PFC, MTU); "
-             "scrapes in between export the last values. 0 reads them on every scrape. On MLNX_OFED each "
-             "ecn/ file read is a firmware command.")] = CONFIG_INTERVAL_S,
+    include: Annotated[
+        str | None,
+        typer.Option(
+            "--include", help="Only interfaces/RDMA devices whose name matches this regex.", show_default=False
+        ),
+    ] = None,
+    collectors: Annotated[
+        str, typer.Option("--collectors", help=f"Comma-separated collectors to run ({','.join(HOST_COLLECTORS)}).")
+    ] = ",".join(HOST_COLLECTORS),
+    include_virtual: Annotated[
+        bool,
+        typer.Option(
+            "--include-virtual", help="Live host: also read ethtool stats of virtual netdevs (veth, bridge, lo)."
+        ),
+    ] = False,
+    config_interval: Annotated[
+        float,
+        typer.Option(
+            "--config-interval",
+            min=0.0,
+            help="Seconds between two reads of the NIC configuration files (ECN/DCQCN, ToS, trust, PFC, MTU); "
+            "scrapes in between export the last values. 0 reads them on every scrape. On MLNX_OFED each "
+            "ecn/ file read is a firmware command.",
+        ),
+    ] = CONFIG_INTERVAL_S,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Export this host's NIC, RDMA and NIC-config counters to Prometheus: per-priority PFC pause frames and
@@ -204,10 +258,17 @@ def host_cmd(
     if root is not None:
         check_root(root, "give the replay directory that holds sys/ and ethtool/ (`fabricd export host --help`)")
     web = _web(web_config)
-    registry = Registry(host_collectors(base, replay=root is not None, include=_include(include),
-                                        enabled=_collectors_opt(collectors), include_virtual=include_virtual,
-                                        # one scrape: building layouts would not pay
-                                        reading=HostReading(kept_files=not once, config_interval=config_interval)))
+    registry = Registry(
+        host_collectors(
+            base,
+            replay=root is not None,
+            include=_include(include),
+            enabled=_collectors_opt(collectors),
+            include_virtual=include_virtual,
+            # one scrape: building layouts would not pay
+            reading=HostReading(kept_files=not once, config_interval=config_interval),
+        )
+    )
     if once:
         print_scrape(registry.scrape(), output)
         return
@@ -215,8 +276,7 @@ def host_cmd(
 
 
 def metrics_doc_cmd(
-    write: Annotated[bool, typer.Option("--write", help="Rewrite exporters/METRICS.md instead of printing.")]
-    = False,
+    write: Annotated[bool, typer.Option("--write", help="Rewrite exporters/METRICS.md instead of printing.")] = False,
 ) -> None:
     """Print (or --write) exporters/METRICS.md, generated from the collectors' metric specs.
 
@@ -236,34 +296,48 @@ def metrics_doc_cmd(
 
 def switches_cmd(
     inventory: InventoryArg = None,
-    listen: Annotated[str, typer.Option(
-        "--listen", envvar="FABRICD_SWITCH_LISTEN", help="Address and port to serve /metrics on.")]
-    = "127.0.0.1:9861",
+    listen: Annotated[
+        str, typer.Option("--listen", envvar="FABRICD_SWITCH_LISTEN", help="Address and port to serve /metrics on.")
+    ] = "127.0.0.1:9861",
     once: Annotated[bool, typer.Option("--once", help="Poll once, print the exposition and exit.")] = False,
     web_config: WebConfigOpt = None,
     max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
     header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
-    device: Annotated[list[str] | None, typer.Option("--device", help="Only these switches (repeatable).",
-                                                     show_default=False)] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256,
-                                             help="Switches polled at once.")] = 16,
-    timeout_s: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds one switch's poll may take.")]
-    = 30.0,
-    scrape_wait_s: Annotated[float, typer.Option(
-        "--scrape-wait", min=0.1,
-        help="Serving: seconds one scrape waits for the switches (keep it under Prometheus' scrape_timeout, 10 s "
-             "by default). A switch still polling is exported from its last answer, whose age "
-             "fabricd_switch_last_success_timestamp_seconds shows, and read at a later scrape.")] = 8.0,
+    device: Annotated[
+        list[str] | None, typer.Option("--device", help="Only these switches (repeatable).", show_default=False)
+    ] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256, help="Switches polled at once.")] = 16,
+    timeout_s: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds one switch's poll may take.")] = 30.0,
+    scrape_wait_s: Annotated[
+        float,
+        typer.Option(
+            "--scrape-wait",
+            min=0.1,
+            help="Serving: seconds one scrape waits for the switches (keep it under Prometheus' scrape_timeout, 10 s "
+            "by default). A switch still polling is exported from its last answer, whose age "
+            "fabricd_switch_last_success_timestamp_seconds shows, and read at a later scrape.",
+        ),
+    ] = 8.0,
     insecure: InsecureOpt = False,
-    transport: Annotated[str, typer.Option(
-        "--transport", envvar="FABRICD_SWITCH_TRANSPORT",
-        help="inventory: each switch's telemetry.transport (ssh by default); ssh or gnmi: every switch over that "
-             "transport (gnmi streams Subscribe SAMPLE/ON_CHANGE over TLS; docs/metrics.md says which counters "
-             "each NOS streams).")] = "inventory",
-    replay: Annotated[Path | None, typer.Option(
-        "--replay", envvar="FABRICD_SWITCH_REPLAY", show_default=False,
-        help="Read a `fabricd capture` folder instead of dialling the switches (its devices, or --device).")]
-    = None,
+    transport: Annotated[
+        str,
+        typer.Option(
+            "--transport",
+            envvar="FABRICD_SWITCH_TRANSPORT",
+            help="inventory: each switch's telemetry.transport (ssh by default); ssh or gnmi: every switch over that "
+            "transport (gnmi streams Subscribe SAMPLE/ON_CHANGE over TLS; docs/metrics.md says which counters "
+            "each NOS streams).",
+        ),
+    ] = "inventory",
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            envvar="FABRICD_SWITCH_REPLAY",
+            show_default=False,
+            help="Read a `fabricd capture` folder instead of dialling the switches (its devices, or --device).",
+        ),
+    ] = None,
     shard: ShardOpt = None,
     shard_from_hostname: ShardFromHostnameOpt = None,
     output: OutputOpt = OutputFormat.TEXT,
@@ -306,17 +380,27 @@ def switches_cmd(
         targets = switch_targets(inv.fabric, device, option="device")
         factory = driver_factory(inv.fabric, verify_host_key=not insecure, options=DriverOptions())
         targets = _shard_of(replica, targets)
-        poller, gnmi, ssh_names = build_switch_poller(inv.fabric, targets, factory, transport=transport,
-                                                      concurrency=concurrency, timeout_s=timeout_s)
+        poller, gnmi, ssh_names = build_switch_poller(
+            inv.fabric, targets, factory, transport=transport, concurrency=concurrency, timeout_s=timeout_s
+        )
         transport_series = GnmiStreamCollector(gnmi, ssh_names)
-    registry = Registry([SwitchCollector(poller, wait_s=None if once else scrape_wait_s),
-                         *([transport_series] if transport_series is not None else [])])
+    registry = Registry(
+        [
+            SwitchCollector(poller, wait_s=None if once else scrape_wait_s),
+            *([transport_series] if transport_series is not None else []),
+        ]
+    )
     try:
         if once:
             families = registry.scrape()
             print_scrape(families, output)
-            failed = [labels[0] for f in families if f.spec.name == "fabricd_switch_up"
-                      for labels, value in f.samples if value == 0]
+            failed = [
+                labels[0]
+                for f in families
+                if f.spec.name == "fabricd_switch_up"
+                for labels, value in f.samples
+                if value == 0
+            ]
             if failed:
                 stderr().print(f"switches that failed: {', '.join(failed)} (see the log above)", highlight=False)
                 raise typer.Exit(3)
@@ -327,37 +411,73 @@ def switches_cmd(
 
 
 def ib_cmd(
-    replay: Annotated[Path | None, typer.Option(
-        "--replay", envvar="FABRICD_IB_REPLAY", show_default=False,
-        help="Read captured outputs instead of running the commands: DIR/ibnetdiscover.txt (ibnetdiscover "
-             "--ports) and DIR/perfquery/*.txt (blocks found by their Lid/port header).")] = None,
-    listen: Annotated[str, typer.Option(
-        "--listen", envvar="FABRICD_IB_LISTEN", help="Address and port to serve /metrics on.")]
-    = "127.0.0.1:9864",
-    once: Annotated[bool, typer.Option("--once", help="Read the fabric once, print the exposition and exit.")]
-    = False,
+    replay: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            envvar="FABRICD_IB_REPLAY",
+            show_default=False,
+            help="Read captured outputs instead of running the commands: DIR/ibnetdiscover.txt (ibnetdiscover "
+            "--ports) and DIR/perfquery/*.txt (blocks found by their Lid/port header).",
+        ),
+    ] = None,
+    listen: Annotated[
+        str, typer.Option("--listen", envvar="FABRICD_IB_LISTEN", help="Address and port to serve /metrics on.")
+    ] = "127.0.0.1:9864",
+    once: Annotated[bool, typer.Option("--once", help="Read the fabric once, print the exposition and exit.")] = False,
     web_config: WebConfigOpt = None,
-    concurrency: Annotated[int, typer.Option(
-        "--concurrency", min=1, max=256, envvar="FABRICD_IB_CONCURRENCY",
-        help="perfquery calls at once (each is one MAD round trip from this host's HCA).")] = 8,
-    timeout_s: Annotated[float, typer.Option(
-        "--timeout", min=0.1, help="Seconds one perfquery call may take; past it the call is killed and the "
-                                   "port is fabricd_ib_port_up 0.")] = 5.0,
-    discover_timeout_s: Annotated[float, typer.Option(
-        "--discover-timeout", min=1.0, help="Seconds ibnetdiscover may take.")] = 60.0,
-    discover_interval_s: Annotated[float, typer.Option(
-        "--discover-interval", min=0.0,
-        help="Seconds between two ibnetdiscover runs (it walks the whole subnet); scrapes in between read the "
-             "ports of the last report. 0: on every scrape.")] = 300.0,
-    ibnetdiscover: Annotated[str, typer.Option(
-        "--ibnetdiscover", envvar="FABRICD_IBNETDISCOVER",
-        help="The discovery command (split like a shell would, run without one).")] = "ibnetdiscover --ports",
-    perfquery: Annotated[str, typer.Option(
-        "--perfquery", envvar="FABRICD_PERFQUERY",
-        help="The per-port command; {lid} and {port} are filled in (e.g. 'perfquery -C mlx5_0 -x {lid} {port}', "
-             "or 'sudo perfquery -x {lid} {port}').")] = "perfquery -x {lid} {port}",
-    all_ports: Annotated[bool, typer.Option(
-        "--all-ports", help="Also read ports without a link (ibnetdiscover lists them with no peer).")] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            min=1,
+            max=256,
+            envvar="FABRICD_IB_CONCURRENCY",
+            help="perfquery calls at once (each is one MAD round trip from this host's HCA).",
+        ),
+    ] = 8,
+    timeout_s: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds one perfquery call may take; past it the call is killed and the "
+            "port is fabricd_ib_port_up 0.",
+        ),
+    ] = 5.0,
+    discover_timeout_s: Annotated[
+        float, typer.Option("--discover-timeout", min=1.0, help="Seconds ibnetdiscover may take.")
+    ] = 60.0,
+    discover_interval_s: Annotated[
+        float,
+        typer.Option(
+            "--discover-interval",
+            min=0.0,
+            help="Seconds between two ibnetdiscover runs (it walks the whole subnet); scrapes in between read the "
+            "ports of the last report. 0: on every scrape.",
+        ),
+    ] = 300.0,
+    ibnetdiscover: Annotated[
+        str,
+        typer.Option(
+            "--ibnetdiscover",
+            envvar="FABRICD_IBNETDISCOVER",
+            help="The discovery command (split like a shell would, run without one).",
+        ),
+    ] = "ibnetdiscover --ports",
+    perfquery: Annotated[
+        str,
+        typer.Option(
+            "--perfquery",
+            envvar="FABRICD_PERFQUERY",
+            help="The per-port command; {lid} and {port} are filled in (e.g. 'perfquery -C mlx5_0 -x {lid} {port}', "
+            "or 'sudo perfquery -x {lid} {port}').",
+        ),
+    ] = "perfquery -x {lid} {port}",
+    all_ports: Annotated[
+        bool,
+        typer.Option("--all-ports", help="Also read ports without a link (ibnetdiscover lists them with no peer)."),
+    ] = False,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Export the port counters of a whole InfiniBand fabric: the ports from `ibnetdiscover --ports`, each
@@ -380,9 +500,11 @@ def ib_cmd(
     source: IbSource
     if replay is not None:
         if not (replay / "ibnetdiscover.txt").is_file():
-            raise UsageError(f"--replay {replay}: no ibnetdiscover.txt there",
-                             hint="a replay folder holds ibnetdiscover.txt (ibnetdiscover --ports) and "
-                                  "perfquery/*.txt (`fabricd docs metrics`, InfiniBand)")
+            raise UsageError(
+                f"--replay {replay}: no ibnetdiscover.txt there",
+                hint="a replay folder holds ibnetdiscover.txt (ibnetdiscover --ports) and "
+                "perfquery/*.txt (`fabricd docs metrics`, InfiniBand)",
+            )
         source = ReplaySource(replay)
     else:
         try:
@@ -393,23 +515,32 @@ def ib_cmd(
             if shutil.which(argv[0]) is None:
                 raise missing_tool(argv, setting)
         source = CommandSource(disc, pq, timeout_s=timeout_s, discover_timeout_s=discover_timeout_s)
-    collector = IbCollector(source, concurrency=concurrency, discover_interval_s=discover_interval_s,
-                            all_ports=all_ports)
+    collector = IbCollector(
+        source, concurrency=concurrency, discover_interval_s=discover_interval_s, all_ports=all_ports
+    )
     registry = Registry([collector])
     try:
         if once:
             families = registry.scrape()
             print_scrape(families, output)
-            failed = [labels for f in families if f.spec.name == "fabricd_ib_port_up"
-                      for labels, value in f.samples if value == 0]
+            failed = [
+                labels
+                for f in families
+                if f.spec.name == "fabricd_ib_port_up"
+                for labels, value in f.samples
+                if value == 0
+            ]
             ok = [v for f in families if f.spec.name == "fabricd_scrape_collector_success" for _, v in f.samples]
             if failed or ok != [1]:
                 err = stderr()
                 for line in collector.failures[:50]:
                     err.print(f"  {line}", highlight=False, markup=False)
                 more = len(collector.failures) - 50
-                err.print(f"{len(failed)} port(s) could not be read" + (f" ({more} more not shown)" if more > 0
-                          else ""), highlight=False, markup=False)
+                err.print(
+                    f"{len(failed)} port(s) could not be read" + (f" ({more} more not shown)" if more > 0 else ""),
+                    highlight=False,
+                    markup=False,
+                )
                 raise typer.Exit(3)
             return
         serve(registry, listen, web, "InfiniBand")
@@ -418,8 +549,9 @@ def ib_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    export_app = typer.Typer(help="Prometheus exporters: this host's NIC/RDMA counters, or the fabric's switches.",
-                             no_args_is_help=True)
+    export_app = typer.Typer(
+        help="Prometheus exporters: this host's NIC/RDMA counters, or the fabric's switches.", no_args_is_help=True
+    )
     app.add_typer(export_app, name="export")
     register_ib(export_app)
 

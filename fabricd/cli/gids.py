@@ -18,8 +18,10 @@ from .common import OutputFormat, OutputOpt, check_root, emit_json, stdout
 
 def render_show_gids(rows: list[GidRow]) -> str:
     """Text in mlnx-tools show_gids' own layout (tab separated, with its header and n_gids_found)."""
-    lines = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
-             "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"]
+    lines = [
+        "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
+        "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---",
+    ]
     for r in rows:
         ip = f"{r.ipv4}  " if r.ipv4 else "\t"
         lines.append(f"{r.device}\t{r.port}\t{r.index}\t{r.gid}\t{ip}\t{r.version}\t{r.netdev or ''}")
@@ -28,12 +30,9 @@ def render_show_gids(rows: list[GidRow]) -> str:
 
 
 def gids_cmd(
-    device: Annotated[list[str] | None, typer.Argument(help="RDMA devices (default: all).",
-                                                       show_default=False)] = None,
-    root: Annotated[Path, typer.Option("--root", envvar="FABRICD_ROOT", help="Root of /sys. Default /.")]
-    = Path("/"),
-    show_gids: Annotated[bool, typer.Option("--show-gids", help="Print in show_gids' exact text layout.")]
-    = False,
+    device: Annotated[list[str] | None, typer.Argument(help="RDMA devices (default: all).", show_default=False)] = None,
+    root: Annotated[Path, typer.Option("--root", envvar="FABRICD_ROOT", help="Root of /sys. Default /.")] = Path("/"),
+    show_gids: Annotated[bool, typer.Option("--show-gids", help="Print in show_gids' exact text layout.")] = False,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """List the GID table of every RDMA port: device, port, index, GID, IPv4, RoCE version and netdev (the
@@ -46,9 +45,12 @@ def gids_cmd(
     known = list_rdma_devices(root)
     unknown = [d for d in device or [] if d not in known]
     if unknown:
-        raise UsageError(f"no RDMA device {', '.join(unknown)} under {root / 'sys/class/infiniband'}",
-                         hint=f"expected one of: {', '.join(known)}" if known
-                         else "there is none there (`fabricd doctor` says what RDMA needs)")
+        raise UsageError(
+            f"no RDMA device {', '.join(unknown)} under {root / 'sys/class/infiniband'}",
+            hint=f"expected one of: {', '.join(known)}"
+            if known
+            else "there is none there (`fabricd doctor` says what RDMA needs)",
+        )
     rows = list_gids(root, device)
     if output == OutputFormat.JSON:
         emit_json([asdict(r) for r in rows])

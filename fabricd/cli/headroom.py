@@ -14,8 +14,7 @@ from fabricd.model import Speed
 from .common import OutputFormat, OutputOpt, emit_json, stdout
 
 
-def headroom_terms(speed: Speed, cable_m: float, mtu: int, lossless_mtu: int | None, xon_bytes: int
-                   ) -> dict[str, Any]:
+def headroom_terms(speed: Speed, cable_m: float, mtu: int, lossless_mtu: int | None, xon_bytes: int) -> dict[str, Any]:
     """The formula's inputs and terms, in bytes (``bytes_on_cable`` unrounded)."""
     try:
         hr = headroom(speed, cable_m, mtu, lossless_mtu_bytes=lossless_mtu, xon_bytes=xon_bytes)
@@ -43,10 +42,16 @@ def headroom_cmd(
     speed: Annotated[Speed, typer.Option("--speed", help="Port speed.", case_sensitive=False)] = Speed.G400,
     cable_m: Annotated[float, typer.Option("--cable-m", min=0, max=100_000, help="Cable length, metres.")] = 5.0,
     mtu: Annotated[int, typer.Option("--mtu", min=576, max=9216, help="Port MTU, bytes.")] = 9216,
-    lossless_mtu: Annotated[int | None, typer.Option(
-        "--lossless-mtu", min=64, max=9216,
-        help="Largest lossless packet still arriving after XOFF, bytes (default: the port MTU; SONiC's "
-        "LOSSLESS_TRAFFIC_PATTERN uses 1024).")] = None,
+    lossless_mtu: Annotated[
+        int | None,
+        typer.Option(
+            "--lossless-mtu",
+            min=64,
+            max=9216,
+            help="Largest lossless packet still arriving after XOFF, bytes (default: the port MTU; SONiC's "
+            "LOSSLESS_TRAFFIC_PATTERN uses 1024).",
+        ),
+    ] = None,
     xon_bytes: Annotated[int, typer.Option("--xon-bytes", min=0, help="xon / pipeline latency, bytes.")] = 19_456,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -68,10 +73,14 @@ def headroom_cmd(
     c = LIGHT_SPEED_IN_CABLE_M_PER_S
     table.add_row("lossless MTU", "largest lossless packet after XOFF", str(terms["lossless_mtu_bytes"]))
     table.add_row("port MTU", "one frame in flight", str(terms["port_mtu_bytes"]))
-    table.add_row("bytes on cable", f"2 x {cable_m:g} m x {speed.bps:.3g} b/s / {c:.3g} m/s / 8",
-                  f"{terms['bytes_on_cable']:.2f}")
-    table.add_row("peer response", f"{speed.pause_quanta} quanta x {PAUSE_QUANTUM_BITS} bit / 8",
-                  str(terms["peer_response_bytes"]))
+    table.add_row(
+        "bytes on cable", f"2 x {cable_m:g} m x {speed.bps:.3g} b/s / {c:.3g} m/s / 8", f"{terms['bytes_on_cable']:.2f}"
+    )
+    table.add_row(
+        "peer response",
+        f"{speed.pause_quanta} quanta x {PAUSE_QUANTUM_BITS} bit / 8",
+        str(terms["peer_response_bytes"]),
+    )
     table.add_row("sum", "", f"{terms['xoff_unrounded_bytes']:.2f}")
     table.add_row("[bold]xoff[/]", f"sum rounded up to {ROUND_TO_BYTES}", f"[bold]{terms['xoff_bytes']}[/]")
     table.add_row("xon", "pipeline latency", str(terms["xon_bytes"]))

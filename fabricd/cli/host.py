@@ -54,12 +54,22 @@ from .host_fanout import (
 SKIP_NAMES = ("vlan", "pause", "netlink", "dcb", "sysfs")
 
 HostOpt = Annotated[str, typer.Option("--host", envvar="FABRICD_HOST", help="Host name as in the inventory.")]
-RootOpt = Annotated[Path, typer.Option("--root", envvar="FABRICD_ROOT",
-                                       help="Root of /sys (a fake or replay tree in tests). Default /.")]
-NetnsOpt = Annotated[str | None, typer.Option("--netns", envvar="FABRICD_NETNS",
-                                              help="Apply netlink and DCB inside this network namespace.")]
-SkipOpt = Annotated[str, typer.Option("--skip", help=f"Comma list of parts to leave alone: {', '.join(SKIP_NAMES)}."
-                                      " --skip vlan puts the address on the untagged netdev.")]
+RootOpt = Annotated[
+    Path,
+    typer.Option("--root", envvar="FABRICD_ROOT", help="Root of /sys (a fake or replay tree in tests). Default /."),
+]
+NetnsOpt = Annotated[
+    str | None,
+    typer.Option("--netns", envvar="FABRICD_NETNS", help="Apply netlink and DCB inside this network namespace."),
+]
+SkipOpt = Annotated[
+    str,
+    typer.Option(
+        "--skip",
+        help=f"Comma list of parts to leave alone: {', '.join(SKIP_NAMES)}."
+        " --skip vlan puts the address on the untagged netdev.",
+    ),
+]
 
 
 def parse_skip(text: str) -> frozenset[str]:
@@ -77,8 +87,9 @@ def load_host_intent(inventory: Path | None, host: str, writes: str | None = Non
         return host_intent(fabric, host)
     except KeyError:
         known = ", ".join(h.name for h in fabric.hosts) or "none"
-        raise UsageError(f"--host: no host {host!r} in the inventory {path}",
-                         hint=f"expected one of: {known}") from None
+        raise UsageError(
+            f"--host: no host {host!r} in the inventory {path}", hint=f"expected one of: {known}"
+        ) from None
 
 
 def print_plan(plan: HostPlan, title: str) -> None:
@@ -90,21 +101,27 @@ def print_plan(plan: HostPlan, title: str) -> None:
     out = stdout()
     out.print(table)
     for pre in plan.prerequisites:
-        out.print(f"{pre.object}: needs {pre.what} (not changed by `host apply`; check: {pre.check or 'manual'}; "
-                  f"set with: {pre.command})", markup=False)
+        out.print(
+            f"{pre.object}: needs {pre.what} (not changed by `host apply`; check: {pre.check or 'manual'}; "
+            f"set with: {pre.command})",
+            markup=False,
+        )
     if not plan.steps:
         out.print(f"{plan.host}: nothing to do, the host matches its intent")
 
 
-def host_target(inventory: Path | None, host: str, root: Path, skip: str, netns: str | None = None,
-                writes: str | None = None) -> HostTarget:
+def host_target(
+    inventory: Path | None, host: str, root: Path, skip: str, netns: str | None = None, writes: str | None = None
+) -> HostTarget:
     """The use-case target from the command line: checks --host, --root, --netns and --skip, loads the intent."""
     if not host:
         no_host()
     check_root(root)
     if netns is not None and not (Path(NETNS_RUN_DIR) / netns).exists():
-        raise UsageError(f"--netns {netns}: no such network namespace ({NETNS_RUN_DIR}/{netns})",
-                         hint=f"create it with `ip netns add {netns}` or drop --netns")
+        raise UsageError(
+            f"--netns {netns}: no such network namespace ({NETNS_RUN_DIR}/{netns})",
+            hint=f"create it with `ip netns add {netns}` or drop --netns",
+        )
     skips = parse_skip(skip)
     return HostTarget(load_host_intent(inventory, host, writes), root=root, netns=netns, skip=skips)
 
@@ -113,8 +130,14 @@ def no_host() -> NoReturn:
     raise UsageError("--host is required", hint="name the host as in the inventory, e.g. --host gpu1")
 
 
-def plan_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-             netns: NetnsOpt = None, skip: SkipOpt = "", output: OutputOpt = OutputFormat.TEXT) -> None:
+def plan_cmd(
+    inventory: InventoryArg = None,
+    host: HostOpt = "",
+    root: RootOpt = Path("/"),
+    netns: NetnsOpt = None,
+    skip: SkipOpt = "",
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
     """Show what `host apply` would change: each step with backend, object, path, current and desired value.
 
     [bold]Example[/]: fabricd host plan --host gpu1
@@ -128,19 +151,35 @@ def plan_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt =
         print_plan(plan, f"fabricd host plan {target.intent.host}")
 
 
-def apply_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-              netns: NetnsOpt = None, skip: SkipOpt = "",
-              dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and stop.")] = False,
-              yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
-              lock_wait: Annotated[float, typer.Option(
-                  "--lock-wait", min=0.0, help="Seconds to wait for the host's apply lock (held by `fabricd "
-                  "agent` while it applies) before giving up with exit 3.")] = 30.0,
-              hosts: HostsOpt = None, ssh_user: SshUserOpt = None, identity: IdentityOpt = None,
-              known_hosts: HostKnownHostsOpt = None, insecure: HostInsecureOpt = False,
-              concurrency: FanConcurrencyOpt = 16, max_failures: MaxFailuresOpt = None,
-              remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
-              remote_fabricd: RemoteFabricdOpt = "fabricd", connect_timeout: ConnectTimeoutOpt = 10.0,
-              output: OutputOpt = OutputFormat.TEXT) -> None:
+def apply_cmd(
+    inventory: InventoryArg = None,
+    host: HostOpt = "",
+    root: RootOpt = Path("/"),
+    netns: NetnsOpt = None,
+    skip: SkipOpt = "",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and stop.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+    lock_wait: Annotated[
+        float,
+        typer.Option(
+            "--lock-wait",
+            min=0.0,
+            help="Seconds to wait for the host's apply lock (held by `fabricd "
+            "agent` while it applies) before giving up with exit 3.",
+        ),
+    ] = 30.0,
+    hosts: HostsOpt = None,
+    ssh_user: SshUserOpt = None,
+    identity: IdentityOpt = None,
+    known_hosts: HostKnownHostsOpt = None,
+    insecure: HostInsecureOpt = False,
+    concurrency: FanConcurrencyOpt = 16,
+    max_failures: MaxFailuresOpt = None,
+    remote_inventory: RemoteInventoryOpt = "/etc/fabricd/inventory",
+    remote_fabricd: RemoteFabricdOpt = "fabricd",
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
     """Apply the host intent: netlink, then DCB, then sysfs/configfs. A snapshot is saved first; on any
     failure everything already changed is restored (exit 3). Exit 0 when applied or nothing to do.
 
@@ -156,12 +195,26 @@ def apply_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt 
     """
     if hosts is not None:
         if dry_run:
-            raise UsageError("--dry-run with --hosts is not supported",
-                             hint="run `fabricd host plan` on a host, or `fabricd audit host --hosts SEL`")
-        run_fanout("apply", inventory, hosts, skip=skip, ssh_user=ssh_user, identity=identity,
-                   known_hosts=known_hosts, insecure=insecure, concurrency=concurrency,
-                   max_failures=max_failures, remote_inventory=remote_inventory, remote_fabricd=remote_fabricd,
-                   connect_timeout=connect_timeout, output=output)
+            raise UsageError(
+                "--dry-run with --hosts is not supported",
+                hint="run `fabricd host plan` on a host, or `fabricd audit host --hosts SEL`",
+            )
+        run_fanout(
+            "apply",
+            inventory,
+            hosts,
+            skip=skip,
+            ssh_user=ssh_user,
+            identity=identity,
+            known_hosts=known_hosts,
+            insecure=insecure,
+            concurrency=concurrency,
+            max_failures=max_failures,
+            remote_inventory=remote_inventory,
+            remote_fabricd=remote_fabricd,
+            connect_timeout=connect_timeout,
+            output=output,
+        )
         return
     target = host_target(inventory, host, root, skip, netns, writes="host apply")
     if dry_run:
@@ -171,9 +224,14 @@ def apply_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt 
         else:
             print_plan(plan, f"fabricd host apply {target.intent.host} (plan)")
         return
-    result = host_use.apply_host(host_use.HostApplyRequest(
-        target, holder="fabricd host apply", lock_wait_s=lock_wait,
-        confirm=None if yes else lambda plan: _confirm(plan, output)))
+    result = host_use.apply_host(
+        host_use.HostApplyRequest(
+            target,
+            holder="fabricd host apply",
+            lock_wait_s=lock_wait,
+            confirm=None if yes else lambda plan: _confirm(plan, output),
+        )
+    )
     if not result.confirmed:
         raise typer.Exit(ExitCode.OK)
     if result.report is None:  # nothing to do
@@ -196,29 +254,44 @@ def _confirm(plan: HostPlan, output: OutputFormat) -> bool:
     if output == OutputFormat.TEXT:
         print_plan(plan, f"fabricd host apply {plan.host} (plan)")
     if not sys.stdin.isatty():
-        raise UsageError("refusing to change the host without confirmation",
-                         hint="add --yes (non-interactive), or --dry-run to only see the plan")
+        raise UsageError(
+            "refusing to change the host without confirmation",
+            hint="add --yes (non-interactive), or --dry-run to only see the plan",
+        )
     return typer.confirm(f"apply {len(plan.steps)} step(s) to {plan.host}?")
 
 
 def print_apply(report: HostApplyReport) -> None:
     out = stdout()
     for r in report.results:
-        out.print(f"{r.backend.value}: {len(r.applied)} step(s) applied" + ("" if r.ok else
-                  f", FAILED at {r.failed.step.object} {r.failed.step.path}" if r.failed else ""))
+        out.print(
+            f"{r.backend.value}: {len(r.applied)} step(s) applied"
+            + ("" if r.ok else f", FAILED at {r.failed.step.object} {r.failed.step.path}" if r.failed else "")
+        )
     if not report.ok:
         failed = next(r.failed for r in report.results if r.failed)
         stderr().print(f"[bold red]error:[/] {failed.error}")
-        stderr().print("restored the snapshot: " + ("complete" if not report.rollback_errors and all(
-            r.restored or r.ok for r in report.results) else "INCOMPLETE: " + "; ".join(
-            report.rollback_errors + [e for r in report.results for e in r.restore_errors])))
+        stderr().print(
+            "restored the snapshot: "
+            + (
+                "complete"
+                if not report.rollback_errors and all(r.restored or r.ok for r in report.results)
+                else "INCOMPLETE: "
+                + "; ".join(report.rollback_errors + [e for r in report.results for e in r.restore_errors])
+            )
+        )
 
 
-def restore_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOpt = Path("/"),
-                netns: NetnsOpt = None,
-                snapshot: Annotated[Path | None, typer.Option(help="Snapshot file (default: the last one "
-                                                              "`host apply` saved).")] = None,
-                output: OutputOpt = OutputFormat.TEXT) -> None:
+def restore_cmd(
+    inventory: InventoryArg = None,
+    host: HostOpt = "",
+    root: RootOpt = Path("/"),
+    netns: NetnsOpt = None,
+    snapshot: Annotated[
+        Path | None, typer.Option(help="Snapshot file (default: the last one `host apply` saved).")
+    ] = None,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
     """Write a saved snapshot back: the host returns to what it was before the last `host apply`.
 
     [bold]Example[/]: fabricd host restore --host gpu1
@@ -230,11 +303,12 @@ def restore_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOp
         data = json.loads(path.read_text())
         snaps = [Snapshot.model_validate(s) for s in data["snapshots"]]
     except FileNotFoundError:
-        raise UsageError(f"no snapshot at {path}", hint="run `fabricd host apply` first, or give --snapshot") \
-            from None
+        raise UsageError(f"no snapshot at {path}", hint="run `fabricd host apply` first, or give --snapshot") from None
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read the snapshot: {exc.strerror or exc}",
-                         hint="give --snapshot a file written by `fabricd host apply`") from None
+        raise UsageError(
+            f"{path}: cannot read the snapshot: {exc.strerror or exc}",
+            hint="give --snapshot a file written by `fabricd host apply`",
+        ) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{path}: not a fabricd host snapshot ({exc})") from None
     backends = {b.backend: b for b in open_backends(root, netns)}
@@ -258,10 +332,15 @@ def restore_cmd(inventory: InventoryArg = None, host: HostOpt = "", root: RootOp
         raise typer.Exit(ExitCode.TARGETS_FAILED)
 
 
-def install_unit_cmd(inventory: InventoryArg = None, host: HostOpt = "",
-                     out: Annotated[Path | None, typer.Option("--out", help="Write the files here instead of "
-                                                              "/etc/systemd/system and /etc/udev/rules.d.")] = None,
-                     output: OutputOpt = OutputFormat.TEXT) -> None:
+def install_unit_cmd(
+    inventory: InventoryArg = None,
+    host: HostOpt = "",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the files here instead of /etc/systemd/system and /etc/udev/rules.d."),
+    ] = None,
+    output: OutputOpt = OutputFormat.TEXT,
+) -> None:
     """Write a systemd unit that re-applies the host intent at boot, and a udev rule that re-applies it when
     the NIC driver reloads (these settings are not persistent across reboots or driver restarts).
 
@@ -280,21 +359,23 @@ def install_unit_cmd(inventory: InventoryArg = None, host: HostOpt = "",
             target = write_inside(folder, name, text)
         except OSError as exc:
             hint = "give --out a directory you can write to" if out is not None else "run as root, or use --out DIR"
-            raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno,
-                                   hint=hint) from exc
+            raise HostBackendError("write", str(target), exc.strerror or str(exc), errno=exc.errno, hint=hint) from exc
         written.append(str(target))
     if output == OutputFormat.JSON:
         emit_json({"host": intent.host, "written": written})
     else:
         for w in written:
             stdout().print(f"wrote {w}")
-        stdout().print("enable with: systemctl daemon-reload && systemctl enable --now fabricd-host.service && "
-                       "udevadm control --reload")
+        stdout().print(
+            "enable with: systemctl daemon-reload && systemctl enable --now fabricd-host.service && "
+            "udevadm control --reload"
+        )
 
 
 def register(app: typer.Typer) -> None:
-    host_app = typer.Typer(help="Apply, plan and restore a host's RoCE settings (run on the host itself).",
-                           no_args_is_help=True)
+    host_app = typer.Typer(
+        help="Apply, plan and restore a host's RoCE settings (run on the host itself).", no_args_is_help=True
+    )
     app.add_typer(host_app, name="host")
     host_app.command("plan")(plan_cmd)
     host_app.command("apply")(apply_cmd)
@@ -307,8 +388,10 @@ def _unit_arg(text: str) -> str:
     ``%`` (specifiers) and ``$`` (environment variables) are written literally (systemd.service(5), "Command
     lines"; systemd.unit(5), "Specifiers")."""
     if not text.isprintable():
-        raise UsageError(f"cannot write {text!r} into a systemd unit: it holds a control character or line break",
-                         hint="move the inventory to a path without control characters")
+        raise UsageError(
+            f"cannot write {text!r} into a systemd unit: it holds a control character or line break",
+            hint="move the inventory to a path without control characters",
+        )
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
     return f'"{escaped}"'
 
@@ -337,10 +420,13 @@ WantedBy=multi-user.target
 """
     rules = [f"# Written by `fabricd host install-unit --host {intent.host}`: re-apply after a NIC driver reload."]
     for n in intent.nics:
-        rules.append(f'ACTION=="add", SUBSYSTEM=="net", KERNEL=="{n.netdev}", '
-                     'RUN+="/usr/bin/systemctl --no-block restart fabricd-host.service"')
+        rules.append(
+            f'ACTION=="add", SUBSYSTEM=="net", KERNEL=="{n.netdev}", '
+            'RUN+="/usr/bin/systemctl --no-block restart fabricd-host.service"'
+        )
         if n.rdma_device:
-            rules.append(f'ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="{n.rdma_device}", '
-                         'RUN+="/usr/bin/systemctl --no-block restart fabricd-host.service"')
+            rules.append(
+                f'ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="{n.rdma_device}", '
+                'RUN+="/usr/bin/systemctl --no-block restart fabricd-host.service"'
+            )
     return {"fabricd-host.service": unit, "90-fabricd-host.rules": "\n".join(rules) + "\n"}
-

@@ -34,34 +34,83 @@ from .common import ExitCode, OutputFormat, emit_json, inventory_path, stderr, s
 from .deploy_common import InsecureOpt, progress_bar
 from .report import render_junit
 
-HostsOpt = Annotated[str | None, typer.Option(
-    "--hosts", envvar="FABRICD_HOSTS", show_default=False,
-    help="Run on these inventory hosts over SSH instead of this one: names, globs ('gpu*'), group:NAME or all, "
-         "comma-separated; '!NAME' removes.")]
-SshUserOpt = Annotated[str | None, typer.Option("--ssh-user", envvar="FABRICD_SSH_USER", show_default=False,
-                                                help="SSH user on the hosts (default: your user name).")]
-IdentityOpt = Annotated[list[Path] | None, typer.Option(
-    "--identity", "-i", envvar="FABRICD_SSH_IDENTITY", show_default=False,
-    help="SSH private key (repeatable). Default: ssh-agent and ~/.ssh/id_*.")]
-HostKnownHostsOpt = Annotated[list[Path] | None, typer.Option(
-    "--known-hosts", envvar="FABRICD_KNOWN_HOSTS", show_default=False,
-    help="known_hosts file to verify host keys with (repeatable); ~/.ssh/known_hosts is also read.")]
+HostsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--hosts",
+        envvar="FABRICD_HOSTS",
+        show_default=False,
+        help="Run on these inventory hosts over SSH instead of this one: names, globs ('gpu*'), group:NAME or all, "
+        "comma-separated; '!NAME' removes.",
+    ),
+]
+SshUserOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ssh-user",
+        envvar="FABRICD_SSH_USER",
+        show_default=False,
+        help="SSH user on the hosts (default: your user name).",
+    ),
+]
+IdentityOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--identity",
+        "-i",
+        envvar="FABRICD_SSH_IDENTITY",
+        show_default=False,
+        help="SSH private key (repeatable). Default: ssh-agent and ~/.ssh/id_*.",
+    ),
+]
+HostKnownHostsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--known-hosts",
+        envvar="FABRICD_KNOWN_HOSTS",
+        show_default=False,
+        help="known_hosts file to verify host keys with (repeatable); ~/.ssh/known_hosts is also read.",
+    ),
+]
 # the host-key opt-out is the one every SSH command takes (deploy_common.InsecureOpt): it warns on every run
 HostInsecureOpt = InsecureOpt
-FanConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-c", min=1, max=1024, envvar="FABRICD_CONCURRENCY",
-                                                help="Hosts worked on at the same time (with --hosts).")]
-MaxFailuresOpt = Annotated[int | None, typer.Option(
-    "--max-failures", min=0, show_default=False,
-    help="With --hosts: stop starting hosts once more than this many have failed (the rest are skipped). "
-         "Default: 0 for apply (stop at the first failure), no budget for audit.")]
-RemoteInventoryOpt = Annotated[str, typer.Option(
-    "--remote-inventory", envvar="FABRICD_REMOTE_INVENTORY",
-    help="With --hosts: the inventory's path on the hosts.")]
+FanConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--concurrency",
+        "-c",
+        min=1,
+        max=1024,
+        envvar="FABRICD_CONCURRENCY",
+        help="Hosts worked on at the same time (with --hosts).",
+    ),
+]
+MaxFailuresOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-failures",
+        min=0,
+        show_default=False,
+        help="With --hosts: stop starting hosts once more than this many have failed (the rest are skipped). "
+        "Default: 0 for apply (stop at the first failure), no budget for audit.",
+    ),
+]
+RemoteInventoryOpt = Annotated[
+    str,
+    typer.Option(
+        "--remote-inventory", envvar="FABRICD_REMOTE_INVENTORY", help="With --hosts: the inventory's path on the hosts."
+    ),
+]
 _OVER_SSH = "Over SSH (--hosts, or validate-fabric --via ssh): "
-RemoteFabricdOpt = Annotated[str, typer.Option("--remote-fabricd", envvar="FABRICD_REMOTE_FABRICD",
-                                               help=_OVER_SSH + "the fabricd command on the hosts.")]
-ConnectTimeoutOpt = Annotated[float, typer.Option("--connect-timeout", min=0.5,
-                                                  help=_OVER_SSH + "seconds to wait for each SSH connection.")]
+RemoteFabricdOpt = Annotated[
+    str,
+    typer.Option(
+        "--remote-fabricd", envvar="FABRICD_REMOTE_FABRICD", help=_OVER_SSH + "the fabricd command on the hosts."
+    ),
+]
+ConnectTimeoutOpt = Annotated[
+    float, typer.Option("--connect-timeout", min=0.5, help=_OVER_SSH + "seconds to wait for each SSH connection.")
+]
 
 
 def select_names(names: Sequence[str], selector: str, groups: Mapping[str, Sequence[str]] | None = None) -> list[str]:
@@ -86,9 +135,11 @@ def select_names(names: Sequence[str], selector: str, groups: Mapping[str, Seque
             matched = {n for n in names if fnmatch.fnmatchcase(n, body)}
         if not matched and not negate:
             known = sorted({g for gs in (groups or {}).values() for g in gs})
-            raise UsageError(f"--hosts: {body!r} matches no inventory host",
-                             hint=f"hosts: {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}; "
-                                  f"groups: {', '.join(known) or 'none'}")
+            raise UsageError(
+                f"--hosts: {body!r} matches no inventory host",
+                hint=f"hosts: {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}; "
+                f"groups: {', '.join(known) or 'none'}",
+            )
         chosen = chosen - matched if negate else chosen | matched
     return [n for n in names if n in chosen]
 
@@ -110,10 +161,22 @@ def remote_command(opts: FanoutOptions, verb: Sequence[str], extra: Sequence[str
 
 
 def run_fanout(
-    kind: str, inventory: Path | None, selector: str, *, skip: str, ssh_user: str | None,
-    identity: list[Path] | None, known_hosts: list[Path] | None, insecure: bool, concurrency: int,
-    max_failures: int | None, remote_inventory: str, remote_fabricd: str, connect_timeout: float,
-    output: OutputFormat, junit: Path | None = None,
+    kind: str,
+    inventory: Path | None,
+    selector: str,
+    *,
+    skip: str,
+    ssh_user: str | None,
+    identity: list[Path] | None,
+    known_hosts: list[Path] | None,
+    insecure: bool,
+    concurrency: int,
+    max_failures: int | None,
+    remote_inventory: str,
+    remote_fabricd: str,
+    connect_timeout: float,
+    output: OutputFormat,
+    junit: Path | None = None,
 ) -> None:
     """Run ``host apply`` (kind ``apply``) or ``audit host`` (kind ``audit``) on the selected hosts; print and exit:
     0 all ok/compliant, 1 findings (audit), 3 some hosts failed or were skipped."""
@@ -124,10 +187,17 @@ def run_fanout(
             raise UsageError(f"--identity {p}: no such file", hint="give the path of an SSH private key")
     if kind == "apply" and max_failures is None:
         max_failures = 0
-    opts = FanoutOptions(username=ssh_user, identity_files=tuple(identity or ()),
-                         known_hosts=tuple(known_hosts or ()), verify_host_key=not insecure,
-                         concurrency=concurrency, max_failures=max_failures, connect_timeout_s=connect_timeout,
-                         remote_fabricd=remote_fabricd, remote_inventory=remote_inventory)
+    opts = FanoutOptions(
+        username=ssh_user,
+        identity_files=tuple(identity or ()),
+        known_hosts=tuple(known_hosts or ()),
+        verify_host_key=not insecure,
+        concurrency=concurrency,
+        max_failures=max_failures,
+        connect_timeout_s=connect_timeout,
+        remote_fabricd=remote_fabricd,
+        remote_inventory=remote_inventory,
+    )
     extra = ["--skip", skip] if skip else []
     verb = ["host", "apply"] if kind == "apply" else ["audit", "host"]
     command = remote_command(opts, verb, [*extra, "--yes"] if kind == "apply" else extra)
@@ -143,16 +213,25 @@ def run_fanout(
             junit.parent.mkdir(parents=True, exist_ok=True)
             junit.write_text(render_junit(audits))
         except OSError as exc:
-            raise HostBackendError("write", str(junit), exc.strerror or str(exc), errno=exc.errno,
-                                   hint="give a writable --junit path") from exc
+            raise HostBackendError(
+                "write", str(junit), exc.strerror or str(exc), errno=exc.errno, hint="give a writable --junit path"
+            ) from exc
     if output == OutputFormat.JSON:
-        emit_json({"summary": report.summary(), "budget_spent": report.budget_spent,
-                   "hosts": [r.to_dict() for r in report.runs]})
+        emit_json(
+            {
+                "summary": report.summary(),
+                "budget_spent": report.budget_spent,
+                "hosts": [r.to_dict() for r in report.runs],
+            }
+        )
     else:
         stdout().print(_table(report, label))
     s = report.summary()
-    err.print(f"{s['hosts']} host(s): {s['ok']} ok, {s['findings']} with findings, {s['failed']} failed, "
-              f"{s['skipped']} skipped" + (" (failure budget spent)" if report.budget_spent else ""), highlight=False)
+    err.print(
+        f"{s['hosts']} host(s): {s['ok']} ok, {s['findings']} with findings, {s['failed']} failed, "
+        f"{s['skipped']} skipped" + (" (failure budget spent)" if report.budget_spent else ""),
+        highlight=False,
+    )
     for r in report.runs:
         if r.state == RunState.FAILED:
             err.print(f"[bold red]error:[/] {escape(r.host)}: {escape(r.error or '')}", highlight=False)
@@ -198,17 +277,30 @@ def _detail(r: HostRun) -> str:
     return "nothing to do" if r.state == RunState.OK else ""
 
 
-def ssh_runners(fabric: Fabric, *, ssh_user: str | None, identity: list[Path] | None,
-                known_hosts: list[Path] | None, insecure: bool, remote_fabricd: str,
-                connect_timeout: float) -> tuple[dict[str, Runner], str, str | None]:
+def ssh_runners(
+    fabric: Fabric,
+    *,
+    ssh_user: str | None,
+    identity: list[Path] | None,
+    known_hosts: list[Path] | None,
+    insecure: bool,
+    remote_fabricd: str,
+    connect_timeout: float,
+) -> tuple[dict[str, Runner], str, str | None]:
     """validate-fabric --via ssh: an SSH runner for every inventory host with an RDMA NIC and an address."""
     from fabricd.deploy.ssh_runner import SshRunner
 
     for p in identity or []:
         if not p.is_file():
             raise UsageError(f"--identity {p}: no such file", hint="give the path of an SSH private key")
-    opts = FanoutOptions(username=ssh_user, identity_files=tuple(identity or ()), known_hosts=tuple(known_hosts or ()),
-                         verify_host_key=not insecure, connect_timeout_s=connect_timeout, remote_fabricd=remote_fabricd)
+    opts = FanoutOptions(
+        username=ssh_user,
+        identity_files=tuple(identity or ()),
+        known_hosts=tuple(known_hosts or ()),
+        verify_host_key=not insecure,
+        connect_timeout_s=connect_timeout,
+        remote_fabricd=remote_fabricd,
+    )
     runners: dict[str, Runner] = {}
     for h in fabric.hosts:
         if any(n.rdma_device and n.ip is not None for n in h.nics):

@@ -19,8 +19,7 @@ from .common import OutputFormat, OutputOpt, emit_json, fail, stderr
 def _starter(name: str) -> Path:
     starters = settings.starter_inventories()
     if name not in starters:
-        raise UsageError(f"--example {name!r}: no such starting inventory",
-                         hint=f"choose one of {', '.join(starters)}")
+        raise UsageError(f"--example {name!r}: no such starting inventory", hint=f"choose one of {', '.join(starters)}")
     return starters[name]
 
 
@@ -29,13 +28,16 @@ def _check_empty(target: Path) -> None:
     if not target.exists() and not target.is_symlink():
         return
     if not target.is_dir():
-        raise UsageError(f"{target}: exists and is not a directory",
-                         hint="give a new or empty directory, e.g. fabricd init ./fabric")
+        raise UsageError(
+            f"{target}: exists and is not a directory", hint="give a new or empty directory, e.g. fabricd init ./fabric"
+        )
     entries = sorted(p.name for p in target.iterdir())
     if entries:
         shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
-        raise UsageError(f"{target}: directory is not empty (holds {shown})",
-                         hint="give a new or empty directory; fabricd init never overwrites files")
+        raise UsageError(
+            f"{target}: directory is not empty (holds {shown})",
+            hint="give a new or empty directory; fabricd init never overwrites files",
+        )
 
 
 _NAME_LINE = re.compile(rb"^name:[^\n]*$", re.M)
@@ -60,11 +62,15 @@ def write_starter(source: Path, target: Path) -> list[Path]:
     if source.is_file():
         files = [("fabric.yml", source)]  # the name that makes DIR the inventory of commands run in it
     else:
-        files = [(str(p.relative_to(source)), p) for p in sorted(source.rglob("*"))
-                 if p.is_file() and p.suffix in (".yml", ".yaml")]
+        files = [
+            (str(p.relative_to(source)), p)
+            for p in sorted(source.rglob("*"))
+            if p.is_file() and p.suffix in (".yml", ".yaml")
+        ]
     line = b"name: " + fabric_name(target).encode()
-    return [write_inside(target, name, _NAME_LINE.sub(lambda _: line, path.read_bytes(), count=1))
-            for name, path in files]
+    return [
+        write_inside(target, name, _NAME_LINE.sub(lambda _: line, path.read_bytes(), count=1)) for name, path in files
+    ]
 
 
 def write_replay_roots(target: Path) -> list[Path]:
@@ -95,17 +101,29 @@ def _summary(paths: list[Path], base: Path) -> str:
 
 
 def init_cmd(
-    directory: Annotated[Path, typer.Argument(
-        help="Where to write the inventory: a new or empty directory (created if missing).",
-        show_default=False)],
-    example: Annotated[str, typer.Option(
-        "--example", "-e",
-        help="Which inventory: lab (the embedded six-switch, four-NOS lab fabric) or a shipped example: "
-             "lossy-roce, mixed-nics, softroce, sonic-only, three-tier, two-lossless-classes.")] = "lab",
-    replay_root: Annotated[bool, typer.Option(
-        "--replay-root",
-        help="Also write the shipped replay root, host gpu1 built from real captures, to DIR/replay/gpu1-mlx5: "
-             "a --root for export host and audit host on a machine without an RDMA NIC.")] = False,
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="Where to write the inventory: a new or empty directory (created if missing).", show_default=False
+        ),
+    ],
+    example: Annotated[
+        str,
+        typer.Option(
+            "--example",
+            "-e",
+            help="Which inventory: lab (the embedded six-switch, four-NOS lab fabric) or a shipped example: "
+            "lossy-roce, mixed-nics, softroce, sonic-only, three-tier, two-lossless-classes.",
+        ),
+    ] = "lab",
+    replay_root: Annotated[
+        bool,
+        typer.Option(
+            "--replay-root",
+            help="Also write the shipped replay root, host gpu1 built from real captures, to DIR/replay/gpu1-mlx5: "
+            "a --root for export host and audit host on a machine without an RDMA NIC.",
+        ),
+    ] = False,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Write a starting inventory into an empty directory: the lab fabric, or one of the shipped examples
@@ -126,8 +144,14 @@ def init_cmd(
     except FabricdError as exc:
         fail(exc, exc.exit_code)
     if output == OutputFormat.JSON:
-        emit_json({"example": example, "name": fabric_name(directory), "directory": str(directory),
-                   "files": [str(p) for p in written + replay]})
+        emit_json(
+            {
+                "example": example,
+                "name": fabric_name(directory),
+                "directory": str(directory),
+                "files": [str(p) for p in written + replay],
+            }
+        )
         return
     for path in written:
         typer.echo(str(path))
@@ -136,9 +160,12 @@ def init_cmd(
     files = "1 file" if len(written) == 1 else f"{len(written)} files"
     if replay:
         files += f"; a replay root of {len(replay)} files in {directory / 'replay' / 'gpu1-mlx5'}"
-    stderr().print(f"wrote the {example} inventory as fabric {fabric_name(directory)!r} ({files}) to {directory}; "
-                   f"next: fabricd validate {directory}",
-                   highlight=False, markup=False)
+    stderr().print(
+        f"wrote the {example} inventory as fabric {fabric_name(directory)!r} ({files}) to {directory}; "
+        f"next: fabricd validate {directory}",
+        highlight=False,
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

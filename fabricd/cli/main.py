@@ -27,58 +27,98 @@ from .plugins import ELSEWHERE, missing_plugin_message, plugin_commands
 # ``register(app: typer.Typer) -> None`` and registers the command (or command group) of that name on ``app``.
 # Other distributions add rows through entry points (fabricd.cli.plugins): fabricd-lab's lab, demo and report.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "init": ("init", "Write a starting inventory into an empty directory: the lab fabric, or one of the shipped "
-                     "examples (--example)."),
+    "init": (
+        "init",
+        "Write a starting inventory into an empty directory: the lab fabric, or one of the shipped "
+        "examples (--example).",
+    ),
     "docs": ("docs", "Read the guides that ship with fabricd: list them, or print one as Markdown."),
     "schema": ("schema", "Print the JSON Schema of the inventory (draft 2020-12)."),
-    "validate": ("validate", "Check an inventory: every problem at once, errors and warnings, each with file:line, "
-                             "a dotted path, expected vs got and a fix. Includes the PFC deadlock analysis (cycles "
-                             "of lossless buffer dependencies over the ECMP shortest paths); --fail-links N repeats "
-                             "it for N-link failures."),
-    "show": ("show", "Show the inventory after inheritance: the policy, switches, hosts (one row per NIC) and links. "
-                     "JSON is the merged model, every default filled in. Exit 2 if the inventory does not load."),
-    "headroom": ("headroom", "PFC headroom of one lossless priority on one port (SONiC's formula): what the switch "
-                             "must absorb after it sends XOFF. Shows every term in bytes."),
-    "doctor": ("doctor", "One table: each capability fabricd can use, the features that need it, whether this "
-                         "machine has it, and how to get it."),
-    "render": ("render", "Render RoCE-ready configs for every switch (SONiC, Arista EOS, Cisco NX-OS, Cumulus NVUE) "
-                         "and host."),
-    "gids": ("gids", "List the GID table of every RDMA port: device, port, index, GID, IPv4, RoCE version and netdev "
-                     "(the show_gids equivalent). Pick the RoCE v2 GID of your RDMA address for perftest -x / "
-                     "NCCL_IB_GID_INDEX."),
-    "watch": ("watch", "Watch for PFC storms, lossless drops and stuck switch watchdogs; print each event as it "
-                       "happens."),
-    "serve": ("serve", "Run fabricd as a service: host exporter, switch poller, PFC storm watchdog, drift audit, and "
-                       "/metrics, /healthz, /status, /events on one loopback port. Stops cleanly on SIGTERM."),
-    "agent": ("agent", "Keep this host's RoCE settings as the intent says. Reconciles at start, when a NIC or RDMA "
-                       "device appears again (driver reload, hot-plug), and every --interval seconds. --mode audit "
-                       "reports only; --mode enforce applies (snapshot, restore on failure) under the host's apply "
-                       "lock, which `fabricd host apply` takes too. Exports compliance per NIC and check, reconciles, "
-                       "applies and failures on /metrics."),
-    "push": ("push", "Push the rendered intent to switches: checkpoint, load, diff, commit(-confirm), verify, confirm "
-                     "or roll back."),
-    "diff": ("diff", "Show drift: what differs between each switch's running config and the intent, on what fabricd "
-                     "owns."),
+    "validate": (
+        "validate",
+        "Check an inventory: every problem at once, errors and warnings, each with file:line, "
+        "a dotted path, expected vs got and a fix. Includes the PFC deadlock analysis (cycles "
+        "of lossless buffer dependencies over the ECMP shortest paths); --fail-links N repeats "
+        "it for N-link failures.",
+    ),
+    "show": (
+        "show",
+        "Show the inventory after inheritance: the policy, switches, hosts (one row per NIC) and links. "
+        "JSON is the merged model, every default filled in. Exit 2 if the inventory does not load.",
+    ),
+    "headroom": (
+        "headroom",
+        "PFC headroom of one lossless priority on one port (SONiC's formula): what the switch "
+        "must absorb after it sends XOFF. Shows every term in bytes.",
+    ),
+    "doctor": (
+        "doctor",
+        "One table: each capability fabricd can use, the features that need it, whether this "
+        "machine has it, and how to get it.",
+    ),
+    "render": (
+        "render",
+        "Render RoCE-ready configs for every switch (SONiC, Arista EOS, Cisco NX-OS, Cumulus NVUE) and host.",
+    ),
+    "gids": (
+        "gids",
+        "List the GID table of every RDMA port: device, port, index, GID, IPv4, RoCE version and netdev "
+        "(the show_gids equivalent). Pick the RoCE v2 GID of your RDMA address for perftest -x / "
+        "NCCL_IB_GID_INDEX.",
+    ),
+    "watch": (
+        "watch",
+        "Watch for PFC storms, lossless drops and stuck switch watchdogs; print each event as it happens.",
+    ),
+    "serve": (
+        "serve",
+        "Run fabricd as a service: host exporter, switch poller, PFC storm watchdog, drift audit, and "
+        "/metrics, /healthz, /status, /events on one loopback port. Stops cleanly on SIGTERM.",
+    ),
+    "agent": (
+        "agent",
+        "Keep this host's RoCE settings as the intent says. Reconciles at start, when a NIC or RDMA "
+        "device appears again (driver reload, hot-plug), and every --interval seconds. --mode audit "
+        "reports only; --mode enforce applies (snapshot, restore on failure) under the host's apply "
+        "lock, which `fabricd host apply` takes too. Exports compliance per NIC and check, reconciles, "
+        "applies and failures on /metrics.",
+    ),
+    "push": (
+        "push",
+        "Push the rendered intent to switches: checkpoint, load, diff, commit(-confirm), verify, confirm or roll back.",
+    ),
+    "diff": (
+        "diff",
+        "Show drift: what differs between each switch's running config and the intent, on what fabricd owns.",
+    ),
     "rollback": ("rollback", "Roll switches back to the config saved before fabricd's last push on them."),
-    "capture": ("capture", "Capture switches for replay and bug reports: run every read-only command fabricd reads "
-                           "(the exporter's show commands, optional ones included, the audit's running-config read, "
-                           "a version command), scrub passwords, hashes, keys and SNMP communities, and write one "
-                           "file per command with a manifest (NOS version, capture time). Without --device, every "
-                           "switch of the inventory, in parallel. Nothing is changed on the devices; host keys are "
-                           "verified. `fabricd export switches --replay DIR` and `fabricd audit switch --replay DIR` "
-                           "read the folder. Exit 0 all captured, 3 some devices failed."),
-    "validate-fabric": ("validate_fabric", "Run RDMA WRITEs between host pairs with the intent's ToS, snapshot "
-                                           "counters before and after, and assert the deltas: bytes ~ payload, no "
-                                           "out-of-sequence, no drops, the intent's DSCP on the wire, bytes on the "
-                                           "intended priority. Checks a NIC cannot support (rxe: PFC, ECN, "
-                                           "per-priority counters) are reported as not checkable, with what they "
-                                           "need. Exit 0 ok, 1 findings, 2 bad input, 3 some pairs did not run."),
+    "capture": (
+        "capture",
+        "Capture switches for replay and bug reports: run every read-only command fabricd reads "
+        "(the exporter's show commands, optional ones included, the audit's running-config read, "
+        "a version command), scrub passwords, hashes, keys and SNMP communities, and write one "
+        "file per command with a manifest (NOS version, capture time). Without --device, every "
+        "switch of the inventory, in parallel. Nothing is changed on the devices; host keys are "
+        "verified. `fabricd export switches --replay DIR` and `fabricd audit switch --replay DIR` "
+        "read the folder. Exit 0 all captured, 3 some devices failed.",
+    ),
+    "validate-fabric": (
+        "validate_fabric",
+        "Run RDMA WRITEs between host pairs with the intent's ToS, snapshot "
+        "counters before and after, and assert the deltas: bytes ~ payload, no "
+        "out-of-sequence, no drops, the intent's DSCP on the wire, bytes on the "
+        "intended priority. Checks a NIC cannot support (rxe: PFC, ECN, "
+        "per-priority counters) are reported as not checkable, with what they "
+        "need. Exit 0 ok, 1 findings, 2 bad input, 3 some pairs did not run.",
+    ),
     "host": ("host", "Apply, plan and restore a host's RoCE settings (run on the host itself)."),
     "audit": ("audit", "Audit hosts and switches against the inventory (for CI)."),
     "export": ("export", "Prometheus exporters: this host's NIC/RDMA counters, or the fabric's switches."),
     "monitoring": ("monitoring", "What Prometheus, Alertmanager and Grafana need beside fabricd's exporters."),
-    "traffic": ("traffic", "RC verbs traffic (pyverbs): WRITE, WRITE_WITH_IMM, SEND/RECV, READ, atomics; bandwidth "
-                           "and latency."),
+    "traffic": (
+        "traffic",
+        "RC verbs traffic (pyverbs): WRITE, WRITE_WITH_IMM, SEND/RECV, READ, atomics; bandwidth and latency.",
+    ),
 }
 
 _ROOT_SETTINGS: dict[str, Any] = {"pretty_exceptions_enable": False, "rich_markup_mode": "rich"}
@@ -137,8 +177,9 @@ class LazyGroup(TyperGroup):
         self.commands[cmd_name] = command
         return command
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
-                                                                           list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         try:
             return super().resolve_command(ctx, args)
         except click.exceptions.UsageError as exc:  # typer suggests from loaded commands only: suggest from all

@@ -61,8 +61,10 @@ def _sources() -> list[tuple[str, Path]]:
         elif src.is_file():
             out.append((rel, src))
         else:
-            raise FabricdError(f"the shipped file exporters/{rel} is missing from this fabricd installation",
-                               hint="reinstall fabricd (docs/install.md); the wheel ships exporters/ as package data")
+            raise FabricdError(
+                f"the shipped file exporters/{rel} is missing from this fabricd installation",
+                hint="reinstall fabricd (docs/install.md); the wheel ships exporters/ as package data",
+            )
     return out
 
 
@@ -72,15 +74,20 @@ def write_bundle(out: Path, *, force: bool = False) -> list[Path]:
 
     files = _sources()
     if not force:
-        existing = [rel for rel, _ in files if (out / rel).exists()] + (["README.md"] if (out / "README.md").exists()
-                                                                       else [])
+        existing = [rel for rel, _ in files if (out / rel).exists()] + (
+            ["README.md"] if (out / "README.md").exists() else []
+        )
         if existing:
             shown = ", ".join(existing[:3]) + (f" and {len(existing) - 3} more" if len(existing) > 3 else "")
-            raise UsageError(f"--out {out}: would replace {shown}",
-                             hint="give a new or empty folder, or --force to overwrite the bundle's files")
+            raise UsageError(
+                f"--out {out}: would replace {shown}",
+                hint="give a new or empty folder, or --force to overwrite the bundle's files",
+            )
     table = "\n".join(f"- `{rel}`: {what}" for rel, what in BUNDLE)
-    contents = [*((rel, src.read_bytes()) for rel, src in files),
-                ("README.md", README.format(version=__version__, table=table).encode())]
+    contents = [
+        *((rel, src.read_bytes()) for rel, src in files),
+        ("README.md", README.format(version=__version__, table=table).encode()),
+    ]
     written = []
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -88,14 +95,22 @@ def write_bundle(out: Path, *, force: bool = False) -> list[Path]:
             inside(out, str(Path(rel).parent)).mkdir(parents=True, exist_ok=True)
             written.append(write_inside(out, rel, data))
     except OSError as exc:
-        raise UsageError(f"--out {out}: cannot write ({exc.strerror or exc})",
-                         hint="give a folder you can write to") from None
+        raise UsageError(
+            f"--out {out}: cannot write ({exc.strerror or exc})", hint="give a folder you can write to"
+        ) from None
     return written
 
 
 def bundle_cmd(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (created; files are never replaced "
-                                      "without --force).", show_default=False)],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Folder to write (created; files are never replaced without --force).",
+            show_default=False,
+        ),
+    ],
     force: Annotated[bool, typer.Option("--force", help="Overwrite the bundle's files in --out.")] = False,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -117,13 +132,15 @@ def bundle_cmd(
         return
     for rel, what in BUNDLE:
         stdout().print(f"{out / rel}  {what}", highlight=False, markup=False)
-    stderr().print(f"wrote {len(written)} files to {out}; how to load them: {out / 'README.md'}",
-                   highlight=False, markup=False)
+    stderr().print(
+        f"wrote {len(written)} files to {out}; how to load them: {out / 'README.md'}", highlight=False, markup=False
+    )
 
 
 def register(app: typer.Typer) -> None:
-    monitoring_app = typer.Typer(help="What Prometheus, Alertmanager and Grafana need beside fabricd's exporters.",
-                                 no_args_is_help=True)
+    monitoring_app = typer.Typer(
+        help="What Prometheus, Alertmanager and Grafana need beside fabricd's exporters.", no_args_is_help=True
+    )
     app.add_typer(monitoring_app, name="monitoring")
 
     monitoring_app.command("bundle")(bundle_cmd)

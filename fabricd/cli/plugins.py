@@ -46,12 +46,18 @@ def plugin_commands() -> dict[str, tuple[str, str]]:
         try:
             table = _valid(ep.load())
         except Exception as exc:  # a broken plugin must not break fabricd: say which and go on
-            stderr().print(f"[yellow]warning:[/] fabricd command plugin {ep.name} ({ep.value}) failed to load: "
-                           f"{exc}; its commands are left out", highlight=False)
+            stderr().print(
+                f"[yellow]warning:[/] fabricd command plugin {ep.name} ({ep.value}) failed to load: "
+                f"{exc}; its commands are left out",
+                highlight=False,
+            )
             continue
         if table is None:
-            stderr().print(f"[yellow]warning:[/] fabricd command plugin {ep.name} ({ep.value}) is not a table of "
-                           "name -> (module, help); its commands are left out", highlight=False)
+            stderr().print(
+                f"[yellow]warning:[/] fabricd command plugin {ep.name} ({ep.value}) is not a table of "
+                "name -> (module, help); its commands are left out",
+                highlight=False,
+            )
             continue
         for name, row in table.items():
             found.setdefault(name, row)

@@ -63,17 +63,26 @@ def push_cmd(
     group: GroupOpt = None,
     batch: Annotated[
         str | None,
-        typer.Option("--batch", help=f"Roll out in batches by {' or '.join(BATCH_KEYS)} (role: leaves, then "
-                     "spines); a batch with a failure stops the rollout.", show_default=False),
+        typer.Option(
+            "--batch",
+            help=f"Roll out in batches by {' or '.join(BATCH_KEYS)} (role: leaves, then "
+            "spines); a batch with a failure stops the rollout.",
+            show_default=False,
+        ),
     ] = None,
     concurrency: ConcurrencyOpt = 32,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Load and diff on each device, then discard.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Push without asking.")] = False,
     confirm_timeout: Annotated[
         int,
-        typer.Option("--confirm-timeout", min=0, max=3600, envvar="FABRICD_CONFIRM_TIMEOUT",
-                     help="Commit-confirm timer (s) where the platform has one (EOS, NVUE): the device reverts "
-                     "by itself unless fabricd confirms after verifying. 0 = plain commit."),
+        typer.Option(
+            "--confirm-timeout",
+            min=0,
+            max=3600,
+            envvar="FABRICD_CONFIRM_TIMEOUT",
+            help="Commit-confirm timer (s) where the platform has one (EOS, NVUE): the device reverts "
+            "by itself unless fabricd confirms after verifying. 0 = plain commit.",
+        ),
     ] = 120,
     templates_dir: TemplatesDirOpt = None,
     known_hosts: KnownHostsOpt = None,
@@ -101,9 +110,14 @@ def push_cmd(
         raise UsageError("no switches to push to", hint="the inventory has no switches, or the filters match none")
     candidates = render_candidates(fabric, targets, templates_dir)
     opts = push_options(
-        concurrency=concurrency, known_hosts=known_hosts, insecure=insecure,
-        accept_new_host_keys=accept_new_host_keys, read_timeout=read_timeout,
-        session_log=session_log, dry_run=dry_run, confirm_timeout_s=confirm_timeout,
+        concurrency=concurrency,
+        known_hosts=known_hosts,
+        insecure=insecure,
+        accept_new_host_keys=accept_new_host_keys,
+        read_timeout=read_timeout,
+        session_log=session_log,
+        dry_run=dry_run,
+        confirm_timeout_s=confirm_timeout,
     )
     text = output == OutputFormat.TEXT
     console = stdout()
@@ -123,8 +137,10 @@ def push_cmd(
             if p.failed:
                 err.print(f"[red]{p.target}:[/] {p.error}", highlight=False)
         if not to_change:
-            console.print(f"nothing to change: all {len(plan) - sum(p.failed for p in plan)} reachable switches "
-                          "already match the intent")
+            console.print(
+                f"nothing to change: all {len(plan) - sum(p.failed for p in plan)} reachable switches "
+                "already match the intent"
+            )
             raise typer.Exit(ExitCode.TARGETS_FAILED if any(p.failed for p in plan) else ExitCode.OK)
         if not typer.confirm(f"Push to {len(to_change)} switch(es): {', '.join(p.target for p in to_change)}?"):
             err.print("aborted; nothing was pushed")

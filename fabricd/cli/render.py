@@ -37,13 +37,22 @@ def _device_json(r: DeviceRender, out: Path | None) -> dict[str, Any]:
 def _summary_table(renders: list[DeviceRender], out: Path) -> Table:
     if len(renders) <= DEVICE_ROWS_MAX:
         table = Table(title=f"fabricd render -> {out}")
-        for col, justify in (("device", "left"), ("platform", "left"), ("output", "left"), ("lines", "right"),
-                             ("bytes", "right"), ("warnings", "right")):
+        for col, justify in (
+            ("device", "left"),
+            ("platform", "left"),
+            ("output", "left"),
+            ("lines", "right"),
+            ("bytes", "right"),
+            ("warnings", "right"),
+        ):
             table.add_column(col, justify=justify)  # type: ignore[arg-type]
         for r in renders:
             table.add_row(
-                r.device, r.platform, "\n".join(f.relpath for f in r.files),
-                "\n".join(str(f.lines) for f in r.files), "\n".join(str(f.size_bytes) for f in r.files),
+                r.device,
+                r.platform,
+                "\n".join(f.relpath for f in r.files),
+                "\n".join(str(f.lines) for f in r.files),
+                "\n".join(str(f.size_bytes) for f in r.files),
                 f"[yellow]{len(r.warnings)}[/]" if r.warnings else "0",
             )
         return table
@@ -55,8 +64,11 @@ def _summary_table(renders: list[DeviceRender], out: Path) -> Table:
         groups.setdefault(r.platform, []).append(r)
     for platform, rs in groups.items():
         table.add_row(
-            platform, str(len(rs)), str(sum(len(r.files) for r in rs)),
-            str(sum(f.lines for r in rs for f in r.files)), str(sum(f.size_bytes for r in rs for f in r.files)),
+            platform,
+            str(len(rs)),
+            str(sum(len(r.files) for r in rs)),
+            str(sum(f.lines for r in rs for f in r.files)),
+            str(sum(f.size_bytes for r in rs for f in r.files)),
             str(sum(len(r.warnings) for r in rs)),
         )
     return table
@@ -80,19 +92,31 @@ def render(
     inventory: InventoryArg = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-O", help="Write DIR/switches/<name>.<cfg|json|cli|nvue> and "
-                     "DIR/hosts/<name>.sh + .plan.json.", show_default=False),
+        typer.Option(
+            "--out",
+            "-O",
+            help="Write DIR/switches/<name>.<cfg|json|cli|nvue> and DIR/hosts/<name>.sh + .plan.json.",
+            show_default=False,
+        ),
     ] = None,
     device: Annotated[
         str | None,
-        typer.Option("--device", "-d", help="Only this switch or host. Without --out, print its config to "
-                     "stdout (SONiC: the config_db JSON; host: the shell script).", show_default=False),
+        typer.Option(
+            "--device",
+            "-d",
+            help="Only this switch or host. Without --out, print its config to "
+            "stdout (SONiC: the config_db JSON; host: the shell script).",
+            show_default=False,
+        ),
     ] = None,
     templates_dir: TemplatesDirOpt = None,
     force: Annotated[
         bool,
-        typer.Option("--force", help="Render even when the semantic checks of `fabricd validate` find errors "
-                     "(they are then printed as warnings)."),
+        typer.Option(
+            "--force",
+            help="Render even when the semantic checks of `fabricd validate` find errors "
+            "(they are then printed as warnings).",
+        ),
     ] = False,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -107,14 +131,23 @@ def render(
     [bold]Example[/]: fabricd render --out build/ --templates-dir my-templates/ --output json
     """
     if out is None and device is None:
-        raise UsageError("nothing to do: give --out DIR (all devices) or --device NAME (print one)",
-                         hint="e.g. `fabricd render --out build/` or `fabricd render --device leaf1-sonic`")
+        raise UsageError(
+            "nothing to do: give --out DIR (all devices) or --device NAME (print one)",
+            hint="e.g. `fabricd render --out build/` or `fabricd render --device leaf1-sonic`",
+        )
     loaded = load_inventory(inventory_path(inventory))
     errors = [p for p in run_checks(loaded) if p.severity == "error"]
     if errors and not force:
-        raise InventoryError([*errors, Problem(
-            "not rendered: the inventory has the errors above", code="RND001",
-            hint="fix them (`fabricd validate` explains each) or pass --force to render anyway")])
+        raise InventoryError(
+            [
+                *errors,
+                Problem(
+                    "not rendered: the inventory has the errors above",
+                    code="RND001",
+                    hint="fix them (`fabricd validate` explains each) or pass --force to render anyway",
+                ),
+            ]
+        )
     for problem in errors:
         stderr().print(f"[yellow]warning:[/] {escape(problem.render())}", highlight=False)
     fabric = loaded.fabric
@@ -134,27 +167,38 @@ def render(
 
     total = 1 if device is not None else len(fabric.switches) + len(fabric.hosts)
     renders: list[DeviceRender] = []
-    with Progress(TextColumn("rendering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr(), transient=True, disable=output == OutputFormat.JSON) as progress:
+    with Progress(
+        TextColumn("rendering"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr(),
+        transient=True,
+        disable=output == OutputFormat.JSON,
+    ) as progress:
         task = progress.add_task("render", total=total)
         for r in render_devices(fabric, templates_dir=templates_dir, device=device):
             try:
                 write_render(r, out)
             except OSError as exc:
-                raise UsageError(f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
-                                 hint="give a directory you can write to (it is created if missing)") from exc
+                raise UsageError(
+                    f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
+                    hint="give a directory you can write to (it is created if missing)",
+                ) from exc
             renders.append(r)
             progress.advance(task)
     if output == OutputFormat.JSON:
-        emit_json({
-            "out": str(out),
-            "devices": [_device_json(r, out) for r in renders],
-            "totals": {
-                "devices": len(renders),
-                "files": sum(len(r.files) for r in renders),
-                "warnings": sum(len(r.warnings) for r in renders),
-            },
-        })
+        emit_json(
+            {
+                "out": str(out),
+                "devices": [_device_json(r, out) for r in renders],
+                "totals": {
+                    "devices": len(renders),
+                    "files": sum(len(r.files) for r in renders),
+                    "warnings": sum(len(r.warnings) for r in renders),
+                },
+            }
+        )
         return
     console = stdout()
     console.print(_summary_table(renders, out))

@@ -25,16 +25,28 @@ _MARK = {Status.PASS: "ok  ", Status.FAIL: "FAIL", Status.WARN: "warn", Status.S
 def command_hints(report: Report, *, keep_fixes: bool) -> Report:
     """The report with each finding's fixes rendered as command lines into its hint (``keep_fixes``: the
     structured fixes stay too, for JSON)."""
-    checks = [c.model_copy(update={"findings": [
-        f.model_copy(update={"hint": with_fixes(f.hint, f.fixes), "fixes": f.fixes if keep_fixes else []})
-        if f.fixes else f for f in c.findings]}) for c in report.checks]
+    checks = [
+        c.model_copy(
+            update={
+                "findings": [
+                    f.model_copy(update={"hint": with_fixes(f.hint, f.fixes), "fixes": f.fixes if keep_fixes else []})
+                    if f.fixes
+                    else f
+                    for f in c.findings
+                ]
+            }
+        )
+        for c in report.checks
+    ]
     return report.model_copy(update={"checks": checks})
 
 
 def render_text(report: Report, *, label: str = "audit") -> str:
     """Plain text: a verdict line, one line per check, then its findings indented."""
-    lines = [f"{label} {report.kind} {report.target}: " + ("compliant" if report.compliant else
-                                                          f"{len(report.findings)} finding(s)")]
+    lines = [
+        f"{label} {report.kind} {report.target}: "
+        + ("compliant" if report.compliant else f"{len(report.findings)} finding(s)")
+    ]
     for c in report.checks:
         lines.append(f"  {_MARK[c.status]} {c.code:<18} {c.title}" + (f"  ({c.note})" if c.note else ""))
         lines += [f"         {f.render()}" for f in c.findings]
@@ -42,8 +54,12 @@ def render_text(report: Report, *, label: str = "audit") -> str:
 
 
 def _testcase(suite: ET.Element, report: Report, c: CheckResult, label: str) -> None:
-    case = ET.SubElement(suite, "testcase", classname=f"{label.replace(' ', '.')}.{report.kind}.{report.target}",
-                         name=f"{c.code} {c.title}")
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=f"{label.replace(' ', '.')}.{report.kind}.{report.target}",
+        name=f"{c.code} {c.title}",
+    )
     if c.status == Status.FAIL:
         fail = ET.SubElement(case, "failure", message=c.findings[0].render() if c.findings else c.title, type=c.code)
         fail.text = "\n".join(f.render() for f in c.findings)
@@ -60,9 +76,15 @@ def render_junit(reports: list[Report], *, label: str = "fabricd audit") -> str:
     for report in reports:
         failures = sum(1 for c in report.checks if c.status == Status.FAIL)
         skipped = sum(1 for c in report.checks if c.status == Status.SKIP)
-        suite = ET.SubElement(suites, "testsuite", name=f"{label} {report.kind} {report.target}",
-                              tests=str(len(report.checks)), failures=str(failures), errors="0",
-                              skipped=str(skipped))
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=f"{label} {report.kind} {report.target}",
+            tests=str(len(report.checks)),
+            failures=str(failures),
+            errors="0",
+            skipped=str(skipped),
+        )
         for c in report.checks:
             _testcase(suite, report, c, label)
         total += len(report.checks)
@@ -82,8 +104,9 @@ def write_junit(path: Path, reports: list[Report], *, label: str = "fabricd audi
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render_junit(reports, label=label))
     except OSError as exc:
-        raise HostBackendError("write", str(path), exc.strerror or str(exc), errno=exc.errno,
-                               hint="give a writable --junit path") from exc
+        raise HostBackendError(
+            "write", str(path), exc.strerror or str(exc), errno=exc.errno, hint="give a writable --junit path"
+        ) from exc
 
 
 def exit_code(reports: list[Report]) -> ExitCode:

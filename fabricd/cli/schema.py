@@ -31,17 +31,22 @@ def inventory_schema() -> dict[str, object]:
         defs[f"{kind}Fields"] = partial
     for kind, child in (("Switch", "Port"), ("Host", "Nic")):
         group = dict(defs[f"{kind}Fields"])
-        group["properties"] = {**group.get("properties", {}), child.lower(): {
-            "$ref": f"#/$defs/{child}Fields",
-            "description": f"{child} defaults for every {child.lower()} of the group's members (above "
-            f"defaults.{child.lower()}, below the {child.lower()}'s own values)"}}
+        group["properties"] = {
+            **group.get("properties", {}),
+            child.lower(): {
+                "$ref": f"#/$defs/{child}Fields",
+                "description": f"{child} defaults for every {child.lower()} of the group's members (above "
+                f"defaults.{child.lower()}, below the {child.lower()}'s own values)",
+            },
+        }
         group["title"] = f"{kind} group"
         defs[f"{kind}Group"] = group
     # `cc: null` clears the knobs a NIC inherits (the loader's merge; the model reads null as no knob)
     cc = defs["Nic"]["properties"]["cc"]
     defs["Nic"]["properties"]["cc"] = defs["NicFields"]["properties"]["cc"] = {
         "anyOf": [{k: v for k, v in cc.items() if k not in ("default", "description", "title")}, {"type": "null"}],
-        **{k: v for k, v in cc.items() if k in ("default", "description", "title")}}
+        **{k: v for k, v in cc.items() if k in ("default", "description", "title")},
+    }
     props = dict(body.get("properties", {}))
     props["defaults"] = {
         "type": "object",

@@ -35,21 +35,35 @@ def policy_rows(policy: Policy) -> list[tuple[str, str]]:
         ("transport", policy.transport.value),
         ("congestion control", policy.congestion_control.value),
         ("trust", q.trust.value),
-        ("DSCP -> priority", ", ".join(f"{d}->{p}" for d, p in sorted(q.dscp_to_priority.items()))
-         + f"; others -> {q.default_priority}"),
+        (
+            "DSCP -> priority",
+            ", ".join(f"{d}->{p}" for d, p in sorted(q.dscp_to_priority.items())) + f"; others -> {q.default_priority}",
+        ),
         ("RoCE class", f"DSCP {q.roce.dscp}, priority {q.roce.priority}, ToS {q.roce.effective_tos}"),
         ("CNP class", f"DSCP {q.cnp.dscp}, priority {q.cnp.priority}, {'strict' if q.cnp.strict else 'not strict'}"),
         ("PFC priorities", ", ".join(map(str, policy.pfc.priorities)) or "none"),
-        ("PFC watchdog", (f"detection {wd.detection_ms} ms, restoration {wd.restoration_ms} ms, poll {wd.poll_ms} ms, "
-                          f"action {wd.action.value}") if wd.enabled else "disabled"),
+        (
+            "PFC watchdog",
+            (
+                f"detection {wd.detection_ms} ms, restoration {wd.restoration_ms} ms, poll {wd.poll_ms} ms, "
+                f"action {wd.action.value}"
+            )
+            if wd.enabled
+            else "disabled",
+        ),
     ]
     for tc in q.traffic_classes:
         sched = tc.scheduler.value + (f" {tc.weight_percent}%" if tc.weight_percent is not None else "")
         ecn = f", ECN {tc.ecn_profile}" if tc.ecn_profile else ""
         rows.append((f"TC{tc.id} {tc.name}", f"priorities {', '.join(map(str, tc.priorities))}; {sched}{ecn}"))
     for p in policy.ecn_profiles:
-        rows.append((f"ECN {p.name}", f"min {p.min_bytes} B, max {p.max_bytes} B, "
-                     f"{p.max_mark_probability_percent}%, TCs {', '.join(map(str, p.traffic_classes))}"))
+        rows.append(
+            (
+                f"ECN {p.name}",
+                f"min {p.min_bytes} B, max {p.max_bytes} B, "
+                f"{p.max_mark_probability_percent}%, TCs {', '.join(map(str, p.traffic_classes))}",
+            )
+        )
     cables = ", ".join(f"{r.value} {m:g} m" for r, m in policy.buffers.cable_length_m.items())
     rows.append(("cable lengths", cables))
     for v in policy.vlans:
@@ -73,9 +87,16 @@ def _tables(fabric: Fabric, section: Section) -> list[Table]:
         for s in fabric.switches:
             speeds = sorted({p.speed for p in s.ports}, key=lambda sp: sp.bps)
             mtus = sorted({p.mtu for p in s.ports})
-            t.add_row(escape(s.name), s.platform.value, s.role.value, escape(f"{s.mgmt.host}:{s.mgmt.port}"),
-                      str(len(s.ports)), ", ".join(sp.value for sp in speeds), ", ".join(map(str, mtus)),
-                      _fmt(s.buffer.headroom_pool_bytes))
+            t.add_row(
+                escape(s.name),
+                s.platform.value,
+                s.role.value,
+                escape(f"{s.mgmt.host}:{s.mgmt.port}"),
+                str(len(s.ports)),
+                ", ".join(sp.value for sp in speeds),
+                ", ".join(map(str, mtus)),
+                _fmt(s.buffer.headroom_pool_bytes),
+            )
         tables.append(t)
     if section in (Section.ALL, Section.HOSTS):
         t = Table(title=f"hosts ({len(fabric.hosts)})", title_justify="left")
@@ -83,8 +104,17 @@ def _tables(fabric: Fabric, section: Section) -> list[Table]:
             t.add_column(col)
         for h in fabric.hosts:
             for n in h.nics or []:
-                t.add_row(escape(h.name), escape(n.netdev), _fmt(n.rdma_device), escape(n.driver), _fmt(n.ip),
-                          _fmt(n.vlan), str(n.mtu), _fmt(n.speed.value if n.speed else None), _fmt(n.peer))
+                t.add_row(
+                    escape(h.name),
+                    escape(n.netdev),
+                    _fmt(n.rdma_device),
+                    escape(n.driver),
+                    _fmt(n.ip),
+                    _fmt(n.vlan),
+                    str(n.mtu),
+                    _fmt(n.speed.value if n.speed else None),
+                    _fmt(n.peer),
+                )
             if not h.nics:
                 t.add_row(escape(h.name), "-", "-", "-", "-", "-", "-", "-", "-")
         tables.append(t)

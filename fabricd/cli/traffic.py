@@ -44,13 +44,20 @@ OP_CHOICES = {op.value: [op] for op in Op} | {
 }
 
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port of the out-of-band channel.")]
-DeviceOpt = Annotated[str | None, typer.Option(
-    "--device", help="RDMA device (e.g. rxe0, mlx5_0). Default: the one holding the address's GID.")]
-GidOpt = Annotated[int | None, typer.Option(
-    "--gid-index", min=0, help="GID index (needs --device). Default: chosen by RoCE version and IP address.")]
+DeviceOpt = Annotated[
+    str | None,
+    typer.Option("--device", help="RDMA device (e.g. rxe0, mlx5_0). Default: the one holding the address's GID."),
+]
+GidOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--gid-index", min=0, help="GID index (needs --device). Default: chosen by RoCE version and IP address."
+    ),
+]
 RoceOpt = Annotated[RoceVersion, typer.Option("--roce", help="RoCE version of the GID.")]
-PoolOpt = Annotated[int, typer.Option("--pool-mib", min=1, max=65536,
-                                      help="Registered memory pool (MR) per side, MiB.")]
+PoolOpt = Annotated[
+    int, typer.Option("--pool-mib", min=1, max=65536, help="Registered memory pool (MR) per side, MiB.")
+]
 RootOpt = Annotated[Path, typer.Option("--root", help="sysfs root for GID lookup (tests use a replay tree).")]
 
 
@@ -83,8 +90,9 @@ def _results_table(results: list[OpResult]) -> Table:
         ver = "-" if r.verify is None else ("[green]ok[/]" if r.verify.ok else f"[red]FAIL[/] {r.verify.detail}")
         if r.verify is not None and r.verify.ok:
             ver += f" ({r.verify.checked})"
-        table.add_row(r.op.value, str(r.size), str(r.qps), str(r.messages), f"{r.gbit_s:.3f}", f"{r.msg_rate:.0f}",
-                      lat, ver)
+        table.add_row(
+            r.op.value, str(r.size), str(r.qps), str(r.messages), f"{r.gbit_s:.3f}", f"{r.msg_rate:.0f}", lat, ver
+        )
     return table
 
 
@@ -97,8 +105,10 @@ def server_cmd(
     roce: RoceOpt = RoceVersion.V2,
     pool_mib: PoolOpt = DEFAULT_POOL_BYTES >> 20,
     once: Annotated[bool, typer.Option("--once", help="Exit after one client session.")] = False,
-    accept_timeout: Annotated[float | None, typer.Option(
-        "--accept-timeout", min=1, help="With --once: give up when no client connects within N seconds.")] = None,
+    accept_timeout: Annotated[
+        float | None,
+        typer.Option("--accept-timeout", min=1, help="With --once: give up when no client connects within N seconds."),
+    ] = None,
     root: RootOpt = Path("/"),
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -108,8 +118,13 @@ def server_cmd(
 
     [bold]Example[/]: fabricd traffic server --bind 10.100.0.13
     """
-    srv = Server(bind=bind, port=port, local=LocalRdma(device=device, gid_index=gid_index, roce_version=roce,
-                                                       pool_bytes=pool_mib << 20, root=str(root)))
+    srv = Server(
+        bind=bind,
+        port=port,
+        local=LocalRdma(
+            device=device, gid_index=gid_index, roce_version=roce, pool_bytes=pool_mib << 20, root=str(root)
+        ),
+    )
     err = stderr()
     err.print(f"listening on {bind}:{srv.port} (pool {pool_mib} MiB)", highlight=False)
 
@@ -120,8 +135,10 @@ def server_cmd(
             sys.stdout.flush()
         else:
             status = "ok" if s.ok else f"FAILED: {s.error or 'payload check'}"
-            phases = ", ".join(f"{p['op']} {p['size']}B x{sum(p['counts'])}"
-                               f"{'' if p['verify']['ok'] else ' (verify FAILED)'}" for p in s.phases)
+            phases = ", ".join(
+                f"{p['op']} {p['size']}B x{sum(p['counts'])}{'' if p['verify']['ok'] else ' (verify FAILED)'}"
+                for p in s.phases
+            )
             stdout().print(f"session from {s.client}: {status}; {phases or 'no phases'}", highlight=False)
 
     try:
@@ -135,37 +152,43 @@ def server_cmd(
 @traffic_app.command("client")
 def client_cmd(
     peer: Annotated[str, typer.Option("--peer", help="The server's RDMA address.")],
-    op: Annotated[list[str] | None, typer.Option(
-        "--op", help="write, write_imm, send, read, fetch_add, cmp_swap, atomic (both) or all. Repeatable.")] = None,
-    size: Annotated[list[int] | None, typer.Option("--size", "-s", min=1, help="Message bytes. Repeatable.")]
-    = None,
+    op: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--op", help="write, write_imm, send, read, fetch_add, cmp_swap, atomic (both) or all. Repeatable."
+        ),
+    ] = None,
+    size: Annotated[list[int] | None, typer.Option("--size", "-s", min=1, help="Message bytes. Repeatable.")] = None,
     sweep: Annotated[bool, typer.Option("--sweep", help=f"Sizes {', '.join(map(str, SWEEP_SIZES))}.")] = False,
     qps: Annotated[int, typer.Option("--qps", "-q", min=1, max=64, help="RC QPs.")] = 1,
     depth: Annotated[int, typer.Option("--depth", "-t", min=1, max=4096, help="Outstanding WRs per QP.")] = 64,
     post_list: Annotated[int, typer.Option("--post-list", min=1, max=256, help="WRs per post call.")] = 16,
-    signal_every: Annotated[int, typer.Option("--signal-every", min=1, max=256,
-                                              help="A completion every N WRs.")] = 16,
-    duration: Annotated[float | None, typer.Option("--duration", "-D", min=0.001, help="Seconds per op/size.")]
-    = None,
+    signal_every: Annotated[int, typer.Option("--signal-every", min=1, max=256, help="A completion every N WRs.")] = 16,
+    duration: Annotated[float | None, typer.Option("--duration", "-D", min=0.001, help="Seconds per op/size.")] = None,
     iterations: Annotated[int | None, typer.Option("--iterations", "-n", min=1, help="Messages per QP.")] = None,
     mode: Annotated[Mode, typer.Option("--mode", help="bw (bandwidth) or lat (ping-pong latency).")] = Mode.BW,
-    tos: Annotated[int | None, typer.Option("--tos", min=0, max=255,
-                                            help="IPv4 ToS / GRH traffic class. Default: the intent's.")] = None,
-    inventory: Annotated[Path | None, typer.Option(
-        "--inventory", envvar="FABRICD_INVENTORY", help="Inventory whose qos.roce gives the ToS.")] = None,
+    tos: Annotated[
+        int | None, typer.Option("--tos", min=0, max=255, help="IPv4 ToS / GRH traffic class. Default: the intent's.")
+    ] = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option("--inventory", envvar="FABRICD_INVENTORY", help="Inventory whose qos.roce gives the ToS."),
+    ] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip payload verification.")] = False,
-    ack_timeout: Annotated[int, typer.Option("--ack-timeout", min=1, max=31,
-                                             help="Local ACK timeout 4.096 µs x 2^N (14 = 67 ms).")]
-    = DEFAULT_ACK_TIMEOUT,
+    ack_timeout: Annotated[
+        int, typer.Option("--ack-timeout", min=1, max=31, help="Local ACK timeout 4.096 µs x 2^N (14 = 67 ms).")
+    ] = DEFAULT_ACK_TIMEOUT,
     port: PortOpt = DEFAULT_PORT,
     device: DeviceOpt = None,
     gid_index: GidOpt = None,
     roce: RoceOpt = RoceVersion.V2,
     pool_mib: PoolOpt = DEFAULT_POOL_BYTES >> 20,
-    connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.1,
-                                                   help="Seconds to keep retrying the server.")] = 15.0,
-    spec_json: Annotated[str | None, typer.Option("--spec-json", hidden=True,
-                                                  help="A full TrafficSpec as JSON (used by selftest).")] = None,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", min=0.1, help="Seconds to keep retrying the server.")
+    ] = 15.0,
+    spec_json: Annotated[
+        str | None, typer.Option("--spec-json", hidden=True, help="A full TrafficSpec as JSON (used by selftest).")
+    ] = None,
     root: RootOpt = Path("/"),
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -189,20 +212,34 @@ def client_cmd(
                 tos = load_inventory(inventory).fabric.policy.qos.roce.effective_tos
         try:
             spec = TrafficSpec(
-                ops=_ops(op or ["write"]), mode=mode, sizes=list(SWEEP_SIZES) if sweep else (size or [65536]),
-                qps=qps, depth=depth if mode == Mode.BW else 1, post_list=post_list if mode == Mode.BW else 1,
+                ops=_ops(op or ["write"]),
+                mode=mode,
+                sizes=list(SWEEP_SIZES) if sweep else (size or [65536]),
+                qps=qps,
+                depth=depth if mode == Mode.BW else 1,
+                post_list=post_list if mode == Mode.BW else 1,
                 signal_every=signal_every if mode == Mode.BW else 1,
                 duration_s=None if iterations is not None and duration is None else (duration or 5.0),
-                iterations=iterations, tos=tos, verify=not no_verify, ack_timeout=ack_timeout,
+                iterations=iterations,
+                tos=tos,
+                verify=not no_verify,
+                ack_timeout=ack_timeout,
             )
         except ValidationError as exc:
             first = exc.errors()[0]
-            raise UsageError(f"invalid traffic options: {first['msg'].removeprefix('Value error, ')}",
-                             hint="see 'fabricd traffic client --help'") from exc
-    local = LocalRdma(device=device, gid_index=gid_index, roce_version=roce, pool_bytes=pool_mib << 20,
-                      root=str(root))
-    result = run_client(peer, spec, port=port, local=local, connect_timeout_s=connect_timeout,
-                        progress=_progress(output == OutputFormat.JSON))
+            raise UsageError(
+                f"invalid traffic options: {first['msg'].removeprefix('Value error, ')}",
+                hint="see 'fabricd traffic client --help'",
+            ) from exc
+    local = LocalRdma(device=device, gid_index=gid_index, roce_version=roce, pool_bytes=pool_mib << 20, root=str(root))
+    result = run_client(
+        peer,
+        spec,
+        port=port,
+        local=local,
+        connect_timeout_s=connect_timeout,
+        progress=_progress(output == OutputFormat.JSON),
+    )
     _print_session(result, output)
     if not result.ok:
         raise typer.Exit(ExitCode.FINDINGS)
@@ -213,16 +250,22 @@ def _print_session(result: SessionResult, output: OutputFormat) -> None:
         emit_json(result.model_dump(mode="json"))
         return
     out = stdout()
-    out.print(f"{result.device} port {result.port} GID[{result.gid_index}] {result.gid} -> {result.peer} "
-              f"({result.peer_gid}), ToS {result.tos}", highlight=False)
+    out.print(
+        f"{result.device} port {result.port} GID[{result.gid_index}] {result.gid} -> {result.peer} "
+        f"({result.peer_gid}), ToS {result.tos}",
+        highlight=False,
+    )
     out.print(_results_table(result.results))
 
 
 @traffic_app.command("selftest")
 def selftest_cmd(
-    op: Annotated[list[str] | None, typer.Option(
-        "--op", help="write, send, read, atomic, write_imm, fetch_add, cmp_swap or all (default). Repeatable.")]
-    = None,
+    op: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--op", help="write, send, read, atomic, write_imm, fetch_add, cmp_swap or all (default). Repeatable."
+        ),
+    ] = None,
     name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab instance.")] = "lab",
     size: Annotated[int, typer.Option("--size", min=1, help="Message bytes (atomics use 8).")] = 65536,
     qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 2,
@@ -240,12 +283,22 @@ def selftest_cmd(
 
     inst = require_pool(name)
     a, b = inst.endpoints[:2]
-    spec = TrafficSpec(ops=_ops(op or ["all"]), sizes=[size], qps=qps, iterations=iterations, duration_s=None,
-                       tos=DEFAULT_TOS, ack_timeout=LAB_ACK_TIMEOUT if inst.accel == "tcg" else DEFAULT_ACK_TIMEOUT)
+    spec = TrafficSpec(
+        ops=_ops(op or ["all"]),
+        sizes=[size],
+        qps=qps,
+        iterations=iterations,
+        duration_s=None,
+        tos=DEFAULT_TOS,
+        ack_timeout=LAB_ACK_TIMEOUT if inst.accel == "tcg" else DEFAULT_ACK_TIMEOUT,
+    )
     run = run_pair(inst.runner("a"), inst.runner("b"), a.address, spec)
     data = {
-        "ok": run.ok, "server": f"{a.host} ({a.address})", "client": f"{b.host} ({b.address})",
-        "error": run.error, "session": run.client.model_dump(mode="json") if run.client else None,
+        "ok": run.ok,
+        "server": f"{a.host} ({a.address})",
+        "client": f"{b.host} ({b.address})",
+        "error": run.error,
+        "session": run.client.model_dump(mode="json") if run.client else None,
         "server_session": run.server,
     }
     if output == OutputFormat.JSON:

@@ -56,16 +56,24 @@ def problems_json(problems: list[Problem]) -> dict[str, Any]:
 
 def _group_json(g: ProblemGroup) -> dict[str, Any]:
     loc = g.first.location
-    return {"severity": g.first.severity, "code": g.first.code, "file": str(loc.file) if loc else None,
-            "line": loc.line if loc and loc.line else None, "path": g.pattern if g.count > 1 else g.first.path,
-            "count": g.count, "objects": g.names if g.count > 1 else [], "text": g.render()}
+    return {
+        "severity": g.first.severity,
+        "code": g.first.code,
+        "file": str(loc.file) if loc else None,
+        "line": loc.line if loc and loc.line else None,
+        "path": g.pattern if g.count > 1 else g.first.path,
+        "count": g.count,
+        "objects": g.names if g.count > 1 else [],
+        "text": g.render(),
+    }
 
 
 def _print_groups(console: Any, groups: list[ProblemGroup]) -> None:
     for g in groups:
         sev = g.first.severity
-        console.print(f"[{_STYLE.get(sev, 'bold')}]{sev}:[/] {escape(f'{g.render()} [{g.first.code}]')}",
-                      highlight=False)
+        console.print(
+            f"[{_STYLE.get(sev, 'bold')}]{sev}:[/] {escape(f'{g.render()} [{g.first.code}]')}", highlight=False
+        )
 
 
 def _count(groups: list[ProblemGroup], word: str) -> str:
@@ -75,8 +83,11 @@ def _count(groups: list[ProblemGroup], word: str) -> str:
 
 
 def _cycle_json(c: Cycle) -> dict[str, Any]:
-    return {"text": c.describe(), "links": list(c.links),
-            "hops": [{"switch": h.switch, "ingress": h.ingress, "egress": h.egress} for h in c.hops]}
+    return {
+        "text": c.describe(),
+        "links": list(c.links),
+        "hops": [{"switch": h.switch, "ingress": h.ingress, "egress": h.egress} for h in c.hops],
+    }
 
 
 _PLURALS = {"switch": "switches", "dependency": "dependencies", "twin class": "twin classes"}
@@ -108,10 +119,15 @@ def _deadlock_lines(v: Validation) -> list[str]:
             lines.append(f"--fail-links {ctx.options.fail_links}: not applicable")
         return lines
     d = ctx.deadlock
-    stats = (f"{_plural(d.endpoints, 'switch')} with RDMA hosts in {_plural(d.classes, 'twin class')}, "
-             f"{d.transit_switches} transit, {_plural(d.dependencies, 'dependency')} between transit buffers")
-    lines = [f"PFC deadlock: {_plural(len(d.cycles), 'cycle')} found ({stats})" if d.cycles
-             else f"PFC deadlock: no cyclic buffer dependency ({stats})"]
+    stats = (
+        f"{_plural(d.endpoints, 'switch')} with RDMA hosts in {_plural(d.classes, 'twin class')}, "
+        f"{d.transit_switches} transit, {_plural(d.dependencies, 'dependency')} between transit buffers"
+    )
+    lines = [
+        f"PFC deadlock: {_plural(len(d.cycles), 'cycle')} found ({stats})"
+        if d.cycles
+        else f"PFC deadlock: no cyclic buffer dependency ({stats})"
+    ]
     n = ctx.options.fail_links
     if n:
         f = ctx.failures
@@ -145,33 +161,60 @@ def _report_json(path: Path, v: Validation, code: int) -> dict[str, Any]:
         out["deadlock"] = {"applicable": False, "reason": empty}
     elif ctx.deadlock_applies:
         d = ctx.deadlock
-        out["deadlock"] = {"applicable": True, "endpoint_switches": d.endpoints, "twin_classes": d.classes,
-                           "transit_switches": d.transit_switches, "dependencies": d.dependencies,
-                           "islands": len(d.components), "cycles": [_cycle_json(c) for c in d.cycles]}
+        out["deadlock"] = {
+            "applicable": True,
+            "endpoint_switches": d.endpoints,
+            "twin_classes": d.classes,
+            "transit_switches": d.transit_switches,
+            "dependencies": d.dependencies,
+            "islands": len(d.components),
+            "cycles": [_cycle_json(c) for c in d.cycles],
+        }
     else:
         out["deadlock"] = {"applicable": False}
     f = ctx.failures
-    out["fail_links"] = None if f is None else {
-        "n": f.n, "method": f.method, "candidate_links": f.candidate_links, "total_scenarios": f.total_scenarios,
-        "tried": f.tried, "sampled": f.sampled, "seed": f.seed,
-        "failing": [{"links": list(s), "cycle": _cycle_json(c)} for s, c in f.failing],
-    }
+    out["fail_links"] = (
+        None
+        if f is None
+        else {
+            "n": f.n,
+            "method": f.method,
+            "candidate_links": f.candidate_links,
+            "total_scenarios": f.total_scenarios,
+            "tried": f.tried,
+            "sampled": f.sampled,
+            "seed": f.seed,
+            "failing": [{"links": list(s), "cycle": _cycle_json(c)} for s, c in f.failing],
+        }
+    )
     return out
 
 
 def validate_cmd(
     inventory: InventoryArg = None,
-    fail_links: Annotated[int, typer.Option(
-        "--fail-links", min=0, max=8, envvar="FABRICD_FAIL_LINKS",
-        help="Also try every N-link failure (switch-to-switch links) for PFC deadlock; above --max-scenarios "
-        "combinations a seeded random sample is tried.")] = 0,
-    max_scenarios: Annotated[int, typer.Option(
-        "--max-scenarios", min=1, help="Most failure combinations to try before sampling.")] = 2000,
+    fail_links: Annotated[
+        int,
+        typer.Option(
+            "--fail-links",
+            min=0,
+            max=8,
+            envvar="FABRICD_FAIL_LINKS",
+            help="Also try every N-link failure (switch-to-switch links) for PFC deadlock; above --max-scenarios "
+            "combinations a seeded random sample is tried.",
+        ),
+    ] = 0,
+    max_scenarios: Annotated[
+        int, typer.Option("--max-scenarios", min=1, help="Most failure combinations to try before sampling.")
+    ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the failure sample (printed with the result).")] = 0,
-    junit: Annotated[Path | None, typer.Option(
-        "--junit", show_default=False,
-        help="Also write JUnit XML here: a testcase per check (warnings pass, with their findings as output).")]
-    = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            show_default=False,
+            help="Also write JUnit XML here: a testcase per check (warnings pass, with their findings as output).",
+        ),
+    ] = None,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Check an inventory: every problem at once, errors and warnings, each with file:line, a dotted path,
@@ -196,23 +239,40 @@ def validate_cmd(
     except InventoryError as exc:
         if junit is not None:
             codes = {p.code for p in exc.problems}
-            write_junit(junit, [report_of("inventory", str(path), [c for c in LOAD_CHECKS if c.code in codes],
-                                          exc.problems)], label=JUNIT_LABEL)
+            write_junit(
+                junit,
+                [report_of("inventory", str(path), [c for c in LOAD_CHECKS if c.code in codes], exc.problems)],
+                label=JUNIT_LABEL,
+            )
         if output == OutputFormat.JSON:
-            emit_json({"inventory": str(path), "ok": False, "exit_code": int(ExitCode.INVALID), "stage": "load",
-                       "summary": {"errors": len(exc.problems), "warnings": 0},
-                       **problems_json(exc.problems)})
+            emit_json(
+                {
+                    "inventory": str(path),
+                    "ok": False,
+                    "exit_code": int(ExitCode.INVALID),
+                    "stage": "load",
+                    "summary": {"errors": len(exc.problems), "warnings": 0},
+                    **problems_json(exc.problems),
+                }
+            )
         else:
             _print_groups(stderr(), group_problems(exc.problems))
         raise typer.Exit(ExitCode.INVALID) from None
 
     options = CheckOptions(fail_links=fail_links, max_failure_scenarios=max_scenarios, seed=seed)
     if fail_links and output == OutputFormat.TEXT and sys.stderr.isatty():
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=stderr(), transient=True) as bar:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=stderr(),
+            transient=True,
+        ) as bar:
             task = bar.add_task(f"--fail-links {fail_links}", total=None)
-            v = validate(inv, replace(options, progress=lambda done, total: bar.update(
-                task, completed=done, total=total)))
+            v = validate(
+                inv, replace(options, progress=lambda done, total: bar.update(task, completed=done, total=total))
+            )
     else:
         v = validate(inv, options)
     report = v.report()
@@ -229,11 +289,13 @@ def validate_cmd(
         out.print(escape(line), highlight=False)
     fabric = inv.fabric
     verdict = "[bold green]ok[/]" if code == ExitCode.OK else "[bold red]failed[/]"
-    out.print(f"{escape(fabric.name)}: {_plural(len(fabric.switches), 'switch')}, "
-              f"{_plural(len(fabric.hosts), 'host')}, {_plural(len(fabric.links), 'link')}: "
-              f"{_count([g for g in groups if g.first.severity == 'error'], 'error')}, "
-              f"{_count([g for g in groups if g.first.severity == 'warning'], 'warning')}: {verdict}",
-              highlight=False)
+    out.print(
+        f"{escape(fabric.name)}: {_plural(len(fabric.switches), 'switch')}, "
+        f"{_plural(len(fabric.hosts), 'host')}, {_plural(len(fabric.links), 'link')}: "
+        f"{_count([g for g in groups if g.first.severity == 'error'], 'error')}, "
+        f"{_count([g for g in groups if g.first.severity == 'warning'], 'warning')}: {verdict}",
+        highlight=False,
+    )
     raise typer.Exit(code)
 
 

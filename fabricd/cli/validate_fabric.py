@@ -70,7 +70,7 @@ def default_pairs(fabric: Fabric) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     covered: set[frozenset[str]] = set()
     for i, h in enumerate(hosts):
-        rest = hosts[i + 1:] + hosts[:i]
+        rest = hosts[i + 1 :] + hosts[:i]
         other = next((o for o in rest if _leaf(o) != _leaf(h) or _leaf(h) is None), rest[0] if rest else None)
         if other is None or frozenset((h.name, other.name)) in covered:
             continue
@@ -83,8 +83,14 @@ def endpoint_of(host: Host) -> Endpoint:
     nic = _nic(host)
     assert nic is not None and nic.ip is not None and nic.rdma_device is not None
     vlan_dev = vlan_netdev_name(nic.netdev, nic.vlan) if nic.vlan is not None else None
-    return Endpoint(host=host.name, rdma_device=nic.rdma_device, rdma_port=nic.rdma_port, netdev=nic.netdev,
-                    ip_netdev=vlan_dev or nic.netdev, address=str(nic.ip.ip))
+    return Endpoint(
+        host=host.name,
+        rdma_device=nic.rdma_device,
+        rdma_port=nic.rdma_port,
+        netdev=nic.netdev,
+        ip_netdev=vlan_dev or nic.netdev,
+        address=str(nic.ip.ip),
+    )
 
 
 def _runners(fabric: Fabric, inventory: Path, name: str) -> tuple[dict[str, Runner], str, str | None]:
@@ -106,42 +112,80 @@ def _runners(fabric: Fabric, inventory: Path, name: str) -> tuple[dict[str, Runn
                 hint=f"run 'fabricd lab vm down' and 'fabricd lab vm up {inventory}'",
             )
         runners[ep.host] = pool.runner(ep.role)
-    return runners, f"not reachable through the running pool (it plays {', '.join(runners)}); run the pairs on " \
-                    "real hosts with --via ssh", pool.accel
+    return (
+        runners,
+        f"not reachable through the running pool (it plays {', '.join(runners)}); run the pairs on "
+        "real hosts with --via ssh",
+        pool.accel,
+    )
 
 
 def validate_fabric(
     inventory: InventoryArg = None,
-    pair: Annotated[list[str] | None, typer.Option(
-        "--pair", help="CLIENT:SERVER host names (repeatable). Default: each host to one on another leaf.")]
-    = None,
+    pair: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pair", help="CLIENT:SERVER host names (repeatable). Default: each host to one on another leaf."
+        ),
+    ] = None,
     name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab VM instance.")] = "lab",
     size: Annotated[int, typer.Option("--size", min=1, help="RDMA WRITE message bytes.")] = 65536,
     iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, help="Messages per QP.")] = 256,
     qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 1,
     depth: Annotated[int, typer.Option("--depth", min=1, max=4096, help="Outstanding WRs per QP.")] = 1,
-    ack_timeout: Annotated[int | None, typer.Option(
-        "--ack-timeout", min=1, max=31, help="Local ACK timeout 4.096 µs x 2^N. Default: 14 (67 ms); 20 (4.3 s) "
-        "when the endpoints are TCG lab VMs, whose descheduled vCPUs delay ACKs.")] = None,
+    ack_timeout: Annotated[
+        int | None,
+        typer.Option(
+            "--ack-timeout",
+            min=1,
+            max=31,
+            help="Local ACK timeout 4.096 µs x 2^N. Default: 14 (67 ms); 20 (4.3 s) "
+            "when the endpoints are TCG lab VMs, whose descheduled vCPUs delay ACKs.",
+        ),
+    ] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write JUnit XML here.")] = None,
-    matrix: Annotated[str | None, typer.Option(
-        "--matrix", show_default=False,
-        help="Traffic matrix over every RDMA host: pairs, all-pairs (circle method: N-1 rounds of N/2 pairs), "
-             "ring or incast:K; each pair judged against --bar, a degraded host named within two extra rounds."
-    )] = None,
-    bar: Annotated[float, typer.Option("--bar", min=0.01, max=1.0,
-                                       help="With --matrix: pass at this share of the slower link.")] = 0.9,
-    bar_gbps: Annotated[float | None, typer.Option(
-        "--bar-gbps", min=0.001, show_default=False,
-        help="With --matrix: pass at this many Gb/s instead (e.g. for Soft-RoCE lab VMs).")] = None,
-    baseline: Annotated[str, typer.Option(
-        "--baseline", help="With --matrix: auto (compare with this fabric revision's baseline, save one when "
-                           "there is none and all pass), save, compare or off.")] = "auto",
-    via: Annotated[str, typer.Option(
-        "--via", help="How traffic commands reach the hosts: lab (the Soft-RoCE lab VMs) or ssh (each host's "
-                      "inventory mgmt address; fabricd installed there).")] = "lab",
-    ssh_user: SshUserOpt = None, identity: IdentityOpt = None, known_hosts: HostKnownHostsOpt = None,
-    insecure: HostInsecureOpt = False, remote_fabricd: RemoteFabricdOpt = "fabricd",
+    matrix: Annotated[
+        str | None,
+        typer.Option(
+            "--matrix",
+            show_default=False,
+            help="Traffic matrix over every RDMA host: pairs, all-pairs (circle method: N-1 rounds of N/2 pairs), "
+            "ring or incast:K; each pair judged against --bar, a degraded host named within two extra rounds.",
+        ),
+    ] = None,
+    bar: Annotated[
+        float, typer.Option("--bar", min=0.01, max=1.0, help="With --matrix: pass at this share of the slower link.")
+    ] = 0.9,
+    bar_gbps: Annotated[
+        float | None,
+        typer.Option(
+            "--bar-gbps",
+            min=0.001,
+            show_default=False,
+            help="With --matrix: pass at this many Gb/s instead (e.g. for Soft-RoCE lab VMs).",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str,
+        typer.Option(
+            "--baseline",
+            help="With --matrix: auto (compare with this fabric revision's baseline, save one when "
+            "there is none and all pass), save, compare or off.",
+        ),
+    ] = "auto",
+    via: Annotated[
+        str,
+        typer.Option(
+            "--via",
+            help="How traffic commands reach the hosts: lab (the Soft-RoCE lab VMs) or ssh (each host's "
+            "inventory mgmt address; fabricd installed there).",
+        ),
+    ] = "lab",
+    ssh_user: SshUserOpt = None,
+    identity: IdentityOpt = None,
+    known_hosts: HostKnownHostsOpt = None,
+    insecure: HostInsecureOpt = False,
+    remote_fabricd: RemoteFabricdOpt = "fabricd",
     connect_timeout: ConnectTimeoutOpt = 10.0,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -174,25 +218,46 @@ def validate_fabric(
         for h in (c, s):
             host = fabric.host(h)
             if host is None or _nic(host) is None:
-                raise UsageError(f"--pair {p}: {h!r} is not an inventory host with an RDMA NIC and an address",
-                                 hint="see 'fabricd show' for the hosts")
+                raise UsageError(
+                    f"--pair {p}: {h!r} is not an inventory host with an RDMA NIC and an address",
+                    hint="see 'fabricd show' for the hosts",
+                )
         wanted.append((c, s))
     pairs = wanted or default_pairs(fabric)
     if not pairs:
-        raise UsageError("the inventory has fewer than two hosts with an RDMA NIC and an address",
-                         hint="add hosts, or start from `fabricd init --example softroce DIR`")
+        raise UsageError(
+            "the inventory has fewer than two hosts with an RDMA NIC and an address",
+            hint="add hosts, or start from `fabricd init --example softroce DIR`",
+        )
     if via == "ssh":
-        runners, why_not, accel = ssh_runners(fabric, ssh_user=ssh_user, identity=identity,
-                                              known_hosts=known_hosts, insecure=insecure,
-                                              remote_fabricd=remote_fabricd, connect_timeout=connect_timeout)
+        runners, why_not, accel = ssh_runners(
+            fabric,
+            ssh_user=ssh_user,
+            identity=identity,
+            known_hosts=known_hosts,
+            insecure=insecure,
+            remote_fabricd=remote_fabricd,
+            connect_timeout=connect_timeout,
+        )
     elif via == "lab":
         runners, why_not, accel = _runners(fabric, path, name)
     else:
         raise UsageError(f"--via {via!r}", hint="expected lab or ssh")
     try:
-        _run(fabric, pairs, parsed, runners, why_not, accel, spec_args={
-            "size": size, "iterations": iterations, "qps": qps, "depth": depth, "ack_timeout": ack_timeout},
-            bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit)
+        _run(
+            fabric,
+            pairs,
+            parsed,
+            runners,
+            why_not,
+            accel,
+            spec_args={"size": size, "iterations": iterations, "qps": qps, "depth": depth, "ack_timeout": ack_timeout},
+            bar=bar,
+            bar_gbps=bar_gbps,
+            baseline=baseline,
+            output=output,
+            junit=junit,
+        )
     finally:
         for r in runners.values():
             close = getattr(r, "close", None)
@@ -204,43 +269,85 @@ def register(app: typer.Typer) -> None:
     app.command("validate-fabric")(validate_fabric)
 
 
-def _run(fabric: Fabric, pairs: list[tuple[str, str]], parsed: Matrix | None, runners: dict[str, Runner],
-         why_not: str, accel: str | None, *, spec_args: dict[str, Any], bar: float, bar_gbps: float | None,
-         baseline: str, output: OutputFormat, junit: Path | None) -> None:
+def _run(
+    fabric: Fabric,
+    pairs: list[tuple[str, str]],
+    parsed: Matrix | None,
+    runners: dict[str, Runner],
+    why_not: str,
+    accel: str | None,
+    *,
+    spec_args: dict[str, Any],
+    bar: float,
+    bar_gbps: float | None,
+    baseline: str,
+    output: OutputFormat,
+    junit: Path | None,
+) -> None:
     size, iterations, qps, depth = (spec_args[k] for k in ("size", "iterations", "qps", "depth"))
     ack_timeout = spec_args["ack_timeout"]
     tos = fabric.policy.qos.roce.effective_tos
     if ack_timeout is None:
         ack_timeout = LAB_ACK_TIMEOUT if accel == "tcg" else DEFAULT_ACK_TIMEOUT
-    spec = TrafficSpec(ops=[Op.WRITE], sizes=[size], qps=qps, depth=depth, post_list=1, signal_every=1,
-                       iterations=iterations, duration_s=None, warmup=False, tos=tos, ack_timeout=ack_timeout)
+    spec = TrafficSpec(
+        ops=[Op.WRITE],
+        sizes=[size],
+        qps=qps,
+        depth=depth,
+        post_list=1,
+        signal_every=1,
+        iterations=iterations,
+        duration_s=None,
+        warmup=False,
+        tos=tos,
+        ack_timeout=ack_timeout,
+    )
     reports: list[PairReport] = []
     err = stderr()
     if parsed is not None:
+
         def one(client: str, server: str) -> PairReport:
             if client not in runners or server not in runners:
                 missing = [h for h in (client, server) if h not in runners]
                 return PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}")
             c_host, s_host = fabric.host(client), fabric.host(server)
             assert c_host is not None and s_host is not None
-            return validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
-                                 policy=fabric.policy, spec=spec)
+            return validate_pair(
+                endpoint_of(c_host),
+                endpoint_of(s_host),
+                runners[client],
+                runners[server],
+                policy=fabric.policy,
+                spec=spec,
+            )
 
         hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
-        run_matrix_cli(fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline,
-                       output=output, junit=junit)
+        run_matrix_cli(
+            fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit
+        )
         return
     for client, server in pairs:
         missing = [h for h in (client, server) if h not in runners]
         if missing:
             reports.append(PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}"))
             continue
-        err.print(f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
-                  f"ACK timeout {4.096 * 2 ** ack_timeout / 1000:.0f} ms", highlight=False)
+        err.print(
+            f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
+            f"ACK timeout {4.096 * 2**ack_timeout / 1000:.0f} ms",
+            highlight=False,
+        )
         c_host, s_host = fabric.host(client), fabric.host(server)
         assert c_host is not None and s_host is not None
-        reports.append(validate_pair(endpoint_of(c_host), endpoint_of(s_host), runners[client], runners[server],
-                                     policy=fabric.policy, spec=spec))
+        reports.append(
+            validate_pair(
+                endpoint_of(c_host),
+                endpoint_of(s_host),
+                runners[client],
+                runners[server],
+                policy=fabric.policy,
+                spec=spec,
+            )
+        )
     if junit is not None:
         write_junit(junit, [command_hints(r.report, keep_fixes=False) for r in reports])
     if output == OutputFormat.JSON:
@@ -268,8 +375,12 @@ def _print_text(reports: list[PairReport]) -> None:
         out.print(table)
 
 
-_MARK = {Status.PASS: "[green]pass[/]", Status.FAIL: "[red]FAIL[/]", Status.WARN: "[yellow]warn[/]",
-         Status.SKIP: "[yellow]not checkable[/]"}
+_MARK = {
+    Status.PASS: "[green]pass[/]",
+    Status.FAIL: "[red]FAIL[/]",
+    Status.WARN: "[yellow]warn[/]",
+    Status.SKIP: "[yellow]not checkable[/]",
+}
 
 
 def _detail(c: CheckResult) -> str:

@@ -62,8 +62,10 @@ def link_speeds(fabric: Fabric, hosts: list[str]) -> dict[str, float]:
             p = switch.port(port) if switch is not None else None
             speed = p.speed if p is not None else None
         if speed is None:
-            raise UsageError(f"{name}: no link speed for the bar (no nics[].speed and no peer switch port)",
-                             hint="set the NIC's speed in the inventory, or give --bar-gbps")
+            raise UsageError(
+                f"{name}: no link speed for the bar (no nics[].speed and no peer switch port)",
+                hint="set the NIC's speed in the inventory, or give --bar-gbps",
+            )
         out[name] = float(speed.gbps)
     return out
 
@@ -79,8 +81,18 @@ def baseline_path(fabric: Fabric, revision: str, matrix: Matrix) -> Path:
     return settings.state_dir() / "baselines" / fabric.name / f"{revision}-{str(matrix).replace(':', '_')}.json"
 
 
-def run_matrix_cli(fabric: Fabric, hosts: list[str], matrix: Matrix, run_pair: ValidatePair, *, bar: float,
-                   bar_gbps: float | None, baseline: str, output: OutputFormat, junit: Path | None) -> None:
+def run_matrix_cli(
+    fabric: Fabric,
+    hosts: list[str],
+    matrix: Matrix,
+    run_pair: ValidatePair,
+    *,
+    bar: float,
+    bar_gbps: float | None,
+    baseline: str,
+    output: OutputFormat,
+    junit: Path | None,
+) -> None:
     if len(hosts) < 2:
         raise UsageError("--matrix needs at least two hosts with an RDMA NIC and an address")
     if matrix.kind == MatrixKind.INCAST and len(hosts) < matrix.k + 1:
@@ -110,25 +122,40 @@ def run_matrix_cli(fabric: Fabric, hosts: list[str], matrix: Matrix, run_pair: V
         drops = compare_baseline(verdicts, saved)
         base_note = f"compared with {path}"
     elif baseline == "compare":
-        raise UsageError(f"no baseline for fabric {fabric.name} revision {revision} ({matrix}) at {path}",
-                         hint="run once with --baseline save")
-    if baseline == "save" or (baseline == "auto" and not path.is_file() and all(
-            v.verdict == Verdict.PASS for v in verdicts)):
+        raise UsageError(
+            f"no baseline for fabric {fabric.name} revision {revision} ({matrix}) at {path}",
+            hint="run once with --baseline save",
+        )
+    if baseline == "save" or (
+        baseline == "auto" and not path.is_file() and all(v.verdict == Verdict.PASS for v in verdicts)
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"fabric": fabric.name, "revision": revision, "matrix": str(matrix),
-                                    "pairs": baseline_of(verdicts)}, indent=1, sort_keys=True))
+        path.write_text(
+            json.dumps(
+                {"fabric": fabric.name, "revision": revision, "matrix": str(matrix), "pairs": baseline_of(verdicts)},
+                indent=1,
+                sort_keys=True,
+            )
+        )
         base_note = f"saved {path}"
     audits = _audits(verdicts, reports, drops)
     if junit is not None:
         write_junit(junit, [command_hints(a, keep_fixes=False) for a in audits])
     not_run = [v for v in verdicts if v.verdict == Verdict.NOT_RUN]
     if output == OutputFormat.JSON:
-        emit_json({"matrix": str(matrix), "bar": bar, "revision": revision, "baseline": base_note,
-                   "ok": all(a.compliant for a in audits) and not not_run,
-                   "verdicts": [v.to_dict() for v in verdicts], "localisation": loc.to_dict(),
-                   "baseline_drops": [{"pair": key(p), "baseline_gbit_s": old, "gbit_s": now}
-                                      for p, old, now in drops],
-                   "pairs": [pair_json(r) for r in reports.values()]})
+        emit_json(
+            {
+                "matrix": str(matrix),
+                "bar": bar,
+                "revision": revision,
+                "baseline": base_note,
+                "ok": all(a.compliant for a in audits) and not not_run,
+                "verdicts": [v.to_dict() for v in verdicts],
+                "localisation": loc.to_dict(),
+                "baseline_drops": [{"pair": key(p), "baseline_gbit_s": old, "gbit_s": now} for p, old, now in drops],
+                "pairs": [pair_json(r) for r in reports.values()],
+            }
+        )
     else:
         _print(verdicts, loc.to_dict(), drops, str(matrix), base_note)
     if not_run:
@@ -143,22 +170,46 @@ def pair_json(r: PairReport) -> dict[str, Any]:
     return r.to_dict() | command_hints(r.report, keep_fixes=True).to_dict()
 
 
-def _audits(verdicts: list[PairVerdict], reports: Mapping[Pair, PairReport],
-            drops: list[tuple[Pair, float, float]]) -> list[Report]:
+def _audits(
+    verdicts: list[PairVerdict], reports: Mapping[Pair, PairReport], drops: list[tuple[Pair, float, float]]
+) -> list[Report]:
     dropped = {p: (old, now) for p, old, now in drops}
     bar, base, counters = TRAFFIC["FABRIC-BAR"], TRAFFIC["FABRIC-BASELINE"], TRAFFIC["FABRIC-COUNTERS"]
     out = []
     for v in verdicts:
         name = key(v.pair)
         status = {Verdict.PASS: Status.PASS, Verdict.FAIL: Status.FAIL, Verdict.NOT_RUN: Status.FAIL}[v.verdict]
-        checks = [result_of(bar, status, [
-            bar.finding(obj=name, path="gbit_s", message=v.detail, expected=f">= {v.bar_gbit_s:.1f} Gb/s",
-                        got=v.gbit_s)] if status == Status.FAIL else [], note=v.detail)]
+        checks = [
+            result_of(
+                bar,
+                status,
+                [
+                    bar.finding(
+                        obj=name, path="gbit_s", message=v.detail, expected=f">= {v.bar_gbit_s:.1f} Gb/s", got=v.gbit_s
+                    )
+                ]
+                if status == Status.FAIL
+                else [],
+                note=v.detail,
+            )
+        ]
         if v.pair in dropped:
             old, now = dropped[v.pair]
-            checks.append(result_of(base, Status.FAIL, [base.finding(
-                obj=name, path="gbit_s", message=f"{now:.1f} Gb/s, baseline {old:.1f} Gb/s",
-                expected=f">= {old * 0.95:.1f}", got=round(now, 3))]))
+            checks.append(
+                result_of(
+                    base,
+                    Status.FAIL,
+                    [
+                        base.finding(
+                            obj=name,
+                            path="gbit_s",
+                            message=f"{now:.1f} Gb/s, baseline {old:.1f} Gb/s",
+                            expected=f">= {old * 0.95:.1f}",
+                            got=round(now, 3),
+                        )
+                    ],
+                )
+            )
         r = reports.get(v.pair)
         if r is not None:
             bad = [f for c in r.checks if c.status == Status.FAIL for f in c.findings]
@@ -167,24 +218,39 @@ def _audits(verdicts: list[PairVerdict], reports: Mapping[Pair, PairReport],
     return out
 
 
-def _print(verdicts: list[PairVerdict], loc: dict[str, Any], drops: list[tuple[Pair, float, float]], matrix: str,
-           base_note: str) -> None:
+def _print(
+    verdicts: list[PairVerdict],
+    loc: dict[str, Any],
+    drops: list[tuple[Pair, float, float]],
+    matrix: str,
+    base_note: str,
+) -> None:
     out = stdout()
     table = Table(title=f"validate-fabric --matrix {matrix}")
     for col in ("round", "pair", "Gb/s", "bar", "verdict"):
         table.add_column(col, justify="right" if col in ("round", "Gb/s", "bar") else "left")
     style = {Verdict.PASS: "green", Verdict.FAIL: "red", Verdict.NOT_RUN: "yellow"}
     for v in verdicts:
-        table.add_row(str(v.round), key(v.pair), "-" if v.gbit_s is None else f"{v.gbit_s:.1f}",
-                      f"{v.bar_gbit_s:.1f}", f"[{style[v.verdict]}]{v.verdict.value}[/]")
+        table.add_row(
+            str(v.round),
+            key(v.pair),
+            "-" if v.gbit_s is None else f"{v.gbit_s:.1f}",
+            f"{v.bar_gbit_s:.1f}",
+            f"[{style[v.verdict]}]{v.verdict.value}[/]",
+        )
     out.print(table)
     counts = {s: sum(1 for v in verdicts if v.verdict == s) for s in Verdict}
-    out.print(f"{len(verdicts)} pair(s): {counts[Verdict.PASS]} pass, {counts[Verdict.FAIL]} below the bar, "
-              f"{counts[Verdict.NOT_RUN]} not run; baseline: {base_note}", highlight=False)
+    out.print(
+        f"{len(verdicts)} pair(s): {counts[Verdict.PASS]} pass, {counts[Verdict.FAIL]} below the bar, "
+        f"{counts[Verdict.NOT_RUN]} not run; baseline: {base_note}",
+        highlight=False,
+    )
     if loc["degraded_hosts"] or loc["degraded_paths"] or loc["unresolved"]:
-        out.print(f"degraded hosts: {', '.join(loc['degraded_hosts']) or 'none'}; paths: "
-                  f"{', '.join('<->'.join(p) for p in loc['degraded_paths']) or 'none'}; unresolved: "
-                  f"{', '.join(loc['unresolved']) or 'none'} ({loc['extra_rounds']} extra round(s))",
-                  highlight=False)
+        out.print(
+            f"degraded hosts: {', '.join(loc['degraded_hosts']) or 'none'}; paths: "
+            f"{', '.join('<->'.join(p) for p in loc['degraded_paths']) or 'none'}; unresolved: "
+            f"{', '.join(loc['unresolved']) or 'none'} ({loc['extra_rounds']} extra round(s))",
+            highlight=False,
+        )
     for p, old, now in drops:
         out.print(f"[red]baseline drop[/] {key(p)}: {now:.1f} Gb/s, was {old:.1f}", highlight=False)

@@ -76,45 +76,89 @@ def install_stop_handlers(stop: threading.Event) -> None:
 
 
 def watch_cmd(
-    inventory: Annotated[Path | None, typer.Argument(
-        envvar="FABRICD_INVENTORY", show_default=False,
-        help="Inventory file or directory: watch the intent's lossless priorities on the named host's NICs "
-             "(and, with --switches, the switches), and name storm origins from its topology. Without one, "
-             "every priority that has pause counters is watched.")] = None,
-    root: Annotated[list[str] | None, typer.Option(
-        "--root", envvar="FABRICD_ROOT",
-        help="Replay root to read instead of this host (a host's sys/ and ethtool/ files); HOST=DIR names the "
-             "inventory host it stands for. Repeatable.")] = None,
-    host: Annotated[str | None, typer.Option(
-        "--host", envvar="FABRICD_HOST",
-        help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.")] = None,
-    interface: Annotated[list[str] | None, typer.Option(
-        "--interface", "-i", help="Only these interfaces (repeatable). Default: the host's NICs.")] = None,
-    switches: Annotated[bool, typer.Option(
-        "--switches/--no-switches", help="Also poll the inventory's switches over SSH.")] = False,
-    switch: Annotated[list[str] | None, typer.Option(
-        "--switch", help="Poll only these inventory switches (repeatable; implies --switches).")] = None,
-    poll_ms: Annotated[float | None, typer.Option(
-        "--poll-ms", min=1, help="Sampling period, ms. Default: policy.pfc.watchdog.poll_ms, else 100.")] = None,
-    detection_ms: Annotated[float | None, typer.Option(
-        "--detection-ms", min=1, help="Continuous pause that makes a storm, ms. Default: the intent's, else "
-                                      "200.")] = None,
-    restoration_ms: Annotated[float | None, typer.Option(
-        "--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's, else "
-                                        "detection.")] = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Argument(
+            envvar="FABRICD_INVENTORY",
+            show_default=False,
+            help="Inventory file or directory: watch the intent's lossless priorities on the named host's NICs "
+            "(and, with --switches, the switches), and name storm origins from its topology. Without one, "
+            "every priority that has pause counters is watched.",
+        ),
+    ] = None,
+    root: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--root",
+            envvar="FABRICD_ROOT",
+            help="Replay root to read instead of this host (a host's sys/ and ethtool/ files); HOST=DIR names the "
+            "inventory host it stands for. Repeatable.",
+        ),
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            "--host",
+            envvar="FABRICD_HOST",
+            help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.",
+        ),
+    ] = None,
+    interface: Annotated[
+        list[str] | None,
+        typer.Option("--interface", "-i", help="Only these interfaces (repeatable). Default: the host's NICs."),
+    ] = None,
+    switches: Annotated[
+        bool, typer.Option("--switches/--no-switches", help="Also poll the inventory's switches over SSH.")
+    ] = False,
+    switch: Annotated[
+        list[str] | None,
+        typer.Option("--switch", help="Poll only these inventory switches (repeatable; implies --switches)."),
+    ] = None,
+    poll_ms: Annotated[
+        float | None,
+        typer.Option("--poll-ms", min=1, help="Sampling period, ms. Default: policy.pfc.watchdog.poll_ms, else 100."),
+    ] = None,
+    detection_ms: Annotated[
+        float | None,
+        typer.Option(
+            "--detection-ms", min=1, help="Continuous pause that makes a storm, ms. Default: the intent's, else 200."
+        ),
+    ] = None,
+    restoration_ms: Annotated[
+        float | None,
+        typer.Option(
+            "--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's, else detection."
+        ),
+    ] = None,
     insecure: InsecureOpt = False,
-    switch_poll_ms: Annotated[float, typer.Option(
-        "--switch-poll-ms", min=10, help="Sampling period of switch sessions, ms.")] = 1000,
-    full_pause_fraction: Annotated[float, typer.Option(
-        "--full-pause-fraction", min=0.5, max=1.0,
-        help="Share of a poll interval that must be paused for it to count as paused throughout.")] = 0.8,
-    stuck_after_s: Annotated[float, typer.Option(
-        "--stuck-after-s", min=0.1, help="A switch watchdog that has not restored a storm after this long is "
-                                         "stuck (Meta's check).")] = 60.0,
-    webhook: Annotated[list[str] | None, typer.Option(
-        "--webhook", help="POST each event there in Alertmanager's webhook format (repeatable).")] = None,
-    duration: Annotated[float | None, typer.Option(
-        "--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM or Ctrl-C).")] = None,
+    switch_poll_ms: Annotated[
+        float, typer.Option("--switch-poll-ms", min=10, help="Sampling period of switch sessions, ms.")
+    ] = 1000,
+    full_pause_fraction: Annotated[
+        float,
+        typer.Option(
+            "--full-pause-fraction",
+            min=0.5,
+            max=1.0,
+            help="Share of a poll interval that must be paused for it to count as paused throughout.",
+        ),
+    ] = 0.8,
+    stuck_after_s: Annotated[
+        float,
+        typer.Option(
+            "--stuck-after-s",
+            min=0.1,
+            help="A switch watchdog that has not restored a storm after this long is stuck (Meta's check).",
+        ),
+    ] = 60.0,
+    webhook: Annotated[
+        list[str] | None,
+        typer.Option("--webhook", help="POST each event there in Alertmanager's webhook format (repeatable)."),
+    ] = None,
+    duration: Annotated[
+        float | None,
+        typer.Option("--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM or Ctrl-C)."),
+    ] = None,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Watch for PFC storms, lossless drops and stuck switch watchdogs; print each event as it happens.
@@ -131,8 +175,14 @@ def watch_cmd(
     hook_urls = webhook_urls(webhook)
     inv: Inventory | None = load_inventory(inventory) if inventory is not None else None
     fabric = inv.fabric if inv is not None else None
-    params = params_for(fabric, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
-                        full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s)
+    params = params_for(
+        fabric,
+        detection_ms=detection_ms,
+        restoration_ms=restoration_ms,
+        poll_ms=poll_ms,
+        full_pause_fraction=full_pause_fraction,
+        stuck_after_s=stuck_after_s,
+    )
     roots = [RootSpec.parse(r) for r in (root or [])]
     sources: list[Source] = list(host_sources(fabric, roots, host=host, interfaces=interface, params=params))
     fleet: SwitchFleet | None = None
@@ -146,8 +196,7 @@ def watch_cmd(
         err.print("[yellow]warning:[/] --switches needs an inventory; watching hosts only")
     printer = _Printer(output)
     sinks: list[EventSink] = [printer]
-    hooks = [WebhookSink(url, receiver=name)
-             for url, name in zip(hook_urls, receiver_names(hook_urls), strict=True)]
+    hooks = [WebhookSink(url, receiver=name) for url, name in zip(hook_urls, receiver_names(hook_urls), strict=True)]
     sinks.extend(hooks)
     wd = build_watchdog(inv, params, sources, sinks=sinks, periods=periods)
     err.print(

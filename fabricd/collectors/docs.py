@@ -16,20 +16,43 @@ from .switch import SwitchCollector
 from .watchdog import WatchdogCollector
 
 GROUPS: tuple[tuple[str, str, tuple[MetricSpec, ...]], ...] = (
-    ("nic", "`fabricd export host`: NIC counters from ethtool statistics, normalised across drivers",
-     NicCollector.metrics),
-    ("rdma", "`fabricd export host`: RDMA port state, PMA counters and RoCE hw_counters from sysfs",
-     RdmaCollector.metrics),
-    ("nic_config", "`fabricd export host`: lossless configuration read back from sysfs/configfs",
-     NicConfigCollector.metrics),
-    ("link", "`fabricd export host`: link health: carrier changes (sysfs), transceiver DOM (`ethtool -m`) and FEC "
-     "(`ethtool -I --show-fec`) of replay roots", LinkCollector.metrics),
-    ("switch", "`fabricd export switches`: switch counters through the platform drivers (SSH) or gNMI streams, "
-               "under the same names", SwitchCollector.metrics),
-    ("switch_transport", "`fabricd export switches`: which transport reads each switch, and its gNMI streams' "
-                         "staleness", GnmiStreamCollector.metrics),
-    ("ib", "`fabricd export ib`: an InfiniBand fabric's ports, from ibnetdiscover --ports and perfquery -x",
-     IbCollector.metrics),
+    (
+        "nic",
+        "`fabricd export host`: NIC counters from ethtool statistics, normalised across drivers",
+        NicCollector.metrics,
+    ),
+    (
+        "rdma",
+        "`fabricd export host`: RDMA port state, PMA counters and RoCE hw_counters from sysfs",
+        RdmaCollector.metrics,
+    ),
+    (
+        "nic_config",
+        "`fabricd export host`: lossless configuration read back from sysfs/configfs",
+        NicConfigCollector.metrics,
+    ),
+    (
+        "link",
+        "`fabricd export host`: link health: carrier changes (sysfs), transceiver DOM (`ethtool -m`) and FEC "
+        "(`ethtool -I --show-fec`) of replay roots",
+        LinkCollector.metrics,
+    ),
+    (
+        "switch",
+        "`fabricd export switches`: switch counters through the platform drivers (SSH) or gNMI streams, "
+        "under the same names",
+        SwitchCollector.metrics,
+    ),
+    (
+        "switch_transport",
+        "`fabricd export switches`: which transport reads each switch, and its gNMI streams' staleness",
+        GnmiStreamCollector.metrics,
+    ),
+    (
+        "ib",
+        "`fabricd export ib`: an InfiniBand fabric's ports, from ibnetdiscover --ports and perfquery -x",
+        IbCollector.metrics,
+    ),
     ("watchdog", "`fabricd serve` / `fabricd watch`: the in-process PFC storm watchdog", WatchdogCollector.metrics),
     ("meta", "Every exporter: per-collector health", META_METRICS),
 )

@@ -106,8 +106,11 @@ class _Stream:
 
     def __post_init__(self) -> None:
         table = self.st.table
-        self.sample = {path_key(p.target, p.origin, p.path): table.interval(p, self.ep.interval_s)
-                       for p in self.paths if p.mode == "SAMPLE"}
+        self.sample = {
+            path_key(p.target, p.origin, p.path): table.interval(p, self.ep.interval_s)
+            for p in self.paths
+            if p.mode == "SAMPLE"
+        }
 
     def subscription(self, key: str) -> str:
         """The subscribed path key an update's key falls under (the key itself for a path streamed whole, as
@@ -148,17 +151,27 @@ class GnmiPoller:
     error, retried with back-off); ``timeout_s`` bounds connecting and the first sync of a stream.
     """
 
-    def __init__(self, targets: Sequence[SwitchTarget], endpoint: Callable[[SwitchTarget], GnmiEndpoint], *,
-                 timeout_s: float = 30.0, backoff: Backoff | None = None, stale_factor: float = 2.0,
-                 dial_spacing_s: float = 0.005, clocks: Clocks | None = None) -> None:
+    def __init__(
+        self,
+        targets: Sequence[SwitchTarget],
+        endpoint: Callable[[SwitchTarget], GnmiEndpoint],
+        *,
+        timeout_s: float = 30.0,
+        backoff: Backoff | None = None,
+        stale_factor: float = 2.0,
+        dial_spacing_s: float = 0.005,
+        clocks: Clocks | None = None,
+    ) -> None:
         self.targets = list(targets)
         for t in self.targets:
             table = table_for(t.platform)
             if not table.mapped:
-                raise UsageError(f"switch {t.name}: telemetry.transport gnmi: fabricd cannot read {t.platform} over "
-                                 "gNMI yet (its paths are recorded in fabricd/nos/"
-                                 f"{t.platform}/gnmi.py, not mapped to counters)",
-                                 hint="use telemetry.transport: ssh for this switch (docs/metrics.md, per NOS)")
+                raise UsageError(
+                    f"switch {t.name}: telemetry.transport gnmi: fabricd cannot read {t.platform} over "
+                    "gNMI yet (its paths are recorded in fabricd/nos/"
+                    f"{t.platform}/gnmi.py, not mapped to counters)",
+                    hint="use telemetry.transport: ssh for this switch (docs/metrics.md, per NOS)",
+                )
         self.endpoint = endpoint
         self.timeout_s = timeout_s
         self.backoff = backoff if backoff is not None else Backoff()
@@ -232,8 +245,10 @@ class GnmiPoller:
             stub = gnmi_pb2_grpc.gNMIStub(channel)
             metadata = auth_metadata(ep.username, ep.password.reveal())
             groups = st.table.groups()
-            tasks = [asyncio.ensure_future(self._resubscribing(_Stream(target, st, stub, metadata, name, paths, ep)))
-                     for name, paths in groups.items()]
+            tasks = [
+                asyncio.ensure_future(self._resubscribing(_Stream(target, st, stub, metadata, name, paths, ep)))
+                for name, paths in groups.items()
+            ]
             try:
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
@@ -281,8 +296,9 @@ class GnmiPoller:
                 now = self._clock()
                 if stream.group not in stream.st.synced:
                     if now - started > self.timeout_s:
-                        raise TimeoutError(f"gNMI stream {stream.group!r}: no sync_response within "
-                                           f"{self.timeout_s:g} s")
+                        raise TimeoutError(
+                            f"gNMI stream {stream.group!r}: no sync_response within {self.timeout_s:g} s"
+                        )
                     continue
                 if self._stale(stream, now, started, lag0) is not None:
                     await asyncio.sleep(0)  # responses this busy loop has not moved yet count before a verdict
@@ -307,8 +323,10 @@ class GnmiPoller:
             return
         note = response.update
         wall = note.timestamp / 1e9 if note.timestamp else self._wall()
-        decoded = [(path_key(note.prefix.target, note.prefix.origin, path_text(u.path, note.prefix)),
-                    decode_value(u.val)) for u in note.update]
+        decoded = [
+            (path_key(note.prefix.target, note.prefix.origin, path_text(u.path, note.prefix)), decode_value(u.val))
+            for u in note.update
+        ]
         with self._lock:
             for key, value in decoded:
                 st.values[key] = value
@@ -360,15 +378,21 @@ class GnmiPoller:
             key, silence, interval = found
             raise StaleStreamError(
                 f"gNMI stream {stream.group!r} stale: no update of {key} for {silence:.1f} s "
-                f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing")
+                f"({self.stale_factor:g}x its {interval:g} s interval); re-subscribing"
+            )
 
     def _maybe_up(self, target: SwitchTarget, st: _State) -> None:
         if len(st.synced) < len(st.table.groups()):
             return
         if st.up is False:
             down = "" if st.down_since is None else f" after {self._clock() - st.down_since:.1f} s"
-            log.info("switch %s: gNMI streaming again%s (%d failed attempt(s))", target.name, down, st.consecutive,
-                     extra={"target": target.name})
+            log.info(
+                "switch %s: gNMI streaming again%s (%d failed attempt(s))",
+                target.name,
+                down,
+                st.consecutive,
+                extra={"target": target.name},
+            )
         st.up, st.stale, st.consecutive, st.down_since, st.last_error = True, False, 0, None, None
         st.last_success_wall = self._wall()
         st.settled.set()
@@ -395,8 +419,14 @@ class GnmiPoller:
                 st.down_since = self._clock()
         extra = {"target": target.name}
         if was_up is not False:
-            log.warning("switch %s: down: %s; retrying with back-off (next in %.1f s, at most every %g s)",
-                        target.name, message, delay, self.backoff.ceiling_s, extra=extra)
+            log.warning(
+                "switch %s: down: %s; retrying with back-off (next in %.1f s, at most every %g s)",
+                target.name,
+                message,
+                delay,
+                self.backoff.ceiling_s,
+                extra=extra,
+            )
         else:
             log.debug("switch %s: still down (%d in a row): %s", target.name, st.consecutive, message, extra=extra)
         return delay
@@ -426,8 +456,7 @@ class GnmiPoller:
             counters = self._counters(st, values) if values is not None else None
             fresh = updates != self._handed.get(t.name)
             self._handed[t.name] = updates
-            out.append(SwitchPoll(t, counters, error, time.perf_counter() - start, fresh,
-                                  self._health(t.name, st)))
+            out.append(SwitchPoll(t, counters, error, time.perf_counter() - start, fresh, self._health(t.name, st)))
         return out
 
     @staticmethod
@@ -441,10 +470,15 @@ class GnmiPoller:
         for i, part in enumerate(table.parts):
             inputs = tuple(values.get(k) for k in part.reads)
             cached = st.parts.get(i)
-            if cached is None or len(cached[0]) != len(inputs) or any(a is not b for a, b in zip(cached[0], inputs,
-                                                                                                 strict=True)):
-                cached = (inputs, part.convert({k: v for k, v in zip(part.reads, inputs, strict=True)
-                                                if v is not None}))
+            if (
+                cached is None
+                or len(cached[0]) != len(inputs)
+                or any(a is not b for a, b in zip(cached[0], inputs, strict=True))
+            ):
+                cached = (
+                    inputs,
+                    part.convert({k: v for k, v in zip(part.reads, inputs, strict=True) if v is not None}),
+                )
                 st.parts[i] = cached
             out.append(cached[1])
         return merge(out)
@@ -452,8 +486,18 @@ class GnmiPoller:
     def _health(self, name: str, st: _State) -> SwitchHealth:
         with self._lock:
             retry = max(0.0, st.next_due - self._clock()) if st.up is False else None
-            return SwitchHealth(name, st.up, st.attempts, st.updates, st.failures, 0, st.consecutive, st.last_error,
-                                st.last_success_wall, retry)
+            return SwitchHealth(
+                name,
+                st.up,
+                st.attempts,
+                st.updates,
+                st.failures,
+                0,
+                st.consecutive,
+                st.last_error,
+                st.last_success_wall,
+                retry,
+            )
 
     def health(self) -> list[SwitchHealth]:
         return [self._health(t.name, self._state[t.name]) for t in self.targets]
@@ -461,8 +505,15 @@ class GnmiPoller:
     def stream_state(self) -> list[tuple[str, bool, int, dict[str, float]]]:
         """Per switch: (name, stale, re-subscriptions after a stall, last update wall time per path)."""
         with self._lock:
-            return [(t.name, self._state[t.name].stale, self._state[t.name].resubscribes,
-                     dict(self._state[t.name].last_update_wall)) for t in self.targets]
+            return [
+                (
+                    t.name,
+                    self._state[t.name].stale,
+                    self._state[t.name].resubscribes,
+                    dict(self._state[t.name].last_update_wall),
+                )
+                for t in self.targets
+            ]
 
     def close(self) -> None:
         self._closed = True
@@ -507,20 +558,35 @@ class CombinedPoller:
 S = ("switch",)
 SRC = "gNMI Subscribe streams (fabricd.collectors.gnmi, paths in fabricd/nos/<platform>/gnmi.py)"
 TRANSPORT = MetricSpec(
-    "fabricd_switch_telemetry_transport_info", "gauge",
+    "fabricd_switch_telemetry_transport_info",
+    "gauge",
     "1 for the transport that reads the switch's counters (transport = ssh or gnmi; inventory telemetry.transport). "
     "The counter series carry no transport label, so a switch keeps its series when it changes transport.",
-    ("switch", "transport"), "inventory (telemetry.transport)")
+    ("switch", "transport"),
+    "inventory (telemetry.transport)",
+)
 STALE = MetricSpec(
-    "fabricd_switch_gnmi_stream_stale", "gauge",
+    "fabricd_switch_gnmi_stream_stale",
+    "gauge",
     "1 when the switch's latest gNMI stream stopped updating (a SAMPLE path silent for 2x its interval) and is being "
-    "re-subscribed; 0 otherwise.", S, SRC)
+    "re-subscribed; 0 otherwise.",
+    S,
+    SRC,
+)
 RESUBSCRIBES = MetricSpec(
-    "fabricd_switch_gnmi_stale_resubscriptions_total", "counter",
-    "gNMI streams of the switch found stale and re-subscribed.", S, SRC)
+    "fabricd_switch_gnmi_stale_resubscriptions_total",
+    "counter",
+    "gNMI streams of the switch found stale and re-subscribed.",
+    S,
+    SRC,
+)
 LAST_UPDATE = MetricSpec(
-    "fabricd_switch_gnmi_last_update_timestamp_seconds", "gauge",
-    "When the switch last sent an update of the path (the switch's timestamp, Unix time).", ("switch", "path"), SRC)
+    "fabricd_switch_gnmi_last_update_timestamp_seconds",
+    "gauge",
+    "When the switch last sent an update of the path (the switch's timestamp, Unix time).",
+    ("switch", "path"),
+    SRC,
+)
 
 
 class GnmiStreamCollector:
@@ -559,11 +625,15 @@ def read_ca(path: Path | None, switch: str) -> bytes | None:
     except settings.UnsetVariableError as exc:
         raise UsageError(f"switch {switch}: telemetry.gnmi.tls_ca: {exc}", hint=exc.hint) from None
     except OSError as exc:
-        raise UsageError(f"switch {switch}: telemetry.gnmi.tls_ca {path}: cannot read it ({exc.strerror})",
-                         hint="name the PEM file of the CA that signed the switch's gNMI certificate",
-                         fixes=(Fix(("lab", "up"), text="a lab writes its CA to ${FABRICD_STATE_DIR}/lab/gnmi-ca.pem"),)
-                         ) from None
+        raise UsageError(
+            f"switch {switch}: telemetry.gnmi.tls_ca {path}: cannot read it ({exc.strerror})",
+            hint="name the PEM file of the CA that signed the switch's gNMI certificate",
+            fixes=(Fix(("lab", "up"), text="a lab writes its CA to ${FABRICD_STATE_DIR}/lab/gnmi-ca.pem"),),
+        ) from None
     if b"-----BEGIN CERTIFICATE-----" not in data:
-        raise UsageError(f"switch {switch}: telemetry.gnmi.tls_ca {path}: not a PEM certificate (expected a "
-                         "'-----BEGIN CERTIFICATE-----' block)", hint="name the CA's PEM file")
+        raise UsageError(
+            f"switch {switch}: telemetry.gnmi.tls_ca {path}: not a PEM certificate (expected a "
+            "'-----BEGIN CERTIFICATE-----' block)",
+            hint="name the CA's PEM file",
+        )
     return data

@@ -70,13 +70,15 @@ def host_collectors(
         else:
             from fabricd.sources.ethtool_live import LiveEthtoolSource
 
-            ethtool = LiveEthtoolSource(os.path.join(os.fspath(root), "sys", "class", "net"),
-                                        include_virtual=include_virtual)
+            ethtool = LiveEthtoolSource(
+                os.path.join(os.fspath(root), "sys", "class", "net"), include_virtual=include_virtual
+            )
     available: dict[str, Collector] = {
         "nic": NicCollector(ethtool, include=include),
         "rdma": RdmaCollector(root, include=include, kept_files=kept_files, clock=clock),
-        "nic_config": NicConfigCollector(root, include=include, kept_files=kept_files, clock=clock,
-                                         interval_s=reading.config_interval, replay=replay),
+        "nic_config": NicConfigCollector(
+            root, include=include, kept_files=kept_files, clock=clock, interval_s=reading.config_interval, replay=replay
+        ),
         "link": LinkCollector(root, include=include, stats=ethtool.read, text=ethtool_text),
     }
     unknown = [n for n in enabled if n not in available]

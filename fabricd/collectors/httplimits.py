@@ -75,8 +75,13 @@ class ConnLimits:
         room = max(8, int(soft) - FD_RESERVE)
         if self.max_connections <= room:
             return self
-        log.warning("--max-connections %d lowered to %d: the open-file limit is %d; raise it (LimitNOFILE= in the "
-                    "systemd unit, ulimit -n) to allow more", self.max_connections, room, soft)
+        log.warning(
+            "--max-connections %d lowered to %d: the open-file limit is %d; raise it (LimitNOFILE= in the "
+            "systemd unit, ulimit -n) to allow more",
+            self.max_connections,
+            room,
+            soft,
+        )
         return replace(self, max_connections=room)
 
 
@@ -101,8 +106,13 @@ class RateLog:
             if self._last is not None and now - self._last < self.every_s:
                 return
             count, self._pending, self._last = self._pending, 0, now
-        log.log(self.level, fmt + " (%d time(s) since the last such line; logged at most every %.0f s)",
-                *args, count, self.every_s)
+        log.log(
+            self.level,
+            fmt + " (%d time(s) since the last such line; logged at most every %.0f s)",
+            *args,
+            count,
+            self.every_s,
+        )
 
 
 IDLE, HANDSHAKE, HEADERS, RESPONSE = "idle", "handshake", "headers", "response"
@@ -168,11 +178,18 @@ class ConnTable:
                 self._conns[id(sock)] = conn
         if victim is not None:
             victim.kill()
-            self.evicted.event("HTTP connection cap %d reached: closed the longest-idle connection (from %s) for a "
-                               "new one", self.limits.max_connections, victim.peer)
+            self.evicted.event(
+                "HTTP connection cap %d reached: closed the longest-idle connection (from %s) for a new one",
+                self.limits.max_connections,
+                victim.peer,
+            )
         elif conn is None:
-            self.refused.event("HTTP connection cap reached: %d connections open, none idle; refused one from %s "
-                               "(raise --max-connections, or find the client holding them)", open_now, peer)
+            self.refused.event(
+                "HTTP connection cap reached: %d connections open, none idle; refused one from %s "
+                "(raise --max-connections, or find the client holding them)",
+                open_now,
+                peer,
+            )
         return conn
 
     def rebind(self, old: socket.socket, new: socket.socket) -> None:
@@ -269,8 +286,12 @@ class AuthGate:
         if proven:
             return self.OK if self.check(header) else self.DENIED
         if limited:
-            self.limited.event("authentication from %s refused (429): %d failures within %.0f s", addr,
-                               self.max_failures, self.WINDOW_S)
+            self.limited.event(
+                "authentication from %s refused (429): %d failures within %.0f s",
+                addr,
+                self.max_failures,
+                self.WINDOW_S,
+            )
             return self.LIMITED
         if not self._slow.acquire(timeout=self.WAIT_S):
             return self.BUSY

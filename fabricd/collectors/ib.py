@@ -63,14 +63,23 @@ def missing_tool(argv: Sequence[str], setting: str | None = None) -> IbToolMissi
     """``argv[0]`` is not installed; ``setting`` (``ibnetdiscover`` or ``perfquery``) is the exporter setting that
     holds the command (``argv``, or its template), for a fix that gives its full path."""
     words = [f"/path/to/{Path(argv[0]).name}", *argv[1:]]  # {lid} {port} stay as typed (no shell quoting of {})
-    full = [Fix(("export", "ib"), {setting: " ".join(w if w.split() == [w] and "'" not in w else shlex.quote(w)
-                                                     for w in words)},
-                "or give its full path")] if setting else []
+    full = (
+        [
+            Fix(
+                ("export", "ib"),
+                {setting: " ".join(w if w.split() == [w] and "'" not in w else shlex.quote(w) for w in words)},
+                "or give its full path",
+            )
+        ]
+        if setting
+        else []
+    )
     return IbToolMissingError(
         f"{argv[0]}: not found (this host has no infiniband-diags, or it is not on PATH)",
         hint="install infiniband-diags (Debian/Ubuntu: apt install infiniband-diags; RHEL: dnf install "
-             "infiniband-diags)",
-        fixes=(*full, Fix(("export", "ib"), {"replay": "DIR"}, "or read captured outputs")))
+        "infiniband-diags)",
+        fixes=(*full, Fix(("export", "ib"), {"replay": "DIR"}, "or read captured outputs")),
+    )
 
 
 def command_argv(template: str | Sequence[str]) -> tuple[str, ...]:
@@ -86,8 +95,14 @@ class CommandSource:
     whose ``{lid}`` and ``{port}`` are filled in (default ``perfquery -x {lid} {port}``; add ``-C mlx5_0 -P 1`` to
     choose the local port, or put ``sudo`` in front)."""
 
-    def __init__(self, ibnetdiscover: Sequence[str] = IBNETDISCOVER, perfquery: Sequence[str] = PERFQUERY, *,
-                 timeout_s: float = 5.0, discover_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        ibnetdiscover: Sequence[str] = IBNETDISCOVER,
+        perfquery: Sequence[str] = PERFQUERY,
+        *,
+        timeout_s: float = 5.0,
+        discover_timeout_s: float = 60.0,
+    ) -> None:
         self.ibnetdiscover = tuple(ibnetdiscover)
         self.perfquery_argv = tuple(perfquery)
         self.timeout_s = timeout_s
@@ -135,9 +150,11 @@ class ReplaySource:
         try:
             text = path.read_text()
         except OSError as exc:
-            raise FabricdError(f"{path}: {exc.strerror or exc}",
-                               hint="a replay folder holds ibnetdiscover.txt and perfquery/*.txt",
-                               fixes=(Fix(("docs",), operands=("metrics",), text="InfiniBand"),)) from exc
+            raise FabricdError(
+                f"{path}: {exc.strerror or exc}",
+                hint="a replay folder holds ibnetdiscover.txt and perfquery/*.txt",
+                fixes=(Fix(("docs",), operands=("metrics",), text="InfiniBand"),),
+            ) from exc
         self._index()
         return text
 
@@ -177,51 +194,94 @@ def parse_header(line: str) -> tuple[int, int] | None:
 
 
 PORT_INFO = MetricSpec(
-    "fabricd_ib_port_info", "gauge",
+    "fabricd_ib_port_info",
+    "gauge",
     "An InfiniBand fabric port as ibnetdiscover reports it: node type (CA, SW, RT), link width and speed, and the "
     "port at the other end (empty when the port has no link); value 1.",
-    (*PL, "node_type", "width", "speed", "remote_node", "remote_guid", "remote_lid", "remote_port"), SRC_DISC)
+    (*PL, "node_type", "width", "speed", "remote_node", "remote_guid", "remote_lid", "remote_port"),
+    SRC_DISC,
+)
 PORT_RATE = MetricSpec(
-    "fabricd_ib_port_rate_bytes_per_second", "gauge",
+    "fabricd_ib_port_rate_bytes_per_second",
+    "gauge",
     "Link rate of a connected port, in bytes per second: lanes x the speed's lane rate as the kernel reports it "
-    "(4x EDR = 100 Gb/s).", PL, SRC_DISC)
+    "(4x EDR = 100 Gb/s).",
+    PL,
+    SRC_DISC,
+)
 PORT_UP = MetricSpec(
-    "fabricd_ib_port_up", "gauge",
+    "fabricd_ib_port_up",
+    "gauge",
     "1 when the port's perfquery answered and its counters were read in this scrape, else 0 (failed, timed out, or "
-    "no block for the port).", PL, SRC_PQ)
+    "no block for the port).",
+    PL,
+    SRC_PQ,
+)
 DISCOVERED = MetricSpec(
-    "fabricd_ib_discovered_ports", "gauge", "Ports in the latest ibnetdiscover report, by node type and whether "
-    "they have a link.", ("node_type", "linked"), SRC_DISC)
+    "fabricd_ib_discovered_ports",
+    "gauge",
+    "Ports in the latest ibnetdiscover report, by node type and whether they have a link.",
+    ("node_type", "linked"),
+    SRC_DISC,
+)
 DISCOVERY_SUCCESS = MetricSpec(
-    "fabricd_ib_discovery_last_success_timestamp_seconds", "gauge",
-    "When ibnetdiscover last answered and parsed (Unix time); ports come from that report until the next one.", (),
-    SRC_DISC)
+    "fabricd_ib_discovery_last_success_timestamp_seconds",
+    "gauge",
+    "When ibnetdiscover last answered and parsed (Unix time); ports come from that report until the next one.",
+    (),
+    SRC_DISC,
+)
 DATA_BYTES = MetricSpec(
-    "fabricd_ib_port_data_bytes_total", "counter",
-    "Data bytes received (rx) or transmitted (tx) by the port, in bytes (PortRcvData/PortXmitData x 4).", PLD,
-    SRC_PQ)
-PACKETS = MetricSpec("fabricd_ib_port_packets_total", "counter", "Packets received or transmitted by the port.", PLD,
-                     SRC_PQ)
-UNICAST = MetricSpec("fabricd_ib_port_unicast_packets_total", "counter", "Unicast packets received or transmitted.",
-                     PLD, SRC_PQ)
-MULTICAST = MetricSpec("fabricd_ib_port_multicast_packets_total", "counter",
-                       "Multicast packets received or transmitted.", PLD, SRC_PQ)
-DISCARDS = MetricSpec("fabricd_ib_port_discards_total", "counter",
-                      "Packets the port discarded (PortXmitDiscards: tx).", PLD, SRC_PQ)
+    "fabricd_ib_port_data_bytes_total",
+    "counter",
+    "Data bytes received (rx) or transmitted (tx) by the port, in bytes (PortRcvData/PortXmitData x 4).",
+    PLD,
+    SRC_PQ,
+)
+PACKETS = MetricSpec(
+    "fabricd_ib_port_packets_total", "counter", "Packets received or transmitted by the port.", PLD, SRC_PQ
+)
+UNICAST = MetricSpec(
+    "fabricd_ib_port_unicast_packets_total", "counter", "Unicast packets received or transmitted.", PLD, SRC_PQ
+)
+MULTICAST = MetricSpec(
+    "fabricd_ib_port_multicast_packets_total", "counter", "Multicast packets received or transmitted.", PLD, SRC_PQ
+)
+DISCARDS = MetricSpec(
+    "fabricd_ib_port_discards_total", "counter", "Packets the port discarded (PortXmitDiscards: tx).", PLD, SRC_PQ
+)
 ERRORS = MetricSpec(
-    "fabricd_ib_port_errors_total", "counter",
+    "fabricd_ib_port_errors_total",
+    "counter",
     "Port error counters by reason: receive, symbol, remote_physical, switch_relay, rcv_constraint, xmit_constraint, "
-    "local_link_integrity, buffer_overrun, vl15_dropped (the host RDMA series' reasons).", (*PL, "reason"), SRC_PQ)
+    "local_link_integrity, buffer_overrun, vl15_dropped (the host RDMA series' reasons).",
+    (*PL, "reason"),
+    SRC_PQ,
+)
 XMIT_WAIT = MetricSpec(
-    "fabricd_ib_port_transmit_wait_total", "counter",
-    "Ticks during which the port had data to send but no flow-control credits (PortXmitWait): congestion.", PL,
-    SRC_PQ)
-LINK_DOWNED = MetricSpec("fabricd_ib_port_link_downed_total", "counter",
-                         "Times the link went down (LinkDownedCounter).", PL, SRC_PQ)
-LINK_RECOVERY = MetricSpec("fabricd_ib_port_link_error_recovery_total", "counter",
-                           "Link error recoveries (LinkErrorRecoveryCounter).", PL, SRC_PQ)
-QP1_DROPPED = MetricSpec("fabricd_ib_port_qp1_dropped_total", "counter",
-                         "Management packets (QP1) the port dropped (QP1Dropped, extended counters only).", PL, SRC_PQ)
+    "fabricd_ib_port_transmit_wait_total",
+    "counter",
+    "Ticks during which the port had data to send but no flow-control credits (PortXmitWait): congestion.",
+    PL,
+    SRC_PQ,
+)
+LINK_DOWNED = MetricSpec(
+    "fabricd_ib_port_link_downed_total", "counter", "Times the link went down (LinkDownedCounter).", PL, SRC_PQ
+)
+LINK_RECOVERY = MetricSpec(
+    "fabricd_ib_port_link_error_recovery_total",
+    "counter",
+    "Link error recoveries (LinkErrorRecoveryCounter).",
+    PL,
+    SRC_PQ,
+)
+QP1_DROPPED = MetricSpec(
+    "fabricd_ib_port_qp1_dropped_total",
+    "counter",
+    "Management packets (QP1) the port dropped (QP1Dropped, extended counters only).",
+    PL,
+    SRC_PQ,
+)
 
 _BY_COUNTER: dict[str, tuple[MetricSpec, str]] = {
     "data_bytes": (DATA_BYTES, "d"),
@@ -267,13 +327,33 @@ class IbCollector:
 
     name = "ib"
     metrics: tuple[MetricSpec, ...] = (
-        PORT_INFO, PORT_RATE, PORT_UP, DISCOVERED, DISCOVERY_SUCCESS, DATA_BYTES, PACKETS, UNICAST, MULTICAST,
-        DISCARDS, ERRORS, XMIT_WAIT, LINK_DOWNED, LINK_RECOVERY, QP1_DROPPED,
+        PORT_INFO,
+        PORT_RATE,
+        PORT_UP,
+        DISCOVERED,
+        DISCOVERY_SUCCESS,
+        DATA_BYTES,
+        PACKETS,
+        UNICAST,
+        MULTICAST,
+        DISCARDS,
+        ERRORS,
+        XMIT_WAIT,
+        LINK_DOWNED,
+        LINK_RECOVERY,
+        QP1_DROPPED,
     )
 
-    def __init__(self, source: IbSource, *, concurrency: int = 8, discover_interval_s: float = 300.0,
-                 all_ports: bool = False, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        source: IbSource,
+        *,
+        concurrency: int = 8,
+        discover_interval_s: float = 300.0,
+        all_ports: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
         self.source = source
         self.discover_interval_s = discover_interval_s
         self.all_ports = all_ports
@@ -327,8 +407,19 @@ class IbCollector:
             p = read.port
             pl = (p.node, p.guid, str(p.lid), str(p.port))
             peer = p.peer
-            info.add((*pl, p.node_type, p.width, p.speed, peer.node if peer else "", peer.guid if peer else "",
-                      str(peer.lid) if peer else "", str(peer.port) if peer else ""), 1)
+            info.add(
+                (
+                    *pl,
+                    p.node_type,
+                    p.width,
+                    p.speed,
+                    peer.node if peer else "",
+                    peer.guid if peer else "",
+                    str(peer.lid) if peer else "",
+                    str(peer.port) if peer else "",
+                ),
+                1,
+            )
             if peer is not None:
                 rate.add(pl, p.rate_bytes_per_second)
             up.add(pl, 0 if read.block is None else 1)
@@ -342,8 +433,11 @@ class IbCollector:
                 if entry is None:
                     continue
                 spec, layout = entry
-                labels = (*pl, key.direction or "") if layout == "d" else (
-                    (*pl, key.qualifier or "") if layout == "r" else pl)
+                labels = (
+                    (*pl, key.direction or "")
+                    if layout == "d"
+                    else ((*pl, key.qualifier or "") if layout == "r" else pl)
+                )
                 fam(spec).add(labels, value)
             fam(QP1_DROPPED).add(pl, read.block.counters.get("QP1Dropped"))
         self.failures = failures

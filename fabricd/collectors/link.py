@@ -41,31 +41,71 @@ FEC_FILE = "ethtool -I --show-fec <if> (live, or replay root ethtool/<if>.fec)"
 FEC = f"{FEC_FILE}, else the driver's ethtool -S FEC counters"
 
 CARRIER_CHANGES = MetricSpec(
-    "fabricd_nic_carrier_changes_total", "counter",
-    "Times the interface's carrier went up or down (two changes are one flap).", IF, SYSFS)
-OPTIC_TEMPERATURE = MetricSpec("fabricd_nic_optic_temperature_celsius", "gauge",
-                               "Transceiver module temperature, in degrees Celsius.", IF, MODULE)
-OPTIC_VOLTAGE = MetricSpec("fabricd_nic_optic_voltage_volts", "gauge", "Transceiver supply voltage, in volts.", IF,
-                           MODULE)
+    "fabricd_nic_carrier_changes_total",
+    "counter",
+    "Times the interface's carrier went up or down (two changes are one flap).",
+    IF,
+    SYSFS,
+)
+OPTIC_TEMPERATURE = MetricSpec(
+    "fabricd_nic_optic_temperature_celsius", "gauge", "Transceiver module temperature, in degrees Celsius.", IF, MODULE
+)
+OPTIC_VOLTAGE = MetricSpec(
+    "fabricd_nic_optic_voltage_volts", "gauge", "Transceiver supply voltage, in volts.", IF, MODULE
+)
 OPTIC_RX_POWER = MetricSpec(
-    "fabricd_nic_optic_rx_power_dbm", "gauge",
-    "Optical power the NIC's transceiver receives on a lane, in dBm (-Inf: no light).", (*IF, "lane"), MODULE)
-OPTIC_TX_POWER = MetricSpec("fabricd_nic_optic_tx_power_dbm", "gauge",
-                            "Optical power the NIC's transceiver sends on a lane, in dBm.", (*IF, "lane"), MODULE)
-OPTIC_BIAS = MetricSpec("fabricd_nic_optic_bias_amperes", "gauge", "Laser bias current of a lane, in amperes.",
-                        (*IF, "lane"), MODULE)
-FEC_MODE = MetricSpec("fabricd_nic_fec_mode_info", "gauge",
-                      "The interface's active FEC encoding (RS, BaseR, Off, None...); value 1.", (*IF, "mode"),
-                      FEC_FILE)
-FEC_CORRECTED = MetricSpec("fabricd_nic_fec_corrected_codewords_total", "counter",
-                           "FEC blocks (codewords) received with errors the NIC corrected.", IF, FEC)
-FEC_UNCORRECTABLE = MetricSpec("fabricd_nic_fec_uncorrectable_codewords_total", "counter",
-                               "FEC blocks (codewords) the NIC could not correct: dropped frames.", IF, FEC)
-FEC_BITS = MetricSpec("fabricd_nic_fec_corrected_bits_total", "counter",
-                      "Bits the NIC's FEC corrected, where the driver counts them.", IF, FEC)
+    "fabricd_nic_optic_rx_power_dbm",
+    "gauge",
+    "Optical power the NIC's transceiver receives on a lane, in dBm (-Inf: no light).",
+    (*IF, "lane"),
+    MODULE,
+)
+OPTIC_TX_POWER = MetricSpec(
+    "fabricd_nic_optic_tx_power_dbm",
+    "gauge",
+    "Optical power the NIC's transceiver sends on a lane, in dBm.",
+    (*IF, "lane"),
+    MODULE,
+)
+OPTIC_BIAS = MetricSpec(
+    "fabricd_nic_optic_bias_amperes", "gauge", "Laser bias current of a lane, in amperes.", (*IF, "lane"), MODULE
+)
+FEC_MODE = MetricSpec(
+    "fabricd_nic_fec_mode_info",
+    "gauge",
+    "The interface's active FEC encoding (RS, BaseR, Off, None...); value 1.",
+    (*IF, "mode"),
+    FEC_FILE,
+)
+FEC_CORRECTED = MetricSpec(
+    "fabricd_nic_fec_corrected_codewords_total",
+    "counter",
+    "FEC blocks (codewords) received with errors the NIC corrected.",
+    IF,
+    FEC,
+)
+FEC_UNCORRECTABLE = MetricSpec(
+    "fabricd_nic_fec_uncorrectable_codewords_total",
+    "counter",
+    "FEC blocks (codewords) the NIC could not correct: dropped frames.",
+    IF,
+    FEC,
+)
+FEC_BITS = MetricSpec(
+    "fabricd_nic_fec_corrected_bits_total",
+    "counter",
+    "Bits the NIC's FEC corrected, where the driver counts them.",
+    IF,
+    FEC,
+)
 
-OPTICS = {"temperature_celsius": OPTIC_TEMPERATURE, "voltage_volts": OPTIC_VOLTAGE, "rx_power_dbm": OPTIC_RX_POWER,
-          "tx_power_dbm": OPTIC_TX_POWER, "bias_amperes": OPTIC_BIAS}
+OPTICS = {
+    "temperature_celsius": OPTIC_TEMPERATURE,
+    "voltage_volts": OPTIC_VOLTAGE,
+    "rx_power_dbm": OPTIC_RX_POWER,
+    "tx_power_dbm": OPTIC_TX_POWER,
+    "bias_amperes": OPTIC_BIAS,
+}
 FEC_STATS = {"fec_corrected_codewords": FEC_CORRECTED, "fec_uncorrectable_codewords": FEC_UNCORRECTABLE}
 
 _T = TypeVar("_T")
@@ -92,11 +132,23 @@ class LinkCollector:
     """``link``: carrier changes, transceiver DOM and FEC per interface under ``root``."""
 
     name = "link"
-    metrics: tuple[MetricSpec, ...] = (CARRIER_CHANGES, *OPTICS.values(), FEC_MODE, FEC_CORRECTED,
-                                       FEC_UNCORRECTABLE, FEC_BITS)
+    metrics: tuple[MetricSpec, ...] = (
+        CARRIER_CHANGES,
+        *OPTICS.values(),
+        FEC_MODE,
+        FEC_CORRECTED,
+        FEC_UNCORRECTABLE,
+        FEC_BITS,
+    )
 
-    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
-                 stats: Callable[[str], EthtoolStats] | None = None, text: EthtoolText | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = "/",
+        *,
+        include: re.Pattern[str] | None = None,
+        stats: Callable[[str], EthtoolStats] | None = None,
+        text: EthtoolText | None = None,
+    ) -> None:
         self.root = os.fspath(root)
         self.include = include
         self.stats = stats
@@ -113,8 +165,11 @@ class LinkCollector:
             stats = self.stats(ifname)
         except (FabricdError, OSError):
             return
-        for kind, spec in ((FEC_CORRECTED_CODEWORDS, FEC_CORRECTED), (FEC_UNCORRECTABLE_CODEWORDS, FEC_UNCORRECTABLE),
-                           (FEC_CORRECTED_BITS, FEC_BITS)):
+        for kind, spec in (
+            (FEC_CORRECTED_CODEWORDS, FEC_CORRECTED),
+            (FEC_UNCORRECTABLE_CODEWORDS, FEC_UNCORRECTABLE),
+            (FEC_CORRECTED_BITS, FEC_BITS),
+        ):
             value = stats.get(kind, "rx")
             if value is not None:
                 scrape.family(spec).add((ifname,), value)
@@ -139,8 +194,15 @@ class LinkCollector:
         live = self.text.module(ifname) if suffix == "module" else self.text.fec(ifname)
         return live, ("ethtool -m " if suffix == "module" else "ethtool -I --show-fec ") + ifname
 
-    def _parsed(self, scrape: Scrape, ifname: str, suffix: str, parse: Callable[[str, str], _T], *,
-                missing: Callable[[], None] | None = None) -> _T | None:
+    def _parsed(
+        self,
+        scrape: Scrape,
+        ifname: str,
+        suffix: str,
+        parse: Callable[[str, str], _T],
+        *,
+        missing: Callable[[], None] | None = None,
+    ) -> _T | None:
         """An interface's ``.module``/``.fec`` text parsed; None when it has none (after calling ``missing``) or
         when it does not parse (a problem naming where the text came from)."""
         text, where = self._source(ifname, suffix)

@@ -31,60 +31,110 @@ from .core import MetricSpec, Scrape
 SRC = "ethtool -S (ETHTOOL_GSTATS), normalised per driver"
 
 NIC_INFO = MetricSpec(
-    "fabricd_nic_info", "gauge", "NIC identity from ethtool -i: driver, driver version and firmware; value 1.",
-    ("interface", "driver", "firmware", "version"), "ethtool -i (ETHTOOL_GDRVINFO)")
+    "fabricd_nic_info",
+    "gauge",
+    "NIC identity from ethtool -i: driver, driver version and firmware; value 1.",
+    ("interface", "driver", "firmware", "version"),
+    "ethtool -i (ETHTOOL_GDRVINFO)",
+)
 PFC_PAUSE_FRAMES = MetricSpec(
-    "fabricd_nic_pfc_pause_frames_total", "counter",
+    "fabricd_nic_pfc_pause_frames_total",
+    "counter",
     "PFC pause (XOFF) frames per priority; direction rx = received from the peer (this NIC was paused), "
     "tx = sent (this NIC asked its peer to stop).",
-    ("interface", "priority", "direction"), SRC)
+    ("interface", "priority", "direction"),
+    SRC,
+)
 PFC_PAUSE_DURATION = MetricSpec(
-    "fabricd_nic_pfc_pause_duration_seconds_total", "counter",
+    "fabricd_nic_pfc_pause_duration_seconds_total",
+    "counter",
     "Time the priority spent paused, in seconds (driver microseconds / 1e6); rx = this NIC was paused, "
     "tx = this NIC paused its peer. The storm signal: its rate is the fraction of time paused.",
-    ("interface", "priority", "direction"), SRC)
+    ("interface", "priority", "direction"),
+    SRC,
+)
 PFC_PAUSE_TRANSITIONS = MetricSpec(
-    "fabricd_nic_pfc_pause_transitions_total", "counter",
-    "Times the priority went from not paused to paused.", ("interface", "priority", "direction"), SRC)
+    "fabricd_nic_pfc_pause_transitions_total",
+    "counter",
+    "Times the priority went from not paused to paused.",
+    ("interface", "priority", "direction"),
+    SRC,
+)
 PFC_RESUME_FRAMES = MetricSpec(
-    "fabricd_nic_pfc_resume_frames_total", "counter",
-    "PFC XON frames (pause with zero quanta) per priority (Intel drivers).", ("interface", "priority", "direction"),
-    SRC)
+    "fabricd_nic_pfc_resume_frames_total",
+    "counter",
+    "PFC XON frames (pause with zero quanta) per priority (Intel drivers).",
+    ("interface", "priority", "direction"),
+    SRC,
+)
 PRIORITY_BYTES = MetricSpec(
-    "fabricd_nic_priority_bytes_total", "counter", "Bytes per 802.1p priority, in bytes.",
-    ("interface", "priority", "direction"), SRC)
+    "fabricd_nic_priority_bytes_total",
+    "counter",
+    "Bytes per 802.1p priority, in bytes.",
+    ("interface", "priority", "direction"),
+    SRC,
+)
 PRIORITY_PACKETS = MetricSpec(
-    "fabricd_nic_priority_packets_total", "counter", "Packets per 802.1p priority.",
-    ("interface", "priority", "direction"), SRC)
+    "fabricd_nic_priority_packets_total",
+    "counter",
+    "Packets per 802.1p priority.",
+    ("interface", "priority", "direction"),
+    SRC,
+)
 PRIORITY_DISCARDS = MetricSpec(
-    "fabricd_nic_priority_discards_total", "counter",
+    "fabricd_nic_priority_discards_total",
+    "counter",
     "Packets discarded per priority; reason port_buffer (the NIC's port buffer was full), host_buffer, "
-    "host_congestion.", ("interface", "priority", "direction", "reason"), SRC)
+    "host_congestion.",
+    ("interface", "priority", "direction", "reason"),
+    SRC,
+)
 PRIORITY_ECN_MARKED = MetricSpec(
-    "fabricd_nic_priority_ecn_marked_packets_total", "counter",
-    "Packets the NIC marked with ECN CE per priority (mlx5 rx_prioN_marked).", ("interface", "priority", "direction"),
-    SRC)
+    "fabricd_nic_priority_ecn_marked_packets_total",
+    "counter",
+    "Packets the NIC marked with ECN CE per priority (mlx5 rx_prioN_marked).",
+    ("interface", "priority", "direction"),
+    SRC,
+)
 LINK_PAUSE_FRAMES = MetricSpec(
-    "fabricd_nic_link_pause_frames_total", "counter",
+    "fabricd_nic_link_pause_frames_total",
+    "counter",
     "IEEE 802.3x global pause frames (not PFC). Non-zero on a RoCE port usually means PFC is not configured.",
-    ("interface", "direction"), SRC)
+    ("interface", "direction"),
+    SRC,
+)
 LINK_RESUME_FRAMES = MetricSpec(
-    "fabricd_nic_link_resume_frames_total", "counter", "IEEE 802.3x XON frames.", ("interface", "direction"), SRC)
+    "fabricd_nic_link_resume_frames_total", "counter", "IEEE 802.3x XON frames.", ("interface", "direction"), SRC
+)
 LINK_PAUSE_DURATION = MetricSpec(
-    "fabricd_nic_link_pause_duration_seconds_total", "counter", "Time paused by 802.3x global pause, in seconds.",
-    ("interface", "direction"), SRC)
+    "fabricd_nic_link_pause_duration_seconds_total",
+    "counter",
+    "Time paused by 802.3x global pause, in seconds.",
+    ("interface", "direction"),
+    SRC,
+)
 LINK_PAUSE_TRANSITIONS = MetricSpec(
-    "fabricd_nic_link_pause_transitions_total", "counter", "Times the port went from not paused to paused (global).",
-    ("interface", "direction"), SRC)
+    "fabricd_nic_link_pause_transitions_total",
+    "counter",
+    "Times the port went from not paused to paused (global).",
+    ("interface", "direction"),
+    SRC,
+)
 DISCARDS = MetricSpec(
-    "fabricd_nic_discards_total", "counter",
+    "fabricd_nic_discards_total",
+    "counter",
     "Packets the NIC discarded; reason rx_port_buffer (port buffer full: lossless traffic should never see it), "
     "rx_out_of_buffer (no receive descriptor/WQE: the host did not keep up), rx_port, tx_port, tx_link_down.",
-    ("interface", "reason"), SRC)
+    ("interface", "reason"),
+    SRC,
+)
 PAUSE_STORM_EVENTS = MetricSpec(
-    "fabricd_nic_pause_storm_events_total", "counter",
+    "fabricd_nic_pause_storm_events_total",
+    "counter",
     "The NIC's own pause-storm protection events; level warning/error (mlx5), detected/resumed (bnxt).",
-    ("interface", "level"), SRC)
+    ("interface", "level"),
+    SRC,
+)
 
 _PER_PRIORITY = {
     k.PAUSE_FRAMES: PFC_PAUSE_FRAMES,
@@ -102,8 +152,14 @@ _PER_LINK = {
 _PRIO = tuple(str(p) for p in range(8))
 
 _ORDER: tuple[MetricSpec, ...] = (
-    NIC_INFO, *_PER_PRIORITY.values(), *_PER_LINK.values(), PFC_PAUSE_DURATION, LINK_PAUSE_DURATION,
-    PRIORITY_DISCARDS, DISCARDS, PAUSE_STORM_EVENTS,
+    NIC_INFO,
+    *_PER_PRIORITY.values(),
+    *_PER_LINK.values(),
+    PFC_PAUSE_DURATION,
+    LINK_PAUSE_DURATION,
+    PRIORITY_DISCARDS,
+    DISCARDS,
+    PAUSE_STORM_EVENTS,
 )
 """Families in the order a scrape creates them (the exposition's order)."""
 _SLOT = {spec.name: i for i, spec in enumerate(_ORDER)}
@@ -178,8 +234,9 @@ class ReplayEthtoolSource:
     (:class:`fabricd.sources.kept_files.EthtoolFiles`); ``kept_files=False`` turns that off.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, full: bool = False, kept_files: bool = True,
-                 clock: Clock = time.time_ns) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, full: bool = False, kept_files: bool = True, clock: Clock = time.time_ns
+    ) -> None:
         self.root = os.fspath(root)
         self.full = full
         self.files = EthtoolFiles(self.root, Layouts(clock=clock, enabled=kept_files and not full))
@@ -208,13 +265,30 @@ class NicCollector:
 
     name = "nic"
     metrics: tuple[MetricSpec, ...] = (
-        NIC_INFO, PFC_PAUSE_FRAMES, PFC_PAUSE_DURATION, PFC_PAUSE_TRANSITIONS, PFC_RESUME_FRAMES, PRIORITY_BYTES,
-        PRIORITY_PACKETS, PRIORITY_DISCARDS, PRIORITY_ECN_MARKED, LINK_PAUSE_FRAMES, LINK_RESUME_FRAMES,
-        LINK_PAUSE_DURATION, LINK_PAUSE_TRANSITIONS, DISCARDS, PAUSE_STORM_EVENTS,
+        NIC_INFO,
+        PFC_PAUSE_FRAMES,
+        PFC_PAUSE_DURATION,
+        PFC_PAUSE_TRANSITIONS,
+        PFC_RESUME_FRAMES,
+        PRIORITY_BYTES,
+        PRIORITY_PACKETS,
+        PRIORITY_DISCARDS,
+        PRIORITY_ECN_MARKED,
+        LINK_PAUSE_FRAMES,
+        LINK_RESUME_FRAMES,
+        LINK_PAUSE_DURATION,
+        LINK_PAUSE_TRANSITIONS,
+        DISCARDS,
+        PAUSE_STORM_EVENTS,
     )
 
-    def __init__(self, source: EthtoolSource, *, include: re.Pattern[str] | None = None,
-                 on_snapshot: Callable[[EthtoolStats], None] | None = None) -> None:
+    def __init__(
+        self,
+        source: EthtoolSource,
+        *,
+        include: re.Pattern[str] | None = None,
+        on_snapshot: Callable[[EthtoolStats], None] | None = None,
+    ) -> None:
         self.source = source
         self.include = include
         self.on_snapshot = on_snapshot

@@ -46,27 +46,45 @@ every scrape."""
 ECN_SRC = "sysfs /sys/class/net/<if>/ecn/roce_np|roce_rp"
 
 ECN_ENABLED = MetricSpec(
-    "fabricd_nic_ecn_enabled", "gauge",
+    "fabricd_nic_ecn_enabled",
+    "gauge",
     "1 when DCQCN is enabled for the priority: point np = notification point (receiver sends CNPs), "
     "rp = reaction point (sender slows down on CNPs); 0 when disabled.",
-    ("interface", "point", "priority"), f"{ECN_SRC}/enable/<prio>")
+    ("interface", "point", "priority"),
+    f"{ECN_SRC}/enable/<prio>",
+)
 DCQCN_PARAMETER = MetricSpec(
-    "fabricd_nic_dcqcn_parameter", "gauge",
+    "fabricd_nic_dcqcn_parameter",
+    "gauge",
     "A DCQCN parameter as read back from the NIC (name is the sysfs file: cnp_dscp, cnp_802p_prio, "
     "min_time_between_cnps (us), rpg_time_reset (us), rpg_ai_rate (Mb/s)...; units are the driver's).",
-    ("interface", "point", "name"), ECN_SRC)
+    ("interface", "point", "name"),
+    ECN_SRC,
+)
 ROCE_TOS = MetricSpec(
-    "fabricd_nic_roce_tos", "gauge",
+    "fabricd_nic_roce_tos",
+    "gauge",
     "ToS byte RDMA-CM puts on RoCE traffic (DSCP << 2 | ECN, 0-255; 106 = DSCP 26 + ECT(0)); 0 means lossy TC0.",
-    ("device", "port"), "configfs rdma_cm/<dev>/ports/<n>/default_roce_tos; MLNX_OFED tc/<n>/traffic_class")
+    ("device", "port"),
+    "configfs rdma_cm/<dev>/ports/<n>/default_roce_tos; MLNX_OFED tc/<n>/traffic_class",
+)
 PFC_ENABLED = MetricSpec(
-    "fabricd_nic_pfc_enabled", "gauge", "1 when PFC is enabled on the priority, 0 when not (where sysfs exposes it).",
-    ("interface", "priority"), "sysfs /sys/class/net/<if>/qos/pfc (MLNX_OFED)")
+    "fabricd_nic_pfc_enabled",
+    "gauge",
+    "1 when PFC is enabled on the priority, 0 when not (where sysfs exposes it).",
+    ("interface", "priority"),
+    "sysfs /sys/class/net/<if>/qos/pfc (MLNX_OFED)",
+)
 TRUST = MetricSpec(
-    "fabricd_nic_trust_info", "gauge", "The NIC's QoS trust mode (pcp or dscp) where sysfs exposes it; value 1.",
-    ("interface", "trust"), "sysfs /sys/class/net/<if>/qos/trust (MLNX_OFED)")
+    "fabricd_nic_trust_info",
+    "gauge",
+    "The NIC's QoS trust mode (pcp or dscp) where sysfs exposes it; value 1.",
+    ("interface", "trust"),
+    "sysfs /sys/class/net/<if>/qos/trust (MLNX_OFED)",
+)
 MTU = MetricSpec(
-    "fabricd_nic_mtu_bytes", "gauge", "Interface MTU, in bytes.", ("interface",), "sysfs /sys/class/net/<if>/mtu")
+    "fabricd_nic_mtu_bytes", "gauge", "Interface MTU, in bytes.", ("interface",), "sysfs /sys/class/net/<if>/mtu"
+)
 
 _PRIO = tuple(str(p) for p in range(8))
 
@@ -77,8 +95,9 @@ Routes = tuple[tuple[tuple[str, ...], int], ...]
 def _routes(layout: NicConfigLayout) -> tuple[Routes, Routes]:
     """ECN enable and DCQCN parameter samples of one layout, in :func:`read_nic_config`'s order (np, then rp)."""
     ifname = layout.interface
-    enabled = tuple(((ifname, point.point, _PRIO[prio]), i) for point in layout.ecn for prio, i in point.enabled
-                    if 0 <= prio <= 7)
+    enabled = tuple(
+        ((ifname, point.point, _PRIO[prio]), i) for point in layout.ecn for prio, i in point.enabled if 0 <= prio <= 7
+    )
     params = tuple(((ifname, point.point, name), i) for point in layout.ecn for name, i in point.parameters)
     return enabled, params
 
@@ -115,10 +134,18 @@ class NicConfigCollector:
     name = "nic_config"
     metrics: tuple[MetricSpec, ...] = (ECN_ENABLED, DCQCN_PARAMETER, ROCE_TOS, PFC_ENABLED, TRUST, MTU)
 
-    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
-                 kept_files: bool = True, clock: Clock = time.time_ns, interval_s: float = CONFIG_INTERVAL_S,
-                 monotonic: Callable[[], float] = time.monotonic, notify: bool | None = None,
-                 replay: bool = False) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = "/",
+        *,
+        include: re.Pattern[str] | None = None,
+        kept_files: bool = True,
+        clock: Clock = time.time_ns,
+        interval_s: float = CONFIG_INTERVAL_S,
+        monotonic: Callable[[], float] = time.monotonic,
+        notify: bool | None = None,
+        replay: bool = False,
+    ) -> None:
         if not interval_s >= 0:
             raise ValueError(f"config interval must be 0 or more seconds, got {interval_s}")
         self.root = os.fspath(root)
@@ -190,8 +217,15 @@ class NicConfigCollector:
         paths = [cm]
         for ifname in interfaces:
             d = f"{net}/{ifname}"
-            paths += [d, f"{d}/qos", f"{d}/ecn", f"{d}/ecn/roce_np", f"{d}/ecn/roce_np/enable", f"{d}/ecn/roce_rp",
-                      f"{d}/ecn/roce_rp/enable"]
+            paths += [
+                d,
+                f"{d}/qos",
+                f"{d}/ecn",
+                f"{d}/ecn/roce_np",
+                f"{d}/ecn/roce_np/enable",
+                f"{d}/ecn/roce_rp",
+                f"{d}/ecn/roce_rp/enable",
+            ]
         for dev in devices:
             paths += [f"{cm}/{dev}", f"{cm}/{dev}/ports", f"{rdma}/{dev}/ports", f"{rdma}/{dev}/tc"]
             try:

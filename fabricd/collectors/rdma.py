@@ -44,94 +44,181 @@ DP = ("device", "port")
 DPD = ("device", "port", "direction")
 
 DEVICE_INFO = MetricSpec(
-    "fabricd_rdma_device_info", "gauge", "RDMA device identity (fw_ver, board_id, hca_type, node_guid); value 1.",
-    ("device", "firmware", "board_id", "hca_type", "node_guid"), "sysfs /sys/class/infiniband/<dev>")
+    "fabricd_rdma_device_info",
+    "gauge",
+    "RDMA device identity (fw_ver, board_id, hca_type, node_guid); value 1.",
+    ("device", "firmware", "board_id", "hca_type", "node_guid"),
+    "sysfs /sys/class/infiniband/<dev>",
+)
 PORT_INFO = MetricSpec(
-    "fabricd_rdma_port_info", "gauge", "RDMA port link layer (Ethernet = RoCE), rate text and netdevs; value 1.",
-    ("device", "port", "link_layer", "rate", "netdev"), "sysfs ports/<n>/{link_layer,rate}, device/net")
+    "fabricd_rdma_port_info",
+    "gauge",
+    "RDMA port link layer (Ethernet = RoCE), rate text and netdevs; value 1.",
+    ("device", "port", "link_layer", "rate", "netdev"),
+    "sysfs ports/<n>/{link_layer,rate}, device/net",
+)
 PORT_STATE = MetricSpec(
-    "fabricd_rdma_port_state", "gauge", "Port state number: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",
-    DP, "sysfs ports/<n>/state")
+    "fabricd_rdma_port_state",
+    "gauge",
+    "Port state number: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.",
+    DP,
+    "sysfs ports/<n>/state",
+)
 PORT_PHYS_STATE = MetricSpec(
-    "fabricd_rdma_port_phys_state", "gauge",
+    "fabricd_rdma_port_phys_state",
+    "gauge",
     "Port physical state number: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, "
-    "6 LinkErrorRecovery, 7 PhyTest.", DP, "sysfs ports/<n>/phys_state")
+    "6 LinkErrorRecovery, 7 PhyTest.",
+    DP,
+    "sysfs ports/<n>/phys_state",
+)
 PORT_RATE = MetricSpec(
-    "fabricd_rdma_port_rate_bytes_per_second", "gauge", "Port data rate, in bytes per second.", DP,
-    "sysfs ports/<n>/rate")
+    "fabricd_rdma_port_rate_bytes_per_second",
+    "gauge",
+    "Port data rate, in bytes per second.",
+    DP,
+    "sysfs ports/<n>/rate",
+)
 DATA_BYTES = MetricSpec(
-    "fabricd_rdma_port_data_bytes_total", "counter",
-    "Data bytes received (rx) or transmitted (tx) by the port, in bytes (PMA 4-octet units x 4).", DPD, PMA)
+    "fabricd_rdma_port_data_bytes_total",
+    "counter",
+    "Data bytes received (rx) or transmitted (tx) by the port, in bytes (PMA 4-octet units x 4).",
+    DPD,
+    PMA,
+)
 PACKETS = MetricSpec(
-    "fabricd_rdma_port_packets_total", "counter",
-    "Packets received or transmitted by the port (rxe: hw_counters rcvd_pkts/sent_pkts).", DPD, f"{PMA}; {HW}")
+    "fabricd_rdma_port_packets_total",
+    "counter",
+    "Packets received or transmitted by the port (rxe: hw_counters rcvd_pkts/sent_pkts).",
+    DPD,
+    f"{PMA}; {HW}",
+)
 UNICAST = MetricSpec(
-    "fabricd_rdma_port_unicast_packets_total", "counter", "Unicast packets received or transmitted.", DPD, PMA)
+    "fabricd_rdma_port_unicast_packets_total", "counter", "Unicast packets received or transmitted.", DPD, PMA
+)
 MULTICAST = MetricSpec(
-    "fabricd_rdma_port_multicast_packets_total", "counter", "Multicast packets received or transmitted.", DPD, PMA)
+    "fabricd_rdma_port_multicast_packets_total", "counter", "Multicast packets received or transmitted.", DPD, PMA
+)
 DISCARDS = MetricSpec(
-    "fabricd_rdma_port_discards_total", "counter", "Packets the port discarded (port_rcv/xmit_discards).", DPD, PMA)
+    "fabricd_rdma_port_discards_total", "counter", "Packets the port discarded (port_rcv/xmit_discards).", DPD, PMA
+)
 ERRORS = MetricSpec(
-    "fabricd_rdma_port_errors_total", "counter",
+    "fabricd_rdma_port_errors_total",
+    "counter",
     "Port error counters by reason: receive, symbol, remote_physical, switch_relay, rcv_constraint, "
-    "xmit_constraint, local_link_integrity, buffer_overrun, vl15_dropped.", ("device", "port", "reason"), PMA)
+    "xmit_constraint, local_link_integrity, buffer_overrun, vl15_dropped.",
+    ("device", "port", "reason"),
+    PMA,
+)
 XMIT_WAIT = MetricSpec(
-    "fabricd_rdma_port_transmit_wait_total", "counter",
-    "Ticks during which the port had data to send but could not (port_xmit_wait; saturates at 2^32-1 on "
-    "32-bit PMAs).", DP, PMA)
+    "fabricd_rdma_port_transmit_wait_total",
+    "counter",
+    "Ticks during which the port had data to send but could not (port_xmit_wait; saturates at 2^32-1 on 32-bit PMAs).",
+    DP,
+    PMA,
+)
 LINK_DOWNED = MetricSpec(
-    "fabricd_rdma_port_link_downed_total", "counter", "Times the link went down (link_downed).", DP, PMA)
+    "fabricd_rdma_port_link_downed_total", "counter", "Times the link went down (link_downed).", DP, PMA
+)
 LINK_RECOVERY = MetricSpec(
-    "fabricd_rdma_port_link_error_recovery_total", "counter", "Link error recoveries (link_error_recovery).", DP, PMA)
+    "fabricd_rdma_port_link_error_recovery_total", "counter", "Link error recoveries (link_error_recovery).", DP, PMA
+)
 SATURATED = MetricSpec(
-    "fabricd_rdma_port_saturated", "gauge",
+    "fabricd_rdma_port_saturated",
+    "gauge",
     "1 for a 32-bit PMA counter stuck at 4294967295 (its rate reads 0 from then on; clear it or use counters_ext).",
-    ("device", "port", "counter"), PMA)
+    ("device", "port", "counter"),
+    PMA,
+)
 CNP_SENT = MetricSpec(
-    "fabricd_rdma_cnp_sent_total", "counter",
-    "CNPs this NIC sent as DCQCN notification point (np_cnp_sent): it received ECN-marked RoCE packets.", DP, HW)
+    "fabricd_rdma_cnp_sent_total",
+    "counter",
+    "CNPs this NIC sent as DCQCN notification point (np_cnp_sent): it received ECN-marked RoCE packets.",
+    DP,
+    HW,
+)
 CNP_HANDLED = MetricSpec(
-    "fabricd_rdma_cnp_handled_total", "counter",
-    "CNPs this NIC handled as DCQCN reaction point (rp_cnp_handled): it slowed down.", DP, HW)
+    "fabricd_rdma_cnp_handled_total",
+    "counter",
+    "CNPs this NIC handled as DCQCN reaction point (rp_cnp_handled): it slowed down.",
+    DP,
+    HW,
+)
 CNP_IGNORED = MetricSpec(
-    "fabricd_rdma_cnp_ignored_total", "counter", "CNPs received and ignored (rp_cnp_ignored).", DP, HW)
+    "fabricd_rdma_cnp_ignored_total", "counter", "CNPs received and ignored (rp_cnp_ignored).", DP, HW
+)
 ECN_MARKED = MetricSpec(
-    "fabricd_rdma_ecn_marked_packets_total", "counter",
-    "RoCE packets received with ECN CE set (np_ecn_marked_roce_packets).", DP, HW)
+    "fabricd_rdma_ecn_marked_packets_total",
+    "counter",
+    "RoCE packets received with ECN CE set (np_ecn_marked_roce_packets).",
+    DP,
+    HW,
+)
 OUT_OF_SEQUENCE = MetricSpec(
-    "fabricd_rdma_out_of_sequence_total", "counter",
-    "Out-of-sequence packets received (mlx5 out_of_sequence, rxe out_of_seq_request): loss upstream.", DP, HW)
+    "fabricd_rdma_out_of_sequence_total",
+    "counter",
+    "Out-of-sequence packets received (mlx5 out_of_sequence, rxe out_of_seq_request): loss upstream.",
+    DP,
+    HW,
+)
 OUT_OF_BUFFER = MetricSpec(
-    "fabricd_rdma_out_of_buffer_total", "counter",
+    "fabricd_rdma_out_of_buffer_total",
+    "counter",
     "Packets dropped for lack of a receive WQE (out_of_buffer): the application did not post receives in time.",
-    DP, HW)
+    DP,
+    HW,
+)
 PACKET_SEQ_ERRORS = MetricSpec(
-    "fabricd_rdma_packet_seq_errors_total", "counter",
-    "NAK sequence errors received (mlx5 packet_seq_err, rxe rcvd_seq_err).", DP, HW)
+    "fabricd_rdma_packet_seq_errors_total",
+    "counter",
+    "NAK sequence errors received (mlx5 packet_seq_err, rxe rcvd_seq_err).",
+    DP,
+    HW,
+)
 LOCAL_ACK_TIMEOUT = MetricSpec(
-    "fabricd_rdma_local_ack_timeout_errors_total", "counter",
-    "Times the sender's ACK timer expired (local_ack_timeout_err): packets were lost.", DP, HW)
+    "fabricd_rdma_local_ack_timeout_errors_total",
+    "counter",
+    "Times the sender's ACK timer expired (local_ack_timeout_err): packets were lost.",
+    DP,
+    HW,
+)
 IMPLIED_NAK = MetricSpec(
-    "fabricd_rdma_implied_nak_seq_errors_total", "counter",
-    "Implied NAK sequence errors (implied_nak_seq_err).", DP, HW)
+    "fabricd_rdma_implied_nak_seq_errors_total", "counter", "Implied NAK sequence errors (implied_nak_seq_err).", DP, HW
+)
 RETRANSMITS = MetricSpec(
-    "fabricd_rdma_retransmits_total", "counter",
-    "Retransmission events (mlx5 roce_adp_retrans adaptive retransmissions, rxe completer_retry_err).", DP, HW)
+    "fabricd_rdma_retransmits_total",
+    "counter",
+    "Retransmission events (mlx5 roce_adp_retrans adaptive retransmissions, rxe completer_retry_err).",
+    DP,
+    HW,
+)
 RETRANSMIT_TIMEOUTS = MetricSpec(
-    "fabricd_rdma_retransmit_timeouts_total", "counter", "Adaptive retransmission timeouts (roce_adp_retrans_to).",
-    DP, HW)
+    "fabricd_rdma_retransmit_timeouts_total",
+    "counter",
+    "Adaptive retransmission timeouts (roce_adp_retrans_to).",
+    DP,
+    HW,
+)
 DUPLICATE_REQUESTS = MetricSpec(
-    "fabricd_rdma_duplicate_requests_total", "counter", "Duplicate requests received (duplicate_request).", DP, HW)
+    "fabricd_rdma_duplicate_requests_total", "counter", "Duplicate requests received (duplicate_request).", DP, HW
+)
 RNR_NAK_RETRY = MetricSpec(
-    "fabricd_rdma_rnr_nak_retry_errors_total", "counter", "RNR NAK retry errors (rnr_nak_retry_err).", DP, HW)
+    "fabricd_rdma_rnr_nak_retry_errors_total", "counter", "RNR NAK retry errors (rnr_nak_retry_err).", DP, HW
+)
 RETRY_EXCEEDED = MetricSpec(
-    "fabricd_rdma_retry_exceeded_errors_total", "counter",
+    "fabricd_rdma_retry_exceeded_errors_total",
+    "counter",
     "Requests that exhausted their transport retries (rxe retry_exceeded_err, mlx5 req_transport_retries_exceeded).",
-    DP, HW)
+    DP,
+    HW,
+)
 HW_OTHER = MetricSpec(
-    "fabricd_rdma_hw_counters_total", "counter",
+    "fabricd_rdma_hw_counters_total",
+    "counter",
     "Every other hw_counter, by its driver name (e.g. req_cqe_error, rx_write_requests, rdma_sends).",
-    ("device", "port", "counter"), HW)
+    ("device", "port", "counter"),
+    HW,
+)
 
 # normalised counter -> (spec, label layout): "d" adds direction, "r" adds the qualifier as reason, "" device+port
 _BY_COUNTER: dict[str, tuple[MetricSpec, str]] = {
@@ -195,11 +282,15 @@ def _routes(layout: DeviceLayout) -> tuple[_PortRoutes, ...]:
             entry = _BY_COUNTER.get(key.counter)
             if entry is not None:
                 counters.append((_SLOT[entry[0].name], _labels(name, ps, key, entry[1]), index, scale))
-        out.append(_PortRoutes(
-            ps, (name, ps), tuple(counters),
-            tuple(((name, ps, counter), index) for counter, index in port.unmapped),
-            tuple(((name, ps, counter), index) for counter, index in port.saturable),
-        ))
+        out.append(
+            _PortRoutes(
+                ps,
+                (name, ps),
+                tuple(counters),
+                tuple(((name, ps, counter), index) for counter, index in port.unmapped),
+                tuple(((name, ps, counter), index) for counter, index in port.saturable),
+            )
+        )
     return tuple(out)
 
 
@@ -219,8 +310,18 @@ class _Families:
         """One device read through its kept-open files: every value re-read, labels precomputed."""
         layout = values.layout
         ints, text = values.ints, values.text
-        self.dev_info.samples.append(((name, text(layout.fw_ver) or "", text(layout.board_id) or "",
-                                       text(layout.hca_type) or "", text(layout.node_guid) or ""), 1))
+        self.dev_info.samples.append(
+            (
+                (
+                    name,
+                    text(layout.fw_ver) or "",
+                    text(layout.board_id) or "",
+                    text(layout.hca_type) or "",
+                    text(layout.node_guid) or "",
+                ),
+                1,
+            )
+        )
         netdevs = ",".join(values.netdevs)
         lists, saturated = self.lists, self.saturated
         for pl, port in zip(layout.ports, routes, strict=True):
@@ -278,15 +379,47 @@ class RdmaCollector:
 
     name = "rdma"
     metrics: tuple[MetricSpec, ...] = (
-        DEVICE_INFO, PORT_INFO, PORT_STATE, PORT_PHYS_STATE, PORT_RATE, DATA_BYTES, PACKETS, UNICAST, MULTICAST,
-        DISCARDS, ERRORS, XMIT_WAIT, LINK_DOWNED, LINK_RECOVERY, SATURATED, CNP_SENT, CNP_HANDLED, CNP_IGNORED,
-        ECN_MARKED, OUT_OF_SEQUENCE, OUT_OF_BUFFER, PACKET_SEQ_ERRORS, LOCAL_ACK_TIMEOUT, IMPLIED_NAK, RETRANSMITS,
-        RETRANSMIT_TIMEOUTS, DUPLICATE_REQUESTS, RNR_NAK_RETRY, RETRY_EXCEEDED, HW_OTHER,
+        DEVICE_INFO,
+        PORT_INFO,
+        PORT_STATE,
+        PORT_PHYS_STATE,
+        PORT_RATE,
+        DATA_BYTES,
+        PACKETS,
+        UNICAST,
+        MULTICAST,
+        DISCARDS,
+        ERRORS,
+        XMIT_WAIT,
+        LINK_DOWNED,
+        LINK_RECOVERY,
+        SATURATED,
+        CNP_SENT,
+        CNP_HANDLED,
+        CNP_IGNORED,
+        ECN_MARKED,
+        OUT_OF_SEQUENCE,
+        OUT_OF_BUFFER,
+        PACKET_SEQ_ERRORS,
+        LOCAL_ACK_TIMEOUT,
+        IMPLIED_NAK,
+        RETRANSMITS,
+        RETRANSMIT_TIMEOUTS,
+        DUPLICATE_REQUESTS,
+        RNR_NAK_RETRY,
+        RETRY_EXCEEDED,
+        HW_OTHER,
     )
 
-    def __init__(self, root: str | os.PathLike[str] = "/", *, include: re.Pattern[str] | None = None,
-                 on_snapshot: Callable[[RdmaDevice], None] | None = None, kept_files: bool = True,
-                 clock: Clock = time.time_ns) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = "/",
+        *,
+        include: re.Pattern[str] | None = None,
+        on_snapshot: Callable[[RdmaDevice], None] | None = None,
+        kept_files: bool = True,
+        clock: Clock = time.time_ns,
+    ) -> None:
         self.root = os.fspath(root)
         self.include = include
         self.on_snapshot = on_snapshot

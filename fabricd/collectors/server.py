@@ -58,13 +58,17 @@ def listen_option(value: str, example: str = DEFAULT_LISTEN) -> tuple[str, int]:
 
 def bind_error(listen: str, exc: OSError) -> UsageError:
     """The located error for a ``--listen`` address that cannot be bound (port taken, not an address of this host)."""
-    return UsageError(f"--listen {listen}: cannot bind: {exc.strerror or exc}",
-                      hint="pick a free port on an address of this host, or stop what listens there")
+    return UsageError(
+        f"--listen {listen}: cannot bind: {exc.strerror or exc}",
+        hint="pick a free port on an address of this host, or stop what listens there",
+    )
 
 
 _OUT_OF_FDS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
-_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 31\r\n"
-         b"Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections, try again\n")
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 31\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections, try again\n"
+)
 
 
 class WebServer(ThreadingHTTPServer):
@@ -82,8 +86,13 @@ class WebServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128  # listen() backlog: a burst of scrapers (the default of 5 stalls at ~20 clients)
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
-                 web: WebConfig | None = None, limits: ConnLimits | None = None) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        web: WebConfig | None = None,
+        limits: ConnLimits | None = None,
+    ) -> None:
         self.web = web or WebConfig()
         self.limits = (limits or ConnLimits()).fitted()
         self.conns = ConnTable(self.limits)
@@ -102,10 +111,14 @@ class WebServer(ThreadingHTTPServer):
             if exc.errno in _OUT_OF_FDS:
                 freed = self.conns.free_one()
                 self._accept_backoff = min(max(self._accept_backoff * 2, 0.01), 1.0)
-                self._fd_log.event("cannot accept HTTP connections: %s (%d connections open%s); backing off %.2f "
-                                   "s; raise the open-file limit (LimitNOFILE=) or lower --max-connections",
-                                   exc.strerror or exc, len(self.conns), ", closed an idle one" if freed else "",
-                                   self._accept_backoff)
+                self._fd_log.event(
+                    "cannot accept HTTP connections: %s (%d connections open%s); backing off %.2f "
+                    "s; raise the open-file limit (LimitNOFILE=) or lower --max-connections",
+                    exc.strerror or exc,
+                    len(self.conns),
+                    ", closed an idle one" if freed else "",
+                    self._accept_backoff,
+                )
                 time.sleep(self._accept_backoff)
             raise
         self._accept_backoff = 0.0
@@ -116,8 +129,9 @@ class WebServer(ThreadingHTTPServer):
         thread."""
         peer = str(client_address[0]) if isinstance(client_address, tuple) else str(client_address)
         tls = self.web.tls is not None
-        conn = self.conns.admit(request, peer, HANDSHAKE if tls else IDLE,
-                                HANDSHAKE_TIMEOUT_S if tls else self.limits.idle_timeout_s)
+        conn = self.conns.admit(
+            request, peer, HANDSHAKE if tls else IDLE, HANDSHAKE_TIMEOUT_S if tls else self.limits.idle_timeout_s
+        )
         if conn is None:
             if not tls:
                 try:
@@ -180,8 +194,13 @@ class WebServer(ThreadingHTTPServer):
         if isinstance(exc, OSError):  # reset, broken pipe, timeout, TLS alert
             log.debug("connection from %s ended: %s", client_address, exc)
             return
-        log.error("request from %s failed: %s: %s", client_address, type(exc).__name__, exc,
-                  exc_info=log.isEnabledFor(logging.DEBUG))
+        log.error(
+            "request from %s failed: %s: %s",
+            client_address,
+            type(exc).__name__,
+            exc,
+            exc_info=log.isEnabledFor(logging.DEBUG),
+        )
 
     @property
     def origin(self) -> str:
@@ -211,16 +230,19 @@ class WebHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
 
-    def send_body(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8",
-                  headers: dict[str, str] | None = None) -> None:
+    def send_body(
+        self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8", headers: dict[str, str] | None = None
+    ) -> None:
         """Status line, headers and body in one write (one TCP segment train instead of two, and no per-header
         buffering): the response of every request this server answers."""
         self.log_request(code)
         extra = "".join(f"{k}: {v}\r\n" for k, v in {**self.server.web.headers, **(headers or {})}.items())
         if self.close_connection:
             extra += "Connection: close\r\n"
-        head = (f"{self.protocol_version} {code} {self.responses[code][0]}\r\nDate: {self.date_time_string()}\r\n"
-                f"Content-Type: {ctype}\r\nContent-Length: {len(body)}\r\n{extra}\r\n").encode("latin-1")
+        head = (
+            f"{self.protocol_version} {code} {self.responses[code][0]}\r\nDate: {self.date_time_string()}\r\n"
+            f"Content-Type: {ctype}\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+        ).encode("latin-1")
         self.wfile.write(head if self.command == "HEAD" else head + body)
 
     def handle_one_request(self) -> None:
@@ -276,8 +298,11 @@ class WebHandler(BaseHTTPRequestHandler):
             self.send_body(401, b"Unauthorized\n", headers={"WWW-Authenticate": 'Basic realm="fabricd"'})
         elif verdict == AuthGate.LIMITED:
             self.close_connection = True
-            self.send_body(429, b"too many failed authentications, try again later\n",
-                           headers={"Retry-After": str(int(AuthGate.WINDOW_S))})
+            self.send_body(
+                429,
+                b"too many failed authentications, try again later\n",
+                headers={"Retry-After": str(int(AuthGate.WINDOW_S))},
+            )
         else:
             self.close_connection = True
             self.send_body(503, b"authentication busy, try again\n", headers={"Retry-After": "1"})
@@ -301,8 +326,13 @@ class WebHandler(BaseHTTPRequestHandler):
 class ExporterServer(WebServer):
     """Serves ``render()`` output on /metrics. ``render`` is called under a lock, once per request."""
 
-    def __init__(self, address: tuple[str, int], render: Callable[[], str], web: WebConfig | None = None,
-                 limits: ConnLimits | None = None) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        render: Callable[[], str],
+        web: WebConfig | None = None,
+        limits: ConnLimits | None = None,
+    ) -> None:
         self.render = render
         self.scrape_lock = threading.Lock()
         super().__init__(address, _Handler, web, limits)

@@ -143,16 +143,20 @@ class _State:
     latest: SwitchPoll | None = None
 
 
-def replay_targets(root: Path, names: Sequence[str] | None = None
-                   ) -> tuple[list[SwitchTarget], Callable[[SwitchTarget], CommandRunner]]:
+def replay_targets(
+    root: Path, names: Sequence[str] | None = None
+) -> tuple[list[SwitchTarget], Callable[[SwitchTarget], CommandRunner]]:
     """Targets and a runner factory for a ``fabricd capture`` folder: every captured device (or ``names``), with
     the platform and the interfaces of its per-interface commands from its manifest."""
     folder = ReplayFolder(root)
     wanted = list(names) if names else list(folder.devices)
     unknown = [n for n in wanted if n not in folder.devices]
     if unknown:
-        raise UsageError(f"{', '.join(unknown)}: not in the capture {root}", option="device",
-                         hint=f"captured: {', '.join(folder.devices)}")
+        raise UsageError(
+            f"{', '.join(unknown)}: not in the capture {root}",
+            option="device",
+            hint=f"captured: {', '.join(folder.devices)}",
+        )
     targets = []
     for name in wanted:
         dev = folder.devices[name]
@@ -175,8 +179,9 @@ def commands_for(target: SwitchTarget, *, optional: bool = False) -> list[tuple[
     return out
 
 
-def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
-                  on_empty: Callable[[str, str | None], None] | None = None) -> SwitchCounters:
+def parse_outputs(
+    target: SwitchTarget, outputs: Mapping[str, str], *, on_empty: Callable[[str, str | None], None] | None = None
+) -> SwitchCounters:
     """Parse each command's output with its platform parser and merge them. A missing output is a problem, and so
     is a non-empty output that parses to nothing (an output shape the parser does not know): ``on_empty(command,
     problem)`` hears each command's verdict (``None`` when it parsed), so the caller can log the change."""
@@ -195,8 +200,12 @@ def parse_outputs(target: SwitchTarget, outputs: Mapping[str, str], *,
             problem = None
             if has_rows(part):
                 if part.problems:  # rows read, and something the parser could not: say on which switch
-                    part = replace(part, problems=tuple(
-                        p if p.startswith(f"{target.name}:") else f"{target.name}: {p}" for p in part.problems))
+                    part = replace(
+                        part,
+                        problems=tuple(
+                            p if p.startswith(f"{target.name}:") else f"{target.name}: {p}" for p in part.problems
+                        ),
+                    )
             elif parsed_nothing(text, part):
                 # one problem naming the device and command, with the parser's own reason
                 problem = empty_parse_problem(target.name, command, text, "; ".join(part.problems) or None)
@@ -228,14 +237,23 @@ class SwitchPoller:
     per failed attempt. ``clock`` is monotonic seconds, ``wall`` epoch seconds, ``rng`` the jitter's source.
     """
 
-    def __init__(self, targets: Sequence[SwitchTarget], factory: Callable[[SwitchTarget], CommandRunner], *,
-                 concurrency: int = 16, timeout_s: float = 30.0, backoff: Backoff | None = None,
-                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
-                 rng: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self,
+        targets: Sequence[SwitchTarget],
+        factory: Callable[[SwitchTarget], CommandRunner],
+        *,
+        concurrency: int = 16,
+        timeout_s: float = 30.0,
+        backoff: Backoff | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
         for t in targets:
             if t.platform not in PLATFORMS:
-                raise ValueError(f"switch {t.name}: unknown platform {t.platform!r}; expected one of "
-                                 f"{', '.join(PLATFORMS)}")
+                raise ValueError(
+                    f"switch {t.name}: unknown platform {t.platform!r}; expected one of {', '.join(PLATFORMS)}"
+                )
         self.targets = list(targets)
         self.factory = factory
         self.timeout_s = timeout_s
@@ -293,10 +311,16 @@ class SwitchPoller:
                     outputs.update(reply)
                 except Exception as exc:  # an optional command this device lacks: remember, poll on without it
                     skip.add(command)
-                    log.info("switch %s: %r not supported (%s); not asking again on this session", target.name,
-                             command, one_line(str(exc)), extra={"target": target.name})
-            counters = parse_outputs(target, outputs,
-                                     on_empty=lambda command, problem: self._empty_parse(target, command, problem))
+                    log.info(
+                        "switch %s: %r not supported (%s); not asking again on this session",
+                        target.name,
+                        command,
+                        one_line(str(exc)),
+                        extra={"target": target.name},
+                    )
+            counters = parse_outputs(
+                target, outputs, on_empty=lambda command, problem: self._empty_parse(target, command, problem)
+            )
             return SwitchPoll(target, counters, None, self._clock() - start)
         except Exception as exc:  # one switch's failure never stops the others; _settle logs the change of state
             self._drop_session(target.name)
@@ -354,8 +378,9 @@ class SwitchPoller:
             return SwitchPoll(t, None, error, now - running, health=self._health(t.name, st, now))
         if st.latest is not None:
             return replace(st.latest, fresh=False, health=self._health(t.name, st, now))
-        return SwitchPoll(t, None, "first poll still running", now - st.started, fresh=False,
-                          health=self._health(t.name, st, now))
+        return SwitchPoll(
+            t, None, "first poll still running", now - st.started, fresh=False, health=self._health(t.name, st, now)
+        )
 
     def _record(self, t: SwitchTarget, st: _State, result: SwitchPoll, now: float, *, counted: bool) -> None:
         """Account one finished (or overdue) poll: counters, back-off, and a log line when the state changes.
@@ -381,17 +406,39 @@ class SwitchPoller:
         st.next_due = now + delay
         if st.up is not False:
             st.down_since = now
-            log.warning("switch %s: down: %s; retrying with back-off (next in %.1f s, at most every %g s)", t.name,
-                        result.error, delay, self.backoff.ceiling_s, extra=extra)
+            log.warning(
+                "switch %s: down: %s; retrying with back-off (next in %.1f s, at most every %g s)",
+                t.name,
+                result.error,
+                delay,
+                self.backoff.ceiling_s,
+                extra=extra,
+            )
         else:
-            log.debug("switch %s: still down (%d in a row): %s; next attempt in %.1f s", t.name, st.consecutive,
-                      result.error, delay, extra=extra)
+            log.debug(
+                "switch %s: still down (%d in a row): %s; next attempt in %.1f s",
+                t.name,
+                st.consecutive,
+                result.error,
+                delay,
+                extra=extra,
+            )
         st.up = False
 
     def _health(self, name: str, st: _State, now: float) -> SwitchHealth:
         retry = max(0.0, st.next_due - now) if st.future is None and st.up is False else None
-        return SwitchHealth(name, st.up, st.attempts, st.polls, st.failures, st.overruns, st.consecutive,
-                            st.last_error, st.last_success_wall, retry)
+        return SwitchHealth(
+            name,
+            st.up,
+            st.attempts,
+            st.polls,
+            st.failures,
+            st.overruns,
+            st.consecutive,
+            st.last_error,
+            st.last_success_wall,
+            retry,
+        )
 
     def health(self) -> list[SwitchHealth]:
         """Every switch's polling health, in target order."""
@@ -454,8 +501,9 @@ class SwitchCollector:
     name = "switch"
     metrics: tuple[MetricSpec, ...] = METRICS
 
-    def __init__(self, poller: Poller, *, on_poll: Callable[[SwitchPoll], None] | None = None,
-                 wait_s: float | None = None) -> None:
+    def __init__(
+        self, poller: Poller, *, on_poll: Callable[[SwitchPoll], None] | None = None, wait_s: float | None = None
+    ) -> None:
         self.poller = poller
         self.on_poll = on_poll
         self.wait_s = wait_s

@@ -15,149 +15,323 @@ S = ("switch",)
 SI = ("switch", "interface")
 SRC = "switch CLI via the platform driver (fabricd.nos.<platform>.show)"
 
-UP = MetricSpec("fabricd_switch_up", "gauge",
-                "1 when the switch answered every show command in its latest poll, else 0 (also while it backs off).",
-                S, SRC)
+UP = MetricSpec(
+    "fabricd_switch_up",
+    "gauge",
+    "1 when the switch answered every show command in its latest poll, else 0 (also while it backs off).",
+    S,
+    SRC,
+)
 LAST_SUCCESS = MetricSpec(
-    "fabricd_switch_last_success_timestamp_seconds", "gauge",
+    "fabricd_switch_last_success_timestamp_seconds",
+    "gauge",
     "When the switch last answered every show command (Unix time); absent until it has once. time() minus this is "
-    "how stale its counters are.", S, SRC)
+    "how stale its counters are.",
+    S,
+    SRC,
+)
 CONSECUTIVE_FAILURES = MetricSpec(
-    "fabricd_switch_consecutive_failures", "gauge",
+    "fabricd_switch_consecutive_failures",
+    "gauge",
     "Failed polls of the switch since its last success (0 while it answers); the poller backs off exponentially "
-    "while this grows.", S, SRC)
-CONNECT_ATTEMPTS = MetricSpec("fabricd_switch_connection_attempts_total", "counter",
-                              "Sessions the poller opened or tried to open to the switch.", S, SRC)
-POLL_OVERRUNS = MetricSpec("fabricd_switch_poll_overruns_total", "counter",
-                           "Polls of the switch that ran past their deadline (a slow or hung session).", S, SRC)
-POLL_DURATION = MetricSpec("fabricd_switch_poll_duration_seconds", "gauge",
-                           "Time the switch's show commands took in this scrape, in seconds.", S, SRC)
+    "while this grows.",
+    S,
+    SRC,
+)
+CONNECT_ATTEMPTS = MetricSpec(
+    "fabricd_switch_connection_attempts_total",
+    "counter",
+    "Sessions the poller opened or tried to open to the switch.",
+    S,
+    SRC,
+)
+POLL_OVERRUNS = MetricSpec(
+    "fabricd_switch_poll_overruns_total",
+    "counter",
+    "Polls of the switch that ran past their deadline (a slow or hung session).",
+    S,
+    SRC,
+)
+POLL_DURATION = MetricSpec(
+    "fabricd_switch_poll_duration_seconds",
+    "gauge",
+    "Time the switch's show commands took in this scrape, in seconds.",
+    S,
+    SRC,
+)
 PFC_FRAMES = MetricSpec(
-    "fabricd_switch_pfc_pause_frames_total", "counter",
+    "fabricd_switch_pfc_pause_frames_total",
+    "counter",
     "PFC pause frames per port and priority; rx = received from the neighbour (the port was paused), tx = sent "
-    "(the switch paused its neighbour).", (*SI, "priority", "direction"), SRC)
+    "(the switch paused its neighbour).",
+    (*SI, "priority", "direction"),
+    SRC,
+)
 PFC_FRAMES_ALL = MetricSpec(
-    "fabricd_switch_pfc_frames_total", "counter",
+    "fabricd_switch_pfc_frames_total",
+    "counter",
     "PFC frames per port over all priorities, for platforms that report only the total (NX-OS RxPPP/TxPPP, EOS "
-    "RxPfc/TxPfc, NVUE RoCE counters).", (*SI, "direction"), SRC)
+    "RxPfc/TxPfc, NVUE RoCE counters).",
+    (*SI, "direction"),
+    SRC,
+)
 PFC_DURATION = MetricSpec(
-    "fabricd_switch_pfc_pause_duration_seconds_total", "counter",
+    "fabricd_switch_pfc_pause_duration_seconds_total",
+    "counter",
     "Time paused per port and priority, in seconds, where the platform reports it (NVUE; microseconds / 1e6).",
-    (*SI, "priority", "direction"), SRC)
-QUEUE_PACKETS = MetricSpec("fabricd_switch_queue_packets_total", "counter", "Packets sent by an egress queue.",
-                           (*SI, "queue", "type"), SRC)
-QUEUE_BYTES = MetricSpec("fabricd_switch_queue_bytes_total", "counter", "Bytes sent by an egress queue, in bytes.",
-                         (*SI, "queue", "type"), SRC)
-QUEUE_DROPPED = MetricSpec("fabricd_switch_queue_dropped_packets_total", "counter",
-                           "Packets dropped by an egress queue (a lossless queue should show none).",
-                           (*SI, "queue", "type"), SRC)
-QUEUE_DROPPED_BYTES = MetricSpec("fabricd_switch_queue_dropped_bytes_total", "counter",
-                                 "Bytes dropped by an egress queue, in bytes.", (*SI, "queue", "type"), SRC)
-QUEUE_WRED = MetricSpec("fabricd_switch_queue_wred_dropped_packets_total", "counter",
-                        "Packets WRED dropped in an egress queue.", (*SI, "queue", "type"), SRC)
-QUEUE_ECN = MetricSpec("fabricd_switch_queue_ecn_marked_packets_total", "counter",
-                       "Packets ECN-marked (CE) by an egress queue: the DCQCN congestion signal.",
-                       (*SI, "queue", "type"), SRC)
-PFCWD_DETECTED = MetricSpec("fabricd_switch_pfcwd_detected_total", "counter",
-                            "PFC storms the switch watchdog detected on a lossless queue (priority = queue index "
-                            "under the standard TC map).", (*SI, "priority"), SRC)
-PFCWD_RESTORED = MetricSpec("fabricd_switch_pfcwd_restored_total", "counter",
-                            "PFC storms the switch watchdog restored from. detected > restored for long = stuck.",
-                            (*SI, "priority"), SRC)
-PFCWD_STORMED = MetricSpec("fabricd_switch_pfcwd_stormed", "gauge",
-                           "1 while the switch watchdog reports the queue stormed, 0 when operational.",
-                           (*SI, "priority"), SRC)
-PFCWD_DROPPED = MetricSpec("fabricd_switch_pfcwd_dropped_packets_total", "counter",
-                           "Packets the watchdog action dropped on a stormed queue.", (*SI, "priority", "direction"),
-                           SRC)
-IF_DISCARDS = MetricSpec("fabricd_switch_interface_discards_total", "counter",
-                         "Packets a port discarded (reason empty = the port's total).", (*SI, "direction", "reason"),
-                         SRC)
-IF_ERRORS = MetricSpec("fabricd_switch_interface_errors_total", "counter",
-                       "Packets with errors on a port (reason empty = the port's total).",
-                       (*SI, "direction", "reason"), SRC)
-IF_PAUSE = MetricSpec("fabricd_switch_link_pause_frames_total", "counter",
-                      "IEEE 802.3x link pause frames on a port (not PFC).", (*SI, "direction"), SRC)
-IF_ECN = MetricSpec("fabricd_switch_interface_ecn_marked_packets_total", "counter",
-                    "Packets ECN-marked on a port (platforms that count per port, e.g. NVUE RoCE counters).",
-                    (*SI, "direction"), SRC)
+    (*SI, "priority", "direction"),
+    SRC,
+)
+QUEUE_PACKETS = MetricSpec(
+    "fabricd_switch_queue_packets_total", "counter", "Packets sent by an egress queue.", (*SI, "queue", "type"), SRC
+)
+QUEUE_BYTES = MetricSpec(
+    "fabricd_switch_queue_bytes_total",
+    "counter",
+    "Bytes sent by an egress queue, in bytes.",
+    (*SI, "queue", "type"),
+    SRC,
+)
+QUEUE_DROPPED = MetricSpec(
+    "fabricd_switch_queue_dropped_packets_total",
+    "counter",
+    "Packets dropped by an egress queue (a lossless queue should show none).",
+    (*SI, "queue", "type"),
+    SRC,
+)
+QUEUE_DROPPED_BYTES = MetricSpec(
+    "fabricd_switch_queue_dropped_bytes_total",
+    "counter",
+    "Bytes dropped by an egress queue, in bytes.",
+    (*SI, "queue", "type"),
+    SRC,
+)
+QUEUE_WRED = MetricSpec(
+    "fabricd_switch_queue_wred_dropped_packets_total",
+    "counter",
+    "Packets WRED dropped in an egress queue.",
+    (*SI, "queue", "type"),
+    SRC,
+)
+QUEUE_ECN = MetricSpec(
+    "fabricd_switch_queue_ecn_marked_packets_total",
+    "counter",
+    "Packets ECN-marked (CE) by an egress queue: the DCQCN congestion signal.",
+    (*SI, "queue", "type"),
+    SRC,
+)
+PFCWD_DETECTED = MetricSpec(
+    "fabricd_switch_pfcwd_detected_total",
+    "counter",
+    "PFC storms the switch watchdog detected on a lossless queue (priority = queue index under the standard TC map).",
+    (*SI, "priority"),
+    SRC,
+)
+PFCWD_RESTORED = MetricSpec(
+    "fabricd_switch_pfcwd_restored_total",
+    "counter",
+    "PFC storms the switch watchdog restored from. detected > restored for long = stuck.",
+    (*SI, "priority"),
+    SRC,
+)
+PFCWD_STORMED = MetricSpec(
+    "fabricd_switch_pfcwd_stormed",
+    "gauge",
+    "1 while the switch watchdog reports the queue stormed, 0 when operational.",
+    (*SI, "priority"),
+    SRC,
+)
+PFCWD_DROPPED = MetricSpec(
+    "fabricd_switch_pfcwd_dropped_packets_total",
+    "counter",
+    "Packets the watchdog action dropped on a stormed queue.",
+    (*SI, "priority", "direction"),
+    SRC,
+)
+IF_DISCARDS = MetricSpec(
+    "fabricd_switch_interface_discards_total",
+    "counter",
+    "Packets a port discarded (reason empty = the port's total).",
+    (*SI, "direction", "reason"),
+    SRC,
+)
+IF_ERRORS = MetricSpec(
+    "fabricd_switch_interface_errors_total",
+    "counter",
+    "Packets with errors on a port (reason empty = the port's total).",
+    (*SI, "direction", "reason"),
+    SRC,
+)
+IF_PAUSE = MetricSpec(
+    "fabricd_switch_link_pause_frames_total",
+    "counter",
+    "IEEE 802.3x link pause frames on a port (not PFC).",
+    (*SI, "direction"),
+    SRC,
+)
+IF_ECN = MetricSpec(
+    "fabricd_switch_interface_ecn_marked_packets_total",
+    "counter",
+    "Packets ECN-marked on a port (platforms that count per port, e.g. NVUE RoCE counters).",
+    (*SI, "direction"),
+    SRC,
+)
 PG_WATERMARK = MetricSpec(
-    "fabricd_switch_pg_watermark_bytes", "gauge",
+    "fabricd_switch_pg_watermark_bytes",
+    "gauge",
     "Peak buffer occupancy of an ingress priority group since the switch last cleared its watermark, in bytes; "
     "kind = shared (shared pool) or headroom (xoff room used after a pause: near the PG's headroom size means "
-    "near a lossless drop). SONiC watermarkstat.", (*SI, "priority_group", "kind"), SRC)
+    "near a lossless drop). SONiC watermarkstat.",
+    (*SI, "priority_group", "kind"),
+    SRC,
+)
 QUEUE_WATERMARK = MetricSpec(
-    "fabricd_switch_queue_watermark_bytes", "gauge",
+    "fabricd_switch_queue_watermark_bytes",
+    "gauge",
     "Peak shared-pool occupancy of an egress queue since the switch last cleared its watermark, in bytes (type = "
-    "unicast, multicast or all, as the queue series). SONiC watermarkstat.", (*SI, "queue", "type"), SRC)
+    "unicast, multicast or all, as the queue series). SONiC watermarkstat.",
+    (*SI, "queue", "type"),
+    SRC,
+)
 PG_HEADROOM = MetricSpec(
-    "fabricd_switch_pg_headroom_size_bytes", "gauge",
+    "fabricd_switch_pg_headroom_size_bytes",
+    "gauge",
     "The xoff headroom the inventory's intent gives a lossless priority group of a switch port, in bytes (fabricd's "
     "headroom formula; from the inventory, not read from the switch): what the headroom watermark is measured "
-    "against.", (*SI, "priority_group"), "inventory intent (fabricd.intent.switch PortIntent.headroom.xoff_bytes)")
+    "against.",
+    (*SI, "priority_group"),
+    "inventory intent (fabricd.intent.switch PortIntent.headroom.xoff_bytes)",
+)
 FEC_CORRECTED = MetricSpec(
-    "fabricd_switch_fec_corrected_codewords_total", "counter",
+    "fabricd_switch_fec_corrected_codewords_total",
+    "counter",
     "FEC codewords the port received with errors it corrected. A rising rate is a degrading link (optic, cable, "
-    "connector) still passing traffic.", SI, SRC)
+    "connector) still passing traffic.",
+    SI,
+    SRC,
+)
 FEC_UNCORRECTABLE = MetricSpec(
-    "fabricd_switch_fec_uncorrectable_codewords_total", "counter",
+    "fabricd_switch_fec_uncorrectable_codewords_total",
+    "counter",
     "FEC codewords the port could not correct: each one is a dropped frame, which RoCE turns into a retransmission.",
-    SI, SRC)
+    SI,
+    SRC,
+)
 FEC_SYMBOL_ERRORS = MetricSpec(
-    "fabricd_switch_fec_symbol_errors_total", "counter", "FEC symbol errors the port counted.", SI, SRC)
+    "fabricd_switch_fec_symbol_errors_total", "counter", "FEC symbol errors the port counted.", SI, SRC
+)
 PRE_FEC_BER = MetricSpec(
-    "fabricd_switch_pre_fec_ber", "gauge",
+    "fabricd_switch_pre_fec_ber",
+    "gauge",
     "Bit error ratio before FEC correction, as the switch computes it over its own interval (SONiC FEC_PRE_BER, NVUE "
     "raw-ber).",
-    SI, SRC)
+    SI,
+    SRC,
+)
 POST_FEC_BER = MetricSpec(
-    "fabricd_switch_post_fec_ber", "gauge",
+    "fabricd_switch_post_fec_ber",
+    "gauge",
     "Bit error ratio after FEC correction, as the switch computes it (SONiC FEC_POST_BER, NVUE effective-ber); above "
     "the device's floor means loss.",
-    SI, SRC)
+    SI,
+    SRC,
+)
 CARRIER_TRANSITIONS = MetricSpec(
-    "fabricd_switch_carrier_transitions_total", "counter",
+    "fabricd_switch_carrier_transitions_total",
+    "counter",
     "Times the port's link went down or up (flaps; EOS linkStatusChanges, NVUE carrier-transitions, SONiC show "
-    "interfaces flap).", SI, SRC)
+    "interfaces flap).",
+    SI,
+    SRC,
+)
 OPTIC_TEMPERATURE = MetricSpec(
-    "fabricd_switch_optic_temperature_celsius", "gauge", "Transceiver module temperature, in degrees Celsius.", SI,
-    SRC)
-OPTIC_VOLTAGE = MetricSpec("fabricd_switch_optic_voltage_volts", "gauge", "Transceiver supply voltage (Vcc), in volts.",
-                           SI, SRC)
+    "fabricd_switch_optic_temperature_celsius", "gauge", "Transceiver module temperature, in degrees Celsius.", SI, SRC
+)
+OPTIC_VOLTAGE = MetricSpec(
+    "fabricd_switch_optic_voltage_volts", "gauge", "Transceiver supply voltage (Vcc), in volts.", SI, SRC
+)
 OPTIC_RX_POWER = MetricSpec(
-    "fabricd_switch_optic_rx_power_dbm", "gauge",
-    "Optical power the transceiver receives on a lane, in dBm (-40 is dark: no light).", (*SI, "lane"), SRC)
+    "fabricd_switch_optic_rx_power_dbm",
+    "gauge",
+    "Optical power the transceiver receives on a lane, in dBm (-40 is dark: no light).",
+    (*SI, "lane"),
+    SRC,
+)
 OPTIC_TX_POWER = MetricSpec(
-    "fabricd_switch_optic_tx_power_dbm", "gauge", "Optical power the transceiver sends on a lane, in dBm.",
-    (*SI, "lane"), SRC)
+    "fabricd_switch_optic_tx_power_dbm",
+    "gauge",
+    "Optical power the transceiver sends on a lane, in dBm.",
+    (*SI, "lane"),
+    SRC,
+)
 OPTIC_BIAS = MetricSpec(
-    "fabricd_switch_optic_bias_amperes", "gauge", "Laser bias current of a lane, in amperes (devices print mA).",
-    (*SI, "lane"), SRC)
+    "fabricd_switch_optic_bias_amperes",
+    "gauge",
+    "Laser bias current of a lane, in amperes (devices print mA).",
+    (*SI, "lane"),
+    SRC,
+)
 LINK_STATS = {
-    "fec_corrected_codewords": FEC_CORRECTED, "fec_uncorrectable_codewords": FEC_UNCORRECTABLE,
-    "fec_symbol_errors": FEC_SYMBOL_ERRORS, "pre_fec_ber": PRE_FEC_BER, "post_fec_ber": POST_FEC_BER,
+    "fec_corrected_codewords": FEC_CORRECTED,
+    "fec_uncorrectable_codewords": FEC_UNCORRECTABLE,
+    "fec_symbol_errors": FEC_SYMBOL_ERRORS,
+    "pre_fec_ber": PRE_FEC_BER,
+    "post_fec_ber": POST_FEC_BER,
     "carrier_transitions": CARRIER_TRANSITIONS,
 }
 OPTICS = {
-    "temperature_celsius": OPTIC_TEMPERATURE, "voltage_volts": OPTIC_VOLTAGE, "rx_power_dbm": OPTIC_RX_POWER,
-    "tx_power_dbm": OPTIC_TX_POWER, "bias_amperes": OPTIC_BIAS,
+    "temperature_celsius": OPTIC_TEMPERATURE,
+    "voltage_volts": OPTIC_VOLTAGE,
+    "rx_power_dbm": OPTIC_RX_POWER,
+    "tx_power_dbm": OPTIC_TX_POWER,
+    "bias_amperes": OPTIC_BIAS,
 }
-DROPS = MetricSpec("fabricd_switch_drops_total", "counter",
-                   "Device drop counters not tied to a port (EOS hardware counters), by chip and reason.",
-                   ("switch", "location", "reason"), SRC)
+DROPS = MetricSpec(
+    "fabricd_switch_drops_total",
+    "counter",
+    "Device drop counters not tied to a port (EOS hardware counters), by chip and reason.",
+    ("switch", "location", "reason"),
+    SRC,
+)
 
 
 METRICS: tuple[MetricSpec, ...] = (
-    UP, LAST_SUCCESS, CONSECUTIVE_FAILURES, CONNECT_ATTEMPTS, POLL_OVERRUNS, POLL_DURATION, PFC_FRAMES,
-    PFC_FRAMES_ALL, PFC_DURATION, QUEUE_PACKETS, QUEUE_BYTES, QUEUE_DROPPED,
-    QUEUE_DROPPED_BYTES, QUEUE_WRED, QUEUE_ECN, PFCWD_DETECTED, PFCWD_RESTORED, PFCWD_STORMED, PFCWD_DROPPED,
-    IF_DISCARDS, IF_ERRORS, IF_PAUSE, IF_ECN, DROPS, PG_WATERMARK, QUEUE_WATERMARK, PG_HEADROOM,
-    *LINK_STATS.values(), *OPTICS.values(),
+    UP,
+    LAST_SUCCESS,
+    CONSECUTIVE_FAILURES,
+    CONNECT_ATTEMPTS,
+    POLL_OVERRUNS,
+    POLL_DURATION,
+    PFC_FRAMES,
+    PFC_FRAMES_ALL,
+    PFC_DURATION,
+    QUEUE_PACKETS,
+    QUEUE_BYTES,
+    QUEUE_DROPPED,
+    QUEUE_DROPPED_BYTES,
+    QUEUE_WRED,
+    QUEUE_ECN,
+    PFCWD_DETECTED,
+    PFCWD_RESTORED,
+    PFCWD_STORMED,
+    PFCWD_DROPPED,
+    IF_DISCARDS,
+    IF_ERRORS,
+    IF_PAUSE,
+    IF_ECN,
+    DROPS,
+    PG_WATERMARK,
+    QUEUE_WATERMARK,
+    PG_HEADROOM,
+    *LINK_STATS.values(),
+    *OPTICS.values(),
 )
 """Every family the switch collector may emit, in the order METRICS.md lists them."""
 
 _INTERFACE_COUNTERS: dict[str, tuple[MetricSpec, bool]] = {
-    "discards": (IF_DISCARDS, True), "errors": (IF_ERRORS, True), "pause_frames": (IF_PAUSE, False),
+    "discards": (IF_DISCARDS, True),
+    "errors": (IF_ERRORS, True),
+    "pause_frames": (IF_PAUSE, False),
     "ecn_marked_packets": (IF_ECN, False),
 }
 """Interface counter -> its family, and whether the family has a ``reason`` label."""

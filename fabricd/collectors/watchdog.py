@@ -28,39 +28,76 @@ SRC = "fabricd watchdog (in-process detector, fabricd serve / fabricd watch)"
 CHANNEL = ("scope", "device", "interface", "priority", "direction")
 
 STORM_ACTIVE = MetricSpec(
-    "fabricd_pfc_storm_active", "gauge",
+    "fabricd_pfc_storm_active",
+    "gauge",
     "1 while the fabricd watchdog holds a PFC storm on this port, priority and direction (rx: the port is paused; "
-    "tx: the port sends pause because its receiver does not drain), else 0.", CHANNEL, SRC)
+    "tx: the port sends pause because its receiver does not drain), else 0.",
+    CHANNEL,
+    SRC,
+)
 STORMS_DETECTED = MetricSpec(
-    "fabricd_pfc_storms_detected_total", "counter",
-    "PFC storms the watchdog declared (continuous pause for the detection time) since it started.", CHANNEL, SRC)
+    "fabricd_pfc_storms_detected_total",
+    "counter",
+    "PFC storms the watchdog declared (continuous pause for the detection time) since it started.",
+    CHANNEL,
+    SRC,
+)
 STORMS_RESTORED = MetricSpec(
-    "fabricd_pfc_storms_restored_total", "counter",
-    "PFC storms the watchdog cleared (no pause for the restoration time) since it started.", CHANNEL, SRC)
+    "fabricd_pfc_storms_restored_total",
+    "counter",
+    "PFC storms the watchdog cleared (no pause for the restoration time) since it started.",
+    CHANNEL,
+    SRC,
+)
 STORM_ORIGIN = MetricSpec(
-    "fabricd_pfc_storm_origin_info", "gauge",
+    "fabricd_pfc_storm_origin_info",
+    "gauge",
     "1 for each current root of a PFC pause tree: the port named as the storms' most likely origin; kind "
     "stalled_receiver (a NIC sending pause), switch_congestion or inferred_peer (an unwatched link peer).",
-    ("scope", "device", "interface", "priority", "kind"), SRC)
+    ("scope", "device", "interface", "priority", "kind"),
+    SRC,
+)
 STORM_ORIGIN_AFFECTED = MetricSpec(
-    "fabricd_pfc_storm_origin_affected_ports", "gauge",
-    "Active storm channels whose pause leads back to this origin port.", ("device", "interface", "priority"), SRC)
+    "fabricd_pfc_storm_origin_affected_ports",
+    "gauge",
+    "Active storm channels whose pause leads back to this origin port.",
+    ("device", "interface", "priority"),
+    SRC,
+)
 POLL_OVERRUNS = MetricSpec(
-    "fabricd_watchdog_poll_overruns_total", "counter",
-    "Watchdog polls that ended after the next poll was due (detection may then exceed detection + poll).", (), SRC)
+    "fabricd_watchdog_poll_overruns_total",
+    "counter",
+    "Watchdog polls that ended after the next poll was due (detection may then exceed detection + poll).",
+    (),
+    SRC,
+)
 DETECTION = MetricSpec(
-    "fabricd_watchdog_detection_seconds", "gauge", "Continuous pause needed to declare a storm, in seconds.", (), SRC)
+    "fabricd_watchdog_detection_seconds", "gauge", "Continuous pause needed to declare a storm, in seconds.", (), SRC
+)
 RESTORATION = MetricSpec(
-    "fabricd_watchdog_restoration_seconds", "gauge", "Pause-free time needed to clear a storm, in seconds.", (), SRC)
+    "fabricd_watchdog_restoration_seconds", "gauge", "Pause-free time needed to clear a storm, in seconds.", (), SRC
+)
 POLL = MetricSpec("fabricd_watchdog_poll_seconds", "gauge", "Watchdog sampling period, in seconds.", (), SRC)
 POLICY_PRIORITY = MetricSpec(
-    "fabricd_policy_priority", "gauge",
+    "fabricd_policy_priority",
+    "gauge",
     "1 for each priority the intent gives a role: lossless (policy.pfc.priorities), roce (policy.qos.roce), "
-    "cnp (policy.qos.cnp). The shipped alert rules join on it.", ("priority", "role"), "inventory policy")
+    "cnp (policy.qos.cnp). The shipped alert rules join on it.",
+    ("priority", "role"),
+    "inventory policy",
+)
 
 METRICS: tuple[MetricSpec, ...] = (
-    STORM_ACTIVE, STORMS_DETECTED, STORMS_RESTORED, STORM_ORIGIN, STORM_ORIGIN_AFFECTED, POLL_OVERRUNS, DETECTION,
-    RESTORATION, POLL, POLICY_PRIORITY,
+    STORM_ACTIVE,
+    STORMS_DETECTED,
+    STORMS_RESTORED,
+    STORM_ORIGIN,
+    STORM_ORIGIN_AFFECTED,
+    POLL_OVERRUNS,
+    DETECTION,
+    RESTORATION,
+    POLL,
+    POLICY_PRIORITY,
 )
 
 

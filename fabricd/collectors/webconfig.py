@@ -34,11 +34,24 @@ import yaml
 
 from fabricd.errors import UsageError
 
-_TLS_KEYS = {"cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version", "max_version",
-             "cipher_suites", "curve_preferences", "prefer_server_cipher_suites"}
+_TLS_KEYS = {
+    "cert_file",
+    "key_file",
+    "client_auth_type",
+    "client_ca_file",
+    "min_version",
+    "max_version",
+    "cipher_suites",
+    "curve_preferences",
+    "prefer_server_cipher_suites",
+}
 _TOP_KEYS = {"tls_server_config", "basic_auth_users", "http_server_config"}
-_VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1, "TLS12": ssl.TLSVersion.TLSv1_2,
-             "TLS13": ssl.TLSVersion.TLSv1_3}
+_VERSIONS = {
+    "TLS10": ssl.TLSVersion.TLSv1,
+    "TLS11": ssl.TLSVersion.TLSv1_1,
+    "TLS12": ssl.TLSVersion.TLSv1_2,
+    "TLS13": ssl.TLSVersion.TLSv1_3,
+}
 # exporter-toolkit takes Go's crypto/tls names (tls.CipherSuites()); Python's ssl takes OpenSSL's. TLS 1.3 suites
 # are not configurable in Go (always on), so they are accepted and change nothing, as there.
 _TLS13_SUITES = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}
@@ -70,9 +83,13 @@ _HEADERS: dict[str, tuple[str, ...]] = {
     "Content-Security-Policy": (),
 }
 _HTTP_KEYS = {"http2", "headers"}
-_CLIENT_AUTH = {"NoClientCert": ssl.CERT_NONE, "RequestClientCert": ssl.CERT_OPTIONAL,
-                "RequireAnyClientCert": ssl.CERT_REQUIRED, "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
-                "RequireAndVerifyClientCert": ssl.CERT_REQUIRED}
+_CLIENT_AUTH = {
+    "NoClientCert": ssl.CERT_NONE,
+    "RequestClientCert": ssl.CERT_OPTIONAL,
+    "RequireAnyClientCert": ssl.CERT_REQUIRED,
+    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
+}
 
 
 @dataclass
@@ -166,22 +183,29 @@ def load_web_config(path: str | Path) -> WebConfig:
     try:
         data: Any = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except OSError as exc:
-        raise UsageError(f"{p}: cannot read the web config: {exc.strerror}",
-                         hint="give --web-config an existing YAML file") from exc
+        raise UsageError(
+            f"{p}: cannot read the web config: {exc.strerror}", hint="give --web-config an existing YAML file"
+        ) from exc
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{p}: the web config is not UTF-8 text ({exc.reason} at byte {exc.start})",
-                         hint="save it as UTF-8 YAML") from None
+        raise UsageError(
+            f"{p}: the web config is not UTF-8 text ({exc.reason} at byte {exc.start})", hint="save it as UTF-8 YAML"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
         what = getattr(exc, "problem", None) or getattr(exc, "context", None) or "invalid YAML"
-        raise UsageError(f"{where}: not valid YAML: {' '.join(str(what).split())}",
-                         hint="fix the YAML syntax") from None
+        raise UsageError(
+            f"{where}: not valid YAML: {' '.join(str(what).split())}", hint="fix the YAML syntax"
+        ) from None
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # PyYAML on a bad tagged value (!!bool x)
         raise UsageError(f"{p}: not valid YAML: {' '.join(str(exc).split())}", hint="fix the YAML value") from None
     if not isinstance(data, dict):
-        raise _fail(p, "top level", f"expected a mapping, got {type(data).__name__}",
-                    "see exporter-toolkit's web-configuration.md")
+        raise _fail(
+            p,
+            "top level",
+            f"expected a mapping, got {type(data).__name__}",
+            "see exporter-toolkit's web-configuration.md",
+        )
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise _fail(p, ", ".join(sorted(unknown)), "unknown key", f"expected one of {', '.join(sorted(_TOP_KEYS))}")
@@ -192,8 +216,12 @@ def load_web_config(path: str | Path) -> WebConfig:
         raise _fail(p, "basic_auth_users", "expected a mapping of user: bcrypt-hash", "e.g. prometheus: $2y$10$...")
     for user, hashed in users.items():
         if not isinstance(hashed, str) or not _is_bcrypt(hashed):
-            raise _fail(p, f"basic_auth_users.{user}", "expected a bcrypt hash ($2a$/$2b$/$2y$...)",
-                        "make one with: htpasswd -nBC 10 '' | tr -d ':\\n'")
+            raise _fail(
+                p,
+                f"basic_auth_users.{user}",
+                "expected a bcrypt hash ($2a$/$2b$/$2y$...)",
+                "make one with: htpasswd -nBC 10 '' | tr -d ':\\n'",
+            )
         cfg.users[str(user)] = hashed.encode()
     cfg.headers = _http_server_config(p, data.get("http_server_config"))
     tls = data.get("tls_server_config")
@@ -218,8 +246,9 @@ def _check_section(p: Path, name: str, value: Any, keys: set[str], hint: str) ->
         raise _fail(p, name, "expected a mapping", hint)
     unknown = set(value) - keys
     if unknown:
-        raise _fail(p, f"{name}.{sorted(map(str, unknown))[0]}", "unknown key",
-                    f"expected one of {', '.join(sorted(keys))}")
+        raise _fail(
+            p, f"{name}.{sorted(map(str, unknown))[0]}", "unknown key", f"expected one of {', '.join(sorted(keys))}"
+        )
 
 
 def _http_server_config(p: Path, http: Any) -> dict[str, str]:
@@ -229,18 +258,27 @@ def _http_server_config(p: Path, http: Any) -> dict[str, str]:
         return {}
     _check_section(p, "http_server_config", http, _HTTP_KEYS, "give headers: and/or http2:")
     if "http2" in http and http["http2"] is not False:
-        raise _fail(p, "http_server_config.http2", f"{http['http2']!r} is not supported",
-                    "fabricd's exporter serves HTTP/1.1 only: remove http2 or set it to false")
+        raise _fail(
+            p,
+            "http_server_config.http2",
+            f"{http['http2']!r} is not supported",
+            "fabricd's exporter serves HTTP/1.1 only: remove http2 or set it to false",
+        )
     headers = http.get("headers") or {}
     if not isinstance(headers, dict):
-        raise _fail(p, "http_server_config.headers", "expected a mapping of header: value",
-                    "e.g. X-Frame-Options: deny")
+        raise _fail(
+            p, "http_server_config.headers", "expected a mapping of header: value", "e.g. X-Frame-Options: deny"
+        )
     out: dict[str, str] = {}
     for name, value in headers.items():
         allowed = _HEADERS.get(str(name))
         if allowed is None:
-            raise _fail(p, f"http_server_config.headers.{name}", "this header cannot be configured",
-                        f"expected one of {', '.join(_HEADERS)}")
+            raise _fail(
+                p,
+                f"http_server_config.headers.{name}",
+                "this header cannot be configured",
+                f"expected one of {', '.join(_HEADERS)}",
+            )
         if not isinstance(value, str) or not value or not value.isprintable() or (allowed and value not in allowed):
             expected = f"one of {', '.join(allowed)}" if allowed else "one line of printable text"
             raise _fail(p, f"http_server_config.headers.{name}", f"invalid value {value!r}", f"expected {expected}")
@@ -263,18 +301,30 @@ def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
     ctx.minimum_version = _version(p, tls, "min_version", "TLS12")
     ctx.maximum_version = _version(p, tls, "max_version", "TLS13")
     if ctx.minimum_version > ctx.maximum_version:
-        raise _fail(p, "tls_server_config.max_version", f"{tls.get('max_version')} is below min_version "
-                    f"{tls.get('min_version', 'TLS12')}", "raise max_version or lower min_version")
+        raise _fail(
+            p,
+            "tls_server_config.max_version",
+            f"{tls.get('max_version')} is below min_version {tls.get('min_version', 'TLS12')}",
+            "raise max_version or lower min_version",
+        )
     _ciphers(p, ctx, tls)
     try:
         ctx.load_cert_chain(rel(tls["cert_file"]), rel(tls["key_file"]))
     except (OSError, ssl.SSLError) as exc:
-        raise _fail(p, "tls_server_config.cert_file/key_file", f"cannot load: {exc}",
-                    "check the paths and that the key matches the certificate") from exc
+        raise _fail(
+            p,
+            "tls_server_config.cert_file/key_file",
+            f"cannot load: {exc}",
+            "check the paths and that the key matches the certificate",
+        ) from exc
     auth = str(tls.get("client_auth_type", "NoClientCert"))
     if auth not in _CLIENT_AUTH:
-        raise _fail(p, "tls_server_config.client_auth_type", f"unknown value {auth!r}",
-                    f"expected one of {', '.join(_CLIENT_AUTH)}")
+        raise _fail(
+            p,
+            "tls_server_config.client_auth_type",
+            f"unknown value {auth!r}",
+            f"expected one of {', '.join(_CLIENT_AUTH)}",
+        )
     ctx.verify_mode = _CLIENT_AUTH[auth]
     if auth == "RequireAnyClientCert":
         ctx.check_hostname = False
@@ -284,9 +334,12 @@ def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
         except (OSError, ssl.SSLError) as exc:
             raise _fail(p, "tls_server_config.client_ca_file", f"cannot load: {exc}", "give a PEM CA bundle") from exc
         if auth == "NoClientCert":
-            raise _fail(p, "tls_server_config.client_ca_file", "given without a client_auth_type, so no client "
-                        "certificate would be asked for", "set client_auth_type: RequireAndVerifyClientCert (or "
-                        "remove client_ca_file)")
+            raise _fail(
+                p,
+                "tls_server_config.client_ca_file",
+                "given without a client_auth_type, so no client certificate would be asked for",
+                "set client_auth_type: RequireAndVerifyClientCert (or remove client_ca_file)",
+            )
     elif ctx.verify_mode != ssl.CERT_NONE:
         raise _fail(p, "tls_server_config.client_ca_file", "missing", f"{auth} needs a client CA file")
     return ctx
@@ -295,8 +348,12 @@ def _tls_context(p: Path, tls: Any) -> ssl.SSLContext:
 def _version(p: Path, tls: dict[str, Any], key: str, default: str) -> ssl.TLSVersion:
     value = str(tls.get(key, default))
     if value not in _VERSIONS:
-        raise _fail(p, f"tls_server_config.{key}", f"unknown TLS version {value!r}",
-                    f"expected one of {', '.join(_VERSIONS)} (exporter-toolkit's spelling)")
+        raise _fail(
+            p,
+            f"tls_server_config.{key}",
+            f"unknown TLS version {value!r}",
+            f"expected one of {', '.join(_VERSIONS)} (exporter-toolkit's spelling)",
+        )
     return _VERSIONS[value]
 
 
@@ -306,27 +363,47 @@ def _ciphers(p: Path, ctx: ssl.SSLContext, tls: dict[str, Any]) -> None:
     suites = tls.get("cipher_suites")
     if suites is not None:
         if not isinstance(suites, list) or not suites:
-            raise _fail(p, "tls_server_config.cipher_suites", "expected a non-empty list of cipher suite names",
-                        "e.g. [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]")
+            raise _fail(
+                p,
+                "tls_server_config.cipher_suites",
+                "expected a non-empty list of cipher suite names",
+                "e.g. [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]",
+            )
         unknown = [str(x) for x in suites if x not in _CIPHERS and x not in _TLS13_SUITES]
         if unknown:
-            raise _fail(p, "tls_server_config.cipher_suites", f"unknown or unsupported cipher suite {unknown[0]!r}",
-                        f"expected Go crypto/tls names: {', '.join(sorted(_CIPHERS))} (TLS 1.3 suites are always on)")
+            raise _fail(
+                p,
+                "tls_server_config.cipher_suites",
+                f"unknown or unsupported cipher suite {unknown[0]!r}",
+                f"expected Go crypto/tls names: {', '.join(sorted(_CIPHERS))} (TLS 1.3 suites are always on)",
+            )
         openssl = [_CIPHERS[x] for x in suites if x in _CIPHERS]
         if openssl:
             try:
                 ctx.set_ciphers(":".join(openssl))
             except ssl.SSLError as exc:
-                raise _fail(p, "tls_server_config.cipher_suites", f"this OpenSSL offers none of them: {exc}",
-                            "name suites your OpenSSL build supports (`openssl ciphers -v`)") from exc
+                raise _fail(
+                    p,
+                    "tls_server_config.cipher_suites",
+                    f"this OpenSSL offers none of them: {exc}",
+                    "name suites your OpenSSL build supports (`openssl ciphers -v`)",
+                ) from exc
         elif ctx.minimum_version < ssl.TLSVersion.TLSv1_3:
-            raise _fail(p, "tls_server_config.cipher_suites", "only TLS 1.3 suites are named, which are always on",
-                        "name TLS 1.2 suites too, or set min_version: TLS13")
+            raise _fail(
+                p,
+                "tls_server_config.cipher_suites",
+                "only TLS 1.3 suites are named, which are always on",
+                "name TLS 1.2 suites too, or set min_version: TLS13",
+            )
     prefer = tls.get("prefer_server_cipher_suites")
     if prefer is not None:
         if not isinstance(prefer, bool):
-            raise _fail(p, "tls_server_config.prefer_server_cipher_suites", f"expected true or false, got {prefer!r}",
-                        "write true or false")
+            raise _fail(
+                p,
+                "tls_server_config.prefer_server_cipher_suites",
+                f"expected true or false, got {prefer!r}",
+                "write true or false",
+            )
         if prefer:
             ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
         else:
@@ -334,7 +411,10 @@ def _ciphers(p: Path, ctx: ssl.SSLContext, tls: dict[str, Any]) -> None:
     curves = tls.get("curve_preferences")
     if curves is not None:
         if not isinstance(curves, list) or len(curves) != 1 or curves[0] not in _CURVES:
-            raise _fail(p, "tls_server_config.curve_preferences",
-                        f"expected a list of exactly one of {', '.join(_CURVES)}, got {curves!r}",
-                        "Python's ssl sets one ECDH curve; list the one to use")
+            raise _fail(
+                p,
+                "tls_server_config.curve_preferences",
+                f"expected a list of exactly one of {', '.join(_CURVES)}, got {curves!r}",
+                "Python's ssl sets one ECDH curve; list the one to use",
+            )
         ctx.set_ecdh_curve(_CURVES[curves[0]])

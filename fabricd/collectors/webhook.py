@@ -28,27 +28,52 @@ SRC = "fabricd watchdog webhook senders (fabricd serve --webhook)"
 DROP_REASONS = ("queue_full", "shutdown")
 
 QUEUED = MetricSpec(
-    "fabricd_webhook_notifications_queued_total", "counter",
-    "Watchdog notifications handed to this webhook receiver's queue since the service started.", ("receiver",), SRC)
+    "fabricd_webhook_notifications_queued_total",
+    "counter",
+    "Watchdog notifications handed to this webhook receiver's queue since the service started.",
+    ("receiver",),
+    SRC,
+)
 SENT = MetricSpec(
-    "fabricd_webhook_notifications_sent_total", "counter",
-    "Notifications the receiver accepted (a 2xx answer within the post's deadline).", ("receiver",), SRC)
+    "fabricd_webhook_notifications_sent_total",
+    "counter",
+    "Notifications the receiver accepted (a 2xx answer within the post's deadline).",
+    ("receiver",),
+    SRC,
+)
 FAILED = MetricSpec(
-    "fabricd_webhook_notifications_failed_total", "counter",
+    "fabricd_webhook_notifications_failed_total",
+    "counter",
     "Notifications not delivered after their retries: unreachable, past the post's deadline, a 3xx (redirects are "
-    "not followed), a 4xx, or 429/5xx on every try. Each is also a WARNING log line.", ("receiver",), SRC)
+    "not followed), a 4xx, or 429/5xx on every try. Each is also a WARNING log line.",
+    ("receiver",),
+    SRC,
+)
 DROPPED = MetricSpec(
-    "fabricd_webhook_notifications_dropped_total", "counter",
+    "fabricd_webhook_notifications_dropped_total",
+    "counter",
     "Notifications dropped unsent: reason queue_full (the oldest, when the receiver's queue was full) or shutdown "
-    "(still queued when the service stopped). Each is also a WARNING log line.", ("receiver", "reason"), SRC)
+    "(still queued when the service stopped). Each is also a WARNING log line.",
+    ("receiver", "reason"),
+    SRC,
+)
 RETRIES = MetricSpec(
-    "fabricd_webhook_retries_total", "counter",
-    "Posts to this receiver tried again after a failure (exponential back-off with jitter).", ("receiver",), SRC)
+    "fabricd_webhook_retries_total",
+    "counter",
+    "Posts to this receiver tried again after a failure (exponential back-off with jitter).",
+    ("receiver",),
+    SRC,
+)
 QUEUE_LENGTH = MetricSpec(
-    "fabricd_webhook_queue_length", "gauge", "Notifications waiting in this receiver's queue now.", ("receiver",), SRC)
+    "fabricd_webhook_queue_length", "gauge", "Notifications waiting in this receiver's queue now.", ("receiver",), SRC
+)
 QUEUE_CAPACITY = MetricSpec(
-    "fabricd_webhook_queue_capacity", "gauge",
-    "The bound of this receiver's queue: past it, the oldest notification is dropped.", ("receiver",), SRC)
+    "fabricd_webhook_queue_capacity",
+    "gauge",
+    "The bound of this receiver's queue: past it, the oldest notification is dropped.",
+    ("receiver",),
+    SRC,
+)
 
 METRICS: tuple[MetricSpec, ...] = (QUEUED, SENT, FAILED, DROPPED, RETRIES, QUEUE_LENGTH, QUEUE_CAPACITY)
 

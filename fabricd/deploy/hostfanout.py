@@ -78,9 +78,15 @@ class HostRun:
     duration_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"host": self.host, "state": self.state.value, "exit_code": self.exit_code, "error": self.error,
-                "duration_s": round(self.duration_s, 3), "result": self.data,
-                "stderr": self.stderr[-2000:] if self.state == RunState.FAILED else ""}
+        return {
+            "host": self.host,
+            "state": self.state.value,
+            "exit_code": self.exit_code,
+            "error": self.error,
+            "duration_s": round(self.duration_s, 3),
+            "result": self.data,
+            "stderr": self.stderr[-2000:] if self.state == RunState.FAILED else "",
+        }
 
 
 @dataclass
@@ -116,9 +122,12 @@ def known_hosts_of(opts: FanoutOptions) -> tuple[Path, ...]:
 def connect_kwargs(opts: FanoutOptions) -> dict[str, Any]:
     """paramiko ``SSHClient.connect`` arguments: public-key auth only (no password, no keyboard-interactive)."""
     kwargs: dict[str, Any] = {
-        "username": opts.username or os.environ.get("USER") or "root", "password": None,
-        "timeout": opts.connect_timeout_s, "banner_timeout": opts.connect_timeout_s,
-        "auth_timeout": opts.connect_timeout_s, "channel_timeout": opts.connect_timeout_s,
+        "username": opts.username or os.environ.get("USER") or "root",
+        "password": None,
+        "timeout": opts.connect_timeout_s,
+        "banner_timeout": opts.connect_timeout_s,
+        "auth_timeout": opts.connect_timeout_s,
+        "channel_timeout": opts.connect_timeout_s,
     }
     if opts.identity_files:  # only these keys; otherwise ssh-agent and ~/.ssh/id_* as ssh(1) does
         kwargs.update(key_filename=[str(p) for p in opts.identity_files], allow_agent=False, look_for_keys=False)
@@ -148,15 +157,19 @@ def connect(target: SshTarget, opts: FanoutOptions) -> paramiko.SSHClient:
     except HostKeyUnknown:
         _close(client)
         read = ", ".join(str(p) for p in files) or "none"
-        raise SshError(f"{where}: host key refused (unknown: no known_hosts file read lists "
-                       f"{known_name(target.address.lower(), target.port)}; files read: {read}); check its "
-                       f"fingerprint, then add it to a known_hosts file (the caller's or ~/.ssh/known_hosts), e.g. "
-                       f"from "
-                       f"`ssh-keyscan -p {target.port} {target.address}`") from None
+        raise SshError(
+            f"{where}: host key refused (unknown: no known_hosts file read lists "
+            f"{known_name(target.address.lower(), target.port)}; files read: {read}); check its "
+            f"fingerprint, then add it to a known_hosts file (the caller's or ~/.ssh/known_hosts), e.g. "
+            f"from "
+            f"`ssh-keyscan -p {target.port} {target.address}`"
+        ) from None
     except paramiko.AuthenticationException:
         _close(client)
-        raise SshError(f"{where}: SSH authentication failed (publickey, as {connect_kwargs(opts)['username']}); give "
-                       "its private key or load the key into ssh-agent, and check the SSH user") from None
+        raise SshError(
+            f"{where}: SSH authentication failed (publickey, as {connect_kwargs(opts)['username']}); give "
+            "its private key or load the key into ssh-agent, and check the SSH user"
+        ) from None
     except paramiko.ssh_exception.NoValidConnectionsError as exc:
         _close(client)
         reasons = sorted({e.strerror or str(e) for e in exc.errors.values()}) or [str(exc)]
@@ -168,12 +181,16 @@ def connect(target: SshTarget, opts: FanoutOptions) -> paramiko.SSHClient:
         _close(client)
         text = str(exc) or type(exc).__name__
         if "No authentication methods available" in text:
-            raise SshError(f"{where}: SSH authentication failed: no key to offer; give a private key or load the key "
-                           "into ssh-agent") from None
+            raise SshError(
+                f"{where}: SSH authentication failed: no key to offer; give a private key or load the key "
+                "into ssh-agent"
+            ) from None
         if text in ("Error reading SSH protocol banner", "No existing session", "Negotiation failed."):
             # the transport thread gave up before authentication (which of the three paramiko says is a race)
-            raise SshError(f"{where}: no SSH handshake within {opts.connect_timeout_s:g} s (the connect timeout), or "
-                           f"the server closed the connection ({text})") from None
+            raise SshError(
+                f"{where}: no SSH handshake within {opts.connect_timeout_s:g} s (the connect timeout), or "
+                f"the server closed the connection ({text})"
+            ) from None
         raise SshError(f"{where}: {getattr(exc, 'strerror', None) or text}") from None
     return client
 
@@ -260,8 +277,9 @@ def _execute(target: SshTarget, command: str, opts: FanoutOptions) -> tuple[int 
         chan.shutdown_write()
         status, out, err = collect(chan, time.monotonic() + opts.command_timeout_s)
     except TimeoutError:
-        raise SshError(f"{where}: the remote command still ran after {opts.command_timeout_s:g} s; closed the "
-                         "session") from None
+        raise SshError(
+            f"{where}: the remote command still ran after {opts.command_timeout_s:g} s; closed the session"
+        ) from None
     except (OSError, EOFError, paramiko.SSHException) as exc:
         raise SshError(f"{where}: the SSH session failed: {str(exc) or type(exc).__name__}") from None
     finally:
@@ -271,8 +289,12 @@ def _execute(target: SshTarget, command: str, opts: FanoutOptions) -> tuple[int 
     return status, out.decode(errors="replace"), err.decode(errors="replace")
 
 
-def fanout(targets: Sequence[SshTarget], command: Command, opts: FanoutOptions,
-           on_done: Callable[[HostRun], None] | None = None) -> FanoutReport:
+def fanout(
+    targets: Sequence[SshTarget],
+    command: Command,
+    opts: FanoutOptions,
+    on_done: Callable[[HostRun], None] | None = None,
+) -> FanoutReport:
     """Run ``command(host)`` on every target over SSH; see the module docstring. Hosts start in ``targets`` order;
     ``on_done`` is called from this thread as each host finishes."""
     report = FanoutReport()
@@ -285,9 +307,11 @@ def fanout(targets: Sequence[SshTarget], command: Command, opts: FanoutOptions,
             spent = opts.max_failures is not None and failures > opts.max_failures
         if spent:
             report.budget_spent = True
-            return HostRun(t.name, RunState.SKIPPED,
-                           error=f"not started: the failure budget ({opts.max_failures} failed host(s) allowed) was "
-                                 "spent")
+            return HostRun(
+                t.name,
+                RunState.SKIPPED,
+                error=f"not started: the failure budget ({opts.max_failures} failed host(s) allowed) was spent",
+            )
         run = _run_one(t, command(t.name), opts)
         if run.state == RunState.FAILED:
             with lock:

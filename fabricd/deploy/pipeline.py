@@ -94,8 +94,14 @@ class _Run:
             return self._failed(exc)
         except Exception as exc:  # a bug or an unexpected library error: keep the other targets going
             log.exception("%s: unexpected error during %s", self.switch.name, self.phase)
-            return self._failed(DriverError(self.switch.name, self.phase, f"internal error: {type(exc).__name__}: "
-                                            f"{exc}", hint="this is a fabricd bug; please report it with the log"))
+            return self._failed(
+                DriverError(
+                    self.switch.name,
+                    self.phase,
+                    f"internal error: {type(exc).__name__}: {exc}",
+                    hint="this is a fabricd bug; please report it with the log",
+                )
+            )
         finally:
             _close(self.driver)
 
@@ -130,7 +136,8 @@ class _Run:
         check = drv.compare(after, self.candidate)
         if not check.empty:
             raise DriverError(
-                self.switch.name, "verify",
+                self.switch.name,
+                "verify",
                 f"after commit the device does not match the intent ({len(check.changes)} differences: "
                 f"{'; '.join(check.changes[:3])})",
                 hint="the device changed or refused part of the config",
@@ -169,18 +176,24 @@ class _Run:
             drv.rollback()
             after = drv.get_config()
         except FabricdError as exc:
-            return TargetState.UNKNOWN, (
-                f"rollback failed too ({exc.render()}); the device may be partly changed: roll it back when it "
-                "is reachable"
-            ), [Fix(("rollback",), {"device": self.switch.name}, operands=("INVENTORY",))]
+            return (
+                TargetState.UNKNOWN,
+                (
+                    f"rollback failed too ({exc.render()}); the device may be partly changed: roll it back when it "
+                    "is reachable"
+                ),
+                [Fix(("rollback",), {"device": self.switch.name}, operands=("INVENTORY",))],
+            )
         assert self.before is not None
         was = drv.compare(self.before, self.candidate).changes
         now = drv.compare(after, self.candidate).changes
         if was == now:
             return TargetState.ROLLED_BACK, "rolled back to the config from before the push (verified)", []
-        return TargetState.UNKNOWN, (
-            f"rolled back, but the result differs from the config before the push ({len(now)} differences)"
-        ), [Fix(("diff",), {"device": self.switch.name}, "checks it")]
+        return (
+            TargetState.UNKNOWN,
+            (f"rolled back, but the result differs from the config before the push ({len(now)} differences)"),
+            [Fix(("diff",), {"device": self.switch.name}, "checks it")],
+        )
 
 
 def push_one(
@@ -210,7 +223,10 @@ def push(
             if stopped is not None:
                 for sw in members:
                     res = TargetResult(
-                        target=sw.name, platform=sw.platform.value, state=TargetState.SKIPPED, batch=batch_name,
+                        target=sw.name,
+                        platform=sw.platform.value,
+                        state=TargetState.SKIPPED,
+                        batch=batch_name,
                         error=f"not attempted: batch {stopped!r} failed and stopped the rollout",
                     )
                     by_name[sw.name] = res
@@ -245,8 +261,11 @@ def drift_one(switch: Switch, candidate: str, factory: DriverFactory) -> DriftRe
         drv.open()
         delta = drv.compare(drv.get_config(), candidate)
         return DriftResult(
-            target=switch.name, platform=switch.platform.value, drift=not delta.empty,
-            changes=list(delta.changes), diff=delta.diff,
+            target=switch.name,
+            platform=switch.platform.value,
+            drift=not delta.empty,
+            changes=list(delta.changes),
+            diff=delta.diff,
         )
     except FabricdError as exc:
         return DriftResult(target=switch.name, platform=switch.platform.value, failed=True, error=exc.render())
@@ -255,8 +274,12 @@ def drift_one(switch: Switch, candidate: str, factory: DriverFactory) -> DriftRe
 
 
 def drift(
-    targets: list[Switch], candidates: Mapping[str, str], options: PushOptions, *,
-    factory: DriverFactory | None = None, on_result: Callable[[DriftResult], None] | None = None,
+    targets: list[Switch],
+    candidates: Mapping[str, str],
+    options: PushOptions,
+    *,
+    factory: DriverFactory | None = None,
+    on_result: Callable[[DriftResult], None] | None = None,
 ) -> list[DriftResult]:
     make = factory or default_factory(options)
 
@@ -285,13 +308,20 @@ def rollback_one(switch: Switch, factory: DriverFactory) -> TargetResult:
         after = drv.get_config()
         changed = drv.fingerprint(before) != drv.fingerprint(after)
         return TargetResult(
-            target=switch.name, platform=switch.platform.value, changed=changed, phase="done",
+            target=switch.name,
+            platform=switch.platform.value,
+            changed=changed,
+            phase="done",
             state=TargetState.ROLLED_BACK if changed else TargetState.UNCHANGED,
             duration_s=round(time.monotonic() - t0, 3),
         )
     except FabricdError as exc:
         return TargetResult(
-            target=switch.name, platform=switch.platform.value, failed=True, error=exc.render(), phase=phase,
+            target=switch.name,
+            platform=switch.platform.value,
+            failed=True,
+            error=exc.render(),
+            phase=phase,
             state=TargetState.UNKNOWN if phase == "rollback" else TargetState.UNTOUCHED,
             duration_s=round(time.monotonic() - t0, 3),
         )

@@ -41,12 +41,17 @@ class TargetResult(Model):
     error: str | None = None
     dry_run: bool = False
     state: TargetState = TargetState.UNCHANGED
-    phase: str = Field(default="", description="last pipeline step reached: connect, read, checkpoint, load, "
-                       "diff, commit, verify, confirm, rollback, done")
+    phase: str = Field(
+        default="",
+        description="last pipeline step reached: connect, read, checkpoint, load, "
+        "diff, commit, verify, confirm, rollback, done",
+    )
     batch: str | None = None
     duration_s: float = 0.0
-    fixes: list[Fix] = Field(default_factory=list, description="fabricd commands that fix or check a failure, as "
-                             "data (the CLI renders them after the error)")
+    fixes: list[Fix] = Field(
+        default_factory=list,
+        description="fabricd commands that fix or check a failure, as data (the CLI renders them after the error)",
+    )
 
 
 class PushReport(Model):

@@ -67,15 +67,16 @@ class _Started:
     def wait(self, timeout_s: float) -> CommandResult:
         if not self._done.wait(timeout_s):
             self.kill()
-            raise TrafficError(f"{self.runner.name}: {shlex.join(self.argv)} still runs after {timeout_s:g} s; "
-                               "killed it") from None
+            raise TrafficError(
+                f"{self.runner.name}: {shlex.join(self.argv)} still runs after {timeout_s:g} s; killed it"
+            ) from None
         self.chan.close()
         if self._result is None:
-            raise TrafficError(f"{self.runner.name}: the SSH session of {shlex.join(self.argv)} failed: "
-                               f"{self._error}")
+            raise TrafficError(f"{self.runner.name}: the SSH session of {shlex.join(self.argv)} failed: {self._error}")
         rc, out, err = self._result
-        return CommandResult(self.argv, rc if rc is not None else 255, _text(out), _text(err),
-                             time.monotonic() - self.t0)
+        return CommandResult(
+            self.argv, rc if rc is not None else 255, _text(out), _text(err), time.monotonic() - self.t0
+        )
 
     def kill(self) -> None:
         with contextlib.suppress(OSError, EOFError, paramiko.SSHException, AttributeError):
@@ -116,12 +117,15 @@ class SshRunner:
                     self._client = None
             with contextlib.suppress(Exception):
                 client.close()
-            raise TrafficError(f"{self.name}: SSH session to {self.target.address}:{self.target.port} failed: "
-                               f"{str(exc) or type(exc).__name__}") from None
+            raise TrafficError(
+                f"{self.name}: SSH session to {self.target.address}:{self.target.port} failed: "
+                f"{str(exc) or type(exc).__name__}"
+            ) from None
         return chan
 
-    def run(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
-            env: Mapping[str, str] | None = None) -> CommandResult:
+    def run(
+        self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         chan = self._channel(_command(argv, env))
@@ -134,12 +138,12 @@ class SshRunner:
         except TimeoutError:
             return CommandResult(tuple(argv), 124, "", f"timed out after {timeout_s:g} s", time.monotonic() - t0)
         except (OSError, EOFError, paramiko.SSHException) as exc:
-            raise TrafficError(f"{self.name}: the SSH session of {shlex.join(argv)} failed: "
-                               f"{str(exc) or type(exc).__name__}") from None
+            raise TrafficError(
+                f"{self.name}: the SSH session of {shlex.join(argv)} failed: {str(exc) or type(exc).__name__}"
+            ) from None
         finally:
             chan.close()
-        return CommandResult(tuple(argv), rc if rc is not None else 255, _text(out), _text(err),
-                             time.monotonic() - t0)
+        return CommandResult(tuple(argv), rc if rc is not None else 255, _text(out), _text(err), time.monotonic() - t0)
 
     def start(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> _Started:
         chan = self._channel(_command(argv, env))

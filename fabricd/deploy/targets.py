@@ -26,14 +26,16 @@ def select_targets(fabric: Fabric, devices: Iterable[str] = (), groups: Iterable
         if fabric.switch(name) is None:
             close = difflib.get_close_matches(name, names, n=3)
             raise UsageError(
-                f"{name}: no switch of that name in fabric {fabric.name!r}", option="device",
+                f"{name}: no switch of that name in fabric {fabric.name!r}",
+                option="device",
                 hint=f"did you mean {', '.join(close)}?" if close else f"switches: {', '.join(names)}",
             )
     known_groups = {g for s in fabric.switches for g in s.groups}
     for group in groups:
         if group not in known_groups:
             raise UsageError(
-                f"{group}: no switch belongs to that group", option="group",
+                f"{group}: no switch belongs to that group",
+                option="group",
                 hint=f"groups with switches: {', '.join(sorted(known_groups)) or 'none'}",
             )
     if not devices and not groups:

@@ -117,8 +117,7 @@ class HostBackend(ABC):
         """Pure: the steps whose current value (from ``current``) does not meet the desired one."""
         out = []
         for step in self.steps(desired, skip):
-            reading = current.get(step.object, step.path) or Reading(object=step.object, path=step.path,
-                                                                    present=False)
+            reading = current.get(step.object, step.path) or Reading(object=step.object, path=step.path, present=False)
             if self.applicable(step, reading) and not self.satisfied(step, reading):
                 out.append(step.model_copy(update={"current": reading.value if reading.present else None}))
         return HostPlan(host=desired.host, steps=_keep_needed_commits(out))
@@ -145,19 +144,27 @@ class HostBackend(ABC):
         applied: list[HostStep] = []
         for step in plan.for_backend(self.backend):
             try:
-                log.info("%s: set %s %s = %s", self.backend.value, step.object, step.path, step.desired,
-                         extra={"target": plan.host})
+                log.info(
+                    "%s: set %s %s = %s",
+                    self.backend.value,
+                    step.object,
+                    step.path,
+                    step.desired,
+                    extra={"target": plan.host},
+                )
                 self.write(step)
             except HostBackendError as exc:
                 log.warning("%s: %s failed: %s; restoring the snapshot", self.backend.value, step.path, exc.render())
                 touched = [*applied] if self._unchanged(snap, step) else [*applied, step]
                 errors = self._restore_touched(snap, touched)
-                return result.model_copy(update={
-                    "applied": applied,
-                    "failed": StepOutcome(step=step, ok=False, error=exc.render()),
-                    "restored": not errors,
-                    "restore_errors": errors,
-                })
+                return result.model_copy(
+                    update={
+                        "applied": applied,
+                        "failed": StepOutcome(step=step, ok=False, error=exc.render()),
+                        "restored": not errors,
+                        "restore_errors": errors,
+                    }
+                )
             applied.append(step)
         return result.model_copy(update={"applied": applied})
 
@@ -214,8 +221,9 @@ class ReadOnlyBackend(HostBackend):
         raise HostBackendError("write", f"{step.object} {step.path}", why, hint=hint)
 
     def write_back(self, reading: Reading) -> None:
-        self.write(HostStep(backend=self.backend, object=reading.object, path=reading.path, desired=None,
-                            check="restore"))
+        self.write(
+            HostStep(backend=self.backend, object=reading.object, path=reading.path, desired=None, check="restore")
+        )
 
 
 @dataclass

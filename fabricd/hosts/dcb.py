@@ -58,8 +58,9 @@ class DcbBackend(HostBackend):
 
     backend = Backend.DCB
 
-    def __init__(self, netns: str | None = None, *, client: DcbClient | None = None,
-                 dcb_cli: str | None = "dcb") -> None:
+    def __init__(
+        self, netns: str | None = None, *, client: DcbClient | None = None, dcb_cli: str | None = "dcb"
+    ) -> None:
         self.netns = netns
         self.client = client or DcbClient(route_socket_factory(netns))
         self._dcb_cli = dcb_cli
@@ -69,9 +70,13 @@ class DcbBackend(HostBackend):
             return self.client.get(ifname)
         except DcbNetlinkError as exc:
             if exc.errno == errno.EOPNOTSUPP:
-                raise HostBackendError("read dcb", ifname, "the device has no DCB support (EOPNOTSUPP)",
-                                       errno=exc.errno, hint="DCB needs a NIC driver with dcbnl_ops (mlx5, ice, "
-                                       "bnxt...); use --skip dcb on other devices") from exc
+                raise HostBackendError(
+                    "read dcb",
+                    ifname,
+                    "the device has no DCB support (EOPNOTSUPP)",
+                    errno=exc.errno,
+                    hint="DCB needs a NIC driver with dcbnl_ops (mlx5, ice, bnxt...); use --skip dcb on other devices",
+                ) from exc
             raise HostBackendError("read dcb", ifname, str(exc), errno=exc.errno) from exc
 
     def read(self, obj: str, path: str) -> Reading:
@@ -133,11 +138,16 @@ class DcbBackend(HostBackend):
                 if not isinstance(value, dict):
                     raise HostBackendError("set ets", ifname, f"bad value {value!r}")
                 ets_cur = self._get(ifname).ets or IeeeEts()
-                self.client.set_ets(ifname, ets_cur.model_copy(update={
-                    "prio_tc": [int(str(x)) for x in _list(value["prio_tc"])],
-                    "tc_tsa": [TSA_CODES[str(x)] for x in _list(value["tc_tsa"])],
-                    "tc_tx_bw": [int(str(x)) for x in _list(value["tc_bw"])],
-                }))
+                self.client.set_ets(
+                    ifname,
+                    ets_cur.model_copy(
+                        update={
+                            "prio_tc": [int(str(x)) for x in _list(value["prio_tc"])],
+                            "tc_tsa": [TSA_CODES[str(x)] for x in _list(value["tc_tsa"])],
+                            "tc_tx_bw": [int(str(x)) for x in _list(value["tc_bw"])],
+                        }
+                    ),
+                )
             elif path == "app":
                 if not isinstance(value, dict):
                     raise HostBackendError("set app", ifname, f"bad value {value!r}")
@@ -145,17 +155,22 @@ class DcbBackend(HostBackend):
             else:
                 raise HostBackendError("write", f"{ifname} {path}", "unknown DCB object")
         except DcbNetlinkError as exc:
-            raise HostBackendError(f"set {path}", ifname + (f" in netns {self.netns}" if self.netns else ""),
-                                   f"kernel said: {exc}", errno=exc.errno,
-                                   hint="the driver rejected the DCB setting; see dmesg") from exc
+            raise HostBackendError(
+                f"set {path}",
+                ifname + (f" in netns {self.netns}" if self.netns else ""),
+                f"kernel said: {exc}",
+                errno=exc.errno,
+                hint="the driver rejected the DCB setting; see dmesg",
+            ) from exc
 
     def _set_app(self, ifname: str, want: dict[int, int]) -> None:
         """Make the DSCP APP entries exactly ``want``: delete stale ones first, then add the missing."""
         have = self._get(ifname).app or []
         stale = [a for a in have if a.selector == SEL_DSCP and want.get(a.protocol) != a.priority]
         present = {(a.protocol, a.priority) for a in have if a.selector == SEL_DSCP}
-        missing = [DcbApp(selector=SEL_DSCP, priority=p, protocol=d) for d, p in sorted(want.items())
-                   if (d, p) not in present]
+        missing = [
+            DcbApp(selector=SEL_DSCP, priority=p, protocol=d) for d, p in sorted(want.items()) if (d, p) not in present
+        ]
         self.client.del_apps(ifname, stale)
         self.client.add_apps(ifname, missing)
 

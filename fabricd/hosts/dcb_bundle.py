@@ -44,7 +44,9 @@ from .base import Reading, ReadOnlyBackend
 
 SUFFIX = {"pfc": "pfc", "ets": "ets", "app": "app", "apptrust": "apptrust"}
 TOOLS: dict[str, Callable[[str, str], DcbToolState]] = {
-    "mlnx_qos": parse_mlnx_qos, "lldptool": parse_lldptool, "niccli": parse_niccli_qos,
+    "mlnx_qos": parse_mlnx_qos,
+    "lldptool": parse_lldptool,
+    "niccli": parse_niccli_qos,
 }
 """Bundle file suffix -> the reader of that tool's output, in the order they are tried after the iproute2 files."""
 
@@ -59,8 +61,10 @@ class DcbBundle(ReadOnlyBackend):
 
     backend = Backend.DCB
     read_only = ("a bundle of dcb outputs is read-only", "apply on the host itself (or --netns) to change DCB")
-    unsupported_reason = ("neither `<if>.apptrust` (`dcb apptrust show dev <if>`) nor an `<if>.mlnx_qos` file (its "
-                          "trust state) is in the bundle")
+    unsupported_reason = (
+        "neither `<if>.apptrust` (`dcb apptrust show dev <if>`) nor an `<if>.mlnx_qos` file (its "
+        "trust state) is in the bundle"
+    )
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.dir = bundle_dir(root)
@@ -123,9 +127,15 @@ class DcbBundle(ReadOnlyBackend):
         tool = self._tool(obj)
         if tool is None:
             want = f"{obj}.{SUFFIX[path]}, " if path in SUFFIX else ""
-            return Reading(object=obj, path=path, present=False, error=(
-                f"{self.dir / (obj + '.' + SUFFIX.get(path, path))} is not in the bundle (looked for {want}"
-                f"{', '.join(f'{obj}.{t}' for t in TOOLS)})"))
+            return Reading(
+                object=obj,
+                path=path,
+                present=False,
+                error=(
+                    f"{self.dir / (obj + '.' + SUFFIX.get(path, path))} is not in the bundle (looked for {want}"
+                    f"{', '.join(f'{obj}.{t}' for t in TOOLS)})"
+                ),
+            )
         if isinstance(tool, Reading):
             return tool.model_copy(update={"path": path})
         source, state = tool
@@ -208,13 +218,23 @@ def _value(path: str, text: str, source: str) -> JsonValue:
         return list(parse_dcb_apptrust(text, source).order)
     if path == "ets":
         ets = parse_dcb_ets(text, source)
-        missing = [k for k, m in (("prio-tc", ets.prio_tc), ("tc-tsa", ets.tc_tsa), ("tc-bw", ets.tc_bw))
-                   if sorted(m) != list(range(8))]
+        missing = [
+            k
+            for k, m in (("prio-tc", ets.prio_tc), ("tc-tsa", ets.tc_tsa), ("tc-bw", ets.tc_bw))
+            if sorted(m) != list(range(8))
+        ]
         if missing:
-            raise TextParseError(source, 1, f"{', '.join(missing)} not given for all 8 entries",
-                                 expected="dcb ets show with prio-tc, tc-tsa and tc-bw for 0-7",
-                                 got=text.strip()[:80])
-        return {"prio_tc": [ets.prio_tc[i] for i in range(8)], "tc_tsa": [ets.tc_tsa[i] for i in range(8)],
-                "tc_bw": [ets.tc_bw[i] for i in range(8)]}
+            raise TextParseError(
+                source,
+                1,
+                f"{', '.join(missing)} not given for all 8 entries",
+                expected="dcb ets show with prio-tc, tc-tsa and tc-bw for 0-7",
+                got=text.strip()[:80],
+            )
+        return {
+            "prio_tc": [ets.prio_tc[i] for i in range(8)],
+            "tc_tsa": [ets.tc_tsa[i] for i in range(8)],
+            "tc_bw": [ets.tc_bw[i] for i in range(8)],
+        }
     app = parse_dcb_app(text, source)
     return {str(d): p for d, p in sorted(app.dscp_prio)}

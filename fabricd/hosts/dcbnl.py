@@ -61,8 +61,14 @@ TSA_ETS = 2
 TSA_VENDOR = 255
 TSA_NAMES = {TSA_STRICT: "strict", TSA_CBS: "cbs", TSA_ETS: "ets", TSA_VENDOR: "vendor"}
 TSA_CODES = {v: k for k, v in TSA_NAMES.items()}
-TRUST_NAMES = {SEL_ETHERTYPE: "ethtype", SEL_STREAM: "stream-port", SEL_DGRAM: "dgram-port", SEL_ANY: "port",
-               SEL_DSCP: "dscp", SEL_PCP: "pcp"}
+TRUST_NAMES = {
+    SEL_ETHERTYPE: "ethtype",
+    SEL_STREAM: "stream-port",
+    SEL_DGRAM: "dgram-port",
+    SEL_ANY: "port",
+    SEL_DSCP: "dscp",
+    SEL_PCP: "pcp",
+}
 TRUST_CODES = {v: k for k, v in TRUST_NAMES.items()}
 
 _PFC = struct.Struct("=BBBxH2x8Q8Q")  # struct ieee_pfc: 136 bytes (u64 arrays 8-aligned)
@@ -86,8 +92,7 @@ class IeeePfc(Model):
     @classmethod
     def decode(cls, data: bytes) -> IeeePfc:
         v = _PFC.unpack_from(data.ljust(_PFC.size, b"\0"))
-        return cls(pfc_cap=v[0], pfc_en=v[1], mbc=v[2], delay=v[3], requests=list(v[4:12]),
-                   indications=list(v[12:20]))
+        return cls(pfc_cap=v[0], pfc_en=v[1], mbc=v[2], delay=v[3], requests=list(v[4:12]), indications=list(v[12:20]))
 
 
 class IeeeEts(Model):
@@ -105,8 +110,15 @@ class IeeeEts(Model):
     reco_prio_tc: list[int] = Field(default_factory=lambda: [0] * 8)
 
     def encode(self) -> bytes:
-        arrays = (self.tc_tx_bw, self.tc_rx_bw, self.tc_tsa, self.prio_tc, self.tc_reco_bw, self.tc_reco_tsa,
-                  self.reco_prio_tc)
+        arrays = (
+            self.tc_tx_bw,
+            self.tc_rx_bw,
+            self.tc_tsa,
+            self.prio_tc,
+            self.tc_reco_bw,
+            self.tc_reco_tsa,
+            self.reco_prio_tc,
+        )
         flat = [x for arr in arrays for x in arr]
         return _ETS.pack(self.willing, self.ets_cap, self.cbs, *flat)
 
@@ -114,8 +126,18 @@ class IeeeEts(Model):
     def decode(cls, data: bytes) -> IeeeEts:
         v = _ETS.unpack_from(data.ljust(_ETS.size, b"\0"))
         arr = [list(v[3 + 8 * i : 11 + 8 * i]) for i in range(7)]
-        return cls(willing=v[0], ets_cap=v[1], cbs=v[2], tc_tx_bw=arr[0], tc_rx_bw=arr[1], tc_tsa=arr[2],
-                   prio_tc=arr[3], tc_reco_bw=arr[4], tc_reco_tsa=arr[5], reco_prio_tc=arr[6])
+        return cls(
+            willing=v[0],
+            ets_cap=v[1],
+            cbs=v[2],
+            tc_tx_bw=arr[0],
+            tc_rx_bw=arr[1],
+            tc_tsa=arr[2],
+            prio_tc=arr[3],
+            tc_reco_bw=arr[4],
+            tc_reco_tsa=arr[5],
+            reco_prio_tc=arr[6],
+        )
 
 
 class DcbApp(Model):
@@ -225,8 +247,9 @@ def _ieee_attrs(ieee: IeeeState) -> list[list[Any]]:
     if ieee.pfc is not None:
         out.append(["DCB_ATTR_IEEE_PFC", ieee.pfc.encode()])
     if ieee.app is not None:
-        out.append(["DCB_ATTR_IEEE_APP_TABLE",
-                    {"attrs": [[_app_entry_type(a.selector), a.encode()] for a in ieee.app]}])
+        out.append(
+            ["DCB_ATTR_IEEE_APP_TABLE", {"attrs": [[_app_entry_type(a.selector), a.encode()] for a in ieee.app]}]
+        )
     if ieee.trust is not None:
         out.append(["DCB_ATTR_DCB_APP_TRUST_TABLE", {"attrs": [[_app_entry_type(s), s] for s in ieee.trust]}])
     return out

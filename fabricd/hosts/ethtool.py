@@ -74,10 +74,19 @@ def write_pause(ifname: str, *, rx: bool, tx: bool, netns: str | None = None) ->
     try:
         tool.set_pause(rx=rx, tx=tx)
     except (NotSupportedError, NoSuchDevice) as exc:
-        raise HostBackendError("ethtool -A", ifname, f"cannot set pause: {type(exc).__name__}",
-                               hint="the device does not support 802.3x pause settings") from exc
+        raise HostBackendError(
+            "ethtool -A",
+            ifname,
+            f"cannot set pause: {type(exc).__name__}",
+            hint="the device does not support 802.3x pause settings",
+        ) from exc
     except OSError as exc:
-        raise HostBackendError("ethtool -A", ifname, exc.strerror or str(exc), errno=exc.errno,
-                               hint="see dmesg; some drivers refuse pause changes while PFC is on") from exc
+        raise HostBackendError(
+            "ethtool -A",
+            ifname,
+            exc.strerror or str(exc),
+            errno=exc.errno,
+            hint="see dmesg; some drivers refuse pause changes while PFC is on",
+        ) from exc
     finally:
         tool.close()

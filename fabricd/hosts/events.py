@@ -36,8 +36,16 @@ RTM_DELLINK = 17
 class DeviceWatcher:
     """Calls ``on_appear(reason)`` when a watched netdev or RDMA device appears again; runs on its own thread."""
 
-    def __init__(self, netdevs: Iterable[str], rdma_devices: Iterable[str], on_appear: Callable[[str], None], *,
-                 netns: str | None = None, root: str | os.PathLike[str] = "/", rdma_poll_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        netdevs: Iterable[str],
+        rdma_devices: Iterable[str],
+        on_appear: Callable[[str], None],
+        *,
+        netns: str | None = None,
+        root: str | os.PathLike[str] = "/",
+        rdma_poll_s: float = 1.0,
+    ) -> None:
         self.netdevs = set(netdevs)
         self.rdma_devices = set(rdma_devices)
         self.on_appear = on_appear

@@ -24,8 +24,9 @@ def is_live(root: str | os.PathLike[str], netns: str | None) -> bool:
     return netns is not None or os.path.realpath(root) == "/"
 
 
-def open_backends(root: str | os.PathLike[str] = "/", netns: str | None = None,
-                  skip: frozenset[str] = frozenset()) -> list[HostBackend]:
+def open_backends(
+    root: str | os.PathLike[str] = "/", netns: str | None = None, skip: frozenset[str] = frozenset()
+) -> list[HostBackend]:
     """The backends in apply order (netlink, dcb, sysfs), without the skipped ones."""
     live = is_live(root, netns)
     out: list[HostBackend] = []

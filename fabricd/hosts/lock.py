@@ -54,9 +54,10 @@ class ApplyLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:  # e.g. a lock file another user (root) created in /run/lock
-            raise FabricdError(f"{self.host}: cannot open the apply lock {self.path}: {exc.strerror}",
-                               hint="run as the user that owns it, or point FABRICD_APPLY_LOCK_DIR at a directory "
-                                    "you can write") from None
+            raise FabricdError(
+                f"{self.host}: cannot open the apply lock {self.path}: {exc.strerror}",
+                hint="run as the user that owns it, or point FABRICD_APPLY_LOCK_DIR at a directory you can write",
+            ) from None
         deadline = time.monotonic() + self.wait_s
         while True:
             try:
@@ -65,8 +66,10 @@ class ApplyLock:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     os.close(fd)
-                    raise LockBusy(f"{self.host}: another applier holds {self.path} ({self.holder()})",
-                                   hint="wait for it to finish; the agent retries at its next reconcile") from None
+                    raise LockBusy(
+                        f"{self.host}: another applier holds {self.path} ({self.holder()})",
+                        hint="wait for it to finish; the agent retries at its next reconcile",
+                    ) from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()} {self.purpose}\n".encode())
@@ -83,6 +86,7 @@ class ApplyLock:
         self.acquire()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.release()

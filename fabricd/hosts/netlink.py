@@ -61,8 +61,13 @@ class NetlinkBackend(HostBackend):
     def _index(self, ifname: str, op: str) -> int:
         idx = self._ip().link_lookup(ifname=ifname)
         if not idx:
-            raise HostBackendError(op, ifname, "no such network interface" + self._where(),
-                                   errno=errno.ENODEV, hint="check the NIC's netdev name in the inventory (`ip link`)")
+            raise HostBackendError(
+                op,
+                ifname,
+                "no such network interface" + self._where(),
+                errno=errno.ENODEV,
+                hint="check the NIC's netdev name in the inventory (`ip link`)",
+            )
         return int(idx[0])
 
     def _where(self) -> str:
@@ -143,8 +148,13 @@ class NetlinkBackend(HostBackend):
             else:
                 raise HostBackendError("write", f"{obj} {path}", "unknown netlink attribute")
         except NetlinkError as exc:
-            raise HostBackendError(f"set {path}", obj + self._where(), f"kernel said: {exc.args[-1]}",
-                                   errno=exc.code, hint=_hint(path, exc.code)) from exc
+            raise HostBackendError(
+                f"set {path}",
+                obj + self._where(),
+                f"kernel said: {exc.args[-1]}",
+                errno=exc.code,
+                hint=_hint(path, exc.code),
+            ) from exc
 
     def _ensure_vlan(self, name: str, parent: str, vid: int) -> None:
         link = self._link(name)
@@ -159,9 +169,9 @@ class NetlinkBackend(HostBackend):
         except NetlinkError as exc:
             if exc.code == errno.EOPNOTSUPP:
                 raise HostBackendError(
-                    "create vlan", f"{name} (802.1Q id {vid} on {parent}{self._where()})",
-                    "the kernel has no 802.1Q VLAN support (CONFIG_VLAN_8021Q / module 8021q): "
-                    "Operation not supported",
+                    "create vlan",
+                    f"{name} (802.1Q id {vid} on {parent}{self._where()})",
+                    "the kernel has no 802.1Q VLAN support (CONFIG_VLAN_8021Q / module 8021q): Operation not supported",
                     errno=exc.code,
                     hint="`modprobe 8021q`, or run with --skip vlan to configure the untagged netdev only",
                 ) from exc
@@ -198,8 +208,9 @@ class NetlinkBackend(HostBackend):
                 return
             self.write(HostStep(backend=self.backend, object=obj, path=path, desired=reading.value, check="restore"))
         except NetlinkError as exc:
-            raise HostBackendError(f"restore {path}", obj + self._where(), f"kernel said: {exc.args[-1]}",
-                                   errno=exc.code) from exc
+            raise HostBackendError(
+                f"restore {path}", obj + self._where(), f"kernel said: {exc.args[-1]}", errno=exc.code
+            ) from exc
 
     def _set_addresses(self, ifname: str, wanted: list[str]) -> None:
         idx = self._index(ifname, "restore addresses")

@@ -23,8 +23,12 @@ NETNS_RUN_DIR = "/var/run/netns"
 def require_netns(name: str) -> None:
     """HostBackendError unless the named network namespace exists."""
     if not os.path.exists(os.path.join(NETNS_RUN_DIR, name)):
-        raise HostBackendError("netns", os.path.join(NETNS_RUN_DIR, name), "no such network namespace",
-                               hint=f"create it with `ip netns add {name}` or drop --netns")
+        raise HostBackendError(
+            "netns",
+            os.path.join(NETNS_RUN_DIR, name),
+            "no such network namespace",
+            hint=f"create it with `ip netns add {name}` or drop --netns",
+        )
 
 
 @contextmanager

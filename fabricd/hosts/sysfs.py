@@ -77,18 +77,30 @@ class SysfsBackend(HostBackend):
     def resolve(self, path: str) -> Path:
         """The file for host path ``path`` under the root; HostBackendError when it leaves the root."""
         if not path.startswith("/") or ".." in Path(path).parts:
-            raise HostBackendError("resolve", path, "refused: only absolute paths without '..' are allowed",
-                                   hint="fabricd only touches /sys/class/... and /sys/kernel/config/...")
+            raise HostBackendError(
+                "resolve",
+                path,
+                "refused: only absolute paths without '..' are allowed",
+                hint="fabricd only touches /sys/class/... and /sys/kernel/config/...",
+            )
         if path != CONFIGFS_MOUNT and not path.startswith(_ALLOWED):
             # a tampered or foreign snapshot (host restore --snapshot) names the paths it writes back
-            raise HostBackendError("resolve", path, f"refused: not under {', '.join(_ALLOWED)}",
-                                   hint="fabricd only touches the NIC files of /sys/class and rdma_cm's configfs; "
-                                   "is this a fabricd host snapshot?")
+            raise HostBackendError(
+                "resolve",
+                path,
+                f"refused: not under {', '.join(_ALLOWED)}",
+                hint="fabricd only touches the NIC files of /sys/class and rdma_cm's configfs; "
+                "is this a fabricd host snapshot?",
+            )
         full = self.root / path.lstrip("/")
         real = os.path.realpath(full)
         if real != self._real_root and not real.startswith(self._real_root.rstrip("/") + "/"):
-            raise HostBackendError("resolve", path, f"refused: resolves to {real}, outside the root {self._real_root}",
-                                   hint="a symlink in the tree points out of --root; fix the tree or the root")
+            raise HostBackendError(
+                "resolve",
+                path,
+                f"refused: resolves to {real}, outside the root {self._real_root}",
+                hint="a symlink in the tree points out of --root; fix the tree or the root",
+            )
         return full
 
     # -- primitives -----------------------------------------------------------------------------------------
@@ -108,8 +120,12 @@ class SysfsBackend(HostBackend):
 
     def applicable(self, step: HostStep, current: Reading) -> bool:
         # traffic_class exists only with MLNX_OFED; elsewhere RDMA-CM's default_roce_tos is the knob
-        return not (step.path.startswith(SYS_IB) and step.path.endswith("/traffic_class") and not current.present
-                    and current.error is None)
+        return not (
+            step.path.startswith(SYS_IB)
+            and step.path.endswith("/traffic_class")
+            and not current.present
+            and current.error is None
+        )
 
     def satisfied(self, step: HostStep, current: Reading) -> bool:
         if not current.present or step.check == COMMIT_CHECK:
@@ -153,13 +169,15 @@ class SysfsBackend(HostBackend):
         try:
             fd = os.open(full, os.O_WRONLY | os.O_TRUNC)
         except OSError as exc:
-            raise HostBackendError("write", path, f"cannot open: {exc.strerror}", errno=exc.errno,
-                                   hint=_hint(path, exc.errno)) from exc
+            raise HostBackendError(
+                "write", path, f"cannot open: {exc.strerror}", errno=exc.errno, hint=_hint(path, exc.errno)
+            ) from exc
         try:
             os.write(fd, data)
         except OSError as exc:
-            raise HostBackendError("write", path, f"{exc.strerror} writing {value!r}", errno=exc.errno,
-                                   hint=_hint(path, exc.errno)) from exc
+            raise HostBackendError(
+                "write", path, f"{exc.strerror} writing {value!r}", errno=exc.errno, hint=_hint(path, exc.errno)
+            ) from exc
         finally:
             os.close(fd)
 
@@ -172,41 +190,64 @@ class SysfsBackend(HostBackend):
         dev = group_path.rsplit("/", 1)[1]
         config = self.resolve(CONFIGFS_MOUNT)
         if self._mount_configfs and not os.path.ismount(config):
-            proc = subprocess.run(["mount", "-t", "configfs", "none", str(config)], capture_output=True, text=True,
-                                  check=False)
+            proc = subprocess.run(
+                ["mount", "-t", "configfs", "none", str(config)], capture_output=True, text=True, check=False
+            )
             if proc.returncode != 0:
-                raise HostBackendError("mount", CONFIGFS_MOUNT, f"cannot mount configfs: {proc.stderr.strip()}",
-                                       hint="mount -t configfs none /sys/kernel/config (needs root)")
+                raise HostBackendError(
+                    "mount",
+                    CONFIGFS_MOUNT,
+                    f"cannot mount configfs: {proc.stderr.strip()}",
+                    hint="mount -t configfs none /sys/kernel/config (needs root)",
+                )
         root = self.resolve(subsystem)
         name = subsystem.rsplit("/", 1)[1]
         if not root.is_dir():
-            hint = ("modprobe rdma_cm (kernel >= 4.11 with CONFIG_CONFIGFS_FS)" if name == "rdma_cm" else
-                    f"the {name} driver in use has no configfs (the vendor's out-of-tree driver has it; see "
-                    "`fabricd docs nics`), or unset the knobs under this NIC's cc:")
-            raise HostBackendError("write", subsystem, f"{name} has no configfs directory", errno=errno.ENOENT,
-                                   hint=hint)
+            hint = (
+                "modprobe rdma_cm (kernel >= 4.11 with CONFIG_CONFIGFS_FS)"
+                if name == "rdma_cm"
+                else f"the {name} driver in use has no configfs (the vendor's out-of-tree driver has it; see "
+                "`fabricd docs nics`), or unset the knobs under this NIC's cc:"
+            )
+            raise HostBackendError(
+                "write", subsystem, f"{name} has no configfs directory", errno=errno.ENOENT, hint=hint
+            )
         group = self.resolve(group_path)
         if not group.is_dir():
             try:
                 group.mkdir()
             except OSError as exc:
-                raise HostBackendError("mkdir", group_path, f"cannot create the group: {exc.strerror}",
-                                       errno=exc.errno, hint=f"is {dev} an RDMA device? see `fabricd gids`") from exc
+                raise HostBackendError(
+                    "mkdir",
+                    group_path,
+                    f"cannot create the group: {exc.strerror}",
+                    errno=exc.errno,
+                    hint=f"is {dev} an RDMA device? see `fabricd gids`",
+                ) from exc
             self.created_groups.append(dev)
         port_dir = Path(os.path.dirname(self.resolve(step.path)))
         if not port_dir.is_dir():
-            raise HostBackendError("write", step.path, f"device {dev} has no such port in {name}",
-                                   errno=errno.ENOENT, hint="check rdma_port in the inventory against `fabricd gids`")
+            raise HostBackendError(
+                "write",
+                step.path,
+                f"device {dev} has no such port in {name}",
+                errno=errno.ENOENT,
+                hint="check rdma_port in the inventory against `fabricd gids`",
+            )
 
 
 def _hint(path: str, code: int | None) -> str:
     if code == errno.ENOENT:
         if "/ecn/" in path:
-            return "this driver exposes no ECN/DCQCN sysfs (MLNX_OFED mlx5 does); install MLNX_OFED/DOCA-OFED or " \
-                   "unset the DCQCN knobs"
+            return (
+                "this driver exposes no ECN/DCQCN sysfs (MLNX_OFED mlx5 does); install MLNX_OFED/DOCA-OFED or "
+                "unset the DCQCN knobs"
+            )
         if "/bnxt_re/" in path or "/irdma/" in path:
-            return "this driver exposes no such configfs knob (Broadcom's/Intel's out-of-tree driver does); " \
-                   "install it or unset the knob under the NIC's cc:"
+            return (
+                "this driver exposes no such configfs knob (Broadcom's/Intel's out-of-tree driver does); "
+                "install it or unset the knob under the NIC's cc:"
+            )
         return "the NIC or file is missing: check the netdev/RDMA device names in the inventory"
     if code in (errno.EROFS, errno.EACCES, errno.EPERM):
         return "run as root on a writable /sys"

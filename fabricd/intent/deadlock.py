@@ -149,8 +149,10 @@ class FailureReport:
     @property
     def method(self) -> str:
         if self.sampled:
-            return (f"a seeded random sample of {self.tried} of {self.total_scenarios} {self.n}-link failures "
-                    f"(seed {self.seed})")
+            return (
+                f"a seeded random sample of {self.tried} of {self.total_scenarios} {self.n}-link failures "
+                f"(seed {self.seed})"
+            )
         return f"all {self.tried} {self.n}-link failures"
 
 
@@ -255,8 +257,9 @@ def _turns(per_class: list[tuple[list[int], list[Block]]], transit: set[int]) ->
                 continue
             for other in members:
                 swap = {rep: other, other: rep}
-                unique.setdefault((swap.get(v, v), frozenset(swap.get(x, x) for x in p),
-                                   frozenset(swap.get(x, x) for x in s)), None)
+                unique.setdefault(
+                    (swap.get(v, v), frozenset(swap.get(x, x) for x in p), frozenset(swap.get(x, x) for x in s)), None
+                )
     return unique
 
 
@@ -392,9 +395,11 @@ def _tarjan(succs: list[list[int]]) -> list[list[int]]:
     return comps
 
 
-def _describe(topo: Topology, channels: list[tuple[int, int]], channel_links: dict[tuple[int, int], list[int]]
-              ) -> Cycle:
+def _describe(
+    topo: Topology, channels: list[tuple[int, int]], channel_links: dict[tuple[int, int], list[int]]
+) -> Cycle:
     """Turn a channel cycle (u0 -> u1, u1 -> u2, ...) into hops with port names (first of parallel links)."""
+
     def ports(ch: tuple[int, int]) -> tuple[int, str, str]:
         k = min(channel_links[ch])
         a, pa, b, pb = topo.links[k]
@@ -412,8 +417,15 @@ def _describe(topo: Topology, channels: list[tuple[int, int]], channel_links: di
     return Cycle(hops=tuple(hops), links=tuple(links))
 
 
-def fail_links(topo: Topology, n: int, *, max_scenarios: int = 2000, seed: int = 0,
-               max_failing: int = 50, progress: Callable[[int, int], None] | None = None) -> FailureReport:
+def fail_links(
+    topo: Topology,
+    n: int,
+    *,
+    max_scenarios: int = 2000,
+    seed: int = 0,
+    max_failing: int = 50,
+    progress: Callable[[int, int], None] | None = None,
+) -> FailureReport:
     """Try N-link failures of switch-to-switch links; report those whose remaining fabric has a cycle.
 
     ``progress(done, total)`` is called after each scenario (the CLI draws a progress bar with it)."""
@@ -439,5 +451,12 @@ def fail_links(topo: Topology, n: int, *, max_scenarios: int = 2000, seed: int =
             failing.append((scenario, report.cycles[0]))
             if len(failing) >= max_failing:
                 break
-    return FailureReport(n=n, candidate_links=len(candidates), total_scenarios=total, tried=tried,
-                         sampled=sampled, seed=seed, failing=tuple(failing))
+    return FailureReport(
+        n=n,
+        candidate_links=len(candidates),
+        total_scenarios=total,
+        tried=tried,
+        sampled=sampled,
+        seed=seed,
+        failing=tuple(failing),
+    )

@@ -103,8 +103,10 @@ class PrerequisiteIntent(Model):
     check: str = Field(description="shell test that is true when the condition holds; empty = not checkable")
     command: str = Field(description="what sets it")
     source: str
-    automatic: bool = Field(description="True when `command` is a verified command the rendered script may run; "
-                            "False when it only names what the operator must do")
+    automatic: bool = Field(
+        description="True when `command` is a verified command the rendered script may run; "
+        "False when it only names what the operator must do"
+    )
 
 
 class NicIntent(Model):
@@ -117,8 +119,9 @@ class NicIntent(Model):
     )
     rdma_port: int = Field(ge=1, le=2, description="RDMA port number, 1-2 (ports/<n> in sysfs and configfs)")
     driver: str = Field(description="kernel driver, e.g. mlx5_core (from `ethtool -i`)")
-    family: str | None = Field(description="NIC profile family (mlx5, ice, bnxt, rxe); None = unknown driver, "
-                               "then only links and DCB are set")
+    family: str | None = Field(
+        description="NIC profile family (mlx5, ice, bnxt, rxe); None = unknown driver, then only links and DCB are set"
+    )
     transport: Transport = Field(description="this NIC's RDMA transport (Nic.transport or policy.transport)")
     dcb: bool = Field(description="whether trust/PFC/ETS/APP are set through DCB netlink on this NIC")
     apptrust: bool = Field(description="whether the driver takes dcb apptrust (else DSCP trust follows the APP table)")
@@ -184,10 +187,13 @@ class NicIntent(Model):
     traffic_class: bool = Field(description="also write MLNX_OFED tc/<port>/traffic_class (optional file)")
     cc_group: str | None = Field(description="configfs group created (mkdir) before the family's cc writes")
     cc_commit: str | None = Field(description="file written with 1 after the cc writes (bnxt_re cc/apply)")
-    writes: list[KnobWrite] = Field(description="the family's CNP, congestion-control enables and parameter writes, "
-                                    "in write order (from the NIC profile)")
-    prerequisites: list[PrerequisiteIntent] = Field(description="conditions the family needs first (checked by the "
-                                                    "rendered script, listed by `host plan`)")
+    writes: list[KnobWrite] = Field(
+        description="the family's CNP, congestion-control enables and parameter writes, "
+        "in write order (from the NIC profile)"
+    )
+    prerequisites: list[PrerequisiteIntent] = Field(
+        description="conditions the family needs first (checked by the rendered script, listed by `host plan`)"
+    )
 
     # --- context for audit -------------------------------------------------------------------------------
     peer: str | None = Field(description="'switch:port' this NIC is cabled to, None if unknown")
@@ -238,8 +244,8 @@ class HostPlan(Model):
     host: str
     steps: list[HostStep] = Field(default_factory=list)
     prerequisites: list[PrerequisiteIntent] = Field(
-        default_factory=list,
-        description="what the NICs' families need first and no backend sets (`fabricd docs nics`)")
+        default_factory=list, description="what the NICs' families need first and no backend sets (`fabricd docs nics`)"
+    )
 
     def for_backend(self, backend: Backend) -> list[HostStep]:
         return [s for s in self.steps if s.backend == backend]
@@ -297,8 +303,11 @@ def _tc_ids(fabric: Fabric, profile: NicProfile | None) -> dict[int, int]:
         return {i: i for i in ids}
     out: dict[int, int] = {}
     if profile.tc_of_class:
-        roles = {"roce": qos.class_of(qos.roce.priority), "cnp": qos.class_of(qos.cnp.priority),
-                 "default": qos.class_of(qos.default_priority)}
+        roles = {
+            "roce": qos.class_of(qos.roce.priority),
+            "cnp": qos.class_of(qos.cnp.priority),
+            "default": qos.class_of(qos.default_priority),
+        }
         for role, tc in roles.items():
             if tc is not None and tc.id not in out and role in profile.tc_of_class:
                 out[tc.id] = profile.tc_of_class[role]
@@ -338,8 +347,13 @@ def _peer_mtu(fabric: Fabric, nic: Nic) -> int | None:
 
 def _write(knob: Knob, nic: Nic, value: int, check: str, prio: int | None = None) -> KnobWrite:
     text = hex(value) if knob.fmt == "hex" else str(value)
-    return KnobWrite(knob=knob.name, path=knob.render_path(nic.netdev, nic.rdma_device, nic.rdma_port, prio),
-                     value=value, text=text, check=check)
+    return KnobWrite(
+        knob=knob.name,
+        path=knob.render_path(nic.netdev, nic.rdma_device, nic.rdma_port, prio),
+        value=value,
+        text=text,
+        check=check,
+    )
 
 
 def _role_writes(nic: Nic, profile: NicProfile, roles: tuple[tuple[str, int], ...], check: str) -> list[KnobWrite]:
@@ -347,8 +361,9 @@ def _role_writes(nic: Nic, profile: NicProfile, roles: tuple[tuple[str, int], ..
     return [_write(knob, nic, value, check) for role, value in roles if (knob := profile.role(role)) is not None]
 
 
-def _param_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transport, *,
-                  roce: bool) -> list[KnobWrite]:
+def _param_writes(
+    fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transport, *, roce: bool
+) -> list[KnobWrite]:
     """The congestion-control parameters at run time: the policy's DCQCN values (RoCE; the NIC's own ``cc`` wins),
     then the NIC's own ``cc``."""
     dcqcn = fabric.policy.dcqcn
@@ -362,16 +377,27 @@ def _param_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Tran
     return out
 
 
-def _cc_writes(fabric: Fabric, nic: Nic, profile: NicProfile, transport: Transport, *, dcqcn_on: bool,
-               np_prios: list[int], rp_prios: list[int]) -> list[KnobWrite]:
+def _cc_writes(
+    fabric: Fabric,
+    nic: Nic,
+    profile: NicProfile,
+    transport: Transport,
+    *,
+    dcqcn_on: bool,
+    np_prios: list[int],
+    rp_prios: list[int],
+) -> list[KnobWrite]:
     """The family's CNP marking, congestion-control enables and parameters, in write order."""
     qos = fabric.policy.qos
     if nic.rdma_device is None or transport == Transport.INFINIBAND:
         return []
     roce = transport in (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
     # RoCE classification knobs of families that keep them beside their CC (bnxt_re cc/roce_dscp, roce_prio)
-    out = _role_writes(nic, profile, (("roce_dscp", qos.roce.dscp), ("roce_prio", qos.roce.priority)),
-                       "HOST-ROCE-TOS") if roce else []
+    out = (
+        _role_writes(nic, profile, (("roce_dscp", qos.roce.dscp), ("roce_prio", qos.roce.priority)), "HOST-ROCE-TOS")
+        if roce
+        else []
+    )
     if not dcqcn_on:
         return out
     if roce:
@@ -391,12 +417,21 @@ def _link_fields(fabric: Fabric, nic: Nic, profile: NicProfile | None, transport
     vlan_netdev = vlan_netdev_name(nic.netdev, nic.vlan) if nic.vlan is not None else None
     pause_ok = profile is None or profile.global_pause
     return {
-        "netdev": nic.netdev, "rdma_device": nic.rdma_device, "rdma_port": nic.rdma_port, "driver": nic.driver,
-        "family": profile.family if profile else None, "transport": transport, "speed": nic.speed,
-        "mtu_bytes": nic.mtu, "vlan_id": nic.vlan, "vlan_netdev": vlan_netdev,
-        "ip_netdev": vlan_netdev or nic.netdev, "address": str(nic.ip) if nic.ip is not None else None,
+        "netdev": nic.netdev,
+        "rdma_device": nic.rdma_device,
+        "rdma_port": nic.rdma_port,
+        "driver": nic.driver,
+        "family": profile.family if profile else None,
+        "transport": transport,
+        "speed": nic.speed,
+        "mtu_bytes": nic.mtu,
+        "vlan_id": nic.vlan,
+        "vlan_netdev": vlan_netdev,
+        "ip_netdev": vlan_netdev or nic.netdev,
+        "address": str(nic.ip) if nic.ip is not None else None,
         "global_pause": False if transport == Transport.ROCE_V2_LOSSLESS and pause_ok else None,
-        "peer": nic.peer, "peer_port_mtu_bytes": _peer_mtu(fabric, nic),
+        "peer": nic.peer,
+        "peer_port_mtu_bytes": _peer_mtu(fabric, nic),
     }
 
 
@@ -408,13 +443,20 @@ def _qos_fields(fabric: Fabric, nic: Nic, profile: NicProfile | None, transport:
     pfc = sorted(set(fabric.policy.pfc.priorities)) if transport == Transport.ROCE_V2_LOSSLESS else []
     return {
         "dcb": transport != Transport.INFINIBAND and (profile is None or profile.dcb),
-        "apptrust": profile is None or profile.apptrust, "trust": qos.trust,
-        "pfc_priorities": pfc, "pfc_mask": sum(1 << p for p in pfc),
-        "prio_tc": prio_tc, "tc_tsa": tsa, "tc_bw_percent": bw, "dscp_to_priority": _app_entries(fabric, profile),
-        "roce_tos": qos.roce.effective_tos, "roce_mode": ROCE_MODE_V2,
+        "apptrust": profile is None or profile.apptrust,
+        "trust": qos.trust,
+        "pfc_priorities": pfc,
+        "pfc_mask": sum(1 << p for p in pfc),
+        "prio_tc": prio_tc,
+        "tc_tsa": tsa,
+        "tc_bw_percent": bw,
+        "dscp_to_priority": _app_entries(fabric, profile),
+        "roce_tos": qos.roce.effective_tos,
+        "roce_mode": ROCE_MODE_V2,
         "rdma_cm": nic.rdma_device is not None and roce and (profile is None or profile.rdma_cm),
         "traffic_class": nic.rdma_device is not None and roce and profile is not None and profile.traffic_class,
-        "roce_dscp": qos.roce.dscp, "roce_priority": qos.roce.priority,
+        "roce_dscp": qos.roce.dscp,
+        "roce_priority": qos.roce.priority,
     }
 
 
@@ -423,8 +465,10 @@ def _cc_commands(nic: Nic, profile: NicProfile | None, writes: list[KnobWrite]) 
     dev = nic.rdma_device if profile and writes else None
     if profile is None or not dev:
         return {"cc_group": None, "cc_commit": None}
-    return {"cc_group": profile.cc_group.format(dev=dev) if profile.cc_group else None,
-            "cc_commit": profile.cc_commit.format(dev=dev, port=nic.rdma_port) if profile.cc_commit else None}
+    return {
+        "cc_group": profile.cc_group.format(dev=dev) if profile.cc_group else None,
+        "cc_commit": profile.cc_commit.format(dev=dev, port=nic.rdma_port) if profile.cc_commit else None,
+    }
 
 
 def _cc_fields(fabric: Fabric, nic: Nic, profile: NicProfile | None, transport: Transport) -> dict[str, Any]:
@@ -438,27 +482,39 @@ def _cc_fields(fabric: Fabric, nic: Nic, profile: NicProfile | None, transport: 
     rp_prios = sorted(set(policy.dcqcn.rp_priorities or [qos.roce.priority])) if on else []
     np_prios = sorted(set(policy.dcqcn.np_priorities or [qos.roce.priority])) if on else []
     mlx5_like = profile is not None and profile.role("np_enable") is not None
-    writes = (_cc_writes(fabric, nic, profile, transport, dcqcn_on=dcqcn_on, np_prios=np_prios, rp_prios=rp_prios)
-              if profile else [])
+    writes = (
+        _cc_writes(fabric, nic, profile, transport, dcqcn_on=dcqcn_on, np_prios=np_prios, rp_prios=rp_prios)
+        if profile
+        else []
+    )
     cnp_on = on and profile is not None and profile.role("cnp_dscp") is not None
     params = dcqcn_on and mlx5_like
     rp_params = policy.dcqcn.rp.model_dump(exclude_none=True) if params else {}
     np_params = policy.dcqcn.np.model_dump(exclude_none=True) if params else {}
     return {
-        "cnp_dscp": qos.cnp.dscp if cnp_on else None, "cnp_802p_prio": qos.cnp.priority if cnp_on else None,
-        "np_priorities": np_prios if mlx5_like else [], "rp_priorities": rp_prios if mlx5_like else [],
+        "cnp_dscp": qos.cnp.dscp if cnp_on else None,
+        "cnp_802p_prio": qos.cnp.priority if cnp_on else None,
+        "np_priorities": np_prios if mlx5_like else [],
+        "rp_priorities": rp_prios if mlx5_like else [],
         "dcqcn_rp": {k: rp_params[k] for k in DCQCN_RP_PARAMS if k in rp_params},
         "dcqcn_np": {k: np_params[k] for k in DCQCN_NP_PARAMS if k in np_params},
-        "writes": writes, **_cc_commands(nic, profile, writes),
+        "writes": writes,
+        **_cc_commands(nic, profile, writes),
     }
 
 
 def _prerequisites(nic: Nic, profile: NicProfile | None, transport: Transport) -> list[PrerequisiteIntent]:
     return [
-        PrerequisiteIntent(object=nic.netdev, what=p.what, check=p.render(p.check, nic.netdev, nic.rdma_device),
-                           command=p.render(p.command, nic.netdev, nic.rdma_device), source=p.source,
-                           automatic=p.verified)
-        for p in (profile.prerequisites if profile else ()) if p.applies_to(transport)
+        PrerequisiteIntent(
+            object=nic.netdev,
+            what=p.what,
+            check=p.render(p.check, nic.netdev, nic.rdma_device),
+            command=p.render(p.command, nic.netdev, nic.rdma_device),
+            source=p.source,
+            automatic=p.verified,
+        )
+        for p in (profile.prerequisites if profile else ())
+        if p.applies_to(transport)
     ]
 
 
@@ -558,15 +614,19 @@ def dcb_steps(nic: NicIntent) -> list[HostStep]:
     a family without DCB (Soft-RoCE) or an InfiniBand port."""
     if not nic.dcb:
         return []
-    trust = [
-        HostStep(
-            backend=Backend.DCB,
-            object=nic.netdev,
-            path="apptrust",
-            desired=["dscp"] if nic.trust == TrustMode.DSCP else ["pcp"],
-            check="HOST-TRUST",
-        )
-    ] if nic.apptrust else []
+    trust = (
+        [
+            HostStep(
+                backend=Backend.DCB,
+                object=nic.netdev,
+                path="apptrust",
+                desired=["dscp"] if nic.trust == TrustMode.DSCP else ["pcp"],
+                check="HOST-TRUST",
+            )
+        ]
+        if nic.apptrust
+        else []
+    )
     return [
         *trust,
         HostStep(backend=Backend.DCB, object=nic.netdev, path="pfc", desired=nic.pfc_mask, check="HOST-PFC"),
@@ -632,8 +692,9 @@ def sysfs_steps(nic: NicIntent) -> list[HostStep]:
         obj = nic.netdev if w.path.startswith(SYS_NET + "/") else (dev or nic.netdev)
         steps.append(HostStep(backend=Backend.SYSFS, object=obj, path=w.path, desired=w.value, check=w.check))
     if nic.cc_commit is not None and nic.writes:
-        steps.append(HostStep(backend=Backend.SYSFS, object=dev or nic.netdev, path=nic.cc_commit, desired=1,
-                              check=COMMIT_CHECK))
+        steps.append(
+            HostStep(backend=Backend.SYSFS, object=dev or nic.netdev, path=nic.cc_commit, desired=1, check=COMMIT_CHECK)
+        )
     return steps
 
 

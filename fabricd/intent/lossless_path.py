@@ -79,8 +79,12 @@ def path_plan(fabric: Fabric) -> PathPlan:
     priority_queue = {p: (tc.id if tc is not None else 0) for p, tc in classes.items()}
     prios = sorted(set(policy.pfc.priorities)) if policy.lossless else []
     lossless = tuple(
-        LosslessPath(priority=p, queue=priority_queue[p], traffic_class=(tc.name if (tc := classes[p]) else "unused"),
-                     priority_group=p)
+        LosslessPath(
+            priority=p,
+            queue=priority_queue[p],
+            traffic_class=(tc.name if (tc := classes[p]) else "unused"),
+            priority_group=p,
+        )
         for p in prios
     )
     cnp = policy.qos.cnp

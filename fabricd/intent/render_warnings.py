@@ -24,8 +24,10 @@ class RenderWarning(Model):
     reason: str = Field(description="why the platform cannot express it")
 
     def render(self) -> str:
-        return f"{self.device} ({self.platform.value}): {self.field}: intended {self.intended}, rendered " \
+        return (
+            f"{self.device} ({self.platform.value}): {self.field}: intended {self.intended}, rendered "
             f"{self.rendered}: {self.reason}"
+        )
 
 
 class WarningSink:

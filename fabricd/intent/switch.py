@@ -184,8 +184,13 @@ class SwitchIntentBase(Model):
 
 def bytes_ecn(profile: EcnProfile, queue: int, warn: Warn) -> EcnIntent:
     """ECN thresholds in bytes, as the policy gives them (SONiC; NVUE after its probability floor)."""
-    return EcnIntent(profile=profile.name, min_threshold=profile.min_bytes, max_threshold=profile.max_bytes,
-                     unit="bytes", probability_percent=profile.max_mark_probability_percent)
+    return EcnIntent(
+        profile=profile.name,
+        min_threshold=profile.min_bytes,
+        max_threshold=profile.max_bytes,
+        unit="bytes",
+        probability_percent=profile.max_mark_probability_percent,
+    )
 
 
 def default_headroom_name(speed: Speed, cable_m: float, mtu: int) -> str:
@@ -304,29 +309,53 @@ def policy_parts(fabric: Fabric, shaping: IntentShaping) -> PolicyParts:
     by_id = {tc.id: tc for tc in qos.traffic_classes}
     dwrr_ids = [tc.id for tc in qos.traffic_classes if tc.scheduler == Scheduler.DWRR]
     raw = {i: by_id[i].weight_percent for i in dwrr_ids}
-    weights = split_percent(dict.fromkeys(raw, 1) if all(w is None for w in raw.values())
-                            else {i: (w if w is not None else 1) for i, w in raw.items()})
+    weights = split_percent(
+        dict.fromkeys(raw, 1)
+        if all(w is None for w in raw.values())
+        else {i: (w if w is not None else 1) for i, w in raw.items()}
+    )
     for i, w in raw.items():
         if w is not None and weights[i] != w:
-            warn(f"queues[{i}].weight_percent", f"{w} %", f"{weights[i]} %",
-                 "DWRR shares are normalised to sum to 100 %")
+            warn(
+                f"queues[{i}].weight_percent", f"{w} %", f"{weights[i]} %", "DWRR shares are normalised to sum to 100 %"
+            )
     top_dwrr = max(dwrr_ids, default=-1)
     queues: list[QueueIntent] = []
     for qid in range(NUM_QUEUES):
         tc = by_id.get(qid)
         prios = sorted(p for p, q in prio_queue.items() if q == qid)
         if tc is None:
-            queues.append(QueueIntent(id=qid, name="unused", priorities=prios, used=False, strict=False, dwrr=False,
-                                      weight_percent=None, round_robin=qid < top_dwrr, lossless=False, ecn=None))
+            queues.append(
+                QueueIntent(
+                    id=qid,
+                    name="unused",
+                    priorities=prios,
+                    used=False,
+                    strict=False,
+                    dwrr=False,
+                    weight_percent=None,
+                    round_robin=qid < top_dwrr,
+                    lossless=False,
+                    ecn=None,
+                )
+            )
             continue
         profile = _ecn_profile_of(fabric, tc)
         dwrr = tc.scheduler == Scheduler.DWRR
-        queues.append(QueueIntent(
-            id=qid, name=tc.name, priorities=prios, used=True, strict=not dwrr, dwrr=dwrr,
-            weight_percent=weights[qid] if dwrr else None, round_robin=dwrr,
-            lossless=any(path.queue == qid for path in plan.lossless),
-            ecn=shaping.ecn(profile, qid, warn) if profile is not None else None,
-        ))
+        queues.append(
+            QueueIntent(
+                id=qid,
+                name=tc.name,
+                priorities=prios,
+                used=True,
+                strict=not dwrr,
+                dwrr=dwrr,
+                weight_percent=weights[qid] if dwrr else None,
+                round_robin=dwrr,
+                lossless=any(path.queue == qid for path in plan.lossless),
+                ecn=shaping.ecn(profile, qid, warn) if profile is not None else None,
+            )
+        )
 
     wd = policy.pfc.watchdog
     watchdog = shaping.watchdog(wd, warn) if lossless and wd.enabled and lossless_prios else None
@@ -403,8 +432,12 @@ def warn_headroom_computed(ports: list[PortIntent], sink: WarningSink, nos: str)
         f"{','.join(names)}: cable {cable_text(c)} m, xoff {xoff} B, xon {xon} B, size {size} B"
         for (c, xoff, xon, size), names in groups.items()
     )
-    sink("ports.headroom", intended, "-",
-         f"{nos} sizes PFC headroom itself; it has no CLI for per-port xoff/xon or cable length")
+    sink(
+        "ports.headroom",
+        intended,
+        "-",
+        f"{nos} sizes PFC headroom itself; it has no CLI for per-port xoff/xon or cable length",
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -448,8 +481,9 @@ class SwitchIntentCore:
             buffers = self.fabric.policy.buffers
             xoff, xon, size = _headroom(speed, cable_m, mtu, buffers.lossless_mtu_bytes, buffers.xon_bytes)
             name = self._shaping_of(platform).headroom_name(speed, cable_m, mtu)
-            got = self._headrooms[key] = HeadroomIntent(profile=name, cable_m=cable_m, xoff_bytes=xoff,
-                                                        xon_bytes=xon, size_bytes=size)
+            got = self._headrooms[key] = HeadroomIntent(
+                profile=name, cable_m=cable_m, xoff_bytes=xoff, xon_bytes=xon, size_bytes=size
+            )
         return got
 
     def _ports(self, switch: Switch, parts: PolicyParts, wd_on: bool, sink: WarningSink) -> list[PortIntent]:
@@ -472,14 +506,28 @@ class SwitchIntentCore:
                 access = untagged[0]
             elif untagged:
                 tagged = sorted(memberships)
-                sink(f"ports[{port.name}].access_vlan", f"untagged VLAN {','.join(map(str, untagged))}",
-                     f"tagged VLANs {','.join(map(str, tagged))}",
-                     "a port carries one untagged VLAN only when it is in no other VLAN")
-            out.append(PortIntent(
-                name=port.name, speed=port.speed, role=port.role, mtu_bytes=port.mtu,
-                pfc_priorities=parts.lossless_priorities, pfc=lossless, watchdog=wd_on, headroom=hr,
-                access_vlan=access, tagged_vlans=tagged, trunk_vlans=range_list(tagged), description=port.description,
-            ))
+                sink(
+                    f"ports[{port.name}].access_vlan",
+                    f"untagged VLAN {','.join(map(str, untagged))}",
+                    f"tagged VLANs {','.join(map(str, tagged))}",
+                    "a port carries one untagged VLAN only when it is in no other VLAN",
+                )
+            out.append(
+                PortIntent(
+                    name=port.name,
+                    speed=port.speed,
+                    role=port.role,
+                    mtu_bytes=port.mtu,
+                    pfc_priorities=parts.lossless_priorities,
+                    pfc=lossless,
+                    watchdog=wd_on,
+                    headroom=hr,
+                    access_vlan=access,
+                    tagged_vlans=tagged,
+                    trunk_vlans=range_list(tagged),
+                    description=port.description,
+                )
+            )
         return out
 
     def _vlan_intents(self, switch: Switch) -> list[VlanIntent]:
@@ -489,8 +537,12 @@ class SwitchIntentCore:
             VlanIntent(
                 id=vid,
                 name=self._vlan_names.get(vid, f"vlan{vid}"),
-                members=[VlanMember(port=p, tagged=t) for p, t in sorted(
-                    members[vid].items(), key=lambda kv: (port_order.get(kv[0], len(port_order)), kv[0]))],
+                members=[
+                    VlanMember(port=p, tagged=t)
+                    for p, t in sorted(
+                        members[vid].items(), key=lambda kv: (port_order.get(kv[0], len(port_order)), kv[0])
+                    )
+                ],
             )
             for vid in sorted(members)
         ]

@@ -40,7 +40,6 @@ Warn = Callable[[str, str, str, str], None]
 """``warn(field, intended, rendered, reason)``."""
 
 
-
 @dataclass(frozen=True)
 class WatchdogMs:
     """A PFC watchdog in ms: what a platform's rendered watchdog does (the inverse codec of a platform pack)."""

@@ -44,28 +44,50 @@ def _size(value: Any, cap: int) -> int:
     return n
 
 
-def _check_defaults_and_groups(data: dict[str, Any], origins: Origins, located: Located,
-                               problems: list[Problem]) -> None:
+def _check_defaults_and_groups(
+    data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem]
+) -> None:
     """``defaults`` holds one mapping per device kind, ``groups`` one mapping per group."""
     defaults_roots = origins.roots.get(("defaults",), [])
     groups_roots = origins.roots.get(("groups",), [])
     for kind, body in data.get("defaults", {}).items():
         if kind not in DEFAULT_KINDS:
-            problems.append(Problem(f"unknown defaults kind {kind!r}", path=f"defaults.{kind}",
-                                    location=first_line(located, defaults_roots, (kind,)),
-                                    expected="one of " + ", ".join(DEFAULT_KINDS), got=repr(kind), code="INV018",
-                                    hint="defaults holds switch:, host:, port: and nic: sections"))
+            problems.append(
+                Problem(
+                    f"unknown defaults kind {kind!r}",
+                    path=f"defaults.{kind}",
+                    location=first_line(located, defaults_roots, (kind,)),
+                    expected="one of " + ", ".join(DEFAULT_KINDS),
+                    got=repr(kind),
+                    code="INV018",
+                    hint="defaults holds switch:, host:, port: and nic: sections",
+                )
+            )
         elif body is not None and not isinstance(body, dict):
-            problems.append(Problem(f"defaults.{kind} must be a mapping", path=f"defaults.{kind}",
-                                    location=first_line(located, defaults_roots, (kind,)),
-                                    expected=f"a mapping of {kind} fields", got=short(body), code="INV018",
-                                    hint=f"write defaults.{kind} as indented 'key: value' lines"))
+            problems.append(
+                Problem(
+                    f"defaults.{kind} must be a mapping",
+                    path=f"defaults.{kind}",
+                    location=first_line(located, defaults_roots, (kind,)),
+                    expected=f"a mapping of {kind} fields",
+                    got=short(body),
+                    code="INV018",
+                    hint=f"write defaults.{kind} as indented 'key: value' lines",
+                )
+            )
     for name, body in data.get("groups", {}).items():
         if not isinstance(body, dict):
-            problems.append(Problem("a group must be a mapping of device fields", path=f"groups.{name}",
-                                    location=first_line(located, groups_roots, (name,)),
-                                    expected="a mapping", got=short(body), code="INV019",
-                                    hint="write the group's shared fields as 'key: value' lines"))
+            problems.append(
+                Problem(
+                    "a group must be a mapping of device fields",
+                    path=f"groups.{name}",
+                    location=first_line(located, groups_roots, (name,)),
+                    expected="a mapping",
+                    got=short(body),
+                    code="INV019",
+                    hint="write the group's shared fields as 'key: value' lines",
+                )
+            )
 
 
 @dataclass(frozen=True)
@@ -96,8 +118,14 @@ class Inheritance:
     """Merge defaults and groups into every device. What the devices inherit counts against ``max_nodes`` too (a
     group holding a large structure, listed by every device, would otherwise multiply it past any file limit)."""
 
-    def __init__(self, data: dict[str, Any], origins: Origins, located: Located, problems: list[Problem],
-                 max_nodes: int = Limits.max_nodes) -> None:
+    def __init__(
+        self,
+        data: dict[str, Any],
+        origins: Origins,
+        located: Located,
+        problems: list[Problem],
+        max_nodes: int = Limits.max_nodes,
+    ) -> None:
         self.data = data
         self.defaults: dict[str, Any] = data.get("defaults", {})
         self.groups: dict[str, Any] = data.get("groups", {})
@@ -127,16 +155,20 @@ class Inheritance:
 
     def _kind_defaults(self, k: _Kind) -> _KindDefaults:
         self.origins.child_defaults[k.child] = (
-            [(*r, k.child_kind) for r in self.defaults_roots] if k.child_kind in self.defaults else [])
+            [(*r, k.child_kind) for r in self.defaults_roots] if k.child_kind in self.defaults else []
+        )
         self.origins.child_kinds[k.child] = k.child_kind
         device = self.defaults.get(k.kind)
         device = device if isinstance(device, dict) else None
         child = self.defaults.get(k.child_kind)
         child = child if isinstance(child, dict) else None
         return _KindDefaults(
-            device=device, device_roots=[(*r, k.kind) for r in self.defaults_roots] if device is not None else [],
-            child=child, device_size=_size(device, self.max_nodes) if device is not None else 0,
-            child_size=_size(child, self.max_nodes) if child is not None else 0)
+            device=device,
+            device_roots=[(*r, k.kind) for r in self.defaults_roots] if device is not None else [],
+            child=child,
+            device_size=_size(device, self.max_nodes) if device is not None else 0,
+            child_size=_size(child, self.max_nodes) if child is not None else 0,
+        )
 
     def _section(self, k: _Kind) -> list[Any] | None:
         kd = self._kind_defaults(k)
@@ -190,18 +222,31 @@ class Inheritance:
         """A group a device lists is a name under ``groups:``; a problem otherwise."""
         where = first_line(self.located, own_roots, ("groups", g_index))
         if not isinstance(g, str):  # never str() it: an aliased structure would expand in the message
-            self.problems.append(Problem("a group name must be text", path=dotted_path(self.data, (k.section, i)) +
-                                         f".groups[{g_index}]", location=where,
-                                         expected="a name under groups:", got=short(g), code="INV020",
-                                         hint="list group names, e.g. groups: [leaf]"))
+            self.problems.append(
+                Problem(
+                    "a group name must be text",
+                    path=dotted_path(self.data, (k.section, i)) + f".groups[{g_index}]",
+                    location=where,
+                    expected="a name under groups:",
+                    got=short(g),
+                    code="INV020",
+                    hint="list group names, e.g. groups: [leaf]",
+                )
+            )
             return False
         if g not in self.groups:
             close = difflib.get_close_matches(str(g), [str(n) for n in self.groups], n=1)
-            self.problems.append(Problem(f"unknown group {g!r}", path=dotted_path(self.data, (k.section, i, "groups",
-                                                                                              g_index)),
-                                         location=where, expected="a name under groups:", got=repr(g),
-                                         code="INV020",
-                                         hint=f"did you mean {close[0]!r}?" if close else "define it under groups:"))
+            self.problems.append(
+                Problem(
+                    f"unknown group {g!r}",
+                    path=dotted_path(self.data, (k.section, i, "groups", g_index)),
+                    location=where,
+                    expected="a name under groups:",
+                    got=repr(g),
+                    code="INV020",
+                    hint=f"did you mean {close[0]!r}?" if close else "define it under groups:",
+                )
+            )
             return False
         return True
 
@@ -212,35 +257,52 @@ class Inheritance:
             return body, None
         own = body[child_kind]
         if own is not None and not isinstance(own, dict):
-            self.problems.append(Problem(f"groups.{g}.{child_kind} must be a mapping", path=f"groups.{g}.{child_kind}",
-                                         location=first_line(self.located, self.groups_roots, (g, child_kind)),
-                                         expected=f"a mapping of {child_kind} fields", got=short(own),
-                                         code="INV018", hint="write it as indented 'key: value' lines"))
+            self.problems.append(
+                Problem(
+                    f"groups.{g}.{child_kind} must be a mapping",
+                    path=f"groups.{g}.{child_kind}",
+                    location=first_line(self.located, self.groups_roots, (g, child_kind)),
+                    expected=f"a mapping of {child_kind} fields",
+                    got=short(own),
+                    code="INV018",
+                    hint="write it as indented 'key: value' lines",
+                )
+            )
             own = None
         return {key: v for key, v in body.items() if key != child_kind}, own
 
     def _group_list_ignored(self, k: _Kind, device: Any, group_list: str) -> None:
         child, kind, child_kind = k.child, k.kind, k.child_kind
-        self.problems.append(Problem(
-            f"group {group_list!r} sets {child}: and {kind} {device!r} its own {child}: the "
-            f"{kind}'s list replaces the group's, so the group's {child} would be ignored",
-            path=f"groups.{group_list}.{child}",
-            location=first_line(self.located, self.groups_roots, (group_list, child)),
-            expected=f"{child_kind} defaults in groups.{group_list}.{child_kind} (a mapping applied to every "
-            f"{child_kind} of the group's members)", got=f"a {child} list", code="INV021",
-            hint=f"move the shared fields to groups.{group_list}.{child_kind}: (e.g. {child_kind}: "
-            f"{{driver: ice}}), or drop the group's {child}: list"))
+        self.problems.append(
+            Problem(
+                f"group {group_list!r} sets {child}: and {kind} {device!r} its own {child}: the "
+                f"{kind}'s list replaces the group's, so the group's {child} would be ignored",
+                path=f"groups.{group_list}.{child}",
+                location=first_line(self.located, self.groups_roots, (group_list, child)),
+                expected=f"{child_kind} defaults in groups.{group_list}.{child_kind} (a mapping applied to every "
+                f"{child_kind} of the group's members)",
+                got=f"a {child} list",
+                code="INV021",
+                hint=f"move the shared fields to groups.{group_list}.{child_kind}: (e.g. {child_kind}: "
+                f"{{driver: ice}}), or drop the group's {child}: list",
+            )
+        )
 
     def _over_limit(self, k: _Kind, i: int, own_roots: list[Loc]) -> None:
         max_nodes = self.max_nodes
-        self.problems.append(Problem(
-            f"with what its devices inherit from defaults and groups, the inventory passes its limit of "
-            f"{max_nodes:,} YAML nodes here", path=dotted_path(self.data, (k.section, i)),
-            location=first_line(self.located, own_roots, ()), code="INV009",
-            expected=f"at most {max_nodes:,} inherited nodes (each device counts the groups it lists)",
-            got=f"more by {k.section}[{i}]",
-            hint="keep large structures out of groups listed by many devices; if the inventory really is "
-            f"this large, raise the limit: FABRICD_INVENTORY_MAX_NODES={max_nodes * 2}"))
+        self.problems.append(
+            Problem(
+                f"with what its devices inherit from defaults and groups, the inventory passes its limit of "
+                f"{max_nodes:,} YAML nodes here",
+                path=dotted_path(self.data, (k.section, i)),
+                location=first_line(self.located, own_roots, ()),
+                code="INV009",
+                expected=f"at most {max_nodes:,} inherited nodes (each device counts the groups it lists)",
+                got=f"more by {k.section}[{i}]",
+                hint="keep large structures out of groups listed by many devices; if the inventory really is "
+                f"this large, raise the limit: FABRICD_INVENTORY_MAX_NODES={max_nodes * 2}",
+            )
+        )
 
 
 def fold_unknown_groups(problems: list[Problem]) -> list[Problem]:
@@ -252,9 +314,14 @@ def fold_unknown_groups(problems: list[Problem]) -> list[Problem]:
     names = list(dict.fromkeys(p.got or "" for p in unknown))
     devices = list(dict.fromkeys(p.path.split(".groups[")[0] for p in unknown))
     shown = ", ".join(devices[:3]) + (f" and {len(devices) - 3} more" if len(devices) > 3 else "")
-    one = Problem(f"no groups defined, but {len(devices)} devices list groups ({shown})", path="groups",
-                  location=unknown[0].location, expected="a groups: mapping defining " + ", ".join(names),
-                  got="no groups: section", code="INV020",
-                  hint="is groups.yml missing? add it (or a groups: section) defining those groups")
+    one = Problem(
+        f"no groups defined, but {len(devices)} devices list groups ({shown})",
+        path="groups",
+        location=unknown[0].location,
+        expected="a groups: mapping defining " + ", ".join(names),
+        got="no groups: section",
+        code="INV020",
+        hint="is groups.yml missing? add it (or a groups: section) defining those groups",
+    )
     rest = [p for p in problems if p.code != "INV020"]
     return [one, *rest]

@@ -94,8 +94,10 @@ def inventory_marker(directory: Path) -> Path | None:
 def _yaml_files(root: Path) -> list[Path]:
     """The YAML files of a directory inventory, sorted, skipping hidden files and directories."""
     return sorted(
-        p for p in root.rglob("*")
-        if p.suffix in YAML_SUFFIXES and p.is_file()
+        p
+        for p in root.rglob("*")
+        if p.suffix in YAML_SUFFIXES
+        and p.is_file()
         and not any(part.startswith(".") for part in p.relative_to(root).parts)
     )
 
@@ -118,29 +120,48 @@ def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
     problems: list[Problem] = []
     located = Located()
     if not root.exists():
-        raise InventoryError([
-            Problem("inventory not found", location=Location(root), expected="a YAML file or a directory",
+        raise InventoryError(
+            [
+                Problem(
+                    "inventory not found",
+                    location=Location(root),
+                    expected="a YAML file or a directory",
                     got="nothing at that path",
                     hint="pass an existing inventory file or directory; `fabricd init DIR` writes a starting one",
-                    code="INV010")
-        ])
+                    code="INV010",
+                )
+            ]
+        )
     if root.is_dir():
         files = _yaml_files(root)
         escaping = _outside_links(root, files)
         if escaping:
-            raise InventoryError([
-                Problem("a symbolic link in the inventory leads outside its directory", location=Location(f),
-                        expected=f"a file inside {root}", got="a link to a file elsewhere (not read)",
+            raise InventoryError(
+                [
+                    Problem(
+                        "a symbolic link in the inventory leads outside its directory",
+                        location=Location(f),
+                        expected=f"a file inside {root}",
+                        got="a link to a file elsewhere (not read)",
                         hint="copy the file into the inventory, or pass the file itself as the inventory",
-                        code="INV007")
-                for f in escaping
-            ])
+                        code="INV007",
+                    )
+                    for f in escaping
+                ]
+            )
         if not files:
-            raise InventoryError([
-                Problem("no YAML files in the inventory directory", location=Location(root),
-                        expected="one or more *.yml or *.yaml files", got="none",
-                        hint="add fabric.yml, or write a starting inventory with `fabricd init DIR`", code="INV011")
-            ])
+            raise InventoryError(
+                [
+                    Problem(
+                        "no YAML files in the inventory directory",
+                        location=Location(root),
+                        expected="one or more *.yml or *.yaml files",
+                        got="none",
+                        hint="add fabric.yml, or write a starting inventory with `fabricd init DIR`",
+                        code="INV011",
+                    )
+                ]
+            )
     else:
         files = [root]
 
@@ -151,16 +172,28 @@ def load_inventory(path: Path | str, limits: Limits | None = None) -> Inventory:
         doc = load_located(file, located, problems, prefix, budget)
         if doc is None:
             if len(problems) == before:
-                problems.append(Problem("file is empty", location=Location(file), code="INV012",
-                                        expected="a mapping of inventory sections", got="nothing",
-                                        hint=f"add sections such as {', '.join(TOP_LEVEL_KEYS[2:])}"))
+                problems.append(
+                    Problem(
+                        "file is empty",
+                        location=Location(file),
+                        code="INV012",
+                        expected="a mapping of inventory sections",
+                        got="nothing",
+                        hint=f"add sections such as {', '.join(TOP_LEVEL_KEYS[2:])}",
+                    )
+                )
             continue
         if not isinstance(doc, dict):
-            problems.append(Problem("the top level must be a mapping",
-                                    location=located.where(prefix) or Location(file),
-                                    expected="keys such as policy:, switches:, hosts:",
-                                    got=short(doc), code="INV013",
-                                    hint="start the file with section keys, not a list or a scalar"))
+            problems.append(
+                Problem(
+                    "the top level must be a mapping",
+                    location=located.where(prefix) or Location(file),
+                    expected="keys such as policy:, switches:, hosts:",
+                    got=short(doc),
+                    code="INV013",
+                    hint="start the file with section keys, not a list or a scalar",
+                )
+            )
             continue
         docs.append((prefix, doc))
 
@@ -191,10 +224,17 @@ def _combine(
             where = located.get((*prefix, key))
             if key not in TOP_LEVEL_KEYS:
                 close = difflib.get_close_matches(str(key), TOP_LEVEL_KEYS, n=1)
-                problems.append(Problem(f"unknown top-level key {key!r}", path=str(key), location=where,
-                                        expected="one of " + ", ".join(TOP_LEVEL_KEYS), got=repr(key),
-                                        hint=f"did you mean {close[0]!r}?" if close else "remove it",
-                                        code="INV014"))
+                problems.append(
+                    Problem(
+                        f"unknown top-level key {key!r}",
+                        path=str(key),
+                        location=where,
+                        expected="one of " + ", ".join(TOP_LEVEL_KEYS),
+                        got=repr(key),
+                        hint=f"did you mean {close[0]!r}?" if close else "remove it",
+                        code="INV014",
+                    )
+                )
                 continue
             if key in LIST_SECTIONS or key in MAP_SECTIONS:
                 if value is None:
@@ -210,16 +250,24 @@ def _combine(
                     roots[(key, base + j)] = [(*prefix, key, j)]
                 items.extend(value)
             elif key in MAP_SECTIONS:
-                _merge_section(data.setdefault(key, {}), value, (key,), (*prefix, key), located=located,
-                               problems=problems)
+                _merge_section(
+                    data.setdefault(key, {}), value, (key,), (*prefix, key), located=located, problems=problems
+                )
                 roots.setdefault((key,), []).append((*prefix, key))
             else:
                 if key in data:
                     first = roots[(key,)][0]
-                    problems.append(Problem(f"{key!r} is set in more than one file", path=key, location=where,
-                                            expected="one value",
-                                            got=f"a second one (first in {located.file_of(first)})",
-                                            code="INV017", hint="keep it in one file"))
+                    problems.append(
+                        Problem(
+                            f"{key!r} is set in more than one file",
+                            path=key,
+                            location=where,
+                            expected="one value",
+                            got=f"a second one (first in {located.file_of(first)})",
+                            code="INV017",
+                            hint="keep it in one file",
+                        )
+                    )
                     continue
                 data[key] = value
                 roots[(key,)] = [(*prefix, key)]
@@ -227,10 +275,13 @@ def _combine(
 
 
 _SHAPES: dict[str, tuple[type, str, str, str, str]] = {
-    **dict.fromkeys(LIST_SECTIONS, (list, "a list", "a YAML list (- name: ...)", "INV015",
-                                    "write each entry of {key} as '- ...'")),
-    **dict.fromkeys(MAP_SECTIONS, (dict, "a mapping", "a YAML mapping (key: value)", "INV016",
-                                   "write {key} as indented 'key: value' lines")),
+    **dict.fromkeys(
+        LIST_SECTIONS, (list, "a list", "a YAML list (- name: ...)", "INV015", "write each entry of {key} as '- ...'")
+    ),
+    **dict.fromkeys(
+        MAP_SECTIONS,
+        (dict, "a mapping", "a YAML mapping (key: value)", "INV016", "write {key} as indented 'key: value' lines"),
+    ),
 }
 """Section -> (the YAML type it must be, its name, expected, problem code, hint)."""
 
@@ -240,8 +291,15 @@ def _wrong_shape(key: str, value: Any, where: Location | None) -> Problem | None
     shape, what, expected, code, hint = _SHAPES[key]
     if isinstance(value, shape):
         return None
-    return Problem(f"{key} must be {what}", path=key, location=where, expected=expected, got=short(value), code=code,
-                   hint=hint.format(key=key))
+    return Problem(
+        f"{key} must be {what}",
+        path=key,
+        location=where,
+        expected=expected,
+        got=short(value),
+        code=code,
+        hint=hint.format(key=key),
+    )
 
 
 def _merge_section(
@@ -252,15 +310,23 @@ def _merge_section(
             if isinstance(into[key], dict) and isinstance(value, dict):
                 _merge_section(into[key], value, (*loc, key), (*src, key), located=located, problems=problems)
                 continue
-            problems.append(Problem(f"{dotted_path({}, (*loc, key))} is defined in more than one file",
-                                    path=dotted_path({}, (*loc, key)), location=located.get((*src, key)),
-                                    expected="one definition", got="a second one", code="INV017",
-                                    hint="keep one definition, or split the section by different keys"))
+            problems.append(
+                Problem(
+                    f"{dotted_path({}, (*loc, key))} is defined in more than one file",
+                    path=dotted_path({}, (*loc, key)),
+                    location=located.get((*src, key)),
+                    expected="one definition",
+                    got="a second one",
+                    code="INV017",
+                    hint="keep one definition, or split the section by different keys",
+                )
+            )
             continue
         into[key] = value
 
 
 # --- paths and pydantic errors ----------------------------------------------------------------------------------
+
 
 def _model_at(loc: Loc) -> type[BaseModel] | None:
     """The pydantic model class that owns the mapping at ``loc`` (for 'did you mean' hints)."""
@@ -307,16 +373,22 @@ def _validation_problems(
             hint = f"did you mean {close[0]!r}?" if close else "remove it (see `fabricd schema`)"
             if key in ("nic", "port") and model is not None and f"{key}s" in model.model_fields:
                 # the plural is a list of this device's own NICs/ports: defaults for them go elsewhere
-                hint = (f"{key} defaults go in defaults.{key} or a group's {key}: mapping; this device's own "
-                        f"{key}s are its {key}s: list")
+                hint = (
+                    f"{key} defaults go in defaults.{key} or a group's {key}: mapping; this device's own "
+                    f"{key}s are its {key}s: list"
+                )
         elif etype == "missing":
             message = f"missing required key {loc[-1]!r}"
             expected = f"a value for {loc[-1]!r}"
             got = "nothing"
             hint = f"add {loc[-1]}: ... (see `fabricd schema`)"
         elif etype in ("less_than_equal", "greater_than_equal", "less_than", "greater_than"):
-            bound = {"less_than_equal": "<= {le}", "greater_than_equal": ">= {ge}", "less_than": "< {lt}",
-                     "greater_than": "> {gt}"}[etype].format(**ctx)
+            bound = {
+                "less_than_equal": "<= {le}",
+                "greater_than_equal": ">= {ge}",
+                "less_than": "< {lt}",
+                "greater_than": "> {gt}",
+            }[etype].format(**ctx)
             message = "value out of range"
             expected = bound
             hint = "use a value in the documented range (see `fabricd schema`)"
@@ -335,8 +407,17 @@ def _validation_problems(
             expected = _expected_for(etype, ctx)
             hint = "fix the value (see `fabricd schema` for the field's type and range)"
         where = locate(located, origins, loc) or Location(root)
-        problems.append(Problem(message, path=dotted_path(data, loc), location=where,
-                                expected=expected, got=got, hint=hint, code="INV100"))
+        problems.append(
+            Problem(
+                message,
+                path=dotted_path(data, loc),
+                location=where,
+                expected=expected,
+                got=got,
+                hint=hint,
+                code="INV100",
+            )
+        )
     problems.sort(key=lambda p: (str(p.location.file) if p.location else "", p.location.line if p.location else 0))
     return problems
 

@@ -59,13 +59,18 @@ def parse_shard(text: str, *, option: str = "shard") -> Shard:
     """``K/N`` (0 <= K < N) -> :class:`Shard`; anything else is a :class:`UsageError` about the setting ``option``."""
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if m is None:
-        raise UsageError(f"{text!r}: expected K/N (this replica's shard K of N, K from 0)", option=option,
-                         hint="e.g. 0/2 and 1/2 on two replicas")
+        raise UsageError(
+            f"{text!r}: expected K/N (this replica's shard K of N, K from 0)",
+            option=option,
+            hint="e.g. 0/2 and 1/2 on two replicas",
+        )
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1 or index >= count:
-        raise UsageError(f"{text!r}: K must be in 0..N-1 and N at least 1; got K={index}, N={count}", option=option,
-                         hint=f"the shards of N={max(count, 1)} are 0/{max(count, 1)} .. "
-                              f"{max(count, 1) - 1}/{max(count, 1)}")
+        raise UsageError(
+            f"{text!r}: K must be in 0..N-1 and N at least 1; got K={index}, N={count}",
+            option=option,
+            hint=f"the shards of N={max(count, 1)} are 0/{max(count, 1)} .. {max(count, 1) - 1}/{max(count, 1)}",
+        )
     return Shard(index, count)
 
 
@@ -74,14 +79,23 @@ def shard_from_hostname(count: int, hostname: str, *, option: str = "shard_from_
     (``fabricd-switches-1`` -> 1). A hostname without ``-<number>`` at its end, or an ordinal >= ``count`` (more
     replicas than shards), is a :class:`UsageError`."""
     if count < 1:
-        raise UsageError(f"{count}: the number of shards must be at least 1", option=option,
-                         hint="give the StatefulSet's replicas, e.g. 2")
+        raise UsageError(
+            f"{count}: the number of shards must be at least 1",
+            option=option,
+            hint="give the StatefulSet's replicas, e.g. 2",
+        )
     m = _ORDINAL.search(hostname)
     if m is None:
-        raise UsageError(f"{count}: hostname {hostname!r} does not end in -<ordinal>", option=option,
-                         hint="run it in a StatefulSet pod (name-0, name-1, ...) or give the shard as K/N instead")
+        raise UsageError(
+            f"{count}: hostname {hostname!r} does not end in -<ordinal>",
+            option=option,
+            hint="run it in a StatefulSet pod (name-0, name-1, ...) or give the shard as K/N instead",
+        )
     index = int(m.group(1))
     if index >= count:
-        raise UsageError(f"{count}: hostname {hostname!r} is ordinal {index}, not below {count} shards",
-                         option=option, hint="set it to the StatefulSet's replicas (FABRICD_SHARD_FROM_HOSTNAME)")
+        raise UsageError(
+            f"{count}: hostname {hostname!r} is ordinal {index}, not below {count} shards",
+            option=option,
+            hint="set it to the StatefulSet's replicas (FABRICD_SHARD_FROM_HOSTNAME)",
+        )
     return Shard(index, count)

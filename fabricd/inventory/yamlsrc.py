@@ -79,8 +79,10 @@ class Budget:
 
 
 def _limit_hint(var: str, value: int) -> str:
-    return (f"if the inventory really is this large, raise the limit: {var}={value * 2} (the default is "
-            f"{MAX_BYTES if var.endswith('BYTES') else MAX_NODES}); otherwise look for an alias repeated many times")
+    return (
+        f"if the inventory really is this large, raise the limit: {var}={value * 2} (the default is "
+        f"{MAX_BYTES if var.endswith('BYTES') else MAX_NODES}); otherwise look for an alias repeated many times"
+    )
 
 
 class TooLargeError(Exception):
@@ -167,8 +169,16 @@ class _Builder:
     """Builds plain data straight from libyaml's event stream (no node tree), recording the line of every
     mapping key and sequence item, and reporting duplicate keys, merge keys and collection tags as problems."""
 
-    def __init__(self, file: str, out: Located, loader: Any, problems: list[Problem], *, nodes: int = 0,
-                 max_nodes: int = MAX_NODES) -> None:
+    def __init__(
+        self,
+        file: str,
+        out: Located,
+        loader: Any,
+        problems: list[Problem],
+        *,
+        nodes: int = 0,
+        max_nodes: int = MAX_NODES,
+    ) -> None:
         self.file = file
         self.lines = out.lines
         self.loader = loader
@@ -189,8 +199,11 @@ class _Builder:
             line = event.start_mark.line + 1
             if type(event) is _ALIAS_EV and event.anchor is not None:
                 size = self.sizes.get(event.anchor, 0)
-                raise TooLargeError(line, f"the alias *{event.anchor} repeats {size:,} nodes (anchor "
-                                          f"&{event.anchor}), which takes the inventory past")
+                raise TooLargeError(
+                    line,
+                    f"the alias *{event.anchor} repeats {size:,} nodes (anchor "
+                    f"&{event.anchor}), which takes the inventory past",
+                )
             raise TooLargeError(line, "the inventory passes")
 
     def document(self, prefix: Loc) -> Any:
@@ -207,8 +220,11 @@ class _Builder:
         event = nxt()
         if type(event) is not _STREAM_END:
             raise yaml.composer.ComposerError(
-                None, None, "expected a single document in the stream, but found another document (---)",
-                event.start_mark)
+                None,
+                None,
+                "expected a single document in the stream, but found another document (---)",
+                event.start_mark,
+            )
         return value
 
     def scalar(self, event: Any) -> Any:
@@ -226,8 +242,11 @@ class _Builder:
         except (KeyError, AttributeError, IndexError, ValueError, TypeError) as exc:
             # PyYAML's constructors fail this way on an explicitly tagged bad value (!!bool 'x', !!timestamp x)
             raise yaml.constructor.ConstructorError(
-                None, None, f"{value!r} is not a valid {tag.rsplit(':', 1)[-1]} ({type(exc).__name__})",
-                event.start_mark) from None
+                None,
+                None,
+                f"{value!r} is not a valid {tag.rsplit(':', 1)[-1]} ({type(exc).__name__})",
+                event.start_mark,
+            ) from None
 
     def _anchor(self, event: Any, value: Any) -> Any:
         if event.anchor is not None:
@@ -236,10 +255,17 @@ class _Builder:
 
     def _check_tag(self, event: Any, default: str, loc: Loc) -> None:
         if event.tag is not None and event.tag not in ("!", default):
-            self.problems.append(Problem(
-                f"YAML tag {event.tag} is not supported", path=_dotted(loc),
-                location=Location(self.file, event.start_mark.line + 1), expected="a plain mapping, list or scalar",
-                got=str(event.tag), hint="remove the tag", code="INV006"))
+            self.problems.append(
+                Problem(
+                    f"YAML tag {event.tag} is not supported",
+                    path=_dotted(loc),
+                    location=Location(self.file, event.start_mark.line + 1),
+                    expected="a plain mapping, list or scalar",
+                    got=str(event.tag),
+                    hint="remove the tag",
+                    code="INV006",
+                )
+            )
 
     def _skip(self, event: Any) -> Any:
         """Consume (and build, without recording lines) a value that is not kept in the result."""
@@ -260,16 +286,21 @@ class _Builder:
         if cls is _ALIAS_EV:
             name = event.anchor
             if name in self.open:
-                self.problems.append(Problem(
-                    f"the alias *{name} is inside the node its anchor &{name} (line {self.open[name]}) names: a "
-                    "cycle", path=_dotted(loc), location=Location(self.file, event.start_mark.line + 1),
-                    expected="an alias to a finished node", got=f"*{name} within &{name}",
-                    hint=f"write the value out, or move &{name} to a node that does not contain *{name}",
-                    code="INV022"))
+                self.problems.append(
+                    Problem(
+                        f"the alias *{name} is inside the node its anchor &{name} (line {self.open[name]}) names: a "
+                        "cycle",
+                        path=_dotted(loc),
+                        location=Location(self.file, event.start_mark.line + 1),
+                        expected="an alias to a finished node",
+                        got=f"*{name} within &{name}",
+                        hint=f"write the value out, or move &{name} to a node that does not contain *{name}",
+                        code="INV022",
+                    )
+                )
                 return None
             if name not in self.anchors:
-                raise yaml.composer.ComposerError(
-                    None, None, f"found undefined alias {name!r}", event.start_mark)
+                raise yaml.composer.ComposerError(None, None, f"found undefined alias {name!r}", event.start_mark)
             self._count(self.sizes.get(name, 1), event)
             return self.anchors[name]
         anchor = event.anchor
@@ -361,30 +392,53 @@ class _Builder:
                 lines[child] = key_line
 
     def _merge_key(self, value_event: Any, loc: Loc, key_line: int) -> None:
-        self.problems.append(Problem(
-            "YAML merge keys (<<) are not supported", path=_dotted(loc),
-            location=Location(self.file, key_line), expected="plain keys", got="<<",
-            hint="use defaults: or groups: for inheritance", code="INV001"))
+        self.problems.append(
+            Problem(
+                "YAML merge keys (<<) are not supported",
+                path=_dotted(loc),
+                location=Location(self.file, key_line),
+                expected="plain keys",
+                got="<<",
+                hint="use defaults: or groups: for inheritance",
+                code="INV001",
+            )
+        )
         self._skip(value_event)
 
     def _complex_key(self, key_event: Any, loc: Loc, key_line: int) -> None:
         """A complex key ("? [a, b]", or an alias): refused unread, never turned into text."""
-        kind = f"the alias *{key_event.anchor}" if type(key_event) is _ALIAS_EV else (
-            "a list" if type(key_event) is _SEQ_START else "a mapping")
-        self.problems.append(Problem(
-            "a mapping key must be a plain scalar", path=_dotted(loc), location=Location(self.file, key_line),
-            expected="a name, number or quoted string as the key", got=kind,
-            hint="write the key as text (a complex '? ' key or an alias as a key has no meaning here)",
-            code="INV008"))
+        kind = (
+            f"the alias *{key_event.anchor}"
+            if type(key_event) is _ALIAS_EV
+            else ("a list" if type(key_event) is _SEQ_START else "a mapping")
+        )
+        self.problems.append(
+            Problem(
+                "a mapping key must be a plain scalar",
+                path=_dotted(loc),
+                location=Location(self.file, key_line),
+                expected="a name, number or quoted string as the key",
+                got=kind,
+                hint="write the key as text (a complex '? ' key or an alias as a key has no meaning here)",
+                code="INV008",
+            )
+        )
         self._discard(key_event)
         self._skip(self.next())
 
     def _duplicate_key(self, value_event: Any, child: Loc, key: Any, key_line: int) -> None:
         first = self.lines.get(child, 0)
-        self.problems.append(Problem(
-            f"duplicate key {key!r}", path=_dotted(child), location=Location(self.file, key_line),
-            expected="each key once per mapping", got=f"{key!r} again (first at line {first})",
-            hint="remove or merge the repeated key", code="INV002"))
+        self.problems.append(
+            Problem(
+                f"duplicate key {key!r}",
+                path=_dotted(child),
+                location=Location(self.file, key_line),
+                expected="each key once per mapping",
+                got=f"{key!r} again (first at line {first})",
+                hint="remove or merge the repeated key",
+                code="INV002",
+            )
+        )
         self._skip(value_event)
 
 
@@ -393,9 +447,16 @@ def _read_text(path: Path, problems: list[Problem], budget: Budget) -> str | Non
     the inventory past its byte limit, is not UTF-8 or cannot be read."""
     file = str(path)
     if path.exists() and not path.is_file():  # a FIFO would block the read forever, a device never end
-        problems.append(Problem("not a regular file", location=Location(file), code="INV004",
-                                expected="a YAML file", got="a FIFO, device or other special file",
-                                hint="give the inventory file or directory itself"))
+        problems.append(
+            Problem(
+                "not a regular file",
+                location=Location(file),
+                code="INV004",
+                expected="a YAML file",
+                got="a FIFO, device or other special file",
+                hint="give the inventory file or directory itself",
+            )
+        )
         return None
     try:
         size = path.stat().st_size
@@ -403,27 +464,48 @@ def _read_text(path: Path, problems: list[Problem], budget: Budget) -> str | Non
         size = 0  # the read below reports it
     max_bytes = budget.limits.max_bytes
     if budget.bytes + size > max_bytes:
-        problems.append(Problem(
-            "the inventory is too large to read", location=Location(file), code="INV009",
-            expected=f"at most {max_bytes:,} bytes of YAML in all files together",
-            got=f"{budget.bytes + size:,} bytes with this file ({size:,}); not read",
-            hint=_limit_hint("FABRICD_INVENTORY_MAX_BYTES", max_bytes)))
+        problems.append(
+            Problem(
+                "the inventory is too large to read",
+                location=Location(file),
+                code="INV009",
+                expected=f"at most {max_bytes:,} bytes of YAML in all files together",
+                got=f"{budget.bytes + size:,} bytes with this file ({size:,}); not read",
+                hint=_limit_hint("FABRICD_INVENTORY_MAX_BYTES", max_bytes),
+            )
+        )
         return None
     budget.bytes += size
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        problems.append(Problem("file is not UTF-8 text", location=Location(file), expected="UTF-8 text",
-                                got=str(exc.reason), code="INV003", hint="save the inventory as UTF-8"))
+        problems.append(
+            Problem(
+                "file is not UTF-8 text",
+                location=Location(file),
+                expected="UTF-8 text",
+                got=str(exc.reason),
+                code="INV003",
+                hint="save the inventory as UTF-8",
+            )
+        )
     except OSError as exc:
-        problems.append(Problem(f"cannot read file: {exc.strerror}", location=Location(file), code="INV004",
-                                expected="a readable file", got=str(exc.strerror),
-                                hint="check the path and its permissions"))
+        problems.append(
+            Problem(
+                f"cannot read file: {exc.strerror}",
+                location=Location(file),
+                code="INV004",
+                expected="a readable file",
+                got=str(exc.strerror),
+                hint="check the path and its permissions",
+            )
+        )
     return None
 
 
-def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc = (),
-                 budget: Budget | None = None) -> Any:
+def load_located(
+    path: Path, out: Located, problems: list[Problem], prefix: Loc = (), budget: Budget | None = None
+) -> Any:
     """Parse one YAML file into plain data, recording lines under ``prefix``. Syntax errors become problems, and so
     does a file that would take ``budget`` past its limits (it is then not read, or not read further)."""
     file = str(path)
@@ -436,29 +518,51 @@ def load_located(path: Path, out: Located, problems: list[Problem], prefix: Loc 
     try:
         return builder.document(prefix)
     except TooLargeError as exc:
-        problems.append(Problem(
-            f"{exc.what} its limit of {budget.limits.max_nodes:,} YAML nodes; the rest of the file is not read",
-            location=Location(file, exc.line), code="INV009",
-            expected=f"at most {budget.limits.max_nodes:,} nodes (scalars, lists and mappings, aliases counted as "
-                     "what they repeat) in all files together", got=f"more, by line {exc.line}",
-            hint=_limit_hint("FABRICD_INVENTORY_MAX_NODES", budget.limits.max_nodes)))
+        problems.append(
+            Problem(
+                f"{exc.what} its limit of {budget.limits.max_nodes:,} YAML nodes; the rest of the file is not read",
+                location=Location(file, exc.line),
+                code="INV009",
+                expected=f"at most {budget.limits.max_nodes:,} nodes (scalars, lists and mappings, aliases counted as "
+                "what they repeat) in all files together",
+                got=f"more, by line {exc.line}",
+                hint=_limit_hint("FABRICD_INVENTORY_MAX_NODES", budget.limits.max_nodes),
+            )
+        )
         return None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
         col = f", column {mark.column + 1}" if mark is not None else ""
         what = exc.problem or exc.context or "invalid YAML"
-        problems.append(Problem(
-            f"YAML syntax error{col}: {what}", location=Location(file, line), code="INV005",
-            hint="fix the YAML syntax (indentation, a missing ':' or an unclosed quote or bracket)"))
+        problems.append(
+            Problem(
+                f"YAML syntax error{col}: {what}",
+                location=Location(file, line),
+                code="INV005",
+                hint="fix the YAML syntax (indentation, a missing ':' or an unclosed quote or bracket)",
+            )
+        )
         return None
     except yaml.YAMLError as exc:
-        problems.append(Problem(f"YAML error: {' '.join(str(exc).split())}", location=Location(file),
-                                code="INV005", hint="fix the YAML syntax"))
+        problems.append(
+            Problem(
+                f"YAML error: {' '.join(str(exc).split())}",
+                location=Location(file),
+                code="INV005",
+                hint="fix the YAML syntax",
+            )
+        )
         return None
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-        problems.append(Problem(f"unreadable YAML value: {' '.join(str(exc).split())}", location=Location(file),
-                                code="INV005", hint="fix the YAML value"))
+        problems.append(
+            Problem(
+                f"unreadable YAML value: {' '.join(str(exc).split())}",
+                location=Location(file),
+                code="INV005",
+                hint="fix the YAML value",
+            )
+        )
         return None
     finally:
         budget.nodes = builder.nodes

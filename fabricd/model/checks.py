@@ -53,12 +53,29 @@ class CheckSpec:
     fixes: tuple[Fix, ...] = ()
     why: str = ""
 
-    def finding(self, *, obj: str, path: str = "", message: str, expected: JsonValue = None,
-                got: JsonValue = None, hint: str | None = None, fixes: Iterable[Fix] | None = None) -> Finding:
+    def finding(
+        self,
+        *,
+        obj: str,
+        path: str = "",
+        message: str,
+        expected: JsonValue = None,
+        got: JsonValue = None,
+        hint: str | None = None,
+        fixes: Iterable[Fix] | None = None,
+    ) -> Finding:
         """A finding of this check: the spec's severity, hint and fixes unless given."""
-        return Finding(code=self.code, severity=self.severity, object=obj, path=path, message=message,
-                       expected=expected, got=got, hint=self.hint if hint is None else hint,
-                       fixes=list(self.fixes if fixes is None else fixes))
+        return Finding(
+            code=self.code,
+            severity=self.severity,
+            object=obj,
+            path=path,
+            message=message,
+            expected=expected,
+            got=got,
+            hint=self.hint if hint is None else hint,
+            fixes=list(self.fixes if fixes is None else fixes),
+        )
 
 
 S = TypeVar("S", bound=CheckSpec)
@@ -69,8 +86,7 @@ def by_code(*groups: Iterable[S]) -> dict[str, S]:
     out: dict[str, S] = {}
     for spec in (s for g in groups for s in g):
         if spec.code in out:
-            raise ValueError(f"check code {spec.code} is declared twice ({out[spec.code].title!r} and "
-                             f"{spec.title!r})")
+            raise ValueError(f"check code {spec.code} is declared twice ({out[spec.code].title!r} and {spec.title!r})")
         out[spec.code] = spec
     return out
 
@@ -87,16 +103,19 @@ class Finding(Model):
 
     code: str = Field(description="check code, e.g. HOST-PFC or FAB013")
     severity: Severity = Severity.ERROR
-    object: str = Field(default="", description="interface, RDMA device, switch, cable, capability or dotted "
-                        "inventory path the finding is about")
-    path: str = Field(default="", description="sysfs path, link attribute, DCB object, LLDP, or the inventory "
-                      "field")
+    object: str = Field(
+        default="",
+        description="interface, RDMA device, switch, cable, capability or dotted inventory path the finding is about",
+    )
+    path: str = Field(default="", description="sysfs path, link attribute, DCB object, LLDP, or the inventory field")
     message: str
     expected: JsonValue = None
     got: JsonValue = None
     hint: str = Field(default="", description="how to fix it, in words")
-    fixes: list[Fix] = Field(default_factory=list, description="fabricd commands that fix it, as data (the CLI "
-                             "renders them as command lines into the hint)")
+    fixes: list[Fix] = Field(
+        default_factory=list,
+        description="fabricd commands that fix it, as data (the CLI renders them as command lines into the hint)",
+    )
     file: str | None = Field(default=None, description="inventory file of the value (validate)")
     line: int | None = Field(default=None, description="1-based line in ``file``")
 
@@ -105,16 +124,26 @@ class Finding(Model):
         """A located inventory problem (``fabricd validate``) as a finding: ``object`` is its dotted path, and
         ``file``/``line`` where the value is written."""
         loc = problem.location
-        return cls(code=problem.code, severity=Severity(problem.severity), object=problem.path,
-                   message=problem.message, expected=problem.expected, got=problem.got, hint=problem.hint or "",
-                   file=str(loc.file) if loc is not None else None, line=loc.line if loc and loc.line else None)
+        return cls(
+            code=problem.code,
+            severity=Severity(problem.severity),
+            object=problem.path,
+            message=problem.message,
+            expected=problem.expected,
+            got=problem.got,
+            hint=problem.hint or "",
+            file=str(loc.file) if loc is not None else None,
+            line=loc.line if loc and loc.line else None,
+        )
 
     def render(self) -> str:
         """``CODE object path: message (expected X, got Y); hint; fixes`` (fixes in their plain form: the CLI
         renders them as command lines into ``hint`` first)."""
         where = f"{self.file}:{self.line}: " if self.file and self.line else f"{self.file}: " if self.file else ""
-        text = f"{self.code} {where}{self.object} {self.path}".rstrip() + \
-            f": {self.message} (expected {_show(self.expected)}, got {_show(self.got)})"
+        text = (
+            f"{self.code} {where}{self.object} {self.path}".rstrip()
+            + f": {self.message} (expected {_show(self.expected)}, got {_show(self.got)})"
+        )
         hint = "; ".join([*([self.hint] if self.hint else []), *(f.describe() for f in self.fixes)])
         return f"{text}; {hint}" if hint else text
 
@@ -183,8 +212,13 @@ class Results:
     def _result(self, spec: CheckSpec, note_failures: bool) -> CheckResult:
         found = self.found[spec.code]
         if found:
-            return CheckResult(code=spec.code, title=spec.title, status=status_of(spec, found), findings=found,
-                               note=self.notes.get(spec.code) if note_failures else None)
+            return CheckResult(
+                code=spec.code,
+                title=spec.title,
+                status=status_of(spec, found),
+                findings=found,
+                note=self.notes.get(spec.code) if note_failures else None,
+            )
         if spec.code in self.skipped:
             return CheckResult(code=spec.code, title=spec.title, status=Status.SKIP, note=self.skipped[spec.code])
         return CheckResult(code=spec.code, title=spec.title, status=Status.PASS, note=self.notes.get(spec.code))
@@ -202,8 +236,8 @@ def report_of(kind: str, target: str, specs: Iterable[CheckSpec], problems: Iter
     return res.report(kind, target)
 
 
-def result_of(spec: CheckSpec, status: Status, findings: Iterable[Finding] = (), note: str | None = None
-              ) -> CheckResult:
+def result_of(
+    spec: CheckSpec, status: Status, findings: Iterable[Finding] = (), note: str | None = None
+) -> CheckResult:
     """One check's result, titled from its declaration."""
     return CheckResult(code=spec.code, title=spec.title, status=status, findings=list(findings), note=note)
-

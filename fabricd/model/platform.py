@@ -57,15 +57,21 @@ class Platform(str):
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.with_info_after_validator_function(
-            _validate, core_schema.str_schema(),
-            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json"))
+            _validate,
+            core_schema.str_schema(),
+            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json"),
+        )
 
     @classmethod
-    def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "enum": list(known_platforms()),
-                "description": "Switch OS id: the id of a platform pack (fabricd's own, or one an installed package "
-                               f"registers in the {ENTRY_POINT_GROUP!r} entry point group)."}
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "enum": list(known_platforms()),
+            "description": "Switch OS id: the id of a platform pack (fabricd's own, or one an installed package "
+            f"registers in the {ENTRY_POINT_GROUP!r} entry point group).",
+        }
 
 
 Platform.SONIC = Platform("sonic")
@@ -94,12 +100,15 @@ def _validate(value: str, info: ValidationInfo) -> Platform:
     if value in known:
         return Platform(value)
     close = difflib.get_close_matches(value.lower(), known, n=1, cutoff=0.6) or [
-        k for k in known if value.lower() in k.split("_")]  # a short name: eos, nxos, nvue
+        k for k in known if value.lower() in k.split("_")
+    ]  # a short name: eos, nxos, nvue
     if close:
         hint = f"did you mean {close[0]!r}?"
     elif _ID.fullmatch(value):
-        hint = ("use one of these ids; a platform from another package needs that package installed (it registers "
-                f"its pack in the {ENTRY_POINT_GROUP!r} entry point group)")
+        hint = (
+            "use one of these ids; a platform from another package needs that package installed (it registers "
+            f"its pack in the {ENTRY_POINT_GROUP!r} entry point group)"
+        )
     else:
         hint = "a platform id is lower case letters, digits and _; use one of these ids"
     raise rule_error("unknown switch platform", f"one of {', '.join(known)}", hint)

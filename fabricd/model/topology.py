@@ -45,11 +45,13 @@ class Credentials(Model):
     password_file: Path | None = Field(
         default=None,
         description="file (mode 0600) holding the password; `~`, `$VAR` and `${VAR}` are expanded when it is read, "
-        "and `${FABRICD_STATE_DIR}` is fabricd's state directory even when the variable is unset")
+        "and `${FABRICD_STATE_DIR}` is fabricd's state directory even when the variable is unset",
+    )
     known_hosts: Path | None = Field(
         default=None,
         description="a known_hosts file holding this device's SSH host key, read besides --known-hosts and "
-        "~/.ssh/known_hosts (every file that names the device must match its key); expanded like password_file")
+        "~/.ssh/known_hosts (every file that names the device must match its key); expanded like password_file",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Credentials:
@@ -72,15 +74,27 @@ class GnmiSettings(Model):
     is no plaintext mode. The username and password are the switch's ``credentials`` (sent as the gRPC ``username``
     and ``password`` metadata every NOS's gNMI server reads)."""
 
-    port: TcpPort | None = Field(default=None, description="gNMI port; None = the NOS's default (SONiC 8080, EOS "
-                                 "6030, NX-OS 50051, Cumulus 9339: fabricd/nos/<id>/gnmi.py)")
-    tls_ca: Path | None = Field(default=None, description="PEM file of the CA(s) that signed the switch's gNMI "
-                                "certificate; None = the system's roots. Expanded like credentials.password_file")
-    tls_server_name: Name | None = Field(default=None, description="the name to check in the certificate when it "
-                                         "is not mgmt.host")
-    sample_interval_s: float | None = Field(default=None, gt=0, le=86400, description="SAMPLE interval of every "
-                                            "counter path; None = each path's default in the pack (never under "
-                                            "the NOS's documented floor: SONiC and Cumulus 1 s)")
+    port: TcpPort | None = Field(
+        default=None,
+        description="gNMI port; None = the NOS's default (SONiC 8080, EOS "
+        "6030, NX-OS 50051, Cumulus 9339: fabricd/nos/<id>/gnmi.py)",
+    )
+    tls_ca: Path | None = Field(
+        default=None,
+        description="PEM file of the CA(s) that signed the switch's gNMI "
+        "certificate; None = the system's roots. Expanded like credentials.password_file",
+    )
+    tls_server_name: Name | None = Field(
+        default=None, description="the name to check in the certificate when it is not mgmt.host"
+    )
+    sample_interval_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=86400,
+        description="SAMPLE interval of every "
+        "counter path; None = each path's default in the pack (never under "
+        "the NOS's documented floor: SONiC and Cumulus 1 s)",
+    )
 
 
 class Telemetry(Model):
@@ -135,17 +149,26 @@ class Nic(Model):
     netdev: InterfaceName
     rdma_device: DeviceName | None = Field(default=None, description="e.g. mlx5_0; None for a NIC without RDMA")
     rdma_port: int = Field(default=1, ge=1, le=2)
-    driver: DeviceName = Field(default="mlx5_core", description="netdev kernel driver (`ethtool -i`): selects the NIC "
-                         "profile (mlx5_core, ice, bnxt_en; `fabricd docs nics`)")
+    driver: DeviceName = Field(
+        default="mlx5_core",
+        description="netdev kernel driver (`ethtool -i`): selects the NIC "
+        "profile (mlx5_core, ice, bnxt_en; `fabricd docs nics`)",
+    )
     rdma_driver: DeviceName | None = Field(
-        default=None, description="RDMA device driver when it, not the netdev's, selects the profile (rdma_rxe for "
-        "Soft-RoCE on virtio_net); None = implied by driver")
-    transport: Transport | None = Field(default=None, description="this NIC's RDMA transport; None = "
-                                        "policy.transport (an E810 may run iWARP in a RoCE fabric)")
+        default=None,
+        description="RDMA device driver when it, not the netdev's, selects the profile (rdma_rxe for "
+        "Soft-RoCE on virtio_net); None = implied by driver",
+    )
+    transport: Transport | None = Field(
+        default=None,
+        description="this NIC's RDMA transport; None = policy.transport (an E810 may run iWARP in a RoCE fabric)",
+    )
     cc: Annotated[dict[Name, int], BeforeValidator(_none_is_empty)] = Field(
-        default_factory=dict, description="congestion-control knobs of this NIC's family by name (`fabricd docs "
+        default_factory=dict,
+        description="congestion-control knobs of this NIC's family by name (`fabricd docs "
         "nics`), e.g. {rpg_time_reset: 300} on mlx5, {g: 8} on bnxt; null clears the knobs inherited from defaults "
-        "or groups (a mapping merges into them)")
+        "or groups (a mapping merges into them)",
+    )
     ip: IPv4Address | None = None
     vlan: VlanId | None = None
     mtu: MtuBytes = 9000

@@ -43,8 +43,14 @@ def rule_error(what: str, expected: str, hint: str) -> PydanticCustomError:
     return PydanticCustomError("fabricd_rule", "{what}", {"what": what, "expected": expected, "hint": hint})
 
 
-def _name_rule(pattern: re.Pattern[str], what: str, expected: str, hint: str, *,
-               refuse: Callable[[str], bool] = lambda value: False) -> Callable[[str], str]:
+def _name_rule(
+    pattern: re.Pattern[str],
+    what: str,
+    expected: str,
+    hint: str,
+    *,
+    refuse: Callable[[str], bool] = lambda value: False,
+) -> Callable[[str], str]:
     """A validator of a name that must ``fullmatch`` ``pattern`` (and not be one ``refuse`` picks out); anything
     else is a :func:`rule_error` saying what, expected and how to fix it."""
 
@@ -64,8 +70,7 @@ _safe = _name_rule(
 )
 _component = _name_rule(
     _COMPONENT_NAME,
-    "not a device name: it names files (render output, session logs, snapshots), so it must be one path "
-    "component",
+    "not a device name: it names files (render output, session logs, snapshots), so it must be one path component",
     "1-64 letters, digits and _ . : @ + -, starting with a letter or digit, without '/' or '..'",
     "rename the device with those characters only",
     refuse=lambda value: ".." in value,
@@ -77,21 +82,33 @@ _IFNAME = re.compile(r"[A-Za-z0-9_.@+][A-Za-z0-9_.@+-]{0,14}")
 # the kernel's dev_valid_name(): 1-15 bytes, not "." or "..", no '/', ':' or whitespace
 _ifname = _name_rule(
     _IFNAME,
-    "not a Linux interface name (the kernel refuses '/', ':' and whitespace; it names a /sys/class/net "
-    "directory)",
+    "not a Linux interface name (the kernel refuses '/', ':' and whitespace; it names a /sys/class/net directory)",
     "1-15 letters, digits and _ . @ + -, not starting with '-', not '.' or '..'",
     "use the name `ip link` shows for the NIC",
     refuse=lambda value: value in (".", ".."),
 )
 
-Name = Annotated[str, AfterValidator(_safe), Field(
-    description="An identifier safe on a CLI line", json_schema_extra={"pattern": f"^{_SAFE_NAME.pattern}$"})]
-InterfaceName = Annotated[str, AfterValidator(_ifname), Field(
-    description="A Linux network interface name (kernel dev_valid_name: 1-15 characters, no '/', ':' or space)",
-    json_schema_extra={"pattern": f"^{_IFNAME.pattern}$"})]
-DeviceName = Annotated[str, AfterValidator(_component), Field(
-    description="A fabric, switch or host name: safe on a CLI line and one path component (no '/' or '..')",
-    json_schema_extra={"pattern": f"^(?!.*\\.\\.){_COMPONENT_NAME.pattern}$"})]
+Name = Annotated[
+    str,
+    AfterValidator(_safe),
+    Field(description="An identifier safe on a CLI line", json_schema_extra={"pattern": f"^{_SAFE_NAME.pattern}$"}),
+]
+InterfaceName = Annotated[
+    str,
+    AfterValidator(_ifname),
+    Field(
+        description="A Linux network interface name (kernel dev_valid_name: 1-15 characters, no '/', ':' or space)",
+        json_schema_extra={"pattern": f"^{_IFNAME.pattern}$"},
+    ),
+]
+DeviceName = Annotated[
+    str,
+    AfterValidator(_component),
+    Field(
+        description="A fabric, switch or host name: safe on a CLI line and one path component (no '/' or '..')",
+        json_schema_extra={"pattern": f"^(?!.*\\.\\.){_COMPONENT_NAME.pattern}$"},
+    ),
+]
 
 # 'switch:port' (the colon itself is checked by validate, which names the switches and ports it expected)
 _ENDPOINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,128}")
@@ -102,16 +119,22 @@ _endpoint = _name_rule(
     "write it as switch:port, e.g. leaf1:Ethernet0",
 )
 
-Endpoint = Annotated[str, AfterValidator(_endpoint), Field(
-    description="A switch port as 'switch:port'", json_schema_extra={"pattern": f"^{_ENDPOINT.pattern}$"})]
+Endpoint = Annotated[
+    str,
+    AfterValidator(_endpoint),
+    Field(description="A switch port as 'switch:port'", json_schema_extra={"pattern": f"^{_ENDPOINT.pattern}$"}),
+]
 
 
 def _one_line(value: str) -> str:
     # isprintable() is False for every control character and for the line and paragraph separators (\x85, \u2028,
     # \u2029) that would split a generated comment or CLI line.
     if not value.isprintable():
-        raise rule_error("not one line of printable text", "text without line breaks, tabs or control characters",
-                         "write it on one line")
+        raise rule_error(
+            "not one line of printable text",
+            "text without line breaks, tabs or control characters",
+            "write it on one line",
+        )
     return value
 
 
@@ -120,21 +143,31 @@ _CLI_TEXT_FORBIDDEN = frozenset("\"'`$;|&<>\\")
 
 def _cli_text(value: str) -> str:
     if not value.isprintable() or any(c in _CLI_TEXT_FORBIDDEN for c in value):
-        raise rule_error("not safe on a device configuration line",
-                         "one line of printable text without quotes, backquotes, $ ; | & < > or backslash",
-                         "remove those characters and any line break")
+        raise rule_error(
+            "not safe on a device configuration line",
+            "one line of printable text without quotes, backquotes, $ ; | & < > or backslash",
+            "remove those characters and any line break",
+        )
     return value
 
 
-OneLine = Annotated[str, AfterValidator(_one_line), Field(
-    max_length=200, description="One line of printable text, at most 200 characters")]
-CliText = Annotated[str, AfterValidator(_cli_text), Field(
-    max_length=200, description="One line of printable text for device config lines (no quotes or shell "
-    "metacharacters), at most 200 characters")]
+OneLine = Annotated[
+    str,
+    AfterValidator(_one_line),
+    Field(max_length=200, description="One line of printable text, at most 200 characters"),
+]
+CliText = Annotated[
+    str,
+    AfterValidator(_cli_text),
+    Field(
+        max_length=200,
+        description="One line of printable text for device config lines (no quotes or shell "
+        "metacharacters), at most 200 characters",
+    ),
+]
 
 
-_DOTTED_QUAD = re.compile(
-    r"(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})/(0|[12]?\d|3[0-2])")
+_DOTTED_QUAD = re.compile(r"(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})/(0|[12]?\d|3[0-2])")
 
 
 def _address_text(value: object) -> object:
@@ -157,10 +190,14 @@ def _interface(value: object) -> object:
     return value
 
 
-IPv4Address = Annotated[IPv4Interface, BeforeValidator(_interface),
-                        Field(description="IPv4 address with prefix length, e.g. 10.100.0.11/16")]
-IPv4Subnet = Annotated[IPv4Network, BeforeValidator(_address_text),
-                       Field(description="IPv4 network, e.g. 10.100.0.0/16")]
+IPv4Address = Annotated[
+    IPv4Interface,
+    BeforeValidator(_interface),
+    Field(description="IPv4 address with prefix length, e.g. 10.100.0.11/16"),
+]
+IPv4Subnet = Annotated[
+    IPv4Network, BeforeValidator(_address_text), Field(description="IPv4 network, e.g. 10.100.0.0/16")
+]
 
 
 class Speed(StrEnum):

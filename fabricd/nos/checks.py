@@ -55,14 +55,19 @@ def _title(platform: str) -> str:
 # --- port names -----------------------------------------------------------------------------------------------
 
 
-@check("FAB140", "port-name", Severity.ERROR, area="platform",
-       title="Ports are the NOS's own physical port names",
-       why="fabricd configures PFC, the watchdog, MTU and every QoS binding per physical port. A LAG "
-       "(PortChannel0001, Port-Channel1, port-channel1) or a front-panel alias used as a port renders rows and "
-       "lines for a port the switch does not have (SONiC's YANG refuses a PORT row without its mandatory lanes), "
-       "and the real member ports get no QoS.",
-       fix="use the port's own name as the NOS spells it (the pack's port forms in docs/platforms.md); for a LAG, "
-       "list its member ports")
+@check(
+    "FAB140",
+    "port-name",
+    Severity.ERROR,
+    area="platform",
+    title="Ports are the NOS's own physical port names",
+    why="fabricd configures PFC, the watchdog, MTU and every QoS binding per physical port. A LAG "
+    "(PortChannel0001, Port-Channel1, port-channel1) or a front-panel alias used as a port renders rows and "
+    "lines for a port the switch does not have (SONiC's YANG refuses a PORT row without its mandatory lanes), "
+    "and the real member ports get no QoS.",
+    fix="use the port's own name as the NOS spells it (the pack's port forms in docs/platforms.md); for a LAG, "
+    "list its member ports",
+)
 def port_name(ctx: Context) -> Iterator[Finding]:
     for i, sw in enumerate(ctx.fabric.switches):
         rule = _rules(sw.platform.value).ports
@@ -71,16 +76,22 @@ def port_name(ctx: Context) -> Iterator[Finding]:
                 continue
             title = _title(sw.platform.value)
             if rule.lag is not None and rule.lag.fullmatch(port.name):
-                yield Finding(("switches", i, "ports", j, "name"),
-                              f"{sw.name}: {port.name!r} is a {title} LAG, not a physical port",
-                              expected=rule.forms, got=port.name,
-                              hint="list the LAG's member ports instead: PFC, the watchdog, buffers and QoS maps "
-                              "are bound per member port")
+                yield Finding(
+                    ("switches", i, "ports", j, "name"),
+                    f"{sw.name}: {port.name!r} is a {title} LAG, not a physical port",
+                    expected=rule.forms,
+                    got=port.name,
+                    hint="list the LAG's member ports instead: PFC, the watchdog, buffers and QoS maps "
+                    "are bound per member port",
+                )
             else:
-                yield Finding(("switches", i, "ports", j, "name"),
-                              f"{sw.name}: {port.name!r} is not a {title} port name (an alias or another NOS's "
-                              "name renders a port the switch does not have)",
-                              expected=rule.forms, got=port.name)
+                yield Finding(
+                    ("switches", i, "ports", j, "name"),
+                    f"{sw.name}: {port.name!r} is not a {title} port name (an alias or another NOS's "
+                    "name renders a port the switch does not have)",
+                    expected=rule.forms,
+                    got=port.name,
+                )
 
 
 # --- telemetry transport --------------------------------------------------------------------------------------
@@ -91,36 +102,47 @@ def _streamed() -> list[str]:
     return sorted(p.value for p, spec in SPECS.items() if spec.gnmi is not None and spec.gnmi.mapped)
 
 
-@check("FAB145", "gnmi-transport-unmapped", Severity.ERROR, area="platform",
-       title="A switch read over gNMI runs a NOS whose gNMI paths fabricd maps to counters",
-       why="`telemetry.transport: gnmi` on a NOS whose pack records its gNMI paths but does not map them to counters "
-       "would export nothing for that switch (the exporter refuses it only when it starts).",
-       fix="leave `telemetry.transport` at ssh (the default) for that switch; docs/metrics.md lists which NOSes "
-       "are read over gNMI")
+@check(
+    "FAB145",
+    "gnmi-transport-unmapped",
+    Severity.ERROR,
+    area="platform",
+    title="A switch read over gNMI runs a NOS whose gNMI paths fabricd maps to counters",
+    why="`telemetry.transport: gnmi` on a NOS whose pack records its gNMI paths but does not map them to counters "
+    "would export nothing for that switch (the exporter refuses it only when it starts).",
+    fix="leave `telemetry.transport` at ssh (the default) for that switch; docs/metrics.md lists which NOSes "
+    "are read over gNMI",
+)
 def gnmi_transport_unmapped(ctx: Context) -> Iterator[Finding]:
     for i, sw in enumerate(ctx.fabric.switches):
         if sw.telemetry.transport != "gnmi":
             continue
         table = SPECS[sw.platform].gnmi
         if table is None or not table.mapped:
-            yield Finding(("switches", i, "telemetry", "transport"),
-                          f"{sw.name}: fabricd does not yet read {_title(sw.platform.value)} counters over gNMI "
-                          f"(fabricd/nos/{sw.platform.value}/gnmi.py records the paths, unmapped)",
-                          expected=f"ssh, or gnmi on a NOS whose gNMI table is mapped ({', '.join(_streamed())})",
-                          got="gnmi",
-                          hint="remove `telemetry: {transport: gnmi}` from this switch (or its group) so it is read "
-                          "over SSH")
+            yield Finding(
+                ("switches", i, "telemetry", "transport"),
+                f"{sw.name}: fabricd does not yet read {_title(sw.platform.value)} counters over gNMI "
+                f"(fabricd/nos/{sw.platform.value}/gnmi.py records the paths, unmapped)",
+                expected=f"ssh, or gnmi on a NOS whose gNMI table is mapped ({', '.join(_streamed())})",
+                got="gnmi",
+                hint="remove `telemetry: {transport: gnmi}` from this switch (or its group) so it is read over SSH",
+            )
 
 
 # --- names and lengths ----------------------------------------------------------------------------------------
 
 
-@check("FAB141", "device-name-length", Severity.ERROR, area="platform",
-       title="VLAN names and port descriptions are ones the NOS that stores them takes",
-       why="A name longer than the device takes is refused when the config is applied (NX-OS takes 32-character "
-       "VLAN names unless `system vlan long-name`, which fabricd does not render); fabricd's own limit is not "
-       "the device's.",
-       fix="shorten the name to what the platform takes (docs/platforms.md, device rules)")
+@check(
+    "FAB141",
+    "device-name-length",
+    Severity.ERROR,
+    area="platform",
+    title="VLAN names and port descriptions are ones the NOS that stores them takes",
+    why="A name longer than the device takes is refused when the config is applied (NX-OS takes 32-character "
+    "VLAN names unless `system vlan long-name`, which fabricd does not render); fabricd's own limit is not "
+    "the device's.",
+    fix="shorten the name to what the platform takes (docs/platforms.md, device rules)",
+)
 def device_name_length(ctx: Context) -> Iterator[Finding]:
     carried: dict[int, set[str]] = {}
     for si in switch_intents(ctx):
@@ -134,10 +156,13 @@ def device_name_length(ctx: Context) -> Iterator[Finding]:
                 hint = f"shorten it to at most {rule.max_length} characters"
                 if platform == Platform.CISCO_NXOS.value:
                     hint += " (longer NX-OS VLAN names need `system vlan long-name`, which fabricd does not render)"
-                yield Finding(("policy", "vlans", k, "name"),
-                              f"VLAN {vlan.id} name is too long for {_title(platform)}",
-                              expected=f"at most {rule.max_length} characters ({rule.source.ref})",
-                              got=f"{len(vlan.name)} characters", hint=hint)
+                yield Finding(
+                    ("policy", "vlans", k, "name"),
+                    f"VLAN {vlan.id} name is too long for {_title(platform)}",
+                    expected=f"at most {rule.max_length} characters ({rule.source.ref})",
+                    got=f"{len(vlan.name)} characters",
+                    hint=hint,
+                )
     for i, sw in enumerate(ctx.fabric.switches):
         desc_rule = _rules(sw.platform.value).port_description
         if desc_rule is None:
@@ -147,26 +172,37 @@ def device_name_length(ctx: Context) -> Iterator[Finding]:
             if text is None:
                 continue
             if len(text) > desc_rule.max_length:
-                yield Finding(("switches", i, "ports", j, "description"),
-                              f"{sw.name}: {port.name} description is too long for {_title(sw.platform.value)}",
-                              expected=f"at most {desc_rule.max_length} characters", got=str(len(text)))
+                yield Finding(
+                    ("switches", i, "ports", j, "description"),
+                    f"{sw.name}: {port.name} description is too long for {_title(sw.platform.value)}",
+                    expected=f"at most {desc_rule.max_length} characters",
+                    got=str(len(text)),
+                )
             elif desc_rule.pattern is not None and not desc_rule.pattern.fullmatch(text):
-                yield Finding(("switches", i, "ports", j, "description"),
-                              f"{sw.name}: {port.name} description is not one {_title(sw.platform.value)} takes",
-                              expected=f"{desc_rule.forms} ({desc_rule.source.ref})", got=repr(text),
-                              hint="write it as one word, e.g. with '-' for spaces")
+                yield Finding(
+                    ("switches", i, "ports", j, "description"),
+                    f"{sw.name}: {port.name} description is not one {_title(sw.platform.value)} takes",
+                    expected=f"{desc_rule.forms} ({desc_rule.source.ref})",
+                    got=repr(text),
+                    hint="write it as one word, e.g. with '-' for spaces",
+                )
 
 
 # --- MTU by port mode -----------------------------------------------------------------------------------------
 
 
-@check("FAB142", "port-mtu-mode", Severity.ERROR, area="platform",
-       title="Port MTUs are ones the NOS takes in the port's mode",
-       why="A Nexus 9000 Layer 2 port (fabricd renders `switchport` on a port that carries a VLAN) takes only the "
-       "default 1500 or the system jumbo MTU ('ERROR: MTU can only be default or system jumbo MTU', Cisco TechNote "
-       "118994); routed ports take a range. One fabric-wide MTU such as 9214 then fails on every NX-OS switchport.",
-       fix="on the NOS's Layer 2 ports use one of the MTUs it takes (NX-OS: 1500 or 9216), or take the port out of "
-       "its VLANs")
+@check(
+    "FAB142",
+    "port-mtu-mode",
+    Severity.ERROR,
+    area="platform",
+    title="Port MTUs are ones the NOS takes in the port's mode",
+    why="A Nexus 9000 Layer 2 port (fabricd renders `switchport` on a port that carries a VLAN) takes only the "
+    "default 1500 or the system jumbo MTU ('ERROR: MTU can only be default or system jumbo MTU', Cisco TechNote "
+    "118994); routed ports take a range. One fabric-wide MTU such as 9214 then fails on every NX-OS switchport.",
+    fix="on the NOS's Layer 2 ports use one of the MTUs it takes (NX-OS: 1500 or 9216), or take the port out of "
+    "its VLANs",
+)
 def port_mtu_mode(ctx: Context) -> Iterator[Finding]:
     intents = switch_intents(ctx)
     for i, sw in enumerate(ctx.fabric.switches):
@@ -179,14 +215,19 @@ def port_mtu_mode(ctx: Context) -> Iterator[Finding]:
                 if port.mtu not in rule.l2_values:
                     src = rule.l2_source or rule.source
                     values = ", ".join(map(str, rule.l2_values))
-                    yield Finding(("switches", i, "ports", j, "mtu"),
-                                  f"{sw.name}: {port.name} is a Layer 2 port (it carries a VLAN) on "
-                                  f"{_title(sw.platform.value)}",
-                                  expected=f"one of {values} ({src.ref.split(':')[0]})", got=str(port.mtu))
+                    yield Finding(
+                        ("switches", i, "ports", j, "mtu"),
+                        f"{sw.name}: {port.name} is a Layer 2 port (it carries a VLAN) on {_title(sw.platform.value)}",
+                        expected=f"one of {values} ({src.ref.split(':')[0]})",
+                        got=str(port.mtu),
+                    )
             elif not lo <= port.mtu <= hi:
-                yield Finding(("switches", i, "ports", j, "mtu"),
-                              f"{sw.name}: {port.name} MTU is outside {_title(sw.platform.value)}'s range",
-                              expected=f"{lo}-{hi}", got=str(port.mtu))
+                yield Finding(
+                    ("switches", i, "ports", j, "mtu"),
+                    f"{sw.name}: {port.name} MTU is outside {_title(sw.platform.value)}'s range",
+                    expected=f"{lo}-{hi}",
+                    got=str(port.mtu),
+                )
 
 
 # --- the PFC watchdog -----------------------------------------------------------------------------------------
@@ -204,14 +245,30 @@ def _grid_findings(ctx: Context, platform: str, who: str) -> Iterator[tuple[str,
     if grid.poll_ms is not None:
         lo, hi = grid.poll_ms
         if not lo <= wd.poll_ms <= hi:
-            yield "poll_ms", Finding((*WATCHDOG, "poll_ms"), f"poll_ms is outside the range of {who}",
-                                     expected=f"{lo}-{hi} ms", got=f"{wd.poll_ms} ms")
+            yield (
+                "poll_ms",
+                Finding(
+                    (*WATCHDOG, "poll_ms"),
+                    f"poll_ms is outside the range of {who}",
+                    expected=f"{lo}-{hi} ms",
+                    got=f"{wd.poll_ms} ms",
+                ),
+            )
         poll = clamp(wd.poll_ms, grid.poll_ms)
-    for name, value, rng, polls in (("detection_ms", wd.detection_ms, grid.detection_ms, grid.detect_polls),
-                                    ("restoration_ms", wd.restoration_ms, grid.restoration_ms, grid.restore_polls)):
+    for name, value, rng, polls in (
+        ("detection_ms", wd.detection_ms, grid.detection_ms, grid.detect_polls),
+        ("restoration_ms", wd.restoration_ms, grid.restoration_ms, grid.restore_polls),
+    ):
         if rng is not None and not rng[0] <= value <= rng[1]:
-            yield name, Finding((*WATCHDOG, name), f"{name} is outside the range of {who}",
-                                expected=f"{rng[0]}-{rng[1]} ms", got=f"{value} ms")
+            yield (
+                name,
+                Finding(
+                    (*WATCHDOG, name),
+                    f"{name} is outside the range of {who}",
+                    expected=f"{rng[0]}-{rng[1]} ms",
+                    got=f"{value} ms",
+                ),
+            )
         elif polls is not None and poll > 0:
             lo_n, hi_n = polls
             n = (value + poll // 2) // poll
@@ -225,19 +282,30 @@ def _grid_findings(ctx: Context, platform: str, who: str) -> Iterator[tuple[str,
                     hint += f", or poll_ms: {need} ({value} = {hi_n} x {need} ms)"
                 elif need <= grid.poll_ms[1]:
                     hint += f", or raise poll_ms to at least {need}"
-            yield name, Finding((*WATCHDOG, name),
-                                f"{name} is not a value {who} can express at a {poll} ms poll: it would render as "
-                                f"{nearest} ms", expected=f"{lo_n}-{hi_n} polls of {poll} ms = {lo_n * poll}-"
-                                f"{hi_n * poll} ms", got=f"{value} ms", hint=hint)
+            yield (
+                name,
+                Finding(
+                    (*WATCHDOG, name),
+                    f"{name} is not a value {who} can express at a {poll} ms poll: it would render as {nearest} ms",
+                    expected=f"{lo_n}-{hi_n} polls of {poll} ms = {lo_n * poll}-{hi_n * poll} ms",
+                    got=f"{value} ms",
+                    hint=hint,
+                ),
+            )
 
 
-@check("FAB041", "watchdog-platform-range", Severity.ERROR, area="pfc",
-       title="Watchdog timers are on every used platform's grid",
-       why="A timer outside a platform's range, or a number of polls its multiplier cannot hold (NX-OS detection "
-       "is 1-40 polls: 5000 ms at a 100 ms poll would render as 4000 ms), is refused when pushed or silently "
-       "clamped, so switches of different OSes would detect storms at different times.",
-       fix="pick timers inside the ranges of every platform in the fabric (`fabricd docs checks`), or change poll_ms "
-       "so that the timer is a number of polls the platform holds")
+@check(
+    "FAB041",
+    "watchdog-platform-range",
+    Severity.ERROR,
+    area="pfc",
+    title="Watchdog timers are on every used platform's grid",
+    why="A timer outside a platform's range, or a number of polls its multiplier cannot hold (NX-OS detection "
+    "is 1-40 polls: 5000 ms at a 100 ms poll would render as 4000 ms), is refused when pushed or silently "
+    "clamped, so switches of different OSes would detect storms at different times.",
+    fix="pick timers inside the ranges of every platform in the fabric (`fabricd docs checks`), or change poll_ms "
+    "so that the timer is a number of polls the platform holds",
+)
 def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
     if not _watchdog_active(ctx):
         return
@@ -247,13 +315,18 @@ def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
             yield finding
 
 
-@check("FAB042", "watchdog-granularity", Severity.WARNING, area="pfc",
-       title="Watchdog timers are values the platform expresses exactly",
-       why="NX-OS counts detection and restoration in polls of its watchdog interval, EOS takes seconds with 2 "
-       "decimals (10 ms steps) and at most half the smaller timer as its poll, NVUE counts detection in polls "
-       "(robustness); the pack's codec rounds other values, so the switch acts at another time than the intent "
-       "says. Each warning is what `fabricd render` would write instead.",
-       fix="use the value the warning says the platform renders, or one that is a whole number of its steps")
+@check(
+    "FAB042",
+    "watchdog-granularity",
+    Severity.WARNING,
+    area="pfc",
+    title="Watchdog timers are values the platform expresses exactly",
+    why="NX-OS counts detection and restoration in polls of its watchdog interval, EOS takes seconds with 2 "
+    "decimals (10 ms steps) and at most half the smaller timer as its poll, NVUE counts detection in polls "
+    "(robustness); the pack's codec rounds other values, so the switch acts at another time than the intent "
+    "says. Each warning is what `fabricd render` would write instead.",
+    fix="use the value the warning says the platform renders, or one that is a whole number of its steps",
+)
 def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
     if not _watchdog_active(ctx):
@@ -270,26 +343,39 @@ def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
 
         done = spec.watchdog.to_ms(spec.watchdog.forward(wd, warn))
         grid = spec.rules.watchdog
-        for name, got, want in (("detection_ms", done.detection_ms, wd.detection_ms),
-                                ("restoration_ms", done.restoration_ms, wd.restoration_ms),
-                                ("poll_ms", done.poll_ms, wd.poll_ms)):
+        for name, got, want in (
+            ("detection_ms", done.detection_ms, wd.detection_ms),
+            ("restoration_ms", done.restoration_ms, wd.restoration_ms),
+            ("poll_ms", done.poll_ms, wd.poll_ms),
+        ):
             if got == want or name in refused:
                 continue
             if name == "restoration_ms" and grid.restoration_ms is None and grid.restore_polls is None:
                 continue  # no knob: the platform restores after one clean poll (docs/platforms.md, coverage)
-            yield Finding((*WATCHDOG, name), f"{name} renders as {got} ms on {who}",
-                          expected=f"a value {platform} expresses exactly",
-                          got=f"{want} ms (renders as {got} ms)", hint=f"use {name}: {got}")
+            yield Finding(
+                (*WATCHDOG, name),
+                f"{name} renders as {got} ms on {who}",
+                expected=f"a value {platform} expresses exactly",
+                got=f"{want} ms (renders as {got} ms)",
+                hint=f"use {name}: {got}",
+            )
         for text in actions:
             if not (platform == Platform.ARISTA_EOS.value and wd.action.value not in grid.actions):
-                yield Finding((*WATCHDOG, "action"), f"action {wd.action.value} renders as {text} on {who}",
-                              expected=" or ".join(grid.actions), got=wd.action.value)
+                yield Finding(
+                    (*WATCHDOG, "action"),
+                    f"action {wd.action.value} renders as {text} on {who}",
+                    expected=" or ".join(grid.actions),
+                    got=wd.action.value,
+                )
 
 
 # --- ECN units ------------------------------------------------------------------------------------------------
 
-_ECN_FIELD = {"min_threshold": "min_bytes", "max_threshold": "max_bytes",
-              "probability_percent": "max_mark_probability_percent"}
+_ECN_FIELD = {
+    "min_threshold": "min_bytes",
+    "max_threshold": "max_bytes",
+    "probability_percent": "max_mark_probability_percent",
+}
 
 
 def _bound_profiles(ctx: Context) -> list[tuple[int, int, EcnProfile]]:
@@ -298,19 +384,30 @@ def _bound_profiles(ctx: Context) -> list[tuple[int, int, EcnProfile]]:
     policy = ctx.policy
     out = []
     for tc in policy.qos.traffic_classes:
-        k = next((k for k, p in enumerate(policy.ecn_profiles)
-                  if (p.name == tc.ecn_profile if tc.ecn_profile is not None else tc.id in p.traffic_classes)), None)
+        k = next(
+            (
+                k
+                for k, p in enumerate(policy.ecn_profiles)
+                if (p.name == tc.ecn_profile if tc.ecn_profile is not None else tc.id in p.traffic_classes)
+            ),
+            None,
+        )
         if k is not None:
             out.append((k, tc.id, policy.ecn_profiles[k]))
     return out
 
 
-@check("FAB143", "ecn-device-units", Severity.WARNING, area="ecn",
-       title="ECN thresholds are whole units of the NOS",
-       why="NX-OS takes WRED/ECN thresholds in kbytes and EOS/NVUE floor a 0 threshold or probability at 1; the "
-       "pack's ECN shaping rounds, so the switch marks at another depth than the intent says. Each warning is what "
-       "`fabricd render` would write instead.",
-       fix="give thresholds that are whole units of every platform in the fabric (NX-OS: multiples of 1000 bytes)")
+@check(
+    "FAB143",
+    "ecn-device-units",
+    Severity.WARNING,
+    area="ecn",
+    title="ECN thresholds are whole units of the NOS",
+    why="NX-OS takes WRED/ECN thresholds in kbytes and EOS/NVUE floor a 0 threshold or probability at 1; the "
+    "pack's ECN shaping rounds, so the switch marks at another depth than the intent says. Each warning is what "
+    "`fabricd render` would write instead.",
+    fix="give thresholds that are whole units of every platform in the fabric (NX-OS: multiples of 1000 bytes)",
+)
 def ecn_device_units(ctx: Context) -> Iterator[Finding]:
     seen: set[tuple[int, str, str]] = set()
     bound = _bound_profiles(ctx)
@@ -325,11 +422,14 @@ def ecn_device_units(ctx: Context) -> Iterator[Finding]:
                 if (k, name, platform) in seen:
                     continue
                 seen.add((k, name, platform))
-                yield Finding(("policy", "ecn_profiles", k, name),
-                              f"ECN profile {profile.name!r} renders {rendered} on {who}: {reason}",
-                              expected=f"a whole {spec.rules.ecn.unit_bytes}-byte unit"
-                              if spec.rules.ecn.unit_bytes > 1 else "a value the platform takes",
-                              got=intended)
+                yield Finding(
+                    ("policy", "ecn_profiles", k, name),
+                    f"ECN profile {profile.name!r} renders {rendered} on {who}: {reason}",
+                    expected=f"a whole {spec.rules.ecn.unit_bytes}-byte unit"
+                    if spec.rules.ecn.unit_bytes > 1
+                    else "a value the platform takes",
+                    got=intended,
+                )
 
 
 # --- the rest of what render would approximate ------------------------------------------------------------------
@@ -337,13 +437,18 @@ def ecn_device_units(ctx: Context) -> Iterator[Finding]:
 _PORT_FIELD = re.compile(r"ports\[(?P<port>[^\]]+)\]\.(?P<rest>.+)")
 
 
-@check("FAB144", "render-approximation", Severity.WARNING, area="platform",
-       title="What the render would approximate for a port or a switch is said at its line",
-       why="Besides the watchdog (FAB042) and ECN (FAB143), a pack rounds or drops a few per-port and per-switch "
-       "values: SONiC and NVUE take whole-metre cable lengths, a port untagged in one VLAN and in another too is "
-       "tagged in all, NVUE sizes no lossless pool without the switch's buffer figures. Each warning is what "
-       "`fabricd render` would write instead.",
-       fix="give the value the platform takes (the warning says what it renders), or accept the approximation")
+@check(
+    "FAB144",
+    "render-approximation",
+    Severity.WARNING,
+    area="platform",
+    title="What the render would approximate for a port or a switch is said at its line",
+    why="Besides the watchdog (FAB042) and ECN (FAB143), a pack rounds or drops a few per-port and per-switch "
+    "values: SONiC and NVUE take whole-metre cable lengths, a port untagged in one VLAN and in another too is "
+    "tagged in all, NVUE sizes no lossless pool without the switch's buffer figures. Each warning is what "
+    "`fabricd render` would write instead.",
+    fix="give the value the platform takes (the warning says what it renders), or accept the approximation",
+)
 def render_approximation(ctx: Context) -> Iterator[Finding]:
     for i, si in enumerate(switch_intents(ctx)):
         if si is None:
@@ -361,8 +466,12 @@ def render_approximation(ctx: Context) -> Iterator[Finding]:
             else:
                 continue  # FAB042/FAB143/FAB032 say it, or a `note` of the coverage matrix (render only)
             rendered = "nothing" if w.rendered == "-" else w.rendered
-            yield Finding(loc, f"{what} renders {rendered} instead of {w.intended} on "
-                          f"{_title(sw.platform.value)}: {w.reason}", expected=w.intended, got=f"renders {rendered}")
+            yield Finding(
+                loc,
+                f"{what} renders {rendered} instead of {w.intended} on {_title(sw.platform.value)}: {w.reason}",
+                expected=w.intended,
+                got=f"renders {rendered}",
+            )
 
 
 CHECKS: tuple[Check, ...] = (

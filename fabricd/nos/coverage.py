@@ -82,8 +82,10 @@ FIELDS: dict[str, tuple[str, str]] = {
     "switches[].role": ("used: push order (leaves first)", _NA),
     "switches[].mgmt.*": ("used: push, audit, export", _NA),
     "switches[].credentials.*": ("used: push, audit, export", _NA),
-    "switches[].telemetry.*": ("used: export switches, serve (gnmi only where the pack maps its paths, else FAB145)",
-                               _NA),
+    "switches[].telemetry.*": (
+        "used: export switches, serve (gnmi only where the pack maps its paths, else FAB145)",
+        _NA,
+    ),
     "switches[].groups[]": ("used: the loader (inheritance)", _NA),
     "switches[].ports[].name": (_R, _NA),
     "switches[].ports[].speed": (_I, _NA),

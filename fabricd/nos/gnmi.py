@@ -133,8 +133,9 @@ def _container_regex(origin: str, pattern: str) -> re.Pattern[str]:
     """``a/b[k=*]/c`` -> a regex of the key a concrete path under it is stored with (:func:`path_key`): one group
     per ``*`` key, then the leaf path below the container (optional: a whole container sent as one JSON value)."""
     parts = _WILD_KEY.split(pattern)  # text, key name, text, key name, ..., text
-    body = "".join(re.escape(part) if i % 2 == 0 else re.escape(f"[{part}=") + r"([^\]]*)\]"
-                   for i, part in enumerate(parts))
+    body = "".join(
+        re.escape(part) if i % 2 == 0 else re.escape(f"[{part}=") + r"([^\]]*)\]" for i, part in enumerate(parts)
+    )
     head = f"(?:{re.escape(origin)}:)?" if origin else ""  # a switch may or may not echo the origin
     return re.compile(f"^{head}{body}(?:/(.+))?$")
 

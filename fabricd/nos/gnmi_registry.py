@@ -19,6 +19,8 @@ def table_for(platform: Platform | str) -> GnmiTable:
     serves the id, or its pack has no gNMI table."""
     table = spec_of(platform).gnmi
     if table is None:
-        raise UnknownPlatformError(f"platform {platform!s} has no gNMI table",
-                                   hint="read this switch over SSH (`telemetry.transport: ssh`, the default)")
+        raise UnknownPlatformError(
+            f"platform {platform!s} has no gNMI table",
+            hint="read this switch over SSH (`telemetry.transport: ssh`, the default)",
+        )
     return table

@@ -41,8 +41,10 @@ class PathViolation:
     got: str
 
     def render(self) -> str:
-        return (f"{self.switch} {self.port}: priority {self.priority} not {self.kind} as decided "
-                f"(expected {self.expected}, got {self.got})")
+        return (
+            f"{self.switch} {self.port}: priority {self.priority} not {self.kind} as decided "
+            f"(expected {self.expected}, got {self.got})"
+        )
 
 
 def _queue_of(priority: int, intent: SwitchIntentBase, cfg: PortConfig) -> tuple[int | None, str]:
@@ -82,22 +84,36 @@ def check_config(intent: SwitchIntentBase, plan: PathPlan, config: LosslessConfi
                 if queue != path.queue:
                     bad(p, "queue", f"queue {path.queue}", f"queue {queue} ({how})")
                 if p not in cfg.pfc_priorities or cfg.pfc_queues.get(p) != queue:
-                    bad(p, "paused", f"PFC on priority {p} stopping queue {queue}",
+                    bad(
+                        p,
+                        "paused",
+                        f"PFC on priority {p} stopping queue {queue}",
                         f"PFC priorities {sorted(cfg.pfc_priorities)}, priority {p} stops queue "
-                        f"{cfg.pfc_queues.get(p, '-')}")
+                        f"{cfg.pfc_queues.get(p, '-')}",
+                    )
                 if port.watchdog and p not in cfg.watchdog_queues.get(queue, frozenset()):
-                    watched = ", ".join(f"queue {q} (priorities {','.join(map(str, sorted(w)))})"
-                                        for q, w in sorted(cfg.watchdog_queues.items()))
+                    watched = ", ".join(
+                        f"queue {q} (priorities {','.join(map(str, sorted(w)))})"
+                        for q, w in sorted(cfg.watchdog_queues.items())
+                    )
                     bad(p, "watched", f"watchdog on queue {queue} counting priority {p}", watched or "none")
                 if cfg.buffered_priorities is not None and p not in cfg.buffered_priorities:
-                    bad(p, "buffered", f"lossless headroom for priority {p}",
-                        f"lossless PGs of priorities {sorted(cfg.buffered_priorities)}")
+                    bad(
+                        p,
+                        "buffered",
+                        f"lossless headroom for priority {p}",
+                        f"lossless PGs of priorities {sorted(cfg.buffered_priorities)}",
+                    )
         cnp = plan.cnp
         if cnp.strict and cfg.strict_queues is not None:
             queue, how = _queue_of(cnp.priority, intent, cfg)
             if queue is None or queue not in cfg.strict_queues:
-                bad(cnp.priority, "cnp", f"CNP priority {cnp.priority} on a strict queue ({cnp.queue})",
-                    f"queue {queue if queue is not None else how}, strict queues {sorted(cfg.strict_queues)}")
+                bad(
+                    cnp.priority,
+                    "cnp",
+                    f"CNP priority {cnp.priority} on a strict queue ({cnp.queue})",
+                    f"queue {queue if queue is not None else how}, strict queues {sorted(cfg.strict_queues)}",
+                )
             if cnp.priority in cfg.pfc_priorities:
                 bad(cnp.priority, "cnp", "CNP not paused", f"PFC on priority {cnp.priority}")
     return out

@@ -61,8 +61,12 @@ class Registry(Mapping[Platform, PlatformSpec]):
                     log.warning("platform pack %s (%s) failed to load: %s", ep.name, ep.value, exc)
                     continue
                 if not isinstance(spec, PlatformSpec) or spec.platform != ep.name or spec.platform in specs:
-                    log.warning("platform pack %s (%s) is not a new PlatformSpec with platform %r: left out",
-                                ep.name, ep.value, ep.name)
+                    log.warning(
+                        "platform pack %s (%s) is not a new PlatformSpec with platform %r: left out",
+                        ep.name,
+                        ep.value,
+                        ep.name,
+                    )
                     continue
                 specs[spec.platform] = spec
             self._specs = specs

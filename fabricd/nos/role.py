@@ -87,12 +87,19 @@ def sw(
         base = command.replace(" | json", "").replace(" -o json", "")
         command = (f"{base} | json" if form == "json" else base) + f" ({form} form)"
         used_by = "reference"
-    return _role(platform, name, command, f"{show.module}.{parser}", used_by, captures=captures,
-                 unverified=unverified)
+    return _role(platform, name, command, f"{show.module}.{parser}", used_by, captures=captures, unverified=unverified)
 
 
-def _role(platform: str, name: str, command: str, parser: str, used_by: str, *, captures: Iterable[str],
-          unverified: str | None) -> Role:
+def _role(
+    platform: str,
+    name: str,
+    command: str,
+    parser: str,
+    used_by: str,
+    *,
+    captures: Iterable[str],
+    unverified: str | None,
+) -> Role:
     """A role whose ``captures`` are globs in the role's own folder (:attr:`Role.folder`)."""
     role = Role(platform, name, command, parser, used_by, unverified=unverified)
     return replace(role, captures=tuple(f"{role.folder}/{c}" for c in captures))
@@ -102,21 +109,42 @@ def ref(
     spec: PlatformSpec, name: str, command: str, parser: str, captures: Iterable[str], *, unverified: str | None = None
 ) -> Role:
     """A parser fabricd keeps for captured output of a command it does not poll."""
-    return _role(spec.platform.value, name, command, f"{spec.show.module}.{parser}", "reference", captures=captures,
-                 unverified=unverified)
+    return _role(
+        spec.platform.value,
+        name,
+        command,
+        f"{spec.show.module}.{parser}",
+        "reference",
+        captures=captures,
+        unverified=unverified,
+    )
 
 
 def config(spec: PlatformSpec, captures: Iterable[str], unverified: str | None = None) -> Role:
     """The running-config role (``PlatformSpec.running_config``, ``parse_running_config``); captures under
     tests/golden/switch_config/<id>/."""
-    return _role(spec.platform.value, "running-config", spec.running_config, _dotted(spec.parse_running_config),
-                 "audit, capture", captures=captures, unverified=unverified)
+    return _role(
+        spec.platform.value,
+        "running-config",
+        spec.running_config,
+        _dotted(spec.parse_running_config),
+        "audit, capture",
+        captures=captures,
+        unverified=unverified,
+    )
 
 
 def version(spec: PlatformSpec, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
     """The version role (``PlatformSpec.version_command``, ``parse_version``, ``fabricd capture``'s manifest)."""
-    return _role(spec.platform.value, "version", spec.version_command, _dotted(spec.parse_version), "capture",
-                 captures=captures, unverified=unverified)
+    return _role(
+        spec.platform.value,
+        "version",
+        spec.version_command,
+        _dotted(spec.parse_version),
+        "capture",
+        captures=captures,
+        unverified=unverified,
+    )
 
 
 def lldp(spec: PlatformSpec, captures: Iterable[str] = (), unverified: str | None = None) -> Role:

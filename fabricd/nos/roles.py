@@ -29,11 +29,24 @@ from pathlib import Path
 from fabricd.nos.registry import SPECS
 from fabricd.nos.role import Role
 
-__all__ = ["Role", "all_roles", "captures_of", "host_roles", "is_real_source", "markdown_table", "real_captures_of",
-           "source_line", "switch_roles", "unverified_roles"]
+__all__ = [
+    "Role",
+    "all_roles",
+    "captures_of",
+    "host_roles",
+    "is_real_source",
+    "markdown_table",
+    "real_captures_of",
+    "source_line",
+    "switch_roles",
+    "unverified_roles",
+]
 
 LAB_MARKERS = (
-    "fabricd lab simulator", "no public capture", "lab/fabricd_lab/", "not a device capture",
+    "fabricd lab simulator",
+    "no public capture",
+    "lab/fabricd_lab/",
+    "not a device capture",
     "not known to be a device capture",
 )
 """A source line containing one of these (case-insensitive) is not a real capture: lab output, output written from
@@ -41,8 +54,15 @@ documented names, and public text that is not known to come from a device (a tes
 mock database)."""
 
 
-def _host(name: str, command: str, parser: str, captures: Iterable[str], *, unverified: str | None = None,
-          used_by: str = "export") -> Role:
+def _host(
+    name: str,
+    command: str,
+    parser: str,
+    captures: Iterable[str],
+    *,
+    unverified: str | None = None,
+    used_by: str = "export",
+) -> Role:
     return Role("host", name, command, parser, used_by, tuple(captures), unverified)
 
 
@@ -57,82 +77,219 @@ def host_roles() -> list[Role]:
 
     prefixes = {"mlx5_core": "mlx5", "mlx4_en": "mlx4", "mlxsw_spectrum": "mlxsw"}
     ethtool = [
-        _host(f"ethtool-S-{driver}", f"ethtool -S <if> (driver {driver})", "fabricd.readers.ethtool.normalise",
-              (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",), unverified=names.unverified)
+        _host(
+            f"ethtool-S-{driver}",
+            f"ethtool -S <if> (driver {driver})",
+            "fabricd.readers.ethtool.normalise",
+            (f"readers/ethtool/{prefixes.get(driver, driver)}-*.txt",),
+            unverified=names.unverified,
+        )
         for driver, names in DRIVER_NAMES.items()
     ]
     return [
         *ethtool,
-        _host("ethtool-S-unmapped", "ethtool -S <if> (a driver without a name map: raw names only)",
-              "fabricd.readers.ethtool.parse_ethtool_stats", ("readers/ethtool/ethtool-S-*.txt",)),
-        _host("ethtool-i", "ethtool -i <if>", "fabricd.readers.ethtool.parse_ethtool_info", (),
-              unverified="no real `ethtool -i` capture in tests/golden/readers (the replay roots write the documented "
-              "`driver:`/`firmware-version:` lines)"),
-        _host("sysfs-ib-counters", "/sys/class/infiniband/<dev>/ports/<p>/counters[_ext]",
-              "fabricd.readers.rdma.read_rdma", ("readers/sysfs/node_exporter-sys", "readers/sysfs/procfs-testdata")),
-        _host("sysfs-ib-hw_counters-mlx5", "/sys/class/infiniband/<mlx5 dev>/ports/<p>/hw_counters",
-              "fabricd.readers.rdma.read_rdma",
-              ("readers/sysfs/procfs-testdata", "readers/sysfs/mlx5_bond_0-show_counters-notes")),
-        _host("sysfs-ib-hw_counters-rxe", "/sys/class/infiniband/<rxe dev>/ports/1/hw_counters",
-              "fabricd.readers.rdma.read_rdma", ("traffic/rxe-clean", "traffic/rxe-lossy-udp")),
-        _host("sysfs-gids", "/sys/class/infiniband/<dev>/ports/<p>/gids, gid_attrs/{types,ndevs}",
-              "fabricd.readers.gids.list_gids", (),
-              unverified="no real gids tree: tests/golden/host builds one so that show_gids prints a quoted README "
-              "output"),
-        _host("sysfs-ecn", "/sys/class/net/<if>/ecn/roce_np|roce_rp/*", "fabricd.readers.nic_config.read_nic_config",
-              ("host/net-class-eth0-ecn-procfs.txt",)),
-        _host("configfs-rdma_cm", "/sys/kernel/config/rdma_cm/<dev>/ports/<p>/default_roce_tos|default_roce_mode",
-              "fabricd.readers.nic_config.read_roce_tos", (),
-              unverified="no capture exists; written from the kernel ABI document (tests/golden/host/SOURCES.md)"),
-        _host("perfquery", "perfquery -x / -l -x / -E", "fabricd.readers.perfquery.parse_perfquery",
-              ("readers/perfquery/*.txt",), used_by="export ib"),
-        _host("ibnetdiscover-ports", "ibnetdiscover --ports", "fabricd.readers.ibnetdiscover.parse_ibnetdiscover_ports",
-              ("readers/ibnetdiscover/*.txt",), used_by="export ib"),
-        _host("dcb-netlink", "DCB netlink RTM_GETDCB IEEE replies", "fabricd.hosts.dcbnl", ("dcb/ieee-get.txt",),
-              used_by="host apply, audit host"),
-        _host("rdma-statistic", "rdma statistic show (plain, wrapped, -p, qp show)",
-              "fabricd.readers.rdma_stat.parse_rdma_statistic", ("readers/host_text/rdma-stat*.txt",),
-              used_by="export host (bundles), audit host"),
-        _host("rdma-statistic-json", "rdma -j statistic show", "fabricd.readers.rdma_stat.parse_rdma_statistic_json",
-              (), unverified="no device capture of the JSON form: the golden is reshaped from a text capture",
-              used_by="reference"),
-        _host("dcb-pfc-text", "dcb pfc show dev <if> [stats]", "fabricd.readers.dcb_text.parse_dcb_pfc",
-              ("readers/host_text/dcb-pfc-*.txt",), used_by="audit host (bundles)"),
-        _host("dcb-ets-text", "dcb ets show dev <if>", "fabricd.readers.dcb_text.parse_dcb_ets",
-              ("readers/host_text/dcb-ets-*.txt",), used_by="audit host (bundles)"),
-        _host("dcb-buffer-text", "dcb buffer show dev <if>", "fabricd.readers.dcb_text.parse_dcb_buffer",
-              ("readers/host_text/dcb-buffer-*.txt",), used_by="reference"),
-        _host("dcb-app-text", "dcb app show dev <if> dscp-prio", "fabricd.readers.dcb_text.parse_dcb_app",
-              ("readers/host_text/dcb-app-*.txt",), used_by="audit host (bundles)"),
-        _host("dcb-apptrust-text", "dcb apptrust show dev <if>", "fabricd.readers.dcb_apptrust.parse_dcb_apptrust",
-              ("readers/host_text/dcb-apptrust-*.txt",), used_by="audit host (bundles)"),
-        _host("mlnx_qos", "mlnx_qos -i <if>", "fabricd.readers.dcb_tools.parse_mlnx_qos",
-              ("readers/host_text/mlnx_qos-*.txt",), used_by="audit host (bundles)"),
-        _host("lldptool-ti", "lldptool -ti <if> (lldpad IEEE/CEE DCBX TLVs)",
-              "fabricd.readers.dcb_tools.parse_lldptool",
-              ("readers/host_text/lldptool-*.txt",), used_by="audit host (bundles)"),
-        _host("niccli-qos", "niccli --dev N qos --ets --show (Broadcom firmware DCB)",
-              "fabricd.readers.dcb_tools.parse_niccli_qos", ("readers/host_text/niccli-*.txt",),
-              used_by="audit host (bundles)"),
-        _host("dcb-maxrate-text", "dcb maxrate show dev <if>", "fabricd.readers.dcb_tools.parse_dcb_maxrate",
-              ("readers/host_text/dcb-maxrate-*.txt",), used_by="audit host (bundles, notes)"),
-        _host("dcb-dcbx-text", "dcb dcbx show dev <if>", "fabricd.readers.dcb_tools.parse_dcb_dcbx",
-              ("readers/host_text/dcb-dcbx-*.txt",), used_by="audit host (bundles, notes)"),
-        _host("show_gids-text", "show_gids", "fabricd.readers.gids.parse_show_gids",
-              ("readers/host_text/show_gids-*.txt",), used_by="reference"),
-        _host("ethtool-m", "ethtool -m <if> (SFF-8472 SFP, SFF-8636 QSFP; CMIS lane lines unverified)",
-              "fabricd.readers.module.parse_ethtool_module", ("readers/host/ethtool-m-*.txt",),
-              used_by="export host (link: live, or replay roots)"),
-        _host("ethtool-show-fec", "ethtool -I --show-fec <if>", "fabricd.readers.module.parse_ethtool_fec",
-              ("readers/host/ethtool-show-fec-*.txt",), used_by="export host (link: live, or replay roots)"),
-        _host("lldpctl-text", "lldpctl / lldpcli show neighbors (text; SONiC show lldp neighbors)",
-              "fabricd.readers.lldp.parse_lldpctl_text", ("readers/lldp/sonic-show-lldp-neighbors-*.txt",),
-              used_by="audit cabling (the hosts' side)"),
-        _host("lldpctl-json", "lldpctl -f json (or -f json0; lldpd)", "fabricd.readers.lldp.parse_lldpctl_json",
-              ("readers/lldp/host-lldpctl-*.txt",), used_by="audit cabling (the hosts' side)"),
-        _host("dcb-apptrust-json", "dcb -j apptrust show dev <if>", "fabricd.hosts.dcb", (),
-              unverified="no real capture of the fallback's JSON (kernels before 6.1 only)",
-              used_by="host apply, audit host"),
+        _host(
+            "ethtool-S-unmapped",
+            "ethtool -S <if> (a driver without a name map: raw names only)",
+            "fabricd.readers.ethtool.parse_ethtool_stats",
+            ("readers/ethtool/ethtool-S-*.txt",),
+        ),
+        _host(
+            "ethtool-i",
+            "ethtool -i <if>",
+            "fabricd.readers.ethtool.parse_ethtool_info",
+            (),
+            unverified="no real `ethtool -i` capture in tests/golden/readers (the replay roots write the documented "
+            "`driver:`/`firmware-version:` lines)",
+        ),
+        _host(
+            "sysfs-ib-counters",
+            "/sys/class/infiniband/<dev>/ports/<p>/counters[_ext]",
+            "fabricd.readers.rdma.read_rdma",
+            ("readers/sysfs/node_exporter-sys", "readers/sysfs/procfs-testdata"),
+        ),
+        _host(
+            "sysfs-ib-hw_counters-mlx5",
+            "/sys/class/infiniband/<mlx5 dev>/ports/<p>/hw_counters",
+            "fabricd.readers.rdma.read_rdma",
+            ("readers/sysfs/procfs-testdata", "readers/sysfs/mlx5_bond_0-show_counters-notes"),
+        ),
+        _host(
+            "sysfs-ib-hw_counters-rxe",
+            "/sys/class/infiniband/<rxe dev>/ports/1/hw_counters",
+            "fabricd.readers.rdma.read_rdma",
+            ("traffic/rxe-clean", "traffic/rxe-lossy-udp"),
+        ),
+        _host(
+            "sysfs-gids",
+            "/sys/class/infiniband/<dev>/ports/<p>/gids, gid_attrs/{types,ndevs}",
+            "fabricd.readers.gids.list_gids",
+            (),
+            unverified="no real gids tree: tests/golden/host builds one so that show_gids prints a quoted README "
+            "output",
+        ),
+        _host(
+            "sysfs-ecn",
+            "/sys/class/net/<if>/ecn/roce_np|roce_rp/*",
+            "fabricd.readers.nic_config.read_nic_config",
+            ("host/net-class-eth0-ecn-procfs.txt",),
+        ),
+        _host(
+            "configfs-rdma_cm",
+            "/sys/kernel/config/rdma_cm/<dev>/ports/<p>/default_roce_tos|default_roce_mode",
+            "fabricd.readers.nic_config.read_roce_tos",
+            (),
+            unverified="no capture exists; written from the kernel ABI document (tests/golden/host/SOURCES.md)",
+        ),
+        _host(
+            "perfquery",
+            "perfquery -x / -l -x / -E",
+            "fabricd.readers.perfquery.parse_perfquery",
+            ("readers/perfquery/*.txt",),
+            used_by="export ib",
+        ),
+        _host(
+            "ibnetdiscover-ports",
+            "ibnetdiscover --ports",
+            "fabricd.readers.ibnetdiscover.parse_ibnetdiscover_ports",
+            ("readers/ibnetdiscover/*.txt",),
+            used_by="export ib",
+        ),
+        _host(
+            "dcb-netlink",
+            "DCB netlink RTM_GETDCB IEEE replies",
+            "fabricd.hosts.dcbnl",
+            ("dcb/ieee-get.txt",),
+            used_by="host apply, audit host",
+        ),
+        _host(
+            "rdma-statistic",
+            "rdma statistic show (plain, wrapped, -p, qp show)",
+            "fabricd.readers.rdma_stat.parse_rdma_statistic",
+            ("readers/host_text/rdma-stat*.txt",),
+            used_by="export host (bundles), audit host",
+        ),
+        _host(
+            "rdma-statistic-json",
+            "rdma -j statistic show",
+            "fabricd.readers.rdma_stat.parse_rdma_statistic_json",
+            (),
+            unverified="no device capture of the JSON form: the golden is reshaped from a text capture",
+            used_by="reference",
+        ),
+        _host(
+            "dcb-pfc-text",
+            "dcb pfc show dev <if> [stats]",
+            "fabricd.readers.dcb_text.parse_dcb_pfc",
+            ("readers/host_text/dcb-pfc-*.txt",),
+            used_by="audit host (bundles)",
+        ),
+        _host(
+            "dcb-ets-text",
+            "dcb ets show dev <if>",
+            "fabricd.readers.dcb_text.parse_dcb_ets",
+            ("readers/host_text/dcb-ets-*.txt",),
+            used_by="audit host (bundles)",
+        ),
+        _host(
+            "dcb-buffer-text",
+            "dcb buffer show dev <if>",
+            "fabricd.readers.dcb_text.parse_dcb_buffer",
+            ("readers/host_text/dcb-buffer-*.txt",),
+            used_by="reference",
+        ),
+        _host(
+            "dcb-app-text",
+            "dcb app show dev <if> dscp-prio",
+            "fabricd.readers.dcb_text.parse_dcb_app",
+            ("readers/host_text/dcb-app-*.txt",),
+            used_by="audit host (bundles)",
+        ),
+        _host(
+            "dcb-apptrust-text",
+            "dcb apptrust show dev <if>",
+            "fabricd.readers.dcb_apptrust.parse_dcb_apptrust",
+            ("readers/host_text/dcb-apptrust-*.txt",),
+            used_by="audit host (bundles)",
+        ),
+        _host(
+            "mlnx_qos",
+            "mlnx_qos -i <if>",
+            "fabricd.readers.dcb_tools.parse_mlnx_qos",
+            ("readers/host_text/mlnx_qos-*.txt",),
+            used_by="audit host (bundles)",
+        ),
+        _host(
+            "lldptool-ti",
+            "lldptool -ti <if> (lldpad IEEE/CEE DCBX TLVs)",
+            "fabricd.readers.dcb_tools.parse_lldptool",
+            ("readers/host_text/lldptool-*.txt",),
+            used_by="audit host (bundles)",
+        ),
+        _host(
+            "niccli-qos",
+            "niccli --dev N qos --ets --show (Broadcom firmware DCB)",
+            "fabricd.readers.dcb_tools.parse_niccli_qos",
+            ("readers/host_text/niccli-*.txt",),
+            used_by="audit host (bundles)",
+        ),
+        _host(
+            "dcb-maxrate-text",
+            "dcb maxrate show dev <if>",
+            "fabricd.readers.dcb_tools.parse_dcb_maxrate",
+            ("readers/host_text/dcb-maxrate-*.txt",),
+            used_by="audit host (bundles, notes)",
+        ),
+        _host(
+            "dcb-dcbx-text",
+            "dcb dcbx show dev <if>",
+            "fabricd.readers.dcb_tools.parse_dcb_dcbx",
+            ("readers/host_text/dcb-dcbx-*.txt",),
+            used_by="audit host (bundles, notes)",
+        ),
+        _host(
+            "show_gids-text",
+            "show_gids",
+            "fabricd.readers.gids.parse_show_gids",
+            ("readers/host_text/show_gids-*.txt",),
+            used_by="reference",
+        ),
+        _host(
+            "ethtool-m",
+            "ethtool -m <if> (SFF-8472 SFP, SFF-8636 QSFP; CMIS lane lines unverified)",
+            "fabricd.readers.module.parse_ethtool_module",
+            ("readers/host/ethtool-m-*.txt",),
+            used_by="export host (link: live, or replay roots)",
+        ),
+        _host(
+            "ethtool-show-fec",
+            "ethtool -I --show-fec <if>",
+            "fabricd.readers.module.parse_ethtool_fec",
+            ("readers/host/ethtool-show-fec-*.txt",),
+            used_by="export host (link: live, or replay roots)",
+        ),
+        _host(
+            "lldpctl-text",
+            "lldpctl / lldpcli show neighbors (text; SONiC show lldp neighbors)",
+            "fabricd.readers.lldp.parse_lldpctl_text",
+            ("readers/lldp/sonic-show-lldp-neighbors-*.txt",),
+            used_by="audit cabling (the hosts' side)",
+        ),
+        _host(
+            "lldpctl-json",
+            "lldpctl -f json (or -f json0; lldpd)",
+            "fabricd.readers.lldp.parse_lldpctl_json",
+            ("readers/lldp/host-lldpctl-*.txt",),
+            used_by="audit cabling (the hosts' side)",
+        ),
+        _host(
+            "dcb-apptrust-json",
+            "dcb -j apptrust show dev <if>",
+            "fabricd.hosts.dcb",
+            (),
+            unverified="no real capture of the fallback's JSON (kernels before 6.1 only)",
+            used_by="host apply, audit host",
+        ),
     ]
 
 

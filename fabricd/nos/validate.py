@@ -26,8 +26,9 @@ ALL_CHECKS: tuple[Check, ...] = all_checks()
 CHECKS_BY_CODE: dict[str, Check] = {c.code: c for c in ALL_CHECKS}
 
 
-def validate(inventory: Inventory, options: CheckOptions | None = None,
-             checks: Iterable[Check] = ALL_CHECKS) -> Validation:
+def validate(
+    inventory: Inventory, options: CheckOptions | None = None, checks: Iterable[Check] = ALL_CHECKS
+) -> Validation:
     """Run every check (or ``checks``) on ``inventory``: sorted problems and the context."""
     return _validate(inventory, options, checks)
 
@@ -55,6 +56,8 @@ def watchdog_table() -> list[str]:
             notes.append(f"multiples of {g.step_ms} ms")
         notes.append("actions " + ", ".join(g.actions))
         poll = f"{g.poll_ms[0]}-{g.poll_ms[1]}" if g.poll_ms else "not configurable"
-        rows.append(f"| `{platform.value}` | {span(g.detection_ms, g.detect_polls)} | "
-                    f"{span(g.restoration_ms, g.restore_polls)} | {poll} | {'; '.join(notes).replace('|', '/')} |")
+        rows.append(
+            f"| `{platform.value}` | {span(g.detection_ms, g.detect_polls)} | "
+            f"{span(g.restoration_ms, g.restore_polls)} | {poll} | {'; '.join(notes).replace('|', '/')} |"
+        )
     return rows

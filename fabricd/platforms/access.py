@@ -56,34 +56,41 @@ def check_secret_file(path: Path, target: str) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise DriverError(target, "credentials", f"password file {path} cannot be read: {exc.strerror}",
-                          hint=hint) from None
+        raise DriverError(
+            target, "credentials", f"password file {path} cannot be read: {exc.strerror}", hint=hint
+        ) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise DriverError(target, "credentials", f"password file {path} is not a regular file", hint=hint)
         if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
             raise DriverError(
-                target, "credentials",
+                target,
+                "credentials",
                 f"password file {path} is readable by group or others (mode {stat.S_IMODE(st.st_mode):04o}, "
                 "expected 0600)",
                 hint=f"run `chmod 600 {path}`",
             )
         if st.st_size > _SECRET_FILE_MAX:
-            raise DriverError(target, "credentials",
-                              f"password file {path} holds {st.st_size} bytes, more than a password "
-                              f"(at most {_SECRET_FILE_MAX})", hint=hint)
+            raise DriverError(
+                target,
+                "credentials",
+                f"password file {path} holds {st.st_size} bytes, more than a password (at most {_SECRET_FILE_MAX})",
+                hint=hint,
+            )
         data = os.read(fd, _SECRET_FILE_MAX + 1)
     except OSError as exc:
-        raise DriverError(target, "credentials", f"password file {path} cannot be read: {exc.strerror}",
-                          hint=hint) from None
+        raise DriverError(
+            target, "credentials", f"password file {path} cannot be read: {exc.strerror}", hint=hint
+        ) from None
     finally:
         os.close(fd)
     try:
         return data.decode("utf-8").strip("\r\n")
     except UnicodeDecodeError:
-        raise DriverError(target, "credentials", f"password file {path} is not UTF-8 text",
-                          hint="write the password as UTF-8 text") from None
+        raise DriverError(
+            target, "credentials", f"password file {path} is not UTF-8 text", hint="write the password as UTF-8 text"
+        ) from None
 
 
 def _expanded(path: Path, target: str, field: str) -> Path:
@@ -114,8 +121,10 @@ def resolve_access(
     if password is None:
         if creds.password_env:
             what = f"environment variable {creds.password_env} is not set"
-            hint = (f"export {creds.password_env}=..., or name a 0600 file with credentials.password_file (a lab "
-                    "started with `fabricd lab up` writes the files its inventory names)")
+            hint = (
+                f"export {creds.password_env}=..., or name a 0600 file with credentials.password_file (a lab "
+                "started with `fabricd lab up` writes the files its inventory names)"
+            )
         else:
             what = "no password source is configured"
             hint = "set credentials.password_env or credentials.password_file for this switch in the inventory"

@@ -69,7 +69,7 @@ def decode_value(value: Any) -> Any:
     if kind is None:
         return None
     if kind == "decimal_val":
-        return value.decimal_val.digits / 10 ** value.decimal_val.precision
+        return value.decimal_val.digits / 10**value.decimal_val.precision
     return getattr(value, kind)
 
 
@@ -79,8 +79,9 @@ def json_value(data: Any, *, ietf: bool = True) -> Any:
     return gnmi_pb2.TypedValue(json_ietf_val=raw) if ietf else gnmi_pb2.TypedValue(json_val=raw)
 
 
-def subscribe_request(table: GnmiTable, paths: Sequence[GnmiPath], *, interval_s: float | None = None,
-                      mode: str = "STREAM") -> Any:
+def subscribe_request(
+    table: GnmiTable, paths: Sequence[GnmiPath], *, interval_s: float | None = None, mode: str = "STREAM"
+) -> Any:
     """One Subscribe request for a group of ``paths`` of ``table`` (one origin/target: the group's first path's),
     SAMPLE paths at :meth:`GnmiTable.interval`, in the table's encoding."""
     first = paths[0]
@@ -91,13 +92,23 @@ def subscribe_request(table: GnmiTable, paths: Sequence[GnmiPath], *, interval_s
             sub.sample_interval = int(table.interval(p, interval_s) * 1e9)
         subs.append(sub)
     prefix = gnmi_pb2.Path(origin=first.origin, target=first.target)
-    sl = gnmi_pb2.SubscriptionList(prefix=prefix, subscription=subs, mode=gnmi_pb2.SubscriptionList.Mode.Value(mode),
-                                   encoding=gnmi_pb2.Encoding.Value(table.encoding))
+    sl = gnmi_pb2.SubscriptionList(
+        prefix=prefix,
+        subscription=subs,
+        mode=gnmi_pb2.SubscriptionList.Mode.Value(mode),
+        encoding=gnmi_pb2.Encoding.Value(table.encoding),
+    )
     return gnmi_pb2.SubscribeRequest(subscribe=sl)
 
 
-def secure_channel(host: str, port: int, *, ca_pem: bytes | None, server_name: str | None = None,
-                   options: Iterable[tuple[str, Any]] = ()) -> Any:
+def secure_channel(
+    host: str,
+    port: int,
+    *,
+    ca_pem: bytes | None,
+    server_name: str | None = None,
+    options: Iterable[tuple[str, Any]] = (),
+) -> Any:
     """A ``grpc.aio`` TLS channel (the server's certificate verified against ``ca_pem``, or the system's roots)."""
     creds = grpc.ssl_channel_credentials(root_certificates=ca_pem)
     opts = [*options, ("grpc.max_receive_message_length", 64 * 1024 * 1024)]

@@ -107,8 +107,9 @@ class _AcceptNewInto(paramiko.MissingHostKeyPolicy):  # type: ignore[misc]
             if _ends_unterminated(self.path):  # never join onto (and so rewrite) a last line without a newline
                 line = "\n" + line
             fh.write(line)
-        log.warning("accepted the new host key of %s (%s %s) into %s", hostname, key.get_name(),
-                    key.fingerprint, self.path)
+        log.warning(
+            "accepted the new host key of %s (%s %s) into %s", hostname, key.get_name(), key.fingerprint, self.path
+        )
 
 
 class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
@@ -168,8 +169,15 @@ class VerifyingClient(paramiko.SSHClient):  # type: ignore[misc]
         except paramiko.BadHostKeyException as exc:  # paramiko compared the first entry: name its file
             if exc is self.fabricd_mismatch:
                 raise
-            where = next((path for path, keys in self.fabricd_files for entry in keys._entries
-                          if entry.key == exc.expected_key and _names_host(entry, name)), "known_hosts")
+            where = next(
+                (
+                    path
+                    for path, keys in self.fabricd_files
+                    for entry in keys._entries
+                    if entry.key == exc.expected_key and _names_host(entry, name)
+                ),
+                "known_hosts",
+            )
             self.fabricd_mismatch = HostKeyMismatch(name, exc.key, exc.expected_key, where)
             raise self.fabricd_mismatch from None
 
@@ -229,9 +237,13 @@ def refusal(exc: HostKeyMismatch, host: str, port: int) -> tuple[str, str]:
     """``(what, hint)`` for a refused key: ``what`` follows "host key of HOST" (e.g. "does not match the one in FILE
     (possible impostor; got ..., expected ...)"), ``hint`` says how to fix it."""
     if isinstance(exc, HostKeyRevoked):
-        return (f"is marked @revoked in {exc.path} (got {exc.key.get_name()} {exc.key.fingerprint})",
-                "the device must get a new host key; add the new, verified key to known_hosts")
-    return (f"does not match the one in {exc.path} (possible impostor; got {exc.key.get_name()} "
-            f"{exc.key.fingerprint}, expected {exc.expected_key.fingerprint})",
-            f"if the device was reinstalled, remove its old line from {exc.path} "
-            f"(`ssh-keygen -R '{known_name(host, port)}' -f {exc.path}`) and add the new, verified key")
+        return (
+            f"is marked @revoked in {exc.path} (got {exc.key.get_name()} {exc.key.fingerprint})",
+            "the device must get a new host key; add the new, verified key to known_hosts",
+        )
+    return (
+        f"does not match the one in {exc.path} (possible impostor; got {exc.key.get_name()} "
+        f"{exc.key.fingerprint}, expected {exc.expected_key.fingerprint})",
+        f"if the device was reinstalled, remove its old line from {exc.path} "
+        f"(`ssh-keygen -R '{known_name(host, port)}' -f {exc.path}`) and add the new, verified key",
+    )

@@ -85,8 +85,14 @@ class KnownHostsExtras:
 
     def revoked_in(self, name: str, key_type: str, key_b64: str) -> str | None:
         """The file that revokes this key for ``name``, or None."""
-        return next((e.path for e in self.revoked
-                     if e.key_type == key_type and e.key_b64 == key_b64 and host_matches(e.patterns, name)), None)
+        return next(
+            (
+                e.path
+                for e in self.revoked
+                if e.key_type == key_type and e.key_b64 == key_b64 and host_matches(e.patterns, name)
+            ),
+            None,
+        )
 
     def pattern_verdict(self, name: str, key_type: str, key_b64: str) -> tuple[bool, PatternEntry] | None:
         """None when no pattern entry names ``name``; else ``(True, entry)`` when one holds this very key and none

@@ -84,8 +84,9 @@ class _VerifiedHostKeys:
         super().write_channel(out_data)  # type: ignore[misc]
 
     def _build_ssh_client(self) -> paramiko.SSHClient:
-        self.fabricd_client = VerifyingClient(self.fabricd_known_hosts, verify=self.fabricd_verify,
-                                              accept_new=self.fabricd_accept_new)
+        self.fabricd_client = VerifyingClient(
+            self.fabricd_known_hosts, verify=self.fabricd_verify, accept_new=self.fabricd_accept_new
+        )
         return self.fabricd_client
 
 
@@ -169,7 +170,9 @@ class NetmikoDriver:
             conn._open()
         except NetmikoAuthenticationException:
             raise DriverError(
-                self.name, "connect", f"authentication failed for user {a.username} at {a.host}:{a.port}",
+                self.name,
+                "connect",
+                f"authentication failed for user {a.username} at {a.host}:{a.port}",
                 hint=f"check the password ({a.password_source or 'no source'}); for the lab, `fabricd lab status`",
             ) from None
         except (HostKeyMismatch, NetmikoTimeoutException) as error:
@@ -187,7 +190,8 @@ class NetmikoDriver:
                     conn.disconnect()
             first = str(exc).strip().splitlines()
             raise DriverError(
-                self.name, "connect",
+                self.name,
+                "connect",
                 f"logged in to [{a.host}]:{a.port} but the CLI did not answer as {self.device_type} "
                 f"({first[0] if first else type(exc).__name__})",
                 hint="the session dropped during login, or the device is not this platform; check `platform:` "
@@ -208,8 +212,12 @@ class NetmikoDriver:
             path = inside(folder, f"{self.name}.log")
             open_private(path).close()
         except OSError as exc:
-            raise DriverError(self.name, "connect", f"cannot write the session log under {folder}: {exc.strerror}",
-                              hint="give --session-log a directory you can write to") from None
+            raise DriverError(
+                self.name,
+                "connect",
+                f"cannot write the session log under {folder}: {exc.strerror}",
+                hint="give --session-log a directory you can write to",
+            ) from None
         return path
 
     def _connect_error(self, text: str) -> DriverError:
@@ -218,7 +226,8 @@ class NetmikoDriver:
         if "not found in known_hosts" in text:
             files = ", ".join(str(p) for p in a.known_hosts) or "none"
             return DriverError(
-                self.name, "connect",
+                self.name,
+                "connect",
                 f"host key of {where} is unknown (known_hosts files read: {files})",
                 hint=f"verify the key and add it: `ssh-keyscan -p {a.port} {a.host} >> ~/.ssh/known_hosts`; "
                 "or trust it on first use with --accept-new-host-keys FILE (appends it to FILE); "
@@ -226,12 +235,16 @@ class NetmikoDriver:
             )
         if "does not match" in text or "BadHostKey" in text:
             return DriverError(
-                self.name, "connect", f"host key of {where} does not match known_hosts (possible impostor)",
+                self.name,
+                "connect",
+                f"host key of {where} does not match known_hosts (possible impostor)",
                 hint="if the device was reinstalled, remove its old line from known_hosts and add the new key",
             )
         if "TCP connection to device failed" in text or "Connection refused" in text or "timed out" in text:
             return DriverError(
-                self.name, "connect", f"cannot reach {where} over TCP",
+                self.name,
+                "connect",
+                f"cannot reach {where} over TCP",
                 hint="check mgmt.host/mgmt.port in the inventory; for the lab, `fabricd lab up` and `lab status`",
             )
         first = REDACTOR.redact(text.strip().splitlines()[-1] if text.strip() else "connection failed")
@@ -260,15 +273,18 @@ class NetmikoDriver:
         owed = conn.fabricd_lines_sent + 1 - seen
         if owed <= 0:
             return
-        log.debug("%s: %d prompt(s) of the session preparation still due; waiting for them", self.name, owed,
-                  extra={"target": self.name})
+        log.debug(
+            "%s: %d prompt(s) of the session preparation still due; waiting for them",
+            self.name,
+            owed,
+            extra={"target": self.name},
+        )
         self._late_seen = 0
         try:
             self._read_until(self.any_prompt_re, "connect", count=owed)
         except DriverError:
             self._owed = max(0, owed - self._late_seen)  # the next read skips them if they come after all
-            log.debug("%s: %d owed prompt(s) did not come in time", self.name, self._owed,
-                      extra={"target": self.name})
+            log.debug("%s: %d owed prompt(s) did not come in time", self.name, self._owed, extra={"target": self.name})
 
     def close(self) -> None:
         conn, self.conn = self.conn, None
@@ -288,7 +304,9 @@ class NetmikoDriver:
     def _lost(self, op: str, exc: BaseException | str) -> ConnectionLostError:
         self.conn = None
         return ConnectionLostError(
-            self.name, op, f"SSH session lost ({exc}); device state must be re-read",
+            self.name,
+            op,
+            f"SSH session lost ({exc}); device state must be re-read",
             hint="fabricd re-reads and rolls back automatically during push; otherwise run `fabricd diff`",
         )
 
@@ -300,8 +318,9 @@ class NetmikoDriver:
         except (OSError, EOFError, paramiko.SSHException) as exc:
             raise self._lost(op, exc) from None
 
-    def _read_until(self, done: re.Pattern[str], op: str, *, count: int = 1, timeout: float | None = None,
-                    skip: int = 0) -> str:
+    def _read_until(
+        self, done: re.Pattern[str], op: str, *, count: int = 1, timeout: float | None = None, skip: int = 0
+    ) -> str:
         """Read until ``done`` has matched ``count`` times after the first ``skip`` prompts (of earlier lines, see
         :meth:`_read_reply`); return what came after those. Waits on the channel (select), no busy polling."""
         conn = self.conn
@@ -335,7 +354,9 @@ class NetmikoDriver:
             if remaining <= 0:
                 self._late_seen = len(self.any_prompt_re.findall(buf))
                 raise DriverError(
-                    self.name, op, f"no prompt within {timeout or self.options.read_timeout_s:.0f} s",
+                    self.name,
+                    op,
+                    f"no prompt within {timeout or self.options.read_timeout_s:.0f} s",
                     hint="the device is slow or the prompt changed; raise --read-timeout or check the session log",
                 )
             try:
@@ -410,7 +431,9 @@ class NetmikoDriver:
                     words = words[:400] + "..."
                 sent = line.strip() if len(line.strip()) <= 200 else line.strip()[:200] + "..."
                 raise DriverError(
-                    self.name, op, f"device rejected {sent!r}: {words}",
+                    self.name,
+                    op,
+                    f"device rejected {sent!r}: {words}",
                     hint="fix the template or intent that produced this line (a push discards or rolls back "
                     "what it started)",
                 )
@@ -424,7 +447,8 @@ class NetmikoDriver:
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         got = f"{len(text)} characters" + (f", starting {first[:60]!r}" if first else "")
         raise DriverError(
-            self.name, "get_config",
+            self.name,
+            "get_config",
             f"the running config read back is not plausible ({got}): it lacks {self.running_config_rule}",
             hint="the device answered late or the session fell out of step; try again, raise --read-timeout, and "
             "check the session log (--session-log DIR)",

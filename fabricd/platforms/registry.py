@@ -33,12 +33,21 @@ def make_driver(switch: Switch, access: Access, options: DriverOptions | None = 
     return driver_class(switch.platform)(switch, access, options)
 
 
-def driver_for(switch: Switch, options: DriverOptions | None = None, *,
-               known_hosts: tuple[Path, ...] = (), verify_host_key: bool = True) -> SwitchDriver:
+def driver_for(
+    switch: Switch,
+    options: DriverOptions | None = None,
+    *,
+    known_hosts: tuple[Path, ...] = (),
+    verify_host_key: bool = True,
+) -> SwitchDriver:
     """A driver for ``switch`` with the credentials its inventory entry refers to (:func:`resolve_access`), not
     yet connected: the one way deploy, audit and serve build their drivers."""
-    access = resolve_access(switch, known_hosts=known_hosts, verify_host_key=verify_host_key,
-                            accept_new_host_keys=options.accept_new_host_keys if options else None)
+    access = resolve_access(
+        switch,
+        known_hosts=known_hosts,
+        verify_host_key=verify_host_key,
+        accept_new_host_keys=options.accept_new_host_keys if options else None,
+    )
     return make_driver(switch, access, options)
 
 

@@ -176,8 +176,10 @@ def diff_text(changes: list[Change], indent: str = "   ") -> str:
 
 def describe(changes: Iterable[Change]) -> list[str]:
     """One line per change: ``missing under interface Ethernet1: mtu 9214`` / ``unexpected under top level: ...``."""
-    return [f"{'missing' if ch.kind == 'add' else 'unexpected'} under {' > '.join(ch.path) or 'top level'}: {ch.line}"
-            for ch in changes]
+    return [
+        f"{'missing' if ch.kind == 'add' else 'unexpected'} under {' > '.join(ch.path) or 'top level'}: {ch.line}"
+        for ch in changes
+    ]
 
 
 def verify(running: list[Block], candidate: list[Block], ownership: Ownership) -> list[str]:

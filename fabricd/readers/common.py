@@ -130,8 +130,9 @@ def list_dir(path: str, problems: Problems, *, optional: bool = True) -> list[st
         return []
 
 
-def read_dir_values(path: str, problems: Problems, *, optional: bool = True,
-                    skip_dirs: bool = False) -> dict[str, str | None]:
+def read_dir_values(
+    path: str, problems: Problems, *, optional: bool = True, skip_dirs: bool = False
+) -> dict[str, str | None]:
     """Every file of one directory as ``{name: stripped text}`` (sorted by name), opened relative to a directory fd.
 
     Opening ``name`` under an open directory saves the kernel the whole path walk per file (sysfs counter
@@ -156,8 +157,12 @@ def read_dir_values(path: str, problems: Problems, *, optional: bool = True,
             except OSError as exc:
                 if exc.errno == errno.EISDIR and skip_dirs:
                     continue
-                problems.add(f"{path}/{name}", "vanished after discovery (device removed or tree rewritten)"
-                             if exc.errno == errno.ENOENT else os.strerror(exc.errno or 0))
+                problems.add(
+                    f"{path}/{name}",
+                    "vanished after discovery (device removed or tree rewritten)"
+                    if exc.errno == errno.ENOENT
+                    else os.strerror(exc.errno or 0),
+                )
                 out[name] = None
                 continue
             try:

@@ -29,16 +29,20 @@ def parse_dcb_apptrust(text: str, source: str = "dcb apptrust show") -> DcbApptr
     for n, line in content_lines(text):
         key, sep, rest = line.strip().partition(":")
         if not sep or key != "order":
-            raise TextParseError(source, n, f"unexpected line {line.strip()[:60]!r}",
-                                 expected="'order: SELECTOR...' as `dcb apptrust show` prints it",
-                                 got=line.strip()[:80])
+            raise TextParseError(
+                source,
+                n,
+                f"unexpected line {line.strip()[:60]!r}",
+                expected="'order: SELECTOR...' as `dcb apptrust show` prints it",
+                got=line.strip()[:80],
+            )
         names = tuple(rest.split())
         bad = [s for s in names if s not in SELECTORS]
         if bad:
-            raise TextParseError(source, n, f"unknown selector {bad[0]!r}", expected=" or ".join(SELECTORS),
-                                 got=bad[0])
+            raise TextParseError(source, n, f"unknown selector {bad[0]!r}", expected=" or ".join(SELECTORS), got=bad[0])
         found = names
     if found is None:
-        raise TextParseError(source, 1, "no 'order:' line", expected="'order: SELECTOR...'",
-                             got=text.strip()[:80] or "nothing")
+        raise TextParseError(
+            source, 1, "no 'order:' line", expected="'order: SELECTOR...'", got=text.strip()[:80] or "nothing"
+        )
     return DcbApptrust(order=found)

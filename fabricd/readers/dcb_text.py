@@ -20,7 +20,9 @@ from .textparse import TextParseError, content_lines, to_int
 DSCP_NAMES = {
     **{f"CS{i}": i * 8 for i in range(8)},
     **{f"AF{c}{d}": c * 8 + d * 2 for c in range(1, 5) for d in range(1, 4)},
-    "EF": 46, "VA": 44, "LE": 1,
+    "EF": 46,
+    "VA": 44,
+    "LE": 1,
 }
 """DSCP names iproute2 prints without ``-N`` (lib/rt_names ``rtnl_dsfield``/dcb_app DSCP names; RFC 2474/2597/3246)."""
 
@@ -100,8 +102,9 @@ def _key(token: str, keys: frozenset[str]) -> str | None:
     return hyphen if hyphen in keys else None
 
 
-def _lines(text: str, source: str, keys: frozenset[str],
-           repeatable: frozenset[str] = frozenset()) -> list[tuple[int, str, list[str]]]:
+def _lines(
+    text: str, source: str, keys: frozenset[str], repeatable: frozenset[str] = frozenset()
+) -> list[tuple[int, str, list[str]]]:
     """Split into (line, key, values); the key may open a line more than once per line (pfc-cap ... delay N). A key
     printed twice is an error naming both lines (a later line must never silently replace an earlier one), except
     ``repeatable`` keys whose lines add entries (``dscp-prio``)."""
@@ -115,13 +118,18 @@ def _lines(text: str, source: str, keys: frozenset[str],
             if key is None:
                 raise TextParseError(source, n, "unknown key", expected=" or ".join(sorted(keys)), got=tokens[i])
             if key in seen and key not in repeatable:
-                raise TextParseError(source, n, f"{key} printed twice (first on line {seen[key]})",
-                                     expected="one output of one command", got=line.strip())
+                raise TextParseError(
+                    source,
+                    n,
+                    f"{key} printed twice (first on line {seen[key]})",
+                    expected="one output of one command",
+                    got=line.strip(),
+                )
             seen[key] = n
             j = i + 1
             while j < len(tokens) and _key(tokens[j], keys) is None:
                 j += 1
-            out.append((n, key, tokens[i + 1:j]))
+            out.append((n, key, tokens[i + 1 : j]))
             i = j
     if not out:
         raise TextParseError(source, 1, "no output", expected=" or ".join(sorted(keys)), got=text.strip()[:80])
@@ -150,21 +158,27 @@ def parse_dcb_pfc(text: str, source: str = "dcb pfc show") -> DcbPfc:
             got["macsec_bypass"] = _onoff(_one(values, source, n, key), source, n, key)
         elif key in ("prio-pfc", "pg-pfc"):
             if "prio_pfc" in got:
-                raise TextParseError(source, n, f"{key} and prio-pfc/pg-pfc both printed", expected="one of them",
-                                     got=key)
+                raise TextParseError(
+                    source, n, f"{key} and prio-pfc/pg-pfc both printed", expected="one of them", got=key
+                )
             got["prio_pfc"] = {i: _onoff(v, source, n, key) for i, v in _pairs(values, source, n, key)}
         else:
             got[key] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key)}
     if "prio_pfc" not in got:
-        raise TextParseError(source, 1, "no prio-pfc line", expected="prio-pfc 0:off ... 7:off",
-                             got=text.strip()[:80])
-    return DcbPfc(pfc_cap=got.get("pfc_cap"), macsec_bypass=got.get("macsec_bypass"),  # type: ignore[arg-type]
-                  delay=got.get("delay"), prio_pfc=got["prio_pfc"],  # type: ignore[arg-type]
-                  requests=got.get("requests", {}), indications=got.get("indications", {}))  # type: ignore[arg-type]
+        raise TextParseError(source, 1, "no prio-pfc line", expected="prio-pfc 0:off ... 7:off", got=text.strip()[:80])
+    return DcbPfc(
+        pfc_cap=got.get("pfc_cap"),
+        macsec_bypass=got.get("macsec_bypass"),  # type: ignore[arg-type]
+        delay=got.get("delay"),
+        prio_pfc=got["prio_pfc"],  # type: ignore[arg-type]
+        requests=got.get("requests", {}),
+        indications=got.get("indications", {}),
+    )  # type: ignore[arg-type]
 
 
-ETS_KEYS = frozenset({"willing", "ets-cap", "cbs", "tc-bw", "pg-bw", "tc-tsa", "prio-tc", "reco-tc-bw",
-                      "reco-tc-tsa", "reco-prio-tc"})
+ETS_KEYS = frozenset(
+    {"willing", "ets-cap", "cbs", "tc-bw", "pg-bw", "tc-tsa", "prio-tc", "reco-tc-bw", "reco-tc-tsa", "reco-prio-tc"}
+)
 TSA = frozenset({"strict", "cbs", "ets", "vendor"})
 
 
@@ -191,13 +205,21 @@ def parse_dcb_ets(text: str, source: str = "dcb ets show") -> DcbEts:
         else:  # prio-tc, reco-prio-tc
             got[name] = {i: to_int(v, source, n, key) for i, v in _pairs(values, source, n, key)}
     if not any(k in got for k in ("tc_bw", "tc_tsa", "prio_tc")):
-        raise TextParseError(source, 1, "no tc-bw, tc-tsa or prio-tc line", expected="the ETS maps",
-                             got=text.strip()[:80])
-    return DcbEts(willing=got.get("willing"), ets_cap=got.get("ets_cap"), cbs=got.get("cbs"),  # type: ignore[arg-type]
-                  tc_bw=got.get("tc_bw", {}), tc_tsa=got.get("tc_tsa", {}),  # type: ignore[arg-type]
-                  prio_tc=got.get("prio_tc", {}), reco_tc_bw=got.get("reco_tc_bw", {}),  # type: ignore[arg-type]
-                  reco_tc_tsa=got.get("reco_tc_tsa", {}), reco_prio_tc=got.get("reco_prio_tc", {}),  # type: ignore[arg-type]
-                  pg_bw=got.get("pg_bw", {}))  # type: ignore[arg-type]
+        raise TextParseError(
+            source, 1, "no tc-bw, tc-tsa or prio-tc line", expected="the ETS maps", got=text.strip()[:80]
+        )
+    return DcbEts(
+        willing=got.get("willing"),
+        ets_cap=got.get("ets_cap"),
+        cbs=got.get("cbs"),  # type: ignore[arg-type]
+        tc_bw=got.get("tc_bw", {}),
+        tc_tsa=got.get("tc_tsa", {}),  # type: ignore[arg-type]
+        prio_tc=got.get("prio_tc", {}),
+        reco_tc_bw=got.get("reco_tc_bw", {}),  # type: ignore[arg-type]
+        reco_tc_tsa=got.get("reco_tc_tsa", {}),
+        reco_prio_tc=got.get("reco_prio_tc", {}),  # type: ignore[arg-type]
+        pg_bw=got.get("pg_bw", {}),
+    )  # type: ignore[arg-type]
 
 
 BUFFER_KEYS = frozenset({"prio-buffer", "buffer-size", "total-size"})
@@ -206,8 +228,9 @@ BUFFER_KEYS = frozenset({"prio-buffer", "buffer-size", "total-size"})
 def _size(value: str, source: str, n: int, key: str) -> int:
     m = _SIZE.match(value)
     if m is None:
-        raise TextParseError(source, n, f"{key}: size", expected="a size like 10Kb, 1Mb, 512b or 10000 (bytes)",
-                             got=value)
+        raise TextParseError(
+            source, n, f"{key}: size", expected="a size like 10Kb, 1Mb, 512b or 10000 (bytes)", got=value
+        )
     return int(float(m.group("n")) * _SCALE[m.group("unit") or "b"])
 
 
@@ -224,8 +247,9 @@ def parse_dcb_buffer(text: str, source: str = "dcb buffer show") -> DcbBuffer:
         else:
             total = _size(_one(values, source, n, key), source, n, key)
     if not prio and not sizes:
-        raise TextParseError(source, 1, "no prio-buffer or buffer-size line", expected="the buffer maps",
-                             got=text.strip()[:80])
+        raise TextParseError(
+            source, 1, "no prio-buffer or buffer-size line", expected="the buffer maps", got=text.strip()[:80]
+        )
     return DcbBuffer(prio_buffer=prio, buffer_size_bytes=sizes, total_size_bytes=total)
 
 
@@ -237,12 +261,12 @@ def parse_dcb_app(text: str, source: str = "dcb app show") -> DcbApp:
         for tok in values:
             d, sep, p = tok.partition(":")
             if not sep:
-                raise TextParseError(source, n, f"{key}: not a DSCP:priority pair", expected="e.g. 26:3 or CS3:3",
-                                     got=tok)
+                raise TextParseError(
+                    source, n, f"{key}: not a DSCP:priority pair", expected="e.g. 26:3 or CS3:3", got=tok
+                )
             dscp = DSCP_NAMES.get(d.upper()) if not d.isdigit() else int(d)
             if dscp is None or not 0 <= dscp <= 63:
-                raise TextParseError(source, n, f"{key}: DSCP", expected="0-63 or a DSCP name (CS3, AF41, EF)",
-                                     got=d)
+                raise TextParseError(source, n, f"{key}: DSCP", expected="0-63 or a DSCP name (CS3, AF41, EF)", got=d)
             prio = to_int(p, source, n, key)
             if not 0 <= prio <= 7:
                 raise TextParseError(source, n, f"{key}: priority", expected="0-7", got=p)

@@ -76,8 +76,10 @@ def _nothing(source: str, lines: list[tuple[int, str]], tool: str, expected: str
 
 # -- mlnx_qos ----------------------------------------------------------------------------------------------------
 
-_MQ_TC = re.compile(r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>\w+)"
-                    r"(?:,\s*bw:\s*(?P<bw>\d+)%)?\s*$")
+_MQ_TC = re.compile(
+    r"^tc:\s*(?P<tc>\d+)\s+ratelimit:\s*(?P<rate>[^,]+),\s*tsa:\s*(?P<tsa>\w+)"
+    r"(?:,\s*bw:\s*(?P<bw>\d+)%)?\s*$"
+)
 _MQ_PRIO = re.compile(r"^priority:\s*(?P<p>\d+)\s*$")
 _MQ_DSCP = re.compile(r"^prio:\s*(?P<p>\d+)\s+dscp:\s*(?P<list>[\d,\s]*)$")
 
@@ -141,14 +143,21 @@ class _MlnxQos:
             self.header = [_int(x, self.source, n, "PFC priority", hi=7) for x in s.split()[1:]]
             return True
         if self.header is None:
-            raise TextParseError(self.source, n, "PFC 'enabled' row before its 'priority' header",
-                                 expected="priority 0 1 ... 7", got=s)
+            raise TextParseError(
+                self.source, n, "PFC 'enabled' row before its 'priority' header", expected="priority 0 1 ... 7", got=s
+            )
         flags = s.split()[1:]
         if len(flags) != len(self.header):
-            raise TextParseError(self.source, n, "PFC 'enabled' row does not match its header",
-                                 expected=f"{len(self.header)} values", got=s)
-        self.pfc = frozenset(p for p, f in zip(self.header, flags, strict=True)
-                             if _int(f, self.source, n, "PFC enabled", hi=1))
+            raise TextParseError(
+                self.source,
+                n,
+                "PFC 'enabled' row does not match its header",
+                expected=f"{len(self.header)} values",
+                got=s,
+            )
+        self.pfc = frozenset(
+            p for p, f in zip(self.header, flags, strict=True) if _int(f, self.source, n, "PFC enabled", hi=1)
+        )
         self.read = True
         return True
 
@@ -164,8 +173,13 @@ class _MlnxQos:
             self.read = True
         elif (m := _MQ_PRIO.match(s)) is not None:
             if self.tc is None:
-                raise TextParseError(self.source, n, "'priority:' line before any 'tc:' line",
-                                     expected="tc: N ratelimit: ..., tsa: ...", got=s)
+                raise TextParseError(
+                    self.source,
+                    n,
+                    "'priority:' line before any 'tc:' line",
+                    expected="tc: N ratelimit: ..., tsa: ...",
+                    got=s,
+                )
             self.prio_tc[_int(m.group("p"), self.source, n, "priority", hi=7)] = self.tc
 
 
@@ -234,7 +248,8 @@ class _QazTlvs:
         if app.get("sel") == "5" and "DSCP" in app and "priority" in app:
             self.apps = self.apps if self.apps is not None else {}
             self.apps[_int(app["DSCP"], self.source, n, "APP DSCP", hi=63)] = _int(
-                app["priority"], self.source, n, "APP priority", hi=7)
+                app["priority"], self.source, n, "APP priority", hi=7
+            )
         self.app = {}
 
     def feed(self, n: int, line: str, top: int) -> None:
@@ -263,8 +278,9 @@ class _QazTlvs:
         """``IEEE 8021QAZ ETS Configuration``: PRIO_MAP, TC Bandwidth, TSA_MAP, Willing."""
         source, n = self.source, ln.n
         if ln.key == "PRIO_MAP":
-            self.prio_tc = {p: _int(t, source, n, "PRIO_MAP TC", hi=7)
-                            for p, t in _pairs(ln.value, source, n, "PRIO_MAP").items()}
+            self.prio_tc = {
+                p: _int(t, source, n, "PRIO_MAP TC", hi=7) for p, t in _pairs(ln.value, source, n, "PRIO_MAP").items()
+            }
             self.read = True
         elif ln.key == "TC Bandwidth":
             self.bw = _percents(ln.value, source, n, "TC Bandwidth")
@@ -300,15 +316,17 @@ class _QazTlvs:
                 for p in prios.split(","):
                     if p:
                         self.prio_tc[_int(p, self.source, ln.n, "PGID priority", hi=7)] = _int(
-                            pg, self.source, ln.n, "PGID", hi=15)
+                            pg, self.source, ln.n, "PGID", hi=15
+                        )
             self.read = True
 
     def state(self, tool: str) -> DcbToolState:
         for tc in self.tsa:
             if self.tsa[tc] != "ets":
                 self.bw.setdefault(tc, 0)
-        return DcbToolState(tool, self.pfc, self.prio_tc, self.tsa, self.bw, self.apps, None, None, self.willing,
-                            self.rate)
+        return DcbToolState(
+            tool, self.pfc, self.prio_tc, self.tsa, self.bw, self.apps, None, None, self.willing, self.rate
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,8 +361,12 @@ def parse_qaz_tlvs(text: str, source: str, tool: str) -> DcbToolState:
         r.feed(n, line, top)
     r.close_app(n)
     if not r.read:
-        raise _nothing(source, lines, tool, "'IEEE 8021QAZ ETS Configuration TLV' with PRIO_MAP, or "
-                       "'IEEE 8021QAZ PFC TLV' with 'PFC enabled:'")
+        raise _nothing(
+            source,
+            lines,
+            tool,
+            "'IEEE 8021QAZ ETS Configuration TLV' with PRIO_MAP, or 'IEEE 8021QAZ PFC TLV' with 'PFC enabled:'",
+        )
     return r.state(tool)
 
 

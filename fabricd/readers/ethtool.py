@@ -133,8 +133,9 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
     found = {name: int(value) for name, value in _STAT_LINE.findall(text)}
     if not found and text.strip():
         n, first = next((n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip())
-        raise TextParseError("ethtool -S", n, "no statistics", expected="'name: value' lines (NIC statistics:)",
-                             got=first.strip())
+        raise TextParseError(
+            "ethtool -S", n, "no statistics", expected="'name: value' lines (NIC statistics:)", got=first.strip()
+        )
     return found
 
 
@@ -154,8 +155,13 @@ def parse_ethtool_info(text: str) -> EthtoolInfo:
     )
     if info == EthtoolInfo() and text.strip():
         n, first = next((n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip())
-        raise TextParseError("ethtool -i", n, "no driver information", expected="'driver: NAME' and "
-                             "'firmware-version: ...' lines", got=first.strip())
+        raise TextParseError(
+            "ethtool -i",
+            n,
+            "no driver information",
+            expected="'driver: NAME' and 'firmware-version: ...' lines",
+            got=first.strip(),
+        )
     return info
 
 
@@ -334,8 +340,15 @@ def normalise_text(
             raw[name] = v
             counters.append(NicCounter(key, v, name))
             index[key] = v
-    return EthtoolStats(interface=interface, driver=driver, raw=raw, counters=tuple(counters),
-                        info=info or EthtoolInfo(driver=driver), problems=tuple(problems), _index=index)
+    return EthtoolStats(
+        interface=interface,
+        driver=driver,
+        raw=raw,
+        counters=tuple(counters),
+        info=info or EthtoolInfo(driver=driver),
+        problems=tuple(problems),
+        _index=index,
+    )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -458,7 +471,7 @@ class StatsLayout:
         h = self.header
         if len(tokens) != h + 2 * len(self.names) or (h and tokens[:h] != _HEADER):
             return None
-        if tokens[h::2] != self.names or not b"".join(tokens[h + 1::2]).isdigit():
+        if tokens[h::2] != self.names or not b"".join(tokens[h + 1 :: 2]).isdigit():
             return None
         if _STAT_LINE_BYTES.search(data) is None:
             return None

@@ -107,11 +107,14 @@ VIRTIO_NET: tuple[NameRule, ...] = ()
 
 OTHER_DRIVERS: tuple[DriverNames, ...] = (
     DriverNames("mlx4_en", (Generation("every release (ConnectX-3)", MLX4, "mlx4_en.h, capture"),)),
-    DriverNames("i40e", (
-        Generation("before Linux 4.17", I40E_BEFORE_4_17, "i40e_ethtool.c; capture (v2.3.2-k)"),
-        Generation("Linux 4.17 and later", I40E_SINCE_4_17, "i40e_ethtool.c i40e_gstrings_pfc_stats"),
-        Generation("every release", I40E_BASE, "i40e_ethtool.c; capture"),
-    )),
+    DriverNames(
+        "i40e",
+        (
+            Generation("before Linux 4.17", I40E_BEFORE_4_17, "i40e_ethtool.c; capture (v2.3.2-k)"),
+            Generation("Linux 4.17 and later", I40E_SINCE_4_17, "i40e_ethtool.c i40e_gstrings_pfc_stats"),
+            Generation("every release", I40E_BASE, "i40e_ethtool.c; capture"),
+        ),
+    ),
     DriverNames("ixgbe", (Generation("every release", IXGBE, "ixgbe_ethtool.c; capture"),)),
     DriverNames("virtio_net", (Generation("every release", VIRTIO_NET, "capture"),)),
     DriverNames("mlxsw_spectrum", (Generation("every release", MLXSW, "mlxsw spectrum_ethtool.c; capture"),)),
@@ -131,15 +134,35 @@ tried against every map in this order, first match wins (the maps' names do not 
 
 DRIVER_ALIASES: dict[str, str] = {
     **{d: p.ethtool.driver for p in PROFILES if p.ethtool is not None for d in p.drivers if d != p.ethtool.driver},
-    "mlx4_core": "mlx4_en", "mlxsw_spectrum2": "mlxsw_spectrum", "mlxsw_spectrum3": "mlxsw_spectrum",
+    "mlx4_core": "mlx4_en",
+    "mlxsw_spectrum2": "mlxsw_spectrum",
+    "mlxsw_spectrum3": "mlxsw_spectrum",
     "mlxsw_spectrum4": "mlxsw_spectrum",
 }
 """Another driver name of the same ethtool map: a profile's other netdev drivers (mlx5e_rep -> mlx5_core), and the
 drivers no profile covers."""
 
 __all__ = [
-    "COUNTER_KINDS", "DISCARDS", "DRIVER_ALIASES", "DRIVER_NAMES", "DRIVER_RULES", "LINK_PAUSE_DURATION_US",
-    "LINK_PAUSE_FRAMES", "LINK_PAUSE_TRANSITIONS", "LINK_RESUME_FRAMES", "OTHER_DRIVERS", "PAUSE_DURATION_US",
-    "PAUSE_FRAMES", "PAUSE_STORM_EVENTS", "PAUSE_TRANSITIONS", "PRIORITY_BYTES", "PRIORITY_DISCARDS",
-    "PRIORITY_ECN_MARKED", "PRIORITY_PACKETS", "RESUME_FRAMES", "DriverNames", "Generation", "NameRule",
+    "COUNTER_KINDS",
+    "DISCARDS",
+    "DRIVER_ALIASES",
+    "DRIVER_NAMES",
+    "DRIVER_RULES",
+    "LINK_PAUSE_DURATION_US",
+    "LINK_PAUSE_FRAMES",
+    "LINK_PAUSE_TRANSITIONS",
+    "LINK_RESUME_FRAMES",
+    "OTHER_DRIVERS",
+    "PAUSE_DURATION_US",
+    "PAUSE_FRAMES",
+    "PAUSE_STORM_EVENTS",
+    "PAUSE_TRANSITIONS",
+    "PRIORITY_BYTES",
+    "PRIORITY_DISCARDS",
+    "PRIORITY_ECN_MARKED",
+    "PRIORITY_PACKETS",
+    "RESUME_FRAMES",
+    "DriverNames",
+    "Generation",
+    "NameRule",
 ]

@@ -54,9 +54,7 @@ _SHELL_PROMPT = re.compile(
     r"|\([\w.\-]+\)\s*[\w.\-]+@[\w.\-]+(?::[^\s#$%]*)?\s?[#$%]"  # (venv) user@host:~$
     r")(?:\s+(?P<cmd>.*))?$"
 )
-_CLI_PROMPT = re.compile(
-    r"^(?P<host>[A-Za-z][\w.\-]*(?:\((?:config|conf)[\w\-./]*\))?)[#>]\s*(?P<cmd>.*)$"
-)
+_CLI_PROMPT = re.compile(r"^(?P<host>[A-Za-z][\w.\-]*(?:\((?:config|conf)[\w\-./]*\))?)[#>]\s*(?P<cmd>.*)$")
 """A NOS CLI prompt: ``switch#``, ``switch(config-if)#``, ``leaf1>``, ``N5K-A# show int e1/47``, ``sonic# show``."""
 _BARE_PROMPT = re.compile(r"^[#$%>]$")
 _DOLLAR_PROMPT = re.compile(r"^\$\s+(?P<cmd>\S.*)$")

@@ -71,8 +71,7 @@ def list_gids(root: str | os.PathLike[str], devices: list[str] | None = None) ->
             for e in read_gids(root, dev, port):
                 if e.gid == LINK_LOCAL_ZERO:
                     continue
-                rows.append(GidRow(dev, port, e.index, e.gid, ipv4_of_gid(e.gid), roce_version(e.type), e.type,
-                                   e.ndev))
+                rows.append(GidRow(dev, port, e.index, e.gid, ipv4_of_gid(e.gid), roce_version(e.type), e.type, e.ndev))
     return rows
 
 
@@ -99,11 +98,13 @@ def parse_show_gids(text: str, source: str = "show_gids") -> list[GidRow]:
             found = (n, to_int(tokens[0].split("=", 1)[1], source, n, "n_gids_found"))
             continue
         if not header:
-            raise TextParseError(source, n, "row before the header", expected="DEV PORT INDEX GID IPv4 VER DEV",
-                                 got=line.strip())
+            raise TextParseError(
+                source, n, "row before the header", expected="DEV PORT INDEX GID IPv4 VER DEV", got=line.strip()
+            )
         if len(tokens) not in (5, 6, 7):
-            raise TextParseError(source, n, "not a GID row", expected="DEV PORT INDEX GID [IPv4] VER [DEV]",
-                                 got=line.strip())
+            raise TextParseError(
+                source, n, "not a GID row", expected="DEV PORT INDEX GID [IPv4] VER [DEV]", got=line.strip()
+            )
         dev, port, index, gid = tokens[:4]
         rest = tokens[4:]
         ipv4 = rest.pop(0) if rest and not rest[0].lower().startswith("v") else None
@@ -114,14 +115,29 @@ def parse_show_gids(text: str, source: str = "show_gids") -> list[GidRow]:
         if not _GID_TEXT.match(gid.lower()):
             raise TextParseError(source, n, "GID", expected="8 groups of 4 hex digits", got=gid)
         if ipv4 is not None and ipv4_of_gid(gid) != ipv4:
-            raise TextParseError(source, n, "IPv4 column does not match the GID", expected=str(ipv4_of_gid(gid)),
-                                 got=ipv4)
-        rows.append(GidRow(device=dev, port=to_int(port, source, n, "PORT"), index=to_int(index, source, n, "INDEX"),
-                           gid=gid.lower(), ipv4=ipv4, version=version,
-                           type="RoCE v2" if version.lower() == "v2" else "IB/RoCE v1", netdev=ndev))
+            raise TextParseError(
+                source, n, "IPv4 column does not match the GID", expected=str(ipv4_of_gid(gid)), got=ipv4
+            )
+        rows.append(
+            GidRow(
+                device=dev,
+                port=to_int(port, source, n, "PORT"),
+                index=to_int(index, source, n, "INDEX"),
+                gid=gid.lower(),
+                ipv4=ipv4,
+                version=version,
+                type="RoCE v2" if version.lower() == "v2" else "IB/RoCE v1",
+                netdev=ndev,
+            )
+        )
     if found is not None and found[1] != len(rows):
-        raise TextParseError(source, found[0], "n_gids_found does not match the rows (truncated table?)",
-                             expected=f"{found[1]} rows", got=f"{len(rows)} rows")
+        raise TextParseError(
+            source,
+            found[0],
+            "n_gids_found does not match the rows (truncated table?)",
+            expected=f"{found[1]} rows",
+            got=f"{len(rows)} rows",
+        )
     if not rows and found is None:
         raise TextParseError(source, 1, "no GID rows", expected="show_gids output", got=text.strip()[:80] or "empty")
     return rows

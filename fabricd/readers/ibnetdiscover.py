@@ -25,15 +25,25 @@ from dataclasses import dataclass
 from .framing import framed
 from .textparse import TextParseError, content_lines
 
-_LOCAL = r"(?P<type>CA|SW|RT)\s+(?P<lid>\d+)\s+(?P<port>\d+)\s+(?P<guid>0x[0-9a-fA-F]+)\s+(?P<width>\d+[xX])\s+" \
-         r"(?P<speed>\S+)"
+_LOCAL = (
+    r"(?P<type>CA|SW|RT)\s+(?P<lid>\d+)\s+(?P<port>\d+)\s+(?P<guid>0x[0-9a-fA-F]+)\s+(?P<width>\d+[xX])\s+"
+    r"(?P<speed>\S+)"
+)
 _LINK = re.compile(
     _LOCAL + r"\s+-\s+(?P<rtype>CA|SW|RT)\s+(?P<rlid>\d+)\s+(?P<rport>\d+)\s+(?P<rguid>0x[0-9a-fA-F]+)\s+"
-    r"\(\s*'(?P<node>.*?)'\s+-\s+'(?P<rnode>.*)'\s*\)\s*$")
+    r"\(\s*'(?P<node>.*?)'\s+-\s+'(?P<rnode>.*)'\s*\)\s*$"
+)
 _ALONE = re.compile(_LOCAL + r"(?:\s+(?:'(?P<qnode>.*)'|(?P<node>\S.*?)))?\s*$")
 
 LANE_GBPS: dict[str, float] = {
-    "SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0, "EDR": 25.0, "HDR": 50.0, "NDR": 100.0,
+    "SDR": 2.5,
+    "DDR": 5.0,
+    "QDR": 10.0,
+    "FDR10": 10.0,
+    "FDR": 14.0,
+    "EDR": 25.0,
+    "HDR": 50.0,
+    "NDR": 100.0,
     "XDR": 200.0,
 }
 """Signalling rate of one lane per IBTA speed, Gb/s, as the kernel reports a port's rate in sysfs
@@ -84,22 +94,55 @@ def parse_ibnetdiscover_ports(text: str) -> tuple[IbPort, ...]:
         line = raw.strip()
         m = _LINK.match(line)
         if m is not None:
-            peer = IbPeer(m.group("rtype"), int(m.group("rlid")), int(m.group("rport")), m.group("rguid").lower(),
-                          m.group("rnode").strip())
-            out.append(IbPort(m.group("type"), int(m.group("lid")), int(m.group("port")), m.group("guid").lower(),
-                              m.group("width").lower(), m.group("speed"), m.group("node").strip(), peer))
+            peer = IbPeer(
+                m.group("rtype"),
+                int(m.group("rlid")),
+                int(m.group("rport")),
+                m.group("rguid").lower(),
+                m.group("rnode").strip(),
+            )
+            out.append(
+                IbPort(
+                    m.group("type"),
+                    int(m.group("lid")),
+                    int(m.group("port")),
+                    m.group("guid").lower(),
+                    m.group("width").lower(),
+                    m.group("speed"),
+                    m.group("node").strip(),
+                    peer,
+                )
+            )
             continue
         m = _ALONE.match(line)
         if m is not None and " - " not in line:
             node = m.group("qnode") if m.group("qnode") is not None else (m.group("node") or "")
-            out.append(IbPort(m.group("type"), int(m.group("lid")), int(m.group("port")), m.group("guid").lower(),
-                              m.group("width").lower(), m.group("speed"), node.strip(), None))
+            out.append(
+                IbPort(
+                    m.group("type"),
+                    int(m.group("lid")),
+                    int(m.group("port")),
+                    m.group("guid").lower(),
+                    m.group("width").lower(),
+                    m.group("speed"),
+                    node.strip(),
+                    None,
+                )
+            )
             continue
-        hint = ("this is ibnetdiscover's topology format: run `ibnetdiscover --ports`"
-                if re.match(r"^(vendid|devid|sysimgguid|switchguid|caguid|Switch|Ca|Rt)\b", line) else None)
-        raise TextParseError("ibnetdiscover", n, "not a ports-report line",
-                             expected="'<CA|SW|RT> <lid> <port> <guid> <width> <speed> [- <peer> ( ... )]' "
-                                      "(ibnetdiscover --ports)", got=line, hint=hint)
+        hint = (
+            "this is ibnetdiscover's topology format: run `ibnetdiscover --ports`"
+            if re.match(r"^(vendid|devid|sysimgguid|switchguid|caguid|Switch|Ca|Rt)\b", line)
+            else None
+        )
+        raise TextParseError(
+            "ibnetdiscover",
+            n,
+            "not a ports-report line",
+            expected="'<CA|SW|RT> <lid> <port> <guid> <width> <speed> [- <peer> ( ... )]' (ibnetdiscover --ports)",
+            got=line,
+            hint=hint,
+        )
     if not out and text.strip() and content_lines(text):
         n, first = content_lines(text)[0]
         raise TextParseError("ibnetdiscover", n, "no port line", expected="ibnetdiscover --ports lines", got=first)

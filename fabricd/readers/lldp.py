@@ -65,8 +65,8 @@ def canonical_port(name: str | None) -> str:
         return ""
     low = re.sub(r"\s+", "", name.strip().strip('"')).lower()
     for short, full in _PREFIXES:
-        if low.startswith(short) and low[len(short):len(short) + 1].isdigit():
-            return full + low[len(short):]
+        if low.startswith(short) and low[len(short) : len(short) + 1].isdigit():
+            return full + low[len(short) :]
     return low
 
 
@@ -102,15 +102,17 @@ def text_columns(text: str) -> Iterator[dict[str, str]]:
             continue
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
         header = lines[i - 1]
-        names = [header[a:(spans[k + 1][0] if k + 1 < len(spans) else None)].strip()
-                 for k, (a, _) in enumerate(spans)]
-        for row in lines[i + 1:]:
+        names = [
+            header[a : (spans[k + 1][0] if k + 1 < len(spans) else None)].strip() for k, (a, _) in enumerate(spans)
+        ]
+        for row in lines[i + 1 :]:
             if not row.strip():
                 break
             if re.fullmatch(r"\s*-+\s*", row) or row.lstrip().startswith("Total entries"):
                 break
-            cells = [row[a:(spans[k + 1][0] if k + 1 < len(spans) else None)].strip()
-                     for k, (a, _) in enumerate(spans)]
+            cells = [
+                row[a : (spans[k + 1][0] if k + 1 < len(spans) else None)].strip() for k, (a, _) in enumerate(spans)
+            ]
             yield dict(zip(names, cells, strict=True))
         return
 
@@ -138,9 +140,15 @@ def nothing_read(source: str, text: str, expected: str) -> TextParseError:
     the first line with content, by its number in the text given, and what the reader expected there."""
     lines = content_lines(text)
     n, first = lines[0] if lines else (1, text.strip())
-    return TextParseError(source, n, "no LLDP neighbour read from a non-empty output", expected=expected,
-                          got=first.strip(), hint=f"pass the output of `{source}` (prompt and command lines are "
-                          "skipped); an output with no neighbour prints only the table header or nothing")
+    return TextParseError(
+        source,
+        n,
+        "no LLDP neighbour read from a non-empty output",
+        expected=expected,
+        got=first.strip(),
+        hint=f"pass the output of `{source}` (prompt and command lines are "
+        "skipped); an output with no neighbour prints only the table header or nothing",
+    )
 
 
 # -- host: lldpd ---------------------------------------------------------------------------------------------------
@@ -209,9 +217,14 @@ def parse_lldpctl_json(text: str) -> list[LldpNeighbor]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         bad = text.splitlines()[exc.lineno - 1] if 0 < exc.lineno <= len(text.splitlines()) else text.strip()
-        raise TextParseError("lldpctl -f json", exc.lineno, f"not JSON ({exc.msg})", expected="lldpd's JSON",
-                             got=bad.strip()[:80],
-                             hint="pass the output of `lldpctl -f json` (lldpd 0.9 or later)") from None
+        raise TextParseError(
+            "lldpctl -f json",
+            exc.lineno,
+            f"not JSON ({exc.msg})",
+            expected="lldpd's JSON",
+            got=bad.strip()[:80],
+            hint="pass the output of `lldpctl -f json` (lldpd 0.9 or later)",
+        ) from None
     if not isinstance(doc, dict) or "lldp" not in doc:
         raise nothing_read("lldpctl -f json", text, 'lldpd\'s JSON ({"lldp": {"interface": ...}})')
     out: list[LldpNeighbor] = []
@@ -222,8 +235,11 @@ def parse_lldpctl_json(text: str) -> list[LldpNeighbor]:
             port = port[0] if port else {}
         port = port if isinstance(port, dict) else {}
         mgmt = ch.get("mgmt-ip")
-        out.append(LldpNeighbor(local, name, _value(port.get("id")), _value(port.get("descr")),
-                                _value(ch.get("id")), _value(mgmt)))
+        out.append(
+            LldpNeighbor(
+                local, name, _value(port.get("id")), _value(port.get("descr")), _value(ch.get("id")), _value(mgmt)
+            )
+        )
     return out
 
 
@@ -262,9 +278,16 @@ def lldpctl_blocks(text: str) -> list[LldpNeighbor]:
 
     def flush() -> None:
         if local is not None:
-            out.append(LldpNeighbor(local, block.get("sysname"), _id_value(block.get("portid", "")),
-                                    block.get("portdescr") or None, _id_value(block.get("chassisid", "")),
-                                    block.get("mgmtip") or None))
+            out.append(
+                LldpNeighbor(
+                    local,
+                    block.get("sysname"),
+                    _id_value(block.get("portid", "")),
+                    block.get("portdescr") or None,
+                    _id_value(block.get("chassisid", "")),
+                    block.get("mgmtip") or None,
+                )
+            )
 
     for line in text.splitlines():
         m = re.match(r"^\s*Interface:\s+([^,\s]+),", line)
@@ -273,8 +296,11 @@ def lldpctl_blocks(text: str) -> list[LldpNeighbor]:
             local, block = m.group(1), {}
             continue
         key, sep, value = line.strip().partition(":")
-        if sep and local is not None and key.replace(" ", "").lower() in (
-                "sysname", "portid", "portdescr", "chassisid", "mgmtip"):
+        if (
+            sep
+            and local is not None
+            and key.replace(" ", "").lower() in ("sysname", "portid", "portdescr", "chassisid", "mgmtip")
+        ):
             block.setdefault(key.replace(" ", "").lower(), value.strip())
     flush()
     return out

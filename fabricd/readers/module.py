@@ -47,8 +47,14 @@ _KEYS: tuple[tuple[re.Pattern[str], OpticQuantity], ...] = (
     (re.compile(r"^module voltage$", re.I), "voltage_volts"),
     (re.compile(r"^laser (?:tx )?bias current$", re.I), "bias_amperes"),
     (re.compile(r"^(?:laser output power|transmit avg optical power)$", re.I), "tx_power_dbm"),
-    (re.compile(r"^(?:receiver signal average optical power|receiver signal oma|rcvr signal avg optical power|"
-                r"rcvr signal oma|receiver signal avg optical power)$", re.I), "rx_power_dbm"),
+    (
+        re.compile(
+            r"^(?:receiver signal average optical power|receiver signal oma|rcvr signal avg optical power|"
+            r"rcvr signal oma|receiver signal avg optical power)$",
+            re.I,
+        ),
+        "rx_power_dbm",
+    ),
 )
 
 
@@ -102,14 +108,27 @@ def parse_ethtool_module(text: str, interface: str | None = None) -> list[OpticR
             if reading is not None and quantity == "bias_amperes":
                 reading /= 1000.0
         if reading is None and value:
-            raise TextParseError(source, n, f"{key}: not a reading", expected="a number with "
-                                 "its unit (mA, V, degrees C, mW / dBm)", got=value)
-        out.append(OpticReading(port, quantity, None if quantity in ("temperature_celsius", "voltage_volts")
-                                else lane, reading))
+            raise TextParseError(
+                source,
+                n,
+                f"{key}: not a reading",
+                expected="a number with its unit (mA, V, degrees C, mW / dBm)",
+                got=value,
+            )
+        out.append(
+            OpticReading(
+                port, quantity, None if quantity in ("temperature_celsius", "voltage_volts") else lane, reading
+            )
+        )
     if lines and not identified and not out:
         n, first = lines[0]
-        raise TextParseError(source, n, "no module identifier and no reading",
-                             expected="ethtool -m output ('Identifier : ...')", got=first.strip())
+        raise TextParseError(
+            source,
+            n,
+            "no module identifier and no reading",
+            expected="ethtool -m output ('Identifier : ...')",
+            got=first.strip(),
+        )
     return out
 
 
@@ -158,6 +177,11 @@ def parse_ethtool_fec(text: str, interface: str | None = None) -> FecState:
             bits = int(value)
     if active is None and configured is None and not stats and section != "stats":
         n, first = lines[0] if lines else (1, "")
-        raise TextParseError(_source("ethtool --show-fec", interface), n, "no FEC encoding line",
-                             expected="'Active FEC encoding: ...'", got=first.strip())
+        raise TextParseError(
+            _source("ethtool --show-fec", interface),
+            n,
+            "no FEC encoding line",
+            expected="'Active FEC encoding: ...'",
+            got=first.strip(),
+        )
     return FecState(port, active, configured, tuple(stats), bits)

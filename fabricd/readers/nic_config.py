@@ -92,8 +92,7 @@ def _read_ecn_point(base: str, point: EcnPoint, problems: Problems) -> EcnConfig
         value = None if text is None else parse_counter(text, f"{pdir}/enable/{prio}", problems)
         enabled[int(prio)] = None if value is None else value != 0
     params = {
-        name: None if text is None else parse_counter(text, f"{pdir}/{name}", problems)
-        for name, text in files.items()
+        name: None if text is None else parse_counter(text, f"{pdir}/{name}", problems) for name, text in files.items()
     }
     return EcnConfig(point=point, enabled=dict(sorted(enabled.items(), key=lambda kv: kv[0])), parameters=params)
 

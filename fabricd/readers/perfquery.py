@@ -112,6 +112,12 @@ def parse_perfquery(text: str) -> tuple[PerfqueryBlock, ...]:
     flush()
     if not blocks and text.strip():
         n, first = next((n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip())
-        raise TextParseError("perfquery", n, "no port counter block", expected="'# Port counters: Lid N port M' "
-                             "or '# Port extended counters: ...' followed by Name:....value lines", got=first.strip())
+        raise TextParseError(
+            "perfquery",
+            n,
+            "no port counter block",
+            expected="'# Port counters: Lid N port M' "
+            "or '# Port extended counters: ...' followed by Name:....value lines",
+            got=first.strip(),
+        )
     return tuple(blocks)

@@ -89,9 +89,7 @@ _EXT_TWINS: dict[str, str] = {
 }
 """``counters_ext`` (64-bit, mlx4) names -> the ``counters/`` name they replace."""
 
-HW_COUNTERS_BY_DRIVER: dict[str, Mapping[str, HwMeaning]] = {
-    d: p.hw_counters for p in PROFILES for d in p.rdma_drivers
-}
+HW_COUNTERS_BY_DRIVER: dict[str, Mapping[str, HwMeaning]] = {d: p.hw_counters for p in PROFILES for d in p.rdma_drivers}
 """RDMA driver (``/sys/class/infiniband/<dev>/device/driver``, or the NIC profile's) -> its hw_counters map, from the
 NIC profiles (``NicProfile.hw_counters``, fabricd/intent/nics/)."""
 

@@ -87,8 +87,9 @@ class _StatText:
             self._pairs(n, self.cur, m.group("rest").split())
             return
         if self.cur is None:
-            raise TextParseError(self.source, n, "output before the first record", expected="'link <dev>/<port>'",
-                                 got=line)
+            raise TextParseError(
+                self.source, n, "output before the first record", expected="'link <dev>/<port>'", got=line
+            )
         lq = _LQPN.match(line)
         if lq is not None:
             nums = [x for x in re.split(r"[,\s]+", lq.group("list")) if x]
@@ -98,8 +99,13 @@ class _StatText:
 
     def _no_pending(self, got: str, why: str = "") -> None:
         if self.pending is not None:
-            raise TextParseError(self.source, self.pending_line, f"counter {self.pending} has no value{why}",
-                                 expected="a number", got=got)
+            raise TextParseError(
+                self.source,
+                self.pending_line,
+                f"counter {self.pending} has no value{why}",
+                expected="a number",
+                got=got,
+            )
 
     def _pairs(self, n: int, cur: dict[str, object], tokens: list[str]) -> None:
         """``name value`` pairs: the record's fields (``comm``, ``qp-type``, ``cntn``, ``pid``) and counters."""
@@ -113,8 +119,9 @@ class _StatText:
                 return
             value = tokens[i + 1]
             if not _NAME.fullmatch(name):
-                raise TextParseError(self.source, n, "not a counter name", expected="a name like rx_write_requests",
-                                     got=name)
+                raise TextParseError(
+                    self.source, n, "not a counter name", expected="a name like rx_write_requests", got=name
+                )
             if name in STRING_FIELDS:
                 cur["qp_type" if name == "qp-type" else name] = value
             elif name in INT_FIELDS:
@@ -128,12 +135,22 @@ class _StatText:
         self._no_pending("end of output", " (truncated output?)")
         self.close()
         if not self.records:
-            raise TextParseError(self.source, 1, "no 'link <dev>/<port>' record", expected="at least one record",
-                                 got=text.strip()[:80] or "empty output")
+            raise TextParseError(
+                self.source,
+                1,
+                "no 'link <dev>/<port>' record",
+                expected="at least one record",
+                got=text.strip()[:80] or "empty output",
+            )
         for r in self.records:
             if not r.counters and r.cntn is None:
-                raise TextParseError(self.source, 1, f"record link {r.device}/{r.port} has no counters",
-                                     expected="name value pairs", got="nothing")
+                raise TextParseError(
+                    self.source,
+                    1,
+                    f"record link {r.device}/{r.port} has no counters",
+                    expected="name value pairs",
+                    got="nothing",
+                )
         return self.records
 
 
@@ -158,20 +175,21 @@ def _json_field(where: str, key: str, value: object, source: str) -> tuple[str, 
         return "qp_type" if key == "qp-type" else key, value
     if key == "lqpn":
         if not isinstance(value, list) or not all(_is_int(x) for x in value):
-            raise TextParseError(source, 1, f"{where}: lqpn", expected="a list of integers",
-                                 got=json.dumps(value)[:80])
+            raise TextParseError(source, 1, f"{where}: lqpn", expected="a list of integers", got=json.dumps(value)[:80])
         return "lqpn", tuple(value)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return key if key in INT_FIELDS else "counters", value
-    raise TextParseError(source, 1, f"{where}: counter {key}", expected="a non-negative integer",
-                         got=json.dumps(value)[:80])
+    raise TextParseError(
+        source, 1, f"{where}: counter {key}", expected="a non-negative integer", got=json.dumps(value)[:80]
+    )
 
 
 def _json_record(k: int, obj: object, source: str) -> RdmaStatRecord:
     where = f"record {k}"
     if not isinstance(obj, dict) or not isinstance(obj.get("ifname"), str):
-        raise TextParseError(source, 1, f"{where}: no ifname", expected='an object with "ifname" and "port"',
-                             got=json.dumps(obj)[:80])
+        raise TextParseError(
+            source, 1, f"{where}: no ifname", expected='an object with "ifname" and "port"', got=json.dumps(obj)[:80]
+        )
     port = obj.get("port")
     if port is not None and not _is_int(port):
         raise TextParseError(source, 1, f"{where}: port", expected="an integer", got=json.dumps(port))
@@ -196,9 +214,15 @@ def parse_rdma_statistic_json(text: str, source: str = "rdma -j statistic show")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TextParseError(source, exc.lineno, f"not JSON: {exc.msg}", expected="a JSON list",
-                             got=text.strip()[:80] or "empty output") from None
+        raise TextParseError(
+            source, exc.lineno, f"not JSON: {exc.msg}", expected="a JSON list", got=text.strip()[:80] or "empty output"
+        ) from None
     if not isinstance(data, list) or not data:
-        raise TextParseError(source, 1, "not a list of records", expected="a non-empty JSON list",
-                             got=type(data).__name__ if not isinstance(data, list) else "[]")
+        raise TextParseError(
+            source,
+            1,
+            "not a list of records",
+            expected="a non-empty JSON list",
+            got=type(data).__name__ if not isinstance(data, list) else "[]",
+        )
     return [_json_record(k, obj, source) for k, obj in enumerate(data)]

@@ -17,9 +17,12 @@ class TextParseError(FabricdError):
 
     def __init__(self, source: str, line: int, what: str, *, expected: str, got: str, hint: str | None = None) -> None:
         shown = got if len(got) <= 80 else got[:77] + "..."
-        super().__init__(f"{source}:{line}: {what} (expected {expected}, got {shown!r})",
-                         hint=hint or "pass the command's output (prompt and command lines are skipped); the "
-                         "line named is the first one the reader could not place")
+        super().__init__(
+            f"{source}:{line}: {what} (expected {expected}, got {shown!r})",
+            hint=hint
+            or "pass the command's output (prompt and command lines are skipped); the "
+            "line named is the first one the reader could not place",
+        )
         self.source = source
         self.line = line
         self.expected = expected
@@ -43,8 +46,7 @@ def to_int(value: str, source: str, line: int, name: str) -> int:
     try:
         return int(value, 10)
     except ValueError:
-        raise TextParseError(source, line, f"{name}: not a number", expected="a decimal integer",
-                             got=value) from None
+        raise TextParseError(source, line, f"{name}: not a number", expected="a decimal integer", got=value) from None
 
 
 def split_commands(text: str) -> list[tuple[str | None, str]]:

@@ -102,12 +102,14 @@ def _nic(nic: NicIntent) -> NicScript:
         cc_group=nic.cc_group,
         writes=[SysfsWrite(path=w.path, value=w.text) for w in nic.writes],
         cc_commit=nic.cc_commit,
-        prerequisites=[Prereq(what=p.what, check=p.check, command=p.command, automatic=p.automatic)
-                       for p in nic.prerequisites],
+        prerequisites=[
+            Prereq(what=p.what, check=p.check, command=p.command, automatic=p.automatic) for p in nic.prerequisites
+        ],
     )
 
 
 def host_script(intent: HostIntent) -> HostScript:
     """The script view of a host intent."""
-    return HostScript(host=intent.host, fabric=intent.fabric, lossless=intent.lossless,
-                      nics=[_nic(n) for n in intent.nics])
+    return HostScript(
+        host=intent.host, fabric=intent.fabric, lossless=intent.lossless, nics=[_nic(n) for n in intent.nics]
+    )

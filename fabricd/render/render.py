@@ -80,14 +80,15 @@ def _render(env: jinja2.Environment, template: str, device: str, **context: obje
     except jinja2.TemplateNotFound as exc:
         raise RenderError(
             f"{device}: template {exc.name} not found (searched {', '.join(map(str, env.loader.searchpath))})"
-            if isinstance(env.loader, jinja2.FileSystemLoader) else f"{device}: template {exc.name} not found",
+            if isinstance(env.loader, jinja2.FileSystemLoader)
+            else f"{device}: template {exc.name} not found",
             hint="check --templates-dir: it must hold <platform>/main.j2 and the section templates it includes",
         ) from None
     except jinja2.UndefinedError as exc:
         raise RenderError(
             f"{device}: template {template} used an undefined value: {exc.message}",
             hint="templates may only print fields of the intent (see fabricd/intent/switch.py, "
-                 "fabricd/nos/<platform>/intent.py or fabricd/intent/host.py)",
+            "fabricd/nos/<platform>/intent.py or fabricd/intent/host.py)",
         ) from None
     except jinja2.TemplateSyntaxError as exc:
         raise RenderError(
@@ -105,8 +106,9 @@ def render_switch_intent(intent: AnySwitchIntent, env: jinja2.Environment) -> De
     if spec.document is not None:
         files: tuple[RenderedFile, ...] = (
             RenderedFile(main, spec.document(intent)),
-            RenderedFile(f"switches/{name}.{spec.template_suffix}",
-                         _render(env, f"{spec.templates}/main.j2", name, sw=intent)),
+            RenderedFile(
+                f"switches/{name}.{spec.template_suffix}", _render(env, f"{spec.templates}/main.j2", name, sw=intent)
+            ),
         )
     else:
         files = (RenderedFile(main, _render(env, f"{spec.templates}/main.j2", name, sw=intent)),)
@@ -119,7 +121,9 @@ def render_host_intent(intent: HostIntent, env: jinja2.Environment) -> DeviceRen
     script = _render(env, f"{HOST_TEMPLATES}/main.j2", name, host=host_script(intent))
     plan = desired_plan(intent).to_json()
     return DeviceRender(
-        name, "host", HOST_TEMPLATES,
+        name,
+        "host",
+        HOST_TEMPLATES,
         (RenderedFile(f"hosts/{name}.sh", script), RenderedFile(f"hosts/{name}.plan.json", plan)),
     )
 

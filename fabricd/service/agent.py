@@ -48,54 +48,111 @@ DEFAULT_AGENT_LISTEN = "127.0.0.1:9863"
 
 SRC = "fabricd agent reconcile loop"
 CHECK_COMPLIANT = MetricSpec(
-    "fabricd_host_check_compliant", "gauge",
+    "fabricd_host_check_compliant",
+    "gauge",
     "1 when the NIC passes the audit check in the agent's last reconcile, 0 when it fails; absent when the check "
-    "was skipped (no source) or the reconcile failed.", ("host", "interface", "check"), SRC)
+    "was skipped (no source) or the reconcile failed.",
+    ("host", "interface", "check"),
+    SRC,
+)
 HOST_COMPLIANT = MetricSpec(
-    "fabricd_host_compliant", "gauge",
+    "fabricd_host_compliant",
+    "gauge",
     "1 when every audit check of the host passed in the agent's last reconcile, 0 otherwise; absent before the "
-    "first reconcile that could read the host.", ("host",), SRC)
+    "first reconcile that could read the host.",
+    ("host",),
+    SRC,
+)
 AGENT_INFO = MetricSpec(
-    "fabricd_agent_info", "gauge", "Always 1 while the agent runs: its host, mode (audit|enforce) and version.",
-    ("host", "mode", "version"), SRC)
+    "fabricd_agent_info",
+    "gauge",
+    "Always 1 while the agent runs: its host, mode (audit|enforce) and version.",
+    ("host", "mode", "version"),
+    SRC,
+)
 INTERVAL = MetricSpec(
-    "fabricd_agent_reconcile_interval_seconds", "gauge", "The agent's periodic reconcile interval, in seconds.",
-    ("host",), SRC)
+    "fabricd_agent_reconcile_interval_seconds",
+    "gauge",
+    "The agent's periodic reconcile interval, in seconds.",
+    ("host",),
+    SRC,
+)
 LAST_RUN = MetricSpec(
-    "fabricd_agent_last_reconcile_timestamp_seconds", "gauge",
-    "When the last reconcile ended (success or not), seconds since the epoch.", ("host",), SRC)
+    "fabricd_agent_last_reconcile_timestamp_seconds",
+    "gauge",
+    "When the last reconcile ended (success or not), seconds since the epoch.",
+    ("host",),
+    SRC,
+)
 LAST_OK = MetricSpec(
-    "fabricd_agent_last_success_timestamp_seconds", "gauge",
+    "fabricd_agent_last_success_timestamp_seconds",
+    "gauge",
     "When the last successful reconcile ended (the host was read and, in enforce mode, any apply succeeded), "
-    "seconds since the epoch.", ("host",), SRC)
+    "seconds since the epoch.",
+    ("host",),
+    SRC,
+)
 RECONCILES = MetricSpec(
-    "fabricd_agent_reconciles_total", "counter",
+    "fabricd_agent_reconciles_total",
+    "counter",
     "Reconciles since the agent started, by trigger (start|interval|device|manual) and result "
-    "(compliant|applied|drift|failed).", ("host", "trigger", "result"), SRC)
+    "(compliant|applied|drift|failed).",
+    ("host", "trigger", "result"),
+    SRC,
+)
 DRIFTS = MetricSpec(
-    "fabricd_agent_drift_detected_total", "counter",
-    "Reconciles that found the host out of its intent (before any apply).", ("host",), SRC)
-APPLIES = MetricSpec(
-    "fabricd_agent_applies_total", "counter", "Applies the agent ran (enforce mode).", ("host",), SRC)
+    "fabricd_agent_drift_detected_total",
+    "counter",
+    "Reconciles that found the host out of its intent (before any apply).",
+    ("host",),
+    SRC,
+)
+APPLIES = MetricSpec("fabricd_agent_applies_total", "counter", "Applies the agent ran (enforce mode).", ("host",), SRC)
 APPLY_FAILURES = MetricSpec(
-    "fabricd_agent_apply_failures_total", "counter",
+    "fabricd_agent_apply_failures_total",
+    "counter",
     "Applies that failed (the snapshot was restored), or could not start because another applier held the lock.",
-    ("host", "reason"), SRC)
+    ("host", "reason"),
+    SRC,
+)
 INTENT_FAILURES = MetricSpec(
-    "fabricd_agent_intent_failures_total", "counter",
-    "Reads or fetches of the intent that failed (the last good intent was used when there was one).", ("host",), SRC)
+    "fabricd_agent_intent_failures_total",
+    "counter",
+    "Reads or fetches of the intent that failed (the last good intent was used when there was one).",
+    ("host",),
+    SRC,
+)
 INTENT_OK = MetricSpec(
-    "fabricd_agent_intent_ok", "gauge",
+    "fabricd_agent_intent_ok",
+    "gauge",
     "1 when the agent's last read or fetch of its intent succeeded (a good body, or 304 for the last good one); 0 "
     "while it fails and the agent runs on its last good intent, or has none. Absent before the first read.",
-    ("host",), SRC)
+    ("host",),
+    SRC,
+)
 INTENT_LAST_OK = MetricSpec(
-    "fabricd_agent_intent_last_success_timestamp_seconds", "gauge",
+    "fabricd_agent_intent_last_success_timestamp_seconds",
+    "gauge",
     "When the agent last read or fetched its intent successfully, seconds since the epoch (absent before the first "
-    "success in this process; a start from the cached copy is not a success).", ("host",), SRC)
-AGENT_METRICS: tuple[MetricSpec, ...] = (CHECK_COMPLIANT, HOST_COMPLIANT, AGENT_INFO, INTERVAL, LAST_RUN, LAST_OK,
-                                         RECONCILES, DRIFTS, APPLIES, APPLY_FAILURES, INTENT_FAILURES, INTENT_OK,
-                                         INTENT_LAST_OK)
+    "success in this process; a start from the cached copy is not a success).",
+    ("host",),
+    SRC,
+)
+AGENT_METRICS: tuple[MetricSpec, ...] = (
+    CHECK_COMPLIANT,
+    HOST_COMPLIANT,
+    AGENT_INFO,
+    INTERVAL,
+    LAST_RUN,
+    LAST_OK,
+    RECONCILES,
+    DRIFTS,
+    APPLIES,
+    APPLY_FAILURES,
+    INTENT_FAILURES,
+    INTENT_OK,
+    INTENT_LAST_OK,
+)
 TRIGGERS = ("start", "interval", "device", "manual")
 RESULTS = ("compliant", "applied", "drift", "failed")
 
@@ -142,11 +199,19 @@ class Reconcile:
     report: AuditReport | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"trigger": self.trigger, "reason": self.reason, "started": self.started, "ended": self.ended,
-                "result": self.result, "drift_before": self.drift_before, "applied_steps": self.applied_steps,
-                "error": self.error,
-                "failed_checks": sorted({c.code for c in self.report.checks if c.status == Status.FAIL})
-                if self.report else []}
+        return {
+            "trigger": self.trigger,
+            "reason": self.reason,
+            "started": self.started,
+            "ended": self.ended,
+            "result": self.result,
+            "drift_before": self.drift_before,
+            "applied_steps": self.applied_steps,
+            "error": self.error,
+            "failed_checks": sorted({c.code for c in self.report.checks if c.status == Status.FAIL})
+            if self.report
+            else [],
+        }
 
 
 @dataclass
@@ -184,9 +249,15 @@ class Agent:
 
     def __init__(self, options: AgentOptions) -> None:
         self.options = options
-        self.source = IntentSource(options.source, options.host, ca_file=options.ca_file,
-                                   cache_dir=options.cache_dir, deadline_s=options.intent_deadline_s,
-                                   max_body_bytes=options.intent_max_bytes, sha256=options.intent_sha256)
+        self.source = IntentSource(
+            options.source,
+            options.host,
+            ca_file=options.ca_file,
+            cache_dir=options.cache_dir,
+            deadline_s=options.intent_deadline_s,
+            max_body_bytes=options.intent_max_bytes,
+            sha256=options.intent_sha256,
+        )
         self.counters = _Counters()
         self.history: deque[Reconcile] = deque(maxlen=200)
         self.last: Reconcile | None = None
@@ -219,8 +290,9 @@ class Agent:
             # server would otherwise hold up the repair of a driver reload for the whole fetch deadline)
             intent = self.source.load(refresh=trigger != "device")
             if self.watcher is not None:
-                self.watcher.update([n.netdev for n in intent.nics],
-                                    [n.rdma_device for n in intent.nics if n.rdma_device])
+                self.watcher.update(
+                    [n.netdev for n in intent.nics], [n.rdma_device for n in intent.nics if n.rdma_device]
+                )
             report = host_use.audit_host(self._target(intent))
             rec.report = report
             rec.drift_before = sum(1 for c in report.checks if c.status == Status.FAIL)
@@ -241,9 +313,15 @@ class Agent:
         again under the lock. Drift the plan cannot fix (a missing NIC, link down at the peer, no GID yet) applies
         nothing."""
         try:
-            result = host_use.apply_host(host_use.HostApplyRequest(
-                self._target(intent), holder=f"fabricd agent ({self.options.mode})",
-                lock_wait_s=self.options.lock_wait_s, save_snapshot=False, audit_after=True))
+            result = host_use.apply_host(
+                host_use.HostApplyRequest(
+                    self._target(intent),
+                    holder=f"fabricd agent ({self.options.mode})",
+                    lock_wait_s=self.options.lock_wait_s,
+                    save_snapshot=False,
+                    audit_after=True,
+                )
+            )
         except LockBusy as exc:
             self._count_failure("lock_busy")
             rec.result, rec.error = "failed", exc.render()
@@ -283,8 +361,15 @@ class Agent:
             if rec.result != "failed":
                 self.last_ok_ts = rec.ended
         level = logging.WARNING if rec.result in ("failed", "drift") else logging.INFO
-        log.log(level, "reconcile (%s: %s): %s%s", rec.trigger, rec.reason, rec.result,
-                f": {rec.error}" if rec.error else "", extra={"target": self.options.host})
+        log.log(
+            level,
+            "reconcile (%s: %s): %s%s",
+            rec.trigger,
+            rec.reason,
+            rec.result,
+            f": {rec.error}" if rec.error else "",
+            extra={"target": self.options.host},
+        )
 
     # -- triggers and loop ----------------------------------------------------------------------------------
 
@@ -334,16 +419,23 @@ class Agent:
             reasons.append(f"last successful reconcile {now - self.last_ok_ts:.0f} s ago")
         intent_error = self.source.last_error
         if intent_error is not None:  # until a good read or fetch, even while the last good intent is in use
-            reasons.append(f"intent source failing ({intent_error})" + (
-                "; reconciling with the last good intent" if self.intent is not None else ""))
+            reasons.append(
+                f"intent source failing ({intent_error})"
+                + ("; reconciling with the last good intent" if self.intent is not None else "")
+            )
         return not reasons, reasons
 
     def status(self) -> dict[str, Any]:
         with self._lock:
             return {
-                "version": __version__, "host": self.options.host, "mode": self.options.mode,
-                "source": self.options.source, "interval_s": self.options.interval_s,
-                "started": self.started_ts, "last_success": self.last_ok_ts, "compliant": self._compliant,
+                "version": __version__,
+                "host": self.options.host,
+                "mode": self.options.mode,
+                "source": self.options.source,
+                "interval_s": self.options.interval_s,
+                "started": self.started_ts,
+                "last_success": self.last_ok_ts,
+                "compliant": self._compliant,
                 "intent_error": self.source.last_error,
                 "intent_failures": self.source.stats.failed,
                 "intent_last_success": self.source.stats.last_ok_ts,
@@ -360,20 +452,24 @@ class Agent:
     def start(self, *, serve: bool = True) -> None:
         """Bind the listener (OSError when taken), open the event socket, and start reconciling."""
         if serve:
-            self.server = ApiServer(self.options.listen, ServiceHandlers(self.metrics, self.health, self.status,
-                                                                         self.events), self.options.web,
-                                       self.options.limits)
-            self._server_thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
-                                                   name="agent-api", daemon=True)
+            self.server = ApiServer(
+                self.options.listen,
+                ServiceHandlers(self.metrics, self.health, self.status, self.events),
+                self.options.web,
+                self.options.limits,
+            )
+            self._server_thread = threading.Thread(
+                target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, name="agent-api", daemon=True
+            )
             self._server_thread.start()
         self.started_ts = time.time()
         if self.options.watch_devices:
-            self.watcher = DeviceWatcher([], [], self._device_event, netns=self.options.netns,
-                                         root=self.options.root)
+            self.watcher = DeviceWatcher([], [], self._device_event, netns=self.options.netns, root=self.options.root)
             try:
                 first = self.source.load()
-                self.watcher.update([n.netdev for n in first.nics],
-                                    [n.rdma_device for n in first.nics if n.rdma_device])
+                self.watcher.update(
+                    [n.netdev for n in first.nics], [n.rdma_device for n in first.nics if n.rdma_device]
+                )
             except FabricdError:
                 pass  # the first reconcile reports it
             self.watcher.start(self._stop)

@@ -29,8 +29,13 @@ DEFAULT_LISTEN = "127.0.0.1:9862"
 class ServiceHandlers:
     """What the endpoints return; the service provides them."""
 
-    def __init__(self, metrics: Callable[[], str], health: Callable[[], tuple[bool, list[str]]],
-                 status: Callable[[], dict[str, Any]], events: Callable[[float], list[dict[str, Any]]]) -> None:
+    def __init__(
+        self,
+        metrics: Callable[[], str],
+        health: Callable[[], tuple[bool, list[str]]],
+        status: Callable[[], dict[str, Any]],
+        events: Callable[[float], list[dict[str, Any]]],
+    ) -> None:
         self.metrics = metrics
         self.health = health
         self.status = status
@@ -38,8 +43,13 @@ class ServiceHandlers:
 
 
 class ApiServer(WebServer):
-    def __init__(self, address: tuple[str, int], handlers: ServiceHandlers, web: WebConfig | None = None,
-                 limits: ConnLimits | None = None) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handlers: ServiceHandlers,
+        web: WebConfig | None = None,
+        limits: ConnLimits | None = None,
+    ) -> None:
         self.handlers = handlers
         super().__init__(address, _Handler, web, limits)
 

@@ -28,17 +28,35 @@ from fabricd.usecases import host as host_use
 log = logging.getLogger(__name__)
 
 SRC = "fabricd serve drift audit (audit host / diff against the inventory)"
-DRIFT = MetricSpec("fabricd_config_drift", "gauge",
-                   "1 when the device's configuration differs from the intent (fabricd audit host / fabricd diff), "
-                   "0 when it matches; absent while its audit fails.", ("device",), SRC)
-FINDINGS = MetricSpec("fabricd_config_drift_findings", "gauge",
-                      "Failed checks (hosts) or changed config lines (switches) in the last drift audit.",
-                      ("device",), SRC)
-AUDIT_OK = MetricSpec("fabricd_config_audit_success", "gauge",
-                      "1 when the last drift audit of the device ran, 0 when it could not (unreachable, unreadable).",
-                      ("device",), SRC)
-AUDIT_TS = MetricSpec("fabricd_config_audit_timestamp_seconds", "gauge",
-                      "When the device was last audited, seconds since the epoch.", ("device",), SRC)
+DRIFT = MetricSpec(
+    "fabricd_config_drift",
+    "gauge",
+    "1 when the device's configuration differs from the intent (fabricd audit host / fabricd diff), "
+    "0 when it matches; absent while its audit fails.",
+    ("device",),
+    SRC,
+)
+FINDINGS = MetricSpec(
+    "fabricd_config_drift_findings",
+    "gauge",
+    "Failed checks (hosts) or changed config lines (switches) in the last drift audit.",
+    ("device",),
+    SRC,
+)
+AUDIT_OK = MetricSpec(
+    "fabricd_config_audit_success",
+    "gauge",
+    "1 when the last drift audit of the device ran, 0 when it could not (unreachable, unreadable).",
+    ("device",),
+    SRC,
+)
+AUDIT_TS = MetricSpec(
+    "fabricd_config_audit_timestamp_seconds",
+    "gauge",
+    "When the device was last audited, seconds since the epoch.",
+    ("device",),
+    SRC,
+)
 
 
 @dataclass(frozen=True)

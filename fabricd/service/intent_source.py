@@ -75,9 +75,17 @@ class IntentSource:
     ``deadline_s`` bounds one fetch as a whole; ``max_body_bytes`` the body; ``sha256`` (64 hex digits) pins the
     body's digest (see the module docstring)."""
 
-    def __init__(self, source: str, host: str, *, ca_file: Path | None = None, cache_dir: Path | None = None,
-                 deadline_s: float = DEFAULT_DEADLINE_S, max_body_bytes: int = DEFAULT_MAX_BYTES,
-                 sha256: str | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        host: str,
+        *,
+        ca_file: Path | None = None,
+        cache_dir: Path | None = None,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        max_body_bytes: int = DEFAULT_MAX_BYTES,
+        sha256: str | None = None,
+    ) -> None:
         self.source = source
         self.host = host
         self.ca_file = ca_file
@@ -88,22 +96,30 @@ class IntentSource:
         self.last_error: str | None = None
         self._intent: HostIntent | None = None
         self._stamp: object = None
-        if self.sha256 is not None and (len(self.sha256) != 64 or any(c not in "0123456789abcdef"
-                                                                      for c in self.sha256)):
-            raise IntentSourceError(f"--intent-sha256 {sha256}: not a SHA-256 digest (64 hex digits)",
-                                    hint="give the output of: sha256sum fabric.yml")
+        if self.sha256 is not None and (
+            len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256)
+        ):
+            raise IntentSourceError(
+                f"--intent-sha256 {sha256}: not a SHA-256 digest (64 hex digits)",
+                hint="give the output of: sha256sum fabric.yml",
+            )
         if deadline_s <= 0 or max_body_bytes <= 0:
-            raise IntentSourceError(f"intent fetch limits must be positive (deadline {deadline_s:g} s, "
-                                    f"size {max_body_bytes} bytes)", hint="give --intent-timeout and "
-                                    "--intent-max-bytes values above 0")
+            raise IntentSourceError(
+                f"intent fetch limits must be positive (deadline {deadline_s:g} s, size {max_body_bytes} bytes)",
+                hint="give --intent-timeout and --intent-max-bytes values above 0",
+            )
         if is_url(source):
             url = urllib.parse.urlsplit(source)
             if url.scheme != "https":
-                raise IntentSourceError(f"--intent {source}: only https:// URLs are accepted (got {url.scheme}://)",
-                                        hint="serve the inventory over HTTPS, or give a local path")
+                raise IntentSourceError(
+                    f"--intent {source}: only https:// URLs are accepted (got {url.scheme}://)",
+                    hint="serve the inventory over HTTPS, or give a local path",
+                )
             if ca_file is not None and not ca_file.is_file():
-                raise IntentSourceError(f"--ca-file {ca_file}: no such file",
-                                        hint="give the PEM file of the CA that signed the intent server's certificate")
+                raise IntentSourceError(
+                    f"--ca-file {ca_file}: no such file",
+                    hint="give the PEM file of the CA that signed the intent server's certificate",
+                )
             if cache_dir is None:
                 raise IntentSourceError("an https intent source needs a cache directory")
             digest = hashlib.sha256(source.encode()).hexdigest()[:16]
@@ -112,11 +128,15 @@ class IntentSource:
             self._candidate = cache_dir / f"intent-{digest}.fetched.yml"
         else:
             if not Path(source).exists():
-                raise IntentSourceError(f"--intent {source}: no such file or directory",
-                                        hint="give the inventory (file or directory) or an https:// URL")
+                raise IntentSourceError(
+                    f"--intent {source}: no such file or directory",
+                    hint="give the inventory (file or directory) or an https:// URL",
+                )
             if self.sha256 is not None and not Path(source).is_file():
-                raise IntentSourceError(f"--intent-sha256 needs a single-file inventory; {source} is a directory",
-                                        hint="pin the digest of an https:// or single-file intent, or drop it")
+                raise IntentSourceError(
+                    f"--intent-sha256 needs a single-file inventory; {source} is a directory",
+                    hint="pin the digest of an https:// or single-file intent, or drop it",
+                )
 
     # -- file --------------------------------------------------------------------------------------------------
 
@@ -158,15 +178,20 @@ class IntentSource:
         if etag is not None:
             headers["If-None-Match"] = etag
         try:
-            resp = request(self.source, headers=headers, deadline_s=self.deadline_s,
-                           read=Reading(max_bytes=self.max_body_bytes), context=self._context())
+            resp = request(
+                self.source,
+                headers=headers,
+                deadline_s=self.deadline_s,
+                read=Reading(max_bytes=self.max_body_bytes),
+                context=self._context(),
+            )
         except HttpError as exc:
             hint = exc.hint or {
                 "tls": "the server's certificate is not signed by a trusted CA: give --ca-file",
                 "deadline": "the server is too slow or stalled; raise --intent-timeout if it is merely slow",
                 "too_large": "raise --intent-max-bytes if the inventory really is that large",
                 "length": "the answer was cut short (a dropped connection or a broken server); it is fetched again "
-                          "at the next reconcile",
+                "at the next reconcile",
             }.get(exc.kind, "check the URL and that the server is up")
             raise IntentSourceError(f"{self.source}: fetch failed: {exc.message}", hint=hint) from None
         if resp.status == 304 and etag is not None:
@@ -176,10 +201,13 @@ class IntentSource:
             raise IntentSourceError(
                 f"{self.source}: HTTP {resp.status} {resp.reason}: redirect to {resp.location or '(no Location)'} "
                 "refused (redirects are never followed)",
-                hint="give --intent the final https:// URL of the inventory")
+                hint="give --intent the final https:// URL of the inventory",
+            )
         if resp.status != 200:
-            raise IntentSourceError(f"{self.source}: HTTP {resp.status} {resp.reason}",
-                                    hint="check the URL and that the server serves the inventory file")
+            raise IntentSourceError(
+                f"{self.source}: HTTP {resp.status} {resp.reason}",
+                hint="check the URL and that the server serves the inventory file",
+            )
         self.stats.fetched += 1
         self._check_digest(resp.body)
         # parse and validate a candidate file; only a good one replaces the cached copy and its ETag
@@ -194,12 +222,15 @@ class IntentSource:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise IntentSourceError(
                 f"{self.source}: refused the fetched inventory (kept as {rejected} for a look): {first}{more}",
-                hint="fix the inventory on the server (fabricd validate FILE); the last good intent stays in use"
+                hint="fix the inventory on the server (fabricd validate FILE); the last good intent stays in use",
             ) from None
         os.replace(self._candidate, self.cache_body)
         tmp = self.cache_meta.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"url": self.source, "etag": resp.headers.get("ETag"),
-                                   "sha256": hashlib.sha256(resp.body).hexdigest()}))
+        tmp.write_text(
+            json.dumps(
+                {"url": self.source, "etag": resp.headers.get("ETag"), "sha256": hashlib.sha256(resp.body).hexdigest()}
+            )
+        )
         os.replace(tmp, self.cache_meta)
         return intent
 
@@ -208,9 +239,10 @@ class IntentSource:
             return
         got = hashlib.sha256(body).hexdigest()
         if got != self.sha256:
-            raise IntentSourceError(f"{self.source}: the body's sha256 is {got}, not the pinned {self.sha256}",
-                                    hint="publish the pinned inventory, or update --intent-sha256 to the new one "
-                                         "after reviewing it")
+            raise IntentSourceError(
+                f"{self.source}: the body's sha256 is {got}, not the pinned {self.sha256}",
+                hint="publish the pinned inventory, or update --intent-sha256 to the new one after reviewing it",
+            )
 
     def _from_cache(self) -> HostIntent:
         """The cached copy (checked again: an older fabricd may have cached a bad body)."""
@@ -234,8 +266,9 @@ class IntentSource:
             return host_intent(fabric, self.host)
         except KeyError:
             known = ", ".join(h.name for h in fabric.hosts) or "none"
-            raise IntentSourceError(f"{self.source}: no host {self.host!r} in the inventory",
-                                    hint=f"expected one of: {known}") from None
+            raise IntentSourceError(
+                f"{self.source}: no host {self.host!r} in the inventory", hint=f"expected one of: {known}"
+            ) from None
 
     def _read(self) -> HostIntent:
         if is_url(self.source):

@@ -86,36 +86,51 @@ class _FleetCollector:
             SwitchCollector.emit(scrape, r)
         failed = [r for r in results if r.counters is None]
         if failed:
-            scrape.problem(f"{len(failed)} switch(es) failed: " + ", ".join(
-                f"{r.target.name} ({r.error})" for r in failed))
+            scrape.problem(
+                f"{len(failed)} switch(es) failed: " + ", ".join(f"{r.target.name} ({r.error})" for r in failed)
+            )
 
 
 class Service:
     """The service's parts, built from an inventory; :meth:`start` runs them, :meth:`stop` ends them."""
 
-    def __init__(self, inventory: Inventory | None, options: ServeOptions, *,
-                 switch_factory: Callable[[SwitchTarget], CommandRunner] | None = None) -> None:
+    def __init__(
+        self,
+        inventory: Inventory | None,
+        options: ServeOptions,
+        *,
+        switch_factory: Callable[[SwitchTarget], CommandRunner] | None = None,
+    ) -> None:
         """``switch_factory`` opens a switch session (default: the platform driver over SSH)."""
         self.inventory = inventory
         self.options = options
         fabric = inventory.fabric if inventory is not None else None
-        self.hosts: list[HostSource] = host_sources(fabric, list(options.roots), host=options.host,
-                                                    params=options.params)
+        self.hosts: list[HostSource] = host_sources(
+            fabric, list(options.roots), host=options.host, params=options.params
+        )
         sources: list[Source] = list(self.hosts)
         periods: dict[str, float] = {}
         self.fleet: SwitchFleet | None = None
         if fabric is not None and options.switches and fabric.switches:
-            self.fleet = SwitchFleet(fabric, options.switch_names, verify_host_key=options.verify_host_key,
-                                     factory=switch_factory, timeout_s=options.switch_timeout_s,
-                                     backoff=options.switch_backoff,
-                                     wait_s=min(options.switch_poll_s / 2, options.switch_timeout_s))
+            self.fleet = SwitchFleet(
+                fabric,
+                options.switch_names,
+                verify_host_key=options.verify_host_key,
+                factory=switch_factory,
+                timeout_s=options.switch_timeout_s,
+                backoff=options.switch_backoff,
+                wait_s=min(options.switch_poll_s / 2, options.switch_timeout_s),
+            )
             for src, period in self.fleet.watch_sources(options.switch_poll_s, options.params.poll_s):
                 sources.append(src)
                 periods[src.name] = period
-        self.webhooks = [WebhookSink(url, receiver=name)
-                         for url, name in zip(options.webhooks, receiver_names(options.webhooks), strict=True)]
-        self.watchdog: Watchdog = build_watchdog(inventory, options.params, sources, sinks=list(self.webhooks),
-                                                 periods=periods)
+        self.webhooks = [
+            WebhookSink(url, receiver=name)
+            for url, name in zip(options.webhooks, receiver_names(options.webhooks), strict=True)
+        ]
+        self.watchdog: Watchdog = build_watchdog(
+            inventory, options.params, sources, sinks=list(self.webhooks), periods=periods
+        )
         self.auditor: DriftAuditor | None = None
         if fabric is not None and options.drift:
             switch_check: SwitchDrift | None = None
@@ -123,13 +138,21 @@ class Service:
             if self.fleet is not None:
                 switch_check = switch_drift_checker(fabric, verify_host_key=options.verify_host_key)
                 names = [t.name for t in self.fleet.targets]
-            self.auditor = DriftAuditor(fabric, [(h.device, h.root) for h in self.hosts], names,
-                                        switch_check=switch_check, interval_s=options.drift_interval_s)
+            self.auditor = DriftAuditor(
+                fabric,
+                [(h.device, h.root) for h in self.hosts],
+                names,
+                switch_check=switch_check,
+                interval_s=options.drift_interval_s,
+            )
         self.registry = Registry()
         if options.export_host and self.hosts:
             first = self.hosts[0]
-            for c in host_collectors(first.root, replay=first.raw_stats is None and first.root != "/",
-                                     reading=HostReading(config_interval=options.config_interval_s)):
+            for c in host_collectors(
+                first.root,
+                replay=first.raw_stats is None and first.root != "/",
+                reading=HostReading(config_interval=options.config_interval_s),
+            ):
                 self.registry.register(c)
         if self.fleet is not None:
             self.registry.register(_FleetCollector(self.fleet))
@@ -173,40 +196,85 @@ class Service:
             "version": __version__,
             "started": self.started_ts,
             "uptime_s": round(now - self.started_ts, 3) if self.started_ts else 0.0,
-            "watchdog": {"detection_ms": p.detection_ms, "restoration_ms": p.restoration_ms, "poll_ms": p.poll_ms,
-                         "poll_overruns": wd.poll_overruns},
+            "watchdog": {
+                "detection_ms": p.detection_ms,
+                "restoration_ms": p.restoration_ms,
+                "poll_ms": p.poll_ms,
+                "poll_overruns": wd.poll_overruns,
+            },
             "sources": [
-                {"name": s.name, "polls": s.polls, "failures": s.failures, "overruns": s.overruns,
-                 "last_error": s.last_error, "last_poll_ms": None if s.last_poll_s is None else
-                 round(s.last_poll_s * 1000, 3), "last_ok": s.last_ok_wall}
+                {
+                    "name": s.name,
+                    "polls": s.polls,
+                    "failures": s.failures,
+                    "overruns": s.overruns,
+                    "last_error": s.last_error,
+                    "last_poll_ms": None if s.last_poll_s is None else round(s.last_poll_s * 1000, 3),
+                    "last_ok": s.last_ok_wall,
+                }
                 for s in wd.source_status()
             ],
             "active_storms": [
-                {"scope": c.scope, "device": c.device, "interface": c.interface, "priority": c.priority,
-                 "direction": c.direction}
-                for c in wd.channel_stats() if c.active
+                {
+                    "scope": c.scope,
+                    "device": c.device,
+                    "interface": c.interface,
+                    "priority": c.priority,
+                    "direction": c.direction,
+                }
+                for c in wd.channel_stats()
+                if c.active
             ],
             "origins": [
-                {"device": o.device, "interface": o.interface, "priority": o.priority, "scope": o.scope.value,
-                 "kind": o.kind.value, "affected": o.affected}
+                {
+                    "device": o.device,
+                    "interface": o.interface,
+                    "priority": o.priority,
+                    "scope": o.scope.value,
+                    "kind": o.kind.value,
+                    "affected": o.affected,
+                }
                 for o in wd.origin_stats()
             ],
             "drift": [
-                {"device": d.device, "kind": d.kind, "drift": d.drift, "findings": d.findings,
-                 "checked": d.checked_ts, "error": d.error}
+                {
+                    "device": d.device,
+                    "kind": d.kind,
+                    "drift": d.drift,
+                    "findings": d.findings,
+                    "checked": d.checked_ts,
+                    "error": d.error,
+                }
                 for d in (self.auditor.snapshot() if self.auditor is not None else [])
             ],
             "switches": [
-                {"name": h.name, "up": h.up, "attempts": h.attempts, "polls": h.polls, "failures": h.failures,
-                 "overruns": h.overruns, "consecutive_failures": h.consecutive_failures, "last_error": h.last_error,
-                 "last_success": h.last_success_wall,
-                 "retry_in_s": None if h.retry_in_s is None else round(h.retry_in_s, 3)}
+                {
+                    "name": h.name,
+                    "up": h.up,
+                    "attempts": h.attempts,
+                    "polls": h.polls,
+                    "failures": h.failures,
+                    "overruns": h.overruns,
+                    "consecutive_failures": h.consecutive_failures,
+                    "last_error": h.last_error,
+                    "last_success": h.last_success_wall,
+                    "retry_in_s": None if h.retry_in_s is None else round(h.retry_in_s, 3),
+                }
                 for h in (self.fleet.health() if self.fleet is not None else [])
             ],
-            "webhooks": [{"url": redacted_url(w.url), "receiver": w.receiver, "queued": w.queued, "sent": w.sent,
-                          "failed": w.failed, "dropped": dict(w.dropped), "retries": w.retried,
-                          "queue_length": w.queue_length}
-                         for w in self.webhooks],
+            "webhooks": [
+                {
+                    "url": redacted_url(w.url),
+                    "receiver": w.receiver,
+                    "queued": w.queued,
+                    "sent": w.sent,
+                    "failed": w.failed,
+                    "dropped": dict(w.dropped),
+                    "retries": w.retried,
+                    "queue_length": w.queue_length,
+                }
+                for w in self.webhooks
+            ],
         }
 
     def events(self, since: float) -> list[dict[str, Any]]:
@@ -216,15 +284,19 @@ class Service:
 
     def start(self) -> None:
         """Bind the listener (raises OSError when the address is taken) and start every thread."""
-        self.server = ApiServer(self.options.listen, ServiceHandlers(self.metrics, self.health, self.status,
-                                                                     self.events), self.options.web,
-                                   self.options.limits)
+        self.server = ApiServer(
+            self.options.listen,
+            ServiceHandlers(self.metrics, self.health, self.status, self.events),
+            self.options.web,
+            self.options.limits,
+        )
         self.started_ts = time.time()
         self.watchdog.start(self._stop)
         if self.auditor is not None:
             self.auditor.start(self._stop)
-        self._server_thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
-                                               name="api", daemon=True)
+        self._server_thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, name="api", daemon=True
+        )
         self._server_thread.start()
         log.info("fabricd serve on %s", self.server.base_url)
 

@@ -76,8 +76,12 @@ def params_for(
 ) -> WatchdogParams:
     intent = fabric.policy.pfc.watchdog if fabric is not None else None
     return resolve_params(
-        intent, detection_ms=detection_ms, restoration_ms=restoration_ms, poll_ms=poll_ms,
-        full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s,
+        intent,
+        detection_ms=detection_ms,
+        restoration_ms=restoration_ms,
+        poll_ms=poll_ms,
+        full_pause_fraction=full_pause_fraction,
+        stuck_after_s=stuck_after_s,
     )
 
 
@@ -103,16 +107,21 @@ def host_sources(
         name = (spec.host if spec is not None else None) or host or socket.gethostname()
         if fabric is not None and fabric.hosts and fabric.host(name) is None and (spec is not None or host):
             known = ", ".join(h.name for h in fabric.hosts)
-            raise UsageError(f"host {name!r} is not in the inventory",
-                             hint=f"use one of: {known} (as the host, or as a replay root's NAME=DIR)")
+            raise UsageError(
+                f"host {name!r} is not in the inventory",
+                hint=f"use one of: {known} (as the host, or as a replay root's NAME=DIR)",
+            )
         ifaces: list[str] | None = list(interfaces) if interfaces else None
         inv_host = fabric.host(name) if fabric is not None else None
         if ifaces is None and inv_host is not None and inv_host.nics:
             ifaces = [n.netdev for n in inv_host.nics]
         if spec is not None:
             if not spec.path.is_dir():
-                raise UsageError(f"{spec.path}: not a directory", option="root",
-                                 hint="pass a replay root that holds DIR/sys/... and DIR/ethtool/")
+                raise UsageError(
+                    f"{spec.path}: not a directory",
+                    option="root",
+                    hint="pass a replay root that holds DIR/sys/... and DIR/ethtool/",
+                )
             out.append(HostSource(spec.path, name, priorities=prios, interfaces=ifaces, clock=time.monotonic))
         else:
             out.append(_live_host(name, prios, ifaces))
@@ -128,8 +137,14 @@ def _live_host(name: str, prios: Iterable[int] | None, ifaces: list[str] | None)
 
     live = LiveEthtoolSource("/sys/class/net")
     # every poll: one GSTATS ioctl per port, values looked up by name (no 750-name dict per read)
-    return HostSource("/", name, priorities=prios, interfaces=ifaces if ifaces is not None else live.interfaces(),
-                      raw_stats=live.values, clock=time.monotonic)
+    return HostSource(
+        "/",
+        name,
+        priorities=prios,
+        interfaces=ifaces if ifaces is not None else live.interfaces(),
+        raw_stats=live.values,
+        clock=time.monotonic,
+    )
 
 
 class SwitchFleet:
@@ -142,15 +157,28 @@ class SwitchFleet:
     off (``backoff``). A switch that is slow, hung or down delays only itself; the watchdog is fed only results that
     are new since the last round, so a stale sample never looks like a quiet counter."""
 
-    def __init__(self, fabric: Fabric, names: Sequence[str] | None = None, *,
-                 factory: Callable[[SwitchTarget], CommandRunner] | None = None,
-                 concurrency: int = 16, timeout_s: float = 10.0, verify_host_key: bool = True,
-                 backoff: Backoff | None = None, wait_s: float = 0.5) -> None:
+    def __init__(
+        self,
+        fabric: Fabric,
+        names: Sequence[str] | None = None,
+        *,
+        factory: Callable[[SwitchTarget], CommandRunner] | None = None,
+        concurrency: int = 16,
+        timeout_s: float = 10.0,
+        verify_host_key: bool = True,
+        backoff: Backoff | None = None,
+        wait_s: float = 0.5,
+    ) -> None:
         self.fabric = fabric
         self.targets = switch_targets(fabric, names)
         self.poller, self.gnmi, ssh_names = build_switch_poller(
-            fabric, self.targets, factory or driver_factory(fabric, verify_host_key=verify_host_key),
-            concurrency=concurrency, timeout_s=timeout_s, backoff=backoff)
+            fabric,
+            self.targets,
+            factory or driver_factory(fabric, verify_host_key=verify_host_key),
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            backoff=backoff,
+        )
         self.ssh: Poller | None = self.poller
         if self.gnmi is not None:  # the streams feed the watchdog on their own (:class:`SwitchStreams`)
             from fabricd.collectors.gnmi import CombinedPoller
@@ -160,8 +188,9 @@ class SwitchFleet:
         prios = fabric.policy.pfc.priorities
         self.update_s = {t.name: gnmi_update_s(fabric, t.name) for t in self.targets}
         """Per switch: the update period declared to the detector (its gNMI SAMPLE interval; None over SSH)."""
-        self.converters = {t.name: SwitchSource(t.name, priorities=prios, update_s=self.update_s[t.name])
-                           for t in self.targets}
+        self.converters = {
+            t.name: SwitchSource(t.name, priorities=prios, update_s=self.update_s[t.name]) for t in self.targets
+        }
         self.name = "switches"
         self.streams: SwitchStreams | None = SwitchStreams(self) if self.gnmi is not None else None
         self.last: list[SwitchPoll] = []
@@ -193,8 +222,9 @@ class SwitchFleet:
         order = {tg.name: i for i, tg in enumerate(self.targets)}
         with self._lock:
             self._last[part] = results
-            self.last = sorted((r for rs in self._last.values() for r in rs),
-                               key=lambda r: order.get(r.target.name, len(order)))
+            self.last = sorted(
+                (r for rs in self._last.values() for r in rs), key=lambda r: order.get(r.target.name, len(order))
+            )
         out = Batch()
         for r in results:
             if r.counters is None:
@@ -207,8 +237,7 @@ class SwitchFleet:
             out.drops.extend(b.drops)
             out.wd.extend(b.wd)
             out.problems.extend(b.problems)
-        if results and all(r.counters is None for r in results) and all(
-                h.up is False for h in poller.health()):
+        if results and all(r.counters is None for r in results) and all(h.up is False for h in poller.health()):
             raise DriverError("switches", "poll", "; ".join(out.problems))
         return out
 
@@ -257,19 +286,23 @@ def gnmi_update_s(fabric: Fabric, name: str) -> float | None:
     return min(intervals, default=None)
 
 
-def switch_targets(fabric: Fabric, names: Sequence[str] | None = None, *,
-                   option: str = "switch") -> list[SwitchTarget]:
+def switch_targets(fabric: Fabric, names: Sequence[str] | None = None, *, option: str = "switch") -> list[SwitchTarget]:
     """One :class:`SwitchTarget` (name, platform, port names) per inventory switch, or per switch in ``names`` (in
     that order). A name the inventory lacks is a :class:`UsageError` about the setting ``option`` it came from."""
     wanted = list(names) if names else [s.name for s in fabric.switches]
     unknown = [n for n in wanted if fabric.switch(n) is None]
     if unknown:
-        raise UsageError(f"{', '.join(unknown)}: no such switch in the inventory", option=option,
-                         hint=f"use one of: {', '.join(s.name for s in fabric.switches)}")
+        raise UsageError(
+            f"{', '.join(unknown)}: no such switch in the inventory",
+            option=option,
+            hint=f"use one of: {', '.join(s.name for s in fabric.switches)}",
+        )
     chosen = [sw for sw in (fabric.switch(n) for n in wanted) if sw is not None]
     headroom = _headroom(fabric, [sw.name for sw in chosen])
-    return [SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports), headroom.get(sw.name, ()))
-            for sw in chosen]
+    return [
+        SwitchTarget(sw.name, sw.platform.value, tuple(p.name for p in sw.ports), headroom.get(sw.name, ()))
+        for sw in chosen
+    ]
 
 
 def _headroom(fabric: Fabric, names: Sequence[str]) -> dict[str, tuple[tuple[str, int, int], ...]]:
@@ -287,16 +320,25 @@ def _headroom(fabric: Fabric, names: Sequence[str]) -> dict[str, tuple[tuple[str
         try:
             intent = builder.build(switch)
         except (FabricdError, ValueError, KeyError) as exc:
-            log.warning("switch %s: no intended headroom to export (%s); validate the inventory", name, exc,
-                        extra={"target": name})
+            log.warning(
+                "switch %s: no intended headroom to export (%s); validate the inventory",
+                name,
+                exc,
+                extra={"target": name},
+            )
             continue
-        out[name] = tuple((p.name, prio, p.headroom.xoff_bytes) for p in intent.ports if p.headroom is not None
-                          for prio in p.pfc_priorities)
+        out[name] = tuple(
+            (p.name, prio, p.headroom.xoff_bytes)
+            for p in intent.ports
+            if p.headroom is not None
+            for prio in p.pfc_priorities
+        )
     return out
 
 
-def driver_factory(fabric: Fabric, *, verify_host_key: bool = True,
-                   options: DriverOptions | None = None) -> Callable[[SwitchTarget], CommandRunner]:
+def driver_factory(
+    fabric: Fabric, *, verify_host_key: bool = True, options: DriverOptions | None = None
+) -> Callable[[SwitchTarget], CommandRunner]:
     """Open a connected platform driver (netmiko over SSH, host key verified unless told not to) for a target.
     ``options`` default to 10 s connect and read timeouts: a watched switch that hangs must not stall a poll."""
     from fabricd.platforms.base import DriverOptions
@@ -330,15 +372,28 @@ def gnmi_endpoint_factory(fabric: Fabric) -> Callable[[SwitchTarget], GnmiEndpoi
         assert switch is not None
         g = switch.telemetry.gnmi
         access = resolve_access(switch)
-        return GnmiEndpoint(switch.mgmt.host, g.port or table_for(switch.platform).port, access.username,
-                            access.password, read_ca(g.tls_ca, switch.name), g.tls_server_name, g.sample_interval_s)
+        return GnmiEndpoint(
+            switch.mgmt.host,
+            g.port or table_for(switch.platform).port,
+            access.username,
+            access.password,
+            read_ca(g.tls_ca, switch.name),
+            g.tls_server_name,
+            g.sample_interval_s,
+        )
 
     return endpoint
 
 
 def build_switch_poller(
-    fabric: Fabric, targets: Sequence[SwitchTarget], ssh_factory: Callable[[SwitchTarget], CommandRunner], *,
-    transport: str = "inventory", concurrency: int = 16, timeout_s: float = 30.0, backoff: Backoff | None = None,
+    fabric: Fabric,
+    targets: Sequence[SwitchTarget],
+    ssh_factory: Callable[[SwitchTarget], CommandRunner],
+    *,
+    transport: str = "inventory",
+    concurrency: int = 16,
+    timeout_s: float = 30.0,
+    backoff: Backoff | None = None,
 ) -> tuple[Poller, GnmiPoller | None, list[str]]:
     """The poller of ``targets``: SSH for the switches whose transport is ssh, gNMI streams for the others (both
     behind one :class:`~fabricd.collectors.gnmi.CombinedPoller` when the inventory mixes them). Returns the poller,
@@ -359,8 +414,9 @@ def build_switch_poller(
     pollers: list[Poller] = []
     gnmi = None
     if ssh_targets or not gnmi_targets:
-        pollers.append(SwitchPoller(ssh_targets, ssh_factory, concurrency=concurrency, timeout_s=timeout_s,
-                                    backoff=backoff))
+        pollers.append(
+            SwitchPoller(ssh_targets, ssh_factory, concurrency=concurrency, timeout_s=timeout_s, backoff=backoff)
+        )
     if gnmi_targets:
         from fabricd.collectors.gnmi import GnmiPoller
 
@@ -383,5 +439,6 @@ def build_watchdog(
 ) -> Watchdog:
     fabric = inventory.fabric if inventory is not None else None
     topo = Topology.from_fabric(fabric) if fabric is not None else Topology()
-    return Watchdog(params, sources, topology=topo, sinks=sinks, policy_priorities=policy_priorities(fabric),
-                    periods=periods or {})
+    return Watchdog(
+        params, sources, topology=topo, sinks=sinks, policy_priorities=policy_priorities(fabric), periods=periods or {}
+    )

@@ -173,8 +173,9 @@ class LiveEthtoolSource:
                 handle = self._open[interface] = _Interface(interface)
             raw = handle.read()
         except NotSupportedError:
-            return normalise(interface, {}, handle.info.driver if handle else None,
-                             info=handle.info if handle else None)
+            return normalise(
+                interface, {}, handle.info.driver if handle else None, info=handle.info if handle else None
+            )
         except (NoSuchDevice, OSError) as exc:
             self._forget(interface)
             problems.add(f"ethtool:{interface}", f"ETHTOOL_GSTATS failed: {exc}")

@@ -54,9 +54,16 @@ class EthtoolTextSource:
     """``module(ifname)`` and ``fec(ifname)``: the live ``ethtool -m`` / ``ethtool -I --show-fec`` output of an
     interface, or None when the interface refuses it (or no ``ethtool`` binary is installed)."""
 
-    def __init__(self, binary: str | None = None, *, interval_s: float = 10.0, retry_s: float = 300.0,
-                 timeout_s: float = 2.0, runner: Runner = run_binary,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        binary: str | None = None,
+        *,
+        interval_s: float = 10.0,
+        retry_s: float = 300.0,
+        timeout_s: float = 2.0,
+        runner: Runner = run_binary,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.binary = binary if binary is not None else shutil.which("ethtool")
         self.interval_s = interval_s
         self.retry_s = retry_s

@@ -135,8 +135,9 @@ class KeptFiles:
 
     __slots__ = ("_budget", "_dirs", "_stamps", "born_ns", "fds", "sizes")
 
-    def __init__(self, dirs: Sequence[str], stamps: Sequence[Stamp], fds: list[int], budget: FdBudget,
-                 born_ns: int) -> None:
+    def __init__(
+        self, dirs: Sequence[str], stamps: Sequence[Stamp], fds: list[int], budget: FdBudget, born_ns: int
+    ) -> None:
         self._dirs = tuple(dirs)
         self._stamps = tuple(stamps)
         self.fds = fds
@@ -294,8 +295,15 @@ class Layouts(Generic[K, L]):
     of keys that were not seen in this scrape (a removed device).
     """
 
-    def __init__(self, *, clock: Clock = time.time_ns, budget: FdBudget | None = None,
-                 racy_ns: int = RACY_NS, max_age_ns: int = MAX_AGE_NS, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock = time.time_ns,
+        budget: FdBudget | None = None,
+        racy_ns: int = RACY_NS,
+        max_age_ns: int = MAX_AGE_NS,
+        enabled: bool = True,
+    ) -> None:
         self.clock = clock
         self.budget = budget
         self.racy_ns = racy_ns

@@ -202,14 +202,28 @@ class RdmaFiles:
         port_layouts = []
         for port, counters, ext, hw, attrs in sorted(ports, key=lambda p: p[0]):
             replaced = merge_counters_ext(counters, ext)
-            port_layouts.append(PortLayout(
-                port, attrs[0], attrs[1], attrs[2], attrs[3],
-                meanings=tuple((key, i, scale) for key, (i, scale) in meanings(counters, hw).items()),
-                unmapped=tuple(unmapped(hw).items()),
-                saturable=tuple(saturable(counters, replaced)),
-            ))
-        layout = DeviceLayout(device, dev_attrs[0], dev_attrs[1], dev_attrs[2], dev_attrs[3], dev_attrs[4],
-                              ports=tuple(port_layouts), ints=n)
+            port_layouts.append(
+                PortLayout(
+                    port,
+                    attrs[0],
+                    attrs[1],
+                    attrs[2],
+                    attrs[3],
+                    meanings=tuple((key, i, scale) for key, (i, scale) in meanings(counters, hw).items()),
+                    unmapped=tuple(unmapped(hw).items()),
+                    saturable=tuple(saturable(counters, replaced)),
+                )
+            )
+        layout = DeviceLayout(
+            device,
+            dev_attrs[0],
+            dev_attrs[1],
+            dev_attrs[2],
+            dev_attrs[3],
+            dev_attrs[4],
+            ports=tuple(port_layouts),
+            ints=n,
+        )
         kept = b.build(self.layouts.budget)
         if kept is None:
             return None
@@ -225,8 +239,7 @@ class NicConfigFiles:
     now (no layout yet, a racy or changed directory, a failed read, a value that is not a plain integer).
     """
 
-    def __init__(self, root: str | os.PathLike[str],
-                 layouts: Layouts[str, NicConfigLayout] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], layouts: Layouts[str, NicConfigLayout] | None = None) -> None:
         self.base = os.path.join(os.fspath(root), NET_DIR)
         self.layouts: Layouts[str, NicConfigLayout] = layouts if layouts is not None else Layouts()
 

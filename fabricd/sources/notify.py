@@ -39,8 +39,18 @@ IN_ONLYDIR = 0x01000000
 IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = os.O_CLOEXEC
 
-DIR_CHANGES = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-               | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+DIR_CHANGES = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
+)
 """Every change to a directory's entries or to the files in it (written in place, replaced by rename, created,
 removed), and the directory itself going away."""
 
@@ -49,10 +59,26 @@ FILE_CHANGES = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE
 ``IN_ATTRIB``, then ``IN_DELETE_SELF``) or moved away. After a replacement the watch must be set again on the path
 (:meth:`Watch.add`), which then names the new file."""
 
-LOCAL_FILESYSTEMS = frozenset({
-    "tmpfs", "ramfs", "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "overlay", "zfs",
-    "bcachefs", "nilfs2", "vfat", "exfat",
-})
+LOCAL_FILESYSTEMS = frozenset(
+    {
+        "tmpfs",
+        "ramfs",
+        "ext2",
+        "ext3",
+        "ext4",
+        "xfs",
+        "btrfs",
+        "f2fs",
+        "jfs",
+        "reiserfs",
+        "overlay",
+        "zfs",
+        "bcachefs",
+        "nilfs2",
+        "vfat",
+        "exfat",
+    }
+)
 """File systems whose every change goes through this kernel (so inotify sees it). Not sysfs/procfs (attributes
 change without events), not network or FUSE file systems (another machine or process may write them unseen)."""
 
@@ -104,8 +130,8 @@ def _unescape(text: str) -> str:
     out = []
     i = 0
     while i < len(text):
-        if text[i] == "\\" and i + 4 <= len(text) and text[i + 1:i + 4].isdigit():
-            out.append(chr(int(text[i + 1:i + 4], 8)))
+        if text[i] == "\\" and i + 4 <= len(text) and text[i + 1 : i + 4].isdigit():
+            out.append(chr(int(text[i + 1 : i + 4], 8)))
             i += 4
         else:
             out.append(text[i])

@@ -16,24 +16,50 @@ _AUDIT_HOST = Fix(("audit", "host"), text="on each host of the pair")
 _AUDIT_SWITCH = Fix(("audit", "switch"), text="on their leaves")
 
 TRAFFIC_CHECKS: tuple[CheckSpec, ...] = (
-    _pair("FABRIC-TRAFFIC", "RDMA traffic ran and payloads verified",
-          "a pair that did not run says why (no runner for a host, a counter snapshot or the client failed); a "
-          "corrupt payload is a NIC or path fault"),
-    _pair("FABRIC-RDMA-BYTES", "bytes counted on the sender match the payload",
-          "more bytes than the payload means retransmitted data: see FABRIC-SEQUENCE and FABRIC-DROPS"),
-    _pair("FABRIC-SEQUENCE", "no out-of-sequence, duplicate or retransmitted packets",
-          "the path lost or reordered packets: check PFC on the traffic's priority on both hosts and their switch "
-          "ports", _AUDIT_HOST, _AUDIT_SWITCH),
-    _pair("FABRIC-DROPS", "no drops or errors",
-          "the finding names the counter that moved: check MTU and PFC on that host and its switch port",
-          _AUDIT_HOST, _AUDIT_SWITCH),
-    _pair("FABRIC-DSCP", "RoCE packets carry the intent's DSCP", "set the RoCE ToS on both hosts as the intent says",
-          Fix(("host", "apply"), text="on each host of the pair")),
-    _pair("FABRIC-PRIORITY-BYTES", "bytes on the intended priority",
-          "check the sender's DSCP-to-priority map and trust mode", _AUDIT_HOST),
-    _pair("FABRIC-PFC", "pause frames only on lossless priorities",
-          "a priority that is not lossless was paused: check the PFC priorities on both hosts and their switches",
-          _AUDIT_HOST, _AUDIT_SWITCH),
+    _pair(
+        "FABRIC-TRAFFIC",
+        "RDMA traffic ran and payloads verified",
+        "a pair that did not run says why (no runner for a host, a counter snapshot or the client failed); a "
+        "corrupt payload is a NIC or path fault",
+    ),
+    _pair(
+        "FABRIC-RDMA-BYTES",
+        "bytes counted on the sender match the payload",
+        "more bytes than the payload means retransmitted data: see FABRIC-SEQUENCE and FABRIC-DROPS",
+    ),
+    _pair(
+        "FABRIC-SEQUENCE",
+        "no out-of-sequence, duplicate or retransmitted packets",
+        "the path lost or reordered packets: check PFC on the traffic's priority on both hosts and their switch ports",
+        _AUDIT_HOST,
+        _AUDIT_SWITCH,
+    ),
+    _pair(
+        "FABRIC-DROPS",
+        "no drops or errors",
+        "the finding names the counter that moved: check MTU and PFC on that host and its switch port",
+        _AUDIT_HOST,
+        _AUDIT_SWITCH,
+    ),
+    _pair(
+        "FABRIC-DSCP",
+        "RoCE packets carry the intent's DSCP",
+        "set the RoCE ToS on both hosts as the intent says",
+        Fix(("host", "apply"), text="on each host of the pair"),
+    ),
+    _pair(
+        "FABRIC-PRIORITY-BYTES",
+        "bytes on the intended priority",
+        "check the sender's DSCP-to-priority map and trust mode",
+        _AUDIT_HOST,
+    ),
+    _pair(
+        "FABRIC-PFC",
+        "pause frames only on lossless priorities",
+        "a priority that is not lossless was paused: check the PFC priorities on both hosts and their switches",
+        _AUDIT_HOST,
+        _AUDIT_SWITCH,
+    ),
     _pair("FABRIC-ECN", "ECN/CNP counters readable (DCQCN)"),
     _pair("FABRIC-BAR", "throughput reaches the bar"),
     _pair("FABRIC-BASELINE", "no drop of more than 5% from the baseline"),

@@ -77,8 +77,15 @@ def _latency(kind: str, samples_s: Sequence[float]) -> Latency | None:
     def pct(p: float) -> float:
         return round(us[min(n - 1, int(p * (n - 1) + 0.5))], 2)
 
-    return Latency(kind=kind, samples=n, min_us=round(us[0], 2), p50_us=pct(0.5),
-                   avg_us=round(sum(us) / n, 2), p99_us=pct(0.99), max_us=round(us[-1], 2))
+    return Latency(
+        kind=kind,
+        samples=n,
+        min_us=round(us[0], 2),
+        p50_us=pct(0.5),
+        avg_us=round(sum(us) / n, 2),
+        p99_us=pct(0.99),
+        max_us=round(us[-1], 2),
+    )
 
 
 def source_ip(peer: str, port: int) -> str:
@@ -86,15 +93,19 @@ def source_ip(peer: str, port: int) -> str:
     try:
         infos = socket.getaddrinfo(peer, port, type=socket.SOCK_DGRAM)
     except socket.gaierror as exc:
-        raise TrafficError(f"cannot resolve traffic peer {peer!r}: {exc.strerror}",
-                           hint="pass the peer's RDMA address (an IP) with --peer") from exc
+        raise TrafficError(
+            f"cannot resolve traffic peer {peer!r}: {exc.strerror}",
+            hint="pass the peer's RDMA address (an IP) with --peer",
+        ) from exc
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_DGRAM) as s:
         try:
             s.connect(addr)
         except OSError as exc:
-            raise TrafficError(f"no route to traffic peer {peer}: {exc.strerror}",
-                               hint="check the address and this host's routes ('ip route get PEER')") from exc
+            raise TrafficError(
+                f"no route to traffic peer {peer}: {exc.strerror}",
+                hint="check the address and this host's routes ('ip route get PEER')",
+            ) from exc
         return str(s.getsockname()[0])
 
 
@@ -126,8 +137,13 @@ def run_client(
             hint="lower --size, --qps or --depth, or raise --pool-mib",
         )
     local_ip = source_ip(peer, port)
-    choice = choose_gid(local.root, ip=local_ip if local.gid_index is None else None, device=local.device,
-                        index=local.gid_index, version=local.roce_version)
+    choice = choose_gid(
+        local.root,
+        ip=local_ip if local.gid_index is None else None,
+        device=local.device,
+        index=local.gid_index,
+        version=local.roce_version,
+    )
     seed = spec.seed or int.from_bytes(os.urandom(4), "big") | 1
     ch = oob.connect(peer, port, timeout_s=connect_timeout_s)
     vport: VerbsPort | None = None
@@ -143,10 +159,19 @@ def run_client(
                 results.append(_client_phase(vport, ch, phase, acc["mr"], recv_state))
         ch.send({"type": "bye"})
         return SessionResult(
-            ok=all(r.verify is None or r.verify.ok for r in results), peer=peer, local_ip=local_ip,
-            device=choice.device, port=choice.port, gid_index=choice.index, gid=choice.gid, peer_gid=acc["gid"],
-            tos=spec.tos, protocol=oob.PROTOCOL, fabricd_version=fabricd.__version__,
-            peer_fabricd_version=str(acc.get("fabricd", "?")), results=results,
+            ok=all(r.verify is None or r.verify.ok for r in results),
+            peer=peer,
+            local_ip=local_ip,
+            device=choice.device,
+            port=choice.port,
+            gid_index=choice.index,
+            gid=choice.gid,
+            peer_gid=acc["gid"],
+            tos=spec.tos,
+            protocol=oob.PROTOCOL,
+            fabricd_version=fabricd.__version__,
+            peer_fabricd_version=str(acc.get("fabricd", "?")),
+            results=results,
         )
     finally:
         ch.close()
@@ -157,17 +182,33 @@ def run_client(
 def _client_hello(vport: VerbsPort, ch: Channel, spec: TrafficSpec, choice: GidChoice) -> dict[str, Any]:
     """Create the QPs, send ``hello``, and connect them to the server's from its ``accept`` (returned)."""
     qps = vport.create_qps(spec.qps, send_depth=spec.depth, recv_depth=spec.slots_per_qp())
-    ch.send({"type": "hello", "protocol": oob.PROTOCOL, "fabricd": fabricd.__version__,
-             "spec": spec.model_dump(mode="json"), "gid": choice.gid, "mtu": vport.mtu,
-             "rd_atomic": vport.max_rd_atomic, "qps": [{"qpn": n, "psn": p} for n, p in qps],
-             "mr": {"addr": vport.pool_addr, "rkey": vport.pool_rkey, "len": vport.pool_len}})
+    ch.send(
+        {
+            "type": "hello",
+            "protocol": oob.PROTOCOL,
+            "fabricd": fabricd.__version__,
+            "spec": spec.model_dump(mode="json"),
+            "gid": choice.gid,
+            "mtu": vport.mtu,
+            "rd_atomic": vport.max_rd_atomic,
+            "qps": [{"qpn": n, "psn": p} for n, p in qps],
+            "mr": {"addr": vport.pool_addr, "rkey": vport.pool_rkey, "len": vport.pool_len},
+        }
+    )
     acc = ch.recv("accept")
     oob.check_hello(acc, fabricd.__version__)
     rd_atomic = min(vport.max_rd_atomic, int(acc.get("rd_atomic", 1)))
     for i, rq in enumerate(acc["qps"]):
-        vport.connect_qp(i, remote_qpn=int(rq["qpn"]), remote_psn=int(rq["psn"]), remote_gid=acc["gid"],
-                         mtu=int(acc["mtu"]), tos=spec.tos, rd_atomic=rd_atomic,
-                         ack_timeout=spec.ack_timeout)
+        vport.connect_qp(
+            i,
+            remote_qpn=int(rq["qpn"]),
+            remote_psn=int(rq["psn"]),
+            remote_gid=acc["gid"],
+            mtu=int(acc["mtu"]),
+            tos=spec.tos,
+            rd_atomic=rd_atomic,
+            ack_timeout=spec.ack_timeout,
+        )
     return acc
 
 
@@ -194,8 +235,9 @@ def _client_phase(vport: VerbsPort, ch: Channel, phase: Phase, peer: PeerMr, rec
         if op == Op.READ:
             verify = check_slots(vport, phase.layout, run.counts, size=size, seed=phase.seed)
         else:
-            verify = Verification(ok=bool(verdict["ok"]), checked=int(verdict["checked"]),
-                                  detail=str(verdict.get("detail", "")))
+            verify = Verification(
+                ok=bool(verdict["ok"]), checked=int(verdict["checked"]), detail=str(verdict.get("detail", ""))
+            )
     return _op_result(phase, run, verify)
 
 
@@ -227,10 +269,20 @@ def _op_result(phase: Phase, run: _Run, verify: Verification | None) -> OpResult
     bw = spec.mode == Mode.BW
     nbytes = messages * phase.size
     return OpResult(
-        op=phase.op, mode=spec.mode, size=phase.size, qps=spec.qps, depth=spec.depth if bw else 1,
-        post_list=spec.post_list if bw else 1, signal_every=spec.signal_every if bw else 1, messages=messages,
-        bytes=nbytes, seconds=round(seconds, 6), gbit_s=round(nbytes * 8 / seconds / 1e9, 4) if seconds > 0 else 0.0,
-        msg_rate=round(messages / seconds, 1) if seconds > 0 else 0.0, latency=run.latency, verify=verify,
+        op=phase.op,
+        mode=spec.mode,
+        size=phase.size,
+        qps=spec.qps,
+        depth=spec.depth if bw else 1,
+        post_list=spec.post_list if bw else 1,
+        signal_every=spec.signal_every if bw else 1,
+        messages=messages,
+        bytes=nbytes,
+        seconds=round(seconds, 6),
+        gbit_s=round(nbytes * 8 / seconds / 1e9, 4) if seconds > 0 else 0.0,
+        msg_rate=round(messages / seconds, 1) if seconds > 0 else 0.0,
+        latency=run.latency,
+        verify=verify,
     )
 
 
@@ -279,8 +331,13 @@ class Server:
     def _port_for(self, local_ip: str) -> VerbsPort:
         unspecified = ipaddress.ip_address(local_ip).is_unspecified
         local = self.local
-        choice = choose_gid(local.root, ip=None if unspecified or local.gid_index is not None else local_ip,
-                            device=local.device, index=local.gid_index, version=local.roce_version)
+        choice = choose_gid(
+            local.root,
+            ip=None if unspecified or local.gid_index is not None else local_ip,
+            device=local.device,
+            index=local.gid_index,
+            version=local.roce_version,
+        )
         vport = self._ports.get(choice.device)
         if vport is None:
             vport = local.open_port(choice, self.pool_bytes)
@@ -288,8 +345,13 @@ class Server:
         vport.gid_index, vport.gid = choice.index, choice.gid
         return vport
 
-    def serve(self, *, once: bool = False, on_session: Callable[[ServerSession], None] | None = None,
-              accept_timeout_s: float | None = None) -> list[ServerSession]:
+    def serve(
+        self,
+        *,
+        once: bool = False,
+        on_session: Callable[[ServerSession], None] | None = None,
+        accept_timeout_s: float | None = None,
+    ) -> list[ServerSession]:
         """Serve sessions one after another (``once``: just one). Errors of a session are reported to its client
         and recorded; the server keeps listening."""
         done: list[ServerSession] = []
@@ -298,8 +360,9 @@ class Server:
             try:
                 conn, addr = self.sock.accept()
             except TimeoutError as exc:
-                raise TrafficError(f"no traffic client connected within {accept_timeout_s:.0f}s "
-                                   f"(listening on {self.bind}:{self.port})") from exc
+                raise TrafficError(
+                    f"no traffic client connected within {accept_timeout_s:.0f}s (listening on {self.bind}:{self.port})"
+                ) from exc
             ch = Channel(conn, f"{addr[0]}:{addr[1]}")
             session = self._session(ch, conn.getsockname()[0])
             done.append(session)
@@ -321,29 +384,46 @@ class Server:
                     raise UsageError(
                         f"the request needs {need} bytes of registered memory per side, more than the server's "
                         f"{self.pool_bytes}-byte MR pool",
-                        hint="lower --size, --qps or --depth, or restart the server with a larger --pool-mib")
+                        hint="lower --size, --qps or --depth, or restart the server with a larger --pool-mib",
+                    )
                 vport = self._port_for(local_ip)
                 qps = vport.create_qps(spec.qps, send_depth=max(spec.depth, 4), recv_depth=spec.slots_per_qp())
                 rd_atomic = min(vport.max_rd_atomic, int(hello.get("rd_atomic", 1)))
                 for i, rq in enumerate(hello["qps"]):
-                    vport.connect_qp(i, remote_qpn=int(rq["qpn"]), remote_psn=int(rq["psn"]),
-                                     remote_gid=hello["gid"], mtu=int(hello["mtu"]), tos=spec.tos,
-                                     rd_atomic=rd_atomic, ack_timeout=spec.ack_timeout)
+                    vport.connect_qp(
+                        i,
+                        remote_qpn=int(rq["qpn"]),
+                        remote_psn=int(rq["psn"]),
+                        remote_gid=hello["gid"],
+                        mtu=int(hello["mtu"]),
+                        tos=spec.tos,
+                        rd_atomic=rd_atomic,
+                        ack_timeout=spec.ack_timeout,
+                    )
             except (TrafficError, UsageError, ValueError, KeyError) as exc:
                 text = exc.render() if isinstance(exc, TrafficError | UsageError) else f"bad hello: {exc}"
                 ch.send({"type": "error", "message": text})
                 raise
-            ch.send({"type": "accept", "protocol": oob.PROTOCOL, "fabricd": fabricd.__version__, "gid": vport.gid,
-                     "mtu": vport.mtu, "rd_atomic": vport.max_rd_atomic,
-                     "qps": [{"qpn": n, "psn": p} for n, p in qps],
-                     "mr": {"addr": vport.pool_addr, "rkey": vport.pool_rkey, "len": vport.pool_len}})
+            ch.send(
+                {
+                    "type": "accept",
+                    "protocol": oob.PROTOCOL,
+                    "fabricd": fabricd.__version__,
+                    "gid": vport.gid,
+                    "mtu": vport.mtu,
+                    "rd_atomic": vport.max_rd_atomic,
+                    "qps": [{"qpn": n, "psn": p} for n, p in qps],
+                    "mr": {"addr": vport.pool_addr, "rkey": vport.pool_rkey, "len": vport.pool_len},
+                }
+            )
             recvs = self._post_recvs(vport, spec) if any(op.needs_recv for op in spec.ops) else []
             while True:
                 msg = ch.recv(("phase", "bye"))
                 if msg["type"] == "bye":
                     break
-                phase = self._phase(vport, ch, Phase(spec, Op(msg["op"]), int(msg["size"]), int(msg["seed"])),
-                                    recvs, hello["mr"])
+                phase = self._phase(
+                    vport, ch, Phase(spec, Op(msg["op"]), int(msg["size"]), int(msg["seed"])), recvs, hello["mr"]
+                )
                 session.phases.append(phase)
                 session.ok = session.ok and bool(phase["verify"]["ok"])
         except (TrafficError, UsageError, KeyError, ValueError) as exc:
@@ -361,16 +441,16 @@ class Server:
         layout = Layout.of(spec)
         recvs = []
         for q in range(spec.qps):
-            per_q = [vport.prepare_recv(q, layout.offset(q, s), layout.stride, (q << 32) | s)
-                     for s in range(layout.slots)]
+            per_q = [
+                vport.prepare_recv(q, layout.offset(q, s), layout.stride, (q << 32) | s) for s in range(layout.slots)
+            ]
             for r in per_q:
                 vport.post_recv(q, r)
             recvs.append(per_q)
         return recvs
 
     @staticmethod
-    def _phase(vport: VerbsPort, ch: Channel, phase: Phase, recvs: list[list[Any]],
-               peer: PeerMr) -> dict[str, Any]:
+    def _phase(vport: VerbsPort, ch: Channel, phase: Phase, recvs: list[list[Any]], peer: PeerMr) -> dict[str, Any]:
         spec, op = phase.spec, phase.op
         prepare(vport, phase, sender=False)
         ch.send({"type": "ready"})
@@ -382,8 +462,9 @@ class Server:
             counts = [int(c) for c in ch.recv("done")["counts"]]
             verify = _verify_one_sided(vport, phase, counts)
         ch.sock.settimeout(60)
-        ch.send({"type": "verified", "ok": verify.ok, "checked": verify.checked, "detail": verify.detail,
-                 "counts": counts})
+        ch.send(
+            {"type": "verified", "ok": verify.ok, "checked": verify.checked, "detail": verify.detail, "counts": counts}
+        )
         return {"op": op.value, "size": phase.size, "counts": counts, "verify": verify.model_dump()}
 
     def close(self) -> None:
@@ -412,5 +493,14 @@ def server(**kwargs: Any) -> Iterator[Server]:
         srv.close()
 
 
-__all__ = ["DEFAULT_POOL_BYTES", "LocalRdma", "PeerRefusedError", "Server", "ServerSession", "faa_count", "pattern",
-           "run_client", "server"]
+__all__ = [
+    "DEFAULT_POOL_BYTES",
+    "LocalRdma",
+    "PeerRefusedError",
+    "Server",
+    "ServerSession",
+    "faa_count",
+    "pattern",
+    "run_client",
+    "server",
+]

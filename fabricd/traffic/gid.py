@@ -62,8 +62,11 @@ def _ports(root: str | os.PathLike[str], device: str) -> list[int]:
 
 
 def _describe(entries: tuple[GidEntry, ...]) -> str:
-    shown = [f"{e.index} ({gid_ip(e.gid)} {e.type or '?'} on {e.ndev or '?'})" for e in entries
-             if not e.gid.startswith("fe80:")]
+    shown = [
+        f"{e.index} ({gid_ip(e.gid)} {e.type or '?'} on {e.ndev or '?'})"
+        for e in entries
+        if not e.gid.startswith("fe80:")
+    ]
     return ", ".join(shown) or "no routable entries"
 
 
@@ -110,8 +113,9 @@ def _devices(root: str | os.PathLike[str], device: str | None) -> list[str]:
     return devices
 
 
-def _by_index(root: str | os.PathLike[str], device: str, *, port: int | None, index: int,
-              version: RoceVersion) -> GidChoice:
+def _by_index(
+    root: str | os.PathLike[str], device: str, *, port: int | None, index: int, version: RoceVersion
+) -> GidChoice:
     """Slot ``index`` of ``device`` (on ``port``, else its first port), which must be populated and of
     ``version``."""
     p = port or (_ports(root, device) or [1])[0]
@@ -125,22 +129,28 @@ def _by_index(root: str | os.PathLike[str], device: str, *, port: int | None, in
     if version_of(entry.type) != version:
         same = tuple(e for e in entries if version_of(e.type) == version)
         raise UsageError(
-            f"GID index {index} on {device} port {p} is {entry.type or 'of unknown type'}, "
-            f"not RoCE {version.value}",
+            f"GID index {index} on {device} port {p} is {entry.type or 'of unknown type'}, not RoCE {version.value}",
             hint=f"RoCE {version.value} entries: {_describe(same)}",
         )
     return GidChoice(device, p, entry.index, entry.gid, entry.type, entry.ndev)
 
 
-def _by_address(root: str | os.PathLike[str], devices: list[str], *, ip: str | None, port: int | None,
-                version: RoceVersion, named: str | None) -> GidChoice:
+def _by_address(
+    root: str | os.PathLike[str],
+    devices: list[str],
+    *,
+    ip: str | None,
+    port: int | None,
+    version: RoceVersion,
+    named: str | None,
+) -> GidChoice:
     """The entry of ``version`` whose address is ``ip`` on ``devices`` (without ``ip``: the first IPv4 one);
     ``named``: the device the user named, for the error."""
     want = ipaddress.ip_address(ip) if ip else None
     seen: list[str] = []
     fallback: GidChoice | None = None
     for dev in devices:
-        for p in ([port] if port else _ports(root, dev)):
+        for p in [port] if port else _ports(root, dev):
             entries = read_gids(root, dev, p)
             seen.append(f"{dev}/{p}: {_describe(entries)}")
             for e in entries:

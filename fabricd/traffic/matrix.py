@@ -119,10 +119,10 @@ def ring_rounds(hosts: Sequence[str]) -> list[Round]:
     if n == 2:
         return [[(names[0], names[1])], [(names[1], names[0])]]
     edges = [(names[i], names[(i + 1) % n]) for i in range(n)]
-    rounds: list[Round] = [edges[0:n - n % 2:2], edges[1:n:2]]
+    rounds: list[Round] = [edges[0 : n - n % 2 : 2], edges[1:n:2]]
     if n % 2:
         rounds.append([edges[-1]])
-        rounds[0] = edges[0:n - 1:2]
+        rounds[0] = edges[0 : n - 1 : 2]
     return [r for r in rounds if r]
 
 
@@ -130,7 +130,7 @@ def incast_rounds(hosts: Sequence[str], k: int) -> list[list[Incast]]:
     """K+1 rounds; hosts in groups of K+1 (a remainder joins no group and is reported as not covered)."""
     names = list(dict.fromkeys(hosts))
     size = k + 1
-    groups = [names[i:i + size] for i in range(0, len(names) - len(names) % size, size)]
+    groups = [names[i : i + size] for i in range(0, len(names) - len(names) % size, size)]
     rounds = []
     for r in range(size):
         rounds.append([Incast(g[r], tuple(h for j, h in enumerate(g) if j != r)) for g in groups])
@@ -176,13 +176,26 @@ class PairVerdict:
         return f"{self.gbit_s:.1f} Gb/s {'>=' if ok else '<'} bar {self.bar_gbit_s:.1f} Gb/s"
 
     def to_dict(self) -> dict[str, object]:
-        return {"client": self.pair[0], "server": self.pair[1], "gbit_s": self.gbit_s,
-                "bar_gbit_s": round(self.bar_gbit_s, 3), "verdict": self.verdict.value, "round": self.round,
-                "detail": self.detail}
+        return {
+            "client": self.pair[0],
+            "server": self.pair[1],
+            "gbit_s": self.gbit_s,
+            "bar_gbit_s": round(self.bar_gbit_s, 3),
+            "verdict": self.verdict.value,
+            "round": self.round,
+            "detail": self.detail,
+        }
 
 
-def judge(pair: Pair, gbit_s: float | None, link_gbit_s: Mapping[str, float], bar: float = DEFAULT_BAR, *,
-          rnd: int = 0, share: int = 1) -> PairVerdict:
+def judge(
+    pair: Pair,
+    gbit_s: float | None,
+    link_gbit_s: Mapping[str, float],
+    bar: float = DEFAULT_BAR,
+    *,
+    rnd: int = 0,
+    share: int = 1,
+) -> PairVerdict:
     """One pair against ``bar`` x the slower link (divided by ``share`` senders for incast)."""
     need = bar * min(link_gbit_s[pair[0]], link_gbit_s[pair[1]]) / share
     if gbit_s is None:
@@ -194,8 +207,13 @@ RunRound = Callable[[Round], Mapping[Pair, float | None]]
 """Runs one round of disjoint pairs at once; returns Gbit/s per pair (None: did not run)."""
 
 
-def run_matrix(matrix: Matrix, hosts: Sequence[str], link_gbit_s: Mapping[str, float], run_round: RunRound,
-               bar: float = DEFAULT_BAR) -> list[PairVerdict]:
+def run_matrix(
+    matrix: Matrix,
+    hosts: Sequence[str],
+    link_gbit_s: Mapping[str, float],
+    run_round: RunRound,
+    bar: float = DEFAULT_BAR,
+) -> list[PairVerdict]:
     """Run every round of ``matrix`` and judge each pair (incast senders share the receiver's bar)."""
     out: list[PairVerdict] = []
     share = matrix.k if matrix.kind == MatrixKind.INCAST else 1
@@ -218,13 +236,25 @@ class Localisation:
     evidence: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
-        return {"degraded_hosts": self.degraded_hosts, "degraded_paths": [list(p) for p in self.degraded_paths],
-                "unresolved": self.unresolved, "extra_rounds": self.extra_rounds,
-                "retests": [v.to_dict() for v in self.retests], "evidence": self.evidence}
+        return {
+            "degraded_hosts": self.degraded_hosts,
+            "degraded_paths": [list(p) for p in self.degraded_paths],
+            "unresolved": self.unresolved,
+            "extra_rounds": self.extra_rounds,
+            "retests": [v.to_dict() for v in self.retests],
+            "evidence": self.evidence,
+        }
 
 
-def localise(verdicts: Sequence[PairVerdict], link_gbit_s: Mapping[str, float], run_round: RunRound | None,
-             bar: float = DEFAULT_BAR, *, min_partners: int = 2, max_extra_rounds: int = 2) -> Localisation:
+def localise(
+    verdicts: Sequence[PairVerdict],
+    link_gbit_s: Mapping[str, float],
+    run_round: RunRound | None,
+    bar: float = DEFAULT_BAR,
+    *,
+    min_partners: int = 2,
+    max_extra_rounds: int = 2,
+) -> Localisation:
     """Name the degraded hosts (or paths) behind the failing pairs, re-testing in at most ``max_extra_rounds``.
 
     Each extra round is one set of disjoint pairs: every open suspect against a different *clean* host (one whose
@@ -240,8 +270,12 @@ def localise(verdicts: Sequence[PairVerdict], link_gbit_s: Mapping[str, float], 
     named = _named(loc, partners, failed_with, min_partners)
     open_pairs = [v.pair for v in failed if v.pair[0] not in named and v.pair[1] not in named]
     candidates = sorted({h for p in open_pairs for h in p})
-    retests = _Retests(sorted(h for h in partners if not failed_with.get(h)), link_gbit_s, bar,
-                       first_round=len({v.round for v in verdicts}))
+    retests = _Retests(
+        sorted(h for h in partners if not failed_with.get(h)),
+        link_gbit_s,
+        bar,
+        first_round=len({v.round for v in verdicts}),
+    )
     if run_round is not None:
         candidates = retests.run(loc, candidates, run_round, max_extra_rounds=max_extra_rounds)
     for host in candidates:
@@ -272,16 +306,18 @@ def _partners(verdicts: Sequence[PairVerdict]) -> tuple[dict[str, set[str]], dic
     return partners, failed_with
 
 
-def _named(loc: Localisation, partners: Mapping[str, set[str]], failed_with: Mapping[str, set[str]],
-           min_partners: int) -> set[str]:
+def _named(
+    loc: Localisation, partners: Mapping[str, set[str]], failed_with: Mapping[str, set[str]], min_partners: int
+) -> set[str]:
     """The hosts the matrix alone names: failed with ``min_partners`` or more partners that each passed all their
     other tests (with the evidence in ``loc``)."""
     named: set[str] = set()
     for host, bad in sorted(failed_with.items()):
         if len(bad) >= min_partners and all(failed_with[p] <= {host} for p in bad):
             named.add(host)
-            loc.evidence[host] = (f"failed with {len(bad)} of {len(partners[host])} partners, each of which passed "
-                                  "all its other tests")
+            loc.evidence[host] = (
+                f"failed with {len(bad)} of {len(partners[host])} partners, each of which passed all its other tests"
+            )
     return named
 
 
@@ -294,8 +330,7 @@ class _Retests:
         self.fails: dict[str, int] = defaultdict(int)
         self.cleared: set[str] = set()
 
-    def run(self, loc: Localisation, candidates: list[str], run_round: RunRound, *,
-            max_extra_rounds: int) -> list[str]:
+    def run(self, loc: Localisation, candidates: list[str], run_round: RunRound, *, max_extra_rounds: int) -> list[str]:
         """Re-test ``candidates`` in at most ``max_extra_rounds`` (recorded in ``loc``); the ones not cleared."""
         for extra in range(max_extra_rounds):
             if not candidates:
@@ -341,8 +376,9 @@ def key(pair: Pair) -> str:
     return f"{pair[0]}->{pair[1]}"
 
 
-def compare_baseline(verdicts: Sequence[PairVerdict], baseline: Mapping[str, float],
-                     drop: float = BASELINE_DROP) -> list[tuple[Pair, float, float]]:
+def compare_baseline(
+    verdicts: Sequence[PairVerdict], baseline: Mapping[str, float], drop: float = BASELINE_DROP
+) -> list[tuple[Pair, float, float]]:
     """Pairs more than ``drop`` below their baseline: (pair, baseline Gb/s, now Gb/s)."""
     out = []
     for v in verdicts:

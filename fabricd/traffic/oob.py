@@ -70,8 +70,9 @@ class Channel:
             except OSError as exc:
                 raise TrafficError(f"out-of-band connection to {self.peer} broke: {exc}") from exc
             if not chunk:
-                raise TrafficError(f"{self.peer} closed the out-of-band connection",
-                                   hint="see the peer's output for its error")
+                raise TrafficError(
+                    f"{self.peer} closed the out-of-band connection", hint="see the peer's output for its error"
+                )
             buf += chunk
         return bytes(buf)
 
@@ -87,8 +88,9 @@ class Channel:
         if not isinstance(msg, dict) or "type" not in msg:
             raise TrafficError(f"{self.peer} sent a message without a type; not a fabricd traffic peer?")
         if msg["type"] == "error":
-            raise PeerRefusedError(f"{self.peer} refused: {msg.get('message', 'no reason given')}",
-                              hint=msg.get("hint"))
+            raise PeerRefusedError(
+                f"{self.peer} refused: {msg.get('message', 'no reason given')}", hint=msg.get("hint")
+            )
         wanted = (expect,) if isinstance(expect, str) else expect
         if wanted is not None and msg["type"] not in wanted:
             raise TrafficError(f"{self.peer} sent '{msg['type']}' where '{'/'.join(wanted)}' was expected")
@@ -154,7 +156,9 @@ def listen(bind: str, port: int) -> socket.socket:
         sock.bind((bind, port))
     except OSError as exc:
         sock.close()
-        raise TrafficError(f"cannot listen on {bind}:{port}: {exc.strerror}",
-                           hint="pick another --port, or --bind an address of this host") from exc
+        raise TrafficError(
+            f"cannot listen on {bind}:{port}: {exc.strerror}",
+            hint="pick another --port, or --bind an address of this host",
+        ) from exc
     sock.listen(4)
     return sock

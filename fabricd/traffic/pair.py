@@ -23,7 +23,6 @@ from .spec import SessionResult, TrafficSpec
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class PairRun:
     """One client/server session between two hosts: the client's result (None when it failed) and the server's
@@ -41,28 +40,58 @@ class PairRun:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.client is not None and self.client.ok and bool(
-            self.server and self.server.get("ok"))
+        return (
+            self.error is None
+            and self.client is not None
+            and self.client.ok
+            and bool(self.server and self.server.get("ok"))
+        )
 
 
 def server_argv(cmd: Sequence[str], bind: str, port: int, *, pool_mib: int, accept_timeout_s: float) -> list[str]:
-    return [*cmd, "server", "--bind", bind, "--port", str(port), "--once", "--pool-mib",
-            str(pool_mib), "--accept-timeout", str(int(accept_timeout_s)), "--output", "json"]
+    return [
+        *cmd,
+        "server",
+        "--bind",
+        bind,
+        "--port",
+        str(port),
+        "--once",
+        "--pool-mib",
+        str(pool_mib),
+        "--accept-timeout",
+        str(int(accept_timeout_s)),
+        "--output",
+        "json",
+    ]
 
 
 def client_argv(
     cmd: Sequence[str], peer: str, port: int, spec: TrafficSpec, *, pool_mib: int, connect_timeout_s: float
 ) -> list[str]:
-    return [*cmd, "client", "--peer", peer, "--port", str(port), "--spec-json",
-            spec.model_dump_json(), "--pool-mib", str(pool_mib), "--connect-timeout", str(int(connect_timeout_s)),
-            "--output", "json"]
+    return [
+        *cmd,
+        "client",
+        "--peer",
+        peer,
+        "--port",
+        str(port),
+        "--spec-json",
+        spec.model_dump_json(),
+        "--pool-mib",
+        str(pool_mib),
+        "--connect-timeout",
+        str(int(connect_timeout_s)),
+        "--output",
+        "json",
+    ]
 
 
 def _last_json(text: str) -> Any:
     """The last JSON document on stdout (the CLI prints one, indented)."""
     text = text.strip()
     start = text.rfind("\n{")
-    for candidate in ([text] if text.startswith("{") else []) + ([text[start + 1:]] if start >= 0 else []):
+    for candidate in ([text] if text.startswith("{") else []) + ([text[start + 1 :]] if start >= 0 else []):
         try:
             return json.loads(candidate)
         except ValueError:
@@ -94,8 +123,9 @@ def run_pair(
     port = port or random.randint(20000, 60000)
     phases = len(spec.ops) * len(spec.sizes)
     run_s = phases * ((spec.duration_s or 0) + 30) + (spec.iterations or 0) * phases * 0.05 + 60
-    started: Started = server.start(server_argv(server.traffic_command, server_ip, port, pool_mib=pool_mib,
-                                                accept_timeout_s=startup_s + 30))
+    started: Started = server.start(
+        server_argv(server.traffic_command, server_ip, port, pool_mib=pool_mib, accept_timeout_s=startup_s + 30)
+    )
     argv = client_argv(client.traffic_command, server_ip, port, spec, pool_mib=pool_mib, connect_timeout_s=startup_s)
     client_res = client.run(argv, timeout_s=startup_s + run_s)
     session: SessionResult | None = None
@@ -122,6 +152,14 @@ def run_pair(
                 error = _why(f"server on {server.name}", server_res)
         if server_summary is not None and not server_summary.get("ok") and error is None and session is None:
             error = f"server on {server.name}: {server_summary.get('error')}"
-    return PairRun(server_host=server.name, client_host=client.name, server_ip=server_ip, port=port,
-                   client=session, server=server_summary, error=error, client_rc=client_res.rc,
-                   server_rc=server_res.rc if server_res is not None else None)
+    return PairRun(
+        server_host=server.name,
+        client_host=client.name,
+        server_ip=server_ip,
+        port=port,
+        client=session,
+        server=server_summary,
+        error=error,
+        client_rc=client_res.rc,
+        server_rc=server_res.rc if server_res is not None else None,
+    )

@@ -103,8 +103,9 @@ def check_slots(port: VerbsPort, layout: Layout, counts: Sequence[int], *, size:
         for s in range(min(total, layout.slots)):
             checked += 1
             if port.read(layout.offset(q, s), size) != pattern(seed, q, s, size):
-                return Verification(ok=False, checked=checked,
-                                    detail=f"QP {q} slot {s}: payload differs from what the sender wrote")
+                return Verification(
+                    ok=False, checked=checked, detail=f"QP {q} slot {s}: payload differs from what the sender wrote"
+                )
     return Verification(ok=True, checked=checked)
 
 
@@ -118,6 +119,7 @@ def check_words(port: VerbsPort, layout: Layout, counts: Sequence[int], op: Op) 
             got = int.from_bytes(port.read(layout.offset(q, s), 8), "little")
             want = faa_count(total, s, depth)
             if got != want:
-                return Verification(ok=False, checked=checked,
-                                    detail=f"QP {q} word {s}: {got} after {want} {op.value} operations")
+                return Verification(
+                    ok=False, checked=checked, detail=f"QP {q} word {s}: {got} after {want} {op.value} operations"
+                )
     return Verification(ok=True, checked=checked)

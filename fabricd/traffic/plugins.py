@@ -17,8 +17,9 @@ from .remote import RunnerPool, RunnerSource
 log = logging.getLogger(__name__)
 
 GROUP = "fabricd.traffic_runners"
-NO_SOURCE_HINT = (f"for the Soft-RoCE lab VMs, {settings.LAB_INSTALL_HINT}; or run the pairs on real hosts over SSH "
-                  "with `--via ssh`")
+NO_SOURCE_HINT = (
+    f"for the Soft-RoCE lab VMs, {settings.LAB_INSTALL_HINT}; or run the pairs on real hosts over SSH with `--via ssh`"
+)
 
 
 def runner_sources() -> dict[str, RunnerSource]:

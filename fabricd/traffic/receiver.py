@@ -24,8 +24,9 @@ _DONE_GRACE_S = 10.0
 """After the client's ``done``, how long the messages it counted may take to arrive."""
 
 
-def receive(vport: VerbsPort, ch: Channel, phase: Phase, *, recvs: list[list[Any]],
-            peer: PeerMr) -> tuple[list[int], Verification]:
+def receive(
+    vport: VerbsPort, ch: Channel, phase: Phase, *, recvs: list[list[Any]], peer: PeerMr
+) -> tuple[list[int], Verification]:
     """Run the receive loop of ``phase`` until every message the client says it sent has arrived (or the grace
     time after its ``done`` passed); per-QP message counts and the verdict. ``recvs``: the posted receives, per QP
     and slot."""
@@ -83,8 +84,10 @@ class _Receiver:
         if s != want_slot:
             return f"QP {q}: message {n} completed in slot {s}, expected {want_slot} (reordered)"
         if op == Op.WRITE_IMM and wc.imm_data != imm_of(q, want_slot):
-            return (f"QP {q}: message {n} carried immediate {wc.imm_data:#x}, expected "
-                    f"{imm_of(q, want_slot):#x} (lost or duplicated message)")
+            return (
+                f"QP {q}: message {n} carried immediate {wc.imm_data:#x}, expected "
+                f"{imm_of(q, want_slot):#x} (lost or duplicated message)"
+            )
         if op != Op.SEND:
             return None
         if wc.byte_len != size:

@@ -62,7 +62,11 @@ class Runner(Protocol):
     """How to invoke ``fabricd traffic`` on this endpoint (``("fabricd", "traffic")`` on a normal host)."""
 
     def run(
-        self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         """Run ``argv`` to completion; a non-zero exit is returned, not raised."""

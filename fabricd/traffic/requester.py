@@ -118,7 +118,8 @@ class Ring:
             raise TrafficError(
                 f"{self.port.device}: no completion for {STALL_S:.0f}s during {self.op.value} "
                 f"({sum(self.posted) - sum(self.retired)} WRs outstanding)",
-                hint="the peer or the link stalled; check 'rdma statistic show' on both hosts")
+                hint="the peer or the link stalled; check 'rdma statistic show' on both hosts",
+            )
 
 
 def build_ring(port: VerbsPort, phase: Phase, peer: PeerMr) -> Ring:
@@ -134,24 +135,48 @@ def build_ring(port: VerbsPort, phase: Phase, peer: PeerMr) -> Ring:
             for j in range(lst):
                 s = c * lst + j
                 off = layout.offset(q, s)
-                items.append(WrItem(
-                    offset=off, length=size, remote_addr=peer_addr + off, imm=imm_of(q, s),
-                    compare_add=1 if op == Op.FETCH_ADD else 0, swap=0,
-                    signaled=(s + 1) % spec.signal_every == 0, wr_id=(q << 32) | s,
-                ))
+                items.append(
+                    WrItem(
+                        offset=off,
+                        length=size,
+                        remote_addr=peer_addr + off,
+                        imm=imm_of(q, s),
+                        compare_add=1 if op == Op.FETCH_ADD else 0,
+                        swap=0,
+                        signaled=(s + 1) % spec.signal_every == 0,
+                        wr_id=(q << 32) | s,
+                    )
+                )
             per_q.append(port.prepare(q, op, items, peer_rkey))
         chains.append(per_q)
-    return Ring(port=port, op=op, qps=spec.qps, depth=spec.depth, post_list=lst, signal_every=spec.signal_every,
-                chains=chains, posted=[0] * spec.qps, retired=[0] * spec.qps, nxt=[0] * spec.qps,
-                cas=[[0] * spec.depth for _ in range(spec.qps)])
+    return Ring(
+        port=port,
+        op=op,
+        qps=spec.qps,
+        depth=spec.depth,
+        post_list=lst,
+        signal_every=spec.signal_every,
+        chains=chains,
+        posted=[0] * spec.qps,
+        retired=[0] * spec.qps,
+        nxt=[0] * spec.qps,
+        cas=[[0] * spec.depth for _ in range(spec.qps)],
+    )
 
 
 def single(vport: VerbsPort, phase: Phase, peer: PeerMr) -> Any:
     """One signaled WR of the phase on QP 0, slot 0 (latency mode, and the server's ping-pong reply)."""
     layout, op = phase.layout, phase.op
     off = layout.offset(0, 0)
-    item = WrItem(offset=off, length=phase.size, remote_addr=int(peer["addr"]) + off, imm=imm_of(0, 0),
-                  compare_add=1 if op == Op.FETCH_ADD else 0, signaled=True, wr_id=0)
+    item = WrItem(
+        offset=off,
+        length=phase.size,
+        remote_addr=int(peer["addr"]) + off,
+        imm=imm_of(0, 0),
+        compare_add=1 if op == Op.FETCH_ADD else 0,
+        signaled=True,
+        wr_id=0,
+    )
     return vport.prepare(0, op, [item], int(peer["rkey"]))
 
 
@@ -167,8 +192,10 @@ class Completions:
         while not self.pending:
             self.pending.extend(self.vport.poll(4))
             if not self.pending and time.monotonic() - t0 > STALL_S:
-                raise TrafficError(f"{self.vport.device}: no completion for {STALL_S:.0f}s during {self.op} latency",
-                                   hint="the peer or the link stalled")
+                raise TrafficError(
+                    f"{self.vport.device}: no completion for {STALL_S:.0f}s during {self.op} latency",
+                    hint="the peer or the link stalled",
+                )
         wc = self.pending.pop(0)
         check_wc(wc, self.op, self.vport.device)
         return wc
@@ -182,8 +209,9 @@ class RecvState:
     handle: Any = None
 
 
-def client_latency(vport: VerbsPort, phase: Phase, peer: PeerMr,
-                   recv_state: RecvState) -> tuple[list[float], list[int]]:
+def client_latency(
+    vport: VerbsPort, phase: Phase, peer: PeerMr, recv_state: RecvState
+) -> tuple[list[float], list[int]]:
     """One message at a time on QP 0; returns per-iteration round-trip seconds and per-QP message counts."""
     spec, op, layout = phase.spec, phase.op, phase.layout
     chain = single(vport, phase, peer)
@@ -230,4 +258,3 @@ def _await_send_and_recv(comps: Completions) -> None:
             got_recv = True
         else:
             got_send = True
-

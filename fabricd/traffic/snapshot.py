@@ -21,11 +21,18 @@ from .oob import TrafficError
 from .remote import Runner
 
 NETDEV_STATS = (
-    "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_dropped", "tx_dropped", "rx_errors", "tx_errors",
+    "rx_bytes",
+    "tx_bytes",
+    "rx_packets",
+    "tx_packets",
+    "rx_dropped",
+    "tx_dropped",
+    "rx_errors",
+    "tx_errors",
 )
 """``/sys/class/net/<if>/statistics/`` files snapshotted (Linux ABI: sysfs-class-net-statistics)."""
 
-SNAPSHOT_PROGRAM = r'''
+SNAPSHOT_PROGRAM = r"""
 import json, os, subprocess, sys
 devices, netdevs = sys.argv[1].split(",") if sys.argv[1] else [], sys.argv[2].split(",") if sys.argv[2] else []
 out = {}
@@ -88,7 +95,7 @@ for nd in netdevs:
         except (OSError, subprocess.SubprocessError):
             pass
 json.dump(out, sys.stdout)
-'''
+"""
 
 
 def program() -> str:
@@ -98,8 +105,9 @@ def program() -> str:
 
 def take(runner: Runner, devices: Sequence[str], netdevs: Sequence[str], *, timeout_s: float = 120) -> dict[str, str]:
     """Run the snapshot program on the endpoint; ``{relative path: file text}``."""
-    r = runner.run(["python3", "-", ",".join(devices), ",".join(netdevs)], stdin=program().encode(),
-                   timeout_s=timeout_s)
+    r = runner.run(
+        ["python3", "-", ",".join(devices), ",".join(netdevs)], stdin=program().encode(), timeout_s=timeout_s
+    )
     data = r.json_stdout(f"{runner.name}: counter snapshot")
     if not isinstance(data, dict):
         raise TrafficError(f"{runner.name}: counter snapshot is not an object")
@@ -133,5 +141,6 @@ def read_netdev_stats(root: str | os.PathLike[str], interface: str) -> NetdevSta
     """``<root>/sys/class/net/<if>/statistics/*`` through the readers' counter parser."""
     base = os.path.join(os.fspath(root), "sys", "class", "net", interface, "statistics")
     problems = Problems()
-    return NetdevStats(interface, {n: read_counter(os.path.join(base, n), problems, optional=True)
-                                   for n in NETDEV_STATS})
+    return NetdevStats(
+        interface, {n: read_counter(os.path.join(base, n), problems, optional=True) for n in NETDEV_STATS}
+    )

@@ -15,7 +15,7 @@ from .remote import Runner, Started
 
 ROCE_V2_PORT = 4791
 
-SNIFF_PROGRAM = r'''
+SNIFF_PROGRAM = r"""
 import json, socket, struct, sys, time
 iface, seconds, limit, idle = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
@@ -52,7 +52,7 @@ while time.monotonic() < end and n < limit:
     n += 1
     last = time.monotonic()
 json.dump({"packets": n, "tos": {str(k): v for k, v in sorted(tos.items())}, "other": other}, sys.stdout)
-'''
+"""
 
 
 @dataclass(frozen=True)

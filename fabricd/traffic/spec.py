@@ -68,8 +68,11 @@ class TrafficSpec(Model):
 
     ops: list[Op] = Field(min_length=1, description="operations, run one after another on the same QPs")
     mode: Mode = Mode.BW
-    sizes: list[int] = Field(default_factory=lambda: [65536], min_length=1,
-                             description="message sizes in bytes (1 B - 1 GiB); atomics always use 8")
+    sizes: list[int] = Field(
+        default_factory=lambda: [65536],
+        min_length=1,
+        description="message sizes in bytes (1 B - 1 GiB); atomics always use 8",
+    )
     qps: int = Field(default=1, ge=1, le=64, description="RC QPs (perftest -q)")
     depth: int = Field(default=64, ge=1, le=4096, description="outstanding WRs per QP (perftest -t)")
     post_list: int = Field(default=16, ge=1, le=256, description="WRs chained per ibv_post_send call")
@@ -78,8 +81,12 @@ class TrafficSpec(Model):
     iterations: int | None = Field(default=None, ge=1, description="messages per QP per (op, size)")
     warmup: bool = Field(default=True, description="one untimed round of depth WRs per QP first (bw mode)")
     tos: int = Field(default=DEFAULT_TOS, ge=0, le=255, description="GRH traffic class = IPv4 ToS, 0-255")
-    ack_timeout: int = Field(default=DEFAULT_ACK_TIMEOUT, ge=1, le=31,
-                             description="local ACK timeout, 4.096 us x 2^N (IBTA); 14 = 67 ms as perftest")
+    ack_timeout: int = Field(
+        default=DEFAULT_ACK_TIMEOUT,
+        ge=1,
+        le=31,
+        description="local ACK timeout, 4.096 us x 2^N (IBTA); 14 = 67 ms as perftest",
+    )
     verify: bool = True
     verify_stride: int = Field(default=16, ge=1, description="SEND: check every Nth received message")
     seed: int = Field(default=0, ge=0, description="payload pattern seed; 0 means: chosen per session")

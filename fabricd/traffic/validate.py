@@ -53,12 +53,19 @@ OOB_SLACK_BYTES = 256 * 1024
 """Bytes of other traffic on the RDMA netdev during a run (out-of-band TCP, ARP, ACK echoes) not counted as payload."""
 
 SEQUENCE_KEYS = (
-    RdmaKey("out_of_sequence", "rx"), RdmaKey("packet_seq_errors", "rx"), RdmaKey("duplicate_requests", "rx"),
-    RdmaKey("retransmits", "tx"), RdmaKey("retransmit_timeouts", "tx"), RdmaKey("implied_nak_seq_errors", "tx"),
+    RdmaKey("out_of_sequence", "rx"),
+    RdmaKey("packet_seq_errors", "rx"),
+    RdmaKey("duplicate_requests", "rx"),
+    RdmaKey("retransmits", "tx"),
+    RdmaKey("retransmit_timeouts", "tx"),
+    RdmaKey("implied_nak_seq_errors", "tx"),
     RdmaKey("local_ack_timeout_errors", "tx"),
 )
-DROP_RDMA_KEYS = (RdmaKey("retry_exceeded_errors", "tx"), RdmaKey("rnr_nak_retry_errors", "tx"),
-                  RdmaKey("out_of_buffer", "rx"))
+DROP_RDMA_KEYS = (
+    RdmaKey("retry_exceeded_errors", "tx"),
+    RdmaKey("rnr_nak_retry_errors", "tx"),
+    RdmaKey("out_of_buffer", "rx"),
+)
 DROP_NETDEV = ("rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
 
 
@@ -102,12 +109,12 @@ def _skipped(code: str, detail: str, needs: str | None = None) -> CheckResult:
     return result_of(TRAFFIC[code], Status.SKIP, note=f"{detail}; needs {needs}" if needs else detail)
 
 
-def _failed(code: str, *, obj: str, path: str, detail: str, expected: str | None = None, got: str | None = None
-            ) -> CheckResult:
+def _failed(
+    code: str, *, obj: str, path: str, detail: str, expected: str | None = None, got: str | None = None
+) -> CheckResult:
     """Check ``code`` failed on ``obj`` (a host or a pair) at ``path`` (the counters or the capture it read)."""
     spec = TRAFFIC[code]
-    return result_of(spec, Status.FAIL, [spec.finding(obj=obj, path=path, message=detail, expected=expected,
-                                                      got=got)])
+    return result_of(spec, Status.FAIL, [spec.finding(obj=obj, path=path, message=detail, expected=expected, got=got)])
 
 
 def _pair(client: Endpoint, server: Endpoint) -> str:
@@ -129,9 +136,22 @@ class PairReport:
     @classmethod
     def not_run(cls, client: str, server: str, error: str) -> PairReport:
         """A pair that did not run: FABRIC-TRAFFIC fails with why."""
-        return cls(client=client, server=server, ran=False, error=error, checks=[_failed(
-            "FABRIC-TRAFFIC", obj=f"{client}->{server}", path="traffic", detail=error,
-            expected="a completed session", got="none")])
+        return cls(
+            client=client,
+            server=server,
+            ran=False,
+            error=error,
+            checks=[
+                _failed(
+                    "FABRIC-TRAFFIC",
+                    obj=f"{client}->{server}",
+                    path="traffic",
+                    detail=error,
+                    expected="a completed session",
+                    got="none",
+                )
+            ],
+        )
 
     @property
     def ok(self) -> bool:
@@ -145,8 +165,16 @@ class PairReport:
     def to_dict(self) -> dict[str, Any]:
         """The pair as JSON: the report (``kind``, ``target``, ``checks``, ``compliant``, ``summary``) with
         ``client``, ``server``, ``ran``, ``ok``, ``error``, ``traffic`` and ``deltas``."""
-        return {"client": self.client, "server": self.server, "ran": self.ran, "ok": self.ok, "error": self.error,
-                **self.report.to_dict(), "traffic": self.traffic, "deltas": self.deltas}
+        return {
+            "client": self.client,
+            "server": self.server,
+            "ran": self.ran,
+            "ok": self.ok,
+            "error": self.error,
+            **self.report.to_dict(),
+            "traffic": self.traffic,
+            "deltas": self.deltas,
+        }
 
 
 def read_counters(root: Path, ep: Endpoint) -> HostCounters:
@@ -154,8 +182,12 @@ def read_counters(root: Path, ep: Endpoint) -> HostCounters:
     port = next((p for p in dev.ports if p.port == ep.rdma_port), None)
     netdevs = {nd: snapshot.read_netdev_stats(root, nd).values for nd in dict.fromkeys((ep.netdev, ep.ip_netdev))}
     eth = read_ethtool(root, ep.netdev) if (root / "ethtool" / f"{ep.netdev}.stats").is_file() else None
-    return HostCounters(rdma=port.normalised() if port else {}, unmapped_rdma=port.unmapped_hw_counters() if port
-                        else {}, netdevs=netdevs, ethtool=eth)
+    return HostCounters(
+        rdma=port.normalised() if port else {},
+        unmapped_rdma=port.unmapped_hw_counters() if port else {},
+        netdevs=netdevs,
+        ethtool=eth,
+    )
 
 
 def _snap(runner: Runner, ep: Endpoint, workdir: Path, label: str) -> HostCounters:
@@ -173,8 +205,12 @@ def counter_deltas(before: HostCounters, after: HostCounters) -> dict[str, int]:
     out: dict[str, int] = {}
     for key, v in after.rdma.items():
         if key in before.rdma:
-            name = "rdma." + key.counter + (f".{key.direction}" if key.direction else "") + (
-                f".{key.qualifier}" if key.qualifier else "")
+            name = (
+                "rdma."
+                + key.counter
+                + (f".{key.direction}" if key.direction else "")
+                + (f".{key.qualifier}" if key.qualifier else "")
+            )
             out[name] = v - before.rdma[key]
     for name, v in after.unmapped_rdma.items():
         if name in before.unmapped_rdma:
@@ -205,15 +241,31 @@ def assess(
     """The assertions of :data:`__doc__` on one pair's counters (pure: unit-tested on captured snapshots)."""
     session = run.client
     if session is None or run.error:
-        return [_failed("FABRIC-TRAFFIC", obj=_pair(client, server), path="traffic",
-                        detail=run.error or "no result from the client", expected="a completed session",
-                        got="none")]
+        return [
+            _failed(
+                "FABRIC-TRAFFIC",
+                obj=_pair(client, server),
+                path="traffic",
+                detail=run.error or "no result from the client",
+                expected="a completed session",
+                got="none",
+            )
+        ]
     bad = [f"{r.op.value} {r.size}B: {r.verify.detail}" for r in session.results if r.verify and not r.verify.ok]
     payload = sum(r.bytes for r in session.results if r.op in (Op.WRITE, Op.WRITE_IMM, Op.SEND))
     gbit = max((r.gbit_s for r in session.results), default=0.0)
-    traffic = _failed("FABRIC-TRAFFIC", obj=_pair(client, server), path="payload", detail="; ".join(bad),
-                      expected="every checked payload intact", got=f"{len(bad)} corrupt") if bad else \
-        _passed("FABRIC-TRAFFIC", f"{payload} payload bytes at {gbit:.3f} Gb/s, every checked payload intact")
+    traffic = (
+        _failed(
+            "FABRIC-TRAFFIC",
+            obj=_pair(client, server),
+            path="payload",
+            detail="; ".join(bad),
+            expected="every checked payload intact",
+            got=f"{len(bad)} corrupt",
+        )
+        if bad
+        else _passed("FABRIC-TRAFFIC", f"{payload} payload bytes at {gbit:.3f} Gb/s, every checked payload intact")
+    )
     cb, ca = before[client.host], after[client.host]
     return [
         traffic,
@@ -234,12 +286,15 @@ def _rdma_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, payload: int) ->
         counted, source = a.rdma[key] - b.rdma[key], f"{ep.rdma_device} port_xmit_data (PMA, x4 octets)"
         slack = 0
     else:
-        counted_n = _delta(b.netdevs.get(ep.ip_netdev, {}).get("tx_bytes"), a.netdevs.get(ep.ip_netdev, {}).get(
-            "tx_bytes"))
+        counted_n = _delta(
+            b.netdevs.get(ep.ip_netdev, {}).get("tx_bytes"), a.netdevs.get(ep.ip_netdev, {}).get("tx_bytes")
+        )
         if counted_n is None:
-            return _skipped("FABRIC-RDMA-BYTES",
-                            f"{ep.host}: neither RDMA byte counters nor {ep.ip_netdev} statistics are readable",
-                            "RDMA PMA counters (port_xmit_data) or netdev statistics")
+            return _skipped(
+                "FABRIC-RDMA-BYTES",
+                f"{ep.host}: neither RDMA byte counters nor {ep.ip_netdev} statistics are readable",
+                "RDMA PMA counters (port_xmit_data) or netdev statistics",
+            )
         counted, slack = int(counted_n), OOB_SLACK_BYTES
         source = f"{ep.ip_netdev} tx_bytes ({ep.rdma_device} has no RDMA byte counters)"
     if payload <= 0:
@@ -247,12 +302,19 @@ def _rdma_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, payload: int) ->
     detail = f"{ep.host}: {counted} bytes on {source} for {payload} payload bytes (x{counted / payload:.3f})"
     if payload <= counted <= payload * RDMA_BYTES_MAX_RATIO + slack:
         return _passed("FABRIC-RDMA-BYTES", detail)
-    return _failed("FABRIC-RDMA-BYTES", obj=ep.host, path=source, detail=detail,
-                   expected=f"{payload}..{int(payload * RDMA_BYTES_MAX_RATIO + slack)} bytes", got=str(counted))
+    return _failed(
+        "FABRIC-RDMA-BYTES",
+        obj=ep.host,
+        path=source,
+        detail=detail,
+        expected=f"{payload}..{int(payload * RDMA_BYTES_MAX_RATIO + slack)} bytes",
+        got=str(counted),
+    )
 
 
-def _sequence(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-              after: Mapping[str, HostCounters]) -> CheckResult:
+def _sequence(
+    client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters], after: Mapping[str, HostCounters]
+) -> CheckResult:
     moved, seen = [], []
     for ep in (client, server):
         b, a = before[ep.host], after[ep.host]
@@ -263,17 +325,26 @@ def _sequence(client: Endpoint, server: Endpoint, before: Mapping[str, HostCount
                 if d:
                     moved.append(f"{ep.host} {key.counter} +{d}")
     if not seen:
-        return _skipped("FABRIC-SEQUENCE", "no sequence-error counters on either host",
-                        "RDMA hw_counters such as out_of_sequence / out_of_seq_request")
+        return _skipped(
+            "FABRIC-SEQUENCE",
+            "no sequence-error counters on either host",
+            "RDMA hw_counters such as out_of_sequence / out_of_seq_request",
+        )
     if moved:
-        return _failed("FABRIC-SEQUENCE", obj=_pair(client, server), path="RDMA sequence-error counters",
-                       detail="; ".join(moved) + " (packets were lost or reordered and went back-N: a lossy path)",
-                       expected="0", got=", ".join(moved))
+        return _failed(
+            "FABRIC-SEQUENCE",
+            obj=_pair(client, server),
+            path="RDMA sequence-error counters",
+            detail="; ".join(moved) + " (packets were lost or reordered and went back-N: a lossy path)",
+            expected="0",
+            got=", ".join(moved),
+        )
     return _passed("FABRIC-SEQUENCE", f"{len(seen)} counters unchanged")
 
 
-def _drops(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-           after: Mapping[str, HostCounters]) -> CheckResult:
+def _drops(
+    client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters], after: Mapping[str, HostCounters]
+) -> CheckResult:
     moved: list[str] = []
     seen = 0
     for ep in (client, server):
@@ -285,8 +356,14 @@ def _drops(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters
     if not seen:
         return _skipped("FABRIC-DROPS", "no drop counters readable", "netdev statistics or NIC discard counters")
     if moved:
-        return _failed("FABRIC-DROPS", obj=_pair(client, server), path="drop and error counters",
-                       detail="; ".join(moved), expected="0", got=", ".join(moved))
+        return _failed(
+            "FABRIC-DROPS",
+            obj=_pair(client, server),
+            path="drop and error counters",
+            detail="; ".join(moved),
+            expected="0",
+            got=", ".join(moved),
+        )
     return _passed("FABRIC-DROPS", f"{seen} counters unchanged")
 
 
@@ -312,20 +389,36 @@ def _dscp(sniffed: Sniffed, server: Endpoint, tos: int, policy: Policy) -> Check
     prio = policy.qos.priority_of(tos >> 2)
     capture = sniffed.capture
     if capture is None:
-        return _skipped("FABRIC-DSCP", f"no capture on {server.host}: {sniffed.error}",
-                        "root on the receiving host for an AF_PACKET capture")
+        return _skipped(
+            "FABRIC-DSCP",
+            f"no capture on {server.host}: {sniffed.error}",
+            "root on the receiving host for an AF_PACKET capture",
+        )
     if capture.packets == 0:
-        return _failed("FABRIC-DSCP", obj=server.host, path=capture.interface,
-                       detail=f"no RoCE v2 packet seen on {server.host} {capture.interface}", expected=f"ToS {tos}",
-                       got="no packets")
+        return _failed(
+            "FABRIC-DSCP",
+            obj=server.host,
+            path=capture.interface,
+            detail=f"no RoCE v2 packet seen on {server.host} {capture.interface}",
+            expected=f"ToS {tos}",
+            got="no packets",
+        )
     wrong = {t: n for t, n in capture.tos.items() if t != tos}
     seen = ", ".join(f"ToS {t} x{n}" for t, n in sorted(capture.tos.items()))
     if wrong:
-        return _failed("FABRIC-DSCP", obj=server.host, path=capture.interface,
-                       detail=f"{server.host} {capture.interface}: {seen}",
-                       expected=f"ToS {tos} (DSCP {tos >> 2} -> priority {prio})", got=seen)
-    return _passed("FABRIC-DSCP", f"{capture.packets} RoCE v2 packets on {server.host} {capture.interface}, all ToS "
-                   f"{tos} (DSCP {tos >> 2} -> priority {prio} by the intent)")
+        return _failed(
+            "FABRIC-DSCP",
+            obj=server.host,
+            path=capture.interface,
+            detail=f"{server.host} {capture.interface}: {seen}",
+            expected=f"ToS {tos} (DSCP {tos >> 2} -> priority {prio})",
+            got=seen,
+        )
+    return _passed(
+        "FABRIC-DSCP",
+        f"{capture.packets} RoCE v2 packets on {server.host} {capture.interface}, all ToS "
+        f"{tos} (DSCP {tos >> 2} -> priority {prio} by the intent)",
+    )
 
 
 def _priority_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, *, payload: int, prio: int) -> CheckResult:
@@ -333,22 +426,39 @@ def _priority_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, *, payload: 
     eth_a, eth_b = a.ethtool, b.ethtool
     if eth_a is None or eth_b is None or not eth_a.priorities("priority_bytes"):
         driver = eth_a.driver if eth_a is not None else None
-        return _skipped("FABRIC-PRIORITY-BYTES",
-                        f"{ep.host} {ep.netdev} ({driver or 'unknown driver'}) counts no bytes per priority",
-                        f"a NIC with per-priority counters (e.g. mlx5 tx_prio{prio}_bytes)")
+        return _skipped(
+            "FABRIC-PRIORITY-BYTES",
+            f"{ep.host} {ep.netdev} ({driver or 'unknown driver'}) counts no bytes per priority",
+            f"a NIC with per-priority counters (e.g. mlx5 tx_prio{prio}_bytes)",
+        )
     got = _delta(eth_b.get("priority_bytes", "tx", prio), eth_a.get("priority_bytes", "tx", prio)) or 0
-    others = {p: (_delta(eth_b.get("priority_bytes", "tx", p), eth_a.get("priority_bytes", "tx", p)) or 0)
-              for p in eth_a.priorities("priority_bytes") if p != prio}
+    others = {
+        p: (_delta(eth_b.get("priority_bytes", "tx", p), eth_a.get("priority_bytes", "tx", p)) or 0)
+        for p in eth_a.priorities("priority_bytes")
+        if p != prio
+    }
     detail = f"{ep.host}: priority {prio} +{got} bytes; others " + ", ".join(
-        f"{p}: +{v}" for p, v in sorted(others.items()) if v)
+        f"{p}: +{v}" for p, v in sorted(others.items()) if v
+    )
     if got >= payload:
         return _passed("FABRIC-PRIORITY-BYTES", detail)
-    return _failed("FABRIC-PRIORITY-BYTES", obj=ep.host, path=f"{ep.netdev} priority {prio} bytes", detail=detail,
-                   expected=f">= {payload}", got=str(got))
+    return _failed(
+        "FABRIC-PRIORITY-BYTES",
+        obj=ep.host,
+        path=f"{ep.netdev} priority {prio} bytes",
+        detail=detail,
+        expected=f">= {payload}",
+        got=str(got),
+    )
 
 
-def _pfc(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-         after: Mapping[str, HostCounters], policy: Policy) -> CheckResult:
+def _pfc(
+    client: Endpoint,
+    server: Endpoint,
+    before: Mapping[str, HostCounters],
+    after: Mapping[str, HostCounters],
+    policy: Policy,
+) -> CheckResult:
     lossless = set(policy.pfc.priorities)
     counted: list[tuple[int, str]] = []
     readable = False
@@ -358,12 +468,21 @@ def _pfc(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
         if a is not None and b is not None:
             counted += [(p, f"{ep.host} {moved}") for p, moved in _pauses(b, a)]
     if not counted and not readable:
-        return _skipped("FABRIC-PFC", "no per-priority pause counters (Soft-RoCE on virtio-net implements no PFC; no "
-                        "virtual NIC here has DCB)", "a DCB-capable NIC (mlx5 rx_prio3_pause, bnxt, ice...)")
+        return _skipped(
+            "FABRIC-PFC",
+            "no per-priority pause counters (Soft-RoCE on virtio-net implements no PFC; no virtual NIC here has DCB)",
+            "a DCB-capable NIC (mlx5 rx_prio3_pause, bnxt, ice...)",
+        )
     wrong = [moved for p, moved in counted if p not in lossless]
     if wrong:
-        return _failed("FABRIC-PFC", obj=_pair(client, server), path="pause frames per priority",
-                       detail="; ".join(wrong), expected=f"pauses only on {sorted(lossless)}", got=", ".join(wrong))
+        return _failed(
+            "FABRIC-PFC",
+            obj=_pair(client, server),
+            path="pause frames per priority",
+            detail="; ".join(wrong),
+            expected=f"pauses only on {sorted(lossless)}",
+            got=", ".join(wrong),
+        )
     return _passed("FABRIC-PFC", "; ".join(m for _, m in counted) or "no pause frames during the run")
 
 
@@ -376,8 +495,9 @@ def _pauses(b: EthtoolStats, a: EthtoolStats) -> Iterator[tuple[int, str]]:
                 yield p, f"{direction} prio {p} +{d}"
 
 
-def _ecn(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
-         after: Mapping[str, HostCounters]) -> CheckResult:
+def _ecn(
+    client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters], after: Mapping[str, HostCounters]
+) -> CheckResult:
     keys = (RdmaKey("cnp_sent", "tx"), RdmaKey("cnp_handled", "rx"), RdmaKey("ecn_marked_packets", "rx"))
     parts = []
     for ep in (client, server):
@@ -385,13 +505,21 @@ def _ecn(client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters],
             if k in after[ep.host].rdma and k in before[ep.host].rdma:
                 parts.append(f"{ep.host} {k.counter} +{after[ep.host].rdma[k] - before[ep.host].rdma[k]}")
     if not parts:
-        return _skipped("FABRIC-ECN", "no CNP/ECN counters (Soft-RoCE implements no ECN or DCQCN)",
-                        "a NIC with DCQCN counters (mlx5 np_cnp_sent, rp_cnp_handled, np_ecn_marked_roce_packets)")
+        return _skipped(
+            "FABRIC-ECN",
+            "no CNP/ECN counters (Soft-RoCE implements no ECN or DCQCN)",
+            "a NIC with DCQCN counters (mlx5 np_cnp_sent, rp_cnp_handled, np_ecn_marked_roce_packets)",
+        )
     return _passed("FABRIC-ECN", "; ".join(parts))
 
 
 def validate_pair(
-    client: Endpoint, server: Endpoint, client_runner: Runner, server_runner: Runner, *, policy: Policy,
+    client: Endpoint,
+    server: Endpoint,
+    client_runner: Runner,
+    server_runner: Runner,
+    *,
+    policy: Policy,
     spec: TrafficSpec,
 ) -> PairReport:
     """Snapshot, capture, traffic, snapshot, assess. A pair that cannot run has ``ran=False``, the reason, and a
@@ -400,8 +528,9 @@ def validate_pair(
     with tempfile.TemporaryDirectory(prefix="fabricd-validate-") as tmp:
         work = Path(tmp)
         try:
-            before = {ep.host: _snap(r, ep, work, "before") for ep, r in ((client, client_runner),
-                                                                           (server, server_runner))}
+            before = {
+                ep.host: _snap(r, ep, work, "before") for ep, r in ((client, client_runner), (server, server_runner))
+            }
         except TrafficError as exc:
             return PairReport.not_run(client.host, server.host, f"counter snapshot failed: {exc.render()}")
         capture_s = 90 + (spec.duration_s or 0) + (spec.iterations or 0) * 0.05
@@ -419,16 +548,29 @@ def validate_pair(
             except TrafficError as exc:
                 capture_error = exc.render()
         try:
-            after = {ep.host: _snap(r, ep, work, "after") for ep, r in ((client, client_runner),
-                                                                         (server, server_runner))}
+            after = {
+                ep.host: _snap(r, ep, work, "after") for ep, r in ((client, client_runner), (server, server_runner))
+            }
         except TrafficError as exc:
             return PairReport.not_run(client.host, server.host, f"counter snapshot failed: {exc.render()}")
     report.ran = run.client is not None
     report.error = run.error if run.client is None else None
-    report.checks = assess(run, client, server, before=before, after=after, sniffed=Sniffed(capture, capture_error),
-                           policy=policy, tos=spec.tos)
+    report.checks = assess(
+        run,
+        client,
+        server,
+        before=before,
+        after=after,
+        sniffed=Sniffed(capture, capture_error),
+        policy=policy,
+        tos=spec.tos,
+    )
     if run.client is not None:
-        report.traffic = {"ops": [r.model_dump(mode="json") for r in run.client.results], "tos": spec.tos,
-                          "gid": run.client.gid, "peer_gid": run.client.peer_gid}
+        report.traffic = {
+            "ops": [r.model_dump(mode="json") for r in run.client.results],
+            "tos": spec.tos,
+            "gid": run.client.gid,
+            "peer_gid": run.client.peer_gid,
+        }
     report.deltas = {h: counter_deltas(before[h], after[h]) for h in before}
     return report

@@ -51,10 +51,28 @@ MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 MTU_ENUM = {v: k for k, v in MTU_BYTES.items()}
 
 WC_STATUS = (
-    "SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR",
-    "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR",
-    "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR",
-    "INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR", "GENERAL_ERR",
+    "SUCCESS",
+    "LOC_LEN_ERR",
+    "LOC_QP_OP_ERR",
+    "LOC_EEC_OP_ERR",
+    "LOC_PROT_ERR",
+    "WR_FLUSH_ERR",
+    "MW_BIND_ERR",
+    "BAD_RESP_ERR",
+    "LOC_ACCESS_ERR",
+    "REM_INV_REQ_ERR",
+    "REM_ACCESS_ERR",
+    "REM_OP_ERR",
+    "RETRY_EXC_ERR",
+    "RNR_RETRY_EXC_ERR",
+    "LOC_RDD_VIOL_ERR",
+    "REM_INV_RD_REQ_ERR",
+    "REM_ABORT_ERR",
+    "INV_EECN_ERR",
+    "INV_EEC_STATE_ERR",
+    "FATAL_ERR",
+    "RESP_TIMEOUT_ERR",
+    "GENERAL_ERR",
 )
 """``enum ibv_wc_status`` names by value."""
 
@@ -112,7 +130,15 @@ class VerbsPort(Protocol):
         ...
 
     def connect_qp(
-        self, index: int, *, remote_qpn: int, remote_psn: int, remote_gid: str, mtu: int, tos: int, rd_atomic: int,
+        self,
+        index: int,
+        *,
+        remote_qpn: int,
+        remote_psn: int,
+        remote_gid: str,
+        mtu: int,
+        tos: int,
+        rd_atomic: int,
         ack_timeout: int,
     ) -> None:
         """Move QP ``index`` to RTR then RTS towards the remote QP, with ``tos`` as GRH traffic class and the local
@@ -127,23 +153,17 @@ class VerbsPort(Protocol):
         """Change the atomic operands of WR ``position`` of a prepared chain before reposting it."""
         ...
 
-    def post(self, index: int, chain: Any) -> None:
-        ...
+    def post(self, index: int, chain: Any) -> None: ...
 
-    def prepare_recv(self, index: int, offset: int, length: int, wr_id: int) -> Any:
-        ...
+    def prepare_recv(self, index: int, offset: int, length: int, wr_id: int) -> Any: ...
 
-    def post_recv(self, index: int, recv: Any) -> None:
-        ...
+    def post_recv(self, index: int, recv: Any) -> None: ...
 
-    def poll(self, budget: int) -> Sequence[Completion]:
-        ...
+    def poll(self, budget: int) -> Sequence[Completion]: ...
 
-    def read(self, offset: int, length: int) -> bytes:
-        ...
+    def read(self, offset: int, length: int) -> bytes: ...
 
-    def write(self, offset: int, data: bytes) -> None:
-        ...
+    def write(self, offset: int, data: bytes) -> None: ...
 
     def destroy_qps(self) -> None:
         """Destroy every QP and the CQ (the pool stays registered for the next session)."""
@@ -157,8 +177,9 @@ class VerbsPort(Protocol):
 def _verbs_error(what: str, device: str, exc: Exception) -> TrafficError:
     code = getattr(exc, "error_code", None)
     detail = f" ({os.strerror(code)})" if isinstance(code, int) and code > 0 else ""
-    return TrafficError(f"{device}: {what} failed: {exc}{detail}",
-                        hint="check the device with 'fabricd gids' and 'rdma resource show'")
+    return TrafficError(
+        f"{device}: {what} failed: {exc}{detail}", hint="check the device with 'fabricd gids' and 'rdma resource show'"
+    )
 
 
 class PyverbsPort:
@@ -190,8 +211,10 @@ class PyverbsPort:
             dattr = self._ctx.query_device()
             pattr = self._ctx.query_port(self.port)
             if pattr.state != PORT_ACTIVE:
-                raise TrafficError(f"{self.device} port {self.port} is not ACTIVE (state {pattr.state})",
-                                   hint="check the link: 'rdma link show'")
+                raise TrafficError(
+                    f"{self.device} port {self.port} is not ACTIVE (state {pattr.state})",
+                    hint="check the link: 'rdma link show'",
+                )
             self.mtu = MTU_BYTES.get(int(pattr.active_mtu), 1024)
             self.max_rd_atomic = max(1, min(int(dattr.max_qp_rd_atom), int(dattr.max_qp_init_rd_atom), 16))
             self._max_cqe = int(dattr.max_cqe)
@@ -204,8 +227,9 @@ class PyverbsPort:
             raise
         except self._err as exc:
             self.close()
-            raise _verbs_error(f"opening the device and registering a {pool_bytes}-byte pool", self.device,
-                               exc) from exc
+            raise _verbs_error(
+                f"opening the device and registering a {pool_bytes}-byte pool", self.device, exc
+            ) from exc
 
     def create_qps(self, count: int, *, send_depth: int, recv_depth: int) -> list[tuple[int, int]]:
         from pyverbs.cq import CQ
@@ -230,7 +254,15 @@ class PyverbsPort:
         return [(int(qp.qp_num), psn) for qp, psn in zip(self._qps, self._psns, strict=True)]
 
     def connect_qp(
-        self, index: int, *, remote_qpn: int, remote_psn: int, remote_gid: str, mtu: int, tos: int, rd_atomic: int,
+        self,
+        index: int,
+        *,
+        remote_qpn: int,
+        remote_psn: int,
+        remote_gid: str,
+        mtu: int,
+        tos: int,
+        rd_atomic: int,
         ack_timeout: int,
     ) -> None:
         from pyverbs.addr import GID, AHAttr, GlobalRoute
@@ -257,8 +289,9 @@ class PyverbsPort:
             attr.max_rd_atomic = rd_atomic
             qp.to_rts(attr)
         except self._err as exc:
-            raise _verbs_error(f"connecting QP {index} to remote QPN {remote_qpn:#x} (GID {remote_gid})",
-                               self.device, exc) from exc
+            raise _verbs_error(
+                f"connecting QP {index} to remote QPN {remote_qpn:#x} (GID {remote_gid})", self.device, exc
+            ) from exc
 
     def prepare(self, index: int, op: Op, items: Sequence[WrItem], rkey: int) -> Any:
         from pyverbs.wr import SGE, SendWR
@@ -268,8 +301,14 @@ class PyverbsPort:
         wrs = []
         for item in reversed(items):
             sge = SGE(self.pool_addr + item.offset, item.length, self._lkey)
-            kwargs: dict[str, Any] = {"wr_id": item.wr_id, "opcode": opcode, "num_sge": 1, "sg": [sge],
-                                      "send_flags": SEND_SIGNALED if item.signaled else 0, "imm_data": item.imm}
+            kwargs: dict[str, Any] = {
+                "wr_id": item.wr_id,
+                "opcode": opcode,
+                "num_sge": 1,
+                "sg": [sge],
+                "send_flags": SEND_SIGNALED if item.signaled else 0,
+                "imm_data": item.imm,
+            }
             if nxt is not None:
                 kwargs["next_wr"] = nxt
             wr = SendWR(**kwargs)

@@ -87,13 +87,16 @@ def save_snapshots(host: str, snaps: list[Snapshot]) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%dT%H%M%S")
-        body = json.dumps({"host": host, "taken": stamp, "snapshots": [s.model_dump(mode="json") for s in snaps]},
-                          indent=2)
+        body = json.dumps(
+            {"host": host, "taken": stamp, "snapshots": [s.model_dump(mode="json") for s in snaps]}, indent=2
+        )
         path = write_inside(folder, f"snapshot-{stamp}.json", body)
         write_inside(folder, "last.json", body)
     except OSError as exc:
-        raise FabricdError(f"cannot save the snapshot under {folder}: {exc.strerror}",
-                           hint="set FABRICD_STATE_DIR to a writable directory") from exc
+        raise FabricdError(
+            f"cannot save the snapshot under {folder}: {exc.strerror}",
+            hint="set FABRICD_STATE_DIR to a writable directory",
+        ) from exc
     return path
 
 
@@ -125,14 +128,22 @@ def plan_host(target: HostTarget) -> HostPlan:
 def sources_of(target: HostTarget, backends: list[HostBackend]) -> dict[Backend, str]:
     """Where each backend reads from, for the audit report's notes."""
     live = is_live(target.root, target.netns)
-    return {b.backend: (f"netns {target.netns}" if target.netns and b.backend != Backend.SYSFS else
-                        f"root {target.root}" if b.backend == Backend.SYSFS or not live else "this host")
-            for b in backends}
+    return {
+        b.backend: (
+            f"netns {target.netns}"
+            if target.netns and b.backend != Backend.SYSFS
+            else f"root {target.root}"
+            if b.backend == Backend.SYSFS or not live
+            else "this host"
+        )
+        for b in backends
+    }
 
 
 def _audit(target: HostTarget, backends: list[HostBackend]) -> AuditReport:
-    return host_audit.audit_host(target.intent, backends, gid_root=target.root, skip=target.skip,
-                                 sources=sources_of(target, backends))
+    return host_audit.audit_host(
+        target.intent, backends, gid_root=target.root, skip=target.skip, sources=sources_of(target, backends)
+    )
 
 
 def audit_host(target: HostTarget) -> AuditReport:

@@ -73,8 +73,9 @@ class ChangeTracker:
 
     # -- which ports to visit -------------------------------------------------------------------------------------
 
-    def visits(self, t: float, ports: list[str], *, regular: bool, replan: bool, settle: bool,
-               planned: Collection[str]) -> tuple[list[Visit], float | None]:
+    def visits(
+        self, t: float, ports: list[str], *, regular: bool, replan: bool, settle: bool, planned: Collection[str]
+    ) -> tuple[list[Visit], float | None]:
         """The ports of a poll at ``t`` to visit, and the time this poll found every other port's file unchanged
         (None: every port is visited). ``regular``: a regular poll (else a deadline read of ``ports``);
         ``replan``: it re-plans every port; ``settle``: the caller passes the detector's ``settled`` (without it,

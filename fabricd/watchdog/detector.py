@@ -228,8 +228,14 @@ class Detector:
             st = self.channels[key] = ChannelState(cad)
         else:
             prev = st.prev
-            if (prev is not None and not st.active and not st.run_open and sample.t > prev.t
-                    and sample.pause_s == prev.pause_s and sample.frames == prev.frames):
+            if (
+                prev is not None
+                and not st.active
+                and not st.run_open
+                and sample.t > prev.t
+                and sample.pause_s == prev.pause_s
+                and sample.frames == prev.frames
+            ):
                 st.prev = sample  # fast path: idle channel, no new pause (no deadline: no run is open)
                 st.silent = True
                 return None
@@ -280,8 +286,13 @@ class Detector:
         poll = self.params.poll_s
         if sample.update_s is not None and sample.update_s != cad.declared_s:
             cad.declare(sample.update_s, poll)
-        if (sample.pause_s == prev.pause_s and sample.frames == prev.frames and sample.progress == prev.progress
-                and sample.link_up == prev.link_up and sample.link_epoch == prev.link_epoch):
+        if (
+            sample.pause_s == prev.pause_s
+            and sample.frames == prev.frames
+            and sample.progress == prev.progress
+            and sample.link_up == prev.link_up
+            and sample.link_epoch == prev.link_epoch
+        ):
             # Not one counter of the channel moved while pause was running at the last update (a run is open, or
             # a storm has shown no quiet yet). A counter that is current when read shows pause time at every read
             # while paused, so this is a source that refreshes in steps (SONiC: PFC counters every 1 s) between two
@@ -289,8 +300,11 @@ class Detector:
             # the next read that shows new data, or until the silence outlasts the source's update span: then it
             # is judged as real silence. Frame counters only get this once the source is known to step.
             expecting = st.run_open or st.quiet_s <= _EPS
-            if (expecting and (sample.pause_s is not None or cad.span_s > 1.5 * poll)
-                    and dt <= cad.span_s + 0.5 * poll + _EPS):
+            if (
+                expecting
+                and (sample.pause_s is not None or cad.span_s > 1.5 * poll)
+                and dt <= cad.span_s + 0.5 * poll + _EPS
+            ):
                 st.silent = True
                 return None
         else:
@@ -461,14 +475,23 @@ class Detector:
             if held:  # the gap was in the held part: the newest interval alone may open a run
                 # (on a source known to update late, its counters may also hold pause of the held time)
                 stepped = st.cad.stale_s > 0.0 or st.cad.span_s > 1.5 * poll
-                self._open(st, iv.paused, dt, iv.drained is True, after_pause=True,
-                           credit_window=window if stepped else None)
+                self._open(
+                    st, iv.paused, dt, iv.drained is True, after_pause=True, credit_window=window if stepped else None
+                )
             elif not counted:  # a run that was only a credit: the pause at this interval's end may open one
                 self._open(st, paused, window, drained, after_pause=True)
             # else: the run ended inside this interval (its pause came first)
 
-    def _open(self, st: ChannelState, paused: float, window: float, drained: bool, *, after_pause: bool = False,
-              credit_window: float | None = None) -> None:
+    def _open(
+        self,
+        st: ChannelState,
+        paused: float,
+        window: float,
+        drained: bool,
+        *,
+        after_pause: bool = False,
+        credit_window: float | None = None,
+    ) -> None:
         """An interval with no run open: paused throughout (within slack and staleness) and not drained opens a run
         with all of it; otherwise the pause at its end may open one as a credit.
 
@@ -517,8 +540,14 @@ class Detector:
         self._break_run(st)
         log.info("PFC storm detected on %s priority %s %s", key.port, key.priority, key.direction.value)
         return Event(
-            ts=wall, event=EventKind.STORM_DETECTED, scope=key.scope, device=key.device, interface=key.interface,
-            priority=key.priority, direction=key.direction, paused_ms=round(paused_ms, 3),
+            ts=wall,
+            event=EventKind.STORM_DETECTED,
+            scope=key.scope,
+            device=key.device,
+            interface=key.interface,
+            priority=key.priority,
+            direction=key.direction,
+            paused_ms=round(paused_ms, 3),
         )
 
     def _restore_step(
@@ -543,8 +572,10 @@ class Detector:
                 # a sliver: the storm's last microseconds read late, or pause noise; its time does not count as
                 # quiet, but it does not restart the restoration timer either
                 st.quiet_s = max(0.0, st.quiet_s + dt - iv.paused)
-            elif st.cad.stale_s > 0.0 and st.quiet_s <= st.cad.stale_s + (
-                    1.0 - self.params.full_pause_fraction) * self.params.poll_s + _EPS:
+            elif (
+                st.cad.stale_s > 0.0
+                and st.quiet_s <= st.cad.stale_s + (1.0 - self.params.full_pause_fraction) * self.params.poll_s + _EPS
+            ):
                 # on a source that updates late, no more quiet than one late update can hide, then pause again:
                 # the storm's end arrived in two refreshes; this pause came first and the rest is quiet
                 st.quiet_s = max(0.0, dt - iv.paused)
@@ -566,8 +597,14 @@ class Detector:
         self._break_run(st)
         log.info("PFC storm restored on %s priority %s %s", key.port, key.priority, key.direction.value)
         return Event(
-            ts=wall, event=EventKind.STORM_RESTORED, scope=key.scope, device=key.device, interface=key.interface,
-            priority=key.priority, direction=key.direction, storm_duration_s=round(t - st.since_t, 6),
+            ts=wall,
+            event=EventKind.STORM_RESTORED,
+            scope=key.scope,
+            device=key.device,
+            interface=key.interface,
+            priority=key.priority,
+            direction=key.direction,
+            storm_duration_s=round(t - st.since_t, 6),
         )
 
     def active(self) -> list[ChannelKey]:
@@ -596,8 +633,14 @@ class Detector:
         count, st.pending = st.pending, 0
         k = sample.key
         return Event(
-            ts=wall, event=EventKind.LOSSLESS_DROP, scope=k.scope, device=k.device, interface=k.interface,
-            priority=k.priority, reason=k.reason, count=count,
+            ts=wall,
+            event=EventKind.LOSSLESS_DROP,
+            scope=k.scope,
+            device=k.device,
+            interface=k.interface,
+            priority=k.priority,
+            reason=k.reason,
+            count=count,
         )
 
     # -- switch watchdog health ---------------------------------------------------------------------------------
@@ -644,15 +687,28 @@ class Detector:
             return None
         st.stuck = True
         k = sample.key
-        log.warning("switch PFC watchdog on %s:%s priority %s detected without restoring for %.1f s",
-                    k.device, k.interface, k.priority, waited)
+        log.warning(
+            "switch PFC watchdog on %s:%s priority %s detected without restoring for %.1f s",
+            k.device,
+            k.interface,
+            k.priority,
+            waited,
+        )
         return Event(
-            ts=wall, event=EventKind.WATCHDOG_STUCK, scope=Scope.SWITCH, device=k.device, interface=k.interface,
-            priority=k.priority, detected=det, restored=rest, stuck_s=round(waited, 3),
+            ts=wall,
+            event=EventKind.WATCHDOG_STUCK,
+            scope=Scope.SWITCH,
+            device=k.device,
+            interface=k.interface,
+            priority=k.priority,
+            detected=det,
+            restored=rest,
+            stuck_s=round(waited, 3),
         )
 
-    def _switch_wd_storm(self, sample: WdSample, detected: bool, restored: bool, open_: bool,
-                         wall: float) -> Event | None:
+    def _switch_wd_storm(
+        self, sample: WdSample, detected: bool, restored: bool, open_: bool, wall: float
+    ) -> Event | None:
         """The switch's own PFC watchdog as a storm source on its port's rx channel (the switch's view, issue 27
         part 3): its detected counter moving raises ``storm_detected`` (``reason: switch_watchdog``) unless the
         counters already raised it (then it corroborates: no second event). Its restored counter catching up
@@ -675,15 +731,33 @@ class Detector:
             ch.since_t, ch.since_wall = sample.t, wall
             self._break_run(ch)
             log.info("PFC storm detected by the switch watchdog on %s priority %s", key.port, key.priority)
-            return Event(ts=wall, event=EventKind.STORM_DETECTED, scope=Scope.SWITCH, device=k.device,
-                         interface=k.interface, priority=k.priority, direction=Direction.RX,
-                         reason="switch_watchdog", detected=sample.detected, restored=sample.restored)
+            return Event(
+                ts=wall,
+                event=EventKind.STORM_DETECTED,
+                scope=Scope.SWITCH,
+                device=k.device,
+                interface=k.interface,
+                priority=k.priority,
+                direction=Direction.RX,
+                reason="switch_watchdog",
+                detected=sample.detected,
+                restored=sample.restored,
+            )
         if restored and not open_ and ch is not None and ch.active and ch.by_switch_wd and ch.prev is None:
             ch.active, ch.by_switch_wd = False, False
             ch.restored += 1
             log.info("PFC storm restored by the switch watchdog on %s priority %s", key.port, key.priority)
-            return Event(ts=wall, event=EventKind.STORM_RESTORED, scope=Scope.SWITCH, device=k.device,
-                         interface=k.interface, priority=k.priority, direction=Direction.RX,
-                         reason="switch_watchdog", storm_duration_s=round(sample.t - ch.since_t, 6),
-                         detected=sample.detected, restored=sample.restored)
+            return Event(
+                ts=wall,
+                event=EventKind.STORM_RESTORED,
+                scope=Scope.SWITCH,
+                device=k.device,
+                interface=k.interface,
+                priority=k.priority,
+                direction=Direction.RX,
+                reason="switch_watchdog",
+                storm_duration_s=round(sample.t - ch.since_t, 6),
+                detected=sample.detected,
+                restored=sample.restored,
+            )
         return None

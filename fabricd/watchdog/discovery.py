@@ -118,8 +118,9 @@ class CounterPlan:
         return tuple(sorted(wanted))
 
 
-def plan_counters(discovery: Discovery, iface: str, raw: bytes | Mapping[str, int], *, device: str,
-                  priorities: frozenset[int] | None) -> CounterPlan:
+def plan_counters(
+    discovery: Discovery, iface: str, raw: bytes | Mapping[str, int], *, device: str, priorities: frozenset[int] | None
+) -> CounterPlan:
     """The plan of port ``iface`` of host ``device`` from a full read of its statistics (``raw``: ``ethtool -S``
     text, or a live {name: value} mapping); ``priorities`` limits the watched priorities (None: every one with
     pause counters)."""
@@ -154,6 +155,7 @@ def _pause_priorities(by_key: Mapping[CounterKey, str], wanted: frozenset[int] |
 
 def _channels(by_key: Mapping[CounterKey, str], device: str, iface: str, prio: int) -> list[ChannelNames]:
     """The pause channels of one priority (rx, then tx) that have a duration or a frames counter."""
+
     def enc(counter: str, direction: str) -> bytes | None:
         name = by_key.get(CounterKey(counter, direction, prio))  # type: ignore[arg-type]
         return name.encode() if name is not None else None
@@ -170,13 +172,14 @@ def _channels(by_key: Mapping[CounterKey, str], device: str, iface: str, prio: i
     return out
 
 
-def _priority_drops(by_key: Mapping[CounterKey, str], prios: Iterable[int], device: str,
-                    iface: str) -> list[PortDrop]:
+def _priority_drops(by_key: Mapping[CounterKey, str], prios: Iterable[int], device: str, iface: str) -> list[PortDrop]:
     """The per-priority discards of the watched priorities."""
-    return [PortDrop(DropKey(Scope.NIC, device, iface, prio, f"{key.qualifier}_discard"), name.encode())
-            for prio in prios
-            for key, name in by_key.items()
-            if key.counter == kinds.PRIORITY_DISCARDS and key.priority == prio]
+    return [
+        PortDrop(DropKey(Scope.NIC, device, iface, prio, f"{key.qualifier}_discard"), name.encode())
+        for prio in prios
+        for key, name in by_key.items()
+        if key.counter == kinds.PRIORITY_DISCARDS and key.priority == prio
+    ]
 
 
 def _port_drops(by_key: Mapping[CounterKey, str], device: str, iface: str) -> list[PortDrop]:

@@ -202,13 +202,20 @@ class PolledFile:
                 except OSError:
                     self.stamp = self.data = None
                     return None
-        if (stamp is not None and stamp == self.stamp and data is not None
-                and (self.limit is None or (limit is not None and limit <= self.limit))):
+        if (
+            stamp is not None
+            and stamp == self.stamp
+            and data is not None
+            and (self.limit is None or (limit is not None and limit <= self.limit))
+        ):
             self.changed = False
             return data
         try:
-            fd = (os.open(self.rel, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dfd) if dfd is not None
-                  else os.open(self.path, os.O_RDONLY | os.O_CLOEXEC))
+            fd = (
+                os.open(self.rel, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dfd)
+                if dfd is not None
+                else os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            )
         except OSError:
             try:
                 fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
@@ -220,7 +227,7 @@ class PolledFile:
                 data = os.pread(fd, limit, 0)
                 partial = len(data) >= limit
                 if partial:
-                    data = data[:data.rfind(b"\n") + 1]
+                    data = data[: data.rfind(b"\n") + 1]
             else:
                 data = read_fd(fd)
                 partial = False

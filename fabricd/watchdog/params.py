@@ -133,6 +133,10 @@ def resolve_params(
         base = intent.poll_ms if intent is not None else DEFAULT_POLL_MS
         poll = min(base, det, res)
     return WatchdogParams.from_ms(
-        det, res, poll,
-        full_pause_fraction=full_pause_fraction, stuck_after_s=stuck_after_s, drop_holdoff_s=drop_holdoff_s,
+        det,
+        res,
+        poll,
+        full_pause_fraction=full_pause_fraction,
+        stuck_after_s=stuck_after_s,
+        drop_holdoff_s=drop_holdoff_s,
     )

@@ -80,8 +80,9 @@ class PortState:
         self.up: bool | None = None
         self.link_epoch: int | None = None
 
-    def observe(self, *, changed: bool, now: float, seen: float, link: Link, settled: Settled | None,
-                out: list[PauseSample]) -> bool:
+    def observe(
+        self, *, changed: bool, now: float, seen: float, link: Link, settled: Settled | None, out: list[PauseSample]
+    ) -> bool:
         """Add this read's samples to ``out``: read at ``now`` (``changed``: from :attr:`vals`, just looked up;
         else the file is unchanged since the last read, same values and link state), the previous observation made
         at ``seen``. True when every channel's observation is now pending (settled in the detector): while the
@@ -132,8 +133,7 @@ class PortState:
 
     def drop_samples(self, raw: Raw, now: float) -> list[DropSample]:
         """The port's drop counters in ``raw`` (read at ``now``)."""
-        return [DropSample(key, now, value)
-                for key, value in zip(self.drops, self.files.drop_values(raw), strict=True)]
+        return [DropSample(key, now, value) for key, value in zip(self.drops, self.files.drop_values(raw), strict=True)]
 
     def close(self) -> None:
         self.files.close()

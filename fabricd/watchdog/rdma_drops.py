@@ -74,6 +74,7 @@ class RdmaDrops:
     def _files(self, builder: LayoutBuilder | None) -> tuple[list[DropKey], list[str]]:
         """Every ``out_of_buffer`` file of the root's RDMA ports and its drop key, listed through ``builder`` (which
         stamps the directories) or, without one, with plain ``listdir``."""
+
         def listdir(path: str) -> list[str]:
             if builder is not None:
                 return builder.listdir(path) or []

@@ -198,20 +198,26 @@ def _analyse_priority(
         if not terms:
             cycle = cycles.get(key, [])
             per_storm[key] = Attribution(
-                origin=None, kind=OriginKind.DEADLOCK if cycle else OriginKind.UNKNOWN,
+                origin=None,
+                kind=OriginKind.DEADLOCK if cycle else OriginKind.UNKNOWN,
                 path=tuple(f"{d}:{i}" for d, i, _ in cycle) or (f"{key.device}:{key.interface}",),
             )
             continue
         best = min(terms, key=order)
         chosen[best] = chosen.get(best, 0) + 1
         per_storm[key] = Attribution(
-            origin=f"{best[0]}:{best[1]}", kind=walker.kind(best), path=_path(walker, start, best),
+            origin=f"{best[0]}:{best[1]}",
+            kind=walker.kind(best),
+            path=_path(walker, start, best),
         )
     origins = [
         Origin(
-            priority=prio, device=node[0], interface=node[1],
+            priority=prio,
+            device=node[0],
+            interface=node[1],
             scope=Scope.SWITCH if walker.is_switch(node[0]) else Scope.NIC,
-            kind=walker.kind(node), affected=count,
+            kind=walker.kind(node),
+            affected=count,
         )
         for node, count in sorted(chosen.items(), key=lambda item: order(item[0]))
     ]
@@ -233,7 +239,7 @@ def _terminals(walker: _Walker, start: Node) -> tuple[set[Node], list[Node]]:
         for n in nxt:
             if n in path:
                 if not cycle:
-                    cycle = path[path.index(n):]
+                    cycle = path[path.index(n) :]
                 continue
             if n in seen:
                 continue

@@ -231,8 +231,9 @@ class Watchdog:
         att = self._rootcause.per_storm.get(key)
         if att is None:
             return ev
-        return ev.model_copy(update={"origin": att.origin, "origin_path": list(att.path),
-                                     "origin_kind": att.kind.value})
+        return ev.model_copy(
+            update={"origin": att.origin, "origin_path": list(att.path), "origin_kind": att.kind.value}
+        )
 
     # -- the loop -----------------------------------------------------------------------------------------------
 
@@ -274,17 +275,24 @@ class Watchdog:
             return
         since = st.overruns - st.overruns_logged
         st.overrun_logged, st.overruns_logged = now, st.overruns
-        log.warning("watchdog source %s fell behind its schedule: a poll ended %d poll period(s) (%.0f ms each) "
-                    "late; %d overrun(s) since the last such line (fabricd_watchdog_poll_overruns_total)", name,
-                    missed, period * 1000, since, extra={"target": name})
+        log.warning(
+            "watchdog source %s fell behind its schedule: a poll ended %d poll period(s) (%.0f ms each) "
+            "late; %d overrun(s) since the last such line (fabricd_watchdog_poll_overruns_total)",
+            name,
+            missed,
+            period * 1000,
+            since,
+            extra={"target": name},
+        )
 
     def start(self, stop: threading.Event, duration_s: float | None = None) -> None:
         """Start one polling thread per source; they end when ``stop`` is set or after ``duration_s``."""
         self.started_wall = self.wall()
         deadline = self.clock() + duration_s if duration_s is not None else None
         for source in self.sources:
-            th = threading.Thread(target=self._loop, args=(source, stop, deadline), name=f"wd-{source.name}",
-                                  daemon=True)
+            th = threading.Thread(
+                target=self._loop, args=(source, stop, deadline), name=f"wd-{source.name}", daemon=True
+            )
             th.start()
             self._threads.append(th)
 
@@ -307,8 +315,9 @@ class Watchdog:
         with self._lock:
             items = list(self.detector.channels.items())
         return [
-            ChannelStat(k.scope.value, k.device, k.interface, k.priority, k.direction.value, st.active, st.detected,
-                        st.restored)
+            ChannelStat(
+                k.scope.value, k.device, k.interface, k.priority, k.direction.value, st.active, st.detected, st.restored
+            )
             for k, st in items
         ]
 
@@ -317,8 +326,9 @@ class Watchdog:
 
     def source_status(self) -> list[SourceStatus]:
         return [
-            SourceStatus(name, s.polls, s.failures, s.overruns, s.last_error, s.last_poll_s, s.last_ok_wall,
-                         s.deadline_reads)
+            SourceStatus(
+                name, s.polls, s.failures, s.overruns, s.last_error, s.last_poll_s, s.last_ok_wall, s.deadline_reads
+            )
             for name, s in self._state.items()
         ]
 

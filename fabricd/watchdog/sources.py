@@ -133,9 +133,14 @@ class HostSource:
         polls, every = self._polls, self.every
         replan = regular and polls % every.replan == 0
         read_drops = regular and (every.drops == 1 or polls % every.drops == 1)
-        visits, checked = self._changes.visits(t, ports, regular=regular, replan=replan,
-                                               settle=settled is not None and self._tree.replay,
-                                               planned=self._states)
+        visits, checked = self._changes.visits(
+            t,
+            ports,
+            regular=regular,
+            replan=replan,
+            settle=settled is not None and self._tree.replay,
+            planned=self._states,
+        )
         for visit in visits:
             self._port(visit, t, batch, settled, replan=replan, drops=read_drops)
         if regular and checked is not None:
@@ -144,8 +149,9 @@ class HostSource:
             batch.drops.extend(self._rdma.read(t))
         return batch
 
-    def _port(self, visit: Visit, t: float, batch: Batch, settled: Settled | None, *, replan: bool,
-              drops: bool) -> None:
+    def _port(
+        self, visit: Visit, t: float, batch: Batch, settled: Settled | None, *, replan: bool, drops: bool
+    ) -> None:
         """Read one port and add its samples to ``batch``. ``visit.seen``: a time at which the port's file was
         known to still hold what it held at its last read (a sweep or a watch that found it unchanged); the port's
         last observation is the later of that and its last read."""

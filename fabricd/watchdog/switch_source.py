@@ -73,11 +73,16 @@ class SwitchSource:
                 slot[1] = c.duration_us
         for (iface, prio, d), (frames, duration_us) in merged.items():
             progress = drain.get((iface, prio)) if d is Direction.RX else None
-            batch.pause.append(PauseSample(
-                ChannelKey(Scope.SWITCH, self.device, iface, prio, d), t,
-                pause_s=duration_us / 1e6 if duration_us is not None else None,
-                frames=frames, progress=progress, update_s=self.update_s,
-            ))
+            batch.pause.append(
+                PauseSample(
+                    ChannelKey(Scope.SWITCH, self.device, iface, prio, d),
+                    t,
+                    pause_s=duration_us / 1e6 if duration_us is not None else None,
+                    frames=frames,
+                    progress=progress,
+                    update_s=self.update_s,
+                )
+            )
         for w in counters.pfcwd:
             if self._watched(w.queue):
                 batch.wd.append(WdSample(WdKey(self.device, w.interface, w.queue), t, w.detected, w.restored))

@@ -53,8 +53,9 @@ class ChannelKey:
     _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.scope, self.device, self.interface, self.priority,
-                                                self.direction)))
+        object.__setattr__(
+            self, "_hash", hash((self.scope, self.device, self.interface, self.priority, self.direction))
+        )
 
     def __hash__(self) -> int:
         return self._hash

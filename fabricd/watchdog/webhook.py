@@ -67,17 +67,26 @@ def _describe(ev: Event) -> tuple[str, str]:
             desc = f"No pause for the restoration time; the storm lasted {ev.storm_duration_s} s."
         return summary, desc
     if ev.event is EventKind.LOSSLESS_DROP:
-        return (f"Drops on the lossless path at {port}",
-                f"{ev.count} packets dropped ({ev.reason}) on priority {ev.priority}.")
-    return (f"Switch PFC watchdog on {port} priority {ev.priority} detected a storm and never restored",
-            f"detected {ev.detected}, restored {ev.restored}, outstanding for {ev.stuck_s} s.")
+        return (
+            f"Drops on the lossless path at {port}",
+            f"{ev.count} packets dropped ({ev.reason}) on priority {ev.priority}.",
+        )
+    return (
+        f"Switch PFC watchdog on {port} priority {ev.priority} detected a storm and never restored",
+        f"detected {ev.detected}, restored {ev.restored}, outstanding for {ev.stuck_s} s.",
+    )
 
 
 def alert_of(ev: Event, *, detected_ts: float | None = None) -> dict[str, Any]:
     """One Alertmanager alert object for an event. ``detected_ts`` is the storm's start for a restore."""
     name, severity = ALERT_NAMES[ev.event]
-    labels = {"alertname": name, "severity": severity, "scope": ev.scope.value, "device": ev.device,
-              "interface": ev.interface}
+    labels = {
+        "alertname": name,
+        "severity": severity,
+        "scope": ev.scope.value,
+        "device": ev.device,
+        "interface": ev.interface,
+    }
     if ev.priority is not None:
         labels["priority"] = str(ev.priority)
     if ev.direction is not None:
@@ -184,8 +193,17 @@ class WebhookSink:
     Counts (read by the webhook collector and ``/status``): ``queued`` (accepted), ``sent``, ``failed`` (not
     delivered after its tries), ``dropped`` by reason (``queue_full``, ``shutdown``), ``retried``."""
 
-    def __init__(self, url: str, *, timeout_s: float = 5.0, max_queue: int = 1000, retries: int = 3,
-                 backoff_s: float = 1.0, backoff_max_s: float = 30.0, receiver: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 5.0,
+        max_queue: int = 1000,
+        retries: int = 3,
+        backoff_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+        receiver: str | None = None,
+    ) -> None:
         self.url = url
         self.receiver = receiver or receiver_names([url])[0]
         self.timeout_s = timeout_s
@@ -216,8 +234,10 @@ class WebhookSink:
     def _drop(self, body: dict[str, Any], reason: str) -> None:
         with self._count_lock:
             self.dropped[reason] = self.dropped.get(reason, 0) + 1
-        why = {"queue_full": "the queue is full (the receiver is slower than the alerts)",
-               "shutdown": "still queued at shutdown"}.get(reason, reason)
+        why = {
+            "queue_full": "the queue is full (the receiver is slower than the alerts)",
+            "shutdown": "still queued at shutdown",
+        }.get(reason, reason)
         log.warning("webhook %s: dropped %s: %s", self.receiver, _what(body), why)
 
     def __call__(self, ev: Event) -> None:
@@ -246,16 +266,25 @@ class WebhookSink:
 
     def _send(self, data: bytes) -> None:
         try:
-            resp = request(self.url, method="POST", body=data, deadline_s=self.timeout_s, read=Reading(body=False),
-                           headers={"Content-Type": "application/json", "User-Agent": "fabricd"},
-                           abort=self._closing)
+            resp = request(
+                self.url,
+                method="POST",
+                body=data,
+                deadline_s=self.timeout_s,
+                read=Reading(body=False),
+                headers={"Content-Type": "application/json", "User-Agent": "fabricd"},
+                abort=self._closing,
+            )
         except HttpError as exc:
             raise PostError(exc.message, retryable=exc.kind != "url") from None
         if 200 <= resp.status < 300:
             return
         if 300 <= resp.status < 400:
-            raise PostError(f"HTTP {resp.status} {resp.reason}: redirect to {resp.location or '(no Location)'} "
-                             "not followed (give the receiver's final URL)", retryable=False)
+            raise PostError(
+                f"HTTP {resp.status} {resp.reason}: redirect to {resp.location or '(no Location)'} "
+                "not followed (give the receiver's final URL)",
+                retryable=False,
+            )
         raise PostError(f"HTTP {resp.status} {resp.reason}", retryable=resp.status == 429 or resp.status >= 500)
 
     def _sleep(self, seconds: float) -> None:
@@ -266,8 +295,13 @@ class WebhookSink:
             self.retried += 1
         exc = state.outcome.exception() if state.outcome is not None else None
         wait = state.next_action.sleep if state.next_action is not None else 0.0
-        log.info("webhook %s: post failed (attempt %d): %s; retrying in %.1f s", self.receiver,
-                 state.attempt_number, exc, wait)
+        log.info(
+            "webhook %s: post failed (attempt %d): %s; retrying in %.1f s",
+            self.receiver,
+            state.attempt_number,
+            exc,
+            wait,
+        )
 
     def _post(self, body: dict[str, Any]) -> bool:
         data = json.dumps(body).encode()

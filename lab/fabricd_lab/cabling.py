@@ -88,8 +88,10 @@ def neighbors_of(fabric: Fabric, switch: str, faults: Iterable[Fault] = ()) -> t
     switches = {s.name for s in fabric.switches}
     sw = fabric.switch(switch)
     order = [p.name for p in sw.ports] if sw is not None else []
-    ends = sorted((end for end in cables if end[0] == switch),
-                  key=lambda e: (order.index(e[1]) if e[1] in order else len(order), e[1]))
+    ends = sorted(
+        (end for end in cables if end[0] == switch),
+        key=lambda e: (order.index(e[1]) if e[1] in order else len(order), e[1]),
+    )
     out = []
     for end in ends:
         device, port = cables[end]
@@ -105,8 +107,10 @@ def neighbors_of(fabric: Fabric, switch: str, faults: Iterable[Fault] = ()) -> t
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+    lines = [
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return lines
 
@@ -114,9 +118,12 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
 def sonic_lldp_table(neighbors: Iterable[LabNeighbor]) -> str:
     """``show lldp table`` (sonic-utilities lldpshow)."""
     rows = [[n.local_port, n.system_name, n.port_id, "BR" if n.is_switch else "", n.port_descr] for n in neighbors]
-    lines = ["Capability codes: (R) Router, (B) Bridge, (O) Other",
-             *_table(["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"], rows),
-             "-" * 50, f"Total entries displayed:  {len(rows)}"]
+    lines = [
+        "Capability codes: (R) Router, (B) Bridge, (O) Other",
+        *_table(["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"], rows),
+        "-" * 50,
+        f"Total entries displayed:  {len(rows)}",
+    ]
     return "\n".join(lines)
 
 
@@ -130,28 +137,51 @@ def eos_lldp_detail_json(neighbors: Iterable[LabNeighbor], ports: Iterable[str])
     table: dict[str, dict[str, list[dict[str, object]]]] = {p: {"lldpNeighborInfo": []} for p in ports}
     for n in neighbors:
         kind = "interfaceName" if n.is_switch else "macAddress"
-        table.setdefault(n.local_port, {"lldpNeighborInfo": []})["lldpNeighborInfo"].append({
-            "chassisIdType": "macAddress", "chassisId": _dotted(n.chassis_id), "systemName": n.system_name,
-            "neighborInterfaceInfo": {"interfaceIdType": kind, "interfaceId": json.dumps(n.port_id),
-                                      "interfaceId_v2": n.port_id, "interfaceDescription": n.port_descr}})
+        table.setdefault(n.local_port, {"lldpNeighborInfo": []})["lldpNeighborInfo"].append(
+            {
+                "chassisIdType": "macAddress",
+                "chassisId": _dotted(n.chassis_id),
+                "systemName": n.system_name,
+                "neighborInterfaceInfo": {
+                    "interfaceIdType": kind,
+                    "interfaceId": json.dumps(n.port_id),
+                    "interfaceId_v2": n.port_id,
+                    "interfaceDescription": n.port_descr,
+                },
+            }
+        )
     return json.dumps({"lldpNeighbors": table}, indent=2)
 
 
 def nxos_lldp_detail(neighbors: Iterable[LabNeighbor]) -> str:
     """``show lldp neighbors detail`` (NX-OS text, ntc-templates' capture)."""
-    lines = ["Capability codes:", "  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device",
-             "  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other",
-             "Device ID            Local Intf      Hold-time  Capability  Port ID  ", ""]
+    lines = [
+        "Capability codes:",
+        "  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device",
+        "  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other",
+        "Device ID            Local Intf      Hold-time  Capability  Port ID  ",
+        "",
+    ]
     count = 0
     for n in neighbors:
         count += 1
         local = n.local_port.replace("Ethernet", "Eth", 1)
         caps = "B, R" if n.is_switch else "S"
-        lines += [f"Chassis id: {_dotted(n.chassis_id)}", f"Port id: {n.port_id}", f"Local Port id: {local}",
-                  f"Port Description: {n.port_descr}", f"System Name: {n.system_name}",
-                  "System Description: fabricd lab", "Time remaining: 93 seconds",
-                  f"System Capabilities: {caps}", f"Enabled Capabilities: {caps}",
-                  "Management Address: not advertised", "Vlan ID: not advertised", "", ""]
+        lines += [
+            f"Chassis id: {_dotted(n.chassis_id)}",
+            f"Port id: {n.port_id}",
+            f"Local Port id: {local}",
+            f"Port Description: {n.port_descr}",
+            f"System Name: {n.system_name}",
+            "System Description: fabricd lab",
+            "Time remaining: 93 seconds",
+            f"System Capabilities: {caps}",
+            f"Enabled Capabilities: {caps}",
+            "Management Address: not advertised",
+            "Vlan ID: not advertised",
+            "",
+            "",
+        ]
     lines.append(f"Total entries displayed: {count}")
     return "\n".join(lines)
 
@@ -230,13 +260,21 @@ def link_model(ports: Iterable[str], faults: Iterable[Fault], started: float) ->
 
 def sonic_fec_stats(model: LinkModel, now: float) -> str:
     """``show interfaces counters fec-stats`` (``portstat -f``, the sonic-net/SONiC port FEC BER design's sample)."""
-    rows = [[p, "U", f"{model.corrected(p, now):,}", f"{model.uncorrectable(p, now):,}",
-             f"{model.corrected(p, now) // 3:,}", f"{model.pre_fec_ber(p, now):.2e}", "0.00e+00"]
-            for p in model.ports]
+    rows = [
+        [
+            p,
+            "U",
+            f"{model.corrected(p, now):,}",
+            f"{model.uncorrectable(p, now):,}",
+            f"{model.corrected(p, now) // 3:,}",
+            f"{model.pre_fec_ber(p, now):.2e}",
+            "0.00e+00",
+        ]
+        for p in model.ports
+    ]
     headers = ["IFACE", "STATE", "FEC_CORR", "FEC_UNCORR", "FEC_SYMBOL_ERR", "FEC_PRE_BER", "FEC_POST_BER"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)),
-             "  ".join("-" * w for w in widths)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(lines)
 
@@ -246,10 +284,25 @@ def eos_interfaces_json(model: LinkModel, now: float) -> str:
     tests/golden/readers/switch/arista_eos/flaps--napalm.txt) the lab can fill: per port ``name``,
     ``interfaceStatus``, ``lineProtocolStatus`` and ``interfaceCounters.linkStatusChanges`` (with the error totals at
     0); the rest of a device's fields (addresses, rates, octets) are left out."""
-    return json.dumps({"interfaces": {p: {
-        "name": p, "interfaceStatus": "connected", "lineProtocolStatus": "up", "hardware": "ethernet",
-        "interfaceCounters": {"linkStatusChanges": model.carrier_transitions(p, now), "totalInErrors": 0,
-                              "totalOutErrors": 0}} for p in model.ports}}, indent=2)
+    return json.dumps(
+        {
+            "interfaces": {
+                p: {
+                    "name": p,
+                    "interfaceStatus": "connected",
+                    "lineProtocolStatus": "up",
+                    "hardware": "ethernet",
+                    "interfaceCounters": {
+                        "linkStatusChanges": model.carrier_transitions(p, now),
+                        "totalInErrors": 0,
+                        "totalOutErrors": 0,
+                    },
+                }
+                for p in model.ports
+            }
+        },
+        indent=2,
+    )
 
 
 def nvue_interface_counters(model: LinkModel, port: str, now: float) -> str:
@@ -257,9 +310,13 @@ def nvue_interface_counters(model: LinkModel, port: str, now: float) -> str:
     (tests/golden/readers/switch/cumulus_nvue/flaps--cl56-docs.txt) with the port's carrier transitions; the
     detailed counter tables that follow it there are left out."""
     value = str(model.carrier_transitions(port, now))
-    return "\n".join(["                     operational  applied",
-                      "-------------------  -----------  -------",
-                      f"carrier-transitions  {value.ljust(11)}"])
+    return "\n".join(
+        [
+            "                     operational  applied",
+            "-------------------  -----------  -------",
+            f"carrier-transitions  {value.ljust(11)}",
+        ]
+    )
 
 
 def sonic_interfaces_flap(model: LinkModel, now: float) -> str:
@@ -271,14 +328,15 @@ def sonic_interfaces_flap(model: LinkModel, now: float) -> str:
         count = model.carrier_transitions(p, now) - 1
         stamp = "Never" if count == 0 else "Sat Nov 28 08:00:00 2026"
         rows.append([p, str(count) if count else "Never", "Up", "Up", stamp, stamp])
-    return "\n".join(_table(["Interface", "Flap Count", "Admin", "Oper", "Link Down TimeStamp(UTC)",
-                              "Link Up TimeStamp(UTC)"], rows))
+    return "\n".join(
+        _table(["Interface", "Flap Count", "Admin", "Oper", "Link Down TimeStamp(UTC)", "Link Up TimeStamp(UTC)"], rows)
+    )
 
 
 def _nvue_ber(value: float) -> str:
     """A ratio as NVUE prints it: an integer mantissa and an exponent (``1E-7``, ``3E-6``)."""
     exp = math.floor(math.log10(value))
-    mantissa = round(value / 10 ** exp)
+    mantissa = round(value / 10**exp)
     if mantissa == 10:
         mantissa, exp = 1, exp + 1
     return f"{mantissa}E{exp}"
@@ -291,29 +349,51 @@ def nvue_link_phy_detail(model: LinkModel, port: str, now: float) -> str:
     example's floor until the port has uncorrectable codewords."""
     corrected = model.corrected(port, now)
     post = "15E-255" if model.uncorrectable(port, now) == 0 else _nvue_ber(model.pre_fec_ber(port, now) * 1e-6)
-    pairs = [("time-since-last-clear-min", str(int(max(0.0, now - model.started) // 60))),
-             ("symbol-errors", "0"), ("effective-errors", str(model.uncorrectable(port, now) * 10)),
-             ("raw-ber", _nvue_ber(model.pre_fec_ber(port, now))), ("symbol-ber", "15E-255"), ("effective-ber", post)]
+    pairs = [
+        ("time-since-last-clear-min", str(int(max(0.0, now - model.started) // 60))),
+        ("symbol-errors", "0"),
+        ("effective-errors", str(model.uncorrectable(port, now) * 10)),
+        ("raw-ber", _nvue_ber(model.pre_fec_ber(port, now))),
+        ("symbol-ber", "15E-255"),
+        ("effective-ber", post),
+    ]
     pairs += [(f"raw-ber-lane{lane}", _nvue_ber(model.pre_fec_ber(port, now))) for lane in range(model.lanes)]
-    pairs += [(f"rs-num-corr-err-bin{b}", str(corrected * 1000 if b == 0 else corrected if b == 1 else 0))
-              for b in range(16)]
-    return "\n".join(["                          operational", "-------------------------  -----------------",
-                      *(f"{k.ljust(25)}  {v}" for k, v in pairs)])
+    pairs += [
+        (f"rs-num-corr-err-bin{b}", str(corrected * 1000 if b == 0 else corrected if b == 1 else 0)) for b in range(16)
+    ]
+    return "\n".join(
+        [
+            "                          operational",
+            "-------------------------  -----------------",
+            *(f"{k.ljust(25)}  {v}" for k, v in pairs),
+        ]
+    )
 
 
 def sonic_transceiver_dom(model: LinkModel, now: float) -> str:
     """``show interfaces transceiver eeprom --dom`` (sfpshow; the shape of the QSFP-DD CMIS design's example)."""
     out: list[str] = []
     for port in model.ports:
-        out += [f"{port}: SFP EEPROM detected", "        Identifier: QSFP-DD Double Density 8X Pluggable Transceiver",
-                "        Vendor Name: FABRICD-LAB", "        ChannelMonitorValues:"]
+        out += [
+            f"{port}: SFP EEPROM detected",
+            "        Identifier: QSFP-DD Double Density 8X Pluggable Transceiver",
+            "        Vendor Name: FABRICD-LAB",
+            "        ChannelMonitorValues:",
+        ]
         for lane in range(1, model.lanes + 1):
-            out += [f"                RX{lane}Power: {model.rx_dbm(port, lane, now):.4f}dBm",
-                    f"                TX{lane}Bias: {7.5 + 0.1 * lane:.4f}mA",
-                    f"                TX{lane}Power: {0.5:.4f}dBm"]
-        out += ["        ChannelThresholdValues:", "                RxPowerLowAlarm   : -10.4001dBm",
-                "        ModuleMonitorValues:", f"                Temperature: {43.5:.4f}C",
-                f"                Vcc: {3.31:.4f}Volts", ""]
+            out += [
+                f"                RX{lane}Power: {model.rx_dbm(port, lane, now):.4f}dBm",
+                f"                TX{lane}Bias: {7.5 + 0.1 * lane:.4f}mA",
+                f"                TX{lane}Power: {0.5:.4f}dBm",
+            ]
+        out += [
+            "        ChannelThresholdValues:",
+            "                RxPowerLowAlarm   : -10.4001dBm",
+            "        ModuleMonitorValues:",
+            f"                Temperature: {43.5:.4f}C",
+            f"                Vcc: {3.31:.4f}Volts",
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -321,25 +401,49 @@ def eos_transceiver(model: LinkModel, now: float) -> str:
     """``show interfaces transceiver`` (ntc-templates' capture, tests/golden/readers/switch/arista_eos/
     transceiver--ntc.txt): one row per interface with lane 1's readings (EOS prints a breakout lane as an
     interface of its own)."""
-    rows = [f"{'Et' + p.removeprefix('Ethernet'):<9} {43.5:6.2f}  {3.31:8.2f}  {7.6:8.2f}  {0.5:8.2f}  "
-            f"{model.rx_dbm(p, 1, now):8.2f}     0:00:01 ago" for p in model.ports]
-    return "\n".join([
-        "If device is externally calibrated, only calibrated values are printed.",
-        "N/A: not applicable, Tx: transmit, Rx: receive.", "mA: milliamperes, dBm: decibels (milliwatts).",
-        "                               Bias      Optical   Optical                ",
-        "          Temp       Voltage   Current   Tx Power  Rx Power               ",
-        "Port      (Celsius)  (Volts)   (mA)      (dBm)     (dBm)     Last Update  ",
-        "-----     ---------  --------  --------  --------  --------  -------------------", *rows])
+    rows = [
+        f"{'Et' + p.removeprefix('Ethernet'):<9} {43.5:6.2f}  {3.31:8.2f}  {7.6:8.2f}  {0.5:8.2f}  "
+        f"{model.rx_dbm(p, 1, now):8.2f}     0:00:01 ago"
+        for p in model.ports
+    ]
+    return "\n".join(
+        [
+            "If device is externally calibrated, only calibrated values are printed.",
+            "N/A: not applicable, Tx: transmit, Rx: receive.",
+            "mA: milliamperes, dBm: decibels (milliwatts).",
+            "                               Bias      Optical   Optical                ",
+            "          Temp       Voltage   Current   Tx Power  Rx Power               ",
+            "Port      (Celsius)  (Volts)   (mA)      (dBm)     (dBm)     Last Update  ",
+            "-----     ---------  --------  --------  --------  --------  -------------------",
+            *rows,
+        ]
+    )
 
 
 def eos_phy_detail_json(model: LinkModel, now: float) -> str:
     """``show interfaces phy detail | json`` with the keys ANTA's VerifyInterfacesBER reads (UNVERIFIED like the
     parser: no public capture; tests/golden/readers/switch/arista_eos/show-interfaces-phy-detail-json-documented.txt):
     per port one PHY with Reed-Solomon FEC codeword counters and the pre-FEC BER of the link model."""
-    return json.dumps({"interfacePhyStatuses": {p: {"phyStatuses": [{
-        "fec": {"encoding": "reedSolomon", "correctedCodewords": {"value": model.corrected(p, now)},
-                "uncorrectedCodewords": {"value": model.uncorrectable(p, now)}},
-        "preFecBer": {"value": model.pre_fec_ber(p, now)}}]} for p in model.ports}}, indent=2)
+    return json.dumps(
+        {
+            "interfacePhyStatuses": {
+                p: {
+                    "phyStatuses": [
+                        {
+                            "fec": {
+                                "encoding": "reedSolomon",
+                                "correctedCodewords": {"value": model.corrected(p, now)},
+                                "uncorrectedCodewords": {"value": model.uncorrectable(p, now)},
+                            },
+                            "preFecBer": {"value": model.pre_fec_ber(p, now)},
+                        }
+                    ]
+                }
+                for p in model.ports
+            }
+        },
+        indent=2,
+    )
 
 
 def nxos_transceiver_details(model: LinkModel, now: float) -> str:
@@ -350,17 +454,29 @@ def nxos_transceiver_details(model: LinkModel, now: float) -> str:
     rule = "  " + "-" * 76
     out: list[str] = []
     for port in model.ports:
-        out += [port, "    transceiver is present", "    type is 10Gbase-SR", "    name is FABRICD-LAB",
-                "    number of lanes 1", "", "           SFP Detail Diagnostics Information (internal calibration)",
-                rule, "                Current              Alarms                  Warnings",
-                "                Measurement     High        Low         High          Low", rule,
-                f"  Temperature   {43.5:5.2f} C        75.00 C     -5.00 C     70.00 C        0.00 C",
-                f"  Voltage        {3.31:4.2f} V         3.63 V      2.97 V      3.46 V        3.13 V",
-                f"  Current        {7.6:5.2f} mA      11.80 mA     4.00 mA    10.80 mA       5.00 mA",
-                f"  Tx Power       {0.5:5.2f} dBm       1.69 dBm  -11.30 dBm   -1.30 dBm     -7.30 dBm",
-                f"  Rx Power     {model.rx_dbm(port, 1, now):7.2f} dBm       2.00 dBm  -13.90 dBm   -1.00 dBm     "
-                "-9.90 dBm", "  Transmit Fault Count = 0", rule,
-                "  Note: ++  high-alarm; +  high-warning; --  low-alarm; -  low-warning", ""]
+        out += [
+            port,
+            "    transceiver is present",
+            "    type is 10Gbase-SR",
+            "    name is FABRICD-LAB",
+            "    number of lanes 1",
+            "",
+            "           SFP Detail Diagnostics Information (internal calibration)",
+            rule,
+            "                Current              Alarms                  Warnings",
+            "                Measurement     High        Low         High          Low",
+            rule,
+            f"  Temperature   {43.5:5.2f} C        75.00 C     -5.00 C     70.00 C        0.00 C",
+            f"  Voltage        {3.31:4.2f} V         3.63 V      2.97 V      3.46 V        3.13 V",
+            f"  Current        {7.6:5.2f} mA      11.80 mA     4.00 mA    10.80 mA       5.00 mA",
+            f"  Tx Power       {0.5:5.2f} dBm       1.69 dBm  -11.30 dBm   -1.30 dBm     -7.30 dBm",
+            f"  Rx Power     {model.rx_dbm(port, 1, now):7.2f} dBm       2.00 dBm  -13.90 dBm   -1.00 dBm     "
+            "-9.90 dBm",
+            "  Transmit Fault Count = 0",
+            rule,
+            "  Note: ++  high-alarm; +  high-warning; --  low-alarm; -  low-warning",
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -368,13 +484,19 @@ def nvue_transceiver(model: LinkModel, port: str, now: float) -> str:
     """``nv show interface <port> transceiver`` (the NVUE reference's example, tests/golden/readers/switch/
     cumulus_nvue/transceiver--nvue-reference-docs.txt): the module description, temperature, voltage and per channel
     rx/tx power (mW / dBm) and bias."""
-    out = ["diagnostics-status     : Diagnostic Data Available ", "status                 : plugged_enabled ",
-           "identifier             : QSFP28 ", "vendor-name            : FABRICD-LAB ",
-           f"temperature            : {43.5:.2f} degrees C / {43.5 * 9 / 5 + 32:.2f} degrees F ",
-           f"voltage                : {3.31:.4f} V "]
+    out = [
+        "diagnostics-status     : Diagnostic Data Available ",
+        "status                 : plugged_enabled ",
+        "identifier             : QSFP28 ",
+        "vendor-name            : FABRICD-LAB ",
+        f"temperature            : {43.5:.2f} degrees C / {43.5 * 9 / 5 + 32:.2f} degrees F ",
+        f"voltage                : {3.31:.4f} V ",
+    ]
     for lane in range(1, model.lanes + 1):
         rx = model.rx_dbm(port, lane, now)
-        out += [f"ch-{lane}-rx-power          : {10 ** (rx / 10):.4f} mW / {rx:.2f} dBm ",
-                f"ch-{lane}-tx-power          : {10 ** 0.05:.4f} mW / 0.50 dBm ",
-                f"ch-{lane}-tx-bias-current   : {7.6:.3f} mA "]
+        out += [
+            f"ch-{lane}-rx-power          : {10 ** (rx / 10):.4f} mW / {rx:.2f} dBm ",
+            f"ch-{lane}-tx-power          : {10**0.05:.4f} mW / 0.50 dBm ",
+            f"ch-{lane}-tx-bias-current   : {7.6:.3f} mA ",
+        ]
     return "\n".join(out)

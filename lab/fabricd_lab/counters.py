@@ -138,9 +138,7 @@ class UnknownPortError(KeyError):
 class DeviceCounters:
     """All counters of one simulated switch. ``clock`` returns seconds (default ``time.monotonic``)."""
 
-    def __init__(
-        self, ports: Iterable[tuple[str, int]], *, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, ports: Iterable[tuple[str, int]], *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self.ports: dict[str, PortCounters] = {name: PortCounters(name, speed) for name, speed in ports}
         self.watchdog: WatchdogSettings | None = None

@@ -132,14 +132,18 @@ def access_files(fabric: Fabric, password: str, key: asyncssh.SSHKey) -> dict[Pa
         if creds.password_file is not None:
             path = _inventory_path(creds.password_file, s.name, "password_file")
             if files.setdefault(path, [password]) != [password]:
-                raise UsageError(f"{s.name}: credentials.password_file {path} is also another switch's known_hosts",
-                                 hint="name different files for the password and the known_hosts")
+                raise UsageError(
+                    f"{s.name}: credentials.password_file {path} is also another switch's known_hosts",
+                    hint="name different files for the password and the known_hosts",
+                )
         if creds.known_hosts is not None:
             path = _inventory_path(creds.known_hosts, s.name, "known_hosts")
             lines = files.setdefault(path, [])
             if lines == [password]:
-                raise UsageError(f"{s.name}: credentials.known_hosts {path} is also a password_file",
-                                 hint="name different files for the password and the known_hosts")
+                raise UsageError(
+                    f"{s.name}: credentials.known_hosts {path} is also a password_file",
+                    hint="name different files for the password and the known_hosts",
+                )
             lines.append(known_hosts_entry(s.mgmt.host, s.mgmt.port, key))
     return {path: "\n".join(lines) + "\n" for path, lines in files.items()}
 
@@ -157,10 +161,12 @@ def write_access_files(d: Path, files: dict[Path, str]) -> list[Path]:
     mine = _written_before(d)
     for path in files:
         if path.exists() and path.resolve().parent != d.resolve() and path not in mine:
-            raise LabError(f"the inventory names {path} for the lab's credentials, and it exists already: the lab "
-                           "does not overwrite a file it did not write",
-                           hint="name a file of the lab's own in credentials.password_file / known_hosts, e.g. "
-                                "${FABRICD_STATE_DIR}/lab/known_hosts, or remove the file if it is a stale copy")
+            raise LabError(
+                f"the inventory names {path} for the lab's credentials, and it exists already: the lab "
+                "does not overwrite a file it did not write",
+                hint="name a file of the lab's own in credentials.password_file / known_hosts, e.g. "
+                "${FABRICD_STATE_DIR}/lab/known_hosts, or remove the file if it is a stale copy",
+            )
     written = []
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -210,8 +216,10 @@ def up(
     for s in fabric.switches:
         gp = s.telemetry.gnmi.port
         if gp is not None and not _port_free(s.mgmt.host, gp):
-            raise LabError(f"{s.name}: gNMI port {s.mgmt.host}:{gp} is already in use",
-                           hint="another lab or program listens there; change telemetry.gnmi.port in the inventory")
+            raise LabError(
+                f"{s.name}: gNMI port {s.mgmt.host}:{gp} is already in use",
+                hint="another lab or program listens there; change telemetry.gnmi.port in the inventory",
+            )
         if not _port_free(s.mgmt.host, s.mgmt.port):
             raise LabError(
                 f"{s.name}: {s.mgmt.host}:{s.mgmt.port} is already in use",
@@ -242,11 +250,17 @@ def up(
                 "host": s.mgmt.host,
                 "port": s.mgmt.port,
                 "username": s.credentials.username,
-                "password_file": str(_inventory_path(s.credentials.password_file, s.name, "password_file")
-                                     if s.credentials.password_file else d / LAB_PASSWORD_FILE),
+                "password_file": str(
+                    _inventory_path(s.credentials.password_file, s.name, "password_file")
+                    if s.credentials.password_file
+                    else d / LAB_PASSWORD_FILE
+                ),
                 "password_env": s.credentials.password_env,
-                "known_hosts": str(_inventory_path(s.credentials.known_hosts, s.name, "known_hosts")
-                                   if s.credentials.known_hosts else d / LAB_KNOWN_HOSTS),
+                "known_hosts": str(
+                    _inventory_path(s.credentials.known_hosts, s.name, "known_hosts")
+                    if s.credentials.known_hosts
+                    else d / LAB_KNOWN_HOSTS
+                ),
                 "ports": [[p.name, p.speed.bps] for p in s.ports],
                 "faults": [[f.kind.value, f.arg] for f in fault_list if f.device == s.name],
                 "neighbors": [n.to_json() for n in neighbors_of(fabric, s.name, fault_list)],
@@ -261,7 +275,11 @@ def up(
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", DAEMON_MODULE, "--dir", str(d)],
-            stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, start_new_session=True, close_fds=True,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            start_new_session=True,
+            close_fds=True,
         )
     finally:
         log_file.close()
@@ -296,8 +314,19 @@ def down(state_dir: Path | None = None, timeout_s: float = 10.0) -> dict[str, An
         stopped = True
     for path in _written_before(d):
         path.unlink(missing_ok=True)
-    for name in (LAB_STATE_FILE, LAB_PID_FILE, LAB_CONTROL_SOCKET, LAB_KNOWN_HOSTS, LAB_PASSWORD_FILE,
-                 HOST_KEY_FILE, SPEC_FILE, WRITTEN_FILE, GNMI_CA_FILE, GNMI_CERT_FILE, GNMI_KEY_FILE):
+    for name in (
+        LAB_STATE_FILE,
+        LAB_PID_FILE,
+        LAB_CONTROL_SOCKET,
+        LAB_KNOWN_HOSTS,
+        LAB_PASSWORD_FILE,
+        HOST_KEY_FILE,
+        SPEC_FILE,
+        WRITTEN_FILE,
+        GNMI_CA_FILE,
+        GNMI_CERT_FILE,
+        GNMI_KEY_FILE,
+    ):
         (d / name).unlink(missing_ok=True)
     return {"stopped": stopped, "pid": pid, "state_dir": str(d)}
 
@@ -396,8 +425,13 @@ async def _serve(d: Path) -> None:
     key = asyncssh.import_private_key((d / HOST_KEY_FILE).read_text())
     specs = [
         DeviceSpec(
-            name=dev["name"], platform=Platform(dev["platform"]), host=dev["host"], port=dev["port"],
-            username=dev["username"], password=password, ports=tuple((p[0], int(p[1])) for p in dev["ports"]),
+            name=dev["name"],
+            platform=Platform(dev["platform"]),
+            host=dev["host"],
+            port=dev["port"],
+            username=dev["username"],
+            password=password,
+            ports=tuple((p[0], int(p[1])) for p in dev["ports"]),
             faults=tuple(Fault(dev["name"], FaultKind(k), a) for k, a in dev["faults"]),
             latency=parse_latency(dev.get("latency", "")),
             neighbors=tuple(LabNeighbor.from_json(n) for n in dev.get("neighbors", [])),
@@ -434,8 +468,12 @@ async def _serve(d: Path) -> None:
         "pid": os.getpid(),
         "devices": [
             {
-                "name": e.name, "platform": e.platform.value, "host": e.host, "port": e.port,
-                "gnmi_port": e.gnmi_port, "username": e.username,
+                "name": e.name,
+                "platform": e.platform.value,
+                "host": e.host,
+                "port": e.port,
+                "gnmi_port": e.gnmi_port,
+                "username": e.username,
                 **{k: by_name[e.name].get(k) for k in ("password_file", "password_env", "known_hosts")},
                 "faults": [str(f) for f in lab.switches[e.name].spec.faults],
             }

@@ -60,8 +60,15 @@ from .demo_parts import (
 from .demo_stages import HostStage, PushStage, RenderStage, ValidateStage, VmStage
 from .demo_storm import StormStage
 
-STAGE_TYPES: tuple[type[Stage], ...] = (ValidateStage, RenderStage, PushStage, HostStage, ExportStage, StormStage,
-                                        VmStage)
+STAGE_TYPES: tuple[type[Stage], ...] = (
+    ValidateStage,
+    RenderStage,
+    PushStage,
+    HostStage,
+    ExportStage,
+    StormStage,
+    VmStage,
+)
 """The stage objects, in :data:`~fabricd_lab.demo_parts.STAGES` order."""
 
 
@@ -141,8 +148,11 @@ class Demo:
         prom = self.ctx.prom
         if prom is not None and prom.proc is not None:
             pid = prom.detach()
-            out["prometheus"] = {"url": prom.url, "pid": pid,
-                                 "note": f"alerts {prom.url}/alerts, graphs {prom.url}/graph"}
+            out["prometheus"] = {
+                "url": prom.url,
+                "pid": pid,
+                "note": f"alerts {prom.url}/alerts, graphs {prom.url}/graph",
+            }
             kept.append({"name": "prometheus", "pid": pid, "marker": str(prom.workdir)})
         for child in self.ctx.children:
             if child.proc.poll() is None:
@@ -156,21 +166,27 @@ class Demo:
             st = daemon.status()
             if st["running"]:
                 first, last = st["devices"][0], st["devices"][-1]
-                out["lab"] = {"url": f"ssh://{first['host']}:{first['port']}-{last['port']}", "pid": st["pid"],
-                              "note": "`fabricd lab status` lists each switch; `fabricd push`, `fabricd diff` and "
-                                      "`fabricd lab drive` work on it"}
+                out["lab"] = {
+                    "url": f"ssh://{first['host']}:{first['port']}-{last['port']}",
+                    "pid": st["pid"],
+                    "note": "`fabricd lab status` lists each switch; `fabricd push`, `fabricd diff` and "
+                    "`fabricd lab drive` work on it",
+                }
             else:
                 lab_kept = False
         if kept or lab_kept:
             self.ctx.keep_workdir = True
             record = {"workdir": str(self.ctx.workdir_path), "processes": kept, "lab": lab_kept}
             (self.state / RUNNING_FILE).write_text(json.dumps(record, indent=1))
-            out["stop"] = {"command": "fabricd demo --stop",
-                           "note": "stops these processes" + (" and the switch lab (`fabricd lab down`)"
-                                                              if lab_kept else "")
-                                   + " and removes the replay roots"}
-            out["note"] = ("the replay roots stay as the storm left them: their counters no longer move once the "
-                           "demo has exited")
+            out["stop"] = {
+                "command": "fabricd demo --stop",
+                "note": "stops these processes"
+                + (" and the switch lab (`fabricd lab down`)" if lab_kept else "")
+                + " and removes the replay roots",
+            }
+            out["note"] = (
+                "the replay roots stay as the storm left them: their counters no longer move once the demo has exited"
+            )
         return out
 
     # -- the run record -------------------------------------------------------------------------------------------
@@ -185,17 +201,25 @@ class Demo:
             return
         start, end = self.ctx.prom_started_ts, time.time()
         # irate: the last two 1 s scrapes, so the storm shows as the plateau it is (a 5 s rate would ramp)
-        q = ("sum by (host, interface, priority, direction) "
-             "(irate(fabricd_nic_pfc_pause_duration_seconds_total[3s]))")
+        q = "sum by (host, interface, priority, direction) (irate(fabricd_nic_pfc_pause_duration_seconds_total[3s]))"
         try:
-            pause = [Series(name=s.name, labels=host_as_device(s.labels), points=s.points)
-                     for s in query_range(prom.url, q, start, end)]
+            pause = [
+                Series(name=s.name, labels=host_as_device(s.labels), points=s.points)
+                for s in query_range(prom.url, q, start, end)
+            ]
             panels = fetch_panels(prom.url, start, end)
         except ReportError as exc:
             report.run_record_note = f"no run record: {exc.render()}"
             return
-        record = RunRecord(fabric=self.fabric.name, inventory=str(self.options.inventory), started_ts=start,
-                           ended_ts=end, pause=pause, storm=self.ctx.storm, panels=panels)
+        record = RunRecord(
+            fabric=self.fabric.name,
+            inventory=str(self.options.inventory),
+            started_ts=start,
+            ended_ts=end,
+            pause=pause,
+            storm=self.ctx.storm,
+            panels=panels,
+        )
         path = self.state / "run.json"
         save_record(record, path)
         report.run_record = str(path)

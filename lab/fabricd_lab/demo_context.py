@@ -33,8 +33,7 @@ class DemoContext:
     """The inventory, options, state dir and observer of one demo run, the cleanup stack everything started is
     registered on, and the running parts the stages hand on to each other."""
 
-    def __init__(self, options: DemoOptions, observer: DemoObserver, state: Path,
-                 stack: contextlib.ExitStack) -> None:
+    def __init__(self, options: DemoOptions, observer: DemoObserver, state: Path, stack: contextlib.ExitStack) -> None:
         self.options = options
         self.observer = observer
         self.state = state

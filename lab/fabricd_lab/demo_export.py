@@ -46,8 +46,9 @@ class ExportStage(Stage):
     name = "export"
 
     def run(self) -> StageResult:
-        prom = PrometheusServer(self.ctx.workdir() / "prometheus", [], [rules_file()],
-                                binary=self.ctx.options.prometheus_bin)
+        prom = PrometheusServer(
+            self.ctx.workdir() / "prometheus", [], [rules_file()], binary=self.ctx.options.prometheus_bin
+        )
         if not Path(prom.binary).exists() and shutil.which(prom.binary) is None:
             raise StageSkippedError(f"{prom.binary} is not installed (as root: apt-get install prometheus)")
         origin, victim = pick_hosts(self.ctx.fabric, self.ctx.options.host, self.ctx.options.victim)
@@ -65,21 +66,30 @@ class ExportStage(Stage):
         url = prom.start()
         self.ctx.prom = prom
         self.ctx.defer(prom.stop)
-        self.note(f"{version} on {url} (1 s scrape and rule evaluation, rules "
-                  f"{rules_file().name}, storage {prom.workdir / 'data'})")
+        self.note(
+            f"{version} on {url} (1 s scrape and rule evaluation, rules "
+            f"{rules_file().name}, storage {prom.workdir / 'data'})"
+        )
         targets = _wait_targets(prom, len(exporters), timeout_s=20.0)
         time.sleep(3.5)  # a few scrapes, so rates have two points
         counters = self._counter_table(prom)
         series = prom.query('count({job=~"fabricd.*"})')
         n_series = int(series[0].value) if series else 0
-        data = {"prometheus": {"url": url, "version": version, "pid": prom.proc.pid if prom.proc else None},
-                "serve": {"url": serve.url, "pid": serve.proc.pid},
-                "exporters": {n: {"url": e.url, "pid": e.proc.pid} for n, e in exporters.items() if e is not serve},
-                "targets": targets, "series": n_series, "counters": counters, "hosts": list(roots)}
+        data = {
+            "prometheus": {"url": url, "version": version, "pid": prom.proc.pid if prom.proc else None},
+            "serve": {"url": serve.url, "pid": serve.proc.pid},
+            "exporters": {n: {"url": e.url, "pid": e.proc.pid} for n, e in exporters.items() if e is not serve},
+            "targets": targets,
+            "series": n_series,
+            "counters": counters,
+            "hosts": list(roots),
+        }
         up = sum(1 for t in targets if t["health"] == "up")
         job_names = ", ".join(sorted({t["job"] for t in targets}))
-        summary = (f"Prometheus {url}: {up}/{len(targets)} targets up ({job_names}), {n_series} fabricd series; "
-                   f"{len(counters)} key counters read back through PromQL")
+        summary = (
+            f"Prometheus {url}: {up}/{len(targets)} targets up ({job_names}), {n_series} fabricd series; "
+            f"{len(counters)} key counters read back through PromQL"
+        )
         if up < len(targets) or not counters:
             raise StageFailedError("Prometheus did not scrape every exporter", data)
         return self.ok(summary, data)
@@ -98,9 +108,17 @@ class ExportStage(Stage):
         for h in hosts:
             nic = rdma_nic(h)
             assert nic is not None and nic.rdma_device is not None
-            rnic = ReplayNic(nic.netdev, nic.rdma_device, port=nic.rdma_port, channels=2, pfc_priorities=prios,
-                             ecn_priorities=ecn_prios, roce_tos=roce.dscp << 2 | 2, mtu=nic.mtu,
-                             rate=rate_text(nic.speed.gbps) if nic.speed else "100 Gb/sec (2X HDR)")
+            rnic = ReplayNic(
+                nic.netdev,
+                nic.rdma_device,
+                port=nic.rdma_port,
+                channels=2,
+                pfc_priorities=prios,
+                ecn_priorities=ecn_prios,
+                roce_tos=roce.dscp << 2 | 2,
+                mtu=nic.mtu,
+                rate=rate_text(nic.speed.gbps) if nic.speed else "100 Gb/sec (2X HDR)",
+            )
             root = self.ctx.workdir() / "replay" / h.name
             replay = ReplayHost(root, [rnic])
             replay.build()
@@ -109,29 +127,39 @@ class ExportStage(Stage):
             self.ctx.defer(gen.close)
             self.ctx.gens[h.name] = gen
             roots[h.name] = root
-        self.note(f"replay roots (mlx5-like sysfs and ethtool text, rewritten every "
-                  f"{WRITER_TICK_S * 1000:.0f} ms with RoCE traffic at {self.ctx.options.traffic_pps:.0f} "
-                  f"packets/s on priority {roce.priority}) for {', '.join(roots)}")
+        self.note(
+            f"replay roots (mlx5-like sysfs and ethtool text, rewritten every "
+            f"{WRITER_TICK_S * 1000:.0f} ms with RoCE traffic at {self.ctx.options.traffic_pps:.0f} "
+            f"packets/s on priority {roce.priority}) for {', '.join(roots)}"
+        )
         return roots
 
     def _exporters(self, origin: Host, roots: dict[str, Path]) -> dict[str, Child]:
         """``fabricd serve`` on every root (the origin's exporter; ``ctx.serve``) and ``fabricd export host`` on
         each other root, by host name."""
         switches = self.ctx.lab_up
-        serve_argv = ["serve", str(self.ctx.options.inventory),
-                      *[a for name, root in roots.items() for a in ("--root", f"{name}={root}")],
-                      "--switches" if switches else "--no-switches"]
+        serve_argv = [
+            "serve",
+            str(self.ctx.options.inventory),
+            *[a for name, root in roots.items() for a in ("--root", f"{name}={root}")],
+            "--switches" if switches else "--no-switches",
+        ]
         jobs = [("serve", serve_argv, "/healthz")]
-        jobs += [(f"export-{name}", ["export", "host", "--root", str(root)], "/metrics")
-                 for name, root in list(roots.items())[1:]]
+        jobs += [
+            (f"export-{name}", ["export", "host", "--root", str(root)], "/metrics")
+            for name, root in list(roots.items())[1:]
+        ]
         children = self._fabricd(jobs)
         serve = children[0]
         self.ctx.serve = serve
         exporters = {origin.name: serve}
         exporters.update(zip(list(roots)[1:], children[1:], strict=True))
-        self.note(f"fabricd serve on {serve.url}: host exporter ({origin.name}), watchdog on "
-                  f"{', '.join(roots)}" + (", switch poller on the lab" if switches else "")
-                  + ", drift audit, /status and /events")
+        self.note(
+            f"fabricd serve on {serve.url}: host exporter ({origin.name}), watchdog on "
+            f"{', '.join(roots)}"
+            + (", switch poller on the lab" if switches else "")
+            + ", drift audit, /status and /events"
+        )
         for name, exp in list(exporters.items())[1:]:
             self.note(f"fabricd export host --root <replay root of {name}> on {exp.url}")
         return exporters
@@ -145,9 +173,11 @@ class ExportStage(Stage):
         traffic.start()
         self.ctx.traffic = traffic
         self.ctx.defer(traffic.stop)
-        self.note(f"lab traffic: {self.ctx.options.traffic_pps:.0f} packets/s on priority "
-                  f"{roce.priority} out of each of the {len(ports)} switch ports, 1% ECN-marked "
-                  "(`fabricd lab drive` traffic/ecn)")
+        self.note(
+            f"lab traffic: {self.ctx.options.traffic_pps:.0f} packets/s on priority "
+            f"{roce.priority} out of each of the {len(ports)} switch ports, 1% ECN-marked "
+            "(`fabricd lab drive` traffic/ecn)"
+        )
 
     def _fabricd(self, jobs: list[tuple[str, list[str], str]], timeout_s: float = 30.0) -> list[Child]:
         """Start ``fabricd ARGV --listen 127.0.0.1:<free port>`` for each (name, argv, ready path) at once, each in
@@ -171,8 +201,13 @@ class ExportStage(Stage):
         port = free_port()
         log_path = self.ctx.workdir() / f"{name}.log"
         with log_path.open("ab") as logf:
-            proc = subprocess.Popen([*FABRICD_ARGV, *argv, "--listen", f"127.0.0.1:{port}"],
-                                    stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True)
+            proc = subprocess.Popen(
+                [*FABRICD_ARGV, *argv, "--listen", f"127.0.0.1:{port}"],
+                stdin=subprocess.DEVNULL,
+                stdout=logf,
+                stderr=logf,
+                start_new_session=True,
+            )
         child = Child(name, proc, log_path, f"http://127.0.0.1:{port}")
         self.ctx.children.append(child)
         self.ctx.defer(child.stop)
@@ -182,19 +217,33 @@ class ExportStage(Stage):
         pol = self.ctx.fabric.policy
         p = pol.qos.roce.priority
         queries = (
-            (f"RoCE traffic on priority {p}", "bytes/s",
-             f'sum by (host, direction) (rate(fabricd_nic_priority_bytes_total{{priority="{p}"}}[5s]))'),
-            (f"PFC pause frames on priority {p}", "frames",
-             f'sum by (host, direction) (fabricd_nic_pfc_pause_frames_total{{priority="{p}"}})'),
-            ("RDMA port data", "bytes/s",
-             "sum by (host, direction) (rate(fabricd_rdma_port_data_bytes_total[5s]))"),
-            (f"ECN enabled on priority {p} (roce_np, roce_rp)", "0/1",
-             f'min by (host) (fabricd_nic_ecn_enabled{{priority="{p}"}})'),
+            (
+                f"RoCE traffic on priority {p}",
+                "bytes/s",
+                f'sum by (host, direction) (rate(fabricd_nic_priority_bytes_total{{priority="{p}"}}[5s]))',
+            ),
+            (
+                f"PFC pause frames on priority {p}",
+                "frames",
+                f'sum by (host, direction) (fabricd_nic_pfc_pause_frames_total{{priority="{p}"}})',
+            ),
+            ("RDMA port data", "bytes/s", "sum by (host, direction) (rate(fabricd_rdma_port_data_bytes_total[5s]))"),
+            (
+                f"ECN enabled on priority {p} (roce_np, roce_rp)",
+                "0/1",
+                f'min by (host) (fabricd_nic_ecn_enabled{{priority="{p}"}})',
+            ),
             ("RoCE ToS (RDMA-CM default)", "", "max by (host) (fabricd_nic_roce_tos)"),
-            (f"switch PFC pause frames on priority {p}", "frames/s",
-             f'sum by (switch, direction) (rate(fabricd_switch_pfc_pause_frames_total{{priority="{p}"}}[5s]))'),
-            (f"switch ECN-marked packets, queue {p}", "packets/s",
-             f'sum by (switch) (rate(fabricd_switch_queue_ecn_marked_packets_total{{queue="{p}"}}[5s]))'),
+            (
+                f"switch PFC pause frames on priority {p}",
+                "frames/s",
+                f'sum by (switch, direction) (rate(fabricd_switch_pfc_pause_frames_total{{priority="{p}"}}[5s]))',
+            ),
+            (
+                f"switch ECN-marked packets, queue {p}",
+                "packets/s",
+                f'sum by (switch) (rate(fabricd_switch_queue_ecn_marked_packets_total{{queue="{p}"}}[5s]))',
+            ),
             ("switches up", "", "sum(fabricd_switch_up)"),
             ("watchdog detection time", "s", "max(fabricd_watchdog_detection_seconds)"),
         )
@@ -205,13 +254,21 @@ class ExportStage(Stage):
                 rows.append({"what": what, "where": where, "value": s.value, "unit": unit, "query": q})
         return rows
 
+
 def _wait_targets(prom: PrometheusServer, expected: int, timeout_s: float) -> list[dict[str, Any]]:
     """Prometheus's scrape targets once ``expected`` of them are up (or as they are when the time is up)."""
     deadline = time.monotonic() + timeout_s
     rows: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        rows = [{"job": t["labels"].get("job", ""), "instance": t["labels"].get("instance", ""),
-                 "health": t.get("health", "unknown"), "labels": t["labels"]} for t in prom.targets()]
+        rows = [
+            {
+                "job": t["labels"].get("job", ""),
+                "instance": t["labels"].get("instance", ""),
+                "health": t.get("health", "unknown"),
+                "labels": t["labels"],
+            }
+            for t in prom.targets()
+        ]
         if len(rows) >= expected and all(r["health"] == "up" for r in rows):
             break
         time.sleep(0.25)

@@ -49,8 +49,9 @@ HOST_SWITCH_CHECKS: tuple[str, ...] = ("FAB009", "FAB010", "FAB012", "FAB013", "
 NIC has a peer, speed, MTU (frame vs port), RoCE ToS vs the DSCP map, PCP trust needs tagging, VLAN on the port."""
 
 HOST_SKIP_PARTS = frozenset({"vlan", "dcb"})
-HOST_SKIP_REASON = ("this kernel has no 802.1Q and veth has no DCB, so VLAN and DCB are left to the Soft-RoCE VM "
-                    "(`fabricd lab vm`)")
+HOST_SKIP_REASON = (
+    "this kernel has no 802.1Q and veth has no DCB, so VLAN and DCB are left to the Soft-RoCE VM (`fabricd lab vm`)"
+)
 NETNS_PREFIX = "fdt-demo-"
 STORM_HOLD_S = 5.0
 """The storm lasts at least this long (seconds) so the pictures show its plateau."""
@@ -80,8 +81,14 @@ class StageResult:
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "status": self.status.value, "summary": self.summary,
-                "seconds": round(self.seconds, 3), "data": self.data}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "status": self.status.value,
+            "summary": self.summary,
+            "seconds": round(self.seconds, 3),
+            "data": self.data,
+        }
 
 
 @dataclass
@@ -185,15 +192,24 @@ def pick_hosts(fabric: Fabric, host: str | None = None, victim: str | None = Non
         raise StageSkippedError("the inventory has no host with an RDMA NIC and a peer switch port")
     chosen = next((h for h in candidates if h.name == host), None) if host else candidates[0]
     if chosen is None:
-        raise FabricdError(f"--host {host}: no such host with an RDMA NIC and a peer in the inventory",
-                           hint=f"use one of: {', '.join(h.name for h in candidates)}")
+        raise FabricdError(
+            f"--host {host}: no such host with an RDMA NIC and a peer in the inventory",
+            hint=f"use one of: {', '.join(h.name for h in candidates)}",
+        )
     nic = rdma_nic(chosen)
     assert nic is not None
     if victim:
         other = next((h for h in candidates if h.name == victim), None)
     else:
-        other = next((h for h in candidates if peer_switch(rdma_nic(h)) != peer_switch(nic)  # type: ignore[arg-type]
-                      and h.name != chosen.name), None)
+        other = next(
+            (
+                h
+                for h in candidates
+                if peer_switch(rdma_nic(h)) != peer_switch(nic)  # type: ignore[arg-type]
+                and h.name != chosen.name
+            ),
+            None,
+        )
     return chosen, other
 
 
@@ -323,11 +339,26 @@ class LabTraffic:
         while not self._stop.wait(self.PERIOD_S):
             for device, port in self.ports:
                 try:
-                    daemon.control({"op": "drive", "device": device, "action": "traffic", "port": port,
-                                    "priority": self.priority, "packets": int(self.pps * self.PERIOD_S)})
-                    daemon.control({"op": "drive", "device": device, "action": "ecn", "port": port,
-                                    "priority": self.priority,
-                                    "packets": int(self.pps * self.PERIOD_S * self.ecn_share)})
+                    daemon.control(
+                        {
+                            "op": "drive",
+                            "device": device,
+                            "action": "traffic",
+                            "port": port,
+                            "priority": self.priority,
+                            "packets": int(self.pps * self.PERIOD_S),
+                        }
+                    )
+                    daemon.control(
+                        {
+                            "op": "drive",
+                            "device": device,
+                            "action": "ecn",
+                            "port": port,
+                            "priority": self.priority,
+                            "packets": int(self.pps * self.PERIOD_S * self.ecn_share),
+                        }
+                    )
                 except (FabricdError, OSError, ValueError):
                     self.errors += 1
                 if self._stop.is_set():
@@ -340,8 +371,13 @@ class LabTraffic:
 
 def rate_text(speed_gbps: int) -> str:
     """sysfs ``ports/1/rate`` text as mlx5 prints it for common speeds (e.g. ``400 Gb/sec (4X NDR)``)."""
-    known = {400: "400 Gb/sec (4X NDR)", 200: "200 Gb/sec (4X HDR)", 100: "100 Gb/sec (2X HDR)",
-             50: "50 Gb/sec (2X HDR)", 25: "25 Gb/sec (1X EDR)"}
+    known = {
+        400: "400 Gb/sec (4X NDR)",
+        200: "200 Gb/sec (4X HDR)",
+        100: "100 Gb/sec (2X HDR)",
+        50: "50 Gb/sec (2X HDR)",
+        25: "25 Gb/sec (1X EDR)",
+    }
     return known.get(speed_gbps, f"{speed_gbps} Gb/sec")
 
 
@@ -349,8 +385,12 @@ def run_ip(*args: str, check: bool = True) -> None:
     """Run ``ip ARGS`` (iproute2); a failure raises HostBackendError with its stderr when ``check``."""
     res = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
     if check and res.returncode != 0:
-        raise HostBackendError("ip", " ".join(args), res.stderr.strip() or f"exit {res.returncode}",
-                               hint="the host stage needs root and iproute2 (`fabricd doctor`)")
+        raise HostBackendError(
+            "ip",
+            " ".join(args),
+            res.stderr.strip() or f"exit {res.returncode}",
+            hint="the host stage needs root and iproute2 (`fabricd doctor`)",
+        )
 
 
 def host_as_device(labels: dict[str, str]) -> dict[str, str]:
@@ -386,8 +426,9 @@ def stop_kept(state: Path | None = None, timeout_s: float = 10.0) -> list[str]:
     except FileNotFoundError:
         return []
     except (OSError, ValueError) as exc:
-        raise FabricdError(f"{path}: unreadable ({exc})",
-                           hint=f"remove {path} and stop the processes by hand") from None
+        raise FabricdError(
+            f"{path}: unreadable ({exc})", hint=f"remove {path} and stop the processes by hand"
+        ) from None
     done: list[str] = []
     for item in record.get("processes", []):
         pid, name, marker = int(item["pid"]), str(item["name"]), str(item["marker"])

@@ -77,8 +77,11 @@ def config_text(jobs: Sequence[ScrapeJob], rule_files: Sequence[Path], *, interv
         "scrape_configs:",
     ]
     for job in jobs:
-        lines += [f"  - job_name: {_yaml_str(job.name)}", f"    metrics_path: {_yaml_str(job.metrics_path)}",
-                  "    static_configs:"]
+        lines += [
+            f"  - job_name: {_yaml_str(job.name)}",
+            f"    metrics_path: {_yaml_str(job.metrics_path)}",
+            "    static_configs:",
+        ]
         for addr, labels in job.targets:
             lines.append(f"      - targets: [{_yaml_str(addr)}]")
             if labels:
@@ -123,20 +126,28 @@ class PrometheusServer:
     def start(self, timeout_s: float = 30.0, attempts: int = 3) -> str:
         """Start the server and wait until ``/-/ready``; returns its base URL. Retries on a lost port race."""
         if shutil.which(self.binary) is None and not os.access(self.binary, os.X_OK):
-            raise PrometheusError(f"{self.binary}: Prometheus is not installed",
-                                  hint="as root: apt-get install prometheus")
+            raise PrometheusError(
+                f"{self.binary}: Prometheus is not installed", hint="as root: apt-get install prometheus"
+            )
         self.write_config()
         last = ""
         for _ in range(attempts):
             self.port = free_port()
             data = self.workdir / "data"
             data.mkdir(parents=True, exist_ok=True)
-            argv = [self.binary, f"--config.file={self.config_path}", f"--storage.tsdb.path={data}",
-                    f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-lifecycle",
-                    "--storage.tsdb.retention.time=1d", "--log.level=warn"]
+            argv = [
+                self.binary,
+                f"--config.file={self.config_path}",
+                f"--storage.tsdb.path={data}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--web.enable-lifecycle",
+                "--storage.tsdb.retention.time=1d",
+                "--log.level=warn",
+            ]
             with self.log_path.open("ab") as logf:
-                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
-                                             start_new_session=True)
+                self.proc = subprocess.Popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, start_new_session=True
+                )
             (self.workdir / PID_FILE).write_text(f"{self.proc.pid}\n")
             deadline = time.monotonic() + timeout_s
             while time.monotonic() < deadline:
@@ -150,8 +161,10 @@ class PrometheusServer:
             self.stop()
             if "address already in use" not in last:
                 break
-        raise PrometheusError(f"Prometheus did not start: {last or 'no output'}",
-                              hint=f"see {self.log_path}; check that {self.binary} runs (`fabricd doctor`)")
+        raise PrometheusError(
+            f"Prometheus did not start: {last or 'no output'}",
+            hint=f"see {self.log_path}; check that {self.binary} runs (`fabricd doctor`)",
+        )
 
     def _ready(self) -> bool:
         try:

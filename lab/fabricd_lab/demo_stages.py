@@ -55,25 +55,42 @@ class ValidateStage(Stage):
         hs_errors = [p for p in hs if p.severity == "error"]
         if ctx.deadlock_applies:
             cycles = len(ctx.deadlock.cycles)
-            deadlock = {"applicable": True, "cycles": cycles,
-                        "dependencies": ctx.deadlock.dependencies, "endpoint_switches": ctx.deadlock.endpoints}
-            dl_text = (f"{cycles} PFC deadlock cycle(s)" if cycles else
-                       f"no PFC deadlock cycle ({ctx.deadlock.dependencies} dependencies between transit buffers)")
+            deadlock = {
+                "applicable": True,
+                "cycles": cycles,
+                "dependencies": ctx.deadlock.dependencies,
+                "endpoint_switches": ctx.deadlock.endpoints,
+            }
+            dl_text = (
+                f"{cycles} PFC deadlock cycle(s)"
+                if cycles
+                else f"no PFC deadlock cycle ({ctx.deadlock.dependencies} dependencies between transit buffers)"
+            )
         else:
             deadlock = {"applicable": False, "cycles": 0}
             dl_text = "PFC deadlock analysis not applicable (no lossless traffic)"
         data: dict[str, Any] = {
-            "switches": len(fabric.switches), "hosts": len(fabric.hosts), "links": len(fabric.links),
-            "checks": len(ALL_CHECKS), "errors": len(v.errors), "warnings": len(v.warnings),
+            "switches": len(fabric.switches),
+            "hosts": len(fabric.hosts),
+            "links": len(fabric.links),
+            "checks": len(ALL_CHECKS),
+            "errors": len(v.errors),
+            "warnings": len(v.warnings),
             "problems": [{"severity": p.severity, "code": p.code, "text": p.render()} for p in v.problems],
-            "host_switch": {"checks": list(HOST_SWITCH_CHECKS), "nics": len(nics), "errors": len(hs_errors),
-                            "warnings": len(hs) - len(hs_errors)},
+            "host_switch": {
+                "checks": list(HOST_SWITCH_CHECKS),
+                "nics": len(nics),
+                "errors": len(hs_errors),
+                "warnings": len(hs) - len(hs_errors),
+            },
             "deadlock": deadlock,
         }
-        summary = (f"{fabric.name}: {len(fabric.switches)} switches, {len(fabric.hosts)} hosts, "
-                   f"{len(fabric.links)} links; {len(ALL_CHECKS)} checks: {len(v.errors)} errors, "
-                   f"{len(v.warnings)} warnings; host-to-switch checks on {len(nics)} NICs: "
-                   f"{len(hs_errors)} errors; {dl_text}")
+        summary = (
+            f"{fabric.name}: {len(fabric.switches)} switches, {len(fabric.hosts)} hosts, "
+            f"{len(fabric.links)} links; {len(ALL_CHECKS)} checks: {len(v.errors)} errors, "
+            f"{len(v.warnings)} warnings; host-to-switch checks on {len(nics)} NICs: "
+            f"{len(hs_errors)} errors; {dl_text}"
+        )
         if v.errors:
             raise StageFailedError(f"{len(v.errors)} validation error(s); `fabricd validate` lists them", data)
         return self.ok(summary, data)
@@ -92,19 +109,37 @@ class RenderStage(Stage):
         rows: list[dict[str, Any]] = []
         for r in render_devices(self.ctx.fabric):
             write_render(r, out)
-            rows.append({"device": r.device, "kind": r.kind, "platform": r.platform,
-                         "files": [f.relpath for f in r.files], "lines": sum(f.lines for f in r.files),
-                         "bytes": sum(f.size_bytes for f in r.files), "warnings": len(r.warnings)})
+            rows.append(
+                {
+                    "device": r.device,
+                    "kind": r.kind,
+                    "platform": r.platform,
+                    "files": [f.relpath for f in r.files],
+                    "lines": sum(f.lines for f in r.files),
+                    "bytes": sum(f.size_bytes for f in r.files),
+                    "warnings": len(r.warnings),
+                }
+            )
         switches = [r for r in rows if r["kind"] == "switch"]
         hosts = [r for r in rows if r["kind"] == "host"]
         nos = sorted({r["platform"] for r in switches})
-        data = {"out": str(out), "devices": len(rows), "switches": len(switches), "hosts": len(hosts), "nos": nos,
-                "files": sum(len(r["files"]) for r in rows), "lines": sum(r["lines"] for r in rows),
-                "warnings": sum(r["warnings"] for r in rows), "rows": rows}
+        data = {
+            "out": str(out),
+            "devices": len(rows),
+            "switches": len(switches),
+            "hosts": len(hosts),
+            "nos": nos,
+            "files": sum(len(r["files"]) for r in rows),
+            "lines": sum(r["lines"] for r in rows),
+            "warnings": sum(r["warnings"] for r in rows),
+            "rows": rows,
+        }
         noses = f"{len(nos)} NOS{'es' if len(nos) != 1 else ''}"
-        summary = (f"{len(rows)} devices -> {out}: {len(switches)} switches on {noses} "
-                   f"({', '.join(nos)}), {len(hosts)} hosts; {data['files']} files, {data['lines']} lines; "
-                   f"{data['warnings']} values a platform cannot express exactly (listed by `fabricd render`)")
+        summary = (
+            f"{len(rows)} devices -> {out}: {len(switches)} switches on {noses} "
+            f"({', '.join(nos)}), {len(hosts)} hosts; {data['files']} files, {data['lines']} lines; "
+            f"{data['warnings']} values a platform cannot express exactly (listed by `fabricd render`)"
+        )
         return self.ok(summary, data)
 
 
@@ -127,30 +162,47 @@ class PushStage(Stage):
         opts = PushOptions(concurrency=16)
 
         def done(r: TargetResult) -> None:
-            self.note(f"{r.target} ({r.platform}): {r.state.value} in {r.duration_s:.2f} s"
-                      + (f": {r.error}" if r.error else ""))
+            self.note(
+                f"{r.target} ({r.platform}): {r.state.value} in {r.duration_s:.2f} s"
+                + (f": {r.error}" if r.error else "")
+            )
 
         first = push(targets, candidates, opts, on_result=done)
         self.note("pushing the same intent again (it must change nothing)")
         second = push(targets, candidates, opts)
         data: dict[str, Any] = {
-            "lab": {"pid": st["pid"], "reused": self.ctx.lab_reused,
-                    "devices": [{"name": d["name"], "platform": d["platform"],
-                                 "address": f"{d['host']}:{d['port']}"} for d in st["devices"]]},
+            "lab": {
+                "pid": st["pid"],
+                "reused": self.ctx.lab_reused,
+                "devices": [
+                    {"name": d["name"], "platform": d["platform"], "address": f"{d['host']}:{d['port']}"}
+                    for d in st["devices"]
+                ],
+            },
             "devices": len(targets),
             "push": _push_counts(first),
             "repush": _push_counts(second),
-            "rows": [{"target": r.target, "platform": r.platform, "state": r.state.value, "changed": r.changed,
-                      "seconds": round(r.duration_s, 2), "error": r.error,
-                      "repush_state": r2.state.value}
-                     for r, r2 in zip(first.results, second.results, strict=True)],
+            "rows": [
+                {
+                    "target": r.target,
+                    "platform": r.platform,
+                    "state": r.state.value,
+                    "changed": r.changed,
+                    "seconds": round(r.duration_s, 2),
+                    "error": r.error,
+                    "repush_state": r2.state.value,
+                }
+                for r, r2 in zip(first.results, second.results, strict=True)
+            ],
             "diffs": _push_diffs(first),
         }
         data["cabling"] = self._cabling(targets)
         p, r2 = data["push"], data["repush"]
-        summary = (f"lab: {len(st['devices'])} switches over SSH; push: {p['changed']} changed, "
-                   f"{p['unchanged']} already matched, {p['failed']} failed; re-push: {r2['changed']} changed, "
-                   f"{r2['unchanged']} unchanged, {r2['failed']} failed")
+        summary = (
+            f"lab: {len(st['devices'])} switches over SSH; push: {p['changed']} changed, "
+            f"{p['unchanged']} already matched, {p['failed']} failed; re-push: {r2['changed']} changed, "
+            f"{r2['unchanged']} unchanged, {r2['failed']} failed"
+        )
         if p["failed"] or r2["failed"] or r2["changed"]:
             raise StageFailedError("the push or the idempotent re-push did not go cleanly", data)
         return self.ok(summary, data)
@@ -160,13 +212,15 @@ class PushStage(Stage):
         """Skip unless every switch's management address is one the lab can serve on this machine."""
         if not fabric.switches:
             raise StageSkippedError("the inventory has no switches")
-        remote = [f"{sw.name} ({sw.mgmt.host}:{sw.mgmt.port})" for sw in fabric.switches
-                  if sw.mgmt.host not in LOOPBACK]
+        remote = [
+            f"{sw.name} ({sw.mgmt.host}:{sw.mgmt.port})" for sw in fabric.switches if sw.mgmt.host not in LOOPBACK
+        ]
         if remote:
             raise StageSkippedError(
                 f"the switches' management addresses are not on this machine ({', '.join(remote[:3])}"
                 f"{', ...' if len(remote) > 3 else ''}): the demo pushes only to the lab's simulators "
-                "on 127.0.0.1; `fabricd push` pushes to real switches")
+                "on 127.0.0.1; `fabricd push` pushes to real switches"
+            )
 
     def _lab(self, fabric: Fabric) -> dict[str, Any]:
         """The switch lab of this fabric: the one already running (left up), else one started with the demo's
@@ -178,7 +232,8 @@ class PushStage(Stage):
             if st.get("fabric") != fabric.name:
                 raise StageFailedError(
                     f"a lab for fabric {st.get('fabric')!r} is already running (pid {st['pid']})",
-                    {"hint": "stop it with `fabricd lab down`, then run the demo again"})
+                    {"hint": "stop it with `fabricd lab down`, then run the demo again"},
+                )
             self.ctx.lab_reused = True
             self.note(f"using the switch lab that is already running (pid {st['pid']}); it stays up")
         else:
@@ -186,10 +241,14 @@ class PushStage(Stage):
             st = daemon.up(fabric, [swap] if swap is not None else [])
             self.ctx.defer(self._lab_down)
             if swap is not None:
-                self.note(f"the demo's lab has the cables in {swap.device} {swap.arg} swapped on purpose "
-                          f"(`--fault {swap}`): `fabricd audit cabling` must find them")
-            self.note(f"fabricd lab up: {len(st['devices'])} SSH simulators on 127.0.0.1 "
-                      f"(pid {st['pid']}); host keys in {st['known_hosts']}")
+                self.note(
+                    f"the demo's lab has the cables in {swap.device} {swap.arg} swapped on purpose "
+                    f"(`--fault {swap}`): `fabricd audit cabling` must find them"
+                )
+            self.note(
+                f"fabricd lab up: {len(st['devices'])} SSH simulators on 127.0.0.1 "
+                f"(pid {st['pid']}); host keys in {st['known_hosts']}"
+            )
         self.ctx.lab_up = True
         return dict(st)
 
@@ -201,11 +260,15 @@ class PushStage(Stage):
         factory = driver_factory(AuditOptions())
         report = evaluate(self.ctx.fabric, [read_lldp(sw, factory) for sw in targets])
         findings = [f for c in report.checks for f in c.findings]
-        self.note(f"audit cabling: {len(findings)} finding(s)"
-                  + "".join(f"\n  {f.code} {f.message}; {f.hint}" for f in findings[:4]))
-        return {"compliant": report.compliant, "codes": sorted({f.code for f in findings}),
-                "findings": [{"code": f.code, "object": f.object, "message": f.message, "hint": f.hint}
-                             for f in findings]}
+        self.note(
+            f"audit cabling: {len(findings)} finding(s)"
+            + "".join(f"\n  {f.code} {f.message}; {f.hint}" for f in findings[:4])
+        )
+        return {
+            "compliant": report.compliant,
+            "codes": sorted({f.code for f in findings}),
+            "findings": [{"code": f.code, "object": f.object, "message": f.message, "hint": f.hint} for f in findings],
+        }
 
     def _lab_down(self) -> None:
         """Stop the lab this demo started (not one it found running), unless --keep-running keeps it."""
@@ -220,10 +283,13 @@ def _push_counts(report: Any) -> dict[str, int]:
     from fabricd.deploy.result import TargetState
 
     states = [r.state for r in report.results]
-    return {"devices": len(states), "ok": sum(1 for r in report.results if not r.failed),
-            "changed": sum(1 for r in report.results if r.changed),
-            "unchanged": states.count(TargetState.UNCHANGED),
-            "failed": len(report.failed)}
+    return {
+        "devices": len(states),
+        "ok": sum(1 for r in report.results if not r.failed),
+        "changed": sum(1 for r in report.results if r.changed),
+        "unchanged": states.count(TargetState.UNCHANGED),
+        "failed": len(report.failed),
+    }
 
 
 def _push_diffs(report: Any) -> dict[str, dict[str, Any]]:
@@ -232,9 +298,13 @@ def _push_diffs(report: Any) -> dict[str, dict[str, Any]]:
     for r in report.results:
         signed = diff_signs(r.platform, r.diff)  # NVUE's diff is YAML: `- set:` adds what follows
         added, removed = diff_counts(r.platform, r.diff)
-        diffs[r.target] = {"lines": len(signed), "added": added, "removed": removed,
-                           "head": [line for _, line in signed[:DIFF_HEAD_LINES]],
-                           "head_signs": [sign for sign, _ in signed[:DIFF_HEAD_LINES]]}
+        diffs[r.target] = {
+            "lines": len(signed),
+            "added": added,
+            "removed": removed,
+            "head": [line for _, line in signed[:DIFF_HEAD_LINES]],
+            "head_signs": [sign for sign, _ in signed[:DIFF_HEAD_LINES]],
+        }
     return diffs
 
 
@@ -275,8 +345,10 @@ class HostStage(Stage):
         intent = host_intent(self.ctx.fabric, host.name)
         ns, peer_ns = self._make_netns(host)
         root = build_fake_host(self.ctx.workdir() / f"{host.name}-sys", fake_nics_for(intent, skip_vlan=True))
-        self.note(f"network namespace {ns} (NIC side) and {peer_ns} (switch side, MTU of the peer port); "
-                  f"fake mlx5 /sys tree from real captures at {root}")
+        self.note(
+            f"network namespace {ns} (NIC side) and {peer_ns} (switch side, MTU of the peer port); "
+            f"fake mlx5 /sys tree from real captures at {root}"
+        )
         skip = HOST_SKIP_PARTS
 
         def audit() -> AuditReport:
@@ -301,8 +373,10 @@ class HostStage(Stage):
             applied = apply_all(backends, the_plan)
         finally:
             close_backends(backends)
-        self.note(f"applied {sum(len(r.applied) for r in applied.results)} of {len(the_plan.steps)} step(s)"
-                  f" with {', '.join(r.backend.value for r in applied.results)}")
+        self.note(
+            f"applied {sum(len(r.applied) for r in applied.results)} of {len(the_plan.steps)} step(s)"
+            f" with {', '.join(r.backend.value for r in applied.results)}"
+        )
         after = audit()
         replan, backends = plan()
         close_backends(backends)
@@ -310,24 +384,46 @@ class HostStage(Stage):
         for s in the_plan.steps:
             by_backend[s.backend.value] = by_backend.get(s.backend.value, 0) + 1
         data: dict[str, Any] = {
-            "host": host.name, "netns": ns, "root": str(root), "skipped_parts": sorted(skip),
+            "host": host.name,
+            "netns": ns,
+            "root": str(root),
+            "skipped_parts": sorted(skip),
             "skip_reason": HOST_SKIP_REASON,
-            "before": {"compliant": before.compliant, "findings": len(before.findings),
-                       "failed_checks": [c.code for c in before.checks if c.status is Status.FAIL]},
+            "before": {
+                "compliant": before.compliant,
+                "findings": len(before.findings),
+                "failed_checks": [c.code for c in before.checks if c.status is Status.FAIL],
+            },
             "plan": {"steps": len(the_plan.steps), "by_backend": by_backend},
-            "apply": {"ok": applied.ok, "applied": sum(len(r.applied) for r in applied.results),
-                      "rolled_back": [b.value for b in applied.rolled_back]},
-            "after": {"compliant": after.compliant, "findings": len(after.findings),
-                      "summary": {st.value: sum(1 for c in after.checks if c.status is st) for st in Status},
-                      "checks": [{"code": c.code, "title": c.title, "status": c.status.value, "note": c.note,
-                                  "findings": [f.render() for f in c.findings]} for c in after.checks]},
+            "apply": {
+                "ok": applied.ok,
+                "applied": sum(len(r.applied) for r in applied.results),
+                "rolled_back": [b.value for b in applied.rolled_back],
+            },
+            "after": {
+                "compliant": after.compliant,
+                "findings": len(after.findings),
+                "summary": {st.value: sum(1 for c in after.checks if c.status is st) for st in Status},
+                "checks": [
+                    {
+                        "code": c.code,
+                        "title": c.title,
+                        "status": c.status.value,
+                        "note": c.note,
+                        "findings": [f.render() for f in c.findings],
+                    }
+                    for c in after.checks
+                ],
+            },
             "replan_steps": len(replan.steps),
         }
-        summary = (f"{host.name}: {len(before.findings)} findings before; applied {data['apply']['applied']} steps "
-                   f"({', '.join(f'{k} {v}' for k, v in by_backend.items())}); after: "
-                   f"{'compliant' if after.compliant else f'{len(after.findings)} findings'} "
-                   f"({data['after']['summary']['pass']} pass, {data['after']['summary']['skip']} skipped); "
-                   f"re-plan: {len(replan.steps)} steps")
+        summary = (
+            f"{host.name}: {len(before.findings)} findings before; applied {data['apply']['applied']} steps "
+            f"({', '.join(f'{k} {v}' for k, v in by_backend.items())}); after: "
+            f"{'compliant' if after.compliant else f'{len(after.findings)} findings'} "
+            f"({data['after']['summary']['pass']} pass, {data['after']['summary']['skip']} skipped); "
+            f"re-plan: {len(replan.steps)} steps"
+        )
         if not applied.ok or not after.compliant or replan.steps:
             raise StageFailedError("the host does not match its intent after apply", data)
         return self.ok(summary, data)
@@ -374,8 +470,10 @@ class VmStage(Stage):
         except FabricdError as exc:
             raise StageSkippedError(f"no Debian mirror for the VM image: {exc.render()}") from None
         if vm_image.find_image(recipe) is None:
-            raise StageSkippedError("no cached Soft-RoCE VM image: build it once with `sudo fabricd lab vm build` "
-                                    "(a few minutes; then every `fabricd demo` runs verbs traffic in it)")
+            raise StageSkippedError(
+                "no cached Soft-RoCE VM image: build it once with `sudo fabricd lab vm build` "
+                "(a few minutes; then every `fabricd demo` runs verbs traffic in it)"
+            )
         return recipe
 
     def run(self) -> StageResult:
@@ -386,36 +484,69 @@ class VmStage(Stage):
         reused = existing is not None and not existing.stopped and all(existing.alive().values())
         t0 = time.monotonic()
         try:
-            inst = vm_instance.up(self.ctx.inventory, recipe=recipe, name=VM_NAME,
-                                  progress=self.note)
+            inst = vm_instance.up(self.ctx.inventory, recipe=recipe, name=VM_NAME, progress=self.note)
         except FabricdError as exc:
             raise StageSkippedError(f"the Soft-RoCE VMs did not boot here: {exc.render()}") from None
         if not reused:
             self.ctx.defer(vm_instance.down, VM_NAME)
         boot_s = time.monotonic() - t0
         a, b = (e.host for e in inst.endpoints)
-        self.note(f"two Debian VMs ({inst.accel.upper()}: {inst.accel_reason}) play {a} and {b} with rxe on "
-                  f"their NICs; fabricd validate-fabric --pair {a}:{b}")
-        res = subprocess.run([*FABRICD_ARGV, "validate-fabric", str(self.ctx.options.inventory), "--pair", f"{a}:{b}",
-                              "--name", VM_NAME, "--output", "json"], capture_output=True, text=True,
-                             timeout=VM_TRAFFIC_TIMEOUT_S, check=False)
+        self.note(
+            f"two Debian VMs ({inst.accel.upper()}: {inst.accel_reason}) play {a} and {b} with rxe on "
+            f"their NICs; fabricd validate-fabric --pair {a}:{b}"
+        )
+        res = subprocess.run(
+            [
+                *FABRICD_ARGV,
+                "validate-fabric",
+                str(self.ctx.options.inventory),
+                "--pair",
+                f"{a}:{b}",
+                "--name",
+                VM_NAME,
+                "--output",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=VM_TRAFFIC_TIMEOUT_S,
+            check=False,
+        )
         try:
             report = json.loads(res.stdout)
         except ValueError:
-            raise StageFailedError(f"validate-fabric exited {res.returncode}: "
-                                    f"{res.stderr.strip().splitlines()[-1:] or 'no output'}") from None
+            raise StageFailedError(
+                f"validate-fabric exited {res.returncode}: {res.stderr.strip().splitlines()[-1:] or 'no output'}"
+            ) from None
         pair = report["pairs"][0]
-        checks = [{"code": c.get("code"), "status": c.get("status"), "detail": c.get("note") or "; ".join(
-            f.get("message", "") for f in c.get("findings", []))} for c in pair.get("checks", [])]
+        checks = [
+            {
+                "code": c.get("code"),
+                "status": c.get("status"),
+                "detail": c.get("note") or "; ".join(f.get("message", "") for f in c.get("findings", [])),
+            }
+            for c in pair.get("checks", [])
+        ]
         counts = {st: sum(1 for c in checks if c["status"] == st) for st in ("pass", "fail", "skip")}
-        data = {"accel": inst.accel, "accel_reason": inst.accel_reason, "boot_s": round(boot_s, 1),
-                "reused": reused, "pair": f"{a}:{b}", "ran": pair["ran"], "ok": pair["ok"], "tos": report.get("tos"),
-                "error": pair.get("error"), "checks": checks, "counts": counts, "traffic": pair.get("traffic"),
-                "exit_code": res.returncode}
-        summary = (f"{a} -> {b} over Soft-RoCE ({inst.accel.upper()}): {counts['pass']} checks pass, "
-                   f"{counts['fail']} fail, {counts['skip']} not checkable on rxe (need real NICs)")
+        data = {
+            "accel": inst.accel,
+            "accel_reason": inst.accel_reason,
+            "boot_s": round(boot_s, 1),
+            "reused": reused,
+            "pair": f"{a}:{b}",
+            "ran": pair["ran"],
+            "ok": pair["ok"],
+            "tos": report.get("tos"),
+            "error": pair.get("error"),
+            "checks": checks,
+            "counts": counts,
+            "traffic": pair.get("traffic"),
+            "exit_code": res.returncode,
+        }
+        summary = (
+            f"{a} -> {b} over Soft-RoCE ({inst.accel.upper()}): {counts['pass']} checks pass, "
+            f"{counts['fail']} fail, {counts['skip']} not checkable on rxe (need real NICs)"
+        )
         if not pair["ran"] or not pair["ok"]:
             raise StageFailedError(pair.get("error") or "validate-fabric found problems", data)
         return self.ok(summary, data)
-
-

@@ -123,8 +123,12 @@ GRAMMAR: dict[str, tuple[Rule, ...]] = {
         *_QOS_PORT,
         *_PFC_LINES,
     ),
-    "qos-profile": (*_QOS_PORT, *_PFC_LINES, Rule.of("tx-queue <int:0-7>", mode="txq", key=2),
-                    Rule.of("uc-tx-queue <int:0-7>", mode="txq", key=2)),
+    "qos-profile": (
+        *_QOS_PORT,
+        *_PFC_LINES,
+        Rule.of("tx-queue <int:0-7>", mode="txq", key=2),
+        Rule.of("uc-tx-queue <int:0-7>", mode="txq", key=2),
+    ),
     "txq": _TXQ,
     "vlan": (Rule.of("name <word>", key=1), Rule.of("state (active|suspend)", key=1)),
     "pmap": (Rule.of("class <word>", mode="pmap-c", key=2),),
@@ -232,8 +236,11 @@ class EosSwitch(TreeSwitch):
                     sources.append(profiles[child.line.split()[1]])
             lines = [c.line for src in sources for c in src.children.values()]
             for ln in lines:  # the per-port (profile) forms win over the global defaults
-                if m := re.match(r"priority-flow-control pause watchdog port timer timeout (\S+) polling-interval "
-                                 r"\S+ recovery-time (\S+)", ln):
+                if m := re.match(
+                    r"priority-flow-control pause watchdog port timer timeout (\S+) polling-interval "
+                    r"\S+ recovery-time (\S+)",
+                    ln,
+                ):
                     timeout_s, recovery_s = float(m.group(1)), float(m.group(2))
                 elif ln.startswith("priority-flow-control pause watchdog port action "):
                     action = ln.split()[-1]
@@ -318,8 +325,10 @@ class EosSwitch(TreeSwitch):
                 }
             }
             return json.dumps(data, indent=2)
-        rows = [(short_interface(n), sum(c.rx_frames for c in p.pfc), sum(c.tx_frames for c in p.pfc))
-                for n, p in ports.items()]
+        rows = [
+            (short_interface(n), sum(c.rx_frames for c in p.pfc), sum(c.tx_frames for c in p.pfc))
+            for n, p in ports.items()
+        ]
         out = [f"{'Port':<10} {'RxPfc':>12} {'TxPfc':>12}"]
         out += [f"{n:<10} {rx:>12} {tx:>12}" for n, rx, tx in rows]
         return "\n".join(out)
@@ -388,10 +397,15 @@ class EosSwitch(TreeSwitch):
         for node in self.running.children.values():
             if not node.line.startswith("interface "):
                 continue
-            sources = [node] + [profiles[c.line.split()[1]] for c in node.children.values()
-                                if c.line.startswith("service-profile ") and c.line.split()[1] in profiles]
+            sources = [node] + [
+                profiles[c.line.split()[1]]
+                for c in node.children.values()
+                if c.line.startswith("service-profile ") and c.line.split()[1] in profiles
+            ]
             out[node.line.split()[1]] = {
-                int(q.line.split()[1]) for src in sources for q in src.children.values()
+                int(q.line.split()[1])
+                for src in sources
+                for q in src.children.values()
                 if re.match(r"(?:uc-)?tx-queue \d$", q.line)
                 and any(c.line.startswith("random-detect ecn minimum-threshold") for c in q.children.values())
             }
@@ -407,11 +421,14 @@ class EosSwitch(TreeSwitch):
         configured = self.ecn_queues()
         data = {
             "intfQueueCounters": {
-                name: {"queueCounters": {
-                    str(i): str(q.ecn_marked_packets)
-                    if q.ecn_marked_packets or i in configured.get(name, set()) else "-"
-                    for i, q in enumerate(p.queues)
-                }}
+                name: {
+                    "queueCounters": {
+                        str(i): str(q.ecn_marked_packets)
+                        if q.ecn_marked_packets or i in configured.get(name, set())
+                        else "-"
+                        for i, q in enumerate(p.queues)
+                    }
+                }
                 for name, p in ports.items()
             }
         }
@@ -612,10 +629,14 @@ class EosShell(ModalShell):
             ("interfaces",): lambda j: eos_interfaces_json(sw.link, sw.clock()) if j else None,
             ("interfaces", "phy", "detail"): lambda j: eos_phy_detail_json(sw.link, sw.clock()) if j else None,
             ("interfaces", "transceiver"): lambda j: None if j else eos_transceiver(sw.link, sw.clock()),
-            ("lldp", "neighbors", "detail"): lambda j: (eos_lldp_detail_json(sw.spec.neighbors, sw.port_names)
-                                                        if j else None),
-            ("version",): lambda j: json.dumps({"modelName": "vEOS-lab", "version": "4.31.2F"}) if j else (
-                "Arista vEOS-lab\nSoftware image version: 4.31.2F (fabricd lab simulator)"),
+            ("lldp", "neighbors", "detail"): lambda j: (
+                eos_lldp_detail_json(sw.spec.neighbors, sw.port_names) if j else None
+            ),
+            ("version",): lambda j: (
+                json.dumps({"modelName": "vEOS-lab", "version": "4.31.2F"})
+                if j
+                else ("Arista vEOS-lab\nSoftware image version: 4.31.2F (fabricd lab simulator)")
+            ),
             ("hostname",): lambda _j: f"Hostname: {sw.name}\nFQDN:     {sw.name}",
         }
 

@@ -209,7 +209,8 @@ def _family_configfs(root: Path, nic: FakeNic, profile: NicProfile) -> None:
         if knob.runtime and knob.exists_for(nic.transport) and knob.path.startswith(CONFIGFS_PREFIX):
             default = knob.default or 0
             files[knob.render_path(nic.netdev, nic.rdma_device, nic.rdma_port)] = (
-                f"{default:#x}" if knob.fmt == "hex" else str(default))
+                f"{default:#x}" if knob.fmt == "hex" else str(default)
+            )
     if profile.cc_commit and files:
         files[profile.cc_commit.format(dev=nic.rdma_device, port=nic.rdma_port)] = "0x0"
     for path, text in files.items():
@@ -235,7 +236,17 @@ def fake_nics_for(intent: HostIntent, *, skip_vlan: bool = False) -> list[FakeNi
         if n.rdma_device is None:
             continue
         vlan = None if skip_vlan else n.vlan_netdev
-        out.append(FakeNic(netdev=n.netdev, rdma_device=n.rdma_device, rdma_port=n.rdma_port, ip=n.address_ip,
-                           ip_netdev=vlan or n.netdev, vlan_netdev=vlan, family=n.family or "mlx5",
-                           transport=n.transport, speed_mbps=n.speed.gbps * 1000 if n.speed else None))
+        out.append(
+            FakeNic(
+                netdev=n.netdev,
+                rdma_device=n.rdma_device,
+                rdma_port=n.rdma_port,
+                ip=n.address_ip,
+                ip_netdev=vlan or n.netdev,
+                vlan_netdev=vlan,
+                family=n.family or "mlx5",
+                transport=n.transport,
+                speed_mbps=n.speed.gbps * 1000 if n.speed else None,
+            )
+        )
     return out

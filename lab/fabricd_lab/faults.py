@@ -45,8 +45,14 @@ class FaultKind(StrEnum):
     FLAP = "flap"
 
 
-_NEEDS_ARG = {FaultKind.DISCONNECT_AFTER_LINES, FaultKind.REJECT_LINE, FaultKind.SLOW_MS, FaultKind.SWAP_CABLES,
-              FaultKind.DEGRADE_OPTIC, FaultKind.FLAP}
+_NEEDS_ARG = {
+    FaultKind.DISCONNECT_AFTER_LINES,
+    FaultKind.REJECT_LINE,
+    FaultKind.SLOW_MS,
+    FaultKind.SWAP_CABLES,
+    FaultKind.DEGRADE_OPTIC,
+    FaultKind.FLAP,
+}
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,10 @@ def parse_fault(text: str) -> Fault:
     if kind is FaultKind.SWAP_CABLES:
         ports = [p.strip() for p in arg.split(",")]
         if len(ports) != 2 or not all(ports) or ports[0] == ports[1]:
-            raise UsageError(f"--fault {text!r}: swap-cables expects two different ports, PORT,PORT",
-                             hint="e.g. --fault leaf1-sonic:swap-cables=Ethernet0,Ethernet8")
+            raise UsageError(
+                f"--fault {text!r}: swap-cables expects two different ports, PORT,PORT",
+                hint="e.g. --fault leaf1-sonic:swap-cables=Ethernet0,Ethernet8",
+            )
     if kind is FaultKind.REJECT_LINE:
         try:
             re.compile(arg)

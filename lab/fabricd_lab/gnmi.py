@@ -65,22 +65,35 @@ def generate_tls(days: int = 30) -> LabTls:
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fabricd-lab gNMI CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-          .not_valid_after(now + datetime.timedelta(days=days))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
     key = ec.generate_private_key(ec.SECP256R1())
     san = x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=days))
-            .add_extension(san, critical=False).sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(san, critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     return LabTls(
-        ca.public_bytes(serialization.Encoding.PEM), cert.public_bytes(serialization.Encoding.PEM),
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                          serialization.NoEncryption()))
+        ca.public_bytes(serialization.Encoding.PEM),
+        cert.public_bytes(serialization.Encoding.PEM),
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+    )
 
 
 class PathError(Exception):
@@ -113,13 +126,22 @@ class Behaviour:
 
 BEHAVIOUR: dict[Platform, Behaviour] = {
     Platform.SONIC: Behaviour(1.0, 1.0, True, ("JSON", "JSON_IETF"), models=(("sonic-db", "SONiC", "0.1.0"),)),
-    Platform.CUMULUS_NVUE: Behaviour(1.0, 1.0, False, ("JSON", "PROTO"),
-                                     models=(("openconfig-interfaces", "OpenConfig", "3.0.0"),)),
-    Platform.CISCO_NXOS: Behaviour(1.0, 10.0, True, ("JSON", "PROTO"), models=(("Cisco-NX-OS-device", "Cisco",
-                                                                                 "2024-01-01"),)),
-    Platform.ARISTA_EOS: Behaviour(0.0, 10.0, True, ("JSON", "JSON_IETF", "ASCII", "PROTO"),
-                                   native_roots=("LANZ", "Smash", "Sysdb"), native_origin="eos_native", one_origin=True,
-                                   models=(("openconfig-interfaces", "OpenConfig", "3.0.0"),)),
+    Platform.CUMULUS_NVUE: Behaviour(
+        1.0, 1.0, False, ("JSON", "PROTO"), models=(("openconfig-interfaces", "OpenConfig", "3.0.0"),)
+    ),
+    Platform.CISCO_NXOS: Behaviour(
+        1.0, 10.0, True, ("JSON", "PROTO"), models=(("Cisco-NX-OS-device", "Cisco", "2024-01-01"),)
+    ),
+    Platform.ARISTA_EOS: Behaviour(
+        0.0,
+        10.0,
+        True,
+        ("JSON", "JSON_IETF", "ASCII", "PROTO"),
+        native_roots=("LANZ", "Smash", "Sysdb"),
+        native_origin="eos_native",
+        one_origin=True,
+        models=(("openconfig-interfaces", "OpenConfig", "3.0.0"),),
+    ),
 }
 
 
@@ -159,15 +181,20 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
     def _authenticated(self, context: Any) -> bool:
         md = dict(context.invocation_metadata() or ())
         user, password = str(md.get("username", "")), str(md.get("password", ""))
-        ok = (user == self.switch.spec.username and hmac.compare_digest(password.encode(), self._password.encode())
-              and not self.switch.faults.auth_fails)
+        ok = (
+            user == self.switch.spec.username
+            and hmac.compare_digest(password.encode(), self._password.encode())
+            and not self.switch.faults.auth_fails
+        )
         return ok
 
     def values(self, target: str, path: str) -> Any:
         """SONiC: the JSON value of ``path`` in ``target`` (the DB), or :class:`PathError`."""
         if target != "COUNTERS_DB":
-            raise PathError(grpc.StatusCode.NOT_FOUND, f"{target or '(no target)'}/{path}: the lab serves only "
-                            "COUNTERS_DB (prefix.target names the DB)")
+            raise PathError(
+                grpc.StatusCode.NOT_FOUND,
+                f"{target or '(no target)'}/{path}: the lab serves only COUNTERS_DB (prefix.target names the DB)",
+            )
         if path in SONIC_PATHS:
             return sonic_tables(self.switch, path)[path]
         m = re.fullmatch(r"COUNTERS/([^/*]+)", path)
@@ -182,22 +209,29 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
             return [("", {path: self.values(target, path)})]
         found = oc_tree(self.switch, path)
         if found is None:
-            raise PathError(grpc.StatusCode.NOT_FOUND, f"{path}: not served by the lab's {self.switch.platform.value}"
-                            " target (it serves the containers of fabricd/nos/<id>/gnmi.py)")
+            raise PathError(
+                grpc.StatusCode.NOT_FOUND,
+                f"{path}: not served by the lab's {self.switch.platform.value}"
+                " target (it serves the containers of fabricd/nos/<id>/gnmi.py)",
+            )
         return found
 
     def _check_origins(self, prefix: Any, paths: list[Any]) -> None:
         b = self.behaviour
         origins = {p.origin or prefix.origin for p in paths}
         if b.one_origin and len(origins) > 1:
-            raise PathError(grpc.StatusCode.INVALID_ARGUMENT, "mixing origins in one request is not supported: "
-                            + ", ".join(sorted(o or "(openconfig)" for o in origins)))
+            raise PathError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "mixing origins in one request is not supported: "
+                + ", ".join(sorted(o or "(openconfig)" for o in origins)),
+            )
         for p in paths:
             origin = p.origin or prefix.origin
             first = path_text(p, prefix).split("/", 1)[0]
             if b.native_roots and first in b.native_roots and origin != b.native_origin:
-                raise PathError(grpc.StatusCode.NOT_FOUND, f"/{first}: an EOS-native path needs origin "
-                                f"{b.native_origin!r}")
+                raise PathError(
+                    grpc.StatusCode.NOT_FOUND, f"/{first}: an EOS-native path needs origin {b.native_origin!r}"
+                )
 
     def sample_interval(self, nanos: int) -> float:
         """A requested SAMPLE interval (ns; 0 = none given) in seconds as the NOS takes it, or :class:`PathError`."""
@@ -206,8 +240,10 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
             return b.default_interval_s
         seconds = nanos / 1e9
         if seconds < b.min_interval_s:
-            raise PathError(grpc.StatusCode.INVALID_ARGUMENT, f"invalid interval {seconds:g}s; it cannot be less "
-                            f"than {b.min_interval_s:g}s")
+            raise PathError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"invalid interval {seconds:g}s; it cannot be less than {b.min_interval_s:g}s",
+            )
         return seconds
 
     def plan(self, sl: Any) -> list[_Sub]:
@@ -232,10 +268,17 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         from fabricd.platforms.gnmi import parse_path
 
         now = time.time_ns()
-        return [gnmi_pb2.Notification(
-            timestamp=now, prefix=parse_path(container, origin=prefix.origin, target=prefix.target),
-            update=[gnmi_pb2.Update(path=parse_path(leaf), val=json_value(value, ietf=ietf))
-                    for leaf, value in leaves.items()]) for container, leaves in tree]
+        return [
+            gnmi_pb2.Notification(
+                timestamp=now,
+                prefix=parse_path(container, origin=prefix.origin, target=prefix.target),
+                update=[
+                    gnmi_pb2.Update(path=parse_path(leaf), val=json_value(value, ietf=ietf))
+                    for leaf, value in leaves.items()
+                ],
+            )
+            for container, leaves in tree
+        ]
 
     # -- RPCs -----------------------------------------------------------------------------------------------------
 
@@ -243,9 +286,12 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         if not self._authenticated(context):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "authentication failed")
         return gnmi_pb2.CapabilityResponse(
-            supported_models=[gnmi_pb2.ModelData(name=n, organization=o, version=v) for n, o, v in
-                              self.behaviour.models],
-            supported_encodings=[gnmi_pb2.Encoding.Value(e) for e in self.behaviour.encodings], gNMI_version="0.7.0")
+            supported_models=[
+                gnmi_pb2.ModelData(name=n, organization=o, version=v) for n, o, v in self.behaviour.models
+            ],
+            supported_encodings=[gnmi_pb2.Encoding.Value(e) for e in self.behaviour.encodings],
+            gNMI_version="0.7.0",
+        )
 
     async def Get(self, request: Any, context: Any) -> Any:  # noqa: N802
         if not self._authenticated(context):
@@ -255,8 +301,13 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
         ietf = request.encoding == gnmi_pb2.Encoding.Value("JSON_IETF")
         try:
             self._check_origins(request.prefix, list(request.path))
-            notes = [n for p in request.path for n in self.notifications(
-                request.prefix, self.tree(request.prefix.target, path_text(p, request.prefix)), ietf)]
+            notes = [
+                n
+                for p in request.path
+                for n in self.notifications(
+                    request.prefix, self.tree(request.prefix.target, path_text(p, request.prefix)), ietf
+                )
+            ]
         except PathError as exc:
             await context.abort(exc.code, exc.message)
         return gnmi_pb2.GetResponse(notification=notes)
@@ -280,8 +331,12 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
             subs = self.plan(sl)
         except PathError as exc:
             await context.abort(exc.code, exc.message)
-        return _Request(sl.prefix, subs, gnmi_pb2.SubscriptionList.Mode.Name(sl.mode),
-                        gnmi_pb2.Encoding.Name(sl.encoding) == "JSON_IETF")
+        return _Request(
+            sl.prefix,
+            subs,
+            gnmi_pb2.SubscriptionList.Mode.Name(sl.mode),
+            gnmi_pb2.Encoding.Name(sl.encoding) == "JSON_IETF",
+        )
 
     def _responses(self, req: _Request, tree: Tree) -> list[Any]:
         return [gnmi_pb2.SubscribeResponse(update=n) for n in self.notifications(req.prefix, tree, req.ietf)]
@@ -346,8 +401,9 @@ class GnmiTarget(gnmi_pb2_grpc.gNMIServicer):
                     yield response
 
 
-async def serve(switch: SimSwitch, tls: LabTls, *, password: str, host: str = "127.0.0.1",
-                port: int = 0) -> tuple[Any, int, GnmiTarget]:
+async def serve(
+    switch: SimSwitch, tls: LabTls, *, password: str, host: str = "127.0.0.1", port: int = 0
+) -> tuple[Any, int, GnmiTarget]:
     """Start one switch's gNMI server (TLS) on the running loop; returns (server, bound port, servicer)."""
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     target = GnmiTarget(switch, password=password)
@@ -356,11 +412,13 @@ async def serve(switch: SimSwitch, tls: LabTls, *, password: str, host: str = "1
     try:  # grpcio returns 0 on a failed bind in some versions and raises RuntimeError in others
         bound = server.add_secure_port(f"{host}:{port}", creds)
     except RuntimeError as exc:
-        raise OSError(f"{switch.name}: cannot listen for gNMI on {host}:{port} ({exc}); is another lab or "
-                      "process using the port?") from None
+        raise OSError(
+            f"{switch.name}: cannot listen for gNMI on {host}:{port} ({exc}); is another lab or process using the port?"
+        ) from None
     if bound == 0:
-        raise OSError(f"{switch.name}: cannot listen for gNMI on {host}:{port}; is another lab or process using "
-                      "the port?")
+        raise OSError(
+            f"{switch.name}: cannot listen for gNMI on {host}:{port}; is another lab or process using the port?"
+        )
     await server.start()
     return server, bound, target
 

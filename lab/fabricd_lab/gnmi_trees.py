@@ -48,8 +48,13 @@ def _oid(port_index: int, queue: int) -> str:
     return f"oid:0x15{port_index:08x}{queue:04x}"
 
 
-SONIC_PATHS = ("COUNTERS/Ethernet*", "COUNTERS/Ethernet*/Queues", "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups",
-               "COUNTERS_QUEUE_NAME_MAP", "COUNTERS_QUEUE_TYPE_MAP")
+SONIC_PATHS = (
+    "COUNTERS/Ethernet*",
+    "COUNTERS/Ethernet*/Queues",
+    "PERIODIC_WATERMARKS/Ethernet*/PriorityGroups",
+    "COUNTERS_QUEUE_NAME_MAP",
+    "COUNTERS_QUEUE_TYPE_MAP",
+)
 
 
 def sonic_tables(sw: SimSwitch, only: str | None = None) -> dict[str, Any]:
@@ -90,19 +95,24 @@ def _sorted_ports(ports: tuple[str, ...]) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def _queue_maps(ports: tuple[str, ...]) -> dict[str, Any]:
-    names_map = {f"{n}:{i}": _oid(pi, i) for pi, n in enumerate(_sorted_ports(ports))
-                 for i in (*range(8), *MC_QUEUES)}
-    types_map = {oid: "SAI_QUEUE_TYPE_UNICAST" if int(k.rsplit(":", 1)[1]) < 8 else "SAI_QUEUE_TYPE_MULTICAST"
-                 for k, oid in names_map.items()}
+    names_map = {f"{n}:{i}": _oid(pi, i) for pi, n in enumerate(_sorted_ports(ports)) for i in (*range(8), *MC_QUEUES)}
+    types_map = {
+        oid: "SAI_QUEUE_TYPE_UNICAST" if int(k.rsplit(":", 1)[1]) < 8 else "SAI_QUEUE_TYPE_MULTICAST"
+        for k, oid in names_map.items()
+    }
     return {SONIC_PATHS[3]: dict(sorted(names_map.items())), SONIC_PATHS[4]: dict(sorted(types_map.items()))}
 
 
 def _port_fields(p: Any) -> dict[str, str]:
     fields = {
-        "SAI_PORT_STAT_IF_IN_UCAST_PKTS": str(p.rx_packets), "SAI_PORT_STAT_IF_OUT_UCAST_PKTS": str(p.tx_packets),
-        "SAI_PORT_STAT_IF_IN_OCTETS": str(p.rx_bytes), "SAI_PORT_STAT_IF_OUT_OCTETS": str(p.tx_bytes),
-        "SAI_PORT_STAT_IF_IN_DISCARDS": str(p.rx_drops), "SAI_PORT_STAT_IF_OUT_DISCARDS": str(p.tx_drops),
-        "SAI_PORT_STAT_IF_IN_ERRORS": "0", "SAI_PORT_STAT_IF_OUT_ERRORS": "0",
+        "SAI_PORT_STAT_IF_IN_UCAST_PKTS": str(p.rx_packets),
+        "SAI_PORT_STAT_IF_OUT_UCAST_PKTS": str(p.tx_packets),
+        "SAI_PORT_STAT_IF_IN_OCTETS": str(p.rx_bytes),
+        "SAI_PORT_STAT_IF_OUT_OCTETS": str(p.tx_bytes),
+        "SAI_PORT_STAT_IF_IN_DISCARDS": str(p.rx_drops),
+        "SAI_PORT_STAT_IF_OUT_DISCARDS": str(p.tx_drops),
+        "SAI_PORT_STAT_IF_IN_ERRORS": "0",
+        "SAI_PORT_STAT_IF_OUT_ERRORS": "0",
     }
     for prio, c in enumerate(p.pfc):
         fields[f"SAI_PORT_STAT_PFC_{prio}_RX_PKTS"] = str(c.rx_frames)
@@ -126,7 +136,8 @@ def _queue_fields(name: str, pi: int, p: Any, settings: Any, db: _QueueDb) -> No
     wm = p.watermarks
     for i, q in enumerate(p.queues):
         entry = {
-            "SAI_QUEUE_STAT_PACKETS": str(q.tx_packets), "SAI_QUEUE_STAT_BYTES": str(q.tx_bytes),
+            "SAI_QUEUE_STAT_PACKETS": str(q.tx_packets),
+            "SAI_QUEUE_STAT_BYTES": str(q.tx_bytes),
             "SAI_QUEUE_STAT_DROPPED_PACKETS": str(q.dropped_packets),
             "SAI_QUEUE_STAT_DROPPED_BYTES": str(q.dropped_bytes),
             "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS": str(q.wred_dropped_packets),
@@ -136,21 +147,24 @@ def _queue_fields(name: str, pi: int, p: Any, settings: Any, db: _QueueDb) -> No
         }
         wd = p.watchdog.get(i)
         if wd is not None and settings is not None:
-            entry.update({
-                "PFC_WD_ACTION": settings.action, "PFC_WD_DETECTION_TIME": str(settings.detection_ms * 1000),
-                "PFC_WD_RESTORATION_TIME": str(settings.restoration_ms * 1000),
-                "PFC_WD_STATUS": "stormed" if wd.stormed else "operational",
-                "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": str(wd.detected),
-                "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": str(wd.restored),
-                "PFC_WD_QUEUE_STATS_TX_PACKETS": str(wd.tx_ok),
-                "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS": str(wd.tx_drop),
-                "PFC_WD_QUEUE_STATS_RX_PACKETS": str(wd.rx_ok),
-                "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS": str(wd.rx_drop),
-                "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST": str(wd.last_tx_ok),
-                "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST": str(wd.last_tx_drop),
-                "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST": str(wd.last_rx_ok),
-                "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST": str(wd.last_rx_drop),
-            })
+            entry.update(
+                {
+                    "PFC_WD_ACTION": settings.action,
+                    "PFC_WD_DETECTION_TIME": str(settings.detection_ms * 1000),
+                    "PFC_WD_RESTORATION_TIME": str(settings.restoration_ms * 1000),
+                    "PFC_WD_STATUS": "stormed" if wd.stormed else "operational",
+                    "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": str(wd.detected),
+                    "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": str(wd.restored),
+                    "PFC_WD_QUEUE_STATS_TX_PACKETS": str(wd.tx_ok),
+                    "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS": str(wd.tx_drop),
+                    "PFC_WD_QUEUE_STATS_RX_PACKETS": str(wd.rx_ok),
+                    "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS": str(wd.rx_drop),
+                    "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST": str(wd.last_tx_ok),
+                    "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST": str(wd.last_tx_drop),
+                    "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST": str(wd.last_rx_ok),
+                    "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST": str(wd.last_rx_drop),
+                }
+            )
         queues[f"{name}:{i}"] = dict(sorted(entry.items()))
         queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": str(wm["queue"][i])}
         qnames[f"{name}:{i}"] = _oid(pi, i)
@@ -160,9 +174,19 @@ def _queue_fields(name: str, pi: int, p: Any, settings: Any, db: _QueueDb) -> No
             "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES": str(wm["pg_headroom"][i]),
         }
     for i in MC_QUEUES:
-        queues[f"{name}:{i}"] = {f"SAI_QUEUE_STAT_{f}": "0" for f in (
-            "BYTES", "DROPPED_BYTES", "DROPPED_PACKETS", "PACKETS", "WRED_DROPPED_BYTES", "WRED_DROPPED_PACKETS",
-            "WRED_ECN_MARKED_BYTES", "WRED_ECN_MARKED_PACKETS")}
+        queues[f"{name}:{i}"] = {
+            f"SAI_QUEUE_STAT_{f}": "0"
+            for f in (
+                "BYTES",
+                "DROPPED_BYTES",
+                "DROPPED_PACKETS",
+                "PACKETS",
+                "WRED_DROPPED_BYTES",
+                "WRED_DROPPED_PACKETS",
+                "WRED_ECN_MARKED_BYTES",
+                "WRED_ECN_MARKED_PACKETS",
+            )
+        }
         queues[f"{name}:{i}:periodic"] = {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "0"}
         qnames[f"{name}:{i}"] = _oid(pi, i)
         qtypes[_oid(pi, i)] = "SAI_QUEUE_TYPE_MULTICAST"
@@ -172,31 +196,59 @@ def _queue_fields(name: str, pi: int, p: Any, settings: Any, db: _QueueDb) -> No
 
 
 def _eos_pfc(sw: SimSwitch) -> Tree:
-    return [(f"interfaces/interface[name={n}]/ethernet/pfc/priorities/priority[index={i}]/state",
-             {"in-frames": c.rx_frames, "out-frames": c.tx_frames})
-            for n, p in sw.counters.read().items() for i, c in enumerate(p.pfc)]
+    return [
+        (
+            f"interfaces/interface[name={n}]/ethernet/pfc/priorities/priority[index={i}]/state",
+            {"in-frames": c.rx_frames, "out-frames": c.tx_frames},
+        )
+        for n, p in sw.counters.read().items()
+        for i, c in enumerate(p.pfc)
+    ]
 
 
 def _eos_watchdog(sw: SimSwitch) -> Tree:
-    return [(f"interfaces/interface[name={n}]/ethernet/pfc/watchdog/tx-queues/tx-queue[index={q}]"
-             "[queue-type=UNICAST]/state", {"stuck-count": wd.detected, "recovery-count": wd.restored})
-            for n, p in sw.counters.read().items() for q, wd in sorted(p.watchdog.items())]
+    return [
+        (
+            f"interfaces/interface[name={n}]/ethernet/pfc/watchdog/tx-queues/tx-queue[index={q}]"
+            "[queue-type=UNICAST]/state",
+            {"stuck-count": wd.detected, "recovery-count": wd.restored},
+        )
+        for n, p in sw.counters.read().items()
+        for q, wd in sorted(p.watchdog.items())
+    ]
 
 
 def _oc_queues(sw: SimSwitch) -> Tree:
     """OpenConfig queue state (EOS; Cumulus adds its own leaves in :func:`_nvue_queues`)."""
-    return [(f"qos/interfaces/interface[interface-id={n}]/output/queues/queue[name={i}]/state",
-             {"transmit-pkts": q.tx_packets, "transmit-octets": q.tx_bytes, "dropped-pkts": q.dropped_packets,
-              "dropped-octets": q.dropped_bytes, "ecn-marked-pkts": q.ecn_marked_packets})
-            for n, p in sw.counters.read().items() for i, q in enumerate(p.queues)]
+    return [
+        (
+            f"qos/interfaces/interface[interface-id={n}]/output/queues/queue[name={i}]/state",
+            {
+                "transmit-pkts": q.tx_packets,
+                "transmit-octets": q.tx_bytes,
+                "dropped-pkts": q.dropped_packets,
+                "dropped-octets": q.dropped_bytes,
+                "ecn-marked-pkts": q.ecn_marked_packets,
+            },
+        )
+        for n, p in sw.counters.read().items()
+        for i, q in enumerate(p.queues)
+    ]
 
 
 def _eos_counters(sw: SimSwitch) -> Tree:
     now = sw.clock()
-    return [(f"interfaces/interface[name={n}]/state/counters",
-             {"in-discards": p.rx_drops, "out-discards": p.tx_drops,
-              "carrier-transitions": sw.link.carrier_transitions(n, now)})
-            for n, p in sw.counters.read().items()]
+    return [
+        (
+            f"interfaces/interface[name={n}]/state/counters",
+            {
+                "in-discards": p.rx_drops,
+                "out-discards": p.tx_drops,
+                "carrier-transitions": sw.link.carrier_transitions(n, now),
+            },
+        )
+        for n, p in sw.counters.read().items()
+    ]
 
 
 def _nxos_name(port: str) -> str:
@@ -210,42 +262,78 @@ def _nxos_queuing(sw: SimSwitch) -> Tree:
         for i, q in enumerate(p.queues):
             cmap = "c-out-8q-q-default" if i == 0 else f"c-out-8q-q{i}"
             c = p.pfc[i]
-            out.append((f"{base}/If-list[name={_nxos_name(n)}]/queCmap-items/QueuingStats-list[cmapName={cmap}]", {
-                "ucTxPackets": q.tx_packets, "ucTxBytes": q.tx_bytes, "ucDropPackets": q.dropped_packets,
-                "ucDropBytes": q.dropped_bytes, "mcTxPackets": 0, "mcTxBytes": 0, "mcDropPackets": 0,
-                "mcDropBytes": 0, "randEcnMarkedPackets": q.ecn_marked_packets, "pfcRxPpp": c.rx_frames,
-                "pfcTxPpp": c.tx_frames}))
+            out.append(
+                (
+                    f"{base}/If-list[name={_nxos_name(n)}]/queCmap-items/QueuingStats-list[cmapName={cmap}]",
+                    {
+                        "ucTxPackets": q.tx_packets,
+                        "ucTxBytes": q.tx_bytes,
+                        "ucDropPackets": q.dropped_packets,
+                        "ucDropBytes": q.dropped_bytes,
+                        "mcTxPackets": 0,
+                        "mcTxBytes": 0,
+                        "mcDropPackets": 0,
+                        "mcDropBytes": 0,
+                        "randEcnMarkedPackets": q.ecn_marked_packets,
+                        "pfcRxPpp": c.rx_frames,
+                        "pfcTxPpp": c.tx_frames,
+                    },
+                )
+            )
     return out
 
 
 def _nvue_priority(sw: SimSwitch) -> Tree:
-    return [(f"qos/interfaces/interface[interface-id={n}]/switch-priority[priority={i}]/state",
-             {"counters/in-pause-pkts": c.rx_frames, "counters/out-pause-pkts": c.tx_frames,
-              "in-pause-duration": c.rx_pause_us, "out-pause-duration": c.tx_pause_us})
-            for n, p in sw.counters.read().items() for i, c in enumerate(p.pfc)]
+    return [
+        (
+            f"qos/interfaces/interface[interface-id={n}]/switch-priority[priority={i}]/state",
+            {
+                "counters/in-pause-pkts": c.rx_frames,
+                "counters/out-pause-pkts": c.tx_frames,
+                "in-pause-duration": c.rx_pause_us,
+                "out-pause-duration": c.tx_pause_us,
+            },
+        )
+        for n, p in sw.counters.read().items()
+        for i, c in enumerate(p.pfc)
+    ]
 
 
 def _nvue_queues(sw: SimSwitch) -> Tree:
-    return [(f"qos/interfaces/interface[interface-id={n}]/output/queues/queue[name={i}]/state",
-             {"transmit-pkts": q.tx_packets, "transmit-octets": q.tx_bytes,
-              "no-buffer-uc-dropped-pkts": q.dropped_packets, "wred-dropped-pkts": q.wred_dropped_packets,
-              "ecn-marked-pkts": q.ecn_marked_packets})
-            for n, p in sw.counters.read().items() for i, q in enumerate(p.queues)]
+    return [
+        (
+            f"qos/interfaces/interface[interface-id={n}]/output/queues/queue[name={i}]/state",
+            {
+                "transmit-pkts": q.tx_packets,
+                "transmit-octets": q.tx_bytes,
+                "no-buffer-uc-dropped-pkts": q.dropped_packets,
+                "wred-dropped-pkts": q.wred_dropped_packets,
+                "ecn-marked-pkts": q.ecn_marked_packets,
+            },
+        )
+        for n, p in sw.counters.read().items()
+        for i, q in enumerate(p.queues)
+    ]
 
 
 def _nvue_counters(sw: SimSwitch) -> Tree:
     now = sw.clock()
-    return [(f"interfaces/interface[name={n}]/state/counters",
-             {"ecn-marked-pkts": sum(q.ecn_marked_packets for q in p.queues),
-              "carrier-transitions": sw.link.carrier_transitions(n, now)})
-            for n, p in sw.counters.read().items()]
+    return [
+        (
+            f"interfaces/interface[name={n}]/state/counters",
+            {
+                "ecn-marked-pkts": sum(q.ecn_marked_packets for q in p.queues),
+                "carrier-transitions": sw.link.carrier_transitions(n, now),
+            },
+        )
+        for n, p in sw.counters.read().items()
+    ]
 
 
 OC_TREES: dict[Platform, dict[str, Callable[[SimSwitch], Tree]]] = {
     Platform.ARISTA_EOS: {
         "interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/state": _eos_pfc,
-        "interfaces/interface[name=*]/ethernet/pfc/watchdog/tx-queues/tx-queue[index=*][queue-type=*]/state":
-            _eos_watchdog,
+        "interfaces/interface[name=*]/ethernet/pfc/watchdog/tx-queues/tx-queue[index=*][queue-type=*]/state": _eos_watchdog,
         "qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/state": _oc_queues,
         "interfaces/interface[name=*]/state/counters": _eos_counters,
     },

@@ -56,8 +56,10 @@ class Latency:
         return self.command_s
 
     def to_text(self) -> str:
-        return (f"rtt_ms={self.rtt_s * 1000:g},command_ms={self.command_s * 1000:g},"
-                f"show_ms={self.show_s * 1000:g},commit_ms={self.commit_s * 1000:g}")
+        return (
+            f"rtt_ms={self.rtt_s * 1000:g},command_ms={self.command_s * 1000:g},"
+            f"show_ms={self.show_s * 1000:g},commit_ms={self.commit_s * 1000:g}"
+        )
 
 
 _FIELDS = {"rtt_ms": "rtt_s", "command_ms": "command_s", "show_ms": "show_s", "commit_ms": "commit_s"}
@@ -75,8 +77,13 @@ def parse_latency(text: str) -> Latency:
     """``rtt_ms=N,command_ms=N,show_ms=N,commit_ms=N`` (any subset) or a :data:`PROFILES` name."""
     text = PROFILES.get(text.strip(), text)
     values: dict[str, float] = {}
-    form = "comma-separated NAME=MS with NAME one of " + ", ".join(_FIELDS) + " (or a profile: " + \
-        ", ".join(PROFILES) + ")"
+    form = (
+        "comma-separated NAME=MS with NAME one of "
+        + ", ".join(_FIELDS)
+        + " (or a profile: "
+        + ", ".join(PROFILES)
+        + ")"
+    )
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, eq, num = part.partition("=")
         if not eq or name.strip() not in _FIELDS:

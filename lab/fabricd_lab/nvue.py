@@ -126,8 +126,9 @@ class NvueSwitch(SimSwitch):
             tree_set(base, ("interface", port, "link", "state"), "up")
         self.applied: Tree = base
         self.pending: Tree | None = None
-        self.revisions: dict[int, Revision] = {1: Revision(1, copy.deepcopy(base), None, "applied",
-                                                           message="Initial configuration")}
+        self.revisions: dict[int, Revision] = {
+            1: Revision(1, copy.deepcopy(base), None, "applied", message="Initial configuration")
+        }
         self.current = 1
         self.config_changed()
 
@@ -207,41 +208,98 @@ class NvueSwitch(SimSwitch):
     def counters_qos(self, port: str, as_json: bool) -> str:
         p = self.counters.read()[port]
         if as_json:
-            return json.dumps({
-                "ingress-buffer-stats": {
-                    str(i): {"rx-frames": 0, "rx-buffer-discards": 0, "rx-shared-buffer-discards": 0} for i in range(8)
+            return json.dumps(
+                {
+                    "ingress-buffer-stats": {
+                        str(i): {"rx-frames": 0, "rx-buffer-discards": 0, "rx-shared-buffer-discards": 0}
+                        for i in range(8)
+                    },
+                    "egress-queue-stats": {
+                        str(i): {
+                            "tx-frames": q.tx_packets,
+                            "tx-bytes": q.tx_bytes,
+                            "tx-uc-buffer-discards": q.dropped_bytes,
+                            "wred-discards": q.wred_dropped_packets,
+                        }
+                        for i, q in enumerate(p.queues)
+                    },
+                    "pfc-stats": {
+                        str(i): {
+                            "rx-pause-frames": c.rx_frames,
+                            "rx-pause-duration": c.rx_pause_us,
+                            "tx-pause-frames": c.tx_frames,
+                            "tx-pause-duration": c.tx_pause_us,
+                        }
+                        for i, c in enumerate(p.pfc)
+                    },
+                    "port-stats": {
+                        "ecn-marked-packets": {
+                            "receive": None,
+                            "transmit": sum(q.ecn_marked_packets for q in p.queues),
+                        },
+                        "pause-frames": {
+                            "receive": sum(c.rx_frames for c in p.pfc),
+                            "transmit": sum(c.tx_frames for c in p.pfc),
+                        },
+                    },
                 },
-                "egress-queue-stats": {str(i): {"tx-frames": q.tx_packets, "tx-bytes": q.tx_bytes,
-                                          "tx-uc-buffer-discards": q.dropped_bytes,
-                                          "wred-discards": q.wred_dropped_packets} for i, q in enumerate(p.queues)},
-                "pfc-stats": {str(i): {"rx-pause-frames": c.rx_frames, "rx-pause-duration": c.rx_pause_us,
-                                 "tx-pause-frames": c.tx_frames, "tx-pause-duration": c.tx_pause_us}
-                        for i, c in enumerate(p.pfc)},
-                "port-stats": {"ecn-marked-packets": {"receive": None,
-                                                "transmit": sum(q.ecn_marked_packets for q in p.queues)},
-                         "pause-frames": {"receive": sum(c.rx_frames for c in p.pfc),
-                                          "transmit": sum(c.tx_frames for c in p.pfc)}},
-            }, indent=2)
-        ing = tables.left(["priority-group", "rx-frames", "rx-buffer-discards", "rx-shared-buffer-discards"],
-                          [[str(i), "0", "0 Bytes", "0 Bytes"] for i in range(8)], indent="    ")
-        eg = tables.left(["traffic-class", "tx-frames", "tx-bytes", "tx-uc-buffer-discards", "wred-discards"],
-                         [[str(i), str(q.tx_packets), f"{q.tx_bytes} Bytes", f"{q.dropped_bytes} Bytes",
-                           str(q.wred_dropped_packets)] for i, q in enumerate(p.queues)], indent="    ")
-        pfc = tables.left(["switch-priority", "rx-pause-frames", "rx-pause-duration", "tx-pause-frames",
-                           "tx-pause-duration"],
-                          [[str(i), str(c.rx_frames), str(c.rx_pause_us), str(c.tx_frames), str(c.tx_pause_us)]
-                           for i, c in enumerate(p.pfc)], indent="    ")
-        port = tables.left(["Counter", "Receive", "Transmit"], [
-            ["ecn-marked-packets", "n/a", str(sum(q.ecn_marked_packets for q in p.queues))],
-            ["mc-buffer-discards", "n/a", "0"],
-            ["pause-frames", str(sum(c.rx_frames for c in p.pfc)), str(sum(c.tx_frames for c in p.pfc))],
-        ], indent="    ")
-        return "\n".join([
-            "Ingress Buffer Statistics", "============================", ing, "",
-            "Egress Queue Statistics", "==========================", eg, "",
-            "PFC Statistics", "=================", pfc, "",
-            "Qos Port Statistics", "======================", port,
-        ])
+                indent=2,
+            )
+        ing = tables.left(
+            ["priority-group", "rx-frames", "rx-buffer-discards", "rx-shared-buffer-discards"],
+            [[str(i), "0", "0 Bytes", "0 Bytes"] for i in range(8)],
+            indent="    ",
+        )
+        eg = tables.left(
+            ["traffic-class", "tx-frames", "tx-bytes", "tx-uc-buffer-discards", "wred-discards"],
+            [
+                [
+                    str(i),
+                    str(q.tx_packets),
+                    f"{q.tx_bytes} Bytes",
+                    f"{q.dropped_bytes} Bytes",
+                    str(q.wred_dropped_packets),
+                ]
+                for i, q in enumerate(p.queues)
+            ],
+            indent="    ",
+        )
+        pfc = tables.left(
+            ["switch-priority", "rx-pause-frames", "rx-pause-duration", "tx-pause-frames", "tx-pause-duration"],
+            [
+                [str(i), str(c.rx_frames), str(c.rx_pause_us), str(c.tx_frames), str(c.tx_pause_us)]
+                for i, c in enumerate(p.pfc)
+            ],
+            indent="    ",
+        )
+        port = tables.left(
+            ["Counter", "Receive", "Transmit"],
+            [
+                ["ecn-marked-packets", "n/a", str(sum(q.ecn_marked_packets for q in p.queues))],
+                ["mc-buffer-discards", "n/a", "0"],
+                ["pause-frames", str(sum(c.rx_frames for c in p.pfc)), str(sum(c.tx_frames for c in p.pfc))],
+            ],
+            indent="    ",
+        )
+        return "\n".join(
+            [
+                "Ingress Buffer Statistics",
+                "============================",
+                ing,
+                "",
+                "Egress Queue Statistics",
+                "==========================",
+                eg,
+                "",
+                "PFC Statistics",
+                "=================",
+                pfc,
+                "",
+                "Qos Port Statistics",
+                "======================",
+                port,
+            ]
+        )
 
     def roce_counters(self, port: str, as_json: bool) -> str:
         p = self.counters.read()[port]
@@ -253,28 +311,46 @@ class NvueSwitch(SimSwitch):
         cnp = p.queues[6]
         data: dict[str, dict[str, dict[str, int]]] = {
             "rx-stats": {
-                "rx-non-roce-stats": {"no-buffer-discard": other_drops, "non-roce-bytes": other_bytes,
-                                      "non-roce-packets": other_pkts},
+                "rx-non-roce-stats": {
+                    "no-buffer-discard": other_drops,
+                    "non-roce-bytes": other_bytes,
+                    "non-roce-packets": other_pkts,
+                },
                 "rx-pfc-stats": {"pause-duration": p.pfc[prio].rx_pause_us, "pause-packets": p.pfc[prio].rx_frames},
-                "rx-roce-stats": {"no-buffer-discard": 0, "roce-bytes": roce_q.tx_bytes,
-                                  "roce-packets": roce_q.tx_packets},
+                "rx-roce-stats": {
+                    "no-buffer-discard": 0,
+                    "roce-bytes": roce_q.tx_bytes,
+                    "roce-packets": roce_q.tx_packets,
+                },
             },
             "tx-stats": {
-                "tx-cnp-stats": {"cnp-bytes": cnp.tx_bytes, "cnp-packets": cnp.tx_packets,
-                                 "unicast-no-buffer-discard": cnp.dropped_packets},
+                "tx-cnp-stats": {
+                    "cnp-bytes": cnp.tx_bytes,
+                    "cnp-packets": cnp.tx_packets,
+                    "unicast-no-buffer-discard": cnp.dropped_packets,
+                },
                 "tx-ecn-stats": {"ecn-marked-packets": roce_q.ecn_marked_packets},
                 "tx-pfc-stats": {"pause-duration": p.pfc[prio].tx_pause_us, "pause-packets": p.pfc[prio].tx_frames},
-                "tx-roce-stats": {"roce-bytes": roce_q.tx_bytes, "roce-packets": roce_q.tx_packets,
-                                  "unicast-no-buffer-discard": roce_q.dropped_packets},
+                "tx-roce-stats": {
+                    "roce-bytes": roce_q.tx_bytes,
+                    "roce-packets": roce_q.tx_packets,
+                    "unicast-no-buffer-discard": roce_q.dropped_packets,
+                },
             },
         }
         if as_json:
             return json.dumps(data, indent=2)
-        shown = {name: f"{value} Bytes" if name.endswith("bytes") else str(value)
-                 for sections in data.values() for values in sections.values() for name, value in values.items()}
+        shown = {
+            name: f"{value} Bytes" if name.endswith("bytes") else str(value)
+            for sections in data.values()
+            for values in sections.values()
+            for name, value in values.items()
+        }
         width = max(12, *(len(v) for v in shown.values()))
-        lines = [f"{'':<31}{'operational':<{width + 2}}{'applied':<9}description",
-                 f"{'-' * 29}  {'-' * width}  {'-' * 7}  {'-' * 54}"]
+        lines = [
+            f"{'':<31}{'operational':<{width + 2}}{'applied':<9}description",
+            f"{'-' * 29}  {'-' * width}  {'-' * 7}  {'-' * 54}",
+        ]
         for group, sections in data.items():
             lines.append(group)
             for section, values in sections.items():
@@ -292,37 +368,49 @@ class NvueSwitch(SimSwitch):
         build = f"Cumulus Linux {CL_RELEASE}.0"
         uptime = "0:00:00"
         if as_json:
-            return json.dumps({"hostname": self.name, "build": build, "uptime": uptime,
-                               "timezone": "Etc/UTC"}, indent=2)
+            return json.dumps(
+                {"hostname": self.name, "build": build, "uptime": uptime, "timezone": "Etc/UTC"}, indent=2
+            )
         width = max(19, len(self.name), len(build))
-        return "\n".join([
-            f"          {'operational':<{width}}  applied",
-            f"--------  {'-' * width}  -------",
-            f"hostname  {self.name:<{width}}  {self.name} ",
-            f"build     {build:<{width}}         ",
-            f"uptime    {uptime:<{width}}         ",
-            "timezone  Etc/UTC",
-        ])
+        return "\n".join(
+            [
+                f"          {'operational':<{width}}  applied",
+                f"--------  {'-' * width}  -------",
+                f"hostname  {self.name:<{width}}  {self.name} ",
+                f"build     {build:<{width}}         ",
+                f"uptime    {uptime:<{width}}         ",
+                "timezone  Etc/UTC",
+            ]
+        )
 
     def watchdog_status(self, port: str, as_json: bool) -> str:
         """``nv show interface IF qos pfc-watchdog`` as the Cumulus Linux 5.11 guide prints it: the ``state`` row,
         then ``PFC WD Status`` with every traffic class (the blank line under the rule and the trailing spaces are
         NVUE's). The ``-o json`` form has no public capture, so the lab refuses it rather than invent one."""
         if as_json:
-            return ("Error: fabricd lab: `nv show interface <if> qos pfc-watchdog -o json` has no public capture to "
-                    "follow; use the text form")
+            return (
+                "Error: fabricd lab: `nv show interface <if> qos pfc-watchdog -o json` has no public capture to "
+                "follow; use the text form"
+            )
         p = self.counters.read()[port]
         wd_cfg = self.counters.watchdog
         watched = wd_cfg is not None and (wd_cfg.ports is None or port in wd_cfg.ports)
         state = "enabled" if watched else "disabled"
-        lines = ["                 operational  applied ",
-                 "---------------  -----------  ------- ",
-                 f"state            {state:<11}  {state:<7} "]
+        lines = [
+            "                 operational  applied ",
+            "---------------  -----------  ------- ",
+            f"state            {state:<11}  {state:<7} ",
+        ]
         if not watched:
             return "\n".join(lines)
-        lines += ["", "PFC WD Status ", "=========================== ",
-                  "    traffic-class  status    deadlock-count ",
-                  "    -------------  --------  -------------- ", ""]
+        lines += [
+            "",
+            "PFC WD Status ",
+            "=========================== ",
+            "    traffic-class  status    deadlock-count ",
+            "    -------------  --------  -------------- ",
+            "",
+        ]
         for tc in range(8):
             wd = p.watchdog.get(tc)
             status, count = ("DEADLOCK" if wd.stormed else "OK", wd.detected) if wd is not None else ("OK", 0)
@@ -338,8 +426,10 @@ class NvueShell(Shell):
         self.asking: tuple[Tree, int | None] | None = None
 
     def greeting(self) -> str:
-        return (f"Linux {self.switch.name} 6.1.0-cl-1-amd64 #1 SMP PREEMPT_DYNAMIC x86_64\n"
-                "Welcome to NVIDIA Cumulus (R) Linux (R) (fabricd lab simulator)\n\n")
+        return (
+            f"Linux {self.switch.name} 6.1.0-cl-1-amd64 #1 SMP PREEMPT_DYNAMIC x86_64\n"
+            "Welcome to NVIDIA Cumulus (R) Linux (R) (fabricd lab simulator)\n\n"
+        )
 
     def prompt(self) -> str:
         if self.asking is not None:
@@ -428,8 +518,10 @@ class NvueShell(Shell):
         }
         command = subs.get(sub)
         if command is None:
-            return Reply(f"Error: Invalid Command: 'nv config {sub}'; expected one of: apply, detach, diff, "
-                         "history, revision, save, show")
+            return Reply(
+                f"Error: Invalid Command: 'nv config {sub}'; expected one of: apply, detach, diff, "
+                "history, revision, save, show"
+            )
         return command()
 
     def _detach(self) -> Reply:
@@ -440,15 +532,30 @@ class NvueShell(Shell):
         sw = self.switch
         out = []
         for r in sorted(sw.revisions.values(), key=lambda r: -r.rev):
-            out.append(yaml.safe_dump([{"apply-date": r.date, "date": r.date, "message": r.message,
-                                        "ref": str(r.rev), "state": r.state, "type": "apply",
-                                        "user": sw.spec.username}], sort_keys=False).rstrip())
+            out.append(
+                yaml.safe_dump(
+                    [
+                        {
+                            "apply-date": r.date,
+                            "date": r.date,
+                            "message": r.message,
+                            "ref": str(r.rev),
+                            "state": r.state,
+                            "type": "apply",
+                            "user": sw.spec.username,
+                        }
+                    ],
+                    sort_keys=False,
+                ).rstrip()
+            )
         return Reply("\n".join(out))
 
     def _revisions(self) -> Reply:
         sw = self.switch
-        data = {str(r.rev): {"state": r.state, "parent-revision-id": str(r.parent) if r.parent else None}
-                for r in sw.revisions.values()}
+        data = {
+            str(r.rev): {"state": r.state, "parent-revision-id": str(r.parent) if r.parent else None}
+            for r in sw.revisions.values()
+        }
         if sw.pending is not None:
             data["pending"] = {"state": "pending", "parent-revision-id": str(sw.current)}
         return Reply(json.dumps(data, indent=2))
@@ -555,10 +662,10 @@ class NvueShell(Shell):
 
     def show(self, args: list[str]) -> Reply:
         sw = self.switch
-        as_json = "-o" in args and args[args.index("-o") + 1: args.index("-o") + 2] == ["json"]
+        as_json = "-o" in args and args[args.index("-o") + 1 : args.index("-o") + 2] == ["json"]
         if "-o" in args:
             i = args.index("-o")
-            args = args[:i] + args[i + 2:]
+            args = args[:i] + args[i + 2 :]
         if len(args) >= 3 and args[0] == "interface":
             text = self._show_interface(args[1], tuple(args[2:]), as_json)
             if text is not None:

@@ -221,13 +221,20 @@ class NxosSwitch(TreeSwitch):
         """The global watchdog lines: on/off, the poll interval (ms, default 100) and the restore multipliers
         (0 = not set)."""
         top = [n.line for n in self.running.children.values()]
-        out: dict[str, int | bool] = {"on": "priority-flow-control watch-dog-interval on" in top, "interval": 100,
-                                      "fixed_restore": 0, "auto_restore": 0, "shutdown": 0}
+        out: dict[str, int | bool] = {
+            "on": "priority-flow-control watch-dog-interval on" in top,
+            "interval": 100,
+            "fixed_restore": 0,
+            "auto_restore": 0,
+            "shutdown": 0,
+        }
         for line in top:
-            for prefix, key in (("priority-flow-control watch-dog interval ", "interval"),
-                                ("priority-flow-control fixed-restore multiplier ", "fixed_restore"),
-                                ("priority-flow-control auto-restore multiplier ", "auto_restore"),
-                                ("priority-flow-control watch-dog shutdown-multiplier ", "shutdown")):
+            for prefix, key in (
+                ("priority-flow-control watch-dog interval ", "interval"),
+                ("priority-flow-control fixed-restore multiplier ", "fixed_restore"),
+                ("priority-flow-control auto-restore multiplier ", "auto_restore"),
+                ("priority-flow-control watch-dog shutdown-multiplier ", "shutdown"),
+            ):
                 if line.startswith(prefix):
                     out[key] = int(line.split()[-1])
         return out
@@ -269,7 +276,8 @@ class NxosSwitch(TreeSwitch):
             lines = self._interface_lines(name)
             pfc_on = any(ln.startswith("priority-flow-control mode on") for ln in lines)
             wd_on = "priority-flow-control watch-dog-interval on" in lines or (
-                bool(glb["on"]) and "priority-flow-control watch-dog-interval off" not in lines)
+                bool(glb["on"]) and "priority-flow-control watch-dog-interval off" not in lines
+            )
             if pfc_on and wd_on:
                 ports.add(name)
                 multipliers.append(self.interface_multiplier(name))
@@ -279,8 +287,11 @@ class NxosSwitch(TreeSwitch):
         settings = None
         if ports and prios:
             settings = WatchdogSettings(
-                frozenset(prios), detection_ms=poll * shutdown, restoration_ms=poll * restore,
-                action="alert" if alert else "drop", ports=frozenset(ports),
+                frozenset(prios),
+                detection_ms=poll * shutdown,
+                restoration_ms=poll * restore,
+                action="alert" if alert else "drop",
+                ports=frozenset(ports),
             )
         self.counters.set_watchdog(settings)
 
@@ -305,10 +316,17 @@ class NxosSwitch(TreeSwitch):
             mode, oper = self.pfc_mode(name)
             rows.append((name, mode, oper, sum(c.rx_frames for c in p.pfc), sum(c.tx_frames for c in p.pfc)))
         if as_json:
-            return json.dumps({"TABLE_entity": {"ROW_entity": [
-                {"if_name_str": n, "mode": m, "oper": o, "rx_ppp": str(rx), "tx_ppp": str(tx)}
-                for n, m, o, rx, tx in rows
-            ]}}, indent=2)
+            return json.dumps(
+                {
+                    "TABLE_entity": {
+                        "ROW_entity": [
+                            {"if_name_str": n, "mode": m, "oper": o, "rx_ppp": str(rx), "tx_ppp": str(tx)}
+                            for n, m, o, rx, tx in rows
+                        ]
+                    }
+                },
+                indent=2,
+            )
         bar = "=" * 60
         out = [bar, "Port               Mode Oper(VL bmap)  RxPPP      TxPPP     ", bar, ""]
         out += [f"{n:<19}{m:<5}{o:<14}{rx:<11}{tx:<11}" for n, m, o, rx, tx in rows]
@@ -328,41 +346,85 @@ class NxosSwitch(TreeSwitch):
             groups = []
             out += [f"Egress Queuing for {name} [System]", ""]
             for group, q in enumerate(p.queues):
-                stats = [("Tx", "Pkts", q.tx_packets), ("Tx", "Byts", q.tx_bytes),
-                         ("WRED/AFD & Tail Drop", "Pkts", q.dropped_packets),
-                         ("WRED/AFD & Tail Drop", "Byts", q.dropped_bytes),
-                         ("ECN", "Pkts", q.ecn_marked_packets), ("ECN", "Byts", q.ecn_marked_bytes)]
-                groups.append({"eq-qosgrp": str(group), "TABLE_qosgrp_egress_stats_entry": {
-                    "ROW_qosgrp_egress_stats_entry": [
-                        {"eq-stat-type": t, "eq-stat-units": u, "eq-uc-stat-value": str(v), "eq-mc-stat-value": "0"}
-                        for t, u, v in stats]}})
-                out += [bar, f"|{f'QOS GROUP {group}':^61}|", bar,
-                        "|                           |  Unicast       |Multicast       |", bar]
+                stats = [
+                    ("Tx", "Pkts", q.tx_packets),
+                    ("Tx", "Byts", q.tx_bytes),
+                    ("WRED/AFD & Tail Drop", "Pkts", q.dropped_packets),
+                    ("WRED/AFD & Tail Drop", "Byts", q.dropped_bytes),
+                    ("ECN", "Pkts", q.ecn_marked_packets),
+                    ("ECN", "Byts", q.ecn_marked_bytes),
+                ]
+                groups.append(
+                    {
+                        "eq-qosgrp": str(group),
+                        "TABLE_qosgrp_egress_stats_entry": {
+                            "ROW_qosgrp_egress_stats_entry": [
+                                {
+                                    "eq-stat-type": t,
+                                    "eq-stat-units": u,
+                                    "eq-uc-stat-value": str(v),
+                                    "eq-mc-stat-value": "0",
+                                }
+                                for t, u, v in stats
+                            ]
+                        },
+                    }
+                )
+                out += [
+                    bar,
+                    f"|{f'QOS GROUP {group}':^61}|",
+                    bar,
+                    "|                           |  Unicast       |Multicast       |",
+                    bar,
+                ]
                 out += [f"|{f'{t} {u}':>26} |{v:>16}|{0:>16}|" for t, u, v in stats]
-            out += [bar, "", f"Ingress Queuing for {name}", "",
-                    "PFC Statistics",
-                    "-" * 78,
-                    f"TxPPP: {sum(c.tx_frames for c in p.pfc):>20},   RxPPP: {sum(c.rx_frames for c in p.pfc):>20}",
-                    "-" * 78,
-                    "PFC_COS QOS_Group   TxPause             TxCount   RxPause             RxCount"]
+            out += [
+                bar,
+                "",
+                f"Ingress Queuing for {name}",
+                "",
+                "PFC Statistics",
+                "-" * 78,
+                f"TxPPP: {sum(c.tx_frames for c in p.pfc):>20},   RxPPP: {sum(c.rx_frames for c in p.pfc):>20}",
+                "-" * 78,
+                "PFC_COS QOS_Group   TxPause             TxCount   RxPause             RxCount",
+            ]
             pfc_rows = []
             for cos, c in enumerate(p.pfc):
-                rx_state = "Active" if c.rx_frames and p.watchdog.get(cos) is not None \
-                    and p.watchdog[cos].stormed else "Inactive"
+                rx_state = (
+                    "Active"
+                    if c.rx_frames and p.watchdog.get(cos) is not None and p.watchdog[cos].stormed
+                    else "Inactive"
+                )
                 out.append(f"{cos:>7}{cos:>10}  {'Inactive':<8}{c.tx_frames:>20}  {rx_state:<8}{c.rx_frames:>20}")
-                pfc_rows.append({"cos": str(cos), "pfc-qosgrp": str(cos), "tx-pause-state": "Inactive",
-                                 "tx-pause-count": str(c.tx_frames), "rx-pause-state": rx_state,
-                                 "rx-pause-count": str(c.rx_frames)})
+                pfc_rows.append(
+                    {
+                        "cos": str(cos),
+                        "pfc-qosgrp": str(cos),
+                        "tx-pause-state": "Inactive",
+                        "tx-pause-count": str(c.tx_frames),
+                        "rx-pause-state": rx_state,
+                        "rx-pause-count": str(c.rx_frames),
+                    }
+                )
             out += ["-" * 78, ""]
-            rows.append({"dir": "Egress", "if_name_str": name,
-                         "TABLE_qosgrp_egress_stats": {"ROW_qosgrp_egress_stats": groups}})
-            rows.append({"dir": "Ingress", "if_name_str": name, "tx-ppp": str(sum(c.tx_frames for c in p.pfc)),
-                         "rx-ppp": str(sum(c.rx_frames for c in p.pfc)),
-                         "TABLE_pfc_stats": {"ROW_pfc_stats": pfc_rows}})
+            rows.append(
+                {"dir": "Egress", "if_name_str": name, "TABLE_qosgrp_egress_stats": {"ROW_qosgrp_egress_stats": groups}}
+            )
+            rows.append(
+                {
+                    "dir": "Ingress",
+                    "if_name_str": name,
+                    "tx-ppp": str(sum(c.tx_frames for c in p.pfc)),
+                    "rx-ppp": str(sum(c.rx_frames for c in p.pfc)),
+                    "TABLE_pfc_stats": {"ROW_pfc_stats": pfc_rows},
+                }
+            )
         if as_json:
             one: object = rows[0] if len(rows) == 1 else rows
-            return json.dumps({"TABLE_module": {"ROW_module": {
-                "TABLE_queuing_interface": {"ROW_queuing_interface": one}}}}, indent=2)
+            return json.dumps(
+                {"TABLE_module": {"ROW_module": {"TABLE_queuing_interface": {"ROW_queuing_interface": one}}}}, indent=2
+            )
         return "\n".join(out)
 
     def pfc_queue(self, as_json: bool, port: str | None = None) -> str:
@@ -382,35 +444,70 @@ class NxosSwitch(TreeSwitch):
             if not p.watchdog and not watched:
                 continue
             disable = "Yes" if wd_cfg is not None and wd_cfg.action == "alert" else "No"
-            out += [f"{name} Interface PFC watchdog: [{'Enabled' if watched else 'Disabled'}]",
-                    f"Disable-action                     : {disable}",
-                    f"PFC watch-dog interface-multiplier : {self.interface_multiplier(name)}"]
+            out += [
+                f"{name} Interface PFC watchdog: [{'Enabled' if watched else 'Disabled'}]",
+                f"Disable-action                     : {disable}",
+                f"PFC watch-dog interface-multiplier : {self.interface_multiplier(name)}",
+            ]
             groups = []
             for prio, wd in p.watchdog.items():
                 state = "Shutdown" if wd.stormed else "Monitored"
-                stats = [("Shutdown", wd.detected), ("Restored", wd.restored), ("Total pkts drained", 0),
-                         ("Total pkts dropped", wd.tx_drop), ("Total pkts drained + dropped", wd.tx_drop),
-                         ("Aggregate pkts dropped", wd.tx_drop), ("Total Ingress pkts dropped", wd.rx_drop),
-                         ("Aggregate Ingress pkts dropped", wd.rx_drop)]
-                out += [bar, f"| QOS GROUP {prio} [{state}] PFC [YES] PFC-COS [{prio}]", bar,
-                        "|                               |  Stats             |", bar]
+                stats = [
+                    ("Shutdown", wd.detected),
+                    ("Restored", wd.restored),
+                    ("Total pkts drained", 0),
+                    ("Total pkts dropped", wd.tx_drop),
+                    ("Total pkts drained + dropped", wd.tx_drop),
+                    ("Aggregate pkts dropped", wd.tx_drop),
+                    ("Total Ingress pkts dropped", wd.rx_drop),
+                    ("Aggregate Ingress pkts dropped", wd.rx_drop),
+                ]
+                out += [
+                    bar,
+                    f"| QOS GROUP {prio} [{state}] PFC [YES] PFC-COS [{prio}]",
+                    bar,
+                    "|                               |  Stats             |",
+                    bar,
+                ]
                 out += [f"|{label:>31}|{value:>20}|" for label, value in stats]
                 out.append(bar)
-                groups.append({"eq-qosgrp": str(prio), "eq-qosgrp-state": state, "pfc-configured": "YES",
-                               "pfc-cos": str(prio), "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": {
-                                   "q-stat-type": "Stats", "q-shutdown": str(wd.detected),
-                                   "q-restored": str(wd.restored), "q-pkt-drained": "0",
-                                   "q-pkt-dropped": str(wd.tx_drop), "q-pkt-drained-n-dropped": str(wd.tx_drop),
-                                   "q-aggr-pkt-dropped": str(wd.tx_drop), "q-ing-pkt-dropped": str(wd.rx_drop),
-                                   "q-ing-aggr-pkt-dropped": str(wd.rx_drop)}}})
-            rows.append({"if_name_str": name, "wd-status": "Enabled" if watched else "Disabled",
-                         "disable-action": disable, "intf-multi": str(self.interface_multiplier(name)),
-                         "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": groups[0] if len(groups) == 1 else groups}})
+                groups.append(
+                    {
+                        "eq-qosgrp": str(prio),
+                        "eq-qosgrp-state": state,
+                        "pfc-configured": "YES",
+                        "pfc-cos": str(prio),
+                        "TABLE_qosgrp_stats_entry": {
+                            "ROW_qosgrp_stats_entry": {
+                                "q-stat-type": "Stats",
+                                "q-shutdown": str(wd.detected),
+                                "q-restored": str(wd.restored),
+                                "q-pkt-drained": "0",
+                                "q-pkt-dropped": str(wd.tx_drop),
+                                "q-pkt-drained-n-dropped": str(wd.tx_drop),
+                                "q-aggr-pkt-dropped": str(wd.tx_drop),
+                                "q-ing-pkt-dropped": str(wd.rx_drop),
+                                "q-ing-aggr-pkt-dropped": str(wd.rx_drop),
+                            }
+                        },
+                    }
+                )
+            rows.append(
+                {
+                    "if_name_str": name,
+                    "wd-status": "Enabled" if watched else "Disabled",
+                    "disable-action": disable,
+                    "intf-multi": str(self.interface_multiplier(name)),
+                    "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": groups[0] if len(groups) == 1 else groups},
+                }
+            )
         if as_json:
             glb = self.global_watchdog()
-            doc: dict[str, object] = {"glb-wd-status": "Enabled" if glb["on"] else "Disabled",
-                                      "glb-wd-timer": str(glb["interval"]),
-                                      "glb-fixed-restore": str(glb["fixed_restore"])}
+            doc: dict[str, object] = {
+                "glb-wd-status": "Enabled" if glb["on"] else "Disabled",
+                "glb-wd-timer": str(glb["interval"]),
+                "glb-fixed-restore": str(glb["fixed_restore"]),
+            }
             if rows:  # the schema's TABLE_queuing_interface is optional: absent when no port has a watchdog
                 doc["TABLE_queuing_interface"] = {"ROW_queuing_interface": rows[0] if len(rows) == 1 else rows}
             return json.dumps(doc, indent=2)
@@ -443,7 +540,7 @@ class NxosShell(ModalShell):
                 offset += idx
                 break
             offset += idx + len(tok)
-            rest = rest[idx + len(tok):]
+            rest = rest[idx + len(tok) :]
         return " " * (len(self.prompt()) + offset) + "^\n% Invalid command at '^' marker."
 
     def exec_line(self, line: str) -> Reply:
@@ -522,10 +619,14 @@ class NxosShell(ModalShell):
         elif args == ["startup-config"]:
             text = sw.render_text(sw.startup, "show startup-config")
         elif args[:2] == ["checkpoint", "summary"]:
-            text = "\n".join(
-                f"{i}) {name}:\nCreated by admin\nCreated at {sw.checkpoint_times.get(name, '')}\n"
-                f"Size is {len(sw.render_body(tree))} lines" for i, (name, tree) in enumerate(sw.checkpoints.items(), 1)
-            ) or "No checkpoints"
+            text = (
+                "\n".join(
+                    f"{i}) {name}:\nCreated by admin\nCreated at {sw.checkpoint_times.get(name, '')}\n"
+                    f"Size is {len(sw.render_body(tree))} lines"
+                    for i, (name, tree) in enumerate(sw.checkpoints.items(), 1)
+                )
+                or "No checkpoints"
+            )
         elif args[:2] == ["diff", "rollback-patch"]:
             return self.rollback_patch(line, tokens)
         elif args == ["interface", "priority-flow-control"]:
@@ -573,9 +674,13 @@ class NxosShell(ModalShell):
         if err or rest or src is None or dst is None:
             return Reply(err if err and err != "bad" else self.caret(line, tokens, len(tokens) - len(rest) - 1))
         body = patch_commands(src, dst)
-        return Reply("\n".join(["Collecting Running-Config", "#Generating Rollback Patch", "Rollback Patch is Empty"]
-                               if not body else ["Collecting Running-Config", "#Generating Rollback Patch", "!!",
-                                                 *body]))
+        return Reply(
+            "\n".join(
+                ["Collecting Running-Config", "#Generating Rollback Patch", "Rollback Patch is Empty"]
+                if not body
+                else ["Collecting Running-Config", "#Generating Rollback Patch", "!!", *body]
+            )
+        )
 
     def config_line(self, line: str) -> Reply:
         assert self.editor is not None

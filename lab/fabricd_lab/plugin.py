@@ -16,15 +16,19 @@ if TYPE_CHECKING:
     from fabricd_lab.vm.instance import Instance
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("fabricd_lab.cli.demo",
-             "Run the whole loop on the embedded lab fabric (or INVENTORY), one narrated step per stage: validate, "
-             "render for four NOSes and the hosts, push to simulated switches over SSH, apply and audit a host in a "
-             "network namespace, export counters into a real Prometheus, inject a PFC storm and watch it detected, "
-             "alerted, traced to its origin and restored, and (when the VM can run) verbs traffic through "
-             "validate-fabric. A stage that cannot run here says why and is skipped."),
+    "demo": (
+        "fabricd_lab.cli.demo",
+        "Run the whole loop on the embedded lab fabric (or INVENTORY), one narrated step per stage: validate, "
+        "render for four NOSes and the hosts, push to simulated switches over SSH, apply and audit a host in a "
+        "network namespace, export counters into a real Prometheus, inject a PFC storm and watch it detected, "
+        "alerted, traced to its origin and restored, and (when the VM can run) verbs traffic through "
+        "validate-fabric. A stage that cannot run here says why and is skipped.",
+    ),
     "report": ("fabricd_lab.cli.report", "Draw a run's pictures: storm-timeline.png, dashboard.png and topology.png."),
-    "lab": ("fabricd_lab.cli.lab",
-            "The switch lab: SSH simulators of SONiC, EOS, NX-OS and NVUE that fabricd drives for real."),
+    "lab": (
+        "fabricd_lab.cli.lab",
+        "The switch lab: SSH simulators of SONiC, EOS, NX-OS and NVUE that fabricd drives for real.",
+    ),
 }
 
 

@@ -54,9 +54,7 @@ MLX5_GLOBAL_HEAD: tuple[str, ...] = _words(
     "tx_pci_signal_integrity outbound_pci_stalled_rd outbound_pci_stalled_wr outbound_pci_stalled_rd_events "
     "outbound_pci_stalled_wr_events"
 )
-MLX5_GLOBAL_TAIL: tuple[str, ...] = _words(
-    "module_unplug module_bus_stuck module_high_temp module_bad_shorted"
-)
+MLX5_GLOBAL_TAIL: tuple[str, ...] = _words("module_unplug module_bus_stuck module_high_temp module_bad_shorted")
 MLX5_STORM: tuple[str, ...] = ("tx_pause_storm_warning_events", "tx_pause_storm_error_events")
 MLX5_RX_CHANNEL: tuple[str, ...] = _words(
     "packets bytes csum_complete csum_unnecessary csum_unnecessary_inner csum_none xdp_drop xdp_tx xdp_tx_full "
@@ -201,8 +199,13 @@ class ReplayHost:
                     eth[f"{d}_prio{prio}_pause_duration"] = 0
                 eth[f"rx_prio{prio}_pause_transition"] = 0
         if not nic.pfc_priorities:
-            for name in ("rx_global_pause", "rx_global_pause_duration", "tx_global_pause", "tx_global_pause_duration",
-                         "rx_global_pause_transition"):
+            for name in (
+                "rx_global_pause",
+                "rx_global_pause_duration",
+                "tx_global_pause",
+                "tx_global_pause_duration",
+                "rx_global_pause_transition",
+            ):
                 eth[name] = 0
         for name in MLX5_STORM:
             eth[name] = 0
@@ -305,8 +308,16 @@ class ReplayHost:
         """The current (unflushed) value of an ethtool counter."""
         return self._state(interface).ethtool[name]
 
-    def pause(self, interface: str, priority: int, *, direction: str = "rx", frames: int = 1, duration_us: int = 0,
-              transitions: int = 0) -> None:
+    def pause(
+        self,
+        interface: str,
+        priority: int,
+        *,
+        direction: str = "rx",
+        frames: int = 1,
+        duration_us: int = 0,
+        transitions: int = 0,
+    ) -> None:
         """Count PFC pause frames and pause time on one priority (``rx``: the NIC was paused by its peer)."""
         self.add(interface, f"{direction}_prio{priority}_pause", frames)
         self.add(interface, f"{direction}_prio{priority}_pause_duration", duration_us)
@@ -314,8 +325,9 @@ class ReplayHost:
         if transitions and direction == "rx":
             self.add(interface, f"rx_prio{priority}_pause_transition", transitions)
 
-    def traffic(self, interface: str, priority: int, *, direction: str = "tx", packets: int = 1,
-                packet_bytes: int = 1024) -> None:
+    def traffic(
+        self, interface: str, priority: int, *, direction: str = "tx", packets: int = 1, packet_bytes: int = 1024
+    ) -> None:
         """Count RoCE traffic on one priority: ethtool priority/phy counters and the RDMA port's PMA counters."""
         total = packets * packet_bytes
         for suffix, value in (("packets", packets), ("bytes", total)):
@@ -389,8 +401,14 @@ class ReplayHost:
                 dirty.clear()
 
 
-def add_ethtool_capture(root: str | os.PathLike[str], interface: str, stats_text: str, *, driver: str | None = None,
-                        firmware: str | None = None) -> None:
+def add_ethtool_capture(
+    root: str | os.PathLike[str],
+    interface: str,
+    stats_text: str,
+    *,
+    driver: str | None = None,
+    firmware: str | None = None,
+) -> None:
     """Put a captured ``ethtool -S`` text (and, when known, a minimal ``ethtool -i``) into a replay root."""
     base = os.path.join(os.fspath(root), "ethtool")
     os.makedirs(base, exist_ok=True)

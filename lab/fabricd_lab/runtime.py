@@ -44,7 +44,12 @@ def switch_class(platform: Platform) -> type[SimSwitch]:
 
 
 def spec_for(
-    switch: Switch, *, password: str, faults: Iterable[Fault] = (), port: int | None = None, host: str | None = None,
+    switch: Switch,
+    *,
+    password: str,
+    faults: Iterable[Fault] = (),
+    port: int | None = None,
+    host: str | None = None,
     fabric: Fabric | None = None,
 ) -> DeviceSpec:
     """A lab spec from an inventory switch; ``port``/``host`` override its management address (tests use port 0).
@@ -79,8 +84,9 @@ class Lab:
     """Simulated switches sharing one host key and one event loop. With ``gnmi_tls``, every switch whose spec has a
     ``gnmi_port`` also serves gNMI (:mod:`fabricd_lab.gnmi`) with that TLS material."""
 
-    def __init__(self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None,
-                 gnmi_tls: LabTls | None = None) -> None:
+    def __init__(
+        self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None, gnmi_tls: LabTls | None = None
+    ) -> None:
         self.host_key = host_key or generate_host_key()
         self.switches: dict[str, SimSwitch] = {}
         for spec in specs:
@@ -99,8 +105,9 @@ class Lab:
             if self.gnmi_tls is not None and sw.spec.gnmi_port is not None:
                 from .gnmi import serve
 
-                server, gnmi_port, target = await serve(sw, self.gnmi_tls, password=sw.spec.password,
-                                                        host=sw.spec.host, port=sw.spec.gnmi_port)
+                server, gnmi_port, target = await serve(
+                    sw, self.gnmi_tls, password=sw.spec.password, host=sw.spec.host, port=sw.spec.gnmi_port
+                )
                 self._gnmi_servers.append(server)
                 self.gnmi_targets[name] = target
             self.endpoints[name] = Endpoint(name, sw.platform, sw.spec.host, port, sw.spec.username, gnmi_port)
@@ -117,9 +124,7 @@ class Lab:
         self._gnmi_servers.clear()
 
     def known_hosts(self) -> str:
-        return "".join(
-            known_hosts_entry(e.host, e.port, self.host_key) + "\n" for e in self.endpoints.values()
-        )
+        return "".join(known_hosts_entry(e.host, e.port, self.host_key) + "\n" for e in self.endpoints.values())
 
 
 class LabThread:
@@ -128,8 +133,9 @@ class LabThread:
     :meth:`call` runs a function on the loop thread (the simulators are not thread-safe) and returns its result.
     """
 
-    def __init__(self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None,
-                 gnmi_tls: LabTls | None = None) -> None:
+    def __init__(
+        self, specs: Iterable[DeviceSpec], *, host_key: asyncssh.SSHKey | None = None, gnmi_tls: LabTls | None = None
+    ) -> None:
         self.lab = Lab(specs, host_key=host_key, gnmi_tls=gnmi_tls)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="fabricd-lab", daemon=True)

@@ -55,23 +55,35 @@ class SonicSwitch(SimSwitch):
         ports = {}
         for i, (name, speed) in enumerate(self.spec.ports):
             ports[name] = {
-                "admin_status": "up", "alias": f"etp{i + 1}", "index": str(i + 1), "lanes": ",".join(
-                    str(8 * i + n) for n in range(8)), "mtu": "9100", "speed": str(speed // 1_000_000),
+                "admin_status": "up",
+                "alias": f"etp{i + 1}",
+                "index": str(i + 1),
+                "lanes": ",".join(str(8 * i + n) for n in range(8)),
+                "mtu": "9100",
+                "speed": str(speed // 1_000_000),
             }
         return {
-            "DEVICE_METADATA": {"localhost": {
-                "hostname": self.name, "hwsku": "Mellanox-SN4700-O8C48", "platform": "x86_64-mlnx_msn4700-r0",
-                "mac": "1c:34:da:00:00:01", "type": "LeafRouter", "buffer_model": "traditional",
-                "default_pfcwd_status": "disable",
-            }},
+            "DEVICE_METADATA": {
+                "localhost": {
+                    "hostname": self.name,
+                    "hwsku": "Mellanox-SN4700-O8C48",
+                    "platform": "x86_64-mlnx_msn4700-r0",
+                    "mac": "1c:34:da:00:00:01",
+                    "type": "LeafRouter",
+                    "buffer_model": "traditional",
+                    "default_pfcwd_status": "disable",
+                }
+            },
             "PORT": ports,
             "BUFFER_POOL": {
                 "ingress_lossless_pool": {"mode": "dynamic", "size": "47218432", "type": "ingress"},
                 "egress_lossless_pool": {"mode": "dynamic", "size": "60817392", "type": "egress"},
                 "egress_lossy_pool": {"mode": "dynamic", "size": "47218432", "type": "egress"},
             },
-            "FLEX_COUNTER_TABLE": {"PFCWD": {"FLEX_COUNTER_STATUS": "enable"},
-                                   "QUEUE": {"FLEX_COUNTER_STATUS": "enable"}},
+            "FLEX_COUNTER_TABLE": {
+                "PFCWD": {"FLEX_COUNTER_STATUS": "enable"},
+                "QUEUE": {"FLEX_COUNTER_STATUS": "enable"},
+            },
         }
 
     def running_config(self) -> str:
@@ -128,10 +140,17 @@ class SonicSwitch(SimSwitch):
         rows = []
         for n in self.sorted_ports():
             for prio, c in enumerate(ports[n].pfc):
-                rows.append([n, f"PFC{prio}", tables.comma(c.rx_transitions), tables.comma(c.rx_pause_us), "N/A",
-                             "N/A"])
-        headers = ["Port", "Priority", "RX Pause Transitions", "Total RX Pause Time US", "Recent RX Pause Time US",
-                   "Recent RX Pause Timestamp"]
+                rows.append(
+                    [n, f"PFC{prio}", tables.comma(c.rx_transitions), tables.comma(c.rx_pause_us), "N/A", "N/A"]
+                )
+        headers = [
+            "Port",
+            "Priority",
+            "RX Pause Transitions",
+            "Total RX Pause Time US",
+            "Recent RX Pause Time US",
+            "Recent RX Pause Timestamp",
+        ]
         lines = tables.simple(headers, rows).split("\n")
         out = lines[:2]
         for i, line in enumerate(lines[2:], 1):
@@ -149,13 +168,19 @@ class SonicSwitch(SimSwitch):
                 entry = {}
                 for i, q in enumerate(ports[n].queues):
                     if wred:
-                        entry[f"UC{i}"] = {"wreddroppacket": str(q.wred_dropped_packets),
-                                           "wreddropbytes": str(q.wred_dropped_bytes),
-                                           "ecnmarkedpacket": str(q.ecn_marked_packets),
-                                           "ecnmarkedbytes": str(q.ecn_marked_bytes)}
+                        entry[f"UC{i}"] = {
+                            "wreddroppacket": str(q.wred_dropped_packets),
+                            "wreddropbytes": str(q.wred_dropped_bytes),
+                            "ecnmarkedpacket": str(q.ecn_marked_packets),
+                            "ecnmarkedbytes": str(q.ecn_marked_bytes),
+                        }
                     else:
-                        entry[f"UC{i}"] = {"totalpacket": str(q.tx_packets), "totalbytes": str(q.tx_bytes),
-                                           "droppacket": str(q.dropped_packets), "dropbytes": str(q.dropped_bytes)}
+                        entry[f"UC{i}"] = {
+                            "totalpacket": str(q.tx_packets),
+                            "totalbytes": str(q.tx_bytes),
+                            "droppacket": str(q.dropped_packets),
+                            "dropbytes": str(q.dropped_bytes),
+                        }
                 data[n] = entry
             return json.dumps(data, indent=4)
         blocks = []
@@ -163,15 +188,27 @@ class SonicSwitch(SimSwitch):
             rows = []
             for i, q in enumerate(ports[n].queues):
                 if wred:
-                    rows.append([n, f"UC{i}", str(q.wred_dropped_packets), str(q.wred_dropped_bytes),
-                                 str(q.ecn_marked_packets), str(q.ecn_marked_bytes)])
+                    rows.append(
+                        [
+                            n,
+                            f"UC{i}",
+                            str(q.wred_dropped_packets),
+                            str(q.wred_dropped_bytes),
+                            str(q.ecn_marked_packets),
+                            str(q.ecn_marked_bytes),
+                        ]
+                    )
                 else:
-                    rows.append([n, f"UC{i}", str(q.tx_packets), str(q.tx_bytes), str(q.dropped_packets),
-                                 str(q.dropped_bytes)])
+                    rows.append(
+                        [n, f"UC{i}", str(q.tx_packets), str(q.tx_bytes), str(q.dropped_packets), str(q.dropped_bytes)]
+                    )
             for i in range(8, 16):
                 rows.append([n, f"MC{i}", "0", "0", "0", "0"])
-            headers = (["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"] if wred
-                       else ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"])
+            headers = (
+                ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"]
+                if wred
+                else ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"]
+            )
             # the shape of the issue captures (older releases); newer queuestat prints "For namespace <ns>:" above
             # each port's table (sonic-utilities tests/queue_counter_test.py): the parser reads both
             blocks.append(tables.simple(headers, rows))
@@ -182,21 +219,37 @@ class SonicSwitch(SimSwitch):
         rows = []
         for n in self.sorted_ports():
             for prio, wd in sorted(ports[n].watchdog.items()):
-                rows.append([
-                    f"{n}:{prio}", "stormed" if wd.stormed else "operational", f"{wd.detected}/{wd.restored}",
-                    f"{wd.tx_ok}/{wd.tx_drop}", f"{wd.rx_ok}/{wd.rx_drop}", f"{wd.last_tx_ok}/{wd.last_tx_drop}",
-                    f"{wd.last_rx_ok}/{wd.last_rx_drop}",
-                ])
-        headers = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
-                   "RX LAST OK/DROP"]
+                rows.append(
+                    [
+                        f"{n}:{prio}",
+                        "stormed" if wd.stormed else "operational",
+                        f"{wd.detected}/{wd.restored}",
+                        f"{wd.tx_ok}/{wd.tx_drop}",
+                        f"{wd.rx_ok}/{wd.rx_drop}",
+                        f"{wd.last_tx_ok}/{wd.last_tx_drop}",
+                        f"{wd.last_rx_ok}/{wd.last_rx_drop}",
+                    ]
+                )
+        headers = [
+            "QUEUE",
+            "STATUS",
+            "STORM DETECTED/RESTORED",
+            "TX OK/DROP",
+            "RX OK/DROP",
+            "TX LAST OK/DROP",
+            "RX LAST OK/DROP",
+        ]
         return tables.simple(headers, rows)
 
     def pfcwd_config(self) -> str:
         wd = self.db.get("PFC_WD", {})
         # the shape of releases before the HISTORY column (sonic-buildimage issue #9193); newer ones add HISTORY
         # (sonic-utilities tests/pfcwd_input/pfcwd_test_vectors.py): the parser reads both
-        rows = [[p, e.get("action", "drop"), e.get("detection_time", "N/A"), e.get("restoration_time", "N/A")]
-                for p, e in sorted(wd.items(), key=lambda kv: natural(kv[0])) if p != "GLOBAL"]
+        rows = [
+            [p, e.get("action", "drop"), e.get("detection_time", "N/A"), e.get("restoration_time", "N/A")]
+            for p, e in sorted(wd.items(), key=lambda kv: natural(kv[0]))
+            if p != "GLOBAL"
+        ]
         text = tables.simple(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME"], rows)
         poll = wd.get("GLOBAL", {}).get("POLL_INTERVAL")
         return (f"Changed polling interval to {poll}ms\n" if poll else "") + text
@@ -211,19 +264,54 @@ class SonicSwitch(SimSwitch):
             key, names = f"pg_{kind}", [f"PG{i}" for i in range(8)]
         else:
             title = f"Egress shared pool occupancy per {kind} queue:"
-            key, names = "queue", [f"UC{i}" for i in range(8)] if kind == "unicast" else [f"MC{i}" for i in
-                                                                                         range(8, 16)]
-        rows = [[n, *(str(v) if kind != "multicast" else "0" for v in ports[n].watermarks[key])]
-                for n in self.sorted_ports()]
+            key, names = (
+                "queue",
+                [f"UC{i}" for i in range(8)] if kind == "unicast" else [f"MC{i}" for i in range(8, 16)],
+            )
+        rows = [
+            [n, *(str(v) if kind != "multicast" else "0" for v in ports[n].watermarks[key])]
+            for n in self.sorted_ports()
+        ]
         return title + "\n" + tables.simple(["Port", *names], rows)
 
     def interface_counters(self) -> str:
         ports = self.counters.read()
-        rows = [[n, "U", tables.comma(p.rx_packets), "0.00 B/s", "0.00%", "0", tables.comma(p.rx_drops), "0",
-                 tables.comma(p.tx_packets), "0.00 B/s", "0.00%", "0", tables.comma(p.tx_drops), "0"]
-                for n in self.sorted_ports() for p in [ports[n]]]
-        headers = ["IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR", "TX_OK", "TX_BPS",
-                   "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR"]
+        rows = [
+            [
+                n,
+                "U",
+                tables.comma(p.rx_packets),
+                "0.00 B/s",
+                "0.00%",
+                "0",
+                tables.comma(p.rx_drops),
+                "0",
+                tables.comma(p.tx_packets),
+                "0.00 B/s",
+                "0.00%",
+                "0",
+                tables.comma(p.tx_drops),
+                "0",
+            ]
+            for n in self.sorted_ports()
+            for p in [ports[n]]
+        ]
+        headers = [
+            "IFACE",
+            "STATE",
+            "RX_OK",
+            "RX_BPS",
+            "RX_UTIL",
+            "RX_ERR",
+            "RX_DRP",
+            "RX_OVR",
+            "TX_OK",
+            "TX_BPS",
+            "TX_UTIL",
+            "TX_ERR",
+            "TX_DRP",
+            "TX_OVR",
+        ]
         return tables.simple(headers, rows)
 
 
@@ -309,8 +397,9 @@ class SonicShell(Shell):
             "cat": self._cat,
             "rm": self._rm,
             "pfcstat": lambda _argv, _root: self._done(self.switch.pfc_counters()),
-            "pfcwd": lambda argv, _root: (self._done(self.switch.pfcwd_stats()) if argv[1:] == ["show", "stats"]
-                                          else None),
+            "pfcwd": lambda argv, _root: (
+                self._done(self.switch.pfcwd_stats()) if argv[1:] == ["show", "stats"] else None
+            ),
             "hostname": lambda _argv, _root: self._done(self.switch.name),
         }
 
@@ -363,7 +452,8 @@ class SonicShell(Shell):
         what = args[0] if args else ""
         return self._done(
             'Usage: show [OPTIONS] COMMAND [ARGS]...\nTry "show -h" for help.\n\n'
-            + (f'Error: No such command "{what}".' if what else "Error: Missing command."), 2,
+            + (f'Error: No such command "{what}".' if what else "Error: Missing command."),
+            2,
         )
 
     def _show_commands(self) -> dict[tuple[str, ...], Callable[[], str]]:
@@ -396,8 +486,8 @@ class SonicShell(Shell):
         if reply is not None:
             return reply
         return self._done(
-            'Usage: config [OPTIONS] COMMAND [ARGS]...\nTry "config -h" for help.\n\n'
-            f'Error: No such command "{sub}".', 2,
+            f'Usage: config [OPTIONS] COMMAND [ARGS]...\nTry "config -h" for help.\n\nError: No such command "{sub}".',
+            2,
         )
 
     def _config_commands(self) -> dict[str, Callable[[list[str]], Reply | None]]:
@@ -419,29 +509,59 @@ class SonicShell(Shell):
         if len(rest) != 1:
             return None
         self.switch.checkpoints[rest[0]] = copy.deepcopy(self.switch.db)
-        return self._done("\n".join([*self._gcu("Config Rollbacker", [
-            "Config checkpoint starting.", f"Checkpoint name: {rest[0]}.", "Getting current config db.",
-            "Getting checkpoint full-path.", "Ensuring checkpoint directory exist.",
-            f"Saving config db content to /etc/sonic/checkpoints/{rest[0]}.cp.json.",
-            "Config checkpoint completed.",
-        ]), "Checkpoint created successfully."]))
+        return self._done(
+            "\n".join(
+                [
+                    *self._gcu(
+                        "Config Rollbacker",
+                        [
+                            "Config checkpoint starting.",
+                            f"Checkpoint name: {rest[0]}.",
+                            "Getting current config db.",
+                            "Getting checkpoint full-path.",
+                            "Ensuring checkpoint directory exist.",
+                            f"Saving config db content to /etc/sonic/checkpoints/{rest[0]}.cp.json.",
+                            "Config checkpoint completed.",
+                        ],
+                    ),
+                    "Checkpoint created successfully.",
+                ]
+            )
+        )
 
     def _rollback(self, rest: list[str]) -> Reply | None:
         names = [a for a in rest if not a.startswith("-")]
         if len(names) != 1:
             return None
         name = names[0]
-        lines = self._gcu("Config Rollbacker", ["Config rollbacking starting.", f"Checkpoint name: {name}.",
-                                                f"Verifying '{name}' exists."])
+        lines = self._gcu(
+            "Config Rollbacker",
+            ["Config rollbacking starting.", f"Checkpoint name: {name}.", f"Verifying '{name}' exists."],
+        )
         saved = self.switch.checkpoints.get(name)
         if saved is None:
-            return self._done("\n".join([*lines, "Failed to rollback config", "Usage: config rollback [OPTIONS] "
-                                         "CHECKPOINT_NAME", "", f"Error: Checkpoint '{name}' does not exist"]), 1)
+            return self._done(
+                "\n".join(
+                    [
+                        *lines,
+                        "Failed to rollback config",
+                        "Usage: config rollback [OPTIONS] CHECKPOINT_NAME",
+                        "",
+                        f"Error: Checkpoint '{name}' does not exist",
+                    ]
+                ),
+                1,
+            )
         if "-d" not in rest and "--dry-run" not in rest:
             self.switch.set_db(copy.deepcopy(saved))
-        lines += self._gcu("Config Rollbacker", ["Loading checkpoint into memory.",
-                                                 "Replacing config using 'Config Replacer'.",
-                                                 "Config rollbacking completed."])
+        lines += self._gcu(
+            "Config Rollbacker",
+            [
+                "Loading checkpoint into memory.",
+                "Replacing config using 'Config Replacer'.",
+                "Config rollbacking completed.",
+            ],
+        )
         return self._done("\n".join([*lines, "Config rolled back successfully."]))
 
     def _delete_checkpoint(self, rest: list[str]) -> Reply | None:
@@ -468,9 +588,17 @@ class SonicShell(Shell):
         raw = sw.files.get(files[0])
         head = ["** DRY RUN EXECUTION **"] if dry else []
         if raw is None:
-            return self._done("\n".join([*head, f"Failed to apply patch due to: [Errno 2] No such file or directory: "
-                                         f"'{files[0]}'", "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH",
-                                         f"Error: [Errno 2] No such file or directory: '{files[0]}'"]), 1)
+            return self._done(
+                "\n".join(
+                    [
+                        *head,
+                        f"Failed to apply patch due to: [Errno 2] No such file or directory: '{files[0]}'",
+                        "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH",
+                        f"Error: [Errno 2] No such file or directory: '{files[0]}'",
+                    ]
+                ),
+                1,
+            )
         try:
             ops = json.loads(raw)
             if not isinstance(ops, list):
@@ -478,18 +606,25 @@ class SonicShell(Shell):
         except ValueError as exc:
             return self._done("\n".join([*head, f"Failed to apply patch due to: {exc}", f"Error: {exc}"]), 1)
         title = "Patch Applier"
-        lines = head + self._gcu(title, [
-            "localhost: Patch application starting.", f"localhost: Patch: {json.dumps(ops)}",
-            "localhost getting current config db.",
-            "localhost: simulating the target full config after applying the patch.",
-            "localhost: validating all JsonPatch operations are permitted on the specified fields",
-            "localhost: validating target config does not have empty tables, since they do not show up in ConfigDb.",
-        ])
+        lines = head + self._gcu(
+            title,
+            [
+                "localhost: Patch application starting.",
+                f"localhost: Patch: {json.dumps(ops)}",
+                "localhost getting current config db.",
+                "localhost: simulating the target full config after applying the patch.",
+                "localhost: validating all JsonPatch operations are permitted on the specified fields",
+                "localhost: validating target config does not have empty tables, since they do not show up in ConfigDb.",
+            ],
+        )
         for op in ops:
             unit = f"{op.get('op')} {op.get('path')} {json.dumps(op.get('value'), sort_keys=True)}"
             if sw.faults.rejects(unit):
-                return self._failed(lines, f"Given patch will produce invalid config. Error: operation {unit} "
-                                    "is not permitted by the YANG model")
+                return self._failed(
+                    lines,
+                    f"Given patch will produce invalid config. Error: operation {unit} "
+                    "is not permitted by the YANG model",
+                )
         try:
             target = apply_patch(sw.db, ops)
         except ValueError as exc:
@@ -497,26 +632,43 @@ class SonicShell(Shell):
         problem = validate(target)
         if problem:
             return self._failed(lines, f"Given patch will produce invalid config. Error: {problem}")
-        lines += self._gcu(title, [
-            "localhost: sorting patch updates.", f"The localhost patch was converted into {len(ops)} changes:",
-            f"localhost: applying {len(ops)} change{'s' if len(ops) != 1 else ''} in order:",
-            *[f"  * [{json.dumps(op)}]" for op in ops],
-        ])
+        lines += self._gcu(
+            title,
+            [
+                "localhost: sorting patch updates.",
+                f"The localhost patch was converted into {len(ops)} changes:",
+                f"localhost: applying {len(ops)} change{'s' if len(ops) != 1 else ''} in order:",
+                *[f"  * [{json.dumps(op)}]" for op in ops],
+            ],
+        )
         if not dry:
             if sw.faults.commit_fails:
                 half = apply_patch(sw.db, ops[: len(ops) // 2])
                 sw.set_db(half)
-                return self._failed(lines, "Failed to apply change: orchagent did not acknowledge the update "
-                                    "(swss timeout)")
+                return self._failed(
+                    lines, "Failed to apply change: orchagent did not acknowledge the update (swss timeout)"
+                )
             sw.set_db(target)
-        lines += self._gcu(title, ["localhost: verifying patch updates are reflected on ConfigDB.",
-                                   "localhost patch application completed."])
+        lines += self._gcu(
+            title,
+            ["localhost: verifying patch updates are reflected on ConfigDB.", "localhost patch application completed."],
+        )
         return self._done("\n".join([*lines, "Patch applied successfully."]))
 
     def _failed(self, lines: list[str], message: str) -> Reply:
-        return self._done("\n".join([*lines, f"Failed to apply patch due to: {message}",
-                                     "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH",
-                                     'Try "config apply-patch -h" for help.', "", f"Error: {message}"]), 1)
+        return self._done(
+            "\n".join(
+                [
+                    *lines,
+                    f"Failed to apply patch due to: {message}",
+                    "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH",
+                    'Try "config apply-patch -h" for help.',
+                    "",
+                    f"Error: {message}",
+                ]
+            ),
+            1,
+        )
 
     def replace(self, args: list[str]) -> Reply:
         sw = self.switch
@@ -544,7 +696,7 @@ class SonicShell(Shell):
             return self._done(f"Error: {line!r} is not permitted", 1)
         edit = next((fn for matches, fn in CLI_EDITS if matches(sub, rest)), None)
         if edit is None:
-            return self._done(f'Usage: config {sub} [OPTIONS] COMMAND [ARGS]...\n\nError: No such command.', 2)
+            return self._done(f"Usage: config {sub} [OPTIONS] COMMAND [ARGS]...\n\nError: No such command.", 2)
         db = copy.deepcopy(sw.db)
         try:
             edit(db, rest)

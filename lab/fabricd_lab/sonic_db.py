@@ -15,13 +15,35 @@ from typing import Any
 
 ConfigDb = dict[str, dict[str, dict[str, str]]]
 
-KNOWN_TABLES = frozenset({
-    "DEVICE_METADATA", "PORT", "VLAN", "VLAN_MEMBER", "VLAN_INTERFACE", "INTERFACE", "LOOPBACK_INTERFACE",
-    "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
-    "MAP_PFC_PRIORITY_TO_QUEUE", "PORT_QOS_MAP", "WRED_PROFILE", "QUEUE", "SCHEDULER", "BUFFER_POOL",
-    "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD", "FLEX_COUNTER_TABLE",
-    "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "LOSSLESS_TRAFFIC_PATTERN",
-})
+KNOWN_TABLES = frozenset(
+    {
+        "DEVICE_METADATA",
+        "PORT",
+        "VLAN",
+        "VLAN_MEMBER",
+        "VLAN_INTERFACE",
+        "INTERFACE",
+        "LOOPBACK_INTERFACE",
+        "DSCP_TO_TC_MAP",
+        "TC_TO_QUEUE_MAP",
+        "TC_TO_PRIORITY_GROUP_MAP",
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+        "MAP_PFC_PRIORITY_TO_QUEUE",
+        "PORT_QOS_MAP",
+        "WRED_PROFILE",
+        "QUEUE",
+        "SCHEDULER",
+        "BUFFER_POOL",
+        "BUFFER_PROFILE",
+        "BUFFER_PG",
+        "BUFFER_QUEUE",
+        "CABLE_LENGTH",
+        "PFC_WD",
+        "FLEX_COUNTER_TABLE",
+        "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+        "LOSSLESS_TRAFFIC_PATTERN",
+    }
+)
 """Tables this simulated image has YANG models for; a patch touching another table is rejected."""
 
 _NATURAL = re.compile(r"(\d+)")
@@ -112,7 +134,12 @@ def _check_port_refs(db: ConfigDb) -> str | None:
 
 
 _CHECKS: tuple[Callable[[ConfigDb], str | None], ...] = (
-    _check_shape, _check_port, _check_wred_profile, _check_pfc_wd, _check_port_qos_map, _check_port_refs,
+    _check_shape,
+    _check_port,
+    _check_wred_profile,
+    _check_pfc_wd,
+    _check_port_qos_map,
+    _check_port_refs,
 )
 """In the order they run; the shape check first, so the others read well-formed tables."""
 
@@ -233,15 +260,15 @@ def _edit_pfcwd_start(db: ConfigDb, rest: list[str]) -> None:
         if port not in db.get("PORT", {}):
             raise EditError(f"Error: Invalid port {port}")
         db.setdefault("PFC_WD", {})[port] = {
-            "action": action, "detection_time": detect,
+            "action": action,
+            "detection_time": detect,
             "restoration_time": restore or str(2 * int(detect)),
         }
 
 
 CLI_EDITS: tuple[tuple[Callable[[str, list[str]], bool], Callable[[ConfigDb, list[str]], None]], ...] = (
     (lambda sub, rest: sub == "interface" and len(rest) == 3 and rest[0] == "mtu", _edit_mtu),
-    (lambda sub, rest: sub == "vlan" and rest[:1] == ["add"] and len(rest) == 2 and rest[1].isdigit(),
-     _edit_vlan_add),
+    (lambda sub, rest: sub == "vlan" and rest[:1] == ["add"] and len(rest) == 2 and rest[1].isdigit(), _edit_vlan_add),
     (lambda sub, rest: sub == "vlan" and rest[:2] == ["member", "add"], _edit_vlan_member),
     (lambda sub, rest: sub == "pfcwd" and rest[:1] == ["interval"] and len(rest) == 2, _edit_pfcwd_interval),
     (lambda sub, rest: sub == "pfcwd" and rest[:1] == ["stop"], _edit_pfcwd_stop),

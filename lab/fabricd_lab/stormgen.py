@@ -131,8 +131,15 @@ class StormGen:
             heapq.heappush(self._bounds, ep.end)
         return ep
 
-    def pause(self, interface: str, *, priority: int = 3, direction: str = "rx", start: float | None = None,
-              duration_s: float | None = None) -> Episode:
+    def pause(
+        self,
+        interface: str,
+        *,
+        priority: int = 3,
+        direction: str = "rx",
+        start: float | None = None,
+        duration_s: float | None = None,
+    ) -> Episode:
         """Schedule pause on one port and priority from ``start`` (default now) for ``duration_s`` (None: until
         :meth:`stop`). A pause longer than the watchdog's detection time is a storm; shorter is a burst."""
         t0 = self.clock() if start is None else start
@@ -140,8 +147,15 @@ class StormGen:
         with self._lock:
             return self._add(ep)
 
-    def flap(self, interface: str, *, start: float | None = None, duration_s: float = 0.3,
-             pause_while_down: bool = True, priority: int = 3) -> Episode:
+    def flap(
+        self,
+        interface: str,
+        *,
+        start: float | None = None,
+        duration_s: float = 0.3,
+        pause_while_down: bool = True,
+        priority: int = 3,
+    ) -> Episode:
         """Schedule a link outage; with ``pause_while_down`` the pause duration counter keeps rising meanwhile."""
         t0 = self.clock() if start is None else start
         ep = Episode(interface, "link_down", t0, t0 + duration_s, priority, "rx", pause_while_down)
@@ -216,8 +230,9 @@ class StormGen:
                 us = port.carry_us.get(key, 0.0) + p * 1e6
                 whole = int(us)
                 port.carry_us[key] = us - whole
-                self.host.pause(port.interface, prio, direction=d, frames=max(1, whole // PAUSE_REFRESH_US),
-                                duration_us=whole)
+                self.host.pause(
+                    port.interface, prio, direction=d, frames=max(1, whole // PAUSE_REFRESH_US), duration_us=whole
+                )
             if port.traffic_pps <= 0:
                 continue
             # an rx pause holds the NIC's transmit; a tx pause stops what it receives; a down link stops both
@@ -232,10 +247,13 @@ class StormGen:
 
     def _write_link(self, port: _Port) -> None:
         base = os.path.join("sys", "class", "net", port.interface)
-        add_sysfs_files(self.host.root, {
-            os.path.join(base, "operstate"): "up" if port.link_up else "down",
-            os.path.join(base, "carrier_changes"): str(port.carrier_changes),
-        })
+        add_sysfs_files(
+            self.host.root,
+            {
+                os.path.join(base, "operstate"): "up" if port.link_up else "down",
+                os.path.join(base, "carrier_changes"): str(port.carrier_changes),
+            },
+        )
 
     def tick(self, now: float | None = None) -> None:
         """Advance to ``now`` and rewrite what changed (the writer thread calls this every ``tick_s``)."""

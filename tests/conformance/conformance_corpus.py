@@ -68,6 +68,7 @@ def renders_of(fabric: Fabric, platform: str) -> Iterator[DeviceRender]:
 
 # --- the intent space --------------------------------------------------------------------------------------------
 
+
 @cache
 def _lab_document() -> dict[str, Any]:
     doc = load_inventory(REPO / "inventory" / "lab").fabric.model_dump(mode="json", exclude_none=True)
@@ -99,28 +100,41 @@ def intent_space(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.integers(0, 9)) == 0:  # now and then a weight validate must refuse
         weights[draw(st.integers(0, 2))] = draw(st.sampled_from([None, 0]))
     classes: list[dict[str, Any]] = [
-        {"id": 0, "name": draw(names), "priorities": [0, 1, 2, 5, 7] if two else [0, 1, 2, 4, 5, 7],
-         "weight_percent": weights[0]},
+        {
+            "id": 0,
+            "name": draw(names),
+            "priorities": [0, 1, 2, 5, 7] if two else [0, 1, 2, 4, 5, 7],
+            "weight_percent": weights[0],
+        },
         {"id": 3, "name": "roce", "priorities": [3], "weight_percent": weights[1], "ecn_profile": ecn_name},
         {"id": 6, "name": "cnp", "priorities": [6], "scheduler": draw(st.sampled_from(["strict"] * 7 + ["dwrr"]))},
     ]
     if two:
-        classes.insert(2, {"id": 4, "name": "storage", "priorities": [4], "weight_percent": weights[2],
-                           "ecn_profile": ecn_name})
+        classes.insert(
+            2, {"id": 4, "name": "storage", "priorities": [4], "weight_percent": weights[2], "ecn_profile": ecn_name}
+        )
     qos["traffic_classes"] = draw(st.permutations(classes))
     qos["dscp_to_priority"] = {26: 3, 48: 6, **({4: 4} if two else {})}
     lo = draw(st.one_of(st.integers(0, 2_000), st.integers(0, 8_000_000)))
-    pol["ecn_profiles"] = [{
-        "name": ecn_name, "min_bytes": lo, "max_bytes": lo + 1 + draw(st.one_of(st.integers(0, 2_000),
-                                                                                 st.integers(0, 8_000_000))),
-        "max_mark_probability_percent": draw(st.integers(0, 100)), "traffic_classes": ecn_classes}]
-    pol["pfc"] = {"priorities": lossless, "watchdog": {
-        "enabled": draw(st.booleans()),
-        "detection_ms": draw(st.one_of(st.integers(100, 1_000), st.integers(1, 100_000))),
-        "restoration_ms": draw(st.one_of(st.integers(100, 1_000), st.integers(1, 100_000))),
-        "poll_ms": draw(st.one_of(st.integers(100, 300), st.integers(1, 10_000))),
-        "action": draw(st.sampled_from(["drop", "forward", "alert"])),
-    }}
+    pol["ecn_profiles"] = [
+        {
+            "name": ecn_name,
+            "min_bytes": lo,
+            "max_bytes": lo + 1 + draw(st.one_of(st.integers(0, 2_000), st.integers(0, 8_000_000))),
+            "max_mark_probability_percent": draw(st.integers(0, 100)),
+            "traffic_classes": ecn_classes,
+        }
+    ]
+    pol["pfc"] = {
+        "priorities": lossless,
+        "watchdog": {
+            "enabled": draw(st.booleans()),
+            "detection_ms": draw(st.one_of(st.integers(100, 1_000), st.integers(1, 100_000))),
+            "restoration_ms": draw(st.one_of(st.integers(100, 1_000), st.integers(1, 100_000))),
+            "poll_ms": draw(st.one_of(st.integers(100, 300), st.integers(1, 10_000))),
+            "action": draw(st.sampled_from(["drop", "forward", "alert"])),
+        },
+    }
     pol["dcqcn"] = {**pol.get("dcqcn", {}), "rp_priorities": lossless, "np_priorities": lossless}
     renumbered: dict[int, int] = {}
     for vlan in pol.get("vlans", []):
@@ -150,6 +164,7 @@ def accepted(doc: dict[str, Any]) -> Fabric | None:
 
 # --- verdicts ----------------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Verdict:
     """One oracle's verdict over what a suite checked."""
@@ -162,15 +177,18 @@ class Verdict:
     unverified: int = 0
 
     def line(self) -> str:
-        return (f"conformance {self.platform} ({self.oracle}): files={self.files} lines={self.lines} "
-                f"rejected={self.rejected} unverified={self.unverified}")
+        return (
+            f"conformance {self.platform} ({self.oracle}): files={self.files} lines={self.lines} "
+            f"rejected={self.rejected} unverified={self.unverified}"
+        )
 
 
 VERDICTS: dict[tuple[str, str], Verdict] = {}
 
 
-def record(platform: str, oracle: str, *, files: int = 0, lines: int = 0, rejected: int = 0,
-           unverified: int = 0) -> Verdict:
+def record(
+    platform: str, oracle: str, *, files: int = 0, lines: int = 0, rejected: int = 0, unverified: int = 0
+) -> Verdict:
     """Add to the verdict of ``(platform, oracle)``; the conftest prints every verdict at the end of the run."""
     v = VERDICTS.setdefault((platform, oracle), Verdict(platform, oracle))
     v.files += files

@@ -59,8 +59,10 @@ def structured_config(intent: EosSwitchIntent) -> dict[str, Any]:
     """AVD ``eos_cli_config_gen`` structured config for the QoS/PFC/ECN/VLAN/MTU settings of ``intent``."""
     key = "dscp" if intent.trust_dscp else "cos"
     qos_map = {
-        key: [f"{' '.join(str(c) for c in line.codepoints)} to traffic-class {line.priority}"
-              for line in intent.classifier],
+        key: [
+            f"{' '.join(str(c) for c in line.codepoints)} to traffic-class {line.priority}"
+            for line in intent.classifier
+        ],
         "traffic_class": [f"{pq.priority} to tx-queue {pq.queue}" for pq in intent.priority_queues],
     }
     profile: dict[str, Any] = {"name": intent.profile_name, "trust": "dscp" if intent.trust_dscp else "cos"}
@@ -89,10 +91,17 @@ def structured_config(intent: EosSwitchIntent) -> dict[str, Any]:
         if q.dwrr:
             txq["bandwidth_percent"] = q.weight_percent
         if q.ecn is not None:
-            txq["random_detect"] = {"ecn": {"threshold": {
-                "units": q.ecn.unit, "min": q.ecn.min_threshold, "max": q.ecn.max_threshold,
-                "max_probability": q.ecn.probability_percent, "weight": 0,
-            }}}
+            txq["random_detect"] = {
+                "ecn": {
+                    "threshold": {
+                        "units": q.ecn.unit,
+                        "min": q.ecn.min_threshold,
+                        "max": q.ecn.max_threshold,
+                        "max_probability": q.ecn.probability_percent,
+                        "weight": 0,
+                    }
+                }
+            }
         tx_queues.append(txq)
     profile["tx_queues"] = tx_queues
     interfaces: list[dict[str, Any]] = []
@@ -177,8 +186,10 @@ def _rules(cfg: dict[str, Any]) -> tuple[list[str], int]:
         rr = [q["id"] for q in queues if q.get("priority") == "no priority"]
         for q in queues:
             if q.get("priority") == "priority strict" and rr and q["id"] < max(rr):
-                breaks.append(f"qos profile {profile['name']}: strict tx-queue {q['id']} below round-robin tx-queue "
-                              f"{max(rr)} (EOS schedules strict queues above every round-robin queue)")
+                breaks.append(
+                    f"qos profile {profile['name']}: strict tx-queue {q['id']} below round-robin tx-queue "
+                    f"{max(rr)} (EOS schedules strict queues above every round-robin queue)"
+                )
     return breaks, unverified
 
 

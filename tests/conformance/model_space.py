@@ -48,16 +48,40 @@ names = st.text(alphabet=NAME_CHARS, min_size=1, max_size=64).filter(lambda s: s
 idents = st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,30}", fullmatch=True)
 """Names every NOS takes as an identifier (most real inventories use these; at most 31 characters: NX-OS VLAN names
 take 32 without ``system vlan long-name``)."""
-cli_text = st.text(alphabet=st.characters(codec="ascii", min_codepoint=32, max_codepoint=126,
-                                          exclude_characters="\"'`$;|&<>\\"), min_size=0, max_size=200)
+cli_text = st.text(
+    alphabet=st.characters(codec="ascii", min_codepoint=32, max_codepoint=126, exclude_characters="\"'`$;|&<>\\"),
+    min_size=0,
+    max_size=200,
+)
 """The model's ``CliText``: one printable ASCII line without quotes or shell metacharacters, at most 200."""
 
 # ---------------------------------------------------------------------------------------------------------------
 # strategies from the pydantic model
 # ---------------------------------------------------------------------------------------------------------------
 
-_EDGES = (0, 1, 99, 100, 101, 127, 128, 200, 576, 999, 1000, 1001, 1500, 4000, 4094, 5000, 9000, 9100, 9214,
-          9216, 60000)
+_EDGES = (
+    0,
+    1,
+    99,
+    100,
+    101,
+    127,
+    128,
+    200,
+    576,
+    999,
+    1000,
+    1001,
+    1500,
+    4000,
+    4094,
+    5000,
+    9000,
+    9100,
+    9214,
+    9216,
+    60000,
+)
 
 
 def _int(lo: int | None, hi: int | None) -> st.SearchStrategy[int]:
@@ -82,9 +106,10 @@ def _bounds(metadata: list[Any]) -> tuple[int | None, int | None, int | None, in
 
 
 def _float(lo: int | None, hi: int | None) -> st.SearchStrategy[float]:
-    return st.one_of(st.sampled_from([0.0, 1.0, 2.5, 5.0, 40.0, 300.0]),
-                     st.floats(lo or 0, hi or 100_000, allow_nan=False, allow_infinity=False).map(
-                         lambda x: round(x, 1)))
+    return st.one_of(
+        st.sampled_from([0.0, 1.0, 2.5, 5.0, 40.0, 300.0]),
+        st.floats(lo or 0, hi or 100_000, allow_nan=False, allow_infinity=False).map(lambda x: round(x, 1)),
+    )
 
 
 _SCALARS: dict[Any, Callable[[int | None, int | None], st.SearchStrategy[Any]]] = {
@@ -220,6 +245,7 @@ def port_names(platform: str) -> st.SearchStrategy[str]:
 # the fabric
 # ---------------------------------------------------------------------------------------------------------------
 
+
 def mostly(usual: st.SearchStrategy[Any], anything: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """``usual`` three times in four, else ``anything`` (the model's whole range: what validate must judge)."""
     return st.one_of(usual, usual, usual, anything)
@@ -244,16 +270,21 @@ def queue_layout(draw: st.DrawFn) -> dict[str, Any]:
     classes: list[dict[str, Any]] = []
     dwrr: list[dict[str, Any]] = []
     if len(lossless) == 2 and draw(st.integers(0, 3)) == 0:  # both lossless priorities in one queue
-        dwrr.append({"id": queues[0], "name": f"lossless{lossless[0]}", "priorities": sorted(lossless),
-                     "scheduler": "dwrr"})
+        dwrr.append(
+            {"id": queues[0], "name": f"lossless{lossless[0]}", "priorities": sorted(lossless), "scheduler": "dwrr"}
+        )
     else:
         for i, p in enumerate(lossless):
             dwrr.append({"id": queues[i], "name": f"lossless{p}", "priorities": [p], "scheduler": "dwrr"})
     if rest:
         dwrr.append({"id": queues[len(lossless)], "name": draw(idents), "priorities": rest, "scheduler": "dwrr"})
     strict = cnp.get("strict", True) or draw(st.booleans())
-    cnp_tc: dict[str, Any] = {"id": queues[n - 1], "name": "cnp", "priorities": [cnp_prio],
-                              "scheduler": "strict" if strict else "dwrr"}
+    cnp_tc: dict[str, Any] = {
+        "id": queues[n - 1],
+        "name": "cnp",
+        "priorities": [cnp_prio],
+        "scheduler": "strict" if strict else "dwrr",
+    }
     if cnp_tc["scheduler"] == "dwrr":
         dwrr.append(cnp_tc)
     else:
@@ -312,8 +343,15 @@ def ecn_profiles(draw: st.DrawFn, name: str, queues: list[int]) -> dict[str, Any
     else:
         lo = draw(_int(0, 8_000_000))
         hi = lo + draw(_int(1, 8_000_000))
-    return draw(from_model(EcnProfile, name=st.just(name), traffic_classes=st.just(queues), min_bytes=st.just(lo),
-                           max_bytes=st.just(hi)))
+    return draw(
+        from_model(
+            EcnProfile,
+            name=st.just(name),
+            traffic_classes=st.just(queues),
+            min_bytes=st.just(lo),
+            max_bytes=st.just(hi),
+        )
+    )
 
 
 @st.composite
@@ -322,8 +360,11 @@ def switch_buffers(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.integers(0, 2)) > 0:
         return {}
     total = draw(st.integers(16_000_000, 200_000_000))
-    return {"total_bytes": total, "headroom_pool_bytes": draw(st.integers(4_000_000, total // 2)),
-            "max_queue_bytes": draw(st.integers(total // 4, total))}
+    return {
+        "total_bytes": total,
+        "headroom_pool_bytes": draw(st.integers(4_000_000, total // 2)),
+        "max_queue_bytes": draw(st.integers(total // 4, total)),
+    }
 
 
 @st.composite
@@ -350,25 +391,48 @@ def fabrics(draw: st.DrawFn) -> dict[str, Any]:
         # port mode), else anywhere the model allows: validate must refuse what a NOS does not take
         described = st.one_of(st.none(), mostly(idents, cli_text))
         mtus = mostly(st.just(9216), st.integers(576, 9216))
-        port_docs = [{**draw(from_model(Port, name=st.just(p), description=described, mtu=mtus)), "name": p}
-                     for p in ports]
+        port_docs = [
+            {**draw(from_model(Port, name=st.just(p), description=described, mtu=mtus)), "name": p} for p in ports
+        ]
         for pd in port_docs:
             if pd.get("description") is None:
                 pd.pop("description", None)
         name = f"sw{i}-{platform.replace('_', '-')}"
-        switches.append({"name": name, "platform": platform, "mgmt": {"host": f"192.0.2.{i + 1}"},
-                         "ports": port_docs, "buffer": draw(switch_buffers())})
+        switches.append(
+            {
+                "name": name,
+                "platform": platform,
+                "mgmt": {"host": f"192.0.2.{i + 1}"},
+                "ports": port_docs,
+                "buffer": draw(switch_buffers()),
+            }
+        )
         host_port = port_docs[0]
         host_port["role"] = "host"
         host_port["mtu"] = max(host_port.get("mtu", 9216), 1522)
-        nic = draw(from_model(Nic, netdev=st.just("eth0"), rdma_device=st.just("mlx5_0"), driver=st.just("mlx5_core"),
-                              rdma_driver=st.nothing(), transport=st.nothing(), cc=st.just({}), ip=st.nothing(),
-                              peer=st.just(f"{name}:{ports[0]}"), vlan=st.nothing(), speed=st.nothing(),
-                              cable_m=st.one_of(st.nothing(), st.sampled_from([0.5, 1.0, 3.0, 5.0]))))
+        nic = draw(
+            from_model(
+                Nic,
+                netdev=st.just("eth0"),
+                rdma_device=st.just("mlx5_0"),
+                driver=st.just("mlx5_core"),
+                rdma_driver=st.nothing(),
+                transport=st.nothing(),
+                cc=st.just({}),
+                ip=st.nothing(),
+                peer=st.just(f"{name}:{ports[0]}"),
+                vlan=st.nothing(),
+                speed=st.nothing(),
+                cable_m=st.one_of(st.nothing(), st.sampled_from([0.5, 1.0, 3.0, 5.0])),
+            )
+        )
         nic["speed"] = host_port.get("speed", "400G")
         nic["mtu"] = min(max(nic.get("mtu", 9000), 576), host_port["mtu"] - 22)
-        k = draw(st.integers(0, len(vlan_ids) - 1)) if vlan_ids and (qos["trust"] == "pcp" or draw(st.booleans())) \
+        k = (
+            draw(st.integers(0, len(vlan_ids) - 1))
+            if vlan_ids and (qos["trust"] == "pcp" or draw(st.booleans()))
             else None
+        )
         if k is not None:
             nic["vlan"] = vlan_ids[k]
             nic["ip"] = f"10.{100 + k}.{i}.1/16"
@@ -381,8 +445,7 @@ def fabrics(draw: st.DrawFn) -> dict[str, Any]:
             for pd in (pa, pb):
                 pd["role"] = "leaf_spine"
             pb.update(speed=pa.get("speed", "400G"), mtu=pa.get("mtu", 9216))
-            links.append({"a": f"{a['name']}:{pa['name']}", "b": f"{b['name']}:{pb['name']}",
-                          "role": "leaf_spine"})
+            links.append({"a": f"{a['name']}:{pa['name']}", "b": f"{b['name']}:{pb['name']}", "role": "leaf_spine"})
     vlans: list[dict[str, Any]] = []
     for k, vid in enumerate(vlan_ids):
         members = [f"{s['name']}:{s['ports'][-1]['name']}" for s in switches if draw(st.booleans())]
@@ -397,5 +460,11 @@ def fabrics(draw: st.DrawFn) -> dict[str, Any]:
         "buffers": draw(from_model(Buffers, cable_length_m=st.nothing())),
         "vlans": vlans,
     }
-    return {"name": draw(mostly(idents, names)), "description": draw(cli_text) or "-",
-            "policy": policy, "switches": switches, "hosts": hosts, "links": links}
+    return {
+        "name": draw(mostly(idents, names)),
+        "description": draw(cli_text) or "-",
+        "policy": policy,
+        "switches": switches,
+        "hosts": hosts,
+        "links": links,
+    }

@@ -42,17 +42,31 @@ MODELS = Path(__file__).resolve().parent / "sonic-yang"
 LYD_PARSE_JSON_STRING_DATATYPES = 0x8000000
 
 # sonic-yang-mgmt's "type 1" map lists: a CONFIG_DB row {k: v} is an inner YANG list of {key: k, value: v}.
-TYPE1_MAP_LISTS = frozenset({
-    "DSCP_TO_TC_MAP_LIST", "DOT1P_TO_TC_MAP_LIST", "TC_TO_PRIORITY_GROUP_MAP_LIST", "TC_TO_QUEUE_MAP_LIST",
-    "MAP_PFC_PRIORITY_TO_QUEUE_LIST", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP_LIST", "DSCP_TO_FC_MAP_LIST",
-    "EXP_TO_FC_MAP_LIST", "CABLE_LENGTH_LIST", "MPLS_TC_TO_TC_MAP_LIST", "TC_TO_DSCP_MAP_LIST",
-})
+TYPE1_MAP_LISTS = frozenset(
+    {
+        "DSCP_TO_TC_MAP_LIST",
+        "DOT1P_TO_TC_MAP_LIST",
+        "TC_TO_PRIORITY_GROUP_MAP_LIST",
+        "TC_TO_QUEUE_MAP_LIST",
+        "MAP_PFC_PRIORITY_TO_QUEUE_LIST",
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP_LIST",
+        "DSCP_TO_FC_MAP_LIST",
+        "EXP_TO_FC_MAP_LIST",
+        "CABLE_LENGTH_LIST",
+        "MPLS_TC_TO_TC_MAP_LIST",
+        "TC_TO_DSCP_MAP_LIST",
+    }
+)
 
 # Leaf-lists that CONFIG_DB keeps as one string, and their separator (sonic-yang-mgmt's list of such fields).
 STRING_LEAF_LISTS = {
-    ("MIRROR_SESSION", "src_ip"): ",", ("NTP", "src_intf"): ";", ("BGP_ALLOWED_PREFIXES", "prefixes_v4"): ",",
-    ("BGP_ALLOWED_PREFIXES", "prefixes_v6"): ",", ("BUFFER_PORT_EGRESS_PROFILE_LIST", "profile_list"): ",",
-    ("BUFFER_PORT_INGRESS_PROFILE_LIST", "profile_list"): ",", ("PORT", "adv_speeds"): ",",
+    ("MIRROR_SESSION", "src_ip"): ",",
+    ("NTP", "src_intf"): ";",
+    ("BGP_ALLOWED_PREFIXES", "prefixes_v4"): ",",
+    ("BGP_ALLOWED_PREFIXES", "prefixes_v6"): ",",
+    ("BUFFER_PORT_EGRESS_PROFILE_LIST", "profile_list"): ",",
+    ("BUFFER_PORT_INGRESS_PROFILE_LIST", "profile_list"): ",",
+    ("PORT", "adv_speeds"): ",",
     ("PORT", "adv_interface_types"): ",",
 }
 
@@ -125,8 +139,14 @@ class SonicYang:
         problems: list[Rejection] = []
         for table, rows in config_db.items():
             if table not in self.tables:
-                problems.append(Rejection(table, "", "no loaded SONiC YANG module has this table "
-                                          f"(loaded: {len(self.modules)} modules from {MODELS.name}/)"))
+                problems.append(
+                    Rejection(
+                        table,
+                        "",
+                        "no loaded SONiC YANG module has this table "
+                        f"(loaded: {len(self.modules)} modules from {MODELS.name}/)",
+                    )
+                )
                 continue
             module, snode = self.tables[table]
             try:
@@ -164,8 +184,10 @@ class SonicYang:
         for field in [f for f in left if f in leaves]:
             out[field] = self._value(leaves[field], left.pop(field), table, field)
         if left:
-            raise _NoFitError(f"rows/fields the model has no place for: {sorted(left)}"
-                         + (f" ({'; '.join(dict.fromkeys(why))})" if why else ""))
+            raise _NoFitError(
+                f"rows/fields the model has no place for: {sorted(left)}"
+                + (f" ({'; '.join(dict.fromkeys(why))})" if why else "")
+            )
         return out
 
     def _entry(self, lst: Any, key: str, row: Any, table: str) -> dict[str, Any]:
@@ -212,8 +234,10 @@ class SonicYang:
             if isinstance(value, str):
                 sep = STRING_LEAF_LISTS.get((table, field))
                 if sep is None:
-                    raise _NoFitError(f"{field}={value!r}: a leaf-list given as one string (CONFIG_DB splits only "
-                                 f"{sorted(f'{t}.{f}' for t, f in STRING_LEAF_LISTS)})")
+                    raise _NoFitError(
+                        f"{field}={value!r}: a leaf-list given as one string (CONFIG_DB splits only "
+                        f"{sorted(f'{t}.{f}' for t, f in STRING_LEAF_LISTS)})"
+                    )
                 value = [x.strip() for x in value.split(sep)]
             return [convert(v) for v in value if v != ""]
         return convert(value)
@@ -276,6 +300,7 @@ def oracle() -> SonicYang:
 
 # --- the base a fragment merges onto ------------------------------------------------------------------------------
 
+
 def ports_of(config_db: dict[str, Any]) -> list[str]:
     """Every port name a fabricd CONFIG_DB fragment refers to (row keys and CABLE_LENGTH members)."""
     seen: dict[str, None] = {}
@@ -306,13 +331,22 @@ def base_config(ports: list[str], speed_mbps: int = 400_000) -> dict[str, Any]:
     for i, name in enumerate(ports):
         m = re.search(r"(\d+)$", name)
         first = int(m.group(1)) if m else 4 * i
-        port_rows[name] = {"lanes": ",".join(str(first * 2 + n) for n in range(4)), "speed": str(speed_mbps),
-                           "admin_status": "up"}
+        port_rows[name] = {
+            "lanes": ",".join(str(first * 2 + n) for n in range(4)),
+            "speed": str(speed_mbps),
+            "admin_status": "up",
+        }
     return {
-        "DEVICE_METADATA": {"localhost": {
-            "hostname": "conformance", "hwsku": "ACS-MSN2700", "platform": "x86_64-mlnx_msn2700-r0",
-            "mac": "52:54:00:12:34:56", "type": "LeafRouter", "buffer_model": "traditional",
-        }},
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": "conformance",
+                "hwsku": "ACS-MSN2700",
+                "platform": "x86_64-mlnx_msn2700-r0",
+                "mac": "52:54:00:12:34:56",
+                "type": "LeafRouter",
+                "buffer_model": "traditional",
+            }
+        },
         "PORT": port_rows,
         "BUFFER_POOL": {
             "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic", "size": "10875072", "xoff": "4194112"},

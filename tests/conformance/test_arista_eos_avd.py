@@ -78,8 +78,9 @@ def test_nothing_validate_accepts_is_rejected_by_avd(doc: dict[str, object]) -> 
         return  # validate refuses it: nothing is rendered for the device
     for intent, text in eos_renders(fabric):
         j = judge(intent, text)
-        record("arista_eos", ORACLE + " (property)", files=1, lines=j.lines, rejected=j.rejected,
-               unverified=j.unverified)
+        record(
+            "arista_eos", ORACLE + " (property)", files=1, lines=j.lines, rejected=j.rejected, unverified=j.unverified
+        )
         assert j.rejected == 0, j.explain()
 
 
@@ -104,12 +105,19 @@ def eos_policies(draw: st.DrawFn) -> dict[str, object]:
     dwrr[0]["weight_percent"] += 100 - sum(tc["weight_percent"] for tc in dwrr)
     det = draw(st.integers(100, 1_000))  # NX-OS: detection 100-1000 ms (FAB041)
     rest = draw(st.integers(100, 5_000))
-    pol["pfc"]["watchdog"].update(enabled=True, detection_ms=det, restoration_ms=rest,
-                                  poll_ms=draw(st.integers(100, min(det, rest, 1_000))),
-                                  action=draw(st.sampled_from(["drop", "alert"])))
+    pol["pfc"]["watchdog"].update(
+        enabled=True,
+        detection_ms=det,
+        restoration_ms=rest,
+        poll_ms=draw(st.integers(100, min(det, rest, 1_000))),
+        action=draw(st.sampled_from(["drop", "alert"])),
+    )
     lo = draw(st.one_of(st.integers(1, 2_000), st.integers(1, 4_000_000)))
-    pol["ecn_profiles"][0].update(min_bytes=lo, max_bytes=lo + draw(st.integers(1, 4_000_000)),
-                                  max_mark_probability_percent=draw(st.integers(1, 100)))
+    pol["ecn_profiles"][0].update(
+        min_bytes=lo,
+        max_bytes=lo + draw(st.integers(1, 4_000_000)),
+        max_mark_probability_percent=draw(st.integers(1, 100)),
+    )
     # what the other platforms of the lab fabric refuse is not EOS's business here: a SONiC-legal ECN profile name
     # (FAB110) and a VLAN id every platform takes (FAB097 NX-OS, FAB111 SONiC, FAB130 NVUE)
     name = pol["ecn_profiles"][0]["name"]
@@ -120,8 +128,7 @@ def eos_policies(draw: st.DrawFn) -> dict[str, object]:
                 tc["ecn_profile"] = "roce"
     renumbered = {}
     for vlan in pol.get("vlans", []):
-        renumbered[vlan["id"]] = vlan["id"] = draw(st.integers(2, 3724).filter(
-            lambda v: v not in renumbered.values()))
+        renumbered[vlan["id"]] = vlan["id"] = draw(st.integers(2, 3724).filter(lambda v: v not in renumbered.values()))
     for host in doc["hosts"]:
         for nic in host.get("nics", []):
             if nic.get("vlan") in renumbered:
@@ -138,8 +145,9 @@ def _eos_values(accepted_draws: list[bool], doc: dict[str, object]) -> None:
         return
     for intent, text in eos_renders(fabric):
         j = judge(intent, text)
-        record("arista_eos", ORACLE + " (property)", files=1, lines=j.lines, rejected=j.rejected,
-               unverified=j.unverified)
+        record(
+            "arista_eos", ORACLE + " (property)", files=1, lines=j.lines, rejected=j.rejected, unverified=j.unverified
+        )
         assert j.rejected == 0, j.explain()
 
 
@@ -150,8 +158,9 @@ def test_eos_values_validate_accepts_are_not_rejected_by_avd() -> None:
     _eos_values(accepted_draws)
     assert accepted_draws
     # the other platforms' rules (SONiC names, NX-OS VLAN ranges, ...) refuse some draws too: a fifth is plenty
-    assert sum(accepted_draws) >= max(3, len(accepted_draws) // 5), \
+    assert sum(accepted_draws) >= max(3, len(accepted_draws) // 5), (
         f"only {sum(accepted_draws)} of {len(accepted_draws)} draws were accepted"
+    )
 
 
 @given(timer_ms=st.integers(10, 60_000), poll_ms=st.integers(5, 30_000))
@@ -162,16 +171,35 @@ def test_watchdog_timers_render_in_avd_pattern(timer_ms: int, poll_ms: int) -> N
     from fabricd.nos.arista_eos.watchdog import eos_watchdog
 
     notes: list[tuple[str, str, str, str]] = []
-    wd = eos_watchdog(Watchdog(detection_ms=timer_ms, restoration_ms=timer_ms, poll_ms=min(poll_ms, timer_ms)),
-                      lambda *n: notes.append(n))
-    cfg = {"hostname": "x", "qos_profiles": [{"name": "P", "priority_flow_control": {"watchdog": {
-        "enabled": True, "action": wd.action,
-        "timer": {"timeout": wd.timeout_s, "polling_interval": wd.polling_s, "recovery_time": wd.recovery_s}}}}]}
+    wd = eos_watchdog(
+        Watchdog(detection_ms=timer_ms, restoration_ms=timer_ms, poll_ms=min(poll_ms, timer_ms)),
+        lambda *n: notes.append(n),
+    )
+    cfg = {
+        "hostname": "x",
+        "qos_profiles": [
+            {
+                "name": "P",
+                "priority_flow_control": {
+                    "watchdog": {
+                        "enabled": True,
+                        "action": wd.action,
+                        "timer": {
+                            "timeout": wd.timeout_s,
+                            "polling_interval": wd.polling_s,
+                            "recovery_time": wd.recovery_s,
+                        },
+                    }
+                },
+            }
+        ],
+    }
     assert list(pyavd.validate_structured_config(cfg).validation_result.violations) == []
     assert (timer_ms % 10 == 0) == ("watchdog.timeout_s" not in [n[0] for n in notes])
 
 
 # --- the oracle bites --------------------------------------------------------------------------------------------
+
 
 def _lab_eos() -> tuple[EosSwitchIntent, str]:
     return next(eos_renders(load_inventory(REPO / "inventory" / "lab").fabric))
@@ -229,8 +257,10 @@ def test_diff_catches_a_line_in_the_wrong_block() -> None:
 def test_strict_queue_below_round_robin_is_a_rule_break() -> None:
     """The EOS rule outside AVD's schema: the old two-lossless-classes layout (strict CNP 6 below DWRR 7)."""
     intent, text = _lab_eos()
-    queues = [q.model_copy(update={"used": True, "dwrr": True, "round_robin": True, "weight_percent": 10})
-              if q.id == 7 else q for q in intent.queues]
+    queues = [
+        q.model_copy(update={"used": True, "dwrr": True, "round_robin": True, "weight_percent": 10}) if q.id == 7 else q
+        for q in intent.queues
+    ]
     j = judge(intent.model_copy(update={"queues": queues}), text)
     assert any("strict tx-queue 6 below round-robin tx-queue 7" in r for r in j.rule_breaks)
 
@@ -249,13 +279,22 @@ def _judge_whole_model(name: str, intent: Any, text: str, sampled: bool) -> list
     if not sampled:
         return []  # AVD takes about 2 s a file: it judges the sampled draws only
     j = judge(intent, text)
-    record("arista_eos", "pyavd schema + CLI diff (whole model, a sixth of the draws)", files=1, lines=j.lines,
-           rejected=j.rejected, unverified=j.unverified)
+    record(
+        "arista_eos",
+        "pyavd schema + CLI diff (whole model, a sixth of the draws)",
+        files=1,
+        lines=j.lines,
+        rejected=j.rejected,
+        unverified=j.unverified,
+    )
     return [f"{name}: AVD:\n{j.explain()}"] if j.rejected else []
 
 
 WHOLE_MODEL = WholeModel(
-    ports=lambda n: st.one_of(n.map(lambda i: f"Ethernet{i}"),
-                              st.tuples(n, st.integers(1, 8)).map(lambda t: f"Ethernet{t[0]}/{t[1]}")),
-    lag="Port-Channel{}", judge=_judge_whole_model)
+    ports=lambda n: st.one_of(
+        n.map(lambda i: f"Ethernet{i}"), st.tuples(n, st.integers(1, 8)).map(lambda t: f"Ethernet{t[0]}/{t[1]}")
+    ),
+    lag="Port-Channel{}",
+    judge=_judge_whole_model,
+)
 """EOS in the whole-model property test: EthernetN and EthernetN/M ports, Port-ChannelN LAGs, AVD on a sample."""

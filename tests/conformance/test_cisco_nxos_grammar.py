@@ -76,8 +76,9 @@ def shapes() -> tuple[Shape, ...]:
 def _in_range(shape: Shape, m: re.Match[str]) -> bool:
     for (kind, lo, hi), value in zip(shape.ranges, m.groups(), strict=True):
         numbers = [int(x) for part in value.split(",") for x in part.split("-")] if kind == "list" else [int(value)]
-        if kind == "list" and any(int(a) > int(b) for part in value.split(",") if "-" in part
-                                  for a, b in [part.split("-")]):
+        if kind == "list" and any(
+            int(a) > int(b) for part in value.split(",") if "-" in part for a, b in [part.split("-")]
+        ):
             return False
         if not all(lo <= n <= hi for n in numbers):
             return False
@@ -122,6 +123,7 @@ def check_text(text: str, label: str = "") -> Result:
 
 # --- the table itself --------------------------------------------------------------------------------------------
 
+
 def test_every_shape_carries_its_source() -> None:
     ids = [s["id"] for s in table()["shapes"]]
     assert len(ids) == len(set(ids)), "shape ids are unique"
@@ -156,6 +158,7 @@ def test_the_table_has_teeth() -> None:
 
 # --- the corpus ----------------------------------------------------------------------------------------------
 
+
 @cache
 def corpus_results() -> tuple[tuple[str, Result], ...]:
     out = []
@@ -169,8 +172,14 @@ def test_corpus_renders_pass_the_grammar() -> None:
     results = corpus_results()
     rejected = [r for _, res in results for r in res.rejected]
     unverified = sum(sum(res.unverified.values()) for _, res in results)
-    record(PLATFORM, ORACLE, files=len(results), lines=sum(res.lines for _, res in results),
-           rejected=len(rejected), unverified=unverified)
+    record(
+        PLATFORM,
+        ORACLE,
+        files=len(results),
+        lines=sum(res.lines for _, res in results),
+        rejected=len(rejected),
+        unverified=unverified,
+    )
     assert len(results) >= 3
     assert rejected == [], "\n".join(rejected[:20])
 
@@ -182,9 +191,13 @@ def _used_unverified() -> list[str]:
     return sorted(used)
 
 
-@pytest.mark.parametrize("shape_id", [
-    pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="no source confirms this NX-OS command form"))
-    for s in _used_unverified()])
+@pytest.mark.parametrize(
+    "shape_id",
+    [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="no source confirms this NX-OS command form"))
+        for s in _used_unverified()
+    ],
+)
 def test_unverified_shape_is_confirmed(shape_id: str) -> None:
     """Each unverified shape the renders use, as a strict xfail: it passes (and this xfail fails) only once the
     table marks it verified, with a source."""
@@ -202,6 +215,7 @@ def test_unverified_shapes_are_listed_in_platforms_doc() -> None:
 
 # --- the property: nothing validate accepts renders a rejected line -----------------------------------------------
 
+
 @st.composite
 def watchdog_space(draw: st.DrawFn) -> dict[str, Any]:
     """The intent space with a lossless fabric and an enabled watchdog whose timers every platform of the lab can
@@ -211,9 +225,13 @@ def watchdog_space(draw: st.DrawFn) -> dict[str, Any]:
     pol = doc["policy"]
     pol["transport"] = "roce_v2_lossless"
     det, rest = draw(st.integers(100, 5000)), draw(st.integers(100, 5000))
-    pol["pfc"]["watchdog"] = {"enabled": True, "detection_ms": det, "restoration_ms": rest,
-                              "poll_ms": draw(st.integers(100, min(det, rest, 1000))),
-                              "action": draw(st.sampled_from(["drop", "forward", "alert"]))}
+    pol["pfc"]["watchdog"] = {
+        "enabled": True,
+        "detection_ms": det,
+        "restoration_ms": rest,
+        "poll_ms": draw(st.integers(100, min(det, rest, 1000))),
+        "action": draw(st.sampled_from(["drop", "forward", "alert"])),
+    }
     return doc
 
 
@@ -253,14 +271,23 @@ def test_accepted_watchdogs_render_only_table_lines(doc: dict[str, Any]) -> None
 
 def _judge_whole_model(name: str, intent: Any, text: str, sampled: bool) -> list[str]:
     res = check_text(text, name)
-    record("cisco_nxos", "pinned grammar table (whole model)", files=1, lines=res.lines,
-           rejected=len(res.rejected), unverified=sum(res.unverified.values()))
+    record(
+        "cisco_nxos",
+        "pinned grammar table (whole model)",
+        files=1,
+        lines=res.lines,
+        rejected=len(res.rejected),
+        unverified=sum(res.unverified.values()),
+    )
     return list(res.rejected)
 
 
 WHOLE_MODEL = WholeModel(
-    ports=lambda n: st.one_of(n.map(lambda i: f"Ethernet1/{i}"),
-                              st.tuples(n, st.integers(1, 4)).map(lambda t: f"Ethernet1/{t[0]}/{t[1]}")),
-    lag="port-channel{}", judge=_judge_whole_model)
+    ports=lambda n: st.one_of(
+        n.map(lambda i: f"Ethernet1/{i}"), st.tuples(n, st.integers(1, 4)).map(lambda t: f"Ethernet1/{t[0]}/{t[1]}")
+    ),
+    lag="port-channel{}",
+    judge=_judge_whole_model,
+)
 """NX-OS in the whole-model property test: Ethernet1/P and Ethernet1/P/B ports, port-channelN LAGs, the pinned
 grammar table judging."""

@@ -20,8 +20,7 @@ def test_corpus_covers_every_platform() -> None:
             assert any(label.startswith("inventory/lab:") for label in labels), platform
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=intent_space())
 def _draw(seen: list[bool], doc: dict[str, object]) -> None:
     seen.append(accepted(doc) is not None)
@@ -33,5 +32,6 @@ def test_intent_space_reaches_accepted_fabrics() -> None:
     seen: list[bool] = []
     _draw(seen)
     assert len(seen) >= 10, "hypothesis drew almost nothing"
-    assert sum(seen) >= 5, f"{sum(seen)} of {len(seen)} drawn fabrics accepted by validate: the property tests "\
-        "would check almost nothing"
+    assert sum(seen) >= 5, (
+        f"{sum(seen)} of {len(seen)} drawn fabrics accepted by validate: the property tests would check almost nothing"
+    )

@@ -65,9 +65,15 @@ def _oracles() -> None:
 
 # No shrinking: an example runs four oracles and a parse-back per switch, so shrinking a failure would take minutes;
 # the failing draw is reported as drawn (derandomize makes it the same on every run).
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-          phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    report_multiple_bugs=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
 @given(doc=fabrics())
 def _whole_model(draws: Counter[str], doc: dict[str, Any]) -> None:
     fabric = accepted(doc)
@@ -105,9 +111,13 @@ def test_nothing_validate_accepts_is_rejected_or_loses_the_path() -> None:
     draws: Counter[str] = Counter()
     _whole_model(draws)
     assert draws["drawn"]
-    record_draws(drawn=draws["drawn"], accepted=draws["accepted"], refused=draws["refused by validate"],
-                 moved=draws["accepted, a lossless priority in another queue"],
-                 two_lossless=draws["accepted, two lossless priorities"])
+    record_draws(
+        drawn=draws["drawn"],
+        accepted=draws["accepted"],
+        refused=draws["refused by validate"],
+        moved=draws["accepted, a lossless priority in another queue"],
+        two_lossless=draws["accepted, two lossless priorities"],
+    )
     assert draws["accepted"] >= draws["drawn"] // 6, dict(draws)
     assert draws["accepted, a lossless priority in another queue"] >= draws["accepted"] // 4, dict(draws)
     assert draws["accepted, two lossless priorities"] >= draws["accepted"] // 8, dict(draws)

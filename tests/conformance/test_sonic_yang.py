@@ -91,12 +91,16 @@ def config_db_of_cli(render: DeviceRender) -> tuple[dict[str, Any], int]:
         elif words[:3] == ["config", "pfcwd", "interval"]:
             put("PFC_WD", "GLOBAL", {"POLL_INTERVAL": words[3]})
         elif words[:3] == ["config", "pfcwd", "start"]:
-            m = re.fullmatch(r"config pfcwd start --action (\S+) ports (.+) detection-time (\d+) "
-                             r"--restoration-time (\d+)", " ".join(words))
+            m = re.fullmatch(
+                r"config pfcwd start --action (\S+) ports (.+) detection-time (\d+) "
+                r"--restoration-time (\d+)",
+                " ".join(words),
+            )
             assert m, line
             for port in m.group(2).split():
-                put("PFC_WD", port, {"action": m.group(1), "detection_time": m.group(3),
-                                     "restoration_time": m.group(4)})
+                put(
+                    "PFC_WD", port, {"action": m.group(1), "detection_time": m.group(3), "restoration_time": m.group(4)}
+                )
         elif words[:3] == ["config", "save", "-y"]:
             pass
         else:
@@ -146,12 +150,12 @@ def test_nothing_validate_accepts_renders_a_row_sonic_refuses(doc: dict[str, Any
     for render in renders_of(fabric, "sonic"):
         fragment = config_db_of(render)
         rejections = check_fragment(fragment)
-        record("sonic", ORACLE + " (property)", files=1, lines=rows_of(fragment),
-               rejected=_rejected_rows(rejections))
+        record("sonic", ORACLE + " (property)", files=1, lines=rows_of(fragment), rejected=_rejected_rows(rejections))
         assert not rejections, _report(f"drawn fabric {fabric.name!r} {render.device}", rejections)
 
 
 # --- the oracle bites: one hand-made bad row per rule ----------------------------------------------------------
+
 
 def _good() -> dict[str, Any]:
     label, render = next((lab, r) for lab, r in SONIC if lab.startswith("inventory/lab:"))
@@ -164,7 +168,7 @@ def _with_wred_name(name: str, *, referenced: bool = True) -> dict[str, Any]:
     """The lab render with its WRED profile renamed; ``referenced=False`` drops the QUEUE rows' references, so that
     the first (and only) error libyang reports is the WRED_PROFILE row's own."""
     fragment = _good()
-    (old, profile), = fragment["WRED_PROFILE"].items()
+    ((old, profile),) = fragment["WRED_PROFILE"].items()
     fragment["WRED_PROFILE"] = {name: profile}
     for row in fragment["QUEUE"].values():
         if row.get("wred_profile") == old:
@@ -206,8 +210,10 @@ def test_oracle_refuses_a_vlanid_that_is_not_the_name() -> None:
     _refused(fragment, "VLAN", "vlanid must correspond")
 
 
-@pytest.mark.parametrize(("field", "value"), [("detection_time", "99"), ("detection_time", "5001"),
-                                              ("restoration_time", "60001"), ("action", "alert-only")])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("detection_time", "99"), ("detection_time", "5001"), ("restoration_time", "60001"), ("action", "alert-only")],
+)
 def test_oracle_refuses_out_of_range_pfc_watchdog_values(field: str, value: str) -> None:
     fragment = _good()
     port = next(k for k in fragment["PFC_WD"] if k != "GLOBAL")
@@ -225,7 +231,7 @@ def test_oracle_refuses_a_detection_time_below_the_poll_interval() -> None:
 
 def test_oracle_refuses_wred_max_below_min_and_probability_over_100() -> None:
     fragment = _good()
-    (_, profile), = fragment["WRED_PROFILE"].items()
+    ((_, profile),) = fragment["WRED_PROFILE"].items()
     profile["green_max_threshold"] = str(int(profile["green_min_threshold"]) - 1)
     _refused(fragment, "WRED_PROFILE", "max threshold must be greater")
     fragment = _good()
@@ -284,21 +290,32 @@ def test_translation_of_type1_maps_containers_and_leaf_lists() -> None:
     data, problems = oracle().translate(db)
     assert not problems
     assert data["sonic-dscp-tc-map:sonic-dscp-tc-map"]["sonic-dscp-tc-map:DSCP_TO_TC_MAP"] == {
-        "DSCP_TO_TC_MAP_LIST": [{"name": "map1", "DSCP_TO_TC_MAP": [{"dscp": "1", "tc": "1"},
-                                                                     {"dscp": "2", "tc": "2"}]}]}
+        "DSCP_TO_TC_MAP_LIST": [
+            {"name": "map1", "DSCP_TO_TC_MAP": [{"dscp": "1", "tc": "1"}, {"dscp": "2", "tc": "2"}]}
+        ]
+    }
     assert data["sonic-device_metadata:sonic-device_metadata"]["sonic-device_metadata:DEVICE_METADATA"] == {
-        "localhost": {"hostname": "h", "buffer_model": "traditional"}}
+        "localhost": {"hostname": "h", "buffer_model": "traditional"}
+    }
     port = data["sonic-port:sonic-port"]["sonic-port:PORT"]["PORT_LIST"][0]
     assert port["speed"] == 100000 and port["adv_speeds"] == ["10000", "100000"] and port["lanes"] == "0,1"
     # a multi-list table: QUEUE holds QUEUE_LIST (ifname|qindex) and VOQ_QUEUE_LIST (hostname|asic|ifname|qindex);
     # each row goes to the list whose keys it has (the VOQ shape of sonic-config-engine's chassis qos samples)
-    queue, problems = oracle().translate({"QUEUE": {"Ethernet0|3": {"scheduler": "s"},
-                                                    "lc1|asic0|Ethernet8|4": {"wred_profile": "AZURE_LOSSLESS"}}})
+    queue, problems = oracle().translate(
+        {"QUEUE": {"Ethernet0|3": {"scheduler": "s"}, "lc1|asic0|Ethernet8|4": {"wred_profile": "AZURE_LOSSLESS"}}}
+    )
     assert not problems
     lists = queue["sonic-queue:sonic-queue"]["sonic-queue:QUEUE"]
     assert lists["QUEUE_LIST"] == [{"ifname": "Ethernet0", "qindex": "3", "scheduler": "s"}]
-    assert lists["VOQ_QUEUE_LIST"] == [{"hostname": "lc1", "asic_name": "asic0", "ifname": "Ethernet8", "qindex": "4",
-                                        "wred_profile": "AZURE_LOSSLESS"}]
+    assert lists["VOQ_QUEUE_LIST"] == [
+        {
+            "hostname": "lc1",
+            "asic_name": "asic0",
+            "ifname": "Ethernet8",
+            "qindex": "4",
+            "wred_profile": "AZURE_LOSSLESS",
+        }
+    ]
 
 
 def test_the_lab_switch_config_db_after_push_validates_whole() -> None:
@@ -319,8 +336,9 @@ def test_libyang_script_is_shellcheck_clean() -> None:
 
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck is not installed (Debian package shellcheck, in scripts/sysdeps.sh)")
-    result = subprocess.run(["shellcheck", str(REPO / "scripts" / "libyang.sh")], capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run(
+        ["shellcheck", str(REPO / "scripts" / "libyang.sh")], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stdout
 
 
@@ -331,13 +349,22 @@ def _judge_whole_model(name: str, intent: Any, text: str, sampled: bool) -> list
     fragment = json.loads(text)
     rejections = check_fragment(fragment)
     rows = len({(r.table, r.key) for r in rejections})
-    record("sonic", "libyang 3.12.2 + sonic-yang-models 086b03bd (whole model)", files=1, lines=rows_of(fragment),
-           rejected=rows)
+    record(
+        "sonic",
+        "libyang 3.12.2 + sonic-yang-models 086b03bd (whole model)",
+        files=1,
+        lines=rows_of(fragment),
+        rejected=rows,
+    )
     return [f"SONiC YANG refuses {name}'s CONFIG_DB: {r}" for r in rejections]
 
 
 WHOLE_MODEL = WholeModel(
-    ports=lambda n: st.one_of(st.integers(0, 63).map(lambda i: f"Ethernet{4 * i}"),  # a full port on its first lane
-                              st.integers(0, 255).map(lambda i: f"Ethernet{i}")),  # breakout: one lane each
-    lag="PortChannel{:04d}", judge=_judge_whole_model)
+    ports=lambda n: st.one_of(
+        st.integers(0, 63).map(lambda i: f"Ethernet{4 * i}"),  # a full port on its first lane
+        st.integers(0, 255).map(lambda i: f"Ethernet{i}"),
+    ),  # breakout: one lane each
+    lag="PortChannel{:04d}",
+    judge=_judge_whole_model,
+)
 """SONiC in the whole-model property test: Ethernet<first lane> ports, PortChannelNNNN LAGs, libyang judging."""

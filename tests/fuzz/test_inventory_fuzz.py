@@ -45,8 +45,26 @@ values = st.one_of(
     st.booleans(),
     st.none(),
     st.text(max_size=20),
-    st.sampled_from(["400G", "7G", "sonic", "junos", "leaf1-sonic:Ethernet0", "a:b", "10.100.0.11/16",
-                     "300.1.1.1/8", "dscp", "pcp", "roce", "strict", "x" * 100, "a b;c", "drop", ""]),
+    st.sampled_from(
+        [
+            "400G",
+            "7G",
+            "sonic",
+            "junos",
+            "leaf1-sonic:Ethernet0",
+            "a:b",
+            "10.100.0.11/16",
+            "300.1.1.1/8",
+            "dscp",
+            "pcp",
+            "roce",
+            "strict",
+            "x" * 100,
+            "a b;c",
+            "drop",
+            "",
+        ]
+    ),
     st.lists(st.integers(-3, 10), max_size=4),
     st.dictionaries(st.sampled_from(["name", "id", "speed", "zzz"]), st.integers(0, 9), max_size=2),
 )
@@ -70,11 +88,16 @@ def mutation(draw: st.DrawFn) -> tuple[str, str, tuple[Any, ...], Any]:
     elif kind == "rename":
         arg = draw(st.sampled_from(["nmae", "speeed", "priorities", "groups", "", "1", "ports"]))
     elif kind == "garbage":
-        arg = (draw(st.integers(0, 10_000)), draw(st.one_of(
-            st.text(alphabet=":-[]{}&*!|>'\"%@`#,? \t\n\\abc0123456789", max_size=30),
-            st.binary(max_size=8),
-            st.sampled_from(["\t", "- ", ": ", "<<: {}", "---\n", "*x", "&a ", "[", "{", "\x00", "\ufeff"]),
-        )))
+        arg = (
+            draw(st.integers(0, 10_000)),
+            draw(
+                st.one_of(
+                    st.text(alphabet=":-[]{}&*!|>'\"%@`#,? \t\n\\abc0123456789", max_size=30),
+                    st.binary(max_size=8),
+                    st.sampled_from(["\t", "- ", ": ", "<<: {}", "---\n", "*x", "&a ", "[", "{", "\x00", "\ufeff"]),
+                )
+            ),
+        )
     return name, kind, path, arg
 
 

@@ -21,12 +21,17 @@ KNOBS = sorted({k for p in PROFILES for k in p.tunables} | {"nope"})
 TRANSPORTS = [None, "roce_v2_lossless", "roce_v2_lossy", "iwarp", "infiniband"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
-@given(driver=st.sampled_from(DRIVERS), transport=st.sampled_from(TRANSPORTS),
-       cc=st.dictionaries(st.sampled_from(KNOBS), st.integers(-2, 70000), max_size=3))
-def test_validate_or_plan_own_family(tmp_path_factory: object, driver: str, transport: str | None,
-                                     cc: dict[str, int]) -> None:
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    driver=st.sampled_from(DRIVERS),
+    transport=st.sampled_from(TRANSPORTS),
+    cc=st.dictionaries(st.sampled_from(KNOBS), st.integers(-2, 70000), max_size=3),
+)
+def test_validate_or_plan_own_family(
+    tmp_path_factory: object, driver: str, transport: str | None, cc: dict[str, int]
+) -> None:
     data = yaml.safe_load(MIXED.read_text())
     nic = data["hosts"][3]["nics"][0]  # gpu2
     nic["driver"] = driver

@@ -42,18 +42,30 @@ def policies(draw: st.DrawFn) -> dict[str, Any]:
     qos["traffic_classes"] = classes
     pol["qos"] = qos
     lo = draw(st.integers(1, 20_000_000))
-    pol["ecn_profiles"] = [{"name": "roce", "min_bytes": lo, "max_bytes": lo + draw(st.integers(0, 20_000_000)),
-                            "max_mark_probability_percent": draw(st.integers(0, 100)), "traffic_classes": [3]}]
-    pol["pfc"] = {"priorities": [3], "watchdog": {
-        "enabled": draw(st.booleans()),
-        "detection_ms": draw(st.integers(1, 100_000)),
-        "restoration_ms": draw(st.integers(1, 100_000)),
-        "poll_ms": draw(st.integers(1, 10_000)),
-        "action": draw(st.sampled_from(["drop", "forward", "alert"])),
-    }}
+    pol["ecn_profiles"] = [
+        {
+            "name": "roce",
+            "min_bytes": lo,
+            "max_bytes": lo + draw(st.integers(0, 20_000_000)),
+            "max_mark_probability_percent": draw(st.integers(0, 100)),
+            "traffic_classes": [3],
+        }
+    ]
+    pol["pfc"] = {
+        "priorities": [3],
+        "watchdog": {
+            "enabled": draw(st.booleans()),
+            "detection_ms": draw(st.integers(1, 100_000)),
+            "restoration_ms": draw(st.integers(1, 100_000)),
+            "poll_ms": draw(st.integers(1, 10_000)),
+            "action": draw(st.sampled_from(["drop", "forward", "alert"])),
+        },
+    }
     buffers = dict(pol["buffers"])
-    buffers["cable_length_m"] = {**buffers["cable_length_m"],
-                                 "host": draw(st.floats(0, 100_000, allow_nan=False).map(lambda v: round(v, 1)))}
+    buffers["cable_length_m"] = {
+        **buffers["cable_length_m"],
+        "host": draw(st.floats(0, 100_000, allow_nan=False).map(lambda v: round(v, 1))),
+    }
     pol["buffers"] = buffers
     switches = [dict(s) for s in data["switches"]]
     ports = [dict(p) for p in switches[2]["ports"]]

@@ -25,9 +25,38 @@ from fabricd.nos.validate import validate
 from fabricd.render.render import render_devices, write_render
 
 PAYLOADS = [
-    "/", "..", "../../../../../../tmp/pwned", "x/../../../../../../tmp/pwned", "a/b", "/etc/passwd", ".",
-    "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\x00", "\t", " ",
-    "$(touch /tmp/pwned)", "`id`", "; rm -rf /", "'", '"', "\\", "|", "&", "<", ">", "*", "~", "#",
+    "/",
+    "..",
+    "../../../../../../tmp/pwned",
+    "x/../../../../../../tmp/pwned",
+    "a/b",
+    "/etc/passwd",
+    ".",
+    "\n",
+    "\r",
+    "\r\n",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\x00",
+    "\t",
+    " ",
+    "$(touch /tmp/pwned)",
+    "`id`",
+    "; rm -rf /",
+    "'",
+    '"',
+    "\\",
+    "|",
+    "&",
+    "<",
+    ">",
+    "*",
+    "~",
+    "#",
 ]
 
 
@@ -63,15 +92,28 @@ def mutations(draw: st.DrawFn) -> tuple[tuple[Any, ...], str]:
         node = node[key]
     payload = "".join(draw(st.lists(st.sampled_from(PAYLOADS), min_size=1, max_size=3)))
     where = draw(st.sampled_from(["replace", "prefix", "suffix", "middle"]))
-    value = {"replace": payload, "prefix": payload + node, "suffix": node + payload,
-             "middle": node[:1] + payload + node[1:]}[where]
+    value = {
+        "replace": payload,
+        "prefix": payload + node,
+        "suffix": node + payload,
+        "middle": node[:1] + payload + node[1:],
+    }[where]
     return path, value
 
 
 def test_every_string_field_is_reached() -> None:
     labels = {".".join(str(k) for k in p if not isinstance(k, int)) for p in STRING_PATHS}
-    for field in ("name", "switches.name", "hosts.name", "switches.ports.name", "policy.vlans.name",
-                  "hosts.nics.netdev", "hosts.nics.peer", "links.a", "switches.mgmt.host"):
+    for field in (
+        "name",
+        "switches.name",
+        "hosts.name",
+        "switches.ports.name",
+        "policy.vlans.name",
+        "hosts.nics.netdev",
+        "hosts.nics.peer",
+        "links.a",
+        "switches.mgmt.host",
+    ):
         assert field in labels, field
 
 

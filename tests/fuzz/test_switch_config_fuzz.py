@@ -22,8 +22,12 @@ from fabricd.readers.switch.model import SwitchCounters
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "switch_config"
 REPO = Path(__file__).resolve().parents[2]
 CAPTURES = {p: p.read_text().partition("\n")[2] for p in sorted(GOLDEN.glob("*/*.txt"))}
-LEAF = {Platform.SONIC: "leaf1-sonic", Platform.ARISTA_EOS: "leaf2-eos", Platform.CISCO_NXOS: "leaf3-nxos",
-        Platform.CUMULUS_NVUE: "leaf4-nvue"}
+LEAF = {
+    Platform.SONIC: "leaf1-sonic",
+    Platform.ARISTA_EOS: "leaf2-eos",
+    Platform.CISCO_NXOS: "leaf3-nxos",
+    Platform.CUMULUS_NVUE: "leaf4-nvue",
+}
 
 
 @cache
@@ -40,7 +44,7 @@ def check_all(platform: Platform, text: str) -> None:
     assert report.checks
 
 
-noise = st.text(alphabet=st.sampled_from(list(" \t\n:-=|/{}[]\",.0123456789abcdnqsvtxyz#!")), max_size=400)
+noise = st.text(alphabet=st.sampled_from(list(' \t\n:-=|/{}[]",.0123456789abcdnqsvtxyz#!')), max_size=400)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -71,19 +75,52 @@ def test_damaged_captures_never_raise(seed: int, index: int, garbage: str) -> No
     check_all(Platform(path.parent.name), "\n".join(lines))
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-5, 70000) | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                                         max_size=3), max_leaves=12)
-TABLES = ["PORT", "PORT_QOS_MAP", "DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "PFC_WD", "QUEUE",
-          "WRED_PROFILE"]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 70000) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
+TABLES = [
+    "PORT",
+    "PORT_QOS_MAP",
+    "DSCP_TO_TC_MAP",
+    "DOT1P_TO_TC_MAP",
+    "TC_TO_QUEUE_MAP",
+    "PFC_WD",
+    "QUEUE",
+    "WRED_PROFILE",
+]
 KEYS = ["Ethernet0", "Ethernet0|3", "Ethernet0|3-4", "FABRICD", "roce", "GLOBAL", "3"]
-FIELDS = ["mtu", "pfc_enable", "pfcwd_sw_enable", "dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map",
-          "wred_profile", "ecn", "green_min_threshold", "detection_time", "26", "3"]
+FIELDS = [
+    "mtu",
+    "pfc_enable",
+    "pfcwd_sw_enable",
+    "dscp_to_tc_map",
+    "dot1p_to_tc_map",
+    "tc_to_queue_map",
+    "wred_profile",
+    "ecn",
+    "green_min_threshold",
+    "detection_time",
+    "26",
+    "3",
+]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(db=st.dictionaries(st.sampled_from(TABLES), st.one_of(json_values, st.dictionaries(
-    st.sampled_from(KEYS), st.one_of(json_values, st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=4)),
-    max_size=4)), max_size=6))
+@given(
+    db=st.dictionaries(
+        st.sampled_from(TABLES),
+        st.one_of(
+            json_values,
+            st.dictionaries(
+                st.sampled_from(KEYS),
+                st.one_of(json_values, st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=4)),
+                max_size=4,
+            ),
+        ),
+        max_size=6,
+    )
+)
 def test_oddly_shaped_config_db_never_raises(db: dict[str, object]) -> None:
     check_all(Platform.SONIC, json.dumps(db))

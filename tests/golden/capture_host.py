@@ -55,5 +55,3 @@ def build_capture_host(root: Path) -> Path:
     add_net_capture(root, "eth0", (HOST_CAPTURES / "net-class-eth0-ecn-procfs.txt").read_text())
     add_sysfs_files(root, CONFIG_FILES)
     return root
-
-

@@ -28,7 +28,8 @@ READERS = GOLDEN / "readers"
 LAB_PREFIX = "lab-"
 FACT_KEYS = frozenset({"interface", "version", "checks"})
 CHECK_KEYS = frozenset(
-    {"note", "bare", "rows", "at", "where", "nonzero", "fields", "count", "equal", "unordered", "first", "contains"})
+    {"note", "bare", "rows", "at", "where", "nonzero", "fields", "count", "equal", "unordered", "first", "contains"}
+)
 
 
 def capture_text(path: Path) -> str:
@@ -55,8 +56,11 @@ def facts(capture: Path) -> dict[str, Any]:
 
 def orphan_facts() -> list[str]:
     """Facts files whose capture is gone."""
-    return sorted(str(p.relative_to(GOLDEN)) for p in READERS.rglob("*.facts.json")
-                  if not p.with_name(p.name.removesuffix(".facts.json") + ".txt").exists())
+    return sorted(
+        str(p.relative_to(GOLDEN))
+        for p in READERS.rglob("*.facts.json")
+        if not p.with_name(p.name.removesuffix(".facts.json") + ".txt").exists()
+    )
 
 
 @cache
@@ -107,12 +111,15 @@ def unlinked(captures: Sequence[Path]) -> list[str]:
     return [str(p.relative_to(GOLDEN)) for p in captures if not roles_of(p)]
 
 
-NO_PARSER = ("no parser role links these captures: {}; name each <role>--<source>.txt in its role's folder (lab output "
-             "lab-<role>.txt) or add a glob to the role's captures in fabricd/nos/<id>/roles.py (host readers: "
-             "fabricd/nos/roles.py)")
+NO_PARSER = (
+    "no parser role links these captures: {}; name each <role>--<source>.txt in its role's folder (lab output "
+    "lab-<role>.txt) or add a glob to the role's captures in fabricd/nos/<id>/roles.py (host readers: "
+    "fabricd/nos/roles.py)"
+)
 
 
 # -- facts read by eye ---------------------------------------------------------------------------------------------
+
 
 def _select(rows: list[dict[str, Any]], check: dict[str, Any]) -> list[dict[str, Any]]:
     if "at" in check:

@@ -31,6 +31,7 @@ READERS = HERE / "readers"
 CASES = HERE / "collectors"
 PROMTOOL = shutil.which("promtool")
 
+
 def frozen_clock() -> float:
     return 0.0
 
@@ -53,8 +54,9 @@ def test_goldens_pass_promtool(case: str) -> None:
     if PROMTOOL is None:
         pytest.skip("promtool not installed (Debian package prometheus; scripts/sysdeps.sh installs it)")
     text = (CASES / case / "expected.prom").read_text()
-    res = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60,
-                         check=False)
+    res = subprocess.run(
+        [PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60, check=False
+    )
     assert res.returncode == 0, f"promtool check metrics failed for {case}:\n{res.stdout}{res.stderr}"
 
 
@@ -96,44 +98,56 @@ class CapturedSwitch:
 SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
     # real captures where they exist for the commands the exporter runs; the lab simulators' output (lab-*.txt,
     # tests/golden/readers/switch/capture_lab.py) for the forms no public capture has
-    "sonic": (SwitchTarget("leaf-sonic", "sonic"), {
-        "show pfc counters": "sonic/show-pfc-counters-ntc.txt",
-        "show queue counters": "sonic/show-queue-counters-nonzero-drops-issue2393.txt",
-        "show queue wredcounters": "sonic/show-queue-wredcounters-sonic-utilities-test.txt",
-        "show pfcwd stats": "sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430.txt",
-        "show pfc counters --history": "sonic/lab-pfc_history.txt",
-        "show priority-group watermark shared": "sonic/pg_watermark_shared--sonic-utilities-test.txt",
-        "show priority-group watermark headroom": "sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt",
-        "show queue watermark unicast": "sonic/queue_watermark_unicast--sonic-utilities-test.txt",
-        "show queue watermark multicast": "sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt",
-        "show interfaces counters fec-stats": "sonic/fec--sonic-port-fec-ber-design-ctd615.txt",
-        "show interfaces transceiver eeprom --dom": "sonic/transceiver--sonic-qsfpdd-cmis-design.txt",
-        "show interfaces flap": "sonic/flaps--sonic-utilities-test.txt",
-    }),
-    "arista_eos": (SwitchTarget("leaf-eos", "arista_eos"), {
-        "show priority-flow-control counters detail | json": "arista_eos/lab-pfc.txt",
-        "show interfaces counters queue detail": "arista_eos/show-interfaces-counters-queue-detail-egress-ntc.txt",
-        "show qos interfaces ecn counters queue | json": "arista_eos/lab-ecn.txt",
-        "show priority-flow-control counters watchdog | json": "arista_eos/lab-pfcwd.txt",
-        "show interfaces counters discards | json": "arista_eos/discards--anta.txt",
-        "show interfaces transceiver": "arista_eos/transceiver--ntc.txt",
-        "show interfaces | json": "arista_eos/flaps--napalm.txt",
-        "show interfaces phy detail | json": "arista_eos/show-interfaces-phy-detail-json-documented.txt",
-    }),
-    "cisco_nxos": (SwitchTarget("leaf-nxos", "cisco_nxos"), {
-        "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",
-        "show queuing interface": "cisco_nxos/show-queuing-interface-ingress-n9k-zartbot.txt",
-        "show queuing pfc-queue detail | json": "cisco_nxos/lab-pfcwd.txt",
-        "show interface counters errors": "cisco_nxos/show-interface-counters-errors-genieparser.txt",
-        "show interface transceiver details": "cisco_nxos/transceiver--ntc-details.txt",
-    }),
-    "cumulus_nvue": (SwitchTarget("leaf-nvue", "cumulus_nvue", ("swp1",)), {
-        "nv show interface swp1 counters qos -o json": "cumulus_nvue/lab-qos.txt",
-        "nv show interface swp1 qos pfc-watchdog": "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs.txt",
-        "nv show interface swp1 transceiver": "cumulus_nvue/transceiver--nvue-reference-docs.txt",
-        "nv show interface swp1 counters": "cumulus_nvue/flaps--cl56-docs.txt",
-        "nv show interface swp1 link phy-detail": "cumulus_nvue/fec--nvue-reference-docs.txt",
-    }),
+    "sonic": (
+        SwitchTarget("leaf-sonic", "sonic"),
+        {
+            "show pfc counters": "sonic/show-pfc-counters-ntc.txt",
+            "show queue counters": "sonic/show-queue-counters-nonzero-drops-issue2393.txt",
+            "show queue wredcounters": "sonic/show-queue-wredcounters-sonic-utilities-test.txt",
+            "show pfcwd stats": "sonic/show-pfcwd-stats-and-pfc-counters-tx-z9332-issue9430.txt",
+            "show pfc counters --history": "sonic/lab-pfc_history.txt",
+            "show priority-group watermark shared": "sonic/pg_watermark_shared--sonic-utilities-test.txt",
+            "show priority-group watermark headroom": "sonic/pg_watermark_headroom--masic-sonic-utilities-test.txt",
+            "show queue watermark unicast": "sonic/queue_watermark_unicast--sonic-utilities-test.txt",
+            "show queue watermark multicast": "sonic/queue_watermark_multicast--masic-sonic-utilities-test.txt",
+            "show interfaces counters fec-stats": "sonic/fec--sonic-port-fec-ber-design-ctd615.txt",
+            "show interfaces transceiver eeprom --dom": "sonic/transceiver--sonic-qsfpdd-cmis-design.txt",
+            "show interfaces flap": "sonic/flaps--sonic-utilities-test.txt",
+        },
+    ),
+    "arista_eos": (
+        SwitchTarget("leaf-eos", "arista_eos"),
+        {
+            "show priority-flow-control counters detail | json": "arista_eos/lab-pfc.txt",
+            "show interfaces counters queue detail": "arista_eos/show-interfaces-counters-queue-detail-egress-ntc.txt",
+            "show qos interfaces ecn counters queue | json": "arista_eos/lab-ecn.txt",
+            "show priority-flow-control counters watchdog | json": "arista_eos/lab-pfcwd.txt",
+            "show interfaces counters discards | json": "arista_eos/discards--anta.txt",
+            "show interfaces transceiver": "arista_eos/transceiver--ntc.txt",
+            "show interfaces | json": "arista_eos/flaps--napalm.txt",
+            "show interfaces phy detail | json": "arista_eos/show-interfaces-phy-detail-json-documented.txt",
+        },
+    ),
+    "cisco_nxos": (
+        SwitchTarget("leaf-nxos", "cisco_nxos"),
+        {
+            "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",
+            "show queuing interface": "cisco_nxos/show-queuing-interface-ingress-n9k-zartbot.txt",
+            "show queuing pfc-queue detail | json": "cisco_nxos/lab-pfcwd.txt",
+            "show interface counters errors": "cisco_nxos/show-interface-counters-errors-genieparser.txt",
+            "show interface transceiver details": "cisco_nxos/transceiver--ntc-details.txt",
+        },
+    ),
+    "cumulus_nvue": (
+        SwitchTarget("leaf-nvue", "cumulus_nvue", ("swp1",)),
+        {
+            "nv show interface swp1 counters qos -o json": "cumulus_nvue/lab-qos.txt",
+            "nv show interface swp1 qos pfc-watchdog": "cumulus_nvue/nv-show-interface-qos-pfc-watchdog-cl511-docs.txt",
+            "nv show interface swp1 transceiver": "cumulus_nvue/transceiver--nvue-reference-docs.txt",
+            "nv show interface swp1 counters": "cumulus_nvue/flaps--cl56-docs.txt",
+            "nv show interface swp1 link phy-detail": "cumulus_nvue/fec--nvue-reference-docs.txt",
+        },
+    ),
 }
 
 

@@ -72,14 +72,17 @@ def test_dcb_maxrate_and_dcbx() -> None:
     assert parse_dcb_dcbx(text("dcb-dcbx-show-manpage.txt")) == frozenset({"host", "ieee"})
 
 
-@pytest.mark.parametrize(("parse", "bad", "line", "what"), [
-    (parse_mlnx_qos, "hello\nworld\n", 1, "no mlnx_qos output read"),
-    (parse_mlnx_qos, "PFC configuration:\n  enabled 0 0 0 1 0 0 0 0\n", 2, "before its 'priority' header"),
-    (parse_lldptool, "IEEE 8021QAZ PFC TLV\n\t PFC enabled: 9\n", 2, "out of range"),
-    (parse_niccli_qos, "IEEE 8021QAZ ETS Configuration TLV:\n  PRIO_MAP: 0:0 1\n", 2, "not index:value pairs"),
-    (parse_dcb_maxrate, "tc-maxrate 0:fast\n", 1, "not a rate"),
-    (parse_dcb_dcbx, "host turbo\n", 1, "unknown DCBX flag"),
-])
+@pytest.mark.parametrize(
+    ("parse", "bad", "line", "what"),
+    [
+        (parse_mlnx_qos, "hello\nworld\n", 1, "no mlnx_qos output read"),
+        (parse_mlnx_qos, "PFC configuration:\n  enabled 0 0 0 1 0 0 0 0\n", 2, "before its 'priority' header"),
+        (parse_lldptool, "IEEE 8021QAZ PFC TLV\n\t PFC enabled: 9\n", 2, "out of range"),
+        (parse_niccli_qos, "IEEE 8021QAZ ETS Configuration TLV:\n  PRIO_MAP: 0:0 1\n", 2, "not index:value pairs"),
+        (parse_dcb_maxrate, "tc-maxrate 0:fast\n", 1, "not a rate"),
+        (parse_dcb_dcbx, "host turbo\n", 1, "unknown DCBX flag"),
+    ],
+)
 def test_located_errors(parse: object, bad: str, line: int, what: str) -> None:
     with pytest.raises(TextParseError) as err:
         parse(bad, "f.txt")  # type: ignore[operator]

@@ -58,8 +58,12 @@ READERS = _readers()
 
 def _own(role: Role, name: str) -> bool:
     """The foreign text is (close to) the reader's own format."""
-    own = {"perfquery": "host/perfquery", "dcb ets": "host/dcb-ets-text",
-           "NX-OS show interface": "cisco_nxos/interface", "SONiC show pfc counters": "sonic/pfc"}
+    own = {
+        "perfquery": "host/perfquery",
+        "dcb ets": "host/dcb-ets-text",
+        "NX-OS show interface": "cisco_nxos/interface",
+        "SONiC show pfc counters": "sonic/pfc",
+    }
     return own.get(name) == role.id
 
 
@@ -88,6 +92,14 @@ def test_content_that_reads_as_nothing_is_a_located_error(role: Role, fn: Any, n
 
 def test_every_reader_kind_is_covered() -> None:
     ids = {r.id for r, _ in READERS}
-    assert {"sonic/pfc", "cisco_nxos/interface", "cumulus_nvue/counters-errors", "arista_eos/running-config",
-            "host/ethtool-i", "host/perfquery", "host/rdma-statistic", "host/dcb-app-text",
-            "host/show_gids-text"} <= ids
+    assert {
+        "sonic/pfc",
+        "cisco_nxos/interface",
+        "cumulus_nvue/counters-errors",
+        "arista_eos/running-config",
+        "host/ethtool-i",
+        "host/perfquery",
+        "host/rdma-statistic",
+        "host/dcb-app-text",
+        "host/show_gids-text",
+    } <= ids

@@ -29,9 +29,13 @@ MIXED = Path(__file__).resolve().parents[2] / "inventory" / "examples" / "mixed-
 PER_PRIORITY = {
     "gpu1": {"fabricd_nic_priority_bytes_total", "fabricd_nic_priority_packets_total"},  # mlx5
     "stor1": {"fabricd_nic_pfc_pause_frames_total", "fabricd_nic_pfc_resume_frames_total"},  # ice
-    "gpu2": {"fabricd_nic_pfc_pause_frames_total", "fabricd_nic_pfc_pause_duration_seconds_total",
-             "fabricd_nic_pfc_pause_transitions_total", "fabricd_nic_priority_bytes_total",
-             "fabricd_nic_priority_packets_total"},  # bnxt
+    "gpu2": {
+        "fabricd_nic_pfc_pause_frames_total",
+        "fabricd_nic_pfc_pause_duration_seconds_total",
+        "fabricd_nic_pfc_pause_transitions_total",
+        "fabricd_nic_priority_bytes_total",
+        "fabricd_nic_priority_packets_total",
+    },  # bnxt
 }
 CNP = {"fabricd_rdma_cnp_sent_total", "fabricd_rdma_cnp_handled_total", "fabricd_rdma_ecn_marked_packets_total"}
 
@@ -40,8 +44,13 @@ def scrape(tmp_path: Path, host: str) -> tuple[set[str], dict[str, set[str]]]:
     nics = fake_nics_for(host_intent(load_inventory(MIXED).fabric, host))
     root = build_fake_host(tmp_path / host, nics)
     write_ethtool(root, nics)
-    res = subprocess.run([FABRICD, "export", "host", "--root", str(root), "--once"], capture_output=True, text=True,
-                         timeout=120, check=False)
+    res = subprocess.run(
+        [FABRICD, "export", "host", "--root", str(root), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     names: set[str] = set()
     prios: dict[str, set[str]] = defaultdict(set)
@@ -62,7 +71,8 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[set[str
 
 @pytest.mark.integration  # runs the fabricd CLI as a process
 def test_each_family_exports_its_per_priority_counters(
-        scraped: dict[str, tuple[set[str], dict[str, set[str]]]]) -> None:
+    scraped: dict[str, tuple[set[str], dict[str, set[str]]]],
+) -> None:
     for host, wanted in PER_PRIORITY.items():
         _, prios = scraped[host]
         for name in wanted:
@@ -87,15 +97,25 @@ def test_rdma_statistic_bundle_is_exported(tmp_path: Path) -> None:
     (tmp_path / "rdma").mkdir()
     capture = Path(__file__).resolve().parent / "readers" / "host_text" / "rdma-statistic-show-mlnx-4links.txt"
     (tmp_path / "rdma" / "statistic.txt").write_text(capture.read_text())
-    out = subprocess.run([FABRICD, "export", "host", "--root", str(tmp_path), "--once"], capture_output=True,
-                         text=True, timeout=120, check=False)
+    out = subprocess.run(
+        [FABRICD, "export", "host", "--root", str(tmp_path), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert 'fabricd_rdma_out_of_buffer_total{device="mlx5_0",port="1"} 135' in out.stdout
     assert 'fabricd_rdma_cnp_sent_total{device="mlx5_3",port="1"} 0' in out.stdout
     assert 'fabricd_scrape_collector_success{collector="rdma"} 1' in out.stdout
     (tmp_path / "rdma" / "statistic.txt").write_text(capture.read_text()[:400])  # cut mid-record
-    bad = subprocess.run([FABRICD, "export", "host", "--root", str(tmp_path), "--once"], capture_output=True,
-                         text=True, timeout=120, check=False)
+    bad = subprocess.run(
+        [FABRICD, "export", "host", "--root", str(tmp_path), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert "Traceback" not in bad.stderr
     assert 'fabricd_scrape_collector_success{collector="rdma"} 0' in bad.stdout
     assert "statistic.txt:" in bad.stderr

@@ -113,13 +113,18 @@ def mutations(text: str, command: str) -> dict[str, str]:
     out["trailing spaces"] = "\n".join(line + "   " if line else line for line in lines)
     for p in TRAILING:
         out[f"trailing prompt {p!r}"] = text.rstrip("\n") + "\n" + p + "\n"
-    out["all at once"] = ("[user@host ~]$ " + command + "\r\n" + "\r\n".join(line + "  " for line in lines)
-                          + "\r\n" + "[user@host ~]$ \r\n")
+    out["all at once"] = (
+        "[user@host ~]$ "
+        + command
+        + "\r\n"
+        + "\r\n".join(line + "  " for line in lines)
+        + "\r\n"
+        + "[user@host ~]$ \r\n"
+    )
     return out
 
 
-@pytest.mark.parametrize(("role_id", "path", "command", "fn"), CASES,
-                         ids=[f"{c[0]}:{c[1].name}" for c in CASES])
+@pytest.mark.parametrize(("role_id", "path", "command", "fn"), CASES, ids=[f"{c[0]}:{c[1].name}" for c in CASES])
 def test_pasted_capture_parses_the_same(role_id: str, path: Path, command: str, fn: Callable[[str], Any]) -> None:
     parsed = 0
     for segment in _segments(body(path)):
@@ -136,9 +141,18 @@ def test_pasted_capture_parses_the_same(role_id: str, path: Path, command: str, 
 def test_the_walk_covers_every_kind_of_capture() -> None:
     """Not vacuous: switch show, running config, version, ethtool, perfquery, rdma, dcb and show_gids captures."""
     roles = {c[0] for c in CASES}
-    for rid in ("sonic/pfc", "cisco_nxos/interface", "cumulus_nvue/pfcwd", "arista_eos/running-config",
-                "cisco_nxos/version", "host/ethtool-S-mlx5_core", "host/perfquery", "host/rdma-statistic",
-                "host/dcb-ets-text", "host/show_gids-text"):
+    for rid in (
+        "sonic/pfc",
+        "cisco_nxos/interface",
+        "cumulus_nvue/pfcwd",
+        "arista_eos/running-config",
+        "cisco_nxos/version",
+        "host/ethtool-S-mlx5_core",
+        "host/perfquery",
+        "host/rdma-statistic",
+        "host/dcb-ets-text",
+        "host/show_gids-text",
+    ):
         assert rid in roles, rid
     assert len(CASES) > 60
 
@@ -155,39 +169,47 @@ def test_every_text_parser_reads_through_the_framing_step(role: Role) -> None:
 # -- the framing rules themselves ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("line", "command"), [
-    ("[leonro@server ~]$ rdma stat show", "rdma stat show"),
-    ("[root@nvidiatools-30-workload ~]# show_gids", "show_gids"),
-    ("admin@sonic:~$ show pfc counters", "show pfc counters"),
-    ("cumulus@switch:~$ nv show interface swp1 qos pfc-watchdog", "nv show interface swp1 qos pfc-watchdog"),
-    ("N5K-A# show int e1/47 | b RX", "show int e1/47 | b RX"),
-    ("switch(config)#", ""),
-    ("$ rdma statistic | grep mlx5_2", "rdma statistic | grep mlx5_2"),
-    ("# dcb ets show dev eni1np1", "dcb ets show dev eni1np1"),
-    ("$", ""),
-    ("#", ""),
-])
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("[leonro@server ~]$ rdma stat show", "rdma stat show"),
+        ("[root@nvidiatools-30-workload ~]# show_gids", "show_gids"),
+        ("admin@sonic:~$ show pfc counters", "show pfc counters"),
+        ("cumulus@switch:~$ nv show interface swp1 qos pfc-watchdog", "nv show interface swp1 qos pfc-watchdog"),
+        ("N5K-A# show int e1/47 | b RX", "show int e1/47 | b RX"),
+        ("switch(config)#", ""),
+        ("$ rdma statistic | grep mlx5_2", "rdma statistic | grep mlx5_2"),
+        ("# dcb ets show dev eni1np1", "dcb ets show dev eni1np1"),
+        ("$", ""),
+        ("#", ""),
+    ],
+)
 def test_prompt_lines(line: str, command: str) -> None:
     assert prompt_command(line) == command
 
 
-@pytest.mark.parametrize("line", [
-    "# Port counters: Lid 7 port 1 (CapMask: 0x1400)",  # perfquery's header
-    "# source: iproute2 commit ...",
-    "! Command: show running-config",
-    "interface Ethernet1/1",
-    "nv set qos roce mode lossless",
-    "Ethernet0 is up",
-    "link mlx5_2/1 rx_write_requests 0",
-    "   0 CRC/FCS  0 no buffer",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# Port counters: Lid 7 port 1 (CapMask: 0x1400)",  # perfquery's header
+        "# source: iproute2 commit ...",
+        "! Command: show running-config",
+        "interface Ethernet1/1",
+        "nv set qos roce mode lossless",
+        "Ethernet0 is up",
+        "link mlx5_2/1 rx_write_requests 0",
+        "   0 CRC/FCS  0 no buffer",
+    ],
+)
 def test_output_lines_are_not_prompts(line: str) -> None:
     assert prompt_command(line) is None
 
 
 def test_pager_marks_backspaces_and_ansi_are_removed() -> None:
-    text = ("Port Rx  PFC0\n--------  ----\nEthernet0  1\n --More-- \b\b\b\b\b\b\b\b\b\b          \b\b\b\b\b\b\b\b\b\b"
-            "Ethernet4  2\n--More--\nEthernet8  \x1b[1m3\x1b[0m\n")
+    text = (
+        "Port Rx  PFC0\n--------  ----\nEthernet0  1\n --More-- \b\b\b\b\b\b\b\b\b\b          \b\b\b\b\b\b\b\b\b\b"
+        "Ethernet4  2\n--More--\nEthernet8  \x1b[1m3\x1b[0m\n"
+    )
     assert frame(text) == "Port Rx  PFC0\n--------  ----\nEthernet0  1\nEthernet4  2\nEthernet8  3\n"
     # the numbers stay those of the text given, though a pager-only line is dropped
     assert [n for n, _ in frame_lines(text)][-3:] == [4, 6, 7]

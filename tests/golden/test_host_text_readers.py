@@ -40,12 +40,16 @@ def test_rdma_statistic_every_layout() -> None:
 
 def test_rdma_statistic_qp_show() -> None:
     ceems = parse_rdma_statistic(text("rdma-statistic-qp-show-ceems.txt"))
-    assert [(r.cntn, r.qp_type, r.pid, r.comm) for r in ceems] == [(4, "RC", 46231, "ib_write_bw"),
-                                                                   (5, "RC", 46235, "ib_write_bw")]
+    assert [(r.cntn, r.qp_type, r.pid, r.comm) for r in ceems] == [
+        (4, "RC", 46231, "ib_write_bw"),
+        (5, "RC", 46235, "ib_write_bw"),
+    ]
     assert ceems[1].counters["rx_write_requests"] == 41988882 and len(ceems[1].lqpn) == 16
     both = parse_rdma_statistic(text("rdma-stat-qp-show-and-show-link.txt"))
-    assert [(r.device, r.cntn, r.comm, r.lqpn) for r in both] == [("mlx5_2", 5, "client.1", (178,)),
-                                                                 ("rocep1s0f5", None, None, ())]
+    assert [(r.device, r.cntn, r.comm, r.lqpn) for r in both] == [
+        ("mlx5_2", 5, "client.1", (178,)),
+        ("rocep1s0f5", None, None, ()),
+    ]
 
 
 def test_rdma_statistic_json_matches_text() -> None:
@@ -76,8 +80,12 @@ def test_dcb_bundle_from_a_connectx3_host() -> None:
 
 def test_show_gids_captures() -> None:
     rows = parse_show_gids(text("show_gids-mlx5_0-rdma0.txt"))
-    assert [(r.index, r.version, r.ipv4) for r in rows] == [(0, "v1", None), (1, "v2", None),
-                                                            (2, "v1", "192.168.211.242"), (3, "v2", "192.168.211.242")]
+    assert [(r.index, r.version, r.ipv4) for r in rows] == [
+        (0, "v1", None),
+        (1, "v2", None),
+        (2, "v1", "192.168.211.242"),
+        (3, "v2", "192.168.211.242"),
+    ]
     mixed = parse_show_gids(text("show_gids-mlx5-bond-and-hiroce-notes.txt"))
     assert [r.device for r in mixed] == ["hrn3_bond_0"] * 2 + ["mlx5_bond_0"] * 2
     assert mixed[1].ipv4 == "27.105.180.3" and mixed[1].type == "RoCE v2"
@@ -100,9 +108,13 @@ BAD: list[tuple[Callable[[str], object], str, str]] = [
     (parse_dcb_ets, "tc-tsa 0:fair\n", "unknown TSA"),
     (parse_dcb_buffer, "buffer-size 0:10Kbit\n", "size"),
     (parse_dcb_app, "dscp-prio XX1:3\n", "DSCP"),
-    (parse_dcb_pfc, "Error: Object \"pfc\" is unknown\n", "unknown key"),
-    (parse_show_gids, "DEV PORT INDEX GID IPv4 VER DEV\nmlx5_0 1 0 fe80:0000:0000:0000:0ac0:ebff:fe21:03da v1 rdma0\n"
-     "n_gids_found=4\n", "truncated"),
+    (parse_dcb_pfc, 'Error: Object "pfc" is unknown\n', "unknown key"),
+    (
+        parse_show_gids,
+        "DEV PORT INDEX GID IPv4 VER DEV\nmlx5_0 1 0 fe80:0000:0000:0000:0ac0:ebff:fe21:03da v1 rdma0\n"
+        "n_gids_found=4\n",
+        "truncated",
+    ),
     (parse_show_gids, "mlx5_0 1 0 fe80:0000:0000:0000:0ac0:ebff:fe21:03da v1 rdma0\n", "before the header"),
 ]
 
@@ -147,8 +159,15 @@ def _parser_for(name: str) -> Callable[[str], object] | None:
 
 
 CAPTURES = sorted(HERE.glob("*.txt"))
-PARSERS: list[Callable[[str], object]] = [parse_rdma_statistic, parse_rdma_statistic_json, parse_dcb_pfc,
-                                          parse_dcb_ets, parse_dcb_buffer, parse_dcb_app, parse_show_gids]
+PARSERS: list[Callable[[str], object]] = [
+    parse_rdma_statistic,
+    parse_rdma_statistic_json,
+    parse_dcb_pfc,
+    parse_dcb_ets,
+    parse_dcb_buffer,
+    parse_dcb_app,
+    parse_show_gids,
+]
 
 
 @st.composite

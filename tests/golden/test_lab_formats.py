@@ -21,8 +21,15 @@ def capture(rel: str) -> list[str]:
     """The capture's lines without our source header and without shell prompt lines."""
     lines = (HERE / rel).read_text().splitlines()
     assert lines[0].startswith("# source: ../shared/fixtures/")
-    return [ln for ln in lines[1:] if "# show " not in ln and "$ show " not in ln and not ln.endswith(("#", "# "))
-            and "~# " not in ln and "~$ " not in ln]
+    return [
+        ln
+        for ln in lines[1:]
+        if "# show " not in ln
+        and "$ show " not in ln
+        and not ln.endswith(("#", "# "))
+        and "~# " not in ln
+        and "~$ " not in ln
+    ]
 
 
 def spec(platform: Platform, ports: list[str]) -> DeviceSpec:
@@ -48,8 +55,9 @@ def test_sonic_show_pfc_counters_matches_capture() -> None:
 def test_sonic_show_pfcwd_config_matches_capture() -> None:
     sw = SonicSwitch(spec(Platform.SONIC, ["Ethernet0", "Ethernet2"]))
     db = dict(sw.db)
-    db["PFC_WD"] = {p: {"action": "drop", "detection_time": "200", "restoration_time": "200"}
-                    for p in ("Ethernet0", "Ethernet2")} | {"GLOBAL": {"POLL_INTERVAL": "100"}}
+    db["PFC_WD"] = {
+        p: {"action": "drop", "detection_time": "200", "restoration_time": "200"} for p in ("Ethernet0", "Ethernet2")
+    } | {"GLOBAL": {"POLL_INTERVAL": "100"}}
     sw.set_db(db)
     out = sw.open_shell().handle("show pfcwd config").output.splitlines()
     assert out == capture("sonic/show-pfcwd-config-z9332-issue9193.txt")

@@ -86,16 +86,23 @@ def test_nxos_crc_fcs_gives_the_fcs_counter_in_both_spellings() -> None:
     text = text.replace("0 output error ", "0 output errors ", 1)
     got = nxos.parse_show_interface(text)
     assert {i.interface: i.value for i in got.interfaces if i.reason == "fcs"}["Ethernet2/2"] == 7
-    assert any(i.interface == "Ethernet2/2" and (i.direction, i.counter, i.reason) == ("tx", "errors", None)
-               for i in got.interfaces)
+    assert any(
+        i.interface == "Ethernet2/2" and (i.direction, i.counter, i.reason) == ("tx", "errors", None)
+        for i in got.interfaces
+    )
 
 
 def test_nxos_labels_with_hyphens_and_plurals() -> None:
     path = GOLDEN / "readers/switch/cisco_nxos/show-int-rx-tx-pause-n5k-mierdin-blog.txt"
     text = capture(path)
     want = nxos.parse_show_interface(text, "e1/47")
-    for old, new in (("Rx pause", "Rx-pause"), ("Tx pause", "Tx-pause"), ("input discard", "input discards"),
-                     ("0 CRC", "0 CRC/FCS"), ("no buffer", "no-buffer")):
+    for old, new in (
+        ("Rx pause", "Rx-pause"),
+        ("Tx pause", "Tx-pause"),
+        ("input discard", "input discards"),
+        ("0 CRC", "0 CRC/FCS"),
+        ("no buffer", "no-buffer"),
+    ):
         assert old in text
         text = text.replace(old, new)
     assert nxos.parse_show_interface(text, "e1/47") == want

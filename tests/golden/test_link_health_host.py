@@ -24,11 +24,17 @@ def capture(name: str) -> str:
 
 
 def test_sfp_dom() -> None:
-    got = {(o.quantity, o.lane): o.value for o in parse_ethtool_module(capture("ethtool-m-sfp-ge-bx-ixgbe-patch.txt"),
-                                                                       "eth4")}
-    assert got == {("bias_amperes", 1): pytest.approx(0.01765), ("tx_power_dbm", 1): -6.71,
-                   ("rx_power_dbm", 1): -5.62, ("temperature_celsius", None): 47.3,
-                   ("voltage_volts", None): 3.2576}  # thresholds and alarm flags are not readings
+    got = {
+        (o.quantity, o.lane): o.value
+        for o in parse_ethtool_module(capture("ethtool-m-sfp-ge-bx-ixgbe-patch.txt"), "eth4")
+    }
+    assert got == {
+        ("bias_amperes", 1): pytest.approx(0.01765),
+        ("tx_power_dbm", 1): -6.71,
+        ("rx_power_dbm", 1): -5.62,
+        ("temperature_celsius", None): 47.3,
+        ("voltage_volts", None): 3.2576,
+    }  # thresholds and alarm flags are not readings
 
 
 def test_qsfp_dom_per_lane() -> None:
@@ -89,9 +95,11 @@ def test_link_collector_reads_fec_from_ethtool_stats(tmp_path: Path) -> None:
     for ifname in ("bnxt0", "mlx0", "ice0"):
         (net / ifname / "device").mkdir(parents=True)
     (tool / "bnxt0.info").write_text("driver: bnxt_en\nversion: 6.8.0\n")
-    (tool / "bnxt0.stats").write_text("NIC statistics:\n     rx_fec_corrected_blocks: 1200\n"
-                                      "     rx_fec_uncorrectable_blocks: 3\n     rx_corrected_bits: 98765\n"
-                                      "     rx_pause_frames: 0\n")
+    (tool / "bnxt0.stats").write_text(
+        "NIC statistics:\n     rx_fec_corrected_blocks: 1200\n"
+        "     rx_fec_uncorrectable_blocks: 3\n     rx_corrected_bits: 98765\n"
+        "     rx_pause_frames: 0\n"
+    )
     (tool / "mlx0.info").write_text("driver: mlx5_core\nversion: 24.04\n")
     (tool / "mlx0.stats").write_text("NIC statistics:\n     rx_corrected_bits_phy: 4242\n     rx_err_lane_0_phy: 9\n")
     (tool / "ice0.info").write_text("driver: bnxt_en\n")
@@ -142,8 +150,9 @@ def test_live_link_collector_reads_module_dom_and_ice_fec(tmp_path: Path) -> Non
     no ice FEC series."""
     from fabricd.sources.ethtool_text import EthtoolTextSource
 
-    tool, calls = fake_ethtool(tmp_path, "ethtool-m-qsfp28-sff8636-netdev-patch.txt",
-                               "ethtool-show-fec-ice-cover-letter.txt")
+    tool, calls = fake_ethtool(
+        tmp_path, "ethtool-m-qsfp28-sff8636-netdev-patch.txt", "ethtool-show-fec-ice-cover-letter.txt"
+    )
     net = tmp_path / "root" / "sys" / "class" / "net"
     for name in ("eth0", "eth1"):
         (net / name / "device").mkdir(parents=True)

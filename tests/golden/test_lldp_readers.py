@@ -44,6 +44,7 @@ def check(expected_path: Path, data: Any, update: bool) -> None:
     assert expected_path.exists(), f"missing golden {expected_path}; run pytest --update-goldens and review it"
     assert json.loads(got) == json.loads(expected_path.read_text()), f"{expected_path} differs"
 
+
 CAPTURES = sorted(LLDP.glob("*.txt"))
 """Every LLDP capture, each read by the parsers the parser-role registry links it to (tests/golden/capture_links.py:
 each pack's ``lldp(...)`` role names its captures, fabricd/nos/roles.py the hosts'), with the ``interface`` its facts
@@ -105,10 +106,12 @@ def test_matching_rules() -> None:
 def test_empty_and_unknown_outputs() -> None:
     """No neighbour is a valid answer; an unknown shape is a located error (the first line with content, numbered
     in the text given), never mistaken for "no neighbours"."""
-    header_only = ("Capability codes: (R) Router, (B) Bridge, (O) Other\n"
-                   "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
-                   "-----------  --------------  --------------  ------------  -----------------\n"
-                   "--------------------------------------------------\nTotal entries displayed:  0\n")
+    header_only = (
+        "Capability codes: (R) Router, (B) Bridge, (O) Other\n"
+        "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+        "-----------  --------------  --------------  ------------  -----------------\n"
+        "--------------------------------------------------\nTotal entries displayed:  0\n"
+    )
     assert parse_show_lldp_table(header_only) == []
     assert looks_empty(header_only) and looks_empty("")
     assert not looks_empty("% Invalid input detected")
@@ -128,6 +131,7 @@ def test_empty_and_unknown_outputs() -> None:
 def test_eos_summary_form() -> None:
     """`show lldp neighbors | json` (the summary: a list) reads as the detail form does. Shape from Arista's eAPI
     docs as quoted in public collectors; no device capture of this form is in the repository."""
-    text = ('{"lldpNeighbors": [{"port": "Ethernet1", "neighborDevice": "sw02", "neighborPort": "Ethernet2", '
-            '"ttl": 120}]}')
+    text = (
+        '{"lldpNeighbors": [{"port": "Ethernet1", "neighborDevice": "sw02", "neighborPort": "Ethernet2", "ttl": 120}]}'
+    )
     assert parse_show_lldp_neighbors(text) == [LldpNeighbor("Ethernet1", "sw02", "Ethernet2")]

@@ -76,13 +76,17 @@ def test_role_is_verified_or_declared_unverified(role: Role) -> None:
     real = real_captures_of(role, GOLDEN)
     if role.verified:
         lab = [str(p.relative_to(GOLDEN)) for p in captures_of(role, GOLDEN)]
-        assert real, (f"{role.id} is declared verified but has no real capture (linked, not real: {lab or 'none'}); "
-                      f"add one named {role.folder}/{role.name}--<source>.txt with a '# source:' first line, or "
-                      "declare it unverified with the reason")
+        assert real, (
+            f"{role.id} is declared verified but has no real capture (linked, not real: {lab or 'none'}); "
+            f"add one named {role.folder}/{role.name}--<source>.txt with a '# source:' first line, or "
+            "declare it unverified with the reason"
+        )
     else:
         assert role.unverified and role.unverified.strip(), f"{role.id}: give the reason it is unverified"
-        assert not real, (f"{role.id} is declared unverified but has real capture(s) "
-                          f"{[str(p.relative_to(GOLDEN)) for p in real]}: remove its `unverified` reason")
+        assert not real, (
+            f"{role.id} is declared unverified but has real capture(s) "
+            f"{[str(p.relative_to(GOLDEN)) for p in real]}: remove its `unverified` reason"
+        )
 
 
 def _real_captures() -> list[Path]:
@@ -101,8 +105,10 @@ def _real_captures() -> list[Path]:
 def test_every_real_capture_belongs_to_a_role() -> None:
     linked = {p for r in ROLES for p in captures_of(r, GOLDEN)}
     orphans = [str(p.relative_to(GOLDEN)) for p in _real_captures() if p not in linked]
-    assert not orphans, (f"real captures no parser role claims: {orphans}; name each <role>--<source>.txt in its "
-                         "role's folder or add a glob to the role in fabricd/nos/roles.py")
+    assert not orphans, (
+        f"real captures no parser role claims: {orphans}; name each <role>--<source>.txt in its "
+        "role's folder or add a glob to the role in fabricd/nos/roles.py"
+    )
 
 
 def test_capture_scan_sees_the_known_captures() -> None:
@@ -136,8 +142,9 @@ def test_unverified_roles_are_listed() -> None:
 def test_platforms_doc_carries_the_table() -> None:
     doc = (REPO / "docs" / "platforms.md").read_text()
     table = roles.markdown_table(GOLDEN)
-    assert table in doc, ("docs/platforms.md's parser-role table is stale; regenerate it with "
-                          "`python scripts/gen_roles_doc.py`")
+    assert table in doc, (
+        "docs/platforms.md's parser-role table is stale; regenerate it with `python scripts/gen_roles_doc.py`"
+    )
 
 
 def test_every_parser_a_switch_capture_is_linked_to_reads_it() -> None:

@@ -64,8 +64,14 @@ def ethtool_json(stats: EthtoolStats) -> dict[str, Any]:
         "driver": stats.driver,
         "raw_count": len(stats.raw),
         "counters": [
-            {"counter": c.key.counter, "direction": c.key.direction, "priority": c.key.priority,
-             "qualifier": c.key.qualifier, "value": c.value, "source": c.source}
+            {
+                "counter": c.key.counter,
+                "direction": c.key.direction,
+                "priority": c.key.priority,
+                "qualifier": c.key.qualifier,
+                "value": c.value,
+                "source": c.source,
+            }
             for c in stats.counters
         ],
     }
@@ -88,15 +94,19 @@ def test_ethtool_key_facts() -> None:
     assert mlx4.get("pause_frames", "rx", 3) == 14812
     assert mlx4.get("pause_duration_us", "tx", 3) == 47848
     assert mlx4.get("pause_frames", "tx", 3) == 0  # the line has trailing spaces
-    mlx5 = normalise("eth03", parse_ethtool_stats(
-        capture(GOLDEN / "ethtool/mlx5-cx4lx-grep-pause-pci-globalpause-notes.txt")), "mlx5_core")
+    mlx5 = normalise(
+        "eth03",
+        parse_ethtool_stats(capture(GOLDEN / "ethtool/mlx5-cx4lx-grep-pause-pci-globalpause-notes.txt")),
+        "mlx5_core",
+    )
     assert mlx5.get("link_pause_duration_us", "tx") == 555665182
     assert mlx5.get("pause_frames", "tx", 0) is None  # global pause only: no per-priority counter, not 0
     bnxt = normalise("x", parse_ethtool_stats(capture(GOLDEN / "ethtool/bnxt_en-ethq.txt")), "bnxt_en")
     assert bnxt.get("discards", qualifier="rx_out_of_buffer") == 655430134
     assert "[0]: rx_ucast_packets" in bnxt.raw
-    mlxsw = normalise("swp31", parse_ethtool_stats(capture(GOLDEN / "ethtool/mlxsw-swp31-snmpd-test.txt")),
-                      "mlxsw_spectrum2")
+    mlxsw = normalise(
+        "swp31", parse_ethtool_stats(capture(GOLDEN / "ethtool/mlxsw-swp31-snmpd-test.txt")), "mlxsw_spectrum2"
+    )
     assert mlxsw.get("priority_bytes", "tx", 3) == 16352350345145
     assert mlxsw.get("priority_packets", "rx", 0) == 63917145378
     assert mlxsw.get("pause_duration_us", "rx", 7) == 0
@@ -105,30 +115,51 @@ def test_ethtool_key_facts() -> None:
 def test_ethtool_driver_source_names_keep_priorities() -> None:
     """Names no capture holds, written from the drivers' sources: Linux i40e_ethtool.c i40e_gstrings_pfc_stats
     (since 4.17) and Intel's out-of-tree ice ice_ethtool.h PICK() names. Not a capture: the text is built here."""
-    i40e = normalise("p1", parse_ethtool_stats("port.rx_priority_3_xoff_rx: 7\nport.tx_priority_3_xon_tx: 2\n"
-                                               "port.rx_priority_3_xon_2_xoff: 1\n"), "i40e")
-    assert (i40e.get("pause_frames", "rx", 3), i40e.get("resume_frames", "tx", 3),
-            i40e.get("pause_transitions", "rx", 3)) == (7, 2, 1)
-    ice = normalise("p1", parse_ethtool_stats("port-rx-xoff_prio-3_events: 5\nport-tx-xon_prio-6_events: 4\n"),
-                    "ice")
+    i40e = normalise(
+        "p1",
+        parse_ethtool_stats(
+            "port.rx_priority_3_xoff_rx: 7\nport.tx_priority_3_xon_tx: 2\nport.rx_priority_3_xon_2_xoff: 1\n"
+        ),
+        "i40e",
+    )
+    assert (
+        i40e.get("pause_frames", "rx", 3),
+        i40e.get("resume_frames", "tx", 3),
+        i40e.get("pause_transitions", "rx", 3),
+    ) == (7, 2, 1)
+    ice = normalise("p1", parse_ethtool_stats("port-rx-xoff_prio-3_events: 5\nport-tx-xon_prio-6_events: 4\n"), "ice")
     assert (ice.get("pause_frames", "rx", 3), ice.get("resume_frames", "tx", 6)) == (5, 4)
 
 
 # -- RDMA sysfs ----------------------------------------------------------------------------------------------------
 
+
 def rdma_json(dev: RdmaDevice) -> dict[str, Any]:
     return {
-        "name": dev.name, "fw_ver": dev.fw_ver, "board_id": dev.board_id, "hca_type": dev.hca_type,
-        "node_guid": dev.node_guid, "problems": [str(p) for p in dev.problems],
+        "name": dev.name,
+        "fw_ver": dev.fw_ver,
+        "board_id": dev.board_id,
+        "hca_type": dev.hca_type,
+        "node_guid": dev.node_guid,
+        "problems": [str(p) for p in dev.problems],
         "ports": [
             {
-                "port": p.port, "state": p.state, "state_name": p.state_name, "phys_state": p.phys_state,
-                "phys_state_name": p.phys_state_name, "rate": p.rate, "rate_gbps": p.rate_gbps,
-                "link_layer": p.link_layer, "saturated": list(p.saturated),
-                "counters": dict(sorted(p.counters.items())), "hw_counters": dict(sorted(p.hw_counters.items())),
+                "port": p.port,
+                "state": p.state,
+                "state_name": p.state_name,
+                "phys_state": p.phys_state,
+                "phys_state_name": p.phys_state_name,
+                "rate": p.rate,
+                "rate_gbps": p.rate_gbps,
+                "link_layer": p.link_layer,
+                "saturated": list(p.saturated),
+                "counters": dict(sorted(p.counters.items())),
+                "hw_counters": dict(sorted(p.hw_counters.items())),
                 "normalised": sorted(
-                    ({"counter": k.counter, "direction": k.direction, "qualifier": k.qualifier, "value": v}
-                     for k, v in p.normalised().items()),
+                    (
+                        {"counter": k.counter, "direction": k.direction, "qualifier": k.qualifier, "value": v}
+                        for k, v in p.normalised().items()
+                    ),
                     key=lambda r: (r["counter"], str(r["direction"]), str(r["qualifier"])),
                 ),
                 "unmapped_hw_counters": dict(sorted(p.unmapped_hw_counters().items())),
@@ -168,14 +199,23 @@ def test_rdma_units_and_edge_cases(tmp_path: Path) -> None:
 
 # -- perfquery -----------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", sorted((GOLDEN / "perfquery").glob("*.txt")), ids=lambda p: p.stem)
 def test_perfquery_golden(path: Path, update_goldens: bool) -> None:
     blocks = parse_perfquery(capture(path))
     assert blocks
     data = [
-        {"kind": b.kind, "lid": b.lid, "port": b.port, "cap_mask": b.cap_mask, "counters": dict(b.counters),
-         "normalised": sorted(([k.counter, k.direction, k.qualifier, v] for k, v in b.normalised().items()),
-                              key=lambda r: (str(r[0]), str(r[1]), str(r[2])))}
+        {
+            "kind": b.kind,
+            "lid": b.lid,
+            "port": b.port,
+            "cap_mask": b.cap_mask,
+            "counters": dict(b.counters),
+            "normalised": sorted(
+                ([k.counter, k.direction, k.qualifier, v] for k, v in b.normalised().items()),
+                key=lambda r: (str(r[0]), str(r[1]), str(r[2])),
+            ),
+        }
         for b in blocks
     ]
     check(path.with_suffix(".json"), data, update_goldens)
@@ -190,15 +230,31 @@ def test_perfquery_data_is_bytes() -> None:
 
 # -- ibnetdiscover --ports ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", sorted((GOLDEN / "ibnetdiscover").glob("*.txt")), ids=lambda p: p.stem)
 def test_ibnetdiscover_ports_golden(path: Path, update_goldens: bool) -> None:
     ports = parse_ibnetdiscover_ports(capture(path))
     assert ports
     data = [
-        {"node_type": p.node_type, "lid": p.lid, "port": p.port, "guid": p.guid, "width": p.width, "speed": p.speed,
-         "node": p.node, "rate_bytes_per_second": p.rate_bytes_per_second,
-         "peer": None if p.peer is None else {"node_type": p.peer.node_type, "lid": p.peer.lid, "port": p.peer.port,
-                                              "guid": p.peer.guid, "node": p.peer.node}}
+        {
+            "node_type": p.node_type,
+            "lid": p.lid,
+            "port": p.port,
+            "guid": p.guid,
+            "width": p.width,
+            "speed": p.speed,
+            "node": p.node,
+            "rate_bytes_per_second": p.rate_bytes_per_second,
+            "peer": None
+            if p.peer is None
+            else {
+                "node_type": p.peer.node_type,
+                "lid": p.peer.lid,
+                "port": p.peer.port,
+                "guid": p.peer.guid,
+                "node": p.peer.node,
+            },
+        }
         for p in ports
     ]
     check(path.with_suffix(".json"), data, update_goldens)
@@ -220,7 +276,7 @@ def test_ibnetdiscover_topology_format_is_a_located_error() -> None:
     from fabricd.readers.textparse import TextParseError
 
     with pytest.raises(TextParseError) as err:
-        parse_ibnetdiscover_ports("\nvendid=0x2c9\nSwitch\t36 \"S-0002c903\"")
+        parse_ibnetdiscover_ports('\nvendid=0x2c9\nSwitch\t36 "S-0002c903"')
     assert err.value.render().startswith("ibnetdiscover:2: not a ports-report line")
     assert "run `ibnetdiscover --ports`" in err.value.render()
 

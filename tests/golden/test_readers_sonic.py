@@ -51,26 +51,39 @@ def test_queue_counters_one_namespace_block_per_port() -> None:
     q = {(x.interface, x.index): x for x in got.queues}
     assert len(q) == 90 and {i for i, _ in q} == {"Ethernet0", "Ethernet4", "Ethernet8"}
     assert (q[("Ethernet4", 13)].kind, q[("Ethernet4", 13)].packets, q[("Ethernet4", 13)].dropped_bytes) == (
-        "multicast", 74, 39)
+        "multicast",
+        74,
+        39,
+    )
     assert q[("Ethernet8", 25)].kind == "all" and q[("Ethernet8", 25)].packets is None
 
 
 def test_pfcwd_stats_and_config() -> None:
     wd = sonic.parse_show_pfcwd_stats(capture("show-pfcwd-stats-sonic-utilities-test")).pfcwd
     assert [(w.interface, w.queue, w.status, w.detected, w.restored, w.tx_drop, w.rx_last_drop) for w in wd] == [
-        ("Ethernet0", 3, "stormed", 1, 0, 300, 200), ("Ethernet4", 3, "operational", 2, 2, 100, 0),
-        ("Ethernet8", 4, "stormed", 3, 2, 300, 200)]
+        ("Ethernet0", 3, "stormed", 1, 0, 300, 200),
+        ("Ethernet4", 3, "operational", 2, 2, 100, 0),
+        ("Ethernet8", 4, "stormed", 3, 2, 300, 200),
+    ]
     cfg = sonic.parse_show_pfcwd_config(capture("show-pfcwd-config-history-sonic-utilities-test")).pfcwd_config
     assert len(cfg) == 3
     first = cfg[0]
     assert (first.interface, first.action, first.detection_ms, first.restoration_ms) == ("Ethernet0", "drop", 600, 600)
 
 
-@pytest.mark.parametrize("parse", [
-    sonic.parse_show_pfc_counters, sonic.parse_show_pfc_counters_history, sonic.parse_show_queue_counters,
-    sonic.parse_show_queue_wredcounters, sonic.parse_show_pfcwd_stats, sonic.parse_show_pfcwd_config,
-    sonic.parse_show_interfaces_counters, lambda t: sonic.parse_show_interfaces_counters_detailed(t, "Ethernet0"),
-])
+@pytest.mark.parametrize(
+    "parse",
+    [
+        sonic.parse_show_pfc_counters,
+        sonic.parse_show_pfc_counters_history,
+        sonic.parse_show_queue_counters,
+        sonic.parse_show_queue_wredcounters,
+        sonic.parse_show_pfcwd_stats,
+        sonic.parse_show_pfcwd_config,
+        sonic.parse_show_interfaces_counters,
+        lambda t: sonic.parse_show_interfaces_counters_detailed(t, "Ethernet0"),
+    ],
+)
 def test_a_non_empty_output_read_as_nothing_is_a_problem(parse: object) -> None:
     assert callable(parse)
     got = parse("% Invalid input detected\nUsage: show [OPTIONS] COMMAND [ARGS]...\n")
@@ -82,8 +95,15 @@ def test_a_non_empty_output_read_as_nothing_is_a_problem(parse: object) -> None:
 def test_a_header_without_rows_is_no_problem() -> None:
     """`show pfcwd stats` with no watchdog queues prints the header alone (sonic-utilities'
     pfcwd_show_stats_invalid_queue_output): an empty table read, not a failure."""
-    cols = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP",
-            "RX LAST OK/DROP"]
+    cols = [
+        "QUEUE",
+        "STATUS",
+        "STORM DETECTED/RESTORED",
+        "TX OK/DROP",
+        "RX OK/DROP",
+        "TX LAST OK/DROP",
+        "RX LAST OK/DROP",
+    ]
     text = "    ".join(cols) + "\n" + "  ".join("-" * len(c) for c in cols) + "\n"
     got = sonic.parse_show_pfcwd_stats(text)
     assert not got.pfcwd and not got.problems
@@ -120,10 +140,18 @@ def test_running_config_reads_older_references_and_voq_queue_keys() -> None:
         "PORT": {"Ethernet0": {"mtu": "9100"}, "Ethernet8": {"mtu": "9100"}},
         "DSCP_TO_TC_MAP": {"AZURE": {"26": "3", "48": "6"}},
         "PORT_QOS_MAP": {"Ethernet0": {"dscp_to_tc_map": "[DSCP_TO_TC_MAP|AZURE]", "pfc_enable": "3"}},
-        "WRED_PROFILE": {"AZURE_LOSSLESS": {"ecn": "ecn_all", "green_min_threshold": "1048576",
-                                            "green_max_threshold": "2097152", "green_drop_probability": "5"}},
-        "QUEUE": {"Ethernet0|3": {"wred_profile": "[WRED_PROFILE|AZURE_LOSSLESS]"},
-                  "lc1|asic0|Ethernet8|4": {"wred_profile": "AZURE_LOSSLESS"}},
+        "WRED_PROFILE": {
+            "AZURE_LOSSLESS": {
+                "ecn": "ecn_all",
+                "green_min_threshold": "1048576",
+                "green_max_threshold": "2097152",
+                "green_drop_probability": "5",
+            }
+        },
+        "QUEUE": {
+            "Ethernet0|3": {"wred_profile": "[WRED_PROFILE|AZURE_LOSSLESS]"},
+            "lc1|asic0|Ethernet8|4": {"wred_profile": "AZURE_LOSSLESS"},
+        },
     }
     cfg = parse_running_config(json.dumps(db))
     assert not cfg.problems

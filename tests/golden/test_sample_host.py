@@ -35,10 +35,12 @@ def _run(*args: str) -> tuple[int, str]:
 def test_export_host_on_the_sample_shows_per_priority_pfc() -> None:
     code, out = _run("export", "host", "--once", "--root", str(SAMPLE))
     assert code == 0
-    series = dict(re.findall(r'^(fabricd_nic_pfc_pause_frames_total\{[^}]*\}) (\S+)$', out, re.M))
+    series = dict(re.findall(r"^(fabricd_nic_pfc_pause_frames_total\{[^}]*\}) (\S+)$", out, re.M))
     assert series['fabricd_nic_pfc_pause_frames_total{interface="ens1f0np0",priority="3",direction="rx"}'] == "14812"
-    assert 'fabricd_nic_pfc_pause_duration_seconds_total{interface="ens1f0np0",priority="3",direction="tx"} ' \
-           "0.047848" in out
+    assert (
+        'fabricd_nic_pfc_pause_duration_seconds_total{interface="ens1f0np0",priority="3",direction="tx"} '
+        "0.047848" in out
+    )
     # the values are those of the real mlx4 capture the script names
     capture = (REPO / "tests/golden/readers/ethtool/mlx4-grep-prio3-pfc-notes.txt").read_text()
     assert re.search(r"rx_pause_prio_3: 14812\b", capture) and re.search(r"tx_pause_duration_prio_3: 47848\b", capture)
@@ -49,8 +51,13 @@ def test_audit_host_on_the_sample_runs_trust_pfc_ets_dscp_and_speed() -> None:
     assert code == 1  # the sample carries real outputs that are not the lab's intent: findings
     checks = {c["code"]: c for c in json.loads(out)["checks"]}
     status = {k: checks[k]["status"] for k in ("HOST-TRUST", "HOST-PFC", "HOST-ETS", "HOST-DSCP-MAP", "HOST-SPEED")}
-    assert status == {"HOST-TRUST": "fail", "HOST-PFC": "pass", "HOST-ETS": "fail", "HOST-DSCP-MAP": "fail",
-                      "HOST-SPEED": "pass"}
+    assert status == {
+        "HOST-TRUST": "fail",
+        "HOST-PFC": "pass",
+        "HOST-ETS": "fail",
+        "HOST-DSCP-MAP": "fail",
+        "HOST-SPEED": "pass",
+    }
     [trust] = checks["HOST-TRUST"]["findings"]
     assert (trust["expected"], trust["got"]) == (["dscp"], ["port", "pcp", "ethtype"])
     [dscp] = checks["HOST-DSCP-MAP"]["findings"]
@@ -95,5 +102,7 @@ def test_init_replay_root_prints_a_summary(tmp_path: Path) -> None:
     assert len(lines) == 6, out  # the 5 inventory files, then one line for the replay root
     files = [p for p in (tmp_path / "try" / "replay").rglob("*") if p.is_file()]
     folders = {p.parent for p in files}
-    assert lines[-1] == (f"{tmp_path / 'try' / 'replay'}/: {len(files)} files in {len(folders)} folders "
-                         "(gpu1-mlx5: README.md, dcb/, ethtool/, sys/)")
+    assert lines[-1] == (
+        f"{tmp_path / 'try' / 'replay'}/: {len(files)} files in {len(folders)} folders "
+        "(gpu1-mlx5: README.md, dcb/, ethtool/, sys/)"
+    )

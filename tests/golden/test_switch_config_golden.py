@@ -30,8 +30,12 @@ from fabricd.readers.switch.model import PfcwdCounter, SwitchCounters
 
 GOLDEN = Path(__file__).parent / "switch_config"
 REPO = Path(__file__).resolve().parents[2]
-LEAF = {Platform.SONIC: "leaf1-sonic", Platform.ARISTA_EOS: "leaf2-eos", Platform.CISCO_NXOS: "leaf3-nxos",
-        Platform.CUMULUS_NVUE: "leaf4-nvue"}
+LEAF = {
+    Platform.SONIC: "leaf1-sonic",
+    Platform.ARISTA_EOS: "leaf2-eos",
+    Platform.CISCO_NXOS: "leaf3-nxos",
+    Platform.CUMULUS_NVUE: "leaf4-nvue",
+}
 CAPTURES = sorted(GOLDEN.glob("*/*.txt"))
 
 
@@ -107,15 +111,19 @@ def _intent(platform: Platform) -> AnySwitchIntent:
     return SwitchIntentBuilder(fabric).build(switch)
 
 
-def _evaluate(platform: Platform, edit: Callable[[str], str] = lambda t: t,
-              pfcwd: tuple[PfcwdCounter, ...] = ()) -> AuditReport:
+def _evaluate(
+    platform: Platform, edit: Callable[[str], str] = lambda t: t, pfcwd: tuple[PfcwdCounter, ...] = ()
+) -> AuditReport:
     text = edit(capture(GOLDEN / platform.value / "lab-pushed.txt"))
     return evaluate(_intent(platform), SwitchReadback("lab", text, ConfigDelta(), SwitchCounters(pfcwd=pfcwd)))
 
 
 def _failed(report: AuditReport) -> dict[str, list[tuple[str, str, Any, Any]]]:
-    return {c.code: [(f.object, f.message, f.expected, f.got) for f in c.findings]
-            for c in report.checks if c.status is Status.FAIL}
+    return {
+        c.code: [(f.object, f.message, f.expected, f.got) for f in c.findings]
+        for c in report.checks
+        if c.status is Status.FAIL
+    }
 
 
 @pytest.mark.parametrize("platform", list(LEAF), ids=lambda p: p.value)
@@ -126,44 +134,129 @@ def test_lab_capture_is_compliant(platform: Platform) -> None:
 
 
 EDITS: list[tuple[Platform, str, str, str, tuple[str, str, Any, Any]]] = [
-    (Platform.ARISTA_EOS, "maximum-threshold 1500 kbytes", "maximum-threshold 3000 kbytes", "SW-ECN",
-     ("Ethernet1, Ethernet2, Ethernet49, Ethernet50", "ECN thresholds on queue 3 differ",
-      "min 150000 B, max 1500000 B, 100 %", "min 150000 B, max 3000000 B, 100 %")),
-    (Platform.ARISTA_EOS, "   qos trust dscp\n", "   qos trust cos\n", "SW-TRUST",
-     ("Ethernet1, Ethernet2, Ethernet49, Ethernet50", "port does not classify on the intended field", "dscp", "pcp")),
-    (Platform.ARISTA_EOS, "qos map dscp 26 to traffic-class 3", "qos map dscp 26 to traffic-class 0", "SW-DSCP-MAP",
-     ("Ethernet1, Ethernet2, Ethernet49, Ethernet50", "1 mapping(s) differ from the intent", "the policy's map",
-      "DSCP 26: priority 0 (expected 3)")),
-    (Platform.CISCO_NXOS, "    mtu 9216\n    pause pfc-cos 3", "    mtu 1500\n    pause pfc-cos 3", "SW-MTU",
-     ("Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50",
-      "no-drop class MTU of queue 3 is below the port MTU: larger frames are dropped", ">= 9216", "1500")),
-    (Platform.CISCO_NXOS, "  match dscp 26\n", "  match dscp 27\n", "SW-DSCP-MAP",
-     ("Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50", "1 mapping(s) differ from the intent",
-      "the policy's map", "DSCP 26: queue not set (device default) (expected 3)")),
-    (Platform.CISCO_NXOS, "priority-flow-control fixed-restore multiplier 2",
-     "priority-flow-control fixed-restore multiplier 5", "SW-WD",
-     ("Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50", "PFC watchdog timers differ from the intent",
-      "detection 200 ms, restoration 200 ms", "detection 200 ms, restoration 500 ms")),
-    (Platform.SONIC, '"detection_time": "200"', '"detection_time": "400"', "SW-WD",
-     ("Ethernet0, Ethernet8, Ethernet48, Ethernet56", "PFC watchdog timers differ from the intent",
-      "detection 200 ms, restoration 200 ms", "detection 400 ms, restoration 200 ms")),
-    (Platform.SONIC, '"pfc_enable": "3"', '"pfc_enable": "3,4"', "SW-PFC",
-     ("Ethernet0, Ethernet8, Ethernet48, Ethernet56", "PFC is on priority 4, which the policy keeps lossy", "3",
-      "3,4")),
-    (Platform.CUMULUS_NVUE, "nv set interface swp51 qos pfc-watchdog state enable\n",
-     "nv set interface swp51 qos pfc-watchdog state disable\n", "SW-WD", ("swp51", "PFC watchdog is off", "3", "none")),
-    (Platform.CUMULUS_NVUE, "nv set interface swp52 qos pfc-watchdog state enable\n", "", "SW-WD",
-     ("swp52", "PFC watchdog is off", "3", "none")),
-    (Platform.CUMULUS_NVUE, "nv set qos pfc fabricd-400g-40m tx enable", "nv set qos pfc fabricd-400g-40m tx disable",
-     "SW-PFC",
-     ("swp51, swp52", "PFC is off: qos pfc fabricd-400g-40m has tx disabled", "3", "none")),
+    (
+        Platform.ARISTA_EOS,
+        "maximum-threshold 1500 kbytes",
+        "maximum-threshold 3000 kbytes",
+        "SW-ECN",
+        (
+            "Ethernet1, Ethernet2, Ethernet49, Ethernet50",
+            "ECN thresholds on queue 3 differ",
+            "min 150000 B, max 1500000 B, 100 %",
+            "min 150000 B, max 3000000 B, 100 %",
+        ),
+    ),
+    (
+        Platform.ARISTA_EOS,
+        "   qos trust dscp\n",
+        "   qos trust cos\n",
+        "SW-TRUST",
+        ("Ethernet1, Ethernet2, Ethernet49, Ethernet50", "port does not classify on the intended field", "dscp", "pcp"),
+    ),
+    (
+        Platform.ARISTA_EOS,
+        "qos map dscp 26 to traffic-class 3",
+        "qos map dscp 26 to traffic-class 0",
+        "SW-DSCP-MAP",
+        (
+            "Ethernet1, Ethernet2, Ethernet49, Ethernet50",
+            "1 mapping(s) differ from the intent",
+            "the policy's map",
+            "DSCP 26: priority 0 (expected 3)",
+        ),
+    ),
+    (
+        Platform.CISCO_NXOS,
+        "    mtu 9216\n    pause pfc-cos 3",
+        "    mtu 1500\n    pause pfc-cos 3",
+        "SW-MTU",
+        (
+            "Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50",
+            "no-drop class MTU of queue 3 is below the port MTU: larger frames are dropped",
+            ">= 9216",
+            "1500",
+        ),
+    ),
+    (
+        Platform.CISCO_NXOS,
+        "  match dscp 26\n",
+        "  match dscp 27\n",
+        "SW-DSCP-MAP",
+        (
+            "Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50",
+            "1 mapping(s) differ from the intent",
+            "the policy's map",
+            "DSCP 26: queue not set (device default) (expected 3)",
+        ),
+    ),
+    (
+        Platform.CISCO_NXOS,
+        "priority-flow-control fixed-restore multiplier 2",
+        "priority-flow-control fixed-restore multiplier 5",
+        "SW-WD",
+        (
+            "Ethernet1/1, Ethernet1/2, Ethernet1/49, Ethernet1/50",
+            "PFC watchdog timers differ from the intent",
+            "detection 200 ms, restoration 200 ms",
+            "detection 200 ms, restoration 500 ms",
+        ),
+    ),
+    (
+        Platform.SONIC,
+        '"detection_time": "200"',
+        '"detection_time": "400"',
+        "SW-WD",
+        (
+            "Ethernet0, Ethernet8, Ethernet48, Ethernet56",
+            "PFC watchdog timers differ from the intent",
+            "detection 200 ms, restoration 200 ms",
+            "detection 400 ms, restoration 200 ms",
+        ),
+    ),
+    (
+        Platform.SONIC,
+        '"pfc_enable": "3"',
+        '"pfc_enable": "3,4"',
+        "SW-PFC",
+        (
+            "Ethernet0, Ethernet8, Ethernet48, Ethernet56",
+            "PFC is on priority 4, which the policy keeps lossy",
+            "3",
+            "3,4",
+        ),
+    ),
+    (
+        Platform.CUMULUS_NVUE,
+        "nv set interface swp51 qos pfc-watchdog state enable\n",
+        "nv set interface swp51 qos pfc-watchdog state disable\n",
+        "SW-WD",
+        ("swp51", "PFC watchdog is off", "3", "none"),
+    ),
+    (
+        Platform.CUMULUS_NVUE,
+        "nv set interface swp52 qos pfc-watchdog state enable\n",
+        "",
+        "SW-WD",
+        ("swp52", "PFC watchdog is off", "3", "none"),
+    ),
+    (
+        Platform.CUMULUS_NVUE,
+        "nv set qos pfc fabricd-400g-40m tx enable",
+        "nv set qos pfc fabricd-400g-40m tx disable",
+        "SW-PFC",
+        ("swp51, swp52", "PFC is off: qos pfc fabricd-400g-40m has tx disabled", "3", "none"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("platform", "old", "new", "code", "finding"), EDITS,
-                         ids=[f"{p.value}-{c}-{i}" for i, (p, _, _, c, _) in enumerate(EDITS)])
-def test_edit_gives_exactly_its_finding(platform: Platform, old: str, new: str, code: str,
-                                        finding: tuple[str, str, Any, Any]) -> None:
+@pytest.mark.parametrize(
+    ("platform", "old", "new", "code", "finding"),
+    EDITS,
+    ids=[f"{p.value}-{c}-{i}" for i, (p, _, _, c, _) in enumerate(EDITS)],
+)
+def test_edit_gives_exactly_its_finding(
+    platform: Platform, old: str, new: str, code: str, finding: tuple[str, str, Any, Any]
+) -> None:
     text = capture(GOLDEN / platform.value / "lab-pushed.txt")
     assert old in text
     report = _evaluate(platform, lambda t: t.replace(old, new))
@@ -175,6 +268,7 @@ def test_edit_gives_exactly_its_finding(platform: Platform, old: str, new: str, 
 def test_stuck_rule_is_metas() -> None:
     """Stuck = storms detected and none restored (facebook/DNE-TaaC pfc_wd_health_check.py); without a restore count
     (NVUE) a queue still in DEADLOCK with storms counted."""
+
     def row(detected: int | None, restored: int | None, status: str | None) -> PfcwdCounter:
         return PfcwdCounter("Ethernet0", 3, status, detected, restored)
 
@@ -183,21 +277,32 @@ def test_stuck_rule_is_metas() -> None:
     assert not is_stuck(row(2, 1, "stormed")), "it has restored before: a storm in progress, not a stuck watchdog"
     assert is_stuck(row(1, None, "stormed")) and not is_stuck(row(1, None, "operational"))
     report = _evaluate(Platform.SONIC, pfcwd=(row(1, 0, "stormed"), PfcwdCounter("Ethernet8", 3, "operational", 1, 1)))
-    assert _failed(report) == {"SW-WD-STUCK": [(
-        "Ethernet0:3", "PFC watchdog detected 1 storm(s) and never restored (status stormed)",
-        "restored after every detection", "detected 1, restored 0")]}
+    assert _failed(report) == {
+        "SW-WD-STUCK": [
+            (
+                "Ethernet0:3",
+                "PFC watchdog detected 1 storm(s) and never restored (status stormed)",
+                "restored after every detection",
+                "detected 1, restored 0",
+            )
+        ]
+    }
 
 
 def test_intended_timers_per_platform() -> None:
     assert {p: intended_timers(_intent(p)) for p in LEAF} == {
-        Platform.SONIC: (200, 200), Platform.ARISTA_EOS: (200, 200), Platform.CISCO_NXOS: (200, 200),
-        Platform.CUMULUS_NVUE: (200, 100)}
+        Platform.SONIC: (200, 200),
+        Platform.ARISTA_EOS: (200, 200),
+        Platform.CISCO_NXOS: (200, 200),
+        Platform.CUMULUS_NVUE: (200, 100),
+    }
 
 
 def test_unreadable_switch_skips_everything_else() -> None:
     report = evaluate(_intent(Platform.SONIC), SwitchReadback("lab", error="leaf1-sonic: connect: cannot reach"))
     assert {c.code: c.status for c in report.checks} == {
-        c.code: Status.FAIL if c.code == "SW-REACH" else Status.SKIP for c in SWITCH_CHECKS}
+        c.code: Status.FAIL if c.code == "SW-REACH" else Status.SKIP for c in SWITCH_CHECKS
+    }
 
 
 def test_unreadable_watchdog_output_is_a_finding() -> None:

@@ -17,6 +17,7 @@ from fabricd.nos.registry import spec_of
 def parse_version(platform: str, text: str) -> str | None:
     return spec_of(platform).parse_version(text)
 
+
 GOLDEN = Path(__file__).parent / "readers" / "switch_version"
 CAPTURES = sorted(GOLDEN.rglob("*.txt"))
 
@@ -26,7 +27,7 @@ def test_every_version_capture_has_a_parser_and_an_expected_value() -> None:
     missing = unlinked(CAPTURES)
     assert not missing, NO_PARSER.format(missing)
     unread = [str(facts_path(p).relative_to(GOLDEN)) for p in CAPTURES if not facts(p).get("version")]
-    assert not unread, f"write the version read by eye from each capture, {{\"version\": \"...\"}}, in {unread}"
+    assert not unread, f'write the version read by eye from each capture, {{"version": "..."}}, in {unread}'
     assert not orphan_facts(), f"facts files without their capture (<stem>.txt): {orphan_facts()}"
 
 

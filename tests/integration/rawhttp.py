@@ -120,8 +120,7 @@ class RawServer:
             t.join(2.0)
 
 
-def response(status: str, headers: dict[str, str] | None = None, body: bytes = b"", *,
-             length: bool = True) -> bytes:
+def response(status: str, headers: dict[str, str] | None = None, body: bytes = b"", *, length: bool = True) -> bytes:
     """A response's bytes: the status line (``"200 OK"``), headers, Content-Length unless ``length`` is False."""
     h = dict(headers or {})
     if length and "Content-Length" not in h and "Transfer-Encoding" not in h:
@@ -133,7 +132,7 @@ def response(status: str, headers: dict[str, str] | None = None, body: bytes = b
 def chunked(body: bytes, size: int = 1024) -> bytes:
     out = b""
     for i in range(0, len(body), size):
-        part = body[i:i + size]
+        part = body[i : i + size]
         out += f"{len(part):x}\r\n".encode() + part + b"\r\n"
     return out + b"0\r\n\r\n"
 
@@ -141,5 +140,5 @@ def chunked(body: bytes, size: int = 1024) -> bytes:
 def trickle(data: bytes, every_s: float) -> Iterator[Piece]:
     """``data`` one byte at a time, ``every_s`` apart."""
     for i in range(len(data)):
-        yield data[i:i + 1]
+        yield data[i : i + 1]
         yield every_s

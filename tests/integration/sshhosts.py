@@ -75,10 +75,13 @@ class SshHosts:
 
         async def run(process: asyncssh.SSHServerProcess[str]) -> None:
             record.append((name, process.command or ""))
-            proc = await asyncio.create_subprocess_shell(process.command or "true", env=dict(env),
-                                                         stdin=asyncio.subprocess.PIPE,
-                                                         stdout=asyncio.subprocess.PIPE,
-                                                         stderr=asyncio.subprocess.PIPE)
+            proc = await asyncio.create_subprocess_shell(
+                process.command or "true",
+                env=dict(env),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
             procs.add(proc)
 
             async def feed() -> None:  # the client's stdin until EOF (Ansible pipelines its modules this way)
@@ -113,8 +116,9 @@ class SshHosts:
                 return False
 
         async def start() -> Any:
-            return await asyncssh.create_server(Server, "127.0.0.1", 0, server_host_keys=[key], process_factory=run,
-                                                encoding="utf-8")
+            return await asyncssh.create_server(
+                Server, "127.0.0.1", 0, server_host_keys=[key], process_factory=run, encoding="utf-8"
+            )
 
         server = asyncio.run_coroutine_threadsafe(start(), self._loop).result(10)
         self._servers.append(server)

@@ -68,19 +68,28 @@ class SwitchLab:
     def push_options(self, **kw: object) -> PushOptions:
         base: dict[str, object] = {
             "known_hosts": (self.known_hosts,),
-            "driver": DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0), "confirm_timeout_s": 60,
+            "driver": DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0),
+            "confirm_timeout_s": 60,
         }
         base.update(kw)
         return PushOptions(**base)  # type: ignore[arg-type]
 
     def access(self, name: str, *, known_hosts: tuple[Path, ...] | None = None, verify: bool = True) -> Access:
         sw = self.switches[name]
-        return Access(name, sw.mgmt.host, sw.mgmt.port, sw.credentials.username, Secret(self.password),
-                      known_hosts if known_hosts is not None else (self.known_hosts,), verify_host_key=verify)
+        return Access(
+            name,
+            sw.mgmt.host,
+            sw.mgmt.port,
+            sw.credentials.username,
+            Secret(self.password),
+            known_hosts if known_hosts is not None else (self.known_hosts,),
+            verify_host_key=verify,
+        )
 
     def driver(self, name: str, options: DriverOptions | None = None) -> NetmikoDriver:
-        return make_driver(self.switches[name], self.access(name),
-                           options or DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0))
+        return make_driver(
+            self.switches[name], self.access(name), options or DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0)
+        )
 
     def factory(self, options: DriverOptions | None = None) -> DriverFactory:
         return lambda sw: self.driver(sw.name, options)
@@ -93,14 +102,16 @@ class SwitchLab:
 
 
 @contextmanager
-def switch_lab(tmp: Path, names: Sequence[str] = LEAVES, faults: Sequence[Fault] = (),
-               latency: Latency | None = None) -> Iterator[SwitchLab]:
+def switch_lab(
+    tmp: Path, names: Sequence[str] = LEAVES, faults: Sequence[Fault] = (), latency: Latency | None = None
+) -> Iterator[SwitchLab]:
     """Simulate ``names`` from inventory/lab on ephemeral 127.0.0.1 ports (optionally with faults and latency)."""
     fabric = lab_fabric()
     password = secrets.token_urlsafe(12)
     originals = [fabric.switch(n) for n in names]
-    specs = [spec_for(sw, password=password, faults=faults, port=0, fabric=fabric) for sw in originals
-             if sw is not None]
+    specs = [
+        spec_for(sw, password=password, faults=faults, port=0, fabric=fabric) for sw in originals if sw is not None
+    ]
     if latency is not None:
         specs = [dataclasses.replace(spec, latency=latency) for spec in specs]
     with LabThread(specs) as thread:

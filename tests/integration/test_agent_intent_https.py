@@ -39,15 +39,60 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 def make_pki(d: Path) -> tuple[Path, Path, Path, Path]:
     """A CA, a server certificate for 127.0.0.1 signed by it, and a second, unrelated CA."""
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=fabricd test CA",
-             "-keyout", "ca.key", "-out", "ca.pem", cwd=d)
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=other CA",
-             "-keyout", "other.key", "-out", "other.pem", cwd=d)
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "srv.key", "-out",
-             "srv.csr", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=fabricd test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        cwd=d,
+    )
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=other CA",
+        "-keyout",
+        "other.key",
+        "-out",
+        "other.pem",
+        cwd=d,
+    )
+    _openssl(
+        "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "srv.key", "-out", "srv.csr", cwd=d
+    )
     (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    _openssl("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
-             "-extfile", "ext.cnf", "-out", "srv.pem", cwd=d)
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        "srv.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "srv.pem",
+        cwd=d,
+    )
     return d / "ca.pem", d / "srv.pem", d / "srv.key", d / "other.pem"
 
 
@@ -162,13 +207,15 @@ def test_file_source_reloads_on_change(tmp_path: Path) -> None:
 GOOD = INVENTORY.read_bytes()
 # the good file's lines up to and including "  - name: rxe-b": valid YAML, and a valid inventory in which rxe-b
 # has no NIC (what a connection cut at that line boundary delivers when the body has no length)
-CUT = GOOD[:GOOD.index(b"  - name: rxe-b\n") + len(b"  - name: rxe-b\n")]
+CUT = GOOD[: GOOD.index(b"  - name: rxe-b\n") + len(b"  - name: rxe-b\n")]
 
 
 # bodies that must never reach the cache: one the loader refuses (an MTU out of range), and one that loads but
 # fails validate (FAB073: a NIC on a VLAN the policy does not define)
-BAD = {"unloadable": GOOD.replace(b"mtu: 9000", b"mtu: 90000"),
-       "invalid": GOOD.replace(b"vlan: 100, mtu", b"vlan: 200, mtu")}
+BAD = {
+    "unloadable": GOOD.replace(b"mtu: 9000", b"mtu: 90000"),
+    "invalid": GOOD.replace(b"vlan: 100, mtu", b"vlan: 200, mtu"),
+}
 
 
 def _etag(body: bytes) -> str:
@@ -232,7 +279,7 @@ _ANSWERS: dict[str, Callable[[Hostile, Request], Iterator[Piece]]] = {
     "changed": _pieces(response("200 OK", {"ETag": '"changed"'}, GOOD.replace(b"mtu: 9000", b"mtu: 4200"))),
     "redirect": Hostile._redirect,
     # Content-Length says more than arrives, then the connection ends
-    "short": _pieces(response("200 OK", {"ETag": '"short"', "Content-Length": str(len(GOOD))}, GOOD[:len(CUT)])),
+    "short": _pieces(response("200 OK", {"ETag": '"short"', "Content-Length": str(len(GOOD))}, GOOD[: len(CUT)])),
     "bad-status": _pieces(b"HTTP/1.1 OK\r\n\r\n" + GOOD),
     "long-header": _pieces(b"HTTP/1.1 200 OK\r\nX-Padding: " + b"a" * 70000 + b"\r\n\r\n"),
     "bad-chunk": _pieces(response("200 OK", {"Transfer-Encoding": "chunked"}, b"zz\r\n" + GOOD[:100])),
@@ -241,12 +288,12 @@ _ANSWERS: dict[str, Callable[[Hostile, Request], Iterator[Piece]]] = {
     "no-answer": _pieces(),
     # no Content-Length, not chunked: the body ends where the connection does
     "close-delimited": _pieces(response("200 OK", {"ETag": '"cut"', "Connection": "close"}, CUT, length=False)),
-    "trickle-body": lambda _h, _r: _chain(response("200 OK", {"Content-Length": str(len(GOOD))}),
-                                          trickle(GOOD, 0.1)),
+    "trickle-body": lambda _h, _r: _chain(response("200 OK", {"Content-Length": str(len(GOOD))}), trickle(GOOD, 0.1)),
     "trickle-head": lambda _h, _r: trickle(response("200 OK", {}, GOOD), 0.1),
     # announces 64 MiB
-    "huge": lambda _h, _r: _chain(response("200 OK", {"Content-Length": str(64 << 20)}),
-                                  (b"#" * 65536 for _ in range(1024))),
+    "huge": lambda _h, _r: _chain(
+        response("200 OK", {"Content-Length": str(64 << 20)}), (b"#" * 65536 for _ in range(1024))
+    ),
     "huge-chunked": _huge_chunked,
 }
 """What the hostile server answers in each mode (the BAD bodies aside)."""
@@ -304,8 +351,9 @@ def test_a_redirect_is_never_followed(hostile: tuple[RawServer, Hostile, Path], 
 
 
 @pytest.mark.parametrize("mode", ["short", "bad-status", "long-header", "bad-chunk", "cut-chunked", "no-answer"])
-def test_a_broken_answer_keeps_the_last_good_intent(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path,
-                                                    mode: str) -> None:
+def test_a_broken_answer_keeps_the_last_good_intent(
+    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path, mode: str
+) -> None:
     """Each http.client failure (IncompleteRead, BadStatusLine, LineTooLong, a bad or missing chunk,
     RemoteDisconnected) is a counted, reported failure, not an exception out of load(); the next good fetch
     clears it."""
@@ -339,7 +387,8 @@ def test_a_body_without_length_is_refused(hostile: tuple[RawServer, Hostile, Pat
 
 @pytest.mark.parametrize(("mode", "problem"), [("unloadable", "mtu"), ("invalid", "FAB073")])
 def test_a_rejected_body_never_reaches_the_cache_and_its_304_clears_nothing(
-        hostile: tuple[RawServer, Hostile, Path], tmp_path: Path, mode: str, problem: str) -> None:
+    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path, mode: str, problem: str
+) -> None:
     server, script, ca = hostile
     src = _source(server, ca, tmp_path)
     good = src.load()
@@ -357,8 +406,9 @@ def test_a_rejected_body_never_reaches_the_cache_and_its_304_clears_nothing(
 
 
 @pytest.mark.parametrize("mode", ["trickle-body", "trickle-head"])
-def test_a_trickling_server_is_cut_at_the_deadline(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path,
-                                                   mode: str) -> None:
+def test_a_trickling_server_is_cut_at_the_deadline(
+    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path, mode: str
+) -> None:
     server, script, ca = hostile
     src = _source(server, ca, tmp_path, deadline_s=1.5)
     good = src.load()
@@ -371,8 +421,9 @@ def test_a_trickling_server_is_cut_at_the_deadline(hostile: tuple[RawServer, Hos
 
 
 @pytest.mark.parametrize("mode", ["huge", "huge-chunked"])
-def test_a_body_over_the_size_limit_is_refused(hostile: tuple[RawServer, Hostile, Path], tmp_path: Path,
-                                               mode: str) -> None:
+def test_a_body_over_the_size_limit_is_refused(
+    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path, mode: str
+) -> None:
     server, script, ca = hostile
     src = _source(server, ca, tmp_path, max_body_bytes=1 << 20)
     good = src.load()
@@ -399,12 +450,12 @@ def test_a_pinned_digest_refuses_any_other_body(hostile: tuple[RawServer, Hostil
 
 
 def _agent(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([FABRICD, "agent", *args], env=env, stdout=subprocess.DEVNULL,
-                            stderr=log.open("w"))
+    return subprocess.Popen([FABRICD, "agent", *args], env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"))
 
 
-def test_the_agent_starts_from_its_cache_when_the_server_is_bad(hostile: tuple[RawServer, Hostile, Path],
-                                                                 tmp_path: Path) -> None:
+def test_the_agent_starts_from_its_cache_when_the_server_is_bad(
+    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path
+) -> None:
     """The real CLI: one good fetch fills the cache; then the server sends a cut body. The agent starts from its
     cache (no exit 70 crash loop), and /healthz and /status say what is wrong until the server is good again."""
     server, script, ca = hostile
@@ -412,13 +463,13 @@ def test_the_agent_starts_from_its_cache_when_the_server_is_bad(hostile: tuple[R
     root.mkdir()
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"), FABRICD_APPLY_LOCK_DIR=str(tmp_path / "lk"))
     common = [server.url + "/fabric.yml", "--host", "rxe-a", "--ca-file", str(ca), "--root", str(root)]
-    once = subprocess.run([FABRICD, "agent", *common, "--once"], env=env, capture_output=True, timeout=120,
-                          check=False)
+    once = subprocess.run([FABRICD, "agent", *common, "--once"], env=env, capture_output=True, timeout=120, check=False)
     assert once.returncode in (0, 1, 3), once.stderr.decode()[-2000:]
     assert list((tmp_path / "state" / "agent" / "rxe-a").glob("intent-*.yml"))
     script.mode = "short"
-    again = subprocess.run([FABRICD, "agent", *common, "--once"], env=env, capture_output=True, timeout=120,
-                           check=False)
+    again = subprocess.run(
+        [FABRICD, "agent", *common, "--once"], env=env, capture_output=True, timeout=120, check=False
+    )
     assert again.returncode == once.returncode, again.stderr.decode()[-2000:]
     assert "used the last good intent" in again.stderr.decode() and "Content-Length" in again.stderr.decode()
     port = free_port()
@@ -454,8 +505,9 @@ def _json(url: str) -> Any:
     return json.loads(text) if code == 200 else None
 
 
-def test_a_device_reconcile_does_not_wait_for_a_slow_server(hostile: tuple[RawServer, Hostile, Path],
-                                                            tmp_path: Path) -> None:
+def test_a_device_reconcile_does_not_wait_for_a_slow_server(
+    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path
+) -> None:
     """The repair after a driver reload (a device event) uses the intent in hand; the periodic reconcile fetches,
     and a server that trickles costs it the fetch deadline, no more."""
     from fabricd.service.agent import Agent, AgentOptions
@@ -463,9 +515,17 @@ def test_a_device_reconcile_does_not_wait_for_a_slow_server(hostile: tuple[RawSe
     server, script, ca = hostile
     root = tmp_path / "root"
     root.mkdir()
-    agent = Agent(AgentOptions(host="rxe-a", source=server.url + "/fabric.yml", ca_file=ca,
-                               cache_dir=tmp_path / "cache", root=str(root), watch_devices=False,
-                               intent_deadline_s=2.0))
+    agent = Agent(
+        AgentOptions(
+            host="rxe-a",
+            source=server.url + "/fabric.yml",
+            ca_file=ca,
+            cache_dir=tmp_path / "cache",
+            root=str(root),
+            watch_devices=False,
+            intent_deadline_s=2.0,
+        )
+    )
     agent.reconcile("start", "test")
     assert agent.intent is not None and agent.source.last_error is None
     script.mode = "trickle-body"

@@ -33,8 +33,9 @@ def _run(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.Comp
 
 
 @pytest.fixture
-def cabling_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-        ) -> Iterator[tuple[Path, Run, Callable[..., None]]]:
+def cabling_lab(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[tuple[Path, Run, Callable[..., None]]]:
     """A copy of inventory/lab on free ports with a private state dir; yields the inventory, the real entry point
     run in-process, and ``up(*faults)`` that (re)starts ``fabricd lab up`` (a daemon) with those faults. The ports are
     held by this process meanwhile (:func:`labports.reserved_ports`): no other process takes one between restarts."""
@@ -83,8 +84,9 @@ def cabling_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
         stack.close()
 
 
-def test_clean_then_swapped_cables_named_with_the_fix(cabling_lab: tuple[Path, Run, Callable[..., None]],
-                                                     tmp_path: Path) -> None:
+def test_clean_then_swapped_cables_named_with_the_fix(
+    cabling_lab: tuple[Path, Run, Callable[..., None]], tmp_path: Path
+) -> None:
     inv, run, up = cabling_lab
     up()
     code, out, err = run("audit", "cabling", str(inv))
@@ -97,8 +99,10 @@ def test_clean_then_swapped_cables_named_with_the_fix(cabling_lab: tuple[Path, R
     assert code == 1, out + err
     fail_lines = [line for line in out.splitlines() if line.strip().startswith(("FAIL", "CAB-"))]
     assert [line.split()[0] for line in fail_lines] == ["FAIL", "CAB-MISWIRE"], out
-    assert ("cables swapped on leaf1-sonic: leaf1-sonic Ethernet0 reaches gpu2 ens1f0np0 (intended gpu1 ens1f0np0), "
-            "leaf1-sonic Ethernet8 reaches gpu1 ens1f0np0 (intended gpu2 ens1f0np0)") in out
+    assert (
+        "cables swapped on leaf1-sonic: leaf1-sonic Ethernet0 reaches gpu2 ens1f0np0 (intended gpu1 ens1f0np0), "
+        "leaf1-sonic Ethernet8 reaches gpu1 ens1f0np0 (intended gpu2 ens1f0np0)"
+    ) in out
     assert "swap the cables in leaf1-sonic Ethernet0 and Ethernet8" in out
     (failure,) = ET.parse(junit).getroot().findall("./testsuite/testcase/failure")
     assert failure.get("type") == "CAB-MISWIRE"
@@ -118,8 +122,9 @@ def test_clean_then_swapped_cables_named_with_the_fix(cabling_lab: tuple[Path, R
     assert [f for c in json.loads(out)["checks"] for f in c["findings"]] == [finding]
 
 
-def test_uplink_swap_seen_from_both_ends_and_unreadable_switch(cabling_lab: tuple[Path, Run, Callable[..., None]],
-                                                              tmp_path: Path) -> None:
+def test_uplink_swap_seen_from_both_ends_and_unreadable_switch(
+    cabling_lab: tuple[Path, Run, Callable[..., None]], tmp_path: Path
+) -> None:
     inv, run, up = cabling_lab
     up("leaf2-eos:swap-cables=Ethernet49,Ethernet50")
     code, out, err = run("audit", "cabling", str(inv), "--output", "json")

@@ -38,12 +38,26 @@ REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).parent / "fabricd")
 
 TAMPER = {
-    "leaf1-sonic": ["sudo sonic-cfggen -a '{\"PORT_QOS_MAP\":{\"Ethernet0\":{\"pfc_enable\":\"\"}}}' --write-to-db",
-                    "sudo config interface mtu Ethernet8 1500"],
-    "leaf2-eos": ["configure", "interface Ethernet1", "priority-flow-control off", "interface Ethernet2", "mtu 1500",
-                  "end"],
-    "leaf3-nxos": ["configure terminal", "interface Ethernet1/1", "priority-flow-control mode off",
-                   "interface Ethernet1/2", "mtu 1500", "end"],
+    "leaf1-sonic": [
+        'sudo sonic-cfggen -a \'{"PORT_QOS_MAP":{"Ethernet0":{"pfc_enable":""}}}\' --write-to-db',
+        "sudo config interface mtu Ethernet8 1500",
+    ],
+    "leaf2-eos": [
+        "configure",
+        "interface Ethernet1",
+        "priority-flow-control off",
+        "interface Ethernet2",
+        "mtu 1500",
+        "end",
+    ],
+    "leaf3-nxos": [
+        "configure terminal",
+        "interface Ethernet1/1",
+        "priority-flow-control mode off",
+        "interface Ethernet1/2",
+        "mtu 1500",
+        "end",
+    ],
     "leaf4-nvue": ["nv unset interface swp1 qos pfc", "nv set interface swp2 link mtu 1500", "nv config apply -y"],
 }
 """A hand edit on each platform: PFC off on the first host port, MTU 1500 on the second."""
@@ -140,8 +154,9 @@ def test_storm_detected_never_restored_is_stuck_restored_one_is_not(tmp_path: Pa
             found = _findings(report, "SW-WD-STUCK")
             assert [obj for obj, _ in found] == [f"{stuck}:3"], (n, found)
             assert "never restored" in found[0][1]
-            wd = lab.thread.call(lambda c=counters[n], b=restored: (c.read()[b].watchdog[3].detected,
-                                                                    c.read()[b].watchdog[3].restored))
+            wd = lab.thread.call(
+                lambda c=counters[n], b=restored: (c.read()[b].watchdog[3].detected, c.read()[b].watchdog[3].restored)
+            )
             assert wd == (1, 1), f"{n}: the stopped storm was detected and restored"
             status = _status(report)
             assert all(status[c.code] is Status.PASS for c in SWITCH_CHECKS if c.code != "SW-WD-STUCK"), report
@@ -177,8 +192,9 @@ Main = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def cli_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-            ) -> Iterator[tuple[Path, Main]]:
+def cli_lab(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[tuple[Path, Main]]:
     """``fabricd lab up`` (a daemon, so a subprocess) on a copy of inventory/lab with free ports and a private state
     dir; yields the inventory and the real entry point (``fabricd.cli.main.main``) run in-process."""
     inv = tmp_path / "inventory"
@@ -216,14 +232,16 @@ def cli_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
                     os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
 
 
-def test_cli_junit_json_stuck_bad_input_and_unreachable(cli_lab: tuple[Path, Main], tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_junit_json_stuck_bad_input_and_unreachable(
+    cli_lab: tuple[Path, Main], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     inv, run = cli_lab
     code, _, err = run("push", str(inv), "--device", "leaf1-sonic", "--device", "leaf3-nxos", "--yes")
     assert code == 0, err
     junit = tmp_path / "out" / "audit.xml"
-    code, out, err = run("audit", "switch", str(inv), "--device", "leaf1-sonic", "--device", "leaf3-nxos",
-                         "--junit", str(junit))
+    code, out, err = run(
+        "audit", "switch", str(inv), "--device", "leaf1-sonic", "--device", "leaf3-nxos", "--junit", str(junit)
+    )
     assert code == 0, out + err
     assert "audit switch leaf1-sonic: compliant" in out and "audit switch leaf3-nxos: compliant" in out
     suites = ET.parse(junit).getroot()
@@ -234,8 +252,9 @@ def test_cli_junit_json_stuck_bad_input_and_unreachable(cli_lab: tuple[Path, Mai
     code, _, err = run("lab", "drive", "leaf1-sonic", "storm-start", "--port", "Ethernet8", "--priority", "3")
     assert code == 0, err
     time.sleep(0.35)  # > the 200 ms detection time
-    code, out, err = run("audit", "switch", str(inv), "--device", "leaf1-sonic", "--output", "json", "--junit",
-                         str(junit))
+    code, out, err = run(
+        "audit", "switch", str(inv), "--device", "leaf1-sonic", "--output", "json", "--junit", str(junit)
+    )
     assert code == 1, out + err
     data = json.loads(out)
     failed = {c["code"]: c for c in data["checks"] if c["status"] == "fail"}

@@ -33,8 +33,12 @@ TAMPER = {
     "leaf3-nxos": ["configure terminal", "interface Ethernet1/2", "mtu 1500", "end"],
     "leaf4-nvue": ["nv unset interface swp1 qos pfc", "nv config apply -y"],
 }
-VERSIONS = {"leaf1-sonic": "SONiC.202411.fabricd-lab", "leaf2-eos": "4.31.2F", "leaf3-nxos": "10.3(4a)",
-            "leaf4-nvue": "Cumulus Linux 5.11.0"}
+VERSIONS = {
+    "leaf1-sonic": "SONiC.202411.fabricd-lab",
+    "leaf2-eos": "4.31.2F",
+    "leaf3-nxos": "10.3(4a)",
+    "leaf4-nvue": "Cumulus Linux 5.11.0",
+}
 """What each simulator's version command reports (lab/fabricd_lab/<platform>.py), as the manifest must record it."""
 
 
@@ -44,8 +48,10 @@ def _series(text: str) -> dict[str, float]:
 
 
 def _findings(report: AuditReport) -> list[tuple[str, str, list[tuple[str, str, str, str]]]]:
-    return [(c.code, c.status.value, [(f.object, f.message, str(f.expected), str(f.got)) for f in c.findings])
-            for c in report.checks]
+    return [
+        (c.code, c.status.value, [(f.object, f.message, str(f.expected), str(f.got)) for f in c.findings])
+        for c in report.checks
+    ]
 
 
 def _prepare(lab: SwitchLab) -> None:
@@ -85,8 +91,9 @@ def _live_exposition(lab: SwitchLab) -> str:
         drv.open()
         return drv
 
-    targets = [SwitchTarget(n, lab.switches[n].platform.value, tuple(p.name for p in lab.switches[n].ports))
-               for n in LEAVES]
+    targets = [
+        SwitchTarget(n, lab.switches[n].platform.value, tuple(p.name for p in lab.switches[n].ports)) for n in LEAVES
+    ]
     poller = SwitchPoller(targets, factory, concurrency=4, timeout_s=120)
     try:
         return Registry([SwitchCollector(poller)]).exposition()
@@ -101,8 +108,9 @@ def test_capture_then_replay_gives_the_live_metrics_and_findings(tmp_path: Path)
         live_text = _live_exposition(lab)
         live_reports = {n: audit_switch(lab_fabric(), lab.switches[n], lab.factory()) for n in LEAVES}
         seen: list[str] = []
-        results = capture_all(lab.targets(), out, lambda sw: lab.driver(sw.name), concurrency=4,
-                              on_result=lambda r: seen.append(r.device))
+        results = capture_all(
+            lab.targets(), out, lambda sw: lab.driver(sw.name), concurrency=4, on_result=lambda r: seen.append(r.device)
+        )
         sessions = {n: lab.thread.call(lambda n=n: lab.thread.switch(n).sessions) for n in LEAVES}
     assert sorted(seen) == sorted(LEAVES)
     assert all(r.ok for r in results), [r.error for r in results]
@@ -156,12 +164,25 @@ def test_capture_then_replay_gives_the_live_metrics_and_findings(tmp_path: Path)
     res = runner.invoke(build_app(), ["export", "switches", "--replay", str(out), "--once"])
     assert res.exit_code == 0, res.output
     assert _series(res.stdout) == live
-    res = runner.invoke(build_app(), ["audit", "switch", str(REPO / "inventory" / "lab"), "--device", "leaf3-nxos",
-                                      "--replay", str(out), "--output", "json"])
+    res = runner.invoke(
+        build_app(),
+        [
+            "audit",
+            "switch",
+            str(REPO / "inventory" / "lab"),
+            "--device",
+            "leaf3-nxos",
+            "--replay",
+            str(out),
+            "--output",
+            "json",
+        ],
+    )
     assert res.exit_code == 1, res.output  # findings
     data = json.loads(res.stdout)
     assert [(c["code"], c["status"]) for c in data["checks"]] == [
-        (c.code, c.status.value) for c in live_reports["leaf3-nxos"].checks]
+        (c.code, c.status.value) for c in live_reports["leaf3-nxos"].checks
+    ]
     res = runner.invoke(build_app(), ["export", "switches", "--replay", str(out), "--once", "--device", "nope"])
     assert isinstance(res.exception, UsageError) and res.exception.exit_code == 2  # the entry point's exit 2
 
@@ -175,10 +196,14 @@ def test_unknown_host_key_fails_that_device_only(tmp_path: Path) -> None:
     empty = tmp_path / "empty_known_hosts"
     empty.write_text("")
     with switch_lab(tmp_path / "lab", ["leaf1-sonic", "leaf3-nxos"]) as lab:
+
         def factory(sw):  # type: ignore[no-untyped-def]
             if sw.name == "leaf3-nxos":
-                return make_driver(lab.switches[sw.name], lab.access(sw.name, known_hosts=(empty,)),
-                                   DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0))
+                return make_driver(
+                    lab.switches[sw.name],
+                    lab.access(sw.name, known_hosts=(empty,)),
+                    DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0),
+                )
             return lab.driver(sw.name)
 
         results = capture_all(lab.targets(), tmp_path / "cap", factory)
@@ -205,8 +230,10 @@ def test_cli_exit_3_when_a_switch_cannot_be_reached(tmp_path: Path, monkeypatch:
     text = (inv / "switches.yml").read_text()
     (inv / "switches.yml").write_text(text.replace("port: 10221}", f"port: {port}}}"))
     monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
-    res = CliRunner().invoke(build_app(), ["capture", str(inv), "--device", "leaf1-sonic", "--out",
-                                           str(tmp_path / "cap"), "--output", "json"])
+    res = CliRunner().invoke(
+        build_app(),
+        ["capture", str(inv), "--device", "leaf1-sonic", "--out", str(tmp_path / "cap"), "--output", "json"],
+    )
     assert res.exit_code == 3, res.output
     data = json.loads(res.stdout)
     assert data["failed"] == 1 and data["results"][0]["device"] == "leaf1-sonic" and data["results"][0]["error"]
@@ -226,13 +253,24 @@ def test_cli_captures_every_switch_of_an_inventory(tmp_path: Path, monkeypatch: 
         ports = {n: lab.switches[n].mgmt.port for n in LEAVES}
         text = (inv / "switches.yml").read_text()
         for name, port in ports.items():  # point each leaf at its simulator; the spines are not captured
-            text = re.sub(rf"(name: {name}\n(?:.*\n)*?\s+mgmt: {{host: 127.0.0.1, port: )\d+", rf"\g<1>{port}", text,
-                          count=1)
+            text = re.sub(
+                rf"(name: {name}\n(?:.*\n)*?\s+mgmt: {{host: 127.0.0.1, port: )\d+", rf"\g<1>{port}", text, count=1
+            )
         (inv / "switches.yml").write_text(text)
         write_lab_credentials(tmp_path / "state", lab.password)  # the files inventory/lab names
         monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
-        args = ["capture", str(inv), "--out", str(tmp_path / "cap"), "--known-hosts", str(lab.known_hosts),
-                "--concurrency", "4", "--output", "json"]
+        args = [
+            "capture",
+            str(inv),
+            "--out",
+            str(tmp_path / "cap"),
+            "--known-hosts",
+            str(lab.known_hosts),
+            "--concurrency",
+            "4",
+            "--output",
+            "json",
+        ]
         for name in LEAVES:
             args += ["--device", name]
         res = CliRunner().invoke(build_app(), args)

@@ -30,12 +30,12 @@ def test_recapture_matches_goldens_and_encoder(tmp_path: Path) -> None:
     missing = [t for t in ("dcb", "strace", "gcc", "ip") if shutil.which(t) is None]
     if os.geteuid() != 0 or missing:
         pytest.skip(f"needs root and {', '.join(missing) or 'netns'} (scripts/sysdeps.sh installs them)")
-    subprocess.run([str(GOLDEN / "capture" / "capture.sh"), str(tmp_path)], check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run(
+        [str(GOLDEN / "capture" / "capture.sh"), str(tmp_path)], check=True, capture_output=True, timeout=120
+    )
     for name, (msg_type, cmd, body) in CASES.items():
         text = (tmp_path / f"{name}.txt").read_text()
-        fresh = bytes(int(h, 16) for line in text.splitlines() if line.startswith(" | ")
-                      for h in line[10:58].split())
+        fresh = bytes(int(h, 16) for line in text.splitlines() if line.startswith(" | ") for h in line[10:58].split())
         stored, _ = golden(name)
         assert _body(fresh) == _body(stored), name
         assert encode_request(msg_type, cmd, DEV, IeeeState(**body), seq=seq_of(fresh)) == fresh, name

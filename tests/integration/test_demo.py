@@ -82,8 +82,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     state = tmp_path_factory.mktemp("demo-state")
     env = dict(os.environ, FABRICD_STATE_DIR=str(state))
     env.pop("FABRICD_INVENTORY", None)
-    proc = subprocess.run([FABRICD, "demo", "--no-vm", "--output", "json"], capture_output=True, text=True, env=env,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [FABRICD, "demo", "--no-vm", "--output", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     data: dict[str, Any] = json.loads(proc.stdout)
     data["_state"] = str(state)
@@ -199,7 +205,8 @@ def test_storm_detected_alerted_traced_restored(demo: dict[str, Any]) -> None:
     assert d["spread"] and all(s["detected"] for s in d["spread"])
     assert {s["port"].split(":")[0] for s in d["spread"] if s["scope"] == "switch"} >= {"spine1", "spine2"}
     assert [(o["device"], o["interface"], o["kind"]) for o in d["origins"]] == [
-        (inj["device"], inj["interface"], "stalled_receiver")]
+        (inj["device"], inj["interface"], "stalled_receiver")
+    ]
     assert d["origins"][0]["affected"] == 1 + len(d["spread"])
     assert d["all_restored"] is True
 
@@ -234,8 +241,13 @@ def test_run_record_and_pictures(demo: dict[str, Any], tmp_path: Path) -> None:
     assert record.pause and any(max(v for _, v in s.points) > 0.5 for s in record.pause if s.points)
     assert {p.title for p in record.panels} and any(p.series for p in record.panels)
     out = tmp_path / "img"
-    proc = subprocess.run([FABRICD, "report", "--run", str(run), "--out", str(out), "--output", "json"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [FABRICD, "report", "--run", str(run), "--out", str(out), "--output", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     pictures = [Path(p) for p in json.loads(proc.stdout)["pictures"]]
     assert sorted(p.name for p in pictures) == ["dashboard.png", "storm-timeline.png", "topology.png"]
@@ -247,8 +259,14 @@ def test_run_record_and_pictures(demo: dict[str, Any], tmp_path: Path) -> None:
 
 def test_bad_inventory_is_bad_input(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yml"
-    proc = subprocess.run([FABRICD, "demo", str(missing), "--no-vm"], capture_output=True, text=True, timeout=60,
-                          check=False, env=dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state")))
+    proc = subprocess.run(
+        [FABRICD, "demo", str(missing), "--no-vm"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state")),
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and str(missing) in proc.stderr
 
@@ -262,8 +280,14 @@ def test_keep_running_then_stop(tmp_path: Path) -> None:
     if busy:
         pytest.skip(f"another switch lab listens on inventory/lab's ports {busy}")
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"))
-    proc = subprocess.run([FABRICD, "demo", "--no-vm", "--keep-running", "--output", "json"], capture_output=True,
-                          text=True, env=env, timeout=300, check=False)
+    proc = subprocess.run(
+        [FABRICD, "demo", "--no-vm", "--keep-running", "--output", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     data = json.loads(proc.stdout)
     services = {k: v for k, v in data["services"].items() if isinstance(v, dict) and "pid" in v}
     try:
@@ -277,8 +301,14 @@ def test_keep_running_then_stop(tmp_path: Path) -> None:
         with urllib.request.urlopen(services["prometheus"]["url"] + "/-/ready", timeout=5) as resp:
             assert resp.status == 200
     finally:
-        stop = subprocess.run([FABRICD, "demo", "--stop", "--output", "json"], capture_output=True, text=True,
-                              env=env, timeout=120, check=False)
+        stop = subprocess.run(
+            [FABRICD, "demo", "--stop", "--output", "json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
     assert stop.returncode == 0, stop.stderr
     lines = json.loads(stop.stdout)["stopped"]
     assert any(line.startswith("fabricd lab down: lab stopped") for line in lines), lines
@@ -303,8 +333,13 @@ def test_ctrl_c_stops_everything(tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"), TMPDIR=str(tmp))
-    proc = subprocess.Popen([FABRICD, "demo", "--no-vm", "--output", "json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [FABRICD, "demo", "--no-vm", "--output", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert proc.stderr is not None
     try:
         for line in proc.stderr:

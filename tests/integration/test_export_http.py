@@ -40,17 +40,21 @@ def self_signed(tmp: Path) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                       critical=False)
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         .sign(key, hashes.SHA256())
     )
     crt, kf = tmp / "server.crt", tmp / "server.key"
     crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    kf.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                     serialization.NoEncryption()))
+    kf.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return crt, kf
 
 
@@ -86,10 +90,11 @@ def test_tls_basic_auth_gzip_and_sigterm(host: ReplayHost, tmp_path: Path) -> No
     crt, key = self_signed(tmp_path)
     hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(rounds=4)).decode()
     web = tmp_path / "web.yml"
-    web.write_text(f"tls_server_config:\n  cert_file: {crt.name}\n  key_file: {key.name}\n"
-                   f"basic_auth_users:\n  prometheus: '{hashed}'\n")
-    proc, url = start(["export", "host", "--root", str(host.root), "--listen", "127.0.0.1:0",
-                       "--web-config", str(web)])
+    web.write_text(
+        f"tls_server_config:\n  cert_file: {crt.name}\n  key_file: {key.name}\n"
+        f"basic_auth_users:\n  prometheus: '{hashed}'\n"
+    )
+    proc, url = start(["export", "host", "--root", str(host.root), "--listen", "127.0.0.1:0", "--web-config", str(web)])
     try:
         assert url.startswith("https://127.0.0.1:")
         ctx = ssl.create_default_context(cafile=str(crt))
@@ -118,13 +123,23 @@ def test_tls_basic_auth_gzip_and_sigterm(host: ReplayHost, tmp_path: Path) -> No
 def test_bad_web_config_is_a_located_error(host: ReplayHost, tmp_path: Path) -> None:
     web = tmp_path / "web.yml"
     web.write_text("basic_auth_users:\n  prometheus: plaintext\n")
-    res = subprocess.run([FABRICD, "export", "host", "--root", str(host.root), "--web-config", str(web)],
-                         capture_output=True, text=True, timeout=60, check=False)
+    res = subprocess.run(
+        [FABRICD, "export", "host", "--root", str(host.root), "--web-config", str(web)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode == 2
     assert "basic_auth_users.prometheus" in res.stderr and "bcrypt" in res.stderr and "Traceback" not in res.stderr
     web.write_text("tls_server_config:\n  cert_file: x.crt\n  keyfile: x.key\n")
-    res = subprocess.run([FABRICD, "export", "host", "--root", str(host.root), "--web-config", str(web)],
-                         capture_output=True, text=True, timeout=60, check=False)
+    res = subprocess.run(
+        [FABRICD, "export", "host", "--root", str(host.root), "--web-config", str(web)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode == 2 and "keyfile" in res.stderr and "unknown key" in res.stderr
 
 
@@ -155,12 +170,22 @@ def test_real_prometheus_scrapes_the_exporter(host: ReplayHost, tmp_path: Path, 
     target = url.split("//", 1)[1].split("/", 1)[0]
     port = free_port()
     cfg = tmp_path / "prometheus.yml"
-    cfg.write_text("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: fabricd-host\n"
-                   f"    static_configs:\n      - targets: ['{target}']\n")
-    prom = subprocess.Popen([prometheus_bin, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "HOME": str(tmp_path)})
+    cfg.write_text(
+        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: fabricd-host\n"
+        f"    static_configs:\n      - targets: ['{target}']\n"
+    )
+    prom = subprocess.Popen(
+        [
+            prometheus_bin,
+            f"--config.file={cfg}",
+            f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         series = 'fabricd_nic_pfc_pause_frames_total{interface="eth0",priority="3",direction="rx"}'

@@ -81,8 +81,9 @@ def standins(tmp_path: Path) -> dict[str, str]:
 
 
 def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([FABRICD, "export", "ib", *args], capture_output=True, text=True, env=env, timeout=120,
-                          check=False)
+    return subprocess.run(
+        [FABRICD, "export", "ib", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
 
 
 def rows(out: str, name: str) -> dict[tuple[str, ...], float]:
@@ -90,8 +91,10 @@ def rows(out: str, name: str) -> dict[tuple[str, ...], float]:
 
 
 def peak_concurrency(log: Path) -> int:
-    events = sorted((float(t), 1 if kind == "start" else -1)
-                    for kind, t, *_ in (line.split() for line in log.read_text().splitlines()))
+    events = sorted(
+        (float(t), 1 if kind == "start" else -1)
+        for kind, t, *_ in (line.split() for line in log.read_text().splitlines())
+    )
     running = peak = 0
     for _, delta in events:
         running += delta
@@ -99,8 +102,7 @@ def peak_concurrency(log: Path) -> int:
     return peak
 
 
-def test_export_ib_once_reads_every_linked_port_through_the_commands(standins: dict[str, str], tmp_path: Path
-                                                                     ) -> None:
+def test_export_ib_once_reads_every_linked_port_through_the_commands(standins: dict[str, str], tmp_path: Path) -> None:
     res = run(["--once", "--output", "json", "--concurrency", "2"], standins)
     assert res.returncode == 3, res.stderr  # five linked ports have no capture: their perfquery fails
     assert "5 port(s) could not be read" in res.stderr and "Traceback" not in res.stderr
@@ -139,9 +141,14 @@ def test_without_infiniband_diags_the_error_says_what_to_install(tmp_path: Path)
 @pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian package prometheus)")
 def test_served_exposition_passes_promtool(standins: dict[str, str], tmp_path: Path) -> None:
     port = free_port()
-    proc = subprocess.Popen([FABRICD, "export", "ib", "--listen", f"127.0.0.1:{port}"], env=standins,
-                            stdout=subprocess.DEVNULL, stderr=(tmp_path / "ib.log").open("w"))
+    proc = subprocess.Popen(
+        [FABRICD, "export", "ib", "--listen", f"127.0.0.1:{port}"],
+        env=standins,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "ib.log").open("w"),
+    )
     try:
+
         def scrape() -> str | None:
             try:
                 code, body = get(f"http://127.0.0.1:{port}/metrics", timeout=30)
@@ -152,8 +159,9 @@ def test_served_exposition_passes_promtool(standins: dict[str, str], tmp_path: P
         body = wait_for(scrape, 60, 0.3)
         assert body, (tmp_path / "ib.log").read_text()
         assert 'fabricd_ib_port_up{node="ib-i1l1s01",guid="0x7cfe9003009ce5b0",lid="1719",port="1"} 1' in body
-        check = subprocess.run([str(PROMTOOL), "check", "metrics"], input=body, capture_output=True, text=True,
-                               timeout=60, check=False)
+        check = subprocess.run(
+            [str(PROMTOOL), "check", "metrics"], input=body, capture_output=True, text=True, timeout=60, check=False
+        )
         assert check.returncode == 0, check.stdout + check.stderr
     finally:
         proc.terminate()

@@ -26,8 +26,10 @@ def netns() -> Iterator[str]:
     subprocess.run(["ip", "netns", "add", name], check=True)
     subprocess.run(["ip", "netns", "add", peer], check=True)
     try:
-        subprocess.run(["ip", "-n", name, "link", "add", "fdtv0", "type", "veth", "peer", "name", "fdtv1",
-                        "netns", peer], check=True)
+        subprocess.run(
+            ["ip", "-n", name, "link", "add", "fdtv0", "type", "veth", "peer", "name", "fdtv1", "netns", peer],
+            check=True,
+        )
         subprocess.run(["ip", "-n", name, "link", "set", "fdtv0", "up"], check=True)
         yield name
     finally:
@@ -50,14 +52,24 @@ def test_live_ethtool_source_in_netns(netns: str) -> None:
         "assert gone.problems and not gone.raw\n"
         "print('ok')\n"
     )
-    res = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, check=False)
+    res = subprocess.run(
+        ["ip", "netns", "exec", netns, sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode == 0 and "ok" in res.stdout, res.stderr
 
 
 def test_export_host_once_live_in_netns(netns: str) -> None:
-    res = subprocess.run(["ip", "netns", "exec", netns, FABRICD, "export", "host", "--once", "--include-virtual",
-                          "--include", "^fdtv"], capture_output=True, text=True, timeout=120, check=False)
+    res = subprocess.run(
+        ["ip", "netns", "exec", netns, FABRICD, "export", "host", "--once", "--include-virtual", "--include", "^fdtv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr
     assert 'fabricd_nic_info{interface="fdtv0",driver="veth",firmware="",version="1.0"} 1' in res.stdout
     assert 'fabricd_scrape_collector_success{collector="nic"} 1' in res.stdout
@@ -81,7 +93,7 @@ def test_live_counters_fast_path_matches_the_snapshot_path(netns: str) -> None:
         "slow = Registry([NicCollector(LiveEthtoolSource(include_virtual=True), on_snapshot=lambda st: None)],\n"
         "                clock=lambda: 0.0).exposition()\n"
         "assert fast == slow, (fast, slow)\n"
-        "assert 'interface=\"fdtv0\",driver=\"veth\"' in fast\n"
+        'assert \'interface="fdtv0",driver="veth"\' in fast\n'
         "mapping = s.values('fdtv0')\n"
         "assert mapping is not None and dict(mapping) == dict(s.read('fdtv0').raw), mapping\n"
         "assert mapping.get('peer_ifindex') is not None\n"
@@ -89,6 +101,11 @@ def test_live_counters_fast_path_matches_the_snapshot_path(netns: str) -> None:
         "s.forget_others({'fdtv0'})\n"
         "print('ok')\n"
     )
-    res = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, check=False)
+    res = subprocess.run(
+        ["ip", "netns", "exec", netns, sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode == 0 and "ok" in res.stdout, res.stderr

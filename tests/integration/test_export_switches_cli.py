@@ -46,10 +46,12 @@ def test_export_switches_once_against_the_lab(switch_lab: tuple[Path, dict[str, 
     """Guaranteed under load: the lab's twelve ports are held by this process until its daemon listens on them
     (:func:`labports.reserved_ports`), so no other process can take one between the pick and the bind."""
     inv, env = switch_lab
-    for args in (("leaf1-sonic", "pause", "--port", "Ethernet0", "--packets", "1234"),
-                 ("leaf2-eos", "ecn", "--port", "Ethernet1", "--packets", "321"),
-                 ("leaf3-nxos", "drop", "--port", "Ethernet1/1", "--priority", "0", "--packets", "9"),
-                 ("leaf4-nvue", "storm-start", "--port", "swp1")):
+    for args in (
+        ("leaf1-sonic", "pause", "--port", "Ethernet0", "--packets", "1234"),
+        ("leaf2-eos", "ecn", "--port", "Ethernet1", "--packets", "321"),
+        ("leaf3-nxos", "drop", "--port", "Ethernet1/1", "--priority", "0", "--packets", "9"),
+        ("leaf4-nvue", "storm-start", "--port", "swp1"),
+    ):
         res = run("lab", "drive", *args, env=env)
         assert res.returncode == 0, res.stderr
     res = run("export", "switches", str(inv), "--once", env=env)
@@ -58,11 +60,19 @@ def test_export_switches_once_against_the_lab(switch_lab: tuple[Path, dict[str, 
     assert "Traceback" not in res.stderr
     for name in ("spine1", "spine2", "leaf1-sonic", "leaf2-eos", "leaf3-nxos", "leaf4-nvue"):
         assert f'fabricd_switch_up{{switch="{name}"}} 1' in text
-    assert ('fabricd_switch_pfc_pause_frames_total{switch="leaf1-sonic",interface="Ethernet0",priority="3",'
-            'direction="rx"} 1234') in text
+    assert (
+        'fabricd_switch_pfc_pause_frames_total{switch="leaf1-sonic",interface="Ethernet0",priority="3",'
+        'direction="rx"} 1234'
+    ) in text
     assert 'fabricd_switch_queue_ecn_marked_packets_total{switch="leaf2-eos",interface="Ethernet1",queue="3"' in text
-    assert re.search(r'fabricd_switch_queue_dropped_packets_total\{switch="leaf3-nxos",interface="Ethernet1/1",'
-                     r'queue="0",type="unicast"\} 9\b', text)
-    assert re.search(r'fabricd_switch_pfc_pause_duration_seconds_total\{switch="leaf4-nvue",interface="swp1",'
-                     r'priority="3",direction="rx"\} [0-9.e-]+', text)
+    assert re.search(
+        r'fabricd_switch_queue_dropped_packets_total\{switch="leaf3-nxos",interface="Ethernet1/1",'
+        r'queue="0",type="unicast"\} 9\b',
+        text,
+    )
+    assert re.search(
+        r'fabricd_switch_pfc_pause_duration_seconds_total\{switch="leaf4-nvue",interface="swp1",'
+        r'priority="3",direction="rx"\} [0-9.e-]+',
+        text,
+    )
     assert 'fabricd_scrape_collector_success{collector="switch"} 1' in text

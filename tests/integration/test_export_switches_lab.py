@@ -56,13 +56,23 @@ def test_scrape_all_four_simulators(tmp_path: Path) -> None:
             assert sw is not None
             ep = lab.endpoint(target.name)
             access = Access(target.name, ep.host, ep.port, sw.credentials.username, Secret(password), (known_hosts,))
-            driver = registry_mod.make_driver(sw.model_copy(update={"mgmt": sw.mgmt.model_copy(
-                update={"port": ep.port})}), access, DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0))
+            driver = registry_mod.make_driver(
+                sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": ep.port})}),
+                access,
+                DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0),
+            )
             driver.open()
             return driver
 
-        targets = [SwitchTarget(n, switches[n].platform.value, (first_port[n],),  # type: ignore[union-attr]
-                                ((first_port[n], 3, 79_872),)) for n in LEAVES]
+        targets = [
+            SwitchTarget(
+                n,
+                switches[n].platform.value,
+                (first_port[n],),  # type: ignore[union-attr]
+                ((first_port[n], 3, 79_872),),
+            )
+            for n in LEAVES
+        ]
         poller = SwitchPoller(targets, factory, concurrency=4, timeout_s=120)
         try:
             reg = Registry([SwitchCollector(poller)])
@@ -73,30 +83,51 @@ def test_scrape_all_four_simulators(tmp_path: Path) -> None:
         for name in LEAVES:
             assert metric_value(text, f'fabricd_switch_up{{switch="{name}"}}') == 1, text[:2000]
             port = first_port[name]
-            per_prio = metric_value(text, f'fabricd_switch_pfc_pause_frames_total{{switch="{name}",interface="{port}",'
-                                    'priority="3",direction="rx"}')
+            per_prio = metric_value(
+                text,
+                f'fabricd_switch_pfc_pause_frames_total{{switch="{name}",interface="{port}",'
+                'priority="3",direction="rx"}',
+            )
             assert per_prio == 900, name
-            marked = metric_value(text, f'fabricd_switch_queue_ecn_marked_packets_total{{switch="{name}",'
-                                  f'interface="{port}",queue="3",type="unicast"}}')
-            on_port = metric_value(text, f'fabricd_switch_interface_ecn_marked_packets_total{{switch="{name}",'
-                                   f'interface="{port}",direction="tx"}}')
+            marked = metric_value(
+                text,
+                f'fabricd_switch_queue_ecn_marked_packets_total{{switch="{name}",'
+                f'interface="{port}",queue="3",type="unicast"}}',
+            )
+            on_port = metric_value(
+                text,
+                f'fabricd_switch_interface_ecn_marked_packets_total{{switch="{name}",'
+                f'interface="{port}",direction="tx"}}',
+            )
             assert 77 in (marked, on_port), name
             assert metric_value(second, f'fabricd_switch_up{{switch="{name}"}}') == 1
             assert lab.call(lambda n=name: lab.switch(n).sessions) == 1, f"{name}: the session was not kept open"
         assert metric_value(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1
-        sonic_dropped = metric_value(text, 'fabricd_switch_queue_dropped_packets_total{switch="leaf1-sonic",'
-                                     f'interface="{first_port["leaf1-sonic"]}",queue="0",type="unicast"}}')
+        sonic_dropped = metric_value(
+            text,
+            'fabricd_switch_queue_dropped_packets_total{switch="leaf1-sonic",'
+            f'interface="{first_port["leaf1-sonic"]}",queue="0",type="unicast"}}',
+        )
         assert sonic_dropped == 5
         # buffer watermarks (SONiC watermarkstat over SSH) beside the intended headroom of the lossless PG
         sonic_port = first_port["leaf1-sonic"]
         on_sonic = f'switch="leaf1-sonic",interface="{sonic_port}"'
-        assert metric_value(text, f'fabricd_switch_pg_watermark_bytes{{{on_sonic},'
-                            'priority_group="3",kind="headroom"}') == 75_000
-        assert metric_value(text, f'fabricd_switch_queue_watermark_bytes{{{on_sonic},'
-                            'queue="3",type="unicast"}') == 2_097_408
-        assert metric_value(text, f'fabricd_switch_pg_headroom_size_bytes{{{on_sonic},'
-                            'priority_group="3"}') == 79_872
+        assert (
+            metric_value(text, f'fabricd_switch_pg_watermark_bytes{{{on_sonic},priority_group="3",kind="headroom"}}')
+            == 75_000
+        )
+        assert (
+            metric_value(text, f'fabricd_switch_queue_watermark_bytes{{{on_sonic},queue="3",type="unicast"}}')
+            == 2_097_408
+        )
+        assert metric_value(text, f'fabricd_switch_pg_headroom_size_bytes{{{on_sonic},priority_group="3"}}') == 79_872
         # EOS per-port discards (show interfaces counters discards | json)
         eos_port = first_port["leaf2-eos"]
-        assert metric_value(text, f'fabricd_switch_interface_discards_total{{switch="leaf2-eos",interface="{eos_port}",'
-                            'direction="tx",reason=""}') == 5
+        assert (
+            metric_value(
+                text,
+                f'fabricd_switch_interface_discards_total{{switch="leaf2-eos",interface="{eos_port}",'
+                'direction="tx",reason=""}',
+            )
+            == 5
+        )

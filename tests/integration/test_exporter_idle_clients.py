@@ -85,23 +85,28 @@ def test_a_stalled_handshake_is_dropped_after_the_timeout(tmp_path: Path, monkey
     monkeypatch.setattr(server_mod, "HANDSHAKE_TIMEOUT_S", 0.5)
     crt, key = self_signed(tmp_path)
     web = f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n"
-    with serving(web, tmp_path) as srv, socket.create_connection(("127.0.0.1", int(srv.server_address[1])),
-                                                                 timeout=5) as s:
+    with (
+        serving(web, tmp_path) as srv,
+        socket.create_connection(("127.0.0.1", int(srv.server_address[1])), timeout=5) as s,
+    ):
         t0 = time.monotonic()
         assert s.recv(1) == b""  # the server closes the connection
         assert 0.3 < time.monotonic() - t0 < 3.0
 
 
-@pytest.mark.parametrize(("extra", "needle"), [
-    ("  min_version: TLS1.2\n", "unknown TLS version 'TLS1.2'"),
-    ("  max_version: tls13\n", "unknown TLS version 'tls13'"),
-    ("  min_version: TLS13\n  max_version: TLS12\n", "below min_version"),
-    ("  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n", "unknown or unsupported cipher suite"),
-    ("  cipher_suites: ECDHE-RSA-AES128-GCM-SHA256\n", "expected a non-empty list"),
-    ("  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", "only TLS 1.3 suites"),
-    ("  curve_preferences: [CurveP256, X25519]\n", "exactly one"),
-    ("  prefer_server_cipher_suites: yes-please\n", "expected true or false"),
-])
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ("  min_version: TLS1.2\n", "unknown TLS version 'TLS1.2'"),
+        ("  max_version: tls13\n", "unknown TLS version 'tls13'"),
+        ("  min_version: TLS13\n  max_version: TLS12\n", "below min_version"),
+        ("  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n", "unknown or unsupported cipher suite"),
+        ("  cipher_suites: ECDHE-RSA-AES128-GCM-SHA256\n", "expected a non-empty list"),
+        ("  cipher_suites: [TLS_AES_128_GCM_SHA256]\n", "only TLS 1.3 suites"),
+        ("  curve_preferences: [CurveP256, X25519]\n", "exactly one"),
+        ("  prefer_server_cipher_suites: yes-please\n", "expected true or false"),
+    ],
+)
 def test_web_config_refuses_what_it_cannot_honour(tmp_path: Path, extra: str, needle: str) -> None:
     crt, key = self_signed(tmp_path)
     path = tmp_path / "web.yml"
@@ -113,16 +118,22 @@ def test_web_config_refuses_what_it_cannot_honour(tmp_path: Path, extra: str, ne
 
 def test_cipher_suites_and_versions_take_effect(tmp_path: Path) -> None:
     crt, key = self_signed(tmp_path)
-    web = (f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n  max_version: TLS12\n"
-           "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n  curve_preferences: [CurveP256]\n")
+    web = (
+        f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n  max_version: TLS12\n"
+        "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n  curve_preferences: [CurveP256]\n"
+    )
     with serving(web, tmp_path) as srv:
         ctx = ssl.create_default_context(cafile=str(crt))
-        with socket.create_connection(("127.0.0.1", int(srv.server_address[1])), timeout=5) as raw, \
-                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        with (
+            socket.create_connection(("127.0.0.1", int(srv.server_address[1])), timeout=5) as raw,
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+        ):
             assert tls.version() == "TLSv1.2"
             assert tls.cipher()[0] == "ECDHE-ECDSA-AES256-GCM-SHA384"
         only13 = ssl.create_default_context(cafile=str(crt))
         only13.minimum_version = ssl.TLSVersion.TLSv1_3
-        with socket.create_connection(("127.0.0.1", int(srv.server_address[1])), timeout=5) as raw, \
-                pytest.raises(ssl.SSLError):
+        with (
+            socket.create_connection(("127.0.0.1", int(srv.server_address[1])), timeout=5) as raw,
+            pytest.raises(ssl.SSLError),
+        ):
             only13.wrap_socket(raw, server_hostname="127.0.0.1")

@@ -111,27 +111,44 @@ def flapping_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tup
 
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")
-def test_flapping_switch_port_fires_link_flapping(flapping_lab: tuple[Path, dict[str, str], str],
-                                                  tmp_path: Path) -> None:
+def test_flapping_switch_port_fires_link_flapping(
+    flapping_lab: tuple[Path, dict[str, str], str], tmp_path: Path
+) -> None:
     assert PROMETHEUS is not None
     inv, env, platform = flapping_lab
     switch, port, steady_port, steady_value = CASES[platform]
     exporter_port, prom_port = free_port(), free_port()
     prom = f"http://127.0.0.1:{prom_port}"
     cfg = tmp_path / "prometheus.yml"
-    cfg.write_text(yaml.safe_dump({
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(REPO / "exporters" / "rules" / "fabricd.rules.yml")],
-        "scrape_configs": [{"job_name": "fabricd-switches",
-                            "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]}],
-    }))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "rule_files": [str(REPO / "exporters" / "rules" / "fabricd.rules.yml")],
+                "scrape_configs": [
+                    {"job_name": "fabricd-switches", "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]}
+                ],
+            }
+        )
+    )
     procs = [
-        Proc([FABRICD, "export", "switches", str(inv), "--device", switch, "--listen",
-              f"127.0.0.1:{exporter_port}"], tmp_path / "exporter.log", env=env),
-        Proc([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-              f"--web.listen-address=127.0.0.1:{prom_port}"], tmp_path / "prometheus.log"),
+        Proc(
+            [FABRICD, "export", "switches", str(inv), "--device", switch, "--listen", f"127.0.0.1:{exporter_port}"],
+            tmp_path / "exporter.log",
+            env=env,
+        ),
+        Proc(
+            [
+                PROMETHEUS,
+                f"--config.file={cfg}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{prom_port}",
+            ],
+            tmp_path / "prometheus.log",
+        ),
     ]
     try:
+
         def query(expr: str) -> list[dict[str, Any]]:
             body = get_json(f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
             return list(body["data"]["result"])
@@ -142,8 +159,7 @@ def test_flapping_switch_port_fires_link_flapping(flapping_lab: tuple[Path, dict
 
         def firing() -> list[dict[str, Any]]:
             alerts = get_json(f"{prom}/api/v1/alerts")["data"]["alerts"]
-            return [a for a in alerts if a["labels"]["alertname"] == "FabricLinkFlapping"
-                    and a["state"] == "firing"]
+            return [a for a in alerts if a["labels"]["alertname"] == "FabricLinkFlapping" and a["state"] == "firing"]
 
         alerts = wait_for(firing, 90)
         assert alerts, procs[0].tail()

@@ -85,21 +85,58 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
     agents: dict[str, Proc] = {}
     try:
         for name, h in ns_hosts.items():
-            agents[name] = Proc([FABRICD, "agent", str(INV), "--host", name, "--netns", h.ns, "--root", str(h.root),
-                                 "--skip", "vlan,dcb", "--mode", modes[name], "--interval", "3",
-                                 "--listen", f"127.0.0.1:{ports[name]}"], tmp_path / f"agent-{name}.log", env)
+            agents[name] = Proc(
+                [
+                    FABRICD,
+                    "agent",
+                    str(INV),
+                    "--host",
+                    name,
+                    "--netns",
+                    h.ns,
+                    "--root",
+                    str(h.root),
+                    "--skip",
+                    "vlan,dcb",
+                    "--mode",
+                    modes[name],
+                    "--interval",
+                    "3",
+                    "--listen",
+                    f"127.0.0.1:{ports[name]}",
+                ],
+                tmp_path / f"agent-{name}.log",
+                env,
+            )
             procs.append(agents[name])
         prom_port = free_port()
         prom = f"http://127.0.0.1:{prom_port}"
         cfg = tmp_path / "prometheus.yml"
-        cfg.write_text(yaml.safe_dump({
-            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-            "rule_files": [str(REPO / "exporters" / "rules" / "fabricd-fleet.rules.yml")],
-            "scrape_configs": [{"job_name": "fabricd-agent", "static_configs": [
-                {"targets": [f"127.0.0.1:{p}" for p in ports.values()]}]}],
-        }))
-        procs.append(Proc([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                           f"--web.listen-address=127.0.0.1:{prom_port}"], tmp_path / "prometheus.log"))
+        cfg.write_text(
+            yaml.safe_dump(
+                {
+                    "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                    "rule_files": [str(REPO / "exporters" / "rules" / "fabricd-fleet.rules.yml")],
+                    "scrape_configs": [
+                        {
+                            "job_name": "fabricd-agent",
+                            "static_configs": [{"targets": [f"127.0.0.1:{p}" for p in ports.values()]}],
+                        }
+                    ],
+                }
+            )
+        )
+        procs.append(
+            Proc(
+                [
+                    PROMETHEUS,
+                    f"--config.file={cfg}",
+                    f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{prom_port}",
+                ],
+                tmp_path / "prometheus.log",
+            )
+        )
 
         def reporting() -> bool:
             try:
@@ -108,14 +145,23 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
                 return False
 
         assert wait_for(reporting, 60, 0.5), (tmp_path / "prometheus.log").read_text()[-2000:]
-        assert wait_for(lambda: {r["metric"]["host"]: r["value"][1] for r in query(prom, "fabricd_host_compliant")}
-                        == {"gpu1": "1", "gpu2": "0", "gpu3": "1"}, 30, 0.5)
+        assert wait_for(
+            lambda: (
+                {r["metric"]["host"]: r["value"][1] for r in query(prom, "fabricd_host_compliant")}
+                == {"gpu1": "1", "gpu2": "0", "gpu3": "1"}
+            ),
+            30,
+            0.5,
+        )
 
         # gpu1's driver reloads: its agent repairs it within an interval; Prometheus saw the drift
         drift_before = float(query(prom, 'fabricd_agent_drift_detected_total{host="gpu1"}')[0]["value"][1])
         ns_hosts["gpu1"].reload_driver()
-        assert wait_for(lambda: float(query(prom, 'fabricd_agent_drift_detected_total{host="gpu1"}')[0]["value"][1])
-                        > drift_before, 10, 0.5)
+        assert wait_for(
+            lambda: float(query(prom, 'fabricd_agent_drift_detected_total{host="gpu1"}')[0]["value"][1]) > drift_before,
+            10,
+            0.5,
+        )
         assert wait_for(lambda: query(prom, 'fabricd_host_compliant{host="gpu1"} == 1'), 10, 0.5)
 
         # gpu3's agent stops; its series go stale at the next failed scrape
@@ -123,8 +169,13 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
         assert wait_for(lambda: not query(prom, 'fabricd_agent_info{host="gpu3"}'), 15, 0.5)
 
         junit = tmp_path / "fleet.xml"
-        res = subprocess.run([FABRICD, "audit", "fleet", str(INV), "--prometheus", prom, "--junit", str(junit),
-                              "--output", "json"], capture_output=True, text=True, timeout=60, check=False)
+        res = subprocess.run(
+            [FABRICD, "audit", "fleet", str(INV), "--prometheus", prom, "--junit", str(junit), "--output", "json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert res.returncode == 1, res.stderr
         data = json.loads(res.stdout)
         never = {h.name for h in load_inventory(INV).fabric.hosts} - set(ns_hosts)
@@ -135,8 +186,9 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
         assert by_host["gpu1"]["compliant"] is True
         gpu2_failed = {c["code"] for c in by_host["gpu2"]["checks"] if c["status"] == "fail"}
         assert gpu2_failed == {"HOST-MTU", "HOST-LINK", "HOST-ADDR", "HOST-ROCE-TOS"}
-        assert [f["object"] for c in by_host["gpu2"]["checks"] if c["code"] == "HOST-MTU"
-                for f in c["findings"]] == ["ens1f0np0"]
+        assert [f["object"] for c in by_host["gpu2"]["checks"] if c["code"] == "HOST-MTU" for f in c["findings"]] == [
+            "ens1f0np0"
+        ]
         gpu3 = next(c for c in by_host["gpu3"]["checks"] if c["code"] == "FLEET-AGENT")
         assert gpu3["status"] == "fail" and "had an agent within 1d" in gpu3["findings"][0]["message"]
 
@@ -145,8 +197,13 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
         failing = {s.get("name", "").rsplit(" ", 1)[-1] for s in suites if int(s.get("failures", "0"))}
         assert failing == {"gpu2", "gpu3"} | never
 
-        text = subprocess.run([FABRICD, "audit", "fleet", str(INV), "--prometheus", prom, "--hosts", "gpu[1-3]"],
-                              capture_output=True, text=True, timeout=60, check=False)
+        text = subprocess.run(
+            [FABRICD, "audit", "fleet", str(INV), "--prometheus", prom, "--hosts", "gpu[1-3]"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert text.returncode == 1
         assert text.stdout.splitlines() == [
             "gpu1: compliant",
@@ -165,8 +222,13 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
 def test_unreachable_prometheus_is_exit_3_without_traceback(tmp_path: Path) -> None:
     port = free_port()
     t0 = time.monotonic()
-    res = subprocess.run([FABRICD, "audit", "fleet", "--prometheus", f"http://127.0.0.1:{port}"],
-                         capture_output=True, text=True, timeout=60, check=False)
+    res = subprocess.run(
+        [FABRICD, "audit", "fleet", "--prometheus", f"http://127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode == 3 and "Prometheus query failed" in res.stderr and "Traceback" not in res.stderr
     assert time.monotonic() - t0 < 30
     res = subprocess.run([FABRICD, "audit", "fleet"], capture_output=True, text=True, timeout=60, check=False)

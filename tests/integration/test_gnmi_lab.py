@@ -30,8 +30,11 @@ from fabricd_lab.gnmi import generate_tls  # noqa: E402
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 SWITCHES = ("spine1", "leaf1-sonic")
-HEALTH = {"fabricd_switch_last_success_timestamp_seconds", "fabricd_switch_connection_attempts_total",
-          "fabricd_switch_poll_duration_seconds"}
+HEALTH = {
+    "fabricd_switch_last_success_timestamp_seconds",
+    "fabricd_switch_connection_attempts_total",
+    "fabricd_switch_poll_duration_seconds",
+}
 """Series whose *values* depend on the transport (when, how long, how many sessions); their names and labels don't."""
 
 
@@ -39,8 +42,11 @@ def _lab(tmp_path: Path, faults: tuple[Fault, ...] = (), names: tuple[str, ...] 
     fabric = load_inventory(REPO / "inventory" / "lab").fabric
     password = secrets.token_urlsafe(12)
     switches = {n: fabric.switch(n) for n in names}
-    specs = [dataclasses.replace(runtime.spec_for(sw, password=password, port=0, faults=faults), gnmi_port=0)
-             for sw in switches.values() if sw is not None]
+    specs = [
+        dataclasses.replace(runtime.spec_for(sw, password=password, port=0, faults=faults), gnmi_port=0)
+        for sw in switches.values()
+        if sw is not None
+    ]
     tls = generate_tls()
     return fabric, switches, password, tls, runtime.LabThread(specs, gnmi_tls=tls)
 
@@ -49,8 +55,14 @@ def _targets(lab, switches) -> list[SwitchTarget]:  # type: ignore[no-untyped-de
     return [SwitchTarget(n, lab.switch(n).platform.value, tuple(lab.switch(n).port_names)) for n in switches]
 
 
-def _gnmi(lab, password: str, tls, targets, interval_s: float | None = None,  # type: ignore[no-untyped-def]
-          **kw) -> GnmiPoller:
+def _gnmi(
+    lab,
+    password: str,
+    tls,
+    targets,
+    interval_s: float | None = None,  # type: ignore[no-untyped-def]
+    **kw,
+) -> GnmiPoller:
     def endpoint(t: SwitchTarget) -> GnmiEndpoint:
         ep = lab.endpoint(t.name)
         return GnmiEndpoint("127.0.0.1", ep.gnmi_port, "admin", Secret(password), tls.ca_pem, interval_s=interval_s)
@@ -59,8 +71,12 @@ def _gnmi(lab, password: str, tls, targets, interval_s: float | None = None,  # 
 
 
 def _series(reg: Registry) -> dict[tuple[str, tuple[str, ...]], float]:
-    return {(f.spec.name, labels): float(v) for f in reg.scrape() for labels, v in f.samples
-            if f.spec.name.startswith("fabricd_switch_")}
+    return {
+        (f.spec.name, labels): float(v)
+        for f in reg.scrape()
+        for labels, v in f.samples
+        if f.spec.name.startswith("fabricd_switch_")
+    }
 
 
 def _labels() -> dict[str, tuple[str, ...]]:
@@ -72,8 +88,9 @@ def _drive(sim) -> None:  # type: ignore[no-untyped-def]
     both ways, a drop, buffer peaks, and a storm on the first port's priority 3, the only queue the watchdog watches
     (EOS's CLI lists a watchdog queue only once it had an event)."""
     port = sim.port_names[0]
-    sim.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}), detection_ms=100, restoration_ms=100,
-                                               ports=frozenset({port})))
+    sim.counters.set_watchdog(
+        WatchdogSettings(priorities=frozenset({3}), detection_ms=100, restoration_ms=100, ports=frozenset({port}))
+    )
     for p in sim.port_names:
         for q in range(8):
             sim.counters.traffic(p, q, 100 + q, 512)
@@ -87,8 +104,12 @@ def _drive(sim) -> None:  # type: ignore[no-untyped-def]
     sim.counters.storm_start(port, 3)
 
 
-NOS_CASES = [pytest.param(("spine1", "leaf1-sonic"), id="sonic"), pytest.param(("leaf2-eos",), id="arista_eos"),
-             pytest.param(("leaf3-nxos",), id="cisco_nxos"), pytest.param(("leaf4-nvue", "spine2"), id="cumulus_nvue")]
+NOS_CASES = [
+    pytest.param(("spine1", "leaf1-sonic"), id="sonic"),
+    pytest.param(("leaf2-eos",), id="arista_eos"),
+    pytest.param(("leaf3-nxos",), id="cisco_nxos"),
+    pytest.param(("leaf4-nvue", "spine2"), id="cumulus_nvue"),
+]
 
 
 @pytest.mark.parametrize("names", NOS_CASES)
@@ -114,8 +135,11 @@ def test_same_lab_state_same_series_over_ssh_and_gnmi(tmp_path: Path, names: tup
             assert sw is not None
             ep = lab.endpoint(target.name)
             access = Access(target.name, ep.host, ep.port, sw.credentials.username, Secret(password), (known_hosts,))
-            driver = make_driver(sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": ep.port})}),
-                                 access, DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0))
+            driver = make_driver(
+                sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": ep.port})}),
+                access,
+                DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0),
+            )
             driver.open()
             return driver
 
@@ -126,8 +150,11 @@ def test_same_lab_state_same_series_over_ssh_and_gnmi(tmp_path: Path, names: tup
         try:
             over_ssh = _series(Registry([SwitchCollector(ssh)]))
             over_gnmi = _series(Registry([SwitchCollector(gnmi)]))
-            transport = {(f.spec.name, labels) for f in Registry([GnmiStreamCollector(gnmi, [])]).scrape()
-                         for labels, _ in f.samples}
+            transport = {
+                (f.spec.name, labels)
+                for f in Registry([GnmiStreamCollector(gnmi, [])]).scrape()
+                for labels, _ in f.samples
+            }
         finally:
             ssh.close()
             gnmi.close()
@@ -140,7 +167,7 @@ def test_same_lab_state_same_series_over_ssh_and_gnmi(tmp_path: Path, names: tup
     assert not [k for k in over_gnmi if declared(table.missing_when_streaming, k)]
     over_ssh = {k: v for k, v in over_ssh.items() if not declared(table.missing_when_streaming, k)}
     only = {k for k in over_gnmi if declared(table.only_when_streaming, k)}
-    assert set(over_ssh) == set(over_gnmi) - only, (sorted(set(over_ssh) ^ (set(over_gnmi) - only))[:20])
+    assert set(over_ssh) == set(over_gnmi) - only, sorted(set(over_ssh) ^ (set(over_gnmi) - only))[:20]
     differ = {k: (over_ssh[k], over_gnmi[k]) for k in over_ssh if k[0] not in HEALTH and over_ssh[k] != over_gnmi[k]}
     assert not differ, sorted(differ.items())[:20]
     for sw in names:
@@ -162,8 +189,9 @@ def test_stalled_stream_is_reported_stale_and_recovers(tmp_path: Path) -> None:
     with thread as lab:
         targets = _targets(lab, SWITCHES)
         # every path at 2 s: stale after 4 s without an update, so a loaded machine's 1-2 s hiccup is not a stall
-        gnmi = _gnmi(lab, password, tls, targets, interval_s=2.0, timeout_s=30,
-                     backoff=Backoff(base_s=0.2, ceiling_s=1.0))
+        gnmi = _gnmi(
+            lab, password, tls, targets, interval_s=2.0, timeout_s=30, backoff=Backoff(base_s=0.2, ceiling_s=1.0)
+        )
         try:
             first = {r.target.name: r for r in gnmi.poll()}
             assert first["spine1"].counters is not None  # the stalled stream sent its first sample and sync
@@ -183,8 +211,11 @@ def test_stalled_stream_is_reported_stale_and_recovers(tmp_path: Path) -> None:
             health = {h.name: h for h in gnmi.health()}
             assert health["spine1"].up is True and health["spine1"].attempts == 1  # re-subscribed on the same channel
             assert health["leaf1-sonic"].attempts == 1 and health["leaf1-sonic"].failures == 0  # only spine1 stalled
-            reg = {(f.spec.name, labels): v for f in Registry([GnmiStreamCollector(gnmi, [])]).scrape()
-                   for labels, v in f.samples}
+            reg = {
+                (f.spec.name, labels): v
+                for f in Registry([GnmiStreamCollector(gnmi, [])]).scrape()
+                for labels, v in f.samples
+            }
             assert reg[("fabricd_switch_gnmi_stale_resubscriptions_total", ("spine1",))] == 1
             assert reg[("fabricd_switch_gnmi_stream_stale", ("spine1",))] == 0
         finally:
@@ -197,18 +228,34 @@ def test_capture_gnmi_writes_a_scrubbed_replayable_capture(tmp_path: Path) -> No
     fabric = load_inventory(REPO / "inventory" / "lab").fabric
     password = secrets.token_urlsafe(12)
     names = ("leaf1-sonic", "spine2")  # SONiC (whole COUNTERS_DB values) and Cumulus (one update per leaf)
-    specs = [dataclasses.replace(runtime.spec_for(fabric.switch(n), password=password, port=0), gnmi_port=0)
-             for n in names]
+    specs = [
+        dataclasses.replace(runtime.spec_for(fabric.switch(n), password=password, port=0), gnmi_port=0) for n in names
+    ]
     tls = generate_tls()
     with runtime.LabThread(specs, gnmi_tls=tls) as lab:
         sim = lab.switch("leaf1-sonic")
-        lab.call(lambda: (sim.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}))),
-                          sim.counters.pause("Ethernet0", 3, 4321), sim.counters.ecn_mark("Ethernet0", 3, 12)))
-        targets = [SwitchTarget(n, fabric.switch(n).platform.value, tuple(lab.switch(n).port_names))  # type: ignore[union-attr]
-                   for n in names]
+        lab.call(
+            lambda: (
+                sim.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}))),
+                sim.counters.pause("Ethernet0", 3, 4321),
+                sim.counters.ecn_mark("Ethernet0", 3, 12),
+            )
+        )
+        targets = [
+            SwitchTarget(n, fabric.switch(n).platform.value, tuple(lab.switch(n).port_names))  # type: ignore[union-attr]
+            for n in names
+        ]
         out = tmp_path / "cap"
-        results = {r.device: r for r in capture_gnmi(targets, out, lambda t: GnmiEndpoint(
-            "127.0.0.1", lab.endpoint(t.name).gnmi_port, "admin", Secret(password), tls.ca_pem))}
+        results = {
+            r.device: r
+            for r in capture_gnmi(
+                targets,
+                out,
+                lambda t: GnmiEndpoint(
+                    "127.0.0.1", lab.endpoint(t.name).gnmi_port, "admin", Secret(password), tls.ca_pem
+                ),
+            )
+        }
         live = _gnmi(lab, password, tls, targets[:1], timeout_s=30)
         try:
             live_counters = live.poll()[0].counters
@@ -219,8 +266,12 @@ def test_capture_gnmi_writes_a_scrubbed_replayable_capture(tmp_path: Path) -> No
     spine2 = replay_counters(out / "spine2", "cumulus_nvue")
     assert spine2 is not None and len(spine2.pfc) == 4 * 8 * 2  # 4 ports x 8 priorities x rx/tx
     folder = out / "leaf1-sonic"
-    assert {p.name for p in (folder / "gnmi").iterdir()} == {"capabilities.json", "counters.json", "values.json",
-                                                             "manifest.json"}
+    assert {p.name for p in (folder / "gnmi").iterdir()} == {
+        "capabilities.json",
+        "counters.json",
+        "values.json",
+        "manifest.json",
+    }
     for f in (out / "leaf1-sonic" / "gnmi").iterdir():
         assert password not in f.read_text()
         assert f.stat().st_mode & 0o077 == 0

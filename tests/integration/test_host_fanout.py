@@ -42,11 +42,31 @@ class Fleet:
     ssh: SshHosts
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([FABRICD, *args, str(self.inventory), "--known-hosts", str(self.known_hosts),
-                               "--identity", str(self.identity), "--remote-inventory", str(self.inventory),
-                               "--remote-fabricd", FABRICD, "--skip", "vlan,dcb", "--connect-timeout", "5",
-                               "--output", "json"],
-                              capture_output=True, text=True, timeout=180, check=False)
+        return subprocess.run(
+            [
+                FABRICD,
+                *args,
+                str(self.inventory),
+                "--known-hosts",
+                str(self.known_hosts),
+                "--identity",
+                str(self.identity),
+                "--remote-inventory",
+                str(self.inventory),
+                "--remote-fabricd",
+                FABRICD,
+                "--skip",
+                "vlan,dcb",
+                "--connect-timeout",
+                "5",
+                "--output",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
 
 
 @pytest.fixture()
@@ -66,9 +86,13 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
             ports: dict[str, int] = {}
             for name in NS_HOSTS:
                 h = made[name] = NsHost.create(host_intent(fabric, name), tmp_path)
-                env = dict(os.environ, FABRICD_NETNS=h.ns, FABRICD_ROOT=str(h.root),
-                           FABRICD_STATE_DIR=str(tmp_path / "state" / name),
-                           FABRICD_APPLY_LOCK_DIR=str(tmp_path / "lock" / name))
+                env = dict(
+                    os.environ,
+                    FABRICD_NETNS=h.ns,
+                    FABRICD_ROOT=str(h.root),
+                    FABRICD_STATE_DIR=str(tmp_path / "state" / name),
+                    FABRICD_APPLY_LOCK_DIR=str(tmp_path / "lock" / name),
+                )
                 ports[name] = ssh.add(name, env).port
             # an impostor: a server that would run the command, but with a key known_hosts does not have
             ports[IMPOSTOR] = ssh.add(IMPOSTOR, dict(os.environ)).port
@@ -96,8 +120,12 @@ def test_audit_fans_out_and_bad_hosts_fail_alone(fleet: Fleet, tmp_path: Path) -
     res = fleet.run("audit", "host", "--hosts", "gpu1,gpu2,gpu3,gpu4", "--junit", str(junit))
     assert res.returncode == 3, res.stderr
     hosts = _by_host(res)
-    assert {h: r["state"] for h, r in hosts.items()} == {"gpu1": "findings", "gpu2": "failed", "gpu3": "findings",
-                                                        "gpu4": "failed"}
+    assert {h: r["state"] for h, r in hosts.items()} == {
+        "gpu1": "findings",
+        "gpu2": "failed",
+        "gpu3": "findings",
+        "gpu4": "failed",
+    }
     assert "host key refused" in str(hosts[IMPOSTOR]["error"])
     assert "Connect" in str(hosts[UNREACHABLE]["error"]) or "refused" in str(hosts[UNREACHABLE]["error"])
     assert not [c for c in fleet.ssh.commands if c[0] == IMPOSTOR]  # nothing ran on the impostor
@@ -113,8 +141,12 @@ def test_apply_with_a_failure_budget_stops_the_rollout(fleet: Fleet) -> None:
     res = fleet.run("host", "apply", "--hosts", "gpu1,gpu2,gpu3,gpu4", "--concurrency", "1")
     assert res.returncode == 3, res.stderr
     hosts = _by_host(res)
-    assert {h: r["state"] for h, r in hosts.items()} == {"gpu1": "ok", "gpu2": "failed", "gpu3": "skipped",
-                                                        "gpu4": "skipped"}
+    assert {h: r["state"] for h, r in hosts.items()} == {
+        "gpu1": "ok",
+        "gpu2": "failed",
+        "gpu3": "skipped",
+        "gpu4": "skipped",
+    }
     assert json.loads(res.stdout)["budget_spent"] is True
     assert "failure budget spent" in res.stderr
     assert [c[0] for c in fleet.ssh.commands] == ["gpu1"]
@@ -131,8 +163,9 @@ def test_apply_with_a_failure_budget_stops_the_rollout(fleet: Fleet) -> None:
     res = fleet.run("audit", "host", "--hosts", ",".join(NS_HOSTS))
     assert res.returncode == 0, res.stdout + res.stderr
     assert {h: r["state"] for h, r in _by_host(res).items()} == {"gpu1": "ok", "gpu3": "ok"}
-    mtu = subprocess.run(["ip", "-n", fleet.ns["gpu3"].ns, "-o", "link", "show", "ens1f0np0"], capture_output=True,
-                         text=True, check=True).stdout
+    mtu = subprocess.run(
+        ["ip", "-n", fleet.ns["gpu3"].ns, "-o", "link", "show", "ens1f0np0"], capture_output=True, text=True, check=True
+    ).stdout
     assert "mtu 9000" in mtu
 
 

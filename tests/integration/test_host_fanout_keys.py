@@ -51,8 +51,9 @@ def _name(ssh: SshHosts, host: str) -> str:
     return f"[127.0.0.1]:{ssh.hosts[host].port}"
 
 
-def test_a_wrong_key_in_any_file_fails_the_host_naming_that_file(ssh_hosts: tuple[SshHosts, Path, Path],
-                                                                 tmp_path: Path) -> None:
+def test_a_wrong_key_in_any_file_fails_the_host_naming_that_file(
+    ssh_hosts: tuple[SshHosts, Path, Path], tmp_path: Path
+) -> None:
     ssh, ident, a = ssh_hosts
     b = tmp_path / "B"
     b.write_text(f"{_name(ssh, 'split')} {OTHER_KEY}\n")
@@ -104,8 +105,9 @@ def test_unknown_host_fails_and_the_opt_out_connects(ssh_hosts: tuple[SshHosts, 
 
 def test_a_command_past_its_timeout_fails_alone(ssh_hosts: tuple[SshHosts, Path, Path]) -> None:
     ssh, ident, a = ssh_hosts
-    report = fanout(_targets(ssh), lambda h: "sleep 5" if h == "split" else JSON_OK,
-                    _opts(ident, a, command_timeout_s=1.0))
+    report = fanout(
+        _targets(ssh), lambda h: "sleep 5" if h == "split" else JSON_OK, _opts(ident, a, command_timeout_s=1.0)
+    )
     runs = {r.host: r for r in report.runs}
     assert runs["good"].state == RunState.OK
     assert runs["split"].state == RunState.FAILED and "still ran after 1 s" in str(runs["split"].error)
@@ -124,8 +126,9 @@ print(run.state.value, run.error)
 """
 
 
-def test_a_port_that_speaks_no_ssh_and_a_wrong_key_fail_with_their_reason(ssh_hosts: tuple[SshHosts, Path, Path],
-                                                                          tmp_path: Path) -> None:
+def test_a_port_that_speaks_no_ssh_and_a_wrong_key_fail_with_their_reason(
+    ssh_hosts: tuple[SshHosts, Path, Path], tmp_path: Path
+) -> None:
     ssh, _ident, a = ssh_hosts
     other = tmp_path / "other_id"  # a key the servers do not accept
     other.write_bytes(asyncssh.generate_private_key("ssh-ed25519").export_private_key())
@@ -134,8 +137,14 @@ def test_a_port_that_speaks_no_ssh_and_a_wrong_key_fail_with_their_reason(ssh_ho
     assert run.state == RunState.FAILED and "SSH authentication failed (publickey, as ops)" in str(run.error)
     # in a fresh interpreter with logging unconfigured: paramiko's transport thread logs a traceback at ERROR,
     # which Python's last-resort handler printed on stderr beside fabricd's own error
-    res = subprocess.run([sys.executable, "-c", _MUTE_RUN], capture_output=True, text=True, timeout=60, check=False,
-                         cwd=Path(__file__).resolve().parents[2])
+    res = subprocess.run(
+        [sys.executable, "-c", _MUTE_RUN],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("failed ") and "no SSH handshake within 1 s (the connect timeout)" in res.stdout
     assert res.stderr == ""

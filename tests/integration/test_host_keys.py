@@ -31,8 +31,16 @@ OTHER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9o
 
 def access(lab: SwitchLab, files: tuple[Path, ...], *, verify: bool = True, accept_new: Path | None = None) -> Access:
     sw = lab.switches[NAME]
-    return Access(NAME, sw.mgmt.host, sw.mgmt.port, sw.credentials.username, Secret(lab.password), files,
-                  verify_host_key=verify, accept_new_host_keys=accept_new)
+    return Access(
+        NAME,
+        sw.mgmt.host,
+        sw.mgmt.port,
+        sw.credentials.username,
+        Secret(lab.password),
+        files,
+        verify_host_key=verify,
+        accept_new_host_keys=accept_new,
+    )
 
 
 def connect(lab: SwitchLab, acc: Access) -> None:
@@ -118,11 +126,14 @@ def test_accept_new_appends_only_and_a_changed_key_still_fails(tmp_path: Path) -
 def test_the_opt_out_warns_on_every_run(tmp_path: Path) -> None:
     """The warning comes from the option itself, so every SSH command prints it, before any connection."""
     env = {**os.environ, "HOME": str(tmp_path), "FABRICD_STATE_DIR": str(tmp_path / "state")}
-    for argv in (["diff", "--device", NAME, "--insecure-no-host-key-check", "--output", "json"],
-                 ["audit", "switch", "--device", NAME, "--no-verify-host-key", "--output", "json"],
-                 ["audit", "host", "--hosts", "gpu1", "--insecure-no-host-key-check", "--output", "json"]):
-        res = subprocess.run([sys.executable, "-m", "fabricd", *argv], capture_output=True, text=True, timeout=120,
-                             env=env, check=False)
+    for argv in (
+        ["diff", "--device", NAME, "--insecure-no-host-key-check", "--output", "json"],
+        ["audit", "switch", "--device", NAME, "--no-verify-host-key", "--output", "json"],
+        ["audit", "host", "--hosts", "gpu1", "--insecure-no-host-key-check", "--output", "json"],
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "fabricd", *argv], capture_output=True, text=True, timeout=120, env=env, check=False
+        )
         assert "host keys are NOT checked" in res.stderr, res.stderr
         assert "Traceback" not in res.stderr
     assert not (tmp_path / ".ssh").exists()

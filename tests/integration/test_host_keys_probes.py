@@ -59,8 +59,15 @@ def test_host_names_match_known_hosts_case_insensitively_like_openssh(tmp_path: 
         known.write_text(f"[localhost]:{sw.mgmt.port} {OTHER_KEY}\n")  # not the device's key: an impostor case
         tofu = tmp_path / "tofu"
         upper = sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"host": "LOCALHOST"})})
-        acc = Access(NAME, "LOCALHOST", sw.mgmt.port, sw.credentials.username, Secret(lab.password), (known,),
-                     accept_new_host_keys=tofu)
+        acc = Access(
+            NAME,
+            "LOCALHOST",
+            sw.mgmt.port,
+            sw.credentials.username,
+            Secret(lab.password),
+            (known,),
+            accept_new_host_keys=tofu,
+        )
         drv = make_driver(upper, acc)
         with pytest.raises(DriverError, match="does not match"):
             drv.open()
@@ -68,7 +75,8 @@ def test_host_names_match_known_hosts_case_insensitively_like_openssh(tmp_path: 
 
 
 def test_a_mismatch_in_a_later_file_is_found_before_the_password_is_sent(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """paramiko checks the first entry, *authenticates*, and only then did fabricd compare the other files: when the
     first file held the key the server showed and a later file another one, the password had already gone to that
     server (an impostor, if the later file is right). OpenSSH refuses before authenticating."""
@@ -134,7 +142,9 @@ def test_marker_and_undecodable_lines_are_skipped_not_fatal(tmp_path: Path) -> N
     error. OpenSSH skips such lines; so does fabricd, and the good lines still verify."""
     with switch_lab(tmp_path, [NAME]) as lab:
         mixed = tmp_path / "mixed"
-        mixed.write_text(f"@cert-authority *.example.net {OTHER_KEY}\n"
-                         f"truncated.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA3D\n"
-                         f"{host_name(lab)} {_device_key_line(lab)}\n")
+        mixed.write_text(
+            f"@cert-authority *.example.net {OTHER_KEY}\n"
+            f"truncated.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA3D\n"
+            f"{host_name(lab)} {_device_key_line(lab)}\n"
+        )
         connect(lab, access(lab, (mixed,)))

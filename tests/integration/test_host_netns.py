@@ -37,12 +37,19 @@ class Bed:
     env: dict[str, str]
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*FABRICD, *args], capture_output=True, text=True, env=self.env, timeout=120,
-                              check=False)
+        return subprocess.run([*FABRICD, *args], capture_output=True, text=True, env=self.env, timeout=120, check=False)
 
     def host_args(self, *extra: str) -> list[str]:
-        return [str(settings.default_inventory()), "--host", "gpu1", "--netns", self.ns, "--root", str(self.root),
-                *extra]
+        return [
+            str(settings.default_inventory()),
+            "--host",
+            "gpu1",
+            "--netns",
+            self.ns,
+            "--root",
+            str(self.root),
+            *extra,
+        ]
 
 
 @pytest.fixture()
@@ -97,8 +104,9 @@ def test_apply_audit_clean_tamper_reapply(bed: Bed, tmp_path: Path) -> None:
     res = bed.run("host", "apply", *bed.host_args("--skip", "vlan,dcb", "--yes"))
     assert res.returncode == 0, res.stderr
     assert audit(bed) == (0, {})
-    addrs = subprocess.run(["ip", "-n", bed.ns, "-4", "-o", "addr", "show", "dev", "ens1f0np0"], check=True,
-                           capture_output=True, text=True).stdout
+    addrs = subprocess.run(
+        ["ip", "-n", bed.ns, "-4", "-o", "addr", "show", "dev", "ens1f0np0"], check=True, capture_output=True, text=True
+    ).stdout
     assert "10.100.0.11/16" in addrs and "10.100.0.99" not in addrs  # the competing address was removed
 
     # idempotent: nothing left to do
@@ -114,8 +122,9 @@ def test_apply_audit_clean_tamper_reapply(bed: Bed, tmp_path: Path) -> None:
 def test_vlan_without_8021q_is_a_located_error_and_nothing_is_half_applied(bed: Bed) -> None:
     ip("-n", bed.ns, "link", "set", "ens1f0np0", "mtu", "1500")
     res = bed.run("host", "apply", *bed.host_args("--skip", "dcb", "--yes"))
-    links = subprocess.run(["ip", "-n", bed.ns, "-j", "link", "show"], check=True, capture_output=True,
-                           text=True).stdout
+    links = subprocess.run(
+        ["ip", "-n", bed.ns, "-j", "link", "show"], check=True, capture_output=True, text=True
+    ).stdout
     by_name = {link["ifname"]: link for link in json.loads(links)}
     if res.returncode == 0:  # a kernel with 802.1Q (the Soft-RoCE VM): the VLAN netdev exists
         assert "ens1f0np0.100" in by_name

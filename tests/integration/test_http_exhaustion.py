@@ -37,9 +37,13 @@ IDLE = 1100
 
 
 # fabricd under systemd's default descriptor limit: the limit is set in the child, then fabricd's __main__ runs
-LIMITED = [sys.executable, "-c", "import resource, runpy, sys; "
-           f"resource.setrlimit(resource.RLIMIT_NOFILE, ({NOFILE}, {NOFILE})); "
-           "sys.argv[0] = 'fabricd'; runpy.run_module('fabricd', run_name='__main__', alter_sys=True)"]
+LIMITED = [
+    sys.executable,
+    "-c",
+    "import resource, runpy, sys; "
+    f"resource.setrlimit(resource.RLIMIT_NOFILE, ({NOFILE}, {NOFILE})); "
+    "sys.argv[0] = 'fabricd'; runpy.run_module('fabricd', run_name='__main__', alter_sys=True)",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -54,8 +58,9 @@ def _enough_fds_here() -> None:
 @contextmanager
 def _process(args: list[str], log: Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
-        proc = subprocess.Popen([*LIMITED, *args], stdout=subprocess.DEVNULL, stderr=out,
-                                env={**os.environ, **(env or {})})
+        proc = subprocess.Popen(
+            [*LIMITED, *args], stdout=subprocess.DEVNULL, stderr=out, env={**os.environ, **(env or {})}
+        )
     try:
         yield proc
     finally:
@@ -123,8 +128,7 @@ def test_exporter_under_1100_idle_connections(tmp_path: Path) -> None:
     host.build()
     port = free_port()
     log = tmp_path / "export.log"
-    with _process(["export", "host", "--root", str(tmp_path / "root"), "--listen", f"127.0.0.1:{port}"],
-                  log) as proc:
+    with _process(["export", "host", "--root", str(tmp_path / "root"), "--listen", f"127.0.0.1:{port}"], log) as proc:
         assert wait_for(lambda: _up(f"http://127.0.0.1:{port}/metrics"), 20), log.read_text()
         _assert_survives(proc, port, "/metrics", "fabricd_scrape_collector_success", log)
 
@@ -134,10 +138,27 @@ def test_agent_under_1100_idle_connections(tmp_path: Path) -> None:
     host.build()
     port = free_port()
     log = tmp_path / "agent.log"
-    with _process(["agent", str(REPO / "inventory" / "lab"), "--host", "gpu1", "--root",
-                   str(tmp_path / "root"), "--mode", "audit", "--no-watch-devices", "--skip", "vlan,dcb",
-                   "--interval", "3600", "--listen", f"127.0.0.1:{port}"], log,
-                  {"FABRICD_STATE_DIR": str(tmp_path / "state")}) as proc:
+    with _process(
+        [
+            "agent",
+            str(REPO / "inventory" / "lab"),
+            "--host",
+            "gpu1",
+            "--root",
+            str(tmp_path / "root"),
+            "--mode",
+            "audit",
+            "--no-watch-devices",
+            "--skip",
+            "vlan,dcb",
+            "--interval",
+            "3600",
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
+        log,
+        {"FABRICD_STATE_DIR": str(tmp_path / "state")},
+    ) as proc:
         assert wait_for(lambda: _up(f"http://127.0.0.1:{port}/status"), 30), log.read_text()
         _assert_survives(proc, port, "/status", '"version"', log)
 
@@ -151,9 +172,26 @@ def test_serve_under_1100_idle_connections_and_api_load_still_detects_storms(tmp
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "serve.log"
     try:
-        with _process(["serve", str(REPO / "inventory" / "lab"), "--root", f"gpu1={root}",
-                       "--no-switches", "--listen", f"127.0.0.1:{port}", "--poll-ms", "50", "--detection-ms", "200",
-                       "--restoration-ms", "200", "--drift-interval-s", "3600"], log) as proc:
+        with _process(
+            [
+                "serve",
+                str(REPO / "inventory" / "lab"),
+                "--root",
+                f"gpu1={root}",
+                "--no-switches",
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--poll-ms",
+                "50",
+                "--detection-ms",
+                "200",
+                "--restoration-ms",
+                "200",
+                "--drift-interval-s",
+                "3600",
+            ],
+            log,
+        ) as proc:
             assert wait_for(lambda: _up(base + "/healthz"), 30), log.read_text()
             socks = _idle_connections(port, IDLE)
             stop = threading.Event()
@@ -199,8 +237,21 @@ def test_slowloris_holds_only_its_slot_until_the_header_deadline(tmp_path: Path)
     host.build()
     port = free_port()
     log = tmp_path / "export.log"
-    with _process(["export", "host", "--root", str(tmp_path / "root"), "--listen", f"127.0.0.1:{port}",
-                   "--max-connections", "20", "--header-timeout", "2"], log):
+    with _process(
+        [
+            "export",
+            "host",
+            "--root",
+            str(tmp_path / "root"),
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--max-connections",
+            "20",
+            "--header-timeout",
+            "2",
+        ],
+        log,
+    ):
         assert wait_for(lambda: _up(f"http://127.0.0.1:{port}/metrics"), 20), log.read_text()
         slow = []
         for _ in range(20):  # every slot: each has started a request and trickles it
@@ -249,8 +300,10 @@ def test_password_flood_does_not_slow_a_proven_scraper(tmp_path: Path) -> None:
         except urllib.error.HTTPError as exc:
             return exc.code
 
-    with _process(["export", "host", "--root", str(tmp_path / "root"), "--listen", f"127.0.0.1:{port}",
-                   "--web-config", str(web)], log) as proc:
+    with _process(
+        ["export", "host", "--root", str(tmp_path / "root"), "--listen", f"127.0.0.1:{port}", "--web-config", str(web)],
+        log,
+    ) as proc:
         assert wait_for(lambda: _listening(port), 20), log.read_text()
         assert fetch(good) == 200  # Prometheus has scraped before the flood starts
         stop = threading.Event()

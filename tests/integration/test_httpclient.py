@@ -42,11 +42,14 @@ def test_good_answers(serve: list[RawServer]) -> None:
     assert post.status == 200 and post.body == b"" and s.requests[1].body == b"{}"
 
 
-@pytest.mark.parametrize(("head", "kind"), [
-    ({"Content-Length": "5", "X": "y"}, None),
-    ({"Content-Length": "abc"}, "length"),
-    ({"Content-Length": "5, 6"}, "length"),
-])
+@pytest.mark.parametrize(
+    ("head", "kind"),
+    [
+        ({"Content-Length": "5", "X": "y"}, None),
+        ({"Content-Length": "abc"}, "length"),
+        ({"Content-Length": "5, 6"}, "length"),
+    ],
+)
 def test_content_length_forms(serve: list[RawServer], head: dict[str, str], kind: str | None) -> None:
     s = _server(serve, [response("200 OK", head, b"hello")])
     if kind is None:

@@ -88,8 +88,9 @@ def test_lab_up_push_diff_rollback_down(tmp_path: Path, held: ExitStack) -> None
         drift = _run(["diff", str(inv), "--device", "leaf3-nxos", "--output", "json"], env, ok=(1,))
         assert json.loads(drift.stdout)["drift"] == 1
 
-        dry = json.loads(_run(["push", str(inv), "--dry-run", "--device", "leaf3-nxos", "--output", "json"],
-                              env).stdout)
+        dry = json.loads(
+            _run(["push", str(inv), "--dry-run", "--device", "leaf3-nxos", "--output", "json"], env).stdout
+        )
         assert dry["dry_run"] and dry["results"][0]["diff"]
         _run(["diff", str(inv), "--device", "leaf3-nxos"], env, ok=(1,))
 
@@ -131,8 +132,9 @@ def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: P
     inv = _inventory(tmp_path, held)
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path)}
     theirs = tmp_path / "user_known_hosts"
-    theirs.write_text("switch.example ssh-ed25519 "
-                      "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+    theirs.write_text(
+        "switch.example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+    )
     groups = inv / "groups.yml"
     original = groups.read_text()
     groups.write_text(original.replace("known_hosts: ${FABRICD_STATE_DIR}/lab/known_hosts", f"known_hosts: {theirs}"))
@@ -148,7 +150,6 @@ def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: P
         assert f'export LAB_PW="$(cat {tmp_path / "state" / "lab" / "password"})"' in up.stdout, up.stdout
     finally:
         _run(["lab", "down"], env)
-
 
 
 def test_lab_up_names_a_gnmi_port_already_in_use(tmp_path: Path) -> None:
@@ -179,8 +180,15 @@ def test_a_gnmi_port_taken_after_the_check_is_a_located_os_error() -> None:
     from fabricd_lab.gnmi import generate_tls, serve
     from fabricd_lab.runtime import switch_class
 
-    spec = DeviceSpec(name="leaf1", platform=Platform.SONIC, host="127.0.0.1", port=0, username="admin",
-                      password="pw", ports=(("Ethernet0", 100),))
+    spec = DeviceSpec(
+        name="leaf1",
+        platform=Platform.SONIC,
+        host="127.0.0.1",
+        port=0,
+        username="admin",
+        password="pw",
+        ports=(("Ethernet0", 100),),
+    )
     switch = switch_class(spec.platform)(spec)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

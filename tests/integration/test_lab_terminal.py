@@ -33,8 +33,7 @@ def test_paging_and_width_on_eos() -> None:
     with LabThread([spec]) as lab:
         client = paramiko.SSHClient()
         client.set_missing_host_key_policy(paramiko.AutoAddPolicy())  # a throwaway test client, no fabricd code
-        client.connect("127.0.0.1", lab.endpoint("pager").port, "admin", "pw", allow_agent=False,
-                       look_for_keys=False)
+        client.connect("127.0.0.1", lab.endpoint("pager").port, "admin", "pw", allow_agent=False, look_for_keys=False)
         chan = client.invoke_shell(width=40, height=24)
         _read_until(chan, "pager#")
         chan.send("show running-config\n")

@@ -21,10 +21,22 @@ def test_promtool_on_a_written_bundle(tmp_path: Path) -> None:
     out = tmp_path / "mon"
     res = CliRunner().invoke(build_app(), ["monitoring", "bundle", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    check = subprocess.run([PROMTOOL, "check", "config", "prometheus.yml"], cwd=out, capture_output=True, text=True,
-                           timeout=60, check=False)
+    check = subprocess.run(
+        [PROMTOOL, "check", "config", "prometheus.yml"],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert check.returncode == 0 and "SUCCESS" in check.stdout, check.stdout + check.stderr
     tests = sorted(p.name for p in (out / "rules" / "tests").glob("*.yml"))
-    run = subprocess.run([PROMTOOL, "test", "rules", *tests], cwd=out / "rules" / "tests", capture_output=True,
-                         text=True, timeout=120, check=False)
+    run = subprocess.run(
+        [PROMTOOL, "test", "rules", *tests],
+        cwd=out / "rules" / "tests",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 0 and run.stdout.count("SUCCESS") == len(tests), run.stdout + run.stderr

@@ -129,19 +129,35 @@ def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, 
     exporter_port, prom_port = free_port(), free_port()
     prom = f"http://127.0.0.1:{prom_port}"
     cfg = tmp_path / "prometheus.yml"
-    cfg.write_text(yaml.safe_dump({
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(rules_with_short_for(tmp_path))],
-        "scrape_configs": [{"job_name": "fabricd-switches",
-                            "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]}],
-    }))
+    cfg.write_text(
+        yaml.safe_dump(
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "rule_files": [str(rules_with_short_for(tmp_path))],
+                "scrape_configs": [
+                    {"job_name": "fabricd-switches", "static_configs": [{"targets": [f"127.0.0.1:{exporter_port}"]}]}
+                ],
+            }
+        )
+    )
     procs = [
-        Proc([FABRICD, "export", "switches", str(inv), "--device", switch, "--listen",
-              f"127.0.0.1:{exporter_port}"], tmp_path / "exporter.log", env=env),
-        Proc([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-              f"--web.listen-address=127.0.0.1:{prom_port}"], tmp_path / "prometheus.log"),
+        Proc(
+            [FABRICD, "export", "switches", str(inv), "--device", switch, "--listen", f"127.0.0.1:{exporter_port}"],
+            tmp_path / "exporter.log",
+            env=env,
+        ),
+        Proc(
+            [
+                PROMETHEUS,
+                f"--config.file={cfg}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{prom_port}",
+            ],
+            tmp_path / "prometheus.log",
+        ),
     ]
     try:
+
         def query(expr: str) -> list[dict[str, Any]]:
             body = get_json(f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
             return list(body["data"]["result"])
@@ -152,8 +168,7 @@ def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, 
 
         def firing() -> list[dict[str, Any]]:
             alerts = get_json(f"{prom}/api/v1/alerts")["data"]["alerts"]
-            return [a for a in alerts if a["labels"]["alertname"] == "FabricOpticRxPowerLow"
-                    and a["state"] == "firing"]
+            return [a for a in alerts if a["labels"]["alertname"] == "FabricOpticRxPowerLow" and a["state"] == "firing"]
 
         alerts = wait_for(firing, 90)
         assert alerts, procs[0].tail()

@@ -47,10 +47,29 @@ def test_serve_storm_end_to_end_and_sigterm(shm_dir: Path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
-        [*FABRICD, "serve", str(REPO / "inventory" / "lab"), "--root", f"gpu1={shm_dir}", "--no-switches",
-         "--listen", f"127.0.0.1:{port}", "--poll-ms", "50", "--detection-ms", "200", "--restoration-ms", "200",
-         "--webhook", hook.url + "/fabricd", "--drift-interval-s", "3600"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            *FABRICD,
+            "serve",
+            str(REPO / "inventory" / "lab"),
+            "--root",
+            f"gpu1={shm_dir}",
+            "--no-switches",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--poll-ms",
+            "50",
+            "--detection-ms",
+            "200",
+            "--restoration-ms",
+            "200",
+            "--webhook",
+            hook.url + "/fabricd",
+            "--drift-interval-s",
+            "3600",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert wait_for(lambda: _healthy(base), 20), "fabricd serve did not become healthy"
@@ -64,8 +83,12 @@ def test_serve_storm_end_to_end_and_sigterm(shm_dir: Path) -> None:
         assert status["sources"][0]["name"] == "host:gpu1" and status["watchdog"]["poll_ms"] == 50
         assert status["drift"][0]["device"] == "gpu1"
         code, text = get(base + "/metrics")
-        assert code == 200 and 'fabricd_pfc_storm_active{scope="nic",device="gpu1",interface="ens1f0np0",' \
-                               'priority="3",direction="tx"} 0' in text
+        assert (
+            code == 200
+            and 'fabricd_pfc_storm_active{scope="nic",device="gpu1",interface="ens1f0np0",'
+            'priority="3",direction="tx"} 0'
+            in text
+        )
         assert 'fabricd_config_drift{device="gpu1"}' in text
         time.sleep(0.5)  # let a cold process finish its first imports and scrapes before the clock matters
 
@@ -83,10 +106,14 @@ def test_serve_storm_end_to_end_and_sigterm(shm_dir: Path) -> None:
         # the contract (detection <= latency <= detection + poll) is the timer test's; here: plus 100 ms slack
         assert 0.2 <= ev["ts"] - ep.start <= 0.2 + 0.05 + 0.1
         text = get(base + "/metrics")[1]
-        assert 'fabricd_pfc_storm_active{scope="nic",device="gpu1",interface="ens1f0np0",priority="3",' \
-               'direction="tx"} 1' in text
-        assert 'fabricd_pfc_storm_origin_info{scope="nic",device="gpu1",interface="ens1f0np0",priority="3",' \
-               'kind="stalled_receiver"} 1' in text
+        assert (
+            'fabricd_pfc_storm_active{scope="nic",device="gpu1",interface="ens1f0np0",priority="3",'
+            'direction="tx"} 1' in text
+        )
+        assert (
+            'fabricd_pfc_storm_origin_info{scope="nic",device="gpu1",interface="ens1f0np0",priority="3",'
+            'kind="stalled_receiver"} 1' in text
+        )
         firing = wait_for(lambda: [a for a in hook.alerts() if a["status"] == "firing"], 5)
         assert firing and firing[0]["labels"]["alertname"] == "FabricPfcStormActive"
         assert firing[0]["labels"]["device"] == "gpu1" and firing[0]["annotations"]["origin"] == "gpu1:ens1f0np0"
@@ -123,9 +150,25 @@ def test_serve_refuses_a_busy_port() -> None:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        out = subprocess.run([*FABRICD, "serve", str(REPO / "inventory" / "lab"), "--no-switches", "--host", "gpu1",
-                              "--no-drift", "--listen", f"127.0.0.1:{port}", "--duration", "1"],
-                             check=False, capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [
+                *FABRICD,
+                "serve",
+                str(REPO / "inventory" / "lab"),
+                "--no-switches",
+                "--host",
+                "gpu1",
+                "--no-drift",
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--duration",
+                "1",
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert out.returncode == 2
     assert "cannot bind" in out.stderr and "Traceback" not in out.stderr
 
@@ -137,6 +180,7 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
     assert "ExecStart=/usr/local/bin/fabricd serve" in unit and "KillSignal=SIGTERM" in unit
     local = tmp_path / "fabricd-serve.service"
     local.write_text(unit.replace("/usr/local/bin/fabricd", str(fabricd)))
-    out = subprocess.run(["systemd-analyze", "verify", str(local)], check=False, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        ["systemd-analyze", "verify", str(local)], check=False, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stdout + out.stderr

@@ -63,8 +63,10 @@ class ShellDriver:
 def generated_switches(count: int, start: int = 0) -> list[Switch]:
     """``count`` switches of the lab fabric's platforms under generated names (``rack017-leaf2-eos``...)."""
     lab = load_inventory(REPO / "inventory" / "lab").fabric.switches
-    return [lab[i % len(lab)].model_copy(update={"name": f"rack{i:03d}-{lab[i % len(lab)].name}"})
-            for i in range(start, start + count)]
+    return [
+        lab[i % len(lab)].model_copy(update={"name": f"rack{i:03d}-{lab[i % len(lab)].name}"})
+        for i in range(start, start + count)
+    ]
 
 
 def capture(switches: Sequence[Switch], out: Path) -> None:
@@ -130,25 +132,59 @@ def test_prometheus_hashmod_agrees_with_each_replica(fleet: Path, tmp_path: Path
     prom_port = free_port()
     cfg = {
         "global": {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "2s"},
-        "scrape_configs": [{
-            "job_name": "fabricd-switches",
-            "static_configs": [{"targets": [f"127.0.0.1:{p}"], "labels": {"replica": str(k)}}
-                               for k, p in enumerate(ports)],
-            "metric_relabel_configs": [{"source_labels": ["switch"], "action": "hashmod", "modulus": 2,
-                                        "target_label": "shard_by_prometheus"}],
-        }],
+        "scrape_configs": [
+            {
+                "job_name": "fabricd-switches",
+                "static_configs": [
+                    {"targets": [f"127.0.0.1:{p}"], "labels": {"replica": str(k)}} for k, p in enumerate(ports)
+                ],
+                "metric_relabel_configs": [
+                    {
+                        "source_labels": ["switch"],
+                        "action": "hashmod",
+                        "modulus": 2,
+                        "target_label": "shard_by_prometheus",
+                    }
+                ],
+            }
+        ],
     }
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(cfg))
     procs: list[subprocess.Popen[bytes]] = []
     logs = [tmp_path / f"replica{k}.log" for k in range(2)] + [tmp_path / "prometheus.log"]
     try:
         for k, port in enumerate(ports):
-            procs.append(subprocess.Popen(
-                [FABRICD, "export", "switches", "--replay", str(fleet), "--listen", f"127.0.0.1:{port}",
-                 "--scrape-wait", "1.5", "--shard", f"{k}/2"], stdout=logs[k].open("w"), stderr=subprocess.STDOUT))
-        procs.append(subprocess.Popen(
-            [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{prom_port}"], stdout=logs[2].open("w"), stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        FABRICD,
+                        "export",
+                        "switches",
+                        "--replay",
+                        str(fleet),
+                        "--listen",
+                        f"127.0.0.1:{port}",
+                        "--scrape-wait",
+                        "1.5",
+                        "--shard",
+                        f"{k}/2",
+                    ],
+                    stdout=logs[k].open("w"),
+                    stderr=subprocess.STDOUT,
+                )
+            )
+        procs.append(
+            subprocess.Popen(
+                [
+                    PROMETHEUS,
+                    f"--config.file={tmp_path / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{prom_port}",
+                ],
+                stdout=logs[2].open("w"),
+                stderr=subprocess.STDOUT,
+            )
+        )
         prom = f"http://127.0.0.1:{prom_port}"
 
         def query(expr: str) -> list[dict[str, Any]]:
@@ -168,7 +204,8 @@ def test_prometheus_hashmod_agrees_with_each_replica(fleet: Path, tmp_path: Path
         rows = query("fabricd_switch_up")
         assert len(rows) == N_SWITCHES
         assert all(r["metric"]["shard_by_prometheus"] == r["metric"]["replica"] for r in rows), [
-            r["metric"] for r in rows if r["metric"]["shard_by_prometheus"] != r["metric"]["replica"]][:5]
+            r["metric"] for r in rows if r["metric"]["shard_by_prometheus"] != r["metric"]["replica"]
+        ][:5]
         assert {r["metric"]["replica"] for r in rows} == {"0", "1"}
     finally:
         for p in procs:
@@ -189,9 +226,28 @@ def test_serve_polls_only_its_shard_of_the_inventory(tmp_path: Path) -> None:
     polled: list[list[str]] = []
     for k in range(3):
         res = subprocess.run(
-            [FABRICD, "serve", str(inv), "--shard", f"{k}/3", "--no-drift", "--duration", "1.5",
-             "--listen", f"127.0.0.1:{free_port()}", "--switch-timeout-s", "0.5", "--output", "json"],
-            capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+            [
+                FABRICD,
+                "serve",
+                str(inv),
+                "--shard",
+                f"{k}/3",
+                "--no-drift",
+                "--duration",
+                "1.5",
+                "--listen",
+                f"127.0.0.1:{free_port()}",
+                "--switch-timeout-s",
+                "0.5",
+                "--output",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=tmp_path,
+        )
         assert res.returncode == 0, res.stderr[-2000:]
         mine = sorted(s["name"] for s in json.loads(res.stdout)["switches"])
         assert f"shard {k}/3: {len(mine)} of {len(names)} switches" in res.stderr

@@ -77,8 +77,11 @@ def test_sonic_release_without_wredcounters_and_history(tmp_path: Path) -> None:
 
         def connect() -> object:
             access = Access(NAME, ep.host, ep.port, sw.credentials.username, Secret(password), (known_hosts,))
-            driver = registry_mod.make_driver(sw.model_copy(update={"mgmt": sw.mgmt.model_copy(
-                update={"port": ep.port})}), access, DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0))
+            driver = registry_mod.make_driver(
+                sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": ep.port})}),
+                access,
+                DriverOptions(read_timeout_s=20.0, conn_timeout_s=10.0),
+            )
             driver.open()
             return driver
 
@@ -104,8 +107,14 @@ def test_sonic_release_without_wredcounters_and_history(tmp_path: Path) -> None:
     for text in (first, second):
         assert metric_value(text, f'fabricd_switch_up{{switch="{NAME}"}}') == 1, text[:1500]
         assert metric_value(text, 'fabricd_scrape_collector_success{collector="switch"}') == 1
-        assert metric_value(text, f'fabricd_switch_pfc_pause_frames_total{{switch="{NAME}",interface="{port}",'
-                            'priority="3",direction="rx"}') == 900
+        assert (
+            metric_value(
+                text,
+                f'fabricd_switch_pfc_pause_frames_total{{switch="{NAME}",interface="{port}",'
+                'priority="3",direction="rx"}',
+            )
+            == 900
+        )
         assert "fabricd_switch_queue_ecn_marked_packets_total{" not in text  # wredcounters: not on this release
     # the unsupported optional commands were tried once, then left out of later polls
     sent = [c for r in runners for c in r.sent]

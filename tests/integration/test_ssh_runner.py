@@ -39,16 +39,22 @@ def ssh(tmp_path: Path) -> Iterator[tuple[SshHosts, Path, Path]]:
 
 
 def _runner(hosts: SshHosts, name: str, ident: Path, known: Path) -> SshRunner:
-    return SshRunner(SshTarget(name, "127.0.0.1", hosts.hosts[name].port),
-                     FanoutOptions(identity_files=(ident,), known_hosts=(known,), connect_timeout_s=5))
+    return SshRunner(
+        SshTarget(name, "127.0.0.1", hosts.hosts[name].port),
+        FanoutOptions(identity_files=(ident,), known_hosts=(known,), connect_timeout_s=5),
+    )
 
 
 def test_run_start_wait_kill(ssh: tuple[SshHosts, Path, Path]) -> None:
     hosts, ident, known = ssh
     r = _runner(hosts, "rxe-a", ident, known)
     try:
-        res = r.run(["sh", "-c", 'read line; echo "$line $GREETING"; echo err >&2; exit 3'], timeout_s=30,
-                    stdin=b"hello\n", env={"GREETING": "world"})
+        res = r.run(
+            ["sh", "-c", 'read line; echo "$line $GREETING"; echo err >&2; exit 3'],
+            timeout_s=30,
+            stdin=b"hello\n",
+            env={"GREETING": "world"},
+        )
         assert (res.rc, res.stdout, res.stderr) == (3, "hello world\n", "err\n")
         started = r.start(["sh", "-c", "sleep 0.3; echo done"])
         done = started.wait(timeout_s=30)
@@ -61,8 +67,11 @@ def test_run_start_wait_kill(ssh: tuple[SshHosts, Path, Path]) -> None:
         r.close()
     bad = _runner(hosts, "impostor", ident, known)
     try:
-        with pytest.raises(TrafficError, match=r"SSH to 127\.0\.0\.1:\d+ failed: host key refused \(it does not "
-                                               r"match the one in .*known_hosts"):
+        with pytest.raises(
+            TrafficError,
+            match=r"SSH to 127\.0\.0\.1:\d+ failed: host key refused \(it does not "
+            r"match the one in .*known_hosts",
+        ):
             bad.run(["true"], timeout_s=30)
         assert not [c for c in hosts.commands if c[0] == "impostor"]
     finally:
@@ -76,11 +85,36 @@ def test_validate_fabric_via_ssh_reaches_every_host(ssh: tuple[SshHosts, Path, P
         h["mgmt"] = {"host": "127.0.0.1", "port": hosts.hosts[h["name"]].port}
     inv = tmp_path / "fabric.yml"
     inv.write_text(yaml.safe_dump(doc, sort_keys=False))
-    res = subprocess.run([FABRICD, "validate-fabric", str(inv), "--via", "ssh", "--matrix", "pairs", "--identity",
-                          str(ident), "--known-hosts", str(known), "--bar-gbps", "1", "--baseline", "off",
-                          "--remote-fabricd", FABRICD, "--iterations", "4",
-                          "--output", "json"], capture_output=True, text=True, timeout=180, check=False,
-                         env=dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state")))
+    res = subprocess.run(
+        [
+            FABRICD,
+            "validate-fabric",
+            str(inv),
+            "--via",
+            "ssh",
+            "--matrix",
+            "pairs",
+            "--identity",
+            str(ident),
+            "--known-hosts",
+            str(known),
+            "--bar-gbps",
+            "1",
+            "--baseline",
+            "off",
+            "--remote-fabricd",
+            FABRICD,
+            "--iterations",
+            "4",
+            "--output",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env=dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state")),
+    )
     assert res.returncode == 3, res.stderr
     data = json.loads(res.stdout)
     (pair,) = data["pairs"]

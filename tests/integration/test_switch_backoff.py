@@ -147,8 +147,9 @@ def check_log_lines(all_records: list[logging.LogRecord]) -> None:
     assert len(hung_lines) == 1 and "down" in hung_lines[0], hung_lines
 
 
-def test_bad_switches_back_off_and_never_slow_the_healthy_ones(tmp_path: Path,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_bad_switches_back_off_and_never_slow_the_healthy_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Guaranteed under load: the healthy switches stay fresh (a margin of about 4 at load 9 on 2 cores: at most
     0.4 s stale against 1.5 s), the down switch's dials are counted by back-off, and its failures equal its dials
     when read between two dials (a dial in flight is counted in ``attempts`` before it fails)."""
@@ -168,16 +169,28 @@ def test_bad_switches_back_off_and_never_slow_the_healthy_ones(tmp_path: Path,
                 sw = fabric.switch(target.name)
                 assert sw is not None
                 sw = sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"host": "127.0.0.1", "port": port})})
-                access = Access(sw.name, "127.0.0.1", port, sw.credentials.username, Secret(lab.password),
-                                (lab.known_hosts,), verify_host_key=True)
+                access = Access(
+                    sw.name,
+                    "127.0.0.1",
+                    port,
+                    sw.credentials.username,
+                    Secret(lab.password),
+                    (lab.known_hosts,),
+                    verify_host_key=True,
+                )
                 driver = make_driver(sw, access, opts)
             driver.open()
             return driver
 
         options = ServeOptions(
-            listen=("127.0.0.1", 0), roots=[RootSpec(root, "gpu1")], switch_names=[*HEALTHY, DOWN, HUNG],
-            switch_poll_s=0.2, switch_timeout_s=2.0, switch_backoff=Backoff(base_s=0.4, ceiling_s=1.6, jitter=0.25),
-            drift=False)
+            listen=("127.0.0.1", 0),
+            roots=[RootSpec(root, "gpu1")],
+            switch_names=[*HEALTHY, DOWN, HUNG],
+            switch_poll_s=0.2,
+            switch_timeout_s=2.0,
+            switch_backoff=Backoff(base_s=0.4, ceiling_s=1.6, jitter=0.25),
+            drift=False,
+        )
         service = Service(load_inventory(REPO / "inventory" / "lab"), options, switch_factory=factory)
         service.start()
         try:
@@ -232,8 +245,18 @@ def test_export_switches_scrape_is_not_held_by_a_hung_switch(tmp_path: Path) -> 
                 sw = fabric.switch(target.name)
                 assert sw is not None
                 sw = sw.model_copy(update={"mgmt": sw.mgmt.model_copy(update={"port": silent.port})})
-                driver = make_driver(sw, Access(sw.name, "127.0.0.1", silent.port, sw.credentials.username,
-                                                Secret(lab.password), (lab.known_hosts,)), opts)
+                driver = make_driver(
+                    sw,
+                    Access(
+                        sw.name,
+                        "127.0.0.1",
+                        silent.port,
+                        sw.credentials.username,
+                        Secret(lab.password),
+                        (lab.known_hosts,),
+                    ),
+                    opts,
+                )
             driver.open()
             return driver
 
@@ -247,8 +270,12 @@ def test_export_switches_scrape_is_not_held_by_a_hung_switch(tmp_path: Path) -> 
                 t0 = time.monotonic()
                 text = registry.exposition()
                 durations.append(time.monotonic() - t0)
-                ups.append(('fabricd_switch_up{switch="leaf1-sonic"} 1' in text,
-                            f'fabricd_switch_up{{switch="{HUNG}"}} 0' in text))
+                ups.append(
+                    (
+                        'fabricd_switch_up{switch="leaf1-sonic"} 1' in text,
+                        f'fabricd_switch_up{{switch="{HUNG}"}} 0' in text,
+                    )
+                )
             assert max(durations) < 2.0, durations  # the budget (1 s) plus a scrape, not the 20 s hung dial
             assert ups == [(True, True)] * 4, ups
             assert silent.accepted == 1  # the hung poll is still running: never started twice

@@ -186,8 +186,10 @@ def test_unknown_host_key_is_a_clear_error(tmp_path: Path) -> None:
         assert f"host key of [127.0.0.1]:{sw.mgmt.port} is unknown" in text
         assert "known_hosts" in text and "ssh-keyscan" in getattr(info.value, "hint", "")
         wrong = tmp_path / "wrong_known_hosts"
-        wrong.write_text(f"[127.0.0.1]:{sw.mgmt.port} ssh-ed25519 "
-                         "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+        wrong.write_text(
+            f"[127.0.0.1]:{sw.mgmt.port} ssh-ed25519 "
+            "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+        )
         drv = make_driver(sw, lab.access("leaf2-eos", known_hosts=(wrong,)))
         with pytest.raises(Exception) as info2:
             drv.open()

@@ -41,14 +41,15 @@ def _inventory(tmp: Path, ports: dict[str, int], ca: Path) -> Path:
     doc = yaml.safe_load((inv / "switches.yml").read_text())
     for sw in doc["switches"]:
         if sw["name"] in ports:
-            sw["telemetry"] = {"transport": "gnmi", "gnmi": {"port": ports[sw["name"]], "tls_ca": str(ca),
-                                                           "sample_interval_s": SAMPLE_S}}
+            sw["telemetry"] = {
+                "transport": "gnmi",
+                "gnmi": {"port": ports[sw["name"]], "tls_ca": str(ca), "sample_interval_s": SAMPLE_S},
+            }
     (inv / "switches.yml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return inv
 
 
-def test_storm_between_two_switches_is_raised_from_the_streams(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_storm_between_two_switches_is_raised_from_the_streams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     password = secrets.token_urlsafe(12)
     state = tmp_path / "state"
     (state / "lab").mkdir(parents=True)
@@ -57,8 +58,10 @@ def test_storm_between_two_switches_is_raised_from_the_streams(tmp_path: Path,
     os.chmod(pw, 0o600)
     monkeypatch.setenv("FABRICD_STATE_DIR", str(state))
     lab_fabric = load_inventory(REPO / "inventory" / "lab").fabric
-    specs = [dataclasses.replace(runtime.spec_for(lab_fabric.switch(n), password=password, port=0),
-                                 gnmi_port=0) for n in SWITCHES]
+    specs = [
+        dataclasses.replace(runtime.spec_for(lab_fabric.switch(n), password=password, port=0), gnmi_port=0)
+        for n in SWITCHES
+    ]
     tls = generate_tls()
     ca = tmp_path / "ca.pem"
     ca.write_bytes(tls.ca_pem)
@@ -76,13 +79,15 @@ def test_storm_between_two_switches_is_raised_from_the_streams(tmp_path: Path,
         sources = fleet.watch_sources(1.0, params.poll_s)
         assert [(s.name, p) for s, p in sources] == [("switches:gnmi", params.poll_s)]  # no SSH round at all
         assert fleet.update_s == {"spine1": SAMPLE_S, "leaf1-sonic": SAMPLE_S}
-        wd = build_watchdog(inv, params, [s for s, _ in sources], sinks=[sink],
-                            periods={s.name: p for s, p in sources})
+        wd = build_watchdog(inv, params, [s for s, _ in sources], sinks=[sink], periods={s.name: p for s, p in sources})
         stop = threading.Event()
         spine, leaf = lab.switch("spine1"), lab.switch("leaf1-sonic")
         try:
-            lab.call(lambda: spine.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}),
-                                                                          detection_ms=200, restoration_ms=200)))
+            lab.call(
+                lambda: spine.counters.set_watchdog(
+                    WatchdogSettings(priorities=frozenset({3}), detection_ms=200, restoration_ms=200)
+                )
+            )
             wd.start(stop)
             time.sleep(2.5 * SAMPLE_S)  # both streams synced, a few quiet samples judged
             assert not events, events
@@ -99,14 +104,22 @@ def test_storm_between_two_switches_is_raised_from_the_streams(tmp_path: Path,
             found: tuple[float, Event] | None = None
             while time.monotonic() < deadline and found is None:
                 with lock:
-                    found = next(((t, e) for t, e in events if e.event is EventKind.STORM_DETECTED
-                                  and (e.device, e.interface, e.priority, e.direction) == ("spine1", "Ethernet0", 3,
-                                                                                           "rx")), None)
+                    found = next(
+                        (
+                            (t, e)
+                            for t, e in events
+                            if e.event is EventKind.STORM_DETECTED
+                            and (e.device, e.interface, e.priority, e.direction) == ("spine1", "Ethernet0", 3, "rx")
+                        ),
+                        None,
+                    )
                 time.sleep(0.01)
             assert found is not None, events
             latency = found[0] - t0
-            print(f"\nspine1:Ethernet0 p3 rx storm raised from the gNMI stream {latency * 1000:.0f} ms after it "
-                  f"started (budget {budget * 1000:.0f} ms: detection + 2 x {SAMPLE_S:g} s sample interval)")
+            print(
+                f"\nspine1:Ethernet0 p3 rx storm raised from the gNMI stream {latency * 1000:.0f} ms after it "
+                f"started (budget {budget * 1000:.0f} ms: detection + 2 x {SAMPLE_S:g} s sample interval)"
+            )
             assert latency <= budget, (latency, budget)
             ev = found[1]
             # raised by whichever the stream showed first: the pause counters, or the switch watchdog's detected

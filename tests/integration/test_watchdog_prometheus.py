@@ -129,34 +129,92 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
                 am_port = free_port()
                 am_url = f"http://127.0.0.1:{am_port}"
                 am_cfg = tmp_path / "alertmanager.yml"
-                am_cfg.write_text(yaml.safe_dump({
-                    "route": {"receiver": "test", "group_by": ["alertname"], "group_wait": "0s",
-                              "group_interval": "1s", "repeat_interval": "1h"},
-                    "receivers": [{"name": "test", "webhook_configs": [{"url": hook.url + "/am"}]}],
-                }))
-                procs.append(Proc([ALERTMANAGER, f"--config.file={am_cfg}", f"--storage.path={tmp_path / 'am'}",
-                                   f"--web.listen-address=127.0.0.1:{am_port}", "--cluster.listen-address="],
-                                  tmp_path / "alertmanager.log"))
+                am_cfg.write_text(
+                    yaml.safe_dump(
+                        {
+                            "route": {
+                                "receiver": "test",
+                                "group_by": ["alertname"],
+                                "group_wait": "0s",
+                                "group_interval": "1s",
+                                "repeat_interval": "1h",
+                            },
+                            "receivers": [{"name": "test", "webhook_configs": [{"url": hook.url + "/am"}]}],
+                        }
+                    )
+                )
+                procs.append(
+                    Proc(
+                        [
+                            ALERTMANAGER,
+                            f"--config.file={am_cfg}",
+                            f"--storage.path={tmp_path / 'am'}",
+                            f"--web.listen-address=127.0.0.1:{am_port}",
+                            "--cluster.listen-address=",
+                        ],
+                        tmp_path / "alertmanager.log",
+                    )
+                )
 
             prom_cfg = tmp_path / "prometheus.yml"
-            prom_cfg.write_text(yaml.safe_dump({
-                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-                "rule_files": [str(REPO / "exporters" / "rules" / "fabricd.rules.yml")],
-                "alerting": {"alertmanagers": [{"static_configs": [{"targets": [am_url.split("//")[1]]}]}]}
-                if am_url else {},
-                "scrape_configs": [{"job_name": "fabricd-serve",
-                                    "static_configs": [{"targets": [f"127.0.0.1:{serve_port}"]}]}],
-            }))
-            procs.append(Proc([PROMETHEUS, f"--config.file={prom_cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                               f"--web.listen-address=127.0.0.1:{prom_port}"], tmp_path / "prometheus.log"))
+            prom_cfg.write_text(
+                yaml.safe_dump(
+                    {
+                        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                        "rule_files": [str(REPO / "exporters" / "rules" / "fabricd.rules.yml")],
+                        "alerting": {"alertmanagers": [{"static_configs": [{"targets": [am_url.split("//")[1]]}]}]}
+                        if am_url
+                        else {},
+                        "scrape_configs": [
+                            {"job_name": "fabricd-serve", "static_configs": [{"targets": [f"127.0.0.1:{serve_port}"]}]}
+                        ],
+                    }
+                )
+            )
+            procs.append(
+                Proc(
+                    [
+                        PROMETHEUS,
+                        f"--config.file={prom_cfg}",
+                        f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                        f"--web.listen-address=127.0.0.1:{prom_port}",
+                    ],
+                    tmp_path / "prometheus.log",
+                )
+            )
 
             serve = Proc(
-                [*FABRICD, "serve", str(inv), "--root", f"gpu1={shm_dir}", "--switch", SWITCHES[0], "--switch",
-                 SWITCHES[1], "--switch-poll-ms", "500", "--poll-ms", "50", "--detection-ms", "200",
-                 "--restoration-ms", "200", "--stuck-after-s", "2", "--listen", f"127.0.0.1:{serve_port}",
-                 "--webhook",
-                 hook.url + "/fabricd", "--no-verify-host-key", "--drift-interval-s", "3600"],
-                tmp_path / "serve.log", env={**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")})
+                [
+                    *FABRICD,
+                    "serve",
+                    str(inv),
+                    "--root",
+                    f"gpu1={shm_dir}",
+                    "--switch",
+                    SWITCHES[0],
+                    "--switch",
+                    SWITCHES[1],
+                    "--switch-poll-ms",
+                    "500",
+                    "--poll-ms",
+                    "50",
+                    "--detection-ms",
+                    "200",
+                    "--restoration-ms",
+                    "200",
+                    "--stuck-after-s",
+                    "2",
+                    "--listen",
+                    f"127.0.0.1:{serve_port}",
+                    "--webhook",
+                    hook.url + "/fabricd",
+                    "--no-verify-host-key",
+                    "--drift-interval-s",
+                    "3600",
+                ],
+                tmp_path / "serve.log",
+                env={**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")},
+            )
             procs.append(serve)
 
             def healthy() -> bool:
@@ -178,8 +236,11 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
             assert query(prom, "ALERTS") == []
             from fabricd_lab.counters import WatchdogSettings
 
-            lab.call(lambda: lab.switch("leaf1-sonic").counters.set_watchdog(
-                WatchdogSettings(priorities=frozenset({3}), detection_ms=200, restoration_ms=200)))
+            lab.call(
+                lambda: lab.switch("leaf1-sonic").counters.set_watchdog(
+                    WatchdogSettings(priorities=frozenset({3}), detection_ms=200, restoration_ms=200)
+                )
+            )
             time.sleep(1.5)  # two switch polls: the watchdog counters' baseline
 
             # gpu1's receive pipeline stalls: it sends pause; leaf1 Ethernet0 is paused and pauses spine1
@@ -195,9 +256,13 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
 
             def firing() -> list[dict[str, Any]]:
                 _code, body = get(prom + "/api/v1/alerts")
-                return [a for a in json.loads(body)["data"]["alerts"]
-                        if a["labels"]["alertname"] == "FabricPfcStormActive" and a["state"] == "firing"
-                        and a["labels"].get("device") == "gpu1"]
+                return [
+                    a
+                    for a in json.loads(body)["data"]["alerts"]
+                    if a["labels"]["alertname"] == "FabricPfcStormActive"
+                    and a["state"] == "firing"
+                    and a["labels"].get("device") == "gpu1"
+                ]
 
             alerts = wait_for(firing, ALERT_BOUND_S + 2, 0.2)
             fired_after = time.time() - t_inject
@@ -216,24 +281,42 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
             status = wait_for(traced, 10, 0.2)
             assert status, json.loads(get(serve_url + "/status")[1])
             assert [(o["device"], o["interface"], o["kind"]) for o in status["origins"]] == [
-                ("gpu1", "ens1f0np0", "stalled_receiver")]
+                ("gpu1", "ens1f0np0", "stalled_receiver")
+            ]
             events = json.loads(get(serve_url + f"/events?since={t_inject - 1}")[1])
             switch_storms = [e for e in events if e["event"] == "storm_detected" and e["scope"] == "switch"]
             assert switch_storms and all(e["origin"] == "gpu1:ens1f0np0" for e in switch_storms), events
             spine = next(e for e in switch_storms if e["device"] == "spine1")
-            assert spine["origin_path"] == ["spine1:Ethernet0", "leaf1-sonic:Ethernet48", "leaf1-sonic:Ethernet0",
-                                            "gpu1:ens1f0np0"]
-            assert wait_for(lambda: query(prom, 'fabricd_pfc_storm_origin_info{device="gpu1",'
-                                                'interface="ens1f0np0",kind="stalled_receiver"} == 1'), 5, 0.5)
+            assert spine["origin_path"] == [
+                "spine1:Ethernet0",
+                "leaf1-sonic:Ethernet48",
+                "leaf1-sonic:Ethernet0",
+                "gpu1:ens1f0np0",
+            ]
+            assert wait_for(
+                lambda: query(
+                    prom,
+                    'fabricd_pfc_storm_origin_info{device="gpu1",interface="ens1f0np0",kind="stalled_receiver"} == 1',
+                ),
+                5,
+                0.5,
+            )
 
             # the webhook: fabricd's own notification, and Alertmanager's when it is installed
-            direct = wait_for(lambda: [a for a in hook.alerts() if a["labels"].get("device") == "gpu1"
-                                       and a["status"] == "firing"], 5)
+            direct = wait_for(
+                lambda: [a for a in hook.alerts() if a["labels"].get("device") == "gpu1" and a["status"] == "firing"], 5
+            )
             assert direct and "/fabricd" in hook.paths
             if am_url is not None:
-                via_am = wait_for(lambda: [b for b, p in zip(hook.bodies, hook.paths, strict=True) if p == "/am"
-                                           and any(a["labels"]["alertname"] == "FabricPfcStormActive"
-                                                   for a in b["alerts"])], 15, 0.5)
+                via_am = wait_for(
+                    lambda: [
+                        b
+                        for b, p in zip(hook.bodies, hook.paths, strict=True)
+                        if p == "/am" and any(a["labels"]["alertname"] == "FabricPfcStormActive" for a in b["alerts"])
+                    ],
+                    15,
+                    0.5,
+                )
                 assert via_am, procs[0].tail()
 
             # leaf1's watchdog detected the storm and cannot restore it while it lasts: stuck after 2 s
@@ -244,7 +327,10 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
             stuck_events = wait_for(stuck, 10, 0.3)
             assert stuck_events, serve.tail()
             assert (stuck_events[0]["device"], stuck_events[0]["interface"], stuck_events[0]["priority"]) == (
-                "leaf1-sonic", "Ethernet0", 3)
+                "leaf1-sonic",
+                "Ethernet0",
+                3,
+            )
             assert stuck_events[0]["detected"] > stuck_events[0]["restored"]
 
             # drops on a lossless queue

@@ -106,10 +106,25 @@ def test_timer_accuracy_bursts_resets_and_flaps(replay_dir: Path, writer_priorit
             gen.flap(f"flap{i}", start=base + rng.uniform(0.0, P), duration_s=0.3, pause_while_down=True)
     run_for = start + ROUNDS * ROUND_S + 1.0 - time.time()
     proc = subprocess.Popen(
-        [*FABRICD, "watch", "--root", str(replay_dir), "--poll-ms", str(int(P * 1000)), "--detection-ms",
-         str(int(D * 1000)), "--restoration-ms", str(int(R * 1000)), "--output", "json", "--duration",
-         f"{run_for:.2f}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            *FABRICD,
+            "watch",
+            "--root",
+            str(replay_dir),
+            "--poll-ms",
+            str(int(P * 1000)),
+            "--detection-ms",
+            str(int(D * 1000)),
+            "--restoration-ms",
+            str(int(R * 1000)),
+            "--output",
+            "json",
+            "--duration",
+            f"{run_for:.2f}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     gc.freeze()  # a gen-2 collection of pytest's objects would stall the writer thread
     with gen:
@@ -134,11 +149,17 @@ def test_timer_accuracy_bursts_resets_and_flaps(replay_dir: Path, writer_priorit
         port = f"storm{i}"
         evs = by_port.get(port, [])
         mine = [e for e in storms if e.interface == port]
-        print(port, [(e["event"], round(float(e["ts"]) - start, 3)) for e in evs],  # type: ignore[arg-type]
-              [(round(e.start - start, 3), round((e.end or 0) - start, 3)) for e in mine])
+        print(
+            port,
+            [(e["event"], round(float(e["ts"]) - start, 3)) for e in evs],  # type: ignore[arg-type]
+            [(round(e.start - start, 3), round((e.end or 0) - start, 3)) for e in mine],
+        )
         assert [e["event"] for e in evs] == ["storm_detected", "storm_restored"] * ROUNDS, (
-            port, [(e["event"], round(float(e["ts"]) - start, 3)) for e in evs],  # type: ignore[arg-type]
-            [(round(e.start - start, 3), round((e.end or 0) - start, 3)) for e in mine], err)
+            port,
+            [(e["event"], round(float(e["ts"]) - start, 3)) for e in evs],  # type: ignore[arg-type]
+            [(round(e.start - start, 3), round((e.end or 0) - start, 3)) for e in mine],
+            err,
+        )
         for k, ep in enumerate(mine):
             detected, restored = evs[2 * k], evs[2 * k + 1]
             assert detected["direction"] == ep.direction and detected["priority"] == 3
@@ -146,9 +167,11 @@ def test_timer_accuracy_bursts_resets_and_flaps(replay_dir: Path, writer_priorit
             det_lat.append(float(detected["ts"]) - ep.start)  # type: ignore[arg-type]
             res_lat.append(float(restored["ts"]) - ep.end)  # type: ignore[arg-type]
     assert len(det_lat) == len(res_lat) == ROUNDS * PORTS_PER_CASE == 20
-    summary = (f"detection ms min {min(det_lat) * 1e3:.1f} max {max(det_lat) * 1e3:.1f}; "
-               f"restoration ms min {min(res_lat) * 1e3:.1f} max {max(res_lat) * 1e3:.1f}; "
-               f"writer max gap {gen.max_gap_s * 1e3:.1f} ms; {err.strip().splitlines()[-1]}")
+    summary = (
+        f"detection ms min {min(det_lat) * 1e3:.1f} max {max(det_lat) * 1e3:.1f}; "
+        f"restoration ms min {min(res_lat) * 1e3:.1f} max {max(res_lat) * 1e3:.1f}; "
+        f"writer max gap {gen.max_gap_s * 1e3:.1f} ms; {err.strip().splitlines()[-1]}"
+    )
     print(summary)
     for lat in det_lat:
         assert D <= lat <= D + P + TICK + SLACK, summary

@@ -33,20 +33,23 @@ def _load(tmp: Path, text: str) -> tuple[Path, UsageError | None]:
     return path, None
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("http_server_config:\n  headers:\n    X-Powered-By: fabricd\n", "cannot be configured"),
-    ("http_server_config:\n  headers:\n    X-Frame-Options: allow-from-anywhere\n", "invalid value"),
-    ("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n", "invalid value"),
-    ("http_server_config:\n  headers:\n    Content-Security-Policy: \"a\\nSet-Cookie: x=1\"\n", "invalid value"),
-    ("http_server_config:\n  headerz:\n    X-Frame-Options: deny\n", "unknown key"),
-    ("http_server_config:\n  http2: true\n", "HTTP/1.1 only"),
-    ("http_server_config: [headers]\n", "expected a mapping"),
-    ("basic_auth_users:\n  prometheus: $2y$10$not-a-real-hash\n", "expected a bcrypt hash"),
-    ("basic_auth_users: []\n", "expected a mapping"),
-    ("basic_auth_users: ''\n", "expected a mapping"),
-    ("tls_server_config: []\n", "expected a mapping"),
-    ("tls_server_config: ''\n", "expected a mapping"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("http_server_config:\n  headers:\n    X-Powered-By: fabricd\n", "cannot be configured"),
+        ("http_server_config:\n  headers:\n    X-Frame-Options: allow-from-anywhere\n", "invalid value"),
+        ("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n", "invalid value"),
+        ('http_server_config:\n  headers:\n    Content-Security-Policy: "a\\nSet-Cookie: x=1"\n', "invalid value"),
+        ("http_server_config:\n  headerz:\n    X-Frame-Options: deny\n", "unknown key"),
+        ("http_server_config:\n  http2: true\n", "HTTP/1.1 only"),
+        ("http_server_config: [headers]\n", "expected a mapping"),
+        ("basic_auth_users:\n  prometheus: $2y$10$not-a-real-hash\n", "expected a bcrypt hash"),
+        ("basic_auth_users: []\n", "expected a mapping"),
+        ("basic_auth_users: ''\n", "expected a mapping"),
+        ("tls_server_config: []\n", "expected a mapping"),
+        ("tls_server_config: ''\n", "expected a mapping"),
+    ],
+)
 def test_web_config_refuses_what_it_would_have_ignored(tmp_path: Path, text: str, needle: str) -> None:
     path, exc = _load(tmp_path, text)
     assert exc is not None, text
@@ -55,17 +58,20 @@ def test_web_config_refuses_what_it_would_have_ignored(tmp_path: Path, text: str
 
 def test_a_client_ca_without_client_auth_type_is_refused(tmp_path: Path) -> None:
     crt, key = self_signed(tmp_path)
-    _path, exc = _load(tmp_path, f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n"
-                                 f"  client_ca_file: {crt}\n")
+    _path, exc = _load(
+        tmp_path, f"tls_server_config:\n  cert_file: {crt}\n  key_file: {key}\n  client_ca_file: {crt}\n"
+    )
     assert exc is not None and "tls_server_config.client_ca_file" in exc.render()
     assert "client_auth_type" in exc.render()
 
 
 def test_configured_headers_are_sent_on_every_response(tmp_path: Path) -> None:
     path = tmp_path / "web.yml"
-    path.write_text("http_server_config:\n  http2: false\n  headers:\n    X-Frame-Options: deny\n"
-                    "    Strict-Transport-Security: max-age=31536000; includeSubDomains\n"
-                    "    Content-Security-Policy: \"default-src 'self'\"\n")
+    path.write_text(
+        "http_server_config:\n  http2: false\n  headers:\n    X-Frame-Options: deny\n"
+        "    Strict-Transport-Security: max-age=31536000; includeSubDomains\n"
+        "    Content-Security-Policy: \"default-src 'self'\"\n"
+    )
     srv = ExporterServer(("127.0.0.1", 0), lambda: "fabricd_up 1\n", load_web_config(path))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
@@ -83,11 +89,14 @@ def test_configured_headers_are_sent_on_every_response(tmp_path: Path) -> None:
         srv.server_close()
 
 
-@pytest.mark.parametrize(("raw", "needle"), [
-    (b"\xff\xfe: x\n", "not UTF-8"),
-    (b"basic_auth_users:\n  a: [\n", "web.yml:3: not valid YAML"),
-    (b"basic_auth_users: !!bool x\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        (b"\xff\xfe: x\n", "not UTF-8"),
+        (b"basic_auth_users:\n  a: [\n", "web.yml:3: not valid YAML"),
+        (b"basic_auth_users: !!bool x\n", "not valid YAML"),
+    ],
+)
 def test_an_unreadable_web_config_is_one_located_line(tmp_path: Path, raw: bytes, needle: str) -> None:
     """A non-UTF-8 file was ``internal error: UnicodeDecodeError``; a syntax error printed PyYAML's five-line
     message without the line in front."""
@@ -99,8 +108,9 @@ def test_an_unreadable_web_config_is_one_located_line(tmp_path: Path, raw: bytes
     assert needle in text and str(path) in text and "\n" not in text
 
 
-def test_a_client_that_resets_mid_request_prints_no_traceback(tmp_path: Path, capfd: pytest.CaptureFixture[str],
-                                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_a_client_that_resets_mid_request_prints_no_traceback(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     """socketserver's default handle_error printed a full traceback to stderr for every client that reset its
     connection (``ConnectionResetError`` in the handler): a neighbour could fill the journal with tracebacks. Also a
     render that raises is one ERROR log line, not a stderr traceback."""

@@ -21,8 +21,16 @@ pytestmark = pytest.mark.integration
 
 
 def _event(i: int) -> Event:
-    return Event(ts=1_700_000_000.0 + i, event=EventKind.LOSSLESS_DROP, scope=Scope.SWITCH, device="leaf1",
-                 interface=f"Ethernet{i}", priority=3, reason="queue_drop", count=i + 1)
+    return Event(
+        ts=1_700_000_000.0 + i,
+        event=EventKind.LOSSLESS_DROP,
+        scope=Scope.SWITCH,
+        device="leaf1",
+        interface=f"Ethernet{i}",
+        priority=3,
+        reason="queue_drop",
+        count=i + 1,
+    )
 
 
 def _hang(req: Request) -> Iterator[Piece]:
@@ -91,8 +99,9 @@ def test_a_redirect_is_not_followed(servers: list[RawServer], caplog: pytest.Log
     assert any("redirect" in r.getMessage() and target.url in r.getMessage() for r in caplog.records)
 
 
-def test_a_full_queue_drops_with_a_count_a_log_line_each_and_metrics(servers: list[RawServer],
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_full_queue_drops_with_a_count_a_log_line_each_and_metrics(
+    servers: list[RawServer], caplog: pytest.LogCaptureFixture
+) -> None:
     slow = _serve(servers, _hang, hold=True)
     sink = WebhookSink(slow.url + "/hook", timeout_s=0.5, retries=0, max_queue=4)
     with caplog.at_level(logging.WARNING, logger="fabricd.watchdog.webhook"):
@@ -116,8 +125,10 @@ def test_a_full_queue_drops_with_a_count_a_log_line_each_and_metrics(servers: li
     text = Registry([WebhookCollector([sink])]).exposition()
     receiver = f"http://127.0.0.1:{slow.port}"
     assert f'fabricd_webhook_notifications_queued_total{{receiver="{receiver}"}} 20' in text
-    assert f'fabricd_webhook_notifications_dropped_total{{receiver="{receiver}",reason="queue_full"}} ' \
-           f'{sink.dropped["queue_full"]}' in text
+    assert (
+        f'fabricd_webhook_notifications_dropped_total{{receiver="{receiver}",reason="queue_full"}} '
+        f"{sink.dropped['queue_full']}" in text
+    )
     assert f'fabricd_webhook_notifications_failed_total{{receiver="{receiver}"}} {sink.failed}' in text
     assert f'fabricd_webhook_notifications_sent_total{{receiver="{receiver}"}} 0' in text
     assert "# HELP fabricd_webhook_notifications_dropped_total " in text
@@ -145,18 +156,35 @@ def test_receiver_labels_keep_secrets_out() -> None:
     and user:password must never reach a metric. Two receivers on one host:port are numbered."""
     from fabricd.watchdog.webhook import receiver_names
 
-    names = receiver_names(["https://user:secret@hooks.example:8443/services/T0/B0/XYZ?token=abc",
-                            "http://127.0.0.1:5001/a", "http://127.0.0.1:5001/b", "http://[::1]/x"])
-    assert names == ["https://hooks.example:8443", "http://127.0.0.1:5001#1", "http://127.0.0.1:5001#2",
-                     "http://[::1]:80"]
+    names = receiver_names(
+        [
+            "https://user:secret@hooks.example:8443/services/T0/B0/XYZ?token=abc",
+            "http://127.0.0.1:5001/a",
+            "http://127.0.0.1:5001/b",
+            "http://[::1]/x",
+        ]
+    )
+    assert names == [
+        "https://hooks.example:8443",
+        "http://127.0.0.1:5001#1",
+        "http://127.0.0.1:5001#2",
+        "http://[::1]:80",
+    ]
 
 
 def test_serve_exports_the_webhook_counts_and_hides_credentials() -> None:
     """`fabricd serve`'s registry has the webhook family for each --webhook, and /status shows no password."""
     from fabricd.service.serve import ServeOptions, Service
 
-    svc = Service(None, ServeOptions(webhooks=["http://u:pw@127.0.0.1:9/a?t=1", "http://127.0.0.1:9/b"],
-                                     switches=False, drift=False, export_host=False))
+    svc = Service(
+        None,
+        ServeOptions(
+            webhooks=["http://u:pw@127.0.0.1:9/a?t=1", "http://127.0.0.1:9/b"],
+            switches=False,
+            drift=False,
+            export_host=False,
+        ),
+    )
     try:
         text = svc.metrics()
         for receiver in ("http://127.0.0.1:9#1", "http://127.0.0.1:9#2"):

@@ -106,9 +106,9 @@ def _count_vm(request: pytest.FixtureRequest) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _STATE["reason"] is not None:
-        terminalreporter.write_line(f"SKIPPED-VM: the Soft-RoCE VM tests did not run: {_STATE['reason']}",
-                                    yellow=True)
+        terminalreporter.write_line(f"SKIPPED-VM: the Soft-RoCE VM tests did not run: {_STATE['reason']}", yellow=True)
     elif _STATE["timings"]:
         t = ", ".join(f"{k} {v}" for k, v in _STATE["timings"].items())  # type: ignore[attr-defined]
-        terminalreporter.write_line(f"VM tests: {_STATE['ran']} ran in the Soft-RoCE VMs "
-                                    f"({str(_STATE.get('accel', '?')).upper()}; {t})")
+        terminalreporter.write_line(
+            f"VM tests: {_STATE['ran']} ran in the Soft-RoCE VMs ({str(_STATE.get('accel', '?')).upper()}; {t})"
+        )

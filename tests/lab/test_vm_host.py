@@ -19,8 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def fabricd(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     code = "import sys; from fabricd.cli.main import main; sys.argv[0] = 'fabricd'; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def test_lab_vm_status_and_exec(lab_vm: Any) -> None:
@@ -28,10 +29,22 @@ def test_lab_vm_status_and_exec(lab_vm: Any) -> None:
     assert st.returncode == 0, st.stderr
     data = json.loads(st.stdout)
     assert data["state"] == "running" and data["accel"] in ("tcg", "kvm") and data["accel_reason"]
-    assert [(e["host"], e["rdma_port_state"]) for e in data["endpoints"]] == [("rxe-a", "4: ACTIVE"),
-                                                                             ("rxe-b", "4: ACTIVE")]
-    r = fabricd("lab", "vm", "exec", "rxe-b", "--name", lab_vm.name, "--", "sh", "-c",
-                "cat /sys/class/infiniband/rxe0/ports/1/link_layer; exit 7")
+    assert [(e["host"], e["rdma_port_state"]) for e in data["endpoints"]] == [
+        ("rxe-a", "4: ACTIVE"),
+        ("rxe-b", "4: ACTIVE"),
+    ]
+    r = fabricd(
+        "lab",
+        "vm",
+        "exec",
+        "rxe-b",
+        "--name",
+        lab_vm.name,
+        "--",
+        "sh",
+        "-c",
+        "cat /sys/class/infiniband/rxe0/ports/1/link_layer; exit 7",
+    )
     assert r.returncode == 7 and r.stdout.strip() == "Ethernet"
 
 
@@ -40,14 +53,30 @@ def test_netlink_backend_creates_an_rdma_vlan_in_the_vm(lab_vm: Any) -> None:
     MTU and address of the intent, and rxe adds a RoCE v2 GID for the new address."""
     inv = (REPO / "inventory" / "examples" / "softroce.yml").read_text()
     inv = inv.replace("ip: 198.18.100.1/24, vlan: 100,", "ip: 198.18.30.1/24, vlan: 300,")
-    inv = inv.replace("members: ['leaf1:Ethernet0', 'leaf1:Ethernet8']}",
-                      "members: ['leaf1:Ethernet8']}\n    - {id: 300, name: rdma300, subnet: 198.18.30.0/24, "
-                      "members: ['leaf1:Ethernet0']}")
+    inv = inv.replace(
+        "members: ['leaf1:Ethernet0', 'leaf1:Ethernet8']}",
+        "members: ['leaf1:Ethernet8']}\n    - {id: 300, name: rdma300, subnet: 198.18.30.0/24, "
+        "members: ['leaf1:Ethernet0']}",
+    )
     path = lab_vm.share("vlan300.yml", inv)
     agent = lab_vm.agent("a")
     try:
-        r = agent.run(["fabricd", "host", "apply", path, "--host", "rxe-a", "--skip", "dcb,sysfs,pause", "--yes",
-                       "--output", "json"], timeout_s=300)
+        r = agent.run(
+            [
+                "fabricd",
+                "host",
+                "apply",
+                path,
+                "--host",
+                "rxe-a",
+                "--skip",
+                "dcb,sysfs,pause",
+                "--yes",
+                "--output",
+                "json",
+            ],
+            timeout_s=300,
+        )
         assert r.rc == 0, r.stderr
         link = agent.run(["ip", "-d", "-j", "link", "show", "eth0.300"], timeout_s=30)
         (info,) = json.loads(link.stdout)
@@ -55,8 +84,10 @@ def test_netlink_backend_creates_an_rdma_vlan_in_the_vm(lab_vm: Any) -> None:
         assert info["mtu"] == 9000 and "UP" in info["flags"]
         addr = agent.run(["ip", "-j", "addr", "show", "eth0.300"], timeout_s=30)
         assert "198.18.30.1" in addr.stdout
-        gid = agent.run(["sh", "-c", "grep -l 0000:0000:0000:0000:0000:ffff:c612:1e01 "
-                                     "/sys/class/infiniband/rxe0/ports/1/gids/*"], timeout_s=30)
+        gid = agent.run(
+            ["sh", "-c", "grep -l 0000:0000:0000:0000:0000:ffff:c612:1e01 /sys/class/infiniband/rxe0/ports/1/gids/*"],
+            timeout_s=30,
+        )
         assert gid.ok and gid.stdout.strip(), "rxe has no RoCE v2 GID for the new VLAN address"
     finally:
         agent.run(["ip", "link", "del", "eth0.300"], timeout_s=30)
@@ -66,8 +97,7 @@ def test_audit_host_on_a_vm_endpoint(lab_vm: Any) -> None:
     """The link-level intent holds on rxe-a; what virtio-net and rxe cannot do (DCB, mlx5 ECN knobs) is skipped with
     the reason from the rxe NIC profile (issue 17: the family is known not to have it), not a crash."""
     path = lab_vm.share("softroce.yml", (REPO / "inventory" / "examples" / "softroce.yml").read_text())
-    r = lab_vm.agent("a").run(["fabricd", "audit", "host", path, "--host", "rxe-a", "--output", "json"],
-                           timeout_s=300)
+    r = lab_vm.agent("a").run(["fabricd", "audit", "host", path, "--host", "rxe-a", "--output", "json"], timeout_s=300)
     assert r.rc in (0, 1), r.stderr
     (report,) = json.loads(r.stdout) if r.stdout.lstrip().startswith("[") else [json.loads(r.stdout)]
     status = {c["code"]: c["status"] for c in report["checks"]}

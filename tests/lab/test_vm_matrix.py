@@ -23,10 +23,34 @@ def test_all_pairs_and_ring_give_per_pair_verdicts(lab_vm: Any, tmp_path: Path) 
     env = dict(os.environ)  # the session's VMs are found through the state directory: keep it
     code = "import sys; from fabricd.cli.main import main; sys.argv[0] = 'fabricd'; main()"
     junit = tmp_path / "matrix.xml"
-    r = subprocess.run([sys.executable, "-c", code, "validate-fabric", str(SOFTROCE), "--name", lab_vm.name,
-                        "--matrix", "ring", "--bar-gbps", "0.001", "--iterations", "64", "--baseline", "off",
-                        "--output", "json",
-                        "--junit", str(junit)], capture_output=True, text=True, timeout=900, check=False, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "validate-fabric",
+            str(SOFTROCE),
+            "--name",
+            lab_vm.name,
+            "--matrix",
+            "ring",
+            "--bar-gbps",
+            "0.001",
+            "--iterations",
+            "64",
+            "--baseline",
+            "off",
+            "--output",
+            "json",
+            "--junit",
+            str(junit),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env=env,
+    )
     data = json.loads(r.stdout)
     assert r.returncode == 0, (r.stderr[-2000:], data["verdicts"])
     assert [(v["client"], v["server"]) for v in data["verdicts"]] == [("rxe-a", "rxe-b"), ("rxe-b", "rxe-a")]
@@ -38,9 +62,32 @@ def test_all_pairs_and_ring_give_per_pair_verdicts(lab_vm: Any, tmp_path: Path) 
     assert ET.parse(junit).getroot().get("failures") == "0"
 
     # all-pairs of two hosts is one pair; an impossible bar fails it, and with no third host it stays unresolved
-    r = subprocess.run([sys.executable, "-c", code, "validate-fabric", str(SOFTROCE), "--name", lab_vm.name,
-                        "--matrix", "all-pairs", "--bar-gbps", "1000", "--iterations", "64", "--baseline", "off",
-                        "--output", "json"], capture_output=True, text=True, timeout=900, check=False, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "validate-fabric",
+            str(SOFTROCE),
+            "--name",
+            lab_vm.name,
+            "--matrix",
+            "all-pairs",
+            "--bar-gbps",
+            "1000",
+            "--iterations",
+            "64",
+            "--baseline",
+            "off",
+            "--output",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env=env,
+    )
     data = json.loads(r.stdout)
     assert r.returncode == 1, r.stderr[-2000:]
     (v,) = data["verdicts"]

@@ -21,12 +21,12 @@ from fabricd.traffic.spec import LAB_ACK_TIMEOUT, Mode, Op, TrafficSpec
 pytestmark = [pytest.mark.vm, pytest.mark.timeout(1800)]  # the first test also builds and boots
 
 
-
 def fabricd(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """The real CLI entry point, as a user runs it."""
     code = "import sys; from fabricd.cli.main import main; sys.argv[0] = 'fabricd'; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def rdma_res(lab_vm: Any, which: str) -> str:
@@ -52,8 +52,17 @@ def test_selftest_every_op_moves_intact_payloads(lab_vm: Any) -> None:
 
 def test_latency_ping_pong_and_one_sided_round_trips(lab_vm: Any) -> None:
     a, _b = lab_vm.endpoints
-    spec = TrafficSpec(ops=[Op.SEND, Op.READ, Op.FETCH_ADD], mode=Mode.LAT, sizes=[64], depth=1, post_list=1,
-                       signal_every=1, iterations=100, duration_s=None, ack_timeout=LAB_ACK_TIMEOUT)
+    spec = TrafficSpec(
+        ops=[Op.SEND, Op.READ, Op.FETCH_ADD],
+        mode=Mode.LAT,
+        sizes=[64],
+        depth=1,
+        post_list=1,
+        signal_every=1,
+        iterations=100,
+        duration_s=None,
+        ack_timeout=LAB_ACK_TIMEOUT,
+    )
     run = run_pair(lab_vm.runner("a"), lab_vm.runner("b"), a.address, spec)
     assert run.ok, run.error
     assert run.client is not None
@@ -76,8 +85,18 @@ def test_tos_on_the_wire_and_rxe_counters_through_the_readers(lab_vm: Any, tmp_p
 
     snap("before")
     started = sniff.start(lab_vm.runner("b"), b.ip_netdev, seconds=120, limit=200)
-    spec = TrafficSpec(ops=[Op.WRITE], sizes=[65536], depth=1, post_list=1, signal_every=1, iterations=64,
-                       duration_s=None, warmup=False, tos=136, ack_timeout=LAB_ACK_TIMEOUT)
+    spec = TrafficSpec(
+        ops=[Op.WRITE],
+        sizes=[65536],
+        depth=1,
+        post_list=1,
+        signal_every=1,
+        iterations=64,
+        duration_s=None,
+        warmup=False,
+        tos=136,
+        ack_timeout=LAB_ACK_TIMEOUT,
+    )
     run = run_pair(lab_vm.runner("b"), lab_vm.runner("a"), b.address, spec)
     capture = sniff.collect(started, b.ip_netdev, timeout_s=150)
     snap("after")
@@ -96,15 +115,30 @@ def test_tos_on_the_wire_and_rxe_counters_through_the_readers(lab_vm: Any, tmp_p
 
 def test_validate_fabric_on_the_two_host_inventory(lab_vm: Any, tmp_path: Path) -> None:
     junit = tmp_path / "fabric.xml"
-    r = fabricd("validate-fabric", str(Path(__file__).resolve().parents[2] / "inventory/examples/softroce.yml"),
-                "--name", lab_vm.name, "--output", "json", "--junit", str(junit))
+    r = fabricd(
+        "validate-fabric",
+        str(Path(__file__).resolve().parents[2] / "inventory/examples/softroce.yml"),
+        "--name",
+        lab_vm.name,
+        "--output",
+        "json",
+        "--junit",
+        str(junit),
+    )
     data = json.loads(r.stdout)
     (pair,) = data["pairs"]
     status = {c["code"]: c["status"] for c in pair["checks"]}
     assert r.returncode == 0, pair
-    assert status == {"FABRIC-TRAFFIC": "pass", "FABRIC-RDMA-BYTES": "pass", "FABRIC-SEQUENCE": "pass",
-                      "FABRIC-DROPS": "pass", "FABRIC-DSCP": "pass", "FABRIC-PRIORITY-BYTES": "skip",
-                      "FABRIC-PFC": "skip", "FABRIC-ECN": "skip"}
+    assert status == {
+        "FABRIC-TRAFFIC": "pass",
+        "FABRIC-RDMA-BYTES": "pass",
+        "FABRIC-SEQUENCE": "pass",
+        "FABRIC-DROPS": "pass",
+        "FABRIC-DSCP": "pass",
+        "FABRIC-PRIORITY-BYTES": "skip",
+        "FABRIC-PFC": "skip",
+        "FABRIC-ECN": "skip",
+    }
     assert 'skipped="3"' in junit.read_text() and 'failures="0"' in junit.read_text()
 
 
@@ -114,8 +148,18 @@ def test_validate_fabric_sees_a_lossy_link(lab_vm: Any) -> None:
     add = lab_vm.agent("a").run(["tc", "qdisc", "add", "dev", a.netdev, "root", "netem", "loss", "3%"], timeout_s=30)
     assert add.ok, add.stderr
     try:  # 32 x 16 packets: P(no loss at 3 %) < 1e-6; a 268 ms ACK timeout keeps tail-loss recovery short
-        r = fabricd("validate-fabric", str(Path(__file__).resolve().parents[2] / "inventory/examples/softroce.yml"),
-                    "--name", lab_vm.name, "--iterations", "32", "--ack-timeout", "16", "--output", "json")
+        r = fabricd(
+            "validate-fabric",
+            str(Path(__file__).resolve().parents[2] / "inventory/examples/softroce.yml"),
+            "--name",
+            lab_vm.name,
+            "--iterations",
+            "32",
+            "--ack-timeout",
+            "16",
+            "--output",
+            "json",
+        )
     finally:
         lab_vm.agent("a").run(["tc", "qdisc", "del", "dev", a.netdev, "root"], timeout_s=30)
     (pair,) = json.loads(r.stdout)["pairs"]
@@ -152,25 +196,46 @@ def test_bad_input_leaves_no_qp_or_mr_behind(lab_vm: Any) -> None:
     pre-registered pool; the failed client released whatever it had created)."""
     a, _b = lab_vm.endpoints
     port = 23456
-    server = lab_vm.runner("a").start(["fabricd-traffic", "server", "--bind", a.address, "--port", str(port),
-                                    "--pool-mib", "8"])
+    server = lab_vm.runner("a").start(
+        ["fabricd-traffic", "server", "--bind", a.address, "--port", str(port), "--pool-mib", "8"]
+    )
     try:
-        ok = lab_vm.agent("b").run(["fabricd-traffic", "client", "--peer", a.address, "--port", str(port),
-                                 "--iterations", "4", "--depth", "16", "--connect-timeout", "90"], timeout_s=180)
+        ok = lab_vm.agent("b").run(
+            [
+                "fabricd-traffic",
+                "client",
+                "--peer",
+                a.address,
+                "--port",
+                str(port),
+                "--iterations",
+                "4",
+                "--depth",
+                "16",
+                "--connect-timeout",
+                "90",
+            ],
+            timeout_s=180,
+        )
         assert ok.rc == 0, ok.stderr  # the server is up, its pool registered and its first session cleaned
         base_a, base_b = rdma_res(lab_vm, "a"), rdma_res(lab_vm, "b")
         p = ["--peer", a.address, "--port", str(port)]
         cases = [
-            (["--peer", "198.18.100.77", "--port", str(port), "--connect-timeout", "2"], 3,
-             "cannot reach traffic server 198.18.100.77"),
+            (
+                ["--peer", "198.18.100.77", "--port", str(port), "--connect-timeout", "2"],
+                3,
+                "cannot reach traffic server 198.18.100.77",
+            ),
             ([*p, "--device", "rxe0", "--gid-index", "9"], 2, "GID index 9 on rxe0 port 1 is empty"),
             ([*p, "--size", "1048576", "--qps", "4"], 2, "more than the 67108864-byte MR pool"),
             ([*p, "--size", "1048576", "--depth", "16"], 3, "more than the server's 8388608-byte MR pool"),
             ([*p, "--device", "rxe9"], 2, "RDMA device 'rxe9' does not exist"),
         ]
-        r = lab_vm.agent("b").run(["python3", "-c", BAD_INPUT_PROGRAM, json.dumps([c[0] for c in cases])],
-                               env={"PYTHONPATH": "/mnt/fabricd/code:/opt/fabricd/lib",
-                                    "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, timeout_s=300)
+        r = lab_vm.agent("b").run(
+            ["python3", "-c", BAD_INPUT_PROGRAM, json.dumps([c[0] for c in cases])],
+            env={"PYTHONPATH": "/mnt/fabricd/code:/opt/fabricd/lib", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+            timeout_s=300,
+        )
         assert r.ok, r.stderr
         for (args, code, text), got in zip(cases, json.loads(r.stdout.strip().splitlines()[-1]), strict=True):
             assert got["code"] == code and text in got["text"], got

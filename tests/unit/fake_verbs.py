@@ -63,8 +63,15 @@ class FakeFabric:
 class FakePort:
     """A fake RDMA port with a registered pool (see module docstring: a MOCK)."""
 
-    def __init__(self, fabric: FakeFabric, choice: GidChoice, pool_bytes: int, *, corrupt: bool = False,
-                 fail_connect: bool = False) -> None:
+    def __init__(
+        self,
+        fabric: FakeFabric,
+        choice: GidChoice,
+        pool_bytes: int,
+        *,
+        corrupt: bool = False,
+        fail_connect: bool = False,
+    ) -> None:
         self.fabric, self.device, self.port = fabric, choice.device, choice.port
         self.gid_index, self.gid = choice.index, choice.gid
         self.mtu, self.max_rd_atomic = 4096, 16
@@ -88,8 +95,18 @@ class FakePort:
                 self.fabric.qps[(self.gid, qp.qpn)] = (self, qp)
         return [(q.qpn, q.psn) for q in self.qps]
 
-    def connect_qp(self, index: int, *, remote_qpn: int, remote_psn: int, remote_gid: str, mtu: int, tos: int,
-                   rd_atomic: int, ack_timeout: int) -> None:
+    def connect_qp(
+        self,
+        index: int,
+        *,
+        remote_qpn: int,
+        remote_psn: int,
+        remote_gid: str,
+        mtu: int,
+        tos: int,
+        rd_atomic: int,
+        ack_timeout: int,
+    ) -> None:
         if self.fail_connect:
             from fabricd.traffic.oob import TrafficError
 
@@ -121,27 +138,27 @@ class FakePort:
         if op in (Op.WRITE, Op.WRITE_IMM, Op.READ) or op.atomic:
             assert rkey == rport.pool_rkey and roff >= 0 and roff + max(length, 8) <= rport.pool_len, "rkey/bounds"
         if op in (Op.WRITE, Op.WRITE_IMM):
-            data = bytes(self.mem[off:off + length])
+            data = bytes(self.mem[off : off + length])
             if self.corrupt:
                 data = bytes([data[0] ^ 0xFF]) + data[1:]
-            rport.mem[roff:roff + length] = data
+            rport.mem[roff : roff + length] = data
             if op == Op.WRITE_IMM:
                 rport._deliver(rqp, (WC_RECV_RDMA_WITH_IMM, it["imm"], length, None))
         elif op == Op.SEND:
-            data = bytes(self.mem[off:off + length])
+            data = bytes(self.mem[off : off + length])
             if self.corrupt:
                 data = bytes([data[0] ^ 0xFF]) + data[1:]
             rport._deliver(rqp, (WC_RECV, 0, length, data))
         elif op == Op.READ:
-            self.mem[off:off + length] = rport.mem[roff:roff + length]
+            self.mem[off : off + length] = rport.mem[roff : roff + length]
         else:
-            old = int.from_bytes(rport.mem[roff:roff + 8], "little")
+            old = int.from_bytes(rport.mem[roff : roff + 8], "little")
             if op == Op.FETCH_ADD:
                 new = (old + it["compare_add"]) & (2**64 - 1)
             else:
                 new = it["swap"] if old == it["compare_add"] else old
-            rport.mem[roff:roff + 8] = new.to_bytes(8, "little")
-            self.mem[off:off + 8] = old.to_bytes(8, "little")
+            rport.mem[roff : roff + 8] = new.to_bytes(8, "little")
+            self.mem[off : off + 8] = old.to_bytes(8, "little")
 
     def _deliver(self, qp: FakeQp, msg: tuple[Any, ...]) -> None:
         if not qp.recvs:
@@ -151,7 +168,7 @@ class FakePort:
         opcode, imm, nbytes, data = msg
         if data is not None:
             assert nbytes <= length, "message larger than the receive buffer"
-            self.mem[off:off + nbytes] = data
+            self.mem[off : off + nbytes] = data
         self.cq.append(FakeWC(wr_id, 0, opcode, nbytes, imm, qp.qpn))
 
     def prepare_recv(self, index: int, offset: int, length: int, wr_id: int) -> Any:
@@ -174,11 +191,11 @@ class FakePort:
 
     def read(self, offset: int, length: int) -> bytes:
         with self.fabric.lock:
-            return bytes(self.mem[offset:offset + length])
+            return bytes(self.mem[offset : offset + length])
 
     def write(self, offset: int, data: bytes) -> None:
         with self.fabric.lock:
-            self.mem[offset:offset + len(data)] = data
+            self.mem[offset : offset + len(data)] = data
 
     def destroy_qps(self) -> None:
         with self.fabric.lock:
@@ -206,8 +223,10 @@ def fake_sysfs(root: Any, *, device: str = "fake0", ip: str = "127.0.0.1", netde
 
     port = root / "sys" / "class" / "infiniband" / device / "ports" / "1"
     a, b, c, d = ipaddress.IPv4Address(ip).packed
-    entries = {0: ("fe80:0000:0000:0000:0000:0000:0000:0001", "RoCE v2"),
-               1: (f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}", "RoCE v2")}
+    entries = {
+        0: ("fe80:0000:0000:0000:0000:0000:0000:0001", "RoCE v2"),
+        1: (f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}", "RoCE v2"),
+    }
     for sub in ("gids", "gid_attrs/types", "gid_attrs/ndevs"):
         (port / sub).mkdir(parents=True, exist_ok=True)
     for i, (gid, typ) in entries.items():

@@ -40,8 +40,9 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
     assert "ExecStart=/usr/local/bin/fabricd agent" in unit
     local = tmp_path / "fabricd-agent.service"
     local.write_text(unit.replace("/usr/local/bin/fabricd", str(Path(sys.executable).parent / "fabricd")))
-    out = subprocess.run(["systemd-analyze", "verify", str(local)], check=False, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        ["systemd-analyze", "verify", str(local)], check=False, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "fabricd-agent.service" not in out.stderr, out.stderr  # no warning about the unit itself
 

@@ -69,7 +69,8 @@ class _Inst:
 
 
 def test_a_server_that_does_not_finish_is_killed_and_retried_on_a_fresh_port(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     mod = _bench(monkeypatch)
     inst = _Inst(hangs=2)
     out = mod.perftest(inst, "ib_write_bw", ["-s", "65536"], roles=("b", "a"), peer="198.18.100.2", port=18700)

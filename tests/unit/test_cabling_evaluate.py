@@ -122,19 +122,22 @@ def test_unexpected_and_foreign_neighbours(fabric: Fabric) -> None:
     leaf4.neighbors.append(LldpNeighbor("swp9", "leaf2-eos", "Ethernet7", "Ethernet7"))  # not an inventory port
     leaf4.neighbors.append(LldpNeighbor("eth0", "oob-switch", "Gi0/1"))  # management network: ignored
     leaf1 = next(d for d in observed if d.device == "leaf1-sonic")
-    leaf1.neighbors = [n if n.local_port != "Ethernet8" else LldpNeighbor("Ethernet8", "rack9-pdu", "p3")
-                       for n in leaf1.neighbors]
+    leaf1.neighbors = [
+        n if n.local_port != "Ethernet8" else LldpNeighbor("Ethernet8", "rack9-pdu", "p3") for n in leaf1.neighbors
+    ]
     got = fails(evaluate(fabric, observed))
     assert got["CAB-UNEXPECTED"] == [
         "CAB-UNEXPECTED leaf4-nvue swp9 lldp: leaf4-nvue swp9 hears leaf2-eos Ethernet7; the inventory cables nothing "
         "to leaf4-nvue swp9 (expected nothing (unset or missing), got leaf2-eos Ethernet7); unplug it, or add the "
-        "cable to the inventory (`links:` or the NIC's `peer`)"]
+        "cable to the inventory (`links:` or the NIC's `peer`)"
+    ]
     assert "reaches rack9-pdu p3, which is not in the inventory" in got["CAB-MISWIRE"][0]
 
 
 def test_unreadable_switch_is_a_read_finding_and_its_cables_are_checked_from_the_far_end(fabric: Fabric) -> None:
-    observed = heard(fabric, swap(intended_cables(fabric), "leaf1-sonic", "Ethernet48", "Ethernet56"),
-                     skip={"leaf1-sonic"})
+    observed = heard(
+        fabric, swap(intended_cables(fabric), "leaf1-sonic", "Ethernet48", "Ethernet56"), skip={"leaf1-sonic"}
+    )
     observed.append(DeviceLldp("leaf1-sonic", "x at [127.0.0.1]:1", error="connection refused"))
     report = evaluate(fabric, observed)
     assert [f.object for f in unreadable(report)] == ["leaf1-sonic"]
@@ -146,7 +149,8 @@ def test_unreadable_switch_is_a_read_finding_and_its_cables_are_checked_from_the
 def test_host_lldp_files(fabric: Fabric, tmp_path: Path) -> None:
     (tmp_path / "gpu1.json").write_text(
         '{"lldp": {"interface": {"ens1f0np0": {"chassis": {"leaf1-sonic": {"id": {"type": "mac", "value": '
-        '"02:00:00:00:00:09"}}}, "port": {"id": {"type": "ifname", "value": "Ethernet8"}}}}}}')
+        '"02:00:00:00:00:09"}}}, "port": {"id": {"type": "ifname", "value": "Ethernet8"}}}}}}'
+    )
     (tmp_path / "gpu2.json").write_text("Interface: eth0")
     gpu1 = read_host_lldp("gpu1", tmp_path / "gpu1.json")
     gpu2 = read_host_lldp("gpu2", tmp_path / "gpu2.json")
@@ -161,21 +165,31 @@ def test_port_spellings_and_fqdns_match(fabric: Fabric) -> None:
     observed = heard(fabric, intended_cables(fabric))
     for d in observed:
         if d.device == "leaf3-nxos":
-            d.neighbors = [LldpNeighbor(n.local_port.replace("Ethernet", "Eth"), n.system_name, n.port_id,
-                                        n.port_descr) for n in d.neighbors]
+            d.neighbors = [
+                LldpNeighbor(n.local_port.replace("Ethernet", "Eth"), n.system_name, n.port_id, n.port_descr)
+                for n in d.neighbors
+            ]
     assert evaluate(fabric, observed).compliant
 
 
 def test_a_swap_is_one_finding_whatever_the_names_sort_to(fabric: Fabric) -> None:
     """The far ends (spines) sort before the swapping leaf here: still one swap, not moves."""
+
     def z(text: str) -> str:
         return text.replace("leaf2-eos", "zleaf")
 
-    renamed = fabric.model_copy(update={
-        "switches": [s.model_copy(update={"name": z(s.name)}) for s in fabric.switches],
-        "links": [lk.model_copy(update={"a": z(lk.a), "b": z(lk.b)}) for lk in fabric.links],
-        "hosts": [h.model_copy(update={"nics": [n.model_copy(update={"peer": z(n.peer) if n.peer else None})
-                                                for n in h.nics]}) for h in fabric.hosts]})
+    renamed = fabric.model_copy(
+        update={
+            "switches": [s.model_copy(update={"name": z(s.name)}) for s in fabric.switches],
+            "links": [lk.model_copy(update={"a": z(lk.a), "b": z(lk.b)}) for lk in fabric.links],
+            "hosts": [
+                h.model_copy(
+                    update={"nics": [n.model_copy(update={"peer": z(n.peer) if n.peer else None}) for n in h.nics]}
+                )
+                for h in fabric.hosts
+            ],
+        }
+    )
     report = evaluate(renamed, heard(renamed, swap(intended_cables(renamed), "zleaf", "Ethernet49", "Ethernet50")))
     (finding,) = [f for c in report.checks for f in c.findings]
     assert finding.object == "zleaf Ethernet49,Ethernet50" and "confirmed from spine1 Ethernet8" in finding.message
@@ -189,16 +203,23 @@ def test_parse_lldp_tells_pasted_empty_refused_and_unknown_outputs_apart(fabric:
 
     sw = next(s for s in fabric.switches if s.platform.value == "sonic")
     (command, _), *_ = lldp_commands(sw)
-    table = ("LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
-             "-----------  --------------  --------------  ------------  -----------------\n")
-    pasted = parse_lldp(sw, {command: f"admin@sonic:~$ {command}\r\n"
-                                      f"{table}Ethernet0    spine1          Ethernet4       R             Ethernet4\r\n"
-                                      "admin@sonic:~$\r\n"})
+    table = (
+        "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr\n"
+        "-----------  --------------  --------------  ------------  -----------------\n"
+    )
+    pasted = parse_lldp(
+        sw,
+        {
+            command: f"admin@sonic:~$ {command}\r\n"
+            f"{table}Ethernet0    spine1          Ethernet4       R             Ethernet4\r\n"
+            "admin@sonic:~$\r\n"
+        },
+    )
     assert pasted.neighbors == [LldpNeighbor("Ethernet0", "spine1", "Ethernet4", "Ethernet4")]
     assert not pasted.unparsed and pasted.error is None
     empty = parse_lldp(sw, {command: f"admin@sonic:~$ {command}\n{table}Total entries displayed:  0\n"})
     assert empty.neighbors == [] and not empty.unparsed and empty.error is None
-    refused = parse_lldp(sw, {command: "Error: No such command \"lldp\".\n"})
+    refused = parse_lldp(sw, {command: 'Error: No such command "lldp".\n'})
     assert refused.error is not None and "refused" in refused.error
     unknown = parse_lldp(sw, {command: "Chassis 1 fan 2 speed 8000 rpm\n"})
     assert unknown.unparsed == [command] and unknown.neighbors == [] and unknown.error is None

@@ -69,6 +69,7 @@ def D(d: Docs) -> Any:  # noqa: N802 - defaults
 def _set(getter: Callable[[Docs], Any], key: Any, value: Any) -> Callable[[Docs], None]:
     def mutate(d: Docs) -> None:
         getter(d)[key] = value
+
     return mutate
 
 
@@ -123,6 +124,8 @@ def _nvue_reserved_vlan(d: Docs) -> None:
         for nic in host.get("nics", []):
             if nic.get("vlan") == old:
                 nic["vlan"] = 3725
+
+
 def _dwrr_above_cnp(d: Docs) -> None:
     """A round-robin class 7 above the strict CNP class 6 (EOS would schedule the CNP queue round robin)."""
     TC(d)[0].update(priorities=[0, 1, 2, 4, 5], weight_percent=40)
@@ -214,12 +217,21 @@ CASES: list[tuple[str, Callable[[Docs], None], CheckOptions | None]] = [
     ("FAB120", _set(lambda d: P(d)["pfc"]["watchdog"], "action", "forward"), None),
     ("FAB121", _dwrr_above_cnp, None),
     ("FAB097", lambda d: P(d)["vlans"].append({"id": 4000, "name": "internal", "subnet": "10.201.0.0/16"}), None),
-    ("FAB110", lambda d: (P(d)["ecn_profiles"][0].update(name="roce.v2"), TC(d)[1].update(ecn_profile="roce.v2")),
-     None),
+    (
+        "FAB110",
+        lambda d: (P(d)["ecn_profiles"][0].update(name="roce.v2"), TC(d)[1].update(ecn_profile="roce.v2")),
+        None,
+    ),
     ("FAB111", lambda d: (P(d)["vlans"][0].update(id=1), D(d)["nic"].update(vlan=1)), None),
     # the RoCE class moved to queue 4 while the watchdog is on: SONiC's watchdog watches queue i for priority i
-    ("FAB112", lambda d: (next(tc for tc in TC(d) if tc["name"] == "roce").update(id=4),
-                          P(d)["ecn_profiles"][0].update(traffic_classes=[4])), None),
+    (
+        "FAB112",
+        lambda d: (
+            next(tc for tc in TC(d) if tc["name"] == "roce").update(id=4),
+            P(d)["ecn_profiles"][0].update(traffic_classes=[4]),
+        ),
+        None,
+    ),
     ("FAB016", lambda d: d.pop("switches.yml"), None),
     ("FAB017", lambda d: d.pop("hosts.yml"), None),
 ]
@@ -291,11 +303,13 @@ def test_messages_name_expected_and_got(tmp_path: Path) -> None:
     assert by_code["FAB050"].render() == (
         f"{root}/fabric.yml:23: policy.ecn_profiles[roce].min_bytes: ECN profile 'roce': min threshold is not "
         "below max (expected min_bytes < max_bytes (1500000), got 2000000); lower min_bytes or raise max_bytes "
-        "(NVIDIA: 150000 / 1500000)")
+        "(NVIDIA: 150000 / 1500000)"
+    )
     assert by_code["FAB013"].render() == (
         f"{root}/hosts.yml:5: hosts[gpu1].nics[ens1f0np0].mtu: MTU 9200 gives 9218-byte frames, larger than the "
         "MTU of peer port leaf1-sonic:Ethernet0 (expected NIC MTU <= 9198 (port MTU 9216), got 9200); lower the "
-        "NIC MTU or raise the port MTU")
+        "NIC MTU or raise the port MTU"
+    )
     assert sorted(by_code) == ["FAB013", "FAB050"]
 
 

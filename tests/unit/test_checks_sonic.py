@@ -57,7 +57,8 @@ def test_fab110_exact_rendering(lab_copy: Path) -> None:
         "takes "
         "(WRED_PROFILE on spine1, leaf1-sonic) (expected 1-32 of [-a-zA-Z0-9_], starting with a letter or digit "
         "(sonic-wred-profile.yang), got 'roce.v2' (7 characters)); rename it, e.g. 'roce_v2' (and the classes' "
-        "ecn_profile)")
+        "ecn_profile)"
+    )
 
 
 def test_fab111_refuses_vlan_1_on_a_sonic_switch(lab_copy: Path) -> None:
@@ -83,7 +84,18 @@ def test_no_finding_without_sonic_switches(lab_copy: Path) -> None:
     assert not [p for p in problems if p.code in ("FAB110", "FAB111")]
 
 
-@pytest.mark.parametrize(("name", "ok"), [("roce", True), ("A" + "b" * 31, True), ("9-x_y", True), ("b" * 33, False),
-                                          ("_x", False), ("-x", False), ("a.b", False), ("a b", False)])
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("roce", True),
+        ("A" + "b" * 31, True),
+        ("9-x_y", True),
+        ("b" * 33, False),
+        ("_x", False),
+        ("-x", False),
+        ("a.b", False),
+        ("a b", False),
+    ],
+)
 def test_sonic_name_pattern(name: str, ok: bool) -> None:
     assert bool(SONIC_NAME.fullmatch(name)) is ok

@@ -38,8 +38,9 @@ _PROBE = textwrap.dedent("""
 
 def _modules(*args: str) -> tuple[int, set[str], str]:
     """Run fabricd ARGS in a fresh interpreter; return its exit code, every module it imported and its stdout."""
-    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120,
-                          cwd=REPO, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120, cwd=REPO, check=False
+    )
     line = proc.stderr.rsplit("MODULES ", 1)
     assert len(line) == 2, proc.stderr
     data = json.loads(line[1])
@@ -112,4 +113,4 @@ def test_unknown_command_is_a_usage_error() -> None:
 def test_root_group_lists_commands_in_table_order() -> None:
     group = get_command(build_app())
     ctx = click.Context(group)
-    assert list(group.list_commands(ctx))[:len(COMMANDS)] == list(COMMANDS)  # type: ignore[attr-defined]
+    assert list(group.list_commands(ctx))[: len(COMMANDS)] == list(COMMANDS)  # type: ignore[attr-defined]

@@ -23,12 +23,13 @@ def test_the_lab_plugs_in_its_commands(no_cache: object) -> None:
     table = main.command_table()
     assert [n for n in table if n in ("lab", "demo", "report")] == ["demo", "report", "lab"]
     assert table["demo"][0] == "fabricd_lab.cli.demo" and table["validate"][0] == "fabricd.cli.validate"
-    assert list(table)[:len(main.COMMANDS)] == list(main.COMMANDS)  # fabricd's own first
+    assert list(table)[: len(main.COMMANDS)] == list(main.COMMANDS)  # fabricd's own first
 
 
 @pytest.mark.parametrize("name", ["demo", "lab", "report"])
-def test_without_the_lab_its_commands_say_what_to_install(name: str, no_cache: object,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_lab_its_commands_say_what_to_install(
+    name: str, no_cache: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(plugins, "entry_points", lambda group: [])
     result = CliRunner().invoke(main.build_app(), [name, "--help"])
     assert result.exit_code == 2, result.output
@@ -39,12 +40,15 @@ def test_without_the_lab_its_commands_say_what_to_install(name: str, no_cache: o
 
 
 def test_a_broken_or_greedy_plugin_is_reported_and_cannot_replace_a_command(
-        no_cache: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    no_cache: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     greedy = {"validate": ("fabricd_lab.cli.demo", "not the real validate"), "extra": ("fabricd_lab.cli.demo", "x")}
     monkeypatch.setattr("fabricd_lab.plugin.GREEDY", greedy, raising=False)
-    eps = [EntryPoint("broken", "no_such_module_anywhere:TABLE", plugins.GROUP),
-           EntryPoint("shape", "fabricd_lab.plugin:VM_RUNNERS", plugins.GROUP),
-           EntryPoint("greedy", "fabricd_lab.plugin:GREEDY", plugins.GROUP)]
+    eps = [
+        EntryPoint("broken", "no_such_module_anywhere:TABLE", plugins.GROUP),
+        EntryPoint("shape", "fabricd_lab.plugin:VM_RUNNERS", plugins.GROUP),
+        EntryPoint("greedy", "fabricd_lab.plugin:GREEDY", plugins.GROUP),
+    ]
     monkeypatch.setattr(plugins, "entry_points", lambda group: eps)
     table = main.command_table()
     err = " ".join(capsys.readouterr().err.split())

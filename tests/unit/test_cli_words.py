@@ -110,8 +110,10 @@ def _pattern() -> re.Pattern[str]:
     commands, options = cli_words()
     tops = sorted({c.split()[0] for c in commands}, key=len, reverse=True)
     flags = sorted(options, key=len, reverse=True)
-    return re.compile(r"\bfabricd (?:" + "|".join(map(re.escape, tops)) + r")\b"
-                      r"|(?<![\w-])(?:" + "|".join(map(re.escape, flags)) + r")(?![\w-])")
+    return re.compile(
+        r"\bfabricd (?:" + "|".join(map(re.escape, tops)) + r")\b"
+        r"|(?<![\w-])(?:" + "|".join(map(re.escape, flags)) + r")(?![\w-])"
+    )
 
 
 def _literals(tree: ast.Module) -> Iterator[tuple[int, str]]:
@@ -145,16 +147,17 @@ def test_the_words_come_from_the_app() -> None:
 def test_no_new_cli_words_below_the_cli() -> None:
     found = cli_words_below_cli()
     over = {m: words for m, words in found.items() if len(words) > DEBT.get(m, 0)}
-    assert not over, ("CLI words spelled below fabricd/cli/ (use fabricd.errors.Fix and let the CLI render it, or "
-                      f"say it without the flag): {over}")
+    assert not over, (
+        "CLI words spelled below fabricd/cli/ (use fabricd.errors.Fix and let the CLI render it, or "
+        f"say it without the flag): {over}"
+    )
     stale = {m: (n, len(found.get(m, []))) for m, n in DEBT.items() if len(found.get(m, [])) < n}
     assert not stale, f"DEBT counts to lower (module: (listed, found)): {stale}"
 
 
 def test_the_structural_modules_carry_no_cli_words() -> None:
     found = cli_words_below_cli()
-    for module in ("deploy/hostfanout.py", "audit/switch.py", "errors.py", "audit/report.py",
-                   "model/checks.py"):
+    for module in ("deploy/hostfanout.py", "audit/switch.py", "errors.py", "audit/report.py", "model/checks.py"):
         assert module not in DEBT and module not in found, (module, found.get(module))
 
 
@@ -173,16 +176,21 @@ def test_audit_fixes_name_real_commands_and_render_as_command_lines() -> None:
     [drift] = [c for c in SWITCH_CHECKS if c.code == "SW-DRIFT"]
     assert [fix_line(f) for f in drift.fixes_for("leaf1")] == [
         "`fabricd diff --device leaf1` (shows the difference)",
-        "`fabricd push --device leaf1` (restores the intent)"]
+        "`fabricd push --device leaf1` (restores the intent)",
+    ]
     line = fix_line(Fix(("host", "apply"), {"host": "gpu 1", "yes": True}))
     assert line == "`fabricd host apply --host 'gpu 1' --yes`"
 
 
 def test_errors_carry_their_option_and_fixes_as_data() -> None:
-    err = UsageError("leaf9: no switch of that name", option="device",
-                     fixes=(Fix(("push",), {"device": "leaf1"}, "restores the intent"),))
-    assert render_error(err) == ("--device leaf9: no switch of that name; `fabricd push --device leaf1` (restores "
-                                 "the intent)")
+    err = UsageError(
+        "leaf9: no switch of that name",
+        option="device",
+        fixes=(Fix(("push",), {"device": "leaf1"}, "restores the intent"),),
+    )
+    assert render_error(err) == (
+        "--device leaf9: no switch of that name; `fabricd push --device leaf1` (restores the intent)"
+    )
     assert err.render() == "device leaf9: no switch of that name; push device=leaf1 (restores the intent)"
     assert render_error(UsageError("plain", hint="words")) == "plain; words"
 
@@ -192,10 +200,15 @@ CLI = PKG / "cli"
 
 def _closures(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
-    return [f"{path.name}:{node.lineno} {node.name}" for f in tree.body
-            if isinstance(f, ast.FunctionDef) and f.name.startswith("register")
-            for node in ast.walk(f) if isinstance(node, ast.FunctionDef) and node is not f
-            and any(w in ast.unparse(d) for d in node.decorator_list for w in ("command", "callback"))]
+    return [
+        f"{path.name}:{node.lineno} {node.name}"
+        for f in tree.body
+        if isinstance(f, ast.FunctionDef) and f.name.startswith("register")
+        for node in ast.walk(f)
+        if isinstance(node, ast.FunctionDef)
+        and node is not f
+        and any(w in ast.unparse(d) for d in node.decorator_list for w in ("command", "callback"))
+    ]
 
 
 def test_commands_are_module_level_functions() -> None:

@@ -27,8 +27,9 @@ def _generator() -> ModuleType:
 
 
 def test_every_field_has_a_status_for_every_target() -> None:
-    missing = [(f, t) for f, row in coverage.matrix() for t, v in zip(coverage.targets(), row, strict=True)
-               if v is None]
+    missing = [
+        (f, t) for f, row in coverage.matrix() for t, v in zip(coverage.targets(), row, strict=True) if v is None
+    ]
     assert missing == [], "add an entry to fabricd/nos/coverage.py FIELDS (or the pack's rules.coverage)"
 
 
@@ -63,5 +64,6 @@ def test_platforms_doc_tables_are_current() -> None:
     text = (REPO / "docs" / "platforms.md").read_text()
     gen = _generator()
     for name, body in gen.tables().items():
-        assert f"<!-- {name}:begin -->\n{body}<!-- {name}:end -->\n" in text, \
+        assert f"<!-- {name}:begin -->\n{body}<!-- {name}:end -->\n" in text, (
             f"{name} is stale: run python scripts/gen_platform_tables.py"
+        )

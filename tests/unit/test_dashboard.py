@@ -25,9 +25,35 @@ REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = sorted((REPO / "exporters" / "dashboards").glob("*.json"))
 RULE_FILES = sorted((REPO / "exporters" / "rules").glob("*.rules.yml"))
 PROMQL_WORDS = {
-    "sum", "min", "max", "avg", "count", "rate", "increase", "irate", "label_replace", "vector", "clamp_max",
-    "clamp_min", "and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "topk",
-    "bottomk", "abs", "histogram_quantile", "offset", "bool", "label_values", "max_over_time",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "count",
+    "rate",
+    "increase",
+    "irate",
+    "label_replace",
+    "vector",
+    "clamp_max",
+    "clamp_min",
+    "and",
+    "or",
+    "unless",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "topk",
+    "bottomk",
+    "abs",
+    "histogram_quantile",
+    "offset",
+    "bool",
+    "label_values",
+    "max_over_time",
 }
 BUILTIN_SERIES = {"up", "ALERTS"}
 
@@ -36,8 +62,13 @@ def known_names(tmp: Path) -> set[str]:
     specs = [*META_METRICS, *SwitchCollector.metrics, *WATCHDOG_METRICS, *DriftCollector.metrics, *AGENT_METRICS]
     for c in host_collectors(tmp, replay=True):
         specs.extend(c.metrics)
-    recorded = {r["record"] for f in RULE_FILES for g in yaml.safe_load(f.read_text())["groups"]
-                for r in g["rules"] if "record" in r}
+    recorded = {
+        r["record"]
+        for f in RULE_FILES
+        for g in yaml.safe_load(f.read_text())["groups"]
+        for r in g["rules"]
+        if "record" in r
+    }
     return {s.name for s in specs} | recorded | BUILTIN_SERIES
 
 
@@ -96,8 +127,10 @@ def test_every_query_uses_only_metrics_fabricd_produces(path: Path, tmp_path: Pa
 
 
 def test_metric_name_extraction() -> None:
-    expr = ('sum by (switch) (rate(fabricd_switch_up{switch=~"$switch"}[5m])) and on (queue) '
-            'label_replace(fabricd:lossless_priority, "queue", "$1", "priority", "(.*)")')
+    expr = (
+        'sum by (switch) (rate(fabricd_switch_up{switch=~"$switch"}[5m])) and on (queue) '
+        'label_replace(fabricd:lossless_priority, "queue", "$1", "priority", "(.*)")'
+    )
     assert metric_names(expr) == {"fabricd_switch_up", "fabricd:lossless_priority"}
 
 
@@ -108,10 +141,14 @@ def test_every_query_parses(path: Path, tmp_path: Path) -> None:
     """Each panel query as a recording rule, so that promtool's PromQL parser checks it."""
     dash = json.loads(path.read_text())
     exprs = [t["expr"] for p in panels(dash) for t in p.get("targets", [])]
-    rules = {"groups": [{"name": "dashboard", "rules": [
-        {"record": f"dashboard:query_{i}", "expr": e} for i, e in enumerate(exprs)]}]}
+    rules = {
+        "groups": [
+            {"name": "dashboard", "rules": [{"record": f"dashboard:query_{i}", "expr": e} for i, e in enumerate(exprs)]}
+        ]
+    }
     f = tmp_path / "queries.yml"
     f.write_text(yaml.safe_dump(rules))
-    out = subprocess.run(["promtool", "check", "rules", str(f)], check=False, capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        ["promtool", "check", "rules", str(f)], check=False, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stdout + out.stderr

@@ -54,15 +54,22 @@ def seq_of(data: bytes) -> int:
     return int(struct.unpack_from("=I", data, 8)[0])
 
 
-ROCE_ETS = IeeeEts(tc_tx_bw=[50, 0, 0, 50, 0, 0, 0, 0], tc_tsa=[2, 2, 2, 2, 2, 2, 0, 2],
-                   prio_tc=[0, 0, 0, 3, 0, 0, 6, 0])
+ROCE_ETS = IeeeEts(
+    tc_tx_bw=[50, 0, 0, 50, 0, 0, 0, 0], tc_tsa=[2, 2, 2, 2, 2, 2, 0, 2], prio_tc=[0, 0, 0, 3, 0, 0, 6, 0]
+)
 
 CASES = {
-    "app-add-dscp-prio": (RTM_SETDCB, DCB_CMD_IEEE_SET,
-                          {"app": [DcbApp(selector=SEL_DSCP, priority=3, protocol=26),
-                                    DcbApp(selector=SEL_DSCP, priority=6, protocol=48)]}),
-    "app-del-dscp-prio": (RTM_SETDCB, DCB_CMD_IEEE_DEL,
-                          {"app": [DcbApp(selector=SEL_DSCP, priority=3, protocol=26)]}),
+    "app-add-dscp-prio": (
+        RTM_SETDCB,
+        DCB_CMD_IEEE_SET,
+        {
+            "app": [
+                DcbApp(selector=SEL_DSCP, priority=3, protocol=26),
+                DcbApp(selector=SEL_DSCP, priority=6, protocol=48),
+            ]
+        },
+    ),
+    "app-del-dscp-prio": (RTM_SETDCB, DCB_CMD_IEEE_DEL, {"app": [DcbApp(selector=SEL_DSCP, priority=3, protocol=26)]}),
     "ieee-get": (RTM_GETDCB, DCB_CMD_IEEE_GET, {}),
     "pfc-set-prio3": (RTM_SETDCB, DCB_CMD_IEEE_SET, {"pfc": IeeePfc(pfc_en=0b1000)}),
     "pfc-set-prio3-delay": (RTM_SETDCB, DCB_CMD_IEEE_SET, {"pfc": IeeePfc(pfc_en=0b11000, delay=4096)}),
@@ -101,7 +108,7 @@ def test_trust_table_round_trip_and_layout() -> None:
     assert decode_ieee(decode_message(data)).trust == [SEL_DSCP, SEL_PCP]
     # IEEE nest (NLA_F_NESTED | 13) > trust table (NLA_F_NESTED | 11) > [u8 attr type 1 = 5, u8 attr type 2 = 255]
     tail = data[-24:]
-    assert tail == bytes.fromhex("18000d80" "14000b80" "05000100" "05000000" "05000200" "ff000000")
+    assert tail == bytes.fromhex("18000d8014000b80050001000500000005000200ff000000")
 
 
 def test_struct_sizes_follow_the_uapi() -> None:
@@ -111,8 +118,11 @@ def test_struct_sizes_follow_the_uapi() -> None:
 
 
 def test_set_reply_errno() -> None:
-    ok = struct.pack("=IHHII", 28, RTM_SETDCB, 0, 1, 0) + struct.pack("=BBH", 0, DCB_CMD_IEEE_SET, 0) + \
-        struct.pack("=HHb3x", 5, 13, 0)
+    ok = (
+        struct.pack("=IHHII", 28, RTM_SETDCB, 0, 1, 0)
+        + struct.pack("=BBH", 0, DCB_CMD_IEEE_SET, 0)
+        + struct.pack("=HHb3x", 5, 13, 0)
+    )
     bad = ok[:-4] + struct.pack("=b3x", -22)
     assert dcbnl.set_reply_errno(ok) == 0
     assert dcbnl.set_reply_errno(bad) == 22
@@ -138,8 +148,13 @@ class FakeDcbKernel:
         if ifname != self.ifname:
             return struct.pack("=IHHIIi", 36, 2, 0, seq, 0, -19) + data[:16]  # NLMSG_ERROR -ENODEV
         if mtype == RTM_GETDCB:
-            reply = encode_request(RTM_GETDCB, DCB_CMD_IEEE_GET, ifname,
-                                   IeeeState(ets=self.ets, pfc=self.pfc, app=self.apps, trust=self.trust), seq=seq)
+            reply = encode_request(
+                RTM_GETDCB,
+                DCB_CMD_IEEE_GET,
+                ifname,
+                IeeeState(ets=self.ets, pfc=self.pfc, app=self.apps, trust=self.trust),
+                seq=seq,
+            )
             return reply + struct.pack("=IHHIIi", 36, 2, 0, seq, 0, 0) + data[:16]
         req = decode_ieee(msg)
         err = 0
@@ -154,8 +169,11 @@ class FakeDcbKernel:
                     self.apps.append(a)
         elif cmd == DCB_CMD_IEEE_DEL:
             self.apps = [a for a in self.apps if a not in (req.app or [])]
-        reply = struct.pack("=IHHII", 28, RTM_SETDCB, 0, seq, 0) + struct.pack("=BBH", 0, cmd, 0) + \
-            struct.pack("=HHb3x", 5, 13, err)
+        reply = (
+            struct.pack("=IHHII", 28, RTM_SETDCB, 0, seq, 0)
+            + struct.pack("=BBH", 0, cmd, 0)
+            + struct.pack("=HHb3x", 5, 13, err)
+        )
         return reply + struct.pack("=IHHIIi", 36, 2, 0, seq, 0, 0) + data[:16]
 
 

@@ -31,12 +31,24 @@ def fabric(switches: list[str], links: list[tuple[str, str]], hosts_on: list[str
     for s in hosts_on:
         p = f"h{len(ports[s])}"
         ports[s].append(p)
-        hosts.append({"name": f"host{len(hosts)}", "nics": [{"netdev": "eth0", "rdma_device": "mlx5_0",
-                                                             "peer": f"{s}:{p}"}]})
-    return Fabric.model_validate({
-        "switches": [{"name": s, "platform": "sonic", "mgmt": {"host": "192.0.2.1"},
-                      "ports": [{"name": p} for p in ports[s]]} for s in switches],
-        "links": link_data, "hosts": hosts})
+        hosts.append(
+            {"name": f"host{len(hosts)}", "nics": [{"netdev": "eth0", "rdma_device": "mlx5_0", "peer": f"{s}:{p}"}]}
+        )
+    return Fabric.model_validate(
+        {
+            "switches": [
+                {
+                    "name": s,
+                    "platform": "sonic",
+                    "mgmt": {"host": "192.0.2.1"},
+                    "ports": [{"name": p} for p in ports[s]],
+                }
+                for s in switches
+            ],
+            "links": link_data,
+            "hosts": hosts,
+        }
+    )
 
 
 def ring(n: int) -> Fabric:
@@ -197,8 +209,12 @@ def random_topology(draw: st.DrawFn) -> tuple[int, set[tuple[int, int]], set[int
 def test_fast_algorithm_matches_brute_force(case: tuple[int, set[tuple[int, int]], set[int]]) -> None:
     n, edges, endpoints = case
     links = {k: (a, 0, b, 0) for k, (a, b) in enumerate(sorted(edges))}
-    topo = Topology(names=tuple(f"s{i}" for i in range(n)), port_names=tuple(("p",) for _ in range(n)),
-                    links=links, endpoints=frozenset(endpoints))
+    topo = Topology(
+        names=tuple(f"s{i}" for i in range(n)),
+        port_names=tuple(("p",) for _ in range(n)),
+        links=links,
+        endpoints=frozenset(endpoints),
+    )
     deps = brute_force_dependencies(n, edges, endpoints)
     report = analyze(topo)
     assert report.has_cycle == has_cycle(deps)

@@ -54,12 +54,20 @@ def test_elsewhere_validate_says_it_uses_the_lab(tmp_path: Path, monkeypatch: py
     assert "inventory: the built-in lab fabric" in err and str(settings.lab_inventory()) in err
 
 
-@pytest.mark.parametrize("argv", [
-    ["push", "--dry-run"], ["rollback", "--device", "leaf2-eos"], ["host", "apply", "--host", "gpu1", "--yes"],
-    ["host", "install-unit", "--host", "gpu1"], ["agent", "--host", "gpu1", "--mode", "enforce", "--once"],
-], ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["push", "--dry-run"],
+        ["rollback", "--device", "leaf2-eos"],
+        ["host", "apply", "--host", "gpu1", "--yes"],
+        ["host", "install-unit", "--host", "gpu1"],
+        ["agent", "--host", "gpu1", "--mode", "enforce", "--once"],
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
 def test_commands_that_write_refuse_without_an_inventory(
-        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Even in a folder that holds an inventory: a write never picks one by itself."""
     assert _invoke("init", str(tmp_path / "f"))[0] == 0
     monkeypatch.chdir(tmp_path / "f")
@@ -89,8 +97,9 @@ def test_init_names_the_fabric_after_the_directory(tmp_path: Path) -> None:
     assert (target / "fabric.yml").read_text().splitlines()[0].startswith("# ")
 
 
-@pytest.mark.parametrize(("given", "name"), [("pod7", "pod7"), ("-x..y", "x-y"), ("...", "fabric"),
-                                             ("é", "fabric"), ("a" * 80, "a" * 64)])
+@pytest.mark.parametrize(
+    ("given", "name"), [("pod7", "pod7"), ("-x..y", "x-y"), ("...", "fabric"), ("é", "fabric"), ("a" * 80, "a" * 64)]
+)
 def test_fabric_name_is_always_a_valid_name(given: str, name: str) -> None:
     assert fabric_name(Path("/tmp") / given) == name
 

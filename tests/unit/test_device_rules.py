@@ -48,8 +48,10 @@ def test_nxos_l2_port_takes_only_default_or_jumbo_mtu(tmp_path: Path) -> None:
     docs = lab_docs()
     D(docs)["port"]["mtu"] = 9214
     found = _problems(tmp_path, docs, "FAB142")
-    assert sorted(p.path for p in found) == ["switches[leaf3-nxos].ports[Ethernet1/1].mtu",
-                                             "switches[leaf3-nxos].ports[Ethernet1/2].mtu"]
+    assert sorted(p.path for p in found) == [
+        "switches[leaf3-nxos].ports[Ethernet1/1].mtu",
+        "switches[leaf3-nxos].ports[Ethernet1/2].mtu",
+    ]
     assert found[0].expected is not None and "1500, 9216" in found[0].expected
 
 

@@ -11,8 +11,11 @@ from fabricd_lab.nvue import NvueSwitch
 
 
 def _nvue_diff(*commands: str) -> str:
-    sw = NvueSwitch(DeviceSpec("sw1", Platform.CUMULUS_NVUE, password="x",
-                               ports=(("swp1", 400_000_000_000), ("swp2", 400_000_000_000))))
+    sw = NvueSwitch(
+        DeviceSpec(
+            "sw1", Platform.CUMULUS_NVUE, password="x", ports=(("swp1", 400_000_000_000), ("swp2", 400_000_000_000))
+        )
+    )
     sh = sw.open_shell()
     for c in commands:
         assert sh.handle(c).output == "", c

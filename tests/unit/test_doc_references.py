@@ -33,15 +33,18 @@ TOP = ("fabricd", "lab", "docs", "tests", "scripts", "bench", "templates", "expo
 """Top-level directories a path reference starts with."""
 TOP_FILES = ("README.md", "Makefile", "pyproject.toml")
 PACKAGES = (REPO / "fabricd", REPO / "lab" / "fabricd_lab")
-SUBPACKAGES = tuple(sorted({d.name for root in PACKAGES for d in root.iterdir() if (d / "__init__.py").is_file()}
-                           - set(TOP)))
+SUBPACKAGES = tuple(
+    sorted({d.name for root in PACKAGES for d in root.iterdir() if (d / "__init__.py").is_file()} - set(TOP))
+)
 """``intent/host.py`` names fabricd/intent/host.py: a path inside a package may leave the package out."""
 UNKEPT = ("build/", "out/", ".venv/", "dist/", "fabricd/_data")
 EXAMPLES = frozenset({"juniper_junos", "junos.py", "acme.py"})
 """Names docs/ARCHITECTURE.md's walkthroughs invent for a NOS or NIC family being added."""
 ENTRY_POINT_GROUPS = frozenset(
-    m for f in ("pyproject.toml", "lab/pyproject.toml")
-    for m in re.findall(r'^\[project\.entry-points\."([^"]+)"\]', (REPO / f).read_text(encoding="utf-8"), re.M))
+    m
+    for f in ("pyproject.toml", "lab/pyproject.toml")
+    for m in re.findall(r'^\[project\.entry-points\."([^"]+)"\]', (REPO / f).read_text(encoding="utf-8"), re.M)
+)
 FILE_SUFFIXES = frozenset({"yml", "yaml", "json", "txt", "md", "prom", "j2", "toml"})
 
 _TICKED = re.compile(r"``([^`\n]+)``|`([^`\n]+)`")
@@ -51,13 +54,22 @@ _NAMED_IN = re.compile(r"\b([A-Z][a-z]+[A-Z]\w*) \(`{0,2}((?:fabricd|lab/fabricd
 """``HostScript (fabricd/render/host_script.py)``: a class named with the module that defines it."""
 _BARE_IN_PACKAGE = re.compile(rf"(?<![\w/.$-])((?:{'|'.join(SUBPACKAGES)})/[\w/.-]*\.py)\b")
 _SECTION = re.compile(r"((?:docs/)?[\w-]+\.md)(?:'s)?,? (?:sections? )?\"([^\"]+)\"")
-_PATH = re.compile(rf"^(?:\./)?((?:{'|'.join(TOP)})/[\w./-]*|{'|'.join(re.escape(f) for f in TOP_FILES)})"
-                   r"(?:#([\w-]+))?(?::[\w.:,-]*)?$")
+_PATH = re.compile(
+    rf"^(?:\./)?((?:{'|'.join(TOP)})/[\w./-]*|{'|'.join(re.escape(f) for f in TOP_FILES)})"
+    r"(?:#([\w-]+))?(?::[\w.:,-]*)?$"
+)
 _IN_PACKAGE = re.compile(rf"^((?:{'|'.join(SUBPACKAGES)})/[\w./-]*)(?::[\w.:,-]*)?$")
 _MODULE = re.compile(r"^~?(fabricd(?:_lab)?(?:\.\w+)+)(?:\(\))?$")
 _PATTERN = re.compile(r"[<>*{}\[\]$]|\.\.\.")
-OTHER_REPOS = ("sonic-mgmt", "sonic-utilities", "exporter-toolkit", "NexusProgrammability", "ntc-templates",
-               "prometheus/prometheus", "netdevops.me")
+OTHER_REPOS = (
+    "sonic-mgmt",
+    "sonic-utilities",
+    "exporter-toolkit",
+    "NexusProgrammability",
+    "ntc-templates",
+    "prometheus/prometheus",
+    "netdevops.me",
+)
 """Repositories whose files fabricd's prose cites by their own paths."""
 _OTHER_REPO = re.compile(r"\b(?:" + "|".join(map(re.escape, OTHER_REPOS)) + r")\b")
 
@@ -131,8 +143,9 @@ def _defines(module_file: Path, name: str) -> bool:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name:
             return True
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return True
         if isinstance(node, ast.Import | ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
@@ -278,8 +291,11 @@ def _stale_numbered(lines: Iterable[tuple[int, str]], doc: Path) -> list[str]:
         found += [_check_path(m.group(1), m.group(2)) for m in _BARE.finditer(bare)]
         found += [_check_in_package(m.group(1)) for m in _BARE_IN_PACKAGE.finditer(bare)]
         found += [_check_section(m.group(1), m.group(2), doc) for m in _SECTION.finditer(line)]
-        found += [f"{m.group(2)} defines no {m.group(1)}" for m in _NAMED_IN.finditer(line)
-                  if (REPO / m.group(2)).is_file() and not _defines(REPO / m.group(2), m.group(1))]
+        found += [
+            f"{m.group(2)} defines no {m.group(1)}"
+            for m in _NAMED_IN.finditer(line)
+            if (REPO / m.group(2)).is_file() and not _defines(REPO / m.group(2), m.group(1))
+        ]
         out += [f"{lineno}: {why}" for why in found if why]
         if doc.suffix == ".md":
             for m in _MD_LINK.finditer(line):
@@ -312,15 +328,26 @@ def test_the_checker_catches_what_it_is_for(tmp_path: Path) -> None:
     assert _check_token("intent/host.no_such_name", tmp_path) is not None
     assert _check_token("fabricd.commands", tmp_path) is None
     assert _stale_lines(["read from sonic-net/sonic-mgmt", "`tests/pfcwd/files/x.lua`"]) == []
-    assert _stale_lines(["see `fabricd/no/such.py`", "and [the guide](no-such.md)", "or docs/gone.md,",
-                         'as docs/ARCHITECTURE.md, "No such section" says']) == [
-        "1: fabricd/no/such.py: no such file or directory", "2: no-such.md: no such file (from docs/nics.md)",
-        "3: docs/gone.md: no such file or directory", '4: docs/ARCHITECTURE.md, "No such section": no such section']
+    assert _stale_lines(
+        [
+            "see `fabricd/no/such.py`",
+            "and [the guide](no-such.md)",
+            "or docs/gone.md,",
+            'as docs/ARCHITECTURE.md, "No such section" says',
+        ]
+    ) == [
+        "1: fabricd/no/such.py: no such file or directory",
+        "2: no-such.md: no such file (from docs/nics.md)",
+        "3: docs/gone.md: no such file or directory",
+        '4: docs/ARCHITECTURE.md, "No such section": no such section',
+    ]
     assert _stale_lines(["see readers/switch/sonic.py, :class:`~fabricd.intent.host.NoSuchClass`"]) == [
         "1: fabricd.intent.host.NoSuchClass: fabricd.intent.host defines no 'NoSuchClass'",
-        "1: readers/switch/sonic.py: in neither fabricd/ nor lab/fabricd_lab/"]
+        "1: readers/switch/sonic.py: in neither fabricd/ nor lab/fabricd_lab/",
+    ]
     assert _stale_lines(["prints an EosSwitchIntent (fabricd/intent/switch.py)"]) == [
-        "1: fabricd/intent/switch.py defines no EosSwitchIntent"]
+        "1: fabricd/intent/switch.py defines no EosSwitchIntent"
+    ]
 
 
 _COMMAND = re.compile(r"`(fabricd [^`]+)`")

@@ -34,8 +34,7 @@ def _notes() -> tuple[list[Note], Callable[[str, str, str, str], None]]:
 
 def test_alert_renders_notify_only_without_a_warning() -> None:
     notes, warn = _notes()
-    wd = eos_watchdog(Watchdog(detection_ms=200, restoration_ms=200, poll_ms=100, action=WatchdogAction.ALERT),
-                      warn)
+    wd = eos_watchdog(Watchdog(detection_ms=200, restoration_ms=200, poll_ms=100, action=WatchdogAction.ALERT), warn)
     assert wd.action == "notify-only" and notes == []
 
 
@@ -73,11 +72,14 @@ def test_timers_off_the_10_ms_grid_round_up_with_a_warning() -> None:
 def test_sub_kbyte_ecn_thresholds_keep_their_value_in_bytes() -> None:
     notes, warn = _notes()
     assert eos_ecn(EcnProfile(name="e", min_bytes=500, max_bytes=900), 3, warn) == (500, 900, "bytes", 100)
-    assert eos_ecn(EcnProfile(name="e", min_bytes=150_000, max_bytes=1_500_000), 3, warn) == (
-        150, 1500, "kbytes", 100)
+    assert eos_ecn(EcnProfile(name="e", min_bytes=150_000, max_bytes=1_500_000), 3, warn) == (150, 1500, "kbytes", 100)
     assert notes == []
-    assert eos_ecn(EcnProfile(name="e", min_bytes=0, max_bytes=1_000, max_mark_probability_percent=0), 3,
-                   warn) == (1, 1_000, "bytes", 1)
+    assert eos_ecn(EcnProfile(name="e", min_bytes=0, max_bytes=1_000, max_mark_probability_percent=0), 3, warn) == (
+        1,
+        1_000,
+        "bytes",
+        1,
+    )
     assert [n[0] for n in notes] == ["queues[3].ecn.min_threshold", "queues[3].ecn.probability_percent"]
 
 
@@ -93,10 +95,15 @@ def test_two_lossless_classes_example_keeps_strict_queues_on_top() -> None:
 def test_the_old_two_lossless_layout_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "two.yml"
     text = (REPO / "inventory" / "examples" / "two-lossless-classes.yml").read_text()
-    path.write_text(text.replace("{id: 0, name: bulk, priorities: [0], weight_percent: 15}",
-                                 "{id: 0, name: bulk, priorities: [0], weight_percent: 10}")
-                        .replace("{id: 7, name: control, priorities: [7], scheduler: strict}",
-                                 "{id: 7, name: control, priorities: [7], weight_percent: 5}"))
+    path.write_text(
+        text.replace(
+            "{id: 0, name: bulk, priorities: [0], weight_percent: 15}",
+            "{id: 0, name: bulk, priorities: [0], weight_percent: 10}",
+        ).replace(
+            "{id: 7, name: control, priorities: [7], scheduler: strict}",
+            "{id: 7, name: control, priorities: [7], weight_percent: 5}",
+        )
+    )
     problems = [p for p in run_checks(load_inventory(path)) if p.code == "FAB121"]
     assert len(problems) == 1
     assert "strict class 'cnp' (id 6) is below DWRR class 'control' (id 7)" in problems[0].render()
@@ -104,18 +111,30 @@ def test_the_old_two_lossless_layout_is_refused(tmp_path: Path) -> None:
 
 
 def test_lab_eos_grammar_follows_avd_schema() -> None:
-    sh = EosSwitch(DeviceSpec("sw1", Platform.ARISTA_EOS, password="x",
-                              ports=(("Ethernet1", 400_000_000_000),))).open_shell()
+    sh = EosSwitch(
+        DeviceSpec("sw1", Platform.ARISTA_EOS, password="x", ports=(("Ethernet1", 400_000_000_000),))
+    ).open_shell()
     sh.handle("configure terminal")
     sh.handle("qos profile P")
     ok = sh.handle("priority-flow-control pause watchdog port action notify-only").output
     assert "Invalid" not in ok
     assert "Invalid" in sh.handle("priority-flow-control pause watchdog port action no-drop").output
-    assert "Invalid" in sh.handle(
-        "priority-flow-control pause watchdog port timer timeout 0.125 polling-interval 0.1 recovery-time 0.2").output
-    assert "Invalid" not in sh.handle(
-        "priority-flow-control pause watchdog port timer timeout 0.13 polling-interval 0.005 recovery-time 0.2").output
+    assert (
+        "Invalid"
+        in sh.handle(
+            "priority-flow-control pause watchdog port timer timeout 0.125 polling-interval 0.1 recovery-time 0.2"
+        ).output
+    )
+    assert (
+        "Invalid"
+        not in sh.handle(
+            "priority-flow-control pause watchdog port timer timeout 0.13 polling-interval 0.005 recovery-time 0.2"
+        ).output
+    )
     sh.handle("tx-queue 3")
-    assert "Invalid" not in sh.handle(
-        "random-detect ecn minimum-threshold 500 bytes maximum-threshold 900 bytes max-mark-probability 5 weight 0"
-    ).output
+    assert (
+        "Invalid"
+        not in sh.handle(
+            "random-detect ecn minimum-threshold 500 bytes maximum-threshold 900 bytes max-mark-probability 5 weight 0"
+        ).output
+    )

@@ -41,18 +41,26 @@ def test_watchdog_before_any_event_is_an_empty_valid_answer() -> None:
     assert got.pfcwd == () and got.problems == ()
 
 
-@pytest.mark.parametrize(("parser", "text"), [
-    # the invented shape fabricd's parser and lab used to speak: the real output has no 'interfaces' key
-    (arista_eos.parse_show_qos_ecn_counters,
-     '{"interfaces": {"Ethernet1": {"txQueues": {"3": {"ecnMarkedPackets": 5}}}}}'),
-    (arista_eos.parse_show_qos_ecn_counters, "% Invalid input"),
-    (arista_eos.parse_show_pfc_counters_watchdog, '{"intfQueueCounters": {}}'),
-    (arista_eos.parse_show_pfc_counters_watchdog, "{not json"),
-    (arista_eos.parse_show_priority_flow_control_counters, '{"errors": ["boom"]}'),
-    (arista_eos.parse_show_priority_flow_control_counters, "something else entirely"),
-    (arista_eos.parse_show_interfaces_counters_queue_detail, "% Invalid input (at token 3: 'detail')"),
-    (arista_eos.parse_show_hardware_counter_drop, "% Unavailable command (not supported on this hardware platform)"),
-])
+@pytest.mark.parametrize(
+    ("parser", "text"),
+    [
+        # the invented shape fabricd's parser and lab used to speak: the real output has no 'interfaces' key
+        (
+            arista_eos.parse_show_qos_ecn_counters,
+            '{"interfaces": {"Ethernet1": {"txQueues": {"3": {"ecnMarkedPackets": 5}}}}}',
+        ),
+        (arista_eos.parse_show_qos_ecn_counters, "% Invalid input"),
+        (arista_eos.parse_show_pfc_counters_watchdog, '{"intfQueueCounters": {}}'),
+        (arista_eos.parse_show_pfc_counters_watchdog, "{not json"),
+        (arista_eos.parse_show_priority_flow_control_counters, '{"errors": ["boom"]}'),
+        (arista_eos.parse_show_priority_flow_control_counters, "something else entirely"),
+        (arista_eos.parse_show_interfaces_counters_queue_detail, "% Invalid input (at token 3: 'detail')"),
+        (
+            arista_eos.parse_show_hardware_counter_drop,
+            "% Unavailable command (not supported on this hardware platform)",
+        ),
+    ],
+)
 def test_unrecognised_output_is_a_problem(parser: Callable[[str], SwitchCounters], text: str) -> None:
     got = parser(text)
     assert len(got.problems) == 1, got
@@ -60,9 +68,15 @@ def test_unrecognised_output_is_a_problem(parser: Callable[[str], SwitchCounters
     assert not (got.pfc or got.queues or got.pfcwd or got.drops)
 
 
-@pytest.mark.parametrize("parser", [arista_eos.parse_show_qos_ecn_counters, arista_eos.parse_show_pfc_counters_watchdog,
-                                    arista_eos.parse_show_priority_flow_control_counters,
-                                    arista_eos.parse_show_interfaces_counters_queue_detail])
+@pytest.mark.parametrize(
+    "parser",
+    [
+        arista_eos.parse_show_qos_ecn_counters,
+        arista_eos.parse_show_pfc_counters_watchdog,
+        arista_eos.parse_show_priority_flow_control_counters,
+        arista_eos.parse_show_interfaces_counters_queue_detail,
+    ],
+)
 def test_empty_output_is_empty_without_a_problem(parser: Callable[[str], SwitchCounters]) -> None:
     got = parser("")
     assert got.problems == ()

@@ -52,8 +52,10 @@ def registry(host: ReplayHost) -> Registry:
 def test_healthy_tree_all_collectors_succeed(host: ReplayHost) -> None:
     text = registry(host).exposition()
     assert success(text) == {"nic": "1", "rdma": "1", "nic_config": "1", "link": "1"}
-    assert value(text, 'fabricd_nic_pfc_pause_duration_seconds_total{interface="eth0",priority="3",direction="rx"}') \
+    assert (
+        value(text, 'fabricd_nic_pfc_pause_duration_seconds_total{interface="eth0",priority="3",direction="rx"}')
         == "0.005"
+    )
 
 
 def test_rdma_device_vanishes_between_discovery_and_read(host: ReplayHost, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,8 +139,13 @@ def test_cli_once_on_broken_tree_prints_no_traceback(host: ReplayHost) -> None:
     (host.root / "sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence").write_text("garbage\n")
     shutil.rmtree(host.root / "sys/class/infiniband/mlx5_1/ports/1/hw_counters")
     fabricd = str(Path(sys.executable).parent / "fabricd")
-    res = subprocess.run([fabricd, "export", "host", "--root", str(host.root), "--once"],
-                         capture_output=True, text=True, timeout=120, check=False)
+    res = subprocess.run(
+        [fabricd, "export", "host", "--root", str(host.root), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr and "Traceback" not in res.stdout
     assert 'fabricd_scrape_collector_success{collector="rdma"} 0' in res.stdout

@@ -31,16 +31,29 @@ def test_compliance_maps_findings_to_their_nic() -> None:
     intent = host_intent(FABRIC, "gpu1")
     nic = intent.nics[0]
     assert nic.vlan_netdev and nic.rdma_device
-    report = AuditReport(kind="host", target="gpu1", checks=[
-        CheckResult(code="HOST-MTU", title="t", status=Status.FAIL, findings=[_finding("HOST-MTU", nic.vlan_netdev)]),
-        CheckResult(code="HOST-ROCE-TOS", title="t", status=Status.FAIL,
-                    findings=[_finding("HOST-ROCE-TOS", nic.rdma_device)]),
-        CheckResult(code="HOST-PFC", title="t", status=Status.PASS),
-        CheckResult(code="HOST-ETS", title="t", status=Status.SKIP, note="no DCB source"),
-    ])
+    report = AuditReport(
+        kind="host",
+        target="gpu1",
+        checks=[
+            CheckResult(
+                code="HOST-MTU", title="t", status=Status.FAIL, findings=[_finding("HOST-MTU", nic.vlan_netdev)]
+            ),
+            CheckResult(
+                code="HOST-ROCE-TOS",
+                title="t",
+                status=Status.FAIL,
+                findings=[_finding("HOST-ROCE-TOS", nic.rdma_device)],
+            ),
+            CheckResult(code="HOST-PFC", title="t", status=Status.PASS),
+            CheckResult(code="HOST-ETS", title="t", status=Status.SKIP, note="no DCB source"),
+        ],
+    )
     got = compliance(intent, report)
-    assert got == {(nic.netdev, "HOST-MTU"): False, (nic.netdev, "HOST-ROCE-TOS"): False,
-                   (nic.netdev, "HOST-PFC"): True}
+    assert got == {
+        (nic.netdev, "HOST-MTU"): False,
+        (nic.netdev, "HOST-ROCE-TOS"): False,
+        (nic.netdev, "HOST-PFC"): True,
+    }
 
 
 def test_host_selector() -> None:
@@ -73,13 +86,16 @@ def test_apply_lock_that_cannot_be_opened_is_a_clear_error(tmp_path: Path) -> No
     assert "FABRICD_APPLY_LOCK_DIR" in (err.value.hint or "")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["agent"], "--host is required"),
-    (["agent", "--host", "gpu1", "--mode", "fix"], "unknown mode"),
-    (["agent", "http://example.invalid/f.yml", "--host", "gpu1"], "only https://"),
-    (["agent", "/nonexistent/inv.yml", "--host", "gpu1", "--once"], "no such file"),
-    (["agent", "--host", "nosuch", "--once"], "no host 'nosuch'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["agent"], "--host is required"),
+        (["agent", "--host", "gpu1", "--mode", "fix"], "unknown mode"),
+        (["agent", "http://example.invalid/f.yml", "--host", "gpu1"], "only https://"),
+        (["agent", "/nonexistent/inv.yml", "--host", "gpu1", "--once"], "no such file"),
+        (["agent", "--host", "nosuch", "--once"], "no host 'nosuch'"),
+    ],
+)
 @pytest.mark.integration  # runs the fabricd CLI as a process
 def test_agent_bad_input_is_located(args: list[str], message: str, tmp_path: Path) -> None:
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path))

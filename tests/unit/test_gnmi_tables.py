@@ -29,16 +29,24 @@ def golden(name: str) -> Any:
     return json.loads("\n".join(lines[1:]))
 
 
-def _values(queues: dict[str, Any] | None = None, ports: dict[str, Any] | None = None,
-            pgs: dict[str, Any] | None = None) -> dict[str, Any]:
+def _values(
+    queues: dict[str, Any] | None = None, ports: dict[str, Any] | None = None, pgs: dict[str, Any] | None = None
+) -> dict[str, Any]:
     names, types = {}, {}
     for i, key in enumerate(k for k in (queues or {}) if k.count(":") == 1):
         oid = f"oid:0x15{i:012x}"
         names[key] = oid
         types[oid] = "SAI_QUEUE_TYPE_UNICAST"  # constructed: no published COUNTERS_QUEUE_TYPE_MAP payload
-    return {path_key("COUNTERS_DB", "", p): v for p, v in (
-        (sonic.PORTS, ports or {}), (sonic.QUEUES, queues or {}), (sonic.PG_WATERMARKS, pgs or {}),
-        (sonic.QUEUE_NAMES, names), (sonic.QUEUE_TYPES, types))}
+    return {
+        path_key("COUNTERS_DB", "", p): v
+        for p, v in (
+            (sonic.PORTS, ports or {}),
+            (sonic.QUEUES, queues or {}),
+            (sonic.PG_WATERMARKS, pgs or {}),
+            (sonic.QUEUE_NAMES, names),
+            (sonic.QUEUE_TYPES, types),
+        )
+    }
 
 
 def test_every_table_names_its_sources_and_limits() -> None:
@@ -72,7 +80,9 @@ def test_sonic_queues_payload_maps_to_queue_and_watchdog_counters() -> None:
     assert (q3.packets, q3.bytes, q3.dropped_packets, q3.dropped_bytes) == (0, 0, 0, 0)
     assert q3.ecn_marked_packets is None  # the payload has no WRED/ECN field: absent, never 0
     assert {(w.interface, w.queue, w.status, w.detected, w.restored) for w in c.pfcwd} == {
-        ("Ethernet68", 3, "operational", 0, 0), ("Ethernet68", 4, "operational", 0, 0)}
+        ("Ethernet68", 3, "operational", 0, 0),
+        ("Ethernet68", 4, "operational", 0, 0),
+    }
     assert c.pfcwd[0].tx_drop is None  # not in this payload
     assert [(w.group, w.index, w.kind, w.bytes) for w in c.watermarks] == [("queue", 1, "unicast", 192)]
 
@@ -87,7 +97,9 @@ def test_sonic_port_payload_maps_to_pfc_frames() -> None:
 def test_sonic_pg_watermarks() -> None:
     c = sonic.to_counters(_values(pgs=golden("PERIODIC_WATERMARKS_Ethernet16_PriorityGroups_expected.txt")))
     assert sorted((w.interface, w.group, w.index, w.kind, w.bytes) for w in c.watermarks) == [
-        ("Ethernet16", "pg", 5, "headroom", 0), ("Ethernet16", "pg", 5, "shared", 0)]
+        ("Ethernet16", "pg", 5, "headroom", 0),
+        ("Ethernet16", "pg", 5, "shared", 0),
+    ]
 
 
 def test_a_queue_without_a_type_is_left_out_with_a_problem() -> None:
@@ -119,20 +131,38 @@ def test_eos_leaves_map_to_the_ssh_counters() -> None:
     port = "interfaces/interface[name=Ethernet1]"
     values = {
         **_leaves(f"{port}/ethernet/pfc/priorities/priority[index=3]/state", {"in-frames": 900, "out-frames": 2}),
-        **_leaves(f"{port}/ethernet/pfc/watchdog/tx-queues/tx-queue[index=3][queue-type=UNICAST]/state",
-                  {"stuck-count": 2, "recovery-count": 1}),
-        **_leaves("qos/interfaces/interface[interface-id=Ethernet1]/output/queues/queue[name=3]/state",
-                  {"transmit-pkts": 10, "transmit-octets": 4096, "dropped-pkts": 1, "dropped-octets": 64,
-                   "ecn-marked-pkts": 4}),
+        **_leaves(
+            f"{port}/ethernet/pfc/watchdog/tx-queues/tx-queue[index=3][queue-type=UNICAST]/state",
+            {"stuck-count": 2, "recovery-count": 1},
+        ),
+        **_leaves(
+            "qos/interfaces/interface[interface-id=Ethernet1]/output/queues/queue[name=3]/state",
+            {
+                "transmit-pkts": 10,
+                "transmit-octets": 4096,
+                "dropped-pkts": 1,
+                "dropped-octets": 64,
+                "ecn-marked-pkts": 4,
+            },
+        ),
         **_leaves(f"{port}/state/counters", {"in-discards": 3, "out-discards": 4, "carrier-transitions": 6}),
     }
     c = eos.to_counters(values)
     assert [(p.interface, p.priority, p.direction, p.frames) for p in c.pfc] == [
-        ("Ethernet1", 3, "rx", 900), ("Ethernet1", 3, "tx", 2)]
+        ("Ethernet1", 3, "rx", 900),
+        ("Ethernet1", 3, "tx", 2),
+    ]
     assert [(w.queue, w.status, w.detected, w.restored) for w in c.pfcwd] == [(3, "stormed", 2, 1)]
     (q,) = c.queues
     assert (q.index, q.kind, q.packets, q.bytes, q.dropped_packets, q.dropped_bytes, q.ecn_marked_packets) == (
-        3, "unicast", 10, 4096, 1, 64, 4)
+        3,
+        "unicast",
+        10,
+        4096,
+        1,
+        64,
+        4,
+    )
     assert q.wred_dropped_packets is None  # EOS publishes none: absent, never 0
     assert {(i.direction, i.value) for i in c.interfaces} == {("rx", 3), ("tx", 4)}
     assert [(lk.name, lk.value) for lk in c.link] == [("carrier_transitions", 6.0)]
@@ -142,9 +172,20 @@ def test_eos_leaves_map_to_the_ssh_counters() -> None:
 def test_nxos_leaves_map_to_the_ssh_counters() -> None:
     base = "System/ipqos-items/queuing-items/policy-items/out-items/intf-items/If-list[name=eth1/1]/queCmap-items"
     values = {
-        **_leaves(f"{base}/QueuingStats-list[cmapName=c-out-8q-q3]",
-                  {"ucTxPackets": 10, "ucTxBytes": 4096, "ucDropPackets": 0, "ucDropBytes": 0, "mcTxPackets": 1,
-                   "randEcnMarkedPackets": 77, "pfcRxPpp": 900, "pfcTxPpp": 12}, origin="device"),
+        **_leaves(
+            f"{base}/QueuingStats-list[cmapName=c-out-8q-q3]",
+            {
+                "ucTxPackets": 10,
+                "ucTxBytes": 4096,
+                "ucDropPackets": 0,
+                "ucDropBytes": 0,
+                "mcTxPackets": 1,
+                "randEcnMarkedPackets": 77,
+                "pfcRxPpp": 900,
+                "pfcTxPpp": 12,
+            },
+            origin="device",
+        ),
         **_leaves(f"{base}/QueuingStats-list[cmapName=c-out-8q-q-default]", {"ucDropPackets": 5}, origin="device"),
     }
     c = nxos.to_counters(values)
@@ -163,17 +204,32 @@ def test_nxos_leaves_map_to_the_ssh_counters() -> None:
 
 def test_nvue_leaves_map_to_the_ssh_counters() -> None:
     values = {
-        **_leaves("qos/interfaces/interface[interface-id=swp1]/switch-priority[priority=3]/state",
-                  {"counters/in-pause-pkts": 900, "counters/out-pause-pkts": 1, "in-pause-duration": 4500,
-                   "out-pause-duration": 0}),
-        **_leaves("qos/interfaces/interface[interface-id=swp1]/output/queues/queue[name=3]/state",
-                  {"transmit-pkts": 10, "transmit-octets": 4096, "no-buffer-uc-dropped-pkts": 2,
-                   "wred-dropped-pkts": 1, "ecn-marked-pkts": 0}),
+        **_leaves(
+            "qos/interfaces/interface[interface-id=swp1]/switch-priority[priority=3]/state",
+            {
+                "counters/in-pause-pkts": 900,
+                "counters/out-pause-pkts": 1,
+                "in-pause-duration": 4500,
+                "out-pause-duration": 0,
+            },
+        ),
+        **_leaves(
+            "qos/interfaces/interface[interface-id=swp1]/output/queues/queue[name=3]/state",
+            {
+                "transmit-pkts": 10,
+                "transmit-octets": 4096,
+                "no-buffer-uc-dropped-pkts": 2,
+                "wred-dropped-pkts": 1,
+                "ecn-marked-pkts": 0,
+            },
+        ),
         **_leaves("interfaces/interface[name=swp1]/state/counters", {"ecn-marked-pkts": 77, "carrier-transitions": 3}),
     }
     c = nvue.to_counters(values)
-    assert {(p.direction, p.priority, p.frames, p.duration_us) for p in c.pfc} == {("rx", 3, 900, 4500),
-                                                                                   ("tx", 3, 1, 0)}
+    assert {(p.direction, p.priority, p.frames, p.duration_us) for p in c.pfc} == {
+        ("rx", 3, 900, 4500),
+        ("tx", 3, 1, 0),
+    }
     (q,) = c.queues
     assert (q.packets, q.bytes, q.dropped_packets, q.wred_dropped_packets) == (10, 4096, 2, 1)
     assert q.ecn_marked_packets is None  # the per-queue leaf reads 0 when ECN is off: not read

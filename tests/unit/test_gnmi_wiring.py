@@ -26,8 +26,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _fabric(gnmi: tuple[str, ...] = ()) -> Fabric:
     fabric = load_inventory(REPO / "inventory" / "lab").fabric
-    switches = [s.model_copy(update={"telemetry": s.telemetry.model_copy(update={"transport": "gnmi"})})
-                if s.name in gnmi else s for s in fabric.switches]
+    switches = [
+        s.model_copy(update={"telemetry": s.telemetry.model_copy(update={"transport": "gnmi"})})
+        if s.name in gnmi
+        else s
+        for s in fabric.switches
+    ]
     return fabric.model_copy(update={"switches": switches})
 
 
@@ -60,10 +64,16 @@ def test_a_nos_without_a_gnmi_mapping_is_refused_by_name() -> None:
     assert spec.gnmi is not None
     unmapped = dataclasses.replace(spec, gnmi=dataclasses.replace(spec.gnmi, to_counters=None))
     fabric = _fabric()
-    with SPECS.overridden(unmapped), pytest.raises(
-            UsageError, match=r"switch leaf2-eos: telemetry.transport gnmi: .*arista_eos.*nos/arista_eos/"):
-        build_switch_poller(fabric, switch_targets(fabric, ["leaf2-eos"]), _never,  # type: ignore[arg-type]
-                            transport="gnmi")
+    with (
+        SPECS.overridden(unmapped),
+        pytest.raises(UsageError, match=r"switch leaf2-eos: telemetry.transport gnmi: .*arista_eos.*nos/arista_eos/"),
+    ):
+        build_switch_poller(
+            fabric,
+            switch_targets(fabric, ["leaf2-eos"]),
+            _never,  # type: ignore[arg-type]
+            transport="gnmi",
+        )
     with pytest.raises(UsageError) as err:
         build_switch_poller(fabric, switch_targets(fabric), _never, transport="http")  # type: ignore[arg-type]
     assert render_error(err.value) == "--transport 'http': expected one of inventory, ssh, gnmi"
@@ -91,8 +101,12 @@ def test_combined_poller_answers_in_inventory_order() -> None:
 
 def test_every_nos_may_stream() -> None:
     fabric = _fabric()
-    poller, gnmi, ssh = build_switch_poller(fabric, switch_targets(fabric), _never,  # type: ignore[arg-type]
-                                            transport="gnmi")
+    poller, gnmi, ssh = build_switch_poller(
+        fabric,
+        switch_targets(fabric),
+        _never,  # type: ignore[arg-type]
+        transport="gnmi",
+    )
     assert isinstance(gnmi, GnmiPoller) and ssh == []
     assert {t.platform for t in gnmi.targets} == {p.value for p in SPECS}
     poller.close()

@@ -31,8 +31,9 @@ def test_group_nic_defaults_render_e810_host_scripts(tmp_path: Path) -> None:
     assert drivers["gpu1"] == drivers["gpu2"] == {"ice"} and drivers["gpu3"] == {"mlx5_core"}
     # the NIC's own line still wins over the group, the group over defaults.nic (mtu 9000 stays)
     assert all(n.mtu == 9000 for n in inv.fabric.hosts[0].nics)
-    scripts = {r.device: "\n".join(f.text for f in r.files) for r in render_devices(inv.fabric)
-               if r.device in ("gpu1", "gpu3")}
+    scripts = {
+        r.device: "\n".join(f.text for f in r.files) for r in render_devices(inv.fabric) if r.device in ("gpu1", "gpu3")
+    }
     assert "devlink/ice.rst" in scripts["gpu1"] and "devlink/ice.rst" not in scripts["gpu3"]
     # a located value: the driver of gpu1's NIC is found at the group's nic: line
     loc = inv.locate(("hosts", 0, "nics", 0, "driver"))

@@ -100,11 +100,15 @@ def test_missing_switches_file_is_one_hint_and_no_deadlock_verdict(tmp_path: Pat
     code, out, _ = _run("validate", str(inv))
     lines = out.splitlines()
     assert code == 1
-    assert lines[0].startswith(f"error: {inv}: switches: no switches defined (expected at least one switch under "
-                               "switches:, got 32 references to switches: links[0].a, links[0].b, links[1].a and 29 "
-                               "more); is switches.yml missing?")
-    assert lines[1:] == ["PFC deadlock: not analysed (no switches)",
-                         "lab: 0 switches, 8 hosts, 8 links: 1 error, 0 warnings: failed"]
+    assert lines[0].startswith(
+        f"error: {inv}: switches: no switches defined (expected at least one switch under "
+        "switches:, got 32 references to switches: links[0].a, links[0].b, links[1].a and 29 "
+        "more); is switches.yml missing?"
+    )
+    assert lines[1:] == [
+        "PFC deadlock: not analysed (no switches)",
+        "lab: 0 switches, 8 hosts, 8 links: 1 error, 0 warnings: failed",
+    ]
     data = json.loads(_run("validate", str(inv), "--output", "json")[1])
     assert data["deadlock"] == {"applicable": False, "reason": "no switches"}
     assert [p["code"] for p in data["problems"]] == ["FAB016"]

@@ -101,8 +101,9 @@ def test_base_inventory_loads(tmp_path: Path) -> None:
 @pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @pytest.mark.parametrize("sep", SEPARATORS, ids=repr)
 @pytest.mark.parametrize(("label", "path"), FIELDS, ids=[f[0] for f in FIELDS])
-def test_line_separator_in_a_name_is_refused_with_file_and_line(tmp_path: Path, label: str, path: tuple[Any, ...],
-                                                                sep: str) -> None:
+def test_line_separator_in_a_name_is_refused_with_file_and_line(
+    tmp_path: Path, label: str, path: tuple[Any, ...], sep: str
+) -> None:
     for value in (get(path) + sep, sep + get(path), get(path)[:1] + sep + get(path)[1:]):
         with pytest.raises(InventoryError) as info:
             load(tmp_path, doc_with(path, value))
@@ -115,8 +116,11 @@ def test_line_separator_in_a_name_is_refused_with_file_and_line(tmp_path: Path, 
         assert all("\n" not in p.render() and "\r" not in p.render() for p in problems)
 
 
-@pytest.mark.parametrize(("label", "path"), [f for f in FIELDS if f[0] in ("fabric name", "switch name", "host name")],
-                         ids=lambda f: f if isinstance(f, str) else "")
+@pytest.mark.parametrize(
+    ("label", "path"),
+    [f for f in FIELDS if f[0] in ("fabric name", "switch name", "host name")],
+    ids=lambda f: f if isinstance(f, str) else "",
+)
 @pytest.mark.parametrize("value", ["x/../../../../../../tmp/pwned", "a/b", "..", "a..b", "/etc/passwd", ".hidden"])
 def test_device_names_are_one_path_component(tmp_path: Path, label: str, path: tuple[Any, ...], value: str) -> None:
     with pytest.raises(InventoryError) as info:
@@ -140,8 +144,13 @@ def test_cli_render_refuses_a_traversing_host_name(tmp_path: Path) -> None:
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump(bad))
     out = tmp_path / "out" / "deep"
-    result = subprocess.run([sys.executable, "-m", "fabricd", "render", str(inv), "--out", str(out)],
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "fabricd", "render", str(inv), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 2, result.stderr
     assert "inv.yml:8:" in result.stderr and "hosts[" in result.stderr and "one path component" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -208,8 +217,15 @@ def test_redaction_masks_a_longer_secret_whole() -> None:
 
 
 def _result(target: str, *, failed: bool = False, drift: bool = False) -> DriftResult:
-    return DriftResult(target=target, platform="sonic", drift=drift, changes=["x"] if drift else [],
-                       diff="-a\n+b\n" if drift else "", failed=failed, error="cannot reach" if failed else None)
+    return DriftResult(
+        target=target,
+        platform="sonic",
+        drift=drift,
+        changes=["x"] if drift else [],
+        diff="-a\n+b\n" if drift else "",
+        failed=failed,
+        error="cannot reach" if failed else None,
+    )
 
 
 def test_diff_summary_tells_the_truth_about_failures() -> None:
@@ -219,7 +235,8 @@ def test_diff_summary_tells_the_truth_about_failures() -> None:
     assert diff_summary(mixed).startswith("the 1 switches read match the intent; 1 of 2 could not be read")
     assert diff_summary([_result("a"), _result("b")]) == "all 2 switches read match the intent"
     assert diff_summary([_result("a", drift=True), _result("b", failed=True)]).startswith(
-        "1 of 1 switches read drifted")
+        "1 of 1 switches read drifted"
+    )
 
 
 def test_capture_folders_stay_inside_and_are_private(tmp_path: Path) -> None:

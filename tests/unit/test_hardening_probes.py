@@ -20,8 +20,9 @@ from fabricd.platforms.access import check_secret_file
 SECRET = "root:$6$Zq9-not-for-your-eyes:19000:0:99999:7:::"
 INVENTORY = {
     "name": "tiny",
-    "switches": [{"name": "leaf1", "platform": "sonic", "mgmt": {"host": "192.0.2.1"},
-                  "ports": [{"name": "Ethernet0"}]}],
+    "switches": [
+        {"name": "leaf1", "platform": "sonic", "mgmt": {"host": "192.0.2.1"}, "ports": [{"name": "Ethernet0"}]}
+    ],
 }
 
 
@@ -126,8 +127,9 @@ def test_install_unit_does_not_follow_a_link_in_its_out_folder(tmp_path: Path) -
     (out / "fabricd-host.service").symlink_to(victim / "owned")
     from fabricd import settings
 
-    res = CliRunner().invoke(build_app(), ["host", "install-unit", str(settings.default_inventory()), "--host", "gpu2",
-                                           "--out", str(out)])
+    res = CliRunner().invoke(
+        build_app(), ["host", "install-unit", str(settings.default_inventory()), "--host", "gpu2", "--out", str(out)]
+    )
     assert isinstance(res.exception, PathEscapeError) and res.exception.exit_code == 2, res.output
     assert "outside" in res.exception.render()
     assert list(victim.iterdir()) == []
@@ -149,8 +151,7 @@ def test_report_does_not_follow_a_link_in_its_out_folder(tmp_path: Path, lab_inv
     assert list(victim.iterdir()) == []
 
 
-def test_host_snapshots_do_not_follow_a_link_in_the_state_dir(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_host_snapshots_do_not_follow_a_link_in_the_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from fabricd.safepath import PathEscapeError
     from fabricd.usecases.host import save_snapshots
 
@@ -183,13 +184,36 @@ def test_write_inside_refuses_a_dangling_link_and_writes_private_files(tmp_path:
 ENDPOINT_DOC = {
     "name": "tiny",
     "policy": {"vlans": [{"id": 100, "name": "rdma", "subnet": "10.100.0.0/16", "members": ["leaf1:Ethernet0"]}]},
-    "switches": [{"name": "leaf1", "platform": "sonic", "mgmt": {"host": "192.0.2.1"},
-                  "ports": [{"name": "Ethernet0"}, {"name": "Ethernet8", "role": "leaf_spine"}]},
-                 {"name": "spine1", "platform": "sonic", "role": "spine", "mgmt": {"host": "192.0.2.2"},
-                  "ports": [{"name": "Ethernet0", "role": "leaf_spine"}]}],
+    "switches": [
+        {
+            "name": "leaf1",
+            "platform": "sonic",
+            "mgmt": {"host": "192.0.2.1"},
+            "ports": [{"name": "Ethernet0"}, {"name": "Ethernet8", "role": "leaf_spine"}],
+        },
+        {
+            "name": "spine1",
+            "platform": "sonic",
+            "role": "spine",
+            "mgmt": {"host": "192.0.2.2"},
+            "ports": [{"name": "Ethernet0", "role": "leaf_spine"}],
+        },
+    ],
     "links": [{"a": "leaf1:Ethernet8", "b": "spine1:Ethernet0"}],
-    "hosts": [{"name": "gpu1", "nics": [{"netdev": "ens1f0np0", "rdma_device": "mlx5_0", "ip": "10.100.0.11/16",
-                                         "vlan": 100, "peer": "leaf1:Ethernet0"}]}],
+    "hosts": [
+        {
+            "name": "gpu1",
+            "nics": [
+                {
+                    "netdev": "ens1f0np0",
+                    "rdma_device": "mlx5_0",
+                    "ip": "10.100.0.11/16",
+                    "vlan": 100,
+                    "peer": "leaf1:Ethernet0",
+                }
+            ],
+        }
+    ],
 }
 
 
@@ -201,8 +225,12 @@ def test_endpoint_fields_refuse_shell_and_line_separators_at_load(tmp_path: Path
     import copy
 
     doc = copy.deepcopy(ENDPOINT_DOC)
-    node: dict = {"members": doc["policy"]["vlans"][0], "peer": doc["hosts"][0]["nics"][0],  # type: ignore[type-arg]
-                  "link a": doc["links"][0], "link b": doc["links"][0]}[where]
+    node: dict = {
+        "members": doc["policy"]["vlans"][0],
+        "peer": doc["hosts"][0]["nics"][0],  # type: ignore[type-arg]
+        "link a": doc["links"][0],
+        "link b": doc["links"][0],
+    }[where]
     key = {"members": "members", "peer": "peer", "link a": "a", "link b": "b"}[where]
     if key == "members":
         node[key] = [node[key][0] + payload]
@@ -302,15 +330,18 @@ def test_a_secret_is_masked_in_tracebacks_and_child_logger_records_whatever_the_
 # -- YAML shapes that crashed the loader ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", [
-    "name: x\n? [a, b]\n: c\n",
-    "name: x\nswitches:\n  - ? {a: 1}\n    : 2\n    name: s\n",
-    "name: x\n? &k [a]\n: 1\n? *k\n: 2\n",
-    "? [a]\n",
-    "name: !!bool 'x'\n",
-    "name: x\ndescription: !!timestamp 2001-13-99x\n",
-    "name: !!float 'x'\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: x\n? [a, b]\n: c\n",
+        "name: x\nswitches:\n  - ? {a: 1}\n    : 2\n    name: s\n",
+        "name: x\n? &k [a]\n: 1\n? *k\n: 2\n",
+        "? [a]\n",
+        "name: !!bool 'x'\n",
+        "name: x\ndescription: !!timestamp 2001-13-99x\n",
+        "name: !!float 'x'\n",
+    ],
+)
 def test_a_complex_mapping_key_is_a_located_problem_not_an_internal_error(tmp_path: Path, text: str) -> None:
     """``? [a, b]`` (a YAML complex key) gave ``internal error: AttributeError: 'MappingEndEvent' object has no
     attribute 'tag'``: the loader read the value before the key's own events. A bad explicitly tagged scalar
@@ -338,8 +369,10 @@ def test_host_restore_writes_back_only_nic_files_whatever_the_snapshot_says(tmp_
     victim = root / "root" / ".ssh" / "authorized_keys"
     victim.parent.mkdir(parents=True)
     victim.write_text("ssh-ed25519 AAAA admin\n")
-    readings = [{"object": "x", "path": "/root/.ssh/authorized_keys", "value": "ssh-ed25519 EVIL attacker"},
-                {"object": "y", "path": "/sys/../root/.ssh/authorized_keys", "value": "evil"}]
+    readings = [
+        {"object": "x", "path": "/root/.ssh/authorized_keys", "value": "ssh-ed25519 EVIL attacker"},
+        {"object": "y", "path": "/sys/../root/.ssh/authorized_keys", "value": "evil"},
+    ]
     snap = {"backend": "sysfs", "host": "gpu1", "readings": readings}
     from fabricd.hosts.base import Snapshot
 
@@ -366,8 +399,12 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
 
     out = tmp_path / "out"
     (out / "hosts").mkdir(parents=True)
-    target = {"render": out / "hosts" / "gpu1.sh", "session log": out / "leaf1.log",
-              "install-unit": out / "fabricd-host.service", "report": out / "storm-timeline.png"}[where]
+    target = {
+        "render": out / "hosts" / "gpu1.sh",
+        "session log": out / "leaf1.log",
+        "install-unit": out / "fabricd-host.service",
+        "report": out / "storm-timeline.png",
+    }[where]
     os.mkfifo(target)
 
     def attempt() -> None:
@@ -379,8 +416,9 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
             from fabricd_lab.report.pictures import all_pictures
             from fabricd_lab.report.record import RunRecord
 
-            all_pictures(RunRecord(fabric="tiny", started_ts=1.0, ended_ts=2.0),
-                         load_inventory(_tiny(tmp_path)).fabric, out)
+            all_pictures(
+                RunRecord(fabric="tiny", started_ts=1.0, ended_ts=2.0), load_inventory(_tiny(tmp_path)).fabric, out
+            )
         else:
             write_inside(out, target.name, "[Unit]\n")
 
@@ -417,8 +455,9 @@ def test_install_unit_quotes_the_inventory_path_for_systemd(tmp_path: Path, lab_
     out = tmp_path / "units"
     res = CliRunner().invoke(build_app(), ["host", "install-unit", str(inv), "--host", "gpu2", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    exec_start = next(line for line in (out / "fabricd-host.service").read_text().splitlines()
-                      if line.startswith("ExecStart="))
+    exec_start = next(
+        line for line in (out / "fabricd-host.service").read_text().splitlines() if line.startswith("ExecStart=")
+    )
     assert f' host apply "{inv.resolve()}'.replace("%", "%%").replace("$", "$$") + '" --host gpu2 --yes' in exec_start
 
 
@@ -453,7 +492,8 @@ def test_host_restore_from_a_directory_is_a_usage_error(tmp_path: Path) -> None:
     from fabricd_lab.fake_host import FakeNic, build_fake_host
 
     root = build_fake_host(tmp_path / "h", [FakeNic(netdev="ens1f0np0", ip="10.100.0.12")])
-    res = CliRunner().invoke(build_app(), ["host", "restore", "--host", "gpu2", "--root", str(root),
-                                           "--snapshot", str(tmp_path)])
+    res = CliRunner().invoke(
+        build_app(), ["host", "restore", "--host", "gpu2", "--root", str(root), "--snapshot", str(tmp_path)]
+    )
     assert isinstance(res.exception, UsageError), res.output
     assert "cannot read the snapshot" in res.exception.render()

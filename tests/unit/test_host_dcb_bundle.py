@@ -28,8 +28,9 @@ def tree(tmp_path: Path) -> tuple[Path, str]:
 
 
 def audit(root: Path) -> dict[str, dict[str, object]]:
-    res = runner.invoke(build_app(), ["audit", "host", "--host", "gpu1", "--root", str(root), "--skip", "netlink",
-                                      "--output", "json"])
+    res = runner.invoke(
+        build_app(), ["audit", "host", "--host", "gpu1", "--root", str(root), "--skip", "netlink", "--output", "json"]
+    )
     assert res.exception is None or getattr(res.exception, "code", None) in (0, 1), res.output
     return {c["code"]: c for c in json.loads(res.stdout)["checks"]}
 
@@ -51,7 +52,8 @@ def test_bundle_from_a_connectx3_host(tmp_path: Path) -> None:
 def test_bundle_pfc_on_the_wrong_priorities_and_bad_files(tmp_path: Path) -> None:
     root, netdev = tree(tmp_path)
     (root / "dcb" / f"{netdev}.pfc").write_text(
-        (CAPTURES / "dcb-pfc-show-stats-mlxsw-netdev-patch.txt").read_text())  # priorities 1 and 7
+        (CAPTURES / "dcb-pfc-show-stats-mlxsw-netdev-patch.txt").read_text()
+    )  # priorities 1 and 7
     (root / "dcb" / f"{netdev}.app").write_text("dscp-prio 26:3 48:")  # truncated
     checks = audit(root)
     [pfc] = checks["HOST-PFC"]["findings"]  # type: ignore[misc]

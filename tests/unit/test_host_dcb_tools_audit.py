@@ -30,8 +30,19 @@ def tree(tmp_path: Path, inventory: str, host: str) -> tuple[Path, str]:
 
 
 def audit(root: Path, host: str, inventory: str | None = None) -> dict[str, dict[str, object]]:
-    args = ["audit", "host", *([inventory] if inventory else []), "--host", host, "--root", str(root), "--skip",
-            "netlink", "--output", "json"]
+    args = [
+        "audit",
+        "host",
+        *([inventory] if inventory else []),
+        "--host",
+        host,
+        "--root",
+        str(root),
+        "--skip",
+        "netlink",
+        "--output",
+        "json",
+    ]
     res = runner.invoke(build_app(), args)
     assert res.exception is None or getattr(res.exception, "code", None) in (0, 1), res.output
     return {c["code"]: c for c in json.loads(res.stdout)["checks"]}
@@ -45,8 +56,9 @@ def findings(check: dict[str, object]) -> list[dict[str, object]]:
 
 def test_mlx5_host_audited_from_mlnx_qos(tmp_path: Path) -> None:
     root, netdev = tree(tmp_path, str(settings.default_inventory()), "gpu1")
-    (root / "dcb" / f"{netdev}.mlnx_qos").write_text((CAPTURES / "mlnx_qos-trust-dscp-pfc5-ets-gpu-prod-notes.txt")
-                                                     .read_text())
+    (root / "dcb" / f"{netdev}.mlnx_qos").write_text(
+        (CAPTURES / "mlnx_qos-trust-dscp-pfc5-ets-gpu-prod-notes.txt").read_text()
+    )
     checks = audit(root, "gpu1")
     # trust is read (HOST-TRUST was skipped on every bundle before), and passes: the capture trusts DSCP
     assert checks["HOST-TRUST"]["status"] == "pass"
@@ -62,8 +74,9 @@ def test_mlx5_host_audited_from_mlnx_qos(tmp_path: Path) -> None:
 
 def test_bnxt_host_audited_from_niccli(tmp_path: Path) -> None:
     root, netdev = tree(tmp_path, MIXED, "gpu2")
-    (root / "dcb" / f"{netdev}.niccli").write_text((CAPTURES / "niccli-qos-ets-show-bcm57608-node-scraper.txt")
-                                                   .read_text())
+    (root / "dcb" / f"{netdev}.niccli").write_text(
+        (CAPTURES / "niccli-qos-ets-show-bcm57608-node-scraper.txt").read_text()
+    )
     checks = audit(root, "gpu2", MIXED)
     assert checks["HOST-PFC"]["status"] == "pass"  # PFC enabled: 3
     # the NIC runs CNP on priority 7 (PRIO_MAP 7:2, APP DSCP 48 -> 7); the inventory puts it on 6
@@ -78,12 +91,16 @@ def test_ets_of_a_tool_that_prints_only_its_tcs(tmp_path: Path) -> None:
     """niccli prints the NIC's 3 TCs; the TCs it leaves out carry no priority, so they are not compared, but a
     difference on a TC in use is."""
     root, netdev = tree(tmp_path, MIXED, "gpu2")
-    (root / "dcb" / f"{netdev}.niccli").write_text((CAPTURES / "niccli-qos-ets-show-bcm57608-node-scraper.txt")
-                                                   .read_text())
+    (root / "dcb" / f"{netdev}.niccli").write_text(
+        (CAPTURES / "niccli-qos-ets-show-bcm57608-node-scraper.txt").read_text()
+    )
     bundle = DcbBundle(root)
     reading = bundle.read(netdev, "ets")
-    want = {"prio_tc": [0, 0, 0, 1, 0, 0, 0, 2], "tc_tsa": ["ets", "ets", "strict", *["ets"] * 5],
-            "tc_bw": [50, 50, 0, 0, 0, 0, 0, 0]}
+    want = {
+        "prio_tc": [0, 0, 0, 1, 0, 0, 0, 2],
+        "tc_tsa": ["ets", "ets", "strict", *["ets"] * 5],
+        "tc_bw": [50, 50, 0, 0, 0, 0, 0, 0],
+    }
     step = HostStep(backend=Backend.DCB, object=netdev, path="ets", desired=want, check="HOST-ETS")
     assert bundle.satisfied(step, reading)
     moved = {**want, "tc_bw": [40, 60, 0, 0, 0, 0, 0, 0]}
@@ -94,8 +111,9 @@ def test_ets_of_a_tool_that_prints_only_its_tcs(tmp_path: Path) -> None:
 
 def test_lldptool_and_precedence_and_bad_files(tmp_path: Path) -> None:
     root, netdev = tree(tmp_path, str(settings.default_inventory()), "gpu1")
-    (root / "dcb" / f"{netdev}.lldptool").write_text((CAPTURES / "lldptool-ti-ieee-ets-reco-app-intel-autotest.txt")
-                                                     .read_text())
+    (root / "dcb" / f"{netdev}.lldptool").write_text(
+        (CAPTURES / "lldptool-ti-ieee-ets-reco-app-intel-autotest.txt").read_text()
+    )
     (root / "dcb" / f"{netdev}.pfc").write_text((CAPTURES / "dcb-pfc-show-manpage.txt").read_text())
     (root / "dcb" / f"{netdev}.maxrate").write_text((CAPTURES / "dcb-maxrate-show-manpage.txt").read_text())
     checks = audit(root, "gpu1")
@@ -115,8 +133,9 @@ def test_lldptool_and_precedence_and_bad_files(tmp_path: Path) -> None:
 
 def test_pass_note_names_the_file_and_rate_caps(tmp_path: Path) -> None:
     root, netdev = tree(tmp_path, MIXED, "gpu2")
-    (root / "dcb" / f"{netdev}.niccli").write_text((CAPTURES / "niccli-qos-ets-show-bcm57608-node-scraper.txt")
-                                                   .read_text())
+    (root / "dcb" / f"{netdev}.niccli").write_text(
+        (CAPTURES / "niccli-qos-ets-show-bcm57608-node-scraper.txt").read_text()
+    )
     (root / "dcb" / f"{netdev}.maxrate").write_text((CAPTURES / "dcb-maxrate-show-manpage.txt").read_text())
     (root / "dcb" / f"{netdev}.dcbx").write_text((CAPTURES / "dcb-dcbx-show-manpage.txt").read_text())
     note = str(audit(root, "gpu2", MIXED)["HOST-PFC"]["note"])

@@ -28,12 +28,21 @@ runner = CliRunner()
 
 # host -> (a family file apply must set, the text it must hold after apply, a file to tamper with)
 FAMILY_FILES = {
-    "gpu1": ("/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos", "106",
-             "/sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp"),
-    "stor1": ("/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable", "1",
-              "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable"),
-    "stor2": ("/sys/kernel/config/irdma/iwp23s0f0/iw_ecn_enable", "1",
-              "/sys/kernel/config/irdma/iwp23s0f0/iw_ecn_enable"),
+    "gpu1": (
+        "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos",
+        "106",
+        "/sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp",
+    ),
+    "stor1": (
+        "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable",
+        "1",
+        "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable",
+    ),
+    "stor2": (
+        "/sys/kernel/config/irdma/iwp23s0f0/iw_ecn_enable",
+        "1",
+        "/sys/kernel/config/irdma/iwp23s0f0/iw_ecn_enable",
+    ),
     "gpu2": (f"{BNXT_CC}/cnp_dscp", "0x30", f"{BNXT_CC}/ecn_enable"),
 }
 
@@ -97,9 +106,10 @@ def test_bnxt_writes_hex_and_commits(tmp_path: Path) -> None:
     assert plan.steps[-1].path == f"{BNXT_CC}/apply"
     result = backend.apply(plan)
     assert result.ok
-    assert [read(root, f"{BNXT_CC}/{k}") for k in ("roce_dscp", "roce_prio", "cnp_dscp", "cnp_prio",
-                                                    "ecn_enable", "cc_mode", "apply")] == \
-        ["0x1a", "0x3", "0x30", "0x6", "0x1", "0x1", "0x1"]
+    assert [
+        read(root, f"{BNXT_CC}/{k}")
+        for k in ("roce_dscp", "roce_prio", "cnp_dscp", "cnp_prio", "ecn_enable", "cc_mode", "apply")
+    ] == ["0x1a", "0x3", "0x30", "0x6", "0x1", "0x1", "0x1"]
     # nothing changed: nothing to commit either
     assert backend.plan(intent, backend.read_state(intent)).steps == []
     # one knob changed by hand: the knob and the commit
@@ -108,16 +118,37 @@ def test_bnxt_writes_hex_and_commits(tmp_path: Path) -> None:
     assert [s.path.rsplit("/", 1)[1] for s in again.steps] == ["cc_mode", "apply"]
 
 
-@pytest.mark.parametrize(("host", "failing", "earlier"), [
-    ("gpu2", f"{BNXT_CC}/cc_mode", [f"{BNXT_CC}/roce_dscp", f"{BNXT_CC}/cnp_dscp", f"{BNXT_CC}/ecn_enable",
-                                    "/sys/kernel/config/rdma_cm/bnxt_re0/ports/1/default_roce_tos"]),
-    ("stor1", "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable",
-     ["/sys/kernel/config/rdma_cm/rdmap23s0f0/ports/1/default_roce_tos"]),
-    ("gpu1", "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3",
-     ["/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos", "/sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp"]),
-])
-def test_injected_failure_restores_everything_before_it(host: str, failing: str, earlier: list[str],
-                                                         tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("host", "failing", "earlier"),
+    [
+        (
+            "gpu2",
+            f"{BNXT_CC}/cc_mode",
+            [
+                f"{BNXT_CC}/roce_dscp",
+                f"{BNXT_CC}/cnp_dscp",
+                f"{BNXT_CC}/ecn_enable",
+                "/sys/kernel/config/rdma_cm/bnxt_re0/ports/1/default_roce_tos",
+            ],
+        ),
+        (
+            "stor1",
+            "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable",
+            ["/sys/kernel/config/rdma_cm/rdmap23s0f0/ports/1/default_roce_tos"],
+        ),
+        (
+            "gpu1",
+            "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3",
+            [
+                "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos",
+                "/sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp",
+            ],
+        ),
+    ],
+)
+def test_injected_failure_restores_everything_before_it(
+    host: str, failing: str, earlier: list[str], tmp_path: Path
+) -> None:
     """The failing file is replaced by a directory (EISDIR on open for writing): a real kernel-side refusal that
     needs no mock. Every file written before it is back to its snapshot value; nothing is left half-done."""
     root = make_tree(tmp_path, host)
@@ -175,10 +206,14 @@ def test_one_host_with_a_connectx_and_an_e810(tmp_path: Path, monkeypatch: pytes
     root = make_tree(tmp_path, "hybrid1")
     backend = SysfsBackend(root)
     plan = backend.plan(intent, backend.read_state(intent))
-    by_nic = {n.netdev: [s.path for s in plan.steps if n.netdev in s.path or (n.rdma_device or "?") in s.path]
-              for n in intent.nics}
-    assert by_nic["ens2f0"] == ["/sys/kernel/config/rdma_cm/rdmap23s0f0/ports/1/default_roce_tos",
-                                "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable"]
+    by_nic = {
+        n.netdev: [s.path for s in plan.steps if n.netdev in s.path or (n.rdma_device or "?") in s.path]
+        for n in intent.nics
+    }
+    assert by_nic["ens2f0"] == [
+        "/sys/kernel/config/rdma_cm/rdmap23s0f0/ports/1/default_roce_tos",
+        "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable",
+    ]
     assert "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos" in by_nic["ens1f0np0"]
     assert not any("/irdma/" in p for p in by_nic["ens1f0np0"]) and not any("/ecn/" in p for p in by_nic["ens2f0"])
     # a refusing irdma file: everything before it, the ConnectX's ToS included, is restored

@@ -35,8 +35,13 @@ def test_lab_host_standard_recipe(lab_fabric: Fabric) -> None:
     assert nic.global_pause is False
     assert nic.peer_port_mtu_bytes == 9216
     # only the DCQCN knobs the inventory sets; the rest are left alone
-    assert nic.dcqcn_rp == {"rpg_time_reset": 300, "rpg_ai_rate": 5, "rpg_hai_rate": 50, "rpg_gd": 11,
-                            "rpg_min_dec_fac": 50}
+    assert nic.dcqcn_rp == {
+        "rpg_time_reset": 300,
+        "rpg_ai_rate": 5,
+        "rpg_hai_rate": 50,
+        "rpg_gd": 11,
+        "rpg_min_dec_fac": 50,
+    }
     assert "rpg_byte_reset" not in nic.dcqcn_rp
     assert nic.dcqcn_np == {"min_time_between_cnps": 4}
 

@@ -62,8 +62,7 @@ def test_apply_audit_tamper_restore(tree: Path, intent: HostIntent) -> None:
     before = backend.read_state(intent)
     assert set(sysfs_findings(intent, tree)) == {"HOST-ROCE-TOS", "HOST-DCQCN"}
     plan = backend.plan(intent, before)
-    assert {s.path.rsplit("/", 1)[-1] for s in plan.steps} == {"default_roce_tos", "traffic_class",
-                                                               "rpg_time_reset"}
+    assert {s.path.rsplit("/", 1)[-1] for s in plan.steps} == {"default_roce_tos", "traffic_class", "rpg_time_reset"}
     result = backend.apply(plan)
     assert result.ok and len(result.applied) == 3
     assert sysfs_findings(intent, tree) == {}
@@ -95,11 +94,17 @@ def read_only(tree: Path) -> Iterator[Path]:
     target = tree / "sys/class/net/ens1f0np0/ecn/roce_rp/rpg_time_reset"
     mounted = False
     if os.geteuid() == 0:
-        ok = subprocess.run(["mount", "--bind", str(target), str(target)], check=False,
-                            capture_output=True).returncode == 0
+        ok = (
+            subprocess.run(["mount", "--bind", str(target), str(target)], check=False, capture_output=True).returncode
+            == 0
+        )
         if ok:
-            mounted = subprocess.run(["mount", "-o", "remount,ro,bind", str(target)],
-                                     check=False, capture_output=True).returncode == 0
+            mounted = (
+                subprocess.run(
+                    ["mount", "-o", "remount,ro,bind", str(target)], check=False, capture_output=True
+                ).returncode
+                == 0
+            )
             if not mounted:
                 subprocess.run(["umount", str(target)], check=False)
     if not mounted:
@@ -115,17 +120,19 @@ def read_only(tree: Path) -> Iterator[Path]:
 
 
 @pytest.mark.integration  # mount --bind (root)
-def test_write_failing_halfway_restores_every_earlier_change(tree: Path, intent: HostIntent,
-                                                             read_only: Path) -> None:
+def test_write_failing_halfway_restores_every_earlier_change(tree: Path, intent: HostIntent, read_only: Path) -> None:
     backend = SysfsBackend(tree)
     # make the plan touch several files before the read-only one
     (tree / "sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp").write_text("4\n")
     (tree / "sys/class/net/ens1f0np0/ecn/roce_rp/enable/3").write_text("0\n")
-    before = {p: read(tree, p) for p in (
-        "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos",
-        "/sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp",
-        "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/3",
-    )}
+    before = {
+        p: read(tree, p)
+        for p in (
+            "/sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos",
+            "/sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp",
+            "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/3",
+        )
+    }
     tclass = "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
     plan = backend.plan(intent, backend.read_state(intent))
     order = [s.path for s in plan.steps]
@@ -187,8 +194,9 @@ runner = CliRunner()
 def test_cli_audit_host_junit_and_json(tree: Path, tmp_path: Path) -> None:
     app = build_app()
     junit = tmp_path / "out.xml"
-    res = runner.invoke(app, ["audit", "host", "--host", "gpu1", "--root", str(tree), "--junit", str(junit),
-                              "--output", "json"])
+    res = runner.invoke(
+        app, ["audit", "host", "--host", "gpu1", "--root", str(tree), "--junit", str(junit), "--output", "json"]
+    )
     assert res.exit_code == 1, res.output
     data = json.loads(res.stdout)
     assert data["compliant"] is False and data["target"] == "gpu1"
@@ -205,16 +213,45 @@ def test_cli_audit_host_junit_and_json(tree: Path, tmp_path: Path) -> None:
     assert int(suite.get("skipped", "0")) == sum(1 for c in cases if c.find("skipped") is not None)
 
 
-def test_cli_host_apply_then_audit_clean_then_restore(tree: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_host_apply_then_audit_clean_then_restore(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
     app = build_app()
-    dry = runner.invoke(app, ["host", "apply", str(settings.default_inventory()), "--host", "gpu1", "--root",
-                              str(tree), "--skip", "netlink", "--dry-run", "--output", "json"])
+    dry = runner.invoke(
+        app,
+        [
+            "host",
+            "apply",
+            str(settings.default_inventory()),
+            "--host",
+            "gpu1",
+            "--root",
+            str(tree),
+            "--skip",
+            "netlink",
+            "--dry-run",
+            "--output",
+            "json",
+        ],
+    )
     assert dry.exit_code == 0, dry.output
     assert {s["backend"] for s in json.loads(dry.stdout)["steps"]} == {"sysfs"}
-    res = runner.invoke(app, ["host", "apply", str(settings.default_inventory()), "--host", "gpu1", "--root", str(tree),
-                                "--skip", "netlink", "--yes"])
+    res = runner.invoke(
+        app,
+        [
+            "host",
+            "apply",
+            str(settings.default_inventory()),
+            "--host",
+            "gpu1",
+            "--root",
+            str(tree),
+            "--skip",
+            "netlink",
+            "--yes",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "state/hosts/gpu1/last.json").is_file()
     res = runner.invoke(app, ["audit", "host", "--host", "gpu1", "--root", str(tree), "--skip", "netlink"])
@@ -240,15 +277,27 @@ def test_cli_bad_input_exits_2(tree: Path) -> None:
 
 def test_gids_matches_show_gids_capture(tmp_path: Path) -> None:
     root = build_fake_host(tmp_path / "g", [FakeNic(netdev="rdma0", ip="192.168.211.242")])
-    expected = "".join(line + "\n" for line in (GOLDEN / "show_gids-mlx5_0-rdma0.txt").read_text().splitlines()
-                       if not line.startswith("#"))
+    expected = "".join(
+        line + "\n"
+        for line in (GOLDEN / "show_gids-mlx5_0-rdma0.txt").read_text().splitlines()
+        if not line.startswith("#")
+    )
     res = runner.invoke(build_app(), ["gids", "--root", str(root), "--show-gids"])
     assert res.exit_code == 0 and res.stdout == expected
     rows = json.loads(runner.invoke(build_app(), ["gids", "--root", str(root), "--output", "json"]).stdout)
     v2 = [r for r in rows if r["version"] == "v2" and r["ipv4"]]
-    assert v2 == [{"device": "mlx5_0", "port": 1, "index": 3, "gid": "0000:0000:0000:0000:0000:ffff:c0a8:d3f2",
-                   "ipv4": "192.168.211.242", "version": "v2", "type": "RoCE v2", "netdev": "rdma0"}]
-
+    assert v2 == [
+        {
+            "device": "mlx5_0",
+            "port": 1,
+            "index": 3,
+            "gid": "0000:0000:0000:0000:0000:ffff:c0a8:d3f2",
+            "ipv4": "192.168.211.242",
+            "version": "v2",
+            "type": "RoCE v2",
+            "netdev": "rdma0",
+        }
+    ]
 
 
 def test_gids_unknown_device_is_bad_input(tmp_path: Path) -> None:
@@ -261,8 +310,10 @@ def test_gids_unknown_device_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_install_unit_writes_unit_and_udev_rule(tmp_path: Path) -> None:
-    res = runner.invoke(build_app(), ["host", "install-unit", str(settings.default_inventory()), "--host", "gpu2",
-                                        "--out", str(tmp_path)])
+    res = runner.invoke(
+        build_app(),
+        ["host", "install-unit", str(settings.default_inventory()), "--host", "gpu2", "--out", str(tmp_path)],
+    )
     assert res.exit_code == 0, res.output
     unit = (tmp_path / "fabricd-host.service").read_text()
     assert "host apply" in unit and "--host gpu2 --yes" in unit and "WantedBy=multi-user.target" in unit

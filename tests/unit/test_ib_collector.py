@@ -56,8 +56,7 @@ def test_replay_exports_each_linked_port_with_rdma_vocabulary(tmp_path: Path) ->
     info = samples(fams, "fabricd_ib_port_info")
     assert info[(*sw1, "SW", "4x", "EDR", "ib-i1l2s01", "0x7cfe900300b07320", "1516", "1")] == 1
     assert samples(fams, "fabricd_ib_port_rate_bytes_per_second")[sw1] == 100e9 / 8
-    assert samples(fams, "fabricd_ib_discovered_ports") == {("CA", "true"): 3, ("SW", "false"): 2,
-                                                            ("SW", "true"): 4}
+    assert samples(fams, "fabricd_ib_discovered_ports") == {("CA", "true"): 3, ("SW", "false"): 2, ("SW", "true"): 4}
     assert samples(fams, "fabricd_scrape_collector_success") == {("ib",): 0}  # 4 ports unread: a problem
 
 
@@ -74,8 +73,10 @@ def test_a_port_with_an_rcv_error_details_block_still_reads_its_extended_block(t
         fams = Registry([coll]).scrape()
     finally:
         coll.close()
-    assert samples(fams, "fabricd_ib_port_packets_total")[("ib-i1l1s01", "0x7cfe9003009ce5b0", "1719", "1",
-                                                            "rx")] == 32262508468
+    assert (
+        samples(fams, "fabricd_ib_port_packets_total")[("ib-i1l1s01", "0x7cfe9003009ce5b0", "1719", "1", "rx")]
+        == 32262508468
+    )
 
 
 class CountingSource:
@@ -137,7 +138,7 @@ def test_a_failed_discovery_keeps_the_last_report(tmp_path: Path) -> None:
     try:
         reg = Registry([coll])
         assert len(samples(reg.scrape(), "fabricd_ib_port_up")) == LINKED
-        (folder / "ibnetdiscover.txt").write_text("vendid=0x2c9\nSwitch 36 \"S-0002c903\"\n")
+        (folder / "ibnetdiscover.txt").write_text('vendid=0x2c9\nSwitch 36 "S-0002c903"\n')
         again = reg.scrape()
         assert len(samples(again, "fabricd_ib_port_up")) == LINKED
         assert samples(again, "fabricd_scrape_collector_success") == {("ib",): 0}

@@ -67,8 +67,13 @@ def test_init_refuses_a_file_and_an_unknown_example(tmp_path: Path) -> None:
 def test_init_into_an_existing_empty_directory(tmp_path: Path) -> None:
     code, _out, err = _invoke("init", str(tmp_path))
     assert code == 0, err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["fabric.yml", "groups.yml", "hosts.yml", "links.yml",
-                                                          "switches.yml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fabric.yml",
+        "groups.yml",
+        "hosts.yml",
+        "links.yml",
+        "switches.yml",
+    ]
     assert "next: fabricd validate" in err
 
 

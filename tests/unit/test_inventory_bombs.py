@@ -37,8 +37,10 @@ def _load_measured(path: Path) -> dict[str, object]:
             load_inventory(path)
             problems: list[dict[str, object]] = []
         except InventoryError as exc:
-            problems = [{"code": p.code, "line": p.location.line if p.location else None, "text": p.render()}
-                        for p in exc.problems]
+            problems = [
+                {"code": p.code, "line": p.location.line if p.location else None, "text": p.render()}
+                for p in exc.problems
+            ]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -66,8 +68,17 @@ def test_alias_bomb_in_a_group_name_is_refused_without_expanding(tmp_path: Path)
 
 
 def test_small_aliased_list_as_a_group_name_is_named_not_printed(tmp_path: Path) -> None:
-    lines = ["defaults:", "  host: {}", "groups:", "  gpu: {}", "hosts:", "  - name: h1", "    groups:",
-             *bomb("      ")[:5], "      - *a4"]  # 66,430 nodes: under the limit, so the loader goes on
+    lines = [
+        "defaults:",
+        "  host: {}",
+        "groups:",
+        "  gpu: {}",
+        "hosts:",
+        "  - name: h1",
+        "    groups:",
+        *bomb("      ")[:5],
+        "      - *a4",
+    ]  # 66,430 nodes: under the limit, so the loader goes on
     with pytest.raises(InventoryError) as err:
         load_inventory(_write(tmp_path, lines))
     texts = [p.render() for p in err.value.problems]

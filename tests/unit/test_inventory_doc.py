@@ -23,8 +23,9 @@ def _generator() -> ModuleType:
 def test_inventory_doc_is_current() -> None:
     gen = _generator()
     expected = gen.inventory_markdown(inventory_schema())
-    assert (REPO / "docs" / "inventory.md").read_text() == expected, \
+    assert (REPO / "docs" / "inventory.md").read_text() == expected, (
         "docs/inventory.md is stale: run .venv/bin/python scripts/gen_inventory_doc.py"
+    )
 
 
 def test_every_field_of_the_schema_is_documented() -> None:

@@ -22,8 +22,9 @@ def test_drive_headroom_and_buffer() -> None:
     sw = SonicSwitch(DeviceSpec("leaf1", Platform.SONIC, password="x", ports=(("Ethernet0", 400 * 10**9),)))
     lab: Any = _Lab({"leaf1": sw})  # _handle reads only .switches
     for action, size in (("headroom", 60_000), ("headroom", 40_000), ("buffer", 1_000_000)):
-        assert _handle(lab, {"op": "drive", "device": "leaf1", "action": action, "port": "Ethernet0",
-                             "priority": 3, "bytes": size})["ok"]
+        assert _handle(
+            lab, {"op": "drive", "device": "leaf1", "action": action, "port": "Ethernet0", "priority": 3, "bytes": size}
+        )["ok"]
     shell = sw.open_shell()
     pg = parse_pg_watermark_headroom(shell.handle("show priority-group watermark headroom").output).watermarks
     assert {w.index: w.bytes for w in pg} == {**dict.fromkeys(range(8), 0), 3: 60_000}  # a peak, not the last

@@ -38,8 +38,13 @@ def test_bad_faults_are_usage_errors(text: str, words: str) -> None:
 
 
 def test_plan() -> None:
-    plan = FaultPlan((parse_fault("s:reject-line=random-detect"), parse_fault("s:slow-ms=20"),
-                      parse_fault("s:disconnect-after-lines=5")))
+    plan = FaultPlan(
+        (
+            parse_fault("s:reject-line=random-detect"),
+            parse_fault("s:slow-ms=20"),
+            parse_fault("s:disconnect-after-lines=5"),
+        )
+    )
     assert plan.rejects("random-detect ecn minimum-threshold 1 kbytes") and not plan.rejects("mtu 9216")
     assert plan.slow_s == 0.02 and not plan.auth_fails and not plan.commit_fails
     assert plan.disconnect_after == 5
@@ -95,8 +100,12 @@ def test_flap_and_degrade_show_in_the_sonic_flap_table_and_the_nvue_phy_detail()
     assert steady["post_fec_ber"] == 15e-255 and (phy("swp1", 130.0)["post_fec_ber"] or 0) > 1e-254
 
 
-PORTS = {"arista_eos": ["Ethernet1", "Ethernet2"], "cisco_nxos": ["Ethernet1/1", "Ethernet1/2"],
-         "cumulus_nvue": ["swp1", "swp2"], "sonic": ["Ethernet0", "Ethernet8"]}
+PORTS = {
+    "arista_eos": ["Ethernet1", "Ethernet2"],
+    "cisco_nxos": ["Ethernet1/1", "Ethernet1/2"],
+    "cumulus_nvue": ["swp1", "swp2"],
+    "sonic": ["Ethernet0", "Ethernet8"],
+}
 
 
 def _outputs(platform: str, role: str, model: object, now: float) -> dict[str, str]:
@@ -109,9 +118,13 @@ def _outputs(platform: str, role: str, model: object, now: float) -> dict[str, s
     if platform == "cumulus_nvue":
         render = cabling.nvue_transceiver if role == "transceiver" else cabling.nvue_link_phy_detail
         return {port: render(m, port, now) for port in m.ports}
-    whole = {("arista_eos", "transceiver"): cabling.eos_transceiver, ("arista_eos", "fec"): cabling.eos_phy_detail_json,
-             ("cisco_nxos", "transceiver"): cabling.nxos_transceiver_details,
-             ("sonic", "transceiver"): cabling.sonic_transceiver_dom, ("sonic", "fec"): cabling.sonic_fec_stats}
+    whole = {
+        ("arista_eos", "transceiver"): cabling.eos_transceiver,
+        ("arista_eos", "fec"): cabling.eos_phy_detail_json,
+        ("cisco_nxos", "transceiver"): cabling.nxos_transceiver_details,
+        ("sonic", "transceiver"): cabling.sonic_transceiver_dom,
+        ("sonic", "fec"): cabling.sonic_fec_stats,
+    }
     return {"": whole[(platform, role)](m, now)}
 
 

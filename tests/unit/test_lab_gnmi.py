@@ -37,8 +37,12 @@ from fabricd_lab.runtime import switch_class
 
 SERVICE = gnmi_pb2.DESCRIPTOR.services_by_name["gNMI"]
 PASSWORD = "lab-secret"
-PORTS = {Platform.SONIC: ("Ethernet0", "Ethernet8"), Platform.ARISTA_EOS: ("Ethernet1",),
-         Platform.CISCO_NXOS: ("Ethernet1/1",), Platform.CUMULUS_NVUE: ("swp1",)}
+PORTS = {
+    Platform.SONIC: ("Ethernet0", "Ethernet8"),
+    Platform.ARISTA_EOS: ("Ethernet1",),
+    Platform.CISCO_NXOS: ("Ethernet1/1",),
+    Platform.CUMULUS_NVUE: ("swp1",),
+}
 
 
 class _Ctx:
@@ -90,9 +94,15 @@ class Clock:
 
 
 def make(platform: Platform, clock: Clock | None = None) -> tuple[Any, GnmiTarget]:
-    sw = switch_class(platform)(DeviceSpec(name=f"lab-{platform.value}", platform=platform, password=PASSWORD,
-                                           ports=tuple((p, 400_000_000_000) for p in PORTS[platform])),
-                                clock=clock or Clock())
+    sw = switch_class(platform)(
+        DeviceSpec(
+            name=f"lab-{platform.value}",
+            platform=platform,
+            password=PASSWORD,
+            ports=tuple((p, 400_000_000_000) for p in PORTS[platform]),
+        ),
+        clock=clock or Clock(),
+    )
     target = GnmiTarget(sw, password=PASSWORD)
     server = grpc_testing.server_from_dictionary({SERVICE: SyncFacade(target)}, grpc_testing.strict_real_time())
     return server, target
@@ -115,14 +125,30 @@ def subscribe(server: Any, sl: Any, metadata: Any = META) -> tuple[list[Any], gr
     return out, code, details
 
 
-def sub_list(paths: list[str], *, target: str = "COUNTERS_DB", origin: str = "", interval_s: float = 1.0,
-             mode: str = "ONCE", encoding: str = "JSON_IETF", path_origins: tuple[str, ...] = ()) -> Any:
-    subs = [gnmi_pb2.Subscription(path=parse_path(p, origin=path_origins[i] if path_origins else ""),
-                                  mode=gnmi_pb2.SubscriptionMode.Value("SAMPLE"),
-                                  sample_interval=int(interval_s * 1e9)) for i, p in enumerate(paths)]
-    return gnmi_pb2.SubscriptionList(prefix=gnmi_pb2.Path(target=target, origin=origin), subscription=subs,
-                                     mode=gnmi_pb2.SubscriptionList.Mode.Value(mode),
-                                     encoding=gnmi_pb2.Encoding.Value(encoding))
+def sub_list(
+    paths: list[str],
+    *,
+    target: str = "COUNTERS_DB",
+    origin: str = "",
+    interval_s: float = 1.0,
+    mode: str = "ONCE",
+    encoding: str = "JSON_IETF",
+    path_origins: tuple[str, ...] = (),
+) -> Any:
+    subs = [
+        gnmi_pb2.Subscription(
+            path=parse_path(p, origin=path_origins[i] if path_origins else ""),
+            mode=gnmi_pb2.SubscriptionMode.Value("SAMPLE"),
+            sample_interval=int(interval_s * 1e9),
+        )
+        for i, p in enumerate(paths)
+    ]
+    return gnmi_pb2.SubscriptionList(
+        prefix=gnmi_pb2.Path(target=target, origin=origin),
+        subscription=subs,
+        mode=gnmi_pb2.SubscriptionList.Mode.Value(mode),
+        encoding=gnmi_pb2.Encoding.Value(encoding),
+    )
 
 
 def test_sonic_once_answers_from_the_counter_engine() -> None:
@@ -165,8 +191,12 @@ def test_a_wrong_password_is_unauthenticated() -> None:
 
 def test_cumulus_refuses_get() -> None:
     server, _ = make(Platform.CUMULUS_NVUE)
-    rpc = server.invoke_unary_unary(SERVICE.methods_by_name["Get"], META, gnmi_pb2.GetRequest(
-        path=[parse_path("interfaces/interface[name=swp1]/state/counters")]), None)
+    rpc = server.invoke_unary_unary(
+        SERVICE.methods_by_name["Get"],
+        META,
+        gnmi_pb2.GetRequest(path=[parse_path("interfaces/interface[name=swp1]/state/counters")]),
+        None,
+    )
     _, _, code, details = rpc.termination()
     assert code is grpc.StatusCode.UNIMPLEMENTED and "Get" in details
 
@@ -175,8 +205,12 @@ def test_eos_native_paths_need_eos_native_and_no_mixing() -> None:
     server, _ = make(Platform.ARISTA_EOS)
     _, code, details = subscribe(server, sub_list(["LANZ"], target="", encoding="JSON"))
     assert code is grpc.StatusCode.NOT_FOUND and "eos_native" in details
-    mixed = sub_list(["interfaces/interface[name=*]/state", "LANZ"], target="", encoding="JSON",
-                     path_origins=("openconfig", "eos_native"))
+    mixed = sub_list(
+        ["interfaces/interface[name=*]/state", "LANZ"],
+        target="",
+        encoding="JSON",
+        path_origins=("openconfig", "eos_native"),
+    )
     _, code, details = subscribe(server, mixed)
     assert code is grpc.StatusCode.INVALID_ARGUMENT and "mixing origins" in details
 
@@ -194,8 +228,7 @@ def test_nxos_streams_every_ten_seconds_by_default() -> None:
 
 def test_capabilities_lists_the_nos_encodings() -> None:
     server, _ = make(Platform.SONIC)
-    rpc = server.invoke_unary_unary(SERVICE.methods_by_name["Capabilities"], META, gnmi_pb2.CapabilityRequest(),
-                                    None)
+    rpc = server.invoke_unary_unary(SERVICE.methods_by_name["Capabilities"], META, gnmi_pb2.CapabilityRequest(), None)
     response, _, code, _ = rpc.termination()
     assert code is grpc.StatusCode.OK
     assert gnmi_pb2.Encoding.Value("JSON_IETF") in response.supported_encodings
@@ -285,8 +318,9 @@ def test_one_lab_state_same_series_over_ssh_and_gnmi_in_process(platform: Platfo
         for r in responses[:-1]:
             note = r.update
             for u in note.update:
-                values[path_key(note.prefix.target, note.prefix.origin, path_text(u.path, note.prefix))] = \
-                    decode_value(u.val)
+                values[path_key(note.prefix.target, note.prefix.origin, path_text(u.path, note.prefix))] = decode_value(
+                    u.val
+                )
     assert table.to_counters is not None
     over_gnmi = _series(table.to_counters(values), platform)
     over_ssh = _series(_ssh_counters(target), platform)

@@ -53,11 +53,25 @@ def test_editor_modes_fallback_replace_and_no() -> None:
     }
     root = Node("")
     ed = Editor(grammar, root)
-    for line in ("interface Ethernet1", "mtu 1500", "tx-queue 3", "bandwidth percent 50", "mtu 9216",
-                 "hostname sw1", "interface Ethernet1", "tx-queue 3", "bandwidth percent 40"):
+    for line in (
+        "interface Ethernet1",
+        "mtu 1500",
+        "tx-queue 3",
+        "bandwidth percent 50",
+        "mtu 9216",
+        "hostname sw1",
+        "interface Ethernet1",
+        "tx-queue 3",
+        "bandwidth percent 40",
+    ):
         assert ed.apply(line) is None, line
     assert render(root, "   ", block_bang=True) == [
-        "interface Ethernet1", "   mtu 9216", "   !", "   tx-queue 3", "      bandwidth percent 40", "!",
+        "interface Ethernet1",
+        "   mtu 9216",
+        "   !",
+        "   tx-queue 3",
+        "      bandwidth percent 40",
+        "!",
         "hostname sw1",
     ]
     assert ed.apply("no tx-queue 3") is None

@@ -29,16 +29,19 @@ def test_bad_text_is_a_usage_error(bad: str) -> None:
     assert "NAME=MS" in str(info.value) or "ms" in str(info.value)
 
 
-@pytest.mark.parametrize(("platform", "line", "kind"), [
-    (Platform.ARISTA_EOS, "commit timer 00:05:00", "commit"),
-    (Platform.ARISTA_EOS, "configure session fabricd-1 commit", "commit"),
-    (Platform.ARISTA_EOS, "show session-config diffs", "show"),
-    (Platform.ARISTA_EOS, "qos map dscp 26 to traffic-class 3", "command"),
-    (Platform.CISCO_NXOS, "copy running-config startup-config", "commit"),
-    (Platform.SONIC, "sudo config apply-patch /tmp/p.json", "commit"),
-    (Platform.CUMULUS_NVUE, "nv config apply --confirm 300s -y", "commit"),
-    (Platform.CUMULUS_NVUE, "nv set qos pfc default-global switch-priority 3", "command"),
-])
+@pytest.mark.parametrize(
+    ("platform", "line", "kind"),
+    [
+        (Platform.ARISTA_EOS, "commit timer 00:05:00", "commit"),
+        (Platform.ARISTA_EOS, "configure session fabricd-1 commit", "commit"),
+        (Platform.ARISTA_EOS, "show session-config diffs", "show"),
+        (Platform.ARISTA_EOS, "qos map dscp 26 to traffic-class 3", "command"),
+        (Platform.CISCO_NXOS, "copy running-config startup-config", "commit"),
+        (Platform.SONIC, "sudo config apply-patch /tmp/p.json", "commit"),
+        (Platform.CUMULUS_NVUE, "nv config apply --confirm 300s -y", "commit"),
+        (Platform.CUMULUS_NVUE, "nv set qos pfc default-global switch-priority 3", "command"),
+    ],
+)
 def test_line_kinds(platform: Platform, line: str, kind: str) -> None:
     lat = Latency(command_s=1.0, show_s=2.0, commit_s=3.0)
     assert lat.processing(platform, line) == {"command": 1.0, "show": 2.0, "commit": 3.0}[kind]

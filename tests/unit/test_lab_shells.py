@@ -35,8 +35,13 @@ class Timers:
 
 
 def spec(platform: Platform, ports: tuple[str, ...], faults: tuple[str, ...] = ()) -> DeviceSpec:
-    return DeviceSpec("sw1", platform, password="x", ports=tuple((p, G400) for p in ports),
-                      faults=tuple(parse_fault(f"sw1:{f}") for f in faults))
+    return DeviceSpec(
+        "sw1",
+        platform,
+        password="x",
+        ports=tuple((p, G400) for p in ports),
+        faults=tuple(parse_fault(f"sw1:{f}") for f in faults),
+    )
 
 
 def test_eos_prompts_terminal_and_invalid_input_wording() -> None:
@@ -138,6 +143,7 @@ def test_sonic_bash_gcu_and_cli_lines() -> None:
     assert sw.db["PORT"]["Ethernet0"]["mtu"] == "9216"
     import base64
     import json
+
     patch = base64.b64encode(json.dumps([{"op": "add", "path": "/PORT/Ethernet0/mtu", "value": "99999"}]).encode())
     sh.handle(f"echo '{patch.decode()}' | base64 -d > /tmp/p.json")
     out = sh.handle("sudo config apply-patch --dry-run /tmp/p.json").output

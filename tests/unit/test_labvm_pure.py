@@ -48,14 +48,19 @@ def test_one_line_sources_and_a_full_etc_tree(tmp_path: Path) -> None:
     (etc / "sources.list.d").mkdir(parents=True)
     (etc / "sources.list").write_text(
         "# local mirror\ndeb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian/ trixie main contrib\n"
-        "deb-src http://mirror.example/debian trixie main\n")
+        "deb-src http://mirror.example/debian trixie main\n"
+    )
     (etc / "sources.list.d" / "debian.sources").write_text(DEBIAN_SOURCES)
     (etc / "sources.list.d" / "off.sources").write_text(
-        "Types: deb\nURIs: http://off.example/debian\nSuites: bookworm\nComponents: main\nEnabled: no\n")
+        "Types: deb\nURIs: http://off.example/debian\nSuites: bookworm\nComponents: main\nEnabled: no\n"
+    )
     (tmp_path / "etc" / "os-release").write_text('ID=debian\nVERSION_CODENAME="bookworm"\n')
     found = apt.read_sources(tmp_path)
-    assert [s.uri for s in found] == ["http://mirror.example/debian", "http://deb.debian.org/debian",
-                                      "http://deb.debian.org/debian-security"]
+    assert [s.uri for s in found] == [
+        "http://mirror.example/debian",
+        "http://deb.debian.org/debian",
+        "http://deb.debian.org/debian-security",
+    ]
     assert found[0].signed_by == "/k.gpg" and found[0].components == ("main", "contrib")
     assert apt.host_codename(tmp_path) == "bookworm"
     assert apt.pick_mirror(found, "trixie").uri == "http://mirror.example/debian"
@@ -75,7 +80,12 @@ def test_default_pair_crosses_leaves_and_plays_the_inventory() -> None:
     a, b = instance.endpoints_for(fabric)
     assert (a.host, b.host) == ("gpu1", "gpu3")  # gpu2 shares gpu1's leaf
     assert (a.netdev, a.rdma_device, a.vlan, a.ip_netdev, a.ip) == (
-        "ens1f0np0", "mlx5_0", 100, "ens1f0np0.100", "10.100.0.11/16")
+        "ens1f0np0",
+        "mlx5_0",
+        100,
+        "ens1f0np0.100",
+        "10.100.0.11/16",
+    )
     assert a.peer_ip == "10.100.0.13" and b.peer_ip == "10.100.0.11" and a.mac != b.mac
 
 
@@ -106,8 +116,7 @@ def test_setup_script_builds_the_host_with_quoting_and_a_route_across_subnets() 
 
 def test_qemu_command_line(tmp_path: Path) -> None:
     img = image.Image(tmp_path / "img", {"key": "k"})
-    spec = qemu.VmSpec(role="a", hostname="rxe-a", mac="52:54:00:fd:00:0a", run_dir=tmp_path, wire="stream",
-                       wire_fd=7)
+    spec = qemu.VmSpec(role="a", hostname="rxe-a", mac="52:54:00:fd:00:0a", run_dir=tmp_path, wire="stream", wire_fd=7)
     argv = qemu.qemu_argv(spec, img)
     line = " ".join(argv)
     assert argv[:1] == ["qemu-system-x86_64"] and "-accel tcg -cpu max -smp 1 -m 1024" in line
@@ -115,14 +124,20 @@ def test_qemu_command_line(tmp_path: Path) -> None:
     assert "clocksource=tsc tsc=reliable" in line and "init=/sbin/fabricd-init fabricd.name=rxe-a" in line
     assert "socket,id=n0,fd=7" in line and "virtio-net-pci,netdev=n0,mac=52:54:00:fd:00:0a,host_mtu=9000" in line
     assert "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0" in line
-    udp = qemu.qemu_argv(replace(spec, wire="udp", wire_fd=None, wire_local_port=4001, wire_peer_port=4002,
-                                 accel="kvm"), img)
+    udp = qemu.qemu_argv(
+        replace(spec, wire="udp", wire_fd=None, wire_local_port=4001, wire_peer_port=4002, accel="kvm"), img
+    )
     assert "socket,id=n0,udp=127.0.0.1:4002,localaddr=127.0.0.1:4001" in " ".join(udp) and "host" in udp
 
 
 def test_recipe_key_follows_what_goes_into_the_image() -> None:
-    r = image.ImageRecipe(suite="bookworm", mirror="http://deb.debian.org/debian", keyring=None,
-                          python_requirements=("pydantic==2.0",), guest_files_sha="abc")
+    r = image.ImageRecipe(
+        suite="bookworm",
+        mirror="http://deb.debian.org/debian",
+        keyring=None,
+        python_requirements=("pydantic==2.0",),
+        guest_files_sha="abc",
+    )
     assert r.key() == replace(r).key() and len(r.key()) == 12
     assert r.key() != replace(r, packages=(*r.packages, "tcpdump")).key()
     assert r.key() != replace(r, guest_files_sha="abd").key()

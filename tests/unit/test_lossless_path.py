@@ -72,8 +72,10 @@ def violations(doc: dict[str, Any], platform: Platform) -> list[PathViolation]:
 
 def test_the_plan_is_one_decision() -> None:
     plan = path_plan(Fabric.model_validate(swapped()))
-    assert [(p.priority, p.queue, p.priority_group, p.moved) for p in plan.lossless] == [(3, 4, 3, True),
-                                                                                         (4, 3, 4, True)]
+    assert [(p.priority, p.queue, p.priority_group, p.moved) for p in plan.lossless] == [
+        (3, 4, 3, True),
+        (4, 3, 4, True),
+    ]
     assert plan.priority_queue == {0: 0, 1: 0, 2: 0, 3: 4, 4: 3, 5: 0, 6: 6, 7: 0}
     assert (plan.cnp.priority, plan.cnp.queue, plan.cnp.strict) == (6, 6, True)
 
@@ -110,8 +112,10 @@ def test_sonic_cannot_watch_a_moved_priority_and_validate_says_so(tmp_path: Path
     path = tmp_path / "fabric.yml"
     path.write_text(yaml.safe_dump(swapped(), sort_keys=False))
     problems = [p for p in validate(load_inventory(path)).errors if p.code == "FAB112"]
-    assert sorted(p.path for p in problems) == ["policy.qos.traffic_classes[roce].id",
-                                                "policy.qos.traffic_classes[storage].id"]
+    assert sorted(p.path for p in problems) == [
+        "policy.qos.traffic_classes[roce].id",
+        "policy.qos.traffic_classes[storage].id",
+    ]
     assert problems[0].location is not None and problems[0].location.line > 0
     no_wd = tmp_path / "nowd.yml"
     no_wd.write_text(yaml.safe_dump(swapped(watchdog=False), sort_keys=False))
@@ -132,12 +136,12 @@ def test_the_checker_finds_a_table_left_behind() -> None:
     for row in old["PORT_QOS_MAP"].values():
         del row["pfc_to_queue_map"]
     del old["MAP_PFC_PRIORITY_TO_QUEUE"]
-    assert {(v.priority, v.kind) for v in check_render(intent, plan, json.dumps(old))} == {(3, "paused"),
-                                                                                          (4, "paused")}
+    assert {(v.priority, v.kind) for v in check_render(intent, plan, json.dumps(old))} == {(3, "paused"), (4, "paused")}
     unbuffered = copy.deepcopy(good)
     del unbuffered["BUFFER_PG"][f"{port}|4"]
     assert [(v.port, v.priority, v.kind) for v in check_render(intent, plan, json.dumps(unbuffered))] == [
-        (port, 4, "buffered")]
+        (port, 4, "buffered")
+    ]
     lossy_cnp = copy.deepcopy(good)
     lossy_cnp["SCHEDULER"]["scheduler.6"] = {"type": "DWRR", "weight": "1"}
     assert {v.kind for v in check_render(intent, plan, json.dumps(lossy_cnp))} == {"cnp"}
@@ -150,8 +154,10 @@ def test_the_checker_reads_eos_nxos_and_nvue_back() -> None:
     plan = path_plan(fabric)
     builder = SwitchIntentBuilder(fabric)
     env = environment()
-    texts = {s.platform: (builder.build(s), render_switch_intent(builder.build(s), env).primary.text)
-             for s in fabric.switches}
+    texts = {
+        s.platform: (builder.build(s), render_switch_intent(builder.build(s), env).primary.text)
+        for s in fabric.switches
+    }
     intent, text = texts[Platform.ARISTA_EOS]
     edited = text.replace("qos map traffic-class 3 to tx-queue 4", "qos map traffic-class 3 to tx-queue 3")
     assert edited != text
@@ -162,8 +168,9 @@ def test_the_checker_reads_eos_nxos_and_nvue_back() -> None:
     assert {(v.priority, v.kind) for v in check_render(intent, plan, edited)} >= {(3, "queue")}
     intent, text = texts[Platform.CISCO_NXOS]
     assert "    pause pfc-cos 3\n" in text and "    pause pfc-cos 4\n" in text
-    edited = text.replace("    pause pfc-cos 3\n", "    pause pfc-cos 9\n").replace("pause pfc-cos 4\n",
-                                                                                  "pause pfc-cos 3,4\n")
+    edited = text.replace("    pause pfc-cos 3\n", "    pause pfc-cos 9\n").replace(
+        "pause pfc-cos 4\n", "pause pfc-cos 3,4\n"
+    )
     kinds = {(v.priority, v.kind) for v in check_render(intent, plan, edited)}
     assert (3, "paused") in kinds and (3, "watched") in kinds
 

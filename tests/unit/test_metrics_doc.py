@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_metrics_md_is_current() -> None:
     path = REPO / "exporters" / "METRICS.md"
     assert path.read_text() == metrics_markdown(GROUPS), (
-        "exporters/METRICS.md is stale: run `fabricd export metrics-doc --write` and commit it")
+        "exporters/METRICS.md is stale: run `fabricd export metrics-doc --write` and commit it"
+    )
 
 
 def test_specs_follow_conventions() -> None:
@@ -39,6 +40,11 @@ def test_specs_follow_conventions() -> None:
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed (Debian package prometheus)")
 @pytest.mark.integration  # runs promtool
 def test_example_prometheus_config_is_valid() -> None:
-    res = subprocess.run(["promtool", "check", "config", str(REPO / "exporters" / "prometheus.yml")],
-                         capture_output=True, text=True, timeout=60, check=False)
+    res = subprocess.run(
+        ["promtool", "check", "config", str(REPO / "exporters" / "prometheus.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert res.returncode == 0, res.stdout + res.stderr

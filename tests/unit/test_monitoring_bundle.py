@@ -43,8 +43,14 @@ def test_bundle_is_the_shipped_files(tmp_path: Path) -> None:
             expected.add(name)
             assert (out / name).read_bytes() == f.read_bytes(), name
     assert written == expected
-    assert {"rules/fabricd.rules.yml", "rules/tests/health.yml", "dashboards/fabricd-fabric.json",
-            "scrape-fabricd.yml", "prometheus.yml", "agent/daemonset.yaml"} <= written
+    assert {
+        "rules/fabricd.rules.yml",
+        "rules/tests/health.yml",
+        "dashboards/fabricd-fabric.json",
+        "scrape-fabricd.yml",
+        "prometheus.yml",
+        "agent/daemonset.yaml",
+    } <= written
     # the example's relative paths resolve inside the bundle
     prom = yaml.safe_load((out / "prometheus.yml").read_text())
     assert all((out / f).is_file() for f in prom["rule_files"])

@@ -177,8 +177,9 @@ def test_serve_passes_its_config_interval_to_the_host_collectors(tmp_path: Path,
     from fabricd_lab.replay import ReplayNic
 
     ReplayHost(tmp_path, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)]).build()
-    options = ServeOptions(roots=[RootSpec.parse(f"gpu1={tmp_path}")], switches=False, drift=False,
-                           config_interval_s=5.0)
+    options = ServeOptions(
+        roots=[RootSpec.parse(f"gpu1={tmp_path}")], switches=False, drift=False, config_interval_s=5.0
+    )
     service = Service(load_inventory(lab_inventory), options)
     (config,) = [c for c in service.registry.collectors if isinstance(c, NicConfigCollector)]
     assert config.interval_s == 5.0 and config.replay and config.notify

@@ -58,7 +58,9 @@ def test_path_helpers() -> None:
     assert commit_file_for(f"{cc}/apply") is None
     assert commit_file_for("/sys/class/net/x/ecn/roce_rp/rpg_gd") is None
     assert configfs_group("/sys/kernel/config/irdma/rdmap1/roce_dcqcn_enable") == (
-        "/sys/kernel/config/irdma", "/sys/kernel/config/irdma/rdmap1")
+        "/sys/kernel/config/irdma",
+        "/sys/kernel/config/irdma/rdmap1",
+    )
     assert configfs_group("/sys/class/net/x/mtu") is None
 
 
@@ -84,8 +86,9 @@ def test_mixed_example_plans_each_family_with_its_own_files() -> None:
         paths = _paths(host)
         assert not any("/ecn/" in p or p.endswith("/traffic_class") for p in paths), host
     e810 = desired_plan(host_intent(fabric, "stor1"))
-    assert [s.path for s in e810.steps if s.backend == Backend.SYSFS][-1] == \
-        "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable"
+    assert [s.path for s in e810.steps if s.backend == Backend.SYSFS][
+        -1
+    ] == "/sys/kernel/config/irdma/rdmap23s0f0/roce_dcqcn_enable"
     assert not any(s.path == "apptrust" for s in e810.steps)  # ice has no dcbnl apptrust
     ets = next(s for s in e810.steps if s.path == "ets")
     assert ets.desired["prio_tc"][3] == 1 and ets.desired["prio_tc"][6] == 2  # type: ignore[index]
@@ -95,11 +98,19 @@ def test_mixed_example_plans_each_family_with_its_own_files() -> None:
     iw = desired_plan(host_intent(fabric, "stor2"))
     assert not any("rdma_cm" in s.path for s in iw.steps)
     assert [s.path for s in iw.steps if s.backend == Backend.SYSFS] == [
-        "/sys/kernel/config/irdma/iwp23s0f0/iw_ecn_enable"]
+        "/sys/kernel/config/irdma/iwp23s0f0/iw_ecn_enable"
+    ]
     bc = desired_plan(host_intent(fabric, "gpu2"))
     cc = [s for s in bc.steps if "/bnxt_re/" in s.path]
     assert [s.path.rsplit("/", 1)[1] for s in cc] == [
-        "roce_dscp", "roce_prio", "cnp_dscp", "cnp_prio", "ecn_enable", "cc_mode", "apply"]
+        "roce_dscp",
+        "roce_prio",
+        "cnp_dscp",
+        "cnp_prio",
+        "ecn_enable",
+        "cc_mode",
+        "apply",
+    ]
     assert cc[-1].check == COMMIT_CHECK
     app = next(s for s in bc.steps if s.path == "app")
     assert list(app.desired) == ["26", "48"]  # type: ignore[arg-type]  # mapped DSCPs only, CNP last
@@ -131,8 +142,11 @@ def _line(inv: Path, needle: str) -> int:
 
 
 def test_mlx5_dcqcn_parameter_on_broadcom_is_a_located_error(tmp_path: Path) -> None:
-    inv = _mixed_copy(tmp_path, "  congestion_control: dcqcn\n",
-                      "  congestion_control: dcqcn\n  dcqcn:\n    rp: {rpg_time_reset: 300}\n")
+    inv = _mixed_copy(
+        tmp_path,
+        "  congestion_control: dcqcn\n",
+        "  congestion_control: dcqcn\n  dcqcn:\n    rp: {rpg_time_reset: 300}\n",
+    )
     errors = [p for p in run_checks(load_inventory(inv)) if p.code == "FAB082"]
     by_family = {p.message.split(" of ")[1].split(" NICs")[0]: p for p in errors}
     assert sorted(by_family) == ["bnxt", "ice"]
@@ -153,14 +167,21 @@ def test_unknown_driver_lists_the_families(tmp_path: Path) -> None:
     assert "mlx5 (mlx5_core" in (p.expected or "") and "rxe (rdma_rxe" in (p.expected or "")
 
 
-@pytest.mark.parametrize(("old", "new", "code", "path"), [
-    ("cc: {cc_mode: 1}", "cc: {cc_mode: 7}", "FAB083", "hosts[gpu2].nics[ens3f0np0].cc.cc_mode"),
-    ("cc: {cc_mode: 1}", "cc: {rpg_gd: 11}", "FAB083", "hosts[gpu2].nics[ens3f0np0].cc.rpg_gd"),
-    ("transport: iwarp", "transport: iwarp, cc: {dcqcn_T: 5}", "FAB083", "hosts[stor2].nics[ens2f0].cc.dcqcn_T"),
-    ("transport: iwarp", "transport: iwarp, cc: {roce_timely_enable: 1}", "FAB083",
-     "hosts[stor2].nics[ens2f0].cc.roce_timely_enable"),
-    ("driver: bnxt_en", "driver: bnxt_en, transport: iwarp", "FAB081", "hosts[gpu2].nics[ens3f0np0].transport"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "code", "path"),
+    [
+        ("cc: {cc_mode: 1}", "cc: {cc_mode: 7}", "FAB083", "hosts[gpu2].nics[ens3f0np0].cc.cc_mode"),
+        ("cc: {cc_mode: 1}", "cc: {rpg_gd: 11}", "FAB083", "hosts[gpu2].nics[ens3f0np0].cc.rpg_gd"),
+        ("transport: iwarp", "transport: iwarp, cc: {dcqcn_T: 5}", "FAB083", "hosts[stor2].nics[ens2f0].cc.dcqcn_T"),
+        (
+            "transport: iwarp",
+            "transport: iwarp, cc: {roce_timely_enable: 1}",
+            "FAB083",
+            "hosts[stor2].nics[ens2f0].cc.roce_timely_enable",
+        ),
+        ("driver: bnxt_en", "driver: bnxt_en, transport: iwarp", "FAB081", "hosts[gpu2].nics[ens3f0np0].transport"),
+    ],
+)
 def test_family_knob_errors_are_located(tmp_path: Path, old: str, new: str, code: str, path: str) -> None:
     inv = _mixed_copy(tmp_path, old, new)
     found = [p for p in run_checks(load_inventory(inv)) if p.code == code]
@@ -216,12 +237,20 @@ def test_rendered_script_stops_on_a_missing_file(tmp_path: Path) -> None:
     fabric = load_inventory(MIXED).fabric
     render = next(r for r in render_devices(fabric) if r.device == "gpu2")
     script = render.primary.text
-    helpers = script[script.index("warn() {"):script.index("# --- what each")]
+    helpers = script[script.index("warn() {") : script.index("# --- what each")]
     present = tmp_path / "knob"
     present.write_text("0x0\n")
-    run = subprocess.run(["bash", "-c", helpers + f'write_sysfs "{present}" 0x1a\nwrite_optional "{tmp_path}/tc" 106\n'
-                          f'write_sysfs "{tmp_path}/missing" 0x1\necho configured\n'],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [
+            "bash",
+            "-c",
+            helpers + f'write_sysfs "{present}" 0x1a\nwrite_optional "{tmp_path}/tc" 106\n'
+            f'write_sysfs "{tmp_path}/missing" 0x1\necho configured\n',
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 1 and "configured" not in run.stdout
     assert "missing is missing" in run.stderr and "optional" in run.stderr
     assert present.read_text() == "0x1a\n"
@@ -246,8 +275,9 @@ def test_the_lab_fake_host_of_every_family_reads_back(profile: NicProfile, tmp_p
     for knob in (*profile.roles.values(), *profile.tunables.values()):
         path = root / knob.render_path(nic.netdev, nic.rdma_device, nic.rdma_port, 3).lstrip("/")
         if knob.runtime and knob.exists_for(transport) and knob.path.startswith("/sys/kernel/config/"):
-            assert path.read_text().strip() == (f"{knob.default or 0:#x}" if knob.fmt == "hex"
-                                                else str(knob.default or 0)), knob.name
+            assert path.read_text().strip() == (
+                f"{knob.default or 0:#x}" if knob.fmt == "hex" else str(knob.default or 0)
+            ), knob.name
     has_ecn = (root / "sys/class/net/eth0/ecn").is_dir()
     assert has_ecn == any(k.path.startswith("/sys/class/net/{netdev}/ecn/") for k in profile.roles.values())
     if profile.lab.ethtool_capture is None:

@@ -16,10 +16,12 @@ state            disabled     disabled
 
 
 def test_unknown_shapes_are_problems_not_empty_successes() -> None:
-    for parse, text in ((cumulus_nvue.parse_pfc_watchdog, "traffic class 3 is fine\n"),
-                        (cumulus_nvue.parse_counters_qos, '{"egress-queues": {"3": {"frames": 1}}}'),
-                        (cumulus_nvue.parse_counters_qos, "Egress Queue Statistics\n=====\nnothing here\n"),
-                        (cumulus_nvue.parse_qos_roce_counters, "something else entirely\n")):
+    for parse, text in (
+        (cumulus_nvue.parse_pfc_watchdog, "traffic class 3 is fine\n"),
+        (cumulus_nvue.parse_counters_qos, '{"egress-queues": {"3": {"frames": 1}}}'),
+        (cumulus_nvue.parse_counters_qos, "Egress Queue Statistics\n=====\nnothing here\n"),
+        (cumulus_nvue.parse_qos_roce_counters, "something else entirely\n"),
+    ):
         got = parse(text, "swp1")
         assert got.problems and "swp1: nothing read" in got.problems[0], (parse.__name__, got)
 
@@ -43,10 +45,11 @@ def test_compressed_interface_lists() -> None:
 
 
 def test_watchdog_state_in_the_running_config() -> None:
-    base = ("nv set qos pfc p switch-priority 3\n"
-            "nv set interface swp1-2,32 qos pfc profile p\n")
-    on = parse_running_config(base + "nv set interface swp1-2,32 qos pfc-watchdog state enable\n"
-                                     "nv set interface swp2 qos pfc-watchdog state disable\n")
+    base = "nv set qos pfc p switch-priority 3\nnv set interface swp1-2,32 qos pfc profile p\n"
+    on = parse_running_config(
+        base + "nv set interface swp1-2,32 qos pfc-watchdog state enable\n"
+        "nv set interface swp2 qos pfc-watchdog state disable\n"
+    )
     assert on.ports["swp1"].watchdog_priorities == frozenset({3})
     assert on.ports["swp32"].watchdog_priorities == frozenset({3})
     assert on.ports["swp2"].watchdog_priorities == frozenset()

@@ -16,8 +16,9 @@ G400 = 400_000_000_000
 
 
 def _switch() -> NxosSwitch:
-    sw = NxosSwitch(DeviceSpec("sw1", Platform.CISCO_NXOS, password="x",
-                               ports=(("Ethernet1/1", G400), ("Ethernet1/2", G400))))
+    sw = NxosSwitch(
+        DeviceSpec("sw1", Platform.CISCO_NXOS, password="x", ports=(("Ethernet1/1", G400), ("Ethernet1/2", G400)))
+    )
     sw.counters.traffic("Ethernet1/1", 3, 1000, 4096)
     sw.counters.ecn_mark("Ethernet1/1", 3, 7, 4096)
     sw.counters.pause("Ethernet1/1", 3, 11, direction="rx")
@@ -48,11 +49,13 @@ def test_text_and_json_of_the_lab_agree() -> None:
 
 
 def test_non_empty_output_parsed_to_nothing_is_a_problem() -> None:
-    for parse, text in ((cisco_nxos.parse_show_queuing, '{"interfaces": {"Ethernet1/1": [{"qos-group": 3}]}}'),
-                        (cisco_nxos.parse_show_queuing, "Egress Queuing for Ethernet1/1 [System]\nno boxes"),
-                        (cisco_nxos.parse_show_queuing_pfc_queue, '{"TABLE_pfc_queue": {"ROW_pfc_queue": []}}'),
-                        (cisco_nxos.parse_show_interface_priority_flow_control, "% Invalid command at '^' marker."),
-                        (cisco_nxos.parse_show_queuing_interface, "Ethernet1/1 queuing information:\n")):
+    for parse, text in (
+        (cisco_nxos.parse_show_queuing, '{"interfaces": {"Ethernet1/1": [{"qos-group": 3}]}}'),
+        (cisco_nxos.parse_show_queuing, "Egress Queuing for Ethernet1/1 [System]\nno boxes"),
+        (cisco_nxos.parse_show_queuing_pfc_queue, '{"TABLE_pfc_queue": {"ROW_pfc_queue": []}}'),
+        (cisco_nxos.parse_show_interface_priority_flow_control, "% Invalid command at '^' marker."),
+        (cisco_nxos.parse_show_queuing_interface, "Ethernet1/1 queuing information:\n"),
+    ):
         parsed = parse(text)
         assert parsed.problems and "no row in a known NX-OS shape" in parsed.problems[0], (text, parsed)
     assert cisco_nxos.parse_show_queuing("").problems == ()
@@ -66,20 +69,60 @@ def test_pfc_queue_json_takes_the_leading_port_word_and_group_number() -> None:
     of `show queuing pfc-queue detail | json` as text with a trailing part (port = first word, group = leading
     number). No capture shows those values: this input is written to that reading, not copied from a device, and
     checks the parser gives the same counters as for the schema's plain values."""
+
     def doc(name: str, group: str) -> str:
-        return json.dumps({"TABLE_module": {"ROW_module": {"TABLE_queuing_interface": {"ROW_queuing_interface": [
-            {"if_name_str": name, "wd-status": "Enabled", "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": [
-                {"eq-qosgrp": group, "eq-qosgrp-state": "Shutdown", "pfc-configured": "YES", "pfc-cos": "3",
-                 "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": [
-                     {"q-stat-type": "Stats", "q-shutdown": "2", "q-restored": "1", "q-pkt-dropped": "40",
-                      "q-ing-pkt-dropped": "7"}]}}]}}]}}}})
+        return json.dumps(
+            {
+                "TABLE_module": {
+                    "ROW_module": {
+                        "TABLE_queuing_interface": {
+                            "ROW_queuing_interface": [
+                                {
+                                    "if_name_str": name,
+                                    "wd-status": "Enabled",
+                                    "TABLE_qosgrp_stats": {
+                                        "ROW_qosgrp_stats": [
+                                            {
+                                                "eq-qosgrp": group,
+                                                "eq-qosgrp-state": "Shutdown",
+                                                "pfc-configured": "YES",
+                                                "pfc-cos": "3",
+                                                "TABLE_qosgrp_stats_entry": {
+                                                    "ROW_qosgrp_stats_entry": [
+                                                        {
+                                                            "q-stat-type": "Stats",
+                                                            "q-shutdown": "2",
+                                                            "q-restored": "1",
+                                                            "q-pkt-dropped": "40",
+                                                            "q-ing-pkt-dropped": "7",
+                                                        }
+                                                    ]
+                                                },
+                                            }
+                                        ]
+                                    },
+                                }
+                            ]
+                        }
+                    }
+                }
+            }
+        )
 
     plain = cisco_nxos.parse_show_queuing_pfc_queue(doc("Ethernet1/23", "3"))
-    trailing = cisco_nxos.parse_show_queuing_pfc_queue(doc("Ethernet1/23 Interface PFC watchdog: [Enabled]",
-                                                           "3 [Shutdown] PFC [YES] PFC-COS [3]"))
+    trailing = cisco_nxos.parse_show_queuing_pfc_queue(
+        doc("Ethernet1/23 Interface PFC watchdog: [Enabled]", "3 [Shutdown] PFC [YES] PFC-COS [3]")
+    )
     assert plain.pfcwd == trailing.pfcwd and not trailing.problems
     (wd,) = trailing.pfcwd
     assert (wd.interface, wd.queue, wd.status, wd.detected, wd.restored, wd.tx_drop, wd.rx_drop) == (
-        "Ethernet1/23", 3, "stormed", 2, 1, 40, 7)
+        "Ethernet1/23",
+        3,
+        "stormed",
+        2,
+        1,
+        40,
+        7,
+    )
     # a non-numbered group (the schema's CONTROL/SPAN rows) is not a data queue
     assert cisco_nxos.parse_show_queuing_pfc_queue(doc("Ethernet1/23", "CONTROL QOS GROUP")).pfcwd == ()

@@ -42,8 +42,9 @@ def test_running_config_timers_are_polls_of_the_configured_interval() -> None:
 
 
 def test_inverse_timers_follow_the_poll() -> None:
-    wd = nxos_watchdog(Watchdog(detection_ms=600, restoration_ms=3000, poll_ms=300, action=WatchdogAction.ALERT),
-                       _ignore)
+    wd = nxos_watchdog(
+        Watchdog(detection_ms=600, restoration_ms=3000, poll_ms=300, action=WatchdogAction.ALERT), _ignore
+    )
     intent = NxosSwitchIntent.model_construct(watchdog=wd)
     assert intended_timers(intent) == (600, 3000)
 

@@ -44,9 +44,14 @@ CONTRACT: dict[str, set[str]] = {
 may hold more modules of its own (EOS ``ecn.py``, NVUE ``grammar.py``, SONiC ``watermark.py``, ``linkhealth.py``)."""
 
 SPEC_FROM: dict[str, tuple[str, str]] = {
-    "rules": ("rules", "RULES"), "checks": ("checks", "CHECKS"), "intent": ("intent", "SHAPING"),
-    "watchdog": ("watchdog", "CODEC"), "gnmi": ("gnmi", "TABLE"), "roles": ("roles", "roles"),
-    "parse_running_config": ("running", "parse_running_config"), "version_command": ("version", "VERSION_COMMAND"),
+    "rules": ("rules", "RULES"),
+    "checks": ("checks", "CHECKS"),
+    "intent": ("intent", "SHAPING"),
+    "watchdog": ("watchdog", "CODEC"),
+    "gnmi": ("gnmi", "TABLE"),
+    "roles": ("roles", "roles"),
+    "parse_running_config": ("running", "parse_running_config"),
+    "version_command": ("version", "VERSION_COMMAND"),
     "parse_version": ("version", "parse_version"),
 }
 """Spec field -> the contract module and name it is (so a spec cannot quietly take another pack's part)."""
@@ -69,7 +74,7 @@ def test_the_registry_serves_every_pack_folder_and_nothing_else() -> None:
     folders = {p.name for p in NOS.iterdir() if p.is_dir() and (p / "spec.py").is_file()}
     in_tree = {s.platform.value for s in SPECS.values() if package_of(s).startswith("fabricd.nos.")}
     assert folders == in_tree
-    assert [s.platform for s in BUILTIN] == list(Platform.BUILTIN) == IDS[:len(BUILTIN)]
+    assert [s.platform for s in BUILTIN] == list(Platform.BUILTIN) == IDS[: len(BUILTIN)]
 
 
 def test_the_model_knows_every_registered_id() -> None:
@@ -111,8 +116,11 @@ def test_the_spec_is_built_from_the_packs_own_modules(pid: str) -> None:
 
 def test_every_spec_field_is_read_somewhere() -> None:
     """PlatformSpec has no field nothing reads (issue 24: checks, limits and title were set and never read)."""
-    sources = [p for p in (REPO / "fabricd").rglob("*.py")
-               if not (p.parent.parent == NOS and p.name == "spec.py") and p != NOS / "spec.py"]
+    sources = [
+        p
+        for p in (REPO / "fabricd").rglob("*.py")
+        if not (p.parent.parent == NOS and p.name == "spec.py") and p != NOS / "spec.py"
+    ]
     text = "\n".join(p.read_text() for p in sources)
     unread = [f.name for f in fields(PlatformSpec) if not re.search(rf"\.{f.name}\b", text)]
     assert unread == []

@@ -25,10 +25,16 @@ def test_an_id_is_one_object_and_a_plain_string() -> None:
     assert tuple(Platform(p) for p in ("sonic", "arista_eos", "cisco_nxos", "cumulus_nvue")) == Platform.BUILTIN
 
 
-@pytest.mark.parametrize(("given", "hint"), [
-    ("eos", "did you mean 'arista_eos'?"), ("Sonic", "did you mean 'sonic'?"), ("sonic-vs", "did you mean 'sonic'?"),
-    ("qfx", "entry point group"), ("Q F X", "lower case letters"),
-])
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        ("eos", "did you mean 'arista_eos'?"),
+        ("Sonic", "did you mean 'sonic'?"),
+        ("sonic-vs", "did you mean 'sonic'?"),
+        ("qfx", "entry point group"),
+        ("Q F X", "lower case letters"),
+    ],
+)
 def test_an_unknown_id_is_refused_with_the_known_ones_and_a_hint(given: str, hint: str) -> None:
     with pytest.raises(ValidationError) as exc:
         _switch(given)

@@ -33,8 +33,14 @@ GOLDEN = Path(__file__).parents[1] / "golden"
 PLATFORMS = [p.value for p in SPECS]
 ROLES = all_roles()
 
-SAMPLE_TIMERS = [(200, 200, 100), (400, 600, 200), (1000, 2000, 100), (300, 300, 150), (1500, 1000, 250),
-                 (600, 200, 200)]
+SAMPLE_TIMERS = [
+    (200, 200, 100),
+    (400, 600, 200),
+    (1000, 2000, 100),
+    (300, 300, 150),
+    (1500, 1000, 250),
+    (600, 200, 200),
+]
 """(detection, restoration, poll) ms samples for the codec round trip, actions drop and alert alike."""
 
 
@@ -93,7 +99,8 @@ def test_show_table_is_complete(platform: str) -> None:
         pack = show.module.rpartition(".")[0]  # a parser may live in a sibling module of show.py (sonic/watermark.py)
         assert parser.__module__.rpartition(".")[0] == pack, f"{role}: the parser lives outside the pack"
         assert getattr(importlib.import_module(show.module), parser.__name__) is parser, (
-            f"{role}: show.py re-exports its parsers (roles name them as {show.module}.<parser>)")
+            f"{role}: show.py re-exports its parsers (roles name them as {show.module}.<parser>)"
+        )
         command = {**show.optional, **show.commands}[role]
         params = list(inspect.signature(parser).parameters.values())
         required = [p for p in params if p.default is inspect.Parameter.empty]
@@ -174,8 +181,12 @@ def test_watchdog_codec_round_trips(platform: str, action: WatchdogAction) -> No
         assert isinstance(rendered, codec.model)
         back = codec.to_ms(rendered)
         # inverse o forward is a fixed point: re-encoding what the device does gives the same watchdog
-        again = codec.forward(Watchdog(detection_ms=back.detection_ms, restoration_ms=back.restoration_ms,
-                                       poll_ms=back.poll_ms, action=action), lambda *n: None)
+        again = codec.forward(
+            Watchdog(
+                detection_ms=back.detection_ms, restoration_ms=back.restoration_ms, poll_ms=back.poll_ms, action=action
+            ),
+            lambda *n: None,
+        )
         assert again == rendered, (platform, wd, back)
         timer_notes = [n for n in notes if n[0] != "watchdog.action" and "restoration" not in n[0]]
         if not timer_notes:

@@ -59,6 +59,9 @@ def test_nvue_refuses_shell_characters_in_a_description(tmp_path: Path) -> None:
         docs = lab_docs()
         for sw in S(docs):
             sw["ports"][0]["description"] = text
-        found = [p for p in run_checks(load_inventory(write(tmp_path / text.replace("*", "x").replace("#", "h"), docs)))
-                 if p.code == "FAB141"]
+        found = [
+            p
+            for p in run_checks(load_inventory(write(tmp_path / text.replace("*", "x").replace("#", "h"), docs)))
+            if p.code == "FAB141"
+        ]
         assert bool(found) == refused, text

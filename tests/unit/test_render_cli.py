@@ -82,14 +82,15 @@ def test_render_device_prints_one_config() -> None:
     assert code == 0 and json.loads(out)["PFC_WD"]["GLOBAL"] == {"POLL_INTERVAL": "100"}
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ((), "give --out DIR"),
-    (("--device", "leaf9-eos"), "no device named 'leaf9-eos'"),
-    (("--device", "leaf2-eos", "--templates-dir", "/nonexistent/fabricd"), "does not exist"),
-])
-def test_render_bad_usage_exits_2_with_a_message(
-    args: tuple[str, ...], message: str, run_main: Runner
-) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give --out DIR"),
+        (("--device", "leaf9-eos"), "no device named 'leaf9-eos'"),
+        (("--device", "leaf2-eos", "--templates-dir", "/nonexistent/fabricd"), "does not exist"),
+    ],
+)
+def test_render_bad_usage_exits_2_with_a_message(args: tuple[str, ...], message: str, run_main: Runner) -> None:
     code, _, err = run_main("render", *args)
     assert code == 2
     assert message in err and "Traceback" not in err
@@ -98,7 +99,8 @@ def test_render_bad_usage_exits_2_with_a_message(
 def test_templates_dir_overrides_one_section(tmp_path: Path) -> None:
     (tmp_path / "arista_eos").mkdir()
     (tmp_path / "arista_eos" / "vlans.j2").write_text(
-        "{% for v in sw.vlans %}\nvlan {{ v.id }}\n   name site-{{ v.name }}\n!\n{% endfor %}\n")
+        "{% for v in sw.vlans %}\nvlan {{ v.id }}\n   name site-{{ v.name }}\n!\n{% endfor %}\n"
+    )
     code, out, _ = _run("render", "--device", "leaf2-eos", "--templates-dir", str(tmp_path))
     assert code == 0
     assert "   name site-rdma" in out and "qos profile FABRICD_ROCE" in out  # the rest comes from the shipped set
@@ -154,9 +156,7 @@ def test_lab_host_scripts_pass_shellcheck(tmp_path: Path) -> None:
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "render"
 
 
-def test_an_inventory_with_check_errors_is_refused_unless_forced(
-    tmp_path: Path, run_main: Runner
-) -> None:
+def test_an_inventory_with_check_errors_is_refused_unless_forced(tmp_path: Path, run_main: Runner) -> None:
     """pcp_odd_values is deliberately invalid (DWRR shares sum to 120 %, ...): render says so, --force renders."""
     inv = str(GOLDEN / "sonic" / "pcp_odd_values" / "inventory.yml")
     code, out, err = run_main("render", inv, "--out", str(tmp_path / "a"))

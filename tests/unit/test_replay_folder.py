@@ -21,11 +21,18 @@ from fabricd.readers.switch.replay import (
 
 
 def _manifest() -> DeviceManifest:
-    return DeviceManifest("leaf3-nxos", "cisco_nxos", "10.3(4a)", "2026-11-25T18:00:00+00:00", "0.1.0", (
-        CommandRecord("pfc", "show interface priority-flow-control | json", None, "pfc.txt", "ok", None, 3),
-        CommandRecord("errors", "show interface counters errors", None, None, "error", "% Invalid command"),
-        CommandRecord("running-config", "show running-config", None, "running-config.txt", "ok", None, 9),
-    ))
+    return DeviceManifest(
+        "leaf3-nxos",
+        "cisco_nxos",
+        "10.3(4a)",
+        "2026-11-25T18:00:00+00:00",
+        "0.1.0",
+        (
+            CommandRecord("pfc", "show interface priority-flow-control | json", None, "pfc.txt", "ok", None, 3),
+            CommandRecord("errors", "show interface counters errors", None, None, "error", "% Invalid command"),
+            CommandRecord("running-config", "show running-config", None, "running-config.txt", "ok", None, 9),
+        ),
+    )
 
 
 def test_write_and_read_back(tmp_path: Path) -> None:
@@ -34,7 +41,8 @@ def test_write_and_read_back(tmp_path: Path) -> None:
     folder = ReplayFolder(tmp_path)
     dev = folder.device("leaf3-nxos")
     assert dev.run(["show interface priority-flow-control | json"]) == {
-        "show interface priority-flow-control | json": "{}\n"}
+        "show interface priority-flow-control | json": "{}\n"
+    }
     assert dev.get_config() == "hostname x\n"
     with pytest.raises(DriverError, match="failed when captured: % Invalid command"):
         dev.run(["show interface counters errors"])
@@ -51,12 +59,15 @@ def test_file_names_are_safe() -> None:
     assert file_name("running-config") == "running-config.txt"
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (None, "no device folder"),
-    ("not json", "not JSON"),
-    (json.dumps({"format": "other/9"}), "format is 'other/9'"),
-    (json.dumps({"format": "fabricd-capture/1", "device": "x"}), "'platform' is missing"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no device folder"),
+        ("not json", "not JSON"),
+        (json.dumps({"format": "other/9"}), "format is 'other/9'"),
+        (json.dumps({"format": "fabricd-capture/1", "device": "x"}), "'platform' is missing"),
+    ],
+)
 def test_not_a_capture_is_a_usage_error(tmp_path: Path, content: str | None, message: str) -> None:
     if content is not None:
         (tmp_path / "x").mkdir()
@@ -79,21 +90,37 @@ def test_capture_to_golden_script(tmp_path: Path) -> None:
     cap = tmp_path / "cap"
     write_device(cap, _manifest(), {"pfc.txt": '{"TABLE_x": {}}\n', "running-config.txt": "hostname x\n"})
     spec = importlib.util.spec_from_file_location(
-        "capture_to_golden", Path(__file__).resolve().parents[2] / "scripts" / "capture_to_golden.py")
+        "capture_to_golden", Path(__file__).resolve().parents[2] / "scripts" / "capture_to_golden.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     golden = tmp_path / "golden"
-    assert module.main([str(cap), "leaf3-nxos", "pfc", "--name", "n9k-10.3", "--source",
-                        "a Nexus 93180YC-FX, NX-OS 10.3(4a)", "--golden", str(golden)]) == 0
+    assert (
+        module.main(
+            [
+                str(cap),
+                "leaf3-nxos",
+                "pfc",
+                "--name",
+                "n9k-10.3",
+                "--source",
+                "a Nexus 93180YC-FX, NX-OS 10.3(4a)",
+                "--golden",
+                str(golden),
+            ]
+        )
+        == 0
+    )
     written = golden / "readers/switch/cisco_nxos/pfc--n9k-10.3.txt"
     first, _, rest = written.read_text().partition("\n")
     assert first.startswith("# source: a Nexus 93180YC-FX") and "show interface priority-flow-control" in first
     assert rest == '{"TABLE_x": {}}\n' and is_real_source(source_line(written))
     role = next(r for r in all_roles() if r.id == "cisco_nxos/pfc")
     assert captures_of(role, golden) == [written]
-    assert module.main([str(cap), "leaf3-nxos", "errors", "--name", "x", "--source", "y",
-                        "--golden", str(golden)]) == 2  # failed when captured: nothing to copy
+    assert (
+        module.main([str(cap), "leaf3-nxos", "errors", "--name", "x", "--source", "y", "--golden", str(golden)]) == 2
+    )  # failed when captured: nothing to copy
 
 
 def test_capture_to_golden_writes_the_interface_beside_a_per_port_capture(tmp_path: Path) -> None:
@@ -101,19 +128,41 @@ def test_capture_to_golden_writes_the_interface_beside_a_per_port_capture(tmp_pa
     (tests/golden/capture_links.py)."""
     import importlib.util
 
-    manifest = DeviceManifest("leaf1-nvue", "cumulus_nvue", "5.16.0", "2026-11-25T18:00:00+00:00", "0.1.0", (
-        CommandRecord("qos", "nv show interface swp1 counters qos -o json", "swp1", "qos-swp1.txt", "ok", None, 3),
-    ))
+    manifest = DeviceManifest(
+        "leaf1-nvue",
+        "cumulus_nvue",
+        "5.16.0",
+        "2026-11-25T18:00:00+00:00",
+        "0.1.0",
+        (CommandRecord("qos", "nv show interface swp1 counters qos -o json", "swp1", "qos-swp1.txt", "ok", None, 3),),
+    )
     cap = tmp_path / "cap"
     write_device(cap, manifest, {"qos-swp1.txt": "{}\n"})
     spec = importlib.util.spec_from_file_location(
-        "capture_to_golden", Path(__file__).resolve().parents[2] / "scripts" / "capture_to_golden.py")
+        "capture_to_golden", Path(__file__).resolve().parents[2] / "scripts" / "capture_to_golden.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     golden = tmp_path / "golden"
-    assert module.main([str(cap), "leaf1-nvue", "qos", "--interface", "swp1", "--name", "sn4700", "--source",
-                        "an SN4700, Cumulus 5.16", "--golden", str(golden)]) == 0
+    assert (
+        module.main(
+            [
+                str(cap),
+                "leaf1-nvue",
+                "qos",
+                "--interface",
+                "swp1",
+                "--name",
+                "sn4700",
+                "--source",
+                "an SN4700, Cumulus 5.16",
+                "--golden",
+                str(golden),
+            ]
+        )
+        == 0
+    )
     folder = golden / "readers/switch/cumulus_nvue"
     assert (folder / "qos--sn4700.txt").read_text().endswith("{}\n")
     assert json.loads((folder / "qos--sn4700.facts.json").read_text()) == {"interface": "swp1"}

@@ -34,8 +34,11 @@ def _modules() -> list[Path]:
 
 
 def _outside_cli() -> list[Path]:
-    return [p for p in _modules()
-            if p.relative_to(LAB_PACKAGE if p.is_relative_to(LAB_PACKAGE) else PACKAGE).parts[0] != "cli"]
+    return [
+        p
+        for p in _modules()
+        if p.relative_to(LAB_PACKAGE if p.is_relative_to(LAB_PACKAGE) else PACKAGE).parts[0] != "cli"
+    ]
 
 
 def _line_count(path: Path) -> int:
@@ -80,8 +83,9 @@ def test_no_module_over_the_limit() -> None:
     modules = _modules()
     assert len(modules) > 100, f"found only {len(modules)} modules under {PACKAGE}"
     over = {str(p.relative_to(REPO)): n for p in modules if (n := _line_count(p)) > MAX_LINES}
-    assert not over, (f"modules over {MAX_LINES} lines (split them along their seams): "
-                      + ", ".join(f"{k} ({v})" for k, v in sorted(over.items())))
+    assert not over, f"modules over {MAX_LINES} lines (split them along their seams): " + ", ".join(
+        f"{k} ({v})" for k, v in sorted(over.items())
+    )
 
 
 def test_only_cli_prints_or_exits() -> None:
@@ -108,8 +112,14 @@ def test_the_check_finds_what_it_forbids() -> None:
     )
     hits = prints_or_exits(bad, "bad.py")
     assert [h.split(": ", 1)[1] for h in hits] == [
-        "imports sys.exit", "calls print()", "calls sys.exit()", "calls os._exit()", "raises SystemExit",
-        "uses sys.stderr", "calls sys.exit()", "calls exit()",
+        "imports sys.exit",
+        "calls print()",
+        "calls sys.exit()",
+        "calls os._exit()",
+        "raises SystemExit",
+        "uses sys.stderr",
+        "calls sys.exit()",
+        "calls exit()",
     ]
     good = (
         '"""Say it with print( and sys.exit in a docstring."""\n'

@@ -22,9 +22,15 @@ PROMTOOL = shutil.which("promtool") or ("/usr/bin/promtool" if Path("/usr/bin/pr
 AMTOOL = shutil.which("amtool")
 
 REQUIRED_ALERTS = {
-    "FabricPfcStorm", "FabricPfcStormActive", "FabricPfcWatchdogStuck", "FabricLosslessDrops",
-    "FabricRdmaOutOfBuffer", "FabricRdmaOutOfSequence", "FabricCnpWithoutEcn",
-    "FabricEcnDisabledOnRocePriority", "FabricExporterDown",
+    "FabricPfcStorm",
+    "FabricPfcStormActive",
+    "FabricPfcWatchdogStuck",
+    "FabricLosslessDrops",
+    "FabricRdmaOutOfBuffer",
+    "FabricRdmaOutOfSequence",
+    "FabricCnpWithoutEcn",
+    "FabricEcnDisabledOnRocePriority",
+    "FabricExporterDown",
 }
 
 
@@ -41,8 +47,9 @@ needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not insta
 def test_promtool_check_rules() -> None:
     assert PROMTOOL is not None
     assert RULES in RULE_FILES and len(RULE_FILES) >= 2
-    out = subprocess.run([PROMTOOL, "check", "rules", *map(str, RULE_FILES)],
-                         check=False, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [PROMTOOL, "check", "rules", *map(str, RULE_FILES)], check=False, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("SUCCESS") == len(RULE_FILES)
 
@@ -51,8 +58,14 @@ def test_promtool_check_rules() -> None:
 @pytest.mark.integration  # runs promtool
 def test_promtool_test_rules() -> None:
     assert PROMTOOL is not None
-    out = subprocess.run([PROMTOOL, "test", "rules", *[t.name for t in TESTS]],
-                         check=False, capture_output=True, text=True, timeout=120, cwd=TESTS[0].parent)
+    out = subprocess.run(
+        [PROMTOOL, "test", "rules", *[t.name for t in TESTS]],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=TESTS[0].parent,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("SUCCESS") == len(TESTS)
 
@@ -71,15 +84,20 @@ def test_rule_tests_hold_in_either_group_order(tmp_path: Path, recording_first: 
         (rules_dir / f.name).write_bytes(f.read_bytes())
     for t in TESTS:
         doc = yaml.safe_load(t.read_text())
-        groups = [g["name"] for r in doc["rule_files"]
-                  for g in yaml.safe_load((t.parent / r).read_text())["groups"]]
+        groups = [g["name"] for r in doc["rule_files"] for g in yaml.safe_load((t.parent / r).read_text())["groups"]]
         recording = [g for g in groups if g.endswith("-recording")]
         assert recording, f"{t.name}: its rule files have no *-recording group"
         rest = [g for g in groups if g not in recording]
         doc["group_eval_order"] = recording + rest if recording_first else rest + recording
         (rules_dir / "tests" / t.name).write_text(yaml.safe_dump(doc, sort_keys=False))
-    out = subprocess.run([PROMTOOL, "test", "rules", *[t.name for t in TESTS]],
-                         check=False, capture_output=True, text=True, timeout=120, cwd=rules_dir / "tests")
+    out = subprocess.run(
+        [PROMTOOL, "test", "rules", *[t.name for t in TESTS]],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=rules_dir / "tests",
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count("SUCCESS") == len(TESTS)
 
@@ -120,7 +138,12 @@ def test_every_alert_has_a_runbook_section() -> None:
 @pytest.mark.integration  # runs amtool
 def test_alertmanager_example_is_valid() -> None:
     assert AMTOOL is not None
-    out = subprocess.run([AMTOOL, "check-config", str(REPO / "exporters" / "alertmanager.yml")],
-                         check=False, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [AMTOOL, "check-config", str(REPO / "exporters" / "alertmanager.yml")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "SUCCESS" in out.stdout

@@ -39,8 +39,10 @@ def validator() -> Draft202012Validator:
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(REPO)) for p in FILES])
 def test_shipped_inventories_satisfy_the_schema(validator: Draft202012Validator, path: Path) -> None:
-    errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(_jsonable(
-        yaml.safe_load(path.read_text())))]
+    errors = [
+        f"{list(e.absolute_path)}: {e.message}"
+        for e in validator.iter_errors(_jsonable(yaml.safe_load(path.read_text())))
+    ]
     assert errors == []
 
 

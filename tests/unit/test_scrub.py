@@ -37,9 +37,12 @@ NXOS = _capture("nxos-9.3.3-dc-lif-01.txt")
 NXOS_WRAPPED = _capture("nxos-9.3.10-spine-02-wrapped.txt")
 EOS = _capture("eos-4.27-4.32-users.txt")
 SECRETS = [
-    "$5$TMpxKPov$Yjw1tbCD70N5kPVD7DeiNsBvjMUG854cRuu9D0uhvY6", "0x1efb138d6c1c3484b18ae65ad9714254",
-    "$5$LAFMGC$.o7EDHC9gbsMuUMS4NcxtqlXbgFC9L76BPdL95kbFvC", "056AB029D8C9D291C7DDD6F878C3FE3C77",
-    "056FF824DA9DF8DB86F583B366C8F0276184", "$6$z.TJkV2efu34lwMM$3eZg0Xqi1I6PtVfmFyjHFvRDAs8k7EQx0w",
+    "$5$TMpxKPov$Yjw1tbCD70N5kPVD7DeiNsBvjMUG854cRuu9D0uhvY6",
+    "0x1efb138d6c1c3484b18ae65ad9714254",
+    "$5$LAFMGC$.o7EDHC9gbsMuUMS4NcxtqlXbgFC9L76BPdL95kbFvC",
+    "056AB029D8C9D291C7DDD6F878C3FE3C77",
+    "056FF824DA9DF8DB86F583B366C8F0276184",
+    "$6$z.TJkV2efu34lwMM$3eZg0Xqi1I6PtVfmFyjHFvRDAs8k7EQx0w",
     "$6$arista$hvhzPKMNzxDEPi2",
 ]
 
@@ -66,16 +69,19 @@ def test_line_shapes_are_kept() -> None:
     assert "-cvauth=key, -cvvrf=MGMT" in eos
 
 
-@pytest.mark.parametrize(("line", "secret"), [
-    ("snmp-server community public RO", "public"),
-    ("nv set system aaa user cumulus password cumulus", "cumulus\n"),
-    ("tacacs-server host 10.10.1.10 key 7 0835495D1D", "0835495D1D"),
-    ("radius-server host 10.1.1.1 key 7 \"05080F1C2243\"", "05080F1C2243"),
-    ("nv set system aaa user admin hashed-password '$6$rounds=5000$abc$def'", "$6$rounds"),
-    ("nv set service snmp-server readonly-community s3cret access any", "s3cret"),
-    ("nv set system aaa tacacs server 1 secret t4cacs", "t4cacs"),
-    ("ntp authentication-key 1 md5 k3yMaterial 7", "k3yMaterial"),
-])
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("snmp-server community public RO", "public"),
+        ("nv set system aaa user cumulus password cumulus", "cumulus\n"),
+        ("tacacs-server host 10.10.1.10 key 7 0835495D1D", "0835495D1D"),
+        ('radius-server host 10.1.1.1 key 7 "05080F1C2243"', "05080F1C2243"),
+        ("nv set system aaa user admin hashed-password '$6$rounds=5000$abc$def'", "$6$rounds"),
+        ("nv set service snmp-server readonly-community s3cret access any", "s3cret"),
+        ("nv set system aaa tacacs server 1 secret t4cacs", "t4cacs"),
+        ("ntp authentication-key 1 md5 k3yMaterial 7", "k3yMaterial"),
+    ],
+)
 def test_secret_lines(line: str, secret: str) -> None:
     out = scrub_text(line + "\n").text
     assert secret not in out and REDACTED in out, out
@@ -103,7 +109,6 @@ def test_sonic_config_db_secrets() -> None:
     back = json.loads(out.text)
     assert back["PORT"] == db["PORT"] and back["TACPLUS"]["global"]["timeout"] == "5"
     assert out.redactions == 4
-
 
 
 def test_capture_checks_that_scrubbing_keeps_the_parse() -> None:

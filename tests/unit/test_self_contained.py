@@ -64,9 +64,21 @@ def test_docs_point_nowhere_outside_the_repository() -> None:
 
 def test_contracts_page_covers_what_users_rely_on() -> None:
     text = (REPO / "docs" / "contracts.md").read_text(encoding="utf-8")
-    for needle in ("## Exit codes", "## Replay root", "## Metrics", "## Benchmarks", "fabricd init", "fabricd capture",
-                   "fabricd agent", "fabricd audit fleet", "--replay", "--hosts", "--matrix",
-                   "--accept-new-host-keys", '"anchor_value"'):
+    for needle in (
+        "## Exit codes",
+        "## Replay root",
+        "## Metrics",
+        "## Benchmarks",
+        "fabricd init",
+        "fabricd capture",
+        "fabricd agent",
+        "fabricd audit fleet",
+        "--replay",
+        "--hosts",
+        "--matrix",
+        "--accept-new-host-keys",
+        '"anchor_value"',
+    ):
         assert needle in text, needle
 
 

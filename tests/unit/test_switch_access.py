@@ -17,8 +17,14 @@ LAB = Path(__file__).resolve().parents[2] / "inventory" / "lab"
 
 
 def switch(**creds: object) -> Switch:
-    return Switch.model_validate({"name": "leaf2-eos", "platform": "arista_eos",
-                                  "mgmt": {"host": "127.0.0.1", "port": 10224}, "credentials": creds})
+    return Switch.model_validate(
+        {
+            "name": "leaf2-eos",
+            "platform": "arista_eos",
+            "mgmt": {"host": "127.0.0.1", "port": 10224},
+            "credentials": creds,
+        }
+    )
 
 
 def test_env_then_file_and_nothing_of_the_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,8 +39,9 @@ def test_env_then_file_and_nothing_of_the_lab(tmp_path: Path, monkeypatch: pytes
     pw.write_text("from-lab\n")
     pw.chmod(0o600)
     (lab / "known_hosts").write_text("")
-    (lab / "lab.json").write_text(json.dumps({"devices": [
-        {"name": "leaf2-eos", "host": "127.0.0.1", "port": 10224, "password_file": str(pw)}]}))
+    (lab / "lab.json").write_text(
+        json.dumps({"devices": [{"name": "leaf2-eos", "host": "127.0.0.1", "port": 10224, "password_file": str(pw)}]})
+    )
     with pytest.raises(DriverError) as info:
         resolve_access(sw, environ={})
     assert "LAB_PW is not set" in info.value.message and "credentials.password_file" in (info.value.hint or "")
@@ -78,7 +85,9 @@ def test_targets_and_batches() -> None:
         select_targets(fabric, groups=["nope"])
     batches = plan_batches(fabric.switches, "role")
     assert [(b, [s.name for s in m]) for b, m in batches] == [
-        ("leaf", ["leaf1-sonic", "leaf2-eos", "leaf3-nxos", "leaf4-nvue"]), ("spine", ["spine1", "spine2"])]
+        ("leaf", ["leaf1-sonic", "leaf2-eos", "leaf3-nxos", "leaf4-nvue"]),
+        ("spine", ["spine1", "spine2"]),
+    ]
     assert [b for b, _ in plan_batches(fabric.switches, "group")] == ["spines", "leaves"]
     assert plan_batches(fabric.switches, None)[0][0] == "all"
     with pytest.raises(UsageError):

@@ -55,8 +55,14 @@ def test_eos_walk_removes_owned_replaces_single_valued_and_keeps_foreign_lines()
     cmds = commands(changes)
     assert cmds[:2] == ["no qos profile OLD", "no qos map dscp 26 to traffic-class 2"]
     i = cmds.index("qos profile ROCE")
-    assert cmds[i : i + 6] == ["qos profile ROCE", "qos trust dscp", "tx-queue 3", "bandwidth percent 50", "exit",
-                               "exit"]
+    assert cmds[i : i + 6] == [
+        "qos profile ROCE",
+        "qos trust dscp",
+        "tx-queue 3",
+        "bandwidth percent 50",
+        "exit",
+        "exit",
+    ]
     assert cmds[-4:] == ["interface Ethernet1", "mtu 9216", "service-profile ROCE", "exit"]
     text = diff_text(changes)
     assert "-qos profile OLD" in text and " interface Ethernet1\n+   mtu 9216" in text
@@ -77,8 +83,11 @@ RUN_DB = {
     "WRED_PROFILE": {"OLD": {"ecn": "ecn_all"}, "roce": {"ecn": "ecn_none"}},
     "PFC_WD": {"Ethernet0": {"detection_time": "200"}},
 }
-CAND_DB = {"PORT": {"Ethernet0": {"mtu": "9216"}}, "WRED_PROFILE": {"roce": {"ecn": "ecn_all"}},
-           "SCHEDULER": {"scheduler.3": {"type": "DWRR", "weight": "50"}}}
+CAND_DB = {
+    "PORT": {"Ethernet0": {"mtu": "9216"}},
+    "WRED_PROFILE": {"roce": {"ecn": "ecn_all"}},
+    "SCHEDULER": {"scheduler.3": {"type": "DWRR", "weight": "50"}},
+}
 
 
 def test_sonic_patch_replaces_owned_tables_and_merges_port_fields() -> None:
@@ -96,31 +105,39 @@ def test_sonic_patch_replaces_owned_tables_and_merges_port_fields() -> None:
         {"op": "add", "path": "/WRED_PROFILE/roce/ecn", "value": "ecn_all"},
         {"op": "add", "path": "/SCHEDULER", "value": CAND_DB["SCHEDULER"]},
     ]
-    assert patch_ops({"QUEUE": {"Ethernet0|3": {}}}, {"QUEUE": {"Ethernet0/1|3": {"x": "1"}}})[1]["path"] == \
-        "/QUEUE/Ethernet0~11|3"
+    assert (
+        patch_ops({"QUEUE": {"Ethernet0|3": {}}}, {"QUEUE": {"Ethernet0/1|3": {"x": "1"}}})[1]["path"]
+        == "/QUEUE/Ethernet0~11|3"
+    )
 
 
 def test_sonic_gcu_validation_like_sonic_yang() -> None:
     assert validate({"PORT": {"Ethernet0": {"mtu": "9216"}}}) is None
     assert "empty" in (validate({"PORT": {}}) or "")
     assert "does not have a YANG model" in (validate({"NOPE": {"x": {"a": "b"}}}) or "")
-    assert "must be <=" in (validate({"WRED_PROFILE": {"r": {"green_min_threshold": "9",
-                                                               "green_max_threshold": "1"}}}) or "")
+    assert "must be <=" in (
+        validate({"WRED_PROFILE": {"r": {"green_min_threshold": "9", "green_max_threshold": "1"}}}) or ""
+    )
     assert "out of range" in (validate({"PFC_WD": {"Ethernet0": {"detection_time": "50"}}}) or "")
-    assert "does not exist" in (validate({"PORT": {"Ethernet0": {"mtu": "9216"}},
-                                          "QUEUE": {"Ethernet8|3": {"scheduler": "s"}}}) or "")
+    assert "does not exist" in (
+        validate({"PORT": {"Ethernet0": {"mtu": "9216"}}, "QUEUE": {"Ethernet8|3": {"scheduler": "s"}}}) or ""
+    )
     with pytest.raises(ValueError, match="non-existent"):
         apply_patch({}, [{"op": "remove", "path": "/PORT"}])
 
 
 def test_nvue_set_paths_expand_lists_and_reject_unknown_words() -> None:
     leaves = schema.parse_set(["qos", "mapping", "default-global", "dscp", "0,1,26", "switch-priority", "3"])
-    assert leaves == [(("qos", "mapping", "default-global", "dscp", d, "switch-priority"), "3") for d in ("0", "1",
-                                                                                                           "26")]
-    assert schema.parse_set(["interface", "swp1", "qos", "pfc-watchdog"]) == [(("interface", "swp1", "qos",
-                                                                             "pfc-watchdog"), None)]
+    assert leaves == [
+        (("qos", "mapping", "default-global", "dscp", d, "switch-priority"), "3") for d in ("0", "1", "26")
+    ]
+    assert schema.parse_set(["interface", "swp1", "qos", "pfc-watchdog"]) == [
+        (("interface", "swp1", "qos", "pfc-watchdog"), None)
+    ]
     assert schema.parse_set(["qos", "pfc", "p", "switch-priority", "3-4"]) == [
-        (("qos", "pfc", "p", "switch-priority", "3"), None), (("qos", "pfc", "p", "switch-priority", "4"), None)]
+        (("qos", "pfc", "p", "switch-priority", "3"), None),
+        (("qos", "pfc", "p", "switch-priority", "4"), None),
+    ]
     err = schema.parse_set(["qos", "pfc", "p", "cable-length", "0"])
     assert isinstance(err, schema.PathError) and err.position == 4
     err = schema.parse_set(["qos", "pfx", "p"])

@@ -64,20 +64,31 @@ def test_one_unreadable_command_fails_the_switch(caplog: pytest.LogCaptureFixtur
     try:
         with caplog.at_level(logging.DEBUG, logger="fabricd.collectors.switch"):
             text = reg.exposition()
-            first = [r.getMessage() for r in caplog.records
-                     if r.levelno >= logging.WARNING and r.name == "fabricd.collectors.switch"]
+            first = [
+                r.getMessage()
+                for r in caplog.records
+                if r.levelno >= logging.WARNING and r.name == "fabricd.collectors.switch"
+            ]
             caplog.clear()
             second_text = reg.exposition()
-            second = [r.getMessage() for r in caplog.records
-                      if r.levelno >= logging.WARNING and r.name == "fabricd.collectors.switch"]
+            second = [
+                r.getMessage()
+                for r in caplog.records
+                if r.levelno >= logging.WARNING and r.name == "fabricd.collectors.switch"
+            ]
     finally:
         poller.close()
     for exposition in (text, second_text):
         assert metric_value(exposition, 'fabricd_scrape_collector_success{collector="switch"}') == 0
         assert metric_value(exposition, 'fabricd_switch_up{switch="leaf9"}') == 0
     # what did parse is still exported
-    assert metric_value(text, 'fabricd_switch_pfc_pause_frames_total{switch="leaf9",interface="Ethernet52",'
-                        'priority="3",direction="rx"}') == 52
+    assert (
+        metric_value(
+            text,
+            'fabricd_switch_pfc_pause_frames_total{switch="leaf9",interface="Ethernet52",priority="3",direction="rx"}',
+        )
+        == 52
+    )
     empty = [m for m in first if "parsed to nothing" in m]
     assert len(empty) == 2, first  # one line per command: the required one and the optional one
     assert any("leaf9" in m and "'show queue wredcounters'" in m for m in empty)
@@ -111,8 +122,9 @@ def test_wrong_shape_on_every_platform_is_a_failure(platform: str) -> None:
                 silent.append(command)
     assert silent, f"{platform}: the wrong-command output must be one the parsers read nothing from"
     for command in silent:
-        assert any(p.startswith("sw1: ") and f"{command!r}" in p and "parsed to nothing" in p
-                   for p in poll.counters.problems), command
+        assert any(
+            p.startswith("sw1: ") and f"{command!r}" in p and "parsed to nothing" in p for p in poll.counters.problems
+        ), command
 
 
 # -- fabricd audit switch: SW-PARSE -----------------------------------------------------------------------------
@@ -132,8 +144,9 @@ def _audit(platform: str, running: str, watchdog_text: str) -> dict[str, tuple[s
     assert switch is not None
     ports = [p.name for p in switch.ports]
     outputs = {c: watchdog_text for c, _ in watchdog_commands(switch.platform, ports)}
-    back = SwitchReadback("test", running, ConfigDelta(),
-                          parse_watchdog(switch.platform, outputs, ports, device=switch.name))
+    back = SwitchReadback(
+        "test", running, ConfigDelta(), parse_watchdog(switch.platform, outputs, ports, device=switch.name)
+    )
     report = evaluate(SwitchIntentBuilder(fabric).build(switch), back)
     return {c.code: (c.status.value, [f.message for f in c.findings]) for c in report.checks}
 
@@ -146,8 +159,10 @@ def test_audit_reports_unreadable_outputs(platform: str) -> None:
     checks = _audit(platform, wrong, wrong)
     status, messages = checks["SW-PARSE"]
     assert status == "fail", checks
-    assert any("running config" in m or "running-config" in m or "runningconfiguration" in m
-               or "nv config show" in m for m in messages), messages
+    assert any(
+        "running config" in m or "running-config" in m or "runningconfiguration" in m or "nv config show" in m
+        for m in messages
+    ), messages
     assert any("parsed to nothing" in m for m in messages), messages
     assert checks["SW-WD-STUCK"][0] == "skip"
 
@@ -161,8 +176,10 @@ def test_cli_error_and_content_rules() -> None:
     assert not has_content(' {"interfaces": {}} ') and not has_content("\n \n")
     assert has_content('{"interfaces": {"Ethernet1": {"rx": 0}}}') and has_content("{not json")
     # a table header with no rows (the lab's `show pfcwd stats` before any watchdog) is nothing to report
-    header_only = ("  QUEUE    STATUS    STORM DETECTED/RESTORED    TX OK/DROP\n"
-                   "-------  --------  -------------------------  ------------")
+    header_only = (
+        "  QUEUE    STATUS    STORM DETECTED/RESTORED    TX OK/DROP\n"
+        "-------  --------  -------------------------  ------------"
+    )
     assert not has_content(header_only)
     assert not has_content("Port  Rx  PFC0  PFC1  PFC2\n----  --  ----  ----  ----\n")
     assert has_content(header_only + "\nEthernet4  stormed  2/1  0/46,497,254")

@@ -40,6 +40,7 @@ class _Notes(list[tuple[str, str, str, str]]):
 
 # --- units -----------------------------------------------------------------------------------------------------
 
+
 def test_units() -> None:
     assert bytes_to_kbytes(150_000) == (150, True)
     assert bytes_to_kbytes(1_048_576) == (1049, False)  # SONiC's 1 MiB is not whole kbytes
@@ -55,11 +56,16 @@ def test_units() -> None:
 
 # --- watchdog timers -------------------------------------------------------------------------------------------
 
+
 def test_watchdog_standard_recipe_is_exact_where_the_platform_can_say_it() -> None:
     wd = Watchdog(detection_ms=200, restoration_ms=200, poll_ms=100)
     notes = _Notes()
-    assert sonic_watchdog(wd, notes).model_dump() == {"action": "drop", "detection_ms": 200, "restoration_ms": 200,
-                                                       "poll_ms": 100}
+    assert sonic_watchdog(wd, notes).model_dump() == {
+        "action": "drop",
+        "detection_ms": 200,
+        "restoration_ms": 200,
+        "poll_ms": 100,
+    }
     e = eos_watchdog(wd, notes)
     assert (e.timeout_s, e.recovery_s, e.polling_s, e.action) == ("0.2", "0.2", "0.1", "drop")
     n = nxos_watchdog(wd, notes)
@@ -98,6 +104,7 @@ def test_watchdog_rounding_and_ranges_are_warned() -> None:
 
 
 # --- the lab fabric ---------------------------------------------------------------------------------------------
+
 
 def test_lab_intents_have_one_class_per_platform(lab_fabric: Fabric) -> None:
     kinds = {s.name: type(s) for s in switch_intents(lab_fabric)}
@@ -203,8 +210,7 @@ def test_nxos_watchdog_renders_the_inventory_poll_and_the_alert_mode() -> None:
     """NX-OS configures its watchdog interval (NDFC pfc_watch_int 101-1000 ms, default 100) and has a syslog-only
     mode (DME ipqosPriorFlowCtrlWd.disableAction): the poll is rendered, alert keeps its meaning."""
     notes = _Notes()
-    n = nxos_watchdog(Watchdog(detection_ms=600, restoration_ms=3000, poll_ms=300, action=WatchdogAction.ALERT),
-                      notes)
+    n = nxos_watchdog(Watchdog(detection_ms=600, restoration_ms=3000, poll_ms=300, action=WatchdogAction.ALERT), notes)
     assert (n.poll_ms, n.interval_ms, n.interface_multiplier, n.fixed_restore_multiplier) == (300, 300, 2, 10)
     assert n.disable_action and notes == []
     notes = _Notes()

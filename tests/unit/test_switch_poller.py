@@ -103,8 +103,9 @@ def test_failed_poll_reconnects_next_scrape() -> None:
         return opened[-1]
 
     now = [0.0]
-    poller = SwitchPoller([SwitchTarget("s1", "sonic")], factory, clock=lambda: now[0],
-                          backoff=Backoff(base_s=5.0, jitter=0.0))
+    poller = SwitchPoller(
+        [SwitchTarget("s1", "sonic")], factory, clock=lambda: now[0], backoff=Backoff(base_s=5.0, jitter=0.0)
+    )
     try:
         reg = Registry([SwitchCollector(poller)])
         assert metric_value(reg.exposition(), 'fabricd_switch_up{switch="s1"}') == 0
@@ -167,8 +168,12 @@ def test_down_switch_is_redialled_with_backoff_and_logged_once(caplog: pytest.Lo
                 raise ConnectionRefusedError(111, "Connection refused\n(netmiko puts the advice on more lines)")
         return Session([])
 
-    poller = SwitchPoller([SwitchTarget("gone", "sonic"), SwitchTarget("ok", "sonic")], factory,
-                          clock=lambda: now[0], backoff=Backoff(base_s=1.0, ceiling_s=16.0, jitter=0.0))
+    poller = SwitchPoller(
+        [SwitchTarget("gone", "sonic"), SwitchTarget("ok", "sonic")],
+        factory,
+        clock=lambda: now[0],
+        backoff=Backoff(base_s=1.0, ceiling_s=16.0, jitter=0.0),
+    )
     caplog.set_level(logging.DEBUG, logger="fabricd.collectors.switch")
     try:
         fresh_ok = 0
@@ -192,8 +197,11 @@ def test_down_switch_is_redialled_with_backoff_and_logged_once(caplog: pytest.Lo
         assert gone.health.last_error is None and gone.health.consecutive_failures == 0
     finally:
         poller.close()
-    lines = [(r.levelname, r.getMessage()) for r in caplog.records
-             if r.levelno >= logging.INFO and "not supported" not in r.getMessage()]  # the stand-in's old release
+    lines = [
+        (r.levelname, r.getMessage())
+        for r in caplog.records
+        if r.levelno >= logging.INFO and "not supported" not in r.getMessage()
+    ]  # the stand-in's old release
     assert [lvl for lvl, _ in lines] == ["WARNING", "INFO"], lines
     assert "switch gone: down" in lines[0][1] and "switch gone: up again" in lines[1][1]
 
@@ -217,8 +225,12 @@ def test_hung_poll_is_one_overrun_and_one_failure_and_others_are_not_held() -> N
         opened.append(target.name)
         return Hung([]) if target.name == "hung" else Session([])
 
-    poller = SwitchPoller([SwitchTarget("hung", "sonic"), SwitchTarget("ok", "sonic")], factory, timeout_s=0.2,
-                          backoff=Backoff(base_s=30.0))
+    poller = SwitchPoller(
+        [SwitchTarget("hung", "sonic"), SwitchTarget("ok", "sonic")],
+        factory,
+        timeout_s=0.2,
+        backoff=Backoff(base_s=30.0),
+    )
     try:
         for _ in range(4):
             t0 = time.monotonic()
@@ -307,8 +319,12 @@ def test_a_poll_queued_behind_busy_workers_is_not_overdue() -> None:
                 time.sleep(0.5)
             return super().run(commands)
 
-    poller = SwitchPoller([SwitchTarget("slow", "sonic"), SwitchTarget("queued", "sonic")],
-                          lambda t: Slow([]) if t.name == "slow" else Session([]), concurrency=1, timeout_s=0.3)
+    poller = SwitchPoller(
+        [SwitchTarget("slow", "sonic"), SwitchTarget("queued", "sonic")],
+        lambda t: Slow([]) if t.name == "slow" else Session([]),
+        concurrency=1,
+        timeout_s=0.3,
+    )
     try:
         slow, queued = poller.poll()
         assert slow.health is not None and slow.health.overruns == 1 and slow.health.failures == 0

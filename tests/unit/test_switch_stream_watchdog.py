@@ -33,9 +33,21 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _inventory(gnmi: dict[str, float | None]) -> Inventory:
     inv = load_inventory(REPO / "inventory" / "lab")
-    switches = [s.model_copy(update={"telemetry": s.telemetry.model_copy(update={
-        "transport": "gnmi", "gnmi": s.telemetry.gnmi.model_copy(update={"sample_interval_s": gnmi[s.name]})})})
-        if s.name in gnmi else s for s in inv.fabric.switches]
+    switches = [
+        s.model_copy(
+            update={
+                "telemetry": s.telemetry.model_copy(
+                    update={
+                        "transport": "gnmi",
+                        "gnmi": s.telemetry.gnmi.model_copy(update={"sample_interval_s": gnmi[s.name]}),
+                    }
+                )
+            }
+        )
+        if s.name in gnmi
+        else s
+        for s in inv.fabric.switches
+    ]
     fabric = inv.fabric.model_copy(update={"switches": switches})
     fabric.__dict__.pop("switch_by_name", None)  # model_copy keeps the old lookup table
     return dataclasses.replace(inv, fabric=fabric)
@@ -73,8 +85,9 @@ class _Stream:
         pass
 
 
-def _values(ports: dict[str, dict[int, tuple[int, int]]], wd: dict[str, tuple[int, int]] | None = None) -> dict[
-        str, Any]:
+def _values(
+    ports: dict[str, dict[int, tuple[int, int]]], wd: dict[str, tuple[int, int]] | None = None
+) -> dict[str, Any]:
     """COUNTERS_DB values: per port, per priority (rx frames, rx pause µs); per port, priority 3's watchdog
     (detected, restored) and its queue (no traffic)."""
     port_obj: dict[str, dict[str, str]] = {}
@@ -94,11 +107,18 @@ def _values(ports: dict[str, dict[int, tuple[int, int]]], wd: dict[str, tuple[in
         q = {"SAI_QUEUE_STAT_PACKETS": "0", "SAI_QUEUE_STAT_DROPPED_PACKETS": "0"}
         if wd is not None and port in wd:
             det, rest = wd[port]
-            q |= {"PFC_WD_STATUS": "stormed" if det > rest else "operational",
-                  "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": str(det), "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": str(rest)}
+            q |= {
+                "PFC_WD_STATUS": "stormed" if det > rest else "operational",
+                "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED": str(det),
+                "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED": str(rest),
+            }
         queues[f"{port}:3"] = q
-    return {path_key(TARGET, "", PORTS): port_obj, path_key(TARGET, "", QUEUES): queues,
-            path_key(TARGET, "", QUEUE_NAMES): names, path_key(TARGET, "", QUEUE_TYPES): types}
+    return {
+        path_key(TARGET, "", PORTS): port_obj,
+        path_key(TARGET, "", QUEUES): queues,
+        path_key(TARGET, "", QUEUE_NAMES): names,
+        path_key(TARGET, "", QUEUE_TYPES): types,
+    }
 
 
 def test_gnmi_switches_feed_the_watchdog_from_their_streams_with_their_sample_interval() -> None:
@@ -162,8 +182,7 @@ def test_the_switch_watchdog_raises_corroborates_and_restores() -> None:
     assert det.observe_wd(WdSample(key, 1.0, 4, 4), 1.0) is None  # baseline (storms before fabricd started)
     ev = det.observe_wd(WdSample(key, 2.0, 5, 4), 2.0)
     assert ev is not None and ev.event is EventKind.STORM_DETECTED and ev.reason == "switch_watchdog"
-    assert (ev.scope, ev.device, ev.interface, ev.priority, ev.direction) == ("switch", "spine1", "Ethernet0", 3,
-                                                                              "rx")
+    assert (ev.scope, ev.device, ev.interface, ev.priority, ev.direction) == ("switch", "spine1", "Ethernet0", 3, "rx")
     ch = ChannelKey(Scope.SWITCH, "spine1", "Ethernet0", 3, Direction.RX)
     assert det.active() == [ch]
     assert det.observe_wd(WdSample(key, 3.0, 5, 4), 3.0) is None  # no second event while it lasts
@@ -180,8 +199,13 @@ def test_the_switch_watchdog_raises_corroborates_and_restores() -> None:
 
 
 def test_frames_and_pause_duration_of_one_channel_make_one_sample() -> None:
-    counters = SwitchCounters(pfc=(PfcCounter("Ethernet0", "rx", 3, 1200), PfcCounter("Ethernet0", "tx", 3, 0),
-                                   PfcCounter("Ethernet0", "rx", 3, None, 2_500_000)))
+    counters = SwitchCounters(
+        pfc=(
+            PfcCounter("Ethernet0", "rx", 3, 1200),
+            PfcCounter("Ethernet0", "tx", 3, 0),
+            PfcCounter("Ethernet0", "rx", 3, None, 2_500_000),
+        )
+    )
     batch = SwitchSource("spine1", priorities=[3], update_s=1.0).to_batch(counters, 5.0)
     by_dir = {s.key.direction: s for s in batch.pause}
     assert len(batch.pause) == 2

@@ -10,7 +10,7 @@ import pytest
 
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 
-SUITE = '''
+SUITE = """
 import os
 import socket
 import subprocess
@@ -64,7 +64,7 @@ def test_a_socket_pair_opens_nothing():
     assert b.recv(1) == b"x"
     a.close()
     b.close()
-'''
+"""
 
 
 def test_unit_tier_fails_unmarked_sockets_and_processes(pytester: pytest.Pytester) -> None:
@@ -74,8 +74,7 @@ def test_unit_tier_fails_unmarked_sockets_and_processes(pytester: pytest.Pyteste
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest_inprocess("--unit", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=4, deselected=2)
-    for name in ("test_binds_a_socket", "test_connects_and_swallows_the_error", "test_starts_a_process",
-                 "test_forks"):
+    for name in ("test_binds_a_socket", "test_connects_and_swallows_the_error", "test_starts_a_process", "test_forks"):
         result.stdout.fnmatch_lines([f"FAILED test_suite.py::{name}*"])
     for line in ("socket bind ('127.0.0.1', 0)", "socket connect ('127.0.0.1', 9)", "subprocess ['true']", "os.fork"):
         pattern = line.replace("[", "[[]")  # fnmatch: a literal [

@@ -32,8 +32,9 @@ def sysroot(tmp_path: Path) -> Path:
 class Rig:
     """A server thread and a client, both on the same FakeFabric."""
 
-    def __init__(self, root: Path, *, server_pool: int = 8 << 20, corrupt_client: bool = False,
-                 fail_server_connect: bool = False) -> None:
+    def __init__(
+        self, root: Path, *, server_pool: int = 8 << 20, corrupt_client: bool = False, fail_server_connect: bool = False
+    ) -> None:
         self.fabric = FakeFabric()
         self.root = root
         self.ports: list[FakePort] = []
@@ -44,8 +45,9 @@ class Rig:
             self.ports.append(p)
             return p
 
-        self.server = Server(bind="127.0.0.1", port=0,
-                             local=LocalRdma(root=str(root), pool_bytes=server_pool, open_port=open_server))
+        self.server = Server(
+            bind="127.0.0.1", port=0, local=LocalRdma(root=str(root), pool_bytes=server_pool, open_port=open_server)
+        )
         self.sessions: list[engine.ServerSession] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -73,8 +75,9 @@ class Rig:
 @pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_bandwidth_every_op_moves_and_verifies_payloads(sysroot: Path, op: Op) -> None:
     rig = Rig(sysroot)
-    spec = TrafficSpec(ops=[op], sizes=[4096], qps=2, depth=16, post_list=4, signal_every=8, iterations=40,
-                       duration_s=None)
+    spec = TrafficSpec(
+        ops=[op], sizes=[4096], qps=2, depth=16, post_list=4, signal_every=8, iterations=40, duration_s=None
+    )
     result = rig.client(spec)
     session = rig.finish()
     (r,) = result.results
@@ -91,8 +94,9 @@ def test_bandwidth_every_op_moves_and_verifies_payloads(sysroot: Path, op: Op) -
 @pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_latency_ping_pong_and_round_trips(sysroot: Path, op: Op) -> None:
     rig = Rig(sysroot)
-    spec = TrafficSpec(ops=[op], mode=Mode.LAT, sizes=[64], depth=1, post_list=1, signal_every=1, iterations=25,
-                       duration_s=None)
+    spec = TrafficSpec(
+        ops=[op], mode=Mode.LAT, sizes=[64], depth=1, post_list=1, signal_every=1, iterations=25, duration_s=None
+    )
     result = rig.client(spec)
     rig.finish()
     (r,) = result.results
@@ -105,13 +109,31 @@ def test_latency_ping_pong_and_round_trips(sysroot: Path, op: Op) -> None:
 @pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_all_ops_in_one_session_share_qps_and_the_tos_reaches_the_qps(sysroot: Path) -> None:
     rig = Rig(sysroot)
-    spec = TrafficSpec(ops=list(Op), sizes=[512, 8192], qps=1, depth=8, post_list=2, signal_every=4, iterations=16,
-                       duration_s=None, tos=106)
+    spec = TrafficSpec(
+        ops=list(Op),
+        sizes=[512, 8192],
+        qps=1,
+        depth=8,
+        post_list=2,
+        signal_every=4,
+        iterations=16,
+        duration_s=None,
+        tos=106,
+    )
     result = rig.client(spec)
     session = rig.finish()
     assert [(r.op, r.size) for r in result.results] == [
-        (Op.WRITE, 512), (Op.WRITE, 8192), (Op.WRITE_IMM, 512), (Op.WRITE_IMM, 8192), (Op.SEND, 512),
-        (Op.SEND, 8192), (Op.READ, 512), (Op.READ, 8192), (Op.FETCH_ADD, 8), (Op.CMP_SWAP, 8)]
+        (Op.WRITE, 512),
+        (Op.WRITE, 8192),
+        (Op.WRITE_IMM, 512),
+        (Op.WRITE_IMM, 8192),
+        (Op.SEND, 512),
+        (Op.SEND, 8192),
+        (Op.READ, 512),
+        (Op.READ, 8192),
+        (Op.FETCH_ADD, 8),
+        (Op.CMP_SWAP, 8),
+    ]
     assert result.ok and session.ok
     assert result.tos == 106 and all(t == 106 for p in rig.ports for t in p.tos_seen)
     assert rig.fabric.opened == 2  # one pool per side for the whole session
@@ -131,8 +153,17 @@ def test_duration_mode_stops_on_time(sysroot: Path) -> None:
 @pytest.mark.integration  # the out-of-band TCP exchange over loopback
 def test_corrupted_payload_is_reported_not_hidden(sysroot: Path, op: Op) -> None:
     rig = Rig(sysroot, corrupt_client=True)
-    spec = TrafficSpec(ops=[op], sizes=[4096], qps=1, depth=4, post_list=1, signal_every=1, iterations=8,
-                       duration_s=None, verify_stride=1)
+    spec = TrafficSpec(
+        ops=[op],
+        sizes=[4096],
+        qps=1,
+        depth=4,
+        post_list=1,
+        signal_every=1,
+        iterations=8,
+        duration_s=None,
+        verify_stride=1,
+    )
     result = rig.client(spec)
     session = rig.finish()
     assert not result.ok and not session.ok
@@ -146,9 +177,13 @@ def test_unreachable_peer_is_a_clear_error_before_any_verbs_resource(sysroot: Pa
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(TrafficError) as err:
-        run_client("127.0.0.1", TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None), port=port,
-                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)),
-                   connect_timeout_s=0.5)
+        run_client(
+            "127.0.0.1",
+            TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None),
+            port=port,
+            local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)),
+            connect_timeout_s=0.5,
+        )
     text = err.value.render()
     assert f"cannot reach traffic server 127.0.0.1:{port}" in text and "start 'fabricd traffic server'" in text
     assert fabric.opened == 0 and fabric.live_mrs == 0
@@ -158,8 +193,9 @@ def test_size_over_the_pool_is_bad_input_before_connecting(sysroot: Path) -> Non
     fabric = FakeFabric()
     spec = TrafficSpec(ops=[Op.WRITE], sizes=[1 << 20], qps=4, depth=64, iterations=1, duration_s=None)
     with pytest.raises(UsageError, match=r"need 268435456 bytes of registered memory, more than the 67108864-byte"):
-        run_client("127.0.0.1", spec, port=9,
-                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)))
+        run_client(
+            "127.0.0.1", spec, port=9, local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n))
+        )
     assert fabric.opened == 0
 
 
@@ -178,8 +214,7 @@ def test_server_refuses_a_request_over_its_pool_and_frees_the_session(sysroot: P
 def test_verbs_failure_on_the_server_leaves_no_qp_on_either_side(sysroot: Path) -> None:
     rig = Rig(sysroot, fail_server_connect=True)
     with pytest.raises(PeerRefusedError, match="fake connect failure"):
-        rig.client(TrafficSpec(ops=[Op.WRITE], iterations=4, duration_s=None, depth=4, post_list=1,
-                               signal_every=1))
+        rig.client(TrafficSpec(ops=[Op.WRITE], iterations=4, duration_s=None, depth=4, post_list=1, signal_every=1))
     rig.finish()
     assert rig.fabric.live_mrs == 0 and not rig.fabric.qps
 
@@ -216,16 +251,29 @@ def test_client_refuses_a_server_of_another_protocol(sysroot: Path) -> None:
         conn, _ = listener.accept()
         ch = oob.Channel(conn, "test")
         ch.recv("hello")
-        ch.send({"type": "accept", "protocol": 99, "fabricd": "9.9.9", "gid": "::1", "mtu": 4096, "qps": [],
-                 "mr": {"addr": 0, "rkey": 0, "len": 0}})
+        ch.send(
+            {
+                "type": "accept",
+                "protocol": 99,
+                "fabricd": "9.9.9",
+                "gid": "::1",
+                "mtu": 4096,
+                "qps": [],
+                "mr": {"addr": 0, "rkey": 0, "len": 0},
+            }
+        )
         ch.close()
 
     t = threading.Thread(target=fake_server, daemon=True)
     t.start()
     fabric = FakeFabric()
     with pytest.raises(TrafficError, match=r"peer speaks traffic protocol 99 \(fabricd 9.9.9\)"):
-        run_client("127.0.0.1", TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None), port=port,
-                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)))
+        run_client(
+            "127.0.0.1",
+            TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None),
+            port=port,
+            local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)),
+        )
     t.join(5)
     listener.close()
     assert fabric.live_mrs == 0
@@ -246,8 +294,12 @@ def test_a_non_fabricd_peer_is_named_as_such(sysroot: Path) -> None:
     t.start()
     fabric = FakeFabric()
     with pytest.raises(TrafficError, match="not a fabricd peer"):
-        run_client("127.0.0.1", TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None), port=port,
-                   local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)))
+        run_client(
+            "127.0.0.1",
+            TrafficSpec(ops=[Op.WRITE], iterations=1, duration_s=None),
+            port=port,
+            local=LocalRdma(root=str(sysroot), open_port=lambda c, n: FakePort(fabric, c, n)),
+        )
     t.join(5)
     listener.close()
     assert fabric.live_mrs == 0

@@ -46,16 +46,25 @@ class LocalRunner:
     name = "localhost"
     traffic_command = ("fabricd", "traffic")
 
-    def run(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
-            env: Mapping[str, str] | None = None) -> CommandResult:
+    def run(
+        self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
         t0 = time.monotonic()
-        r = subprocess.run(list(argv), input=stdin.decode() if stdin else None, capture_output=True, text=True,
-                           timeout=timeout_s, env={**os.environ, **(env or {})}, check=False)
+        r = subprocess.run(
+            list(argv),
+            input=stdin.decode() if stdin else None,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env={**os.environ, **(env or {})},
+            check=False,
+        )
         return CommandResult(tuple(argv), r.returncode, r.stdout, r.stderr, time.monotonic() - t0)
 
     def start(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> _Started:
-        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, **(env or {})})
+        proc = subprocess.Popen(
+            list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+        )
         return _Started(proc, argv)
 
 
@@ -114,8 +123,7 @@ def test_client_bad_options_are_exit_2_with_the_reason(tmp_path: Path) -> None:
     root = fake_sysfs(tmp_path)
     code, out = _cli("traffic", "client", "--peer", "127.0.0.1", "--op", "bogus", "--root", str(root))
     assert code == 2 and "unknown --op 'bogus'" in out
-    code, out = _cli("traffic", "client", "--peer", "127.0.0.1", "--size", "1048576", "--qps", "4",
-                     "--root", str(root))
+    code, out = _cli("traffic", "client", "--peer", "127.0.0.1", "--size", "1048576", "--qps", "4", "--root", str(root))
     assert code == 2 and "more than the 67108864-byte MR pool" in out
     code, out = _cli("traffic", "client", "--peer", "127.0.0.1", "--depth", "10", "--root", str(root))
     assert code == 2 and "depth 10 must be a multiple of post_list 16" in out
@@ -129,9 +137,26 @@ def test_client_unreachable_peer_is_exit_3_through_the_real_entry_point(tmp_path
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = subprocess.run([sys.executable, "-m", "fabricd.cli.traffic", "client", "--peer", "127.0.0.1", "--port",
-                        str(port), "--connect-timeout", "0.5", "--root", str(root)],
-                       capture_output=True, text=True, timeout=60, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fabricd.cli.traffic",
+            "client",
+            "--peer",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--connect-timeout",
+            "0.5",
+            "--root",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert r.returncode == 3, r.stderr
     assert f"cannot reach traffic server 127.0.0.1:{port}" in r.stderr and "Traceback" not in r.stderr
 
@@ -153,12 +178,19 @@ def test_validate_fabric_without_a_lab_reports_pairs_not_run(tmp_path: Path, mon
     code, out = _cli("validate-fabric", softroce, "--junit", str(junit), "--output", "json")
     assert code == 3 and '"ran": false' in out and "no runner pool 'lab' is running" in out
     assert "<failure" in junit.read_text()
-    (pair,) = json.loads(out[out.index("{"):])["pairs"]  # the one report shape, from the declarations
-    assert (pair["kind"], pair["target"], pair["compliant"], pair["summary"]["fail"]) == ("fabric", "rxe-a->rxe-b",
-                                                                                         False, 1)
+    (pair,) = json.loads(out[out.index("{") :])["pairs"]  # the one report shape, from the declarations
+    assert (pair["kind"], pair["target"], pair["compliant"], pair["summary"]["fail"]) == (
+        "fabric",
+        "rxe-a->rxe-b",
+        False,
+        1,
+    )
     (check,) = pair["checks"]
-    assert (check["code"], check["title"], check["status"]) == ("FABRIC-TRAFFIC", TRAFFIC["FABRIC-TRAFFIC"].title,
-                                                                "fail")
+    assert (check["code"], check["title"], check["status"]) == (
+        "FABRIC-TRAFFIC",
+        TRAFFIC["FABRIC-TRAFFIC"].title,
+        "fail",
+    )
     assert "no runner pool 'lab' is running" in check["findings"][0]["message"]
     code, out = _cli("validate-fabric", "--pair", "gpu1:gpu1")
     assert code == 2 and "is not CLIENT:SERVER" in out

@@ -31,8 +31,17 @@ def _root(tmp_path: Path, name: str) -> Path:
 
 
 def _agent(root: Path, mode: str = "enforce") -> Agent:
-    return Agent(AgentOptions(host="gpu1", source=str(settings.default_inventory()), mode=mode,  # type: ignore[arg-type]
-                              root=str(root), skip=frozenset({"netlink"}), watch_devices=False, lock_wait_s=5.0))
+    return Agent(
+        AgentOptions(
+            host="gpu1",
+            source=str(settings.default_inventory()),
+            mode=mode,  # type: ignore[arg-type]
+            root=str(root),
+            skip=frozenset({"netlink"}),
+            watch_devices=False,
+            lock_wait_s=5.0,
+        )
+    )
 
 
 @pytest.fixture
@@ -55,19 +64,33 @@ def test_host_apply_and_the_agent_call_the_same_apply_host(state: Path, monkeypa
 
     rec = _agent(agent_root).reconcile("manual", "test")
     assert rec.result == "applied" and rec.applied_steps > 0, rec.as_dict()
-    res = CliRunner().invoke(build_app(), ["host", "apply", str(settings.default_inventory()), "--host", "gpu1",
-                                           "--root", str(cli_root), "--skip", "netlink", "--yes"])
+    res = CliRunner().invoke(
+        build_app(),
+        [
+            "host",
+            "apply",
+            str(settings.default_inventory()),
+            "--host",
+            "gpu1",
+            "--root",
+            str(cli_root),
+            "--skip",
+            "netlink",
+            "--yes",
+        ],
+    )
     assert res.exit_code == 0, res.output
 
     assert [(c.holder, Path(c.target.root)) for c in calls] == [
-        ("fabricd agent (enforce)", agent_root), ("fabricd host apply", cli_root)]
+        ("fabricd agent (enforce)", agent_root),
+        ("fabricd host apply", cli_root),
+    ]
     assert all(c.target.intent.host == "gpu1" and c.target.skip == {"netlink"} for c in calls)
     # both applied the same plan to identical trees: the second audit of each finds nothing left to do
     assert host_use.plan_host(calls[0].target).steps == host_use.plan_host(calls[1].target).steps == []
 
 
-def test_audit_host_the_agent_and_serve_call_the_same_audit_host(state: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_audit_host_the_agent_and_serve_call_the_same_audit_host(state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = host_use.audit_host
     roots: list[Path] = []
 
@@ -79,8 +102,22 @@ def test_audit_host_the_agent_and_serve_call_the_same_audit_host(state: Path,
     root = _root(state, "h")
     rec = _agent(root, mode="audit").reconcile("manual", "test")
     assert rec.result == "drift" and rec.report is not None
-    res = CliRunner().invoke(build_app(), ["audit", "host", str(settings.default_inventory()), "--host", "gpu1",
-                                           "--root", str(root), "--skip", "netlink", "--output", "json"])
+    res = CliRunner().invoke(
+        build_app(),
+        [
+            "audit",
+            "host",
+            str(settings.default_inventory()),
+            "--host",
+            "gpu1",
+            "--root",
+            str(root),
+            "--skip",
+            "netlink",
+            "--output",
+            "json",
+        ],
+    )
     assert res.exit_code == 1, res.output  # findings: the fake tree starts at the driver's defaults
     fabric = load_inventory(settings.default_inventory()).fabric
     drift = DriftAuditor(fabric, [("gpu1", root)]).audit_host("gpu1", str(root))  # serve's drift audit

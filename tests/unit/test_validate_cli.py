@@ -55,7 +55,10 @@ def test_headroom_cli_json_and_text(runner: CliRunner) -> None:
     assert code == 0
     data = json.loads(out)
     assert (data["bytes_on_cable"], data["peer_response_bytes"], data["xoff_unrounded_bytes"]) == (
-        50505.05, 57920, 126857.05)
+        50505.05,
+        57920,
+        126857.05,
+    )
     assert (data["xoff_bytes"], data["xon_bytes"], data["size_bytes"]) == (126976, 19456, 146432)
     code, out, _ = run(runner, "headroom", "--speed", "400G", "--cable-m", "100", "--mtu", "9216")
     assert code == 0
@@ -119,10 +122,12 @@ def test_validate_load_error_is_exit_2_on_stderr(runner: CliRunner, tmp_path: Pa
     bad.write_text("switches:\n  - name: s1\n    platform: qfx\n    mgmt: {host: h}\n")
     code, out, err = run(runner, "validate", str(bad))
     assert (code, out) == (2, "")
-    assert err == (f"error: {bad}:3: switches[s1].platform: unknown switch platform (expected one of "
-                   f"{', '.join(known_platforms())}, got 'qfx'); use one of these ids; a platform from another "
-                   "package needs that package installed (it registers its pack in the 'fabricd.platforms' entry "
-                   "point group) [INV100]\n")
+    assert err == (
+        f"error: {bad}:3: switches[s1].platform: unknown switch platform (expected one of "
+        f"{', '.join(known_platforms())}, got 'qfx'); use one of these ids; a platform from another "
+        "package needs that package installed (it registers its pack in the 'fabricd.platforms' entry "
+        "point group) [INV100]\n"
+    )
     code, out, err = run(runner, "validate", str(bad), "--output", "json")
     data = json.loads(out)
     assert code == 2 and data["stage"] == "load" and data["problems"][0]["code"] == "INV100" and err == ""
@@ -145,18 +150,31 @@ def test_show_json_and_text(runner: CliRunner, lab_inventory: Path) -> None:
     assert code == 0 and json.loads(out)["policy"]["pfc"]["priorities"] == [3]
     code, out, _ = run(runner, "show", str(lab_inventory))
     assert code == 0
-    for text in ("leaf3-nxos", "cisco_nxos", "gpu8", "ens1f0np0", "leaf4-nvue:swp52", "26->3, 48->6",
-                 "DSCP 26, priority 3, ToS 106"):
+    for text in (
+        "leaf3-nxos",
+        "cisco_nxos",
+        "gpu8",
+        "ens1f0np0",
+        "leaf4-nvue:swp52",
+        "26->3, 48->6",
+        "DSCP 26, priority 3, ToS 106",
+    ):
         assert text in out, text
 
 
 @pytest.mark.integration  # runs the fabricd CLI as a process
 def test_show_bad_inventory_is_exit_2(tmp_path: Path) -> None:
     """Through the console-script entry (main() turns FabricdError into a located message and exit 2)."""
-    proc = subprocess.run([sys.executable, "-c", "from fabricd.cli.main import main; main()", "show",
-                           str(tmp_path / "missing")], capture_output=True, text=True, check=False,
-                          env={**os.environ, "TERM": "dumb", "NO_COLOR": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-c", "from fabricd.cli.main import main; main()", "show", str(tmp_path / "missing")],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "TERM": "dumb", "NO_COLOR": "1"},
+    )
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr == (f"error: {tmp_path / 'missing'}: inventory not found (expected a YAML file or a "
-                           "directory, got nothing at that path); pass an existing inventory file or directory; "
-                           "`fabricd init DIR` writes a starting one\n")
+    assert proc.stderr == (
+        f"error: {tmp_path / 'missing'}: inventory not found (expected a YAML file or a "
+        "directory, got nothing at that path); pass an existing inventory file or directory; "
+        "`fabricd init DIR` writes a starting one\n"
+    )

@@ -31,11 +31,13 @@ def _sim_runner(fleet: SimFleet):  # type: ignore[no-untyped-def]
     def run(client: str, server: str) -> PairReport:
         gbit = fleet.gbit_s((client, server))
         return PairReport(client=client, server=server, ran=True, traffic={"ops": [{"gbit_s": gbit}]})
+
     return run
 
 
-def test_matrix_cli_json_junit_localisation_and_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_matrix_cli_json_junit_localisation_and_baseline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))
     fabric = load_inventory(settings.default_inventory()).fabric
     hosts = [h.name for h in fabric.hosts]
@@ -44,8 +46,17 @@ def test_matrix_cli_json_junit_localisation_and_baseline(tmp_path: Path, monkeyp
     junit = tmp_path / "m.xml"
 
     # first run, all healthy: a baseline is saved for this fabric revision
-    run_matrix_cli(fabric, hosts, Matrix.parse("all-pairs"), _sim_runner(fleet), bar=0.9, bar_gbps=None,
-                   baseline="auto", output=OutputFormat.JSON, junit=junit)
+    run_matrix_cli(
+        fabric,
+        hosts,
+        Matrix.parse("all-pairs"),
+        _sim_runner(fleet),
+        bar=0.9,
+        bar_gbps=None,
+        baseline="auto",
+        output=OutputFormat.JSON,
+        junit=junit,
+    )
     first = json.loads(capsys.readouterr().out)
     assert first["ok"] and len(first["verdicts"]) == len(hosts) * (len(hosts) - 1) // 2
     assert first["baseline"].startswith("saved ")
@@ -54,14 +65,24 @@ def test_matrix_cli_json_junit_localisation_and_baseline(tmp_path: Path, monkeyp
     # a slow host: named, its pairs fail, and the baseline comparison flags the drops
     fleet.slow_hosts[hosts[2]] = 0.5
     with pytest.raises(typer.Exit) as ex:
-        run_matrix_cli(fabric, hosts, Matrix.parse("all-pairs"), _sim_runner(fleet), bar=0.9, bar_gbps=None,
-                       baseline="auto", output=OutputFormat.JSON, junit=junit)
+        run_matrix_cli(
+            fabric,
+            hosts,
+            Matrix.parse("all-pairs"),
+            _sim_runner(fleet),
+            bar=0.9,
+            bar_gbps=None,
+            baseline="auto",
+            output=OutputFormat.JSON,
+            junit=junit,
+        )
     assert ex.value.exit_code == 1
     second = json.loads(capsys.readouterr().out)
     assert second["localisation"]["degraded_hosts"] == [hosts[2]]
     assert second["baseline"].startswith("compared with ")
     assert {d["pair"] for d in second["baseline_drops"]} == {
-        v["client"] + "->" + v["server"] for v in second["verdicts"] if hosts[2] in (v["client"], v["server"])}
+        v["client"] + "->" + v["server"] for v in second["verdicts"] if hosts[2] in (v["client"], v["server"])
+    }
     failing = {s.get("name") for s in ET.parse(junit).getroot() if s.get("failures") != "0"}
     assert len(failing) == len(hosts) - 1
 
@@ -69,12 +90,24 @@ def test_matrix_cli_json_junit_localisation_and_baseline(tmp_path: Path, monkeyp
 @pytest.mark.integration  # runs the fabricd CLI as a process
 def test_without_lab_vms_every_pair_is_not_run(tmp_path: Path) -> None:
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"))
-    res = subprocess.run([FABRICD, "validate-fabric", "--matrix", "ring", "--output", "json"], env=env,
-                         capture_output=True, text=True, timeout=120, check=False)
+    res = subprocess.run(
+        [FABRICD, "validate-fabric", "--matrix", "ring", "--output", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert res.returncode == 3, res.stderr
     data = json.loads(res.stdout)
     assert data["verdicts"] and all(v["verdict"] == "not_run" for v in data["verdicts"])
     assert all("no runner pool 'lab' is running" in p["error"] for p in data["pairs"])
-    bad = subprocess.run([FABRICD, "validate-fabric", "--matrix", "mesh"], env=env, capture_output=True, text=True,
-                         timeout=60, check=False)
+    bad = subprocess.run(
+        [FABRICD, "validate-fabric", "--matrix", "mesh"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert bad.returncode == 2 and "unknown matrix" in bad.stderr

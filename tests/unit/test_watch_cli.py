@@ -37,8 +37,19 @@ def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 
 def test_quiet_replay_root_exits_0_with_no_events(run_main: Runner, tmp_path: Path) -> None:
     ReplayHost(tmp_path, [ReplayNic("eth0", "mlx5_0", channels=0)]).build()
-    code, out, err = run_main("watch", "--root", str(tmp_path), "--poll-ms", "20", "--detection-ms", "100",
-                              "--duration", "0.5", "--output", "json")
+    code, out, err = run_main(
+        "watch",
+        "--root",
+        str(tmp_path),
+        "--poll-ms",
+        "20",
+        "--detection-ms",
+        "100",
+        "--duration",
+        "0.5",
+        "--output",
+        "json",
+    )
     assert code == 0, err
     assert out == ""
     assert "detection 100 ms, restoration 100 ms, poll 20 ms" in err
@@ -47,17 +58,19 @@ def test_quiet_replay_root_exits_0_with_no_events(run_main: Runner, tmp_path: Pa
 
 def test_intent_timers_and_a_named_host(run_main: Runner, tmp_path: Path) -> None:
     ReplayHost(tmp_path, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)]).build()
-    code, _, err = run_main("watch", str(REPO / "inventory" / "lab"), "--root", f"gpu3={tmp_path}", "--duration",
-                            "0.3")
+    code, _, err = run_main("watch", str(REPO / "inventory" / "lab"), "--root", f"gpu3={tmp_path}", "--duration", "0.3")
     assert code == 0, err
     assert "host:gpu3; detection 200 ms, restoration 200 ms, poll 100 ms" in err  # policy.pfc.watchdog of the lab
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("--poll-ms", "300", "--detection-ms", "200"), "poll 300 ms is longer than min(detection 200 ms"),
-    (("--root", "/nonexistent/fdt-watch"), "--root /nonexistent/fdt-watch: not a directory"),
-    ((str(REPO / "inventory" / "lab"), "--host", "nope"), "host 'nope' is not in the inventory; use one of: gpu1"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--poll-ms", "300", "--detection-ms", "200"), "poll 300 ms is longer than min(detection 200 ms"),
+        (("--root", "/nonexistent/fdt-watch"), "--root /nonexistent/fdt-watch: not a directory"),
+        ((str(REPO / "inventory" / "lab"), "--host", "nope"), "host 'nope' is not in the inventory; use one of: gpu1"),
+    ],
+)
 def test_bad_input_is_a_located_error(run_main: Runner, args: tuple[str, ...], message: str) -> None:
     code, out, err = run_main("watch", *args, "--duration", "0.1")
     assert code == 2
@@ -94,9 +107,21 @@ def test_storm_already_running_is_reported_as_json(run_main: Runner, tmp_path: P
     with StormGen(host, tick_s=0.005, record=True) as gen:
         gen.pause("eth0", direction="tx", duration_s=None)
         t0 = time.time()
-        code, out, err = run_main("watch", "--root", str(tmp_path), "--poll-ms", "20", "--detection-ms", "100",
-                                  "--restoration-ms", str(restoration_s * 1000), "--duration", "3",
-                                  "--output", "json")
+        code, out, err = run_main(
+            "watch",
+            "--root",
+            str(tmp_path),
+            "--poll-ms",
+            "20",
+            "--detection-ms",
+            "100",
+            "--restoration-ms",
+            str(restoration_s * 1000),
+            "--duration",
+            "3",
+            "--output",
+            "json",
+        )
     assert code == 1, err
     events = [json.loads(line) for line in out.splitlines()]
     assert events, err
@@ -107,7 +132,6 @@ def test_storm_already_running_is_reported_as_json(run_main: Runner, tmp_path: P
     # (time the counters were written up to, time the write was done) per write: between two writes the files show
     # the counters of the first, so they look paused-free from its ``at`` until the next write is done
     ticks = gen.ticks or []
-    stalls = [(a, done) for (a, _), (_, done) in itertools.pairwise(ticks)
-              if done - a >= restoration_s / 2]
+    stalls = [(a, done) for (a, _), (_, done) in itertools.pairwise(ticks) if done - a >= restoration_s / 2]
     for ev in events[1::2]:  # its quiet ended at ``ts``: a stall began before and had not ended long before
         assert any(a <= ev["ts"] and done >= ev["ts"] - restoration_s for a, done in stalls), (ev, stalls)

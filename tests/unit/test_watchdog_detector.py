@@ -62,8 +62,9 @@ class Timeline:
 PARAMS = WatchdogParams(D, R, P)
 
 
-def run(tl: Timeline, end: float, phase: float, params: WatchdogParams = PARAMS,
-        **kw: bool) -> list[tuple[EventKind, float]]:
+def run(
+    tl: Timeline, end: float, phase: float, params: WatchdogParams = PARAMS, **kw: bool
+) -> list[tuple[EventKind, float]]:
     det = Detector(params)
     out = []
     t = phase
@@ -80,11 +81,14 @@ def phases(n: int = 40, seed: int = 7) -> list[float]:
     return [rng.uniform(0.0, P) for _ in range(n)]
 
 
-@pytest.mark.parametrize("mode", [
-    {"duration": True, "frames": True, "progress": True},
-    {"duration": True, "frames": False, "progress": False},
-    {"duration": False, "frames": True, "progress": True},
-])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        {"duration": True, "frames": True, "progress": True},
+        {"duration": True, "frames": False, "progress": False},
+        {"duration": False, "frames": True, "progress": True},
+    ],
+)
 def test_storm_detected_and_restored_within_contract(mode: dict[str, bool]) -> None:
     for i, phase in enumerate(phases()):
         start = 1.0 + i * 0.0137
@@ -128,8 +132,9 @@ def test_counter_reset_never_fires_and_rebaselines() -> None:
 def test_counter_jump_from_reset_to_huge_value_does_not_fire() -> None:
     det = Detector(WatchdogParams(D, R, P))
     values = [0, 0, 5_000_000, 5_000_000, 5_000_000, 5_000_000, 5_000_000, 5_000_000]  # one jump, then flat
-    events = [det.observe(PauseSample(KEY, 1 + i * P, pause_s=v / 1e6, progress=i), wall=0) for i, v in
-              enumerate(values)]
+    events = [
+        det.observe(PauseSample(KEY, 1 + i * P, pause_s=v / 1e6, progress=i), wall=0) for i, v in enumerate(values)
+    ]
     assert all(e is None for e in events)
 
 
@@ -246,8 +251,9 @@ def test_stale_reads_keep_the_bounds_within_the_staleness() -> None:
         t = phase
         while t <= end + 1.0:
             stale = tl.sample(t - rng.uniform(0.0, lag_max))
-            sample = PauseSample(KEY, t, pause_s=stale.pause_s, frames=stale.frames, progress=stale.progress,
-                                 link_up=True, link_epoch=0)
+            sample = PauseSample(
+                KEY, t, pause_s=stale.pause_s, frames=stale.frames, progress=stale.progress, link_up=True, link_epoch=0
+            )
             ev = det.observe(sample, wall=t)
             if ev is not None:
                 events.append((ev.event, t))

@@ -29,10 +29,16 @@ def test_storm_from_gpu1_spreads_and_is_traced_back(lab_inventory: Path) -> None
     active = [
         nic("gpu1", TX),
         sw("leaf1-sonic", "Ethernet0", RX),
-        sw("leaf1-sonic", "Ethernet48", TX), sw("leaf1-sonic", "Ethernet8", TX),
-        sw("spine1", "Ethernet0", RX), sw("spine1", "Ethernet8", TX),
-        sw("leaf2-eos", "Ethernet49", RX), sw("leaf2-eos", "Ethernet1", TX), sw("leaf2-eos", "Ethernet2", TX),
-        nic("gpu3", RX), nic("gpu4", RX), nic("gpu2", RX),
+        sw("leaf1-sonic", "Ethernet48", TX),
+        sw("leaf1-sonic", "Ethernet8", TX),
+        sw("spine1", "Ethernet0", RX),
+        sw("spine1", "Ethernet8", TX),
+        sw("leaf2-eos", "Ethernet49", RX),
+        sw("leaf2-eos", "Ethernet1", TX),
+        sw("leaf2-eos", "Ethernet2", TX),
+        nic("gpu3", RX),
+        nic("gpu4", RX),
+        nic("gpu2", RX),
     ]
     rc = analyse(active, topo)
     assert [(o.device, o.interface, o.kind, o.affected) for o in rc.origins] == [
@@ -41,8 +47,14 @@ def test_storm_from_gpu1_spreads_and_is_traced_back(lab_inventory: Path) -> None
     att = rc.per_storm[nic("gpu3", RX)]
     assert att.origin == "gpu1:ens1f0np0"
     assert att.path == (
-        "gpu3:ens1f0np0", "leaf2-eos:Ethernet1", "leaf2-eos:Ethernet49", "spine1:Ethernet8", "spine1:Ethernet0",
-        "leaf1-sonic:Ethernet48", "leaf1-sonic:Ethernet0", "gpu1:ens1f0np0",
+        "gpu3:ens1f0np0",
+        "leaf2-eos:Ethernet1",
+        "leaf2-eos:Ethernet49",
+        "spine1:Ethernet8",
+        "spine1:Ethernet0",
+        "leaf1-sonic:Ethernet48",
+        "leaf1-sonic:Ethernet0",
+        "gpu1:ens1f0np0",
     )
 
 
@@ -68,13 +80,24 @@ def test_two_independent_trees_on_two_priorities(lab_inventory: Path) -> None:
 def test_cyclic_buffer_dependency_is_a_deadlock() -> None:
     # three switches in a ring, each port paused by the next: no root, a cycle
     topo = Topology(
-        peers={("s1", "p2"): ("s2", "p1"), ("s2", "p1"): ("s1", "p2"),
-               ("s2", "p2"): ("s3", "p1"), ("s3", "p1"): ("s2", "p2"),
-               ("s3", "p2"): ("s1", "p1"), ("s1", "p1"): ("s3", "p2")},
+        peers={
+            ("s1", "p2"): ("s2", "p1"),
+            ("s2", "p1"): ("s1", "p2"),
+            ("s2", "p2"): ("s3", "p1"),
+            ("s3", "p1"): ("s2", "p2"),
+            ("s3", "p2"): ("s1", "p1"),
+            ("s1", "p1"): ("s3", "p2"),
+        },
         switches=frozenset({"s1", "s2", "s3"}),
     )
-    active = [sw("s1", "p2", RX), sw("s2", "p1", TX), sw("s2", "p2", RX), sw("s3", "p1", TX),
-              sw("s3", "p2", RX), sw("s1", "p1", TX)]
+    active = [
+        sw("s1", "p2", RX),
+        sw("s2", "p1", TX),
+        sw("s2", "p2", RX),
+        sw("s3", "p1", TX),
+        sw("s3", "p2", RX),
+        sw("s1", "p1", TX),
+    ]
     rc = analyse(active, topo)
     att = rc.per_storm[sw("s1", "p2", RX)]
     assert att.kind == OriginKind.DEADLOCK and att.origin is None

@@ -38,9 +38,23 @@ def _state(det: Detector) -> dict[object, tuple[object, ...]]:
     for key, st in det.channels.items():
         prev = st.prev
         assert prev is not None
-        out[key] = (st.active, st.detected, st.restored, st.run_open, round(st.run_s, 9), round(st.quiet_s, 9),
-                    st.run_full, round(st.win_dt, 9), prev.t, prev.pause_s, prev.frames, prev.progress,
-                    prev.link_up, prev.link_epoch, det.due.get(key))
+        out[key] = (
+            st.active,
+            st.detected,
+            st.restored,
+            st.run_open,
+            round(st.run_s, 9),
+            round(st.quiet_s, 9),
+            st.run_full,
+            round(st.win_dt, 9),
+            prev.t,
+            prev.pause_s,
+            prev.frames,
+            prev.progress,
+            prev.link_up,
+            prev.link_epoch,
+            det.due.get(key),
+        )
     return out
 
 
@@ -62,8 +76,10 @@ class _Host:
             self._link(n.interface, up=True, in_place=False)
 
     def _link(self, iface: str, *, up: bool, in_place: bool) -> None:
-        files = {f"sys/class/net/{iface}/operstate": "up" if up else "down",
-                 f"sys/class/net/{iface}/carrier_changes": str(self.carrier[iface])}
+        files = {
+            f"sys/class/net/{iface}/operstate": "up" if up else "down",
+            f"sys/class/net/{iface}/carrier_changes": str(self.carrier[iface]),
+        }
         if in_place:
             for rel, text in files.items():
                 (self.root / rel).write_text(text + "\n")
@@ -95,14 +111,14 @@ class _Host:
         if iface in self.run:
             d, prio, left = self.run[iface]
             share = 1.0 if rng.random() < 0.8 else rng.uniform(0.2, 0.95)
-            self.host.pause(iface, prio, direction=d, frames=int(dt * share * 2e4),
-                            duration_us=int(dt * share * 1e6))
+            self.host.pause(iface, prio, direction=d, frames=int(dt * share * 2e4), duration_us=int(dt * share * 1e6))
             self.run[iface] = (d, prio, left - 1)
             if left <= 1:
                 del self.run[iface]
         if rng.random() < 0.15:
-            self.host.traffic(iface, rng.choice(nic.pfc_priorities), direction=rng.choice(("rx", "tx")),
-                              packets=rng.randint(1, 50))
+            self.host.traffic(
+                iface, rng.choice(nic.pfc_priorities), direction=rng.choice(("rx", "tx")), packets=rng.randint(1, 50)
+            )
 
     def _carrier(self, iface: str) -> None:
         rng = self.rng
@@ -138,8 +154,9 @@ class _Host:
 @pytest.mark.slow  # several seconds: make test runs it, make unit leaves it out
 @pytest.mark.parametrize("inotify", [True, False], ids=["link-watch", "link-stat"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_settled_path_gives_the_detector_the_same_story(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        inotify: bool, seed: int) -> None:
+def test_settled_path_gives_the_detector_the_same_story(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inotify: bool, seed: int
+) -> None:
     if not inotify:
         monkeypatch.setattr(changes, "notifies", lambda path: False)
     elif not notify.notifies(str(tmp_path)):
@@ -199,7 +216,8 @@ def test_settled_path_gives_the_detector_the_same_story(tmp_path: Path, monkeypa
 
 
 def test_settled_poll_of_an_unchanged_root_gives_nothing_and_a_change_gives_the_kept_back_sample_first(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     host = ReplayHost(tmp_path, [ReplayNic("eth0", "mlx5_0", channels=0), ReplayNic("eth1", "mlx5_1", channels=0)])
     host.build()
     det = Detector(WatchdogParams(D, R, P))

@@ -89,8 +89,9 @@ def test_host_source_skips_a_channel_whose_counter_is_missing_this_poll(tmp_path
     src = HostSource(tmp_path, "gpu1")
     assert len(src.poll(1.0).pause) == 2
     stats = tmp_path / "ethtool" / "eth0.stats"
-    stats.write_text("".join(line + "\n" for line in stats.read_text().splitlines()
-                             if "rx_prio3_pause_duration" not in line))
+    stats.write_text(
+        "".join(line + "\n" for line in stats.read_text().splitlines() if "rx_prio3_pause_duration" not in line)
+    )
     assert {s.key.direction for s in src.poll(2.0).pause} == {Direction.TX}  # never a guessed value
     stats.unlink()
     batch = src.poll(3.0)
@@ -99,11 +100,17 @@ def test_host_source_skips_a_channel_whose_counter_is_missing_this_poll(tmp_path
 
 def test_switch_source_maps_pfc_queues_and_watchdog() -> None:
     counters = SwitchCounters(
-        pfc=(PfcCounter("Ethernet0", "rx", 3, 100, 2500), PfcCounter("Ethernet0", "tx", 3, 5),
-             PfcCounter("Ethernet0", "rx", 0, 9), PfcCounter("Ethernet0", "rx", None, 200)),
-        queues=(QueueCounter("Ethernet0", 3, "unicast", packets=42, dropped_packets=2),
-                QueueCounter("Ethernet0", 0, "unicast", packets=1, dropped_packets=50),
-                QueueCounter("Ethernet0", 3, "multicast", packets=99)),
+        pfc=(
+            PfcCounter("Ethernet0", "rx", 3, 100, 2500),
+            PfcCounter("Ethernet0", "tx", 3, 5),
+            PfcCounter("Ethernet0", "rx", 0, 9),
+            PfcCounter("Ethernet0", "rx", None, 200),
+        ),
+        queues=(
+            QueueCounter("Ethernet0", 3, "unicast", packets=42, dropped_packets=2),
+            QueueCounter("Ethernet0", 0, "unicast", packets=1, dropped_packets=50),
+            QueueCounter("Ethernet0", 3, "multicast", packets=99),
+        ),
         pfcwd=(PfcwdCounter("Ethernet0", 3, "stormed", 2, 1),),
     )
     batch = SwitchSource("leaf1-sonic", priorities=[3]).to_batch(counters, 5.0)

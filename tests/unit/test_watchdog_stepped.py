@@ -65,16 +65,23 @@ class Stepped:
     def sample(self, t: float) -> PauseSample:
         s = self.refreshed(t)
         p = self.paused(s)
-        sample = PauseSample(KEY, t, pause_s=round(p, 6), progress=int(self.pps * (s - p)), link_up=True,
-                             link_epoch=0)
+        sample = PauseSample(KEY, t, pause_s=round(p, 6), progress=int(self.pps * (s - p)), link_up=True, link_epoch=0)
         if self.declared:
-            sample = PauseSample(KEY, t, pause_s=sample.pause_s, progress=sample.progress, link_up=True,
-                                 link_epoch=0, update_s=self.update_s)
+            sample = PauseSample(
+                KEY,
+                t,
+                pause_s=sample.pause_s,
+                progress=sample.progress,
+                link_up=True,
+                link_epoch=0,
+                update_s=self.update_s,
+            )
         return sample
 
 
-def run(tl: Stepped, end: float, phase: float, *, jitter: float = 0.0, seed: int = 0,
-        params: WatchdogParams = PARAMS) -> list[tuple[EventKind, float]]:
+def run(
+    tl: Stepped, end: float, phase: float, *, jitter: float = 0.0, seed: int = 0, params: WatchdogParams = PARAMS
+) -> list[tuple[EventKind, float]]:
     """Poll every ``poll_s`` from ``phase``; each read wakes up to ``jitter`` late (a loaded poll thread)."""
     det = Detector(params)
     rng = random.Random(seed)
@@ -188,8 +195,9 @@ def test_refresh_every_second_sonic_pfc_counters() -> None:
         assert D - EPS <= events[0][1] - storm <= D + 1.0 + P + EPS, (i, events[0][1] - storm)
 
 
-@pytest.mark.parametrize(("update_s", "jitter"), [(0.0, 0.0), *STEPS], ids=["current", "half-poll", "one-poll",
-                                                                         "three-polls"])
+@pytest.mark.parametrize(
+    ("update_s", "jitter"), [(0.0, 0.0), *STEPS], ids=["current", "half-poll", "one-poll", "three-polls"]
+)
 def test_pause_flapping_just_under_detection_then_a_storm(update_s: float, jitter: float) -> None:
     """Bursts 10 ms shorter than the detection time, 60 ms apart, traffic draining the queue between them, for 4 s:
     never reported. Then a real storm: reported within detection + one update period + one poll. Today's detector

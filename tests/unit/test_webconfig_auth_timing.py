@@ -31,10 +31,17 @@ def _time(cfg: WebConfig, header: str) -> float:
 
 
 def test_a_wrong_password_takes_as_long_for_every_user_name() -> None:
-    cfg = WebConfig(users={"cheap": bcrypt.hashpw(b"right-1", bcrypt.gensalt(CHEAP)),
-                           "costly": bcrypt.hashpw(b"right-2", bcrypt.gensalt(COSTLY))})
-    who = {"unknown": _header("nobody", "wrong"), "cheap": _header("cheap", "wrong"),
-           "costly": _header("costly", "wrong")}
+    cfg = WebConfig(
+        users={
+            "cheap": bcrypt.hashpw(b"right-1", bcrypt.gensalt(CHEAP)),
+            "costly": bcrypt.hashpw(b"right-2", bcrypt.gensalt(COSTLY)),
+        }
+    )
+    who = {
+        "unknown": _header("nobody", "wrong"),
+        "cheap": _header("cheap", "wrong"),
+        "costly": _header("costly", "wrong"),
+    }
     for header in who.values():  # warm up (the decoy hash is made on first use)
         _time(cfg, header)
     samples: dict[str, list[float]] = {k: [] for k in who}
@@ -50,7 +57,11 @@ def test_a_wrong_password_takes_as_long_for_every_user_name() -> None:
 
 
 def test_the_right_password_still_passes_for_every_cost() -> None:
-    cfg = WebConfig(users={"cheap": bcrypt.hashpw(b"right-1", bcrypt.gensalt(CHEAP)),
-                           "costly": bcrypt.hashpw(b"right-2", bcrypt.gensalt(COSTLY))})
+    cfg = WebConfig(
+        users={
+            "cheap": bcrypt.hashpw(b"right-1", bcrypt.gensalt(CHEAP)),
+            "costly": bcrypt.hashpw(b"right-2", bcrypt.gensalt(COSTLY)),
+        }
+    )
     assert cfg.authorized(_header("cheap", "right-1")) and cfg.authorized(_header("costly", "right-2"))
     assert not cfg.authorized(_header("cheap", "right-2")) and not cfg.authorized(_header("costly", "right-1"))

@@ -83,14 +83,23 @@ class Check(CheckSpec):
         """Run the check and locate each finding in the inventory files."""
         out = []
         for f in self.func(ctx):
-            out.append(ctx.inventory.problem(
-                f.loc, f.message, expected=f.expected, got=f.got, hint=f.hint if f.hint is not None else self.hint,
-                code=self.code, severity=self.severity.value))
+            out.append(
+                ctx.inventory.problem(
+                    f.loc,
+                    f.message,
+                    expected=f.expected,
+                    got=f.got,
+                    hint=f.hint if f.hint is not None else self.hint,
+                    code=self.code,
+                    severity=self.severity.value,
+                )
+            )
         return out
 
 
-def check(code: str, name: str, severity: Severity, *, area: str, title: str, why: str, fix: str
-          ) -> Callable[[CheckFunc], Check]:
+def check(
+    code: str, name: str, severity: Severity, *, area: str, title: str, why: str, fix: str
+) -> Callable[[CheckFunc], Check]:
     """Decorator: turn ``def f(ctx) -> Iterable[Finding]`` into a :class:`Check` (no global registry is touched;
     each module lists its checks in ``CHECKS``)."""
 
@@ -198,8 +207,15 @@ class Context:
         out: list[Cable] = []
         resolve = self.resolve
         for k, link in enumerate(self.fabric.links):
-            out.append(Cable("link", ("links", k), (resolve(link.a), resolve(link.b)),
-                             (("links", k, "a"), ("links", k, "b")), link=k))
+            out.append(
+                Cable(
+                    "link",
+                    ("links", k),
+                    (resolve(link.a), resolve(link.b)),
+                    (("links", k, "a"), ("links", k, "b")),
+                    link=k,
+                )
+            )
         for i, j, _h, nic in self.nics():
             if nic.peer is not None:
                 loc = ("hosts", i, "nics", j, "peer")
@@ -219,8 +235,11 @@ class Context:
     @cached_property
     def linked_ports(self) -> list[tuple[PortRef, PortRef]]:
         """The two switch ports of every link whose ends both resolve, in ``links`` order."""
-        return [(a, b) for c in self.cables
-                if c.kind == "link" and (a := c.ends[0]) is not None and (b := c.ends[1]) is not None]
+        return [
+            (a, b)
+            for c in self.cables
+            if c.kind == "link" and (a := c.ends[0]) is not None and (b := c.ends[1]) is not None
+        ]
 
     @cached_property
     def nic_peer(self) -> dict[tuple[int, int], PortRef]:
@@ -261,8 +280,13 @@ class Context:
         already has a cycle (every failure scenario would report it again)."""
         if self.options.fail_links <= 0 or not self.deadlock_applies or self.deadlock.has_cycle:
             return None
-        return fail_links(self.topology, self.options.fail_links, max_scenarios=self.options.max_failure_scenarios,
-                          seed=self.options.seed, progress=self.options.progress)
+        return fail_links(
+            self.topology,
+            self.options.fail_links,
+            max_scenarios=self.options.max_failure_scenarios,
+            seed=self.options.seed,
+            progress=self.options.progress,
+        )
 
     @cached_property
     def used_platforms(self) -> dict[str, list[int]]:
@@ -281,5 +305,16 @@ def names(items: Iterable[str], limit: int = 5) -> str:
     return f"{', '.join(seq[:limit])} and {len(seq) - limit} more"
 
 
-__all__ = ["Cable", "Check", "CheckFunc", "CheckOptions", "Context", "Finding", "Loc", "PortRef", "Severity", "check",
-           "names"]
+__all__ = [
+    "Cable",
+    "Check",
+    "CheckFunc",
+    "CheckOptions",
+    "Context",
+    "Finding",
+    "Loc",
+    "PortRef",
+    "Severity",
+    "check",
+    "names",
+]

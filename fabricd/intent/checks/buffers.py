@@ -50,19 +50,25 @@ def port_headroom(ctx: Context, ref: PortRef, cache: dict[tuple[object, ...], He
     key = (port.speed, cable, port.mtu, buffers.lossless_mtu_bytes, buffers.xon_bytes)
     if cache is not None and key in cache:
         return cache[key]
-    hr = headroom(port.speed, cable, port.mtu, lossless_mtu_bytes=buffers.lossless_mtu_bytes,
-                  xon_bytes=buffers.xon_bytes)
+    hr = headroom(
+        port.speed, cable, port.mtu, lossless_mtu_bytes=buffers.lossless_mtu_bytes, xon_bytes=buffers.xon_bytes
+    )
     if cache is not None:
         cache[key] = hr
     return hr
 
 
-@check("FAB060", "headroom-exceeds-pool", Severity.ERROR, area="buffers",
-       title="PFC headroom of all ports fits the switch's headroom pool",
-       why="Each lossless priority of each port reserves xoff + xon headroom; if the sum exceeds the pool, the "
-       "switch rejects the buffer profile (SONiC buffer_check_headroom) or pauses too late and drops lossless "
-       "traffic.",
-       fix="fewer lossless priorities, shorter cable lengths, a smaller MTU, or a correct headroom_pool_bytes")
+@check(
+    "FAB060",
+    "headroom-exceeds-pool",
+    Severity.ERROR,
+    area="buffers",
+    title="PFC headroom of all ports fits the switch's headroom pool",
+    why="Each lossless priority of each port reserves xoff + xon headroom; if the sum exceeds the pool, the "
+    "switch rejects the buffer profile (SONiC buffer_check_headroom) or pauses too late and drops lossless "
+    "traffic.",
+    fix="fewer lossless priorities, shorter cable lengths, a smaller MTU, or a correct headroom_pool_bytes",
+)
 def headroom_exceeds_pool(ctx: Context) -> Iterator[Finding]:
     n_lossless = len(ctx.pfc_priorities)
     if not ctx.lossless or not n_lossless:
@@ -80,33 +86,50 @@ def headroom_exceeds_pool(ctx: Context) -> Iterator[Finding]:
             largest = max(largest, (size, j))
         total *= n_lossless
         if total > pool:
-            yield Finding(("switches", i, "buffer", "headroom_pool_bytes"),
-                          f"{s.name}: PFC headroom of {len(s.ports)} ports x {n_lossless} lossless "
-                          f"priorit{'y' if n_lossless == 1 else 'ies'} exceeds the headroom pool "
-                          f"(largest: {s.ports[largest[1]].name} {largest[0]} bytes per priority)",
-                          expected=f">= {total} bytes", got=f"{pool} bytes")
+            yield Finding(
+                ("switches", i, "buffer", "headroom_pool_bytes"),
+                f"{s.name}: PFC headroom of {len(s.ports)} ports x {n_lossless} lossless "
+                f"priorit{'y' if n_lossless == 1 else 'ies'} exceeds the headroom pool "
+                f"(largest: {s.ports[largest[1]].name} {largest[0]} bytes per priority)",
+                expected=f">= {total} bytes",
+                got=f"{pool} bytes",
+            )
 
 
-@check("FAB061", "lossless-mtu-exceeds-port", Severity.WARNING, area="buffers",
-       title="The lossless MTU is not larger than the port MTU",
-       why="buffers.lossless_mtu_bytes is the largest lossless packet still arriving after XOFF; a value above "
-       "the port MTU inflates headroom for packets the port cannot carry.",
-       fix="lower policy.buffers.lossless_mtu_bytes (SONiC uses 1024) or remove it to use the port MTU")
+@check(
+    "FAB061",
+    "lossless-mtu-exceeds-port",
+    Severity.WARNING,
+    area="buffers",
+    title="The lossless MTU is not larger than the port MTU",
+    why="buffers.lossless_mtu_bytes is the largest lossless packet still arriving after XOFF; a value above "
+    "the port MTU inflates headroom for packets the port cannot carry.",
+    fix="lower policy.buffers.lossless_mtu_bytes (SONiC uses 1024) or remove it to use the port MTU",
+)
 def lossless_mtu_exceeds_port(ctx: Context) -> Iterator[Finding]:
     lossless_mtu = ctx.policy.buffers.lossless_mtu_bytes
     if lossless_mtu is None:
         return
     smallest = min((p.mtu for s in ctx.fabric.switches for p in s.ports), default=None)
     if smallest is not None and lossless_mtu > smallest:
-        yield Finding(("policy", "buffers", "lossless_mtu_bytes"), "lossless MTU is larger than a port MTU",
-                      expected=f"<= {smallest} (the smallest port MTU)", got=str(lossless_mtu))
+        yield Finding(
+            ("policy", "buffers", "lossless_mtu_bytes"),
+            "lossless MTU is larger than a port MTU",
+            expected=f"<= {smallest} (the smallest port MTU)",
+            got=str(lossless_mtu),
+        )
 
 
-@check("FAB062", "cable-length-missing", Severity.WARNING, area="buffers",
-       title="Every port role in use has a cable length",
-       why="Headroom depends on cable length; a role missing from policy.buffers.cable_length_m falls back to "
-       "SONiC's role table, which may not match the real cabling.",
-       fix="add the role to policy.buffers.cable_length_m (or set cable_m on the link or NIC)")
+@check(
+    "FAB062",
+    "cable-length-missing",
+    Severity.WARNING,
+    area="buffers",
+    title="Every port role in use has a cable length",
+    why="Headroom depends on cable length; a role missing from policy.buffers.cable_length_m falls back to "
+    "SONiC's role table, which may not match the real cabling.",
+    fix="add the role to policy.buffers.cable_length_m (or set cable_m on the link or NIC)",
+)
 def cable_length_missing(ctx: Context) -> Iterator[Finding]:
     missing: dict[LinkRole, int] = {}
     for i, s in enumerate(ctx.fabric.switches):
@@ -115,16 +138,24 @@ def cable_length_missing(ctx: Context) -> Iterator[Finding]:
             if is_missing:
                 missing[role] = missing.get(role, 0) + 1
     for role, count in sorted(missing.items()):
-        yield Finding(("policy", "buffers", "cable_length_m"), f"no cable length for role {role.value} "
-                      f"({count} ports)", expected=f"cable_length_m.{role.value}",
-                      got=f"none (using {_SONIC_ROLE_TABLE[role]} m)")
+        yield Finding(
+            ("policy", "buffers", "cable_length_m"),
+            f"no cable length for role {role.value} ({count} ports)",
+            expected=f"cable_length_m.{role.value}",
+            got=f"none (using {_SONIC_ROLE_TABLE[role]} m)",
+        )
 
 
-@check("FAB063", "buffer-figures-inconsistent", Severity.ERROR, area="buffers",
-       title="Buffer figures fit in the total buffer",
-       why="The headroom pool and a single queue are parts of the switch buffer; larger figures are typos (often "
-       "KB vs bytes) and make the headroom and ECN checks meaningless.",
-       fix="give buffer sizes in bytes, as the ASIC documentation states them")
+@check(
+    "FAB063",
+    "buffer-figures-inconsistent",
+    Severity.ERROR,
+    area="buffers",
+    title="Buffer figures fit in the total buffer",
+    why="The headroom pool and a single queue are parts of the switch buffer; larger figures are typos (often "
+    "KB vs bytes) and make the headroom and ECN checks meaningless.",
+    fix="give buffer sizes in bytes, as the ASIC documentation states them",
+)
 def buffer_figures_inconsistent(ctx: Context) -> Iterator[Finding]:
     for i, s in enumerate(ctx.fabric.switches):
         b = s.buffer
@@ -132,8 +163,12 @@ def buffer_figures_inconsistent(ctx: Context) -> Iterator[Finding]:
             continue
         for field, value in (("headroom_pool_bytes", b.headroom_pool_bytes), ("max_queue_bytes", b.max_queue_bytes)):
             if value is not None and value > b.total_bytes:
-                yield Finding(("switches", i, "buffer", field), f"{s.name}: {field} is larger than the total buffer",
-                              expected=f"<= total_bytes {b.total_bytes}", got=str(value))
+                yield Finding(
+                    ("switches", i, "buffer", field),
+                    f"{s.name}: {field} is larger than the total buffer",
+                    expected=f"<= total_bytes {b.total_bytes}",
+                    got=str(value),
+                )
 
 
 CHECKS = (

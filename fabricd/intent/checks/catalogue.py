@@ -45,15 +45,18 @@ LOAD_CODES = (
     ("INV018", "an unknown or malformed `defaults` section (only switch, host, port, nic)"),
     ("INV019", "a group that is not a mapping"),
     ("INV020", "a device listing a group that is not defined, or a group name that is not text"),
-    ("INV021", "a group's `ports:`/`nics:` list that a member's own list replaces (use the group's `port:`/`nic:` "
-               "defaults)"),
+    (
+        "INV021",
+        "a group's `ports:`/`nics:` list that a member's own list replaces (use the group's `port:`/`nic:` defaults)",
+    ),
     ("INV022", "a YAML alias inside the node its anchor names (a cycle)"),
     ("INV100", "a model error: unknown key, wrong type, out-of-range or not-allowed value, missing required key"),
 )
 
 
-LOAD_CHECKS: tuple[CheckSpec, ...] = tuple(CheckSpec(code=code, title=meaning, subject="inventory")
-                                          for code, meaning in LOAD_CODES)
+LOAD_CHECKS: tuple[CheckSpec, ...] = tuple(
+    CheckSpec(code=code, title=meaning, subject="inventory") for code, meaning in LOAD_CODES
+)
 """The load problems as declarations (``fabricd validate`` exits 2 on any of them, before the semantic checks)."""
 
 
@@ -102,20 +105,33 @@ def catalogue_markdown(checks: tuple[Check, ...], watchdog_rows: list[str], othe
                 "",
             ]
         if area == "pfc":
-            lines += ["### Watchdog timer ranges per platform (FAB041, FAB042)", "", *watchdog_rows, "",
-                      "Each range is the pack's rule with its source (`fabricd/nos/<id>/rules.py`); docs/platforms.md "
-                      "lists the unverified ones.", "",
-                      "### Host <-> switch consistency", "",
-                      "fabricd derives the PFC priorities, trust mode, DSCP map and CNP class of both ends of every "
-                      "host link from the one fabric-wide policy; there is deliberately no per-host or per-port "
-                      "override, so a PFC mismatch between a NIC and its switch port cannot be written in the "
-                      "intent. What can still differ is checked: the peer exists (FAB009), speeds match (FAB012), "
-                      "NIC frames fit the port MTU (FAB013), the port carries the NIC's VLAN (FAB076), the port has "
-                      "the host role (FAB015) and PCP trust has tagged NICs (FAB039). The live comparison of both "
-                      "ends is `fabricd audit`.", ""]
-    lines += ["## Load problems (INVnnn)", "",
-              "Reported before any semantic check runs; `fabricd validate` exits 2 and prints them to stderr.", "",
-              "| Code | Meaning |", "|---|---|"]
+            lines += [
+                "### Watchdog timer ranges per platform (FAB041, FAB042)",
+                "",
+                *watchdog_rows,
+                "",
+                "Each range is the pack's rule with its source (`fabricd/nos/<id>/rules.py`); docs/platforms.md "
+                "lists the unverified ones.",
+                "",
+                "### Host <-> switch consistency",
+                "",
+                "fabricd derives the PFC priorities, trust mode, DSCP map and CNP class of both ends of every "
+                "host link from the one fabric-wide policy; there is deliberately no per-host or per-port "
+                "override, so a PFC mismatch between a NIC and its switch port cannot be written in the "
+                "intent. What can still differ is checked: the peer exists (FAB009), speeds match (FAB012), "
+                "NIC frames fit the port MTU (FAB013), the port carries the NIC's VLAN (FAB076), the port has "
+                "the host role (FAB015) and PCP trust has tagged NICs (FAB039). The live comparison of both "
+                "ends is `fabricd audit`.",
+                "",
+            ]
+    lines += [
+        "## Load problems (INVnnn)",
+        "",
+        "Reported before any semantic check runs; `fabricd validate` exits 2 and prints them to stderr.",
+        "",
+        "| Code | Meaning |",
+        "|---|---|",
+    ]
     lines += [f"| {code} | {meaning} |" for code, meaning in LOAD_CODES]
     lines.append("")
     lines += others

@@ -21,8 +21,10 @@ def _missing_file_hint(ctx: Context, section: str) -> str:
     names = sorted(f.name for f in inv.files)
     if inv.path.is_dir():
         if f"{section}.yml" not in names and f"{section}.yaml" not in names:
-            return (f"is {section}.yml missing? (the inventory holds {', '.join(names) or 'no YAML file'}); "
-                    f"add {section}.yml with a `{section}:` list, or a `{section}:` section to one of the files")
+            return (
+                f"is {section}.yml missing? (the inventory holds {', '.join(names) or 'no YAML file'}); "
+                f"add {section}.yml with a `{section}:` list, or a `{section}:` section to one of the files"
+            )
         return f"{section}.yml is there but its `{section}:` list is empty; add the {section}"
     return f"add a `{section}:` list to {inv.path.name}"
 
@@ -39,12 +41,17 @@ def _shown(refs: list[str]) -> str:
     return ", ".join(refs[:NAMES_SHOWN]) + more
 
 
-@check("FAB016", "no-switches", Severity.ERROR, area="topology",
-       title="The inventory defines switches",
-       why="Without switches nothing can be rendered or pushed, and every link, NIC peer and VLAN member names a "
-       "switch that does not exist; a missing switches.yml is the usual cause. Said once, instead of one "
-       "'unknown switch' error per reference.",
-       fix="add the switches (switches.yml, or a switches: list)")
+@check(
+    "FAB016",
+    "no-switches",
+    Severity.ERROR,
+    area="topology",
+    title="The inventory defines switches",
+    why="Without switches nothing can be rendered or pushed, and every link, NIC peer and VLAN member names a "
+    "switch that does not exist; a missing switches.yml is the usual cause. Said once, instead of one "
+    "'unknown switch' error per reference.",
+    fix="add the switches (switches.yml, or a switches: list)",
+)
 def no_switches(ctx: Context) -> Iterator[Finding]:
     if ctx.fabric.switches:
         return
@@ -53,20 +60,35 @@ def no_switches(ctx: Context) -> Iterator[Finding]:
         got = "an empty fabric: no switches, hosts or links"
     else:
         got = f"{len(refs)} references to switches: {_shown(refs)}" if refs else "no switches: list"
-    yield Finding(("switches",), "no switches defined", expected="at least one switch under switches:", got=got,
-                  hint=_missing_file_hint(ctx, "switches"))
+    yield Finding(
+        ("switches",),
+        "no switches defined",
+        expected="at least one switch under switches:",
+        got=got,
+        hint=_missing_file_hint(ctx, "switches"),
+    )
 
 
-@check("FAB017", "no-hosts", Severity.WARNING, area="topology",
-       title="The inventory defines RDMA hosts",
-       why="A RoCE fabric without hosts has no lossless endpoints: the deadlock analysis has nothing to analyse and "
-       "no host is rendered or audited; a missing hosts.yml is the usual cause.",
-       fix="add the hosts (hosts.yml, or a hosts: list)")
+@check(
+    "FAB017",
+    "no-hosts",
+    Severity.WARNING,
+    area="topology",
+    title="The inventory defines RDMA hosts",
+    why="A RoCE fabric without hosts has no lossless endpoints: the deadlock analysis has nothing to analyse and "
+    "no host is rendered or audited; a missing hosts.yml is the usual cause.",
+    fix="add the hosts (hosts.yml, or a hosts: list)",
+)
 def no_hosts(ctx: Context) -> Iterator[Finding]:
     if ctx.fabric.hosts or not ctx.fabric.switches:
         return  # with no switches either, FAB016 says what is missing
-    yield Finding(("hosts",), "no hosts defined", expected="at least one host under hosts:",
-                  got=f"{len(ctx.fabric.switches)} switches and no host", hint=_missing_file_hint(ctx, "hosts"))
+    yield Finding(
+        ("hosts",),
+        "no hosts defined",
+        expected="at least one host under hosts:",
+        got=f"{len(ctx.fabric.switches)} switches and no host",
+        hint=_missing_file_hint(ctx, "hosts"),
+    )
 
 
 CHECKS = (no_switches, no_hosts)

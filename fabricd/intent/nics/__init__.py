@@ -41,9 +41,16 @@ CONFIGFS_GROUP_ROOTS: tuple[str, ...] = (
 )
 """configfs subsystems whose per-device group (``<root>/<dev>``) is created with mkdir before a write beneath it."""
 
-_HEX_ROOTS = tuple(sorted({k.path.split("/{dev}")[0] for p in PROFILES for k in (*p.roles.values(),
-                                                                                  *p.tunables.values())
-                           if k.fmt == "hex"}))
+_HEX_ROOTS = tuple(
+    sorted(
+        {
+            k.path.split("/{dev}")[0]
+            for p in PROFILES
+            for k in (*p.roles.values(), *p.tunables.values())
+            if k.fmt == "hex"
+        }
+    )
+)
 _COMMITS = tuple((p.cc_commit.rsplit("/", 1)[0], p.cc_commit.rsplit("/", 1)[1]) for p in PROFILES if p.cc_commit)
 
 
@@ -51,7 +58,7 @@ def configfs_group(path: str) -> tuple[str, str] | None:
     """``(subsystem root, device group)`` for a path under one of :data:`CONFIGFS_GROUP_ROOTS`, else None."""
     for root in CONFIGFS_GROUP_ROOTS:
         if path.startswith(root + "/"):
-            dev = path[len(root) + 1:].split("/", 1)[0]
+            dev = path[len(root) + 1 :].split("/", 1)[0]
             return root, f"{root}/{dev}"
     return None
 

@@ -65,15 +65,11 @@ BNXT_BASE: tuple[NameRule, ...] = (
 """bnxt_en (Broadcom NetXtreme-C/E), the names every release prints. Per-ring counters carry a ``[N]: `` prefix and
 are not mapped."""
 
-BNXT_BEFORE_6_6: tuple[NameRule, ...] = (
-    NameRule(r"rx_total_discard_pkts", DISCARDS, qualifier="rx_out_of_buffer"),
-)
+BNXT_BEFORE_6_6: tuple[NameRule, ...] = (NameRule(r"rx_total_discard_pkts", DISCARDS, qualifier="rx_out_of_buffer"),)
 """bnxt_en before Linux 6.6 (the RHEL 8/9 inbox drivers): the sum of the rings' receive discards is
 ``rx_total_discard_pkts`` (``bnxt_sw_func_stats[]`` in bnxt_ethtool.c)."""
 
-BNXT_SINCE_6_6: tuple[NameRule, ...] = (
-    NameRule(r"rx_total_ring_discards", DISCARDS, qualifier="rx_out_of_buffer"),
-)
+BNXT_SINCE_6_6: tuple[NameRule, ...] = (NameRule(r"rx_total_ring_discards", DISCARDS, qualifier="rx_out_of_buffer"),)
 """bnxt_en since Linux 6.6: ``bnxt_ring_err_stats_arr[]`` replaced ``bnxt_sw_func_stats[]`` and the same count is
 ``rx_total_ring_discards`` ("bnxt_en: Display the ring error counters under ethtool -S", Michael Chan, net-next
 2023-08-17)."""
@@ -90,17 +86,28 @@ driver's own ``bnxt_get_fec_stats()`` reports the two block counters as ethtool'
 search index's kernel copies, e.g. Broadcom/linux@503b4adc3d041893f5b52aaa5a02bbfe40a1eeb7); the bnxt_en capture in
 tests/golden/readers/ethtool prints all three (at 0)."""
 
-ETHTOOL = DriverNames("bnxt_en", (
-    Generation("every release (the FEC names where the firmware reports extended port statistics)",
-               BNXT_BASE + BNXT_FEC,
-               "Linux drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c (FEC: bnxt_rx_port_stats_ext_arr[], "
-               "bnxt_get_fec_stats()); capture"),
-    Generation("before Linux 6.6 (RHEL 8/9 inbox)", BNXT_BEFORE_6_6,
-               "bnxt_ethtool.c bnxt_sw_func_stats[] (rx_total_discard_pkts)"),
-    Generation("Linux 6.6 and later", BNXT_SINCE_6_6,
-               "bnxt_ethtool.c bnxt_ring_err_stats_arr[]: netdev patch 'bnxt_en: Display the ring error "
-               "counters under ethtool -S' (2023-08-17)"),
-))
+ETHTOOL = DriverNames(
+    "bnxt_en",
+    (
+        Generation(
+            "every release (the FEC names where the firmware reports extended port statistics)",
+            BNXT_BASE + BNXT_FEC,
+            "Linux drivers/net/ethernet/broadcom/bnxt/bnxt_ethtool.c (FEC: bnxt_rx_port_stats_ext_arr[], "
+            "bnxt_get_fec_stats()); capture",
+        ),
+        Generation(
+            "before Linux 6.6 (RHEL 8/9 inbox)",
+            BNXT_BEFORE_6_6,
+            "bnxt_ethtool.c bnxt_sw_func_stats[] (rx_total_discard_pkts)",
+        ),
+        Generation(
+            "Linux 6.6 and later",
+            BNXT_SINCE_6_6,
+            "bnxt_ethtool.c bnxt_ring_err_stats_arr[]: netdev patch 'bnxt_en: Display the ring error "
+            "counters under ethtool -S' (2023-08-17)",
+        ),
+    ),
+)
 """bnxt_en ``ethtool -S`` names per generation."""
 
 HW_COUNTERS: dict[str, HwMeaning] = {

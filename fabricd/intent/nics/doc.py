@@ -45,17 +45,21 @@ mlnx_qos, trust) on such a host. `dcb/<if>.dcbx` (`dcb dcbx show`) and `dcb/<if>
 the checks' notes (who runs DCBX; per-TC rate caps); both verified on the iproute2 man-page examples only.
 
 """
-TABLE = ("| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control "
-         "| counters (ethtool / hw_counters) |\n|---|---|---|---|---|---|---|\n")
+TABLE = (
+    "| family | drivers | transports | DCB (trust, PFC, ETS, APP) | TCs / PFC prios | congestion control "
+    "| counters (ethtool / hw_counters) |\n|---|---|---|---|---|---|---|\n"
+)
 
 
 def _row(p: NicProfile) -> str:
     dcb = "no" if not p.dcb else ("dcb netlink, apptrust" if p.apptrust else "dcb netlink (no apptrust)")
     cc = p.cc_group or ("/sys/class/net/<if>/ecn" if p.role("np_enable") else "none")
     eth = p.ethtool_driver or "the netdev's driver"
-    return (f"| {p.family} | {', '.join((*p.drivers, *p.rdma_drivers))} | "
-            f"{', '.join(sorted(t.value for t in p.transports))} | {dcb} | {p.max_tcs} / {p.max_pfc_priorities} | "
-            f"`{cc}` | {eth} / {len(p.hw_counters)} names |\n")
+    return (
+        f"| {p.family} | {', '.join((*p.drivers, *p.rdma_drivers))} | "
+        f"{', '.join(sorted(t.value for t in p.transports))} | {dcb} | {p.max_tcs} / {p.max_pfc_priorities} | "
+        f"`{cc}` | {eth} / {len(p.hw_counters)} names |\n"
+    )
 
 
 def _knob(k: Knob, role: str | None = None) -> str:
@@ -75,17 +79,26 @@ def _knob(k: Knob, role: str | None = None) -> str:
 
 def _readable(pattern: str) -> str:
     """A name rule as a reader sees it: ``(?P<dir>rx|tx)_prio(?P<prio>[0-7])_pause`` -> ``{rx,tx}_prioN_pause``."""
-    return (pattern.replace("(?P<dir>rx|tx)", "{rx,tx}").replace("(?P<prio>[0-7])", "N").replace("\\.", ".")
-            .replace("(?:", "(").replace("(", "").replace(")", ""))
+    return (
+        pattern.replace("(?P<dir>rx|tx)", "{rx,tx}")
+        .replace("(?P<prio>[0-7])", "N")
+        .replace("\\.", ".")
+        .replace("(?:", "(")
+        .replace("(", "")
+        .replace(")", "")
+    )
 
 
 def _configures(p: NicProfile) -> str:
     """What fabricd sets on this family, one sentence."""
-    out = ["**fabricd configures:** links (MTU, VLAN, address" + (", global pause off" if p.global_pause else "")
-           + ")"]
+    out = ["**fabricd configures:** links (MTU, VLAN, address" + (", global pause off" if p.global_pause else "") + ")"]
     if p.dcb:
-        out.append("; DCB: " + ("apptrust, " if p.apptrust else "") + "PFC, ETS, DSCP APP table"
-                   + (" (all 64 DSCPs)" if p.app_all_dscp else " (mapped DSCPs only, CNP last)"))
+        out.append(
+            "; DCB: "
+            + ("apptrust, " if p.apptrust else "")
+            + "PFC, ETS, DSCP APP table"
+            + (" (all 64 DSCPs)" if p.app_all_dscp else " (mapped DSCPs only, CNP last)")
+        )
     if p.rdma_cm:
         out.append("; RDMA-CM default RoCE ToS and mode (configfs rdma_cm)")
     if p.traffic_class:
@@ -96,8 +109,11 @@ def _configures(p: NicProfile) -> str:
         out.append(f"; commit `{p.cc_commit}` after its knobs")
     out.append(".\n\n")
     if p.tc_of_class or p.compact_tcs:
-        how = (", ".join(f"{role} on TC{tc}" for role, tc in p.tc_of_class.items()) if p.tc_of_class
-               else "the policy's classes renumbered to TC 0..n-1")
+        how = (
+            ", ".join(f"{role} on TC{tc}" for role, tc in p.tc_of_class.items())
+            if p.tc_of_class
+            else "the policy's classes renumbered to TC 0..n-1"
+        )
         out.append(f"**Host TC layout:** {how}.\n\n")
     return "".join(out)
 
@@ -105,9 +121,12 @@ def _configures(p: NicProfile) -> str:
 def _knobs(p: NicProfile) -> str:
     if not (p.roles or p.tunables):
         return ""
-    return ("| knob | path | range | unit | notes | source |\n|---|---|---|---|---|---|\n"
-            + "".join(_knob(k, role) for role, k in p.roles.items()) + "".join(_knob(k) for k in p.tunables.values())
-            + "\n")
+    return (
+        "| knob | path | range | unit | notes | source |\n|---|---|---|---|---|---|\n"
+        + "".join(_knob(k, role) for role, k in p.roles.items())
+        + "".join(_knob(k) for k in p.tunables.values())
+        + "\n"
+    )
 
 
 def _prerequisites(p: NicProfile) -> str:
@@ -123,8 +142,13 @@ def _prerequisites(p: NicProfile) -> str:
 
 def _reads(p: NicProfile) -> str:
     """What fabricd reads from this family: ethtool names by driver generation and the RDMA hw_counters."""
-    out = ["**fabricd reads:** ethtool names of `" + (p.ethtool_driver or "the netdev's driver")
-           + "` (its profile); hw_counters: " + ", ".join(f"`{n}`" for n in p.hw_counters) + ".\n\n"]
+    out = [
+        "**fabricd reads:** ethtool names of `"
+        + (p.ethtool_driver or "the netdev's driver")
+        + "` (its profile); hw_counters: "
+        + ", ".join(f"`{n}`" for n in p.hw_counters)
+        + ".\n\n"
+    ]
     names = p.ethtool
     if names is None:
         return "".join(out)
@@ -138,9 +162,18 @@ def _reads(p: NicProfile) -> str:
 
 
 def _section(p: NicProfile) -> str:
-    return (f"\n## {p.family}: {p.title}\n\n" + "**Sources:** " + "; ".join(p.sources) + "\n\n" + _configures(p)
-            + _knobs(p) + _prerequisites(p) + _reads(p)
-            + "**Cannot:**\n\n" + "".join(f"- {limit}\n" for limit in p.limits))
+    return (
+        f"\n## {p.family}: {p.title}\n\n"
+        + "**Sources:** "
+        + "; ".join(p.sources)
+        + "\n\n"
+        + _configures(p)
+        + _knobs(p)
+        + _prerequisites(p)
+        + _reads(p)
+        + "**Cannot:**\n\n"
+        + "".join(f"- {limit}\n" for limit in p.limits)
+    )
 
 
 def matrix_markdown() -> str:

@@ -49,8 +49,16 @@ def _bool(name: str, default: int) -> Knob:
 def _modparam(name: str, unit: str, lo: int, hi: int) -> Knob:
     # ranges come from the README's words where it gives them (min_dec_factor 1-100 %); the others are the u32
     # module parameter type: unverified
-    return Knob(name, f"/sys/module/irdma/parameters/{name}", lo, hi, unit, SRC_MODPARAM, runtime=False,
-                verified=name == "dcqcn_min_dec_factor")
+    return Knob(
+        name,
+        f"/sys/module/irdma/parameters/{name}",
+        lo,
+        hi,
+        unit,
+        SRC_MODPARAM,
+        runtime=False,
+        verified=name == "dcqcn_min_dec_factor",
+    )
 
 
 ICE_NIC_SUFFIX: tuple[NameRule, ...] = (
@@ -72,10 +80,13 @@ ICE_EVENTS: tuple[NameRule, ...] = (
 """ice, newer out-of-tree drivers (Intel's ice_ethtool.h ``PICK()``: ``port-rx-xoff_prio-N_events``); no capture
 holds them."""
 
-ETHTOOL = DriverNames("ice", (
-    Generation("in-tree and older out-of-tree (.nic suffix)", ICE_NIC_SUFFIX, "ice_ethtool.c; capture"),
-    Generation("newer out-of-tree (port-*_events)", ICE_EVENTS, "Intel ice_ethtool.h PICK(); no capture"),
-))
+ETHTOOL = DriverNames(
+    "ice",
+    (
+        Generation("in-tree and older out-of-tree (.nic suffix)", ICE_NIC_SUFFIX, "ice_ethtool.c; capture"),
+        Generation("newer out-of-tree (port-*_events)", ICE_EVENTS, "Intel ice_ethtool.h PICK(); no capture"),
+    ),
+)
 """ice ``ethtool -S`` names per generation."""
 
 HW_COUNTERS: dict[str, HwMeaning] = {
@@ -146,18 +157,18 @@ PROFILE = NicProfile(
         ),
         Prerequisite(
             what="RDMA protocol RoCEv2 on this PF (devlink enable_roce)",
-            check="devlink dev param show \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
+            check='devlink dev param show "pci/$(basename "$(readlink -f /sys/class/net/{netdev}/device)")" '
             "name enable_roce | grep -q 'value true'",
-            command="devlink dev param set \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
+            command='devlink dev param set "pci/$(basename "$(readlink -f /sys/class/net/{netdev}/device)")" '
             "name enable_roce value true cmode runtime",
             source="Linux Documentation/networking/devlink/ice.rst (enable_roce, enable_iwarp; runtime)",
             transports=ROCE,
         ),
         Prerequisite(
             what="RDMA protocol iWARP on this PF (devlink enable_iwarp)",
-            check="devlink dev param show \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
+            check='devlink dev param show "pci/$(basename "$(readlink -f /sys/class/net/{netdev}/device)")" '
             "name enable_iwarp | grep -q 'value true'",
-            command="devlink dev param set \"pci/$(basename \"$(readlink -f /sys/class/net/{netdev}/device)\")\" "
+            command='devlink dev param set "pci/$(basename "$(readlink -f /sys/class/net/{netdev}/device)")" '
             "name enable_iwarp value true cmode runtime",
             source="Linux Documentation/networking/devlink/ice.rst (enable_roce, enable_iwarp; runtime)",
             transports=frozenset({Transport.IWARP}),

@@ -50,11 +50,18 @@ per-priority pause time in 1 us units (``rx_pripause_3_1us_count``), PFC frames 
 only: no ``ethtool -S`` capture of an ionic port was found."""
 
 
-ETHTOOL = DriverNames("ionic", (
-    Generation("in-tree drivers with port stats in ethtool -S (release not pinned)", IONIC,
-               "Linux drivers/net/ethernet/pensando/ionic/ionic_stats.c ionic_port_stats_desc[] "
-               "(ctrliq/kernel-src-tree @ 48ffa8e1b9cdce8b4fac76ac0cbff94bc48fd81e)"),
-), unverified="names from the driver source (ionic_stats.c); no `ethtool -S` capture of an ionic port found")
+ETHTOOL = DriverNames(
+    "ionic",
+    (
+        Generation(
+            "in-tree drivers with port stats in ethtool -S (release not pinned)",
+            IONIC,
+            "Linux drivers/net/ethernet/pensando/ionic/ionic_stats.c ionic_port_stats_desc[] "
+            "(ctrliq/kernel-src-tree @ 48ffa8e1b9cdce8b4fac76ac0cbff94bc48fd81e)",
+        ),
+    ),
+    unverified="names from the driver source (ionic_stats.c); no `ethtool -S` capture of an ionic port found",
+)
 """ionic ``ethtool -S`` names (one generation, unverified)."""
 
 HW_COUNTERS: dict[str, HwMeaning] = {

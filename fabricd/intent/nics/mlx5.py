@@ -51,8 +51,14 @@ def _from_model(point: str, model: type[DcqcnRp] | type[DcqcnNp]) -> dict[str, K
         for meta in f.metadata:
             lo = getattr(meta, "ge", lo)
             hi = getattr(meta, "le", hi)
-        out[name] = Knob(name=name, path=f"{ECN}/{point}/{name}", minimum=int(lo or 0), maximum=int(hi or 0),
-                         unit=f.description or "", source=SRC_ECN)
+        out[name] = Knob(
+            name=name,
+            path=f"{ECN}/{point}/{name}",
+            minimum=int(lo or 0),
+            maximum=int(hi or 0),
+            unit=f.description or "",
+            source=SRC_ECN,
+        )
     return out
 
 
@@ -87,23 +93,33 @@ MLX5_NEWER: tuple[NameRule, ...] = (
 congestion discards, per-priority ECN marks, the pause-storm protection events. Older drivers do not print them, so
 their absence is not an error."""
 
-MLX5_PHY: tuple[NameRule, ...] = (
-    NameRule(r"rx_corrected_bits_phy", FEC_CORRECTED_BITS, "rx"),
-)
+MLX5_PHY: tuple[NameRule, ...] = (NameRule(r"rx_corrected_bits_phy", FEC_CORRECTED_BITS, "rx"),)
 """mlx5_core physical-layer statistical counters (ConnectX-5 and later, ``pport_phy_statistical_stats_desc[]`` in
 drivers/net/ethernet/mellanox/mlx5/core/en_stats.c): ``rx_corrected_bits_phy`` counts the bits the port's FEC
 corrected. mlx5 prints no FEC codeword counts under ``ethtool -S`` (they come from ``ethtool -I --show-fec``), and the
 per-lane ``rx_err_lane_N_phy`` are raw bit errors per lane, not read. The mlx5 global-pause capture in
 tests/golden/readers/ethtool prints it (at 0)."""
 
-ETHTOOL = DriverNames("mlx5_core", (
-    Generation("every release (ConnectX-4 and later)", MLX5_BASE,
-               "Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst; captures"),
-    Generation("later releases (names added to counters.rst, MLNX_OFED)", MLX5_NEWER,
-               "counters.rst (rx_prioN_buf_discard, rx_prioN_cong_discard, rx_prioN_marked, pause storm)"),
-    Generation("ConnectX-5 and later (physical-layer statistical group)", MLX5_PHY,
-               "en_stats.c pport_phy_statistical_stats_desc[] (rx_corrected_bits_phy)"),
-))
+ETHTOOL = DriverNames(
+    "mlx5_core",
+    (
+        Generation(
+            "every release (ConnectX-4 and later)",
+            MLX5_BASE,
+            "Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst; captures",
+        ),
+        Generation(
+            "later releases (names added to counters.rst, MLNX_OFED)",
+            MLX5_NEWER,
+            "counters.rst (rx_prioN_buf_discard, rx_prioN_cong_discard, rx_prioN_marked, pause storm)",
+        ),
+        Generation(
+            "ConnectX-5 and later (physical-layer statistical group)",
+            MLX5_PHY,
+            "en_stats.c pport_phy_statistical_stats_desc[] (rx_corrected_bits_phy)",
+        ),
+    ),
+)
 """mlx5_core ``ethtool -S`` names per generation."""
 
 HW_COUNTERS: dict[str, HwMeaning] = {

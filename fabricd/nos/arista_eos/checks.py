@@ -32,30 +32,43 @@ def _eos_switches(ctx: Context) -> str | None:
     return names(ctx.fabric.switches[i].name for i in indexes)
 
 
-@check("FAB120", "eos-watchdog-action", Severity.ERROR, area="pfc",
-       title="The watchdog action has an EOS form",
-       why="EOS's per-port PFC watchdog action is drop or notify-only (AVD schema; AVD 6.0 removed no-drop as "
-       "invalid CLI, aristanetworks/avd#6399). fabricd renders alert as notify-only; forward (ignore pause and keep "
-       "forwarding) has no EOS form, so the switch would refuse the line.",
-       fix="use action: drop (or alert, which EOS calls notify-only) in a fabric with Arista EOS switches")
+@check(
+    "FAB120",
+    "eos-watchdog-action",
+    Severity.ERROR,
+    area="pfc",
+    title="The watchdog action has an EOS form",
+    why="EOS's per-port PFC watchdog action is drop or notify-only (AVD schema; AVD 6.0 removed no-drop as "
+    "invalid CLI, aristanetworks/avd#6399). fabricd renders alert as notify-only; forward (ignore pause and keep "
+    "forwarding) has no EOS form, so the switch would refuse the line.",
+    fix="use action: drop (or alert, which EOS calls notify-only) in a fabric with Arista EOS switches",
+)
 def eos_watchdog_action(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
     who = _eos_switches(ctx)
     if who is None or not (wd.enabled and ctx.pfc_priorities and ctx.lossless):
         return
     if wd.action.value not in RULES.watchdog.actions:
-        yield Finding(("policy", "pfc", "watchdog", "action"),
-                      f"watchdog action forward has no Arista EOS form (switches {who})",
-                      expected="drop or alert (EOS: drop | notify-only)", got="forward")
+        yield Finding(
+            ("policy", "pfc", "watchdog", "action"),
+            f"watchdog action forward has no Arista EOS form (switches {who})",
+            expected="drop or alert (EOS: drop | notify-only)",
+            got="forward",
+        )
 
 
-@check("FAB121", "eos-strict-below-round-robin", Severity.ERROR, area="qos",
-       title="On EOS, strict classes sit above every DWRR class",
-       why="EOS serves strict-priority tx-queues above the round-robin group, and a round-robin (`no priority`) "
-       "tx-queue makes every lower tx-queue round robin too: a strict class (the CNP queue) with a lower id than a "
-       "DWRR class silently loses its strict priority on EOS (EOS User Manual, transmit queues).",
-       fix="give the strict classes the highest traffic-class ids (e.g. swap the ids of the CNP class and the DWRR "
-       "class above it), or make the class above the strict one strict too")
+@check(
+    "FAB121",
+    "eos-strict-below-round-robin",
+    Severity.ERROR,
+    area="qos",
+    title="On EOS, strict classes sit above every DWRR class",
+    why="EOS serves strict-priority tx-queues above the round-robin group, and a round-robin (`no priority`) "
+    "tx-queue makes every lower tx-queue round robin too: a strict class (the CNP queue) with a lower id than a "
+    "DWRR class silently loses its strict priority on EOS (EOS User Manual, transmit queues).",
+    fix="give the strict classes the highest traffic-class ids (e.g. swap the ids of the CNP class and the DWRR "
+    "class above it), or make the class above the strict one strict too",
+)
 def eos_strict_below_round_robin(ctx: Context) -> Iterator[Finding]:
     who = _eos_switches(ctx)
     if who is None:
@@ -67,10 +80,13 @@ def eos_strict_below_round_robin(ctx: Context) -> Iterator[Finding]:
     top = max(dwrr, key=lambda tc: tc.id)
     for t, tc in enumerate(classes):
         if tc.scheduler == Scheduler.STRICT and tc.id < top.id:
-            yield Finding(("policy", "qos", "traffic_classes", t, "id"),
-                          f"strict class {tc.name!r} (id {tc.id}) is below DWRR class {top.name!r} (id {top.id}); "
-                          f"EOS would schedule it round robin (switches {who})",
-                          expected=f"an id above {top.id}, the highest DWRR class", got=str(tc.id))
+            yield Finding(
+                ("policy", "qos", "traffic_classes", t, "id"),
+                f"strict class {tc.name!r} (id {tc.id}) is below DWRR class {top.name!r} (id {top.id}); "
+                f"EOS would schedule it round robin (switches {who})",
+                expected=f"an id above {top.id}, the highest DWRR class",
+                got=str(tc.id),
+            )
 
 
 CHECKS = (eos_watchdog_action, eos_strict_below_round_robin)

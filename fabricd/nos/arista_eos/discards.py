@@ -41,4 +41,3 @@ def parse_show_interfaces_counters_discards(text: str) -> SwitchCounters:
     if not out and ports:
         return unrecognised(COMMAND, text, "no port has an integer inDiscards or outDiscards")
     return SwitchCounters(interfaces=tuple(out))
-

@@ -28,8 +28,9 @@ def unrecognised(command: str, text: str, why: str) -> SwitchCounters:
     return SwitchCounters(problems=(f"{command}: {why}; output starts {head!r}",))
 
 
-def document(text: str, command: str, *, keys: tuple[str, ...] = (),
-             missing: str = "the JSON output is not an object") -> dict[str, Any] | SwitchCounters:
+def document(
+    text: str, command: str, *, keys: tuple[str, ...] = (), missing: str = "the JSON output is not an object"
+) -> dict[str, Any] | SwitchCounters:
     """The answer's JSON object, or the problem saying why there is none: ``missing`` when it is not an object or
     has none of ``keys`` (when given)."""
     data, problem = load(text)

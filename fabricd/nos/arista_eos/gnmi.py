@@ -56,10 +56,17 @@ COUNTERS = "interfaces/interface[name=*]/state/counters"
 PATHS = (
     GnmiPath(PFC, "SAMPLE", _YANG + "interfaces/arista-intf-augments.yang (in-frames, out-frames)"),
     GnmiPath(WATCHDOG, "SAMPLE", _YANG + "interfaces/arista-intf-augments.yang (stuck-count, recovery-count)"),
-    GnmiPath(QUEUES, "SAMPLE", _YANG + "qos/openconfig-qos-interfaces.yang (transmit-pkts, transmit-octets, "
-             "dropped-pkts, dropped-octets); qos/arista-qos-augments.yang (ecn-marked-pkts)"),
-    GnmiPath(COUNTERS, "SAMPLE", _YANG + "interfaces/openconfig-interfaces.yang (in-discards, out-discards, "
-             "carrier-transitions)"),
+    GnmiPath(
+        QUEUES,
+        "SAMPLE",
+        _YANG + "qos/openconfig-qos-interfaces.yang (transmit-pkts, transmit-octets, "
+        "dropped-pkts, dropped-octets); qos/arista-qos-augments.yang (ecn-marked-pkts)",
+    ),
+    GnmiPath(
+        COUNTERS,
+        "SAMPLE",
+        _YANG + "interfaces/openconfig-interfaces.yang (in-discards, out-discards, carrier-transitions)",
+    ),
 )
 
 _QUEUE_NAME = re.compile(r"^(?P<mc>MC)?\D*?(?P<n>\d+)$", re.IGNORECASE)
@@ -108,11 +115,18 @@ def queues(values: Mapping[str, Any]) -> SwitchCounters:
         queue = queue_of(name)
         if queue is None:
             continue
-        out.append(QueueCounter(
-            port, queue[0], queue[1], packets=counter(leaves.get("transmit-pkts")),
-            bytes=counter(leaves.get("transmit-octets")), dropped_packets=counter(leaves.get("dropped-pkts")),
-            dropped_bytes=counter(leaves.get("dropped-octets")),
-            ecn_marked_packets=counter(leaves.get("ecn-marked-pkts"))))
+        out.append(
+            QueueCounter(
+                port,
+                queue[0],
+                queue[1],
+                packets=counter(leaves.get("transmit-pkts")),
+                bytes=counter(leaves.get("transmit-octets")),
+                dropped_packets=counter(leaves.get("dropped-pkts")),
+                dropped_bytes=counter(leaves.get("dropped-octets")),
+                ecn_marked_packets=counter(leaves.get("ecn-marked-pkts")),
+            )
+        )
     return SwitchCounters(queues=tuple(out))
 
 
@@ -123,8 +137,9 @@ def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     for (port,), leaves in sorted(containers(values, COUNTERS).items()):
         for leaf, direction in (("in-discards", "rx"), ("out-discards", "tx")):
             if leaf in leaves:
-                ifs.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards",
-                                            counter(leaves[leaf])))
+                ifs.append(
+                    InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", counter(leaves[leaf]))
+                )
         flaps = counter(leaves.get("carrier-transitions"))
         if flaps is not None:
             link.append(LinkStat(port, "carrier_transitions", float(flaps)))
@@ -148,12 +163,16 @@ TABLE = GnmiTable(
     source="aristanetworks/yang EOS-4.36.1F; hellt/netdevops.me docs/posts/2020/gnmi-arista.md (reply shape)",
     ssh_only={
         "PFC pause duration": "experimental model only (arista-pfc-history-counters-augment.yang, 4.35.0F+, "
-                              "7050X/7060X): not read over either transport",
+        "7050X/7060X): not read over either transport",
         "transceiver DOM, FEC codewords and pre-FEC BER": "not mapped over gNMI: missing while the switch streams",
         "LANZ queue lengths (eos_native:/LANZ)": "no published payload: not read",
     },
-    missing_when_streaming=("fabricd_switch_fec_", "fabricd_switch_pre_fec_ber", "fabricd_switch_post_fec_ber",
-                            "fabricd_switch_optic_"),
+    missing_when_streaming=(
+        "fabricd_switch_fec_",
+        "fabricd_switch_pre_fec_ber",
+        "fabricd_switch_post_fec_ber",
+        "fabricd_switch_optic_",
+    ),
     unverified=(
         "reply shapes of the PFC, watchdog and queue leaves (no published EOS reply of them)",
         "queue name -> TX queue number (trailing number; MC prefix = multicast)",

@@ -48,5 +48,11 @@ def finish(ctx: ShapeContext) -> EosSwitchIntent:
     return EosSwitchIntent(profile_name=EOS_PROFILE, watchdog=wd, warnings=ctx.sink.items, **ctx.common)
 
 
-SHAPING = IntentShaping(model=EosSwitchIntent, finish=finish, watchdog=eos_watchdog, ecn=ecn, classifier_sep=" ",
-                        dscp_per_line=EOS_DSCP_PER_LINE)
+SHAPING = IntentShaping(
+    model=EosSwitchIntent,
+    finish=finish,
+    watchdog=eos_watchdog,
+    ecn=ecn,
+    classifier_sep=" ",
+    dscp_per_line=EOS_DSCP_PER_LINE,
+)

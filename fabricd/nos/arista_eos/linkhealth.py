@@ -18,8 +18,13 @@ from fabricd.readers.switch.model import LinkStat, LinkStatName, OpticQuantity, 
 from .eapi import is_count, top_object, unrecognised
 
 _ROW = re.compile(r"^(Et\S+|Ethernet\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s|$)")
-_ORDER: tuple[OpticQuantity, ...] = ("temperature_celsius", "voltage_volts", "bias_amperes", "tx_power_dbm",
-                                     "rx_power_dbm")
+_ORDER: tuple[OpticQuantity, ...] = (
+    "temperature_celsius",
+    "voltage_volts",
+    "bias_amperes",
+    "tx_power_dbm",
+    "rx_power_dbm",
+)
 
 
 def _num(cell: str) -> float | None:
@@ -51,8 +56,12 @@ def parse_show_interfaces_transceiver(text: str) -> SwitchCounters:
                 value /= 1000.0
             lane = None if quantity in ("temperature_celsius", "voltage_volts") else 1
             out.append(OpticReading(port, quantity, lane, value))
-    return SwitchCounters(optics=tuple(out), problems=() if out or header else unread(
-            "arista_eos", "show interfaces transceiver", text, "a 'Port  (Celsius)  (Volts)  (mA) ...' table"))
+    return SwitchCounters(
+        optics=tuple(out),
+        problems=()
+        if out or header
+        else unread("arista_eos", "show interfaces transceiver", text, "a 'Port  (Celsius)  (Volts)  (mA) ...' table"),
+    )
 
 
 FLAPS_COMMAND = "show interfaces | json"
@@ -66,8 +75,9 @@ def parse_show_interfaces_flaps(text: str) -> SwitchCounters:
     Interfaces without ``interfaceCounters`` (Vlan, Loopback) are skipped; a value that is not a whole number is left
     out, never read as 0. Capture: tests/golden/readers/switch/arista_eos/flaps--napalm.txt (napalm's EOS test
     data)."""
-    ports = top_object(text, FLAPS_COMMAND, key="interfaces",
-                       expected="interfaces.<port>.interfaceCounters.linkStatusChanges")
+    ports = top_object(
+        text, FLAPS_COMMAND, key="interfaces", expected="interfaces.<port>.interfaceCounters.linkStatusChanges"
+    )
     if isinstance(ports, SwitchCounters):
         return ports
     out: list[LinkStat] = []
@@ -84,8 +94,10 @@ def parse_show_interfaces_flaps(text: str) -> SwitchCounters:
 
 
 FEC_COMMAND = "show interfaces phy detail | json"
-_FEC_KEYS: dict[str, LinkStatName] = {"correctedCodewords": "fec_corrected_codewords",
-                                      "uncorrectedCodewords": "fec_uncorrectable_codewords"}
+_FEC_KEYS: dict[str, LinkStatName] = {
+    "correctedCodewords": "fec_corrected_codewords",
+    "uncorrectedCodewords": "fec_uncorrectable_codewords",
+}
 
 
 def _phy_value(node: Any) -> float | None:
@@ -104,8 +116,12 @@ def parse_show_interfaces_phy_detail(text: str) -> SwitchCounters:
     read (the one facing the link). UNVERIFIED: no public capture of this output was found; the key paths are the
     ones ANTA's VerifyInterfacesBER reads (aristanetworks/anta anta/tests/interfaces.py). A port without FEC (or a
     Fire-code FEC, counted per lane) has no series; an output with ports and none of the keys is a problem."""
-    ports = top_object(text, FEC_COMMAND, key="interfacePhyStatuses",
-                       expected="interfacePhyStatuses.<port>.phyStatuses[].fec.correctedCodewords.value")
+    ports = top_object(
+        text,
+        FEC_COMMAND,
+        key="interfacePhyStatuses",
+        expected="interfacePhyStatuses.<port>.phyStatuses[].fec.correctedCodewords.value",
+    )
     if isinstance(ports, SwitchCounters):
         return ports
     out: list[LinkStat] = []
@@ -122,7 +138,7 @@ def parse_show_interfaces_phy_detail(text: str) -> SwitchCounters:
         if "preFecBer" in phy and (ber := _phy_value(phy["preFecBer"])) is not None:
             out.append(LinkStat(str(port), "pre_fec_ber", ber))
     if not out and any(isinstance(d, dict) and d.get("phyStatuses") for d in ports.values()):
-        return unrecognised(FEC_COMMAND, text,
-                            "no port has fec.correctedCodewords, fec.uncorrectedCodewords or preFecBer values")
+        return unrecognised(
+            FEC_COMMAND, text, "no port has fec.correctedCodewords, fec.uncorrectedCodewords or preFecBer values"
+        )
     return SwitchCounters(link=tuple(out))
-

@@ -50,9 +50,16 @@ def _text(text: str) -> list[LldpNeighbor]:
 
     def flush() -> None:
         if local is not None and block is not None:
-            out.append(LldpNeighbor(local, _str(block.get("System Name")), _str(block.get("Port ID")),
-                                    _str(block.get("Port Description")), _str(block.get("Chassis ID")),
-                                    _str(block.get("Management Address"))))
+            out.append(
+                LldpNeighbor(
+                    local,
+                    _str(block.get("System Name")),
+                    _str(block.get("Port ID")),
+                    _str(block.get("Port Description")),
+                    _str(block.get("Chassis ID")),
+                    _str(block.get("Management Address")),
+                )
+            )
 
     for line in text.splitlines():
         m = _IFACE.match(line.strip())
@@ -71,7 +78,7 @@ def _text(text: str) -> list[LldpNeighbor]:
     return out
 
 
-_EXPECTED = ('{"lldpNeighbors": ...} (| json), or "Interface EthernetN detected N LLDP neighbors:" blocks')
+_EXPECTED = '{"lldpNeighbors": ...} (| json), or "Interface EthernetN detected N LLDP neighbors:" blocks'
 
 
 @framed
@@ -93,8 +100,11 @@ def parse_show_lldp_neighbors(text: str) -> list[LldpNeighbor]:
     if isinstance(table, list):
         for row in table:
             if isinstance(row, dict) and _str(row.get("port")):
-                out.append(LldpNeighbor(str(_str(row.get("port"))), _str(row.get("neighborDevice")),
-                                        _str(row.get("neighborPort"))))
+                out.append(
+                    LldpNeighbor(
+                        str(_str(row.get("port"))), _str(row.get("neighborDevice")), _str(row.get("neighborPort"))
+                    )
+                )
         return out
     if not isinstance(table, dict):
         return out
@@ -106,7 +116,14 @@ def parse_show_lldp_neighbors(text: str) -> list[LldpNeighbor]:
             nii = info.get("neighborInterfaceInfo")
             nii = nii if isinstance(nii, dict) else {}
             port_id = _str(nii.get("interfaceId_v2")) or _str(nii.get("interfaceId")) or _str(info.get("portId"))
-            out.append(LldpNeighbor(local, _str(info.get("systemName")), port_id,
-                                    _str(nii.get("interfaceDescription")) or _str(info.get("portDescription")),
-                                    _str(info.get("chassisId")), _mgmt(info)))
+            out.append(
+                LldpNeighbor(
+                    local,
+                    _str(info.get("systemName")),
+                    port_id,
+                    _str(nii.get("interfaceDescription")) or _str(info.get("portDescription")),
+                    _str(info.get("chassisId")),
+                    _mgmt(info),
+                )
+            )
     return out

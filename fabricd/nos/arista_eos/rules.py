@@ -9,39 +9,75 @@ from fabricd.nos.rules import DeviceRules, EcnUnits, MtuRule, NameRule, PortName
 
 AVD = "pyavd 6.4 eos_cli_config_gen schema"
 
+
 def _headroom_notes() -> dict[str, str]:
     note = "note: EOS sizes PFC headroom itself (no per-port xoff/xon CLI); render lists fabricd's values"
-    return {f: note for f in ("policy.buffers.cable_length_m{}", "policy.buffers.lossless_mtu_bytes",
-                              "policy.buffers.xon_bytes", "switches[].ports[].speed", "switches[].ports[].role",
-                              "hosts[].nics[].cable_m", "links[].role", "links[].cable_m")}
+    return {
+        f: note
+        for f in (
+            "policy.buffers.cable_length_m{}",
+            "policy.buffers.lossless_mtu_bytes",
+            "policy.buffers.xon_bytes",
+            "switches[].ports[].speed",
+            "switches[].ports[].role",
+            "hosts[].nics[].cable_m",
+            "links[].role",
+            "links[].cable_m",
+        )
+    }
+
 
 RULES = DeviceRules(
     ports=PortNames(
         physical=re.compile(r"Ethernet\d+(?:/\d+){0,2}"),
         forms="EthernetN, EthernetN/M (breakout lane) or EthernetS/N/M (modular)",
         lag=re.compile(r"Port-Channel\d+(?:\.\d+)?"),
-        source=Source("EOS User Manual, Ethernet Ports (Ethernet<port>[/<lane>], modular Ethernet<slot>/<port>"
-                      "[/<lane>]) and Port Channels (Port-Channel<n>); AVD's ethernet_interfaces[].name is a free "
-                      "string, so no schema states the form", verified=False),
+        source=Source(
+            "EOS User Manual, Ethernet Ports (Ethernet<port>[/<lane>], modular Ethernet<slot>/<port>"
+            "[/<lane>]) and Port Channels (Port-Channel<n>); AVD's ethernet_interfaces[].name is a free "
+            "string, so no schema states the form",
+            verified=False,
+        ),
     ),
-    mtu=MtuRule(routed=(68, 9216), source=Source(f"{AVD} ethernet_interfaces[].mtu min 68 max 65535; fabricd's "
-                                                 "model caps it at 9216")),
+    mtu=MtuRule(
+        routed=(68, 9216),
+        source=Source(f"{AVD} ethernet_interfaces[].mtu min 68 max 65535; fabricd's model caps it at 9216"),
+    ),
     watchdog=WatchdogGrid(
-        poll_ms=(5, 30000), detection_ms=(10, 60000), restoration_ms=(10, 60000), step_ms=10,
-        source=Source("EOS priority-flow-control pause watchdog timeout/recovery-time 0.01-60 s, polling-interval "
-                      "0.005-30 s: a third-party guide; the 2-decimal form is the AVD schema pattern "
-                      "\\d+(\\.\\d{1,2})?", verified=False),
+        poll_ms=(5, 30000),
+        detection_ms=(10, 60000),
+        restoration_ms=(10, 60000),
+        step_ms=10,
+        source=Source(
+            "EOS priority-flow-control pause watchdog timeout/recovery-time 0.01-60 s, polling-interval "
+            "0.005-30 s: a third-party guide; the 2-decimal form is the AVD schema pattern "
+            "\\d+(\\.\\d{1,2})?",
+            verified=False,
+        ),
         actions=("drop", "alert"),
-        actions_source=Source(f"{AVD} qos_profiles[].priority_flow_control.watchdog.action drop|notify-only "
-                              "(no-drop removed in AVD 6.0 as invalid CLI, aristanetworks/avd#6399)"),
+        actions_source=Source(
+            f"{AVD} qos_profiles[].priority_flow_control.watchdog.action drop|notify-only "
+            "(no-drop removed in AVD 6.0 as invalid CLI, aristanetworks/avd#6399)"
+        ),
     ),
-    ecn=EcnUnits(unit_bytes=1, rounding="exact-or-bytes",
-                 source=Source(f"{AVD} qos_profiles[].tx_queues[].random_detect.ecn.threshold units segments|"
-                               "bytes|kbytes|mbytes, min 1")),
-    vlan_name=NameRule(max_length=32, source=Source("EOS User Manual, VLANs: `name` takes up to 32 characters; "
-                                                    "AVD's vlans[].name is a free string", verified=False)),
-    port_description=NameRule(max_length=200, source=Source(f"{AVD} ethernet_interfaces[].description: a free "
-                                                            "string; fabricd's model caps it at 200")),
+    ecn=EcnUnits(
+        unit_bytes=1,
+        rounding="exact-or-bytes",
+        source=Source(
+            f"{AVD} qos_profiles[].tx_queues[].random_detect.ecn.threshold units segments|bytes|kbytes|mbytes, min 1"
+        ),
+    ),
+    vlan_name=NameRule(
+        max_length=32,
+        source=Source(
+            "EOS User Manual, VLANs: `name` takes up to 32 characters; AVD's vlans[].name is a free string",
+            verified=False,
+        ),
+    ),
+    port_description=NameRule(
+        max_length=200,
+        source=Source(f"{AVD} ethernet_interfaces[].description: a free string; fabricd's model caps it at 200"),
+    ),
     coverage={
         **_headroom_notes(),
         "policy.pfc.watchdog.action": "rendered (drop, alert = notify-only; FAB120 refuses forward)",

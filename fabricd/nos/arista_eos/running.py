@@ -51,12 +51,16 @@ PLATFORM = "arista_eos"
 _MAP = re.compile(r"^qos map (dscp|cos) (.+?) to traffic-class (\d)$")
 _TXQ_MAP = re.compile(r"^qos map traffic-class (.+?) to tx-queue (\d)$")
 _PRIO = re.compile(r"^priority-flow-control priority (\d) (no-drop|drop)$")
-_TIMER = re.compile(r"^priority-flow-control pause watchdog port timer timeout (\S+) polling-interval (\S+) "
-                    r"recovery-time (\S+)(?: forced)?$")
+_TIMER = re.compile(
+    r"^priority-flow-control pause watchdog port timer timeout (\S+) polling-interval (\S+) "
+    r"recovery-time (\S+)(?: forced)?$"
+)
 _DEFAULT_TIMER = re.compile(r"^priority-flow-control pause watchdog default (timeout|recovery-time) (\S+)$")
 _QUEUE = re.compile(r"^(?:uc-)?tx-queue (\d)$")
-_ECN = re.compile(r"^random-detect ecn minimum-threshold (\d+) (\S+) maximum-threshold (\d+) (\S+)"
-                  r"(?: max-mark-probability (\d+))?(?: weight \d+)?$")
+_ECN = re.compile(
+    r"^random-detect ecn minimum-threshold (\d+) (\S+) maximum-threshold (\d+) (\S+)"
+    r"(?: max-mark-probability (\d+))?(?: weight \d+)?$"
+)
 
 
 @dataclass
@@ -94,10 +98,12 @@ class _State:
                 for sub in child.children:
                     if sub.line in ("no priority", "priority strict"):
                         (self.round_robin.add if sub.line == "no priority" else self.round_robin.discard)(
-                            int(m.group(1)))
+                            int(m.group(1))
+                        )
                     if e := _ECN.match(sub.line):
                         self.ecn[int(m.group(1))] = EcnConfig(
-                            enabled=True, min_bytes=threshold_bytes(e.group(1), e.group(2)),
+                            enabled=True,
+                            min_bytes=threshold_bytes(e.group(1), e.group(2)),
                             max_bytes=threshold_bytes(e.group(3), e.group(4)),
                             probability_percent=to_int(e.group(5)),
                         )
@@ -152,21 +158,30 @@ class _Global:
     @cached_property
     def maps(self) -> tuple[dict[int, int] | None, dict[int, int] | None, dict[int, int] | None]:
         """(dscp -> traffic class, cos -> traffic class, traffic class -> tx-queue), once every line is read."""
-        return (mapping(self.dscp) if self.dscp else None, mapping(self.pcp) if self.pcp else None,
-                mapping(self.txq) if self.txq else None)
+        return (
+            mapping(self.dscp) if self.dscp else None,
+            mapping(self.pcp) if self.pcp else None,
+            mapping(self.txq) if self.txq else None,
+        )
 
     def port(self, name: str, state: _State, mtu: int | None) -> PortConfig:
         """One port's (or profile's) settings after the global maps and PFC switch."""
         dscp_map, pcp_map, queue_map = self.maps
         pfc = frozenset(state.no_drop) if state.pfc_on and not self.pfc_all_off else frozenset()
         return PortConfig(
-            name=name, mtu_bytes=mtu, trust=state.trust, dscp_to_priority=dscp_map, pcp_to_priority=pcp_map,
-            priority_to_queue=queue_map, pfc_priorities=pfc,
+            name=name,
+            mtu_bytes=mtu,
+            trust=state.trust,
+            dscp_to_priority=dscp_map,
+            pcp_to_priority=pcp_map,
+            priority_to_queue=queue_map,
+            pfc_priorities=pfc,
             pfc_note="priority-flow-control all off (global)" if self.pfc_all_off and state.pfc_on else None,
             watchdog_priorities=frozenset(state.no_drop) if state.watchdog else frozenset(),
             detection_ms=state.detection_ms if state.detection_ms is not None else self.default_ms.get("timeout"),
-            restoration_ms=(state.restoration_ms if state.restoration_ms is not None
-                            else self.default_ms.get("recovery-time")),
+            restoration_ms=(
+                state.restoration_ms if state.restoration_ms is not None else self.default_ms.get("recovery-time")
+            ),
             ecn=state.ecn,
             pfc_queues={p: (queue_map or {}).get(p, p) for p in pfc},
             watchdog_queues=by_queue(pfc, queue_map or {}) if state.watchdog else {},

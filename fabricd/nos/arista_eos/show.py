@@ -135,14 +135,20 @@ def _queue_json(data: dict[str, Any]) -> SwitchCounters:
             voq(port, tc, counters)
     for port, entry in _dict(data.get("interfaces")).items():
         classes = _dict(_dict(entry).get("trafficClasses"))
-        egress(port, "all", {tc: _dict(c).get("egressQueueCounters") for tc, c in classes.items()
-                             if "egressQueueCounters" in _dict(c)})
+        egress(
+            port,
+            "all",
+            {tc: _dict(c).get("egressQueueCounters") for tc, c in classes.items() if "egressQueueCounters" in _dict(c)},
+        )
         for tc, c in classes.items():
             if "ingressVoqCounters" in _dict(c):
                 voq(port, tc, _dict(c)["ingressVoqCounters"])
     if not queues and not ifs:
-        return unrecognised(COMMANDS["queue"] + " | json", json.dumps(data),
-                             "no egressQueueCounters/ingressVoqCounters/interfaces.<if>.trafficClasses in the JSON")
+        return unrecognised(
+            COMMANDS["queue"] + " | json",
+            json.dumps(data),
+            "no egressQueueCounters/ingressVoqCounters/interfaces.<if>.trafficClasses in the JSON",
+        )
     return SwitchCounters(queues=tuple(queues), interfaces=tuple(ifs))
 
 
@@ -159,13 +165,26 @@ def parse_show_interfaces_counters_queue_detail(text: str) -> SwitchCounters:
         if m is None:
             continue
         port, tc, kind = long_interface(m.group("port")), int(m.group("tc")), _KIND[m.group("dest")]
-        row = QueueCounter(port, tc, kind, to_int(m.group("pkts")), to_int(m.group("octets")),
-                           to_int(m.group("dpkts")), to_int(m.group("doctets")))
+        row = QueueCounter(
+            port,
+            tc,
+            kind,
+            to_int(m.group("pkts")),
+            to_int(m.group("octets")),
+            to_int(m.group("dpkts")),
+            to_int(m.group("doctets")),
+        )
         old = found.get((port, tc, kind))
         if old is not None:
-            row = QueueCounter(port, tc, kind, _add(old.packets, row.packets), _add(old.bytes, row.bytes),
-                               _add(old.dropped_packets, row.dropped_packets),
-                               _add(old.dropped_bytes, row.dropped_bytes))
+            row = QueueCounter(
+                port,
+                tc,
+                kind,
+                _add(old.packets, row.packets),
+                _add(old.bytes, row.bytes),
+                _add(old.dropped_packets, row.dropped_packets),
+                _add(old.dropped_bytes, row.dropped_bytes),
+            )
         found[(port, tc, kind)] = row
     if not found:
         return unrecognised(COMMANDS["queue"], text, "no 'Port TCn DPn UC|MC ...' row")

@@ -12,12 +12,11 @@ from .running import parse_running_config
 
 AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "`qos trust dscp` (or `cos`) in the port's qos profile",
-    "SW-DSCP-MAP": "`qos map dscp D to traffic-class P` and `qos map traffic-class P to "
-                                          "tx-queue Q`",
+    "SW-DSCP-MAP": "`qos map dscp D to traffic-class P` and `qos map traffic-class P to tx-queue Q`",
     "SW-PFC": "`priority-flow-control on` and `priority-flow-control priority P no-drop` in "
-                                     "the port's qos profile, and no `priority-flow-control off` on the interface",
+    "the port's qos profile, and no `priority-flow-control off` on the interface",
     "SW-ECN": "`random-detect ecn minimum-threshold ... maximum-threshold ... "
-                                     "max-mark-probability ...` under `tx-queue Q` of the qos profile",
+    "max-mark-probability ...` under `tx-queue Q` of the qos profile",
     "SW-WD": "`priority-flow-control pause watchdog` and its `port timer` in the qos profile",
     "SW-MTU": "`mtu MTU` under the interface",
     "SW-WD-STUCK": "`show priority-flow-control counters watchdog`",

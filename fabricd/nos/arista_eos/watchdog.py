@@ -40,23 +40,40 @@ def eos_watchdog(wd: Watchdog, warn: Warn) -> EosWatchdog:
     if wd.action == WatchdogAction.ALERT:
         action = "notify-only"
     elif wd.action == WatchdogAction.FORWARD:
-        warn("watchdog.action", "forward", "drop",
-             "EOS watchdog actions are drop and notify-only (AVD 6.0 removed no-drop as invalid CLI, "
-             "aristanetworks/avd#6399); validate refuses forward on EOS (FAB120)")
+        warn(
+            "watchdog.action",
+            "forward",
+            "drop",
+            "EOS watchdog actions are drop and notify-only (AVD 6.0 removed no-drop as invalid CLI, "
+            "aristanetworks/avd#6399); validate refuses forward on EOS (FAB120)",
+        )
     det = _eos_timer_ms(wd.detection_ms, EOS_TIMER_MS)
     if det != wd.detection_ms:
-        warn("watchdog.timeout_s", f"{wd.detection_ms} ms", f"{ms_to_seconds(det)} s",
-             "EOS timeout is 0.01-60 s in steps of 10 ms (2 decimals), rounded up")
+        warn(
+            "watchdog.timeout_s",
+            f"{wd.detection_ms} ms",
+            f"{ms_to_seconds(det)} s",
+            "EOS timeout is 0.01-60 s in steps of 10 ms (2 decimals), rounded up",
+        )
     rest = _eos_timer_ms(wd.restoration_ms, EOS_TIMER_MS)
     if rest != wd.restoration_ms:
-        warn("watchdog.recovery_s", f"{wd.restoration_ms} ms", f"{ms_to_seconds(rest)} s",
-             "EOS recovery-time is 0.01-60 s in steps of 10 ms (2 decimals), rounded up")
+        warn(
+            "watchdog.recovery_s",
+            f"{wd.restoration_ms} ms",
+            f"{ms_to_seconds(rest)} s",
+            "EOS recovery-time is 0.01-60 s in steps of 10 ms (2 decimals), rounded up",
+        )
     poll = min(clamp(wd.poll_ms, EOS_POLL_MS), min(det, rest) // 2)
     if poll != wd.poll_ms:
-        warn("watchdog.polling_s", f"{wd.poll_ms} ms", f"{ms_to_seconds(poll)} s",
-             "EOS polling-interval is 0.005-30 s and at most half the smaller timer")
-    return EosWatchdog(action=action, timeout_s=ms_to_seconds(det), recovery_s=ms_to_seconds(rest),
-                       polling_s=ms_to_seconds(poll))
+        warn(
+            "watchdog.polling_s",
+            f"{wd.poll_ms} ms",
+            f"{ms_to_seconds(poll)} s",
+            "EOS polling-interval is 0.005-30 s and at most half the smaller timer",
+        )
+    return EosWatchdog(
+        action=action, timeout_s=ms_to_seconds(det), recovery_s=ms_to_seconds(rest), polling_s=ms_to_seconds(poll)
+    )
 
 
 def eos_watchdog_ms(wd: EosWatchdog) -> WatchdogMs:

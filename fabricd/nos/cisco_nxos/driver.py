@@ -82,7 +82,10 @@ class NxosDriver(NetmikoDriver):
         self.staged_diff = ""
 
     def rollback(self) -> None:
-        out = self.exec_checked(f"rollback running-config checkpoint {self.checkpoint_name}", "rollback",
-                                max(120.0, self.options.read_timeout_s))
+        out = self.exec_checked(
+            f"rollback running-config checkpoint {self.checkpoint_name}",
+            "rollback",
+            max(120.0, self.options.read_timeout_s),
+        )
         if not patterns.ROLLBACK_OK.search(out):
             raise DriverError(self.name, "rollback", f"rollback did not report success: {out.strip()[-200:]}")

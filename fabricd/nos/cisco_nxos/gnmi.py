@@ -33,8 +33,10 @@ from fabricd.model import Platform
 from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter
 from fabricd.readers.switch.model import PfcCounter, QueueCounter, QueueKind, SwitchCounters
 
-QUEUING = ("System/ipqos-items/queuing-items/policy-items/out-items/intf-items/If-list[name=*]/queCmap-items/"
-           "QueuingStats-list[cmapName=*]")
+QUEUING = (
+    "System/ipqos-items/queuing-items/policy-items/out-items/intf-items/If-list[name=*]/queCmap-items/"
+    "QueuingStats-list[cmapName=*]"
+)
 _SRC = "CiscoSE/NexusProgrammability docs/Telemetry/sensor-path.md (QueuingStats-list)"
 
 PATHS = (GnmiPath(QUEUING, "SAMPLE", _SRC, origin="device"),)
@@ -59,8 +61,12 @@ def interface(name: str) -> str:
 
 
 def _queue(port: str, index: int, kind: QueueKind, prefix: str, leaves: Mapping[str, Any]) -> QueueCounter | None:
-    names = {"packets": f"{prefix}TxPackets", "bytes": f"{prefix}TxBytes", "dropped_packets": f"{prefix}DropPackets",
-             "dropped_bytes": f"{prefix}DropBytes"}
+    names = {
+        "packets": f"{prefix}TxPackets",
+        "bytes": f"{prefix}TxBytes",
+        "dropped_packets": f"{prefix}DropPackets",
+        "dropped_bytes": f"{prefix}DropBytes",
+    }
     fields = {k: counter(leaves.get(v)) for k, v in names.items()}
     ecn = counter(leaves.get("randEcnMarkedPackets")) if kind == "unicast" else None
     if all(v is None for v in fields.values()) and ecn is None:
@@ -73,9 +79,13 @@ def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
     frames per priority; a leaf the switch did not send stays None (absent), never 0."""
     pfc: list[PfcCounter] = []
     queues: list[QueueCounter] = []
-    rows = sorted(((interface(port), queue_of(cmap), leaves)
-                   for (port, cmap), leaves in containers(values, QUEUING, origin="device").items()),
-                  key=lambda r: (r[0], -1 if r[1] is None else r[1]))
+    rows = sorted(
+        (
+            (interface(port), queue_of(cmap), leaves)
+            for (port, cmap), leaves in containers(values, QUEUING, origin="device").items()
+        ),
+        key=lambda r: (r[0], -1 if r[1] is None else r[1]),
+    )
     for port, index, leaves in rows:
         if index is None:
             continue
@@ -100,20 +110,25 @@ TABLE = GnmiTable(
     source="CiscoSE/NexusProgrammability docs/Telemetry/sensor-path.md; cisco.com NX-OS 9000 Programmability Guide",
     ssh_only={
         "PFC watchdog (show queuing pfc-queue detail)": "DME pfcwd counters reported as 0 (nexus_traffic_monitor): "
-                                                        "missing while the switch streams",
+        "missing while the switch streams",
         "per-port PFC totals (show interface priority-flow-control)": "no DME leaf: missing while streaming",
         "ECN-marked bytes, multicast ECN marks": "no DME leaf found: missing while streaming",
         "PFC pause duration": "not found in the DME leaf list (unverified absence)",
         "transceiver DOM (show interface transceiver details)": "not mapped: missing while streaming",
     },
-    missing_when_streaming=("fabricd_switch_pfcwd_", "fabricd_switch_pfc_frames_total",
-                            "fabricd_switch_queue_ecn_marked_bytes", "fabricd_switch_optic_",
-                            "fabricd_switch_queue_ecn_marked_packets_total{type=multicast}"),
+    missing_when_streaming=(
+        "fabricd_switch_pfcwd_",
+        "fabricd_switch_pfc_frames_total",
+        "fabricd_switch_queue_ecn_marked_bytes",
+        "fabricd_switch_optic_",
+        "fabricd_switch_queue_ecn_marked_packets_total{type=multicast}",
+    ),
     unverified=(
         "reply shapes (no published NX-OS gNMI reply of QueuingStats-list)",
         "If-list[name] interface form (eth1/1 read as Ethernet1/1)",
         "mc*/ucTxBytes/ucDropBytes leaf names (only ucTxPackets/ucDropPackets are in the sensor list)",
         "pfcRxPpp/pfcTxPpp of queue N = priority N (default 8-queue policy, CoS N -> queue N)",
-        "DME watchdog counters' reliability", "FEC counter paths",
+        "DME watchdog counters' reliability",
+        "FEC counter paths",
     ),
 )

@@ -59,13 +59,26 @@ def ecn(profile: EcnProfile, queue: int, warn: Warn) -> EcnIntent:
     lo, lo_exact = bytes_to_kbytes(profile.min_bytes)
     hi, hi_exact = bytes_to_kbytes(profile.max_bytes)
     if not lo_exact:
-        warn(f"queues[{queue}].ecn.min_threshold", f"{profile.min_bytes} B", f"{lo} kbytes",
-             "the WRED command takes whole kbytes")
+        warn(
+            f"queues[{queue}].ecn.min_threshold",
+            f"{profile.min_bytes} B",
+            f"{lo} kbytes",
+            "the WRED command takes whole kbytes",
+        )
     if not hi_exact:
-        warn(f"queues[{queue}].ecn.max_threshold", f"{profile.max_bytes} B", f"{hi} kbytes",
-             "the WRED command takes whole kbytes")
-    return EcnIntent(profile=profile.name, min_threshold=lo, max_threshold=hi, unit="kbytes",
-                     probability_percent=profile.max_mark_probability_percent)
+        warn(
+            f"queues[{queue}].ecn.max_threshold",
+            f"{profile.max_bytes} B",
+            f"{hi} kbytes",
+            "the WRED command takes whole kbytes",
+        )
+    return EcnIntent(
+        profile=profile.name,
+        min_threshold=lo,
+        max_threshold=hi,
+        unit="kbytes",
+        probability_percent=profile.max_mark_probability_percent,
+    )
 
 
 def _nxos_classes(parts: PolicyParts) -> list[NxosQosClass]:
@@ -80,6 +93,7 @@ def _nxos_classes(parts: PolicyParts) -> list[NxosQosClass]:
         for q, cps in sorted(by_queue.items())
     ]
 
+
 def _nxos_queues(parts: PolicyParts) -> list[NxosQueue]:
     out = []
     for q in parts.queues:
@@ -87,10 +101,14 @@ def _nxos_queues(parts: PolicyParts) -> list[NxosQueue]:
         # the no-drop class of a queue pauses the CoS values of the lossless paths landing in it (one decision,
         # fabricd/intent/lossless_path.py)
         lossless = sorted(path.priority for path in parts.paths if path.queue == q.id)
-        out.append(NxosQueue(
-            queue=q, queuing_class=f"c-out-8q-q{suffix}", network_class=f"c-8q-nq{suffix}",
-            pause_cos=plain_list(lossless) if lossless else None,
-        ))
+        out.append(
+            NxosQueue(
+                queue=q,
+                queuing_class=f"c-out-8q-q{suffix}",
+                network_class=f"c-8q-nq{suffix}",
+                pause_cos=plain_list(lossless) if lossless else None,
+            )
+        )
     return out
 
 
@@ -99,9 +117,12 @@ def finish(ctx: ShapeContext) -> NxosSwitchIntent:
     wd = ctx.parts.watchdog
     assert wd is None or isinstance(wd, NxosWatchdog)
     return NxosSwitchIntent(
-        qos_classes=_nxos_classes(ctx.parts), nx_queues=_nxos_queues(ctx.parts),
+        qos_classes=_nxos_classes(ctx.parts),
+        nx_queues=_nxos_queues(ctx.parts),
         system_mtu_bytes=max((p.mtu_bytes for p in ctx.ports), default=9216),
-        watchdog=wd, warnings=ctx.sink.items, **ctx.common,
+        watchdog=wd,
+        warnings=ctx.sink.items,
+        **ctx.common,
     )
 
 

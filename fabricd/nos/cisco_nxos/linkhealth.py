@@ -18,8 +18,13 @@ from fabricd.readers.switch.model import OpticQuantity, OpticReading, SwitchCoun
 _PORT = re.compile(r"^(Ethernet\S+|Eth\S+)\s*$")
 _LANE = re.compile(r"^Lane Number:\s*(\d+)")
 _ROW = re.compile(r"^\s+(Temperature|Voltage|Current|Tx Power|Rx Power)\s+(N/A|-?\d+(?:\.\d+)?)\b")
-_KIND: dict[str, OpticQuantity] = {"Temperature": "temperature_celsius", "Voltage": "voltage_volts",
-                                   "Current": "bias_amperes", "Tx Power": "tx_power_dbm", "Rx Power": "rx_power_dbm"}
+_KIND: dict[str, OpticQuantity] = {
+    "Temperature": "temperature_celsius",
+    "Voltage": "voltage_volts",
+    "Current": "bias_amperes",
+    "Tx Power": "tx_power_dbm",
+    "Rx Power": "rx_power_dbm",
+}
 
 
 @framed
@@ -50,5 +55,9 @@ def parse_show_interface_transceiver_details(text: str) -> SwitchCounters:
             value /= 1000.0
         module_level = quantity in ("temperature_celsius", "voltage_volts")
         out.append(OpticReading(port, quantity, None if module_level else lane, value))
-    return SwitchCounters(optics=tuple(out), problems=() if out or blocks else unread(
-            "cisco_nxos", "show interface transceiver details", text, "'EthernetX/Y' port blocks"))
+    return SwitchCounters(
+        optics=tuple(out),
+        problems=()
+        if out or blocks
+        else unread("cisco_nxos", "show interface transceiver details", text, "'EthernetX/Y' port blocks"),
+    )

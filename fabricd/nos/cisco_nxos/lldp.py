@@ -21,8 +21,11 @@ from fabricd.readers.lldp import LldpNeighbor, looks_empty, nothing_read
 
 LLDP_COMMAND = "show lldp neighbors detail"
 
-_FIELD = re.compile(r"^(Chassis id|Port id|Local Port id|Port Description|System Name|Management Address):"
-                    r"[ \t]*(.*?)\s*$", re.IGNORECASE)
+_FIELD = re.compile(
+    r"^(Chassis id|Port id|Local Port id|Port Description|System Name|Management Address):"
+    r"[ \t]*(.*?)\s*$",
+    re.IGNORECASE,
+)
 
 
 def _long(port: str) -> str:
@@ -65,13 +68,23 @@ def _json(text: str) -> list[LldpNeighbor] | None:
                     return _none(v.strip())
             return None
 
-        out.append(LldpNeighbor(_long(local), text_of("sys_name"), text_of("port_id"), text_of("port_desc"),
-                                text_of("chassis_id"), text_of("mgmt_addr", "mgmt_addr_ipv4")))
+        out.append(
+            LldpNeighbor(
+                _long(local),
+                text_of("sys_name"),
+                text_of("port_id"),
+                text_of("port_desc"),
+                text_of("chassis_id"),
+                text_of("mgmt_addr", "mgmt_addr_ipv4"),
+            )
+        )
     return out
 
 
-_SUMMARY = re.compile(r"^(?:(?P<dev>\S+)\s+)?(?P<local>(?:Eth|Ethernet|mgmt|Po)\S*)\s+(?P<hold>\d+)\s+"
-                      r"(?P<caps>[BRTCWPSO, ]*?)\s+(?P<port>\S+)\s*$")
+_SUMMARY = re.compile(
+    r"^(?:(?P<dev>\S+)\s+)?(?P<local>(?:Eth|Ethernet|mgmt|Po)\S*)\s+(?P<hold>\d+)\s+"
+    r"(?P<caps>[BRTCWPSO, ]*?)\s+(?P<port>\S+)\s*$"
+)
 
 
 def _summary(text: str) -> list[LldpNeighbor]:
@@ -106,8 +119,12 @@ def parse_show_lldp_neighbors_detail(text: str) -> list[LldpNeighbor]:
     if not re.search(r"(?mi)^\s*Chassis id:", text):
         found = _summary(text)
         if not found and not looks_empty(text):
-            raise nothing_read(LLDP_COMMAND, text, "'Chassis id:' blocks (detail) or a 'Device ID  Local Intf  "
-                               "Hold-time  Capability  Port ID' table (summary)")
+            raise nothing_read(
+                LLDP_COMMAND,
+                text,
+                "'Chassis id:' blocks (detail) or a 'Device ID  Local Intf  "
+                "Hold-time  Capability  Port ID' table (summary)",
+            )
         return found
     out: list[LldpNeighbor] = []
     block: dict[str, str] = {}
@@ -115,9 +132,16 @@ def parse_show_lldp_neighbors_detail(text: str) -> list[LldpNeighbor]:
     def flush() -> None:
         local = block.get("local port id")
         if local:
-            out.append(LldpNeighbor(_long(local), _none(block.get("system name")), _none(block.get("port id")),
-                                    _none(block.get("port description")), _none(block.get("chassis id")),
-                                    _none(block.get("management address"))))
+            out.append(
+                LldpNeighbor(
+                    _long(local),
+                    _none(block.get("system name")),
+                    _none(block.get("port id")),
+                    _none(block.get("port description")),
+                    _none(block.get("chassis id")),
+                    _none(block.get("management address")),
+                )
+            )
 
     for line in text.splitlines():
         m = _FIELD.match(line.strip())

@@ -54,10 +54,14 @@ DEFAULT_SHUTDOWN_MULTIPLIER = 1
 DEFAULT_RESTORE_MULTIPLIER = 10
 
 _CLASS_QUEUE = re.compile(r"^class type (?:queuing|network-qos) c-(?:out-)?8q-(?:nq|q)(\d|-default)$")
-_ECN = re.compile(r"^random-detect minimum-threshold (\d+) (\S+) maximum-threshold (\d+) (\S+)"
-                  r"(?: drop-probability (\d+))?(?: weight \d+)?(?P<ecn> ecn)?$")
-_MULTIPLIER = re.compile(r"^priority-flow-control (watch-dog shutdown-multiplier|auto-restore multiplier|"
-                         r"fixed-restore multiplier|watch-dog interval) (\d+)$")
+_ECN = re.compile(
+    r"^random-detect minimum-threshold (\d+) (\S+) maximum-threshold (\d+) (\S+)"
+    r"(?: drop-probability (\d+))?(?: weight \d+)?(?P<ecn> ecn)?$"
+)
+_MULTIPLIER = re.compile(
+    r"^priority-flow-control (watch-dog shutdown-multiplier|auto-restore multiplier|"
+    r"fixed-restore multiplier|watch-dog interval) (\d+)$"
+)
 _INTF_MULTIPLIER = "priority-flow-control watch-dog interface-multiplier "
 
 
@@ -76,10 +80,12 @@ def _ecn(policy: Block | None) -> dict[int, EcnConfig]:
             continue
         for child in cls.children:
             if m := _ECN.match(child.line):
-                out[q] = EcnConfig(enabled=m.group("ecn") is not None,
-                                   min_bytes=threshold_bytes(m.group(1), m.group(2)),
-                                   max_bytes=threshold_bytes(m.group(3), m.group(4)),
-                                   probability_percent=to_int(m.group(5)))
+                out[q] = EcnConfig(
+                    enabled=m.group("ecn") is not None,
+                    min_bytes=threshold_bytes(m.group(1), m.group(2)),
+                    max_bytes=threshold_bytes(m.group(3), m.group(4)),
+                    probability_percent=to_int(m.group(5)),
+                )
     return out
 
 
@@ -190,8 +196,12 @@ def _timers(multipliers: dict[str, int]) -> _Timers:
     return _Timers(
         poll=poll,
         shutdown=multipliers.get("watch-dog shutdown-multiplier", DEFAULT_SHUTDOWN_MULTIPLIER),
-        restoration=poll * (multipliers.get("fixed-restore multiplier")
-                            or multipliers.get("auto-restore multiplier") or DEFAULT_RESTORE_MULTIPLIER),
+        restoration=poll
+        * (
+            multipliers.get("fixed-restore multiplier")
+            or multipliers.get("auto-restore multiplier")
+            or DEFAULT_RESTORE_MULTIPLIER
+        ),
     )
 
 
@@ -228,12 +238,14 @@ def _watchdog(lines: list[str], wd_global: bool, timers: _Timers) -> tuple[bool,
 
 def _strict(queuing: Block | None) -> frozenset[int]:
     """The queues a queuing policy makes strict (``priority level N``)."""
-    return frozenset(q for cls in (queuing.children if queuing is not None else [])
-                     if (q := _queue_of(cls.line)) is not None and any(cls.find("priority level ")))
+    return frozenset(
+        q
+        for cls in (queuing.children if queuing is not None else [])
+        if (q := _queue_of(cls.line)) is not None and any(cls.find("priority level "))
+    )
 
 
-def _interface(b: Block, sections: _Sections, *, no_drop: _NoDrop, timers: _Timers,
-               problems: list[str]) -> PortConfig:
+def _interface(b: Block, sections: _Sections, *, no_drop: _NoDrop, timers: _Timers, problems: list[str]) -> PortConfig:
     """One ``interface`` block with the system policies it inherits."""
     name = b.line.split(" ", 1)[1]
     lines = b.lines()
@@ -248,15 +260,22 @@ def _interface(b: Block, sections: _Sections, *, no_drop: _NoDrop, timers: _Time
     queuing = sections.policies.get(("queuing", out_q or ""))
     pause_queue = no_drop.pause_queue
     return PortConfig(
-        name=name, mtu_bytes=to_int(mtu_words[1]) if mtu_words is not None else None, trust=trust,
+        name=name,
+        mtu_bytes=to_int(mtu_words[1]) if mtu_words is not None else None,
+        trust=trust,
         dscp_to_queue=dscp if trust in ("dscp", "both") else None,
-        pcp_to_queue=cos if trust in ("pcp", "both") else None, pfc_priorities=pfc, pfc_note=note,
+        pcp_to_queue=cos if trust in ("pcp", "both") else None,
+        pfc_priorities=pfc,
+        pfc_note=note,
         watchdog_priorities=pfc if wd_on else frozenset(),
-        detection_ms=detection_ms, restoration_ms=timers.restoration,
-        ecn=_ecn(queuing), queue_mtu_bytes=dict(no_drop.queue_mtu),
+        detection_ms=detection_ms,
+        restoration_ms=timers.restoration,
+        ecn=_ecn(queuing),
+        queue_mtu_bytes=dict(no_drop.queue_mtu),
         pfc_queues={c: pause_queue[c] for c in pfc if c in pause_queue},
         watchdog_queues=by_queue(frozenset(c for c in pfc if c in pause_queue), pause_queue) if wd_on else {},
-        buffered_priorities=pfc, strict_queues=_strict(queuing),
+        buffered_priorities=pfc,
+        strict_queues=_strict(queuing),
     )
 
 
@@ -273,6 +292,8 @@ def parse_running_config(text: str) -> LosslessConfig:
         problems.append(f"system qos names network-qos policy {nq_name!r}, which is not configured")
     no_drop = _no_drop(nq)
     timers = _timers(sections.multipliers)
-    ports = {b.line.split(" ", 1)[1]: _interface(b, sections, no_drop=no_drop, timers=timers, problems=problems)
-             for b in sections.interfaces}
+    ports = {
+        b.line.split(" ", 1)[1]: _interface(b, sections, no_drop=no_drop, timers=timers, problems=problems)
+        for b in sections.interfaces
+    }
     return nothing_read(LosslessConfig(PLATFORM, ports, tuple(problems)), text, "`show running-config`")

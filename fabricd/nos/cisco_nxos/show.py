@@ -47,8 +47,10 @@ OPTIONAL_COMMANDS: dict[str, str] = {
 """Commands whose failure (an older release, a platform without them) does not fail the poll; ``transceiver`` is
 the DOM of every module (fabricd.nos.cisco_nxos.linkhealth)."""
 
-_PFC_ROW = re.compile(r"^(?P<port>(?:Ethernet|Eth|Po|port-channel)\S+)\s+(?P<mode>\S+)\s+(?P<oper>On\s*\(\S+\)|\S+)"
-                      r"\s+(?P<rx>\d+)\s+(?P<tx>\d+)\s*$")
+_PFC_ROW = re.compile(
+    r"^(?P<port>(?:Ethernet|Eth|Po|port-channel)\S+)\s+(?P<mode>\S+)\s+(?P<oper>On\s*\(\S+\)|\S+)"
+    r"\s+(?P<rx>\d+)\s+(?P<tx>\d+)\s*$"
+)
 
 
 _SHORT_ETH = re.compile(r"^(?:Ethernet|Eth|Et|e)(\d.*)$", re.IGNORECASE)
@@ -138,19 +140,21 @@ def parse_show_queuing_interface(text: str) -> SwitchCounters:
 _IF_HEAD = re.compile(r"^(?P<port>(?:Ethernet|Eth|port-channel)\S+) is ")
 _PAIR = re.compile(r"(\d+) ([A-Za-z(][\w/().+\-]*(?: [A-Za-z(/][\w/().+\-]*)*?)(?=\s{2,}|\s+\d|$)")
 """``<number> <label>`` pairs of a RX/TX line; a label is words that may hold ``/ - ( ) . +`` (``0 CRC/FCS``)."""
-_IF_FIELDS: dict[str, tuple[str, str | None]] = label_map({
-    "rx Rx pause": ("pause_frames", None),
-    "tx Tx pause": ("pause_frames", None),
-    "rx input discard": ("discards", None),
-    "tx output discard": ("discards", None),
-    "rx input error": ("errors", None),
-    "tx output error": ("errors", None),
-    "rx no buffer": ("discards", "no_buffer"),
-    "rx CRC": ("errors", "fcs"),
-    "rx CRC/FCS": ("errors", "fcs"),
-    "rx input packets": ("packets", None),
-    "tx output packets": ("packets", None),
-})
+_IF_FIELDS: dict[str, tuple[str, str | None]] = label_map(
+    {
+        "rx Rx pause": ("pause_frames", None),
+        "tx Tx pause": ("pause_frames", None),
+        "rx input discard": ("discards", None),
+        "tx output discard": ("discards", None),
+        "rx input error": ("errors", None),
+        "tx output error": ("errors", None),
+        "rx no buffer": ("discards", "no_buffer"),
+        "rx CRC": ("errors", "fcs"),
+        "rx CRC/FCS": ("errors", "fcs"),
+        "rx input packets": ("packets", None),
+        "tx output packets": ("packets", None),
+    }
+)
 
 
 @framed_interface
@@ -173,24 +177,27 @@ def parse_show_interface(text: str, interface: str | None = None) -> SwitchCount
         for value, label in _PAIR.findall(stripped):
             meaning = _IF_FIELDS.get(label_key(f"{section} {label}"))
             if meaning is not None:
-                out.append(InterfaceCounter(port, "rx" if section == "rx" else "tx", meaning[0], int(value),
-                                            meaning[1]))
+                out.append(
+                    InterfaceCounter(port, "rx" if section == "rx" else "tx", meaning[0], int(value), meaning[1])
+                )
     return _empty_problem("show interface", text, SwitchCounters(interfaces=tuple(out)))
 
 
-_ERR_COLUMNS: dict[str, tuple[str | None, str, str | None]] = label_map({
-    "Align-Err": ("rx", "errors", "alignment"),
-    "FCS-Err": ("rx", "errors", "fcs"),
-    "Xmit-Err": ("tx", "errors", None),
-    "Rcv-Err": ("rx", "errors", None),
-    "UnderSize": ("rx", "errors", "undersize"),
-    "OutDiscards": ("tx", "discards", None),
-    "InDiscards": ("rx", "discards", None),
-    "Runts": ("rx", "errors", "runts"),
-    "Giants": ("rx", "errors", "giants"),
-    "Symbol-Err": ("rx", "errors", "symbol"),
-    "Stomped-CRC": ("rx", "errors", "stomped_crc"),
-})
+_ERR_COLUMNS: dict[str, tuple[str | None, str, str | None]] = label_map(
+    {
+        "Align-Err": ("rx", "errors", "alignment"),
+        "FCS-Err": ("rx", "errors", "fcs"),
+        "Xmit-Err": ("tx", "errors", None),
+        "Rcv-Err": ("rx", "errors", None),
+        "UnderSize": ("rx", "errors", "undersize"),
+        "OutDiscards": ("tx", "discards", None),
+        "InDiscards": ("rx", "discards", None),
+        "Runts": ("rx", "errors", "runts"),
+        "Giants": ("rx", "errors", "giants"),
+        "Symbol-Err": ("rx", "errors", "symbol"),
+        "Stomped-CRC": ("rx", "errors", "stomped_crc"),
+    }
+)
 
 
 @framed
@@ -270,19 +277,27 @@ def _empty_problem(command: str, text: str, parsed: SwitchCounters) -> SwitchCou
     """A non-empty output that parsed to nothing is a problem, never an empty success."""
     first = first_content(text)
     if first is not None and not any((parsed.pfc, parsed.queues, parsed.pfcwd, parsed.interfaces)):
-        return SwitchCounters(problems=(
-            f"{command}: {len(text.splitlines())} lines of output but no row in a known NX-OS shape "
-            f"(TABLE_*/ROW_* JSON or the Nexus 9000 text tables); line {first[0]}: {first[1]!r}",))
+        return SwitchCounters(
+            problems=(
+                f"{command}: {len(text.splitlines())} lines of output but no row in a known NX-OS shape "
+                f"(TABLE_*/ROW_* JSON or the Nexus 9000 text tables); line {first[0]}: {first[1]!r}",
+            )
+        )
     return parsed
 
 
 # -- show queuing [interface IF] ---------------------------------------------------------------------------------
 
-_EQ_FIELDS: dict[str, str] = label_map({
-    "Tx Pkts": "packets", "Tx Byts": "bytes",
-    "WRED/AFD & Tail Drop Pkts": "dropped_packets", "WRED/AFD & Tail Drop Byts": "dropped_bytes",
-    "ECN Pkts": "ecn_marked_packets", "ECN Byts": "ecn_marked_bytes",
-})
+_EQ_FIELDS: dict[str, str] = label_map(
+    {
+        "Tx Pkts": "packets",
+        "Tx Byts": "bytes",
+        "WRED/AFD & Tail Drop Pkts": "dropped_packets",
+        "WRED/AFD & Tail Drop Byts": "dropped_bytes",
+        "ECN Pkts": "ecn_marked_packets",
+        "ECN Byts": "ecn_marked_bytes",
+    }
+)
 """``eq-stat-type``/``eq-stat-units`` (JSON) or the row label (text, ``Tx Pkts``...) -> QueueCounter field. ``Q Depth``
 (a gauge) and ``WD & Tail Drop`` (watchdog drops, counted by the pfc-queue parser) are not queue counters here."""
 
@@ -320,8 +335,9 @@ def _queuing_json(data: Any) -> SwitchCounters:
             queues += _queues_from(port, group, values)
         for entry in _rows(row, "ingress_stats_entry"):
             if str(entry.get("ip-stat-type", "")).startswith("Ingress Overflow Drop"):
-                ifs.append(InterfaceCounter(port, "rx", "discards", _num(entry.get("ip-stat-value")),
-                                            "ingress_overflow"))
+                ifs.append(
+                    InterfaceCounter(port, "rx", "discards", _num(entry.get("ip-stat-value")), "ingress_overflow")
+                )
         for entry in _rows(row, "pfc_stats"):
             cos = _num(entry.get("cos"))
             if cos is None or not 0 <= cos <= 7:
@@ -336,10 +352,17 @@ _INGRESS_HEAD = re.compile(r"^\s*Ingress Queuing for (?P<port>\S+)")
 _GROUP_BOX = re.compile(r"^\|\s*(?:(?P<special>CONTROL|SPAN) )?QOS GROUP\s*(?P<g>\d+)?\s*\|?\s*$")
 _STAT_ROW = re.compile(r"^\|\s*(?P<label>[^|]*?)\s*\|(?P<cells>.*)$")
 _PFC_HEAD = re.compile(r"^\s*(?:PFC_COS|COS)\b.*TxCount.*RxCount")
-_PORT_INGRESS = re.compile(r"^\s*(?P<label>Ingress Overflow Drop Pkts|Hi Priority Drop Pkts|Low Priority Drop Pkts)"
-                           r"\s+(?P<n>\d+)\s*$")
-_INGRESS_REASON = label_map({"Ingress Overflow Drop Pkts": "ingress_overflow", "Hi Priority Drop Pkts": "hi_priority",
-                   "Low Priority Drop Pkts": "low_priority"})
+_PORT_INGRESS = re.compile(
+    r"^\s*(?P<label>Ingress Overflow Drop Pkts|Hi Priority Drop Pkts|Low Priority Drop Pkts)"
+    r"\s+(?P<n>\d+)\s*$"
+)
+_INGRESS_REASON = label_map(
+    {
+        "Ingress Overflow Drop Pkts": "ingress_overflow",
+        "Hi Priority Drop Pkts": "hi_priority",
+        "Low Priority Drop Pkts": "low_priority",
+    }
+)
 
 
 class _QueuingText:
@@ -400,8 +423,11 @@ class _QueuingText:
         """A ``Per Port Ingress Statistics`` drop line."""
         if not self.per_port or self.port is None or (m := _PORT_INGRESS.match(line)) is None:
             return False
-        self.ifs.append(InterfaceCounter(self.port, "rx", "discards", int(m.group("n")),
-                                         _INGRESS_REASON[label_key(m.group("label"))]))
+        self.ifs.append(
+            InterfaceCounter(
+                self.port, "rx", "discards", int(m.group("n")), _INGRESS_REASON[label_key(m.group("label"))]
+            )
+        )
         return True
 
     def _queue_row(self, stripped: str) -> None:
@@ -457,8 +483,14 @@ def parse_show_queuing(text: str, interface: str | None = None) -> SwitchCounter
 
 # -- show queuing pfc-queue [interface IF] detail -----------------------------------------------------------------
 
-_WD_STATS = label_map({"Shutdown": "shutdown", "Restored": "restored", "Total pkts dropped": "dropped",
-             "Total Ingress pkts dropped": "ingress_dropped"})
+_WD_STATS = label_map(
+    {
+        "Shutdown": "shutdown",
+        "Restored": "restored",
+        "Total pkts dropped": "dropped",
+        "Total Ingress pkts dropped": "ingress_dropped",
+    }
+)
 _WD_HEAD = re.compile(r"^(?P<port>\S+) Interface PFC watchdog: \[(?P<wd>[^\]]*)\]")
 _WD_GROUP = re.compile(r"^\|\s*QOS GROUP (?P<g>\d+) \[(?P<state>[^\]]*)\]")
 _STORMED_STATES = frozenset({"shutdown", "wait-to-restore", "wait to restore"})
@@ -467,8 +499,15 @@ _LEADING_INT = re.compile(r"^\s*(\d+)(?!\S)")
 
 def _pfcwd(port: str, group: int, state: str, stats: dict[str, int | None]) -> PfcwdCounter:
     status = ("stormed" if state.strip().lower() in _STORMED_STATES else "operational") if state else None
-    return PfcwdCounter(port, group, status, stats.get("shutdown"), stats.get("restored"),
-                        tx_drop=stats.get("dropped"), rx_drop=stats.get("ingress_dropped"))
+    return PfcwdCounter(
+        port,
+        group,
+        status,
+        stats.get("shutdown"),
+        stats.get("restored"),
+        tx_drop=stats.get("dropped"),
+        rx_drop=stats.get("ingress_dropped"),
+    )
 
 
 def _pfc_queue_json(data: Any) -> list[PfcwdCounter]:
@@ -484,8 +523,12 @@ def _pfc_queue_json(data: Any) -> list[PfcwdCounter]:
             group = int(lead.group(1))
             stats: dict[str, int | None] = {}
             for entry in _rows(grp, "qosgrp_stats_entry"):
-                for key, field in (("q-shutdown", "shutdown"), ("q-restored", "restored"),
-                                   ("q-pkt-dropped", "dropped"), ("q-ing-pkt-dropped", "ingress_dropped")):
+                for key, field in (
+                    ("q-shutdown", "shutdown"),
+                    ("q-restored", "restored"),
+                    ("q-pkt-dropped", "dropped"),
+                    ("q-ing-pkt-dropped", "ingress_dropped"),
+                ):
                     if key in entry and stats.get(field) is None:
                         stats[field] = _num(entry[key])
             out.append(_pfcwd(long_interface(name[0]), group, str(grp.get("eq-qosgrp-state") or ""), stats))

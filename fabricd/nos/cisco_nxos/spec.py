@@ -12,17 +12,15 @@ from .running import parse_running_config
 
 AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "`service-policy type qos input FABRICD_QOS` on the interface (its classes "
-                                       "`match dscp`, or `match cos`)",
-    "SW-DSCP-MAP": "`match dscp D` in a class-map and `set qos-group Q` in the input qos "
-                                          "policy",
-    "SW-PFC": "`priority-flow-control mode on` on the interface and `pause pfc-cos P` in the "
-                                     "system network-qos policy",
+    "`match dscp`, or `match cos`)",
+    "SW-DSCP-MAP": "`match dscp D` in a class-map and `set qos-group Q` in the input qos policy",
+    "SW-PFC": "`priority-flow-control mode on` on the interface and `pause pfc-cos P` in the system network-qos policy",
     "SW-ECN": "`random-detect minimum-threshold ... maximum-threshold ... drop-probability "
-                                     "... ecn` in queuing class c-out-8q-qQ",
+    "... ecn` in queuing class c-out-8q-qQ",
     "SW-WD": "`priority-flow-control watch-dog-interval on` (global and per interface), "
-                                    "`priority-flow-control watch-dog interval P`, `priority-flow-control "
-                                    "fixed-restore multiplier M`, per interface `priority-flow-control watch-dog "
-                                    "interface-multiplier N`",
+    "`priority-flow-control watch-dog interval P`, `priority-flow-control "
+    "fixed-restore multiplier M`, per interface `priority-flow-control watch-dog "
+    "interface-multiplier N`",
     "SW-MTU": "`mtu MTU` under the interface and in every network-qos class",
     "SW-WD-STUCK": "`show queuing pfc-queue`; `clear queuing pfc-queue` after the fix",
 }

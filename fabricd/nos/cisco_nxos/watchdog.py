@@ -27,10 +27,14 @@ class NxosWatchdog(Model):
     """NX-OS PFC watchdog: the poll interval and the multiples of it after which a stuck queue is shut and
     restored; ``disable_action`` = only log the stuck queue (the DME's ``disableAction``: syslog, no action)."""
 
-    poll_ms: int = Field(description="watchdog interval, 100-1000 ms (printed through interval_ms; at 100 ms the "
-                                     "switch's default, which is not rendered)", json_schema_extra={"walk": False})
-    interval_ms: int | None = Field(description="`priority-flow-control watch-dog interval` to render; None at "
-                                                "the switch's default of 100 ms")
+    poll_ms: int = Field(
+        description="watchdog interval, 100-1000 ms (printed through interval_ms; at 100 ms the "
+        "switch's default, which is not rendered)",
+        json_schema_extra={"walk": False},
+    )
+    interval_ms: int | None = Field(
+        description="`priority-flow-control watch-dog interval` to render; None at the switch's default of 100 ms"
+    )
     interface_multiplier: int = Field(description="detection = poll x this, 1-40 (per interface)")
     fixed_restore_multiplier: int = Field(description="restoration = poll x this, 1-100")
     disable_action: bool = Field(description="alert: syslog only, the queue keeps its PFC (no drop)")
@@ -38,23 +42,38 @@ class NxosWatchdog(Model):
 
 def nxos_watchdog(wd: Watchdog, warn: Warn) -> NxosWatchdog:
     if wd.action == WatchdogAction.FORWARD:
-        warn("watchdog.action", "forward", "drop",
-             "the NX-OS PFC watchdog drops on the stuck queue, or with disable-action only logs; it has no forward")
+        warn(
+            "watchdog.action",
+            "forward",
+            "drop",
+            "the NX-OS PFC watchdog drops on the stuck queue, or with disable-action only logs; it has no forward",
+        )
     poll = clamp(wd.poll_ms, NXOS_POLL_MS)
     if poll != wd.poll_ms:
         warn("watchdog.poll_ms", f"{wd.poll_ms} ms", f"{poll} ms", "the NX-OS watchdog interval is 100-1000 ms")
     shut = clamp(nearest_multiple(wd.detection_ms, poll), NXOS_INTERFACE_MULTIPLIER)
     if shut * poll != wd.detection_ms:
-        warn("watchdog.interface_multiplier", f"{wd.detection_ms} ms", f"{shut} x {poll} ms = {shut * poll} ms",
-             "NX-OS detection is the interface multiplier (1-40) x the watchdog interval")
+        warn(
+            "watchdog.interface_multiplier",
+            f"{wd.detection_ms} ms",
+            f"{shut} x {poll} ms = {shut * poll} ms",
+            "NX-OS detection is the interface multiplier (1-40) x the watchdog interval",
+        )
     restore = clamp(nearest_multiple(wd.restoration_ms, poll), NXOS_FIXED_RESTORE_MULTIPLIER)
     if restore * poll != wd.restoration_ms:
-        warn("watchdog.fixed_restore_multiplier", f"{wd.restoration_ms} ms",
-             f"{restore} x {poll} ms = {restore * poll} ms",
-             "NX-OS restoration is the fixed-restore multiplier (1-100) x the watchdog interval")
-    return NxosWatchdog(poll_ms=poll, interval_ms=None if poll == NXOS_DEFAULT_POLL_MS else poll,
-                        interface_multiplier=shut, fixed_restore_multiplier=restore,
-                        disable_action=wd.action == WatchdogAction.ALERT)
+        warn(
+            "watchdog.fixed_restore_multiplier",
+            f"{wd.restoration_ms} ms",
+            f"{restore} x {poll} ms = {restore * poll} ms",
+            "NX-OS restoration is the fixed-restore multiplier (1-100) x the watchdog interval",
+        )
+    return NxosWatchdog(
+        poll_ms=poll,
+        interval_ms=None if poll == NXOS_DEFAULT_POLL_MS else poll,
+        interface_multiplier=shut,
+        fixed_restore_multiplier=restore,
+        disable_action=wd.action == WatchdogAction.ALERT,
+    )
 
 
 def nxos_watchdog_ms(wd: NxosWatchdog) -> WatchdogMs:

@@ -25,12 +25,17 @@ def _nvue(ctx: Context, ref: PortRef | None) -> bool:
     return ref is not None and ctx.switch(ref).platform == Platform.CUMULUS_NVUE
 
 
-@check("FAB130", "nvue-reserved-vlan", Severity.ERROR, area="vlans",
-       title="VLANs on Cumulus NVUE switches are outside Cumulus' reserved range 3725-3999",
-       why="Cumulus Linux reserves VLANs 3725-3999 for its own use (one per port, bridge and subinterface); a bridge "
-       "VLAN there is refused when the configuration is applied (ifupdown2: 'reserved vlan ... being used').",
-       fix="pick a VLAN id outside 3725-3999 (or move Cumulus' reserved range with `nv set system global reserved "
-       "vlan internal range`, which fabricd does not manage)")
+@check(
+    "FAB130",
+    "nvue-reserved-vlan",
+    Severity.ERROR,
+    area="vlans",
+    title="VLANs on Cumulus NVUE switches are outside Cumulus' reserved range 3725-3999",
+    why="Cumulus Linux reserves VLANs 3725-3999 for its own use (one per port, bridge and subinterface); a bridge "
+    "VLAN there is refused when the configuration is applied (ifupdown2: 'reserved vlan ... being used').",
+    fix="pick a VLAN id outside 3725-3999 (or move Cumulus' reserved range with `nv set system global reserved "
+    "vlan internal range`, which fabricd does not manage)",
+)
 def nvue_reserved_vlan(ctx: Context) -> Iterator[Finding]:
     lo, hi = NVUE_RESERVED_VLANS
     nic_ports: dict[int, list[PortRef]] = {}
@@ -44,9 +49,12 @@ def nvue_reserved_vlan(ctx: Context) -> Iterator[Finding]:
         refs = [ctx.resolve(m) for m in v.members] + nic_ports.get(v.id, [])
         on = sorted({ctx.switch(r).name for r in refs if r is not None and _nvue(ctx, r)})
         if on:
-            yield Finding(("policy", "vlans", k, "id"),
-                          f"VLAN {v.id} is in Cumulus' reserved VLAN range, on {', '.join(on)}",
-                          expected=f"a VLAN id outside {lo}-{hi}", got=str(v.id))
+            yield Finding(
+                ("policy", "vlans", k, "id"),
+                f"VLAN {v.id} is in Cumulus' reserved VLAN range, on {', '.join(on)}",
+                expected=f"a VLAN id outside {lo}-{hi}",
+                got=str(v.id),
+            )
 
 
 CHECKS = (nvue_reserved_vlan,)

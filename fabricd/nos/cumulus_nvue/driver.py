@@ -31,8 +31,12 @@ def leaves(text: str, target: str, what: str) -> dict[tuple[str, ...], str | Non
             continue
         tokens = raw.split()
         if tokens[:2] != ["nv", "set"]:
-            raise DriverError(target, "read", f"{what}: not an `nv set` line: {raw.strip()!r}",
-                              hint="NVUE configs are lists of `nv set` commands")
+            raise DriverError(
+                target,
+                "read",
+                f"{what}: not an `nv set` line: {raw.strip()!r}",
+                hint="NVUE configs are lists of `nv set` commands",
+            )
         parsed = schema.parse_set(tokens[2:])
         if isinstance(parsed, schema.PathError):
             raise DriverError(target, "read", f"{what}: {parsed.message('set', tokens[2:])}")
@@ -82,7 +86,7 @@ class NvueDriver(NetmikoDriver):
 
     def compare(self, running: str, candidate: str) -> ConfigDelta:
         problems, unsets, sets = changes(running, candidate, self.name)
-        diff = "\n".join([*("-" + u[len("nv unset"):] for u in unsets), *("+" + s[len("nv set"):] for s in sets)])
+        diff = "\n".join([*("-" + u[len("nv unset") :] for u in unsets), *("+" + s[len("nv set") :] for s in sets)])
         return ConfigDelta(tuple(problems), diff)
 
     def revisions(self) -> dict[str, dict[str, str | None]]:
@@ -153,8 +157,9 @@ class NvueDriver(NetmikoDriver):
             current = self.applied_revision()
             target = (revs.get(current or "", {}).get("parent-revision-id")) if current else None
         if target is None:
-            raise DriverError(self.name, "rollback", "no earlier revision to return to",
-                              hint="see `nv config history` on the switch")
+            raise DriverError(
+                self.name, "rollback", "no earlier revision to return to", hint="see `nv config history` on the switch"
+            )
         if target == self.applied_revision():
             return
         self.exec_checked(f"nv config apply {target} -y", "rollback")

@@ -40,10 +40,12 @@ QUEUES = "qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/s
 COUNTERS = "interfaces/interface[name=*]/state/counters"
 
 PATHS = (
-    GnmiPath(PRIORITY, "SAMPLE", _DOC + " (counters/in-pause-pkts, out-pause-pkts, in-pause-duration, "
-             "out-pause-duration)"),
-    GnmiPath(QUEUES, "SAMPLE", _DOC + " (transmit-pkts, transmit-octets, no-buffer-uc-dropped-pkts, "
-             "wred-dropped-pkts)"),
+    GnmiPath(
+        PRIORITY, "SAMPLE", _DOC + " (counters/in-pause-pkts, out-pause-pkts, in-pause-duration, out-pause-duration)"
+    ),
+    GnmiPath(
+        QUEUES, "SAMPLE", _DOC + " (transmit-pkts, transmit-octets, no-buffer-uc-dropped-pkts, wred-dropped-pkts)"
+    ),
     GnmiPath(COUNTERS, "SAMPLE", _DOC + " (ecn-marked-pkts, carrier-transitions)"),
 )
 
@@ -54,11 +56,20 @@ def pause(values: Mapping[str, Any]) -> SwitchCounters:
     for (port, prio), leaves in sorted(containers(values, PRIORITY).items()):
         if not prio.isdigit():
             continue
-        for direction, frames, duration in (("rx", "counters/in-pause-pkts", "in-pause-duration"),
-                                            ("tx", "counters/out-pause-pkts", "out-pause-duration")):
+        for direction, frames, duration in (
+            ("rx", "counters/in-pause-pkts", "in-pause-duration"),
+            ("tx", "counters/out-pause-pkts", "out-pause-duration"),
+        ):
             if frames in leaves or duration in leaves:
-                out.append(PfcCounter(port, "rx" if direction == "rx" else "tx", int(prio),
-                                      counter(leaves.get(frames)), counter(leaves.get(duration))))
+                out.append(
+                    PfcCounter(
+                        port,
+                        "rx" if direction == "rx" else "tx",
+                        int(prio),
+                        counter(leaves.get(frames)),
+                        counter(leaves.get(duration)),
+                    )
+                )
     return SwitchCounters(pfc=tuple(out))
 
 
@@ -68,11 +79,17 @@ def queues(values: Mapping[str, Any]) -> SwitchCounters:
     for (port, name), leaves in sorted(containers(values, QUEUES).items()):
         if not name.isdigit():
             continue
-        out.append(QueueCounter(
-            port, int(name), "unicast", packets=counter(leaves.get("transmit-pkts")),
-            bytes=counter(leaves.get("transmit-octets")),
-            dropped_packets=counter(leaves.get("no-buffer-uc-dropped-pkts")),
-            wred_dropped_packets=counter(leaves.get("wred-dropped-pkts"))))
+        out.append(
+            QueueCounter(
+                port,
+                int(name),
+                "unicast",
+                packets=counter(leaves.get("transmit-pkts")),
+                bytes=counter(leaves.get("transmit-octets")),
+                dropped_packets=counter(leaves.get("no-buffer-uc-dropped-pkts")),
+                wred_dropped_packets=counter(leaves.get("wred-dropped-pkts")),
+            )
+        )
     return SwitchCounters(queues=tuple(out))
 
 
@@ -106,14 +123,20 @@ TABLE = GnmiTable(
     supports_get=False,
     ssh_only={
         "PFC watchdog (nv show interface <if> qos pfc-watchdog)": "not in the 5.16 gNMI metric tables: missing "
-                                                                  "while the switch streams",
+        "while the switch streams",
         "queue drops in bytes (tx-uc-buffer-discards)": "gNMI counts packets (no-buffer-uc-dropped-pkts): the bytes "
-                                                        "series is missing while streaming, the packets one is "
-                                                        "exported only while streaming",
+        "series is missing while streaming, the packets one is "
+        "exported only while streaming",
         "transceiver DOM (nv show interface <if> transceiver)": "not mapped: missing while streaming",
     },
-    missing_when_streaming=("fabricd_switch_pfcwd_", "fabricd_switch_queue_dropped_bytes", "fabricd_switch_optic_",
-                            "fabricd_switch_fec_", "fabricd_switch_pre_fec_ber", "fabricd_switch_post_fec_ber"),
+    missing_when_streaming=(
+        "fabricd_switch_pfcwd_",
+        "fabricd_switch_queue_dropped_bytes",
+        "fabricd_switch_optic_",
+        "fabricd_switch_fec_",
+        "fabricd_switch_pre_fec_ber",
+        "fabricd_switch_post_fec_ber",
+    ),
     only_when_streaming=("fabricd_switch_queue_dropped_packets",),
     unverified=(
         "reply shapes (the 5.16 page lists paths, no reply)",

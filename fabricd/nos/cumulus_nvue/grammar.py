@@ -44,15 +44,21 @@ class Source:
 _DOCS = "CumulusNetworks/docs"
 SOURCES: dict[str, Source] = {
     "cl55-list": Source(
-        _DOCS, "content/cumulus-linux-55/System-Configuration/NVIDIA-User-Experience-NVUE/NVUE-Commands.md",
+        _DOCS,
+        "content/cumulus-linux-55/System-Configuration/NVIDIA-User-Experience-NVUE/NVUE-Commands.md",
         "6276fd32f9955efdfd3ac97a552e68481746e5ef",
-        "`nv list-commands` example: nv set qos ... / nv set interface <interface-id> ... / nv set bridge ..."),
+        "`nv list-commands` example: nv set qos ... / nv set interface <interface-id> ... / nv set bridge ...",
+    ),
     "cl56-new": Source(
-        _DOCS, "content/cumulus-linux-56/Whats-New/_index.md", "84b381b07c4515a8b292a239e5ad4802cc4c1aed",
+        _DOCS,
+        "content/cumulus-linux-56/Whats-New/_index.md",
+        "84b381b07c4515a8b292a239e5ad4802cc4c1aed",
         "New Commands: nv set qos pfc-watchdog polling-interval 100-5000; robustness 1-1000; "
-        "nv set interface <interface-id> qos pfc-watchdog state (enable|disable)"),
+        "nv set interface <interface-id> qos pfc-watchdog state (enable|disable)",
+    ),
     "cl511-qos": Source(
-        _DOCS, "content/cumulus-linux-511/Layer-1-and-Switch-Ports/Quality-of-Service/_index.md",
+        _DOCS,
+        "content/cumulus-linux-511/Layer-1-and-Switch-Ports/Quality-of-Service/_index.md",
         "28af43a79290cd11474da3de881e90e9971edc72",
         "In `dwrr` mode, you must define a bandwidth percent value between 1 and 100 ... The combined total of "
         "values you assign to `bw_percent` must be less than or equal to 100 | qos_features.conf: If you specify a "
@@ -60,25 +66,36 @@ SOURCES: dict[str, Source] = {
         "allocation across pools must not exceed 100% | NVUE only supports the `default-global` profile "
         "(egress-queue-mapping) | You can only enable PFC watchdog on a physical interface (swp) | You can only "
         "configure PFC watchdog on a port with PFC (or link pause) configuration | ... `nv set interface "
-        "<interface> qos pfc-watchdog state disable`"),
+        "<interface> qos pfc-watchdog state disable`",
+    ),
     "nvue-ref-qos": Source(
-        _DOCS, "content/nvue-reference/Set-and-Unset-Commands/QoS.md", "05e495393117e53e42ab6be1fd591c119d2ae070",
+        _DOCS,
+        "content/nvue-reference/Set-and-Unset-Commands/QoS.md",
+        "05e495393117e53e42ab6be1fd591c119d2ae070",
         "probability: You can set a value between 1 and 100 | bw-percent: the bandwidth percent value between 1 "
         "and 100 | max-threshold/min-threshold: buffer threshold in bytes | (current release writes "
-        "`ecn enabled`, `red enabled`)"),
+        "`ecn enabled`, `red enabled`)",
+    ),
     "cl511-vlan": Source(
-        _DOCS, "content/cumulus-linux-511/Layer-2/Ethernet-Bridging-VLANs/VLAN-aware-Bridge-Mode.md",
+        _DOCS,
+        "content/cumulus-linux-511/Layer-2/Ethernet-Bridging-VLANs/VLAN-aware-Bridge-Mode.md",
         "ad804834b92f9f38b9ceb02865480c879d7fa92b",
-        "Cumulus Linux reserves a range of VLANs by default; the reserved range is 3725-3999."),
+        "Cumulus Linux reserves a range of VLANs by default; the reserved range is 3725-3999.",
+    ),
     "nvue-ansible-qos": Source(
-        "stackhpc/ansible-nvidia-nvue", "plugins/modules/qos.py", "3ae8111e842d52747f4b6c5045789ab8603e3aff",
+        "stackhpc/ansible-nvidia-nvue",
+        "plugins/modules/qos.py",
+        "3ae8111e842d52747f4b6c5045789ab8603e3aff",
         "NVIDIA's nvidia.nvue collection (fork): pfc xoff_threshold/xon_threshold/port_buffer 'type: int' '(in "
-        "bytes)', cable_length int (in meters), tx/rx choices enable|disable, traffic_pool memory_percent int"),
+        "bytes)', cable_length int (in meters), tx/rx choices enable|disable, traffic_pool memory_percent int",
+    ),
     "cl515-changes": Source(
-        _DOCS, "content/cumulus-linux-515/Whats-New/New-and-Changed-NVUE-Commands.md",
+        _DOCS,
+        "content/cumulus-linux-515/Whats-New/New-and-Changed-NVUE-Commands.md",
         "07d58d4b2ae2bd3864171785ca7a10c1f5dfd950",
         "CL5.14.0 and Earlier `... ping-check (on|off)` | CL5.15 and Later `... ping-check (enabled|disabled)` "
-        "(on/off and enable/disable leaves become enabled/disabled)"),
+        "(on/off and enable/disable leaves become enabled/disabled)",
+    ),
 }
 
 
@@ -110,10 +127,18 @@ COMMANDS: tuple[Command, ...] = (
     Command("qos mapping <profile-id> dscp <qos-dscp-id> switch-priority 0-7", "cl55-list"),
     Command("qos mapping <profile-id> port-default-sp 0-7", "cl55-list"),
     Command("qos mapping <profile-id> trust (l2|l3|port|both)", "cl55-list"),
-    Command("qos congestion-control <profile-id> traffic-class <qos-tc-id> min-threshold <value>", "cl55-list",
-            value="bytes", unverified=_BYTES),
-    Command("qos congestion-control <profile-id> traffic-class <qos-tc-id> max-threshold <value>", "cl55-list",
-            value="bytes", unverified=_BYTES),
+    Command(
+        "qos congestion-control <profile-id> traffic-class <qos-tc-id> min-threshold <value>",
+        "cl55-list",
+        value="bytes",
+        unverified=_BYTES,
+    ),
+    Command(
+        "qos congestion-control <profile-id> traffic-class <qos-tc-id> max-threshold <value>",
+        "cl55-list",
+        value="bytes",
+        unverified=_BYTES,
+    ),
     Command("qos congestion-control <profile-id> traffic-class <qos-tc-id> probability 0-100", "cl55-list"),
     Command("qos congestion-control <profile-id> traffic-class <qos-tc-id> red (enable|disable)", "cl55-list"),
     Command("qos congestion-control <profile-id> traffic-class <qos-tc-id> ecn (enable|disable)", "cl55-list"),
@@ -191,6 +216,7 @@ unverified."""
 
 
 # --- matching ----------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Elem:
@@ -287,8 +313,11 @@ def _rule_bw_percent(lines: list[Line]) -> Iterable[tuple[int, str, str]]:
     for profile in sorted({p for p, _ in shares}):
         total = sum(v for (p, _), v in shares.items() if p == profile)
         if total > 100:
-            yield first[profile], f"egress-scheduler {profile} bw-percent shares sum to {total} % (at most 100)", \
-                "cl511-qos"
+            yield (
+                first[profile],
+                f"egress-scheduler {profile} bw-percent shares sum to {total} % (at most 100)",
+                "cl511-qos",
+            )
     for (profile, tc), mode in sorted(modes.items()):
         if mode == "dwrr" and (profile, tc) not in shares:
             yield first[profile], f"traffic-class {tc} is dwrr without a bw-percent (1-100)", "cl511-qos"
@@ -308,13 +337,17 @@ def _rule_ecn_thresholds(lines: list[Line]) -> Iterable[tuple[int, str, str]]:
                 th.setdefault((w[2], tc), {})[w[5]] = (no, int(w[6]))
     for (profile, tc), got in th.items():
         if "min-threshold" in got and "max-threshold" in got and got["min-threshold"][1] >= got["max-threshold"][1]:
-            yield (got["max-threshold"][0], f"{profile} traffic-class {tc}: min-threshold must be below "
-                   "max-threshold (marking ramps between them)", "nvue-ref-qos")
+            yield (
+                got["max-threshold"][0],
+                f"{profile} traffic-class {tc}: min-threshold must be below max-threshold (marking ramps between them)",
+                "nvue-ref-qos",
+            )
 
 
 def _rule_pools(lines: list[Line]) -> Iterable[tuple[int, str, str]]:
-    pools = {w[2]: (no, int(w[4])) for no, _, w, _c in lines if w[:2] == ["qos", "traffic-pool"]
-             and w[3] == "memory-percent"}
+    pools = {
+        w[2]: (no, int(w[4])) for no, _, w, _c in lines if w[:2] == ["qos", "traffic-pool"] and w[3] == "memory-percent"
+    }
     total = sum(v for _, v in pools.values())
     if total > 100:
         yield max(n for n, _ in pools.values()), f"traffic-pool memory-percent sums to {total} %", "cl511-qos"
@@ -338,14 +371,21 @@ def _interfaces(token: str) -> list[str]:
 
 
 def _rule_watchdog(lines: list[Line]) -> Iterable[tuple[int, str, str]]:
-    pfc_ports = {i for _, _, w, _c in lines if w[0] == "interface" and w[2:5] == ["qos", "pfc", "profile"]
-                 for i in _interfaces(w[1])}
+    pfc_ports = {
+        i
+        for _, _, w, _c in lines
+        if w[0] == "interface" and w[2:5] == ["qos", "pfc", "profile"]
+        for i in _interfaces(w[1])
+    }
     for no, _, w, _cmd in lines:
         if w[0] != "interface" or w[2:4] != ["qos", "pfc-watchdog"]:
             continue
         if len(w) == 4:
-            yield no, "the watchdog is enabled without an explicit `state enable` (NVIDIA's configs write it)", \
-                "cl56-new"
+            yield (
+                no,
+                "the watchdog is enabled without an explicit `state enable` (NVIDIA's configs write it)",
+                "cl56-new",
+            )
             continue
         if w[5] != "enable":
             continue
@@ -382,8 +422,11 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 def set_lines(text: str) -> list[tuple[int, str]]:
     """The command lines of a render (comments and blank lines skipped), numbered from 1."""
-    return [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)
-            if line.strip() and not line.lstrip().startswith("#")]
+    return [
+        (n, line.strip())
+        for n, line in enumerate(text.splitlines(), 1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
 
 
 def check_lines(lines: list[tuple[int, str]]) -> list[Rejection]:

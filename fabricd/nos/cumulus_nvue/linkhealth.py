@@ -18,8 +18,11 @@ _LINE = re.compile(r"^\s*([a-z0-9-]+)\s*:\s*(.*?)\s*$")
 _CH = re.compile(r"^ch-(\d+)-(rx-power|tx-power|tx-bias-current)$")
 _DBM = re.compile(r"/\s*(-?inf|-?\d+(?:\.\d+)?)\s*dBm", re.IGNORECASE)
 _NUM = re.compile(r"^(-?\d+(?:\.\d+)?)")
-_KIND: dict[str, OpticQuantity] = {"rx-power": "rx_power_dbm", "tx-power": "tx_power_dbm",
-                                   "tx-bias-current": "bias_amperes"}
+_KIND: dict[str, OpticQuantity] = {
+    "rx-power": "rx_power_dbm",
+    "tx-power": "tx_power_dbm",
+    "tx-bias-current": "bias_amperes",
+}
 
 
 _MODULE_KEYS = frozenset({"identifier", "status", "error-status", "diagnostics-status", "cable-type", "vendor-name"})
@@ -48,16 +51,31 @@ def parse_nv_show_interface_transceiver(text: str, interface: str | None = None)
                 reading = float(num.group(1)) / 1000.0 if num else None
             else:
                 dbm = _DBM.search(value)
-                reading = None if dbm is None else (float("-inf") if "inf" in dbm.group(1).lower()
-                                                     else float(dbm.group(1)))
+                reading = (
+                    None if dbm is None else (float("-inf") if "inf" in dbm.group(1).lower() else float(dbm.group(1)))
+                )
             out.append(OpticReading(port, quantity, int(ch.group(1)), reading))
         elif key in ("temperature", "voltage"):
             num = _NUM.match(value)
-            out.append(OpticReading(port, "temperature_celsius" if key == "temperature" else "voltage_volts",
-                                    None, float(num.group(1)) if num else None))
-    return SwitchCounters(optics=tuple(out), problems=() if out or described else unread(
-            "cumulus_nvue", f"nv show interface {port or '<port>'} transceiver", text,
-            "'key : value' lines (identifier, temperature, ch-N-rx-power ...)"))
+            out.append(
+                OpticReading(
+                    port,
+                    "temperature_celsius" if key == "temperature" else "voltage_volts",
+                    None,
+                    float(num.group(1)) if num else None,
+                )
+            )
+    return SwitchCounters(
+        optics=tuple(out),
+        problems=()
+        if out or described
+        else unread(
+            "cumulus_nvue",
+            f"nv show interface {port or '<port>'} transceiver",
+            text,
+            "'key : value' lines (identifier, temperature, ch-N-rx-power ...)",
+        ),
+    )
 
 
 _CARRIER = re.compile(r"^\s*carrier-transitions\s+(\d+)\s*$")
@@ -71,11 +89,20 @@ def parse_nv_show_interface_counters_flaps(text: str, interface: str | None = No
     output (packet, drop and error tables) is left to the other readers. An output without the key is a problem
     naming its first line. Capture: tests/golden/readers/switch/cumulus_nvue/flaps--*.txt."""
     port = interface or ""
-    out = [LinkStat(port, "carrier_transitions", float(m.group(1)))
-           for line in text.splitlines() if (m := _CARRIER.match(line))]
+    out = [
+        LinkStat(port, "carrier_transitions", float(m.group(1)))
+        for line in text.splitlines()
+        if (m := _CARRIER.match(line))
+    ]
     if not out:
-        return SwitchCounters(problems=unread("cumulus_nvue", f"nv show interface {port or '<port>'} counters", text,
-                                              "a 'carrier-transitions  N' line"))
+        return SwitchCounters(
+            problems=unread(
+                "cumulus_nvue",
+                f"nv show interface {port or '<port>'} counters",
+                text,
+                "a 'carrier-transitions  N' line",
+            )
+        )
     return SwitchCounters(link=tuple(out[:1]))
 
 
@@ -117,6 +144,12 @@ def parse_nv_show_interface_link_phy_detail(text: str, interface: str | None = N
     if corrected is not None:
         out.append(LinkStat(port, "fec_corrected_codewords", corrected))
     if not out:
-        return SwitchCounters(problems=unread("cumulus_nvue", f"nv show interface {port or '<port>'} link phy-detail",
-                                              text, "'raw-ber  1E-7' / 'rs-num-corr-err-binN  N' lines"))
+        return SwitchCounters(
+            problems=unread(
+                "cumulus_nvue",
+                f"nv show interface {port or '<port>'} link phy-detail",
+                text,
+                "'raw-ber  1E-7' / 'rs-num-corr-err-binN  N' lines",
+            )
+        )
     return SwitchCounters(link=tuple(out))

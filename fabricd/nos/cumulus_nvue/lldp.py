@@ -24,9 +24,11 @@ def parse_nv_show_interface_lldp_neighbor(text: str, interface: str | None = Non
         name = row.get("Neighbor", "")
         if not name:
             continue
-        out.append(LldpNeighbor(port, name, row.get("Remote Port") or None, None, None,
-                                row.get("Remote IP") or None))
+        out.append(LldpNeighbor(port, name, row.get("Remote Port") or None, None, None, row.get("Remote IP") or None))
     if not out and not looks_empty(text):
-        raise nothing_read(LLDP_COMMAND.format(interface=port or "<port>"), text,
-                           "a Neighbor  Remote IP  Model  SW Version  Remote Port table over a dashed line")
+        raise nothing_read(
+            LLDP_COMMAND.format(interface=port or "<port>"),
+            text,
+            "a Neighbor  Remote IP  Model  SW Version  Remote Port table over a dashed line",
+        )
     return out

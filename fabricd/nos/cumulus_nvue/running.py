@@ -210,8 +210,9 @@ def _interface_line(it: _Iface, name: str, rest: list[str], problems: list[str])
         it.profiles[rest[1]] = rest[3]
 
 
-def _pfc_in_effect(name: str, it: _Iface, q: _Qos,
-                   problems: list[str]) -> tuple[frozenset[int], frozenset[int], str | None]:
+def _pfc_in_effect(
+    name: str, it: _Iface, q: _Qos, problems: list[str]
+) -> tuple[frozenset[int], frozenset[int], str | None]:
     """(PFC priorities in effect, the bound PFC profile's priorities, why PFC is off though a profile is bound)."""
     if it.pfc_profile is None:
         return frozenset(), frozenset(), None
@@ -226,10 +227,15 @@ def _pfc_in_effect(name: str, it: _Iface, q: _Qos,
 
 
 def _ecn(fields_by_tc: dict[int, dict[str, str]]) -> dict[int, EcnConfig]:
-    return {tc: EcnConfig(enabled=fields.get("ecn") == "enable", min_bytes=to_int(fields.get("min-threshold")),
-                          max_bytes=to_int(fields.get("max-threshold")),
-                          probability_percent=to_int(fields.get("probability")))
-            for tc, fields in fields_by_tc.items()}
+    return {
+        tc: EcnConfig(
+            enabled=fields.get("ecn") == "enable",
+            min_bytes=to_int(fields.get("min-threshold")),
+            max_bytes=to_int(fields.get("max-threshold")),
+            probability_percent=to_int(fields.get("probability")),
+        )
+        for tc, fields in fields_by_tc.items()
+    }
 
 
 def _port(name: str, it: _Iface, q: _Qos, problems: list[str]) -> PortConfig:
@@ -240,14 +246,21 @@ def _port(name: str, it: _Iface, q: _Qos, problems: list[str]) -> PortConfig:
     eq_prof = it.profiles.get("egress-queue-mapping", DEFAULT_PROFILE)
     to_queue = q.queues.get(eq_prof, {})
     pfc, profile_prios, note = _pfc_in_effect(name, it, q, problems)
-    buffered = it.pfc_profile is not None and {"xoff-threshold", "port-buffer"} <= q.pfc_buffer.get(it.pfc_profile,
-                                                                                                  set())
+    buffered = it.pfc_profile is not None and {"xoff-threshold", "port-buffer"} <= q.pfc_buffer.get(
+        it.pfc_profile, set()
+    )
     return PortConfig(
-        name=name, mtu_bytes=it.mtu, trust=q.trust.get(mapping_prof),
-        dscp_to_priority=q.dscp.get(mapping_prof), pcp_to_priority=q.pcp.get(mapping_prof),
-        priority_to_queue=q.queues.get(eq_prof), pfc_priorities=pfc, pfc_note=note,
+        name=name,
+        mtu_bytes=it.mtu,
+        trust=q.trust.get(mapping_prof),
+        dscp_to_priority=q.dscp.get(mapping_prof),
+        pcp_to_priority=q.pcp.get(mapping_prof),
+        priority_to_queue=q.queues.get(eq_prof),
+        pfc_priorities=pfc,
+        pfc_note=note,
         watchdog_priorities=profile_prios if it.watchdog else frozenset(),
-        detection_ms=poll * robust, restoration_ms=poll,
+        detection_ms=poll * robust,
+        restoration_ms=poll,
         ecn=_ecn(q.ecn.get(it.profiles.get("congestion-control", DEFAULT_PROFILE), {})),
         pfc_queues={p: to_queue.get(p, p) for p in pfc},
         watchdog_queues=by_queue(pfc, to_queue) if it.watchdog else {},

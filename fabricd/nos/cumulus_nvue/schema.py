@@ -90,8 +90,10 @@ class PathError:
         where = " ".join(["nv", verb, *tokens[: self.position]])
         if self.position >= len(tokens):
             return f"Error: Incomplete command: '{where}' needs one of: {', '.join(self.expected)}"
-        return (f"Error: Invalid Command: '{tokens[self.position]}' is not valid after '{where}'; "
-                f"expected one of: {', '.join(self.expected)}")
+        return (
+            f"Error: Invalid Command: '{tokens[self.position]}' is not valid after '{where}'; "
+            f"expected one of: {', '.join(self.expected)}"
+        )
 
 
 def _fail(tokens: list[str], prefix_ok: bool) -> PathError:

@@ -106,8 +106,9 @@ def parse_counters_qos(text: str, interface: str | None = None) -> SwitchCounter
     got = _counters_qos(text, interface)
     if not got.queues and not got.pfc and text.strip():
         port = _interface_from_prompt(text, interface) or ""
-        return SwitchCounters(interfaces=got.interfaces,
-                              problems=_nothing_read(port, "nv show interface <if> counters qos", text))
+        return SwitchCounters(
+            interfaces=got.interfaces, problems=_nothing_read(port, "nv show interface <if> counters qos", text)
+        )
     return got
 
 
@@ -130,18 +131,32 @@ def _counters_qos(text: str, interface: str | None) -> SwitchCounters:
                     tc = to_int(row.get("traffic-class"))
                     if tc is None:
                         continue
-                    queues.append(QueueCounter(port, tc, "unicast", packets=to_int(row.get("tx-frames")),
-                                               bytes=to_bytes(row.get("tx-bytes")),
-                                               dropped_bytes=to_bytes(row.get("tx-uc-buffer-discards")),
-                                               wred_dropped_packets=to_int(row.get("wred-discards"))))
+                    queues.append(
+                        QueueCounter(
+                            port,
+                            tc,
+                            "unicast",
+                            packets=to_int(row.get("tx-frames")),
+                            bytes=to_bytes(row.get("tx-bytes")),
+                            dropped_bytes=to_bytes(row.get("tx-uc-buffer-discards")),
+                            wred_dropped_packets=to_int(row.get("wred-discards")),
+                        )
+                    )
             elif title.startswith("PFC") and "switch-priority" in table.columns:
                 for row in table.rows:
                     prio = to_int(row.get("switch-priority"))
                     if prio is None:
                         continue
                     for d in ("rx", "tx"):
-                        pfc.append(PfcCounter(port, d, prio, to_int(row.get(f"{d}-pause-frames")),
-                                              to_int(row.get(f"{d}-pause-duration"))))
+                        pfc.append(
+                            PfcCounter(
+                                port,
+                                d,
+                                prio,
+                                to_int(row.get(f"{d}-pause-frames")),
+                                to_int(row.get(f"{d}-pause-duration")),
+                            )
+                        )
     return SwitchCounters(pfc=tuple(pfc), queues=tuple(queues))
 
 
@@ -165,15 +180,25 @@ def _qos_json(data: Any, port: str) -> SwitchCounters:
     data = _dict(data)
     for tc, row in sorted(_dict(data.get("egress-queue-stats")).items()):
         if str(tc).isdigit() and isinstance(row, dict):
-            queues.append(QueueCounter(port, int(tc), "unicast", packets=_num(row.get("tx-frames")),
-                                       bytes=_num(row.get("tx-bytes")),
-                                       dropped_bytes=_num(row.get("tx-uc-buffer-discards")),
-                                       wred_dropped_packets=_num(row.get("wred-discards"))))
+            queues.append(
+                QueueCounter(
+                    port,
+                    int(tc),
+                    "unicast",
+                    packets=_num(row.get("tx-frames")),
+                    bytes=_num(row.get("tx-bytes")),
+                    dropped_bytes=_num(row.get("tx-uc-buffer-discards")),
+                    wred_dropped_packets=_num(row.get("wred-discards")),
+                )
+            )
     for prio, row in sorted(_dict(data.get("pfc-stats")).items()):
         if str(prio).isdigit() and isinstance(row, dict):
             for d in ("rx", "tx"):
-                pfc.append(PfcCounter(port, d, int(prio), _num(row.get(f"{d}-pause-frames")),
-                                      _num(row.get(f"{d}-pause-duration"))))
+                pfc.append(
+                    PfcCounter(
+                        port, d, int(prio), _num(row.get(f"{d}-pause-frames")), _num(row.get(f"{d}-pause-duration"))
+                    )
+                )
     ifs: list[InterfaceCounter] = []
     port_stats = _dict(data.get("port-stats"))
     for key, counter in (("ecn-marked-packets", "ecn_marked_packets"), ("pause-frames", "pause_frames")):
@@ -203,8 +228,10 @@ def _close_rule_gaps(text: str) -> str:
 def _nothing_read(port: str, command: str, text: str = "") -> tuple[str, ...]:
     first = first_content(text)
     where = f"; line {first[0]}: {first[1]!r}" if first is not None else ""
-    return (f"{port or 'interface ?'}: nothing read from the non-empty output of `{command}` "
-            f"(an output shape fabricd does not know{where})",)
+    return (
+        f"{port or 'interface ?'}: nothing read from the non-empty output of `{command}` "
+        f"(an output shape fabricd does not know{where})",
+    )
 
 
 @framed_interface
@@ -228,16 +255,28 @@ def parse_pfc_watchdog(text: str, interface: str | None = None) -> SwitchCounter
     else:
         for table in dashed_tables(_close_rule_gaps(text)):
             if "traffic-class" in table.columns:
-                rows.update({r["traffic-class"]: {"status": r.get("status"), "deadlock-count": r.get("deadlock-count")}
-                             for r in table.rows if r.get("traffic-class")})
+                rows.update(
+                    {
+                        r["traffic-class"]: {"status": r.get("status"), "deadlock-count": r.get("deadlock-count")}
+                        for r in table.rows
+                        if r.get("traffic-class")
+                    }
+                )
         state = _tree(text).get("state")
     out = []
     for tc, row in sorted(rows.items()):
         if not str(tc).isdigit() or not isinstance(row, dict):
             continue
         status = str(row.get("status") or "")
-        out.append(PfcwdCounter(port, int(tc), "stormed" if status.upper() == "DEADLOCK" else "operational"
-                                if status else None, _num(row.get("deadlock-count")), None))
+        out.append(
+            PfcwdCounter(
+                port,
+                int(tc),
+                "stormed" if status.upper() == "DEADLOCK" else "operational" if status else None,
+                _num(row.get("deadlock-count")),
+                None,
+            )
+        )
     problems: tuple[str, ...] = ()
     if not out and text.strip() and (state or "").split()[:1] not in (["disabled"], ["disable"]):
         problems = _nothing_read(port, "nv show interface <if> qos pfc-watchdog", text)
@@ -248,8 +287,14 @@ def _tree(text: str) -> dict[str, str]:
     """Flatten an NVUE key/value tree (``parent`` lines, indented ``key  value  description``) to
     ``{"parent.key": "value"}`` using the header's column offsets."""
     lines = text.splitlines()
-    header_i = next((i for i, ln in enumerate(lines) if "operational" in ln and i + 1 < len(lines)
-                     and lines[i + 1].lstrip().startswith("---")), None)
+    header_i = next(
+        (
+            i
+            for i, ln in enumerate(lines)
+            if "operational" in ln and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("---")
+        ),
+        None,
+    )
     if header_i is None:
         return {}
     col = lines[header_i].index("operational")
@@ -258,7 +303,7 @@ def _tree(text: str) -> dict[str, str]:
     end = spans[1][1] if len(spans) > 1 else len(rule)
     out: dict[str, str] = {}
     stack: list[tuple[int, str]] = []
-    for line in lines[header_i + 2:]:
+    for line in lines[header_i + 2 :]:
         if not line.strip() or set(line.strip()) == {"="}:
             continue
         indent = len(line) - len(line.lstrip())
@@ -281,8 +326,13 @@ def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCo
     port = _interface_from_prompt(text, interface) or ""
     t = _tree(text)
     pfc = [
-        PfcCounter(port, d, None, to_int(t.get(f"{d}-stats.{d}-pfc-stats.pause-packets")),
-                   to_int(t.get(f"{d}-stats.{d}-pfc-stats.pause-duration")))
+        PfcCounter(
+            port,
+            d,
+            None,
+            to_int(t.get(f"{d}-stats.{d}-pfc-stats.pause-packets")),
+            to_int(t.get(f"{d}-stats.{d}-pfc-stats.pause-duration")),
+        )
         for d in ("rx", "tx")
         if f"{d}-stats.{d}-pfc-stats.pause-packets" in t
     ]
@@ -299,15 +349,24 @@ def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCo
         value = to_int(t.get(key))
         if value is not None:
             ifs.append(InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", value, reason))
-    problems = (_nothing_read(port, "nv show interface <if> qos roce counters", text)
-                if not (pfc or ifs) and text.strip() else ())
+    problems = (
+        _nothing_read(port, "nv show interface <if> qos roce counters", text)
+        if not (pfc or ifs) and text.strip()
+        else ()
+    )
     return SwitchCounters(pfc=tuple(pfc), interfaces=tuple(ifs), problems=problems)
 
 
-_NETSTAT = {"RX_OK": ("rx", "packets", None), "RX_ERR": ("rx", "errors", None), "RX_DRP": ("rx", "discards", None),
-            "RX_OVR": ("rx", "discards", "overrun"), "TX_OK": ("tx", "packets", None),
-            "TX_ERR": ("tx", "errors", None), "TX_DRP": ("tx", "discards", None),
-            "TX_OVR": ("tx", "discards", "overrun")}
+_NETSTAT = {
+    "RX_OK": ("rx", "packets", None),
+    "RX_ERR": ("rx", "errors", None),
+    "RX_DRP": ("rx", "discards", None),
+    "RX_OVR": ("rx", "discards", "overrun"),
+    "TX_OK": ("tx", "packets", None),
+    "TX_ERR": ("tx", "errors", None),
+    "TX_DRP": ("tx", "discards", None),
+    "TX_OVR": ("tx", "discards", "overrun"),
+}
 
 
 @framed
@@ -356,5 +415,10 @@ def parse_counters_errors(text: str, interface: str | None = None) -> SwitchCoun
     return SwitchCounters(interfaces=tuple(out), problems=problems)
 
 
-PARSERS = {"qos": parse_counters_qos, "pfcwd": parse_pfc_watchdog, "transceiver": parse_nv_show_interface_transceiver,
-           "flaps": parse_nv_show_interface_counters_flaps, "fec": parse_nv_show_interface_link_phy_detail}
+PARSERS = {
+    "qos": parse_counters_qos,
+    "pfcwd": parse_pfc_watchdog,
+    "transceiver": parse_nv_show_interface_transceiver,
+    "flaps": parse_nv_show_interface_counters_flaps,
+    "fec": parse_nv_show_interface_link_phy_detail,
+}

@@ -13,14 +13,13 @@ from .running import parse_running_config
 AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "`nv set qos mapping default-global trust l3` (or l2)",
     "SW-DSCP-MAP": "`nv set qos mapping default-global dscp D switch-priority P` and `nv "
-                                            "set qos egress-queue-mapping default-global switch-priority P "
-                                            "traffic-class Q`",
-    "SW-PFC": "`nv set interface <port> qos pfc profile <name>` with `switch-priority P` "
-                                       "and tx/rx enabled",
+    "set qos egress-queue-mapping default-global switch-priority P "
+    "traffic-class Q`",
+    "SW-PFC": "`nv set interface <port> qos pfc profile <name>` with `switch-priority P` and tx/rx enabled",
     "SW-ECN": "`nv set qos congestion-control default-global traffic-class Q "
-                                       "min-threshold|max-threshold|probability ...` and `ecn enable`",
+    "min-threshold|max-threshold|probability ...` and `ecn enable`",
     "SW-WD": "`nv set interface <port> qos pfc-watchdog state enable` and `nv set qos "
-                                      "pfc-watchdog polling-interval|robustness`",
+    "pfc-watchdog polling-interval|robustness`",
     "SW-MTU": "`nv set interface <port> link mtu MTU`",
     "SW-WD-STUCK": "`nv show interface <port> qos pfc-watchdog`",
 }

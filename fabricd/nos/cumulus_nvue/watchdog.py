@@ -26,19 +26,35 @@ class NvueWatchdog(Model):
 
 def nvue_watchdog(wd: Watchdog, warn: Warn) -> NvueWatchdog:
     if wd.action != WatchdogAction.DROP:
-        warn("watchdog.action", wd.action.value, "drop",
-             "the Cumulus PFC watchdog always stops honouring pause on the queue and discards to it")
+        warn(
+            "watchdog.action",
+            wd.action.value,
+            "drop",
+            "the Cumulus PFC watchdog always stops honouring pause on the queue and discards to it",
+        )
     poll = clamp(wd.poll_ms, NVUE_POLL_MS)
     if poll != wd.poll_ms:
-        warn("watchdog.polling_interval_ms", f"{wd.poll_ms} ms", f"{poll} ms",
-             "NVUE pfc-watchdog polling-interval is 100-5000 ms")
+        warn(
+            "watchdog.polling_interval_ms",
+            f"{wd.poll_ms} ms",
+            f"{poll} ms",
+            "NVUE pfc-watchdog polling-interval is 100-5000 ms",
+        )
     robust = clamp(nearest_multiple(wd.detection_ms, poll), NVUE_ROBUSTNESS)
     if robust * poll != wd.detection_ms:
-        warn("watchdog.robustness", f"{wd.detection_ms} ms", f"{robust} x {poll} ms = {robust * poll} ms",
-             "NVUE detection is polling-interval x robustness (1-1000)")
+        warn(
+            "watchdog.robustness",
+            f"{wd.detection_ms} ms",
+            f"{robust} x {poll} ms = {robust * poll} ms",
+            "NVUE detection is polling-interval x robustness (1-1000)",
+        )
     if wd.restoration_ms != poll:
-        warn("watchdog.restoration_ms", f"{wd.restoration_ms} ms", f"{poll} ms (one polling interval)",
-             "Cumulus restores a queue after one polling interval without pause; restoration is not settable")
+        warn(
+            "watchdog.restoration_ms",
+            f"{wd.restoration_ms} ms",
+            f"{poll} ms (one polling interval)",
+            "Cumulus restores a queue after one polling interval without pause; restoration is not settable",
+        )
     return NvueWatchdog(polling_interval_ms=poll, robustness=robust)
 
 

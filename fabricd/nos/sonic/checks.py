@@ -45,12 +45,17 @@ def _legal_name(name: str) -> str:
     return fixed[:32]
 
 
-@check("FAB110", "sonic-ecn-profile-name", Severity.ERROR, area="platform",
-       title="ECN profile names that SONiC switches render are legal WRED_PROFILE names",
-       why="SONiC's YANG (sonic-wred-profile.yang) takes 1-32 characters of letters, digits, '-' and '_', starting "
-       "with a letter or digit; config load writes any name, then GCU and config replace refuse the whole "
-       "CONFIG_DB.",
-       fix="rename the profile (and the traffic classes' ecn_profile) to letters, digits, '-' and '_', at most 32")
+@check(
+    "FAB110",
+    "sonic-ecn-profile-name",
+    Severity.ERROR,
+    area="platform",
+    title="ECN profile names that SONiC switches render are legal WRED_PROFILE names",
+    why="SONiC's YANG (sonic-wred-profile.yang) takes 1-32 characters of letters, digits, '-' and '_', starting "
+    "with a letter or digit; config load writes any name, then GCU and config replace refuse the whole "
+    "CONFIG_DB.",
+    fix="rename the profile (and the traffic classes' ecn_profile) to letters, digits, '-' and '_', at most 32",
+)
 def sonic_ecn_profile_name(ctx: Context) -> Iterator[Finding]:
     switches = _sonic_switches(ctx)
     if not switches:
@@ -67,19 +72,25 @@ def sonic_ecn_profile_name(ctx: Context) -> Iterator[Finding]:
     on = names(switches, limit=3)
     for k, p in enumerate(policy.ecn_profiles):
         if p.name in rendered and not SONIC_NAME.fullmatch(p.name):
-            yield Finding(("policy", "ecn_profiles", k, "name"),
-                          f"ECN profile {p.name!r} is not a name SONiC takes (WRED_PROFILE on {on})",
-                          expected="1-32 of [-a-zA-Z0-9_], starting with a letter or digit "
-                                   "(sonic-wred-profile.yang)",
-                          got=f"{p.name!r} ({len(p.name)} characters)",
-                          hint=f"rename it, e.g. {_legal_name(p.name)!r} (and the classes' ecn_profile)")
+            yield Finding(
+                ("policy", "ecn_profiles", k, "name"),
+                f"ECN profile {p.name!r} is not a name SONiC takes (WRED_PROFILE on {on})",
+                expected="1-32 of [-a-zA-Z0-9_], starting with a letter or digit (sonic-wred-profile.yang)",
+                got=f"{p.name!r} ({len(p.name)} characters)",
+                hint=f"rename it, e.g. {_legal_name(p.name)!r} (and the classes' ecn_profile)",
+            )
 
 
-@check("FAB111", "sonic-vlan-id", Severity.ERROR, area="platform",
-       title="VLANs that SONiC switches carry are 2-4094",
-       why="SONiC's YANG (sonic-vlan.yang) refuses Vlan1: VLAN 1 is the default VLAN SONiC does not let CONFIG_DB "
-       "define; config load writes it anyway, then GCU and config replace refuse the whole CONFIG_DB.",
-       fix="give the VLAN an id from 2 to 4094 (and the NICs' vlan)")
+@check(
+    "FAB111",
+    "sonic-vlan-id",
+    Severity.ERROR,
+    area="platform",
+    title="VLANs that SONiC switches carry are 2-4094",
+    why="SONiC's YANG (sonic-vlan.yang) refuses Vlan1: VLAN 1 is the default VLAN SONiC does not let CONFIG_DB "
+    "define; config load writes it anyway, then GCU and config replace refuse the whole CONFIG_DB.",
+    fix="give the VLAN an id from 2 to 4094 (and the NICs' vlan)",
+)
 def sonic_vlan_id(ctx: Context) -> Iterator[Finding]:
     switches = set(_sonic_switches(ctx))
     if not switches:
@@ -101,19 +112,27 @@ def sonic_vlan_id(ctx: Context) -> Iterator[Finding]:
         carriers = {sw for m in v.members if (sw := on_sonic(m))}
         carriers |= {sw for _i, _j, _h, n in ctx.nics() if n.vlan == v.id and (sw := on_sonic(n.peer))}
         if carriers:
-            yield Finding(("policy", "vlans", k, "id"),
-                          f"VLAN {v.id} ({v.name}) is carried by SONiC {names(sorted(carriers), limit=3)}, "
-                          "whose YANG refuses it", expected=f"{lo}-{hi} (sonic-vlan.yang)", got=str(v.id))
+            yield Finding(
+                ("policy", "vlans", k, "id"),
+                f"VLAN {v.id} ({v.name}) is carried by SONiC {names(sorted(carriers), limit=3)}, whose YANG refuses it",
+                expected=f"{lo}-{hi} (sonic-vlan.yang)",
+                got=str(v.id),
+            )
 
 
-@check("FAB112", "sonic-watchdog-moved-priority", Severity.ERROR, area="platform",
-       title="On SONiC, a watched lossless priority sits in the queue with its own number",
-       why="SONiC's PFC watchdog watches queue i for pause frames of priority i (sonic-swss orchagent/pfcwdorch.cpp "
-       "and pfc_detect_*.lua read SAI_PORT_STAT_PFC_<queue index>_RX_PKTS). A lossless priority in a queue with "
-       "another number cannot be watched: naming the priority watches an empty queue, naming the queue counts "
-       "another priority's pauses, and a PFC storm on the priority goes undetected.",
-       fix="give the traffic class carrying the lossless priority the priority's number as its id (queue), or "
-       "turn the watchdog off (policy.pfc.watchdog.enabled: false) and rely on the exporter's storm alerts")
+@check(
+    "FAB112",
+    "sonic-watchdog-moved-priority",
+    Severity.ERROR,
+    area="platform",
+    title="On SONiC, a watched lossless priority sits in the queue with its own number",
+    why="SONiC's PFC watchdog watches queue i for pause frames of priority i (sonic-swss orchagent/pfcwdorch.cpp "
+    "and pfc_detect_*.lua read SAI_PORT_STAT_PFC_<queue index>_RX_PKTS). A lossless priority in a queue with "
+    "another number cannot be watched: naming the priority watches an empty queue, naming the queue counts "
+    "another priority's pauses, and a PFC storm on the priority goes undetected.",
+    fix="give the traffic class carrying the lossless priority the priority's number as its id (queue), or "
+    "turn the watchdog off (policy.pfc.watchdog.enabled: false) and rely on the exporter's storm alerts",
+)
 def sonic_watchdog_moved_priority(ctx: Context) -> Iterator[Finding]:
     switches = _sonic_switches(ctx)
     wd = ctx.policy.pfc.watchdog
@@ -124,14 +143,18 @@ def sonic_watchdog_moved_priority(ctx: Context) -> Iterator[Finding]:
         if not path.moved:
             continue
         k = next((i for i, tc in enumerate(classes) if path.priority in tc.priorities), None)
-        loc: tuple[str | int, ...] = (("policy", "qos", "traffic_classes", k, "id") if k is not None
-                                      else ("policy", "pfc", "priorities"))
-        yield Finding(loc, f"lossless priority {path.priority} is in queue {path.queue}, which SONiC's PFC watchdog "
-                      f"cannot watch for it (SONiC {names(switches, limit=3)})",
-                      expected=f"priority {path.priority} in queue {path.priority} while the watchdog is on",
-                      got=f"queue {path.queue} (traffic class {path.traffic_class!r})",
-                      hint=f"set the id of traffic class {path.traffic_class!r} to {path.priority}, or "
-                      "policy.pfc.watchdog.enabled: false")
+        loc: tuple[str | int, ...] = (
+            ("policy", "qos", "traffic_classes", k, "id") if k is not None else ("policy", "pfc", "priorities")
+        )
+        yield Finding(
+            loc,
+            f"lossless priority {path.priority} is in queue {path.queue}, which SONiC's PFC watchdog "
+            f"cannot watch for it (SONiC {names(switches, limit=3)})",
+            expected=f"priority {path.priority} in queue {path.priority} while the watchdog is on",
+            got=f"queue {path.queue} (traffic class {path.traffic_class!r})",
+            hint=f"set the id of traffic class {path.traffic_class!r} to {path.priority}, or "
+            "policy.pfc.watchdog.enabled: false",
+        )
 
 
 CHECKS = (

@@ -31,8 +31,12 @@ def _load(text: str, what: str, target: str) -> Db:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise DriverError(target, "read", f"{what} is not JSON: {exc}",
-                          hint="the device printed something else; check the session log") from None
+        raise DriverError(
+            target,
+            "read",
+            f"{what} is not JSON: {exc}",
+            hint="the device printed something else; check the session log",
+        ) from None
     if not isinstance(data, dict):
         raise DriverError(target, "read", f"{what} is not a CONFIG_DB object")
     return data
@@ -121,8 +125,12 @@ class SonicDriver(NetmikoDriver):
             reply = self.exec(command, op="command")
             if self.error_pattern.search(reply):
                 words = " / ".join(ln.strip() for ln in reply.splitlines() if self.error_pattern.search(ln))
-                raise DriverError(self.name, "command", f"{command!r} failed: {words[:300]}",
-                                  hint="a command this SONiC release lacks, or a session without the rights to run it")
+                raise DriverError(
+                    self.name,
+                    "command",
+                    f"{command!r} failed: {words[:300]}",
+                    hint="a command this SONiC release lacks, or a session without the rights to run it",
+                )
             out[command] = reply
         return out
 
@@ -148,15 +156,23 @@ class SonicDriver(NetmikoDriver):
     def diff(self) -> str:
         if self.ops is None:
             raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
-        self._checked(f"sudo config apply-patch --dry-run {patterns.PATCH_FILE}", "diff", patterns.APPLY_OK,
-                      timeout=max(120.0, self.options.read_timeout_s))
+        self._checked(
+            f"sudo config apply-patch --dry-run {patterns.PATCH_FILE}",
+            "diff",
+            patterns.APPLY_OK,
+            timeout=max(120.0, self.options.read_timeout_s),
+        )
         return diff_text(self.ops)
 
     def commit(self, *, confirm_in_s: int | None = None) -> None:
         if self.ops is None:
             raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
-        self._checked(f"sudo config apply-patch {patterns.PATCH_FILE}", "commit", patterns.APPLY_OK,
-                      timeout=max(300.0, self.options.read_timeout_s))
+        self._checked(
+            f"sudo config apply-patch {patterns.PATCH_FILE}",
+            "commit",
+            patterns.APPLY_OK,
+            timeout=max(300.0, self.options.read_timeout_s),
+        )
         self.ops = None
 
     def confirm(self) -> None:
@@ -170,5 +186,9 @@ class SonicDriver(NetmikoDriver):
             self.exec(f"rm -f {patterns.PATCH_FILE}", op="discard")
 
     def rollback(self) -> None:
-        self._checked(f"sudo config rollback {self.checkpoint_name}", "rollback", patterns.ROLLBACK_OK,
-                      timeout=max(300.0, self.options.read_timeout_s))
+        self._checked(
+            f"sudo config rollback {self.checkpoint_name}",
+            "rollback",
+            patterns.ROLLBACK_OK,
+            timeout=max(300.0, self.options.read_timeout_s),
+        )

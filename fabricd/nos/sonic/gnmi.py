@@ -53,24 +53,47 @@ QUEUE_TYPES = "COUNTERS_QUEUE_TYPE_MAP"
 _SRC = "sonic-net/sonic-gnmi sonic_data_client/virtual_db.go; testdata/"
 
 PATHS = (
-    GnmiPath(PORTS, "SAMPLE", _SRC + "COUNTERS:Ethernet_wildcard_expected.txt (PORT_STAT refresh 1 s)",
-             target=TARGET, interval_s=1.0),
-    GnmiPath(QUEUES, "SAMPLE", _SRC + "COUNTERS:Ethernet68:Queues_expected.txt (QUEUE_STAT refresh 10 s)",
-             target=TARGET, interval_s=10.0),
-    GnmiPath(PG_WATERMARKS, "SAMPLE", _SRC + "PERIODIC_WATERMARKS:Ethernet16:PriorityGroups_expected.txt",
-             target=TARGET, interval_s=10.0),
+    GnmiPath(
+        PORTS,
+        "SAMPLE",
+        _SRC + "COUNTERS:Ethernet_wildcard_expected.txt (PORT_STAT refresh 1 s)",
+        target=TARGET,
+        interval_s=1.0,
+    ),
+    GnmiPath(
+        QUEUES,
+        "SAMPLE",
+        _SRC + "COUNTERS:Ethernet68:Queues_expected.txt (QUEUE_STAT refresh 10 s)",
+        target=TARGET,
+        interval_s=10.0,
+    ),
+    GnmiPath(
+        PG_WATERMARKS,
+        "SAMPLE",
+        _SRC + "PERIODIC_WATERMARKS:Ethernet16:PriorityGroups_expected.txt",
+        target=TARGET,
+        interval_s=10.0,
+    ),
     GnmiPath(QUEUE_NAMES, "ON_CHANGE", _SRC + "COUNTERS_QUEUE_NAME_MAP.txt", target=TARGET),
-    GnmiPath(QUEUE_TYPES, "ON_CHANGE", "COUNTERS_DB table read by sonic-utilities queuestat (payload unverified)",
-             target=TARGET),
+    GnmiPath(
+        QUEUE_TYPES,
+        "ON_CHANGE",
+        "COUNTERS_DB table read by sonic-utilities queuestat (payload unverified)",
+        target=TARGET,
+    ),
 )
 
 _PFC_RX = tuple(f"SAI_PORT_STAT_PFC_{p}_RX_PKTS" for p in range(8))
 _PFC_TX = tuple(f"SAI_PORT_STAT_PFC_{p}_TX_PKTS" for p in range(8))
-_PFC_DURATION_FIELDS = tuple((f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US", f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION")
-                             for p in range(8))
+_PFC_DURATION_FIELDS = tuple(
+    (f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US", f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION") for p in range(8)
+)
 """Pause duration: ``_US`` on Mellanox and VS, without it on Innovium, Barefoot, Nephos (sonic-swss orchdaemon.cpp)."""
-_QKIND: dict[str, QueueKind] = {"SAI_QUEUE_TYPE_UNICAST": "unicast", "SAI_QUEUE_TYPE_MULTICAST": "multicast",
-                                "SAI_QUEUE_TYPE_ALL": "all"}
+_QKIND: dict[str, QueueKind] = {
+    "SAI_QUEUE_TYPE_UNICAST": "unicast",
+    "SAI_QUEUE_TYPE_MULTICAST": "multicast",
+    "SAI_QUEUE_TYPE_ALL": "all",
+}
 
 
 def _int(value: Any) -> int | None:
@@ -145,41 +168,53 @@ def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
             untyped.append(f"{port}:{index}")
             continue
         if suffix == "periodic":
-            watermarks.append(BufferWatermark(port, "queue", index, kind,
-                                              _int(fields.get("SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES"))))
+            watermarks.append(
+                BufferWatermark(port, "queue", index, kind, _int(fields.get("SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES")))
+            )
             continue
         if suffix:
             continue
-        queues.append(QueueCounter(
-            port, index, kind,
-            packets=_int(fields.get("SAI_QUEUE_STAT_PACKETS")),
-            bytes=_int(fields.get("SAI_QUEUE_STAT_BYTES")),
-            dropped_packets=_int(fields.get("SAI_QUEUE_STAT_DROPPED_PACKETS")),
-            dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_DROPPED_BYTES")),
-            wred_dropped_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_PACKETS")),
-            wred_dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_BYTES")),
-            ecn_marked_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS")),
-            ecn_marked_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES")),
-        ))
+        queues.append(
+            QueueCounter(
+                port,
+                index,
+                kind,
+                packets=_int(fields.get("SAI_QUEUE_STAT_PACKETS")),
+                bytes=_int(fields.get("SAI_QUEUE_STAT_BYTES")),
+                dropped_packets=_int(fields.get("SAI_QUEUE_STAT_DROPPED_PACKETS")),
+                dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_DROPPED_BYTES")),
+                wred_dropped_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_PACKETS")),
+                wred_dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_BYTES")),
+                ecn_marked_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS")),
+                ecn_marked_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES")),
+            )
+        )
         if "PFC_WD_STATUS" in fields:
-            pfcwd.append(PfcwdCounter(
-                port, index, str(fields["PFC_WD_STATUS"]) or None,
-                detected=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED")),
-                restored=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED")),
-                tx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS")),
-                tx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS")),
-                rx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS")),
-                rx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS")),
-                tx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS_LAST")),
-                tx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST")),
-                rx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS_LAST")),
-                rx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST")),
-            ))
+            pfcwd.append(
+                PfcwdCounter(
+                    port,
+                    index,
+                    str(fields["PFC_WD_STATUS"]) or None,
+                    detected=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED")),
+                    restored=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED")),
+                    tx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS")),
+                    tx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS")),
+                    rx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS")),
+                    rx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS")),
+                    tx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS_LAST")),
+                    tx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST")),
+                    rx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS_LAST")),
+                    rx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST")),
+                )
+            )
     if untyped:
-        problems.append(f"sonic gNMI: {len(untyped)} queue(s) without a type in {QUEUE_NAMES}/{QUEUE_TYPES} "
-                        f"(e.g. {untyped[0]}); left out rather than guessed")
-    return SwitchCounters(queues=tuple(queues), pfcwd=tuple(pfcwd), problems=tuple(problems),
-                          watermarks=tuple(watermarks))
+        problems.append(
+            f"sonic gNMI: {len(untyped)} queue(s) without a type in {QUEUE_NAMES}/{QUEUE_TYPES} "
+            f"(e.g. {untyped[0]}); left out rather than guessed"
+        )
+    return SwitchCounters(
+        queues=tuple(queues), pfcwd=tuple(pfcwd), problems=tuple(problems), watermarks=tuple(watermarks)
+    )
 
 
 def pg_watermarks(values: Mapping[str, Any]) -> SwitchCounters:
@@ -191,11 +226,16 @@ def pg_watermarks(values: Mapping[str, Any]) -> SwitchCounters:
         port, _, pg = key.partition(":")
         if not isinstance(fields, dict) or not pg.isdigit():
             continue
-        for pg_kind, field_name in (("shared", "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES"),
-                                    ("headroom", "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES")):
+        for pg_kind, field_name in (
+            ("shared", "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES"),
+            ("headroom", "SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES"),
+        ):
             if field_name in fields:
-                watermarks.append(BufferWatermark(port, "pg", int(pg), "shared" if pg_kind == "shared" else "headroom",
-                                                  _int(fields[field_name])))
+                watermarks.append(
+                    BufferWatermark(
+                        port, "pg", int(pg), "shared" if pg_kind == "shared" else "headroom", _int(fields[field_name])
+                    )
+                )
     return SwitchCounters(watermarks=tuple(watermarks))
 
 
@@ -222,14 +262,19 @@ TABLE = GnmiTable(
     source="sonic-net/sonic-gnmi virtual_db.go, db_client.go, testdata/",
     ssh_only={
         "interface counters (portstat)": "streamed in COUNTERS/Ethernet* (SAI_PORT_STAT_IF_*) but not read: the SSH "
-                                         "collector does not poll them on SONiC either",
+        "collector does not poll them on SONiC either",
         "pfcwd config (show pfcwd config)": "CONFIG_DB, not a counter; SSH (audit) only",
         "link health (show interfaces counters fec-stats, show interfaces transceiver eeprom --dom)": "FEC counters "
         "(COUNTERS/Ethernet* SAI_PORT_STAT_IF_IN_FEC_*) and DOM (STATE_DB TRANSCEIVER_DOM_SENSOR) are not mapped "
         "yet: missing while the switch streams",
     },
-    missing_when_streaming=("fabricd_switch_fec_", "fabricd_switch_pre_fec_ber", "fabricd_switch_post_fec_ber",
-                            "fabricd_switch_optic_", "fabricd_switch_carrier_transitions"),
+    missing_when_streaming=(
+        "fabricd_switch_fec_",
+        "fabricd_switch_pre_fec_ber",
+        "fabricd_switch_post_fec_ber",
+        "fabricd_switch_optic_",
+        "fabricd_switch_carrier_transitions",
+    ),
     unverified=(
         "COUNTERS_QUEUE_TYPE_MAP payload shape (no published sonic-gnmi testdata)",
         "PFC_WD_QUEUE_STATS_{TX,RX}_PACKETS[_LAST] and *_DROPPED_PACKETS_LAST field names in a gNMI payload",

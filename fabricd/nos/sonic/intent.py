@@ -83,8 +83,9 @@ class SonicSwitchIntent(SwitchIntentBase):
 
     platform: Platform = Platform.SONIC
     config_db: SonicConfigDb
-    port_descriptions: dict[str, str] = Field(default_factory=dict,
-                                              description="PORT descriptions (the ports that have one)")
+    port_descriptions: dict[str, str] = Field(
+        default_factory=dict, description="PORT descriptions (the ports that have one)"
+    )
     pfcwd_ports: str = _label("space-separated ports for `config pfcwd start`")
     watchdog: SonicWatchdog | None
 
@@ -104,8 +105,13 @@ class SonicSwitchIntent(SwitchIntentBase):
     @cached_property
     def map_lines(self) -> list[SonicTableLine]:
         """DSCP/DOT1P, TC->queue, TC->PG and PFC priority->queue maps, as cfggen JSON."""
-        return self._lines("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
-                           "MAP_PFC_PRIORITY_TO_QUEUE")
+        return self._lines(
+            "DSCP_TO_TC_MAP",
+            "DOT1P_TO_TC_MAP",
+            "TC_TO_QUEUE_MAP",
+            "TC_TO_PRIORITY_GROUP_MAP",
+            "MAP_PFC_PRIORITY_TO_QUEUE",
+        )
 
     @cached_property
     def ecn_lines(self) -> list[SonicTableLine]:
@@ -167,19 +173,16 @@ def _qos_maps(fabric: Fabric, parts: PolicyParts) -> dict[str, Any]:
         tables["DOT1P_TO_TC_MAP"] = {SONIC_MAP: {str(p): str(p) for p in range(NUM_PRIORITIES)}}
     tables["TC_TO_QUEUE_MAP"] = {SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}}
     pg_of = {path.priority: path.priority_group for path in parts.paths}
-    tables["TC_TO_PRIORITY_GROUP_MAP"] = {
-        SONIC_MAP: {str(p): str(pg_of.get(p, 0)) for p in range(NUM_PRIORITIES)}
-    }
+    tables["TC_TO_PRIORITY_GROUP_MAP"] = {SONIC_MAP: {str(p): str(pg_of.get(p, 0)) for p in range(NUM_PRIORITIES)}}
     # A PFC frame received for priority P stops the queue P carries (sonic-pfc-priority-queue-map.yang); without
     # it the ASIC pauses queue P, which is empty when P sits in a queue with another number.
-    tables["MAP_PFC_PRIORITY_TO_QUEUE"] = {
-        SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}
-    }
+    tables["MAP_PFC_PRIORITY_TO_QUEUE"] = {SONIC_MAP: {str(pq.priority): str(pq.queue) for pq in parts.priority_queues}}
     return tables
 
 
-def _port_qos_map(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
-                  sink: WarningSink) -> dict[str, dict[str, str]]:
+def _port_qos_map(
+    fabric: Fabric, parts: PolicyParts, ports: list[PortIntent], sink: WarningSink
+) -> dict[str, dict[str, str]]:
     """PORT_QOS_MAP: the maps each port uses, its PFC priorities and the queues its PFC watchdog watches."""
     paths = parts.paths
     trust_dscp = fabric.policy.qos.trust == TrustMode.DSCP
@@ -190,14 +193,21 @@ def _port_qos_map(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent],
     watched = sorted({path.queue for path in paths})
     for path in paths:
         if path.moved and parts.watchdog is not None:
-            sink(f"priority_queues[{path.priority}].watchdog", f"watchdog on priority {path.priority} in queue "
-                 f"{path.queue}", f"pfcwd_sw_enable {path.queue}",
-                 f"SONiC's PFC watchdog watches queue {path.queue} for pauses of priority {path.queue}, not "
-                 f"{path.priority}: a storm on priority {path.priority} goes undetected")
+            sink(
+                f"priority_queues[{path.priority}].watchdog",
+                f"watchdog on priority {path.priority} in queue {path.queue}",
+                f"pfcwd_sw_enable {path.queue}",
+                f"SONiC's PFC watchdog watches queue {path.queue} for pauses of priority {path.queue}, not "
+                f"{path.priority}: a storm on priority {path.priority} goes undetected",
+            )
     port_qos: dict[str, dict[str, str]] = {}
     for p in ports:
-        row = {"dscp_to_tc_map" if trust_dscp else "dot1p_to_tc_map": SONIC_MAP,
-               "tc_to_queue_map": SONIC_MAP, "tc_to_pg_map": SONIC_MAP, "pfc_to_queue_map": SONIC_MAP}
+        row = {
+            "dscp_to_tc_map" if trust_dscp else "dot1p_to_tc_map": SONIC_MAP,
+            "tc_to_queue_map": SONIC_MAP,
+            "tc_to_pg_map": SONIC_MAP,
+            "pfc_to_queue_map": SONIC_MAP,
+        }
         if p.pfc_priorities:
             row["pfc_enable"] = pfc
         if p.watchdog:
@@ -252,8 +262,12 @@ def _cable_length(headrooms: list[PortIntent], sink: WarningSink) -> dict[str, d
         assert p.headroom is not None
         whole = math.floor(p.headroom.cable_m + 0.5)
         if whole != p.headroom.cable_m:
-            sink(f"ports[{p.name}].headroom.cable_m", f"{cable_text(p.headroom.cable_m)} m", f"{whole} m",
-                 "SONiC CABLE_LENGTH takes whole metres ('5m'); the buffer profile keeps the exact headroom")
+            sink(
+                f"ports[{p.name}].headroom.cable_m",
+                f"{cable_text(p.headroom.cable_m)} m",
+                f"{whole} m",
+                "SONiC CABLE_LENGTH takes whole metres ('5m'); the buffer profile keeps the exact headroom",
+            )
         cables[p.name] = f"{whole}m"
     return {SONIC_CABLE_PROFILE: cables}
 
@@ -262,8 +276,11 @@ def _buffer_profile(headrooms: list[PortIntent]) -> dict[str, dict[str, str]]:
     """BUFFER_PROFILE: one lossless headroom profile per distinct headroom."""
     return {
         p.headroom.profile: {
-            "pool": SONIC_LOSSLESS_POOL, "xon": str(p.headroom.xon_bytes), "xoff": str(p.headroom.xoff_bytes),
-            "size": str(p.headroom.size_bytes), "dynamic_th": "0",
+            "pool": SONIC_LOSSLESS_POOL,
+            "xon": str(p.headroom.xon_bytes),
+            "xoff": str(p.headroom.xoff_bytes),
+            "size": str(p.headroom.size_bytes),
+            "dynamic_th": "0",
         }
         for p in headrooms
         if p.headroom
@@ -285,8 +302,11 @@ def _buffers(parts: PolicyParts, ports: list[PortIntent], sink: WarningSink) -> 
     headrooms = [p for p in ports if p.headroom is not None]
     if not headrooms:
         return {}
-    return {"CABLE_LENGTH": _cable_length(headrooms, sink), "BUFFER_PROFILE": _buffer_profile(headrooms),
-            "BUFFER_PG": _buffer_pg(parts, headrooms)}
+    return {
+        "CABLE_LENGTH": _cable_length(headrooms, sink),
+        "BUFFER_PROFILE": _buffer_profile(headrooms),
+        "BUFFER_PG": _buffer_pg(parts, headrooms),
+    }
 
 
 def _pfc_wd(wd: SonicWatchdog, ports: list[PortIntent]) -> dict[str, dict[str, str]]:
@@ -294,8 +314,11 @@ def _pfc_wd(wd: SonicWatchdog, ports: list[PortIntent]) -> dict[str, dict[str, s
     pfc_wd: dict[str, dict[str, str]] = {"GLOBAL": {"POLL_INTERVAL": str(wd.poll_ms)}}
     for p in ports:
         if p.watchdog:
-            pfc_wd[p.name] = {"action": wd.action, "detection_time": str(wd.detection_ms),
-                              "restoration_time": str(wd.restoration_ms)}
+            pfc_wd[p.name] = {
+                "action": wd.action,
+                "detection_time": str(wd.detection_ms),
+                "restoration_time": str(wd.restoration_ms),
+            }
     return pfc_wd
 
 
@@ -307,20 +330,20 @@ def _vlan(vlans: list[VlanIntent]) -> dict[str, dict[str, str]]:
 def _vlan_member(vlans: list[VlanIntent]) -> dict[str, dict[str, str]]:
     """VLAN_MEMBER: each VLAN's ports, tagged or untagged."""
     return {
-        f"Vlan{v.id}|{m.port}": {"tagging_mode": "tagged" if m.tagged else "untagged"}
-        for v in vlans
-        for m in v.members
+        f"Vlan{v.id}|{m.port}": {"tagging_mode": "tagged" if m.tagged else "untagged"} for v in vlans for m in v.members
     }
 
 
 def _port(ports: list[PortIntent]) -> dict[str, dict[str, str]]:
     """PORT: each port's MTU and description."""
-    return {p.name: {"mtu": str(p.mtu_bytes)} | ({"description": p.description} if p.description else {})
-            for p in ports}
+    return {
+        p.name: {"mtu": str(p.mtu_bytes)} | ({"description": p.description} if p.description else {}) for p in ports
+    }
 
 
-def sonic_config_db(fabric: Fabric, parts: PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent],
-                    sink: WarningSink) -> SonicConfigDb:
+def sonic_config_db(
+    fabric: Fabric, parts: PolicyParts, ports: list[PortIntent], vlans: list[VlanIntent], sink: WarningSink
+) -> SonicConfigDb:
     """The CONFIG_DB tables of one switch, one builder per table (an optional table is left out when empty)."""
     tables: dict[str, Any] = _qos_maps(fabric, parts)
     tables["PORT_QOS_MAP"] = _port_qos_map(fabric, parts, ports, sink)
@@ -347,7 +370,9 @@ def finish(ctx: ShapeContext) -> SonicSwitchIntent:
         config_db=sonic_config_db(ctx.fabric, parts, ports, vlans, sink),
         port_descriptions={p.name: p.description for p in ports if p.description},
         pfcwd_ports=" ".join(p.name for p in ports if p.watchdog),
-        watchdog=parts.watchdog, warnings=sink.items, **ctx.common,
+        watchdog=parts.watchdog,
+        warnings=sink.items,
+        **ctx.common,
     )
 
 

@@ -49,8 +49,11 @@ def parse_fec_stats(text: str) -> SwitchCounters:
             if col in row:
                 stats.append(LinkStat(port, name, _float(row[col])))
     if not stats:
-        return SwitchCounters(problems=unread("sonic", "show interfaces counters fec-stats", text,
-                                              "an IFACE  STATE  FEC_CORR  FEC_UNCORR ... table"))
+        return SwitchCounters(
+            problems=unread(
+                "sonic", "show interfaces counters fec-stats", text, "an IFACE  STATE  FEC_CORR  FEC_UNCORR ... table"
+            )
+        )
     return SwitchCounters(link=tuple(stats))
 
 
@@ -106,8 +109,14 @@ def parse_transceiver_dom(text: str) -> SwitchCounters:
             out.append(OpticReading(port, "temperature_celsius", None, reading))
         elif key.lower() in ("vcc", "voltage"):
             out.append(OpticReading(port, "voltage_volts", None, reading))
-    return SwitchCounters(optics=tuple(out), problems=() if out or blocks else unread(
-            "sonic", "show interfaces transceiver eeprom --dom", text, "'EthernetN: SFP EEPROM detected' blocks"))
+    return SwitchCounters(
+        optics=tuple(out),
+        problems=()
+        if out or blocks
+        else unread(
+            "sonic", "show interfaces transceiver eeprom --dom", text, "'EthernetN: SFP EEPROM detected' blocks"
+        ),
+    )
 
 
 FLAPS_COMMAND = "show interfaces flap"
@@ -129,6 +138,7 @@ def parse_show_interfaces_flap(text: str) -> SwitchCounters:
         if value is not None:
             stats.append(LinkStat(port, "carrier_transitions", float(value)))
     if not stats:
-        return SwitchCounters(problems=unread("sonic", FLAPS_COMMAND, text,
-                                              "an 'Interface  Flap Count  Admin  Oper ...' table"))
+        return SwitchCounters(
+            problems=unread("sonic", FLAPS_COMMAND, text, "an 'Interface  Flap Count  Admin  Oper ...' table")
+        )
     return SwitchCounters(link=tuple(stats))

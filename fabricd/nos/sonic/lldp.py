@@ -29,9 +29,19 @@ def parse_show_lldp_table(text: str) -> list[LldpNeighbor]:
         local = row.get("LocalPort", "")
         if not local:
             continue
-        out.append(LldpNeighbor(local, row.get("RemoteDevice") or None, row.get("RemotePortID") or None,
-                                row.get("RemotePortDescr") or None))
+        out.append(
+            LldpNeighbor(
+                local,
+                row.get("RemoteDevice") or None,
+                row.get("RemotePortID") or None,
+                row.get("RemotePortDescr") or None,
+            )
+        )
     if not out and not looks_empty(text):
-        raise nothing_read(LLDP_COMMAND, text, "a LocalPort  RemoteDevice  RemotePortID ... table over a dashed "
-                           "line, or lldpd's 'Interface: <port>, via: LLDP' blocks")
+        raise nothing_read(
+            LLDP_COMMAND,
+            text,
+            "a LocalPort  RemoteDevice  RemotePortID ... table over a dashed "
+            "line, or lldpd's 'Interface: <port>, via: LLDP' blocks",
+        )
     return out

@@ -25,16 +25,30 @@ APPLY_OK = re.compile(r"^Patch applied successfully\.", re.M)
 CHECKPOINT_OK = re.compile(r"^Checkpoint created successfully\.", re.M)
 ROLLBACK_OK = re.compile(r"^Config rolled back successfully\.", re.M)
 
+
 def shell_prompt(base_prompt: str) -> re.Pattern[str]:
     """The bash prompt at a line start, echo allowed after it (``admin@leaf1-sonic:~$ ``)."""
     return re.compile(rf"(?m)^{re.escape(base_prompt)}[$#] ?")
 
 
-OWNED_TABLES = frozenset({
-    "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
-    "MAP_PFC_PRIORITY_TO_QUEUE", "PORT_QOS_MAP", "WRED_PROFILE", "QUEUE", "SCHEDULER", "BUFFER_PROFILE",
-    "BUFFER_PG", "BUFFER_QUEUE", "CABLE_LENGTH", "PFC_WD",
-})
+OWNED_TABLES = frozenset(
+    {
+        "DSCP_TO_TC_MAP",
+        "TC_TO_QUEUE_MAP",
+        "TC_TO_PRIORITY_GROUP_MAP",
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+        "MAP_PFC_PRIORITY_TO_QUEUE",
+        "PORT_QOS_MAP",
+        "WRED_PROFILE",
+        "QUEUE",
+        "SCHEDULER",
+        "BUFFER_PROFILE",
+        "BUFFER_PG",
+        "BUFFER_QUEUE",
+        "CABLE_LENGTH",
+        "PFC_WD",
+    }
+)
 """QoS tables fabricd manages entirely: keys the intent lacks are removed (with replace)."""
 
 

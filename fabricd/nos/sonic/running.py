@@ -102,8 +102,10 @@ def _lossless_pgs(db: dict[str, Any]) -> dict[str, set[int]]:
     for key, row in _table(db, "BUFFER_PG").items():
         pname = _ref(row.get("profile")) or ""
         prof = profiles.get(pname)
-        lossless = pname == "NULL" or (prof is not None and bool(
-            to_int(str(prof.get("xoff", ""))) or _ref(prof.get("pool")) == "ingress_lossless_pool"))
+        lossless = pname == "NULL" or (
+            prof is not None
+            and bool(to_int(str(prof.get("xoff", ""))) or _ref(prof.get("pool")) == "ingress_lossless_pool")
+        )
         where = _queue_key(key)
         if where is not None and lossless:
             lossless_pgs.setdefault(where[0], set()).update(int_list(where[1], 0, 15) or [])
@@ -157,8 +159,11 @@ class _Db:
 
 
 _MAP_TABLES = {
-    "dscp_to_tc_map": "DSCP_TO_TC_MAP", "dot1p_to_tc_map": "DOT1P_TO_TC_MAP", "tc_to_queue_map": "TC_TO_QUEUE_MAP",
-    "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE", "tc_to_pg_map": "TC_TO_PRIORITY_GROUP_MAP",
+    "dscp_to_tc_map": "DSCP_TO_TC_MAP",
+    "dot1p_to_tc_map": "DOT1P_TO_TC_MAP",
+    "tc_to_queue_map": "TC_TO_QUEUE_MAP",
+    "pfc_to_queue_map": "MAP_PFC_PRIORITY_TO_QUEUE",
+    "tc_to_pg_map": "TC_TO_PRIORITY_GROUP_MAP",
 }
 """PORT_QOS_MAP field -> the table of the maps it names."""
 _CHECKED_MAPS = ("dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map")
@@ -185,9 +190,14 @@ def _port(name: str, t: _Db, problems: list[str]) -> PortConfig:
     to_pg = t.bound(row, "tc_to_pg_map")
     pgs = t.lossless_pgs.get(name, set())
     return PortConfig(
-        name=name, mtu_bytes=to_int(str(t.port.get(name, {}).get("mtu", ""))), trust=trust,
-        dscp_to_priority=dscp, pcp_to_priority=dot1p, priority_to_queue=t.bound(row, "tc_to_queue_map"),
-        pfc_priorities=pfc, watchdog_priorities=watched,
+        name=name,
+        mtu_bytes=to_int(str(t.port.get(name, {}).get("mtu", ""))),
+        trust=trust,
+        dscp_to_priority=dscp,
+        pcp_to_priority=dot1p,
+        priority_to_queue=t.bound(row, "tc_to_queue_map"),
+        pfc_priorities=pfc,
+        watchdog_priorities=watched,
         detection_ms=to_int(str(wd_entry.get("detection_time", ""))) if wd_entry else None,
         restoration_ms=to_int(str(wd_entry.get("restoration_time", ""))) if wd_entry else None,
         ecn=t.ecn.get(name, {}),

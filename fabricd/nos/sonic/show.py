@@ -33,8 +33,12 @@ from .watermark import (
     parse_queue_watermark_unicast,
 )
 
-__all__ = ["parse_fec_stats", "parse_pg_persistent_watermark", "parse_queue_persistent_watermark",
-           "parse_transceiver_dom"]
+__all__ = [
+    "parse_fec_stats",
+    "parse_pg_persistent_watermark",
+    "parse_queue_persistent_watermark",
+    "parse_transceiver_dom",
+]
 """The reference parsers re-exported here, where the role registry looks for a pack's show parsers."""
 
 PLATFORM = "sonic"
@@ -100,10 +104,18 @@ def parse_show_pfc_counters(text: str) -> SwitchCounters:
     return SwitchCounters(pfc=tuple(out), problems=_unread(text, found, "show pfc counters", "Port Rx/Port Tx"))
 
 
-_QUEUE_COLUMNS = {"packets": "Counter/pkts", "bytes": "Counter/bytes", "dropped_packets": "Drop/pkts",
-                  "dropped_bytes": "Drop/bytes"}
-_WRED_COLUMNS = {"wred_dropped_packets": "WredDrp/pkts", "wred_dropped_bytes": "WredDrp/bytes",
-                 "ecn_marked_packets": "EcnMarked/pkts", "ecn_marked_bytes": "EcnMarked/bytes"}
+_QUEUE_COLUMNS = {
+    "packets": "Counter/pkts",
+    "bytes": "Counter/bytes",
+    "dropped_packets": "Drop/pkts",
+    "dropped_bytes": "Drop/bytes",
+}
+_WRED_COLUMNS = {
+    "wred_dropped_packets": "WredDrp/pkts",
+    "wred_dropped_bytes": "WredDrp/bytes",
+    "ecn_marked_packets": "EcnMarked/pkts",
+    "ecn_marked_bytes": "EcnMarked/bytes",
+}
 """QueueCounter field -> the ``queuestat``/``wredstat`` column it is read from."""
 
 
@@ -112,9 +124,14 @@ def _queue_counters(text: str, command: str, *, header: str, columns: dict[str, 
     rows, found = keyed_rows(dashed_tables(text), "Port", "TxQ")
     return SwitchCounters(
         queues=tuple(
-            QueueCounter(port, int(m.group(2)), _KINDS[m.group(1)],
-                         **{name: to_int(row.get(col)) for name, col in columns.items()})
-            for port, row in rows if (m := _QUEUE.match(row.get("TxQ", ""))) is not None
+            QueueCounter(
+                port,
+                int(m.group(2)),
+                _KINDS[m.group(1)],
+                **{name: to_int(row.get(col)) for name, col in columns.items()},
+            )
+            for port, row in rows
+            if (m := _QUEUE.match(row.get("TxQ", ""))) is not None
         ),
         problems=_unread(text, found, command, header),
     )
@@ -131,8 +148,9 @@ def parse_show_queue_counters(text: str) -> SwitchCounters:
 def parse_show_queue_wredcounters(text: str) -> SwitchCounters:
     """``show queue wredcounters [IF]``: WredDrp/pkts|bytes and EcnMarked/pkts|bytes per queue (``N/A`` where the
     ASIC lacks the counter)."""
-    return _queue_counters(text, "show queue wredcounters", header="Port, TxQ, WredDrp/pkts, ...",
-                           columns=_WRED_COLUMNS)
+    return _queue_counters(
+        text, "show queue wredcounters", header="Port, TxQ, WredDrp/pkts, ...", columns=_WRED_COLUMNS
+    )
 
 
 @framed
@@ -167,19 +185,28 @@ def parse_show_pfcwd_stats(text: str) -> SwitchCounters:
             rx_last_ok=rxl_ok,
             rx_last_drop=rxl_drop,
         )
-    return SwitchCounters(pfcwd=tuple(found.values()),
-                          problems=_unread(text, seen, "show pfcwd stats", "QUEUE, STATUS, STORM DETECTED/RESTORED"))
+    return SwitchCounters(
+        pfcwd=tuple(found.values()),
+        problems=_unread(text, seen, "show pfcwd stats", "QUEUE, STATUS, STORM DETECTED/RESTORED"),
+    )
 
 
 @framed
 def parse_show_pfcwd_config(text: str) -> SwitchCounters:
     """``show pfcwd config``: PORT, ACTION, DETECTION TIME, RESTORATION TIME (milliseconds)."""
     rows, found = keyed_rows(dashed_tables(text), "PORT")
-    out = [PfcwdConfig(interface=port, action=row.get("ACTION") or None, detection_ms=to_int(row.get("DETECTION TIME")),
-                       restoration_ms=to_int(row.get("RESTORATION TIME")))
-           for port, row in rows]
-    return SwitchCounters(pfcwd_config=tuple(out),
-                          problems=_unread(text, found, "show pfcwd config", "PORT, ACTION, DETECTION TIME"))
+    out = [
+        PfcwdConfig(
+            interface=port,
+            action=row.get("ACTION") or None,
+            detection_ms=to_int(row.get("DETECTION TIME")),
+            restoration_ms=to_int(row.get("RESTORATION TIME")),
+        )
+        for port, row in rows
+    ]
+    return SwitchCounters(
+        pfcwd_config=tuple(out), problems=_unread(text, found, "show pfcwd config", "PORT, ACTION, DETECTION TIME")
+    )
 
 
 _HISTORY_ROW = re.compile(r"^\s*\S+\s+PFC[0-7]\s")
@@ -190,7 +217,8 @@ def _join_port_blocks(text: str) -> str:
     those empty lines so the blocks read as one table (an empty line ends a table everywhere else)."""
     lines = text.splitlines()
     return "\n".join(
-        line for i, line in enumerate(lines)
+        line
+        for i, line in enumerate(lines)
         if line.strip() or i + 1 >= len(lines) or not _HISTORY_ROW.match(lines[i + 1])
     )
 
@@ -213,8 +241,10 @@ def parse_show_pfc_counters_history(text: str) -> SwitchCounters:
             if not port or m is None:
                 continue
             out.append(PfcCounter(port, "rx", int(m.group(1)), None, to_int(row.get("Total RX Pause Time US"))))
-    return SwitchCounters(pfc=tuple(out), problems=_unread(text, found, "show pfc counters --history",
-                                                           "Port, Priority, ..., Total RX Pause Time US"))
+    return SwitchCounters(
+        pfc=tuple(out),
+        problems=_unread(text, found, "show pfc counters --history", "Port, Priority, ..., Total RX Pause Time US"),
+    )
 
 
 def _unread(text: str, found: bool, command: str, header: str) -> tuple[str, ...]:
@@ -222,20 +252,24 @@ def _unread(text: str, found: bool, command: str, header: str) -> tuple[str, ...
     first = None if found else first_content(text)
     if first is None:
         return ()
-    return (f"sonic: {command!r}: line {first[0]}: no table read from a non-empty output (expected a {header} "
-            f"header; got {first[1]!r})",)
+    return (
+        f"sonic: {command!r}: line {first[0]}: no table read from a non-empty output (expected a {header} "
+        f"header; got {first[1]!r})",
+    )
 
 
-_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = label_map({
-    "RX_OK": ("rx", "packets", None),
-    "RX_ERR": ("rx", "errors", None),
-    "RX_DRP": ("rx", "discards", None),
-    "RX_OVR": ("rx", "discards", "overrun"),
-    "TX_OK": ("tx", "packets", None),
-    "TX_ERR": ("tx", "errors", None),
-    "TX_DRP": ("tx", "discards", None),
-    "TX_OVR": ("tx", "discards", "overrun"),
-})
+_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = label_map(
+    {
+        "RX_OK": ("rx", "packets", None),
+        "RX_ERR": ("rx", "errors", None),
+        "RX_DRP": ("rx", "discards", None),
+        "RX_OVR": ("rx", "discards", "overrun"),
+        "TX_OK": ("tx", "packets", None),
+        "TX_ERR": ("tx", "errors", None),
+        "TX_DRP": ("tx", "discards", None),
+        "TX_OVR": ("tx", "discards", "overrun"),
+    }
+)
 
 
 @framed
@@ -256,24 +290,28 @@ def parse_show_interfaces_counters(text: str) -> SwitchCounters:
             if value is not None:  # a repeated output (several runs in one text): the last one wins
                 key = (port, direction, counter, reason)
                 found[key] = InterfaceCounter(port, direction, counter, value, reason)
-    return SwitchCounters(interfaces=tuple(found.values()),
-                          problems=_unread(text, seen, "show interfaces counters", "IFACE, STATE, RX_OK, ..."))
+    return SwitchCounters(
+        interfaces=tuple(found.values()),
+        problems=_unread(text, seen, "show interfaces counters", "IFACE, STATE, RX_OK, ..."),
+    )
 
 
 _DETAILED = re.compile(r"^(?P<label>[A-Za-z][^.]*?)\.{2,}\s*(?P<value>\S+)\s*$")
-_DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = label_map({
-    "Total Packets Received Without Errors": ("rx", "packets", None),
-    "Total Packets Transmitted Successfully": ("tx", "packets", None),
-    "Overruns Received": ("rx", "discards", "overrun"),
-    "Undersize Received": ("rx", "errors", "undersize"),
-    "Jabbers Received": ("rx", "errors", "jabber"),
-    "Fragments Received": ("rx", "errors", "fragments"),
-    "WRED Green Dropped Packets": ("tx", "discards", "wred_green"),
-    "WRED Yellow Dropped Packets": ("tx", "discards", "wred_yellow"),
-    "WRED Red Dropped Packets": ("tx", "discards", "wred_red"),
-    "WRED Total Dropped Packets": ("tx", "discards", "wred"),
-    "Trimmed Dropped Packets": ("tx", "discards", "trimmed"),
-})
+_DETAILED_MAP: dict[str, tuple[Direction, str, str | None]] = label_map(
+    {
+        "Total Packets Received Without Errors": ("rx", "packets", None),
+        "Total Packets Transmitted Successfully": ("tx", "packets", None),
+        "Overruns Received": ("rx", "discards", "overrun"),
+        "Undersize Received": ("rx", "errors", "undersize"),
+        "Jabbers Received": ("rx", "errors", "jabber"),
+        "Fragments Received": ("rx", "errors", "fragments"),
+        "WRED Green Dropped Packets": ("tx", "discards", "wred_green"),
+        "WRED Yellow Dropped Packets": ("tx", "discards", "wred_yellow"),
+        "WRED Red Dropped Packets": ("tx", "discards", "wred_red"),
+        "WRED Total Dropped Packets": ("tx", "discards", "wred"),
+        "Trimmed Dropped Packets": ("tx", "discards", "trimmed"),
+    }
+)
 
 
 @framed
@@ -288,8 +326,12 @@ def parse_show_interfaces_counters_detailed(text: str, interface: str) -> Switch
         value = to_int(m.group("value"))
         if meaning is not None and value is not None:
             out.append(InterfaceCounter(interface, meaning[0], meaning[1], value, meaning[2]))
-    return SwitchCounters(interfaces=tuple(out), problems=_unread(
-        text, bool(out), f"show interfaces counters detailed {interface}", "'Label....... value' lines"))
+    return SwitchCounters(
+        interfaces=tuple(out),
+        problems=_unread(
+            text, bool(out), f"show interfaces counters detailed {interface}", "'Label....... value' lines"
+        ),
+    )
 
 
 PARSERS = {

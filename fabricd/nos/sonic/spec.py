@@ -14,10 +14,9 @@ AUDIT_HINTS: dict[str, str] = {
     "SW-TRUST": "bind the map in PORT_QOS_MAP|<port> dscp_to_tc_map (or dot1p_to_tc_map)",
     "SW-DSCP-MAP": "DSCP_TO_TC_MAP and TC_TO_QUEUE_MAP, bound in PORT_QOS_MAP|<port>",
     "SW-PFC": "PORT_QOS_MAP|<port> pfc_enable (`sudo config interface pfc priority <port> P on`)",
-    "SW-ECN": "WRED_PROFILE (ecn ecn_all, green thresholds in bytes) and QUEUE|<port>|Q "
-                                "wred_profile",
+    "SW-ECN": "WRED_PROFILE (ecn ecn_all, green thresholds in bytes) and QUEUE|<port>|Q wred_profile",
     "SW-WD": "`sudo config pfcwd start --action drop ports <port> detection-time D "
-                               "--restoration-time R` and PORT_QOS_MAP|<port> pfcwd_sw_enable",
+    "--restoration-time R` and PORT_QOS_MAP|<port> pfcwd_sw_enable",
     "SW-MTU": "`sudo config interface mtu <port> MTU`",
     "SW-WD-STUCK": "`show pfcwd stats`; `sonic-clear pfcwd` after the fix",
 }

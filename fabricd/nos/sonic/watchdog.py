@@ -36,8 +36,12 @@ def sonic_watchdog(wd: Watchdog, warn: Warn) -> SonicWatchdog:
         warn("watchdog.restoration_ms", f"{wd.restoration_ms} ms", f"{rest} ms", "SONiC pfcwd takes 100-60000 ms")
     poll = min(clamp(wd.poll_ms, SONIC_POLL_MS), det, rest)
     if poll != wd.poll_ms:
-        warn("watchdog.poll_ms", f"{wd.poll_ms} ms", f"{poll} ms",
-             "SONiC pfcwd interval is 100-1000 ms and must not exceed detection or restoration")
+        warn(
+            "watchdog.poll_ms",
+            f"{wd.poll_ms} ms",
+            f"{poll} ms",
+            "SONiC pfcwd interval is 100-1000 ms and must not exceed detection or restoration",
+        )
     return SonicWatchdog(action=wd.action.value, detection_ms=det, restoration_ms=rest, poll_ms=poll)
 
 

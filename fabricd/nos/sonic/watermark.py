@@ -26,7 +26,8 @@ from fabricd.readers.switch.tables import dashed_tables, is_prompt, keyed_rows, 
 
 _TITLE = re.compile(
     r"^\s*(?P<title>Ingress shared pool occupancy per PG|Ingress headroom per PG|"
-    r"Egress shared pool occupancy per (?P<qtype>unicast|multicast|all) queues?)\s*:")
+    r"Egress shared pool occupancy per (?P<qtype>unicast|multicast|all) queues?)\s*:"
+)
 _PG = re.compile(r"^PG(\d+)$")
 _QUEUE = re.compile(r"^(UC|MC|ALL)(\d+)$")
 _QKIND: dict[str, WatermarkKind] = {"UC": "unicast", "MC": "multicast", "ALL": "all"}
@@ -62,22 +63,38 @@ def parse_watermarks(text: str, command: str, *, persistent: bool = False) -> Sw
             for col in row:
                 pg, queue = _PG.match(col), _QUEUE.match(col)
                 if pg is not None and kind in ("shared", "headroom"):
-                    out.append(BufferWatermark(port, "pg", int(pg.group(1)), "shared" if kind == "shared"
-                                               else "headroom", to_int(row.get(col)), persistent))
+                    out.append(
+                        BufferWatermark(
+                            port,
+                            "pg",
+                            int(pg.group(1)),
+                            "shared" if kind == "shared" else "headroom",
+                            to_int(row.get(col)),
+                            persistent,
+                        )
+                    )
                 elif queue is not None and kind not in ("shared", "headroom"):
-                    out.append(BufferWatermark(port, "queue", int(queue.group(2)), _QKIND[queue.group(1)],
-                                               to_int(row.get(col)), persistent))
+                    out.append(
+                        BufferWatermark(
+                            port, "queue", int(queue.group(2)), _QKIND[queue.group(1)], to_int(row.get(col)), persistent
+                        )
+                    )
     return SwitchCounters(watermarks=tuple(out), problems=_unread(text, found, command))
 
 
 def _unread(text: str, found: bool, command: str) -> tuple[str, ...]:
-    lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)
-             if line.strip() and not is_prompt(line) and not line.lstrip().startswith("#")]
+    lines = [
+        (n, line.strip())
+        for n, line in enumerate(text.splitlines(), 1)
+        if line.strip() and not is_prompt(line) and not line.lstrip().startswith("#")
+    ]
     if found or not lines:
         return ()
     n, first = lines[0]
-    return (f"sonic: {command!r}: no watermark table read from a non-empty output (expected a title such as "
-            f"'Ingress headroom per PG:' above a Port, PG0.. or UC0.. table; line {n}: {first[:80]!r})",)
+    return (
+        f"sonic: {command!r}: no watermark table read from a non-empty output (expected a title such as "
+        f"'Ingress headroom per PG:' above a Port, PG0.. or UC0.. table; line {n}: {first[:80]!r})",
+    )
 
 
 @framed

@@ -231,7 +231,9 @@ def nothing_read(config: LosslessConfig, text: str, what: str) -> LosslessConfig
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if stripped and not stripped.startswith(("!", "#")):
-            problem = (f"line {n}: no interface or QoS setting read from the {what} (expected the NOS's running "
-                       f"config, got a line starting {stripped.split()[0][:40]!r})")
+            problem = (
+                f"line {n}: no interface or QoS setting read from the {what} (expected the NOS's running "
+                f"config, got a line starting {stripped.split()[0][:40]!r})"
+            )
             return LosslessConfig(config.platform, config.ports, (*config.problems, problem), config.profiles)
     return config

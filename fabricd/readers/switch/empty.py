@@ -26,8 +26,9 @@ from the platform drivers' own error patterns (fabricd.nos.<id>.patterns)."""
 def has_rows(counters: SwitchCounters) -> bool:
     """True when the snapshot holds any row."""
     c = counters
-    return bool(c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops or c.watermarks
-                or c.optics or c.link)
+    return bool(
+        c.pfc or c.queues or c.pfcwd or c.pfcwd_config or c.interfaces or c.drops or c.watermarks or c.optics or c.link
+    )
 
 
 def cli_error(text: str) -> str | None:
@@ -89,8 +90,10 @@ def empty_parse_problem(device: str, command: str, text: str, reason: str | None
     if len(first) > 80:
         first = first[:77] + "..."
     why = f": {reason}" if reason else ""
-    return (f"{device}: {command!r} printed {len(text)} bytes that parsed to nothing (output shape not understood, "
-            f"starts {first!r}{why}); capture it with `fabricd capture --device {device}` and report it")
+    return (
+        f"{device}: {command!r} printed {len(text)} bytes that parsed to nothing (output shape not understood, "
+        f"starts {first!r}{why}); capture it with `fabricd capture --device {device}` and report it"
+    )
 
 
 def unread(platform: str, command: str, text: str, expected: str) -> tuple[str, ...]:
@@ -100,5 +103,7 @@ def unread(platform: str, command: str, text: str, expected: str) -> tuple[str, 
     first = first_content(text)
     if first is None:
         return ()
-    return (f"{platform}: {command!r}: line {first[0]}: nothing read from a non-empty output (expected {expected}; "
-            f"got {first[1]!r})",)
+    return (
+        f"{platform}: {command!r}: line {first[0]}: nothing read from a non-empty output (expected {expected}; "
+        f"got {first[1]!r})",
+    )

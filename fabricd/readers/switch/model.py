@@ -140,8 +140,14 @@ class OpticReading:
     value: float | None
 
 
-LinkStatName = Literal["fec_corrected_codewords", "fec_uncorrectable_codewords", "fec_symbol_errors",
-                       "pre_fec_ber", "post_fec_ber", "carrier_transitions"]
+LinkStatName = Literal[
+    "fec_corrected_codewords",
+    "fec_uncorrectable_codewords",
+    "fec_symbol_errors",
+    "pre_fec_ber",
+    "post_fec_ber",
+    "carrier_transitions",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,9 +55,17 @@ class CommandRecord:
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"role": self.role, "command": self.command, "interface": self.interface, "file": self.file,
-                "status": self.status, "error": self.error, "bytes": self.bytes, "redactions": self.redactions,
-                "note": self.note}
+        return {
+            "role": self.role,
+            "command": self.command,
+            "interface": self.interface,
+            "file": self.file,
+            "status": self.status,
+            "error": self.error,
+            "bytes": self.bytes,
+            "redactions": self.redactions,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,26 +85,47 @@ class DeviceManifest:
         return sum(c.redactions for c in self.commands)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "device": self.device, "platform": self.platform, "nos_version": self.nos_version,
-                "captured_at": self.captured_at, "fabricd_version": self.fabricd_version, "error": self.error,
-                "redactions": self.redactions, "commands": [c.to_json() for c in self.commands]}
+        return {
+            "format": FORMAT,
+            "device": self.device,
+            "platform": self.platform,
+            "nos_version": self.nos_version,
+            "captured_at": self.captured_at,
+            "fabricd_version": self.fabricd_version,
+            "error": self.error,
+            "redactions": self.redactions,
+            "commands": [c.to_json() for c in self.commands],
+        }
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
 
 
 def _bad(path: Path, what: str) -> UsageError:
-    return UsageError(f"{path}: {what}", hint="pass a folder written by a capture",
-                      fixes=(Fix(("capture",), {"out": "DIR"}, "writes one"),
-                             Fix(("docs",), operands=("captures",), text="describes the layout")))
+    return UsageError(
+        f"{path}: {what}",
+        hint="pass a folder written by a capture",
+        fixes=(
+            Fix(("capture",), {"out": "DIR"}, "writes one"),
+            Fix(("docs",), operands=("captures",), text="describes the layout"),
+        ),
+    )
 
 
 def _record(path: Path, raw: Any) -> CommandRecord:
     if not isinstance(raw, dict) or not isinstance(raw.get("command"), str) or not isinstance(raw.get("role"), str):
         raise _bad(path, f"a command entry is not {{role, command, file, status}}: {raw!r:.120}")
-    return CommandRecord(raw["role"], raw["command"], raw.get("interface"), raw.get("file"),
-                         str(raw.get("status", "ok")), raw.get("error"), int(raw.get("bytes") or 0),
-                         int(raw.get("redactions") or 0), raw.get("note"))
+    return CommandRecord(
+        raw["role"],
+        raw["command"],
+        raw.get("interface"),
+        raw.get("file"),
+        str(raw.get("status", "ok")),
+        raw.get("error"),
+        int(raw.get("bytes") or 0),
+        int(raw.get("redactions") or 0),
+        raw.get("note"),
+    )
 
 
 def read_manifest(folder: Path) -> DeviceManifest:
@@ -115,8 +144,15 @@ def read_manifest(folder: Path) -> DeviceManifest:
         if not isinstance(data.get(key), str):
             raise _bad(path, f"{key!r} is missing")
     commands = tuple(_record(path, c) for c in data.get("commands") or [])
-    return DeviceManifest(data["device"], data["platform"], data.get("nos_version"), data["captured_at"],
-                          str(data.get("fabricd_version", "")), commands, data.get("error"))
+    return DeviceManifest(
+        data["device"],
+        data["platform"],
+        data.get("nos_version"),
+        data["captured_at"],
+        str(data.get("fabricd_version", "")),
+        commands,
+        data.get("error"),
+    )
 
 
 @dataclass
@@ -137,9 +173,13 @@ class ReplayDevice:
     def _text(self, command: str, op: str) -> str:
         rec = self._by_command.get(command)
         if rec is None:
-            raise DriverError(self.name, op, f"{command!r} is not in the capture {self.folder}",
-                              hint="capture the device again with this fabricd version",
-                              fixes=(Fix(("capture",), {"device": self.name}),))
+            raise DriverError(
+                self.name,
+                op,
+                f"{command!r} is not in the capture {self.folder}",
+                hint="capture the device again with this fabricd version",
+                fixes=(Fix(("capture",), {"device": self.name}),),
+            )
         if rec.status != "ok" or rec.file is None:
             raise DriverError(self.name, op, f"{command!r} failed when captured: {rec.error or rec.status}")
         try:
@@ -172,8 +212,11 @@ class ReplayFolder:
 
     def __init__(self, root: Path) -> None:
         if not root.is_dir():
-            raise UsageError(f"{root}: the replay folder is not a directory", hint="pass the folder a capture wrote",
-                             fixes=(Fix(("capture",), {"out": "DIR"}, "writes one"),))
+            raise UsageError(
+                f"{root}: the replay folder is not a directory",
+                hint="pass the folder a capture wrote",
+                fixes=(Fix(("capture",), {"out": "DIR"}, "writes one"),),
+            )
         self.root = root
         self.devices: dict[str, ReplayDevice] = {}
         for sub in sorted(p for p in root.iterdir() if p.is_dir() and (p / MANIFEST).is_file()):
@@ -185,6 +228,10 @@ class ReplayFolder:
     def device(self, name: str) -> ReplayDevice:
         dev = self.devices.get(name)
         if dev is None:
-            raise DriverError(name, "connect", f"{name} is not in the capture {self.root} (captured: "
-                              f"{', '.join(self.devices)})", fixes=(Fix(("capture",), {"device": name, "out": "DIR"}),))
+            raise DriverError(
+                name,
+                "connect",
+                f"{name} is not in the capture {self.root} (captured: {', '.join(self.devices)})",
+                fixes=(Fix(("capture",), {"device": name, "out": "DIR"}),),
+            )
         return dev

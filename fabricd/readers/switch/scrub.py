@@ -25,15 +25,60 @@ from typing import Any
 REDACTED = "<redacted>"
 
 _KEYWORDS = (
-    "password", "passwd", "secret", "passkey", "hashed-password", "key", "key-string", "authentication-key",
-    "community", "readonly-community", "readwrite-community", "read-only-community", "read-write-community",
-    "ssh-key", "sshkey", "authorized-key", "shared-secret", "pre-shared-key", "psk", "auth-password",
-    "priv-password", "localizedkey", "md5", "encryption-key",
+    "password",
+    "passwd",
+    "secret",
+    "passkey",
+    "hashed-password",
+    "key",
+    "key-string",
+    "authentication-key",
+    "community",
+    "readonly-community",
+    "readwrite-community",
+    "read-only-community",
+    "read-write-community",
+    "ssh-key",
+    "sshkey",
+    "authorized-key",
+    "shared-secret",
+    "pre-shared-key",
+    "psk",
+    "auth-password",
+    "priv-password",
+    "localizedkey",
+    "md5",
+    "encryption-key",
 )
 _TYPES = (
-    r"[0-9]", "sha512", "sha256", "sha1", "sha", "md5", "aes", "aes-128", "aes128", "aes-256", "des", "3des",
-    "auth", "priv", "encrypted", "clear", "cleartext", "hashed", "plain", "plaintext", "type", "ssh-rsa",
-    "ssh-ed25519", "ssh-dss", r"ecdsa-sha2-nistp\d+", "localizedkey", "hash", "ascii",
+    r"[0-9]",
+    "sha512",
+    "sha256",
+    "sha1",
+    "sha",
+    "md5",
+    "aes",
+    "aes-128",
+    "aes128",
+    "aes-256",
+    "des",
+    "3des",
+    "auth",
+    "priv",
+    "encrypted",
+    "clear",
+    "cleartext",
+    "hashed",
+    "plain",
+    "plaintext",
+    "type",
+    "ssh-rsa",
+    "ssh-ed25519",
+    "ssh-dss",
+    r"ecdsa-sha2-nistp\d+",
+    "localizedkey",
+    "hash",
+    "ascii",
 )
 _LINE = re.compile(
     r"(?<![\w-])(?P<kw>" + "|".join(re.escape(k) for k in sorted(_KEYWORDS, key=len, reverse=True)) + r")"
@@ -42,17 +87,40 @@ _LINE = re.compile(
     r"(?P<val>\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s]+)",
     re.IGNORECASE,
 )
-_SNMPV3 = re.compile(r"(?<![\w-])(?P<kw>auth|priv)(?P<sep>[ \t]+(?:(?:md5|sha\d*|des|3des|aes\d*|aes-\d+)[ \t]+)?)"
-                     r"(?P<val>(?!(?:md5|sha\d*|des|3des|aes\d*|aes-\d+)\b)\S+)", re.IGNORECASE)
+_SNMPV3 = re.compile(
+    r"(?<![\w-])(?P<kw>auth|priv)(?P<sep>[ \t]+(?:(?:md5|sha\d*|des|3des|aes\d*|aes-\d+)[ \t]+)?)"
+    r"(?P<val>(?!(?:md5|sha\d*|des|3des|aes\d*|aes-\d+)\b)\S+)",
+    re.IGNORECASE,
+)
 """``snmp-server user U G auth md5 SECRET priv aes-128 SECRET`` (the secret follows the algorithm, which
 ``priv`` may omit: ``priv 0x...``)."""
 
-_JSON_FIELDS = ("passkey", "password", "passwd", "secret", "key", "auth_key", "priv_key", "community",
-                "auth_password", "priv_password", "hashed_password", "shared_secret", "psk", "tacacs_key",
-                "radius_key", "snmp_rocommunity", "snmp_rwcommunity", "auth_pass", "priv_pass")
+_JSON_FIELDS = (
+    "passkey",
+    "password",
+    "passwd",
+    "secret",
+    "key",
+    "auth_key",
+    "priv_key",
+    "community",
+    "auth_password",
+    "priv_password",
+    "hashed_password",
+    "shared_secret",
+    "psk",
+    "tacacs_key",
+    "radius_key",
+    "snmp_rocommunity",
+    "snmp_rwcommunity",
+    "auth_pass",
+    "priv_pass",
+)
 _JSON_FIELD = re.compile(
     r'(?P<head>"(?P<name>(?:[^"\\]*[_-])?(?:' + "|".join(re.escape(f) for f in _JSON_FIELDS) + r'))"\s*:\s*)'
-    r'"(?:[^"\\]|\\.)*"', re.IGNORECASE)
+    r'"(?:[^"\\]|\\.)*"',
+    re.IGNORECASE,
+)
 """A secret field: one of ``_JSON_FIELDS``, alone or after a ``_``/``-`` (``tacacs_passkey``), not inside a word
 (``monkey``, ``sortKey`` stay)."""
 _SECRET_TABLES = ("SNMP_COMMUNITY",)

@@ -20,7 +20,9 @@ from fabricd_lab.latency import parse_latency
 FaultOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--fault", "-f", show_default=False,
+        "--fault",
+        "-f",
+        show_default=False,
         help="Inject a fault: DEVICE:KIND[=ARG], KIND one of disconnect-after-lines=N, reject-line=REGEX, "
         "commit-fails, slow-ms=N, auth-fail, swap-cables=PORT,PORT (a miswire), degrade-optic=PORT (repeatable).",
     ),
@@ -29,7 +31,8 @@ FaultOpt = Annotated[
 LatencyOpt = Annotated[
     str,
     typer.Option(
-        "--latency", show_default=False,
+        "--latency",
+        show_default=False,
         help="Make every switch answer like a real one: rtt_ms=N,command_ms=N,show_ms=N,commit_ms=N (any subset), "
         "or datacenter-unverified / remote-site-unverified (figures not measured on devices). Default: none.",
     ),
@@ -42,8 +45,15 @@ def _status_table(st: dict[str, Any]) -> Table:
         table.add_column(col, overflow="fold")
     for dev in st["devices"]:
         gnmi = dev.get("gnmi_port")
-        table.add_row(dev["name"], dev["platform"], f"{dev['host']}:{dev['port']}", str(gnmi) if gnmi else "-",
-                      dev["username"], dev["password_file"], ", ".join(dev.get("faults", [])))
+        table.add_row(
+            dev["name"],
+            dev["platform"],
+            f"{dev['host']}:{dev['port']}",
+            str(gnmi) if gnmi else "-",
+            dev["username"],
+            dev["password_file"],
+            ", ".join(dev.get("faults", [])),
+        )
     return table
 
 
@@ -56,8 +66,12 @@ def build_lab_app() -> typer.Typer:
     )
 
     @lab_app.command("up")
-    def up_cmd(inventory: InventoryArg = None, fault: FaultOpt = None, latency: LatencyOpt = "",
-               output: OutputOpt = OutputFormat.TEXT) -> None:
+    def up_cmd(
+        inventory: InventoryArg = None,
+        fault: FaultOpt = None,
+        latency: LatencyOpt = "",
+        output: OutputOpt = OutputFormat.TEXT,
+    ) -> None:
         """Start one simulated switch per inventory switch on its mgmt address, in the background.
 
         Writes a random password and the lab's known_hosts lines into the files the inventory names
@@ -73,8 +87,9 @@ def build_lab_app() -> typer.Typer:
             parse_latency(latency)  # a bad value is a usage error before anything starts
         fabric = load_inventory(inventory_path(inventory)).fabric
         if not fabric.switches:
-            raise UsageError("the inventory has no switches to simulate",
-                             hint="add switches, or pick another inventory")
+            raise UsageError(
+                "the inventory has no switches to simulate", hint="add switches, or pick another inventory"
+            )
         st = daemon.up(fabric, faults, latency=latency)
         if output == OutputFormat.JSON:
             emit_json(st)
@@ -82,11 +97,13 @@ def build_lab_app() -> typer.Typer:
         stdout().print(_status_table(st))
         devices = st["devices"]
         files = sorted({d["password_file"] for d in devices} | {d["known_hosts"] for d in devices})
-        stdout().print(f"lab up: {len(devices)} switches; password and known_hosts in {', '.join(files)}",
-                       highlight=False)
+        stdout().print(
+            f"lab up: {len(devices)} switches; password and known_hosts in {', '.join(files)}", highlight=False
+        )
         for env, pw in sorted({(d["password_env"], d["password_file"]) for d in devices if d.get("password_env")}):
-            stdout().print(f"  the inventory reads the password from ${env}: export {env}=\"$(cat {pw})\"",
-                           highlight=False)
+            stdout().print(
+                f'  the inventory reads the password from ${env}: export {env}="$(cat {pw})"', highlight=False
+            )
 
     @lab_app.command("down")
     def down_cmd(output: OutputOpt = OutputFormat.TEXT) -> None:
@@ -122,10 +139,12 @@ def build_lab_app() -> typer.Typer:
         priority: Annotated[int, typer.Option("--priority", min=0, max=7, help="Priority / queue.")] = 3,
         packets: Annotated[int, typer.Option("--packets", min=0, help="Packets or pause frames to count.")] = 1000,
         direction: Annotated[str, typer.Option("--direction", help="rx or tx (pause, storms).")] = "rx",
-        fraction: Annotated[float, typer.Option("--fraction", min=0.01, max=1.0,
-                                                help="Share of time paused during a storm.")] = 1.0,
-        size: Annotated[int, typer.Option("--bytes", min=0,
-                                          help="Buffer bytes in use (buffer, headroom: the watermarks).")] = 0,
+        fraction: Annotated[
+            float, typer.Option("--fraction", min=0.01, max=1.0, help="Share of time paused during a storm.")
+        ] = 1.0,
+        size: Annotated[
+            int, typer.Option("--bytes", min=0, help="Buffer bytes in use (buffer, headroom: the watermarks).")
+        ] = 0,
         output: OutputOpt = OutputFormat.TEXT,
     ) -> None:
         """Drive a lab switch's counters: traffic, pause, drops, ECN marks, PFC storms (watchdog runs on them).
@@ -138,9 +157,19 @@ def build_lab_app() -> typer.Typer:
             raise UsageError(f"unknown action {action!r}", hint=f"use one of: {', '.join(daemon.DRIVE_ACTIONS)}")
         if direction not in ("rx", "tx"):
             raise UsageError(f"--direction {direction!r}: expected rx or tx")
-        res = daemon.control({"op": "drive", "device": device, "action": action, "port": port,
-                              "priority": priority, "packets": packets, "direction": direction,
-                              "fraction": fraction, "bytes": size})
+        res = daemon.control(
+            {
+                "op": "drive",
+                "device": device,
+                "action": action,
+                "port": port,
+                "priority": priority,
+                "packets": packets,
+                "direction": direction,
+                "fraction": fraction,
+                "bytes": size,
+            }
+        )
         if output == OutputFormat.JSON:
             emit_json(res)
         else:

@@ -29,8 +29,11 @@ vm_app = typer.Typer(
 NameOpt = Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab instance name.")]
 MirrorOpt = Annotated[
     str | None,
-    typer.Option("--mirror", envvar="FABRICD_VM_MIRROR",
-                 help="Debian mirror URL. Default: the one this machine's apt sources use."),
+    typer.Option(
+        "--mirror",
+        envvar="FABRICD_VM_MIRROR",
+        help="Debian mirror URL. Default: the one this machine's apt sources use.",
+    ),
 ]
 
 
@@ -59,8 +62,11 @@ def build_cmd(
     """
     recipe = vm_image.default_recipe(mirror=mirror)
     img = vm_image.build_image(recipe, progress=_progress(), force=force)
-    data = {"image": str(img.dir), **{k: img.manifest.get(k) for k in ("key", "kernel", "built_at", "timings")},
-            "packages": img.manifest.get("packages")}
+    data = {
+        "image": str(img.dir),
+        **{k: img.manifest.get(k) for k in ("key", "kernel", "built_at", "timings")},
+        "packages": img.manifest.get("packages"),
+    }
     if output == OutputFormat.JSON:
         emit_json(data)
     else:
@@ -70,18 +76,30 @@ def build_cmd(
 @vm_app.command("up")
 def up_cmd(
     inventory: InventoryArg = None,
-    host: Annotated[list[str] | None, typer.Option(
-        "--host", help="Inventory host a VM plays (give twice). Default: the first RDMA host and one on another "
-        "leaf.")] = None,
+    host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--host",
+            help="Inventory host a VM plays (give twice). Default: the first RDMA host and one on another leaf.",
+        ),
+    ] = None,
     name: NameOpt = vm_instance.DEFAULT_NAME,
-    accel: Annotated[str | None, typer.Option(
-        "--accel", envvar="FABRICD_VM_ACCEL", help="kvm or tcg. Default: KVM if it really boots the kernel here.")]
-    = None,
+    accel: Annotated[
+        str | None,
+        typer.Option(
+            "--accel", envvar="FABRICD_VM_ACCEL", help="kvm or tcg. Default: KVM if it really boots the kernel here."
+        ),
+    ] = None,
     memory: Annotated[int, typer.Option("--memory", min=512, max=8192, help="MiB per VM.")] = 1024,
     cpus: Annotated[int, typer.Option("--cpus", min=1, max=8, help="vCPUs per VM (1 is fastest on 2 cores).")] = 1,
-    wire: Annotated[str, typer.Option(
-        "--wire", help="stream: unix socketpair, lossless (back-pressure like a PFC link); udp: datagrams on "
-        "127.0.0.1 that drop under load (rxe's go-back-N counters then move).")] = "stream",
+    wire: Annotated[
+        str,
+        typer.Option(
+            "--wire",
+            help="stream: unix socketpair, lossless (back-pressure like a PFC link); udp: datagrams on "
+            "127.0.0.1 that drop under load (rxe's go-back-N counters then move).",
+        ),
+    ] = "stream",
     mirror: MirrorOpt = None,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
@@ -130,14 +148,14 @@ def status_cmd(name: NameOpt = vm_instance.DEFAULT_NAME, output: OutputOpt = Out
 
 
 @vm_app.command(
-    "exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    "exec",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def exec_cmd(
     ctx: typer.Context,
     target: Annotated[str, typer.Argument(help="Endpoint: a, b, or the inventory host name it plays.")],
     name: NameOpt = vm_instance.DEFAULT_NAME,
-    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds before the command is killed.")]
-    = 300.0,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds before the command is killed.")] = 300.0,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Run a command in a lab VM as root (through qemu-guest-agent: no login). Exits with the command's exit code.
@@ -148,8 +166,16 @@ def exec_cmd(
     argv = [a for a in ctx.args if a != "--"] if ctx.args[:1] == ["--"] else list(ctx.args)
     r = vm_instance.exec_in(target, argv, name=name, timeout_s=timeout)
     if output == OutputFormat.JSON:
-        emit_json({"target": target, "argv": list(r.argv), "rc": r.rc, "stdout": r.stdout, "stderr": r.stderr,
-                   "seconds": r.seconds})
+        emit_json(
+            {
+                "target": target,
+                "argv": list(r.argv),
+                "rc": r.rc,
+                "stdout": r.stdout,
+                "stderr": r.stderr,
+                "seconds": r.seconds,
+            }
+        )
     else:
         sys.stdout.write(r.stdout)
         sys.stdout.flush()
@@ -171,8 +197,16 @@ def _print_status(st: dict[str, Any], output: OutputFormat) -> None:
         table.add_column(col, overflow="fold")
     for ep in st["endpoints"]:
         port = str(ep.get("rdma_port_state", "-")).split(": ")[-1]
-        table.add_row(ep["role"], ep["host"], ep["ip"], ep["ip_netdev"], ep["rdma_device"], port,
-                      f"{ep['pid']}{'' if ep['qemu_alive'] else ' (dead)'}", str(ep.get("agent", "-")))
+        table.add_row(
+            ep["role"],
+            ep["host"],
+            ep["ip"],
+            ep["ip_netdev"],
+            ep["rdma_device"],
+            port,
+            f"{ep['pid']}{'' if ep['qemu_alive'] else ' (dead)'}",
+            str(ep.get("agent", "-")),
+        )
     out.print(table)
     timings = ", ".join(f"{k} {v}" for k, v in st.get("timings", {}).items())
     out.print(f"wire: {st['wire']}; timings: {timings or '-'}")

@@ -29,11 +29,16 @@ def register(app: typer.Typer) -> None:
     def report(
         inventory: InventoryArg = None,
         out: Annotated[Path, typer.Option("--out", help="Folder for the PNG files.")] = Path("fabricd-report"),
-        run: Annotated[Path | None, typer.Option("--run", help="A saved run (default: the last `fabricd demo`).")]
-        = None,
+        run: Annotated[
+            Path | None, typer.Option("--run", help="A saved run (default: the last `fabricd demo`).")
+        ] = None,
         prometheus: Annotated[
-            str | None, typer.Option("--prometheus", envvar="FABRICD_PROMETHEUS_URL",
-                                     help="Read the panels from this Prometheus instead of a saved run.")
+            str | None,
+            typer.Option(
+                "--prometheus",
+                envvar="FABRICD_PROMETHEUS_URL",
+                help="Read the panels from this Prometheus instead of a saved run.",
+            ),
         ] = None,
         since_s: Annotated[float, typer.Option("--since", help="With --prometheus: seconds of history.")] = 300.0,
         save: Annotated[Path | None, typer.Option("--save", help="Also save the run record here.")] = None,
@@ -58,20 +63,25 @@ def register(app: typer.Typer) -> None:
         else:
             path = run or default_run_file()
             if not path.exists():
-                raise ReportError(f"{path}: no saved run",
-                                  hint="run `fabricd demo` first, or pass --run FILE or --prometheus URL")
+                raise ReportError(
+                    f"{path}: no saved run", hint="run `fabricd demo` first, or pass --run FILE or --prometheus URL"
+                )
             record = load_record(path)
         if save:
             try:
                 save_record(record, save)
             except OSError as exc:
-                raise UsageError(f"--save {save}: cannot write {exc.filename}: {exc.strerror or exc}",
-                                 hint="give a file path in a directory you can write to") from exc
+                raise UsageError(
+                    f"--save {save}: cannot write {exc.filename}: {exc.strerror or exc}",
+                    hint="give a file path in a directory you can write to",
+                ) from exc
         try:
             paths = all_pictures(record, fabric, out)
         except OSError as exc:
-            raise UsageError(f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
-                             hint="give a directory you can write to (it is created if missing)") from exc
+            raise UsageError(
+                f"--out {out}: cannot write {exc.filename}: {exc.strerror or exc}",
+                hint="give a directory you can write to (it is created if missing)",
+            ) from exc
         if output == OutputFormat.JSON:
             emit_json({"pictures": [str(p) for p in paths], "fabric": record.fabric})
         else:

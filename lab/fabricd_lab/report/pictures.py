@@ -94,8 +94,13 @@ def _draw_panel(ax: Any, panel: Panel, t0: float) -> None:
     ax.grid(True, color=_GRID, linewidth=0.6)
     shown = _top(panel.series, MAX_SERIES_PER_PANEL)
     for i, s in enumerate(shown):
-        ax.plot([t - t0 for t, _ in s.points], [v for _, v in s.points],
-                color=_PALETTE[i % len(_PALETTE)], linewidth=1.4, label=s.legend)
+        ax.plot(
+            [t - t0 for t, _ in s.points],
+            [v for _, v in s.points],
+            color=_PALETTE[i % len(_PALETTE)],
+            linewidth=1.4,
+            label=s.legend,
+        )
     if shown:
         ax.legend(fontsize=6, loc="upper left", facecolor=_PANEL, edgecolor=_GRID, labelcolor=_TEXT)
     else:
@@ -153,8 +158,13 @@ def topology(fabric: Fabric, out: Path, *, origin: str | None = None, paused: li
     for a, b in edges:
         if a in pos and b in pos:
             hot = {a, b} <= (paused_devices | ({origin_device} if origin_device else set()))
-            ax.plot([pos[a][0], pos[b][0]], [pos[a][1], pos[b][1]], color="#ff9830" if hot else "#9aa0a6",
-                    linewidth=2.2 if hot else 0.9, zorder=1)
+            ax.plot(
+                [pos[a][0], pos[b][0]],
+                [pos[a][1], pos[b][1]],
+                color="#ff9830" if hot else "#9aa0a6",
+                linewidth=2.2 if hot else 0.9,
+                zorder=1,
+            )
     for name, (x, y) in pos.items():
         color = "#5794f2" if y > 0 else "#73bf69"
         if name in paused_devices:
@@ -189,6 +199,5 @@ def all_pictures(record: RunRecord, fabric: Fabric, out_dir: Path) -> list[Path]
     return [
         storm_timeline(record, inside(out_dir, "storm-timeline.png")),
         dashboard(record, inside(out_dir, "dashboard.png")),
-        topology(fabric, inside(out_dir, "topology.png"), origin=origin,
-                 paused=storm.paused_ports if storm else None),
+        topology(fabric, inside(out_dir, "topology.png"), origin=origin, paused=storm.paused_ports if storm else None),
     ]

@@ -77,12 +77,16 @@ def load_record(path: Path) -> RunRecord:
     try:
         return RunRecord.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except OSError as exc:
-        raise ReportError(f"{path}: cannot read run record: {exc.strerror}",
-                          hint="pass a file written by `fabricd demo` or `fabricd report --save`") from None
+        raise ReportError(
+            f"{path}: cannot read run record: {exc.strerror}",
+            hint="pass a file written by `fabricd demo` or `fabricd report --save`",
+        ) from None
     except (json.JSONDecodeError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
-        raise ReportError(f"{path}: not a fabricd run record ({first})",
-                          hint="pass a file written by `fabricd demo` or `fabricd report --save`") from None
+        raise ReportError(
+            f"{path}: not a fabricd run record ({first})",
+            hint="pass a file written by `fabricd demo` or `fabricd report --save`",
+        ) from None
 
 
 def save_record(record: RunRecord, path: Path) -> None:

@@ -134,6 +134,5 @@ def pick_mirror(sources: list[AptSource], suite: str) -> AptSource:
     seen = "; ".join(f"{s.uri} {' '.join(s.suites)} ({s.origin})" for s in sources) or "no deb entries"
     raise UsageError(
         f"no apt source on this machine carries Debian '{suite}' main (found: {seen})",
-        hint=f"add a Debian '{suite}' mirror to /etc/apt/sources.list.d/, or pass --mirror URL "
-        "(env FABRICD_VM_MIRROR)",
+        hint=f"add a Debian '{suite}' mirror to /etc/apt/sources.list.d/, or pass --mirror URL (env FABRICD_VM_MIRROR)",
     )

@@ -90,15 +90,64 @@ _MANYLINUX = (
 
 # Kernel module trees a lab VM never loads (lab.md: rootfs 900 MB -> 369 MB). virtio, 9p, net, infiniband/sw stay.
 _TRIM_MODULE_DIRS = (
-    "drivers/gpu", "drivers/media", "drivers/staging", "drivers/iio", "drivers/hwmon", "drivers/usb",
-    "drivers/bluetooth", "drivers/isdn", "drivers/input", "drivers/hid", "drivers/video", "drivers/mmc",
-    "drivers/mtd", "drivers/nfc", "drivers/thunderbolt", "drivers/platform", "drivers/power", "drivers/leds",
-    "drivers/scsi", "drivers/ata", "drivers/md", "drivers/target", "drivers/edac", "drivers/w1", "drivers/misc",
-    "drivers/net/wireless", "drivers/net/usb", "drivers/net/can", "drivers/net/wwan", "drivers/net/ieee802154",
-    "drivers/net/hamradio", "drivers/net/fddi", "drivers/net/arcnet", "drivers/net/plip", "drivers/net/ppp",
-    "drivers/net/slip", "drivers/net/wan", "drivers/infiniband/hw", "sound", "net/wireless", "net/mac80211",
-    "net/bluetooth", "net/nfc", "net/ieee802154", "net/mac802154", "fs/ocfs2", "fs/gfs2", "fs/xfs", "fs/btrfs",
-    "fs/nfs", "fs/nfsd", "fs/ceph", "fs/cifs", "fs/smb", "fs/f2fs", "fs/jfs", "fs/reiserfs", "fs/ubifs",
+    "drivers/gpu",
+    "drivers/media",
+    "drivers/staging",
+    "drivers/iio",
+    "drivers/hwmon",
+    "drivers/usb",
+    "drivers/bluetooth",
+    "drivers/isdn",
+    "drivers/input",
+    "drivers/hid",
+    "drivers/video",
+    "drivers/mmc",
+    "drivers/mtd",
+    "drivers/nfc",
+    "drivers/thunderbolt",
+    "drivers/platform",
+    "drivers/power",
+    "drivers/leds",
+    "drivers/scsi",
+    "drivers/ata",
+    "drivers/md",
+    "drivers/target",
+    "drivers/edac",
+    "drivers/w1",
+    "drivers/misc",
+    "drivers/net/wireless",
+    "drivers/net/usb",
+    "drivers/net/can",
+    "drivers/net/wwan",
+    "drivers/net/ieee802154",
+    "drivers/net/hamradio",
+    "drivers/net/fddi",
+    "drivers/net/arcnet",
+    "drivers/net/plip",
+    "drivers/net/ppp",
+    "drivers/net/slip",
+    "drivers/net/wan",
+    "drivers/infiniband/hw",
+    "sound",
+    "net/wireless",
+    "net/mac80211",
+    "net/bluetooth",
+    "net/nfc",
+    "net/ieee802154",
+    "net/mac802154",
+    "fs/ocfs2",
+    "fs/gfs2",
+    "fs/xfs",
+    "fs/btrfs",
+    "fs/nfs",
+    "fs/nfsd",
+    "fs/ceph",
+    "fs/cifs",
+    "fs/smb",
+    "fs/f2fs",
+    "fs/jfs",
+    "fs/reiserfs",
+    "fs/ubifs",
     "fs/nilfs2",
 )
 _INITRAMFS_MODULES = ("virtio_pci", "virtio_blk", "ext4", "crc32c_generic")
@@ -246,14 +295,17 @@ def _need_tools() -> None:
         )
     if os.geteuid() != 0:
         raise UsageError(
-            "building the lab image needs root (debootstrap and chroot); this process runs as uid "
-            f"{os.geteuid()}",
+            f"building the lab image needs root (debootstrap and chroot); this process runs as uid {os.geteuid()}",
             hint="run 'sudo fabricd lab vm build' once; 'up' then works from the cached image",
         )
 
 
 def _run(
-    argv: list[str], logfile: Path, *, what: str, on_line: Callable[[str], None] | None = None,
+    argv: list[str],
+    logfile: Path,
+    *,
+    what: str,
+    on_line: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
 ) -> None:
     """Run a build step, appending its output to ``logfile``; raise VmError with the log tail on failure."""
@@ -316,8 +368,11 @@ class _DebootstrapProgress:
 
 def _guest_python(rootfs: Path) -> str:
     """``major.minor`` of the guest's python3 (from its /usr/bin/python3.X binary name)."""
-    versions = sorted(p.name[len("python"):] for p in (rootfs / "usr" / "bin").glob("python3.*")
-                      if re.fullmatch(r"python3\.\d+", p.name))
+    versions = sorted(
+        p.name[len("python") :]
+        for p in (rootfs / "usr" / "bin").glob("python3.*")
+        if re.fullmatch(r"python3\.\d+", p.name)
+    )
     return versions[-1] if versions else GUEST_PYTHON
 
 
@@ -396,9 +451,25 @@ def _build_locked(recipe: ImageRecipe, vmdir: Path, progress: Progress) -> Image
     pyver = _guest_python(rootfs)
     lib = rootfs / "opt" / "fabricd" / "lib"
     progress(f"pip: fabricd's dependencies for the guest's CPython {pyver} -> /opt/fabricd/lib")
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-warn-conflicts",
-           "--upgrade", "--target", str(lib), "--only-binary=:all:", "--python-version", pyver,
-           "--implementation", "cp", "--abi", f"cp{pyver.replace('.', '')}"]
+    pip = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-warn-conflicts",
+        "--upgrade",
+        "--target",
+        str(lib),
+        "--only-binary=:all:",
+        "--python-version",
+        pyver,
+        "--implementation",
+        "cp",
+        "--abi",
+        f"cp{pyver.replace('.', '')}",
+    ]
     for tag in _MANYLINUX:
         pip += ["--platform", tag]
     _run([*pip, *recipe.python_requirements], logfile, what="pip install (guest dependencies)")
@@ -421,8 +492,23 @@ def _build_locked(recipe: ImageRecipe, vmdir: Path, progress: Progress) -> Image
     shutil.copy2(rootfs / "boot" / f"initrd.img-{kver}", out / "initrd.img")
     used = _du(rootfs)
     progress(f"mke2fs -d: packing the root filesystem ({used // 2**20} MiB) into root.ext4")
-    _run(["mke2fs", "-q", "-F", "-t", "ext4", "-L", "fabricd-lab", "-d", str(rootfs), str(out / "root.ext4"),
-          IMAGE_SIZE], logfile, what="mke2fs")
+    _run(
+        [
+            "mke2fs",
+            "-q",
+            "-F",
+            "-t",
+            "ext4",
+            "-L",
+            "fabricd-lab",
+            "-d",
+            str(rootfs),
+            str(out / "root.ext4"),
+            IMAGE_SIZE,
+        ],
+        logfile,
+        what="mke2fs",
+    )
     step_done("mke2fs_s", t)
     shutil.copy2(logfile, out / "build.log")
     shutil.rmtree(work)
@@ -498,7 +584,9 @@ def _configure(rootfs: Path, logfile: Path) -> None:
 def _package_versions(rootfs: Path) -> dict[str, str]:
     out = subprocess.run(
         ["chroot", str(rootfs), "dpkg-query", "-W", "-f", "${Package} ${Version}\n"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     ).stdout
     wanted = {*GUEST_PACKAGES, "python3-pyroute2", "libibverbs1"}
     versions = {}

@@ -170,7 +170,11 @@ class VmRunner:
         self.name = agent.name
 
     def run(
-        self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
+        self,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         return self.agent.run(argv, timeout_s=timeout_s, stdin=stdin, env=env)
@@ -383,8 +387,10 @@ def up(
         existing = load(name, state)
         if existing is not None and not existing.stopped and all(existing.alive().values()):
             if [e.host for e in existing.endpoints] == [e.host for e in endpoints]:
-                progress(f"lab VMs '{name}' already running ({existing.endpoints[0].host}, "
-                         f"{existing.endpoints[1].host}); 'fabricd lab vm down' first to restart")
+                progress(
+                    f"lab VMs '{name}' already running ({existing.endpoints[0].host}, "
+                    f"{existing.endpoints[1].host}); 'fabricd lab vm down' first to restart"
+                )
                 return existing
             raise UsageError(
                 f"lab VMs '{name}' already run as {', '.join(e.host for e in existing.endpoints)}",
@@ -404,8 +410,15 @@ def up(
 
 
 def _boot(
-    image: Image, endpoints: list[Endpoint], inventory: Inventory, rdir: Path, *, name: str, state: Path | None,
-    vm: VmOptions, progress: Progress,
+    image: Image,
+    endpoints: list[Endpoint],
+    inventory: Inventory,
+    rdir: Path,
+    *,
+    name: str,
+    state: Path | None,
+    vm: VmOptions,
+    progress: Progress,
 ) -> Instance:
     """Launch both VMs on a fresh run dir, wait for their agents, set up each endpoint and check the wire; on any
     failure stop them and raise VmError with their console tails."""
@@ -421,15 +434,34 @@ def _boot(
         sa, sb = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         fds = (sa.detach(), sb.detach())
     specs = [
-        qemu.VmSpec(role=role, hostname=ep.host, mac=ep.mac, run_dir=rdir, wire=vm.wire, wire_fd=fd,
-                    wire_local_port=local, wire_peer_port=peer, accel=choice.accel, memory_mib=vm.memory_mib,
-                    cpus=vm.cpus)
+        qemu.VmSpec(
+            role=role,
+            hostname=ep.host,
+            mac=ep.mac,
+            run_dir=rdir,
+            wire=vm.wire,
+            wire_fd=fd,
+            wire_local_port=local,
+            wire_peer_port=peer,
+            accel=choice.accel,
+            memory_mib=vm.memory_mib,
+            cpus=vm.cpus,
+        )
         for role, ep, fd, local, peer in (("a", endpoints[0], fds[0], pa, pb), ("b", endpoints[1], fds[1], pb, pa))
     ]
     inst = Instance(
-        name=name, run_dir=rdir, accel=choice.accel, accel_reason=choice.reason, image_dir=str(image.dir),
-        image_key=str(image.manifest.get("key", image.dir.name)), inventory=str(inventory.path),
-        endpoints=endpoints, pids={}, wire=vm.wire, wire_ports={"a": pa, "b": pb}, started_at=time.time(),
+        name=name,
+        run_dir=rdir,
+        accel=choice.accel,
+        accel_reason=choice.reason,
+        image_dir=str(image.dir),
+        image_key=str(image.manifest.get("key", image.dir.name)),
+        inventory=str(inventory.path),
+        endpoints=endpoints,
+        pids={},
+        wire=vm.wire,
+        wire_ports={"a": pa, "b": pb},
+        started_at=time.time(),
     )
     try:
         try:
@@ -440,8 +472,10 @@ def _boot(
                 if fd is not None:
                     os.close(fd)  # the VMs hold their ends now
         inst.save()
-        progress(f"booting {endpoints[0].host} (pid {inst.pids['a']}) and {endpoints[1].host} (pid {inst.pids['b']})"
-                 f" on {_wire_text(inst)}")
+        progress(
+            f"booting {endpoints[0].host} (pid {inst.pids['a']}) and {endpoints[1].host} (pid {inst.pids['b']})"
+            f" on {_wire_text(inst)}"
+        )
         _bring_up(inst, t0, progress)
         progress(f"lab up in {inst.timings['up_s']:.1f}s ({choice.accel.upper()})")
         return inst
@@ -479,8 +513,7 @@ def _bring_up(inst: Instance, t0: float, progress: Progress) -> None:
         return inst.agent(role).wait_ready(timeout_s=BOOT_TIMEOUT_S, alive=lambda: qemu.pid_alive(pid))
 
     def configure(ep: Endpoint) -> CommandResult:
-        return inst.agent(ep.role).run(["/bin/bash", "-s"], stdin=setup_script(ep).encode(),
-                                       timeout_s=SETUP_TIMEOUT_S)
+        return inst.agent(ep.role).run(["/bin/bash", "-s"], stdin=setup_script(ep).encode(), timeout_s=SETUP_TIMEOUT_S)
 
     waits = _parallel({ep.role: functools.partial(wait_agent, ep.role) for ep in endpoints})
     inst.timings["boot_s"] = round(time.monotonic() - t0, 1)
@@ -490,13 +523,16 @@ def _bring_up(inst: Instance, t0: float, progress: Progress) -> None:
     for ep in endpoints:
         r = results[ep.role]
         if not r.ok:
-            raise VmError(f"{ep.host}: endpoint setup failed (exit {r.rc}): {(r.stderr or r.stdout).strip()}",
-                          hint=f"inspect with 'fabricd lab vm exec {ep.role} -- dmesg'")
-    ping = inst.agent("a").run(["ping", "-c", "2", "-W", "3", "-i", "0.3", endpoints[1].address],
-                               timeout_s=30)
+            raise VmError(
+                f"{ep.host}: endpoint setup failed (exit {r.rc}): {(r.stderr or r.stdout).strip()}",
+                hint=f"inspect with 'fabricd lab vm exec {ep.role} -- dmesg'",
+            )
+    ping = inst.agent("a").run(["ping", "-c", "2", "-W", "3", "-i", "0.3", endpoints[1].address], timeout_s=30)
     if not ping.ok:
-        raise VmError(f"{endpoints[0].host} cannot ping {endpoints[1].host} ({endpoints[1].address}) over the "
-                      f"lab wire: {ping.stdout.strip().splitlines()[-1:] or ping.stderr.strip()}")
+        raise VmError(
+            f"{endpoints[0].host} cannot ping {endpoints[1].host} ({endpoints[1].address}) over the "
+            f"lab wire: {ping.stdout.strip().splitlines()[-1:] or ping.stderr.strip()}"
+        )
     inst.timings["setup_s"] = round(time.monotonic() - t1, 1)
     inst.timings["up_s"] = round(time.monotonic() - t0, 1)
     inst.timings.update({f"agent_{k}_s": round(v, 1) for k, v in waits.items()})
@@ -586,11 +622,17 @@ def status(name: str = DEFAULT_NAME, state: Path | None = None, *, probe: bool =
         "endpoints": [],
     }
     for ep in inst.endpoints:
-        info: dict[str, Any] = {**asdict(ep), "pid": inst.pids.get(ep.role), "qemu_alive": alive.get(ep.role, False),
-                                "console": str(inst.run_dir / f"{ep.role}.serial")}
+        info: dict[str, Any] = {
+            **asdict(ep),
+            "pid": inst.pids.get(ep.role),
+            "qemu_alive": alive.get(ep.role, False),
+            "console": str(inst.run_dir / f"{ep.role}.serial"),
+        }
         if probe and running:
-            script = (f"cut -d' ' -f1 /proc/uptime; cat /sys/class/infiniband/{shlex.quote(ep.rdma_device)}"
-                      f"/ports/{ep.rdma_port}/state 2>/dev/null || echo absent")
+            script = (
+                f"cut -d' ' -f1 /proc/uptime; cat /sys/class/infiniband/{shlex.quote(ep.rdma_device)}"
+                f"/ports/{ep.rdma_port}/state 2>/dev/null || echo absent"
+            )
             try:
                 r = inst.agent(ep.role, io_timeout_s=5).run(["/bin/sh", "-c", script], timeout_s=10)
                 lines = r.stdout.split("\n")
@@ -604,7 +646,12 @@ def status(name: str = DEFAULT_NAME, state: Path | None = None, *, probe: bool =
 
 
 def exec_in(
-    which: str, argv: Sequence[str], *, name: str = DEFAULT_NAME, state: Path | None = None, timeout_s: float = 300.0,
+    which: str,
+    argv: Sequence[str],
+    *,
+    name: str = DEFAULT_NAME,
+    state: Path | None = None,
+    timeout_s: float = 300.0,
     stdin: bytes | None = None,
 ) -> CommandResult:
     """Run ``argv`` in endpoint ``which`` (role or host name) of the running instance."""

@@ -89,25 +89,46 @@ def qemu_argv(spec: VmSpec, image: Image) -> list[str]:
     )
     return [
         QEMU,
-        "-name", f"fabricd-lab-{spec.role},process=fabricd-lab-{spec.role}",
-        "-accel", spec.accel,
-        "-cpu", cpu,
-        "-smp", str(spec.cpus),
-        "-m", str(spec.memory_mib),
-        "-nodefaults", "-display", "none", "-no-reboot",
-        "-serial", f"file:{spec.serial_log}",
-        "-kernel", str(image.kernel),
-        "-initrd", str(image.initrd),
-        "-append", append,
-        "-drive", f"file={image.rootfs},format=raw,if=virtio,snapshot=on",
-        "-virtfs", f"local,path={spec.share_dir},mount_tag=share,security_model=none",
-        "-chardev", f"socket,id=qga0,path={spec.qga_socket},server=on,wait=off",
-        "-device", "virtio-serial-pci",
-        "-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
-        "-qmp", f"unix:{spec.qmp_socket},server=on,wait=off",
-        "-pidfile", str(spec.pidfile),
-        "-netdev", _netdev(spec),
-        "-device", f"virtio-net-pci,netdev=n0,mac={spec.mac},host_mtu=9000",
+        "-name",
+        f"fabricd-lab-{spec.role},process=fabricd-lab-{spec.role}",
+        "-accel",
+        spec.accel,
+        "-cpu",
+        cpu,
+        "-smp",
+        str(spec.cpus),
+        "-m",
+        str(spec.memory_mib),
+        "-nodefaults",
+        "-display",
+        "none",
+        "-no-reboot",
+        "-serial",
+        f"file:{spec.serial_log}",
+        "-kernel",
+        str(image.kernel),
+        "-initrd",
+        str(image.initrd),
+        "-append",
+        append,
+        "-drive",
+        f"file={image.rootfs},format=raw,if=virtio,snapshot=on",
+        "-virtfs",
+        f"local,path={spec.share_dir},mount_tag=share,security_model=none",
+        "-chardev",
+        f"socket,id=qga0,path={spec.qga_socket},server=on,wait=off",
+        "-device",
+        "virtio-serial-pci",
+        "-device",
+        "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
+        "-qmp",
+        f"unix:{spec.qmp_socket},server=on,wait=off",
+        "-pidfile",
+        str(spec.pidfile),
+        "-netdev",
+        _netdev(spec),
+        "-device",
+        f"virtio-net-pci,netdev=n0,mac={spec.mac},host_mtu=9000",
     ]
 
 
@@ -173,9 +194,23 @@ def probe_kvm(image: Image, *, timeout_s: float = KVM_PROBE_TIMEOUT_S) -> AccelC
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return AccelChoice("tcg", "/dev/kvm is not accessible to this user")
     argv = [
-        require_qemu(), "-accel", "kvm", "-cpu", "host", "-m", "256", "-nodefaults", "-display", "none",
-        "-no-reboot", "-serial", "stdio", "-kernel", str(image.kernel),
-        "-append", "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=7",
+        require_qemu(),
+        "-accel",
+        "kvm",
+        "-cpu",
+        "host",
+        "-m",
+        "256",
+        "-nodefaults",
+        "-display",
+        "none",
+        "-no-reboot",
+        "-serial",
+        "stdio",
+        "-kernel",
+        str(image.kernel),
+        "-append",
+        "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 loglevel=7",
     ]
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -197,9 +232,11 @@ def probe_kvm(image: Image, *, timeout_s: float = KVM_PROBE_TIMEOUT_S) -> AccelC
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-    pvm = " (/dev/kvm is kvm_pvm, nested PVM, which runs only PVM-enabled guest kernels)" if os.path.isdir(
-        "/sys/module/kvm_pvm"
-    ) else ""
+    pvm = (
+        " (/dev/kvm is kvm_pvm, nested PVM, which runs only PVM-enabled guest kernels)"
+        if os.path.isdir("/sys/module/kvm_pvm")
+        else ""
+    )
     return AccelChoice("tcg", f"KVM did not boot the stock kernel within {timeout_s:.0f}s{pvm}")
 
 
@@ -232,7 +269,11 @@ def launch(spec: VmSpec, image: Image) -> int:
     (spec.run_dir / f"{spec.role}.argv.json").write_text(json.dumps(argv) + "\n")
     with spec.qemu_log.open("w") as out:
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
             pass_fds=(spec.wire_fd,) if spec.wire_fd is not None else (),
         )
     deadline = time.monotonic() + 5
@@ -240,8 +281,10 @@ def launch(spec: VmSpec, image: Image) -> int:
         time.sleep(0.02)  # until the child has exec'd qemu (pid_alive checks the command line)
     if proc.poll() is not None:
         tail = spec.qemu_log.read_text(errors="replace").strip()[-600:]
-        raise VmError(f"qemu for VM {spec.role} ({spec.hostname}) exited at once (rc {proc.returncode}): {tail}",
-                      hint=f"the full command line is in {spec.run_dir / (spec.role + '.argv.json')}")
+        raise VmError(
+            f"qemu for VM {spec.role} ({spec.hostname}) exited at once (rc {proc.returncode}): {tail}",
+            hint=f"the full command line is in {spec.run_dir / (spec.role + '.argv.json')}",
+        )
     log.info("started VM %s (%s) pid %s", spec.role, spec.hostname, proc.pid)
     return proc.pid
 

@@ -134,9 +134,7 @@ class GuestAgent:
         """Raise AgentError unless the agent answers ``guest-ping``."""
         self.call("guest-ping")
 
-    def start(
-        self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdin: bytes | None = None
-    ) -> int:
+    def start(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> int:
         """Start ``argv`` in the guest (as root) with captured output; return its guest pid."""
         args: dict[str, Any] = {"path": argv[0], "arg": list(argv[1:]), "capture-output": True}
         if env is not None:

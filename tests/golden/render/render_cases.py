@@ -39,8 +39,12 @@ def case_ids() -> list[tuple[str, str]]:
 def missing_cases() -> list[str]:
     """The required cases (with their warnings.txt) that a registered pack, or the host, lacks, walking the registry
     as it is now."""
-    return [f"{p}/{c}" for p in (*(s.value for s in SPECS), "linux_host") for c in REQUIRED
-            if not (HERE / p / c / "inventory.yml").is_file() or not (expected_dir(p, c) / "warnings.txt").is_file()]
+    return [
+        f"{p}/{c}"
+        for p in (*(s.value for s in SPECS), "linux_host")
+        for c in REQUIRED
+        if not (HERE / p / c / "inventory.yml").is_file() or not (expected_dir(p, c) / "warnings.txt").is_file()
+    ]
 
 
 @cache
@@ -66,6 +70,7 @@ def expected_dir(platform: str, case: str) -> Path:
 
 
 # --- the value walk (test_render_values.py, tests/fuzz/test_render_fuzz.py) ---------------------------------
+
 
 def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     if value is None or isinstance(value, bool | Enum | Platform):

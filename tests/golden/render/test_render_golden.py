@@ -40,8 +40,11 @@ def test_golden(platform: str, case: str, update_goldens: bool) -> None:
     assert sorted(expected) == sorted(actual), "rendered file set differs; run pytest --update-goldens and review"
     for rel, text in actual.items():
         if text != expected[rel]:
-            diff = "".join(difflib.unified_diff(expected[rel].splitlines(True), text.splitlines(True),
-                                                f"expected/{rel}", f"rendered/{rel}", n=2))
+            diff = "".join(
+                difflib.unified_diff(
+                    expected[rel].splitlines(True), text.splitlines(True), f"expected/{rel}", f"rendered/{rel}", n=2
+                )
+            )
             pytest.fail(f"{platform}/{case}: {rel} differs from the golden file:\n{diff}")
 
 

@@ -37,8 +37,12 @@ def _ids(platform: str) -> list[tuple[str, str]]:
 
 
 def _text(platform: str, case: str, suffix: str) -> dict[str, str]:
-    return {f.relpath.split("/")[1].rsplit(".", 1)[0]: f.text
-            for r in renders(platform, case) for f in r.files if f.relpath.endswith(suffix)}
+    return {
+        f.relpath.split("/")[1].rsplit(".", 1)[0]: f.text
+        for r in renders(platform, case)
+        for f in r.files
+        if f.relpath.endswith(suffix)
+    }
 
 
 def _children(obj: Any) -> list[str]:
@@ -96,8 +100,10 @@ def test_eos_hierarchy(platform: str, case: str) -> None:
         else:
             wd = sw.watchdog
             assert f"priority-flow-control pause watchdog port action {wd.action}" in kids
-            assert (f"priority-flow-control pause watchdog port timer timeout {wd.timeout_s} polling-interval "
-                    f"{wd.polling_s} recovery-time {wd.recovery_s}") in kids
+            assert (
+                f"priority-flow-control pause watchdog port timer timeout {wd.timeout_s} polling-interval "
+                f"{wd.polling_s} recovery-time {wd.recovery_s}"
+            ) in kids
         queues = {int(c.text.split()[1]): _children(c) for c in profile.children if c.text.strip().startswith("tx-q")}
         for q in sw.queues:
             if not (q.used or q.round_robin):
@@ -112,8 +118,10 @@ def test_eos_hierarchy(platform: str, case: str) -> None:
                 assert red == []
             else:
                 e = q.ecn
-                assert red == [f"random-detect ecn minimum-threshold {e.min_threshold} {e.unit} maximum-threshold "
-                               f"{e.max_threshold} {e.unit} max-mark-probability {e.probability_percent} weight 0"]
+                assert red == [
+                    f"random-detect ecn minimum-threshold {e.min_threshold} {e.unit} maximum-threshold "
+                    f"{e.max_threshold} {e.unit} max-mark-probability {e.probability_percent} weight 0"
+                ]
         # every DSCP (or CoS) is mapped exactly once, to the intended priority
         kind = "dscp" if sw.trust_dscp else "cos"
         seen: dict[int, int] = {}
@@ -138,8 +146,9 @@ def test_eos_hierarchy(platform: str, case: str) -> None:
                 assert f"switchport access vlan {port.access_vlan}" in body
             if port.tagged_vlans:
                 assert "switchport mode trunk" in body
-                assert _numbers(next(b for b in body if b.startswith("switchport trunk allowed vlan")).split()[-1]) \
-                    == set(port.tagged_vlans)
+                assert _numbers(
+                    next(b for b in body if b.startswith("switchport trunk allowed vlan")).split()[-1]
+                ) == set(port.tagged_vlans)
 
 
 @pytest.mark.parametrize(("platform", "case"), _ids("arista_eos"))
@@ -148,8 +157,17 @@ def test_eos_commands_have_the_shapes_of_real_configs(platform: str, case: str) 
     for text in _text(platform, case, ".cfg").values():
         for line in text.splitlines():
             s = _shape(line)
-            if s.startswith(("priority-flow-control", "random-detect", "tx-queue", "bandwidth", "qos trust",
-                             "no priority", "priority strict")):
+            if s.startswith(
+                (
+                    "priority-flow-control",
+                    "random-detect",
+                    "tx-queue",
+                    "bandwidth",
+                    "qos trust",
+                    "no priority",
+                    "priority strict",
+                )
+            ):
                 assert s in known, f"{line.strip()!r} has no counterpart in the captured EOS config"
 
 
@@ -159,13 +177,18 @@ NXOS_FIXTURE = (HERE / "fixtures" / "nxos-qos-azurelocal.cfg").read_text().split
 NXOS_EXTRA_SHAPES = {
     # class-map match on DSCP and strict priority for CNP: anchors.md §3.7 (paregupt/nx-os roce_enable.py,
     # Cisco AI/ML blueprint); the Azure Local capture classifies by CoS and has no strict queue.
-    "match dscp N", "priority level N", "class-map type qos match-any W",
+    "match dscp N",
+    "priority level N",
+    "class-map type qos match-any W",
     # per-interface PFC without `send-tlv` (DCBX TLV advertisement is optional) and the watchdog: anchors.md §3.7.
-    "priority-flow-control mode on", "priority-flow-control watch-dog-interval on",
+    "priority-flow-control mode on",
+    "priority-flow-control watch-dog-interval on",
     # the watchdog's restore, interval and per-interface multiplier / syslog-only mode: the pinned grammar table
     # tests/conformance/nxos_grammar.yml gives each one's source and whether it is verified; not in the capture.
-    "priority-flow-control fixed-restore multiplier N", "priority-flow-control watch-dog interval N",
-    "priority-flow-control watch-dog interface-multiplier N", "priority-flow-control watch-dog disable-action",
+    "priority-flow-control fixed-restore multiplier N",
+    "priority-flow-control watch-dog interval N",
+    "priority-flow-control watch-dog interface-multiplier N",
+    "priority-flow-control watch-dog disable-action",
     # an access port (a NIC without a VLAN tag); the capture has trunk ports only.
     "switchport access vlan N",
 }
@@ -204,9 +227,14 @@ def test_nxos_hierarchy(platform: str, case: str) -> None:
             if not q.used:
                 assert body == ["bandwidth remaining percent 0"]
             red = [b for b in body if b.startswith("random-detect")]
-            assert red == ([] if q.ecn is None else [
-                f"random-detect minimum-threshold {q.ecn.min_threshold} kbytes maximum-threshold "
-                f"{q.ecn.max_threshold} kbytes drop-probability {q.ecn.probability_percent} weight 0 ecn"])
+            assert red == (
+                []
+                if q.ecn is None
+                else [
+                    f"random-detect minimum-threshold {q.ecn.min_threshold} kbytes maximum-threshold "
+                    f"{q.ecn.max_threshold} kbytes drop-probability {q.ecn.probability_percent} weight 0 ecn"
+                ]
+            )
         # network-qos: MTU on used queues, pause pfc-cos on the lossless ones
         (nq_policy,) = parse.find_objects(r"^policy-map type network-qos FABRICD_NETWORK_QOS$")
         nq_classes = {c.text.split()[-1]: _children(c) for c in nq_policy.children}
@@ -222,14 +250,18 @@ def test_nxos_hierarchy(platform: str, case: str) -> None:
                 lossless_cos |= _numbers(pause[0].split()[-1])
         assert lossless_cos == set(sw.lossless_priorities)
         (system,) = parse.find_objects(r"^system qos$")
-        assert set(_children(system)) == {"service-policy type network-qos FABRICD_NETWORK_QOS",
-                                          "service-policy type queuing output FABRICD_QUEUING"}
+        assert set(_children(system)) == {
+            "service-policy type network-qos FABRICD_NETWORK_QOS",
+            "service-policy type queuing output FABRICD_QUEUING",
+        }
         wd_lines = {o.text for o in parse.find_objects(r"^priority-flow-control ")}
         if sw.watchdog is None:
             assert wd_lines == set()
         else:
-            want_wd = {"priority-flow-control watch-dog-interval on",
-                       f"priority-flow-control fixed-restore multiplier {sw.watchdog.fixed_restore_multiplier}"}
+            want_wd = {
+                "priority-flow-control watch-dog-interval on",
+                f"priority-flow-control fixed-restore multiplier {sw.watchdog.fixed_restore_multiplier}",
+            }
             if sw.watchdog.interval_ms is not None:
                 want_wd.add(f"priority-flow-control watch-dog interval {sw.watchdog.interval_ms}")
             assert wd_lines == want_wd
@@ -259,8 +291,21 @@ def _nx_shape(line: str) -> str:
 @pytest.mark.parametrize(("platform", "case"), _ids("cisco_nxos"))
 def test_nxos_commands_have_the_shapes_of_real_configs(platform: str, case: str) -> None:
     known = {_nx_shape(line) for line in NXOS_FIXTURE} | NXOS_EXTRA_SHAPES
-    prefixes = ("policy-map", "class", "match", "set qos-group", "bandwidth", "random-detect", "priority-flow",
-                "priority level", "mtu", "pause", "service-policy", "switchport", "system qos")
+    prefixes = (
+        "policy-map",
+        "class",
+        "match",
+        "set qos-group",
+        "bandwidth",
+        "random-detect",
+        "priority-flow",
+        "priority level",
+        "mtu",
+        "pause",
+        "service-policy",
+        "switchport",
+        "system qos",
+    )
     for text in _text(platform, case, ".cfg").values():
         for line in text.splitlines():
             s = _nx_shape(line)
@@ -270,21 +315,35 @@ def test_nxos_commands_have_the_shapes_of_real_configs(platform: str, case: str)
 
 # ------------------------------------------------------------------------------------------------- SONiC
 
+
 def _walk_refs(db: dict[str, Any]) -> None:
-    maps = {k: set(db.get(k, {})) for k in ("DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP",
-                                            "TC_TO_PRIORITY_GROUP_MAP", "MAP_PFC_PRIORITY_TO_QUEUE")}
+    maps = {
+        k: set(db.get(k, {}))
+        for k in (
+            "DSCP_TO_TC_MAP",
+            "DOT1P_TO_TC_MAP",
+            "TC_TO_QUEUE_MAP",
+            "TC_TO_PRIORITY_GROUP_MAP",
+            "MAP_PFC_PRIORITY_TO_QUEUE",
+        )
+    }
     ports = set(db["PORT"])
     for port, row in db["PORT_QOS_MAP"].items():
         assert port in ports
-        for field, table in (("dscp_to_tc_map", "DSCP_TO_TC_MAP"), ("dot1p_to_tc_map", "DOT1P_TO_TC_MAP"),
-                             ("tc_to_queue_map", "TC_TO_QUEUE_MAP"), ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP"),
-                             ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE")):
+        for field, table in (
+            ("dscp_to_tc_map", "DSCP_TO_TC_MAP"),
+            ("dot1p_to_tc_map", "DOT1P_TO_TC_MAP"),
+            ("tc_to_queue_map", "TC_TO_QUEUE_MAP"),
+            ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP"),
+            ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE"),
+        ):
             if field in row:
                 assert row[field] in maps[table]
         if "pfcwd_sw_enable" in row:
             # the watchdog watches the queues the PFC priorities are paused in (pfcwd_sw_enable names queues)
-            pfc_queues = {db["MAP_PFC_PRIORITY_TO_QUEUE"][row["pfc_to_queue_map"]][p]
-                          for p in row["pfc_enable"].split(",")}
+            pfc_queues = {
+                db["MAP_PFC_PRIORITY_TO_QUEUE"][row["pfc_to_queue_map"]][p] for p in row["pfc_enable"].split(",")
+            }
             assert set(row["pfcwd_sw_enable"].split(",")) == pfc_queues
             assert port in db["PFC_WD"]
     for key, row in db["QUEUE"].items():
@@ -316,8 +375,10 @@ SONIC_CLI = [
     re.compile(r"^sudo config interface mtu \S+ \d+$"),
     re.compile(r"^sudo sonic-cfggen -a '(?P<json>\{.*\})' --write-to-db$"),
     re.compile(r"^sudo config pfcwd interval \d+$"),
-    re.compile(r"^sudo config pfcwd start --action (drop|forward|alert) ports (\S+ )+detection-time \d+ "
-               r"--restoration-time \d+$"),
+    re.compile(
+        r"^sudo config pfcwd start --action (drop|forward|alert) ports (\S+ )+detection-time \d+ "
+        r"--restoration-time \d+$"
+    ),
     re.compile(r"^sudo config save -y$"),
 ]
 
@@ -346,8 +407,10 @@ def test_sonic_config_db_and_cli(platform: str, case: str) -> None:
                 wd = db["PFC_WD"]
                 ports = line.split(" ports ")[1].split(" detection-time")[0].split()
                 assert set(ports) == set(wd) - {"GLOBAL"}
-                assert line.endswith(f"detection-time {wd[ports[0]]['detection_time']} --restoration-time "
-                                     f"{wd[ports[0]]['restoration_time']}")
+                assert line.endswith(
+                    f"detection-time {wd[ports[0]]['detection_time']} --restoration-time "
+                    f"{wd[ports[0]]['restoration_time']}"
+                )
             if line.startswith("sudo config pfcwd interval"):
                 assert line.split()[-1] == db["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"]
             if line.startswith("sudo config interface mtu"):
@@ -359,6 +422,7 @@ def test_sonic_config_db_and_cli(platform: str, case: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------- Cumulus NVUE
+
 
 def test_nvue_matcher_rejects_bad_commands() -> None:
     assert check_text("nv set qos pfc-watchdog robustness 3\n") == []
@@ -386,6 +450,7 @@ def test_nvue_commands_are_valid_paths(platform: str, case: str) -> None:
 
 # ------------------------------------------------------------------------------------------------- Linux hosts
 
+
 @pytest.mark.parametrize(("platform", "case"), _ids("linux_host"))
 @pytest.mark.integration  # runs bash -n and shellcheck
 def test_host_scripts_pass_bash_and_shellcheck(platform: str, case: str, tmp_path: Path) -> None:
@@ -402,6 +467,10 @@ def test_host_scripts_pass_bash_and_shellcheck(platform: str, case: str, tmp_pat
         assert bash.returncode == 0, bash.stderr
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck is not installed (Debian package shellcheck, in scripts/sysdeps.sh)")
-    sc = subprocess.run(["shellcheck", "--shell=bash", "--severity=style", *map(str, scripts)],
-                        capture_output=True, text=True, check=False)
+    sc = subprocess.run(
+        ["shellcheck", "--shell=bash", "--severity=style", *map(str, scripts)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert sc.returncode == 0, sc.stdout + sc.stderr

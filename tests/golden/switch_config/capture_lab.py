@@ -19,8 +19,12 @@ from switchlab import LEAVES, switch_lab  # noqa: E402
 
 from fabricd.deploy.pipeline import push  # noqa: E402
 
-COMMAND = {"sonic": "show runningconfiguration all", "arista_eos": "show running-config",
-           "cisco_nxos": "show running-config", "cumulus_nvue": "nv config show -o commands"}
+COMMAND = {
+    "sonic": "show runningconfiguration all",
+    "arista_eos": "show running-config",
+    "cisco_nxos": "show running-config",
+    "cumulus_nvue": "nv config show -o commands",
+}
 VOLATILE = ("!Time:", "!Running configuration last done at:")
 
 
@@ -39,10 +43,12 @@ def main() -> None:
             body = "\n".join(ln for ln in text.splitlines() if not ln.startswith(VOLATILE))
             out = HERE / platform / "lab-pushed.txt"
             out.parent.mkdir(exist_ok=True)
-            out.write_text(f"# source: fabricd lab simulator lab/fabricd_lab (this repository), "
-                           f"`{COMMAND[platform]}` on "
-                           f"{name} after `fabricd push` of inventory/lab (no public capture of this format)\n"
-                           f"{body}\n")
+            out.write_text(
+                f"# source: fabricd lab simulator lab/fabricd_lab (this repository), "
+                f"`{COMMAND[platform]}` on "
+                f"{name} after `fabricd push` of inventory/lab (no public capture of this format)\n"
+                f"{body}\n"
+            )
             print(out)
 
 

@@ -51,9 +51,18 @@ def main() -> int:
 
     snap("before")
     started = sniff.start(inst.runner(b.host), b.ip_netdev, seconds=120, limit=400)
-    spec = TrafficSpec(ops=[Op.WRITE], sizes=[65536], depth=args.depth, post_list=1, signal_every=1,
-                       iterations=args.iterations, duration_s=None, warmup=False,
-                       tos=fabric.policy.qos.roce.effective_tos, ack_timeout=LAB_ACK_TIMEOUT)
+    spec = TrafficSpec(
+        ops=[Op.WRITE],
+        sizes=[65536],
+        depth=args.depth,
+        post_list=1,
+        signal_every=1,
+        iterations=args.iterations,
+        duration_s=None,
+        warmup=False,
+        tos=fabric.policy.qos.roce.effective_tos,
+        ack_timeout=LAB_ACK_TIMEOUT,
+    )
     run = run_pair(inst.runner(b.host), inst.runner(a.host), b.address, spec)
     cap = sniff.collect(started, b.ip_netdev, timeout_s=150)
     snap("after")
@@ -61,13 +70,19 @@ def main() -> int:
         print(f"traffic failed: {run.error}", file=sys.stderr)
         return 1
     (out / "session.json").write_text(run.client.model_dump_json(indent=2) + "\n")
-    (out / "capture.json").write_text(json.dumps({"interface": cap.interface, "packets": cap.packets,
-                                                  "tos": {str(k): v for k, v in cap.tos.items()}}, indent=2) + "\n")
+    (out / "capture.json").write_text(
+        json.dumps(
+            {"interface": cap.interface, "packets": cap.packets, "tos": {str(k): v for k, v in cap.tos.items()}},
+            indent=2,
+        )
+        + "\n"
+    )
     (out / "SOURCE").write_text(
         f"Captured {time.strftime('%Y-%m-%d')} by tests/golden/traffic/capture_rxe.py {' '.join(sys.argv[1:])}\n"
         f"from the fabricd lab VMs (Debian 12 kernel, rdma_rxe, {inst.accel.upper()}, {inst.wire} wire), "
         f"inventory/examples/softroce.yml: RC WRITE 64 KiB x {args.iterations}, depth {args.depth}, ToS 106, "
-        f"client {a.host} -> server {b.host}. Real sysfs/ethtool text; not edited.\n")
+        f"client {a.host} -> server {b.host}. Real sysfs/ethtool text; not edited.\n"
+    )
     print(f"wrote {out}")
     return 0
 

@@ -25,17 +25,24 @@ from fabricd.traffic.spec import RoceVersion, SessionResult
 from fabricd.traffic.validate import Endpoint, Sniffed, assess, counter_deltas, read_counters
 
 HERE = Path(__file__).resolve().parent
-A = Endpoint(host="rxe-a", rdma_device="rxe0", rdma_port=1, netdev="eth0", ip_netdev="eth0.100",
-             address="198.18.100.1")
-B = Endpoint(host="rxe-b", rdma_device="rxe0", rdma_port=1, netdev="eth0", ip_netdev="eth0.100",
-             address="198.18.100.2")
+A = Endpoint(host="rxe-a", rdma_device="rxe0", rdma_port=1, netdev="eth0", ip_netdev="eth0.100", address="198.18.100.1")
+B = Endpoint(host="rxe-b", rdma_device="rxe0", rdma_port=1, netdev="eth0", ip_netdev="eth0.100", address="198.18.100.2")
 
 
 def _case(name: str) -> tuple[PairRun, dict, dict, Capture]:
     d = HERE / name
     session = SessionResult.model_validate_json((d / "session.json").read_text())
-    run = PairRun(server_host="rxe-b", client_host="rxe-a", server_ip=B.address, port=1, client=session,
-                  server={"ok": True}, error=None, client_rc=0, server_rc=0)
+    run = PairRun(
+        server_host="rxe-b",
+        client_host="rxe-a",
+        server_ip=B.address,
+        port=1,
+        client=session,
+        server={"ok": True},
+        error=None,
+        client_rc=0,
+        server_rc=0,
+    )
     before = {ep.host: read_counters(d / f"{ep.host}-before", ep) for ep in (A, B)}
     after = {ep.host: read_counters(d / f"{ep.host}-after", ep) for ep in (A, B)}
     cap = json.loads((d / "capture.json").read_text())
@@ -99,8 +106,17 @@ def test_wrong_marking_and_missing_capture() -> None:
 
 def test_failed_session_is_one_failing_check() -> None:
     _run, before, after, cap = _case("rxe-clean")
-    failed = PairRun(server_host="rxe-b", client_host="rxe-a", server_ip=B.address, port=1, client=None,
-                     server=None, error="client on rxe-a exited 3: cannot reach", client_rc=3, server_rc=None)
+    failed = PairRun(
+        server_host="rxe-b",
+        client_host="rxe-a",
+        server_ip=B.address,
+        port=1,
+        client=None,
+        server=None,
+        error="client on rxe-a exited 3: cannot reach",
+        client_rc=3,
+        server_rc=None,
+    )
     (check,) = assess(failed, A, B, before=before, after=after, sniffed=Sniffed(cap), policy=Policy(), tos=106)
     assert check.code == "FABRIC-TRAFFIC" and check.status == Status.FAIL
     assert "cannot reach" in check.findings[0].message

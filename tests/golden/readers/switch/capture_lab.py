@@ -23,8 +23,10 @@ SHAPES = {
 }
 """Per platform, where the simulator's output shape comes from (the default: documented field names only)."""
 REFERENCE_FORMS = {
-    "cisco_nxos": {"pfc-json": "show interface priority-flow-control | json",
-                   "queuing-json": "show queuing interface | json"},
+    "cisco_nxos": {
+        "pfc-json": "show interface priority-flow-control | json",
+        "queuing-json": "show queuing interface | json",
+    },
 }
 """Per platform, the other output forms of polled commands that a reference role parses (lab-<role>.txt too)."""
 
@@ -40,8 +42,9 @@ def main() -> None:
             continue
         sim = switch_class(switch.platform)(spec_for(switch, password="x", port=0), clock=clock)
         ports = [p.name for p in switch.ports][:2]
-        sim.counters.set_watchdog(WatchdogSettings(priorities=frozenset({3}), detection_ms=200, restoration_ms=200,
-                                                   action="drop"))
+        sim.counters.set_watchdog(
+            WatchdogSettings(priorities=frozenset({3}), detection_ms=200, restoration_ms=200, action="drop")
+        )
         sim.counters.traffic(ports[0], 3, 120_000, 4096)
         sim.counters.traffic(ports[0], 0, 5_000, 1500)
         sim.counters.ecn_mark(ports[0], 3, 1_700, 4096)
@@ -56,20 +59,26 @@ def main() -> None:
             if switch.platform.value in ("arista_eos", "cisco_nxos"):
                 shell.handle(setup)
         target = SwitchTarget(switch.name, switch.platform.value, tuple(ports[:1]))
-        runs = [(role, command) for optional in (False, True)
-                for role, command, _ in commands_for(target, optional=optional)]
+        runs = [
+            (role, command)
+            for optional in (False, True)
+            for role, command, _ in commands_for(target, optional=optional)
+        ]
         for role, command in [*runs, *REFERENCE_FORMS.get(switch.platform.value, {}).items()]:
             reply = shell.handle(command)
             if "% Invalid" in reply.output or "Error:" in reply.output:
                 print(switch.platform.value, command, "not supported by the simulator")
                 continue
             name = f"lab-{role}.txt"
-            shape = SHAPES.get(switch.platform.value, "format from the vendor's documented field names (no public "
-                               "capture)")
+            shape = SHAPES.get(
+                switch.platform.value, "format from the vendor's documented field names (no public capture)"
+            )
             (HERE / switch.platform.value / name).write_text(
                 f"# source: fabricd lab simulator lab/fabricd_lab/{switch.platform.value.split('_')[-1]}.py "
                 f"(this repository), `{command}` on {switch.name} after capture_lab.py's scenario; {shape}\n"
-                + reply.output.rstrip("\n") + "\n")
+                + reply.output.rstrip("\n")
+                + "\n"
+            )
             print(switch.platform.value, name, len(reply.output))
 
 
