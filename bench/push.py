@@ -306,7 +306,8 @@ def main() -> None:
                 "bench": "push",
                 "value": round(f_rate, 2),
                 "unit": "devices/s",
-                "anchor": "nornir 3 threaded (20 workers) + nornir_netmiko netmiko_send_config, same lines, same simulators",
+                "anchor": "nornir 3 threaded (20 workers) + nornir_netmiko netmiko_send_config, "
+                "same lines, same simulators",
                 "anchor_value": round(n_rate, 2),
                 "ratio": round(f_rate / n_rate, 2) if n_rate else None,
                 "latency": latency or None,

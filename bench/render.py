@@ -174,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
                 "bench": "render",
                 "value": round(value),
                 "unit": "configs/s",
-                "anchor": "lower bound of fabricd's own pipeline: its templates rendered from its precomputed intents + "
+                "anchor": "lower bound of fabricd's own pipeline: its templates rendered from its precomputed "
+                "intents + "
                 f"json.dumps of the same CONFIG_DB and host plan dicts (target {TARGET} configs/s)",
                 "anchor_kind": "lower bound of fabricd's own pipeline (not another tool; ratio < 1 by construction)",
                 "anchor_value": round(anchor_value),

@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                 "bench": "validate",
                 "value": round(value),
                 "unit": "devices/s",
-                "anchor": "yaml.load(CSafeLoader) + Fabric.model_validate of the same files, no checks (target 5000 devices/s)",
+                "anchor": "yaml.load(CSafeLoader) + Fabric.model_validate of the same files, no checks "
+                "(target 5000 devices/s)",
                 "anchor_value": round(anchor_value),
                 "ratio": round(value / anchor_value, 3),
                 "devices": devices,

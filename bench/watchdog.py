@@ -411,7 +411,8 @@ def main() -> None:
                 "bench": "watchdog",
                 "value": round(p99, 1),
                 "unit": "ms",
-                "anchor": f"SONiC-pfcwd-style poller, p99 (poll {SONIC_POLL_MS} ms, detection {DETECTION_MS} ms, same tree, "
+                "anchor": f"SONiC-pfcwd-style poller, p99 (poll {SONIC_POLL_MS} ms, detection {DETECTION_MS} ms, "
+                "same tree, "
                 f"same run, {head['variant']})",
                 "anchor_value": round(anchor, 1),
                 "ratio": round(p99 / anchor, 3),

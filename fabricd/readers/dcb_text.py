@@ -167,13 +167,13 @@ def parse_dcb_pfc(text: str, source: str = "dcb pfc show") -> DcbPfc:
     if "prio_pfc" not in got:
         raise TextParseError(source, 1, "no prio-pfc line", expected="prio-pfc 0:off ... 7:off", got=text.strip()[:80])
     return DcbPfc(
-        pfc_cap=got.get("pfc_cap"),
+        pfc_cap=got.get("pfc_cap"),  # type: ignore[arg-type]
         macsec_bypass=got.get("macsec_bypass"),  # type: ignore[arg-type]
-        delay=got.get("delay"),
+        delay=got.get("delay"),  # type: ignore[arg-type]
         prio_pfc=got["prio_pfc"],  # type: ignore[arg-type]
-        requests=got.get("requests", {}),
-        indications=got.get("indications", {}),
-    )  # type: ignore[arg-type]
+        requests=got.get("requests", {}),  # type: ignore[arg-type]
+        indications=got.get("indications", {}),  # type: ignore[arg-type]
+    )
 
 
 ETS_KEYS = frozenset(
@@ -209,17 +209,17 @@ def parse_dcb_ets(text: str, source: str = "dcb ets show") -> DcbEts:
             source, 1, "no tc-bw, tc-tsa or prio-tc line", expected="the ETS maps", got=text.strip()[:80]
         )
     return DcbEts(
-        willing=got.get("willing"),
-        ets_cap=got.get("ets_cap"),
+        willing=got.get("willing"),  # type: ignore[arg-type]
+        ets_cap=got.get("ets_cap"),  # type: ignore[arg-type]
         cbs=got.get("cbs"),  # type: ignore[arg-type]
-        tc_bw=got.get("tc_bw", {}),
+        tc_bw=got.get("tc_bw", {}),  # type: ignore[arg-type]
         tc_tsa=got.get("tc_tsa", {}),  # type: ignore[arg-type]
-        prio_tc=got.get("prio_tc", {}),
+        prio_tc=got.get("prio_tc", {}),  # type: ignore[arg-type]
         reco_tc_bw=got.get("reco_tc_bw", {}),  # type: ignore[arg-type]
-        reco_tc_tsa=got.get("reco_tc_tsa", {}),
+        reco_tc_tsa=got.get("reco_tc_tsa", {}),  # type: ignore[arg-type]
         reco_prio_tc=got.get("reco_prio_tc", {}),  # type: ignore[arg-type]
-        pg_bw=got.get("pg_bw", {}),
-    )  # type: ignore[arg-type]
+        pg_bw=got.get("pg_bw", {}),  # type: ignore[arg-type]
+    )
 
 
 BUFFER_KEYS = frozenset({"prio-buffer", "buffer-size", "total-size"})

@@ -333,7 +333,9 @@ def _nvue_counters(sw: SimSwitch) -> Tree:
 OC_TREES: dict[Platform, dict[str, Callable[[SimSwitch], Tree]]] = {
     Platform.ARISTA_EOS: {
         "interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/state": _eos_pfc,
-        "interfaces/interface[name=*]/ethernet/pfc/watchdog/tx-queues/tx-queue[index=*][queue-type=*]/state": _eos_watchdog,
+        (
+            "interfaces/interface[name=*]/ethernet/pfc/watchdog/tx-queues/tx-queue[index=*][queue-type=*]/state"
+        ): _eos_watchdog,
         "qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/state": _oc_queues,
         "interfaces/interface[name=*]/state/counters": _eos_counters,
     },

@@ -614,7 +614,8 @@ class SonicShell(Shell):
                 "localhost getting current config db.",
                 "localhost: simulating the target full config after applying the patch.",
                 "localhost: validating all JsonPatch operations are permitted on the specified fields",
-                "localhost: validating target config does not have empty tables, since they do not show up in ConfigDb.",
+                "localhost: validating target config does not have empty tables, "
+                "since they do not show up in ConfigDb.",
             ],
         )
         for op in ops:

@@ -131,7 +131,9 @@ SWITCH_CASES: dict[str, tuple[SwitchTarget, dict[str, str]]] = {
     "cisco_nxos": (
         SwitchTarget("leaf-nxos", "cisco_nxos"),
         {
-            "show interface priority-flow-control": "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt",
+            "show interface priority-flow-control": (
+                "cisco_nxos/show-interface-priority-flow-control-n5k-mierdin-blog.txt"
+            ),
             "show queuing interface": "cisco_nxos/show-queuing-interface-ingress-n9k-zartbot.txt",
             "show queuing pfc-queue detail | json": "cisco_nxos/lab-pfcwd.txt",
             "show interface counters errors": "cisco_nxos/show-interface-counters-errors-genieparser.txt",
