@@ -160,3 +160,45 @@ def test_copy_fabricd_tree_ships_code_and_data(tmp_path: Path) -> None:
 def test_udp_ports_are_distinct() -> None:
     a, b = qemu.free_udp_ports(2)
     assert a != b and a > 0 and b > 0
+
+
+class _ScriptedChannel:
+    """The agent's side of the channel as recv() hands it over, one chunk per call: a stand-in for the VM's
+    virtio-serial port, which only the VM tier has (recv boundaries are what the bug depended on)."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+        self.sent = b""
+
+    def sendall(self, data: bytes) -> None:
+        self.sent += data
+
+    def recv(self, _size: int) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+def test_guest_agent_sync_skips_earlier_sessions_answers(tmp_path: Path) -> None:
+    """The agent answers syncs queued while it was starting, each after its own 0xFF sentinel, before this session's
+    answer; a sentinel arriving in a later recv than the first made the sync crash with UnicodeDecodeError and failed
+    the VM tier's boot. The sync must skip those answers and anything that is not JSON, and return on its own id."""
+    from fabricd_lab.vm.qga import GuestAgent
+
+    agent = GuestAgent(tmp_path / "qga.sock", name="rxe-a")
+    expected = (agent._sync_id + 1) & 0x3FFFFFFF
+    channel = _ScriptedChannel(
+        [
+            b'\xff{"return": 11}\n',
+            b'\xff{"return": 12}\n\xffnot json\n\n',
+            b'\xff{"return": ' + str(expected).encode() + b"}\n",
+        ]
+    )
+    agent._sync(channel)  # type: ignore[arg-type]
+    assert channel.sent.startswith(b'\xff{"execute": "guest-sync-delimited"')
+    assert channel.chunks == []  # it read up to its own answer
+
+
+def test_guest_agent_sync_fails_on_a_closed_channel(tmp_path: Path) -> None:
+    from fabricd_lab.vm.qga import AgentError, GuestAgent
+
+    with pytest.raises(AgentError, match="closed the connection during sync"):
+        GuestAgent(tmp_path / "qga.sock", name="rxe-a")._sync(_ScriptedChannel([b'\xff{"return": 1}\n']))  # type: ignore[arg-type]

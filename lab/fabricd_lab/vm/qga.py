@@ -96,10 +96,16 @@ class GuestAgent:
                     raise AgentError(f"{self.name}: guest agent closed the connection during sync")
                 buf += chunk
             line, buf = buf.split(b"\n", 1)
-            if not line.strip():
+            # Answers to earlier sessions' syncs (queued while the agent was starting) come with their own 0xFF
+            # sentinels: keep what follows the last one, and skip whatever is not the answer to this sync.
+            line = line.rsplit(b"\xff", 1)[-1].strip()
+            if not line:
                 continue
-            msg = json.loads(line)
-            if msg.get("return") == self._sync_id:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and msg.get("return") == self._sync_id:
                 return
 
     def _call(self, sock: socket.socket, command: str, arguments: Mapping[str, Any] | None = None) -> Any:
