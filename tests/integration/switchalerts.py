@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from labports import lab_port_count, move_lab_ports, reserved_ports
-from wdhelpers import free_port
+from wdhelpers import Proc, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).parent / "fabricd")
@@ -50,28 +50,6 @@ def wait_for(pred: Callable[[], Any], timeout: float, step: float = 0.5) -> Any:
             return got
         time.sleep(step)
     return None
-
-
-class Proc:
-    """A child process that is always stopped, its output kept for failures."""
-
-    def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
-        self.log = log
-        self._fh = log.open("w")
-        self.p = subprocess.Popen(argv, stdout=self._fh, stderr=subprocess.STDOUT, env=env)
-
-    def stop(self) -> None:
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self._fh.close()
-
-    def tail(self) -> str:
-        return self.log.read_text()[-3000:]
 
 
 @contextmanager

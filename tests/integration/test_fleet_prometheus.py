@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from nshost import NsHost, can_netns
-from wdhelpers import free_port, get, wait_for
+from wdhelpers import Proc, free_port, get, wait_for
 
 from fabricd import settings
 from fabricd.intent.host import host_intent
@@ -33,23 +33,6 @@ REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).with_name("fabricd"))
 PROMETHEUS = shutil.which("prometheus")
 INV = settings.default_inventory()
-
-
-class Proc:
-    def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
-        self.log = log
-        self._fh = log.open("w")
-        self.p = subprocess.Popen(argv, stdout=self._fh, stderr=subprocess.STDOUT, env=env)
-
-    def stop(self) -> None:
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self._fh.close()
 
 
 def query(prom: str, expr: str) -> list[dict[str, Any]]:

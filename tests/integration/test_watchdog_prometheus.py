@@ -19,8 +19,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +30,7 @@ from typing import Any
 import pytest
 import yaml
 from switchlab import write_lab_credentials
-from wdhelpers import Receiver, free_port, get, wait_for
+from wdhelpers import Proc, Receiver, free_port, get, wait_for
 
 from fabricd_lab.replay import ReplayHost, ReplayNic
 from fabricd_lab.stormgen import StormGen
@@ -72,29 +70,6 @@ def shm_dir(tmp_path: Path) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-class Proc:
-    """A child process that is always stopped (SIGTERM, then SIGKILL) and whose output is kept for failures."""
-
-    def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
-        self.log = log
-        self._fh = log.open("w")
-        self.p = subprocess.Popen(argv, stdout=self._fh, stderr=subprocess.STDOUT, env=env)
-
-    def stop(self) -> int:
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(20)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self._fh.close()
-        return self.p.returncode
-
-    def tail(self) -> str:
-        return self.log.read_text()[-3000:]
 
 
 def query(prom: str, expr: str) -> list[dict[str, Any]]:

@@ -1,14 +1,17 @@
-"""Helpers of the watchdog/service integration tests: free ports, HTTP GET, polling, a webhook receiver."""
+"""Helpers of the integration tests that start servers: free ports, HTTP GET, polling, a child process that is always
+stopped, a webhook receiver."""
 
 from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import threading
 import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -34,6 +37,29 @@ def wait_for(pred: Any, timeout: float, step: float = 0.1) -> Any:
             return value
         time.sleep(step)
     return None
+
+
+class Proc:
+    """A child process that is always stopped (SIGTERM, then SIGKILL) and whose output is kept for failures."""
+
+    def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.log = log
+        self._fh = log.open("w")
+        self.p = subprocess.Popen(argv, stdout=self._fh, stderr=subprocess.STDOUT, env=env)
+
+    def stop(self) -> int:
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(20)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self._fh.close()
+        return self.p.returncode
+
+    def tail(self) -> str:
+        return self.log.read_text()[-3000:]
 
 
 class Receiver:
