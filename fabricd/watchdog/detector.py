@@ -45,7 +45,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .params import WatchdogParams
 from .types import (
@@ -539,16 +539,7 @@ class Detector:
         paused_ms = st.run_s * 1000.0
         self._break_run(st)
         log.info("PFC storm detected on %s priority %s %s", key.port, key.priority, key.direction.value)
-        return Event(
-            ts=wall,
-            event=EventKind.STORM_DETECTED,
-            scope=key.scope,
-            device=key.device,
-            interface=key.interface,
-            priority=key.priority,
-            direction=key.direction,
-            paused_ms=round(paused_ms, 3),
-        )
+        return _channel_event(EventKind.STORM_DETECTED, key, wall, paused_ms=round(paused_ms, 3))
 
     def _restore_step(
         self, key: ChannelKey, st: ChannelState, dt: float, iv: Interval, *, t: float, wall: float
@@ -596,16 +587,7 @@ class Detector:
         st.quiet_s = 0.0
         self._break_run(st)
         log.info("PFC storm restored on %s priority %s %s", key.port, key.priority, key.direction.value)
-        return Event(
-            ts=wall,
-            event=EventKind.STORM_RESTORED,
-            scope=key.scope,
-            device=key.device,
-            interface=key.interface,
-            priority=key.priority,
-            direction=key.direction,
-            storm_duration_s=round(t - st.since_t, 6),
-        )
+        return _channel_event(EventKind.STORM_RESTORED, key, wall, storm_duration_s=round(t - st.since_t, 6))
 
     def active(self) -> list[ChannelKey]:
         return [k for k, st in self.channels.items() if st.active]
@@ -731,14 +713,10 @@ class Detector:
             ch.since_t, ch.since_wall = sample.t, wall
             self._break_run(ch)
             log.info("PFC storm detected by the switch watchdog on %s priority %s", key.port, key.priority)
-            return Event(
-                ts=wall,
-                event=EventKind.STORM_DETECTED,
-                scope=Scope.SWITCH,
-                device=k.device,
-                interface=k.interface,
-                priority=k.priority,
-                direction=Direction.RX,
+            return _channel_event(
+                EventKind.STORM_DETECTED,
+                key,
+                wall,
                 reason="switch_watchdog",
                 detected=sample.detected,
                 restored=sample.restored,
@@ -747,17 +725,27 @@ class Detector:
             ch.active, ch.by_switch_wd = False, False
             ch.restored += 1
             log.info("PFC storm restored by the switch watchdog on %s priority %s", key.port, key.priority)
-            return Event(
-                ts=wall,
-                event=EventKind.STORM_RESTORED,
-                scope=Scope.SWITCH,
-                device=k.device,
-                interface=k.interface,
-                priority=k.priority,
-                direction=Direction.RX,
+            return _channel_event(
+                EventKind.STORM_RESTORED,
+                key,
+                wall,
                 reason="switch_watchdog",
                 storm_duration_s=round(sample.t - ch.since_t, 6),
                 detected=sample.detected,
                 restored=sample.restored,
             )
         return None
+
+
+def _channel_event(kind: EventKind, key: ChannelKey, wall: float, **fields: Any) -> Event:
+    """An event about one storm channel: its scope, device, interface, priority and direction, plus ``fields``."""
+    return Event(
+        ts=wall,
+        event=kind,
+        scope=key.scope,
+        device=key.device,
+        interface=key.interface,
+        priority=key.priority,
+        direction=key.direction,
+        **fields,
+    )
