@@ -38,7 +38,8 @@ Q_AGENTS = "max by (host, mode) (fabricd_agent_info)"
 Q_SEEN = "max by (host) (max_over_time(fabricd_agent_info[{lookback}]))"
 Q_CHECKS = "count by (host, check) (fabricd_host_check_compliant)"
 Q_FAILED = "max by (host, interface, check) (fabricd_host_check_compliant) == 0"
-Q_LAST_OK = "max by (host) (fabricd_agent_last_success_timestamp_seconds)"
+LAST_OK = "fabricd_agent_last_success_timestamp_seconds"
+Q_LAST_OK = f"max by (host) ({LAST_OK})"
 Q_INTERVAL = "max by (host) (fabricd_agent_reconcile_interval_seconds)"
 
 
@@ -305,12 +306,5 @@ def _stale(
     """A failed FLEET-RECONCILE: ``host`` joins ``stale``, the finding is on its last-success timestamp."""
     spec = FLEET["FLEET-RECONCILE"]
     stale.append(host)
-    finding = spec.finding(
-        obj=host,
-        path="fabricd_agent_last_success_timestamp_seconds",
-        message=message,
-        expected=expected,
-        got=got,
-        hint=hint,
-    )
+    finding = spec.finding(obj=host, path=LAST_OK, message=message, expected=expected, got=got, hint=hint)
     return result_of(spec, Status.FAIL, [finding])
