@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from pydantic import JsonValue
+
 from fabricd.errors import FabricdError, Fix
 from fabricd.model.checks import by_code
 
@@ -36,7 +38,8 @@ Q_AGENTS = "max by (host, mode) (fabricd_agent_info)"
 Q_SEEN = "max by (host) (max_over_time(fabricd_agent_info[{lookback}]))"
 Q_CHECKS = "count by (host, check) (fabricd_host_check_compliant)"
 Q_FAILED = "max by (host, interface, check) (fabricd_host_check_compliant) == 0"
-Q_LAST_OK = "max by (host) (fabricd_agent_last_success_timestamp_seconds)"
+LAST_OK = "fabricd_agent_last_success_timestamp_seconds"
+Q_LAST_OK = f"max by (host) ({LAST_OK})"
 Q_INTERVAL = "max by (host) (fabricd_agent_reconcile_interval_seconds)"
 
 
@@ -274,40 +277,34 @@ def _agent_checks(v: HostView, now: float | None, result: FleetResult) -> list[C
 
 
 def _reconcile_check(v: HostView, now: float | None, stale: list[str]) -> CheckResult:
-    spec = FLEET["FLEET-RECONCILE"]
-    path = "fabricd_agent_last_success_timestamp_seconds"
     if v.last_ok is None:
-        stale.append(v.host)
-        return result_of(
-            spec,
-            Status.FAIL,
-            [
-                spec.finding(
-                    obj=v.host,
-                    path=path,
-                    message="the agent has not reconciled successfully yet",
-                    expected="a successful reconcile",
-                    got=None,
-                    hint="`curl HOST:9863/status` shows the agent's last error",
-                )
-            ],
+        return _stale(
+            v.host,
+            stale,
+            message="the agent has not reconciled successfully yet",
+            expected="a successful reconcile",
+            got=None,
+            hint="`curl HOST:9863/status` shows the agent's last error",
         )
     interval = v.interval_s or 300.0
     limit = 2 * interval + STALE_GRACE_S
     age = (now - v.last_ok) if now is not None else 0.0
     if age > limit:
-        stale.append(v.host)
-        return result_of(
-            spec,
-            Status.FAIL,
-            [
-                spec.finding(
-                    obj=v.host,
-                    path=path,
-                    message=f"last successful reconcile {age:.0f} s ago",
-                    expected=f"<= {limit:.0f} s",
-                    got=round(age),
-                )
-            ],
+        return _stale(
+            v.host,
+            stale,
+            message=f"last successful reconcile {age:.0f} s ago",
+            expected=f"<= {limit:.0f} s",
+            got=round(age),
         )
-    return result_of(spec, Status.PASS, note=f"{age:.0f} s ago, interval {interval:g} s")
+    return result_of(FLEET["FLEET-RECONCILE"], Status.PASS, note=f"{age:.0f} s ago, interval {interval:g} s")
+
+
+def _stale(
+    host: str, stale: list[str], *, message: str, expected: str, got: JsonValue, hint: str | None = None
+) -> CheckResult:
+    """A failed FLEET-RECONCILE: ``host`` joins ``stale``, the finding is on its last-success timestamp."""
+    spec = FLEET["FLEET-RECONCILE"]
+    stale.append(host)
+    finding = spec.finding(obj=host, path=LAST_OK, message=message, expected=expected, got=got, hint=hint)
+    return result_of(spec, Status.FAIL, [finding])

@@ -149,7 +149,7 @@ def run_client(
     vport: VerbsPort | None = None
     try:
         vport = local.open_port(choice, local.pool_bytes)
-        acc = _client_hello(vport, ch, spec, choice)
+        acc = _client_hello(vport, ch, spec)
         results = []
         recv_state = RecvState()
         for op in spec.ops:
@@ -179,37 +179,47 @@ def run_client(
             vport.close()
 
 
-def _client_hello(vport: VerbsPort, ch: Channel, spec: TrafficSpec, choice: GidChoice) -> dict[str, Any]:
+def _client_hello(vport: VerbsPort, ch: Channel, spec: TrafficSpec) -> dict[str, Any]:
     """Create the QPs, send ``hello``, and connect them to the server's from its ``accept`` (returned)."""
     qps = vport.create_qps(spec.qps, send_depth=spec.depth, recv_depth=spec.slots_per_qp())
-    ch.send(
-        {
-            "type": "hello",
-            "protocol": oob.PROTOCOL,
-            "fabricd": fabricd.__version__,
-            "spec": spec.model_dump(mode="json"),
-            "gid": choice.gid,
-            "mtu": vport.mtu,
-            "rd_atomic": vport.max_rd_atomic,
-            "qps": [{"qpn": n, "psn": p} for n, p in qps],
-            "mr": {"addr": vport.pool_addr, "rkey": vport.pool_rkey, "len": vport.pool_len},
-        }
-    )
+    ch.send(_offer("hello", vport, qps, spec=spec.model_dump(mode="json")))
     acc = ch.recv("accept")
     oob.check_hello(acc, fabricd.__version__)
-    rd_atomic = min(vport.max_rd_atomic, int(acc.get("rd_atomic", 1)))
-    for i, rq in enumerate(acc["qps"]):
+    _connect(vport, acc, spec)
+    return acc
+
+
+def _offer(kind: str, vport: VerbsPort, qps: list[tuple[int, int]], **extra: Any) -> dict[str, Any]:
+    """The ``hello`` (the client's, with its ``spec`` in ``extra``) or ``accept`` (the server's) message: this side's
+    versions, GID, MTU, atomic depth, QPs (QPN, PSN) and memory region."""
+    return {
+        "type": kind,
+        "protocol": oob.PROTOCOL,
+        "fabricd": fabricd.__version__,
+        **extra,
+        "gid": vport.gid,
+        "mtu": vport.mtu,
+        "rd_atomic": vport.max_rd_atomic,
+        "qps": [{"qpn": n, "psn": p} for n, p in qps],
+        "mr": {"addr": vport.pool_addr, "rkey": vport.pool_rkey, "len": vport.pool_len},
+    }
+
+
+def _connect(vport: VerbsPort, peer: dict[str, Any], spec: TrafficSpec) -> None:
+    """Connect this side's QP i to the peer's QP i from the peer's ``hello``/``accept``, at the lower of the two
+    sides' atomic depths and the spec's ToS and ACK timeout."""
+    rd_atomic = min(vport.max_rd_atomic, int(peer.get("rd_atomic", 1)))
+    for i, rq in enumerate(peer["qps"]):
         vport.connect_qp(
             i,
             remote_qpn=int(rq["qpn"]),
             remote_psn=int(rq["psn"]),
-            remote_gid=acc["gid"],
-            mtu=int(acc["mtu"]),
+            remote_gid=peer["gid"],
+            mtu=int(peer["mtu"]),
             tos=spec.tos,
             rd_atomic=rd_atomic,
             ack_timeout=spec.ack_timeout,
         )
-    return acc
 
 
 @dataclass(frozen=True)
@@ -388,34 +398,12 @@ class Server:
                     )
                 vport = self._port_for(local_ip)
                 qps = vport.create_qps(spec.qps, send_depth=max(spec.depth, 4), recv_depth=spec.slots_per_qp())
-                rd_atomic = min(vport.max_rd_atomic, int(hello.get("rd_atomic", 1)))
-                for i, rq in enumerate(hello["qps"]):
-                    vport.connect_qp(
-                        i,
-                        remote_qpn=int(rq["qpn"]),
-                        remote_psn=int(rq["psn"]),
-                        remote_gid=hello["gid"],
-                        mtu=int(hello["mtu"]),
-                        tos=spec.tos,
-                        rd_atomic=rd_atomic,
-                        ack_timeout=spec.ack_timeout,
-                    )
+                _connect(vport, hello, spec)
             except (TrafficError, UsageError, ValueError, KeyError) as exc:
                 text = exc.render() if isinstance(exc, TrafficError | UsageError) else f"bad hello: {exc}"
                 ch.send({"type": "error", "message": text})
                 raise
-            ch.send(
-                {
-                    "type": "accept",
-                    "protocol": oob.PROTOCOL,
-                    "fabricd": fabricd.__version__,
-                    "gid": vport.gid,
-                    "mtu": vport.mtu,
-                    "rd_atomic": vport.max_rd_atomic,
-                    "qps": [{"qpn": n, "psn": p} for n, p in qps],
-                    "mr": {"addr": vport.pool_addr, "rkey": vport.pool_rkey, "len": vport.pool_len},
-                }
-            )
+            ch.send(_offer("accept", vport, qps))
             recvs = self._post_recvs(vport, spec) if any(op.needs_recv for op in spec.ops) else []
             while True:
                 msg = ch.recv(("phase", "bye"))

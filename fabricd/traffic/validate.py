@@ -315,56 +315,54 @@ def _rdma_bytes(ep: Endpoint, b: HostCounters, a: HostCounters, payload: int) ->
 def _sequence(
     client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters], after: Mapping[str, HostCounters]
 ) -> CheckResult:
-    moved, seen = [], []
-    for ep in (client, server):
-        b, a = before[ep.host], after[ep.host]
-        for key in SEQUENCE_KEYS:
-            if key in a.rdma and key in b.rdma:
-                seen.append(f"{ep.host}.{key.counter}")
-                d = a.rdma[key] - b.rdma[key]
-                if d:
-                    moved.append(f"{ep.host} {key.counter} +{d}")
-    if not seen:
-        return _skipped(
-            "FABRIC-SEQUENCE",
+    deltas = [
+        (f"{ep.host} {key.counter}", after[ep.host].rdma[key] - before[ep.host].rdma[key])
+        for ep in (client, server)
+        for key in SEQUENCE_KEYS
+        if key in after[ep.host].rdma and key in before[ep.host].rdma
+    ]
+    return _unmoved(
+        "FABRIC-SEQUENCE",
+        _pair(client, server),
+        deltas,
+        path="RDMA sequence-error counters",
+        why=" (packets were lost or reordered and went back-N: a lossy path)",
+        unread=(
             "no sequence-error counters on either host",
             "RDMA hw_counters such as out_of_sequence / out_of_seq_request",
-        )
-    if moved:
-        return _failed(
-            "FABRIC-SEQUENCE",
-            obj=_pair(client, server),
-            path="RDMA sequence-error counters",
-            detail="; ".join(moved) + " (packets were lost or reordered and went back-N: a lossy path)",
-            expected="0",
-            got=", ".join(moved),
-        )
-    return _passed("FABRIC-SEQUENCE", f"{len(seen)} counters unchanged")
+        ),
+    )
 
 
 def _drops(
     client: Endpoint, server: Endpoint, before: Mapping[str, HostCounters], after: Mapping[str, HostCounters]
 ) -> CheckResult:
-    moved: list[str] = []
-    seen = 0
-    for ep in (client, server):
-        b, a = before[ep.host], after[ep.host]
-        for counter, d in _drop_deltas(b, a):
-            seen += 1
-            if d:
-                moved.append(f"{ep.host} {counter} +{d}")
-    if not seen:
-        return _skipped("FABRIC-DROPS", "no drop counters readable", "netdev statistics or NIC discard counters")
+    deltas = [
+        (f"{ep.host} {counter}", d)
+        for ep in (client, server)
+        for counter, d in _drop_deltas(before[ep.host], after[ep.host])
+    ]
+    return _unmoved(
+        "FABRIC-DROPS",
+        _pair(client, server),
+        deltas,
+        path="drop and error counters",
+        unread=("no drop counters readable", "netdev statistics or NIC discard counters"),
+    )
+
+
+def _unmoved(
+    code: str, pair: str, deltas: list[tuple[str, int]], *, path: str, unread: tuple[str, str], why: str = ""
+) -> CheckResult:
+    """Check ``code`` on counters that must not move during the run (``(host counter, delta)`` of each counter read
+    on both sides): skipped when none was read (``unread``: why, and what it needs), failed naming those that moved
+    (``why`` after them), else passed with how many were read."""
+    if not deltas:
+        return _skipped(code, *unread)
+    moved = [f"{name} +{d}" for name, d in deltas if d]
     if moved:
-        return _failed(
-            "FABRIC-DROPS",
-            obj=_pair(client, server),
-            path="drop and error counters",
-            detail="; ".join(moved),
-            expected="0",
-            got=", ".join(moved),
-        )
-    return _passed("FABRIC-DROPS", f"{seen} counters unchanged")
+        return _failed(code, obj=pair, path=path, detail="; ".join(moved) + why, expected="0", got=", ".join(moved))
+    return _passed(code, f"{len(deltas)} counters unchanged")
 
 
 def _drop_deltas(b: HostCounters, a: HostCounters) -> Iterator[tuple[str, int]]:
