@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,15 +52,7 @@ class GnmiCaptureResult:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "platform": self.platform,
-            "ok": self.ok,
-            "groups": self.groups,
-            "notifications": self.notifications,
-            "redactions": self.redactions,
-            "error": self.error,
-        }
+        return asdict(self)
 
 
 async def _capture_one(target: SwitchTarget, ep: GnmiEndpoint, timeout_s: float) -> tuple[dict[str, Any], int]:

@@ -36,6 +36,7 @@ from fabricd.readers.rdma import RdmaKey
 from fabricd.readers.textparse import TextParseError
 
 from .core import MetricSpec, Scrape
+from .rdma import counter_labels
 
 log = logging.getLogger(__name__)
 
@@ -433,11 +434,6 @@ class IbCollector:
                 if entry is None:
                     continue
                 spec, layout = entry
-                labels = (
-                    (*pl, key.direction or "")
-                    if layout == "d"
-                    else ((*pl, key.qualifier or "") if layout == "r" else pl)
-                )
-                fam(spec).add(labels, value)
+                fam(spec).add(counter_labels(pl, key, layout), value)
             fam(QP1_DROPPED).add(pl, read.block.counters.get("QP1Dropped"))
         self.failures = failures

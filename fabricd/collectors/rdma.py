@@ -252,12 +252,14 @@ _COUNTER_SPECS: tuple[MetricSpec, ...] = tuple(dict.fromkeys(spec for spec, _ in
 _SLOT = {spec.name: i for i, spec in enumerate(_COUNTER_SPECS)}
 
 
-def _labels(device: str, port: str, key: RdmaKey, layout: str) -> tuple[str, ...]:
+def counter_labels(port: tuple[str, ...], key: RdmaKey, layout: str) -> tuple[str, ...]:
+    """A normalised counter's labels: the port's, then its direction (layout ``d``) or its qualifier as reason
+    (``r``). The ``ib`` collector labels its fabric ports the same way."""
     if layout == "d":
-        return (device, port, key.direction or "")
+        return (*port, key.direction or "")
     if layout == "r":
-        return (device, port, key.qualifier or "")
-    return (device, port)
+        return (*port, key.qualifier or "")
+    return port
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +283,7 @@ def _routes(layout: DeviceLayout) -> tuple[_PortRoutes, ...]:
         for key, index, scale in port.meanings:
             entry = _BY_COUNTER.get(key.counter)
             if entry is not None:
-                counters.append((_SLOT[entry[0].name], _labels(name, ps, key, entry[1]), index, scale))
+                counters.append((_SLOT[entry[0].name], counter_labels((name, ps), key, entry[1]), index, scale))
         out.append(
             _PortRoutes(
                 ps,
@@ -364,7 +366,7 @@ class _Families:
         if entry is None:
             return False
         spec, layout_kind = entry
-        self.families[spec.name].samples.append((_labels(device, port, key, layout_kind), value))
+        self.families[spec.name].samples.append((counter_labels((device, port), key, layout_kind), value))
         return True
 
 

@@ -250,6 +250,28 @@ def name_map(driver: str | None) -> NameMap:
     return NameMap(driver)
 
 
+def _stats(
+    interface: str,
+    driver: str | None,
+    raw: Mapping[str, int],
+    counters: list[NicCounter],
+    index: dict[CounterKey, int],
+    *,
+    info: EthtoolInfo | None,
+    problems: Iterable[ReadProblem],
+) -> EthtoolStats:
+    """The snapshot of what :func:`normalise` or :func:`normalise_text` selected (``info`` defaults to the driver)."""
+    return EthtoolStats(
+        interface=interface,
+        driver=driver,
+        raw=raw,
+        counters=tuple(counters),
+        info=info or EthtoolInfo(driver=driver),
+        problems=tuple(problems),
+        _index=index,
+    )
+
+
 def normalise(
     interface: str,
     raw: Mapping[str, int],
@@ -269,15 +291,7 @@ def normalise(
             continue
         counters.append(NicCounter(key, value, name))
         index[key] = value
-    return EthtoolStats(
-        interface=interface,
-        driver=driver,
-        raw=raw,
-        counters=tuple(counters),
-        info=info or EthtoolInfo(driver=driver),
-        problems=tuple(problems),
-        _index=index,
-    )
+    return _stats(interface, driver, raw, counters, index, info=info, problems=problems)
 
 
 def _select(nmap: NameMap, tokens: list[str]) -> list[tuple[int, CounterKey, str]]:
@@ -340,15 +354,7 @@ def normalise_text(
             raw[name] = v
             counters.append(NicCounter(key, v, name))
             index[key] = v
-    return EthtoolStats(
-        interface=interface,
-        driver=driver,
-        raw=raw,
-        counters=tuple(counters),
-        info=info or EthtoolInfo(driver=driver),
-        problems=tuple(problems),
-        _index=index,
-    )
+    return _stats(interface, driver, raw, counters, index, info=info, problems=problems)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -85,6 +85,20 @@ class IbPort:
         return None if lane is None else lanes * lane * 1e9 / 8
 
 
+def _port(m: re.Match[str], node: str, peer: IbPeer | None) -> IbPort:
+    """The local side of a matched ports-report line, with its node description and peer."""
+    return IbPort(
+        m.group("type"),
+        int(m.group("lid")),
+        int(m.group("port")),
+        m.group("guid").lower(),
+        m.group("width").lower(),
+        m.group("speed"),
+        node.strip(),
+        peer,
+    )
+
+
 @framed
 def parse_ibnetdiscover_ports(text: str) -> tuple[IbPort, ...]:
     """Parse ``ibnetdiscover --ports`` output. Lines that are neither blank nor ``#`` comments and do not parse
@@ -101,34 +115,12 @@ def parse_ibnetdiscover_ports(text: str) -> tuple[IbPort, ...]:
                 m.group("rguid").lower(),
                 m.group("rnode").strip(),
             )
-            out.append(
-                IbPort(
-                    m.group("type"),
-                    int(m.group("lid")),
-                    int(m.group("port")),
-                    m.group("guid").lower(),
-                    m.group("width").lower(),
-                    m.group("speed"),
-                    m.group("node").strip(),
-                    peer,
-                )
-            )
+            out.append(_port(m, m.group("node"), peer))
             continue
         m = _ALONE.match(line)
         if m is not None and " - " not in line:
             node = m.group("qnode") if m.group("qnode") is not None else (m.group("node") or "")
-            out.append(
-                IbPort(
-                    m.group("type"),
-                    int(m.group("lid")),
-                    int(m.group("port")),
-                    m.group("guid").lower(),
-                    m.group("width").lower(),
-                    m.group("speed"),
-                    node.strip(),
-                    None,
-                )
-            )
+            out.append(_port(m, node, None))
             continue
         hint = (
             "this is ibnetdiscover's topology format: run `ibnetdiscover --ports`"

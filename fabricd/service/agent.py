@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -199,15 +199,9 @@ class Reconcile:
     report: AuditReport | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """Every field but the report, which is summarised as the codes of its failed checks."""
         return {
-            "trigger": self.trigger,
-            "reason": self.reason,
-            "started": self.started,
-            "ended": self.ended,
-            "result": self.result,
-            "drift_before": self.drift_before,
-            "applied_steps": self.applied_steps,
-            "error": self.error,
+            **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "report"},
             "failed_checks": sorted({c.code for c in self.report.checks if c.status == Status.FAIL})
             if self.report
             else [],

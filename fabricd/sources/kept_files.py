@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
 
 from fabricd.readers.ethtool import StatsLayout, stats_layout
 from fabricd.readers.nic_config import NET_DIR, NicConfigLayout, NicConfigValues, PointLayout
@@ -27,10 +28,90 @@ from fabricd.readers.rdma import (
     unmapped,
 )
 
-from .kept import KeptFiles, LayoutBuilder, Layouts
+from .kept import FdBudget, KeptFiles, LayoutBuilder, Layouts
+
+_L = TypeVar("_L")
 
 
-class EthtoolFiles:
+class _KeptReader(Generic[_L]):
+    """What the three twins share: each key's layout cached in :attr:`layouts` (built by ``_build`` when there is
+    none fresh), and closing the layouts of keys gone from a scrape."""
+
+    layouts: Layouts[str, _L]
+
+    def _build(self, key: str) -> tuple[KeptFiles, _L] | None:
+        raise NotImplementedError
+
+    def _entry(self, key: str) -> tuple[KeptFiles, _L] | None:
+        """The key's fresh ``(kept files, layout)``, else one built now; None when kept files are off or the layout
+        cannot be built now."""
+        layouts = self.layouts
+        if not layouts.enabled:
+            return None
+        return layouts.get(key, layouts.clock()) or self._build(key)
+
+    def forget_others(self, keys: set[str]) -> None:
+        """Close the layouts of keys not in ``keys`` (removed since)."""
+        self.layouts.keep_only(keys)
+
+
+class _IntsFirst(Protocol):
+    @property
+    def ints(self) -> int: ...
+
+
+_N = TypeVar("_N", bound=_IntsFirst)
+
+
+class _NumbersThenTexts(_KeptReader[_N]):
+    """A twin whose layout lists its number files first (``layout.ints`` of them), then its text files."""
+
+    def _values(self, key: str) -> tuple[_N, list[int], list[str]] | None:
+        """The layout, the numbers and the stripped texts, every file re-read; None when the reader is the way to
+        read the key now (a vanished file drops the layout; a value that is not a plain integer keeps it)."""
+        entry = self._entry(key)
+        if entry is None:
+            return None
+        kept, layout = entry
+        data = kept.read()
+        if data is None:
+            self.layouts.drop(key)
+            return None
+        n = layout.ints
+        try:
+            ints = list(map(int, data[:n]))
+        except ValueError:  # N/A or a broken value: the reader says what it means
+            return None
+        return layout, ints, [d.decode("utf-8", "replace").strip() for d in data[n:]]
+
+
+class _Files:
+    """The files of a layout being built: number files and text files in two lists, each file known by its index
+    in its list; :meth:`build` keeps them open, numbers first."""
+
+    def __init__(self, builder: LayoutBuilder) -> None:
+        self.builder = builder
+        self.ints: list[str] = []
+        self.texts: list[str] = []
+
+    def number(self, path: str) -> int:
+        self.ints.append(path)
+        return len(self.ints) - 1
+
+    def text(self, path: str) -> int:
+        """The index of a text file, -1 when it does not exist."""
+        if not self.builder.exists(path):
+            return -1
+        self.texts.append(path)
+        return len(self.texts) - 1
+
+    def build(self, budget: FdBudget | None) -> KeptFiles | None:
+        self.builder.files.extend(self.ints)
+        self.builder.files.extend(self.texts)
+        return self.builder.build(budget)
+
+
+class EthtoolFiles(_KeptReader[StatsLayout | None]):
     """``DIR/ethtool/<if>.stats`` and ``.info`` of a replay root, re-read on every call through kept-open
     descriptors (:mod:`fabricd.sources.kept`), with each text's :class:`StatsLayout` cached while the ``ethtool``
     directory is unchanged.
@@ -49,21 +130,15 @@ class EthtoolFiles:
 
     def counters(self, interface: str) -> tuple[StatsLayout, list[int]] | None:
         """``(layout, values)``: ``values[i]`` is the value of ``layout.selection[i]``."""
-        layouts = self.layouts
-        if not layouts.enabled:
-            return None
-        now = layouts.clock()
-        entry = layouts.get(interface, now)
+        entry = self._entry(interface)
         if entry is None:
-            entry = self._build(interface)
-            if entry is None:
-                return None
+            return None
         kept, layout = entry
         if layout is None:  # this text has no layout (irregular); read it the slow way until it changes
             return None
         data = kept.read()
         if data is None:
-            layouts.drop(interface)
+            self.layouts.drop(interface)
             return None
         info = data[1] if len(data) == 2 else None
         last = self._last.get(interface)
@@ -72,15 +147,15 @@ class EthtoolFiles:
         values = layout.values(data[0]) if info == layout.info_bytes else None
         if values is None:
             self._last.pop(interface, None)
-            layouts.drop(interface)
+            self.layouts.drop(interface)
             return None
         self._last[interface] = (layout, data[0], values)
         return layout, values
 
-    def forget_others(self, interfaces: set[str]) -> None:
-        """Close the layouts of interfaces not in ``interfaces`` and forget their last texts."""
-        self.layouts.keep_only(interfaces)
-        for gone in [n for n in self._last if n not in interfaces]:
+    def forget_others(self, keys: set[str]) -> None:
+        """Close the layouts of interfaces not in ``keys`` and forget their last texts."""
+        super().forget_others(keys)
+        for gone in [n for n in self._last if n not in keys]:
             del self._last[gone]
 
     def _build(self, interface: str) -> tuple[KeptFiles, StatsLayout | None] | None:
@@ -111,7 +186,7 @@ _PORT_TEXTS = ("state", "phys_state", "rate", "link_layer")
 _DEVICE_TEXTS = ("fw_ver", "board_id", "hca_type", "node_guid", "node_type")
 
 
-class RdmaFiles:
+class RdmaFiles(_NumbersThenTexts[DeviceLayout]):
     """RDMA devices of a root read through kept-open descriptors (:mod:`fabricd.sources.kept`): each device's file
     layout is cached while its directories are unchanged, every file is re-read on every call.
 
@@ -125,21 +200,8 @@ class RdmaFiles:
         self.layouts: Layouts[str, DeviceLayout] = layouts if layouts is not None else Layouts()
 
     def read(self, device: str) -> RdmaValues | None:
-        layouts = self.layouts
-        if not layouts.enabled:
-            return None
-        entry = layouts.get(device, layouts.clock()) or self._build(device)
-        if entry is None:
-            return None
-        kept, layout = entry
-        data = kept.read()
-        if data is None:
-            layouts.drop(device)
-            return None
-        n = layout.ints
-        try:
-            ints = list(map(int, data[:n]))
-        except ValueError:  # N/A or a broken value: read_rdma_device says what it means
+        values = self._values(device)
+        if values is None:
             return None
         try:
             netdevs = tuple(sorted(os.listdir(f"{self.base}/{device}/device/net")))
@@ -147,18 +209,12 @@ class RdmaFiles:
             netdevs = ()
         except OSError:
             return None
-        texts = [d.decode("utf-8", "replace").strip() for d in data[n:]]
-        return RdmaValues(layout, ints, texts, netdevs)
-
-    def forget_others(self, devices: set[str]) -> None:
-        """Close the layouts of devices not in ``devices`` (removed since)."""
-        self.layouts.keep_only(devices)
+        return RdmaValues(*values, netdevs)
 
     def _build(self, device: str) -> tuple[KeptFiles, DeviceLayout] | None:
         b = self.layouts.builder()
+        files = _Files(b)
         dev_dir = f"{self.base}/{device}"
-        ints: list[str] = []
-        texts: list[str] = []
 
         def counter_dir(path: str) -> dict[str, int] | None:
             if not b.exists(path):
@@ -166,17 +222,7 @@ class RdmaFiles:
             listed = b.scandir(path)
             if listed is None or listed[1]:  # sub-directories: read_rdma_device reports them
                 return None
-            out = {}
-            for name in listed[0]:
-                out[name] = len(ints)
-                ints.append(f"{path}/{name}")
-            return out
-
-        def attribute(path: str) -> int:
-            if not b.exists(path):
-                return -1
-            texts.append(path)
-            return len(texts) - 1
+            return {name: files.number(f"{path}/{name}") for name in listed[0]}
 
         if not b.watch(dev_dir):
             return None
@@ -190,15 +236,12 @@ class RdmaFiles:
             pdir = f"{dev_dir}/ports/{int(name)}"
             if not b.watch(pdir):
                 return None
-            attrs = [attribute(f"{pdir}/{a}") for a in _PORT_TEXTS]
+            attrs = [files.text(f"{pdir}/{a}") for a in _PORT_TEXTS]
             counters, ext, hw = (counter_dir(f"{pdir}/{sub}") for sub in ("counters", "counters_ext", "hw_counters"))
             if counters is None or ext is None or hw is None:
                 return None
             ports.append((int(name), counters, ext, hw, attrs))
-        dev_attrs = [attribute(f"{dev_dir}/{a}") for a in _DEVICE_TEXTS]
-        n = len(ints)
-        b.files.extend(ints)
-        b.files.extend(texts)
+        dev_attrs = [files.text(f"{dev_dir}/{a}") for a in _DEVICE_TEXTS]
         port_layouts = []
         for port, counters, ext, hw, attrs in sorted(ports, key=lambda p: p[0]):
             replaced = merge_counters_ext(counters, ext)
@@ -222,16 +265,16 @@ class RdmaFiles:
             dev_attrs[3],
             dev_attrs[4],
             ports=tuple(port_layouts),
-            ints=n,
+            ints=len(files.ints),
         )
-        kept = b.build(self.layouts.budget)
+        kept = files.build(self.layouts.budget)
         if kept is None:
             return None
         self.layouts.put(device, kept, layout)
         return kept, layout
 
 
-class NicConfigFiles:
+class NicConfigFiles(_NumbersThenTexts[NicConfigLayout]):
     """Netdev configuration files of a root read through kept-open descriptors (:mod:`fabricd.sources.kept`): the
     layout of each interface is cached while its directories are unchanged, every file is re-read on every call.
 
@@ -244,62 +287,29 @@ class NicConfigFiles:
         self.layouts: Layouts[str, NicConfigLayout] = layouts if layouts is not None else Layouts()
 
     def read(self, interface: str) -> NicConfigValues | None:
-        layouts = self.layouts
-        if not layouts.enabled:
-            return None
-        entry = layouts.get(interface, layouts.clock()) or self._build(interface)
-        if entry is None:
-            return None
-        kept, layout = entry
-        data = kept.read()
-        if data is None:
-            layouts.drop(interface)
-            return None
-        n = layout.ints
-        try:
-            ints = list(map(int, data[:n]))
-        except ValueError:  # read_nic_config says what is wrong
-            return None
-        return NicConfigValues(layout, ints, [d.decode("utf-8", "replace").strip() for d in data[n:]])
-
-    def forget_others(self, interfaces: set[str]) -> None:
-        """Close the layouts of interfaces not in ``interfaces``."""
-        self.layouts.keep_only(interfaces)
+        values = self._values(interface)
+        return None if values is None else NicConfigValues(*values)
 
     def _build(self, interface: str) -> tuple[KeptFiles, NicConfigLayout] | None:
         b = self.layouts.builder()
+        files = _Files(b)
         idir = f"{self.base}/{interface}"
-        ints: list[str] = []
-        texts: list[str] = []
-
-        def number(path: str) -> int:
-            ints.append(path)
-            return len(ints) - 1
-
-        def text(path: str) -> int:
-            if not b.exists(path):
-                return -1
-            texts.append(path)
-            return len(texts) - 1
-
         if not b.watch(idir):
             return None
-        points = _ecn_points(b, f"{idir}/ecn", number)
+        points = _ecn_points(b, f"{idir}/ecn", files.number)
         if points is None:
             return None
-        mtu = number(f"{idir}/mtu") if b.exists(f"{idir}/mtu") else -1
+        mtu = files.number(f"{idir}/mtu") if b.exists(f"{idir}/mtu") else -1
         trust = pfc = -1
         if b.exists(f"{idir}/qos"):
             if not b.watch(f"{idir}/qos"):
                 return None
-            trust, pfc = text(f"{idir}/qos/trust"), text(f"{idir}/qos/pfc")
-        operstate = text(f"{idir}/operstate")
-        b.files.extend(ints)
-        b.files.extend(texts)
-        kept = b.build(self.layouts.budget)
+            trust, pfc = files.text(f"{idir}/qos/trust"), files.text(f"{idir}/qos/pfc")
+        operstate = files.text(f"{idir}/operstate")
+        kept = files.build(self.layouts.budget)
         if kept is None:
             return None
-        layout = NicConfigLayout(interface, tuple(points), mtu, trust, pfc, operstate, len(ints))
+        layout = NicConfigLayout(interface, tuple(points), mtu, trust, pfc, operstate, len(files.ints))
         self.layouts.put(interface, kept, layout)
         return kept, layout
 

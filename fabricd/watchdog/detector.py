@@ -614,16 +614,7 @@ class Detector:
         st.last_event_t = sample.t
         count, st.pending = st.pending, 0
         k = sample.key
-        return Event(
-            ts=wall,
-            event=EventKind.LOSSLESS_DROP,
-            scope=k.scope,
-            device=k.device,
-            interface=k.interface,
-            priority=k.priority,
-            reason=k.reason,
-            count=count,
-        )
+        return _port_event(EventKind.LOSSLESS_DROP, k.scope, k, wall, reason=k.reason, count=count)
 
     # -- switch watchdog health ---------------------------------------------------------------------------------
 
@@ -676,16 +667,8 @@ class Detector:
             k.priority,
             waited,
         )
-        return Event(
-            ts=wall,
-            event=EventKind.WATCHDOG_STUCK,
-            scope=Scope.SWITCH,
-            device=k.device,
-            interface=k.interface,
-            priority=k.priority,
-            detected=det,
-            restored=rest,
-            stuck_s=round(waited, 3),
+        return _port_event(
+            EventKind.WATCHDOG_STUCK, Scope.SWITCH, k, wall, detected=det, restored=rest, stuck_s=round(waited, 3)
         )
 
     def _switch_wd_storm(
@@ -699,6 +682,7 @@ class Detector:
         k = sample.key
         key = ChannelKey(Scope.SWITCH, k.device, k.interface, k.priority, Direction.RX)
         ch = self.channels.get(key)
+        wd_fields = {"reason": "switch_watchdog", "detected": sample.detected, "restored": sample.restored}
         if detected and open_:
             if ch is None:
                 cad = self.cadences.get((key.scope, key.device))
@@ -713,39 +697,32 @@ class Detector:
             ch.since_t, ch.since_wall = sample.t, wall
             self._break_run(ch)
             log.info("PFC storm detected by the switch watchdog on %s priority %s", key.port, key.priority)
-            return _channel_event(
-                EventKind.STORM_DETECTED,
-                key,
-                wall,
-                reason="switch_watchdog",
-                detected=sample.detected,
-                restored=sample.restored,
-            )
+            return _channel_event(EventKind.STORM_DETECTED, key, wall, **wd_fields)
         if restored and not open_ and ch is not None and ch.active and ch.by_switch_wd and ch.prev is None:
             ch.active, ch.by_switch_wd = False, False
             ch.restored += 1
             log.info("PFC storm restored by the switch watchdog on %s priority %s", key.port, key.priority)
             return _channel_event(
-                EventKind.STORM_RESTORED,
-                key,
-                wall,
-                reason="switch_watchdog",
-                storm_duration_s=round(sample.t - ch.since_t, 6),
-                detected=sample.detected,
-                restored=sample.restored,
+                EventKind.STORM_RESTORED, key, wall, storm_duration_s=round(sample.t - ch.since_t, 6), **wd_fields
             )
         return None
 
 
 def _channel_event(kind: EventKind, key: ChannelKey, wall: float, **fields: Any) -> Event:
-    """An event about one storm channel: its scope, device, interface, priority and direction, plus ``fields``."""
+    """An event about one storm channel: its port and priority, its direction, plus ``fields``."""
+    return _port_event(kind, key.scope, key, wall, direction=key.direction, **fields)
+
+
+def _port_event(
+    kind: EventKind, scope: Scope, where: ChannelKey | DropKey | WdKey, wall: float, **fields: Any
+) -> Event:
+    """An event about one port and priority (a storm channel, a drop counter, a switch watchdog), plus ``fields``."""
     return Event(
         ts=wall,
         event=kind,
-        scope=key.scope,
-        device=key.device,
-        interface=key.interface,
-        priority=key.priority,
-        direction=key.direction,
+        scope=scope,
+        device=where.device,
+        interface=where.interface,
+        priority=where.priority,
         **fields,
     )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,17 +55,7 @@ class CommandRecord:
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "role": self.role,
-            "command": self.command,
-            "interface": self.interface,
-            "file": self.file,
-            "status": self.status,
-            "error": self.error,
-            "bytes": self.bytes,
-            "redactions": self.redactions,
-            "note": self.note,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
