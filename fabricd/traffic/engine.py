@@ -114,6 +114,18 @@ def source_ip(peer: str, port: int) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 
 
+def _require_pool(spec: TrafficSpec, pool_bytes: int, *, owner: str, remedy: str) -> None:
+    """Refuse ``spec`` when its QPs' slots need more registered memory than the ``pool_bytes`` MR pool (``owner``:
+    whose pool, as the message says it; ``remedy``: the fix besides a smaller request)."""
+    need = spec.pool_need()
+    if need > pool_bytes:
+        raise UsageError(
+            f"{spec.qps} QP(s) x {spec.slots_per_qp()} slot(s) x {spec.slot_bytes()} B messages need "
+            f"{need} bytes of registered memory, more than {owner} {pool_bytes}-byte MR pool",
+            hint=f"lower --size, --qps or --depth, or {remedy}",
+        )
+
+
 def run_client(
     peer: str,
     spec: TrafficSpec,
@@ -129,13 +141,7 @@ def run_client(
     (sysfs only), connect the out-of-band channel, then open the device, register the pool and create QPs. Whatever
     fails, every verbs resource created is released before the error propagates.
     """
-    need = spec.pool_need()
-    if need > local.pool_bytes:
-        raise UsageError(
-            f"{spec.qps} QP(s) x {spec.slots_per_qp()} slot(s) x {spec.slot_bytes()} B messages need "
-            f"{need} bytes of registered memory, more than the {local.pool_bytes}-byte MR pool",
-            hint="lower --size, --qps or --depth, or raise --pool-mib",
-        )
+    _require_pool(spec, local.pool_bytes, owner="the", remedy="raise --pool-mib")
     local_ip = source_ip(peer, port)
     choice = choose_gid(
         local.root,
@@ -389,13 +395,9 @@ class Server:
             try:
                 oob.check_hello(hello, fabricd.__version__)
                 spec = TrafficSpec.model_validate(hello["spec"])
-                need = spec.pool_need()
-                if need > self.pool_bytes:
-                    raise UsageError(
-                        f"the request needs {need} bytes of registered memory per side, more than the server's "
-                        f"{self.pool_bytes}-byte MR pool",
-                        hint="lower --size, --qps or --depth, or restart the server with a larger --pool-mib",
-                    )
+                _require_pool(
+                    spec, self.pool_bytes, owner="the server's", remedy="restart the server with a larger --pool-mib"
+                )
                 vport = self._port_for(local_ip)
                 qps = vport.create_qps(spec.qps, send_depth=max(spec.depth, 4), recv_depth=spec.slots_per_qp())
                 _connect(vport, hello, spec)
