@@ -11,7 +11,7 @@ every check is linear in the size of the fabric.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -297,6 +297,18 @@ class Context:
         return out
 
 
+def repeats(keys: Iterable[Hashable | None]) -> Iterator[tuple[int, int]]:
+    """(index, index of its first occurrence) of every key that occurred before; a None key is no key."""
+    seen: dict[Hashable, int] = {}
+    for j, key in enumerate(keys):
+        if key is None:
+            continue
+        if key in seen:
+            yield j, seen[key]
+        else:
+            seen[key] = j
+
+
 def names(items: Iterable[str], limit: int = 5) -> str:
     """``a, b, c and 12 more`` - a short list for messages about many objects."""
     seq = list(items)
@@ -317,4 +329,5 @@ __all__ = [
     "Severity",
     "check",
     "names",
+    "repeats",
 ]

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from fabricd.model import CongestionControl, Transport
 
-from .base import Context, Finding, Severity, check, names
+from .base import Context, Finding, Severity, check, names, repeats
 
 PROFILES = ("policy", "ecn_profiles")
 CLASSES = ("policy", "qos", "traffic_classes")
@@ -187,16 +187,14 @@ def roce_class_without_ecn(ctx: Context) -> Iterator[Finding]:
     fix="rename or remove one of the profiles",
 )
 def duplicate_ecn_profile(ctx: Context) -> Iterator[Finding]:
-    seen: set[str] = set()
-    for k, p in enumerate(ctx.policy.ecn_profiles):
-        if p.name in seen:
-            yield Finding(
-                (*PROFILES, k, "name"),
-                f"ECN profile {p.name!r} is defined twice",
-                expected="unique names",
-                got=f"{p.name!r} again",
-            )
-        seen.add(p.name)
+    profiles = ctx.policy.ecn_profiles
+    for k, _first in repeats(p.name for p in profiles):
+        yield Finding(
+            (*PROFILES, k, "name"),
+            f"ECN profile {profiles[k].name!r} is defined twice",
+            expected="unique names",
+            got=f"{profiles[k].name!r} again",
+        )
 
 
 @check(

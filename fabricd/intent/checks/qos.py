@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from fabricd.model import ECT0, CongestionControl, Scheduler, TrustMode
 
-from .base import Context, Finding, Severity, check
+from .base import Context, Finding, Severity, check, repeats
 
 MAX_LOSSLESS_PRIORITIES = 2
 QOS = ("policy", "qos")
@@ -269,25 +269,23 @@ def priority_without_class(ctx: Context) -> Iterator[Finding]:
     fix="give each traffic class its own id and name",
 )
 def duplicate_traffic_class(ctx: Context) -> Iterator[Finding]:
-    ids: dict[int, int] = {}
-    names: dict[str, int] = {}
-    for t, tc in enumerate(ctx.policy.qos.traffic_classes):
-        if tc.id in ids:
+    classes = ctx.policy.qos.traffic_classes
+    ids, names = dict(repeats(tc.id for tc in classes)), dict(repeats(tc.name for tc in classes))
+    for t, tc in enumerate(classes):
+        if t in ids:
             yield Finding(
                 (*QOS, "traffic_classes", t, "id"),
                 f"traffic class id {tc.id} is used twice",
                 expected="a unique id 0-7",
-                got=f"{tc.id} again (first in class {ctx.policy.qos.traffic_classes[ids[tc.id]].name!r})",
+                got=f"{tc.id} again (first in class {classes[ids[t]].name!r})",
             )
-        ids.setdefault(tc.id, t)
-        if tc.name in names:
+        if t in names:
             yield Finding(
                 (*QOS, "traffic_classes", t, "name"),
                 f"traffic class name {tc.name!r} is used twice",
                 expected="a unique name",
                 got=f"{tc.name!r} again",
             )
-        names.setdefault(tc.name, t)
 
 
 @check(

@@ -9,11 +9,11 @@ header, + 4 when 802.1Q-tagged.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 from fabricd.model import LinkRole, Nic, Port, split_endpoint
 
-from .base import Context, Finding, Severity, check
+from .base import Context, Finding, Severity, check, repeats
 
 ETHERNET_HEADER_BYTES = 14
 DOT1Q_TAG_BYTES = 4
@@ -93,23 +93,13 @@ def duplicate_host_name(ctx: Context) -> Iterator[Finding]:
 
 def _names_used_again(ctx: Context, section: str, names: list[str], *, what: str) -> Iterator[Finding]:
     """A finding on every entry of ``section`` whose name an earlier entry has."""
-    for i, first in _repeats(names):
+    for i, first in repeats(names):
         yield Finding(
             (section, i, "name"),
             f"{what} {names[i]!r} is already used",
             expected="a unique name",
             got=f"{names[i]!r} again (first at {_where(ctx, (section, first))})",
         )
-
-
-def _repeats(keys: Iterable[Hashable]) -> Iterator[tuple[int, int]]:
-    """(index, index of its first occurrence) of every key that occurred before."""
-    seen: dict[Hashable, int] = {}
-    for j, key in enumerate(keys):
-        if key in seen:
-            yield j, seen[key]
-        else:
-            seen[key] = j
 
 
 @check(
@@ -144,7 +134,7 @@ def host_switch_name_clash(ctx: Context) -> Iterator[Finding]:
 )
 def duplicate_port_name(ctx: Context) -> Iterator[Finding]:
     for i, s in enumerate(ctx.fabric.switches):
-        for j, first in _repeats(p.name for p in s.ports):
+        for j, first in repeats(p.name for p in s.ports):
             name = s.ports[j].name
             yield Finding(
                 ("switches", i, "ports", j, "name"),
@@ -165,31 +155,25 @@ def duplicate_port_name(ctx: Context) -> Iterator[Finding]:
 )
 def duplicate_nic(ctx: Context) -> Iterator[Finding]:
     for i, h in enumerate(ctx.fabric.hosts):
-        netdevs: dict[str, int] = {}
-        rdma: dict[tuple[str, int], int] = {}
+        netdevs = dict(repeats(n.netdev for n in h.nics))
+        rdma = dict(repeats((n.rdma_device, n.rdma_port) if n.rdma_device is not None else None for n in h.nics))
         for j, n in enumerate(h.nics):
-            if n.netdev in netdevs:
+            if j in netdevs:
                 yield Finding(
                     ("hosts", i, "nics", j, "netdev"),
                     f"netdev {n.netdev!r} is listed twice on {h.name}",
                     expected="each netdev once",
-                    got=f"{n.netdev!r} again (first at {_where(ctx, ('hosts', i, 'nics', netdevs[n.netdev]))})",
+                    got=f"{n.netdev!r} again (first at {_where(ctx, ('hosts', i, 'nics', netdevs[j]))})",
                 )
-            else:
-                netdevs[n.netdev] = j
-            if n.rdma_device is not None:
-                key = (n.rdma_device, n.rdma_port)
-                if key in rdma:
-                    other = h.nics[rdma[key]].netdev
-                    yield Finding(
-                        ("hosts", i, "nics", j, "rdma_device"),
-                        f"RDMA device {n.rdma_device} port {n.rdma_port} is also claimed by {other}",
-                        expected="one netdev per RDMA device port",
-                        got=f"{other} and {n.netdev}",
-                        hint="each RDMA port belongs to one netdev; check `rdma link` on the host",
-                    )
-                else:
-                    rdma[key] = j
+            if j in rdma:
+                other = h.nics[rdma[j]].netdev
+                yield Finding(
+                    ("hosts", i, "nics", j, "rdma_device"),
+                    f"RDMA device {n.rdma_device} port {n.rdma_port} is also claimed by {other}",
+                    expected="one netdev per RDMA device port",
+                    got=f"{other} and {n.netdev}",
+                    hint="each RDMA port belongs to one netdev; check `rdma link` on the host",
+                )
 
 
 @check(

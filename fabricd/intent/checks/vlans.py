@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from ipaddress import IPv4Network
 
-from .base import Context, Finding, Severity, check
+from .base import Context, Finding, Severity, check, repeats
 from .topology import endpoint_finding
 
 VLANS = ("policy", "vlans")
@@ -25,25 +25,23 @@ VLANS = ("policy", "vlans")
     fix="merge the two VLAN entries or give one another id/name",
 )
 def duplicate_vlan(ctx: Context) -> Iterator[Finding]:
-    ids: dict[int, str] = {}
-    vnames: set[str] = set()
-    for k, v in enumerate(ctx.policy.vlans):
-        if v.id in ids:
+    vlans = ctx.policy.vlans
+    ids, vnames = dict(repeats(v.id for v in vlans)), dict(repeats(v.name for v in vlans))
+    for k, v in enumerate(vlans):
+        if k in ids:
             yield Finding(
                 (*VLANS, k, "id"),
                 f"VLAN id {v.id} is defined twice",
                 expected="unique VLAN ids",
-                got=f"{v.id} again (first: {ids[v.id]})",
+                got=f"{v.id} again (first: {vlans[ids[k]].name})",
             )
-        ids.setdefault(v.id, v.name)
-        if v.name in vnames:
+        if k in vnames:
             yield Finding(
                 (*VLANS, k, "name"),
                 f"VLAN name {v.name!r} is used twice",
                 expected="unique VLAN names",
                 got=f"{v.name!r} again",
             )
-        vnames.add(v.name)
 
 
 @check(
