@@ -136,15 +136,9 @@ def roce_dscp_not_lossless(ctx: Context) -> Iterator[Finding]:
     fix="make qos.dscp_to_priority[roce.dscp] equal roce.priority",
 )
 def roce_priority_map_mismatch(ctx: Context) -> Iterator[Finding]:
-    q = ctx.policy.qos
-    prio = q.priority_of(q.roce.dscp)
-    if prio != q.roce.priority:
-        yield Finding(
-            (*QOS, "roce", "priority"),
-            f"RoCE DSCP {q.roce.dscp} maps to priority {prio}",
-            expected=f"roce.priority {prio} (or map DSCP {q.roce.dscp} to {q.roce.priority})",
-            got=str(q.roce.priority),
-        )
+    yield from _dscp_maps_elsewhere(
+        ctx, "roce", "RoCE", at="priority", expected="roce.priority {mapped} (or map DSCP {dscp} to {priority})"
+    )
 
 
 @check(
@@ -158,14 +152,22 @@ def roce_priority_map_mismatch(ctx: Context) -> Iterator[Finding]:
     fix="map the CNP DSCP to cnp.priority in qos.dscp_to_priority",
 )
 def cnp_dscp_map_mismatch(ctx: Context) -> Iterator[Finding]:
+    yield from _dscp_maps_elsewhere(ctx, "cnp", "CNP", at="dscp", expected="priority {priority} (cnp.priority)")
+
+
+def _dscp_maps_elsewhere(ctx: Context, cls: str, label: str, *, at: str, expected: str) -> Iterator[Finding]:
+    """A finding at ``qos.<cls>.<at>`` when the DSCP map sends the class's DSCP to another priority than the
+    class's own. ``expected`` is formatted with ``dscp``, ``priority`` (the class's) and ``mapped`` (the map's);
+    what the finding got is the value at ``at``: the class's priority, or the priority its DSCP maps to."""
     q = ctx.policy.qos
-    prio = q.priority_of(q.cnp.dscp)
-    if prio != q.cnp.priority:
+    dscp, priority = getattr(q, cls).dscp, getattr(q, cls).priority
+    mapped = q.priority_of(dscp)
+    if mapped != priority:
         yield Finding(
-            (*QOS, "cnp", "dscp"),
-            f"CNP DSCP {q.cnp.dscp} maps to priority {prio}",
-            expected=f"priority {q.cnp.priority} (cnp.priority)",
-            got=str(prio),
+            (*QOS, cls, at),
+            f"{label} DSCP {dscp} maps to priority {mapped}",
+            expected=expected.format(dscp=dscp, priority=priority, mapped=mapped),
+            got=str(priority if at == "priority" else mapped),
         )
 
 
