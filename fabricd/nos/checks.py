@@ -22,6 +22,7 @@ from fabricd.model import EcnProfile, Platform
 
 from .registry import SPECS, SwitchIntentBuilder
 from .rules import DeviceRules
+from .spec import PlatformSpec
 
 WATCHDOG = ("policy", "pfc", "watchdog")
 
@@ -50,6 +51,12 @@ def _rules(platform: str) -> DeviceRules:
 
 def _title(platform: str) -> str:
     return SPECS[Platform(platform)].title
+
+
+def _platforms(ctx: Context) -> Iterator[tuple[str, PlatformSpec, str]]:
+    """(platform id, its spec, who: the id and its switches, as messages name them) of every platform in use."""
+    for platform in ctx.used_platforms:
+        yield platform, SPECS[Platform(platform)], f"{platform} ({names(ctx.platform_switches(platform))})"
 
 
 # --- port names -----------------------------------------------------------------------------------------------
@@ -233,65 +240,60 @@ def port_mtu_mode(ctx: Context) -> Iterator[Finding]:
 # --- the PFC watchdog -----------------------------------------------------------------------------------------
 
 
-def _watchdog_active(ctx: Context) -> bool:
-    return ctx.policy.pfc.watchdog.enabled and bool(ctx.pfc_priorities) and ctx.lossless
-
-
 def _grid_findings(ctx: Context, platform: str, who: str) -> Iterator[tuple[str, Finding]]:
     """(policy field, finding) for every timer the platform's grid cannot hold."""
     wd = ctx.policy.pfc.watchdog
     grid = _rules(platform).watchdog
-    poll = wd.poll_ms
-    if grid.poll_ms is not None:
-        lo, hi = grid.poll_ms
-        if not lo <= wd.poll_ms <= hi:
-            yield (
-                "poll_ms",
-                Finding(
-                    (*WATCHDOG, "poll_ms"),
-                    f"poll_ms is outside the range of {who}",
-                    expected=f"{lo}-{hi} ms",
-                    got=f"{wd.poll_ms} ms",
-                ),
-            )
-        poll = clamp(wd.poll_ms, grid.poll_ms)
+    outside = _outside_range("poll_ms", wd.poll_ms, grid.poll_ms, who)
+    if outside is not None:
+        yield "poll_ms", outside
+    poll = clamp(wd.poll_ms, grid.poll_ms) if grid.poll_ms is not None else wd.poll_ms
     for name, value, rng, polls in (
         ("detection_ms", wd.detection_ms, grid.detection_ms, grid.detect_polls),
         ("restoration_ms", wd.restoration_ms, grid.restoration_ms, grid.restore_polls),
     ):
-        if rng is not None and not rng[0] <= value <= rng[1]:
-            yield (
-                name,
-                Finding(
-                    (*WATCHDOG, name),
-                    f"{name} is outside the range of {who}",
-                    expected=f"{rng[0]}-{rng[1]} ms",
-                    got=f"{value} ms",
-                ),
-            )
+        outside = _outside_range(name, value, rng, who)
+        if outside is not None:
+            yield name, outside
         elif polls is not None and poll > 0:
-            lo_n, hi_n = polls
-            n = (value + poll // 2) // poll
-            if lo_n <= n <= hi_n:
-                continue
-            nearest = clamp(n, polls) * poll
-            hint = f"use {name}: {nearest} ({clamp(n, polls)} x poll {poll} ms)"
-            if n > hi_n and grid.poll_ms is not None:
-                need = -(-value // hi_n)
-                if need <= grid.poll_ms[1] and value % need == 0:
-                    hint += f", or poll_ms: {need} ({value} = {hi_n} x {need} ms)"
-                elif need <= grid.poll_ms[1]:
-                    hint += f", or raise poll_ms to at least {need}"
-            yield (
-                name,
-                Finding(
-                    (*WATCHDOG, name),
-                    f"{name} is not a value {who} can express at a {poll} ms poll: it would render as {nearest} ms",
-                    expected=f"{lo_n}-{hi_n} polls of {poll} ms = {lo_n * poll}-{hi_n * poll} ms",
-                    got=f"{value} ms",
-                    hint=hint,
-                ),
-            )
+            off_grid = _off_grid(name, value, poll, polls, poll_range=grid.poll_ms, who=who)
+            if off_grid is not None:
+                yield name, off_grid
+
+
+def _outside_range(name: str, value: int, rng: tuple[int, int] | None, who: str) -> Finding | None:
+    """The finding for a timer outside the platform's range (None: the platform has no range for it)."""
+    if rng is None or rng[0] <= value <= rng[1]:
+        return None
+    return Finding(
+        (*WATCHDOG, name), f"{name} is outside the range of {who}", expected=f"{rng[0]}-{rng[1]} ms", got=f"{value} ms"
+    )
+
+
+def _off_grid(
+    name: str, value: int, poll: int, polls: tuple[int, int], *, poll_range: tuple[int, int] | None, who: str
+) -> Finding | None:
+    """The finding for a timer that is not a number of polls the platform holds (``polls``: its multiplier's
+    range; ``poll_range``: the poll_ms range, for the hint)."""
+    lo_n, hi_n = polls
+    n = (value + poll // 2) // poll
+    if lo_n <= n <= hi_n:
+        return None
+    nearest = clamp(n, polls) * poll
+    hint = f"use {name}: {nearest} ({clamp(n, polls)} x poll {poll} ms)"
+    if n > hi_n and poll_range is not None:
+        need = -(-value // hi_n)
+        if need <= poll_range[1] and value % need == 0:
+            hint += f", or poll_ms: {need} ({value} = {hi_n} x {need} ms)"
+        elif need <= poll_range[1]:
+            hint += f", or raise poll_ms to at least {need}"
+    return Finding(
+        (*WATCHDOG, name),
+        f"{name} is not a value {who} can express at a {poll} ms poll: it would render as {nearest} ms",
+        expected=f"{lo_n}-{hi_n} polls of {poll} ms = {lo_n * poll}-{hi_n * poll} ms",
+        got=f"{value} ms",
+        hint=hint,
+    )
 
 
 @check(
@@ -307,10 +309,9 @@ def _grid_findings(ctx: Context, platform: str, who: str) -> Iterator[tuple[str,
     "so that the timer is a number of polls the platform holds",
 )
 def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
-    if not _watchdog_active(ctx):
+    if not ctx.watchdog_active:
         return
-    for platform, indexes in ctx.used_platforms.items():
-        who = f"{platform} ({names(ctx.fabric.switches[i].name for i in indexes)})"
+    for platform, _spec, who in _platforms(ctx):
         for _name, finding in _grid_findings(ctx, platform, who):
             yield finding
 
@@ -329,11 +330,9 @@ def watchdog_platform_range(ctx: Context) -> Iterator[Finding]:
 )
 def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
     wd = ctx.policy.pfc.watchdog
-    if not _watchdog_active(ctx):
+    if not ctx.watchdog_active:
         return
-    for platform, indexes in ctx.used_platforms.items():
-        spec = SPECS[Platform(platform)]
-        who = f"{platform} ({names(ctx.fabric.switches[i].name for i in indexes)})"
+    for platform, spec, who in _platforms(ctx):
         refused = {name for name, _f in _grid_findings(ctx, platform, who)}
         actions: list[str] = []
 
@@ -411,9 +410,7 @@ def _bound_profiles(ctx: Context) -> list[tuple[int, int, EcnProfile]]:
 def ecn_device_units(ctx: Context) -> Iterator[Finding]:
     seen: set[tuple[int, str, str]] = set()
     bound = _bound_profiles(ctx)
-    for platform, indexes in ctx.used_platforms.items():
-        spec = SPECS[Platform(platform)]
-        who = f"{platform} ({names(ctx.fabric.switches[i].name for i in indexes)})"
+    for platform, spec, who in _platforms(ctx):
         for k, queue, profile in bound:
             notes: list[tuple[str, str, str, str]] = []
             spec.intent.ecn(profile, queue, lambda *a, _n=notes: _n.append(a))

@@ -258,6 +258,11 @@ class Context:
         """The priorities with PFC enabled by the policy (on every port and NIC: there is no per-port override)."""
         return frozenset(self.policy.pfc.priorities)
 
+    @cached_property
+    def watchdog_active(self) -> bool:
+        """The switches run the PFC watchdog: it is enabled on a lossless fabric with PFC priorities."""
+        return self.policy.pfc.watchdog.enabled and bool(self.pfc_priorities) and self.lossless
+
     # PFC deadlock ---------------------------------------------------------------------------------------------------
 
     @cached_property
@@ -295,6 +300,10 @@ class Context:
         for i, s in enumerate(self.fabric.switches):
             out.setdefault(s.platform.value, []).append(i)
         return out
+
+    def platform_switches(self, platform: str) -> list[str]:
+        """The names of the switches running ``platform`` (a platform id), in inventory order."""
+        return [self.fabric.switches[i].name for i in self.used_platforms.get(platform, [])]
 
 
 def repeats(keys: Iterable[Hashable | None]) -> Iterator[tuple[int, int]]:

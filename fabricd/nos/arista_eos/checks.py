@@ -26,10 +26,8 @@ EOS = Platform.ARISTA_EOS.value
 
 
 def _eos_switches(ctx: Context) -> str | None:
-    indexes = ctx.used_platforms.get(EOS)
-    if not indexes:
-        return None
-    return names(ctx.fabric.switches[i].name for i in indexes)
+    """The EOS switches, as messages name them; None in a fabric without one."""
+    return names(ctx.platform_switches(EOS)) or None
 
 
 @check(
@@ -44,11 +42,10 @@ def _eos_switches(ctx: Context) -> str | None:
     fix="use action: drop (or alert, which EOS calls notify-only) in a fabric with Arista EOS switches",
 )
 def eos_watchdog_action(ctx: Context) -> Iterator[Finding]:
-    wd = ctx.policy.pfc.watchdog
     who = _eos_switches(ctx)
-    if who is None or not (wd.enabled and ctx.pfc_priorities and ctx.lossless):
+    if who is None or not ctx.watchdog_active:
         return
-    if wd.action.value not in RULES.watchdog.actions:
+    if ctx.policy.pfc.watchdog.action.value not in RULES.watchdog.actions:
         yield Finding(
             ("policy", "pfc", "watchdog", "action"),
             f"watchdog action forward has no Arista EOS form (switches {who})",

@@ -23,10 +23,10 @@ VLANS = ("policy", "vlans")
     fix="pick a VLAN id in 2-3967 for fabrics with Cisco NX-OS switches",
 )
 def nxos_vlan_id(ctx: Context) -> Iterator[Finding]:
-    nxos = ctx.used_platforms.get("cisco_nxos")
+    nxos = ctx.platform_switches("cisco_nxos")
     if not nxos:
         return
-    who = names(ctx.fabric.switches[i].name for i in nxos)
+    who = names(nxos)
     lo, hi = NXOS_RESERVED_VLANS
     for k, v in enumerate(ctx.policy.vlans):
         if v.id == 1 or lo <= v.id <= hi:

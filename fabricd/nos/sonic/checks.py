@@ -32,9 +32,7 @@ from .rules import RULES, SONIC_NAME, SONIC_VLAN_IDS
 
 __all__ = ["CHECKS", "RULES", "SONIC_NAME", "SONIC_VLAN_IDS"]
 
-
-def _sonic_switches(ctx: Context) -> list[str]:
-    return [ctx.fabric.switches[i].name for i in ctx.used_platforms.get(Platform.SONIC.value, [])]
+SONIC = Platform.SONIC.value
 
 
 def _legal_name(name: str) -> str:
@@ -57,7 +55,7 @@ def _legal_name(name: str) -> str:
     fix="rename the profile (and the traffic classes' ecn_profile) to letters, digits, '-' and '_', at most 32",
 )
 def sonic_ecn_profile_name(ctx: Context) -> Iterator[Finding]:
-    switches = _sonic_switches(ctx)
+    switches = ctx.platform_switches(SONIC)
     if not switches:
         return
     policy = ctx.policy
@@ -92,7 +90,7 @@ def sonic_ecn_profile_name(ctx: Context) -> Iterator[Finding]:
     fix="give the VLAN an id from 2 to 4094 (and the NICs' vlan)",
 )
 def sonic_vlan_id(ctx: Context) -> Iterator[Finding]:
-    switches = set(_sonic_switches(ctx))
+    switches = set(ctx.platform_switches(SONIC))
     if not switches:
         return
     lo, hi = SONIC_VLAN_IDS
@@ -134,10 +132,9 @@ def sonic_vlan_id(ctx: Context) -> Iterator[Finding]:
     "turn the watchdog off (policy.pfc.watchdog.enabled: false) and rely on the exporter's storm alerts",
 )
 def sonic_watchdog_moved_priority(ctx: Context) -> Iterator[Finding]:
-    switches = _sonic_switches(ctx)
-    wd = ctx.policy.pfc.watchdog
-    if not switches or not ctx.lossless or not wd.enabled:
-        return
+    switches = ctx.platform_switches(SONIC)
+    if not switches or not ctx.watchdog_active:
+        return  # without PFC priorities there is no lossless path to watch
     classes = ctx.policy.qos.traffic_classes
     for path in path_plan(ctx.fabric).lossless:
         if not path.moved:
