@@ -267,7 +267,9 @@ class _Peer:
     vlan: int | None = None
 
 
-def _ecn_profile_of(fabric: Fabric, tc: TrafficClass) -> EcnProfile | None:
+def ecn_profile_of(fabric: Fabric, tc: TrafficClass) -> EcnProfile | None:
+    """The ECN profile the switches mark ``tc``'s queue with: the class's ``ecn_profile``, else the first profile
+    listing the class (validate's checks read the binding from here too)."""
     policy = fabric.policy
     if tc.ecn_profile is not None:
         return policy.ecn_profile(tc.ecn_profile)
@@ -340,7 +342,7 @@ def policy_parts(fabric: Fabric, shaping: IntentShaping) -> PolicyParts:
                 )
             )
             continue
-        profile = _ecn_profile_of(fabric, tc)
+        profile = ecn_profile_of(fabric, tc)
         dwrr = tc.scheduler == Scheduler.DWRR
         queues.append(
             QueueIntent(

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterator
 
 from fabricd.intent.checks.base import Check, Context, Finding, Severity, check, names
-from fabricd.intent.switch import SwitchIntentBase
+from fabricd.intent.switch import SwitchIntentBase, ecn_profile_of
 from fabricd.intent.watchdog_timers import clamp
 from fabricd.model import EcnProfile, Platform
 
@@ -378,21 +378,13 @@ _ECN_FIELD = {
 
 
 def _bound_profiles(ctx: Context) -> list[tuple[int, int, EcnProfile]]:
-    """(profile index, traffic class id, profile) as the switch intent binds them: the class's ecn_profile, else
-    the first profile listing the class."""
-    policy = ctx.policy
+    """(profile index, traffic class id, profile) of every class the switch intent marks (``ecn_profile_of``)."""
     out = []
-    for tc in policy.qos.traffic_classes:
-        k = next(
-            (
-                k
-                for k, p in enumerate(policy.ecn_profiles)
-                if (p.name == tc.ecn_profile if tc.ecn_profile is not None else tc.id in p.traffic_classes)
-            ),
-            None,
-        )
-        if k is not None:
-            out.append((k, tc.id, policy.ecn_profiles[k]))
+    for tc in ctx.policy.qos.traffic_classes:
+        profile = ecn_profile_of(ctx.fabric, tc)
+        if profile is not None:
+            k = next(k for k, p in enumerate(ctx.policy.ecn_profiles) if p is profile)
+            out.append((k, tc.id, profile))
     return out
 
 

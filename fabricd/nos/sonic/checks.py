@@ -26,6 +26,7 @@ from collections.abc import Iterator
 
 from fabricd.intent.checks.base import Context, Finding, Severity, check, names
 from fabricd.intent.lossless_path import path_plan
+from fabricd.intent.switch import ecn_profile_of
 from fabricd.model import Platform, split_endpoint
 
 from .rules import RULES, SONIC_NAME, SONIC_VLAN_IDS
@@ -58,17 +59,10 @@ def sonic_ecn_profile_name(ctx: Context) -> Iterator[Finding]:
     switches = ctx.platform_switches(SONIC)
     if not switches:
         return
-    policy = ctx.policy
-    rendered: set[str] = set()  # as intent/switch.py binds them: the class's ecn_profile, else the first listing it
-    for tc in policy.qos.traffic_classes:
-        if tc.ecn_profile is not None:
-            rendered.add(tc.ecn_profile)
-        else:
-            first = next((p for p in policy.ecn_profiles if tc.id in p.traffic_classes), None)
-            if first is not None:
-                rendered.add(first.name)
+    classes = ctx.policy.qos.traffic_classes
+    rendered = {p.name for tc in classes if (p := ecn_profile_of(ctx.fabric, tc)) is not None}
     on = names(switches, limit=3)
-    for k, p in enumerate(policy.ecn_profiles):
+    for k, p in enumerate(ctx.policy.ecn_profiles):
         if p.name in rendered and not SONIC_NAME.fullmatch(p.name):
             yield Finding(
                 ("policy", "ecn_profiles", k, "name"),
