@@ -199,21 +199,23 @@ def dscp_map_duplicate(ctx: Context) -> Iterator[Finding]:
     raw = raw.get("dscp_to_priority", {}) if isinstance(raw, dict) else {}
     if not isinstance(raw, dict):
         return
-    seen: dict[int, object] = {}
-    for key in raw:
-        try:
-            dscp = int(str(key).strip())
-        except ValueError:
-            continue
-        if dscp in seen:
-            yield Finding(
-                (*QOS, "dscp_to_priority", key),
-                f"DSCP {dscp} is mapped twice",
-                expected="one entry per DSCP",
-                got=f"{seen[dscp]!r} and {key!r}",
-            )
-        else:
-            seen[dscp] = key
+    keys = list(raw)
+    dscps = [_as_int(key) for key in keys]
+    for k, first in repeats(dscps):
+        yield Finding(
+            (*QOS, "dscp_to_priority", keys[k]),
+            f"DSCP {dscps[k]} is mapped twice",
+            expected="one entry per DSCP",
+            got=f"{keys[first]!r} and {keys[k]!r}",
+        )
+
+
+def _as_int(key: object) -> int | None:
+    """A YAML mapping key as the number it spells (26, '26', ' 26'); None when it spells none."""
+    try:
+        return int(str(key).strip())
+    except ValueError:
+        return None
 
 
 @check(
