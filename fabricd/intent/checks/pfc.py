@@ -23,6 +23,8 @@ WATCHDOG = ("policy", "pfc", "watchdog")
 
 
 def _watchdog_active(ctx: Context) -> bool:
+    """The watchdog is on with PFC priorities to watch, whatever the transport (``ctx.watchdog_active``, which the
+    device-rule checks use, also needs a lossless one)."""
     return ctx.policy.pfc.watchdog.enabled and bool(ctx.pfc_priorities)
 
 
