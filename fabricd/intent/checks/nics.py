@@ -12,7 +12,7 @@ from fabricd.intent.host import nic_transport
 from fabricd.intent.nics import NicProfile, families_text, nic_profile
 from fabricd.model import CongestionControl, Nic, Transport
 
-from .base import Context, Finding, Loc, Severity, check
+from .base import Context, Finding, Loc, Severity, check, names
 
 ROCE = (Transport.ROCE_V2_LOSSLESS, Transport.ROCE_V2_LOSSY)
 
@@ -120,10 +120,9 @@ def nic_dcqcn_knob_missing(ctx: Context) -> Iterator[Finding]:
                     f"/etc/modprobe.d/irdma.conf; then remove {name} from policy.dcqcn and set it under "
                     "cc: on the NICs that have it"
                 )
-            shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
             yield Finding(
                 ("policy", "dcqcn", point, name),
-                f"{name} is not a run-time knob of {family} NICs ({shown})",
+                f"{name} is not a run-time knob of {family} NICs ({names(where, limit=3)})",
                 expected=f"a {family} knob: {', '.join(p.knob_names) or 'none'}",
                 got=name,
                 hint=hint,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .base import Context, Finding, Severity, check
+from .base import Context, Finding, Severity, check, names
 
 NAMES_SHOWN = 3
 
@@ -18,11 +18,11 @@ NAMES_SHOWN = 3
 def _missing_file_hint(ctx: Context, section: str) -> str:
     """``is switches.yml missing?`` for a directory inventory without that file; else where to add the section."""
     inv = ctx.inventory
-    names = sorted(f.name for f in inv.files)
+    files = sorted(f.name for f in inv.files)
     if inv.path.is_dir():
-        if f"{section}.yml" not in names and f"{section}.yaml" not in names:
+        if f"{section}.yml" not in files and f"{section}.yaml" not in files:
             return (
-                f"is {section}.yml missing? (the inventory holds {', '.join(names) or 'no YAML file'}); "
+                f"is {section}.yml missing? (the inventory holds {', '.join(files) or 'no YAML file'}); "
                 f"add {section}.yml with a `{section}:` list, or a `{section}:` section to one of the files"
             )
         return f"{section}.yml is there but its `{section}:` list is empty; add the {section}"
@@ -34,11 +34,6 @@ def _switch_references(ctx: Context) -> list[str]:
     refs += [f"hosts[{h.name}].nics[{n.netdev}].peer" for _, _, h, n in ctx.nics() if n.peer]
     refs += [f"policy.vlans[{v.name}].members[{m}]" for v in ctx.fabric.policy.vlans for m in range(len(v.members))]
     return refs
-
-
-def _shown(refs: list[str]) -> str:
-    more = f" and {len(refs) - NAMES_SHOWN} more" if len(refs) > NAMES_SHOWN else ""
-    return ", ".join(refs[:NAMES_SHOWN]) + more
 
 
 @check(
@@ -59,7 +54,7 @@ def no_switches(ctx: Context) -> Iterator[Finding]:
     if not refs and not ctx.fabric.hosts:
         got = "an empty fabric: no switches, hosts or links"
     else:
-        got = f"{len(refs)} references to switches: {_shown(refs)}" if refs else "no switches: list"
+        got = f"{len(refs)} references to switches: {names(refs, limit=NAMES_SHOWN)}" if refs else "no switches: list"
     yield Finding(
         ("switches",),
         "no switches defined",
