@@ -45,6 +45,7 @@ from .host_fanout import (
     SshUserOpt,
     ssh_runners,
 )
+from .options import QpsOpt
 from .report import command_hints, write_junit
 from .validate_matrix import pair_json, run_matrix_cli
 
@@ -131,7 +132,7 @@ def validate_fabric(
     name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab VM instance.")] = "lab",
     size: Annotated[int, typer.Option("--size", min=1, help="RDMA WRITE message bytes.")] = 65536,
     iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, help="Messages per QP.")] = 256,
-    qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 1,
+    qps: QpsOpt = 1,
     depth: Annotated[int, typer.Option("--depth", min=1, max=4096, help="Outstanding WRs per QP.")] = 1,
     ack_timeout: Annotated[
         int | None,
@@ -302,52 +303,38 @@ def _run(
         tos=tos,
         ack_timeout=ack_timeout,
     )
-    reports: list[PairReport] = []
-    err = stderr()
+
+    def one(client: str, server: str) -> PairReport:
+        if client not in runners or server not in runners:
+            missing = [h for h in (client, server) if h not in runners]
+            return PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}")
+        c_host, s_host = fabric.host(client), fabric.host(server)
+        assert c_host is not None and s_host is not None
+        return validate_pair(
+            endpoint_of(c_host),
+            endpoint_of(s_host),
+            runners[client],
+            runners[server],
+            policy=fabric.policy,
+            spec=spec,
+        )
+
     if parsed is not None:
-
-        def one(client: str, server: str) -> PairReport:
-            if client not in runners or server not in runners:
-                missing = [h for h in (client, server) if h not in runners]
-                return PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}")
-            c_host, s_host = fabric.host(client), fabric.host(server)
-            assert c_host is not None and s_host is not None
-            return validate_pair(
-                endpoint_of(c_host),
-                endpoint_of(s_host),
-                runners[client],
-                runners[server],
-                policy=fabric.policy,
-                spec=spec,
-            )
-
         hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
         run_matrix_cli(
             fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit
         )
         return
+    reports: list[PairReport] = []
+    err = stderr()
     for client, server in pairs:
-        missing = [h for h in (client, server) if h not in runners]
-        if missing:
-            reports.append(PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}"))
-            continue
-        err.print(
-            f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
-            f"ACK timeout {4.096 * 2**ack_timeout / 1000:.0f} ms",
-            highlight=False,
-        )
-        c_host, s_host = fabric.host(client), fabric.host(server)
-        assert c_host is not None and s_host is not None
-        reports.append(
-            validate_pair(
-                endpoint_of(c_host),
-                endpoint_of(s_host),
-                runners[client],
-                runners[server],
-                policy=fabric.policy,
-                spec=spec,
+        if client in runners and server in runners:
+            err.print(
+                f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
+                f"ACK timeout {4.096 * 2**ack_timeout / 1000:.0f} ms",
+                highlight=False,
             )
-        )
+        reports.append(one(client, server))
     if junit is not None:
         write_junit(junit, [command_hints(r.report, keep_fixes=False) for r in reports])
     if output == OutputFormat.JSON:
