@@ -31,6 +31,7 @@ from .common import (
 )
 from .export import HeaderTimeoutOpt, MaxConnectionsOpt, conn_limits
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, parse_skip
+from .options import ServiceDurationOpt, ServiceWebConfigOpt
 
 MODES: tuple[Mode, ...] = ("audit", "enforce")
 
@@ -112,15 +113,7 @@ def agent_cmd(
             help="Address for /metrics, /healthz, /status and /events (loopback by default).",
         ),
     ] = DEFAULT_AGENT_LISTEN,
-    web_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--web-config",
-            envvar="FABRICD_WEB_CONFIG",
-            show_default=False,
-            help="exporter-toolkit web config (YAML): TLS and basic auth.",
-        ),
-    ] = None,
+    web_config: ServiceWebConfigOpt = None,
     max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
     header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
     watch_devices: Annotated[
@@ -134,9 +127,7 @@ def agent_cmd(
     once: Annotated[
         bool, typer.Option("--once", help="One reconcile, print it, exit: 0 compliant or applied, 1 drift, 3 failed.")
     ] = False,
-    duration: Annotated[
-        float | None, typer.Option("--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM).")
-    ] = None,
+    duration: ServiceDurationOpt = None,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:
     """Keep this host's RoCE settings as the intent says. Reconciles at start, when a NIC or RDMA device

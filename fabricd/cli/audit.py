@@ -7,6 +7,7 @@ lacks is a finding, not bad input).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -15,10 +16,18 @@ from rich.markup import escape
 
 from fabricd.audit.cabling import evaluate as evaluate_cabling
 from fabricd.audit.cabling import read_all, read_host_lldp, unreadable
-from fabricd.audit.switch import AuditOptions, audit_switch, driver_factory, reachable, replay_factory
+from fabricd.audit.switch import (
+    AuditOptions,
+    ReadBackFactory,
+    audit_switch,
+    driver_factory,
+    reachable,
+    replay_factory,
+)
 from fabricd.deploy.targets import select_targets
 from fabricd.errors import UsageError
 from fabricd.inventory import load_inventory
+from fabricd.model.checks import Report
 from fabricd.usecases import host as host_use
 
 from .common import (
@@ -36,12 +45,14 @@ from .deploy_common import (
     KnownHostsOpt,
     ReadTimeoutOpt,
     SessionLogOpt,
+    SshFlags,
     switch_reach,
 )
 from .host import HostOpt, NetnsOpt, RootOpt, SkipOpt, host_target
 from .host_fanout import (
     ConnectTimeoutOpt,
     FanConcurrencyOpt,
+    FanoutFlags,
     HostInsecureOpt,
     HostKnownHostsOpt,
     HostsOpt,
@@ -83,6 +94,26 @@ CabConcurrencyOpt = Annotated[
 ]
 
 
+def _switch_reader(replay: Path | None, ssh: SshFlags) -> ReadBackFactory:
+    """How the audit reads switches: from a `fabricd capture` folder (--replay), else over SSH."""
+    opts = switch_reach(AuditOptions, ssh)
+    return replay_factory(replay) if replay is not None else driver_factory(opts)
+
+
+def _finish(reports: Sequence[Report], output: OutputFormat, junit: Path | None, unread: list[str]) -> None:
+    """Say why each device that could not be read was not (``unread``), then report; exit 3 when there was one
+    (over the findings' exit 1), else as :func:`finish` does."""
+    for line in unread:
+        stderr().print(f"[bold red]error:[/] {escape(line)}", highlight=False)
+    try:
+        finish(list(reports), output, junit)
+    except typer.Exit:
+        if not unread:
+            raise
+    if unread:
+        raise typer.Exit(ExitCode.TARGETS_FAILED)
+
+
 def audit_host_cmd(
     inventory: InventoryArg = None,
     host: HostOpt = "",
@@ -114,23 +145,7 @@ def audit_host_cmd(
     testsuite per host; exit 1 findings, 3 when a host failed (unreachable, key refused).
     """
     if hosts is not None:
-        run_fanout(
-            "audit",
-            inventory,
-            hosts,
-            skip=skip,
-            ssh_user=ssh_user,
-            identity=identity,
-            known_hosts=known_hosts,
-            insecure=insecure,
-            concurrency=concurrency,
-            max_failures=max_failures,
-            remote_inventory=remote_inventory,
-            remote_fabricd=remote_fabricd,
-            connect_timeout=connect_timeout,
-            output=output,
-            junit=junit,
-        )
+        run_fanout("audit", inventory, hosts, FanoutFlags.of(locals()), skip=skip, output=output, junit=junit)
         return
     report = host_use.audit_host(host_target(inventory, host, root, skip, netns))
     finish([report], output, junit)
@@ -165,26 +180,10 @@ def audit_switch_cmd(
             hint="name the switch to audit, e.g. `fabricd audit switch --device leaf1-sonic` (repeatable)",
         )
     fabric = load_inventory(inventory_path(inventory)).fabric
-    opts = switch_reach(
-        AuditOptions,
-        known_hosts=known_hosts,
-        insecure=insecure,
-        read_timeout=read_timeout,
-        session_log=session_log,
-        accept_new_host_keys=accept_new_host_keys,
-    )
-    factory = replay_factory(replay) if replay is not None else driver_factory(opts)
+    factory = _switch_reader(replay, SshFlags.of(locals()))
     reports = [audit_switch(fabric, sw, factory, templates_dir=templates_dir) for sw in select_targets(fabric, device)]
     down = [f for r in reports if not reachable(r) for c in r.checks for f in c.findings if c.code == "SW-REACH"]
-    for f in down:
-        stderr().print(f"[bold red]error:[/] {escape(str(f.got))}", highlight=False)
-    try:
-        finish(reports, output, junit)
-    except typer.Exit:
-        if not down:
-            raise
-    if down:
-        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    _finish(reports, output, junit, [str(f.got) for f in down])
 
 
 def audit_cabling_cmd(
@@ -216,15 +215,7 @@ def audit_cabling_cmd(
             f"--host-lldp {host_lldp}: not a folder",
             hint="give a folder holding <host>.json files, each a host's `lldpctl -f json` output",
         )
-    opts = switch_reach(
-        AuditOptions,
-        known_hosts=known_hosts,
-        insecure=insecure,
-        read_timeout=read_timeout,
-        session_log=session_log,
-        accept_new_host_keys=accept_new_host_keys,
-    )
-    factory = replay_factory(replay) if replay is not None else driver_factory(opts)
+    factory = _switch_reader(replay, SshFlags.of(locals()))
     observed = read_all(select_targets(fabric, device or ()), factory, concurrency=concurrency)
     if host_lldp is not None:
         observed += [
@@ -233,16 +224,7 @@ def audit_cabling_cmd(
             if (host_lldp / f"{h.name}.json").exists()
         ]
     report = evaluate_cabling(fabric, observed, hosts_read=host_lldp is not None)
-    down = unreadable(report)
-    for f in down:
-        stderr().print(f"[bold red]error:[/] {escape(f.object)}: {escape(str(f.got))}", highlight=False)
-    try:
-        finish([report], output, junit)
-    except typer.Exit:
-        if not down:
-            raise
-    if down:
-        raise typer.Exit(ExitCode.TARGETS_FAILED)
+    _finish([report], output, junit, [f"{f.object}: {f.got}" for f in unreadable(report)])
 
 
 def register(app: typer.Typer) -> None:

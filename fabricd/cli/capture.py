@@ -29,6 +29,7 @@ from .deploy_common import (
     KnownHostsOpt,
     ReadTimeoutOpt,
     SessionLogOpt,
+    SshFlags,
     progress_bar,
     switch_reach,
 )
@@ -133,9 +134,7 @@ def capture_cmd(
     if gnmi:
         _capture_gnmi(fabric, [s.name for s in switches], out, read_timeout, output)
         return
-    opts = switch_reach(
-        CaptureOptions, known_hosts=known_hosts, insecure=insecure, read_timeout=read_timeout, session_log=session_log
-    )
+    opts = switch_reach(CaptureOptions, SshFlags.of(locals()))
     text = output == OutputFormat.TEXT
     with progress_bar("capturing", len(switches), enabled=text and len(switches) > 1) as tick:
         results = capture_all(switches, out, driver_factory(opts), concurrency=concurrency, on_result=tick)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shlex
@@ -10,11 +11,11 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from enum import IntEnum, StrEnum
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol, Self
 
 import typer
 from rich.console import Console
@@ -94,6 +95,18 @@ def stdout() -> Console:
 def stderr() -> Console:
     """Diagnostics go to stderr."""
     return Console(stderr=True, soft_wrap=True, width=_width(sys.stderr))
+
+
+class FlagGroup:
+    """Flags that several commands declare alike, as one value: a dataclass whose fields are named as the commands'
+    parameters, built with ``Group.of(locals())`` in the command (its parameters as typer converted them). A field
+    the command does not declare takes the field's default; one without a default is a TypeError, which
+    tests/unit/test_cli_flag_groups.py rules out for every command."""
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> Self:
+        names = inspect.signature(cls).parameters
+        return cls(**{name: params[name] for name in names if name in params})
 
 
 def inventory_path(path: Path | None, *, writes: str | None = None) -> Path:

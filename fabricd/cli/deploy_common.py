@@ -1,9 +1,12 @@
-"""Options and output shared by ``push``, ``diff`` and ``rollback`` (switch commands over SSH)."""
+"""Options and output shared by the commands that reach switches over SSH (``push``, ``diff``, ``rollback``,
+``capture``, ``audit switch|cabling``): their SSH flags as one :class:`SshFlags`, the switches ``diff`` and ``push``
+work on, the progress bar (also ``render``'s and ``--hosts``'), the results table and the diff printer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -15,11 +18,12 @@ from rich.table import Table
 from fabricd.deploy.diffstat import diff_signs
 from fabricd.deploy.result import TargetResult, TargetState
 
-from .common import stderr, with_fixes
+from .common import FlagGroup, inventory_path, stderr, with_fixes
 
 if TYPE_CHECKING:  # imported where used: the pipeline pulls in every NOS and netmiko, which the commands that
     # only share this module's options (export, watch, serve, audit) do not need to start
     from fabricd.deploy.pipeline import PushOptions
+    from fabricd.model import Switch
     from fabricd.platforms.registry import SwitchReach
 
 _Reach = TypeVar("_Reach", bound="SwitchReach")
@@ -107,50 +111,59 @@ SessionLogOpt = Annotated[
 ]
 
 
-def switch_reach(
-    cls: type[_Reach],
-    *,
-    known_hosts: list[Path] | None,
-    insecure: bool,
-    read_timeout: float,
-    session_log: Path | None,
-    accept_new_host_keys: Path | None = None,
-    **how: Any,
-) -> _Reach:
+@dataclass(frozen=True)
+class SshFlags(FlagGroup):
+    """The SSH flags of a command that reaches switches, under the parameter names every such command gives them
+    (``SshFlags.of(locals())``): --known-hosts, --insecure-no-host-key-check, --read-timeout,
+    --session-log and, where the command takes it, --accept-new-host-keys."""
+
+    known_hosts: list[Path] | None
+    insecure: bool
+    read_timeout: float
+    session_log: Path | None
+    accept_new_host_keys: Path | None = None
+
+
+def switch_reach(cls: type[_Reach], ssh: SshFlags, **how: Any) -> _Reach:
     """The options of a command that reaches switches over SSH (``cls``: push, audit or capture options) from its
-    shared flags; ``how`` holds the fields of the command's own (push: dry_run, concurrency, confirm_timeout_s)."""
+    SSH flags; ``how`` holds the fields of the command's own (push: dry_run, concurrency, confirm_timeout_s)."""
     from fabricd.platforms.base import DriverOptions
 
     driver = DriverOptions(
-        read_timeout_s=read_timeout, session_log_dir=session_log, accept_new_host_keys=accept_new_host_keys
+        read_timeout_s=ssh.read_timeout, session_log_dir=ssh.session_log, accept_new_host_keys=ssh.accept_new_host_keys
     )
-    return cls(driver=driver, verify_host_key=not insecure, known_hosts=tuple(known_hosts or ()), **how)
+    return cls(driver=driver, verify_host_key=not ssh.insecure, known_hosts=tuple(ssh.known_hosts or ()), **how)
 
 
 def push_options(
-    *,
-    concurrency: int,
-    known_hosts: list[Path] | None,
-    insecure: bool,
-    read_timeout: float,
-    session_log: Path | None,
-    dry_run: bool = False,
-    confirm_timeout_s: int = 120,
-    accept_new_host_keys: Path | None = None,
+    ssh: SshFlags, *, concurrency: int, dry_run: bool = False, confirm_timeout_s: int = 120
 ) -> PushOptions:
     from fabricd.deploy.pipeline import PushOptions
 
-    return switch_reach(
-        PushOptions,
-        known_hosts=known_hosts,
-        insecure=insecure,
-        read_timeout=read_timeout,
-        session_log=session_log,
-        accept_new_host_keys=accept_new_host_keys,
-        dry_run=dry_run,
-        concurrency=concurrency,
-        confirm_timeout_s=confirm_timeout_s,
-    )
+    return switch_reach(PushOptions, ssh, dry_run=dry_run, concurrency=concurrency, confirm_timeout_s=confirm_timeout_s)
+
+
+def switch_candidates(
+    inventory: Path | None,
+    device: Sequence[str] | None,
+    group: Sequence[str] | None,
+    templates_dir: Path | None,
+    *,
+    work: str,
+    writes: str | None = None,
+) -> tuple[list[Switch], dict[str, str]]:
+    """The switches --device and --group select (all when neither is given) and the config rendered for each: what
+    ``diff`` compares and ``push`` pushes. No switch selected is bad input (exit 2): "no switches to ``work``".
+    ``writes``: the command's name when it writes to devices (it then needs INVENTORY named)."""
+    from fabricd.deploy.targets import render_candidates, select_targets
+    from fabricd.errors import UsageError
+    from fabricd.inventory import load_inventory
+
+    fabric = load_inventory(inventory_path(inventory, writes=writes)).fabric
+    targets = select_targets(fabric, device or (), group or ())
+    if not targets:
+        raise UsageError(f"no switches to {work}", hint="the inventory has no switches, or the filters match none")
+    return targets, render_candidates(fabric, targets, templates_dir)
 
 
 @contextmanager

@@ -10,11 +10,8 @@ from rich.table import Table
 
 from fabricd.deploy.pipeline import drift
 from fabricd.deploy.result import DriftResult
-from fabricd.deploy.targets import render_candidates, select_targets
-from fabricd.errors import UsageError
-from fabricd.inventory import load_inventory
 
-from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stdout
+from .common import ExitCode, InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, stdout
 from .deploy_common import (
     AcceptNewHostKeysOpt,
     ConcurrencyOpt,
@@ -24,9 +21,11 @@ from .deploy_common import (
     KnownHostsOpt,
     ReadTimeoutOpt,
     SessionLogOpt,
+    SshFlags,
     print_diff,
     progress_bar,
     push_options,
+    switch_candidates,
 )
 
 
@@ -66,19 +65,8 @@ def diff_cmd(
     [bold]Example[/]: fabricd diff
     [bold]Example[/]: fabricd diff inventory/lab --device leaf3-nxos --output json
     """
-    fabric = load_inventory(inventory_path(inventory)).fabric
-    targets = select_targets(fabric, device or (), group or ())
-    if not targets:
-        raise UsageError("no switches to compare", hint="the inventory has no switches, or the filters match none")
-    candidates = render_candidates(fabric, targets, templates_dir)
-    opts = push_options(
-        concurrency=concurrency,
-        known_hosts=known_hosts,
-        insecure=insecure,
-        accept_new_host_keys=accept_new_host_keys,
-        read_timeout=read_timeout,
-        session_log=session_log,
-    )
+    targets, candidates = switch_candidates(inventory, device, group, templates_dir, work="compare")
+    opts = push_options(SshFlags.of(locals()), concurrency=concurrency)
     text = output == OutputFormat.TEXT
     with progress_bar("reading", len(targets), enabled=text) as tick:
         results = drift(targets, candidates, opts, on_result=tick)

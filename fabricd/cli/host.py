@@ -40,6 +40,7 @@ from .common import (
 from .host_fanout import (
     ConnectTimeoutOpt,
     FanConcurrencyOpt,
+    FanoutFlags,
     HostInsecureOpt,
     HostKnownHostsOpt,
     HostsOpt,
@@ -199,22 +200,7 @@ def apply_cmd(
                 "--dry-run with --hosts is not supported",
                 hint="run `fabricd host plan` on a host, or `fabricd audit host --hosts SEL`",
             )
-        run_fanout(
-            "apply",
-            inventory,
-            hosts,
-            skip=skip,
-            ssh_user=ssh_user,
-            identity=identity,
-            known_hosts=known_hosts,
-            insecure=insecure,
-            concurrency=concurrency,
-            max_failures=max_failures,
-            remote_inventory=remote_inventory,
-            remote_fabricd=remote_fabricd,
-            connect_timeout=connect_timeout,
-            output=output,
-        )
+        run_fanout("apply", inventory, hosts, FanoutFlags.of(locals()), skip=skip, output=output)
         return
     target = host_target(inventory, host, root, skip, netns, writes="host apply")
     if dry_run:

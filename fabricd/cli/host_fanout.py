@@ -7,6 +7,7 @@ import fnmatch
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -30,7 +31,7 @@ from fabricd.model import Fabric
 from fabricd.model.topology import Host
 from fabricd.traffic.remote import Runner
 
-from .common import ExitCode, OutputFormat, emit_json, inventory_path, stderr, stdout
+from .common import ExitCode, FlagGroup, OutputFormat, emit_json, inventory_path, stderr, stdout
 from .deploy_common import InsecureOpt, progress_bar
 from .report import render_junit
 
@@ -113,6 +114,22 @@ ConnectTimeoutOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class FanoutFlags(FlagGroup):
+    """The --hosts flags of `host apply` and `audit host` but the selector itself, under the parameter names both
+    give them (``FanoutFlags.of(locals())``)."""
+
+    ssh_user: str | None
+    identity: list[Path] | None
+    known_hosts: list[Path] | None
+    insecure: bool
+    concurrency: int
+    max_failures: int | None
+    remote_inventory: str
+    remote_fabricd: str
+    connect_timeout: float
+
+
 def select_names(names: Sequence[str], selector: str, groups: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """Names matching a ``--hosts`` selector: a comma list of names, globs (``gpu*``), ``group:NAME`` (needs
     ``groups``, name -> its groups) or ``all``; a term prefixed with ``!`` removes. Input order. UsageError when a
@@ -164,17 +181,9 @@ def run_fanout(
     kind: str,
     inventory: Path | None,
     selector: str,
+    flags: FanoutFlags,
     *,
     skip: str,
-    ssh_user: str | None,
-    identity: list[Path] | None,
-    known_hosts: list[Path] | None,
-    insecure: bool,
-    concurrency: int,
-    max_failures: int | None,
-    remote_inventory: str,
-    remote_fabricd: str,
-    connect_timeout: float,
     output: OutputFormat,
     junit: Path | None = None,
 ) -> None:
@@ -182,27 +191,26 @@ def run_fanout(
     0 all ok/compliant, 1 findings (audit), 3 some hosts failed or were skipped."""
     fabric = load_inventory(inventory_path(inventory, writes="host apply" if kind == "apply" else None)).fabric
     hosts = select_hosts(fabric, selector)
-    for p in identity or []:
+    for p in flags.identity or []:
         if not p.is_file():
             raise UsageError(f"--identity {p}: no such file", hint="give the path of an SSH private key")
-    if kind == "apply" and max_failures is None:
-        max_failures = 0
+    max_failures = 0 if kind == "apply" and flags.max_failures is None else flags.max_failures
     opts = FanoutOptions(
-        username=ssh_user,
-        identity_files=tuple(identity or ()),
-        known_hosts=tuple(known_hosts or ()),
-        verify_host_key=not insecure,
-        concurrency=concurrency,
+        username=flags.ssh_user,
+        identity_files=tuple(flags.identity or ()),
+        known_hosts=tuple(flags.known_hosts or ()),
+        verify_host_key=not flags.insecure,
+        concurrency=flags.concurrency,
         max_failures=max_failures,
-        connect_timeout_s=connect_timeout,
-        remote_fabricd=remote_fabricd,
-        remote_inventory=remote_inventory,
+        connect_timeout_s=flags.connect_timeout,
+        remote_fabricd=flags.remote_fabricd,
+        remote_inventory=flags.remote_inventory,
     )
     extra = ["--skip", skip] if skip else []
     verb = ["host", "apply"] if kind == "apply" else ["audit", "host"]
     command = remote_command(opts, verb, [*extra, "--yes"] if kind == "apply" else extra)
     err = stderr()
-    if insecure:
+    if flags.insecure:
         err.print("[yellow]warning:[/] host keys are not verified (--insecure-no-host-key-check)", highlight=False)
     label = f"{' '.join(verb)} on {len(hosts)} host(s)"
     with progress_bar(label, len(hosts), enabled=sys.stderr.isatty()) as advance:

@@ -9,9 +9,8 @@ import typer
 
 from fabricd.deploy.pipeline import drift, push
 from fabricd.deploy.result import PushReport
-from fabricd.deploy.targets import BATCH_KEYS, render_candidates, select_targets
+from fabricd.deploy.targets import BATCH_KEYS
 from fabricd.errors import UsageError
-from fabricd.inventory import load_inventory
 
 from .common import (
     ExitCode,
@@ -20,7 +19,6 @@ from .common import (
     OutputOpt,
     TemplatesDirOpt,
     emit_json,
-    inventory_path,
     stderr,
     stdout,
 )
@@ -33,10 +31,12 @@ from .deploy_common import (
     KnownHostsOpt,
     ReadTimeoutOpt,
     SessionLogOpt,
+    SshFlags,
     print_diff,
     progress_bar,
     push_options,
     results_table,
+    switch_candidates,
 )
 
 
@@ -104,20 +104,9 @@ def push_cmd(
     [bold]Example[/]: fabricd push ./fabric --dry-run --device leaf2-eos
     [bold]Example[/]: fabricd push ./fabric --batch role --concurrency 8 --yes --output json
     """
-    fabric = load_inventory(inventory_path(inventory, writes="push")).fabric
-    targets = select_targets(fabric, device or (), group or ())
-    if not targets:
-        raise UsageError("no switches to push to", hint="the inventory has no switches, or the filters match none")
-    candidates = render_candidates(fabric, targets, templates_dir)
+    targets, candidates = switch_candidates(inventory, device, group, templates_dir, work="push to", writes="push")
     opts = push_options(
-        concurrency=concurrency,
-        known_hosts=known_hosts,
-        insecure=insecure,
-        accept_new_host_keys=accept_new_host_keys,
-        read_timeout=read_timeout,
-        session_log=session_log,
-        dry_run=dry_run,
-        confirm_timeout_s=confirm_timeout,
+        SshFlags.of(locals()), concurrency=concurrency, dry_run=dry_run, confirm_timeout_s=confirm_timeout
     )
     text = output == OutputFormat.TEXT
     console = stdout()

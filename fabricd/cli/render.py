@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from fabricd.errors import InventoryError, Problem, UsageError
@@ -16,6 +15,7 @@ from fabricd.nos.validate import run_checks
 from fabricd.render.render import DeviceRender, render_devices, write_render
 
 from .common import InventoryArg, OutputFormat, OutputOpt, TemplatesDirOpt, emit_json, inventory_path, stderr, stdout
+from .deploy_common import progress_bar
 
 DEVICE_ROWS_MAX = 60
 """Above this many devices the text summary groups rows per platform (``--output json`` lists every device)."""
@@ -167,16 +167,7 @@ def render(
 
     total = 1 if device is not None else len(fabric.switches) + len(fabric.hosts)
     renders: list[DeviceRender] = []
-    with Progress(
-        TextColumn("rendering"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr(),
-        transient=True,
-        disable=output == OutputFormat.JSON,
-    ) as progress:
-        task = progress.add_task("render", total=total)
+    with progress_bar("rendering", total, enabled=output != OutputFormat.JSON) as tick:
         for r in render_devices(fabric, templates_dir=templates_dir, device=device):
             try:
                 write_render(r, out)
@@ -186,7 +177,7 @@ def render(
                     hint="give a directory you can write to (it is created if missing)",
                 ) from exc
             renders.append(r)
-            progress.advance(task)
+            tick(r)
     if output == OutputFormat.JSON:
         emit_json(
             {

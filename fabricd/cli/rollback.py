@@ -19,6 +19,7 @@ from .deploy_common import (
     KnownHostsOpt,
     ReadTimeoutOpt,
     SessionLogOpt,
+    SshFlags,
     push_options,
     results_table,
 )
@@ -47,14 +48,7 @@ def rollback_cmd(
         raise UsageError("say which switch to roll back", hint="pass --device NAME (repeatable)")
     fabric = load_inventory(inventory_path(inventory, writes="rollback")).fabric
     targets = select_targets(fabric, device)
-    opts = push_options(
-        concurrency=len(targets),
-        known_hosts=known_hosts,
-        insecure=insecure,
-        accept_new_host_keys=accept_new_host_keys,
-        read_timeout=read_timeout,
-        session_log=session_log,
-    )
+    opts = push_options(SshFlags.of(locals()), concurrency=len(targets))
     factory = default_factory(opts)
     with ThreadPoolExecutor(max_workers=min(32, len(targets))) as pool:
         results = list(pool.map(lambda sw: rollback_one(sw, factory), targets))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -17,7 +16,7 @@ from fabricd.collectors.webconfig import load_web_config
 from fabricd.inventory import load_inventory
 from fabricd.service.api import DEFAULT_LISTEN
 from fabricd.service.serve import ServeOptions, Service
-from fabricd.service.wiring import RootSpec, params_for
+from fabricd.service.wiring import RootSpec
 
 from .common import (
     InventoryArg,
@@ -29,6 +28,13 @@ from .common import (
 )
 from .deploy_common import InsecureOpt
 from .export import HeaderTimeoutOpt, MaxConnectionsOpt, conn_limits
+from .options import (
+    FullPauseFractionOpt,
+    ServiceDurationOpt,
+    ServiceWebConfigOpt,
+    ThisHostOpt,
+    WatchdogFlags,
+)
 from .shard_opts import ShardFromHostnameOpt, ShardOpt, resolve_shard
 from .shard_opts import select as select_shard
 
@@ -43,15 +49,7 @@ def serve_cmd(
             help="Address for /metrics, /healthz, /status and /events (loopback by default).",
         ),
     ] = DEFAULT_LISTEN,
-    web_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--web-config",
-            envvar="FABRICD_WEB_CONFIG",
-            show_default=False,
-            help="exporter-toolkit web config (YAML): TLS and basic auth.",
-        ),
-    ] = None,
+    web_config: ServiceWebConfigOpt = None,
     max_connections: MaxConnectionsOpt = ConnLimits.max_connections,
     header_timeout: HeaderTimeoutOpt = ConnLimits.header_timeout_s,
     root: Annotated[
@@ -63,14 +61,7 @@ def serve_cmd(
             "first one is exported, all are watched).",
         ),
     ] = None,
-    host: Annotated[
-        str | None,
-        typer.Option(
-            "--host",
-            envvar="FABRICD_HOST",
-            help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.",
-        ),
-    ] = None,
+    host: ThisHostOpt = None,
     switches: Annotated[
         bool, typer.Option("--switches/--no-switches", help="Poll the inventory's switches (exporter and watchdog).")
     ] = True,
@@ -107,15 +98,7 @@ def serve_cmd(
         float | None,
         typer.Option("--restoration-ms", min=1, help="Pause-free time that ends it, ms. Default: the intent's."),
     ] = None,
-    full_pause_fraction: Annotated[
-        float,
-        typer.Option(
-            "--full-pause-fraction",
-            min=0.5,
-            max=1.0,
-            help="Share of a poll interval that must be paused for it to count as paused throughout.",
-        ),
-    ] = 0.8,
+    full_pause_fraction: FullPauseFractionOpt = 0.8,
     stuck_after_s: Annotated[
         float,
         typer.Option("--stuck-after-s", min=0.1, help="Switch watchdog detected without restoring this long = stuck."),
@@ -142,9 +125,7 @@ def serve_cmd(
         typer.Option("--webhook", help="POST watchdog events there in Alertmanager's webhook format (repeatable)."),
     ] = None,
     insecure: InsecureOpt = False,
-    duration: Annotated[
-        float | None, typer.Option("--duration", min=0.0, help="Stop after this many seconds (default: until SIGTERM).")
-    ] = None,
+    duration: ServiceDurationOpt = None,
     shard: ShardOpt = None,
     shard_from_hostname: ShardFromHostnameOpt = None,
     output: OutputOpt = OutputFormat.TEXT,
@@ -169,14 +150,7 @@ def serve_cmd(
     if replica is not None and (switches or switch):
         switch = select_shard(replica, switch or [s.name for s in inv.fabric.switches])
         switches = bool(switch)  # a replica whose shard holds no switch polls none (not all)
-    params = params_for(
-        inv.fabric,
-        detection_ms=detection_ms,
-        restoration_ms=restoration_ms,
-        poll_ms=poll_ms,
-        full_pause_fraction=full_pause_fraction,
-        stuck_after_s=stuck_after_s,
-    )
+    params = WatchdogFlags.of(locals()).params(inv.fabric)
     options = ServeOptions(
         listen=address,
         web=load_web_config(web_config) if web_config is not None else None,

@@ -29,6 +29,7 @@ from fabricd.traffic.spec import (
 )
 
 from .common import ExitCode, OutputFormat, OutputOpt, emit_json, stderr, stdout
+from .options import QpsOpt
 
 traffic_app = typer.Typer(
     name="traffic",
@@ -268,7 +269,7 @@ def selftest_cmd(
     ] = None,
     name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab instance.")] = "lab",
     size: Annotated[int, typer.Option("--size", min=1, help="Message bytes (atomics use 8).")] = 65536,
-    qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 2,
+    qps: QpsOpt = 2,
     iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, help="Messages per QP per op.")] = 128,
     output: OutputOpt = OutputFormat.TEXT,
 ) -> None:

@@ -45,8 +45,9 @@ from .host_fanout import (
     SshUserOpt,
     ssh_runners,
 )
+from .options import QpsOpt
 from .report import command_hints, write_junit
-from .validate_matrix import pair_json, run_matrix_cli
+from .validate_matrix import ValidatePair, pair_json, run_matrix_cli
 
 
 def _nic(host: Host) -> Any:
@@ -131,7 +132,7 @@ def validate_fabric(
     name: Annotated[str, typer.Option("--name", envvar="FABRICD_VM_NAME", help="Lab VM instance.")] = "lab",
     size: Annotated[int, typer.Option("--size", min=1, help="RDMA WRITE message bytes.")] = 65536,
     iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, help="Messages per QP.")] = 256,
-    qps: Annotated[int, typer.Option("--qps", min=1, max=64)] = 1,
+    qps: QpsOpt = 1,
     depth: Annotated[int, typer.Option("--depth", min=1, max=4096, help="Outstanding WRs per QP.")] = 1,
     ack_timeout: Annotated[
         int | None,
@@ -210,20 +211,7 @@ def validate_fabric(
             raise UsageError("--matrix and --pair exclude each other", hint="give one of them")
         if baseline not in ("auto", "save", "compare", "off"):
             raise UsageError(f"--baseline {baseline!r}", hint="expected auto, save, compare or off")
-    wanted: list[tuple[str, str]] = []
-    for p in pair or []:
-        c, sep, s = p.partition(":")
-        if not sep or not c or not s or c == s:
-            raise UsageError(f"--pair {p!r} is not CLIENT:SERVER", hint="e.g. --pair gpu1:gpu3")
-        for h in (c, s):
-            host = fabric.host(h)
-            if host is None or _nic(host) is None:
-                raise UsageError(
-                    f"--pair {p}: {h!r} is not an inventory host with an RDMA NIC and an address",
-                    hint="see 'fabricd show' for the hosts",
-                )
-        wanted.append((c, s))
-    pairs = wanted or default_pairs(fabric)
+    pairs = _given_pairs(fabric, pair or []) or default_pairs(fabric)
     if not pairs:
         raise UsageError(
             "the inventory has fewer than two hosts with an RDMA NIC and an address",
@@ -244,20 +232,17 @@ def validate_fabric(
     else:
         raise UsageError(f"--via {via!r}", hint="expected lab or ssh")
     try:
-        _run(
-            fabric,
-            pairs,
-            parsed,
-            runners,
-            why_not,
-            accel,
-            spec_args={"size": size, "iterations": iterations, "qps": qps, "depth": depth, "ack_timeout": ack_timeout},
-            bar=bar,
-            bar_gbps=bar_gbps,
-            baseline=baseline,
-            output=output,
-            junit=junit,
+        spec = _write_spec(
+            fabric, accel, size=size, iterations=iterations, qps=qps, depth=depth, ack_timeout=ack_timeout
         )
+        one = _pair_runner(fabric, runners, why_not, spec)
+        if parsed is None:
+            _run_pairs(pairs, one, spec, runners, output=output, junit=junit)
+        else:
+            hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
+            run_matrix_cli(
+                fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit
+            )
     finally:
         for r in runners.values():
             close = getattr(r, "close", None)
@@ -269,27 +254,32 @@ def register(app: typer.Typer) -> None:
     app.command("validate-fabric")(validate_fabric)
 
 
-def _run(
-    fabric: Fabric,
-    pairs: list[tuple[str, str]],
-    parsed: Matrix | None,
-    runners: dict[str, Runner],
-    why_not: str,
-    accel: str | None,
-    *,
-    spec_args: dict[str, Any],
-    bar: float,
-    bar_gbps: float | None,
-    baseline: str,
-    output: OutputFormat,
-    junit: Path | None,
-) -> None:
-    size, iterations, qps, depth = (spec_args[k] for k in ("size", "iterations", "qps", "depth"))
-    ack_timeout = spec_args["ack_timeout"]
-    tos = fabric.policy.qos.roce.effective_tos
+def _given_pairs(fabric: Fabric, given: list[str]) -> list[tuple[str, str]]:
+    """--pair CLIENT:SERVER values as (client, server), each host an inventory host with an RDMA NIC and an address."""
+    wanted: list[tuple[str, str]] = []
+    for p in given:
+        c, sep, s = p.partition(":")
+        if not sep or not c or not s or c == s:
+            raise UsageError(f"--pair {p!r} is not CLIENT:SERVER", hint="e.g. --pair gpu1:gpu3")
+        for h in (c, s):
+            host = fabric.host(h)
+            if host is None or _nic(host) is None:
+                raise UsageError(
+                    f"--pair {p}: {h!r} is not an inventory host with an RDMA NIC and an address",
+                    hint="see 'fabricd show' for the hosts",
+                )
+        wanted.append((c, s))
+    return wanted
+
+
+def _write_spec(
+    fabric: Fabric, accel: str | None, *, size: int, iterations: int, qps: int, depth: int, ack_timeout: int | None
+) -> TrafficSpec:
+    """The RDMA WRITE every pair runs: --size, --iterations, --qps, --depth and --ack-timeout (by default a longer
+    one where the endpoints are TCG lab VMs), at the intent's RoCE ToS."""
     if ack_timeout is None:
         ack_timeout = LAB_ACK_TIMEOUT if accel == "tcg" else DEFAULT_ACK_TIMEOUT
-    spec = TrafficSpec(
+    return TrafficSpec(
         ops=[Op.WRITE],
         sizes=[size],
         qps=qps,
@@ -299,59 +289,57 @@ def _run(
         iterations=iterations,
         duration_s=None,
         warmup=False,
-        tos=tos,
+        tos=fabric.policy.qos.roce.effective_tos,
         ack_timeout=ack_timeout,
     )
-    reports: list[PairReport] = []
-    err = stderr()
-    if parsed is not None:
 
-        def one(client: str, server: str) -> PairReport:
-            if client not in runners or server not in runners:
-                missing = [h for h in (client, server) if h not in runners]
-                return PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}")
-            c_host, s_host = fabric.host(client), fabric.host(server)
-            assert c_host is not None and s_host is not None
-            return validate_pair(
-                endpoint_of(c_host),
-                endpoint_of(s_host),
-                runners[client],
-                runners[server],
-                policy=fabric.policy,
-                spec=spec,
-            )
 
-        hosts = [h.name for h in fabric.hosts if _nic(h) is not None]
-        run_matrix_cli(
-            fabric, hosts, parsed, one, bar=bar, bar_gbps=bar_gbps, baseline=baseline, output=output, junit=junit
-        )
-        return
-    for client, server in pairs:
-        missing = [h for h in (client, server) if h not in runners]
-        if missing:
-            reports.append(PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}"))
-            continue
-        err.print(
-            f"{client} -> {server}: WRITE {size} B x {iterations} x {qps} QP(s), depth {depth}, ToS {tos}, "
-            f"ACK timeout {4.096 * 2**ack_timeout / 1000:.0f} ms",
-            highlight=False,
-        )
+def _pair_runner(fabric: Fabric, runners: dict[str, Runner], why_not: str, spec: TrafficSpec) -> ValidatePair:
+    """Runs one pair (client, server) and judges it; a pair with a host no runner reaches is not run (``why_not``)."""
+
+    def one(client: str, server: str) -> PairReport:
+        if client not in runners or server not in runners:
+            missing = [h for h in (client, server) if h not in runners]
+            return PairReport.not_run(client, server, f"{', '.join(missing)}: {why_not}")
         c_host, s_host = fabric.host(client), fabric.host(server)
         assert c_host is not None and s_host is not None
-        reports.append(
-            validate_pair(
-                endpoint_of(c_host),
-                endpoint_of(s_host),
-                runners[client],
-                runners[server],
-                policy=fabric.policy,
-                spec=spec,
-            )
+        return validate_pair(
+            endpoint_of(c_host),
+            endpoint_of(s_host),
+            runners[client],
+            runners[server],
+            policy=fabric.policy,
+            spec=spec,
         )
+
+    return one
+
+
+def _run_pairs(
+    pairs: list[tuple[str, str]],
+    one: ValidatePair,
+    spec: TrafficSpec,
+    runners: dict[str, Runner],
+    *,
+    output: OutputFormat,
+    junit: Path | None,
+) -> None:
+    """--pair (or the default pairs): each run in turn, then the report; exit 3 when a pair did not run, else 1 on
+    findings."""
+    reports: list[PairReport] = []
+    err = stderr()
+    for client, server in pairs:
+        if client in runners and server in runners:
+            err.print(
+                f"{client} -> {server}: WRITE {spec.sizes[0]} B x {spec.iterations} x {spec.qps} QP(s), depth "
+                f"{spec.depth}, ToS {spec.tos}, ACK timeout {4.096 * 2**spec.ack_timeout / 1000:.0f} ms",
+                highlight=False,
+            )
+        reports.append(one(client, server))
     if junit is not None:
         write_junit(junit, [command_hints(r.report, keep_fixes=False) for r in reports])
     if output == OutputFormat.JSON:
-        emit_json({"ok": all(r.ok for r in reports), "tos": tos, "pairs": [pair_json(r) for r in reports]})
+        emit_json({"ok": all(r.ok for r in reports), "tos": spec.tos, "pairs": [pair_json(r) for r in reports]})
     else:
         _print_text(reports)
     if any(not r.ran for r in reports):

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from fabricd.inventory import Inventory, load_inventory
-from fabricd.service.wiring import RootSpec, SwitchFleet, build_watchdog, host_sources, params_for
+from fabricd.service.wiring import RootSpec, SwitchFleet, build_watchdog, host_sources
 from fabricd.watchdog.runner import EventSink, Source
 from fabricd.watchdog.sources import HostSource
 from fabricd.watchdog.types import Event, EventKind
@@ -22,6 +22,7 @@ from fabricd.watchdog.webhook import WebhookSink, receiver_names
 
 from .common import ExitCode, OutputFormat, OutputOpt, stderr, webhook_urls
 from .deploy_common import InsecureOpt
+from .options import FullPauseFractionOpt, ThisHostOpt, WatchdogFlags
 
 FINDINGS = (EventKind.STORM_DETECTED, EventKind.LOSSLESS_DROP, EventKind.WATCHDOG_STUCK)
 
@@ -95,14 +96,7 @@ def watch_cmd(
             "inventory host it stands for. Repeatable.",
         ),
     ] = None,
-    host: Annotated[
-        str | None,
-        typer.Option(
-            "--host",
-            envvar="FABRICD_HOST",
-            help="Inventory host this machine (or the unnamed --root) is. Default: the hostname.",
-        ),
-    ] = None,
+    host: ThisHostOpt = None,
     interface: Annotated[
         list[str] | None,
         typer.Option("--interface", "-i", help="Only these interfaces (repeatable). Default: the host's NICs."),
@@ -134,15 +128,7 @@ def watch_cmd(
     switch_poll_ms: Annotated[
         float, typer.Option("--switch-poll-ms", min=10, help="Sampling period of switch sessions, ms.")
     ] = 1000,
-    full_pause_fraction: Annotated[
-        float,
-        typer.Option(
-            "--full-pause-fraction",
-            min=0.5,
-            max=1.0,
-            help="Share of a poll interval that must be paused for it to count as paused throughout.",
-        ),
-    ] = 0.8,
+    full_pause_fraction: FullPauseFractionOpt = 0.8,
     stuck_after_s: Annotated[
         float,
         typer.Option(
@@ -175,14 +161,7 @@ def watch_cmd(
     hook_urls = webhook_urls(webhook)
     inv: Inventory | None = load_inventory(inventory) if inventory is not None else None
     fabric = inv.fabric if inv is not None else None
-    params = params_for(
-        fabric,
-        detection_ms=detection_ms,
-        restoration_ms=restoration_ms,
-        poll_ms=poll_ms,
-        full_pause_fraction=full_pause_fraction,
-        stuck_after_s=stuck_after_s,
-    )
+    params = WatchdogFlags.of(locals()).params(fabric)
     roots = [RootSpec.parse(r) for r in (root or [])]
     sources: list[Source] = list(host_sources(fabric, roots, host=host, interfaces=interface, params=params))
     fleet: SwitchFleet | None = None
