@@ -18,6 +18,7 @@ import select
 import time
 from abc import abstractmethod
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar
 
 import paramiko
@@ -104,7 +105,8 @@ def connection_class(device_type: str) -> type[BaseConnection]:
 
 
 class NetmikoDriver:
-    """Base of the four platform drivers. Subclasses set the class attributes and implement the change verbs."""
+    """Base of the four platform drivers. Subclasses name their pack's patterns module (:meth:`__init_subclass__`),
+    set ``platform`` and ``capabilities`` and implement the change verbs."""
 
     platform: ClassVar[Platform]
     device_type: ClassVar[str]
@@ -118,6 +120,19 @@ class NetmikoDriver:
     rollback_token: str | None = None
     """Platform state a fresh connection needs to roll back what this one started (NVUE: the revision applied
     before the push). The pipeline copies it to the new driver when it reconnects to recover."""
+
+    def __init_subclass__(cls, patterns: ModuleType | None = None, **kwargs: Any) -> None:
+        """A platform driver names its pack's quirks module (``class EosDriver(NetmikoDriver, patterns=patterns)``):
+        the netmiko device type, the error pattern, the running-config mark and its rule and the checkpoint name
+        (``CHECKPOINT``, where the pack has one) are read from it, so each is written once, in the pack's
+        patterns.py."""
+        super().__init_subclass__(**kwargs)
+        if patterns is not None:
+            cls.device_type = patterns.DEVICE_TYPE
+            cls.error_pattern = patterns.ERROR
+            cls.running_config_mark = patterns.RUNNING_CONFIG_MARK
+            cls.running_config_rule = patterns.RUNNING_CONFIG_RULE
+            cls.checkpoint_name = getattr(patterns, "CHECKPOINT", cls.checkpoint_name)
 
     def __init__(self, switch: Switch, access: Access, options: DriverOptions | None = None) -> None:
         self.switch = switch

@@ -19,16 +19,11 @@ from fabricd.platforms.netmiko_base import NetmikoDriver
 from . import patterns
 
 
-class EosDriver(NetmikoDriver):
+class EosDriver(NetmikoDriver, patterns=patterns):
     platform = Platform.ARISTA_EOS
-    device_type = patterns.DEVICE_TYPE
     capabilities = Capabilities(
         config_session=True, checkpoint=True, commit_confirm=True, native_diff=True, atomic_commit=True
     )
-    error_pattern = patterns.ERROR
-    running_config_mark = patterns.RUNNING_CONFIG_MARK
-    running_config_rule = patterns.RUNNING_CONFIG_RULE
-    checkpoint_name = patterns.CHECKPOINT
 
     session: str | None = None
     in_session = False

@@ -17,16 +17,11 @@ from fabricd.platforms.netmiko_base import NetmikoDriver
 from . import patterns
 
 
-class NxosDriver(NetmikoDriver):
+class NxosDriver(NetmikoDriver, patterns=patterns):
     platform = Platform.CISCO_NXOS
-    device_type = patterns.DEVICE_TYPE
     capabilities = Capabilities(
         config_session=False, checkpoint=True, commit_confirm=False, native_diff=False, atomic_commit=False
     )
-    error_pattern = patterns.ERROR
-    running_config_mark = patterns.RUNNING_CONFIG_MARK
-    running_config_rule = patterns.RUNNING_CONFIG_RULE
-    checkpoint_name = patterns.CHECKPOINT
 
     staged: list[str] | None = None
     staged_diff = ""

@@ -64,15 +64,11 @@ def changes(running: str, candidate: str, target: str) -> tuple[list[str], list[
     return problems, unsets, sets
 
 
-class NvueDriver(NetmikoDriver):
+class NvueDriver(NetmikoDriver, patterns=patterns):
     platform = Platform.CUMULUS_NVUE
-    device_type = patterns.DEVICE_TYPE
     capabilities = Capabilities(
         config_session=True, checkpoint=True, commit_confirm=True, native_diff=True, atomic_commit=True
     )
-    error_pattern = patterns.ERROR
-    running_config_mark = patterns.RUNNING_CONFIG_MARK
-    running_config_rule = patterns.RUNNING_CONFIG_RULE
 
     loaded = False
     timer_pending = False
