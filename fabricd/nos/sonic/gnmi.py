@@ -29,7 +29,7 @@ Sources:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from fabricd.model import Platform
@@ -116,6 +116,16 @@ def _natural(name: str) -> list[object]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
+def _rows(values: Mapping[str, Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(key, fields)`` of each entry of the table at ``path`` (ports and queues in natural order: Ethernet4 before
+    Ethernet12); an entry that is not an object of fields is passed over."""
+    table = _obj(values, path)
+    for key in sorted(table, key=_natural):
+        fields = table[key]
+        if isinstance(fields, dict):
+            yield key, fields
+
+
 def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
     """The latest JSON value of each subscribed path (keyed by :func:`~fabricd.nos.gnmi.path_key`) -> counters.
 
@@ -127,11 +137,7 @@ def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
 def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     """``COUNTERS/Ethernet*``: PFC frames rx/tx per priority and the rx pause duration where the ASIC has it."""
     pfc: list[PfcCounter] = []
-    ports = _obj(values, PORTS)
-    for port in sorted(ports, key=_natural):
-        fields = ports[port]
-        if not isinstance(fields, dict):
-            continue
+    for port, fields in _rows(values, PORTS):
         for direction, names in (("rx", _PFC_RX), ("tx", _PFC_TX)):
             for prio, name in enumerate(names):
                 if name in fields:
@@ -153,11 +159,7 @@ def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
     pfcwd: list[PfcwdCounter] = []
     watermarks: list[BufferWatermark] = []
     untyped: list[str] = []
-    qdata = _obj(values, QUEUES)
-    for key in sorted(qdata, key=_natural):
-        fields = qdata[key]
-        if not isinstance(fields, dict):
-            continue
+    for key, fields in _rows(values, QUEUES):
         port, _, rest = key.partition(":")
         index_text, _, suffix = rest.partition(":")
         if not index_text.isdigit():
@@ -220,11 +222,9 @@ def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
 def pg_watermarks(values: Mapping[str, Any]) -> SwitchCounters:
     """``PERIODIC_WATERMARKS/Ethernet*/PriorityGroups``: shared and headroom (xoff room) watermarks per PG."""
     watermarks: list[BufferWatermark] = []
-    pgs = _obj(values, PG_WATERMARKS)
-    for key in sorted(pgs, key=_natural):
-        fields = pgs[key]
+    for key, fields in _rows(values, PG_WATERMARKS):
         port, _, pg = key.partition(":")
-        if not isinstance(fields, dict) or not pg.isdigit():
+        if not pg.isdigit():
             continue
         for pg_kind, field_name in (
             ("shared", "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES"),
