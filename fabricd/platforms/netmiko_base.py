@@ -19,7 +19,7 @@ import time
 from abc import abstractmethod
 from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import paramiko
 from netmiko import BaseConnection
@@ -36,6 +36,7 @@ from .host_keys import HostKeyMismatch, VerifyingClient, refusal
 from .secrets import REDACTOR, install_redaction
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def _mismatch_of(conn: Any) -> HostKeyMismatch | None:
@@ -475,6 +476,23 @@ class NetmikoDriver:
 
     def run(self, commands: list[str]) -> dict[str, str]:
         return {cmd: self.exec(cmd, op="command") for cmd in commands}
+
+    def require_candidate(self, staged: T | Literal[False] | None, op: str) -> T:
+        """``staged`` (what the driver keeps of the loaded candidate); a :class:`DriverError` when there is none
+        (None or False: ``diff`` or ``commit`` before ``load_candidate``)."""
+        if staged is None or staged is False:
+            raise DriverError(self.name, op, "no candidate is loaded", hint="call load_candidate first")
+        return staged
+
+    def send_candidate(self, lines: list[str], prompt: re.Pattern[str]) -> None:
+        """Send the candidate's ``lines`` (``load_candidate``); on a line the device rejects, :meth:`discard` what
+        was staged and raise."""
+        pairs = self.send_lines(lines, op="load_candidate", prompt=prompt)
+        try:
+            self.check("load_candidate", pairs)
+        except DriverError:
+            self.discard()
+            raise
 
     # -- verbs the platforms implement -------------------------------------------------------------------------
 

@@ -56,14 +56,11 @@ class NxosDriver(NetmikoDriver, patterns=patterns):
         self.staged_diff = textcfg.diff_text(changes, "  ")
 
     def diff(self) -> str:
-        if self.staged is None:
-            raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
+        self.require_candidate(self.staged, "diff")
         return self.staged_diff
 
     def commit(self, *, confirm_in_s: int | None = None) -> None:
-        if self.staged is None:
-            raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
-        lines = ["configure terminal", *self.staged, "end"]
+        lines = ["configure terminal", *self.require_candidate(self.staged, "commit"), "end"]
         pairs = self.send_lines(lines, op="commit", prompt=self.cfg_prompt)
         self.staged = None
         self.check("commit", pairs)

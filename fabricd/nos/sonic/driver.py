@@ -150,15 +150,14 @@ class SonicDriver(NetmikoDriver, patterns=patterns):
 
     def _apply_patch(self, op: str, dry_run: bool, timeout_s: float) -> list[dict[str, Any]]:
         """``config apply-patch`` of the loaded candidate's patch file (GCU checks it with ``--dry-run``); its ops."""
-        if self.ops is None:
-            raise DriverError(self.name, op, "no candidate is loaded", hint="call load_candidate first")
+        ops = self.require_candidate(self.ops, op)
         self._checked(
             f"sudo config apply-patch {'--dry-run ' if dry_run else ''}{patterns.PATCH_FILE}",
             op,
             patterns.APPLY_OK,
             timeout=max(timeout_s, self.options.read_timeout_s),
         )
-        return self.ops
+        return ops
 
     def diff(self) -> str:
         return diff_text(self._apply_patch("diff", True, 120.0))
