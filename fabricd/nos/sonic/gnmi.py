@@ -96,6 +96,32 @@ _QKIND: dict[str, QueueKind] = {
 }
 
 
+_QUEUE_STATS = {
+    "packets": "SAI_QUEUE_STAT_PACKETS",
+    "bytes": "SAI_QUEUE_STAT_BYTES",
+    "dropped_packets": "SAI_QUEUE_STAT_DROPPED_PACKETS",
+    "dropped_bytes": "SAI_QUEUE_STAT_DROPPED_BYTES",
+    "wred_dropped_packets": "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS",
+    "wred_dropped_bytes": "SAI_QUEUE_STAT_WRED_DROPPED_BYTES",
+    "ecn_marked_packets": "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS",
+    "ecn_marked_bytes": "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES",
+}
+""":class:`QueueCounter` field -> the ``SAI_QUEUE_STAT_*`` field of ``COUNTERS/Ethernet*/Queues`` it is read from."""
+_PFCWD_STATS = {
+    "detected": "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED",
+    "restored": "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED",
+    "tx_ok": "PFC_WD_QUEUE_STATS_TX_PACKETS",
+    "tx_drop": "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS",
+    "rx_ok": "PFC_WD_QUEUE_STATS_RX_PACKETS",
+    "rx_drop": "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS",
+    "tx_last_ok": "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST",
+    "tx_last_drop": "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST",
+    "rx_last_ok": "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST",
+    "rx_last_drop": "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST",
+}
+""":class:`PfcwdCounter` field -> the ``PFC_WD_*`` field of a lossless queue's entry it is read from."""
+
+
 def _int(value: Any) -> int | None:
     """A COUNTERS_DB value (a decimal string; an int from a JSON number) -> int, else None (never 0). Exact type
     checks and ``int()`` first: this runs for every field of every port each second."""
@@ -105,6 +131,11 @@ def _int(value: Any) -> int | None:
         except ValueError:
             return None
     return value if value.__class__ is int else None
+
+
+def _stats(fields: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, int | None]:
+    """Each counter of ``names`` (model field -> COUNTERS_DB field) read from ``fields``; absent: None, never 0."""
+    return {attr: _int(fields.get(name)) for attr, name in names.items()}
 
 
 def _obj(values: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -176,39 +207,10 @@ def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
             continue
         if suffix:
             continue
-        queues.append(
-            QueueCounter(
-                port,
-                index,
-                kind,
-                packets=_int(fields.get("SAI_QUEUE_STAT_PACKETS")),
-                bytes=_int(fields.get("SAI_QUEUE_STAT_BYTES")),
-                dropped_packets=_int(fields.get("SAI_QUEUE_STAT_DROPPED_PACKETS")),
-                dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_DROPPED_BYTES")),
-                wred_dropped_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_PACKETS")),
-                wred_dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_BYTES")),
-                ecn_marked_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS")),
-                ecn_marked_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES")),
-            )
-        )
+        queues.append(QueueCounter(port, index, kind, **_stats(fields, _QUEUE_STATS)))
         if "PFC_WD_STATUS" in fields:
-            pfcwd.append(
-                PfcwdCounter(
-                    port,
-                    index,
-                    str(fields["PFC_WD_STATUS"]) or None,
-                    detected=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED")),
-                    restored=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED")),
-                    tx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS")),
-                    tx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS")),
-                    rx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS")),
-                    rx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS")),
-                    tx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS_LAST")),
-                    tx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST")),
-                    rx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS_LAST")),
-                    rx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST")),
-                )
-            )
+            status = str(fields["PFC_WD_STATUS"]) or None
+            pfcwd.append(PfcwdCounter(port, index, status, **_stats(fields, _PFCWD_STATS)))
     if untyped:
         problems.append(
             f"sonic gNMI: {len(untyped)} queue(s) without a type in {QUEUE_NAMES}/{QUEUE_TYPES} "
