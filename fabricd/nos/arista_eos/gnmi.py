@@ -47,6 +47,8 @@ from fabricd.readers.switch.model import (
     merge,
 )
 
+from .show import pfcwd_counter
+
 _YANG = "aristanetworks/yang EOS-4.36.1F release/openconfig/models/"
 PFC = "interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/state"
 WATCHDOG = "interfaces/interface[name=*]/ethernet/pfc/watchdog/tx-queues/tx-queue[index=*][queue-type=*]/state"
@@ -101,10 +103,7 @@ def watchdog(values: Mapping[str, Any]) -> SwitchCounters:
         if not index.isdigit() or qtype.upper() not in ("UNICAST", ""):
             continue
         detected, restored = counter(leaves.get("stuck-count")), counter(leaves.get("recovery-count"))
-        status = None
-        if detected is not None and restored is not None:
-            status = "stormed" if detected > restored else "operational"
-        out.append(PfcwdCounter(port, int(index), status, detected, restored))
+        out.append(pfcwd_counter(port, int(index), detected, restored))
     return SwitchCounters(pfcwd=tuple(out))
 
 

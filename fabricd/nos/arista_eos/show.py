@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from fabricd.nos.gnmi import counter
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import (
     DropCounter,
@@ -233,15 +234,17 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
 
 
 def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        return to_int(value)
-    return None
+    """An eAPI count: a JSON number (:func:`~fabricd.nos.gnmi.counter`), or text (``15,437``; ``-`` is None)."""
+    return to_int(value) if isinstance(value, str) else counter(value)
+
+
+def pfcwd_counter(port: str, queue: int, detected: int | None, restored: int | None) -> PfcwdCounter:
+    """A TX queue's watchdog from its stuck (detected) and recovery (restored) counts: ``stormed`` while detected >
+    restored, else ``operational``; no status when either count is absent. The same over SSH and gNMI."""
+    status = None
+    if detected is not None and restored is not None:
+        status = "stormed" if detected > restored else "operational"
+    return PfcwdCounter(port, queue, status, detected, restored)
 
 
 @framed
@@ -258,11 +261,7 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
         c = _dict(raw)
         if not queue.isdigit():
             continue
-        detected, restored = _int(c.get("stuckCount")), _int(c.get("recoveryCount"))
-        status = None
-        if detected is not None and restored is not None:
-            status = "stormed" if detected > restored else "operational"
-        out.append(PfcwdCounter(name, int(queue), status, detected, restored))
+        out.append(pfcwd_counter(name, int(queue), _int(c.get("stuckCount")), _int(c.get("recoveryCount"))))
     return SwitchCounters(pfcwd=tuple(out))
 
 
