@@ -129,33 +129,36 @@ def ref(name: str, command: str, parser: str, captures: Iterable[str], *, unveri
     )
 
 
+def _of_spec(
+    name: str,
+    used_by: str,
+    part: Callable[[PlatformSpec], tuple[str, Callable[..., Any]]],
+    captures: Iterable[str],
+    unverified: str | None,
+) -> RoleOf:
+    """A role whose command and parser are spec fields (``part`` picks them)."""
+    found = tuple(captures)
+
+    def bind(spec: PlatformSpec) -> Role:
+        command, parser = part(spec)
+        return _role(
+            spec.platform.value, name, command, _dotted(parser), used_by, captures=found, unverified=unverified
+        )
+
+    return bind
+
+
 def config(captures: Iterable[str], unverified: str | None = None) -> RoleOf:
     """The running-config role (``PlatformSpec.running_config``, ``parse_running_config``); captures under
     tests/golden/switch_config/<id>/."""
-    found = tuple(captures)
-    return lambda spec: _role(
-        spec.platform.value,
-        "running-config",
-        spec.running_config,
-        _dotted(spec.parse_running_config),
-        "audit, capture",
-        captures=found,
-        unverified=unverified,
+    return _of_spec(
+        "running-config", "audit, capture", lambda s: (s.running_config, s.parse_running_config), captures, unverified
     )
 
 
 def version(captures: Iterable[str] = (), unverified: str | None = None) -> RoleOf:
     """The version role (``PlatformSpec.version_command``, ``parse_version``, ``fabricd capture``'s manifest)."""
-    found = tuple(captures)
-    return lambda spec: _role(
-        spec.platform.value,
-        "version",
-        spec.version_command,
-        _dotted(spec.parse_version),
-        "capture",
-        captures=found,
-        unverified=unverified,
-    )
+    return _of_spec("version", "capture", lambda s: (s.version_command, s.parse_version), captures, unverified)
 
 
 def lldp(
