@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabricd.model import Platform
-from fabricd.readers.switch.model import SwitchCounters
+from fabricd.readers.switch.model import LinkStat, SwitchCounters
 
 Mode = Literal["SAMPLE", "ON_CHANGE"]
 Encoding = Literal["JSON", "JSON_IETF", "PROTO"]
@@ -194,3 +194,10 @@ def counter(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
+
+
+def carrier_transitions(port: str, leaves: Mapping[str, Any]) -> list[LinkStat]:
+    """The port's flaps from OpenConfig's ``interfaces/interface/state/counters/carrier-transitions`` leaf (EOS and
+    Cumulus stream it); [] when the switch did not send it."""
+    flaps = counter(leaves.get("carrier-transitions"))
+    return [] if flaps is None else [LinkStat(port, "carrier_transitions", float(flaps))]

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, carrier_transitions, containers, counter
 from fabricd.readers.switch.model import (
     InterfaceCounter,
     LinkStat,
@@ -139,9 +139,7 @@ def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
                 ifs.append(
                     InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", counter(leaves[leaf]))
                 )
-        flaps = counter(leaves.get("carrier-transitions"))
-        if flaps is not None:
-            link.append(LinkStat(port, "carrier_transitions", float(flaps)))
+        link.extend(carrier_transitions(port, leaves))
     return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))
 
 

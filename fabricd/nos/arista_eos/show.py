@@ -83,6 +83,14 @@ def _per_port(data: dict[str, Any], key: str, sub: str) -> Iterator[tuple[str, s
             yield name, str(inner), value
 
 
+def _per_queue(text: str, role: str, key: str, sub: str) -> list[tuple[str, str, Any]] | SwitchCounters:
+    """:func:`_per_port` of the role's JSON answer, or the problem when it is not JSON holding ``key``."""
+    data = document(text, COMMANDS[role], keys=(key,), missing=f"no {key!r} in the JSON")
+    if isinstance(data, SwitchCounters):
+        return data
+    return list(_per_port(data, key, sub))
+
+
 def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
@@ -253,11 +261,11 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     (detected) and ``recoveryCount`` (restored). EOS prints ``{"interfaces": {}}`` until a first watchdog event and
     omits interfaces with no event yet (facebook/DNE-TaaC ``pfc_wd_health_check.py``): that is an empty, valid
     answer; JSON without ``interfaces`` is not."""
-    data = document(text, COMMANDS["pfcwd"], keys=("interfaces",), missing="no 'interfaces' in the JSON")
-    if isinstance(data, SwitchCounters):
-        return data
+    rows = _per_queue(text, "pfcwd", "interfaces", "txQueues")
+    if isinstance(rows, SwitchCounters):
+        return rows
     out: list[PfcwdCounter] = []
-    for name, queue, raw in _per_port(data, "interfaces", "txQueues"):
+    for name, queue, raw in rows:
         c = _dict(raw)
         if not queue.isdigit():
             continue
@@ -272,11 +280,11 @@ def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
     ``intfQueueCounters.<if>.queueCounters.<txq>`` is the count as a string; ``"-"`` marks a queue without ECN
     configured, which is skipped (an absent counter, not 0).
     """
-    data = document(text, COMMANDS["ecn"], keys=("intfQueueCounters",), missing="no 'intfQueueCounters' in the JSON")
-    if isinstance(data, SwitchCounters):
-        return data
+    rows = _per_queue(text, "ecn", "intfQueueCounters", "queueCounters")
+    if isinstance(rows, SwitchCounters):
+        return rows
     out: list[QueueCounter] = []
-    for name, queue, value in _per_port(data, "intfQueueCounters", "queueCounters"):
+    for name, queue, value in rows:
         marked = _int(value)
         if queue.isdigit() and marked is not None:
             out.append(QueueCounter(name, int(queue), "unicast", ecn_marked_packets=marked))

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, carrier_transitions, containers, counter
 from fabricd.readers.switch.model import InterfaceCounter, LinkStat, PfcCounter, QueueCounter, SwitchCounters, merge
 
 _DOC = "CumulusNetworks/docs content/cumulus-linux-516/Monitoring-and-Troubleshooting/gNMI Streaming.md"
@@ -100,9 +100,7 @@ def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     for (port,), leaves in sorted(containers(values, COUNTERS).items()):
         if "ecn-marked-pkts" in leaves:
             ifs.append(InterfaceCounter(port, "tx", "ecn_marked_packets", counter(leaves["ecn-marked-pkts"])))
-        flaps = counter(leaves.get("carrier-transitions"))
-        if flaps is not None:
-            link.append(LinkStat(port, "carrier_transitions", float(flaps)))
+        link.extend(carrier_transitions(port, leaves))
     return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))
 
 
