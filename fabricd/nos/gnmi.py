@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabricd.model import Platform
-from fabricd.readers.switch.model import LinkStat, SwitchCounters
+from fabricd.readers.common import Direction
+from fabricd.readers.switch.model import InterfaceCounter, LinkStat, SwitchCounters
 
 Mode = Literal["SAMPLE", "ON_CHANGE"]
 Encoding = Literal["JSON", "JSON_IETF", "PROTO"]
@@ -196,8 +197,19 @@ def counter(value: Any) -> int | None:
     return None
 
 
-def carrier_transitions(port: str, leaves: Mapping[str, Any]) -> list[LinkStat]:
-    """The port's flaps from OpenConfig's ``interfaces/interface/state/counters/carrier-transitions`` leaf (EOS and
-    Cumulus stream it); [] when the switch did not send it."""
-    flaps = counter(leaves.get("carrier-transitions"))
-    return [] if flaps is None else [LinkStat(port, "carrier_transitions", float(flaps))]
+def interface_counters(
+    values: Mapping[str, Any], path: str, leaves: Mapping[str, tuple[Direction, str]]
+) -> SwitchCounters:
+    """OpenConfig's per-port counters container at ``path`` (``interfaces/interface[name=*]/state/counters``, EOS
+    and Cumulus): each leaf of ``leaves`` (leaf -> direction, counter) the switch sent, and its
+    ``carrier-transitions`` as the port's flaps."""
+    ifs: list[InterfaceCounter] = []
+    link: list[LinkStat] = []
+    for (port,), sent in sorted(containers(values, path).items()):
+        for leaf, (direction, name) in leaves.items():
+            if leaf in sent:
+                ifs.append(InterfaceCounter(port, direction, name, counter(sent[leaf])))
+        flaps = counter(sent.get("carrier-transitions"))
+        if flaps is not None:
+            link.append(LinkStat(port, "carrier_transitions", float(flaps)))
+    return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))

@@ -35,10 +35,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, carrier_transitions, containers, counter
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter, interface_counters
 from fabricd.readers.switch.model import (
-    InterfaceCounter,
-    LinkStat,
     PfcCounter,
     PfcwdCounter,
     QueueCounter,
@@ -131,16 +129,7 @@ def queues(values: Mapping[str, Any]) -> SwitchCounters:
 
 def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     """Per-port discards (rx/tx) and carrier transitions (flaps)."""
-    ifs: list[InterfaceCounter] = []
-    link: list[LinkStat] = []
-    for (port,), leaves in sorted(containers(values, COUNTERS).items()):
-        for leaf, direction in (("in-discards", "rx"), ("out-discards", "tx")):
-            if leaf in leaves:
-                ifs.append(
-                    InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", counter(leaves[leaf]))
-                )
-        link.extend(carrier_transitions(port, leaves))
-    return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))
+    return interface_counters(values, COUNTERS, {"in-discards": ("rx", "discards"), "out-discards": ("tx", "discards")})
 
 
 def to_counters(values: Mapping[str, Any]) -> SwitchCounters:

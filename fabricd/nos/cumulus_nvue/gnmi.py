@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, carrier_transitions, containers, counter
-from fabricd.readers.switch.model import InterfaceCounter, LinkStat, PfcCounter, QueueCounter, SwitchCounters, merge
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter, interface_counters
+from fabricd.readers.switch.model import PfcCounter, QueueCounter, SwitchCounters, merge
 
 _DOC = "CumulusNetworks/docs content/cumulus-linux-516/Monitoring-and-Troubleshooting/gNMI Streaming.md"
 PRIORITY = "qos/interfaces/interface[interface-id=*]/switch-priority[priority=*]/state"
@@ -95,13 +95,7 @@ def queues(values: Mapping[str, Any]) -> SwitchCounters:
 
 def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     """ECN-marked packets sent per port and carrier transitions (flaps)."""
-    ifs: list[InterfaceCounter] = []
-    link: list[LinkStat] = []
-    for (port,), leaves in sorted(containers(values, COUNTERS).items()):
-        if "ecn-marked-pkts" in leaves:
-            ifs.append(InterfaceCounter(port, "tx", "ecn_marked_packets", counter(leaves["ecn-marked-pkts"])))
-        link.extend(carrier_transitions(port, leaves))
-    return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))
+    return interface_counters(values, COUNTERS, {"ecn-marked-pkts": ("tx", "ecn_marked_packets")})
 
 
 def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
