@@ -197,6 +197,12 @@ def counter(value: Any) -> int | None:
     return None
 
 
+def leaf_counters(leaves: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, int | None]:
+    """Each counter of ``names`` (model field -> leaf) read from a container's ``leaves`` (:func:`counter`: absent
+    or not a number is None, never 0)."""
+    return {field: counter(leaves.get(leaf)) for field, leaf in names.items()}
+
+
 def interface_counters(
     values: Mapping[str, Any], path: str, leaves: Mapping[str, tuple[Direction, str]]
 ) -> SwitchCounters:

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter, interface_counters
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter, interface_counters, leaf_counters
 from fabricd.readers.switch.model import (
     PfcCounter,
     PfcwdCounter,
@@ -69,6 +69,14 @@ PATHS = (
     ),
 )
 
+_QUEUE_LEAVES = {
+    "packets": "transmit-pkts",
+    "bytes": "transmit-octets",
+    "dropped_packets": "dropped-pkts",
+    "dropped_bytes": "dropped-octets",
+    "ecn_marked_packets": "ecn-marked-pkts",
+}
+""":class:`QueueCounter` field -> the leaf of a ``QUEUES`` container it is read from."""
 _QUEUE_NAME = re.compile(r"^(?P<mc>MC)?\D*?(?P<n>\d+)$", re.IGNORECASE)
 
 
@@ -112,18 +120,7 @@ def queues(values: Mapping[str, Any]) -> SwitchCounters:
         queue = queue_of(name)
         if queue is None:
             continue
-        out.append(
-            QueueCounter(
-                port,
-                queue[0],
-                queue[1],
-                packets=counter(leaves.get("transmit-pkts")),
-                bytes=counter(leaves.get("transmit-octets")),
-                dropped_packets=counter(leaves.get("dropped-pkts")),
-                dropped_bytes=counter(leaves.get("dropped-octets")),
-                ecn_marked_packets=counter(leaves.get("ecn-marked-pkts")),
-            )
-        )
+        out.append(QueueCounter(port, queue[0], queue[1], **leaf_counters(leaves, _QUEUE_LEAVES)))
     return SwitchCounters(queues=tuple(out))
 
 
