@@ -47,5 +47,4 @@ def version_parser(module: str, *patterns: re.Pattern[str]) -> Callable[[str], s
         return json_version(text) or next((v for p in patterns if (v := first_match(p, text))), None)
 
     parse_version.__module__ = module
-    parse_version.__qualname__ = "parse_version"
     return framed(parse_version)
