@@ -56,3 +56,20 @@ def clamp(value: int, bounds: tuple[int, int]) -> int:
 def nearest_multiple(value: int, step: int) -> int:
     """``value / step`` rounded half up (integers only)."""
     return (value + step // 2) // step
+
+
+def clamped_ms(warn: Warn, field: str, value_ms: int, bounds: tuple[int, int], reason: str) -> int:
+    """``value_ms`` clamped to ``bounds``; a warning on ``field`` when that changed it."""
+    ms = clamp(value_ms, bounds)
+    if ms != value_ms:
+        warn(field, f"{value_ms} ms", f"{ms} ms", reason)
+    return ms
+
+
+def polls(warn: Warn, field: str, value_ms: int, bounds: tuple[int, int], reason: str, *, poll_ms: int) -> int:
+    """How many polls of ``poll_ms`` make ``value_ms`` (rounded half up, clamped to ``bounds``); a warning on
+    ``field`` when they do not make it exactly."""
+    n = clamp(nearest_multiple(value_ms, poll_ms), bounds)
+    if n * poll_ms != value_ms:
+        warn(field, f"{value_ms} ms", f"{n} x {poll_ms} ms = {n * poll_ms} ms", reason)
+    return n

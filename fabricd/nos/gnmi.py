@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabricd.model import Platform
-from fabricd.readers.switch.model import SwitchCounters
+from fabricd.readers.common import Direction
+from fabricd.readers.switch.model import InterfaceCounter, LinkStat, SwitchCounters
 
 Mode = Literal["SAMPLE", "ON_CHANGE"]
 Encoding = Literal["JSON", "JSON_IETF", "PROTO"]
@@ -194,3 +195,27 @@ def counter(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
+
+
+def leaf_counters(leaves: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, int | None]:
+    """Each counter of ``names`` (model field -> leaf) read from a container's ``leaves`` (:func:`counter`: absent
+    or not a number is None, never 0)."""
+    return {field: counter(leaves.get(leaf)) for field, leaf in names.items()}
+
+
+def interface_counters(
+    values: Mapping[str, Any], path: str, leaves: Mapping[str, tuple[Direction, str]]
+) -> SwitchCounters:
+    """OpenConfig's per-port counters container at ``path`` (``interfaces/interface[name=*]/state/counters``, EOS
+    and Cumulus): each leaf of ``leaves`` (leaf -> direction, counter) the switch sent, and its
+    ``carrier-transitions`` as the port's flaps."""
+    ifs: list[InterfaceCounter] = []
+    link: list[LinkStat] = []
+    for (port,), sent in sorted(containers(values, path).items()):
+        for leaf, (direction, name) in leaves.items():
+            if leaf in sent:
+                ifs.append(InterfaceCounter(port, direction, name, counter(sent[leaf])))
+        flaps = counter(sent.get("carrier-transitions"))
+        if flaps is not None:
+            link.append(LinkStat(port, "carrier_transitions", float(flaps)))
+    return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))

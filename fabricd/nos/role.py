@@ -1,9 +1,9 @@
 """One parser role (:class:`Role`) and the builders a pack's ``roles.py`` declares its roles with.
 
-A pack lists its own roles (``fabricd/nos/<id>/roles.py``: ``roles(spec)``, the spec's ``roles`` field); the
-parser-role registry (:mod:`fabricd.nos.roles`) walks the platform registry for them and adds the host readers'.
-The builders read commands and parser modules from the pack's spec, so a role never names a command the pack does
-not run.
+A pack lists its own roles (``fabricd/nos/<id>/roles.py``: ``ROLES``, the spec's ``roles`` field), as data: each
+builder returns a :data:`RoleOf`, which the parser-role registry (:mod:`fabricd.nos.roles`) makes a :class:`Role`
+with the pack's spec as it walks the platform registry (and adds the host readers'). The spec gives the platform,
+commands and parser modules, so a role never names a command the pack does not run.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .spec import PlatformSpec, ShowTable
+
+
+RoleOf = Callable[["PlatformSpec"], "Role"]
+"""A role as a pack declares it: the :class:`Role` it is, given the pack's spec."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +69,23 @@ def _dotted(fn: Callable[..., Any]) -> str:
 
 
 def sw(
-    spec: PlatformSpec,
     key: str,
     parser: str,
     captures: Iterable[str] = (),
     unverified: str | None = None,
     *,
     form: str | None = None,
-) -> Role:
+) -> RoleOf:
     """An exporter role: command from the pack's COMMANDS/OPTIONAL_COMMANDS; ``form`` names another output form of
     the same command (``text``, or ``json`` where the exporter polls the text) parsed by the same function, as a
     reference role of its own. ``captures``: globs under tests/golden/readers/switch/<id>/."""
+    found = tuple(captures)
+    return lambda spec: _sw(spec, key, parser, found, unverified=unverified, form=form)
+
+
+def _sw(
+    spec: PlatformSpec, key: str, parser: str, captures: tuple[str, ...], *, unverified: str | None, form: str | None
+) -> Role:
     platform, show = spec.platform.value, spec.show
     optional = key in show.optional and key not in show.commands
     command = _command(show, key)
@@ -105,61 +115,70 @@ def _role(
     return replace(role, captures=tuple(f"{role.folder}/{c}" for c in captures))
 
 
-def ref(
-    spec: PlatformSpec, name: str, command: str, parser: str, captures: Iterable[str], *, unverified: str | None = None
-) -> Role:
+def ref(name: str, command: str, parser: str, captures: Iterable[str], *, unverified: str | None = None) -> RoleOf:
     """A parser fabricd keeps for captured output of a command it does not poll."""
-    return _role(
+    found = tuple(captures)
+    return lambda spec: _role(
         spec.platform.value,
         name,
         command,
         f"{spec.show.module}.{parser}",
         "reference",
-        captures=captures,
+        captures=found,
         unverified=unverified,
     )
 
 
-def config(spec: PlatformSpec, captures: Iterable[str], unverified: str | None = None) -> Role:
+def _of_spec(
+    name: str,
+    used_by: str,
+    part: Callable[[PlatformSpec], tuple[str, Callable[..., Any]]],
+    captures: Iterable[str],
+    unverified: str | None,
+) -> RoleOf:
+    """A role whose command and parser are spec fields (``part`` picks them)."""
+    found = tuple(captures)
+
+    def bind(spec: PlatformSpec) -> Role:
+        command, parser = part(spec)
+        return _role(
+            spec.platform.value, name, command, _dotted(parser), used_by, captures=found, unverified=unverified
+        )
+
+    return bind
+
+
+def config(captures: Iterable[str], unverified: str | None = None) -> RoleOf:
     """The running-config role (``PlatformSpec.running_config``, ``parse_running_config``); captures under
     tests/golden/switch_config/<id>/."""
-    return _role(
-        spec.platform.value,
-        "running-config",
-        spec.running_config,
-        _dotted(spec.parse_running_config),
-        "audit, capture",
-        captures=captures,
-        unverified=unverified,
+    return _of_spec(
+        "running-config", "audit, capture", lambda s: (s.running_config, s.parse_running_config), captures, unverified
     )
 
 
-def version(spec: PlatformSpec, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
+def version(captures: Iterable[str] = (), unverified: str | None = None) -> RoleOf:
     """The version role (``PlatformSpec.version_command``, ``parse_version``, ``fabricd capture``'s manifest)."""
-    return _role(
-        spec.platform.value,
-        "version",
-        spec.version_command,
-        _dotted(spec.parse_version),
-        "capture",
-        captures=captures,
-        unverified=unverified,
-    )
+    return _of_spec("version", "capture", lambda s: (s.version_command, s.parse_version), captures, unverified)
 
 
-def lldp(spec: PlatformSpec, captures: Iterable[str] = (), unverified: str | None = None) -> Role:
+def lldp(
+    captures: Iterable[str] = (), unverified: str | None = None, *, name: str = "lldp", command: str | None = None
+) -> RoleOf:
     """The platform's LLDP neighbour command (``PlatformSpec.lldp``), read by ``fabricd audit cabling``; captures in
-    tests/golden/readers/lldp/ (they are not counter outputs, so not beside the show captures)."""
+    tests/golden/readers/lldp/ (they are not counter outputs, so not beside the show captures). With ``name`` and
+    ``command``: another form of the output the same parser reads (a reference role)."""
+    found = tuple(f"readers/lldp/{c}" for c in captures)
+    return lambda spec: _lldp(spec, name, command, found, unverified)
+
+
+def _lldp(
+    spec: PlatformSpec, name: str, command: str | None, captures: tuple[str, ...], unverified: str | None
+) -> Role:
     table = spec.lldp
     if table is None:
         raise ValueError(f"{spec.platform}: the pack declares no LLDP table")
     parser = getattr(table.parse, "__name__", "parse")
+    used_by = "audit cabling, capture" if command is None else "audit cabling (reference)"
     return Role(
-        spec.platform.value,
-        "lldp",
-        table.command,
-        f"{table.module}.{parser}",
-        "audit cabling, capture",
-        tuple(f"readers/lldp/{c}" for c in captures),
-        unverified,
+        spec.platform.value, name, command or table.command, f"{table.module}.{parser}", used_by, captures, unverified
     )

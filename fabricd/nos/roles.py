@@ -68,7 +68,7 @@ def _host(
 
 def switch_roles() -> list[Role]:
     """Every switch parser role: each pack's own (``PlatformSpec.roles``), walking the platform registry."""
-    return [role for spec in SPECS.values() for role in spec.roles(spec)]
+    return [role(spec) for spec in SPECS.values() for role in spec.roles]
 
 
 def host_roles() -> list[Role]:

@@ -12,6 +12,19 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 
+HEADROOM_INPUTS = (
+    "policy.buffers.cable_length_m{}",
+    "policy.buffers.lossless_mtu_bytes",
+    "policy.buffers.xon_bytes",
+    "switches[].ports[].speed",
+    "switches[].ports[].role",
+    "hosts[].nics[].cable_m",
+    "links[].role",
+    "links[].cable_m",
+)
+"""The inventory fields fabricd's PFC headroom (xoff/xon) is computed from: a pack whose NOS sizes headroom itself
+notes each of them in its ``coverage``."""
+
 
 @dataclass(frozen=True)
 class Source:

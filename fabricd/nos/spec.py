@@ -24,7 +24,7 @@ from fabricd.readers.switch.config_model import LosslessConfig
 from fabricd.readers.switch.model import SwitchCounters
 
 from .gnmi import GnmiTable
-from .role import Role
+from .role import RoleOf
 from .rules import DeviceRules
 
 W = TypeVar("W", bound=Model)
@@ -104,8 +104,8 @@ class PlatformSpec:
     ``document``              when set, the main file is ``document(intent)`` (SONiC's CONFIG_DB JSON) and the
                               template's output goes to ``switches/<name>.<template_suffix>``
     ``lldp``                  the LLDP neighbour command and its parser (``fabricd audit cabling``)
-    ``roles``                 ``roles(spec)``: every output the pack parses, with its captures or why it has none
-                              (``roles.py``; the parser-role registry, :mod:`fabricd.nos.roles`, walks them)
+    ``roles``                 every output the pack parses, with its captures or why it has none (``roles.py``
+                              ``ROLES``; the parser-role registry, :mod:`fabricd.nos.roles`, walks them)
     ``gnmi``                  the gNMI table (``gnmi.py``: paths, encoding, ``to_counters``), None where the pack
                               has none (the gNMI collector, capture and validate's transport check read it)
     ``driver``                ``module:Class`` of the :class:`~fabricd.platforms.base.SwitchDriver` (L2), imported
@@ -128,7 +128,7 @@ class PlatformSpec:
     suffix: str
     templates: str
     driver: str
-    roles: Callable[[PlatformSpec], Sequence[Role]]
+    roles: Sequence[RoleOf]
     document: Callable[[Any], str] | None = None
     template_suffix: str | None = None
     lldp: LldpTable | None = None

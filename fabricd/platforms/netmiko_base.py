@@ -18,7 +18,8 @@ import select
 import time
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar
+from types import ModuleType
+from typing import Any, ClassVar, Literal, TypeVar
 
 import paramiko
 from netmiko import BaseConnection
@@ -35,6 +36,7 @@ from .host_keys import HostKeyMismatch, VerifyingClient, refusal
 from .secrets import REDACTOR, install_redaction
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def _mismatch_of(conn: Any) -> HostKeyMismatch | None:
@@ -104,7 +106,8 @@ def connection_class(device_type: str) -> type[BaseConnection]:
 
 
 class NetmikoDriver:
-    """Base of the four platform drivers. Subclasses set the class attributes and implement the change verbs."""
+    """Base of the four platform drivers. Subclasses name their pack's patterns module (:meth:`__init_subclass__`),
+    set ``platform`` and ``capabilities`` and implement the change verbs."""
 
     platform: ClassVar[Platform]
     device_type: ClassVar[str]
@@ -118,6 +121,19 @@ class NetmikoDriver:
     rollback_token: str | None = None
     """Platform state a fresh connection needs to roll back what this one started (NVUE: the revision applied
     before the push). The pipeline copies it to the new driver when it reconnects to recover."""
+
+    def __init_subclass__(cls, patterns: ModuleType | None = None, **kwargs: Any) -> None:
+        """A platform driver names its pack's quirks module (``class EosDriver(NetmikoDriver, patterns=patterns)``):
+        the netmiko device type, the error pattern, the running-config mark and its rule and the checkpoint name
+        (``CHECKPOINT``, where the pack has one) are read from it, so each is written once, in the pack's
+        patterns.py."""
+        super().__init_subclass__(**kwargs)
+        if patterns is not None:
+            cls.device_type = patterns.DEVICE_TYPE
+            cls.error_pattern = patterns.ERROR
+            cls.running_config_mark = patterns.RUNNING_CONFIG_MARK
+            cls.running_config_rule = patterns.RUNNING_CONFIG_RULE
+            cls.checkpoint_name = getattr(patterns, "CHECKPOINT", cls.checkpoint_name)
 
     def __init__(self, switch: Switch, access: Access, options: DriverOptions | None = None) -> None:
         self.switch = switch
@@ -460,6 +476,23 @@ class NetmikoDriver:
 
     def run(self, commands: list[str]) -> dict[str, str]:
         return {cmd: self.exec(cmd, op="command") for cmd in commands}
+
+    def require_candidate(self, staged: T | Literal[False] | None, op: str) -> T:
+        """``staged`` (what the driver keeps of the loaded candidate); a :class:`DriverError` when there is none
+        (None or False: ``diff`` or ``commit`` before ``load_candidate``)."""
+        if staged is None or staged is False:
+            raise DriverError(self.name, op, "no candidate is loaded", hint="call load_candidate first")
+        return staged
+
+    def send_candidate(self, lines: list[str], prompt: re.Pattern[str]) -> None:
+        """Send the candidate's ``lines`` (``load_candidate``); on a line the device rejects, :meth:`discard` what
+        was staged and raise."""
+        pairs = self.send_lines(lines, op="load_candidate", prompt=prompt)
+        try:
+            self.check("load_candidate", pairs)
+        except DriverError:
+            self.discard()
+            raise
 
     # -- verbs the platforms implement -------------------------------------------------------------------------
 

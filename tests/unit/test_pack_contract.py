@@ -36,7 +36,7 @@ CONTRACT: dict[str, set[str]] = {
     "version": {"VERSION_COMMAND", "parse_version"},
     "lldp": {"LLDP_COMMAND"},
     "gnmi": {"TABLE"},
-    "roles": {"roles"},
+    "roles": {"ROLES"},
     "driver": set(),
     "patterns": {"DEVICE_TYPE", "ERROR", "RUNNING_CONFIG_MARK", "RUNNING_CONFIG_RULE"},
 }
@@ -49,7 +49,7 @@ SPEC_FROM: dict[str, tuple[str, str]] = {
     "intent": ("intent", "SHAPING"),
     "watchdog": ("watchdog", "CODEC"),
     "gnmi": ("gnmi", "TABLE"),
-    "roles": ("roles", "roles"),
+    "roles": ("roles", "ROLES"),
     "parse_running_config": ("running", "parse_running_config"),
     "version_command": ("version", "VERSION_COMMAND"),
     "parse_version": ("version", "parse_version"),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 
-from fabricd.errors import DriverError
 from fabricd.model import Platform
 from fabricd.platforms import textcfg
 from fabricd.platforms.base import Capabilities, ConfigDelta
@@ -19,16 +18,11 @@ from fabricd.platforms.netmiko_base import NetmikoDriver
 from . import patterns
 
 
-class EosDriver(NetmikoDriver):
+class EosDriver(NetmikoDriver, patterns=patterns):
     platform = Platform.ARISTA_EOS
-    device_type = patterns.DEVICE_TYPE
     capabilities = Capabilities(
         config_session=True, checkpoint=True, commit_confirm=True, native_diff=True, atomic_commit=True
     )
-    error_pattern = patterns.ERROR
-    running_config_mark = patterns.RUNNING_CONFIG_MARK
-    running_config_rule = patterns.RUNNING_CONFIG_RULE
-    checkpoint_name = patterns.CHECKPOINT
 
     session: str | None = None
     in_session = False
@@ -56,21 +50,14 @@ class EosDriver(NetmikoDriver):
         self.session = f"{patterns.SESSION_NAME}-{time.time_ns() // 1_000_000}"
         lines = [f"configure session {self.session}", *textcfg.commands(changes)]
         self.in_session = True
-        pairs = self.send_lines(lines, op="load_candidate", prompt=self.cfg_prompt)
-        try:
-            self.check("load_candidate", pairs)
-        except DriverError:
-            self.discard()
-            raise
+        self.send_candidate(lines, self.cfg_prompt)
 
     def diff(self) -> str:
-        if not self.in_session:
-            raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
+        self.require_candidate(self.in_session, "diff")
         return self.exec("show session-config diffs", op="diff")
 
     def commit(self, *, confirm_in_s: int | None = None) -> None:
-        if not self.in_session:
-            raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
+        self.require_candidate(self.in_session, "commit")
         if confirm_in_s is not None:
             h, rem = divmod(max(1, confirm_in_s), 3600)
             m, s = divmod(rem, 60)

@@ -35,10 +35,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter, interface_counters, leaf_counters
 from fabricd.readers.switch.model import (
-    InterfaceCounter,
-    LinkStat,
     PfcCounter,
     PfcwdCounter,
     QueueCounter,
@@ -46,6 +44,8 @@ from fabricd.readers.switch.model import (
     SwitchCounters,
     merge,
 )
+
+from .show import pfcwd_counter
 
 _YANG = "aristanetworks/yang EOS-4.36.1F release/openconfig/models/"
 PFC = "interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/state"
@@ -69,6 +69,14 @@ PATHS = (
     ),
 )
 
+_QUEUE_LEAVES = {
+    "packets": "transmit-pkts",
+    "bytes": "transmit-octets",
+    "dropped_packets": "dropped-pkts",
+    "dropped_bytes": "dropped-octets",
+    "ecn_marked_packets": "ecn-marked-pkts",
+}
+""":class:`QueueCounter` field -> the leaf of a ``QUEUES`` container it is read from."""
 _QUEUE_NAME = re.compile(r"^(?P<mc>MC)?\D*?(?P<n>\d+)$", re.IGNORECASE)
 
 
@@ -101,10 +109,7 @@ def watchdog(values: Mapping[str, Any]) -> SwitchCounters:
         if not index.isdigit() or qtype.upper() not in ("UNICAST", ""):
             continue
         detected, restored = counter(leaves.get("stuck-count")), counter(leaves.get("recovery-count"))
-        status = None
-        if detected is not None and restored is not None:
-            status = "stormed" if detected > restored else "operational"
-        out.append(PfcwdCounter(port, int(index), status, detected, restored))
+        out.append(pfcwd_counter(port, int(index), detected, restored))
     return SwitchCounters(pfcwd=tuple(out))
 
 
@@ -115,35 +120,13 @@ def queues(values: Mapping[str, Any]) -> SwitchCounters:
         queue = queue_of(name)
         if queue is None:
             continue
-        out.append(
-            QueueCounter(
-                port,
-                queue[0],
-                queue[1],
-                packets=counter(leaves.get("transmit-pkts")),
-                bytes=counter(leaves.get("transmit-octets")),
-                dropped_packets=counter(leaves.get("dropped-pkts")),
-                dropped_bytes=counter(leaves.get("dropped-octets")),
-                ecn_marked_packets=counter(leaves.get("ecn-marked-pkts")),
-            )
-        )
+        out.append(QueueCounter(port, queue[0], queue[1], **leaf_counters(leaves, _QUEUE_LEAVES)))
     return SwitchCounters(queues=tuple(out))
 
 
 def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     """Per-port discards (rx/tx) and carrier transitions (flaps)."""
-    ifs: list[InterfaceCounter] = []
-    link: list[LinkStat] = []
-    for (port,), leaves in sorted(containers(values, COUNTERS).items()):
-        for leaf, direction in (("in-discards", "rx"), ("out-discards", "tx")):
-            if leaf in leaves:
-                ifs.append(
-                    InterfaceCounter(port, "rx" if direction == "rx" else "tx", "discards", counter(leaves[leaf]))
-                )
-        flaps = counter(leaves.get("carrier-transitions"))
-        if flaps is not None:
-            link.append(LinkStat(port, "carrier_transitions", float(flaps)))
-    return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))
+    return interface_counters(values, COUNTERS, {"in-discards": ("rx", "discards"), "out-discards": ("tx", "discards")})
 
 
 def to_counters(values: Mapping[str, Any]) -> SwitchCounters:

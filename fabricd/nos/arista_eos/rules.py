@@ -5,26 +5,12 @@ from __future__ import annotations
 
 import re
 
-from fabricd.nos.rules import DeviceRules, EcnUnits, MtuRule, NameRule, PortNames, Source, WatchdogGrid
+from fabricd.nos.rules import HEADROOM_INPUTS, DeviceRules, EcnUnits, MtuRule, NameRule, PortNames, Source, WatchdogGrid
 
 AVD = "pyavd 6.4 eos_cli_config_gen schema"
 
 
-def _headroom_notes() -> dict[str, str]:
-    note = "note: EOS sizes PFC headroom itself (no per-port xoff/xon CLI); render lists fabricd's values"
-    return {
-        f: note
-        for f in (
-            "policy.buffers.cable_length_m{}",
-            "policy.buffers.lossless_mtu_bytes",
-            "policy.buffers.xon_bytes",
-            "switches[].ports[].speed",
-            "switches[].ports[].role",
-            "hosts[].nics[].cable_m",
-            "links[].role",
-            "links[].cable_m",
-        )
-    }
+_HEADROOM = "note: EOS sizes PFC headroom itself (no per-port xoff/xon CLI); render lists fabricd's values"
 
 
 RULES = DeviceRules(
@@ -79,7 +65,7 @@ RULES = DeviceRules(
         source=Source(f"{AVD} ethernet_interfaces[].description: a free string; fabricd's model caps it at 200"),
     ),
     coverage={
-        **_headroom_notes(),
+        **dict.fromkeys(HEADROOM_INPUTS, _HEADROOM),
         "policy.pfc.watchdog.action": "rendered (drop, alert = notify-only; FAB120 refuses forward)",
         "policy.pfc.watchdog.detection_ms": "rendered (FAB041/FAB042: 10 ms steps)",
         "policy.pfc.watchdog.restoration_ms": "rendered (FAB041/FAB042: 10 ms steps)",

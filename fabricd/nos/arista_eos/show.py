@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from fabricd.nos.gnmi import counter
 from fabricd.readers.framing import framed
 from fabricd.readers.switch.model import (
     DropCounter,
@@ -80,6 +81,14 @@ def _per_port(data: dict[str, Any], key: str, sub: str) -> Iterator[tuple[str, s
     for name, entry in _dict(data.get(key)).items():
         for inner, value in _dict(_dict(entry).get(sub)).items():
             yield name, str(inner), value
+
+
+def _per_queue(text: str, role: str, key: str, sub: str) -> list[tuple[str, str, Any]] | SwitchCounters:
+    """:func:`_per_port` of the role's JSON answer, or the problem when it is not JSON holding ``key``."""
+    data = document(text, COMMANDS[role], keys=(key,), missing=f"no {key!r} in the JSON")
+    if isinstance(data, SwitchCounters):
+        return data
+    return list(_per_port(data, key, sub))
 
 
 def _add(a: int | None, b: int | None) -> int | None:
@@ -233,15 +242,17 @@ def parse_show_priority_flow_control_counters(text: str) -> SwitchCounters:
 
 
 def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        return to_int(value)
-    return None
+    """An eAPI count: a JSON number (:func:`~fabricd.nos.gnmi.counter`), or text (``15,437``; ``-`` is None)."""
+    return to_int(value) if isinstance(value, str) else counter(value)
+
+
+def pfcwd_counter(port: str, queue: int, detected: int | None, restored: int | None) -> PfcwdCounter:
+    """A TX queue's watchdog from its stuck (detected) and recovery (restored) counts: ``stormed`` while detected >
+    restored, else ``operational``; no status when either count is absent. The same over SSH and gNMI."""
+    status = None
+    if detected is not None and restored is not None:
+        status = "stormed" if detected > restored else "operational"
+    return PfcwdCounter(port, queue, status, detected, restored)
 
 
 @framed
@@ -250,19 +261,15 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     (detected) and ``recoveryCount`` (restored). EOS prints ``{"interfaces": {}}`` until a first watchdog event and
     omits interfaces with no event yet (facebook/DNE-TaaC ``pfc_wd_health_check.py``): that is an empty, valid
     answer; JSON without ``interfaces`` is not."""
-    data = document(text, COMMANDS["pfcwd"], keys=("interfaces",), missing="no 'interfaces' in the JSON")
-    if isinstance(data, SwitchCounters):
-        return data
+    rows = _per_queue(text, "pfcwd", "interfaces", "txQueues")
+    if isinstance(rows, SwitchCounters):
+        return rows
     out: list[PfcwdCounter] = []
-    for name, queue, raw in _per_port(data, "interfaces", "txQueues"):
+    for name, queue, raw in rows:
         c = _dict(raw)
         if not queue.isdigit():
             continue
-        detected, restored = _int(c.get("stuckCount")), _int(c.get("recoveryCount"))
-        status = None
-        if detected is not None and restored is not None:
-            status = "stormed" if detected > restored else "operational"
-        out.append(PfcwdCounter(name, int(queue), status, detected, restored))
+        out.append(pfcwd_counter(name, int(queue), _int(c.get("stuckCount")), _int(c.get("recoveryCount"))))
     return SwitchCounters(pfcwd=tuple(out))
 
 
@@ -273,11 +280,11 @@ def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
     ``intfQueueCounters.<if>.queueCounters.<txq>`` is the count as a string; ``"-"`` marks a queue without ECN
     configured, which is skipped (an absent counter, not 0).
     """
-    data = document(text, COMMANDS["ecn"], keys=("intfQueueCounters",), missing="no 'intfQueueCounters' in the JSON")
-    if isinstance(data, SwitchCounters):
-        return data
+    rows = _per_queue(text, "ecn", "intfQueueCounters", "queueCounters")
+    if isinstance(rows, SwitchCounters):
+        return rows
     out: list[QueueCounter] = []
-    for name, queue, value in _per_port(data, "intfQueueCounters", "queueCounters"):
+    for name, queue, value in rows:
         marked = _int(value)
         if queue.isdigit() and marked is not None:
             out.append(QueueCounter(name, int(queue), "unicast", ecn_marked_packets=marked))

@@ -41,6 +41,6 @@ SPEC = PlatformSpec(
     templates="arista_eos",
     driver="fabricd.nos.arista_eos.driver:EosDriver",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_neighbors, lldp.__name__),
-    roles=roles.roles,
+    roles=roles.ROLES,
     gnmi=gnmi.TABLE,
 )

@@ -35,6 +35,14 @@ def _eos_timer_ms(value: int, bounds: tuple[int, int]) -> int:
     return -(-clamp(value, bounds) // EOS_TIMER_STEP_MS) * EOS_TIMER_STEP_MS
 
 
+def _eos_timer(warn: Warn, field: str, value_ms: int, reason: str) -> int:
+    """:func:`_eos_timer_ms` of ``value_ms``; a warning on ``field`` (the seconds EOS is given) when it changed."""
+    ms = _eos_timer_ms(value_ms, EOS_TIMER_MS)
+    if ms != value_ms:
+        warn(field, f"{value_ms} ms", f"{ms_to_seconds(ms)} s", reason)
+    return ms
+
+
 def eos_watchdog(wd: Watchdog, warn: Warn) -> EosWatchdog:
     action = "drop"
     if wd.action == WatchdogAction.ALERT:
@@ -47,22 +55,18 @@ def eos_watchdog(wd: Watchdog, warn: Warn) -> EosWatchdog:
             "EOS watchdog actions are drop and notify-only (AVD 6.0 removed no-drop as invalid CLI, "
             "aristanetworks/avd#6399); validate refuses forward on EOS (FAB120)",
         )
-    det = _eos_timer_ms(wd.detection_ms, EOS_TIMER_MS)
-    if det != wd.detection_ms:
-        warn(
-            "watchdog.timeout_s",
-            f"{wd.detection_ms} ms",
-            f"{ms_to_seconds(det)} s",
-            "EOS timeout is 0.01-60 s in steps of 10 ms (2 decimals), rounded up",
-        )
-    rest = _eos_timer_ms(wd.restoration_ms, EOS_TIMER_MS)
-    if rest != wd.restoration_ms:
-        warn(
-            "watchdog.recovery_s",
-            f"{wd.restoration_ms} ms",
-            f"{ms_to_seconds(rest)} s",
-            "EOS recovery-time is 0.01-60 s in steps of 10 ms (2 decimals), rounded up",
-        )
+    det = _eos_timer(
+        warn,
+        "watchdog.timeout_s",
+        wd.detection_ms,
+        "EOS timeout is 0.01-60 s in steps of 10 ms (2 decimals), rounded up",
+    )
+    rest = _eos_timer(
+        warn,
+        "watchdog.recovery_s",
+        wd.restoration_ms,
+        "EOS recovery-time is 0.01-60 s in steps of 10 ms (2 decimals), rounded up",
+    )
     poll = min(clamp(wd.poll_ms, EOS_POLL_MS), min(det, rest) // 2)
     if poll != wd.poll_ms:
         warn(

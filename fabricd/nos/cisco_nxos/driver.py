@@ -17,16 +17,11 @@ from fabricd.platforms.netmiko_base import NetmikoDriver
 from . import patterns
 
 
-class NxosDriver(NetmikoDriver):
+class NxosDriver(NetmikoDriver, patterns=patterns):
     platform = Platform.CISCO_NXOS
-    device_type = patterns.DEVICE_TYPE
     capabilities = Capabilities(
         config_session=False, checkpoint=True, commit_confirm=False, native_diff=False, atomic_commit=False
     )
-    error_pattern = patterns.ERROR
-    running_config_mark = patterns.RUNNING_CONFIG_MARK
-    running_config_rule = patterns.RUNNING_CONFIG_RULE
-    checkpoint_name = patterns.CHECKPOINT
 
     staged: list[str] | None = None
     staged_diff = ""
@@ -61,14 +56,11 @@ class NxosDriver(NetmikoDriver):
         self.staged_diff = textcfg.diff_text(changes, "  ")
 
     def diff(self) -> str:
-        if self.staged is None:
-            raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
+        self.require_candidate(self.staged, "diff")
         return self.staged_diff
 
     def commit(self, *, confirm_in_s: int | None = None) -> None:
-        if self.staged is None:
-            raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
-        lines = ["configure terminal", *self.staged, "end"]
+        lines = ["configure terminal", *self.require_candidate(self.staged, "commit"), "end"]
         pairs = self.send_lines(lines, op="commit", prompt=self.cfg_prompt)
         self.staged = None
         self.check("commit", pairs)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter, leaf_counters
 from fabricd.readers.switch.model import PfcCounter, QueueCounter, QueueKind, SwitchCounters
 
 QUEUING = (
@@ -67,7 +67,7 @@ def _queue(port: str, index: int, kind: QueueKind, prefix: str, leaves: Mapping[
         "dropped_packets": f"{prefix}DropPackets",
         "dropped_bytes": f"{prefix}DropBytes",
     }
-    fields = {k: counter(leaves.get(v)) for k, v in names.items()}
+    fields = leaf_counters(leaves, names)
     ecn = counter(leaves.get("randEcnMarkedPackets")) if kind == "unicast" else None
     if all(v is None for v in fields.values()) and ecn is None:
         return None

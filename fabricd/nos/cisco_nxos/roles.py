@@ -3,12 +3,7 @@ does). The parser-role registry (:mod:`fabricd.nos.roles`) walks the platform re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from fabricd.nos.role import Role, config, lldp, ref, sw, version
-
-if TYPE_CHECKING:
-    from fabricd.nos.spec import PlatformSpec
+from fabricd.nos.role import RoleOf, config, lldp, ref, sw, version
 
 _NXOS_SEARCHED = (
     "searched 2026-11-26 without finding one: Cisco's N9K QoS guides 9.2x-10.5x and NX-API pages (only the stored "
@@ -34,43 +29,35 @@ NXOS_PFCWD = (
 """Why the NX-OS JSON and watchdog roles stay unverified (issue 16), and where the search looked."""
 
 
-def roles(spec: PlatformSpec) -> list[Role]:
-    """Every parser role of the pack, in the order docs list them."""
-    return [
-        sw(spec, "pfc", "parse_show_interface_priority_flow_control", ("show-interface-priority-flow-control-*.txt",)),
-        sw(spec, "pfc", "parse_show_interface_priority_flow_control", (), NXOS_PFC_JSON, form="json"),
-        sw(spec, "queuing", "parse_show_queuing", ("show-queuing-interface-*-n9k-*.txt",)),
-        sw(spec, "queuing", "parse_show_queuing", (), NXOS_QUEUING_JSON, form="json"),
-        sw(spec, "pfcwd", "parse_show_queuing_pfc_queue", ("show-queuing-pfc-queue-detail-otel.txt",), NXOS_PFCWD),
-        sw(spec, "errors", "parse_show_interface_counters_errors", ("show-interface-counters-errors-*.txt",)),
-        sw(spec, "transceiver", "parse_show_interface_transceiver_details"),
-        ref(
-            spec,
-            "queuing-interface",
-            "show queuing interface <port>",
-            "parse_show_queuing_interface",
-            ("show-queuing-interface-n5k-*.txt",),
-        ),
-        ref(spec, "interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
-        config(spec, ("azurelocal-tor.txt",)),
-        version(spec),
-        lldp(spec, ("cisco_nxos-show-lldp-neighbors-detail-*.txt",)),
-        Role(
-            spec.platform.value,
-            "lldp-summary",
-            "show lldp neighbors (summary table)",
-            "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail",
-            "audit cabling (reference)",
-            ("readers/lldp/cisco_nxos-show-lldp-neighbors-multiline-*.txt",),
-        ),
-        Role(
-            spec.platform.value,
-            "lldp-json",
-            "show lldp neighbors detail | json",
-            "fabricd.nos.cisco_nxos.lldp.parse_show_lldp_neighbors_detail",
-            "audit cabling (reference)",
-            (),
-            "no device capture of the NX-API JSON: TABLE_nbor_detail/ROW_nbor_detail keys as public NX-API "
-            "collectors read them; the text form is polled",
-        ),
-    ]
+ROLES: tuple[RoleOf, ...] = (
+    sw("pfc", "parse_show_interface_priority_flow_control", ("show-interface-priority-flow-control-*.txt",)),
+    sw("pfc", "parse_show_interface_priority_flow_control", (), NXOS_PFC_JSON, form="json"),
+    sw("queuing", "parse_show_queuing", ("show-queuing-interface-*-n9k-*.txt",)),
+    sw("queuing", "parse_show_queuing", (), NXOS_QUEUING_JSON, form="json"),
+    sw("pfcwd", "parse_show_queuing_pfc_queue", ("show-queuing-pfc-queue-detail-otel.txt",), NXOS_PFCWD),
+    sw("errors", "parse_show_interface_counters_errors", ("show-interface-counters-errors-*.txt",)),
+    sw("transceiver", "parse_show_interface_transceiver_details"),
+    ref(
+        "queuing-interface",
+        "show queuing interface <port>",
+        "parse_show_queuing_interface",
+        ("show-queuing-interface-n5k-*.txt",),
+    ),
+    ref("interface", "show interface <port>", "parse_show_interface", ("show-int-*.txt",)),
+    config(("azurelocal-tor.txt",)),
+    version(),
+    lldp(("cisco_nxos-show-lldp-neighbors-detail-*.txt",)),
+    lldp(
+        ("cisco_nxos-show-lldp-neighbors-multiline-*.txt",),
+        name="lldp-summary",
+        command="show lldp neighbors (summary table)",
+    ),
+    lldp(
+        (),
+        "no device capture of the NX-API JSON: TABLE_nbor_detail/ROW_nbor_detail keys as public NX-API "
+        "collectors read them; the text form is polled",
+        name="lldp-json",
+        command="show lldp neighbors detail | json",
+    ),
+)
+"""Every parser role of the pack, in the order docs list them."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from fabricd.nos.rules import (
+    HEADROOM_INPUTS,
     DeviceRules,
     EcnUnits,
     MtuRule,
@@ -103,19 +104,7 @@ RULES = DeviceRules(
         ),
     ),
     coverage={
-        **dict.fromkeys(
-            (
-                "policy.buffers.cable_length_m{}",
-                "policy.buffers.lossless_mtu_bytes",
-                "policy.buffers.xon_bytes",
-                "switches[].ports[].speed",
-                "switches[].ports[].role",
-                "hosts[].nics[].cable_m",
-                "links[].role",
-                "links[].cable_m",
-            ),
-            _HEADROOM,
-        ),
+        **dict.fromkeys(HEADROOM_INPUTS, _HEADROOM),
         "policy.pfc.watchdog.action": "rendered (alert = disable-action; FAB042 warns that forward renders as drop)",
         "policy.pfc.watchdog.detection_ms": "rendered (FAB041: 1-40 polls; FAB042: whole polls)",
         "policy.pfc.watchdog.restoration_ms": "rendered (FAB041: 1-100 polls; FAB042: whole polls)",

@@ -44,6 +44,6 @@ SPEC = PlatformSpec(
     templates="cisco_nxos",
     driver="fabricd.nos.cisco_nxos.driver:NxosDriver",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_neighbors_detail, lldp.__name__),
-    roles=roles.roles,
+    roles=roles.ROLES,
     gnmi=gnmi.TABLE,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp, nearest_multiple
+from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamped_ms, polls
 from fabricd.model import Watchdog, WatchdogAction
 from fabricd.model.types import Model
 from fabricd.nos.spec import WatchdogCodec
@@ -48,25 +48,23 @@ def nxos_watchdog(wd: Watchdog, warn: Warn) -> NxosWatchdog:
             "drop",
             "the NX-OS PFC watchdog drops on the stuck queue, or with disable-action only logs; it has no forward",
         )
-    poll = clamp(wd.poll_ms, NXOS_POLL_MS)
-    if poll != wd.poll_ms:
-        warn("watchdog.poll_ms", f"{wd.poll_ms} ms", f"{poll} ms", "the NX-OS watchdog interval is 100-1000 ms")
-    shut = clamp(nearest_multiple(wd.detection_ms, poll), NXOS_INTERFACE_MULTIPLIER)
-    if shut * poll != wd.detection_ms:
-        warn(
-            "watchdog.interface_multiplier",
-            f"{wd.detection_ms} ms",
-            f"{shut} x {poll} ms = {shut * poll} ms",
-            "NX-OS detection is the interface multiplier (1-40) x the watchdog interval",
-        )
-    restore = clamp(nearest_multiple(wd.restoration_ms, poll), NXOS_FIXED_RESTORE_MULTIPLIER)
-    if restore * poll != wd.restoration_ms:
-        warn(
-            "watchdog.fixed_restore_multiplier",
-            f"{wd.restoration_ms} ms",
-            f"{restore} x {poll} ms = {restore * poll} ms",
-            "NX-OS restoration is the fixed-restore multiplier (1-100) x the watchdog interval",
-        )
+    poll = clamped_ms(warn, "watchdog.poll_ms", wd.poll_ms, NXOS_POLL_MS, "the NX-OS watchdog interval is 100-1000 ms")
+    shut = polls(
+        warn,
+        "watchdog.interface_multiplier",
+        wd.detection_ms,
+        NXOS_INTERFACE_MULTIPLIER,
+        "NX-OS detection is the interface multiplier (1-40) x the watchdog interval",
+        poll_ms=poll,
+    )
+    restore = polls(
+        warn,
+        "watchdog.fixed_restore_multiplier",
+        wd.restoration_ms,
+        NXOS_FIXED_RESTORE_MULTIPLIER,
+        "NX-OS restoration is the fixed-restore multiplier (1-100) x the watchdog interval",
+        poll_ms=poll,
+    )
     return NxosWatchdog(
         poll_ms=poll,
         interval_ms=None if poll == NXOS_DEFAULT_POLL_MS else poll,

@@ -64,15 +64,11 @@ def changes(running: str, candidate: str, target: str) -> tuple[list[str], list[
     return problems, unsets, sets
 
 
-class NvueDriver(NetmikoDriver):
+class NvueDriver(NetmikoDriver, patterns=patterns):
     platform = Platform.CUMULUS_NVUE
-    device_type = patterns.DEVICE_TYPE
     capabilities = Capabilities(
         config_session=True, checkpoint=True, commit_confirm=True, native_diff=True, atomic_commit=True
     )
-    error_pattern = patterns.ERROR
-    running_config_mark = patterns.RUNNING_CONFIG_MARK
-    running_config_rule = patterns.RUNNING_CONFIG_RULE
 
     loaded = False
     timer_pending = False
@@ -110,22 +106,15 @@ class NvueDriver(NetmikoDriver):
     def load_candidate(self, candidate: str, *, replace: bool = True) -> None:
         _, unsets, sets = changes(self.get_config(), candidate, self.name)
         lines = ["nv config detach", *(unsets if replace else []), *sets]
-        pairs = self.send_lines(lines, op="load_candidate", prompt=self.line_prompt)
+        self.send_candidate(lines, self.line_prompt)
         self.loaded = True
-        try:
-            self.check("load_candidate", pairs)
-        except DriverError:
-            self.discard()
-            raise
 
     def diff(self) -> str:
-        if not self.loaded:
-            raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
+        self.require_candidate(self.loaded, "diff")
         return self.exec_checked("nv config diff", "diff")
 
     def commit(self, *, confirm_in_s: int | None = None) -> None:
-        if not self.loaded:
-            raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
+        self.require_candidate(self.loaded, "commit")
         command = f"nv config apply --confirm {confirm_in_s}s -y" if confirm_in_s else "nv config apply -y"
         out = self.exec_checked(command, "commit")
         if not patterns.APPLIED.search(out):

@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabricd.model import Platform
-from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter
-from fabricd.readers.switch.model import InterfaceCounter, LinkStat, PfcCounter, QueueCounter, SwitchCounters, merge
+from fabricd.nos.gnmi import GnmiPath, GnmiTable, containers, counter, interface_counters, leaf_counters
+from fabricd.readers.switch.model import PfcCounter, QueueCounter, SwitchCounters, merge
 
 _DOC = "CumulusNetworks/docs content/cumulus-linux-516/Monitoring-and-Troubleshooting/gNMI Streaming.md"
 PRIORITY = "qos/interfaces/interface[interface-id=*]/switch-priority[priority=*]/state"
@@ -48,6 +48,14 @@ PATHS = (
     ),
     GnmiPath(COUNTERS, "SAMPLE", _DOC + " (ecn-marked-pkts, carrier-transitions)"),
 )
+
+_QUEUE_LEAVES = {
+    "packets": "transmit-pkts",
+    "bytes": "transmit-octets",
+    "dropped_packets": "no-buffer-uc-dropped-pkts",
+    "wred_dropped_packets": "wred-dropped-pkts",
+}
+""":class:`QueueCounter` field -> the leaf of a ``QUEUES`` container it is read from."""
 
 
 def pause(values: Mapping[str, Any]) -> SwitchCounters:
@@ -79,31 +87,13 @@ def queues(values: Mapping[str, Any]) -> SwitchCounters:
     for (port, name), leaves in sorted(containers(values, QUEUES).items()):
         if not name.isdigit():
             continue
-        out.append(
-            QueueCounter(
-                port,
-                int(name),
-                "unicast",
-                packets=counter(leaves.get("transmit-pkts")),
-                bytes=counter(leaves.get("transmit-octets")),
-                dropped_packets=counter(leaves.get("no-buffer-uc-dropped-pkts")),
-                wred_dropped_packets=counter(leaves.get("wred-dropped-pkts")),
-            )
-        )
+        out.append(QueueCounter(port, int(name), "unicast", **leaf_counters(leaves, _QUEUE_LEAVES)))
     return SwitchCounters(queues=tuple(out))
 
 
 def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     """ECN-marked packets sent per port and carrier transitions (flaps)."""
-    ifs: list[InterfaceCounter] = []
-    link: list[LinkStat] = []
-    for (port,), leaves in sorted(containers(values, COUNTERS).items()):
-        if "ecn-marked-pkts" in leaves:
-            ifs.append(InterfaceCounter(port, "tx", "ecn_marked_packets", counter(leaves["ecn-marked-pkts"])))
-        flaps = counter(leaves.get("carrier-transitions"))
-        if flaps is not None:
-            link.append(LinkStat(port, "carrier_transitions", float(flaps)))
-    return SwitchCounters(interfaces=tuple(ifs), link=tuple(link))
+    return interface_counters(values, COUNTERS, {"ecn-marked-pkts": ("tx", "ecn_marked_packets")})
 
 
 def to_counters(values: Mapping[str, Any]) -> SwitchCounters:

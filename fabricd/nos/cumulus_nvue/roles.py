@@ -3,53 +3,43 @@ does). The parser-role registry (:mod:`fabricd.nos.roles`) walks the platform re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from fabricd.nos.role import Role, config, lldp, ref, sw, version
-
-if TYPE_CHECKING:
-    from fabricd.nos.spec import PlatformSpec
+from fabricd.nos.role import RoleOf, config, lldp, ref, sw, version
 
 LAB_ONLY = "no real capture in the repository: only fabricd's lab simulator output"
 
 
-def roles(spec: PlatformSpec) -> list[Role]:
-    """Every parser role of the pack, in the order docs list them."""
-    return [
-        sw(
-            spec,
-            "qos",
-            "parse_counters_qos",
-            ("nv-show-interface-counters-qos-json-documented.txt",),
-            "no public `-o json` capture: the golden is written from the text capture's columns",
-        ),
-        sw(spec, "qos", "parse_counters_qos", ("nv-show-interface-counters-qos-cl*-docs.txt",), form="text"),
-        sw(spec, "pfcwd", "parse_pfc_watchdog", ("nv-show-interface-qos-pfc-watchdog-*.txt",)),
-        sw(spec, "transceiver", "parse_nv_show_interface_transceiver"),
-        sw(spec, "flaps", "parse_nv_show_interface_counters_flaps"),
-        sw(spec, "fec", "parse_nv_show_interface_link_phy_detail"),
-        ref(
-            spec,
-            "qos-roce-counters",
-            "nv show interface <port> qos roce counters",
-            "parse_qos_roce_counters",
-            ("nv-show-interface-qos-roce-counters-*.txt",),
-        ),
-        ref(
-            spec,
-            "counters-errors",
-            "nv show interface <port> counters errors",
-            "parse_counters_errors",
-            ("nv-show-interface-counters-errors-*.txt",),
-        ),
-        ref(
-            spec,
-            "interface-counters-table",
-            "nv show interface --view=counters (and cl-netstat)",
-            "parse_interface_counters_table",
-            ("nv-show-interface-view-counters-*.txt", "cl-netstat-*.txt"),
-        ),
-        config(spec, (), LAB_ONLY + ": no public `nv config show -o commands` of a QoS config"),
-        version(spec),
-        lldp(spec, ("cumulus_nvue-nv-show-interface-*-lldp-neighbor-*.txt",)),
-    ]
+ROLES: tuple[RoleOf, ...] = (
+    sw(
+        "qos",
+        "parse_counters_qos",
+        ("nv-show-interface-counters-qos-json-documented.txt",),
+        "no public `-o json` capture: the golden is written from the text capture's columns",
+    ),
+    sw("qos", "parse_counters_qos", ("nv-show-interface-counters-qos-cl*-docs.txt",), form="text"),
+    sw("pfcwd", "parse_pfc_watchdog", ("nv-show-interface-qos-pfc-watchdog-*.txt",)),
+    sw("transceiver", "parse_nv_show_interface_transceiver"),
+    sw("flaps", "parse_nv_show_interface_counters_flaps"),
+    sw("fec", "parse_nv_show_interface_link_phy_detail"),
+    ref(
+        "qos-roce-counters",
+        "nv show interface <port> qos roce counters",
+        "parse_qos_roce_counters",
+        ("nv-show-interface-qos-roce-counters-*.txt",),
+    ),
+    ref(
+        "counters-errors",
+        "nv show interface <port> counters errors",
+        "parse_counters_errors",
+        ("nv-show-interface-counters-errors-*.txt",),
+    ),
+    ref(
+        "interface-counters-table",
+        "nv show interface --view=counters (and cl-netstat)",
+        "parse_interface_counters_table",
+        ("nv-show-interface-view-counters-*.txt", "cl-netstat-*.txt"),
+    ),
+    config((), LAB_ONLY + ": no public `nv config show -o commands` of a QoS config"),
+    version(),
+    lldp(("cumulus_nvue-nv-show-interface-*-lldp-neighbor-*.txt",)),
+)
+"""Every parser role of the pack, in the order docs list them."""

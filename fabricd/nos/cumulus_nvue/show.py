@@ -28,7 +28,7 @@ from typing import Any
 
 from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
-from fabricd.readers.switch.tables import dashed_tables, is_prompt, to_int
+from fabricd.readers.switch.tables import NETSTAT_COLUMNS, dashed_tables, is_prompt, to_int
 
 from .linkhealth import (
     parse_nv_show_interface_counters_flaps,
@@ -357,18 +357,6 @@ def parse_qos_roce_counters(text: str, interface: str | None = None) -> SwitchCo
     return SwitchCounters(pfc=tuple(pfc), interfaces=tuple(ifs), problems=problems)
 
 
-_NETSTAT = {
-    "RX_OK": ("rx", "packets", None),
-    "RX_ERR": ("rx", "errors", None),
-    "RX_DRP": ("rx", "discards", None),
-    "RX_OVR": ("rx", "discards", "overrun"),
-    "TX_OK": ("tx", "packets", None),
-    "TX_ERR": ("tx", "errors", None),
-    "TX_DRP": ("tx", "discards", None),
-    "TX_OVR": ("tx", "discards", "overrun"),
-}
-
-
 @framed
 def parse_interface_counters_table(text: str) -> SwitchCounters:
     """``nv show interface --view counters`` and ``cl-netstat``: packets, errors, drops and overruns per interface."""
@@ -386,7 +374,7 @@ def parse_interface_counters_table(text: str) -> SwitchCounters:
             continue
         row = dict(zip(header, cells, strict=False))
         name = cells[0]
-        for col, (direction, counter, reason) in _NETSTAT.items():
+        for col, (direction, counter, reason) in NETSTAT_COLUMNS.items():
             value = to_int(row.get(col))
             if value is not None:
                 out.append(InterfaceCounter(name, "rx" if direction == "rx" else "tx", counter, value, reason))

@@ -43,6 +43,6 @@ SPEC = PlatformSpec(
     templates="cumulus_nvue",
     driver="fabricd.nos.cumulus_nvue.driver:NvueDriver",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_nv_show_interface_lldp_neighbor, lldp.__name__),
-    roles=roles.roles,
+    roles=roles.ROLES,
     gnmi=gnmi.TABLE,
 )

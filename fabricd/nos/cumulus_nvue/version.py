@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from fabricd.readers.framing import framed
-from fabricd.readers.switch.version import first_match, json_version
+from fabricd.readers.switch.version import version_parser
 
 VERSION_COMMAND = "nv show system"
 """The read-only command that prints the NOS version."""
@@ -16,8 +15,5 @@ _RELEASE = re.compile(r"^\s*product-release\s+(\S+)", re.MULTILINE)
 _BUILD = re.compile(r"^\s*build\s+(\S.*?)\s*$", re.MULTILINE)
 """Before 5.10: a ``build`` row (``Cumulus Linux 5.x``), as fabricd's lab simulator prints it; no real capture."""
 
-
-@framed
-def parse_version(text: str) -> str | None:
-    """The NOS version in ``text`` (the version command's output), or None when it has none."""
-    return json_version(text) or first_match(_RELEASE, text) or first_match(_BUILD, text)
+parse_version = version_parser(__name__, _RELEASE, _BUILD)
+"""The NOS version in the version command's output, or None (:func:`~fabricd.readers.switch.version.version_parser`)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp, nearest_multiple
+from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamped_ms, polls
 from fabricd.model import Watchdog, WatchdogAction
 from fabricd.model.types import Model
 from fabricd.nos.spec import WatchdogCodec
@@ -32,22 +32,21 @@ def nvue_watchdog(wd: Watchdog, warn: Warn) -> NvueWatchdog:
             "drop",
             "the Cumulus PFC watchdog always stops honouring pause on the queue and discards to it",
         )
-    poll = clamp(wd.poll_ms, NVUE_POLL_MS)
-    if poll != wd.poll_ms:
-        warn(
-            "watchdog.polling_interval_ms",
-            f"{wd.poll_ms} ms",
-            f"{poll} ms",
-            "NVUE pfc-watchdog polling-interval is 100-5000 ms",
-        )
-    robust = clamp(nearest_multiple(wd.detection_ms, poll), NVUE_ROBUSTNESS)
-    if robust * poll != wd.detection_ms:
-        warn(
-            "watchdog.robustness",
-            f"{wd.detection_ms} ms",
-            f"{robust} x {poll} ms = {robust * poll} ms",
-            "NVUE detection is polling-interval x robustness (1-1000)",
-        )
+    poll = clamped_ms(
+        warn,
+        "watchdog.polling_interval_ms",
+        wd.poll_ms,
+        NVUE_POLL_MS,
+        "NVUE pfc-watchdog polling-interval is 100-5000 ms",
+    )
+    robust = polls(
+        warn,
+        "watchdog.robustness",
+        wd.detection_ms,
+        NVUE_ROBUSTNESS,
+        "NVUE detection is polling-interval x robustness (1-1000)",
+        poll_ms=poll,
+    )
     if wd.restoration_ms != poll:
         warn(
             "watchdog.restoration_ms",

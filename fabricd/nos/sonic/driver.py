@@ -89,16 +89,11 @@ def diff_text(ops: list[dict[str, Any]]) -> str:
     )
 
 
-class SonicDriver(NetmikoDriver):
+class SonicDriver(NetmikoDriver, patterns=patterns):
     platform = Platform.SONIC
-    device_type = patterns.DEVICE_TYPE
     capabilities = Capabilities(
         config_session=False, checkpoint=True, commit_confirm=False, native_diff=True, atomic_commit=False
     )
-    error_pattern = patterns.ERROR
-    running_config_mark = patterns.RUNNING_CONFIG_MARK
-    running_config_rule = patterns.RUNNING_CONFIG_RULE
-    checkpoint_name = patterns.CHECKPOINT
 
     ops: list[dict[str, Any]] | None = None
 
@@ -153,26 +148,22 @@ class SonicDriver(NetmikoDriver):
         pairs = self.send_lines(lines, op="load_candidate", prompt=self.line_prompt)
         self.check("load_candidate", pairs)
 
-    def diff(self) -> str:
-        if self.ops is None:
-            raise DriverError(self.name, "diff", "no candidate is loaded", hint="call load_candidate first")
+    def _apply_patch(self, op: str, dry_run: bool, timeout_s: float) -> list[dict[str, Any]]:
+        """``config apply-patch`` of the loaded candidate's patch file (GCU checks it with ``--dry-run``); its ops."""
+        ops = self.require_candidate(self.ops, op)
         self._checked(
-            f"sudo config apply-patch --dry-run {patterns.PATCH_FILE}",
-            "diff",
+            f"sudo config apply-patch {'--dry-run ' if dry_run else ''}{patterns.PATCH_FILE}",
+            op,
             patterns.APPLY_OK,
-            timeout=max(120.0, self.options.read_timeout_s),
+            timeout=max(timeout_s, self.options.read_timeout_s),
         )
-        return diff_text(self.ops)
+        return ops
+
+    def diff(self) -> str:
+        return diff_text(self._apply_patch("diff", True, 120.0))
 
     def commit(self, *, confirm_in_s: int | None = None) -> None:
-        if self.ops is None:
-            raise DriverError(self.name, "commit", "no candidate is loaded", hint="call load_candidate first")
-        self._checked(
-            f"sudo config apply-patch {patterns.PATCH_FILE}",
-            "commit",
-            patterns.APPLY_OK,
-            timeout=max(300.0, self.options.read_timeout_s),
-        )
+        self._apply_patch("commit", False, 300.0)
         self.ops = None
 
     def confirm(self) -> None:

@@ -29,7 +29,7 @@ Sources:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from fabricd.model import Platform
@@ -96,6 +96,32 @@ _QKIND: dict[str, QueueKind] = {
 }
 
 
+_QUEUE_STATS = {
+    "packets": "SAI_QUEUE_STAT_PACKETS",
+    "bytes": "SAI_QUEUE_STAT_BYTES",
+    "dropped_packets": "SAI_QUEUE_STAT_DROPPED_PACKETS",
+    "dropped_bytes": "SAI_QUEUE_STAT_DROPPED_BYTES",
+    "wred_dropped_packets": "SAI_QUEUE_STAT_WRED_DROPPED_PACKETS",
+    "wred_dropped_bytes": "SAI_QUEUE_STAT_WRED_DROPPED_BYTES",
+    "ecn_marked_packets": "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS",
+    "ecn_marked_bytes": "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES",
+}
+""":class:`QueueCounter` field -> the ``SAI_QUEUE_STAT_*`` field of ``COUNTERS/Ethernet*/Queues`` it is read from."""
+_PFCWD_STATS = {
+    "detected": "PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED",
+    "restored": "PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED",
+    "tx_ok": "PFC_WD_QUEUE_STATS_TX_PACKETS",
+    "tx_drop": "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS",
+    "rx_ok": "PFC_WD_QUEUE_STATS_RX_PACKETS",
+    "rx_drop": "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS",
+    "tx_last_ok": "PFC_WD_QUEUE_STATS_TX_PACKETS_LAST",
+    "tx_last_drop": "PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST",
+    "rx_last_ok": "PFC_WD_QUEUE_STATS_RX_PACKETS_LAST",
+    "rx_last_drop": "PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST",
+}
+""":class:`PfcwdCounter` field -> the ``PFC_WD_*`` field of a lossless queue's entry it is read from."""
+
+
 def _int(value: Any) -> int | None:
     """A COUNTERS_DB value (a decimal string; an int from a JSON number) -> int, else None (never 0). Exact type
     checks and ``int()`` first: this runs for every field of every port each second."""
@@ -107,6 +133,11 @@ def _int(value: Any) -> int | None:
     return value if value.__class__ is int else None
 
 
+def _stats(fields: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, int | None]:
+    """Each counter of ``names`` (model field -> COUNTERS_DB field) read from ``fields``; absent: None, never 0."""
+    return {attr: _int(fields.get(name)) for attr, name in names.items()}
+
+
 def _obj(values: Mapping[str, Any], path: str) -> dict[str, Any]:
     value = values.get(path_key(TARGET, "", path))
     return value if isinstance(value, dict) else {}
@@ -114,6 +145,16 @@ def _obj(values: Mapping[str, Any], path: str) -> dict[str, Any]:
 
 def _natural(name: str) -> list[object]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def _rows(values: Mapping[str, Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(key, fields)`` of each entry of the table at ``path`` (ports and queues in natural order: Ethernet4 before
+    Ethernet12); an entry that is not an object of fields is passed over."""
+    table = _obj(values, path)
+    for key in sorted(table, key=_natural):
+        fields = table[key]
+        if isinstance(fields, dict):
+            yield key, fields
 
 
 def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
@@ -127,11 +168,7 @@ def to_counters(values: Mapping[str, Any]) -> SwitchCounters:
 def port_counters(values: Mapping[str, Any]) -> SwitchCounters:
     """``COUNTERS/Ethernet*``: PFC frames rx/tx per priority and the rx pause duration where the ASIC has it."""
     pfc: list[PfcCounter] = []
-    ports = _obj(values, PORTS)
-    for port in sorted(ports, key=_natural):
-        fields = ports[port]
-        if not isinstance(fields, dict):
-            continue
+    for port, fields in _rows(values, PORTS):
         for direction, names in (("rx", _PFC_RX), ("tx", _PFC_TX)):
             for prio, name in enumerate(names):
                 if name in fields:
@@ -153,11 +190,7 @@ def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
     pfcwd: list[PfcwdCounter] = []
     watermarks: list[BufferWatermark] = []
     untyped: list[str] = []
-    qdata = _obj(values, QUEUES)
-    for key in sorted(qdata, key=_natural):
-        fields = qdata[key]
-        if not isinstance(fields, dict):
-            continue
+    for key, fields in _rows(values, QUEUES):
         port, _, rest = key.partition(":")
         index_text, _, suffix = rest.partition(":")
         if not index_text.isdigit():
@@ -174,39 +207,10 @@ def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
             continue
         if suffix:
             continue
-        queues.append(
-            QueueCounter(
-                port,
-                index,
-                kind,
-                packets=_int(fields.get("SAI_QUEUE_STAT_PACKETS")),
-                bytes=_int(fields.get("SAI_QUEUE_STAT_BYTES")),
-                dropped_packets=_int(fields.get("SAI_QUEUE_STAT_DROPPED_PACKETS")),
-                dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_DROPPED_BYTES")),
-                wred_dropped_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_PACKETS")),
-                wred_dropped_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_DROPPED_BYTES")),
-                ecn_marked_packets=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS")),
-                ecn_marked_bytes=_int(fields.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES")),
-            )
-        )
+        queues.append(QueueCounter(port, index, kind, **_stats(fields, _QUEUE_STATS)))
         if "PFC_WD_STATUS" in fields:
-            pfcwd.append(
-                PfcwdCounter(
-                    port,
-                    index,
-                    str(fields["PFC_WD_STATUS"]) or None,
-                    detected=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED")),
-                    restored=_int(fields.get("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED")),
-                    tx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS")),
-                    tx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS")),
-                    rx_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS")),
-                    rx_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS")),
-                    tx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_TX_PACKETS_LAST")),
-                    tx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_TX_DROPPED_PACKETS_LAST")),
-                    rx_last_ok=_int(fields.get("PFC_WD_QUEUE_STATS_RX_PACKETS_LAST")),
-                    rx_last_drop=_int(fields.get("PFC_WD_QUEUE_STATS_RX_DROPPED_PACKETS_LAST")),
-                )
-            )
+            status = str(fields["PFC_WD_STATUS"]) or None
+            pfcwd.append(PfcwdCounter(port, index, status, **_stats(fields, _PFCWD_STATS)))
     if untyped:
         problems.append(
             f"sonic gNMI: {len(untyped)} queue(s) without a type in {QUEUE_NAMES}/{QUEUE_TYPES} "
@@ -220,11 +224,9 @@ def queue_counters(values: Mapping[str, Any]) -> SwitchCounters:
 def pg_watermarks(values: Mapping[str, Any]) -> SwitchCounters:
     """``PERIODIC_WATERMARKS/Ethernet*/PriorityGroups``: shared and headroom (xoff room) watermarks per PG."""
     watermarks: list[BufferWatermark] = []
-    pgs = _obj(values, PG_WATERMARKS)
-    for key in sorted(pgs, key=_natural):
-        fields = pgs[key]
+    for key, fields in _rows(values, PG_WATERMARKS):
         port, _, pg = key.partition(":")
-        if not isinstance(fields, dict) or not pg.isdigit():
+        if not pg.isdigit():
             continue
         for pg_kind, field_name in (
             ("shared", "SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES"),

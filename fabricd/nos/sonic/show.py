@@ -21,7 +21,7 @@ from fabricd.readers.switch.model import (
     QueueKind,
     SwitchCounters,
 )
-from fabricd.readers.switch.tables import dashed_tables, keyed_rows, label_key, label_map, to_int
+from fabricd.readers.switch.tables import NETSTAT_COLUMNS, dashed_tables, keyed_rows, label_key, label_map, to_int
 
 from .linkhealth import parse_fec_stats, parse_show_interfaces_flap, parse_transceiver_dom
 from .watermark import (
@@ -258,18 +258,7 @@ def _unread(text: str, found: bool, command: str, header: str) -> tuple[str, ...
     )
 
 
-_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = label_map(
-    {
-        "RX_OK": ("rx", "packets", None),
-        "RX_ERR": ("rx", "errors", None),
-        "RX_DRP": ("rx", "discards", None),
-        "RX_OVR": ("rx", "discards", "overrun"),
-        "TX_OK": ("tx", "packets", None),
-        "TX_ERR": ("tx", "errors", None),
-        "TX_DRP": ("tx", "discards", None),
-        "TX_OVR": ("tx", "discards", "overrun"),
-    }
-)
+_PORTSTAT: dict[str, tuple[Direction, str, str | None]] = label_map(NETSTAT_COLUMNS)
 
 
 @framed

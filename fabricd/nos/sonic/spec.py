@@ -46,6 +46,6 @@ SPEC = PlatformSpec(
     document=_config_db_json,
     template_suffix="cli",
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_show_lldp_table, lldp.__name__),
-    roles=roles.roles,
+    roles=roles.ROLES,
     gnmi=gnmi.TABLE,
 )

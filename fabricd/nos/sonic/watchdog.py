@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp
+from fabricd.intent.watchdog_timers import Warn, WatchdogMs, clamp, clamped_ms
 from fabricd.model import Watchdog
 from fabricd.model.types import Model
 from fabricd.nos.spec import WatchdogCodec
@@ -28,12 +28,12 @@ class SonicWatchdog(Model):
 
 
 def sonic_watchdog(wd: Watchdog, warn: Warn) -> SonicWatchdog:
-    det = clamp(wd.detection_ms, SONIC_DETECTION_MS)
-    if det != wd.detection_ms:
-        warn("watchdog.detection_ms", f"{wd.detection_ms} ms", f"{det} ms", "SONiC pfcwd takes 100-5000 ms")
-    rest = clamp(wd.restoration_ms, SONIC_RESTORATION_MS)
-    if rest != wd.restoration_ms:
-        warn("watchdog.restoration_ms", f"{wd.restoration_ms} ms", f"{rest} ms", "SONiC pfcwd takes 100-60000 ms")
+    det = clamped_ms(
+        warn, "watchdog.detection_ms", wd.detection_ms, SONIC_DETECTION_MS, "SONiC pfcwd takes 100-5000 ms"
+    )
+    rest = clamped_ms(
+        warn, "watchdog.restoration_ms", wd.restoration_ms, SONIC_RESTORATION_MS, "SONiC pfcwd takes 100-60000 ms"
+    )
     poll = min(clamp(wd.poll_ms, SONIC_POLL_MS), det, rest)
     if poll != wd.poll_ms:
         warn(

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from fabricd.readers.common import Direction
+
 V = TypeVar("V")
 
 _RULE = re.compile(r"^\s*-{2,}(?:\s+-{2,})*\s*$")
@@ -15,6 +17,19 @@ _PROMPT = re.compile(r"^\s*(?:\S+@[^\s:]+:\S*\s*[#$]|\S+[#>]\s*(?:show|nv|sudo|c
 _NUMBER = re.compile(r"^[+-]?\d[\d,]*$")
 
 NOT_AVAILABLE = frozenset({"N/A", "n/a", "NA", "--", "-", ""})
+
+NETSTAT_COLUMNS: dict[str, tuple[Direction, str, str | None]] = {
+    "RX_OK": ("rx", "packets", None),
+    "RX_ERR": ("rx", "errors", None),
+    "RX_DRP": ("rx", "discards", None),
+    "RX_OVR": ("rx", "discards", "overrun"),
+    "TX_OK": ("tx", "packets", None),
+    "TX_ERR": ("tx", "errors", None),
+    "TX_DRP": ("tx", "discards", None),
+    "TX_OVR": ("tx", "discards", "overrun"),
+}
+"""The ``netstat -i``-style per-port columns SONiC's portstat (``show interfaces counters``) and Cumulus's
+``cl-netstat`` print -> (direction, counter, reason)."""
 
 
 def to_int(cell: str | None) -> int | None:
