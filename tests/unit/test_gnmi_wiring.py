@@ -100,7 +100,16 @@ def test_combined_poller_answers_in_inventory_order() -> None:
 
 
 def test_every_nos_may_stream() -> None:
+    """Every registered platform (a pack from an entry point too, not only the lab's four) streams over gNMI: a
+    switch of each is added to the lab fabric."""
     fabric = _fabric()
+    first = fabric.switches[0]
+    extra = [
+        first.model_copy(update={"name": f"stream-{platform}", "platform": platform})
+        for platform in SPECS
+        if all(s.platform != platform for s in fabric.switches)
+    ]
+    fabric = fabric.model_copy(update={"switches": [*fabric.switches, *extra]})
     poller, gnmi, ssh = build_switch_poller(
         fabric,
         switch_targets(fabric),

@@ -1,4 +1,4 @@
-"""Untrusted files and endpoints (the probes of issue 15's hardening that broke something, each kept as a test of its fix).
+"""Untrusted files and endpoints: the probes of issue 15's hardening that broke something, each a test of its fix.
 
 An attacker with write access to an inventory (rendered and pushed by CI as root) and a neighbour on the scrape
 network: what they could make fabricd read, write or say that it should not.
