@@ -19,11 +19,15 @@ a driver that reports them) a ``Statistics:`` block follows with ``corrected_blo
 and, where the driver counts them, ``corrected_bits: N`` (per-lane ``Lane n: N`` lines under each are summed by the
 kernel into the total and are not read).
 
+When ethtool does not decode the module (too old for its management interface, a driver whose identifier read fails,
+``hex on``) it prints a hex dump of the EEPROM instead: :func:`read_ethtool_module` reads that too
+(:mod:`fabricd.readers.module_eeprom`) and says in its result what the bytes could not give (CMIS lane monitors).
+
 Both read their text through the framing step (:func:`fabricd.readers.framing.framed_interface`: prompts, the
 echoed command, CRLF and pager marks gone); a non-empty output they read nothing from is a :class:`TextParseError`
 naming its first line with content.
 
-Captures: tests/golden/readers/host/ethtool-m-*.txt, ethtool-show-fec-*.txt.
+Captures: tests/golden/readers/host/ethtool-m-*.txt (ethtool-m-hex-*.txt: hex dumps), ethtool-show-fec-*.txt.
 """
 
 from __future__ import annotations
