@@ -223,24 +223,25 @@ class LinkCollector:
         parse: Callable[[str, str], _T],
         *,
         missing: Callable[[], None] | None = None,
-    ) -> _T | None:
-        """An interface's ``.module``/``.fec`` text parsed; None when it has none (after calling ``missing``) or
-        when it does not parse (a problem naming where the text came from)."""
+    ) -> tuple[_T, str] | None:
+        """An interface's ``.module``/``.fec`` text parsed, and where it came from; None when it has none (after
+        calling ``missing``) or when it does not parse (a problem naming where the text came from)."""
         text, where = self._source(ifname, suffix)
         if text is None:
             if missing is not None:
                 missing()
             return None
         try:
-            return parse(text, ifname)
+            return parse(text, ifname), where
         except FabricdError as exc:
             scrape.problem(f"{where}: {exc}")
             return None
 
     def _optics(self, scrape: Scrape, ifname: str) -> None:
-        dom = self._parsed(scrape, ifname, "module", read_ethtool_module)
-        if dom is None:
+        parsed = self._parsed(scrape, ifname, "module", read_ethtool_module)
+        if parsed is None:
             return
+        dom, where = parsed
         for o in dom.readings:
             if o.value is not None:
                 labels = (ifname,) if o.lane is None else (ifname, str(o.lane))
@@ -248,13 +249,14 @@ class LinkCollector:
         if dom.missing is not None:
             scrape.family(OPTIC_UNDECODED).add((ifname, dom.identifier or "", dom.missing), 1)
         if dom.note is not None and self._notes.get(ifname) != dom.note:
-            log.info("%s", dom.note, extra={"target": ifname})
+            log.info("%s: %s", where, dom.note, extra={"target": ifname})
             self._notes[ifname] = dom.note
 
     def _fec(self, scrape: Scrape, ifname: str) -> None:
-        state = self._parsed(scrape, ifname, "fec", parse_ethtool_fec, missing=lambda: self._stats_fec(scrape, ifname))
-        if state is None:
+        parsed = self._parsed(scrape, ifname, "fec", parse_ethtool_fec, missing=lambda: self._stats_fec(scrape, ifname))
+        if parsed is None:
             return
+        state = parsed[0]
         if state.active:
             scrape.family(FEC_MODE).add((ifname, state.active), 1)
         counted = False

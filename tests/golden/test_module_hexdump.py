@@ -13,6 +13,7 @@ the bytes from the specs (said at each), in the row format the real dumps show; 
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def test_not_eeprom_and_partial_dumps_are_results_not_failures() -> None:
     )
 
 
-def test_link_collector_exports_a_hex_dumped_host(tmp_path: Path) -> None:
+def test_link_collector_exports_a_hex_dumped_host(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A replay root with three modules: a CMIS QSFP-DD that an old ethtool dumped in hex (built from the spec,
     unverified), the real SFF-8636 hex dump, and the real decoded QSFP28 text. Before hex dumps were read, the first
     two were problems and the collector's success 0; now every port exports what it has, the CMIS port has no lane
@@ -172,7 +173,14 @@ def test_link_collector_exports_a_hex_dumped_host(tmp_path: Path) -> None:
     (tool / "eth1.module").write_text(capture("ethtool-m-hex-qsfp28-sff8636-mlxsw-256.txt"))
     (tool / "eth2.module").write_text(capture("ethtool-m-qsfp28-sff8636-netdev-patch.txt"))
     (tool / "eth2.fec").write_text("Active FEC encoding: RS\n")
-    text = Registry([LinkCollector(tmp_path)]).exposition()
+    registry = Registry([LinkCollector(tmp_path)])
+    with caplog.at_level(logging.INFO, logger="fabricd.collectors.link"):
+        text = registry.exposition()
+        registry.exposition()
+    notes = [r.getMessage() for r in caplog.records if r.name == "fabricd.collectors.link"]
+    assert len(notes) == 2, notes  # eth0's and eth1's, once each over two scrapes
+    assert notes[0].startswith(f"{tool / 'eth0.module'}: ethtool -m eth0: hex dump of a 0x18 (QSFP-DD) module: ")
+    assert "ethtool too old to decode CMIS; upgrade ethtool to >= 5.16" in notes[0]
     assert 'fabricd_scrape_collector_success{collector="link"} 1' in text
     assert 'fabricd_nic_optic_temperature_celsius{interface="eth0"} 30.5' in text
     assert 'fabricd_nic_optic_voltage_volts{interface="eth0"} 3.3' in text
