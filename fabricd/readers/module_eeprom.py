@@ -23,9 +23,12 @@ gives them: temperature signed 1/256 degC, voltage 100 uV, bias 2 uA, optical po
   diagnostics are implemented (bit 6) and internally calibrated (bit 5), from A2h bytes 96-105 ("A/D Values and
   Status Bits": temperature, Vcc, Tx bias, Tx power, Rx power) at dump offset 0x100 + n. Externally calibrated
   modules (bit 4) need the A2h calibration constants: not decoded, said so.
-- CMIS (0x18 QSFP-DD, 0x19 OSFP, 0x1b DSFP, 0x1e-0x20), lower page 00h "Module-Level Monitors": bytes 14-15
-  TempMonValue and 16-17 VccMonValue. The lane monitors (Tx power, Tx bias, Rx power) are on page 11h bytes 154-201,
-  which no hex dump of ethtool holds (the ioctl dump is the lower page and page 00h): lane values are MISSING, never 0.
+- CMIS (0x18 QSFP-DD, 0x19 OSFP, 0x1b DSFP, 0x1e-0x20; memory map: CMIS Rev. 5 section 8.1.1, Figure 8-1), lower
+  page 00h "Module-Level Monitors": bytes 14-15 TempMonValue and 16-17 VccMonValue. The lane monitors (Tx power, Tx
+  bias, Rx power) are on page 11h bytes 154-201, which no hex dump of ethtool holds (its ioctl dump is the lower page,
+  page 00h and, for a paged module, page 01h: cmis.c ``cmis_memory_map_init_buf``): lane values are MISSING, never 0.
+  A flat-memory module (byte 2 bit 7: a passive cable) has no diagnostics; ethtool prints none for it
+  (cmis.c ``cmis_show_dom``: "only relevant when the module memory model is paged and not flat"), nor does fabricd.
 
 What could not be read is said in :attr:`ModuleDom.note` (identifier, what is missing, the ethtool version that
 decodes it), not raised: a module ethtool cannot decode is not a broken host. Verification: SFF-8636 and SFF-8472
@@ -63,9 +66,9 @@ CMIS_ETHTOOL = {0x18: "5.16", 0x19: "5.17"}
 
 @dataclass(frozen=True, slots=True)
 class ModuleDom:
-    """What ``ethtool -m`` text gave: the readings, the module identifier (``0x18 (QSFP-DD)``; None where the text
-    does not say) and, when some or all monitors could not be read, ``missing`` (``lanes`` or ``all``) and ``note``
-    saying why and how to get them."""
+    """What ``ethtool -m`` text gave: the readings; the module identifier (``0x18 (QSFP-DD)``; None where the text
+    does not say); ``missing`` (``lanes`` or ``all``) when monitors the module has could not be read; and, for a hex
+    dump, ``note``: what fabricd made of it (why a monitor is not there, which ethtool decodes it)."""
 
     readings: tuple[OpticReading, ...]
     identifier: str | None = None
@@ -164,9 +167,9 @@ def _sff8472(port: str, data: dict[int, int]) -> _Decoded:
 
 
 def _cmis(ident: int, port: str, data: dict[int, int]) -> _Decoded:
-    out = [] if _no_monitors(data, 14) else _module_level(port, data, 14, 16)
     if data.get(2, 0) & 0x80:
-        return out, "flat memory (byte 2 bit 7): a passive cable without lane monitors", None
+        return [], "flat memory (byte 2 bit 7): a passive cable without diagnostics", None
+    out = [] if _no_monitors(data, 14) else _module_level(port, data, 14, 16)
     version = CMIS_ETHTOOL.get(ident, "6.6")
     why = (
         f"ethtool too old to decode CMIS; upgrade ethtool to >= {version} (its NEWS: CMIS diagnostics) for the lane "
