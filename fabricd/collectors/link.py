@@ -17,10 +17,16 @@ Sources, under the root:
 
 An interface is one under ``sys/class/net`` that has a ``device`` (a NIC, not veth/bridge/lo) or one of the ethtool
 files. A file that does not parse is a problem (collector success 0) naming the file, and its series are skipped.
+A module ``ethtool -m`` prints only as a hex dump of its EEPROM (an ethtool older than the module's management
+interface, a driver whose identifier read fails) is not a problem: fabricd decodes what the dumped bytes hold
+(:mod:`fabricd.readers.module_eeprom`), and what they cannot give is ``fabricd_nic_optic_undecoded_info`` with the
+module identifier and ``missing`` (``lanes``: CMIS lane monitors, on a page no hex dump holds; ``all``), and a log line
+saying why and which ethtool decodes it. The interface's other series and every other interface still export.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -29,10 +35,12 @@ from typing import Protocol, TypeVar
 from fabricd.errors import FabricdError
 from fabricd.readers.counter_names import FEC_CORRECTED_BITS, FEC_CORRECTED_CODEWORDS, FEC_UNCORRECTABLE_CODEWORDS
 from fabricd.readers.ethtool import EthtoolStats
-from fabricd.readers.module import parse_ethtool_fec, parse_ethtool_module
+from fabricd.readers.module import parse_ethtool_fec, read_ethtool_module
 from fabricd.readers.nic_config import list_net_interfaces
 
 from .core import MetricSpec, Scrape
+
+log = logging.getLogger(__name__)
 
 IF = ("interface",)
 SYSFS = "sysfs /sys/class/net/<if>/carrier_changes"
@@ -69,6 +77,16 @@ OPTIC_TX_POWER = MetricSpec(
 )
 OPTIC_BIAS = MetricSpec(
     "fabricd_nic_optic_bias_amperes", "gauge", "Laser bias current of a lane, in amperes.", (*IF, "lane"), MODULE
+)
+OPTIC_UNDECODED = MetricSpec(
+    "fabricd_nic_optic_undecoded_info",
+    "gauge",
+    "1 for a transceiver whose DOM ethtool -m did not decode (a hex dump of the EEPROM: an ethtool older than the "
+    "module, e.g. < 5.16 for CMIS QSFP-DD, or a driver's failed identifier read) and fabricd could not read in full "
+    "from the dumped bytes: missing is lanes (CMIS lane monitors are on page 11h, in no dump: no lane series, never 0) "
+    "or all.",
+    (*IF, "identifier", "missing"),
+    MODULE,
 )
 FEC_MODE = MetricSpec(
     "fabricd_nic_fec_mode_info",
@@ -135,6 +153,7 @@ class LinkCollector:
     metrics: tuple[MetricSpec, ...] = (
         CARRIER_CHANGES,
         *OPTICS.values(),
+        OPTIC_UNDECODED,
         FEC_MODE,
         FEC_CORRECTED,
         FEC_UNCORRECTABLE,
@@ -155,6 +174,8 @@ class LinkCollector:
         """Reads one interface's ``ethtool -S`` (an ethtool source's ``read``); None: FEC only from ``.fec`` files."""
         self.text = text
         """Live ``ethtool -m``/``--show-fec`` for interfaces without replay files; None: files only (replay)."""
+        self._notes: dict[str, str] = {}
+        """The last note logged per interface (a module's note is logged when it changes, not every scrape)."""
 
     def _stats_fec(self, scrape: Scrape, ifname: str) -> None:
         """FEC counters of ``ifname`` from its driver's ``ethtool -S`` names (nothing when the driver has none; a
@@ -202,31 +223,40 @@ class LinkCollector:
         parse: Callable[[str, str], _T],
         *,
         missing: Callable[[], None] | None = None,
-    ) -> _T | None:
-        """An interface's ``.module``/``.fec`` text parsed; None when it has none (after calling ``missing``) or
-        when it does not parse (a problem naming where the text came from)."""
+    ) -> tuple[_T, str] | None:
+        """An interface's ``.module``/``.fec`` text parsed, and where it came from; None when it has none (after
+        calling ``missing``) or when it does not parse (a problem naming where the text came from)."""
         text, where = self._source(ifname, suffix)
         if text is None:
             if missing is not None:
                 missing()
             return None
         try:
-            return parse(text, ifname)
+            return parse(text, ifname), where
         except FabricdError as exc:
             scrape.problem(f"{where}: {exc}")
             return None
 
     def _optics(self, scrape: Scrape, ifname: str) -> None:
-        readings = self._parsed(scrape, ifname, "module", parse_ethtool_module)
-        for o in readings or ():
+        parsed = self._parsed(scrape, ifname, "module", read_ethtool_module)
+        if parsed is None:
+            return
+        dom, where = parsed
+        for o in dom.readings:
             if o.value is not None:
                 labels = (ifname,) if o.lane is None else (ifname, str(o.lane))
                 scrape.family(OPTICS[o.quantity]).add(labels, o.value)
+        if dom.missing is not None:
+            scrape.family(OPTIC_UNDECODED).add((ifname, dom.identifier or "", dom.missing), 1)
+        if dom.note is not None and self._notes.get(ifname) != dom.note:
+            log.info("%s: %s", where, dom.note, extra={"target": ifname})
+            self._notes[ifname] = dom.note
 
     def _fec(self, scrape: Scrape, ifname: str) -> None:
-        state = self._parsed(scrape, ifname, "fec", parse_ethtool_fec, missing=lambda: self._stats_fec(scrape, ifname))
-        if state is None:
+        parsed = self._parsed(scrape, ifname, "fec", parse_ethtool_fec, missing=lambda: self._stats_fec(scrape, ifname))
+        if parsed is None:
             return
+        state = parsed[0]
         if state.active:
             scrape.family(FEC_MODE).add((ifname, state.active), 1)
         counted = False

@@ -256,8 +256,8 @@ def host_roles() -> list[Role]:
         ),
         _host(
             "ethtool-m",
-            "ethtool -m <if> (SFF-8472 SFP, SFF-8636 QSFP; CMIS lane lines unverified)",
-            "fabricd.readers.module.parse_ethtool_module",
+            "ethtool -m <if> (SFF-8472 SFP, SFF-8636 QSFP, their hex dumps; CMIS lines and hex dumps unverified)",
+            "fabricd.readers.module.read_ethtool_module",
             ("readers/host/ethtool-m-*.txt",),
             used_by="export host (link: live, or replay roots)",
         ),

@@ -19,22 +19,27 @@ a driver that reports them) a ``Statistics:`` block follows with ``corrected_blo
 and, where the driver counts them, ``corrected_bits: N`` (per-lane ``Lane n: N`` lines under each are summed by the
 kernel into the total and are not read).
 
+When ethtool does not decode the module (too old for its management interface, a driver whose identifier read fails,
+``hex on``) it prints a hex dump of the EEPROM instead: :func:`read_ethtool_module` reads that too
+(:mod:`fabricd.readers.module_eeprom`) and says in its result what the bytes could not give (CMIS lane monitors).
+
 Both read their text through the framing step (:func:`fabricd.readers.framing.framed_interface`: prompts, the
 echoed command, CRLF and pager marks gone); a non-empty output they read nothing from is a :class:`TextParseError`
 naming its first line with content.
 
-Captures: tests/golden/readers/host/ethtool-m-*.txt, ethtool-show-fec-*.txt.
+Captures: tests/golden/readers/host/ethtool-m-*.txt (ethtool-m-hex-*.txt: hex dumps), ethtool-show-fec-*.txt.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fabricd.readers.switch.model import LinkStat, OpticQuantity, OpticReading
 
 from .framing import framed_interface
+from .module_eeprom import ModuleDom, decode, hex_dump
 from .textparse import TextParseError, content_lines
 
 _LINE = re.compile(r"^\s*(?P<key>[^:]+?)\s*:\s*(?P<value>.*?)\s*$")
@@ -76,60 +81,85 @@ def _source(command: str, interface: str | None) -> str:
     return f"{command} {interface}" if interface else command
 
 
-@framed_interface
-def parse_ethtool_module(text: str, interface: str | None = None) -> list[OpticReading]:
-    """The DOM readings of ``interface`` in ``ethtool -m`` text. A module without diagnostics (a DAC) has none;
-    a text with neither an ``Identifier`` line nor a reading (``Cannot get module EEPROM information: ...``) is
-    not a module dump (:class:`TextParseError` naming its first line)."""
-    source = _source("ethtool -m", interface)
-    port = interface or ""
+def _reading(source: str, n: int, key: str, value: str) -> OpticReading | None:
+    """One ``Name : value`` line as a reading (None: not a DOM line); a DOM line whose value is not a number is a
+    :class:`TextParseError` at its line."""
+    if "threshold" in key.lower():
+        return None
+    found = _quantity(key)
+    if found is None:
+        return None
+    quantity, lane = found
+    reading: float | None
+    if quantity in ("tx_power_dbm", "rx_power_dbm"):
+        dbm = _DBM.search(value)
+        reading = None if dbm is None else (-math.inf if "inf" in dbm.group(1).lower() else float(dbm.group(1)))
+    else:
+        num = _NUM.match(value)
+        reading = float(num.group(1)) if num else None
+        if reading is not None and quantity == "bias_amperes":
+            reading /= 1000.0
+    if reading is None and value:
+        raise TextParseError(
+            source,
+            n,
+            f"{key}: not a reading",
+            expected="a number with its unit (mA, V, degrees C, mW / dBm)",
+            got=value,
+        )
+    module_level = quantity in ("temperature_celsius", "voltage_volts")
+    return OpticReading("", quantity, None if module_level else lane, reading)
+
+
+def _decoded(source: str, port: str, lines: list[tuple[int, str]]) -> ModuleDom:
+    """The ``Name : value`` form ethtool prints when it decodes the module."""
     out: list[OpticReading] = []
-    identified = False
-    lines = content_lines(text)
+    identifier: str | None = None
     for n, line in lines:
         m = _LINE.match(line)
         if not m:
             continue
         key, value = m.group("key"), m.group("value")
-        identified = identified or key.strip().lower() == "identifier"
-        if "threshold" in key.lower():
+        if key.strip().lower() == "identifier":
+            identifier = identifier or value
             continue
-        found = _quantity(key)
-        if found is None:
-            continue
-        quantity, lane = found
-        reading: float | None
-        if quantity in ("tx_power_dbm", "rx_power_dbm"):
-            dbm = _DBM.search(value)
-            reading = None if dbm is None else (-math.inf if "inf" in dbm.group(1).lower() else float(dbm.group(1)))
-        else:
-            num = _NUM.match(value)
-            reading = float(num.group(1)) if num else None
-            if reading is not None and quantity == "bias_amperes":
-                reading /= 1000.0
-        if reading is None and value:
-            raise TextParseError(
-                source,
-                n,
-                f"{key}: not a reading",
-                expected="a number with its unit (mA, V, degrees C, mW / dBm)",
-                got=value,
-            )
-        out.append(
-            OpticReading(
-                port, quantity, None if quantity in ("temperature_celsius", "voltage_volts") else lane, reading
-            )
-        )
-    if lines and not identified and not out:
+        reading = _reading(source, n, key, value)
+        if reading is not None:
+            out.append(replace(reading, interface=port))
+    if lines and identifier is None and not out:
         n, first = lines[0]
         raise TextParseError(
             source,
             n,
             "no module identifier and no reading",
-            expected="ethtool -m output ('Identifier : ...')",
+            expected="ethtool -m output ('Identifier : ...') or its hex dump ('Offset Values', '0x0000: ...')",
             got=first.strip(),
         )
-    return out
+    return ModuleDom(tuple(out), identifier)
+
+
+@framed_interface
+def read_ethtool_module(text: str, interface: str | None = None) -> ModuleDom:
+    """The DOM of ``interface`` in ``ethtool -m`` text: the decoded ``Name : value`` form, or the hex dump of the
+    module EEPROM that ethtool prints for a module it cannot decode (an ethtool older than the module's management
+    interface, a driver whose identifier read fails, ``hex on``), decoded by :mod:`fabricd.readers.module_eeprom`.
+    What could not be read is the result's ``note`` (not an error). A module without diagnostics (a DAC) has no
+    readings; a text that is neither form (``Cannot get module EEPROM information: ...``) is a
+    :class:`TextParseError` naming its first line."""
+    source = _source("ethtool -m", interface)
+    port = interface or ""
+    lines = content_lines(text)
+    data = hex_dump(lines)
+    if data is not None:
+        dom = decode(data, port)
+        return replace(dom, note=f"{source}: {dom.note}") if dom.note else dom
+    return _decoded(source, port, lines)
+
+
+@framed_interface
+def parse_ethtool_module(text: str, interface: str | None = None) -> list[OpticReading]:
+    """The DOM readings of ``interface`` in ``ethtool -m`` text (:func:`read_ethtool_module` without its note)."""
+    return list(read_ethtool_module(text, interface).readings)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,10 @@ block counters), run as the ``ethtool`` binary.
 
 Why the binary and not an ioctl: ``ethtool -m`` is the ETHTOOL_GMODULEEEPROM read plus ethtool's SFF-8472 / SFF-8636 /
 CMIS decoding (thresholds, pages, per-lane layouts), which fabricd does not re-implement; the text it prints is what
-:func:`fabricd.readers.module.parse_ethtool_module` reads from captures and support bundles, so the live host and a
-replay root go through one parser. ``--show-fec -I`` is the only place some drivers count FEC: ice (E810) reports
+:func:`fabricd.readers.module.read_ethtool_module` reads from captures and support bundles, so the live host and a
+replay root go through one parser. Where ethtool prints only a hex dump (an ethtool older than the module), that
+reader decodes the DOM bytes the dump holds.
+``--show-fec -I`` is the only place some drivers count FEC: ice (E810) reports
 ``corrected_blocks``/``uncorrectable_blocks`` through the ethtool FEC statistics (the 2024 kernel patch "ice: Implement
 driver functionality to dump fec statistics", whose cover letter's output is tests/golden/readers/host/
 ethtool-show-fec-ice-cover-letter.txt) and prints none under ``ethtool -S``; mlx5 reports its blocks there too.
