@@ -161,8 +161,8 @@ def device_name_length(ctx: Context) -> Iterator[Finding]:
             rule = _rules(platform).vlan_name
             if rule is not None and len(vlan.name) > rule.max_length:
                 hint = f"shorten it to at most {rule.max_length} characters"
-                if platform == Platform.CISCO_NXOS.value:
-                    hint += " (longer NX-OS VLAN names need `system vlan long-name`, which fabricd does not render)"
+                if rule.longer:
+                    hint += f" ({rule.longer})"
                 yield Finding(
                     ("policy", "vlans", k, "name"),
                     f"VLAN {vlan.id} name is too long for {_title(platform)}",
@@ -359,7 +359,7 @@ def watchdog_granularity(ctx: Context) -> Iterator[Finding]:
                 hint=f"use {name}: {got}",
             )
         for text in actions:
-            if not (platform == Platform.ARISTA_EOS.value and wd.action.value not in grid.actions):
+            if not (grid.refuses_other_actions and wd.action.value not in grid.actions):
                 yield Finding(
                     (*WATCHDOG, "action"),
                     f"action {wd.action.value} renders as {text} on {who}",

@@ -50,12 +50,14 @@ class PortNames:
 @dataclass(frozen=True)
 class NameRule:
     """A name the NOS stores (VLAN name, QoS profile or map name): a pattern (None: any fabricd ``Name``) and a
-    maximum length."""
+    maximum length. ``longer``: what the NOS needs for a longer name when fabricd does not render it (FAB141's
+    hint adds it in parentheses; empty: nothing)."""
 
     max_length: int
     source: Source
     pattern: re.Pattern[str] | None = None
     forms: str = ""
+    longer: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,9 @@ class WatchdogGrid:
     ``restore_polls``: the timer is poll x an integer in this range (NX-OS interface / fixed-restore multiplier,
     NVUE robustness) so the representable values depend on the poll; ``restoration_ms`` None and
     ``restore_polls`` None: not configurable. ``step_ms``: timers are whole multiples of this (EOS 10 ms).
-    ``actions``: the policy actions with a device form."""
+    ``actions``: the policy actions with a device form. ``refuses_other_actions``: another action is an error of
+    the pack's own check (EOS FAB120), so FAB042 does not also warn what the codec renders it as; False: the codec
+    renders it as one of ``actions`` and FAB042 warns."""
 
     poll_ms: tuple[int, int] | None
     source: Source
@@ -88,6 +92,7 @@ class WatchdogGrid:
     step_ms: int | None = None
     actions: tuple[str, ...] = ("drop", "forward", "alert")
     actions_source: Source | None = None
+    refuses_other_actions: bool = False
 
 
 @dataclass(frozen=True)

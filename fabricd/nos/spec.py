@@ -79,6 +79,12 @@ class LldpTable:
     module: str
 
 
+def unified_diff_signs(text: str) -> list[tuple[str, str]]:
+    """Each line of a unified-style diff with its ``+`` / ``-`` prefix, or ``""`` (context): how most drivers'
+    diffs read (EOS session diff, NX-OS checkpoint diff, SONiC's JSON-patch lines)."""
+    return [(line[:1] if line[:1] in ("+", "-") else "", line) for line in text.splitlines()]
+
+
 @dataclass(frozen=True)
 class PlatformSpec:
     """Everything fabricd knows about one switch OS.
@@ -110,6 +116,8 @@ class PlatformSpec:
                               has none (the gNMI collector, capture and validate's transport check read it)
     ``driver``                ``module:Class`` of the :class:`~fabricd.platforms.base.SwitchDriver` (L2), imported
                               on first use
+    ``diff_signs``            ``diff_signs(text)``: each line of the driver's diff with ``+`` (adds), ``-``
+                              (removes) or ``""``; by default the line's own ``+``/``-`` prefix (a unified diff)
     ========================  ====================================================================================
     """
 
@@ -133,6 +141,7 @@ class PlatformSpec:
     template_suffix: str | None = None
     lldp: LldpTable | None = None
     gnmi: GnmiTable | None = None
+    diff_signs: Callable[[str], list[tuple[str, str]]] = unified_diff_signs
 
     @property
     def intent_class(self) -> type[SwitchIntentBase]:

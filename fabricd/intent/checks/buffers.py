@@ -17,7 +17,8 @@ from fabricd.model import Buffers, LinkRole
 
 from .base import Context, Finding, PortRef, Severity, check
 
-_SONIC_ROLE_TABLE = Buffers().cable_length_m
+_DEFAULT_CABLES = Buffers().cable_length_m
+"""The policy's default cable length per role (SONiC's role table), for every platform."""
 
 
 def port_cable(ctx: Context, ref: PortRef) -> tuple[float, LinkRole, bool]:
@@ -39,7 +40,7 @@ def port_cable(ctx: Context, ref: PortRef) -> tuple[float, LinkRole, bool]:
     table = ctx.policy.buffers.cable_length_m
     if role in table:
         return table[role], role, False
-    return _SONIC_ROLE_TABLE[role], role, True
+    return _DEFAULT_CABLES[role], role, True
 
 
 def port_headroom(ctx: Context, ref: PortRef, cache: dict[tuple[object, ...], Headroom] | None = None) -> Headroom:
@@ -142,7 +143,7 @@ def cable_length_missing(ctx: Context) -> Iterator[Finding]:
             ("policy", "buffers", "cable_length_m"),
             f"no cable length for role {role.value} ({count} ports)",
             expected=f"cable_length_m.{role.value}",
-            got=f"none (using {_SONIC_ROLE_TABLE[role]} m)",
+            got=f"none (using {_DEFAULT_CABLES[role]} m)",
         )
 
 

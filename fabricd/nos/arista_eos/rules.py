@@ -45,6 +45,7 @@ RULES = DeviceRules(
             f"{AVD} qos_profiles[].priority_flow_control.watchdog.action drop|notify-only "
             "(no-drop removed in AVD 6.0 as invalid CLI, aristanetworks/avd#6399)"
         ),
+        refuses_other_actions=True,  # FAB120 (checks.py) refuses forward
     ),
     ecn=EcnUnits(
         unit_bytes=1,

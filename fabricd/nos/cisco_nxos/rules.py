@@ -78,6 +78,7 @@ RULES = DeviceRules(
             "characters, up to 128 after `system vlan long-name`",
             verified=False,
         ),
+        longer="longer NX-OS VLAN names need `system vlan long-name`, which fabricd does not render",
     ),
     profile_name=NameRule(
         max_length=40,

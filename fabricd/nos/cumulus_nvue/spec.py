@@ -6,6 +6,7 @@ from fabricd.model import Platform
 from fabricd.nos.spec import LldpTable, PlatformSpec, ShowTable
 
 from . import checks, gnmi, lldp, roles, show, version, watchdog
+from .diff import diff_signs
 from .intent import SHAPING
 from .rules import RULES
 from .running import parse_running_config
@@ -45,4 +46,5 @@ SPEC = PlatformSpec(
     lldp=LldpTable(lldp.LLDP_COMMAND, lldp.parse_nv_show_interface_lldp_neighbor, lldp.__name__),
     roles=roles.ROLES,
     gnmi=gnmi.TABLE,
+    diff_signs=diff_signs,
 )
