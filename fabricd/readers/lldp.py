@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -51,6 +51,16 @@ class LldpNeighbor:
 
     def as_dict(self) -> dict[str, str | None]:
         return asdict(self)
+
+
+TLV_NAMES = ("system name", "port id", "port description", "chassis id", "management address")
+"""The TLVs a neighbour is read from, as a switch's detail text names them (802.1AB), in lower case."""
+
+
+def from_tlvs(local_port: str, tlvs: Mapping[str, str], clean: Callable[[str | None], str | None]) -> LldpNeighbor:
+    """The neighbour one block of a detail text describes: its ``Name: value`` lines keyed by lower-case name
+    (:data:`TLV_NAMES`), each value cleaned the platform's way (quotes, ``not advertised``)."""
+    return LldpNeighbor(local_port, *(clean(tlvs.get(name)) for name in TLV_NAMES))
 
 
 _PREFIXES = (("ethernet", "ethernet"), ("eth", "ethernet"), ("et", "ethernet"))

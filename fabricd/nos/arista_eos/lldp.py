@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from fabricd.readers.framing import framed
-from fabricd.readers.lldp import LldpNeighbor, looks_empty, nothing_read
+from fabricd.readers.lldp import LldpNeighbor, from_tlvs, looks_empty, nothing_read
 
 LLDP_COMMAND = "show lldp neighbors detail | json"
 
@@ -50,16 +50,7 @@ def _text(text: str) -> list[LldpNeighbor]:
 
     def flush() -> None:
         if local is not None and block is not None:
-            out.append(
-                LldpNeighbor(
-                    local,
-                    _str(block.get("System Name")),
-                    _str(block.get("Port ID")),
-                    _str(block.get("Port Description")),
-                    _str(block.get("Chassis ID")),
-                    _str(block.get("Management Address")),
-                )
-            )
+            out.append(from_tlvs(local, block, _str))
 
     for line in text.splitlines():
         m = _IFACE.match(line.strip())
@@ -73,7 +64,7 @@ def _text(text: str) -> list[LldpNeighbor]:
             continue
         f = _FIELD.match(line)
         if f and block is not None:
-            block.setdefault(f.group(1), f.group(2))  # the first Port ID (a later one is the LAG's)
+            block.setdefault(f.group(1).lower(), f.group(2))  # the first Port ID (a later one is the LAG's)
     flush()
     return out
 

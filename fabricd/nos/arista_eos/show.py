@@ -83,12 +83,14 @@ def _per_port(data: dict[str, Any], key: str, sub: str) -> Iterator[tuple[str, s
             yield name, str(inner), value
 
 
-def _per_queue(text: str, role: str, key: str, sub: str) -> list[tuple[str, str, Any]] | SwitchCounters:
-    """:func:`_per_port` of the role's JSON answer, or the problem when it is not JSON holding ``key``."""
+def _per_queue(text: str, role: str, key: str, sub: str) -> list[tuple[str, int, Any]] | SwitchCounters:
+    """(port, queue, value) of every numbered queue ``<key>.<port>.<sub>.<queue>`` (:func:`_per_port`) of the
+    role's JSON answer; an inner key that is not a queue number is skipped. The problem when the answer is not
+    JSON holding ``key``."""
     data = document(text, COMMANDS[role], keys=(key,), missing=f"no {key!r} in the JSON")
     if isinstance(data, SwitchCounters):
         return data
-    return list(_per_port(data, key, sub))
+    return [(name, int(queue), value) for name, queue, value in _per_port(data, key, sub) if queue.isdigit()]
 
 
 def _add(a: int | None, b: int | None) -> int | None:
@@ -264,13 +266,12 @@ def parse_show_pfc_counters_watchdog(text: str) -> SwitchCounters:
     rows = _per_queue(text, "pfcwd", "interfaces", "txQueues")
     if isinstance(rows, SwitchCounters):
         return rows
-    out: list[PfcwdCounter] = []
-    for name, queue, raw in rows:
-        c = _dict(raw)
-        if not queue.isdigit():
-            continue
-        out.append(pfcwd_counter(name, int(queue), _int(c.get("stuckCount")), _int(c.get("recoveryCount"))))
-    return SwitchCounters(pfcwd=tuple(out))
+    return SwitchCounters(
+        pfcwd=tuple(
+            pfcwd_counter(name, queue, _int(_dict(raw).get("stuckCount")), _int(_dict(raw).get("recoveryCount")))
+            for name, queue, raw in rows
+        )
+    )
 
 
 @framed
@@ -283,12 +284,10 @@ def parse_show_qos_ecn_counters(text: str) -> SwitchCounters:
     rows = _per_queue(text, "ecn", "intfQueueCounters", "queueCounters")
     if isinstance(rows, SwitchCounters):
         return rows
-    out: list[QueueCounter] = []
-    for name, queue, value in rows:
-        marked = _int(value)
-        if queue.isdigit() and marked is not None:
-            out.append(QueueCounter(name, int(queue), "unicast", ecn_marked_packets=marked))
-    return SwitchCounters(queues=tuple(out))
+    marks = ((name, queue, _int(value)) for name, queue, value in rows)
+    return SwitchCounters(
+        queues=tuple(QueueCounter(name, q, "unicast", ecn_marked_packets=m) for name, q, m in marks if m is not None)
+    )
 
 
 _DROP = re.compile(r"^(?P<type>[A-Z])\s+(?P<chip>\S+)\s+(?P<name>\S+)\s*:\s*(?P<count>\d+)\s*:")

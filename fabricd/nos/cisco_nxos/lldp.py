@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from fabricd.readers.framing import framed, json_object_text
-from fabricd.readers.lldp import LldpNeighbor, looks_empty, nothing_read
+from fabricd.readers.lldp import LldpNeighbor, from_tlvs, looks_empty, nothing_read
 
 LLDP_COMMAND = "show lldp neighbors detail"
 
@@ -132,16 +132,7 @@ def parse_show_lldp_neighbors_detail(text: str) -> list[LldpNeighbor]:
     def flush() -> None:
         local = block.get("local port id")
         if local:
-            out.append(
-                LldpNeighbor(
-                    _long(local),
-                    _none(block.get("system name")),
-                    _none(block.get("port id")),
-                    _none(block.get("port description")),
-                    _none(block.get("chassis id")),
-                    _none(block.get("management address")),
-                )
-            )
+            out.append(from_tlvs(_long(local), block, _none))
 
     for line in text.splitlines():
         m = _FIELD.match(line.strip())

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from fabricd.nos.gnmi import counter
 from fabricd.readers.framing import first_content, framed, framed_interface
 from fabricd.readers.switch.model import InterfaceCounter, PfcCounter, PfcwdCounter, QueueCounter, SwitchCounters
 from fabricd.readers.switch.tables import label_key, label_map, to_int
@@ -236,11 +237,11 @@ def _load_json(text: str) -> Any:
 
 
 def _num(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    return to_int(str(value)) if value is not None else None
+    """An NX-API count: a text cell as NX-OS prints it (:func:`to_int`: ``15,437``; ``N/A`` is None), or a JSON
+    integer (:func:`~fabricd.nos.gnmi.counter`: a bool is not one). NX-API prints no fractions: a float is None."""
+    if isinstance(value, str):
+        return to_int(value)
+    return counter(value) if isinstance(value, int) else None
 
 
 def _rows(container: Any, table: str) -> list[dict[str, Any]]:
