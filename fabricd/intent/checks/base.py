@@ -11,14 +11,14 @@ every check is linear in the size of the fabric.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from fabricd.errors import Problem
 from fabricd.intent.deadlock import DeadlockReport, FailureReport, Topology, analyze, fail_links
-from fabricd.model import Fabric, Host, Nic, Policy, Port, Switch, Transport, split_endpoint
+from fabricd.model import Fabric, Host, Nic, Policy, Port, Switch, Transport, Vlan, split_endpoint
 from fabricd.model.checks import CheckSpec, Severity
 
 if TYPE_CHECKING:
@@ -305,6 +305,24 @@ class Context:
         """The names of the switches running ``platform`` (a platform id), in inventory order."""
         return [self.fabric.switches[i].name for i in self.used_platforms.get(platform, [])]
 
+    def vlan_carriers(self, vlan: Vlan, platform: str) -> list[str]:
+        """The switches running ``platform`` that carry ``vlan``, sorted: those of its member ports and of the peers
+        of the NICs in it. By switch name, so a member whose port is mistyped (its own finding) still names the
+        switch the VLAN is meant for."""
+        on = set(self.platform_switches(platform))
+        ends = [*vlan.members, *(n.peer for _i, _j, _h, n in self.nics() if n.vlan == vlan.id)]
+        return sorted({sw for end in ends if (sw := _switch_of(end)) in on})
+
+
+def _switch_of(endpoint: str | None) -> str | None:
+    """The switch name of a ``'switch:port'`` endpoint, or None when it is unset or malformed."""
+    if endpoint is None:
+        return None
+    try:
+        return split_endpoint(endpoint)[0]
+    except ValueError:
+        return None
+
 
 def repeats(keys: Iterable[Hashable | None]) -> Iterator[tuple[int, int]]:
     """(index, index of its first occurrence) of every key that occurred before; a None key is no key."""
@@ -316,6 +334,49 @@ def repeats(keys: Iterable[Hashable | None]) -> Iterator[tuple[int, int]]:
             yield j, seen[key]
         else:
             seen[key] = j
+
+
+class Numbered(Protocol):
+    """An entry of a list whose ids and names must each be unique (a VLAN, a traffic class)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+def ids_and_names_repeated(entries: Sequence[Numbered], path: Loc, what: str, *, unique_id: str) -> Iterator[Finding]:
+    """One finding per entry whose id, and one per entry whose name, an earlier entry of ``entries`` (at ``path``)
+    already has: ``what`` names the entries in the message, ``unique_id`` is what a valid id is."""
+    ids, by_name = dict(repeats(e.id for e in entries)), dict(repeats(e.name for e in entries))
+    for k, entry in enumerate(entries):
+        if k in ids:
+            yield Finding(
+                (*path, k, "id"),
+                f"{what} id {entry.id} is used twice",
+                expected=unique_id,
+                got=f"{entry.id} again (first in {what} {entries[ids[k]].name!r})",
+            )
+        if k in by_name:
+            yield Finding(
+                (*path, k, "name"),
+                f"{what} name {entry.name!r} is used twice",
+                expected="a unique name",
+                got=f"{entry.name!r} again",
+            )
+
+
+def rdma_nics_lacking(ctx: Context, field: str, *, says: str, expected: str) -> Iterator[Finding]:
+    """One finding per RDMA NIC (``rdma_device`` set) whose ``field`` is unset: ``says`` what that means."""
+    for i, j, h, n in ctx.nics():
+        if n.rdma_device is not None and getattr(n, field) is None:
+            yield Finding(
+                ("hosts", i, "nics", j),
+                f"RDMA NIC {h.name}:{n.netdev} ({n.rdma_device}) {says}",
+                expected=expected,
+                got=f"no {field}",
+            )
 
 
 def names(items: Iterable[str], limit: int = 5) -> str:
@@ -334,9 +395,12 @@ __all__ = [
     "Context",
     "Finding",
     "Loc",
+    "Numbered",
     "PortRef",
     "Severity",
     "check",
+    "ids_and_names_repeated",
     "names",
+    "rdma_nics_lacking",
     "repeats",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from fabricd.model import ECT0, CongestionControl, Scheduler, TrustMode
 
-from .base import Context, Finding, Severity, check, repeats
+from .base import Context, Finding, Severity, check, ids_and_names_repeated, rdma_nics_lacking, repeats
 
 MAX_LOSSLESS_PRIORITIES = 2
 QOS = ("policy", "qos")
@@ -274,22 +274,7 @@ def priority_without_class(ctx: Context) -> Iterator[Finding]:
 )
 def duplicate_traffic_class(ctx: Context) -> Iterator[Finding]:
     classes = ctx.policy.qos.traffic_classes
-    ids, names = dict(repeats(tc.id for tc in classes)), dict(repeats(tc.name for tc in classes))
-    for t, tc in enumerate(classes):
-        if t in ids:
-            yield Finding(
-                (*QOS, "traffic_classes", t, "id"),
-                f"traffic class id {tc.id} is used twice",
-                expected="a unique id 0-7",
-                got=f"{tc.id} again (first in class {classes[ids[t]].name!r})",
-            )
-        if t in names:
-            yield Finding(
-                (*QOS, "traffic_classes", t, "name"),
-                f"traffic class name {tc.name!r} is used twice",
-                expected="a unique name",
-                got=f"{tc.name!r} again",
-            )
+    yield from ids_and_names_repeated(classes, (*QOS, "traffic_classes"), "traffic class", unique_id="a unique id 0-7")
 
 
 @check(
@@ -476,14 +461,7 @@ def lossless_priority_unused(ctx: Context) -> Iterator[Finding]:
 def pcp_trust_untagged(ctx: Context) -> Iterator[Finding]:
     if ctx.policy.qos.trust != TrustMode.PCP:
         return
-    for i, j, h, n in ctx.nics():
-        if n.rdma_device is not None and n.vlan is None:
-            yield Finding(
-                ("hosts", i, "nics", j),
-                f"RDMA NIC {h.name}:{n.netdev} is untagged under trust pcp",
-                expected="vlan: <id>",
-                got="no vlan",
-            )
+    yield from rdma_nics_lacking(ctx, "vlan", says="is untagged under trust pcp", expected="vlan: <id>")
 
 
 CHECKS = (

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from fabricd.model import LinkRole, Nic, Port, split_endpoint
 
-from .base import Context, Finding, Severity, check, repeats
+from .base import Context, Finding, Severity, check, rdma_nics_lacking, repeats
 
 ETHERNET_HEADER_BYTES = 14
 DOT1Q_TAG_BYTES = 4
@@ -277,14 +277,7 @@ def nic_peer_unknown(ctx: Context) -> Iterator[Finding]:
     fix="add peer: 'switch:port' to the NIC",
 )
 def rdma_nic_without_peer(ctx: Context) -> Iterator[Finding]:
-    for i, j, h, n in ctx.nics():
-        if n.rdma_device is not None and n.peer is None:
-            yield Finding(
-                ("hosts", i, "nics", j),
-                f"RDMA NIC {h.name}:{n.netdev} ({n.rdma_device}) has no peer",
-                expected="peer: 'switch:port'",
-                got="no peer",
-            )
+    yield from rdma_nics_lacking(ctx, "peer", says="has no peer", expected="peer: 'switch:port'")
 
 
 @check(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from ipaddress import IPv4Network
 
-from .base import Context, Finding, Severity, check, repeats
+from .base import Context, Finding, Severity, check, ids_and_names_repeated
 from .topology import endpoint_finding
 
 VLANS = ("policy", "vlans")
@@ -25,23 +25,7 @@ VLANS = ("policy", "vlans")
     fix="merge the two VLAN entries or give one another id/name",
 )
 def duplicate_vlan(ctx: Context) -> Iterator[Finding]:
-    vlans = ctx.policy.vlans
-    ids, vnames = dict(repeats(v.id for v in vlans)), dict(repeats(v.name for v in vlans))
-    for k, v in enumerate(vlans):
-        if k in ids:
-            yield Finding(
-                (*VLANS, k, "id"),
-                f"VLAN id {v.id} is defined twice",
-                expected="unique VLAN ids",
-                got=f"{v.id} again (first: {vlans[ids[k]].name})",
-            )
-        if k in vnames:
-            yield Finding(
-                (*VLANS, k, "name"),
-                f"VLAN name {v.name!r} is used twice",
-                expected="unique VLAN names",
-                got=f"{v.name!r} again",
-            )
+    yield from ids_and_names_repeated(ctx.policy.vlans, VLANS, "VLAN", unique_id="unique VLAN ids")
 
 
 @check(

@@ -15,14 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fabricd.intent.checks.base import Context, Finding, PortRef, Severity, check
+from fabricd.intent.checks.base import Context, Finding, Severity, check
 from fabricd.model import Platform
 
 from .rules import NVUE_RESERVED_VLANS
-
-
-def _nvue(ctx: Context, ref: PortRef | None) -> bool:
-    return ref is not None and ctx.switch(ref).platform == Platform.CUMULUS_NVUE
 
 
 @check(
@@ -38,17 +34,8 @@ def _nvue(ctx: Context, ref: PortRef | None) -> bool:
 )
 def nvue_reserved_vlan(ctx: Context) -> Iterator[Finding]:
     lo, hi = NVUE_RESERVED_VLANS
-    nic_ports: dict[int, list[PortRef]] = {}
-    for (i, j), ref in ctx.nic_peer.items():
-        vlan = ctx.fabric.hosts[i].nics[j].vlan
-        if vlan is not None:
-            nic_ports.setdefault(vlan, []).append(ref)
     for k, v in enumerate(ctx.policy.vlans):
-        if not lo <= v.id <= hi:
-            continue
-        refs = [ctx.resolve(m) for m in v.members] + nic_ports.get(v.id, [])
-        on = sorted({ctx.switch(r).name for r in refs if r is not None and _nvue(ctx, r)})
-        if on:
+        if lo <= v.id <= hi and (on := ctx.vlan_carriers(v, Platform.CUMULUS_NVUE)):
             yield Finding(
                 ("policy", "vlans", k, "id"),
                 f"VLAN {v.id} is in Cumulus' reserved VLAN range, on {', '.join(on)}",

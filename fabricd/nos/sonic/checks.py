@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from fabricd.intent.checks.base import Context, Finding, Severity, check, names
 from fabricd.intent.lossless_path import path_plan
 from fabricd.intent.switch import ecn_profile_of
-from fabricd.model import Platform, split_endpoint
+from fabricd.model import Platform
 
 from .rules import RULES, SONIC_NAME, SONIC_VLAN_IDS
 
@@ -84,29 +84,12 @@ def sonic_ecn_profile_name(ctx: Context) -> Iterator[Finding]:
     fix="give the VLAN an id from 2 to 4094 (and the NICs' vlan)",
 )
 def sonic_vlan_id(ctx: Context) -> Iterator[Finding]:
-    switches = set(ctx.platform_switches(SONIC))
-    if not switches:
-        return
     lo, hi = SONIC_VLAN_IDS
-
-    def on_sonic(endpoint: str | None) -> str | None:
-        if endpoint is None:
-            return None
-        try:
-            sw = split_endpoint(endpoint)[0]
-        except ValueError:
-            return None
-        return sw if sw in switches else None
-
     for k, v in enumerate(ctx.policy.vlans):
-        if lo <= v.id <= hi:
-            continue
-        carriers = {sw for m in v.members if (sw := on_sonic(m))}
-        carriers |= {sw for _i, _j, _h, n in ctx.nics() if n.vlan == v.id and (sw := on_sonic(n.peer))}
-        if carriers:
+        if not lo <= v.id <= hi and (carriers := ctx.vlan_carriers(v, SONIC)):
             yield Finding(
                 ("policy", "vlans", k, "id"),
-                f"VLAN {v.id} ({v.name}) is carried by SONiC {names(sorted(carriers), limit=3)}, whose YANG refuses it",
+                f"VLAN {v.id} ({v.name}) is carried by SONiC {names(carriers, limit=3)}, whose YANG refuses it",
                 expected=f"{lo}-{hi} (sonic-vlan.yang)",
                 got=str(v.id),
             )
