@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import cast
 
 from fabricd.errors import FabricdError
@@ -31,6 +31,7 @@ from fabricd.nos.sonic.intent import SonicSwitchIntent
 from fabricd.nos.sonic.spec import SPEC as SONIC
 
 from .spec import PlatformSpec
+from .templates import PackTemplatesError, check_logic_free, pack_templates
 
 log = logging.getLogger(__name__)
 
@@ -44,33 +45,46 @@ class UnknownPlatformError(FabricdError):
 
 class Registry(Mapping[Platform, PlatformSpec]):
     """Platform -> spec: the built-in packs, then the installed ones (entry points, loaded on first use; one that
-    fails to load, or that reuses a built-in id, is logged and left out). :meth:`registered` adds a pack for the
-    length of a ``with`` block (the contract tests' fake fifth pack)."""
+    fails to load, reuses a built-in id, or whose templates are missing or compute (nos/templates.py) is logged and
+    left out). :meth:`registered` adds a pack for the length of a ``with`` block (the contract tests' fake fifth
+    pack)."""
 
     def __init__(self, builtin: tuple[PlatformSpec, ...]) -> None:
         self._builtin = builtin
         self._specs: dict[Platform, PlatformSpec] | None = None
+        self.refused: dict[str, PackTemplatesError] = {}
+        """Installed packs left out for their templates, by id (:func:`spec_of` says why)."""
 
     def _loaded(self) -> dict[Platform, PlatformSpec]:
         if self._specs is None:
             specs = {s.platform: s for s in self._builtin}
+            self.refused = {}
             for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-                try:
-                    spec = ep.load()
-                except Exception as exc:  # a broken pack must not break fabricd: say which and go on
-                    log.warning("platform pack %s (%s) failed to load: %s", ep.name, ep.value, exc)
-                    continue
-                if not isinstance(spec, PlatformSpec) or spec.platform != ep.name or spec.platform in specs:
-                    log.warning(
-                        "platform pack %s (%s) is not a new PlatformSpec with platform %r: left out",
-                        ep.name,
-                        ep.value,
-                        ep.name,
-                    )
-                    continue
-                specs[spec.platform] = spec
+                spec = self._admitted(ep, specs)
+                if spec is not None:
+                    specs[spec.platform] = spec
             self._specs = specs
         return self._specs
+
+    def _admitted(self, ep: EntryPoint, specs: Mapping[Platform, PlatformSpec]) -> PlatformSpec | None:
+        """The installed pack ``ep`` names, or None (logged) when it cannot serve."""
+        try:
+            spec = ep.load()
+        except Exception as exc:  # a broken pack must not break fabricd: say which and go on
+            log.warning("platform pack %s (%s) failed to load: %s", ep.name, ep.value, exc)
+            return None
+        if not isinstance(spec, PlatformSpec) or spec.platform != ep.name or spec.platform in specs:
+            log.warning(
+                "platform pack %s (%s) is not a new PlatformSpec with platform %r: left out", ep.name, ep.value, ep.name
+            )
+            return None
+        try:  # its templates: where it says, with main.j2, only printing (fabricd's tests never see them)
+            check_logic_free(pack_templates(spec))
+        except PackTemplatesError as exc:
+            log.warning("%s; left out", exc.words())
+            self.refused[ep.name] = exc
+            return None
+        return spec
 
     def __getitem__(self, platform: Platform) -> PlatformSpec:
         return self._loaded()[platform]
@@ -118,6 +132,8 @@ def spec_of(platform: Platform | str) -> PlatformSpec:
     try:
         return SPECS[Platform(platform)]
     except KeyError:
+        if platform in SPECS.refused:
+            raise SPECS.refused[platform] from None
         raise UnknownPlatformError(
             f"unknown switch platform {platform!r}",
             hint=f"a switch platform is one of {', '.join(SPECS)}; a platform from another package needs that "
