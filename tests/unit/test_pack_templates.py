@@ -16,7 +16,7 @@ import pytest
 from fake_pack import INSTALLED_ID, PACK_TEMPLATES, write_installed_pack
 from typer.testing import CliRunner
 
-from fabricd.cli.main import build_app, main
+from fabricd.cli.main import build_app
 from fabricd.inventory import load_inventory
 from fabricd.model import Platform
 from fabricd.model.platform import installed_platforms
@@ -54,24 +54,6 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Install
     (tmp_path / "site").mkdir()
     yield go
     _forget()
-
-
-@pytest.fixture
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    """The real entry point (fabricd.cli.main.main) in-process: error handling and exit codes as a user sees them
-    (the same fixture as tests/unit/test_render_cli.py's)."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
-        monkeypatch.setenv("COLUMNS", "250")
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exc:
-            main()
-        captured = capsys.readouterr()
-        code = exc.value.code
-        return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-    return run
 
 
 def _inventory(tmp_path: Path) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fabricd import settings
-from fabricd.cli.main import build_app, main
+from fabricd.cli.main import build_app
 from fabricd.inventory import load_inventory
 from fabricd.nos.registry import SPECS
 from fabricd.nos.templates import pack_templates, template_logic
@@ -28,23 +27,6 @@ def _run(*args: str) -> tuple[int, str, str]:
 
 
 Runner = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    """The real entry point (fabricd.cli.main.main) in-process: error handling and exit codes as a user sees them."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
-        monkeypatch.setenv("COLUMNS", "250")
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exc:
-            main()
-        captured = capsys.readouterr()
-        code = exc.value.code
-        return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-    return run
 
 
 def test_render_out_writes_every_device(tmp_path: Path) -> None:
