@@ -46,7 +46,7 @@ _BLOCKS = (
     re.compile(rf"set [a-z_]+ = {_ATTR}"),
 )
 """What a template may say: print a field (``{{ a.b }}``), loop over one, test flags or whether a value is set,
-include a section, name a field. No filters, arithmetic, comparisons or calls (DESIGN.md §2)."""
+include a section, name a field. No filters, arithmetic, comparisons or calls: intent/ decides every value."""
 
 _COMMENT = re.compile(r"\{#.*?#\}", re.S)
 _TAG = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}|\{%-?\s*(.*?)\s*-?%\}", re.S)
