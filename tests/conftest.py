@@ -207,10 +207,6 @@ def update_goldens(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-goldens"))
 
 
-MainRunner = Callable[..., tuple[int, str, str]]
-"""What :func:`run_main` gives: ``run(*args) -> (exit code, stdout, stderr)``."""
-
-
 # -- fixtures: one meaning per name (a test module defines a fixture of the same name only to mean the same thing) --
 
 

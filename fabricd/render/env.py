@@ -42,9 +42,6 @@ class PackLoader(jinja2.BaseLoader):
             raise jinja2.TemplateNotFound(template)
         return path.read_text(encoding="utf-8"), str(path), lambda: True
 
-    def list_templates(self) -> list[str]:
-        return [p.name for p in self.pack.sources()]
-
 
 def searched(loader: jinja2.BaseLoader | None) -> list[str]:
     """Where ``loader`` looks for templates, in order (for a not-found message)."""
