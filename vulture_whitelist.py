@@ -17,6 +17,9 @@ daemon_threads  # socketserver.ThreadingMixIn
 allow_reuse_address  # socketserver.TCPServer
 disable_nagle_algorithm  # socketserver.StreamRequestHandler
 
+# --- jinja2 ---------------------------------------------------------------------------------------------------------
+_.get_source  # jinja2.BaseLoader: the environment calls it (fabricd/render/env.py PackLoader)
+
 # --- asyncssh server and session callbacks (lab/fabricd_lab/ssh.py, tests/integration/sshhosts.py) ----------------
 _.connection_made
 _.connection_lost

@@ -7,20 +7,22 @@ Run from the repo root: ``.venv/bin/python scripts/dry_run_pack.py [--source cum
 
 1. exports the committed tree (``git archive HEAD``) to a scratch directory and commits it there (a baseline);
 2. makes the pack: ``fabricd/nos/<source>`` copied to ``fabricd/nos/<id>`` with the source's id replaced (module
-   paths, ``Platform.<SOURCE>`` constants, ids in strings);
-3. adds the pack's own files in the places users and tests look for them, all new files: ``templates/<id>/``, render
-   goldens (``tests/golden/render/<id>/``, the inventories' ``platform:`` replaced), the captures its roles name
-   with their expected parses and ``.facts.json`` (``tests/golden/{readers/switch,switch_config,
-   readers/switch_version}/<id>/``, ``readers/lldp/<id>-*``) and a conformance suite
-   (``tests/conformance/test_<id>_*.py``); the golden tests find each capture's parser through the pack's roles
-   (tests/golden/capture_links.py), so no shared test module gains a row;
+   paths, ``Platform.<SOURCE>`` constants, ids in strings), and ``templates/<source>/`` copied into the pack as
+   ``fabricd/nos/<id>/templates/`` (``PlatformSpec.templates="fabricd.nos.<id>:templates"``: a pack carries its
+   templates in its own package, as one from another distribution does);
+3. adds the pack's own files in the places users and tests look for them, all new files: render goldens
+   (``tests/golden/render/<id>/``, the inventories' ``platform:`` replaced), the captures its roles name with their
+   expected parses and ``.facts.json`` (``tests/golden/{readers/switch,switch_config,readers/switch_version}/<id>/``,
+   ``readers/lldp/<id>-*``) and a conformance suite (``tests/conformance/test_<id>_*.py``); the golden tests find
+   each capture's parser through the pack's roles (tests/golden/capture_links.py), so no shared test module gains a
+   row;
 4. registers it: the ``fabricd.platforms`` entry point and the independence contract in ``pyproject.toml``; the entry
    point is made visible the way an install makes it (a ``.dist-info`` with the entry points read from the edited
    pyproject.toml, on PYTHONPATH in front of the scratch tree: this venv is not reinstalled);
 5. regenerates the generated docs (``scripts/gen_*_doc.py``, ``gen_platform_tables.py``);
 6. runs ``lint-imports`` and pytest on the tests that walk the packs (unit tier, goldens), and prints
-   ``git status`` of the scratch tree sorted into: inside the pack, new files outside it, existing files edited by
-   hand, existing files regenerated.
+   ``git status`` of the scratch tree sorted into: inside the pack, new files outside it (by folder, and counted),
+   existing files edited by hand, existing files regenerated.
 
 The copies are the source pack's, so the new pack passes the tests that check what a pack has; a real pack writes its
 own. Nothing in the repository is changed; the scratch tree is removed unless ``--keep``.
@@ -88,7 +90,14 @@ def make_pack(tree: Path, source: str, new: str) -> None:
         '"""The dry-run pack\'s own checks: none."""\n\nfrom __future__ import annotations\n\n'
         "from fabricd.intent.checks.base import Check\n\nCHECKS: tuple[Check, ...] = ()\n"
     )
-    copy_tree(tree / "templates" / source, tree / "templates" / new, source, new)
+    # its templates inside its own package, where a pack from another distribution carries them too
+    # (PlatformSpec.templates "<package>:<folder>", fabricd/nos/templates.py)
+    copy_tree(tree / "templates" / source, tree / "fabricd" / "nos" / new / "templates", source, new)
+    spec = tree / "fabricd" / "nos" / new / "spec.py"
+    text = spec.read_text()
+    if f'templates="{new}"' not in text:
+        sys.exit(f'{spec}: no templates="{new}" to point at the pack\'s own templates folder')
+    spec.write_text(text.replace(f'templates="{new}"', f'templates="fabricd.nos.{new}:templates"'))
     render = tree / "tests" / "golden" / "render"
     for path in sorted((render / source).rglob("*")):
         if path.is_file():
@@ -140,7 +149,13 @@ def installed_view(tree: Path) -> Path:
 def status(tree: Path, new: str) -> dict[str, list[str]]:
     run(["git", "add", "-A"], tree)
     out = run(["git", "status", "--porcelain", "--untracked-files=all"], tree)
-    kinds: dict[str, list[str]] = {"pack": [], "new outside": [], "edited by hand": [], "regenerated": []}
+    kinds: dict[str, list[str]] = {
+        "pack": [],
+        "new outside": [],
+        "new files outside": [],
+        "edited by hand": [],
+        "regenerated": [],
+    }
     new_dirs: set[str] = set()
     for line in out.splitlines():
         code, path = line[:2].strip(), line[3:]
@@ -149,6 +164,7 @@ def status(tree: Path, new: str) -> dict[str, list[str]]:
         if path.startswith(f"fabricd/nos/{new}/"):
             kinds["pack"].append(path)
         elif code == "A":
+            kinds["new files outside"].append(path)
             parts = path.split("/")
             top = "/".join(parts[: parts.index(new) + 1]) if new in parts else path
             if top not in new_dirs:
@@ -187,7 +203,7 @@ def main() -> int:
         kinds = status(tree, args.id)
         print(f"dry-run pack {args.id} (a copy of {args.source}) in {tree}")
         for kind, paths in kinds.items():
-            shown = f"{len(paths)} files" if kind == "pack" else ", ".join(paths) or "-"
+            shown = f"{len(paths)} files" if kind in ("pack", "new files outside") else ", ".join(paths) or "-"
             print(f"  {kind}: {len(paths)}: {shown}")
         print("  lint-imports: " + ("kept" if "0 broken" in lint else "BROKEN\n" + lint))
         print("  pytest " + " ".join(TESTS) + ": " + tests.strip().splitlines()[-1])
@@ -197,7 +213,8 @@ def main() -> int:
         touched = len(kinds["edited by hand"]) + len(kinds["regenerated"])
         print(
             f"existing files outside the pack touched: {touched} "
-            f"({len(kinds['edited by hand'])} by hand, {len(kinds['regenerated'])} regenerated)"
+            f"({len(kinds['edited by hand'])} by hand, {len(kinds['regenerated'])} regenerated); "
+            f"new files outside the pack: {len(kinds['new files outside'])} in {len(kinds['new outside'])} places"
         )
         return 0 if not failed and "0 broken" in lint else 1
     finally:

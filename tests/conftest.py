@@ -27,6 +27,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import traceback
 from collections.abc import Callable
@@ -213,6 +214,29 @@ def update_goldens(request: pytest.FixtureRequest) -> bool:
 def lab_inventory() -> Path:
     """The path of the lab inventory (inventory/lab in the checkout); read it, never write it (copy it first)."""
     return REPO / "inventory" / "lab"
+
+
+@pytest.fixture
+def run_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str, str]]:
+    """``run_main(*args) -> (exit code, stdout, stderr)``: the real entry point (fabricd.cli.main.main) in-process,
+    error handling and exit codes as a user sees them (no FABRICD_INVENTORY or FABRICD_ROOT from the environment)."""
+    from fabricd.cli.main import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
+        monkeypatch.setenv("COLUMNS", "250")
+        monkeypatch.delenv("FABRICD_INVENTORY", raising=False)
+        monkeypatch.delenv("FABRICD_ROOT", raising=False)
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main()
+        captured = capsys.readouterr()
+        code = exc.value.code
+        return (code if isinstance(code, int) else 1), captured.out, captured.err
+
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import cast
 
 from fabricd.errors import FabricdError
@@ -31,6 +31,7 @@ from fabricd.nos.sonic.intent import SonicSwitchIntent
 from fabricd.nos.sonic.spec import SPEC as SONIC
 
 from .spec import PlatformSpec
+from .templates import PackTemplatesError, check_logic_free, pack_templates
 
 log = logging.getLogger(__name__)
 
@@ -42,38 +43,46 @@ class UnknownPlatformError(FabricdError):
     """A platform id no pack serves."""
 
 
+class RefusedPackError(UnknownPlatformError, KeyError):
+    """An installed pack the registry left out, looked up by its id: why (a KeyError too, so ``in`` and ``get`` see
+    no such platform, and a lookup by id that expects a pack says why there is none)."""
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)  # the message, as every FabricdError (not KeyError's quoted repr)
+
+
 class Registry(Mapping[Platform, PlatformSpec]):
     """Platform -> spec: the built-in packs, then the installed ones (entry points, loaded on first use; one that
-    fails to load, or that reuses a built-in id, is logged and left out). :meth:`registered` adds a pack for the
+    fails to load, reuses a built-in id, or whose templates are missing or compute (nos/templates.py) is logged and
+    left out, and looking it up raises :class:`RefusedPackError` saying why). :meth:`registered` adds a pack for the
     length of a ``with`` block (the contract tests' fake fifth pack)."""
 
     def __init__(self, builtin: tuple[PlatformSpec, ...]) -> None:
         self._builtin = builtin
         self._specs: dict[Platform, PlatformSpec] | None = None
+        self.refused: dict[str, RefusedPackError] = {}
+        """The installed packs left out, by id, with why."""
 
     def _loaded(self) -> dict[Platform, PlatformSpec]:
         if self._specs is None:
             specs = {s.platform: s for s in self._builtin}
+            self.refused = {}
             for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
                 try:
-                    spec = ep.load()
-                except Exception as exc:  # a broken pack must not break fabricd: say which and go on
-                    log.warning("platform pack %s (%s) failed to load: %s", ep.name, ep.value, exc)
-                    continue
-                if not isinstance(spec, PlatformSpec) or spec.platform != ep.name or spec.platform in specs:
-                    log.warning(
-                        "platform pack %s (%s) is not a new PlatformSpec with platform %r: left out",
-                        ep.name,
-                        ep.value,
-                        ep.name,
-                    )
+                    spec = _admitted(ep, specs)
+                except RefusedPackError as exc:  # a broken pack must not break fabricd: say which and go on
+                    log.warning("%s; left out", exc.words())
+                    self.refused[ep.name] = exc
                     continue
                 specs[spec.platform] = spec
             self._specs = specs
         return self._specs
 
     def __getitem__(self, platform: Platform) -> PlatformSpec:
-        return self._loaded()[platform]
+        specs = self._loaded()
+        if platform not in specs and platform in self.refused:
+            raise self.refused[platform]
+        return specs[platform]
 
     def __iter__(self) -> Iterator[Platform]:
         return iter(self._loaded())
@@ -108,6 +117,24 @@ class Registry(Mapping[Platform, PlatformSpec]):
             specs[spec.platform] = before
 
 
+def _admitted(ep: EntryPoint, specs: Mapping[Platform, PlatformSpec]) -> PlatformSpec:
+    """The installed pack ``ep`` names. Raises :class:`RefusedPackError` when it cannot serve."""
+    fix = f"fix or reinstall the package that registers {ep.name!r} in the {ENTRY_POINT_GROUP!r} entry point group"
+    try:
+        spec = ep.load()
+    except Exception as exc:  # whatever the pack's import raises
+        raise RefusedPackError(f"platform pack {ep.name!r} ({ep.value}) failed to load: {exc}", hint=fix) from None
+    if not isinstance(spec, PlatformSpec) or spec.platform != ep.name or spec.platform in specs:
+        raise RefusedPackError(
+            f"platform pack {ep.name!r} ({ep.value}) is not a new PlatformSpec with platform {ep.name!r}", hint=fix
+        )
+    try:  # its templates: where it says, with main.j2, only printing (fabricd's tests never see them)
+        check_logic_free(pack_templates(spec))
+    except PackTemplatesError as exc:
+        raise RefusedPackError(exc.message, hint=exc.hint) from None
+    return spec
+
+
 SPECS = Registry(BUILTIN)
 """Platform -> spec, in the order docs list the platforms, then the installed packs."""
 
@@ -117,6 +144,8 @@ def spec_of(platform: Platform | str) -> PlatformSpec:
     serves it."""
     try:
         return SPECS[Platform(platform)]
+    except RefusedPackError:
+        raise
     except KeyError:
         raise UnknownPlatformError(
             f"unknown switch platform {platform!r}",

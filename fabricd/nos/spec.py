@@ -106,7 +106,8 @@ class PlatformSpec:
     ``audit_hints``           SW-* finding code -> the platform's own commands to fix it
     ``version_command``       the command that prints the NOS version, and ``parse_version`` reads it (capture)
     ``suffix``                the main rendered file, ``switches/<name>.<suffix>``
-    ``templates``             folder under templates/ holding ``main.j2`` and its sections
+    ``templates``             folder under templates/ holding ``main.j2`` and its sections, or
+                              ``"<package>:<folder>"``, a folder in the pack's own package (nos/templates.py)
     ``document``              when set, the main file is ``document(intent)`` (SONiC's CONFIG_DB JSON) and the
                               template's output goes to ``switches/<name>.<template_suffix>``
     ``lldp``                  the LLDP neighbour command and its parser (``fabricd audit cabling``)

@@ -33,9 +33,10 @@ from fabricd.intent.host import HostIntent, desired_plan, host_intent
 from fabricd.intent.render_warnings import RenderWarning
 from fabricd.model import Fabric
 from fabricd.nos.registry import AnySwitchIntent, SwitchIntentBuilder, spec_of
+from fabricd.nos.templates import pack_templates
 from fabricd.safepath import inside, write_inside
 
-from .env import environment
+from .env import environment, searched
 from .host_script import host_script
 
 log = logging.getLogger(__name__)
@@ -79,9 +80,7 @@ def _render(env: jinja2.Environment, template: str, device: str, **context: obje
         return env.get_template(template).render(**context)
     except jinja2.TemplateNotFound as exc:
         raise RenderError(
-            f"{device}: template {exc.name} not found (searched {', '.join(map(str, env.loader.searchpath))})"
-            if isinstance(env.loader, jinja2.FileSystemLoader)
-            else f"{device}: template {exc.name} not found",
+            f"{device}: template {exc.name} not found (searched {', '.join(searched(env.loader))})",
             hint="check --templates-dir: it must hold <platform>/main.j2 and the section templates it includes",
         ) from None
     except jinja2.UndefinedError as exc:
@@ -103,15 +102,14 @@ def render_switch_intent(intent: AnySwitchIntent, env: jinja2.Environment) -> De
     spec = spec_of(platform)
     name = intent.name
     main = f"switches/{name}.{spec.suffix}"
+    template = pack_templates(spec).main  # a pack whose folder is missing or has no main.j2: PackTemplatesError
     if spec.document is not None:
         files: tuple[RenderedFile, ...] = (
             RenderedFile(main, spec.document(intent)),
-            RenderedFile(
-                f"switches/{name}.{spec.template_suffix}", _render(env, f"{spec.templates}/main.j2", name, sw=intent)
-            ),
+            RenderedFile(f"switches/{name}.{spec.template_suffix}", _render(env, template, name, sw=intent)),
         )
     else:
-        files = (RenderedFile(main, _render(env, f"{spec.templates}/main.j2", name, sw=intent)),)
+        files = (RenderedFile(main, _render(env, template, name, sw=intent)),)
     return DeviceRender(name, "switch", platform.value, files, tuple(intent.warnings))
 
 

@@ -20,8 +20,6 @@ from pathlib import Path
 import pytest
 from labports import lab_port_count, move_lab_ports, reserved_ports
 
-from fabricd.cli.main import main
-
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).parent / "fabricd")
@@ -34,7 +32,7 @@ def _run(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.Comp
 
 @pytest.fixture
 def cabling_lab(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_main: Run
 ) -> Iterator[tuple[Path, Run, Callable[..., None]]]:
     """A copy of inventory/lab on free ports with a private state dir; yields the inventory, the real entry point
     run in-process, and ``up(*faults)`` that (re)starts ``fabricd lab up`` (a daemon) with those faults. The ports are
@@ -53,14 +51,7 @@ def cabling_lab(
     monkeypatch.setenv("FABRICD_STATE_DIR", str(state))
     monkeypatch.setenv("COLUMNS", "250")
 
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exc:
-            main()
-        out = capsys.readouterr()
-        code = exc.value.code
-        return (code if isinstance(code, int) else 1), out.out, out.err
+    run = run_main  # the real entry point in-process (tests/conftest.py)
 
     def down() -> None:
         pid_file = state / "lab" / "lab.pid"

@@ -29,7 +29,6 @@ from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab, write_lab_crede
 
 from fabricd.audit.report import AuditReport, Status
 from fabricd.audit.switch import SWITCH_CHECKS, audit_switch, reachable
-from fabricd.cli.main import main
 from fabricd.cli.report import render_junit
 from fabricd.deploy.pipeline import push
 
@@ -192,9 +191,7 @@ Main = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def cli_lab(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Iterator[tuple[Path, Main]]:
+def cli_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_main: Main) -> Iterator[tuple[Path, Main]]:
     """``fabricd lab up`` (a daemon, so a subprocess) on a copy of inventory/lab with free ports and a private state
     dir; yields the inventory and the real entry point (``fabricd.cli.main.main``) run in-process."""
     inv = tmp_path / "inventory"
@@ -209,14 +206,7 @@ def cli_lab(
     monkeypatch.setenv("FABRICD_STATE_DIR", str(state))
     monkeypatch.setenv("COLUMNS", "250")
 
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exc:
-            main()
-        out = capsys.readouterr()
-        code = exc.value.code
-        return (code if isinstance(code, int) else 1), out.out, out.err
+    run = run_main  # the real entry point in-process (tests/conftest.py)
 
     up = _run("lab", "up", str(inv), env=env)
     if up.returncode != 0:

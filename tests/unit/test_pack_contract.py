@@ -20,6 +20,7 @@ from fabricd.nos.registry import BUILTIN, SPECS
 from fabricd.nos.roles import all_roles
 from fabricd.nos.rules import DeviceRules
 from fabricd.nos.spec import PlatformSpec
+from fabricd.nos.templates import PackTemplatesError, pack_templates
 
 REPO = Path(__file__).resolve().parents[2]
 NOS = REPO / "fabricd" / "nos"
@@ -103,7 +104,8 @@ def test_the_spec_is_built_from_the_packs_own_modules(pid: str) -> None:
     spec = SPECS[Platform(pid)]
     package = package_of(spec)
     module = importlib.import_module(f"{package}.spec")
-    assert module.SPEC is spec and spec.templates == pid and spec.platform is Platform(pid)
+    assert module.SPEC is spec and spec.platform is Platform(pid)
+    assert spec.templates in (pid, f"{package}:templates")  # templates/<id>/, or its own package's templates/
     assert spec.driver.startswith(f"{package}.driver:")
     for field, (mod, name) in SPEC_FROM.items():
         assert getattr(spec, field) is getattr(importlib.import_module(f"{package}.{mod}"), name), field
@@ -131,8 +133,10 @@ def missing_outside(spec: PlatformSpec) -> list[str]:
     running-config/version parser roles with captures."""
     pid = spec.platform.value
     missing = []
-    if not (REPO / "templates" / spec.templates / "main.j2").is_file():
-        missing.append(f"templates/{spec.templates}/main.j2")
+    try:
+        pack_templates(spec)
+    except PackTemplatesError:
+        missing.append(f"{spec.templates}/main.j2" if ":" in spec.templates else f"templates/{spec.templates}/main.j2")
     if not list((REPO / "tests" / "golden" / "render" / pid).glob("*/inventory.yml")):
         missing.append(f"render goldens (tests/golden/render/{pid}/)")
     if not list((REPO / "tests" / "conformance").glob(f"test_{pid}_*.py")):

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from fabricd import settings
 from fabricd.errors import FabricdError
 from fabricd.model import Platform, Watchdog, WatchdogAction
 from fabricd.nos.registry import SPECS, UnknownPlatformError, spec_of
 from fabricd.nos.roles import all_roles, captures_of
 from fabricd.nos.spec import PlatformSpec
+from fabricd.nos.templates import pack_templates
 from fabricd.readers.switch.empty import parsed_nothing
 from fabricd.readers.switch.model import SwitchCounters
 
@@ -216,7 +216,7 @@ def test_output_file_names_are_unique() -> None:
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_templates_folder_has_main(platform: str) -> None:
     s = spec(platform)
-    assert (settings.data_dir("templates") / s.templates / "main.j2").is_file()
+    assert pack_templates(s).root.joinpath("main.j2").is_file()  # templates/<id>/ or the pack's own folder
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

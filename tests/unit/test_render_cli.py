@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from fabricd import settings
-from fabricd.cli.main import build_app, main
+from fabricd.cli.main import build_app
 from fabricd.inventory import load_inventory
 from fabricd.nos.registry import SPECS
+from fabricd.nos.templates import pack_templates, template_logic
 
 runner = CliRunner()
 
@@ -28,23 +27,6 @@ def _run(*args: str) -> tuple[int, str, str]:
 
 
 Runner = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    """The real entry point (fabricd.cli.main.main) in-process: error handling and exit codes as a user sees them."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
-        monkeypatch.setenv("COLUMNS", "250")
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exc:
-            main()
-        captured = capsys.readouterr()
-        code = exc.value.code
-        return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-    return run
 
 
 def test_render_out_writes_every_device(tmp_path: Path) -> None:
@@ -115,31 +97,28 @@ def test_a_broken_override_is_a_render_error(tmp_path: Path, run_main: Runner) -
 
 # --- dumb templates ---------------------------------------------------------------------------------------------
 
-_ATTR = r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*"
-_ALLOWED_BLOCKS = [
-    re.compile(rf"^for [a-z_]+ in {_ATTR}$"),
-    re.compile(rf"^if (not )?{_ATTR}( or (not )?{_ATTR})*$"),
-    re.compile(rf"^elif (not )?{_ATTR}$"),
-    re.compile(r"^(else|endif|endfor)$"),
-    re.compile(r'^include "[a-z_]+/[a-z_]+\.j2"$'),
-    re.compile(rf"^set [a-z_]+ = {_ATTR}$"),
-]
-
 
 def test_shipped_templates_only_print_loop_and_test_flags() -> None:
-    """DESIGN §2: no arithmetic, filters, comparisons or calls in templates; intent decides everything."""
+    """DESIGN §2: no arithmetic, filters, comparisons or calls in templates; intent decides everything. The shipped
+    templates and every registered pack's own (a pack may carry them in its package: fabricd.nos.templates) are held
+    to the one rule, :func:`~fabricd.nos.templates.template_logic`."""
     root = settings.data_dir("templates")
-    templates = sorted(root.rglob("*.j2"))
-    assert {p.parent.name for p in templates} == {*(s.templates for s in SPECS.values()), "linux_host"}
-    for path in templates:
-        text = re.sub(r"\{#.*?#\}", "", path.read_text(), flags=re.S)
-        for expr in re.findall(r"\{\{-?\s*(.*?)\s*-?\}\}", text):
-            assert re.fullmatch(_ATTR, expr), f"{path}: {{{{ {expr} }}}} computes; print a field of the intent"
-        for block in re.findall(r"\{%-?\s*(.*?)\s*-?%\}", text):
-            assert any(p.match(block) for p in _ALLOWED_BLOCKS), f"{path}: {{% {block} %}} is logic"
-    for platform in (*(s.templates for s in SPECS.values()), "linux_host"):
-        assert (root / platform / "main.j2").is_file()
-        assert len(list((root / platform).glob("*.j2"))) >= 6, f"{platform}: one template per section"
+    packs = [pack_templates(s) for s in SPECS.values()]
+    assert {p.parent.name for p in root.rglob("*.j2")} == {*(p.namespace for p in packs if not p.own), "linux_host"}
+    sources = [*root.rglob("*.j2"), *(t for p in packs if p.own for t in p.sources())]
+    logic = [f"{path}:{line}: {tag}" for path in sources for line, tag in template_logic(path.read_text())]
+    assert logic == [], "templates that compute; print a field of the intent instead"
+    for pack in packs:
+        assert pack.root.joinpath("main.j2").is_file()
+        assert len(pack.sources()) >= 6, f"{pack.platform}: one template per section"
+    assert (root / "linux_host" / "main.j2").is_file() and len(list((root / "linux_host").glob("*.j2"))) >= 6
+
+
+def test_template_logic_names_what_computes() -> None:
+    text = (
+        "{# {{ a | b }} #}\n{{ sw.name }}\n{% if sw.x or not sw.y %}\n{{ sw.mtu * 2 }}\n{% if sw.n > 1 %}{% endif %}\n"
+    )
+    assert template_logic(text) == [(4, "{{ sw.mtu * 2 }}"), (5, "{% if sw.n > 1 %}")]  # comments skipped, lines kept
 
 
 @pytest.mark.integration  # runs shellcheck

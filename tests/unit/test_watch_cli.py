@@ -5,34 +5,15 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from fabricd.cli.main import main
 from fabricd_lab.replay import ReplayHost, ReplayNic
 
 Runner = Callable[..., tuple[int, str, str]]
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Runner:
-    def run(*args: str) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["fabricd", *args])
-        monkeypatch.setenv("COLUMNS", "250")
-        monkeypatch.delenv("FABRICD_INVENTORY", raising=False)
-        monkeypatch.delenv("FABRICD_ROOT", raising=False)
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exc:
-            main()
-        captured = capsys.readouterr()
-        code = exc.value.code
-        return (code if isinstance(code, int) else 1), captured.out, captured.err
-
-    return run
 
 
 def test_quiet_replay_root_exits_0_with_no_events(run_main: Runner, tmp_path: Path) -> None:
