@@ -30,7 +30,8 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -246,3 +247,27 @@ def lab_fabric() -> Fabric:
     from fabricd.inventory import load_inventory
 
     return load_inventory(REPO / "inventory" / "lab").fabric
+
+
+@pytest.fixture
+def reserve_port() -> Iterator[Callable[[], int]]:
+    """``reserve_port()`` -> a TCP port on 127.0.0.1 that no other process can take until the test ends: a bound, not
+    listening, ``SO_REUSEADDR`` socket of this process holds it.
+
+    The one way a test picks a port (never ``bind(("127.0.0.1", 0))`` then close: the port is free for anyone again,
+    and on a busy machine another process's ``bind`` to port 0 or an outgoing ``connect`` is handed it before the
+    started server binds it, seconds later under load; a lab daemon died on a port in use that way). Two uses:
+
+    - a port for a server the test starts (``fabricd serve``, a lab, Prometheus): the server binds it with
+      ``SO_REUSEADDR`` (http.server, asyncio, asyncssh, grpcio and Go's net all set it) and listens; a server the
+      test builds in-process binds port 0 and reports its port instead;
+    - a port nothing listens on: a connect to it is refused, and stays refused for the whole test."""
+    with ExitStack() as held:
+
+        def reserve() -> int:
+            s = held.enter_context(socket.socket())
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+        yield reserve

@@ -63,6 +63,7 @@ async def _capture_one(target: SwitchTarget, ep: GnmiEndpoint, timeout_s: float)
         gnmi_pb2_grpc,
         path_text,
         secure_channel,
+        settle,
         subscribe_request,
     )
 
@@ -114,6 +115,7 @@ async def _capture_one(target: SwitchTarget, ep: GnmiEndpoint, timeout_s: float)
         return {"files": files, "errors": errors}, count
     finally:
         await channel.close(grace=None)
+        await settle()  # before asyncio.run cancels gRPC's own tasks for the closed calls (see settle)
 
 
 def _request_json(paths: Sequence[GnmiPath], encoding: str) -> dict[str, Any]:

@@ -123,9 +123,11 @@ class _Stream:
         return found
 
 
-async def _read(call: Any, queue: asyncio.Queue[Any], group: str) -> None:
-    """Move a Subscribe call's responses (then its end or error) into ``queue``."""
+async def _read(call: Any, request: Any, queue: asyncio.Queue[Any], group: str) -> None:
+    """Send ``request`` on a Subscribe call, then move its responses (then its end or error) into ``queue``. The
+    request side stays open (a closed one ends some servers' streams) until the call is cancelled."""
     try:
+        await call.write(request)
         async for response in call:
             queue.put_nowait(response)
         queue.put_nowait(ConnectionError(f"gNMI stream {group!r} ended"))
@@ -204,6 +206,8 @@ class GnmiPoller:
         ready = threading.Event()
 
         def run() -> None:
+            from fabricd.platforms.gnmi import settle
+
             asyncio.set_event_loop(loop)
             self._tasks = [loop.create_task(self._run(t, i)) for i, t in enumerate(self.targets)]
             self._tasks.append(loop.create_task(self._lag_ticker()))
@@ -213,6 +217,7 @@ class GnmiPoller:
                 task.cancel()
             with contextlib.suppress(Exception):
                 loop.run_until_complete(asyncio.gather(*self._tasks, return_exceptions=True))
+                loop.run_until_complete(settle())  # gRPC's own tasks for the cancelled calls, before the loop closes
             loop.close()
 
         self._thread = threading.Thread(target=run, name="fabricd-gnmi", daemon=True)
@@ -275,20 +280,17 @@ class GnmiPoller:
         request = subscribe_request(stream.st.table, stream.paths, interval_s=stream.ep.interval_s)
         tick = min(stream.sample.values(), default=self.timeout_s)
 
-        async def requests() -> Any:
-            yield request
-            await asyncio.Event().wait()  # keep the request stream open (a closed one ends some servers' streams)
-
-        call = stream.stub.Subscribe(requests(), metadata=stream.metadata, timeout=None)
+        call = stream.stub.Subscribe(metadata=stream.metadata, timeout=None)  # written to, not fed an iterator
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        reading = asyncio.ensure_future(_read(call, queue, stream.group))
+        reading = asyncio.ensure_future(_read(call, request, queue, stream.group))
         started, lag0 = self._clock(), self._lag
         try:
             while True:
                 synced = stream.group in stream.st.synced
                 wait = tick if synced else max(0.05, self.timeout_s - (self._clock() - started))
-                try:
-                    response = await asyncio.wait_for(queue.get(), timeout=min(wait, tick))
+                try:  # not asyncio.wait_for: on 3.11 it loses a cancel that lands as the get completes (close hangs)
+                    async with asyncio.timeout(min(wait, tick)):
+                        response = await queue.get()
                 except TimeoutError:
                     response = None
                 if response is not None:

@@ -9,6 +9,7 @@ it, on first use: ``fabricd --help`` never does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -120,3 +121,18 @@ def secure_channel(
 def auth_metadata(username: str, password: str) -> tuple[tuple[str, str], ...]:
     """The ``username``/``password`` metadata gNMI servers read (sonic-gnmi, EOS, NX-OS, Cumulus)."""
     return (("username", username), ("password", password))
+
+
+async def settle(timeout_s: float = 5.0) -> None:
+    """Wait, at most ``timeout_s``, until every other task on the running loop has ended: what a loop that ran
+    ``grpc.aio`` calls awaits after its channels are closed and before it is closed itself.
+
+    Cancelling a call sets its status at once, but grpc.aio's own task for that call (``_handle_status_once_received``)
+    waits for the gRPC core to confirm the end. A loop closed first leaves that task pending ("Task was destroyed
+    but it is pending!" when it is collected), and the confirmation still arrives later: another loop of the process
+    (a lab, a server) hands it to the closed loop ("RuntimeError: Event loop is closed"). Cancelling the task instead
+    (``asyncio.run`` does) would not end the core's operation, so this waits for it."""
+    current = asyncio.current_task()
+    rest = {t for t in asyncio.all_tasks() if t is not current}
+    if rest:
+        await asyncio.wait(rest, timeout=timeout_s)

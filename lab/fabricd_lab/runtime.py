@@ -151,6 +151,10 @@ class LabThread:
             return
         self._loop.run_forever()
         self._loop.run_until_complete(self.lab.stop())
+        if self.lab.gnmi_tls is not None:  # the gNMI servers' RPC tasks end after their stop: let them, then close
+            from fabricd.platforms.gnmi import settle
+
+            self._loop.run_until_complete(settle())
         self._loop.close()
 
     def __enter__(self) -> LabThread:

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-from labports import lab_port_count, move_lab_ports, reserved_ports
-from wdhelpers import Proc, free_port
+from labports import move_lab_ports
+from wdhelpers import Proc
 
 REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).parent / "fabricd")
@@ -53,16 +53,16 @@ def wait_for(pred: Callable[[], Any], timeout: float, step: float = 0.5) -> Any:
 
 
 @contextmanager
-def faulty_lab(tmp_path: Path, fault: str) -> Iterator[tuple[Path, dict[str, str]]]:
-    """``fabricd lab up --fault FAULT`` on a copy of the lab inventory (its ports moved to held free ones, its state
-    in ``tmp_path``); yields (inventory, environment) and brings the lab down after."""
+def faulty_lab(tmp_path: Path, fault: str, reserve: Callable[[], int]) -> Iterator[tuple[Path, dict[str, str]]]:
+    """``fabricd lab up --fault FAULT`` on a copy of the lab inventory (its ports moved to ones ``reserve``, the
+    ``reserve_port`` fixture, holds; its state in ``tmp_path``); yields (inventory, environment) and brings the lab
+    down after."""
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
     env.pop("FABRICD_INVENTORY", None)
-    with reserved_ports(lab_port_count(inv)) as ports:  # held until the daemon listens on them
-        move_lab_ports(inv, ports)
-        up = run("lab", "up", str(inv), "--fault", fault, env=env)
+    move_lab_ports(inv, reserve)
+    up = run("lab", "up", str(inv), "--fault", fault, env=env)
     if up.returncode != 0:
         pytest.fail(f"fabricd lab up failed: {up.stderr}")
     try:
@@ -74,9 +74,11 @@ def faulty_lab(tmp_path: Path, fault: str) -> Iterator[tuple[Path, dict[str, str
 class Watched:
     """The exporter of one switch and the Prometheus scraping it every second, with ``rules`` loaded."""
 
-    def __init__(self, inv: Path, env: dict[str, str], switch: str, rules: Path, tmp_path: Path) -> None:
+    def __init__(
+        self, inv: Path, env: dict[str, str], switch: str, rules: Path, tmp_path: Path, *, reserve: Callable[[], int]
+    ) -> None:
         assert PROMETHEUS is not None
-        exporter_port, prom_port = free_port(), free_port()
+        exporter_port, prom_port = reserve(), reserve()
         self.url = f"http://127.0.0.1:{prom_port}"
         cfg = tmp_path / "prometheus.yml"
         target = {"targets": [f"127.0.0.1:{exporter_port}"]}

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from rawhttp import Piece, RawServer, Request, chunked, response, trickle
-from wdhelpers import free_port, get, wait_for
+from wdhelpers import get, wait_for
 
 from fabricd.errors import FabricdError
 from fabricd.service.intent_source import IntentSource, IntentSourceError
@@ -454,7 +454,7 @@ def _agent(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
 
 
 def test_the_agent_starts_from_its_cache_when_the_server_is_bad(
-    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path
+    hostile: tuple[RawServer, Hostile, Path], tmp_path: Path, reserve_port: Callable[[], int]
 ) -> None:
     """The real CLI: one good fetch fills the cache; then the server sends a cut body. The agent starts from its
     cache (no exit 70 crash loop), and /healthz and /status say what is wrong until the server is good again."""
@@ -472,7 +472,7 @@ def test_the_agent_starts_from_its_cache_when_the_server_is_bad(
     )
     assert again.returncode == once.returncode, again.stderr.decode()[-2000:]
     assert "used the last good intent" in again.stderr.decode() and "Content-Length" in again.stderr.decode()
-    port = free_port()
+    port = reserve_port()
     proc = _agent([*common, "--listen", f"127.0.0.1:{port}", "--interval", "1"], env, tmp_path / "agent.log")
     try:
         status = wait_for(lambda: (st := _json(f"http://127.0.0.1:{port}/status")) and st["last"] and st, 60)

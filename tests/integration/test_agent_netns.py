@@ -9,13 +9,13 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from metrics_text import metric_value
 from nshost import NsHost, can_netns
-from wdhelpers import free_port, get, wait_for
+from wdhelpers import get, wait_for
 
 from fabricd import settings
 from fabricd.hosts.lock import ApplyLock
@@ -46,8 +46,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 class AgentProc:
-    def __init__(self, host: NsHost, tmp_path: Path, mode: str, interval_s: float = INTERVAL_S) -> None:
-        self.port = free_port()
+    def __init__(self, host: NsHost, tmp_path: Path, mode: str, interval_s: float = INTERVAL_S, *, port: int) -> None:
+        self.port = port
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tmp_path / f"agent-{mode}.log"
         self.proc = subprocess.Popen(
@@ -93,8 +93,10 @@ class AgentProc:
             self.proc.kill()
 
 
-def test_enforce_repairs_a_driver_reload_within_one_interval(nshost: NsHost, tmp_path: Path) -> None:
-    agent = AgentProc(nshost, tmp_path, "enforce")
+def test_enforce_repairs_a_driver_reload_within_one_interval(
+    nshost: NsHost, tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    agent = AgentProc(nshost, tmp_path, "enforce", port=reserve_port())
     try:
         # start: the fresh namespace host is not configured; the agent applies at once
         assert wait_for(lambda: agent.value("fabricd_host_compliant", host="gpu1") == 1, 30), agent.log.read_text()
@@ -135,8 +137,10 @@ def test_enforce_repairs_a_driver_reload_within_one_interval(nshost: NsHost, tmp
         agent.stop()
 
 
-def test_device_event_triggers_a_reconcile_before_the_interval(nshost: NsHost, tmp_path: Path) -> None:
-    agent = AgentProc(nshost, tmp_path, "enforce", interval_s=600)
+def test_device_event_triggers_a_reconcile_before_the_interval(
+    nshost: NsHost, tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    agent = AgentProc(nshost, tmp_path, "enforce", interval_s=600, port=reserve_port())
     try:
         assert wait_for(lambda: agent.value("fabricd_host_compliant", host="gpu1") == 1, 30), agent.log.read_text()
         nshost.reload_driver()
@@ -149,8 +153,8 @@ def test_device_event_triggers_a_reconcile_before_the_interval(nshost: NsHost, t
         agent.stop()
 
 
-def test_audit_mode_reports_and_never_writes(nshost: NsHost, tmp_path: Path) -> None:
-    agent = AgentProc(nshost, tmp_path, "audit", interval_s=2)
+def test_audit_mode_reports_and_never_writes(nshost: NsHost, tmp_path: Path, reserve_port: Callable[[], int]) -> None:
+    agent = AgentProc(nshost, tmp_path, "audit", interval_s=2, port=reserve_port())
     try:
         assert wait_for(lambda: agent.value("fabricd_host_compliant", host="gpu1") == 0, 30), agent.log.read_text()
         text = agent.metrics()

@@ -14,11 +14,10 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from labports import lab_port_count, move_lab_ports, reserved_ports
+from labports import move_lab_ports
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -32,17 +31,14 @@ def _run(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.Comp
 
 @pytest.fixture
 def cabling_lab(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_main: Run
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_main: Run, reserve_port: Callable[[], int]
 ) -> Iterator[tuple[Path, Run, Callable[..., None]]]:
     """A copy of inventory/lab on free ports with a private state dir; yields the inventory, the real entry point
     run in-process, and ``up(*faults)`` that (re)starts ``fabricd lab up`` (a daemon) with those faults. The ports are
-    held by this process meanwhile (:func:`labports.reserved_ports`): no other process takes one between restarts."""
-    stack = ExitStack()
+    held by this process until the test ends (``reserve_port``): no other process takes one between restarts."""
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    # held for the fixture's life: up() restarts the daemon on the same ports
-    ports = stack.enter_context(reserved_ports(lab_port_count(inv)))
-    move_lab_ports(inv, ports)
+    move_lab_ports(inv, reserve_port)  # up() restarts the daemon on the same ports
     state = tmp_path / "state"
     env = {**os.environ, "FABRICD_STATE_DIR": str(state)}
     for var in ("FABRICD_INVENTORY", "FABRICD_OUTPUT"):
@@ -72,7 +68,6 @@ def cabling_lab(
         yield inv, run, up
     finally:
         down()
-        stack.close()
 
 
 def test_clean_then_swapped_cables_named_with_the_fix(

@@ -13,10 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from labports import move_lab_ports
 from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab, write_lab_credentials
 
 from fabricd.audit.report import AuditReport, Status
@@ -177,12 +176,6 @@ def test_unreachable_switch_is_reported_not_raised(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _run(*args: str, env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([FABRICD, *args], capture_output=True, text=True, timeout=timeout, env=env, check=False)
 
@@ -191,13 +184,14 @@ Main = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
-def cli_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_main: Main) -> Iterator[tuple[Path, Main]]:
-    """``fabricd lab up`` (a daemon, so a subprocess) on a copy of inventory/lab with free ports and a private state
-    dir; yields the inventory and the real entry point (``fabricd.cli.main.main``) run in-process."""
+def cli_lab(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_main: Main, reserve_port: Callable[[], int]
+) -> Iterator[tuple[Path, Main]]:
+    """``fabricd lab up`` (a daemon, so a subprocess) on a copy of inventory/lab with held free ports and a private
+    state dir; yields the inventory and the real entry point (``fabricd.cli.main.main``) run in-process."""
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    switches = inv / "switches.yml"
-    switches.write_text(re.sub(r"port: 102\d\d", lambda m: f"port: {_free_port()}", switches.read_text()))
+    move_lab_ports(inv, reserve_port)
     state = tmp_path / "state"
     env = {**os.environ, "FABRICD_STATE_DIR": str(state)}
     for var in ("FABRICD_INVENTORY", "FABRICD_OUTPUT"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -215,18 +216,17 @@ def test_unknown_host_key_fails_that_device_only(tmp_path: Path) -> None:
     assert [d["device"] for d in index["devices"]] == ["leaf1-sonic"]
 
 
-def test_cli_exit_3_when_a_switch_cannot_be_reached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exit_3_when_a_switch_cannot_be_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reserve_port: Callable[[], int]
+) -> None:
     """`fabricd capture` on an inventory whose switch listens nowhere: per-device result, exit 3 (CLI contract)."""
     import shutil
-    import socket
 
     from fabricd.cli.main import build_app
 
     inv = tmp_path / "inv"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = reserve_port()  # nothing listens there
     text = (inv / "switches.yml").read_text()
     (inv / "switches.yml").write_text(text.replace("port: 10221}", f"port: {port}}}"))
     monkeypatch.setenv("FABRICD_STATE_DIR", str(tmp_path / "state"))

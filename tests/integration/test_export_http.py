@@ -12,14 +12,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import bcrypt
@@ -143,12 +142,6 @@ def test_bad_web_config_is_a_located_error(host: ReplayHost, tmp_path: Path) -> 
     assert res.returncode == 2 and "keyfile" in res.stderr and "unknown key" in res.stderr
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def prometheus_bin() -> Iterator[str]:
     path = shutil.which("prometheus")
@@ -165,10 +158,12 @@ def query(base: str, expr: str) -> list[dict[str, object]]:
     return list(data["data"]["result"])
 
 
-def test_real_prometheus_scrapes_the_exporter(host: ReplayHost, tmp_path: Path, prometheus_bin: str) -> None:
+def test_real_prometheus_scrapes_the_exporter(
+    host: ReplayHost, tmp_path: Path, prometheus_bin: str, reserve_port: Callable[[], int]
+) -> None:
     proc, url = start(["export", "host", "--root", str(host.root), "--listen", "127.0.0.1:0"])
     target = url.split("//", 1)[1].split("/", 1)[0]
-    port = free_port()
+    port = reserve_port()  # Prometheus's (it does not report a port 0 it bound)
     cfg = tmp_path / "prometheus.yml"
     cfg.write_text(
         "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: fabricd-host\n"

@@ -15,10 +15,11 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from wdhelpers import free_port, get, wait_for
+from wdhelpers import get, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -139,8 +140,10 @@ def test_without_infiniband_diags_the_error_says_what_to_install(tmp_path: Path)
 
 
 @pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian package prometheus)")
-def test_served_exposition_passes_promtool(standins: dict[str, str], tmp_path: Path) -> None:
-    port = free_port()
+def test_served_exposition_passes_promtool(
+    standins: dict[str, str], tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    port = reserve_port()
     proc = subprocess.Popen(
         [FABRICD, "export", "ib", "--listen", f"127.0.0.1:{port}"],
         env=standins,

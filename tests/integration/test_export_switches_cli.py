@@ -10,11 +10,11 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from labports import lab_port_count, move_lab_ports, reserved_ports
+from labports import move_lab_ports
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -26,14 +26,13 @@ def run(*args: str, env: dict[str, str], timeout: int = 180) -> subprocess.Compl
 
 
 @pytest.fixture
-def switch_lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+def switch_lab(tmp_path: Path, reserve_port: Callable[[], int]) -> Iterator[tuple[Path, dict[str, str]]]:
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
     env.pop("FABRICD_INVENTORY", None)
-    with reserved_ports(lab_port_count(inv)) as ports:  # held until the daemon listens on them
-        move_lab_ports(inv, ports)
-        up = run("lab", "up", str(inv), env=env)
+    move_lab_ports(inv, reserve_port)  # held until the test ends
+    up = run("lab", "up", str(inv), env=env)
     if up.returncode != 0:
         pytest.fail(f"fabricd lab up failed: {up.stderr}")
     try:
@@ -44,7 +43,7 @@ def switch_lab(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
 
 def test_export_switches_once_against_the_lab(switch_lab: tuple[Path, dict[str, str]]) -> None:
     """Guaranteed under load: the lab's twelve ports are held by this process until its daemon listens on them
-    (:func:`labports.reserved_ports`), so no other process can take one between the pick and the bind."""
+    (the ``reserve_port`` fixture), so no other process can take one between the pick and the bind."""
     inv, env = switch_lab
     for args in (
         ("leaf1-sonic", "pause", "--port", "Ethernet0", "--packets", "1234"),

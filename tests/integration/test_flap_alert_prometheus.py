@@ -11,7 +11,7 @@ counters``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,19 +29,21 @@ CASES = {
 
 
 @pytest.fixture(params=sorted(CASES))
-def flapping_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], str]]:
+def flapping_lab(
+    request: pytest.FixtureRequest, tmp_path: Path, reserve_port: Callable[[], int]
+) -> Iterator[tuple[Path, dict[str, str], str]]:
     switch, port, _, _ = CASES[request.param]
-    with faulty_lab(tmp_path, f"{switch}:flap={port}") as (inv, env):
+    with faulty_lab(tmp_path, f"{switch}:flap={port}", reserve_port) as (inv, env):
         yield inv, env, request.param
 
 
 @needs_prometheus
 def test_flapping_switch_port_fires_link_flapping(
-    flapping_lab: tuple[Path, dict[str, str], str], tmp_path: Path
+    flapping_lab: tuple[Path, dict[str, str], str], tmp_path: Path, reserve_port: Callable[[], int]
 ) -> None:
     inv, env, platform = flapping_lab
     switch, port, steady_port, steady_value = CASES[platform]
-    prom = Watched(inv, env, switch, REPO / "exporters" / "rules" / "fabricd.rules.yml", tmp_path)
+    prom = Watched(inv, env, switch, REPO / "exporters" / "rules" / "fabricd.rules.yml", tmp_path, reserve=reserve_port)
     try:
         series = wait_for(lambda: prom.query(f'fabricd_switch_carrier_transitions_total{{switch="{switch}"}}'), 60)
         assert series, prom.tails()

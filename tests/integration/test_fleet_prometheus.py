@@ -14,14 +14,14 @@ import sys
 import time
 import urllib.parse
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from nshost import NsHost, can_netns
-from wdhelpers import Proc, free_port, get, wait_for
+from wdhelpers import Proc, get, wait_for
 
 from fabricd import settings
 from fabricd.intent.host import host_intent
@@ -59,12 +59,14 @@ def ns_hosts(tmp_path: Path) -> Iterator[dict[str, NsHost]]:
             h.close()
 
 
-def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str, NsHost], tmp_path: Path) -> None:
+def test_audit_fleet_names_drifted_stopped_and_missing_hosts(
+    ns_hosts: dict[str, NsHost], tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     assert PROMETHEUS is not None
     procs: list[Proc] = []
     env = dict(os.environ, FABRICD_STATE_DIR=str(tmp_path / "state"), FABRICD_APPLY_LOCK_DIR=str(tmp_path / "lock"))
     modes = {"gpu1": "enforce", "gpu2": "audit", "gpu3": "enforce"}
-    ports = {name: free_port() for name in ns_hosts}
+    ports = {name: reserve_port() for name in ns_hosts}
     agents: dict[str, Proc] = {}
     try:
         for name, h in ns_hosts.items():
@@ -92,7 +94,7 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
                 env,
             )
             procs.append(agents[name])
-        prom_port = free_port()
+        prom_port = reserve_port()
         prom = f"http://127.0.0.1:{prom_port}"
         cfg = tmp_path / "prometheus.yml"
         cfg.write_text(
@@ -202,8 +204,8 @@ def test_audit_fleet_names_drifted_stopped_and_missing_hosts(ns_hosts: dict[str,
             p.stop()
 
 
-def test_unreachable_prometheus_is_exit_3_without_traceback(tmp_path: Path) -> None:
-    port = free_port()
+def test_unreachable_prometheus_is_exit_3_without_traceback(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
+    port = reserve_port()
     t0 = time.monotonic()
     res = subprocess.run(
         [FABRICD, "audit", "fleet", "--prometheus", f"http://127.0.0.1:{port}"],

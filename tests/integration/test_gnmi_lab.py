@@ -6,7 +6,10 @@ reported stale and recovers by re-subscribing."""
 from __future__ import annotations
 
 import dataclasses
+import gc
+import logging
 import secrets
+import threading
 import time
 from pathlib import Path
 
@@ -279,3 +282,51 @@ def test_capture_gnmi_writes_a_scrubbed_replayable_capture(tmp_path: Path) -> No
     assert replayed is not None and live_counters is not None
     assert replayed.as_dict() == live_counters.as_dict()
     assert any(p.frames == 4321 for p in replayed.pfc)
+
+
+def _teardown_noise(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What asyncio and gRPC logged at WARNING or above (a pending task destroyed, a completion handed to a closed
+    loop, an RPC's coroutine closed unfinished), after a collection so a dropped pending task is reported now."""
+    gc.collect()
+    return [f"{r.name}: {r.getMessage()}" for r in caplog.records if not r.name.startswith("fabricd")]
+
+
+def _gnmi_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "fabricd-gnmi"}
+
+
+def test_closing_the_poller_mid_stream_ends_it_cleanly(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """close() while updates stream in (EOS's several streams and SONiC's, every second) ends every stream: the
+    poller's thread is gone when close() returns, and nothing logs teardown noise, neither on fabricd's loop nor on
+    the lab's (which, still running, would hand a late gRPC completion to the closed loop). Several rounds: each
+    close lands at another point of a stream."""
+    caplog.set_level(logging.WARNING)
+    names = ("leaf2-eos", "leaf1-sonic")
+    _, _, password, tls, thread = _lab(tmp_path, names=names)
+    with thread as lab:
+        targets = _targets(lab, names)
+        for _ in range(5):
+            before = _gnmi_threads()
+            gnmi = _gnmi(lab, password, tls, targets, interval_s=1.0, timeout_s=30)
+            assert all(r.counters is not None for r in gnmi.poll())
+            time.sleep(1.0)
+            gnmi.close()
+            assert not _gnmi_threads() - before, "the poller's thread still runs after close()"
+            time.sleep(0.2)  # the lab's loop runs on: a late completion for the closed loop would be logged now
+            assert not _teardown_noise(caplog)
+    assert not _teardown_noise(caplog)
+
+
+def test_stopping_the_lab_mid_stream_leaves_no_rpc_running(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The lab stopped while a poller streams from it: its gNMI servers' RPCs end before its loop closes (no
+    "Task was destroyed but it is pending!" for them), and the poller, closed after, ends cleanly too."""
+    caplog.set_level(logging.WARNING)
+    names = ("leaf2-eos", "leaf1-sonic")
+    for _ in range(3):
+        _, _, password, tls, thread = _lab(tmp_path, names=names)
+        with thread as lab:
+            gnmi = _gnmi(lab, password, tls, _targets(lab, names), interval_s=1.0, timeout_s=30)
+            assert all(r.counters is not None for r in gnmi.poll())
+            time.sleep(1.0)
+        gnmi.close()
+        assert not _teardown_noise(caplog)

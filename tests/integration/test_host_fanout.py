@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,6 @@ import pytest
 import yaml
 from nshost import NsHost, can_netns
 from sshhosts import SshHosts, client_identity
-from wdhelpers import free_port
 
 from fabricd import settings
 from fabricd.intent.host import host_intent
@@ -70,7 +69,7 @@ class Fleet:
 
 
 @pytest.fixture()
-def fleet(tmp_path: Path) -> Iterator[Fleet]:
+def fleet(tmp_path: Path, reserve_port: Callable[[], int]) -> Iterator[Fleet]:
     why = can_netns()
     if why:
         pytest.skip(why)
@@ -96,7 +95,7 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
                 ports[name] = ssh.add(name, env).port
             # an impostor: a server that would run the command, but with a key known_hosts does not have
             ports[IMPOSTOR] = ssh.add(IMPOSTOR, dict(os.environ)).port
-            ports[UNREACHABLE] = free_port()  # nothing listens there
+            ports[UNREACHABLE] = reserve_port()  # nothing listens there
             hosts_yml = inv / "hosts.yml"
             doc = yaml.safe_load(hosts_yml.read_text())
             for h in doc["hosts"]:

@@ -19,13 +19,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from wdhelpers import free_port, get, wait_for
+from wdhelpers import get, wait_for
 
 from fabricd_lab.replay import ReplayHost, ReplayNic
 from fabricd_lab.stormgen import StormGen
@@ -123,20 +123,20 @@ def _assert_survives(proc: subprocess.Popen[bytes], port: int, path: str, expect
             s.close()
 
 
-def test_exporter_under_1100_idle_connections(tmp_path: Path) -> None:
+def test_exporter_under_1100_idle_connections(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
     host = ReplayHost(tmp_path / "root", [ReplayNic("ens1f0np0", "mlx5_0")])
     host.build()
-    port = free_port()
+    port = reserve_port()
     log = tmp_path / "export.log"
     with _process(["export", "host", "--root", str(tmp_path / "root"), "--listen", f"127.0.0.1:{port}"], log) as proc:
         assert wait_for(lambda: _up(f"http://127.0.0.1:{port}/metrics"), 20), log.read_text()
         _assert_survives(proc, port, "/metrics", "fabricd_scrape_collector_success", log)
 
 
-def test_agent_under_1100_idle_connections(tmp_path: Path) -> None:
+def test_agent_under_1100_idle_connections(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
     host = ReplayHost(tmp_path / "root", [ReplayNic("ens1f0np0", "mlx5_0")])
     host.build()
-    port = free_port()
+    port = reserve_port()
     log = tmp_path / "agent.log"
     with _process(
         [
@@ -163,12 +163,14 @@ def test_agent_under_1100_idle_connections(tmp_path: Path) -> None:
         _assert_survives(proc, port, "/status", '"version"', log)
 
 
-def test_serve_under_1100_idle_connections_and_api_load_still_detects_storms(tmp_path: Path) -> None:
+def test_serve_under_1100_idle_connections_and_api_load_still_detects_storms(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     root = tmp_path / "root"
     host = ReplayHost(root, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)])
     host.build()
     gen = StormGen(host, traffic_pps=10_000).start()
-    port = free_port()
+    port = reserve_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "serve.log"
     try:
@@ -232,10 +234,12 @@ def test_serve_under_1100_idle_connections_and_api_load_still_detects_storms(tmp
         gen.close()
 
 
-def test_slowloris_holds_only_its_slot_until_the_header_deadline(tmp_path: Path) -> None:
+def test_slowloris_holds_only_its_slot_until_the_header_deadline(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     host = ReplayHost(tmp_path / "root", [ReplayNic("ens1f0np0", "mlx5_0")])
     host.build()
-    port = free_port()
+    port = reserve_port()
     log = tmp_path / "export.log"
     with _process(
         [
@@ -279,14 +283,14 @@ def test_slowloris_holds_only_its_slot_until_the_header_deadline(tmp_path: Path)
                 s.close()
 
 
-def test_password_flood_does_not_slow_a_proven_scraper(tmp_path: Path) -> None:
+def test_password_flood_does_not_slow_a_proven_scraper(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
     import bcrypt
 
     web = tmp_path / "web.yml"
     web.write_text("basic_auth_users:\n  prom: " + bcrypt.hashpw(b"secret", bcrypt.gensalt(10)).decode() + "\n")
     host = ReplayHost(tmp_path / "root", [ReplayNic("ens1f0np0", "mlx5_0")])
     host.build()
-    port = free_port()
+    port = reserve_port()
     url = f"http://127.0.0.1:{port}/metrics"
     log = tmp_path / "export.log"
     good = "Basic " + base64.b64encode(b"prom:secret").decode()

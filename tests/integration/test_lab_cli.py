@@ -14,12 +14,11 @@ import socket
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labports import lab_port_count, move_lab_ports, reserved_ports
+from labports import move_lab_ports
 
 pytestmark = pytest.mark.integration
 
@@ -27,22 +26,12 @@ REPO = Path(__file__).resolve().parents[2]
 FABRICD = [sys.executable, "-c", "from fabricd.cli.main import main; main()"]
 
 
-@pytest.fixture
-def held() -> Iterator[ExitStack]:
-    """What a test holds until it ends: the lab's ports (see :func:`_inventory`)."""
-    with ExitStack() as stack:
-        yield stack
-
-
-def _inventory(tmp: Path, held: ExitStack | None = None) -> Path:
-    """A copy of inventory/lab on free ports. With ``held`` (a test that starts the lab) the ports are held by this
-    process until the test ends (:func:`labports.reserved_ports`), so no other process takes one before the daemon
-    binds it; without, they are released at once (a test whose ``lab up`` is refused before the daemon starts)."""
+def _inventory(tmp: Path, reserve: Callable[[], int]) -> Path:
+    """A copy of inventory/lab on ports ``reserve`` holds until the test ends (the ``reserve_port`` fixture), so no
+    other process takes one before the daemon binds it."""
     inv = tmp / "inv"
     shutil.copytree(REPO / "inventory" / "lab", inv)
-    with ExitStack() as now:
-        ports = (held or now).enter_context(reserved_ports(lab_port_count(inv)))
-        move_lab_ports(inv, ports)
+    move_lab_ports(inv, reserve)
     return inv
 
 
@@ -52,8 +41,8 @@ def _run(args: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> su
     return proc
 
 
-def test_lab_up_push_diff_rollback_down(tmp_path: Path, held: ExitStack) -> None:
-    inv = _inventory(tmp_path, held)
+def test_lab_up_push_diff_rollback_down(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
+    inv = _inventory(tmp_path, reserve_port)
     env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
     env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), COLUMNS="200", HOME=str(tmp_path))
     up = _run(["lab", "up", str(inv), "--latency", "rtt_ms=2", "--output", "json"], env)
@@ -109,8 +98,8 @@ def test_lab_up_push_diff_rollback_down(tmp_path: Path, held: ExitStack) -> None
     assert not (tmp_path / "state" / "lab" / "password").exists()
 
 
-def test_push_without_password_or_lab_is_a_clear_error(tmp_path: Path) -> None:
-    inv = _inventory(tmp_path)
+def test_push_without_password_or_lab_is_a_clear_error(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
+    inv = _inventory(tmp_path, reserve_port)
     env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
     env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), HOME=str(tmp_path))
     res = _run(["push", str(inv), "--yes", "--device", "leaf2-eos", "--output", "json"], env, ok=(3,))
@@ -125,11 +114,13 @@ def test_push_without_password_or_lab_is_a_clear_error(tmp_path: Path) -> None:
     assert "'commit=2s' is not NAME=MS" in bad.stderr and "commit_ms" in bad.stderr
 
 
-def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: Path, held: ExitStack) -> None:
+def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     """An inventory that names a known_hosts file the lab did not write (here a stand-in for ~/.ssh/known_hosts)
     is refused before anything starts, and the file is left as it was; one that reads the password from an
     environment variable gets the export line."""
-    inv = _inventory(tmp_path, held)
+    inv = _inventory(tmp_path, reserve_port)
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path)}
     theirs = tmp_path / "user_known_hosts"
     theirs.write_text(
@@ -152,14 +143,15 @@ def test_lab_up_writes_only_its_own_files_and_prints_the_export_line(tmp_path: P
         _run(["lab", "down"], env)
 
 
-def test_lab_up_names_a_gnmi_port_already_in_use(tmp_path: Path) -> None:
+def test_lab_up_names_a_gnmi_port_already_in_use(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
     """A gNMI port someone else holds stops `lab up` with the switch and the port named, before the daemon starts."""
-    inv = _inventory(tmp_path)
+    inv = _inventory(tmp_path, reserve_port)
     first = re.search(r"telemetry: \{gnmi: \{port: (\d+)\}\}", (inv / "switches.yml").read_text())
     assert first is not None, "the lab inventory pins no gNMI port"
     env = {k: v for k, v in os.environ.items() if k != "FABRICD_LAB_PASSWORD"}
     env.update(FABRICD_STATE_DIR=str(tmp_path / "state"), COLUMNS="200", HOME=str(tmp_path))
-    with socket.socket() as holder:
+    with socket.socket() as holder:  # binds beside this test's reservation (SO_REUSEADDR), then listens: in use
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         holder.bind(("127.0.0.1", int(first.group(1))))
         holder.listen()
         up = _run(["lab", "up", str(inv)], env, ok=(1, 2))

@@ -11,7 +11,7 @@ power, ``link phy-detail`` for the pre-FEC BER)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -26,9 +26,11 @@ CASES = {"sonic": ("leaf1-sonic", "Ethernet0", "Ethernet8"), "cumulus_nvue": ("s
 
 
 @pytest.fixture(params=sorted(CASES))
-def degraded_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], str]]:
+def degraded_lab(
+    request: pytest.FixtureRequest, tmp_path: Path, reserve_port: Callable[[], int]
+) -> Iterator[tuple[Path, dict[str, str], str]]:
     switch, port, _ = CASES[request.param]
-    with faulty_lab(tmp_path, f"{switch}:degrade-optic={port}") as (inv, env):
+    with faulty_lab(tmp_path, f"{switch}:degrade-optic={port}", reserve_port) as (inv, env):
         yield inv, env, request.param
 
 
@@ -48,10 +50,12 @@ def rules_with_short_for(tmp: Path) -> Path:
 
 
 @needs_prometheus
-def test_degrading_optic_fires_rx_power_low(degraded_lab: tuple[Path, dict[str, str], str], tmp_path: Path) -> None:
+def test_degrading_optic_fires_rx_power_low(
+    degraded_lab: tuple[Path, dict[str, str], str], tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     inv, env, platform = degraded_lab
     switch, port, healthy_port = CASES[platform]
-    prom = Watched(inv, env, switch, rules_with_short_for(tmp_path), tmp_path)
+    prom = Watched(inv, env, switch, rules_with_short_for(tmp_path), tmp_path, reserve=reserve_port)
     try:
         series = wait_for(lambda: prom.query(f'fabricd_switch_optic_rx_power_dbm{{switch="{switch}"}}'), 60)
         assert series, prom.tails()

@@ -11,12 +11,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from wdhelpers import Receiver, free_port, get, wait_for
+from wdhelpers import Receiver, get, wait_for
 
 from fabricd_lab.replay import ReplayHost, ReplayNic
 from fabricd_lab.stormgen import StormGen
@@ -39,12 +39,12 @@ def shm_dir(tmp_path: Path) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def test_serve_storm_end_to_end_and_sigterm(shm_dir: Path) -> None:
+def test_serve_storm_end_to_end_and_sigterm(shm_dir: Path, reserve_port: Callable[[], int]) -> None:
     host = ReplayHost(shm_dir, [ReplayNic("ens1f0np0", "mlx5_0", channels=0)])
     host.build()
     gen = StormGen(host, traffic_pps=10_000).start()
     hook = Receiver()
-    port = free_port()
+    port = reserve_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [

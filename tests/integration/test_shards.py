@@ -16,13 +16,13 @@ import shutil
 import subprocess
 import sys
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from wdhelpers import free_port, get, wait_for
+from wdhelpers import get, wait_for
 
 from fabricd.capture import capture_all
 from fabricd.inventory import load_inventory
@@ -124,12 +124,14 @@ def test_adding_a_switch_moves_no_other_switch(fleet: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")
-def test_prometheus_hashmod_agrees_with_each_replica(fleet: Path, tmp_path: Path) -> None:
+def test_prometheus_hashmod_agrees_with_each_replica(
+    fleet: Path, tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     """Two serving replicas scraped by a real Prometheus that relabels each series with its own hashmod of the
     switch name (``shard_by_prometheus``) next to the replica's shard (``replica``): they must be equal for every
     switch, and every switch must be up exactly once."""
-    ports = [free_port() for _ in range(2)]
-    prom_port = free_port()
+    ports = [reserve_port() for _ in range(2)]
+    prom_port = reserve_port()
     cfg = {
         "global": {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "2s"},
         "scrape_configs": [
@@ -236,7 +238,7 @@ def test_serve_polls_only_its_shard_of_the_inventory(tmp_path: Path) -> None:
                 "--duration",
                 "1.5",
                 "--listen",
-                f"127.0.0.1:{free_port()}",
+                "127.0.0.1:0",  # the test never connects: the OS picks
                 "--switch-timeout-s",
                 "0.5",
                 "--output",

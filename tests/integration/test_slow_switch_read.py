@@ -12,10 +12,11 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labports import lab_port_count, move_lab_ports, reserved_ports
+from labports import move_lab_ports
 from switchlab import LEAVES, switch_lab
 
 from fabricd.deploy.pipeline import drift
@@ -85,7 +86,9 @@ def test_an_implausible_running_config_is_a_failed_read(tmp_path: Path) -> None:
                     drv.plausible_config(text)
 
 
-def test_cli_diff_against_a_slow_nxos_is_drift_or_failure_never_all_missing(tmp_path: Path) -> None:
+def test_cli_diff_against_a_slow_nxos_is_drift_or_failure_never_all_missing(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     inv = tmp_path / "inv"
     shutil.copytree(REPO / "inventory" / "lab", inv)
     env = {k: v for k, v in os.environ.items() if k not in ("FABRICD_LAB_PASSWORD", "FABRICD_INVENTORY")}
@@ -94,9 +97,8 @@ def test_cli_diff_against_a_slow_nxos_is_drift_or_failure_never_all_missing(tmp_
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*FABRICD, *args], env=env, capture_output=True, text=True, timeout=240, check=False)
 
-    with reserved_ports(lab_port_count(inv)) as ports:  # held until the daemon listens on them
-        move_lab_ports(inv, ports)
-        up = run("lab", "up", str(inv), "--fault", f"leaf3-nxos:slow-ms={SLOW_MS}")
+    move_lab_ports(inv, reserve_port)  # held until the test ends
+    up = run("lab", "up", str(inv), "--fault", f"leaf3-nxos:slow-ms={SLOW_MS}")
     assert up.returncode == 0, up.stderr
     try:
         res = run("diff", str(inv), "--device", "leaf3-nxos", "--output", "json")

@@ -17,6 +17,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,13 +68,6 @@ class Silent:
         self.sock.close()
         for c in self.conns:
             c.close()
-
-
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def status(base: str) -> dict[str, Any]:
@@ -148,7 +142,7 @@ def check_log_lines(all_records: list[logging.LogRecord]) -> None:
 
 
 def test_bad_switches_back_off_and_never_slow_the_healthy_ones(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, reserve_port: Callable[[], int]
 ) -> None:
     """Guaranteed under load: the healthy switches stay fresh (a margin of about 4 at load 9 on 2 cores: at most
     0.4 s stale against 1.5 s), the down switch's dials are counted by back-off, and its failures equal its dials
@@ -156,7 +150,7 @@ def test_bad_switches_back_off_and_never_slow_the_healthy_ones(
     caplog.set_level(logging.INFO)
     root = ReplayHost(tmp_path / "gpu1", [ReplayNic("ens1f0np0", "mlx5_0", channels=0)]).build()
     silent = Silent()
-    down = {"port": closed_port()}
+    down = {"port": reserve_port()}  # nothing listens there
     fabric = lab_fabric()
     opts = DriverOptions(read_timeout_s=5.0, conn_timeout_s=3.0)  # a hung dial holds its thread for 3 s
     with switch_lab(tmp_path / "lab", names=(*HEALTHY, DOWN)) as lab:

@@ -23,14 +23,14 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from switchlab import write_lab_credentials
-from wdhelpers import Proc, Receiver, free_port, get, wait_for
+from wdhelpers import Proc, Receiver, get, wait_for
 
 from fabricd_lab.replay import ReplayHost, ReplayNic
 from fabricd_lab.stormgen import StormGen
@@ -79,7 +79,9 @@ def query(prom: str, expr: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="prometheus not installed (Debian package prometheus)")
-def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path) -> None:
+def test_storm_alert_webhook_and_origin_on_the_lab(
+    tmp_path: Path, shm_dir: Path, reserve_port: Callable[[], int]
+) -> None:
     assert PROMETHEUS is not None
     fabric_inv = REPO / "inventory" / "lab"
     password = secrets.token_urlsafe(12)
@@ -96,12 +98,12 @@ def test_storm_alert_webhook_and_origin_on_the_lab(tmp_path: Path, shm_dir: Path
         with runtime.LabThread(specs) as lab:
             inv = lab_inventory_at_ports(tmp_path, {n: lab.endpoint(n).port for n in SWITCHES})
             write_lab_credentials(tmp_path / "state", password)  # the files inventory/lab names
-            serve_port, prom_port = free_port(), free_port()
+            serve_port, prom_port = reserve_port(), reserve_port()
             serve_url, prom = f"http://127.0.0.1:{serve_port}", f"http://127.0.0.1:{prom_port}"
 
             am_url = None
             if ALERTMANAGER is not None:
-                am_port = free_port()
+                am_port = reserve_port()
                 am_url = f"http://127.0.0.1:{am_port}"
                 am_cfg = tmp_path / "alertmanager.yml"
                 am_cfg.write_text(

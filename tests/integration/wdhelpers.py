@@ -1,10 +1,9 @@
-"""Helpers of the integration tests that start servers: free ports, HTTP GET, polling, a child process that is always
-stopped, a webhook receiver."""
+"""Helpers of the integration tests that start servers: HTTP GET, polling, a child process that is always stopped,
+a webhook receiver. A server's port comes from the ``reserve_port`` fixture (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import threading
 import time
@@ -13,12 +12,6 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def get(url: str, timeout: float = 5.0) -> tuple[int, str]:

@@ -79,7 +79,9 @@ class SyncFacade:
                     yield loop.run_until_complete(agen.__anext__())
                 except StopAsyncIteration:
                     return
-        finally:
+        finally:  # a test that stops reading leaves the servicer mid-stream: end it on its loop, then close that
+            loop.run_until_complete(agen.aclose())
+            loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
 

@@ -11,6 +11,7 @@ import json
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -171,11 +172,11 @@ def test_corrupted_payload_is_reported_not_hidden(sysroot: Path, op: Op) -> None
 
 
 @pytest.mark.integration  # the out-of-band TCP exchange over loopback
-def test_unreachable_peer_is_a_clear_error_before_any_verbs_resource(sysroot: Path) -> None:
+def test_unreachable_peer_is_a_clear_error_before_any_verbs_resource(
+    sysroot: Path, reserve_port: Callable[[], int]
+) -> None:
     fabric = FakeFabric()
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = reserve_port()  # nothing listens there
     with pytest.raises(TrafficError) as err:
         run_client(
             "127.0.0.1",

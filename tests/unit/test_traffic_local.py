@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -132,11 +132,11 @@ def test_client_bad_options_are_exit_2_with_the_reason(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration  # binds a loopback port
-def test_client_unreachable_peer_is_exit_3_through_the_real_entry_point(tmp_path: Path) -> None:
+def test_client_unreachable_peer_is_exit_3_through_the_real_entry_point(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
     root = fake_sysfs(tmp_path)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = reserve_port()  # nothing listens there
     r = subprocess.run(
         [
             sys.executable,
