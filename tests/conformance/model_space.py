@@ -387,10 +387,11 @@ def fabrics(draw: st.DrawFn) -> dict[str, Any]:
     links: list[dict[str, Any]] = []
     for i, platform in enumerate(platforms):
         ports = draw(st.lists(port_names(platform), min_size=2, max_size=4, unique=True))
-        # descriptions and MTUs mostly as inventories write them (a word; 9216, which every NOS takes on every
-        # port mode), else anywhere the model allows: validate must refuse what a NOS does not take
+        # descriptions and MTUs mostly as inventories write them (a word; one MTU per switch, 9214, the largest EOS
+        # takes, or 9216, the NX-OS switchport jumbo), else anywhere the model allows: validate must refuse what a
+        # NOS does not take
         described = st.one_of(st.none(), mostly(idents, cli_text))
-        mtus = mostly(st.just(9216), st.integers(576, 9216))
+        mtus = mostly(st.just(draw(st.sampled_from([9214, 9216]))), st.integers(576, 9216))
         port_docs = [
             {**draw(from_model(Port, name=st.just(p), description=described, mtu=mtus)), "name": p} for p in ports
         ]
