@@ -35,9 +35,10 @@ RULES = DeviceRules(
             "EOS User Manual, 'Support for Layer 3 MTU on 7280R3/7500R3/7800R3': `mtu` on routed interfaces and SVIs, "
             "'MTU sizes ranging from 68 to 9214 bytes' (arista.com/um-eos/eos-support-for-layer-3-mtu-on-"
             "7280r37500r37800r3); Arista's rbeapi (ipinterfaces.rb set_mtu, since EOS 4.13.7M) and puppet-eos "
-            "(eos_ipinterface) also state 68-9214. The parser takes <68-65535> (AVD avd#3274, cEOS `mtu ?`; AVD's "
-            f"{AVD} ethernet_interfaces[].mtu 68-65535); above the platform's maximum EOS answers '% Max MTU for "
-            "Ethernet4 is 9194' (a virtual EOS, ipspace/netlab#1890; vEOS/cEOS/CloudEOS cap at 9194, avd#4338). "
+            "(eos_ipinterface) also state 68-9214. The parser takes <68-65535> (cEOS `mtu ?` in "
+            f"aristanetworks/avd#3274; {AVD} ethernet_interfaces[].mtu 68-65535); above the platform's maximum EOS "
+            "answers '% Max MTU for Ethernet4 is 9194' (a virtual EOS, ipspace/netlab#1890; vEOS/cEOS/CloudEOS cap "
+            "at 9194, aristanetworks/avd#4338). "
             "No per-model maximum for 7050X/7060X/7280R/7800R was found: the inventory has no hardware model, so "
             "fabricd takes the documented 68-9214 on every EOS switch"
         ),
