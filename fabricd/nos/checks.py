@@ -206,9 +206,11 @@ def device_name_length(ctx: Context) -> Iterator[Finding]:
     title="Port MTUs are ones the NOS takes in the port's mode",
     why="A Nexus 9000 Layer 2 port (fabricd renders `switchport` on a port that carries a VLAN) takes only the "
     "default 1500 or the system jumbo MTU ('ERROR: MTU can only be default or system jumbo MTU', Cisco TechNote "
-    "118994); routed ports take a range. One fabric-wide MTU such as 9214 then fails on every NX-OS switchport.",
+    "118994); routed ports take a range. One fabric-wide MTU such as 9214 then fails on every NX-OS switchport, "
+    "and the model's default 9216 fails on every EOS port: EOS's `mtu` is the IP MTU, 68-9214 ('% Max MTU for "
+    "Ethernet1 is 9214').",
     fix="on the NOS's Layer 2 ports use one of the MTUs it takes (NX-OS: 1500 or 9216), or take the port out of "
-    "its VLANs",
+    "its VLANs; elsewhere stay in the NOS's range (EOS: at most 9214)",
 )
 def port_mtu_mode(ctx: Context) -> Iterator[Finding]:
     intents = switch_intents(ctx)
@@ -232,8 +234,10 @@ def port_mtu_mode(ctx: Context) -> Iterator[Finding]:
                 yield Finding(
                     ("switches", i, "ports", j, "mtu"),
                     f"{sw.name}: {port.name} MTU is outside {_title(sw.platform.value)}'s range",
-                    expected=f"{lo}-{hi}",
+                    expected=f"{lo}-{hi} ({rule.source.ref.split(':')[0]})",
                     got=str(port.mtu),
+                    hint=f"set mtu: {min(max(port.mtu, lo), hi)} on the port (or in the `port:` defaults of a group "
+                    f"only {_title(sw.platform.value)} switches list), and the same on the other end of its links",
                 )
 
 

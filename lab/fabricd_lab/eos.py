@@ -9,7 +9,11 @@ priority-flow-control templates):
   diff; ``commit`` replaces the running config; ``commit timer hh:mm:ss`` commits and reverts unless
   ``configure session NAME commit`` confirms in time; ``abort`` discards (and reverts a pending timer);
 - ``configure checkpoint save NAME`` / ``configure replace checkpoint:NAME``;
-- bad lines answer ``% Invalid input``, ``% Invalid input (at token N: 'x')`` or ``% Incomplete command``.
+- bad lines answer ``% Invalid input``, ``% Invalid input (at token N: 'x')`` or ``% Incomplete command``;
+- an interface ``mtu`` parses as ``<68-65535>`` (cEOS ``mtu ?``, aristanetworks/avd#3274) and a value above the
+  platform's maximum answers ``% Max MTU for Ethernet1 is 9214`` and is not applied (the wording of a virtual EOS,
+  ipspace/netlab#1890, which caps at 9194; the simulator stands for a hardware switch, whose documented maximum is
+  9214: EOS User Manual, "Support for Layer 3 MTU on 7280R3/7500R3/7800R3").
 
 Counter output, each in the shape fabricd/nos/arista_eos/show.py documents with its source:
 ``show interfaces counters queue detail`` follows the captured format (ntc-templates);
@@ -38,6 +42,8 @@ from .textconfig import Node
 from .treecli import ModalShell, TreeSwitch, split_pipes
 
 _UNITS = "(bytes|kbytes|mbytes|segments|milliseconds|microseconds)"
+MAX_MTU = 9214
+"""The largest interface ``mtu`` (the IP MTU) the EOS User Manual documents: 'MTU sizes ranging from 68 to 9214'."""
 _PFC_LINES = (
     Rule.of("priority-flow-control (on|off)", key=1),
     Rule.of("priority-flow-control mode (on|off)", name="priority-flow-control"),
@@ -104,7 +110,7 @@ GRAMMAR: dict[str, tuple[Rule, ...]] = {
     ),
     "if": (
         Rule.of("description <rest>", key=1),
-        Rule.of("mtu <int:68-9216>", key=1),
+        Rule.of("mtu <int:68-65535>", key=1),  # the parser's range; MAX_MTU is checked after it (EosShell)
         Rule.of("l2 mtu <int:68-10178>", key=2),
         Rule.of("shutdown", name="shutdown"),
         Rule.of("no shutdown", name="shutdown"),
@@ -728,12 +734,25 @@ class EosShell(ModalShell):
         sw = self.switch
         if sw.faults.rejects(cmd):
             return Reply(self.invalid(tokens, 0))
+        refusal = self._over_max_mtu(tokens)
+        if refusal is not None:
+            return Reply(refusal)
         error = self.editor.apply(cmd)
         if error is not None:
             return Reply(self.invalid(tokens, error.bad_token))
         if self.session is None:
             sw.config_changed()
         return Reply()
+
+    def _over_max_mtu(self, tokens: list[str]) -> str | None:
+        """EOS's refusal of an interface ``mtu`` the parser takes but the platform cannot (module docstring)."""
+        assert self.editor is not None
+        frame = next((f for f in reversed(self.editor.stack) if f.mode == "if"), None)
+        if frame is None or len(tokens) != 2 or tokens[0] != "mtu" or not tokens[1].isdigit():
+            return None
+        if not MAX_MTU < int(tokens[1]) <= 65535:
+            return None  # taken, or the parser's own `% Invalid input`
+        return f"% Max MTU for {frame.tokens[1]} is {MAX_MTU}"
 
     def closed(self) -> None:
         """A dropped SSH session leaves its configuration session pending, as on EOS (nothing is applied)."""

@@ -22,7 +22,7 @@ What counts as *formatting only* (not a rejection), and nothing else:
 Every other difference is a rejected line: a fabricd line AVD does not print in the same block (``extra``), an AVD
 line fabricd does not print (``missing``), and each schema violation.
 
-Two EOS rules are outside AVD's schema and checked here on the structured config:
+Three EOS rules are outside AVD's schema and checked here on the structured config:
 
 - ``qos.map`` entries are free strings in AVD's schema; they are checked against the forms of AVD's schema examples
   (``"8 9 10 to traffic-class 1"`` for dscp/cos); the ``traffic-class ... to tx-queue`` form has no AVD example: those
@@ -30,7 +30,10 @@ Two EOS rules are outside AVD's schema and checked here on the structured config
 - strict-priority tx-queues above every round-robin (``no priority``) tx-queue: EOS schedules strict queues above the
   round-robin group, and a ``no priority`` queue above a strict one puts that strict queue into the round-robin group
   (EOS User Manual, QoS chapter, transmit queues; not in AVD's schema; fabricd's ``validate`` refuses it with
-  ``qos.eos_strict_below_round_robin``).
+  ``qos.eos_strict_below_round_robin``);
+- the interface ``mtu`` (the IP MTU): AVD's schema takes 68-65535, the EOS parser's range; EOS refuses more than the
+  platform's maximum (``% Max MTU for <interface> is <max>``), which the EOS User Manual documents as 68-9214
+  (:data:`EOS_L3_MTU_DOCUMENTED`).
 """
 
 from __future__ import annotations
@@ -46,6 +49,13 @@ from fabricd.nos.arista_eos.intent import EosSwitchIntent
 
 _FREE_MAP = re.compile(r"^(?P<values>\d+(?: \d+)*) to traffic-class (?P<tc>\d+)$")
 _TC_MAP = re.compile(r"^(?P<values>\d+(?: \d+)*) to tx-queue (?P<q>\d+)$")
+
+EOS_L3_MTU_DOCUMENTED = (68, 9214)
+"""EOS User Manual, "Support for Layer 3 MTU on 7280R3/7500R3/7800R3" (arista.com/um-eos/eos-support-for-layer-3-mtu-
+on-7280r37500r37800r3): "MTU is independently configurable on all routable interfaces. The switch supports MTU sizes
+ranging from 68 to 9214 bytes." Arista's rbeapi (lib/rbeapi/api/ipinterfaces.rb, set_mtu) and puppet-eos
+(lib/puppet/type/eos_ipinterface.rb) state 68-9214 too. Written here, not imported from the pack, so the pack's
+rule is checked against it."""
 
 
 @cache
@@ -181,6 +191,10 @@ def _rules(cfg: dict[str, Any]) -> tuple[list[str], int]:
         m = _TC_MAP.match(entry)
         if m is None or int(m.group("q")) > 7 or any(int(v) > 7 for v in m.group("values").split()):
             breaks.append(f"qos map traffic-class {entry!r}: expected '<tc 0-7 ...> to tx-queue <0-7>'")
+    lo, hi = EOS_L3_MTU_DOCUMENTED
+    for eth in cfg["ethernet_interfaces"]:
+        if not lo <= eth["mtu"] <= hi:
+            breaks.append(f"interface {eth['name']}: mtu {eth['mtu']} is outside EOS's documented {lo}-{hi}")
     for profile in cfg["qos_profiles"]:
         queues = profile.get("tx_queues", [])
         rr = [q["id"] for q in queues if q.get("priority") == "no priority"]

@@ -41,6 +41,9 @@ from fabricd.nos.validate import CHECKS_BY_CODE
 HERE = Path(__file__).resolve().parent
 PLATFORMS = tuple(p.value for p in SPECS)
 """The registry's platforms, walked at import (never a list of four)."""
+JUMBO = {"arista_eos": 9214}
+"""The port MTU inventories write for a NOS whose largest is not the model's 9216: EOS's `mtu` is the IP MTU,
+68-9214 (EOS User Manual, "Support for Layer 3 MTU on 7280R3/7500R3/7800R3")."""
 
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/@+-"
 names = st.text(alphabet=NAME_CHARS, min_size=1, max_size=64).filter(lambda s: s[0].isalnum())
@@ -387,10 +390,10 @@ def fabrics(draw: st.DrawFn) -> dict[str, Any]:
     links: list[dict[str, Any]] = []
     for i, platform in enumerate(platforms):
         ports = draw(st.lists(port_names(platform), min_size=2, max_size=4, unique=True))
-        # descriptions and MTUs mostly as inventories write them (a word; 9216, which every NOS takes on every
-        # port mode), else anywhere the model allows: validate must refuse what a NOS does not take
+        # descriptions and MTUs mostly as inventories write them (a word; the switch's jumbo MTU), else anywhere
+        # the model allows: validate must refuse what a NOS does not take
         described = st.one_of(st.none(), mostly(idents, cli_text))
-        mtus = mostly(st.just(9216), st.integers(576, 9216))
+        mtus = mostly(st.just(JUMBO.get(platform, 9216)), st.integers(576, 9216))
         port_docs = [
             {**draw(from_model(Port, name=st.just(p), description=described, mtu=mtus)), "name": p} for p in ports
         ]
@@ -444,7 +447,10 @@ def fabrics(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             for pd in (pa, pb):
                 pd["role"] = "leaf_spine"
-            pb.update(speed=pa.get("speed", "400G"), mtu=pa.get("mtu", 9216))
+            mtu = pa.get("mtu", 9216)
+            if mtu == JUMBO.get(a["platform"], 9216):  # the usual jumbo: each end writes its own NOS's
+                mtu = JUMBO.get(b["platform"], 9216)
+            pb.update(speed=pa.get("speed", "400G"), mtu=mtu)
             links.append({"a": f"{a['name']}:{pa['name']}", "b": f"{b['name']}:{pb['name']}", "role": "leaf_spine"})
     vlans: list[dict[str, Any]] = []
     for k, vid in enumerate(vlan_ids):

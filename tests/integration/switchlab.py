@@ -30,6 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 LAB_INVENTORY = REPO / "inventory" / "lab"
 LEAVES = ("leaf1-sonic", "leaf2-eos", "leaf3-nxos", "leaf4-nvue")
 """One switch per platform: sonic, arista_eos, cisco_nxos, cumulus_nvue."""
+PORT_MTU = {"leaf1-sonic": "9216", "leaf2-eos": "9214", "leaf3-nxos": "9216", "leaf4-nvue": "9216"}
+"""Each leaf's port MTU in inventory/lab (EOS's `mtu` stops at 9214, FAB142)."""
 
 
 def lab_fabric() -> Fabric:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from labports import move_lab_ports
-from switchlab import LEAVES, SwitchLab, lab_fabric, switch_lab, write_lab_credentials
+from switchlab import LEAVES, PORT_MTU, SwitchLab, lab_fabric, switch_lab, write_lab_credentials
 
 from fabricd.audit.report import AuditReport, Status
 from fabricd.audit.switch import SWITCH_CHECKS, audit_switch, reachable
@@ -125,7 +125,7 @@ def test_hand_edit_pfc_off_and_mtu_are_found_then_repaired(tmp_path: Path, name:
         (pfc,) = _findings(report, "SW-PFC")
         assert pfc[0] == first and pfc[1].startswith("PFC is off"), pfc
         (mtu,) = [f for c in report.checks if c.code == "SW-MTU" for f in c.findings]
-        assert (mtu.object, mtu.expected, mtu.got) == (second, "9216", "1500"), mtu
+        assert (mtu.object, mtu.expected, mtu.got) == (second, PORT_MTU[name], "1500"), mtu
         assert mtu.hint, "the first finding of a check carries its fix hint"
         for code in ("SW-TRUST", "SW-DSCP-MAP", "SW-ECN", "SW-WD-STUCK"):
             assert status[code] is Status.PASS, (code, report)

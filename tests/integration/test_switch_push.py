@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from switchlab import LEAVES, SwitchLab, switch_lab
+from switchlab import LEAVES, PORT_MTU, SwitchLab, switch_lab
 
 from fabricd.deploy.pipeline import drift, push, rollback_one
 from fabricd.deploy.result import TargetState
@@ -76,7 +76,7 @@ def test_drift_detected_repaired_and_rollback(tmp_path: Path, name: str) -> None
         (found,) = drift(lab.targets(), lab.candidates, lab.options, factory=lab.factory())
         assert found.drift and not found.failed
         assert any("mtu" in c for c in found.changes), found.changes
-        assert "9216" in found.diff
+        assert PORT_MTU[name] in found.diff
         (fixed,) = push(lab.targets(), lab.candidates, lab.options, factory=lab.factory()).results
         assert fixed.changed and fixed.state is TargetState.CHANGED
         (clean,) = drift(lab.targets(), lab.candidates, lab.options, factory=lab.factory())

@@ -55,6 +55,30 @@ def test_nxos_l2_port_takes_only_default_or_jumbo_mtu(tmp_path: Path) -> None:
     assert found[0].expected is not None and "1500, 9216" in found[0].expected
 
 
+def test_eos_port_mtu_above_9214_is_refused_at_its_line(tmp_path: Path) -> None:
+    """EOS's `mtu` is the IP MTU, 68-9214 (EOS User Manual): the model's 9216, which the base commit rendered with
+    0 errors, is refused on every EOS port (switchports too: fabricd renders `mtu` on them), with the documented
+    range, the value and the fix; 9214 passes, and the other packs keep taking 9216."""
+    docs = lab_docs()
+    eos = _switch(docs, "arista_eos")
+    eos["ports"][0]["mtu"] = 9216
+    eos["ports"][2]["mtu"] = 9215
+    found = _problems(tmp_path, docs, "FAB142")
+    assert sorted(p.path for p in found) == [
+        "switches[leaf2-eos].ports[Ethernet1].mtu",
+        "switches[leaf2-eos].ports[Ethernet49].mtu",
+    ]
+    first = next(p for p in found if p.path.endswith("[Ethernet1].mtu"))
+    assert first.severity == "error" and first.got == "9216"
+    assert first.location is not None and str(first.location.file).endswith("switches.yml") and first.location.line > 0
+    assert first.expected is not None and first.expected.startswith("68-9214 (EOS User Manual")
+    assert first.hint is not None and "mtu: 9214" in first.hint
+    assert SPECS[Platform.ARISTA_EOS].rules.mtu.routed == (68, 9214)
+    for other in ("sonic", "cumulus_nvue"):
+        _switch(docs, other)["ports"][0]["mtu"] = 9216
+    assert {p.path.split(".")[0] for p in _problems(tmp_path, docs, "FAB142")} == {"switches[leaf2-eos]"}
+
+
 def test_nxos_vlan_name_over_32_characters(tmp_path: Path) -> None:
     docs = lab_docs()
     P(docs)["vlans"][0]["name"] = "r" * 33

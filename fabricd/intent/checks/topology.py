@@ -1,9 +1,10 @@
 """Topology checks: unique names, resolvable references, cabling, and what both ends of a cable must agree on.
 
 Conventions: an endpoint is ``device:port`` (``split_endpoint``); switch-to-switch cables are ``links``; host cables
-are each NIC's ``peer``. A switch port MTU is the largest L2 frame it accepts (EOS/NX-OS/SONiC count the Ethernet
-header, not the FCS); a host NIC MTU is the L3 MTU of its netdev, so a NIC frame is MTU + 14 bytes of Ethernet
-header, + 4 when 802.1Q-tagged.
+are each NIC's ``peer``. A switch port MTU is taken as the largest L2 frame it accepts (the Ethernet header counted,
+not the FCS); a host NIC MTU is the L3 MTU of its netdev, so a NIC frame is MTU + 14 bytes of Ethernet header, + 4
+when 802.1Q-tagged. Where the NOS's ``mtu`` is the IP MTU (EOS: the hardware adds 14-18 bytes of L2 header, EOS User
+Manual) this is conservative: FAB013 never passes a NIC frame the port drops.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ from fabricd.nos.rules import HEADROOM_INPUTS, DeviceRules, EcnUnits, MtuRule, N
 
 AVD = "pyavd 6.4 eos_cli_config_gen schema"
 
+EOS_L3_MTU = (68, 9214)
+"""EOS's interface ``mtu`` (the IP MTU of a routed port or an SVI), bytes: the EOS User Manual's documented range.
+EOS refuses more than the platform's maximum with ``% Max MTU for <interface> is <max>``."""
+
 
 _HEADROOM = "note: EOS sizes PFC headroom itself (no per-port xoff/xon CLI); render lists fabricd's values"
 
@@ -26,8 +30,24 @@ RULES = DeviceRules(
         ),
     ),
     mtu=MtuRule(
-        routed=(68, 9216),
-        source=Source(f"{AVD} ethernet_interfaces[].mtu min 68 max 65535; fabricd's model caps it at 9216"),
+        routed=EOS_L3_MTU,
+        source=Source(
+            "EOS User Manual, 'Support for Layer 3 MTU on 7280R3/7500R3/7800R3': `mtu` on routed interfaces and SVIs, "
+            "'MTU sizes ranging from 68 to 9214 bytes' (arista.com/um-eos/eos-support-for-layer-3-mtu-on-"
+            "7280r37500r37800r3); Arista's rbeapi (ipinterfaces.rb set_mtu, since EOS 4.13.7M) and puppet-eos "
+            "(eos_ipinterface) also state 68-9214. The parser takes <68-65535> (cEOS `mtu ?` in "
+            f"aristanetworks/avd#3274; {AVD} ethernet_interfaces[].mtu 68-65535); above the platform's maximum EOS "
+            "answers '% Max MTU for Ethernet4 is 9194' (a virtual EOS, ipspace/netlab#1890; vEOS/cEOS/CloudEOS cap "
+            "at 9194, aristanetworks/avd#4338). "
+            "No per-model maximum for 7050X/7060X/7280R/7800R was found: the inventory has no hardware model, so "
+            "fabricd takes the documented 68-9214 on every EOS switch"
+        ),
+        l2_source=Source(
+            "a switchport: EOS's `mtu` is the IP (L3) MTU and is not enforced on switched traffic (aristaeos."
+            "blogspot.com 'Arista EOS MTU Behavior (1)'); whether EOS also caps it at 9214 on a switchport is not "
+            "documented, so fabricd, which renders `mtu` on every port, keeps every port in 68-9214",
+            verified=False,
+        ),
     ),
     watchdog=WatchdogGrid(
         poll_ms=(5, 30000),
@@ -72,5 +92,6 @@ RULES = DeviceRules(
         "policy.pfc.watchdog.restoration_ms": "rendered (FAB041/FAB042: 10 ms steps)",
         "policy.pfc.watchdog.poll_ms": "rendered (FAB042: at most half the smaller timer)",
         "policy.ecn_profiles[].min_bytes": "rendered (kbytes when exact, else bytes; FAB143 at a 0 threshold)",
+        "switches[].ports[].mtu": "rendered (`mtu N`, the IP MTU; FAB142: at most 9214 on every port)",
     },
 )
