@@ -23,39 +23,19 @@ scratch tree is removed unless ``--keep``.
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from scratch_tree import changes, check_tree, env_with, scratch, verdict
+
 GENERATORS = ("gen_nics_doc.py", "gen_roles_doc.py")
 TESTS = ("tests/unit", "tests/golden", "tests/fuzz")
 REGISTRY = "fabricd/intent/nics/__init__.py"
 BY_HAND = (REGISTRY,)
 """The existing files the dry run edits by hand (everything else outside the profile is new or regenerated)."""
 CAPTURES = Path("tests/golden/readers/ethtool")
-
-
-def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, *, check: bool = True) -> str:
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    if check and out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
-    return out.stdout + out.stderr
-
-
-def export(tree: Path) -> None:
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=dry", "-c", "user.email=dry@localhost", "commit", "-qm", "baseline"],
-    ):
-        run(cmd, tree)
+KINDS = ("profile", "new outside", "edited by hand", "regenerated")
 
 
 def rename(text: str, source: str, new: str) -> str:
@@ -81,39 +61,12 @@ def register(tree: Path, source: str, new: str) -> None:
     registry.write_text(text)
 
 
-def status(tree: Path, new: str) -> dict[str, list[str]]:
-    run(["git", "add", "-A"], tree)
-    out = run(["git", "status", "--porcelain", "--untracked-files=all"], tree)
-    kinds: dict[str, list[str]] = {"profile": [], "new outside": [], "edited by hand": [], "regenerated": []}
-    for line in out.splitlines():
-        code, path = line[:2].strip(), line[3:]
-        if path == f"fabricd/intent/nics/{new}.py":
-            kinds["profile"].append(path)
-        elif code == "A":
-            kinds["new outside"].append(path)
-        elif path in BY_HAND:
-            kinds["edited by hand"].append(path)
-        else:
-            kinds["regenerated"].append(path)
-    return kinds
-
-
-def report(tree: Path, args: argparse.Namespace, lint: str, tests: str) -> int:
-    kinds = status(tree, args.id)
-    print(f"dry-run NIC family {args.id} (a copy of {args.source}) in {tree}")
-    for kind, paths in kinds.items():
-        print(f"  {kind}: {len(paths)}: {', '.join(paths) or '-'}")
-    print("  lint-imports: " + ("kept" if "0 broken" in lint else "BROKEN\n" + lint))
-    print("  pytest " + " ".join(TESTS) + ": " + tests.strip().splitlines()[-1])
-    failed = [ln for ln in tests.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-    for ln in failed:
-        print("    " + ln)
-    touched = len(kinds["edited by hand"]) + len(kinds["regenerated"])
-    print(
-        f"existing files outside the profile and its captures touched: {touched} "
-        f"({len(kinds['edited by hand'])} by hand, {len(kinds['regenerated'])} regenerated)"
-    )
-    return 0 if not failed and "0 broken" in lint else 1
+def kind_of(new: str, code: str, path: str) -> str:
+    if path == f"fabricd/intent/nics/{new}.py":
+        return "profile"
+    if code == "A":
+        return "new outside"
+    return "edited by hand" if path in BY_HAND else "regenerated"
 
 
 def main() -> int:
@@ -122,26 +75,22 @@ def main() -> int:
     parser.add_argument("--id", default="acme", help="the new family's name (default acme)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch tree and print its path")
     args = parser.parse_args()
-    tree = Path(tempfile.mkdtemp(prefix="fabricd-dry-nic-"))
-    try:
-        export(tree)
+    with scratch("fabricd-dry-nic-", keep=args.keep) as tree:
         make_profile(tree, args.source, args.id)
         register(tree, args.source, args.id)
         # the scratch tree's fabricd and fabricd_lab (the lab's fake host reads the captures beside its own source)
-        path = os.pathsep.join((str(tree), str(tree / "lab")))
-        env = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
-        python = sys.executable
-        for gen in GENERATORS:
-            run([python, f"scripts/{gen}"], tree, env)
-        lint = run([str(Path(python).with_name("lint-imports"))], tree, env, check=False)
-        cmd = [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--unit", *TESTS]
-        tests = run(cmd, tree, env, check=False)
-        return report(tree, args, lint, tests)
-    finally:
-        if args.keep:
-            print(f"kept {tree}")
-        else:
-            shutil.rmtree(tree, ignore_errors=True)
+        lint, tests = check_tree(tree, env_with(tree, tree / "lab"), GENERATORS, TESTS)
+        kinds = changes(tree, lambda code, path: kind_of(args.id, code, path))
+        print(f"dry-run NIC family {args.id} (a copy of {args.source}) in {tree}")
+        for kind in KINDS:
+            print(f"  {kind}: {len(kinds.get(kind, []))}: {', '.join(kinds.get(kind, [])) or '-'}")
+        ok = verdict(lint, tests, TESTS)
+        by_hand, regenerated = len(kinds.get("edited by hand", [])), len(kinds.get("regenerated", []))
+        print(
+            f"existing files outside the profile and its captures touched: {by_hand + regenerated} "
+            f"({by_hand} by hand, {regenerated} regenerated)"
+        )
+        return 0 if ok else 1
 
 
 if __name__ == "__main__":

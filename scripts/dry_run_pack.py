@@ -31,38 +31,18 @@ own. Nothing in the repository is changed; the scratch tree is removed unless ``
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from scratch_tree import changes, check_tree, env_with, scratch, verdict
+
 GENERATORS = ("gen_inventory_doc.py", "gen_checks_doc.py", "gen_platform_tables.py", "gen_roles_doc.py")
 TESTS = ("tests/unit", "tests/golden")
 BY_HAND = ("pyproject.toml",)
 """The existing files the dry run edits by hand (everything else outside the pack is new or regenerated)."""
-
-
-def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, check: bool = True) -> str:
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    if check and out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
-    return out.stdout + out.stderr
-
-
-def export(tree: Path) -> None:
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=dry", "-c", "user.email=dry@localhost", "commit", "-qm", "baseline"],
-    ):
-        run(cmd, tree)
 
 
 def rename(text: str, source: str, new: str) -> str:
@@ -146,82 +126,56 @@ def installed_view(tree: Path) -> Path:
     return site
 
 
-def status(tree: Path, new: str) -> dict[str, list[str]]:
-    run(["git", "add", "-A"], tree)
-    out = run(["git", "status", "--porcelain", "--untracked-files=all"], tree)
-    kinds: dict[str, list[str]] = {
-        "pack": [],
-        "new outside": [],
-        "new files outside": [],
-        "edited by hand": [],
-        "regenerated": [],
-    }
-    new_dirs: set[str] = set()
-    for line in out.splitlines():
-        code, path = line[:2].strip(), line[3:]
-        if path.startswith(".dryrun-site/"):
-            continue
-        if path.startswith(f"fabricd/nos/{new}/"):
-            kinds["pack"].append(path)
-        elif code == "A":
-            kinds["new files outside"].append(path)
-            parts = path.split("/")
-            top = "/".join(parts[: parts.index(new) + 1]) if new in parts else path
-            if top not in new_dirs:
-                new_dirs.add(top)
-                kinds["new outside"].append(top + ("/" if top != path else ""))
-        elif path in BY_HAND:
-            kinds["edited by hand"].append(path)
-        else:
-            kinds["regenerated"].append(path)
-    return kinds
+KINDS = ("pack", "new outside", "new files outside", "edited by hand", "regenerated")
+
+
+def kind_of(new: str, code: str, path: str) -> str | None:
+    if path.startswith(".dryrun-site/"):
+        return None
+    if path.startswith(f"fabricd/nos/{new}/"):
+        return "pack"
+    if code == "A":
+        return "new files outside"
+    return "edited by hand" if path in BY_HAND else "regenerated"
+
+
+def places(paths: list[str], new: str) -> list[str]:
+    """The new files outside the pack, by place: the folder named after the pack, else the file itself."""
+    out: list[str] = []
+    for path in paths:
+        parts = path.split("/")
+        top = "/".join(parts[: parts.index(new) + 1]) if new in parts else path
+        if (shown := top + ("/" if top != path else "")) not in out:
+            out.append(shown)
+    return out
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--source", default="cumulus_nvue", help="the pack to copy (default cumulus_nvue)")
     parser.add_argument("--id", default="dryrun_nos", help="the new platform id (default dryrun_nos)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch tree and print its path")
     args = parser.parse_args()
-    tree = Path(tempfile.mkdtemp(prefix="fabricd-dry-pack-"))
-    try:
-        export(tree)
+    with scratch("fabricd-dry-pack-", keep=args.keep) as tree:
         make_pack(tree, args.source, args.id)
         register(tree, args.id)
-        site = installed_view(tree)
-        env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{tree}", "PYTHONDONTWRITEBYTECODE": "1"}
-        python = sys.executable
-        for gen in GENERATORS:
-            run([python, f"scripts/{gen}"], tree, env)
-        lint = run([str(Path(python).with_name("lint-imports"))], tree, env, check=False)
-        tests = run(
-            [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--unit", *TESTS],
-            tree,
-            env,
-            check=False,
-        )
-        kinds = status(tree, args.id)
+        lint, tests = check_tree(tree, env_with(installed_view(tree), tree), GENERATORS, TESTS)
+        kinds = changes(tree, lambda code, path: kind_of(args.id, code, path))
+        kinds["new outside"] = places(kinds.get("new files outside", []), args.id)
         print(f"dry-run pack {args.id} (a copy of {args.source}) in {tree}")
-        for kind, paths in kinds.items():
+        for kind in KINDS:
+            paths = kinds.get(kind, [])
             shown = f"{len(paths)} files" if kind in ("pack", "new files outside") else ", ".join(paths) or "-"
             print(f"  {kind}: {len(paths)}: {shown}")
-        print("  lint-imports: " + ("kept" if "0 broken" in lint else "BROKEN\n" + lint))
-        print("  pytest " + " ".join(TESTS) + ": " + tests.strip().splitlines()[-1])
-        failed = [ln for ln in tests.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-        for ln in failed:
-            print("    " + ln)
-        touched = len(kinds["edited by hand"]) + len(kinds["regenerated"])
+        ok = verdict(lint, tests, TESTS)
+        by_hand, regenerated = len(kinds.get("edited by hand", [])), len(kinds.get("regenerated", []))
         print(
-            f"existing files outside the pack touched: {touched} "
-            f"({len(kinds['edited by hand'])} by hand, {len(kinds['regenerated'])} regenerated); "
-            f"new files outside the pack: {len(kinds['new files outside'])} in {len(kinds['new outside'])} places"
+            f"existing files outside the pack touched: {by_hand + regenerated} "
+            f"({by_hand} by hand, {regenerated} regenerated); "
+            f"new files outside the pack: {len(kinds.get('new files outside', []))} in {len(kinds['new outside'])} "
+            "places"
         )
-        return 0 if not failed and "0 broken" in lint else 1
-    finally:
-        if args.keep:
-            print(f"kept {tree}")
-        else:
-            shutil.rmtree(tree, ignore_errors=True)
+        return 0 if ok else 1
 
 
 if __name__ == "__main__":
