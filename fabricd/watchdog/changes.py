@@ -226,7 +226,8 @@ class ChangeTracker:
         if not known or files is None:
             return known
         if port in self._busy:
-            files.discard(port)  # a watch may still hold the file it replaced (open elsewhere)
+            if files.watching(port):
+                files.discard(port)  # a watch may still hold the file it replaced (open elsewhere)
             return None
         if not files.add(port, path):
             return None
