@@ -72,6 +72,9 @@ class ChangeTracker:
         """inotify on the statistics files (see :meth:`_notified`)."""
         self._busy: set[str] = set()
         """Ports whose last read found new bytes: not watched, stat-ed at every visit (see :meth:`rewatch`)."""
+        self._renewed: dict[str, int] = {}
+        """Per port, the regular poll (:attr:`_polls`) of its last read that found new bytes."""
+        self._polls = 0
         self._cooling: set[str] = set()
         """Busy ports whose last read found their file unchanged: watched again, and stat-ed, at their next visit."""
         self._notify_tried = False
@@ -90,6 +93,7 @@ class ChangeTracker:
             self._link_changes()
         if tree.replay and regular:
             tree.check_dirs()
+            self._polls += 1
         todo: list[Visit] | None = None
         checked: float | None = None
         files = self._files if settle else None
@@ -215,12 +219,12 @@ class ChangeTracker:
         """Before reading a file the watch said changed (``known`` True): watch it again first, so a change after
         the read is reported. None when it cannot be watched (gone?): stat it, as without a watch.
 
-        A *busy* port (its last such read found new bytes: :meth:`read_done`) is not watched again but stat-ed, as
-        without a watch: a writer that replaces the file at every poll (a port with traffic) would cost a new
-        watch, its events and their parsing on every poll, where one ``stat`` says the same. Unwatched, the port is
-        visited at every regular poll (:meth:`_notified`), and watched again at the first visit after a read that
-        found its file unchanged; that visit stats it too (it is not dirty: a read on the watch's word would take
-        an unchanged file for a changed one).
+        A *busy* port (its reads at two polls in a row found new bytes: :meth:`read_done`) is not watched again but
+        stat-ed, as without a watch: a writer that replaces the file at every poll (a port with traffic) would cost
+        a new watch, its events and their parsing on every poll, where one ``stat`` says the same. Unwatched, the
+        port is visited at every regular poll (:meth:`_notified`), and watched again at the first visit after a
+        read that found its file unchanged; that visit stats it too (it is not dirty: a read on the watch's word
+        would take an unchanged file for a changed one).
         """
         files = self._files
         if not known or files is None:
@@ -240,7 +244,10 @@ class ChangeTracker:
         """After the read of a port the watch said changed or does not watch: ``renewed``, it found bytes other
         than the port's previous read (see :meth:`rewatch`)."""
         if renewed:
-            self._busy.add(port)
+            last = self._renewed.get(port)
+            self._renewed[port] = self._polls
+            if last is not None and self._polls - last <= 1:
+                self._busy.add(port)
         elif port in self._busy:
             self._busy.discard(port)
             self._cooling.add(port)
