@@ -37,7 +37,9 @@ Anchor, measured in the same run on the same tree: a SONiC-pfcwd-style poller (`
 pause frames moved and the queue's packets did not, for the detection time, counted in polls of SONiC's default
 ``pfcwd interval`` of 200 ms, as ``pfc_detect_mellanox.lua`` counts them) with the same 200 ms detection and
 restoration, as a second process watching the same replay files over both phases; its p99 detection latency and
-its false positives. Targets (headline): p99 <= 250 ms, 0 of 100 missed, 0 false positives, CPU <= 2 %.
+its false positives, and its CPU over the same phases: the ratio of fabricd's CPU to the poller's is the figure
+to compare across runs on a shared machine (both pay the same contention). Targets (headline): p99 <= 250 ms,
+0 of 100 missed, 0 false positives, CPU <= 2 %.
 
 The load average (``/proc/loadavg``) is printed before and after each variant: the machine is shared.
 
@@ -264,6 +266,7 @@ def run_variant(v: Variant) -> dict[str, Any]:
 
         # 1. storms
         cpu0, wall0 = cpu_seconds(proc.pid), time.time()
+        anchor_cpu0 = cpu_seconds(sonic.pid)
         first = time.time() + 0.2
         storms: list[Episode] = []
         for i in range(STORMS):
@@ -289,6 +292,7 @@ def run_variant(v: Variant) -> dict[str, Any]:
                 t += length + rng.uniform(0.060, 0.400)
         time.sleep(max(0.0, fp_end + 1.0 - time.time()))
         cpu2, wall2 = cpu_seconds(proc.pid), time.time()
+        anchor_cpu2 = cpu_seconds(sonic.pid)
         proc.wait(timeout=duration + 60)
         sonic.wait(timeout=60)
         reader.join(5)
@@ -339,6 +343,7 @@ def run_variant(v: Variant) -> dict[str, Any]:
         "cpu_storms": (cpu1 - cpu0) / (wall1 - wall0) * 100.0,
         "cpu_bursty": (cpu2 - cpu1) / (wall2 - wall1) * 100.0,
         "cpu": (cpu2 - cpu0) / (wall2 - wall0) * 100.0,
+        "anchor_cpu": (anchor_cpu2 - anchor_cpu0) / (wall2 - wall0) * 100.0,
         "summary": stderr.strip().splitlines()[-1] if stderr.strip() else "",
         "anchor": stats(s_lat),
         "anchor_missed": s_missed,
@@ -378,7 +383,8 @@ def report(r: dict[str, Any]) -> None:
     print(
         f"[{r['variant']}] SONiC-pfcwd-style poller (poll {SONIC_POLL_MS} ms, same tree): "
         f"{STORMS - r['anchor_missed']}/{STORMS} detected; ms: {ms(r['anchor'])}; false positives "
-        f"{r['anchor_fp']}; {r['anchor_summary']}"
+        f"{r['anchor_fp']}; CPU {r['anchor_cpu']:.2f} % (fabricd's / the poller's: "
+        f"{r['cpu'] / r['anchor_cpu']:.2f}); {r['anchor_summary']}"
     )
     print(
         f"[{r['variant']}] bursty phase: {r['bursty_seconds']:.0f} s, {r['bursts']} bursts of 10-180 ms, gaps "
@@ -424,6 +430,8 @@ def main() -> None:
                 "missed": head["missed"],
                 "ports": PORTS,
                 "cpu_percent": round(head["cpu"], 2),
+                "anchor_cpu_percent": round(head["anchor_cpu"], 2),
+                "cpu_ratio": round(head["cpu"] / head["anchor_cpu"], 3),
                 "false_positives": head["false_positives"],
                 "bursty_seconds": head["bursty_seconds"],
                 "writer_lag_p99_ms": round(head["writer_lag"]["p99"], 1),
@@ -442,6 +450,7 @@ def main() -> None:
                         "writer_lag_p99_ms": round(r["writer_lag"]["p99"], 1),
                         "after_write_p99_ms": round(r["after_write"]["p99"], 1),
                         "cpu_percent": round(r["cpu"], 2),
+                        "anchor_cpu_percent": round(r["anchor_cpu"], 2),
                         "anchor_p99_ms": round(r["anchor"]["p99"], 1),
                         "anchor_missed": r["anchor_missed"],
                         "anchor_false_positives": r["anchor_fp"],

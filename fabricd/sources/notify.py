@@ -187,6 +187,12 @@ class Watch:
         self._wds[key] = wd
         return True
 
+    def discard(self, key: str) -> None:
+        """Stop watching ``key`` (nothing more is reported for it until :meth:`add`)."""
+        wd = self._wds.pop(key, None)
+        if wd is not None and self.fd is not None:
+            self._lib.inotify_rm_watch(self.fd, wd)  # its IN_IGNORED follows, for a watch no key has: skipped
+
     def watching(self, key: str) -> bool:
         return key in self._wds
 

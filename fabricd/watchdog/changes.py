@@ -6,8 +6,9 @@ whose statistics file did not change, and whose channels are all settled in the 
 :class:`ChangeTracker` finds the others, with inotify where the file system reports every change
 (:mod:`fabricd.sources.notify`: a watch on the statistics files, and one on the ``sys/class/net/<if>``
 directories for the link files) or else with one ``stat`` per statistics file (the *sweep*, relative to the
-kept-open ``ethtool`` directory). For each port to visit it gives the *floor* of the port's last observation: the
-latest time at which its file was known to still hold what it held at its last read.
+kept-open ``ethtool`` directory). A port whose file changes at every read (traffic) is not watched but stat-ed
+while it does (:meth:`ChangeTracker.rewatch`). For each port to visit it gives the *floor* of the port's last
+observation: the latest time at which its file was known to still hold what it held at its last read.
 """
 
 from __future__ import annotations
@@ -69,6 +70,13 @@ class ChangeTracker:
         """Ports whose link files are unchanged since their last read (the directory watch says so)."""
         self._files: Watch | None = None
         """inotify on the statistics files (see :meth:`_notified`)."""
+        self._busy: set[str] = set()
+        """Ports whose last read found new bytes: not watched, stat-ed at every visit (see :meth:`rewatch`)."""
+        self._renewed: dict[str, int] = {}
+        """Per port, the regular poll (:attr:`_polls`) of its last read that found new bytes."""
+        self._polls = 0
+        self._cooling: set[str] = set()
+        """Busy ports whose last read found their file unchanged: watched again, and stat-ed, at their next visit."""
         self._notify_tried = False
 
     # -- which ports to visit -------------------------------------------------------------------------------------
@@ -85,6 +93,7 @@ class ChangeTracker:
             self._link_changes()
         if tree.replay and regular:
             tree.check_dirs()
+            self._polls += 1
         todo: list[Visit] | None = None
         checked: float | None = None
         files = self._files if settle else None
@@ -208,11 +217,40 @@ class ChangeTracker:
 
     def rewatch(self, port: str, path: str, known: bool | None) -> bool | None:
         """Before reading a file the watch said changed (``known`` True): watch it again first, so a change after
-        the read is reported. None when it cannot be watched (gone?): stat it, as without a watch."""
+        the read is reported. None when it cannot be watched (gone?): stat it, as without a watch.
+
+        A *busy* port (its reads at two polls in a row found new bytes: :meth:`read_done`) is not watched again but
+        stat-ed, as without a watch: a writer that replaces the file at every poll (a port with traffic) would cost
+        a new watch, its events and their parsing on every poll, where one ``stat`` says the same. Unwatched, the
+        port is visited at every regular poll (:meth:`_notified`), and watched again at the first visit after a
+        read that found its file unchanged; that visit stats it too (it is not dirty: a read on the watch's word
+        would take an unchanged file for a changed one).
+        """
         files = self._files
-        if known and files is not None and not files.add(port, path):
+        if not known or files is None:
+            return known
+        if port in self._busy:
+            if files.watching(port):
+                files.discard(port)  # a watch may still hold the file it replaced (open elsewhere)
+            return None
+        if not files.add(port, path):
+            return None
+        if port in self._cooling:
+            self._cooling.discard(port)
             return None
         return known
+
+    def read_done(self, port: str, *, renewed: bool) -> None:
+        """After the read of a port the watch said changed or does not watch: ``renewed``, it found bytes other
+        than the port's previous read (see :meth:`rewatch`)."""
+        if renewed:
+            last = self._renewed.get(port)
+            self._renewed[port] = self._polls
+            if last is not None and self._polls - last <= 1:
+                self._busy.add(port)
+        elif port in self._busy:
+            self._busy.discard(port)
+            self._cooling.add(port)
 
     # -- link files ---------------------------------------------------------------------------------------------
 

@@ -151,7 +151,8 @@ class PolledFile:
     takes the file's :data:`Stamp` (``stat``, or the one the caller just took); the same stamp as at the last read
     means the file has not changed: :attr:`changed` is False and the previous bytes are returned (they are the
     file's content). Otherwise the file is read with open/pread/close. The stamp is taken before the read, so a
-    file replaced between the two is read again at the next call, never missed. No descriptor is kept open on a
+    file replaced between the two is read again at the next call, never missed (a read on a watch's word takes
+    the stamp of the descriptor it reads, for a later ``stat`` to compare with). No descriptor is kept open on a
     replay root: one kept on a file that the writer then replaces holds the old inode alive, and the reader's
     ``close`` would pay for freeing it (~2 µs per replaced file on tmpfs, measured), a cost that belongs to the
     writer. A same-size in-place rewrite within one kernel clock tick of the previous write (a few ms) is seen at
@@ -160,9 +161,13 @@ class PolledFile:
     ``limit`` reads only the first ``limit`` bytes, cut after their last newline (whole lines only): :attr:`partial`
     then says the file may hold more, and a caller that does not find a name in it must read it all
     (``limit=None``).
+
+    :attr:`renewed` says whether the last call read bytes other than the previous read's (False when it returned
+    the previous bytes unread, or read the same ones again): a caller that reads without a ``stat`` learns from it
+    whether the file still changes.
     """
 
-    __slots__ = ("changed", "data", "dir", "fd", "limit", "partial", "path", "rel", "replay", "stamp")
+    __slots__ = ("changed", "data", "dir", "fd", "limit", "partial", "path", "rel", "renewed", "replay", "stamp")
 
     def __init__(self, path: str, *, replay: bool, base: KeptDir | None = None) -> None:
         self.path = path
@@ -174,6 +179,7 @@ class PolledFile:
         self.data: bytes | None = None
         self.limit: int | None = None
         self.changed = True
+        self.renewed = True
         self.partial = False
 
     def read(self, limit: int | None = None, stamp: Stamp | None = None, *, known: bool | None = None) -> bytes | None:
@@ -184,7 +190,7 @@ class PolledFile:
             return self._read_kept()
         data = self.data
         if known is False and data is not None and (self.limit is None or (limit is not None and limit <= self.limit)):
-            self.changed = False
+            self.changed = self.renewed = False
             return data
         dfd = self.dir.fd if self.dir is not None else None
         if known:
@@ -208,21 +214,15 @@ class PolledFile:
             and data is not None
             and (self.limit is None or (limit is not None and limit <= self.limit))
         ):
-            self.changed = False
+            self.changed = self.renewed = False
             return data
+        fd = self._open(dfd)
+        if fd is None:
+            self.stamp = self.data = None
+            return None
         try:
-            fd = (
-                os.open(self.rel, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dfd)
-                if dfd is not None
-                else os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-            )
-        except OSError:
-            try:
-                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                self.stamp = self.data = None
-                return None
-        try:
+            if stamp is None:  # read on the watch's word: the stamp of the file read, for a later stat to compare
+                stamp = stamp_of(os.fstat(fd))
             if limit is not None:
                 data = os.pread(fd, limit, 0)
                 partial = len(data) >= limit
@@ -237,9 +237,23 @@ class PolledFile:
         finally:
             os.close(fd)
         self.changed = True
+        self.renewed = data != self.data
         self.partial = partial
         self.stamp, self.data, self.limit = stamp, data, limit if partial else None
         return data
+
+    def _open(self, dfd: int | None) -> int | None:
+        """A descriptor of the file (relative to the kept directory ``dfd``, else by its whole path); None when
+        it cannot be opened."""
+        try:
+            if dfd is not None:
+                return os.open(self.rel, os.O_RDONLY | os.O_CLOEXEC, dir_fd=dfd)
+        except OSError:
+            pass
+        try:
+            return os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
 
     def _read_kept(self) -> bytes | None:
         fd = self.fd

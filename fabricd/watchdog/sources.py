@@ -185,8 +185,12 @@ class HostSource:
             return live(visit.port)
         if state is None:
             return self._tree.read_stats(visit.port)
-        known = self._changes.rewatch(visit.port, state.files.stats.path, visit.known)
-        return state.files.read(visit.stamp, known=known)
+        stats = state.files.stats
+        known = self._changes.rewatch(visit.port, stats.path, visit.known)
+        raw = state.files.read(visit.stamp, known=known)
+        if visit.known and raw is not None:
+            self._changes.read_done(visit.port, renewed=stats.renewed)
+        return raw
 
     def _replan(self, iface: str, raw: Raw, *, old: PortState | None, out: Batch, seen: float) -> PortState:
         """A new state for the port, planned from a full read of its statistics."""
