@@ -23,7 +23,15 @@ TrafficClassId = Annotated[int, Field(ge=0, le=7, description="Egress traffic cl
 Dscp = Annotated[int, Field(ge=0, le=63, description="DSCP code point, 0-63 (RFC 2474)")]
 VlanId = Annotated[int, Field(ge=1, le=4094, description="802.1Q VLAN id, 1-4094")]
 Tos = Annotated[int, Field(ge=0, le=255, description="IPv4 ToS byte = DSCP << 2 | ECN bits, 0-255")]
-MtuBytes = Annotated[int, Field(ge=576, le=9216, description="L2 MTU in bytes, 576-9216")]
+MtuBytes = Annotated[
+    int,
+    Field(
+        ge=576,
+        le=9216,
+        description="MTU in bytes, 576-9216 (the model's range; a platform may take less, e.g. EOS 68-9214: "
+        "docs/platforms.md)",
+    ),
+]
 Bytes = Annotated[int, Field(ge=0, description="A size in bytes")]
 Milliseconds = Annotated[int, Field(ge=0, description="A duration in milliseconds")]
 Percent = Annotated[int, Field(ge=0, le=100, description="A percentage, 0-100")]
