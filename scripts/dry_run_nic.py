@@ -22,12 +22,11 @@ scratch tree is removed unless ``--keep``.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
-from scratch_tree import changes, check_tree, env_with, scratch, verdict
+from scratch_tree import changes, check_tree, dry_run_args, env_with, scratch, verdict
 
 GENERATORS = ("gen_nics_doc.py", "gen_roles_doc.py")
 TESTS = ("tests/unit", "tests/golden", "tests/fuzz")
@@ -70,11 +69,7 @@ def kind_of(new: str, code: str, path: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--source", default="bnxt", help="the family to copy (default bnxt: knobs and a capture)")
-    parser.add_argument("--id", default="acme", help="the new family's name (default acme)")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch tree and print its path")
-    args = parser.parse_args()
+    args = dry_run_args(__doc__, what="NIC family", source="bnxt", new="acme")
     with scratch("fabricd-dry-nic-", keep=args.keep) as tree:
         make_profile(tree, args.source, args.id)
         register(tree, args.source, args.id)

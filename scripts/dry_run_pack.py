@@ -30,14 +30,13 @@ own. Nothing in the repository is changed; the scratch tree is removed unless ``
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import sys
 import tomllib
 from pathlib import Path
 
-from scratch_tree import changes, check_tree, env_with, scratch, verdict
+from scratch_tree import changes, check_tree, dry_run_args, env_with, scratch, verdict
 
 GENERATORS = ("gen_inventory_doc.py", "gen_checks_doc.py", "gen_platform_tables.py", "gen_roles_doc.py")
 TESTS = ("tests/unit", "tests/golden")
@@ -151,11 +150,7 @@ def places(paths: list[str], new: str) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--source", default="cumulus_nvue", help="the pack to copy (default cumulus_nvue)")
-    parser.add_argument("--id", default="dryrun_nos", help="the new platform id (default dryrun_nos)")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch tree and print its path")
-    args = parser.parse_args()
+    args = dry_run_args(__doc__, what="pack", source="cumulus_nvue", new="dryrun_nos")
     with scratch("fabricd-dry-pack-", keep=args.keep) as tree:
         make_pack(tree, args.source, args.id)
         register(tree, args.id)

@@ -3,6 +3,7 @@ it, run the generators, import-linter and pytest there, sort what changed, and p
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -13,6 +14,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def dry_run_args(doc: str | None, *, what: str, source: str, new: str) -> argparse.Namespace:
+    """The dry runs' command line: ``--source`` (the ``what`` to copy), ``--id`` (the new one's name), ``--keep``."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--source", default=source, help=f"the {what} to copy (default {source})")
+    parser.add_argument("--id", default=new, help=f"the new {what}'s name (default {new})")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch tree and print its path")
+    return parser.parse_args()
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, *, check: bool = True) -> str:

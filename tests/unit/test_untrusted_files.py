@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -422,6 +423,14 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
         else:
             write_inside(out, target.name, "[Unit]\n")
 
+    box = _outcome_unless_blocked(attempt, target, "rb")
+    assert box, "the writer blocked on the FIFO"
+    assert isinstance(box[0], (PathEscapeError, OSError)), box[0]
+
+
+def _outcome_unless_blocked(attempt: Callable[[], object], fifo: Path, unblock: str) -> list[BaseException | None]:
+    """Run ``attempt`` in a thread for up to 10 s: ``[None]`` when it returned, ``[exception]`` when it raised, ``[]``
+    when it blocked on ``fifo`` (then ``fifo`` is opened from this side in mode ``unblock`` so the thread ends)."""
     box: list[BaseException | None] = []
 
     def run() -> None:
@@ -434,11 +443,10 @@ def test_a_fifo_under_an_output_name_is_refused_not_waited_on(tmp_path: Path, wh
     t = threading.Thread(target=run, daemon=True)
     t.start()
     t.join(10)
-    if not box:  # unblock the writer so that the thread ends
-        with open(target, "rb"):
+    if not box:
+        with open(fifo, unblock):
             pass
-    assert box, "the writer blocked on the FIFO"
-    assert isinstance(box[0], (PathEscapeError, OSError)), box[0]
+    return box
 
 
 def test_install_unit_quotes_the_inventory_path_for_systemd(tmp_path: Path, lab_inventory: Path) -> None:
@@ -464,21 +472,7 @@ def test_install_unit_quotes_the_inventory_path_for_systemd(tmp_path: Path, lab_
 def test_an_inventory_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
     fifo = tmp_path / "fabric.yml"
     os.mkfifo(fifo)
-    box: list[BaseException | None] = []
-
-    def run() -> None:
-        try:
-            load_inventory(fifo)
-            box.append(None)
-        except BaseException as exc:  # the test inspects whatever was raised
-            box.append(exc)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(10)
-    if not box:
-        with open(fifo, "w"):
-            pass
+    box = _outcome_unless_blocked(lambda: load_inventory(fifo), fifo, "w")
     assert box and isinstance(box[0], InventoryError), box
     assert [p.code for p in box[0].problems] == ["INV004"]
 
