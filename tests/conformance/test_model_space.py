@@ -104,11 +104,16 @@ def _whole_model(draws: Counter[str], doc: dict[str, Any]) -> None:
 
 
 def test_nothing_validate_accepts_is_rejected_or_loses_the_path() -> None:
-    """The property over the whole model, then that it checked something (a sixth of the draws or more were
+    """The property over the whole model, then that it checked something (a tenth of the draws or more were
     accepted: the packs' device rules refuse many draws of the whole model, SONiC's watchdog with a moved priority
-    (FAB112) most of all). One test with its own counts: as two tests sharing a module-level Counter, the second
-    passed only when run after the first."""
+    (FAB112) most of all, and EOS's MTU range since it is 68-9214; full runs on 2026-11-28 accepted 52 to 101 of 300
+    as the draws moved with the code, so a sixth was too close to the edge to guard anything but luck). One test
+    with its own counts: as two tests sharing a module-level Counter, the second passed only when run after the
+    first."""
     draws: Counter[str] = Counter()
+    # the packs' suites hold @given tests: imported inside the @given below (first use), hypothesis would fail its
+    # nested-@given health check, as it did when this file ran alone in some orders
+    assert missing_whole_models() == []
     _whole_model(draws)
     assert draws["drawn"]
     record_draws(
@@ -118,7 +123,7 @@ def test_nothing_validate_accepts_is_rejected_or_loses_the_path() -> None:
         moved=draws["accepted, a lossless priority in another queue"],
         two_lossless=draws["accepted, two lossless priorities"],
     )
-    assert draws["accepted"] >= draws["drawn"] // 6, dict(draws)
+    assert draws["accepted"] >= draws["drawn"] // 10, dict(draws)
     assert draws["accepted, a lossless priority in another queue"] >= draws["accepted"] // 4, dict(draws)
     assert draws["accepted, two lossless priorities"] >= draws["accepted"] // 8, dict(draws)
 
