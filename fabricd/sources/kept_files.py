@@ -12,6 +12,7 @@ for problems. The layouts and value types are the readers' (pure, frozen); what 
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -33,14 +34,15 @@ from .kept import FdBudget, KeptFiles, LayoutBuilder, Layouts
 _L = TypeVar("_L")
 
 
-class _KeptReader(Generic[_L]):
+class _KeptReader(ABC, Generic[_L]):
     """What the three twins share: each key's layout cached in :attr:`layouts` (built by ``_build`` when there is
     none fresh), and closing the layouts of keys gone from a scrape."""
 
     layouts: Layouts[str, _L]
 
+    @abstractmethod
     def _build(self, key: str) -> tuple[KeptFiles, _L] | None:
-        raise NotImplementedError
+        """The key's kept files and layout, built now; None when they cannot be built now."""
 
     def _entry(self, key: str) -> tuple[KeptFiles, _L] | None:
         """The key's fresh ``(kept files, layout)``, else one built now; None when kept files are off or the layout

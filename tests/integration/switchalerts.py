@@ -53,16 +53,16 @@ def wait_for(pred: Callable[[], Any], timeout: float, step: float = 0.5) -> Any:
 
 
 @contextmanager
-def faulty_lab(tmp_path: Path, fault: str, reserve: Callable[[], int]) -> Iterator[tuple[Path, dict[str, str]]]:
-    """``fabricd lab up --fault FAULT`` on a copy of the lab inventory (its ports moved to ones ``reserve``, the
-    ``reserve_port`` fixture, holds; its state in ``tmp_path``); yields (inventory, environment) and brings the lab
-    down after."""
+def faulty_lab(tmp_path: Path, fault: str | None, reserve: Callable[[], int]) -> Iterator[tuple[Path, dict[str, str]]]:
+    """``fabricd lab up --fault FAULT`` (``fault`` None: no fault) on a copy of the lab inventory (its ports moved to
+    ones ``reserve``, the ``reserve_port`` fixture, holds; its state in ``tmp_path``); yields (inventory,
+    environment) and brings the lab down after."""
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventory" / "lab", inv)
     env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
     env.pop("FABRICD_INVENTORY", None)
     move_lab_ports(inv, reserve)
-    up = run("lab", "up", str(inv), "--fault", fault, env=env)
+    up = run("lab", "up", str(inv), *(("--fault", fault) if fault else ()), env=env)
     if up.returncode != 0:
         pytest.fail(f"fabricd lab up failed: {up.stderr}")
     try:

@@ -5,16 +5,14 @@ every switch over SSH."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from labports import move_lab_ports
+from switchalerts import faulty_lab
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -27,18 +25,8 @@ def run(*args: str, env: dict[str, str], timeout: int = 180) -> subprocess.Compl
 
 @pytest.fixture
 def switch_lab(tmp_path: Path, reserve_port: Callable[[], int]) -> Iterator[tuple[Path, dict[str, str]]]:
-    inv = tmp_path / "inventory"
-    shutil.copytree(REPO / "inventory" / "lab", inv)
-    env = {**os.environ, "FABRICD_STATE_DIR": str(tmp_path / "state")}
-    env.pop("FABRICD_INVENTORY", None)
-    move_lab_ports(inv, reserve_port)  # held until the test ends
-    up = run("lab", "up", str(inv), env=env)
-    if up.returncode != 0:
-        pytest.fail(f"fabricd lab up failed: {up.stderr}")
-    try:
-        yield inv, env
-    finally:
-        run("lab", "down", env=env, timeout=60)
+    with faulty_lab(tmp_path, None, reserve_port) as lab:  # its ports held until the test ends
+        yield lab
 
 
 def test_export_switches_once_against_the_lab(switch_lab: tuple[Path, dict[str, str]]) -> None:
