@@ -15,7 +15,6 @@ import pytest
 from switchalerts import faulty_lab
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[2]
 FABRICD = str(Path(sys.executable).parent / "fabricd")
 
 
